@@ -1,0 +1,163 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { DescMethod, DescMethodStreaming, DescMethodUnary, DescService, JsonValue, Message } from "@bufbuild/protobuf";
+import type { Transport } from "@connectrpc/connect";
+import { ConnectError } from "@connectrpc/connect";
+import { gatewayError } from "../server/core/errors.js";
+import type { Logger } from "../server/logger.js";
+import { parseJsonBody, readBody } from "./body-reader.js";
+import { sendError, toHttpError } from "./error-response.js";
+import { splitPath } from "./path-template.js";
+import { decodeRequest } from "./request-decoder.js";
+import { encodeResponse, jsonReplyOf } from "./response-encoder.js";
+import { RouteTable, type Route } from "./route-table.js";
+import { writeSse } from "./sse.js";
+
+/**
+ * The REST/SSE facade: no endpoint-specific code. Per request: match the route compiled from the
+ * `google.api.http` rules, build the request message, call the core through a Connect transport
+ * (in-process or remote), and render JSON, SSE or the spec's error envelope.
+ */
+export interface FacadeOptions {
+  services: readonly DescService[];
+  transport: Transport;
+  log: Logger;
+  sseKeepaliveMs: number;
+}
+
+export interface Facade {
+  routes: RouteTable;
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** Ends open event streams (shutdown). */
+  close(): void;
+}
+
+/** Request headers the core may act on; everything else stays at the edge. */
+const FORWARDED_REQUEST_HEADERS = ["authorization", "x-session-id", "idempotency-key", "x-request-id"];
+
+/** Transport-level response headers that must not leak into the REST response. */
+const PROTOCOL_HEADER = /^(content-type|content-length|content-encoding|accept-encoding|transfer-encoding|connection|keep-alive|te|trailer|date|vary|grpc-.*|connect-.*)$/i;
+
+export function createFacade({ services, transport, log, sseKeepaliveMs }: FacadeOptions): Facade {
+  const routes = RouteTable.fromServices(services);
+  const open = new Set<AbortController>();
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const [rawPath = "", rawQuery = ""] = (req.url ?? "/").split("?", 2);
+    const segments = splitPath(rawPath);
+    if (!segments) throw gatewayError(400, "Malformed percent-encoding in the request path");
+    const match = routes.match(req.method ?? "GET", segments);
+    if (match.kind === "none") throw gatewayError(404, `No route for ${req.method} ${rawPath}`);
+    if (match.kind === "wrong-verb") {
+      res.setHeader("allow", match.allowed.join(", "));
+      throw gatewayError(405, `Method ${req.method} is not allowed on ${rawPath}; allowed: ${match.allowed.join(", ")}`);
+    }
+    const { route, variables } = match;
+    for (const [, value] of variables) {
+      if (value === "." || value === "..") throw gatewayError(400, `The path segment '${value}' cannot address a resource`);
+    }
+    const body = route.body === "" ? undefined : parseJsonBody(await readBody(req, route.maxBodyBytes));
+    const message = decodeRequest(route, { body, variables, query: new URLSearchParams(rawQuery) });
+
+    const abort = new AbortController();
+    res.once("close", () => abort.abort());
+    await call(route, message, forwardedHeaders(req), abort, res);
+  }
+
+  async function call(route: Route, message: Message, header: Headers, abort: AbortController, res: ServerResponse): Promise<void> {
+    const { method } = route;
+    if (isUnary(method)) {
+      const response = await transport.unary(method, abort.signal, undefined, header, message);
+      sendMessage(res, route, response.message, responseHeaders(response.header));
+      return;
+    }
+    const response = await transport.stream(method as DescMethodStreaming, abort.signal, undefined, header, single(message));
+    const iterator = response.message[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    const headers = responseHeaders(response.header);
+    if (method.methodKind !== "server_streaming" || (!first.done && jsonReplyOf(method.output, first.value))) {
+      if (first.done) throw gatewayError(502, "The service ended the call without a response");
+      sendMessage(res, route, first.value, headers);
+      abort.abort();
+      return;
+    }
+    open.add(abort);
+    try {
+      await writeSse(res, headers, encodeStream(first, iterator, method.output), sseKeepaliveMs);
+    } finally {
+      open.delete(abort);
+    }
+  }
+
+  return {
+    routes,
+    handle(req, res) {
+      const started = performance.now();
+      serve(req, res)
+        .catch((err: unknown) => {
+          const error = toHttpError(err);
+          if (error.status >= 500 && !(err instanceof ConnectError)) log.error({ err: String(err) }, "facade error");
+          // A body we refused to read must not be left in the connection.
+          const close: Record<string, string> = error.status === 413 ? { connection: "close" } : {};
+          sendError(res, error, { ...close, ...(err instanceof ConnectError ? responseHeaders(err.metadata) : {}) });
+        })
+        .finally(() => {
+          log.debug({ method: req.method, path: req.url?.split("?")[0], status: res.statusCode, ms: Math.round(performance.now() - started) }, "rest");
+        });
+    },
+    close() {
+      for (const abort of open) abort.abort();
+    },
+  };
+}
+
+function sendMessage(res: ServerResponse, route: Route, message: Message, headers: Record<string, string>): void {
+  const output = route.method.output;
+  if (output.typeName === "google.api.HttpBody") {
+    const body = message as Message & { contentType: string; data: Uint8Array };
+    res.writeHead(route.successCode, { ...headers, "content-type": body.contentType || "application/octet-stream", "content-length": body.data.length });
+    res.end(body.data);
+    return;
+  }
+  if (route.successCode === 204) {
+    res.writeHead(204, headers);
+    res.end();
+    return;
+  }
+  const json = JSON.stringify(encodeResponse(output, message));
+  res.writeHead(route.successCode, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(json) });
+  res.end(json);
+}
+
+async function* encodeStream(
+  first: IteratorResult<Message>,
+  rest: AsyncIterator<Message>,
+  schema: Parameters<typeof encodeResponse>[0],
+): AsyncIterable<JsonValue> {
+  for (let next = first; !next.done; next = await rest.next()) yield encodeResponse(schema, next.value);
+}
+
+function isUnary(method: DescMethod): method is DescMethodUnary {
+  return method.methodKind === "unary";
+}
+
+async function* single<T>(value: T): AsyncIterable<T> {
+  yield value;
+}
+
+function forwardedHeaders(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const name of FORWARDED_REQUEST_HEADERS) {
+    const value = req.headers[name];
+    if (typeof value === "string") headers.set(name, value);
+  }
+  if (req.headers.host) headers.set("x-forwarded-host", req.headers.host);
+  return headers;
+}
+
+function responseHeaders(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    if (!PROTOCOL_HEADER.test(name)) out[name] = value;
+  });
+  return out;
+}

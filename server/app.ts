@@ -1,0 +1,125 @@
+import http from "node:http";
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { createRouterTransport, type ConnectRouter } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Sequelize } from "sequelize";
+import { createFacade } from "../facade/facade.js";
+import { bootstrap } from "./bootstrap.js";
+import type { GatewayConfig } from "./config.js";
+import { coreInterceptors } from "./core/interceptors.js";
+import { openDatabase } from "./db/database.js";
+import { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded-postgres.js";
+import type { Deps } from "./deps.js";
+import type { Logger } from "./logger.js";
+import { allServices, implementations, registerServices } from "./services.js";
+
+export interface Gateway {
+  /** REST facade + Connect/gRPC-Web base URL, e.g. http://127.0.0.1:8080 */
+  httpUrl: string;
+  /** gRPC (h2c) base URL. */
+  grpcUrl: string;
+  sequelize: Sequelize;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the whole gateway in one process: database (embedded unless DATABASE_URL), migrations,
+ * bootstrap, the core on the gRPC port, and REST + Connect on the HTTP port, where the facade calls
+ * the core in-process through a router transport with the same interceptors.
+ * With `coreOnly` the HTTP port serves Connect/gRPC-Web but no REST (run facade/main.ts instead).
+ */
+export async function startGateway(config: GatewayConfig, log: Logger, options: { coreOnly?: boolean } = {}): Promise<Gateway> {
+  const embedded: EmbeddedPostgres | undefined = config.databaseUrl
+    ? undefined
+    : await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
+  try {
+    const sequelize = await openDatabase(config.databaseUrl ?? embedded!.url, log);
+    await bootstrap(sequelize, config.bootstrapKey, log);
+    const deps: Deps = { config, log, sequelize };
+    const impls = implementations(deps);
+    const routes = (router: ConnectRouter) => registerServices(router, impls);
+    const interceptors = coreInterceptors(log, impls);
+    const shutdown = new AbortController();
+    const rpc = connectNodeAdapter({ routes, interceptors, shutdownSignal: shutdown.signal });
+
+    const grpcServer = http2.createServer(rpc);
+    const sessions = new Set<http2.ServerHttp2Session>();
+    grpcServer.on("session", (session) => {
+      sessions.add(session);
+      session.once("close", () => sessions.delete(session));
+    });
+    const facade = options.coreOnly
+      ? undefined
+      : createFacade({
+          services: allServices,
+          transport: createRouterTransport(routes, { router: { interceptors, shutdownSignal: shutdown.signal } }),
+          log,
+          sseKeepaliveMs: config.sseKeepaliveMs,
+        });
+    const httpServer = http.createServer((req, res) => {
+      if (facade && req.url?.startsWith("/api/")) facade.handle(req, res);
+      else rpc(req, res);
+    });
+
+    await listen(grpcServer, config.grpcPort, config.host);
+    await listen(httpServer, config.port, config.host);
+    const httpUrl = urlOf(httpServer);
+    const grpcUrl = urlOf(grpcServer);
+    log.info({ http: httpUrl, grpc: grpcUrl, coreOnly: options.coreOnly ?? false }, "gateway listening");
+
+    return {
+      httpUrl,
+      grpcUrl,
+      sequelize,
+      async stop() {
+        log.info("draining");
+        const timer = setTimeout(() => {
+          shutdown.abort();
+          httpServer.closeAllConnections();
+          for (const session of sessions) session.destroy();
+        }, config.shutdownGraceMs);
+        facade?.close();
+        await Promise.all([closeHttp(httpServer), closeHttp2(grpcServer, sessions)]);
+        clearTimeout(timer);
+        await sequelize.close();
+        await embedded?.stop();
+        log.info("stopped");
+      },
+    };
+  } catch (err) {
+    await embedded?.stop();
+    throw err;
+  }
+}
+
+function listen(server: http.Server | http2.Http2Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+function urlOf(server: http.Server | http2.Http2Server): string {
+  const { address, port, family } = server.address() as AddressInfo;
+  const host = address === "0.0.0.0" || address === "::" ? "127.0.0.1" : family === "IPv6" ? `[${address}]` : address;
+  return `http://${host}:${port}`;
+}
+
+function closeHttp(server: http.Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
+
+/** http2 servers close once every session has ended; idle sessions are told to go away. */
+function closeHttp2(server: http2.Http2Server, sessions: Set<http2.ServerHttp2Session>): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    for (const session of sessions) session.close();
+  });
+}

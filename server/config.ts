@@ -1,0 +1,57 @@
+import path from "node:path";
+
+/** Everything the gateway reads from its environment (12-factor); documented in the README. */
+export interface GatewayConfig {
+  /** REST facade, Connect and gRPC-Web (HTTP/1.1). */
+  port: number;
+  /** gRPC over h2c (and Connect over HTTP/2). */
+  grpcPort: number;
+  host: string;
+  /** Embedded Postgres data and other local state. */
+  dataDir: string;
+  /** External Postgres; when unset an embedded one is started under `dataDir`. */
+  databaseUrl: string | undefined;
+  /** Port of the embedded Postgres; 0 picks a free one at each start. */
+  embeddedPostgresPort: number;
+  /** Secret of the first management key; when unset a random one is generated and printed once. */
+  bootstrapKey: string | undefined;
+  logLevel: string;
+  /** Idle time after which an SSE stream gets a `: keepalive` comment. */
+  sseKeepaliveMs: number;
+  /** Daily quota of free-model requests per key, reported as `free_model_daily_requests`. */
+  freeModelDailyRequests: number;
+  /** How long SIGTERM waits for in-flight requests before closing connections. */
+  shutdownGraceMs: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): GatewayConfig {
+  return {
+    port: intVar(env, "PORT", 8080, 0, 65535),
+    grpcPort: intVar(env, "GRPC_PORT", 50051, 0, 65535),
+    host: env.HOST ?? "0.0.0.0",
+    dataDir: path.resolve(env.GATEWAY_DATA_DIR ?? ".data"),
+    databaseUrl: nonEmpty(env.DATABASE_URL),
+    embeddedPostgresPort: intVar(env, "GATEWAY_PG_PORT", 0, 0, 65535),
+    bootstrapKey: nonEmpty(env.GATEWAY_BOOTSTRAP_KEY),
+    logLevel: env.LOG_LEVEL ?? "info",
+    sseKeepaliveMs: intVar(env, "GATEWAY_SSE_KEEPALIVE_MS", 30_000, 10, 3_600_000),
+    freeModelDailyRequests: intVar(env, "GATEWAY_FREE_MODEL_DAILY_REQUESTS", 50, 0, 1_000_000),
+    shutdownGraceMs: intVar(env, "GATEWAY_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+  };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value.trim();
+}
+
+function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}

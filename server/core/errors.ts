@@ -1,0 +1,86 @@
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ErrorDetailSchema } from "../../gen/gateway/v1/errors_pb.js";
+
+/**
+ * The one error mechanism (ARCHITECTURE §3). Handlers throw `gatewayError(status, …)`: a
+ * ConnectError whose code is the closest gRPC code and whose detail carries the spec's HTTP status,
+ * reason and retryability, so gRPC and REST callers learn the same thing. The REST facade turns it
+ * back into the spec's error envelope with `httpErrorOf`.
+ */
+export interface HttpError {
+  status: number;
+  message: string;
+  reason?: string;
+  retryable?: boolean;
+}
+
+const CODE_FOR_STATUS: Record<number, Code> = {
+  400: Code.InvalidArgument,
+  401: Code.Unauthenticated,
+  402: Code.FailedPrecondition,
+  403: Code.PermissionDenied,
+  404: Code.NotFound,
+  405: Code.Unimplemented,
+  408: Code.DeadlineExceeded,
+  409: Code.Aborted,
+  410: Code.NotFound,
+  413: Code.ResourceExhausted,
+  415: Code.InvalidArgument,
+  422: Code.InvalidArgument,
+  429: Code.ResourceExhausted,
+  499: Code.Canceled,
+  500: Code.Internal,
+  501: Code.Unimplemented,
+  502: Code.Unavailable,
+  503: Code.Unavailable,
+  504: Code.DeadlineExceeded,
+  524: Code.DeadlineExceeded,
+  529: Code.Unavailable,
+};
+
+/** The standard mapping for errors that carry no detail (connect-es' own, e.g. Unimplemented). */
+const STATUS_FOR_CODE: Record<Code, number> = {
+  [Code.Canceled]: 499,
+  [Code.Unknown]: 500,
+  [Code.InvalidArgument]: 400,
+  [Code.DeadlineExceeded]: 504,
+  [Code.NotFound]: 404,
+  [Code.AlreadyExists]: 409,
+  [Code.PermissionDenied]: 403,
+  [Code.ResourceExhausted]: 429,
+  [Code.FailedPrecondition]: 400,
+  [Code.Aborted]: 409,
+  [Code.OutOfRange]: 400,
+  [Code.Unimplemented]: 501,
+  [Code.Internal]: 500,
+  [Code.Unavailable]: 503,
+  [Code.DataLoss]: 500,
+  [Code.Unauthenticated]: 401,
+};
+
+export function gatewayError(
+  status: number,
+  message: string,
+  options: { reason?: string; retryable?: boolean; cause?: unknown } = {},
+): ConnectError {
+  const code = CODE_FOR_STATUS[status] ?? (status >= 500 ? Code.Internal : Code.InvalidArgument);
+  const detail = create(ErrorDetailSchema, {
+    httpStatus: status,
+    reason: options.reason ?? "",
+    retryable: options.retryable ?? false,
+  });
+  return new ConnectError(message, code, undefined, [{ desc: ErrorDetailSchema, value: detail }], options.cause);
+}
+
+export function httpErrorOf(error: ConnectError): HttpError {
+  const [detail] = error.findDetails(ErrorDetailSchema);
+  if (detail && detail.httpStatus > 0) {
+    return {
+      status: detail.httpStatus,
+      message: error.rawMessage,
+      ...(detail.reason ? { reason: detail.reason, retryable: detail.retryable } : {}),
+    };
+  }
+  return { status: STATUS_FOR_CODE[error.code] ?? 500, message: error.rawMessage };
+}

@@ -1,0 +1,36 @@
+import { Sequelize } from "sequelize";
+import { SequelizeStorage, Umzug } from "umzug";
+import type { Logger } from "../logger.js";
+import { migrations } from "./migrations/index.js";
+import { initModels } from "./models.js";
+
+/** Any constant shared by all gateway instances: they take turns applying migrations. */
+const MIGRATION_LOCK = 727_001;
+
+export async function openDatabase(url: string, log: Logger): Promise<Sequelize> {
+  const sequelize = new Sequelize(url, {
+    dialect: "postgres",
+    logging: false,
+    pool: { max: 20, min: 0, idle: 10_000, acquire: 10_000 },
+  });
+  await sequelize.authenticate();
+  initModels(sequelize);
+  await migrate(sequelize, log);
+  return sequelize;
+}
+
+async function migrate(sequelize: Sequelize, log: Logger): Promise<void> {
+  const umzug = new Umzug({
+    migrations,
+    context: sequelize.getQueryInterface(),
+    storage: new SequelizeStorage({ sequelize, tableName: "schema_migrations" }),
+    logger: undefined,
+  });
+  await sequelize.transaction(async (transaction) => {
+    // Held until this transaction ends (or its connection dies): a second instance waits here
+    // while the first one migrates.
+    await sequelize.query("SELECT pg_advisory_xact_lock(:lock)", { replacements: { lock: MIGRATION_LOCK }, transaction });
+    const applied = await umzug.up();
+    if (applied.length > 0) log.info({ migrations: applied.map((m) => m.name) }, "applied migrations");
+  });
+}

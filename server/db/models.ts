@@ -1,0 +1,166 @@
+import {
+  DataTypes,
+  Model,
+  type CreationOptional,
+  type InferAttributes,
+  type InferCreationAttributes,
+  type Sequelize,
+} from "sequelize";
+
+/**
+ * Sequelize models of the tables created by the migrations (the migrations own the schema; models
+ * never sync). Money columns are integer micro-dollars, which `pg` returns as strings.
+ */
+
+export class OrganizationRow extends Model<InferAttributes<OrganizationRow>, InferCreationAttributes<OrganizationRow>> {
+  declare id: CreationOptional<string>;
+  declare name: string;
+  declare isFilteredModelCatalogEnabled: CreationOptional<boolean>;
+  declare entitlements: CreationOptional<string[]>;
+  declare createdAt: CreationOptional<Date>;
+  declare updatedAt: CreationOptional<Date | null>;
+}
+
+export class WorkspaceRow extends Model<InferAttributes<WorkspaceRow>, InferCreationAttributes<WorkspaceRow>> {
+  declare id: CreationOptional<string>;
+  declare organizationId: string;
+  declare name: string;
+  declare slug: string;
+  declare description: CreationOptional<string | null>;
+  declare createdBy: string;
+  declare defaultGuardrailId: CreationOptional<string | null>;
+  declare defaultImageModel: CreationOptional<string | null>;
+  declare defaultTextModel: CreationOptional<string | null>;
+  declare defaultProviderSort: CreationOptional<string | null>;
+  declare disabledServerTools: CreationOptional<string[] | null>;
+  declare includeByokInBudgets: CreationOptional<boolean>;
+  declare ioLoggingApiKeyIds: CreationOptional<string[] | null>;
+  /** NUMERIC, returned by `pg` as a string. */
+  declare ioLoggingSamplingRate: CreationOptional<string>;
+  declare isDataDiscountLoggingEnabled: CreationOptional<boolean>;
+  declare isObservabilityBroadcastEnabled: CreationOptional<boolean>;
+  declare isObservabilityIoLoggingEnabled: CreationOptional<boolean>;
+  declare createdAt: CreationOptional<Date>;
+  declare updatedAt: CreationOptional<Date | null>;
+}
+
+export class ApiKeyRow extends Model<InferAttributes<ApiKeyRow>, InferCreationAttributes<ApiKeyRow>> {
+  declare hash: string;
+  declare organizationId: string;
+  declare workspaceId: string;
+  declare creatorUserId: CreationOptional<string | null>;
+  declare name: string;
+  declare label: string;
+  declare isManagement: CreationOptional<boolean>;
+  declare disabled: CreationOptional<boolean>;
+  declare limitMicros: CreationOptional<string | null>;
+  declare limitReset: CreationOptional<string | null>;
+  declare includeByokInLimit: CreationOptional<boolean>;
+  declare expiresAt: CreationOptional<Date | null>;
+  declare createdAt: CreationOptional<Date>;
+  declare updatedAt: CreationOptional<Date | null>;
+}
+
+export class WorkspaceBudgetRow extends Model<InferAttributes<WorkspaceBudgetRow>, InferCreationAttributes<WorkspaceBudgetRow>> {
+  declare id: CreationOptional<string>;
+  declare workspaceId: string;
+  declare interval: string;
+  declare limitMicros: string;
+  declare createdAt: CreationOptional<Date>;
+  declare updatedAt: CreationOptional<Date | null>;
+}
+
+export class EndUserRow extends Model<InferAttributes<EndUserRow>, InferCreationAttributes<EndUserRow>> {
+  declare organizationId: string;
+  declare user: string;
+  declare isActive: CreationOptional<boolean>;
+  declare createdAt: CreationOptional<Date>;
+  declare updatedAt: CreationOptional<Date>;
+}
+
+const common = { underscored: true, timestamps: false } as const;
+const createdAt = { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW };
+const updatedAt = { type: DataTypes.DATE, allowNull: true };
+const uuidKey = { type: DataTypes.UUID, primaryKey: true, defaultValue: DataTypes.UUIDV4 };
+
+export function initModels(sequelize: Sequelize): void {
+  OrganizationRow.init(
+    {
+      id: uuidKey,
+      name: { type: DataTypes.TEXT, allowNull: false },
+      isFilteredModelCatalogEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+      entitlements: { type: DataTypes.ARRAY(DataTypes.TEXT), allowNull: false, defaultValue: [] },
+      createdAt,
+      updatedAt,
+    },
+    { ...common, sequelize, tableName: "organizations" },
+  );
+
+  WorkspaceRow.init(
+    {
+      id: uuidKey,
+      organizationId: { type: DataTypes.UUID, allowNull: false },
+      name: { type: DataTypes.TEXT, allowNull: false },
+      slug: { type: DataTypes.TEXT, allowNull: false },
+      description: { type: DataTypes.TEXT },
+      createdBy: { type: DataTypes.TEXT, allowNull: false },
+      defaultGuardrailId: { type: DataTypes.UUID },
+      defaultImageModel: { type: DataTypes.TEXT },
+      defaultTextModel: { type: DataTypes.TEXT },
+      defaultProviderSort: { type: DataTypes.TEXT },
+      disabledServerTools: { type: DataTypes.ARRAY(DataTypes.TEXT) },
+      includeByokInBudgets: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+      ioLoggingApiKeyIds: { type: DataTypes.ARRAY(DataTypes.TEXT) },
+      ioLoggingSamplingRate: { type: DataTypes.DECIMAL(5, 4), allowNull: false, defaultValue: "1" },
+      isDataDiscountLoggingEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+      isObservabilityBroadcastEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+      isObservabilityIoLoggingEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+      createdAt,
+      updatedAt,
+    },
+    { ...common, sequelize, tableName: "workspaces" },
+  );
+
+  ApiKeyRow.init(
+    {
+      hash: { type: DataTypes.CHAR(64), primaryKey: true },
+      organizationId: { type: DataTypes.UUID, allowNull: false },
+      workspaceId: { type: DataTypes.UUID, allowNull: false },
+      creatorUserId: { type: DataTypes.TEXT },
+      name: { type: DataTypes.TEXT, allowNull: false },
+      label: { type: DataTypes.TEXT, allowNull: false },
+      isManagement: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+      disabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+      limitMicros: { type: DataTypes.BIGINT },
+      limitReset: { type: DataTypes.TEXT },
+      includeByokInLimit: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+      expiresAt: { type: DataTypes.DATE },
+      createdAt,
+      updatedAt,
+    },
+    { ...common, sequelize, tableName: "api_keys" },
+  );
+
+  WorkspaceBudgetRow.init(
+    {
+      id: uuidKey,
+      workspaceId: { type: DataTypes.UUID, allowNull: false },
+      interval: { type: DataTypes.TEXT, allowNull: false },
+      limitMicros: { type: DataTypes.BIGINT, allowNull: false },
+      createdAt,
+      updatedAt,
+    },
+    { ...common, sequelize, tableName: "workspace_budgets" },
+  );
+
+  EndUserRow.init(
+    {
+      organizationId: { type: DataTypes.UUID, primaryKey: true },
+      user: { type: DataTypes.TEXT, primaryKey: true },
+      isActive: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: true },
+      createdAt,
+      updatedAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
+    },
+    { ...common, sequelize, tableName: "end_users" },
+  );
+}

@@ -1,0 +1,10 @@
+import type { Sequelize } from "sequelize";
+import type { GatewayConfig } from "./config.js";
+import type { Logger } from "./logger.js";
+
+/** What service implementations are built from. */
+export interface Deps {
+  config: GatewayConfig;
+  log: Logger;
+  sequelize: Sequelize;
+}

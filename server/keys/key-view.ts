@@ -1,0 +1,107 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { BudgetIntervalSchema, BudgetScope, BudgetSchema, DataRegion, ResetIntervalSchema, type Budget } from "../../gen/gateway/v1/common_pb.js";
+import { ApiKeySchema, CurrentKeySchema, type ApiKey, type CurrentKey } from "../../gen/gateway/v1/keys_pb.js";
+import { nextReset, type Interval } from "../core/budget-periods.js";
+import { microsToUsd } from "../core/money.js";
+import { enumFromStored } from "../core/wire-enums.js";
+import type { ApiKeyRow, OrganizationRow, WorkspaceBudgetRow, WorkspaceRow } from "../db/models.js";
+
+/**
+ * Key records as the API shows them. Usage figures are zero until the inference usage ledger
+ * exists; every other figure comes from the stored rows.
+ */
+export function toApiKey(row: ApiKeyRow): ApiKey {
+  const limit = row.limitMicros === null ? undefined : microsToUsd(row.limitMicros);
+  return create(ApiKeySchema, {
+    hash: row.hash,
+    name: row.name,
+    label: row.label,
+    disabled: row.disabled,
+    limit,
+    limitRemaining: limit,
+    limitReset: enumFromStored(ResetIntervalSchema, row.limitReset),
+    includeByokInLimit: row.includeByokInLimit,
+    createdAt: timestampFromDate(row.createdAt),
+    updatedAt: row.updatedAt ? timestampFromDate(row.updatedAt) : undefined,
+    expiresAt: row.expiresAt ? timestampFromDate(row.expiresAt) : undefined,
+    creatorUserId: row.creatorUserId ?? undefined,
+    workspaceId: row.workspaceId,
+    isManagementKey: row.isManagement,
+  });
+}
+
+export interface CurrentKeyContext {
+  key: ApiKeyRow;
+  organization: OrganizationRow;
+  workspace: WorkspaceRow;
+  workspaceBudgets: WorkspaceBudgetRow[];
+  freeModelDailyRequests: number;
+  now: Date;
+}
+
+export function toCurrentKey({ key, organization, workspace, workspaceBudgets, freeModelDailyRequests, now }: CurrentKeyContext): CurrentKey {
+  const managed = toApiKey(key);
+  const budgets = [
+    ...(key.limitMicros === null ? [] : [keyBudget(key, now)]),
+    ...workspaceBudgets.map((row) => workspaceBudget(row, workspace, now)),
+  ];
+  return create(CurrentKeySchema, {
+    label: managed.label,
+    limit: managed.limit,
+    limitRemaining: managed.limitRemaining,
+    limitReset: managed.limitReset,
+    includeByokInLimit: managed.includeByokInLimit,
+    isFreeTier: false,
+    isManagementKey: key.isManagement,
+    // "Provisioning key" is the older name of a management key.
+    isProvisioningKey: key.isManagement,
+    expiresAt: managed.expiresAt,
+    creatorUserId: managed.creatorUserId,
+    organizationId: organization.id,
+    workspaceId: key.workspaceId,
+    allowedDataRegions: [DataRegion.GLOBAL, DataRegion.EUROPE, DataRegion.US],
+    freeModelDailyRequests: { limit: freeModelDailyRequests, remaining: freeModelDailyRequests, used: 0 },
+    rateLimit: { interval: "10s", requests: -1, note: "Deprecated: rate limits are enforced per key and answered with 429." },
+    budgets,
+    effectiveBudget: bindingBudget(budgets),
+  });
+}
+
+/** A key's own credit limit as a budget; a limit without reset interval is a lifetime limit. */
+function keyBudget(key: ApiKeyRow, now: Date): Budget {
+  const interval = (key.limitReset ?? "lifetime") as Interval;
+  return budget({ interval, limitMicros: key.limitMicros ?? "0", includeByok: key.includeByokInLimit, scope: BudgetScope.KEY, now });
+}
+
+function workspaceBudget(row: WorkspaceBudgetRow, workspace: WorkspaceRow, now: Date): Budget {
+  return budget({
+    interval: row.interval as Interval,
+    limitMicros: row.limitMicros,
+    includeByok: workspace.includeByokInBudgets,
+    scope: BudgetScope.WORKSPACE,
+    budgetId: row.id,
+    now,
+  });
+}
+
+function budget(b: { interval: Interval; limitMicros: string; includeByok: boolean; scope: BudgetScope; budgetId?: string; now: Date }): Budget {
+  const limitUsd = microsToUsd(b.limitMicros);
+  const spendUsd = 0;
+  const resetsAt = nextReset(b.interval, b.now);
+  return create(BudgetSchema, {
+    budgetId: b.budgetId,
+    includeByok: b.includeByok,
+    limitUsd,
+    spendUsd,
+    remainingUsd: Math.max(0, limitUsd - spendUsd),
+    resetInterval: enumFromStored(BudgetIntervalSchema, b.interval),
+    resetsAt: resetsAt ? timestampFromDate(resetsAt) : undefined,
+    scope: b.scope,
+  });
+}
+
+/** The budget that runs out first binds; ties go to the narrower layer listed first. */
+function bindingBudget(budgets: Budget[]): Budget | undefined {
+  return budgets.reduce<Budget | undefined>((best, b) => (!best || b.remainingUsd < best.remainingUsd ? b : best), undefined);
+}

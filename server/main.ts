@@ -1,0 +1,29 @@
+import { startGateway } from "./app.js";
+import { loadConfig } from "./config.js";
+import { createLogger } from "./logger.js";
+
+/** `npm start`: the gateway. `--core-only`: the gRPC/Connect core without the REST facade. */
+const config = loadConfig();
+const log = createLogger(config.logLevel);
+
+try {
+  const gateway = await startGateway(config, log, { coreOnly: process.argv.includes("--core-only") });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "shutting down");
+    gateway.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err: String(err) }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+} catch (err) {
+  log.fatal({ err: err instanceof Error ? err.message : String(err) }, "gateway failed to start");
+  process.exit(1);
+}

@@ -1,0 +1,76 @@
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import { DecisionsService } from "../gen/gateway/alpha/decisions_pb.js";
+import { AnalyticsService } from "../gen/gateway/v1/analytics_pb.js";
+import { BatchesService } from "../gen/gateway/v1/batches_pb.js";
+import { EndUsersService } from "../gen/gateway/v1/end_users_pb.js";
+import { FilesService } from "../gen/gateway/v1/files_pb.js";
+import { GuardrailsService } from "../gen/gateway/v1/guardrails_pb.js";
+import { InferenceService } from "../gen/gateway/v1/inference_pb.js";
+import { InternsService } from "../gen/gateway/v1/interns_pb.js";
+import { KeysService } from "../gen/gateway/v1/keys_pb.js";
+import { ModelsService } from "../gen/gateway/v1/models_pb.js";
+import { OrganizationService } from "../gen/gateway/v1/organization_pb.js";
+import { PrivateEndpointsService } from "../gen/gateway/v1/private_endpoints_pb.js";
+import { VaultService } from "../gen/gateway/v1/vault_pb.js";
+import { VideosService } from "../gen/gateway/v1/videos_pb.js";
+import { WorkspacesService } from "../gen/gateway/v1/workspaces_pb.js";
+import { analyticsService } from "./analytics/analytics-service.js";
+import { gatewayError } from "./core/errors.js";
+import type { Deps } from "./deps.js";
+import { endUsersService } from "./end-users/end-users-service.js";
+import { keysService } from "./keys/keys-service.js";
+import { organizationService } from "./organization/organization-service.js";
+import { workspacesService } from "./workspaces/workspaces-service.js";
+
+/** Every service of the API; the REST facade compiles its route table from the same list. */
+export const allServices: readonly DescService[] = [
+  KeysService,
+  OrganizationService,
+  WorkspacesService,
+  EndUsersService,
+  AnalyticsService,
+  GuardrailsService,
+  PrivateEndpointsService,
+  ModelsService,
+  InferenceService,
+  BatchesService,
+  FilesService,
+  VideosService,
+  DecisionsService,
+  InternsService,
+  VaultService,
+];
+
+/** The implemented methods of each service, built once per gateway. */
+export type Implementations = Map<DescService, object>;
+
+export function implementations(deps: Deps): Implementations {
+  return new Map<DescService, object>([
+    [KeysService, keysService(deps)],
+    [OrganizationService, organizationService()],
+    [WorkspacesService, workspacesService(deps)],
+    [EndUsersService, endUsersService()],
+    [AnalyticsService, analyticsService()],
+  ]);
+}
+
+export function registerServices(router: ConnectRouter, impls: Implementations): void {
+  for (const service of allServices) router.service(service, impls.get(service) ?? {});
+}
+
+/**
+ * Methods that no issue has implemented yet answer 501 before their request is validated, so a
+ * caller learns the truth rather than a validation error about a call that could never succeed.
+ */
+export function unimplementedInterceptor(impls: Implementations): Interceptor {
+  const missing = new Set<DescMethod>();
+  for (const service of allServices) {
+    const impl = impls.get(service) ?? {};
+    for (const method of service.methods) if (!(method.localName in impl)) missing.add(method);
+  }
+  return (next) => async (req) => {
+    if (missing.has(req.method)) throw gatewayError(501, `${req.method.parent.typeName}.${req.method.name} is not implemented yet`);
+    return next(req);
+  };
+}

@@ -1,0 +1,42 @@
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { parse } from "uvu/parse";
+import { run } from "uvu/run";
+import { startEmbeddedPostgres } from "../server/db/embedded-postgres.js";
+import { createLogger } from "../server/logger.js";
+
+/**
+ * `npm test [pattern]`: one PostgreSQL for the whole run (embedded, or DATABASE_URL), a fresh
+ * database per test file (see support/gateway.ts), every `*.test.ts` under test/ through uvu.
+ */
+const log = createLogger(process.env.TEST_LOG_LEVEL ?? "warn");
+const dataDir = process.env.DATABASE_URL ? undefined : await fs.mkdtemp(path.join(os.tmpdir(), "gateway-test-"));
+const postgres = dataDir ? await startEmbeddedPostgres(dataDir, 0, log) : undefined;
+process.env.TEST_DATABASE_URL = process.env.DATABASE_URL ?? postgres!.url;
+delete process.env.DATABASE_URL;
+
+const filter = process.argv[2];
+const { suites } = await parse(path.join(import.meta.dirname, "."), filter ? new RegExp(filter) : /\.test\.ts$/);
+
+// uvu prints totals only; keep them to print the plain "N passed, N failed" line CI reads.
+let output = "";
+const write = process.stdout.write.bind(process.stdout);
+process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+  output += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString();
+  return write(chunk, ...rest);
+}) as typeof process.stdout.write;
+
+try {
+  await run(suites, { bail: false });
+} finally {
+  process.stdout.write = write;
+  await postgres?.stop();
+  if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
+}
+const plain = output.replace(/\u001b\[[0-9;]*m/g, "");
+const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? 0);
+const passed = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? 0);
+const skipped = Number(/Skipped:\s+(\d+)/.exec(plain)?.[1] ?? 0);
+console.log(`${passed} passed, ${total - passed - skipped} failed, ${skipped} skipped`);
+process.exit(total === 0 ? 1 : (process.exitCode ?? 0));
