@@ -63,8 +63,13 @@ function checkField(message: ReflectMessage, field: DescField, name: string, rul
       }
       return undefined;
     }
-    case "map":
+    case "map": {
+      const size = message.get(field).size;
+      if (rules?.required && size === 0) return `${name} is required`;
+      if (rules?.minItems !== undefined && size < rules.minItems) return `${name} must have at least ${rules.minItems} entr${rules.minItems === 1 ? "y" : "ies"}`;
+      if (rules?.maxItems !== undefined && size > rules.maxItems) return `${name} must have at most ${rules.maxItems} entries`;
       return undefined;
+    }
     case "message": {
       if (!message.isSet(field)) return rules?.required ? `${name} is required` : undefined;
       if (field.message.file.name.startsWith("google/")) return undefined;
