@@ -1,5 +1,6 @@
 import { fromJson, ScalarType, type DescEnum, type DescField, type DescMessage, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { gatewayError } from "../server/core/errors.js";
+import { isWellFormed } from "../server/core/text-rules.js";
 import { enumFromWire, wireNames } from "../server/core/wire-enums.js";
 import type { Route } from "./route-table.js";
 
@@ -140,8 +141,6 @@ const INT_RANGES: Partial<Record<ScalarType, [number, number]>> = {
   [ScalarType.FIXED64]: [0, Number.MAX_SAFE_INTEGER],
 };
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 function normalizeMessage(schema: DescMessage, json: JsonObject, prefix: string): JsonObject {
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(json)) {
@@ -189,7 +188,7 @@ function normalizeValue(kind: Kind, value: JsonValue, name: string): JsonValue {
   switch (kind.scalar) {
     case ScalarType.STRING:
       if (typeof value !== "string") throw gatewayError(400, `${name} must be a string`);
-      if (LONE_SURROGATE.test(value)) throw gatewayError(400, `${name} must be well-formed Unicode`);
+      if (!isWellFormed(value)) throw gatewayError(400, `${name} must be well-formed Unicode`);
       return value;
     case ScalarType.BOOL:
       if (typeof value !== "boolean") throw gatewayError(400, `${name} must be a boolean`);

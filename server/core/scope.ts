@@ -2,13 +2,12 @@ import type { Transaction } from "sequelize";
 import { WorkspaceRow } from "../db/models.js";
 import type { Caller } from "./auth.js";
 import { gatewayError } from "./errors.js";
+import { UUID_PATTERN } from "./text-rules.js";
 
 /**
  * The one scope check: every lookup filters by the caller's organization, and a resource of
  * another organization is answered like a missing one (404), never with a 403 that confirms it.
  */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export function inOrganization(caller: Caller): { organizationId: string } {
   return { organizationId: caller.organization.id };
 }
@@ -19,7 +18,7 @@ export async function findWorkspace(
   ref: string,
   options: { transaction?: Transaction; lock?: boolean } = {},
 ): Promise<WorkspaceRow> {
-  const where = UUID.test(ref) ? { ...inOrganization(caller), id: ref.toLowerCase() } : { ...inOrganization(caller), slug: ref };
+  const where = UUID_PATTERN.test(ref) ? { ...inOrganization(caller), id: ref.toLowerCase() } : { ...inOrganization(caller), slug: ref };
   const workspace = await WorkspaceRow.findOne({
     where,
     transaction: options.transaction,

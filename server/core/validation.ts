@@ -3,6 +3,7 @@ import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import type { Interceptor } from "@connectrpc/connect";
 import { rules as rulesOption, type FieldRules } from "../../gen/gateway/v1/options_pb.js";
 import { gatewayError } from "./errors.js";
+import { UUID_PATTERN } from "./text-rules.js";
 
 /**
  * Enforces the `(gateway.v1.rules)` of every request field before a handler runs, for REST and
@@ -32,7 +33,6 @@ export function assertValid(schema: DescMessage, message: Message): void {
   if (violation) throw gatewayError(400, violation);
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const patterns = new Map<string, RegExp>();
 
 function firstViolation(message: ReflectMessage, prefix: string): string | undefined {
@@ -90,7 +90,7 @@ function checkValue(value: unknown, name: string, rules: FieldRules | undefined)
     if (rules.required && length === 0) return `${name} is required`;
     if (rules.minLen !== undefined && length < rules.minLen) return `${name} must be at least ${rules.minLen} character(s)`;
     if (rules.maxLen !== undefined && length > rules.maxLen) return `${name} must be at most ${rules.maxLen} characters`;
-    if (rules.uuid && !UUID.test(value)) return `${name} must be a UUID`;
+    if (rules.uuid && !UUID_PATTERN.test(value)) return `${name} must be a UUID`;
     if (rules.pattern && !patternOf(rules.pattern).test(value)) {
       return `${name} must match ${rules.patternHint || rules.pattern}`;
     }

@@ -1,14 +1,13 @@
 import { gatewayError } from "../core/errors.js";
+import { isWellFormed } from "../core/text-rules.js";
 
 /**
  * Spec 2.6: a tracking string is 1 to 512 characters of well-formed Unicode, without NUL and
  * without surrounding whitespace. Lengths are checked by the proto rules; these are the rest.
  */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 export function assertTrackingString(user: string): void {
   if (user.includes("\u0000")) throw gatewayError(400, "user must not contain NUL characters");
-  if (LONE_SURROGATE.test(user)) throw gatewayError(400, "user must be well-formed Unicode");
+  if (!isWellFormed(user)) throw gatewayError(400, "user must be well-formed Unicode");
   if (user.trim() !== user) throw gatewayError(400, "user must not begin or end with whitespace");
 }
 

@@ -1,0 +1,278 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, createRouterTransport, type HandlerContext } from "@connectrpc/connect";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { createFacade, type Facade } from "../../facade/facade.js";
+import {
+  InternChatEventSchema,
+  InternFinishReason,
+  InternMessageRole,
+  InternReplyStatus,
+  InternsService,
+  type InternChatEvent,
+  type InternChatRequest,
+} from "../../gen/gateway/v1/interns_pb.js";
+import { gatewayError } from "../../server/core/errors.js";
+import { createLogger } from "../../server/logger.js";
+import { at } from "../support/http.js";
+
+/**
+ * The facade's generic rendering of server-streaming RPCs (ARCHITECTURE §1): `text/event-stream`,
+ * one `data: <json>` per message rendered as its envelope member alone, `: keepalive` comments,
+ * `data: [DONE]`, an error event instead of `[DONE]` when the stream fails, a plain JSON body when
+ * the first message is a `json_reply` member, and cancellation of the RPC when the client leaves.
+ * The streaming RPC is implemented in the test: this is the facade's unit, not the interns service.
+ */
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+}
+
+function deferred<T>(fallback: T, ms = 5000): Deferred<T> {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  // Never hang the run: a condition that does not happen resolves with the fallback and fails an assertion.
+  const timer = setTimeout(() => resolve(fallback), ms);
+  return {
+    promise: promise.finally(() => clearTimeout(timer)),
+    resolve,
+  };
+}
+
+/** What the in-test implementation reports back to the tests. */
+const probe = {
+  keepaliveSeen: deferred(false),
+  aborted: deferred(false),
+  requests: [] as InternChatRequest[],
+};
+
+const chunk = (id: string, content: string | undefined, finish = InternFinishReason.UNSPECIFIED): InternChatEvent =>
+  create(InternChatEventSchema, {
+    event: {
+      case: "chunk",
+      value: {
+        id,
+        object: "chat.completion.chunk",
+        created: 1_700_000_000n,
+        model: "test/model",
+        choices: [{ index: 0, delta: content === undefined ? {} : { content }, finishReason: finish }],
+      },
+    },
+  });
+
+const finalChunk = (id: string): InternChatEvent =>
+  create(InternChatEventSchema, {
+    event: { case: "chunk", value: { id, object: "chat.completion.chunk", created: 1_700_000_001n, model: "test/model", choices: [], sessionId: "sess-1" } },
+  });
+
+function abortedOf(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
+/** The intern id in the path picks the behaviour. */
+async function* chatCompletions(req: InternChatRequest, ctx: HandlerContext): AsyncGenerator<InternChatEvent> {
+  probe.requests.push(req);
+  switch (req.internId) {
+    case "ok":
+      yield chunk("c1", `echo:${req.messages[0]?.content ?? ""}`);
+      yield chunk("c1", " world");
+      yield chunk("c1", undefined, InternFinishReason.STOP);
+      yield finalChunk("c1");
+      return;
+    case "slow":
+      yield chunk("c2", "before");
+      // Wait until the client has seen a keepalive, so the test does not depend on timing.
+      await probe.keepaliveSeen.promise;
+      yield chunk("c2", "after");
+      yield finalChunk("c2");
+      return;
+    case "fail":
+      yield chunk("c3", "partial");
+      throw gatewayError(502, "The intern connection was lost", { reason: "intern_unreachable", retryable: true });
+    case "fail-plain":
+      yield chunk("c4", "partial");
+      throw new ConnectError("the run went away", Code.Unavailable);
+    case "fail-first":
+      throw gatewayError(409, "The intern is not running", { reason: "intern_not_running", retryable: false });
+    case "steered":
+      yield create(InternChatEventSchema, { event: { case: "steered", value: { sessionId: "sess-9", status: InternReplyStatus.STEERED } } });
+      yield chunk("never", "must not be rendered");
+      return;
+    case "hang":
+      yield chunk("c5", "waiting");
+      await Promise.race([abortedOf(ctx.signal), new Promise((resolve) => setTimeout(resolve, 5000))]);
+      probe.aborted.resolve(ctx.signal.aborted);
+      return;
+    default:
+      throw gatewayError(404, "Not found", { reason: "not_found", retryable: false });
+  }
+}
+
+const test = suite<{ server: http.Server; facade: Facade; url: string }>("facade sse");
+
+test.before(async (ctx) => {
+  ctx.facade = createFacade({
+    services: [InternsService],
+    transport: createRouterTransport((router) => router.service(InternsService, { chatCompletions })),
+    log: createLogger("silent"),
+    sseKeepaliveMs: 50,
+  });
+  ctx.server = http.createServer((req, res) => ctx.facade.handle(req, res));
+  await new Promise<void>((resolve) => ctx.server.listen(0, "127.0.0.1", resolve));
+  const { port } = ctx.server.address() as AddressInfo;
+  ctx.url = `http://127.0.0.1:${port}`;
+});
+
+test.after(async (ctx) => {
+  ctx.facade.close();
+  ctx.server.closeAllConnections();
+  await new Promise<void>((resolve) => ctx.server.close(() => resolve()));
+});
+
+const USER_PROMPT = { messages: [{ role: "user", content: "hello" }], stream: true };
+
+interface StreamReply {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+  /** Raw SSE frames, without the blank-line separators. */
+  frames: string[];
+  /** The `data:` frames' payloads, keepalives left out. */
+  data: string[];
+}
+
+/** POSTs to a chat route and reads the whole response; `onText` sees the text received so far. */
+function post(base: string, path: string, body: unknown, onText?: (text: string, client: { leave(): void }) => void): Promise<StreamReply> {
+  const url = new URL(base);
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    let leaving = false;
+    const req = http.request(
+      { host: url.hostname, port: url.port, method: "POST", path, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        const finish = () => {
+          const frames = text.split("\n\n").filter((frame) => frame !== "");
+          const data = frames.filter((f) => f.startsWith("data: ")).map((f) => f.slice("data: ".length));
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, frames, data });
+        };
+        res.on("data", (piece: string) => {
+          text += piece;
+          onText?.(text, { leave: () => ((leaving = true), req.destroy()) });
+        });
+        res.on("end", finish);
+        res.on("close", finish);
+      },
+    );
+    req.on("error", (err) => {
+      if (!leaving) reject(err);
+    });
+    req.end(payload);
+  });
+}
+
+const parse = (data: string): unknown => JSON.parse(data);
+
+test("a stream is text/event-stream: one data event per message, member alone, then [DONE]", async ({ url }) => {
+  const res = await post(url, "/api/v1/interns/ok/chat/completions", USER_PROMPT);
+  assert.is(res.status, 200);
+  assert.match(String(res.headers["content-type"]), /^text\/event-stream\b/);
+  assert.is(res.headers["cache-control"], "no-cache");
+  assert.ok(res.text.endsWith("\n\n"), "every frame ends with a blank line");
+  for (const frame of res.frames) assert.ok(frame === ": keepalive" || /^data: [^\n]*$/.test(frame), `unexpected frame ${JSON.stringify(frame)}`);
+
+  assert.is(res.data.length, 5);
+  assert.is(res.data.at(-1), "[DONE]");
+  const events = res.data.slice(0, -1).map(parse);
+  for (const event of events) {
+    assert.is(at(event, "chunk"), undefined, "no envelope wrapper");
+    assert.is(at(event, "object"), "chat.completion.chunk");
+    assert.is(at(event, "id"), "c1");
+    assert.type(at(event, "created"), "number", "int64 renders as a JSON number");
+    assert.is(at(event, "model"), "test/model");
+  }
+  assert.equal(Object.keys(events[0] as object).slice(0, 4), ["id", "object", "created", "model"]);
+  assert.is(at(events[0], "created"), 1_700_000_000);
+  assert.is(at(events[0], "choices", 0, "delta", "content"), "echo:hello", "the request message was built from the body");
+  assert.is(at(events[0], "choices", 0, "finish_reason"), null);
+  assert.is(at(events[1], "choices", 0, "delta", "content"), " world");
+  assert.is(at(events[2], "choices", 0, "finish_reason"), "stop");
+  assert.equal(at(events[3], "choices"), []);
+  assert.is(at(events[3], "session_id"), "sess-1");
+  assert.is(at(events[3], "usage"), null);
+
+  const request = probe.requests.find((r) => r.internId === "ok");
+  assert.ok(request, "the implementation was called");
+  assert.is(request?.messages[0]?.role, InternMessageRole.USER);
+  assert.is(request?.stream, true);
+});
+
+test("keepalive comments are written while the implementation is silent", async ({ url }) => {
+  const res = await post(url, "/api/v1/interns/slow/chat/completions", USER_PROMPT, (text) => {
+    if (text.includes(": keepalive\n\n")) probe.keepaliveSeen.resolve(true);
+  });
+  assert.is(res.status, 200);
+  const before = res.frames.findIndex((f) => f.includes('"before"'));
+  const keepalive = res.frames.indexOf(": keepalive");
+  const after = res.frames.findIndex((f) => f.includes('"after"'));
+  assert.ok(before >= 0 && after >= 0, res.text);
+  assert.ok(keepalive > before && keepalive < after, `a keepalive between the two events: ${JSON.stringify(res.frames)}`);
+  assert.is(res.data.at(-1), "[DONE]");
+});
+
+test("a stream that fails midway ends with an error event and no [DONE]", async ({ url }) => {
+  const res = await post(url, "/api/v1/interns/fail/chat/completions", USER_PROMPT);
+  assert.is(res.status, 200, "the status was sent with the first event");
+  assert.match(String(res.headers["content-type"]), /^text\/event-stream\b/);
+  assert.not.ok(res.data.includes("[DONE]"), res.text);
+  assert.is(res.data.length, 2);
+  assert.is(at(parse(res.data[0]!), "choices", 0, "delta", "content"), "partial");
+  assert.equal(parse(res.data[1]!), {
+    error: { code: 502, message: "The intern connection was lost", metadata: { reason: "intern_unreachable", retryable: true } },
+  });
+
+  const plain = await post(url, "/api/v1/interns/fail-plain/chat/completions", USER_PROMPT);
+  assert.not.ok(plain.data.includes("[DONE]"), plain.text);
+  assert.equal(parse(plain.data.at(-1)!), { error: { code: 503, message: "the run went away" } });
+});
+
+test("a stream that fails before its first message is a plain error response", async ({ url }) => {
+  const res = await post(url, "/api/v1/interns/fail-first/chat/completions", USER_PROMPT);
+  assert.is(res.status, 409);
+  assert.is(res.headers["content-type"], "application/json");
+  assert.equal(parse(res.text), { error: { code: 409, message: "The intern is not running", metadata: { reason: "intern_not_running", retryable: false } } });
+});
+
+test("a first message carrying the json_reply member is answered as plain JSON", async ({ url }) => {
+  const res = await post(url, "/api/v1/interns/steered/chat/completions", {
+    session_id: "sess-9",
+    messages: [{ role: "tool", tool_call_id: "call_1", content: "allow_once" }],
+  });
+  assert.is(res.status, 200);
+  assert.is(res.headers["content-type"], "application/json");
+  assert.equal(parse(res.text), { session_id: "sess-9", status: "steered" });
+  assert.not.ok(res.text.includes("data:"));
+});
+
+test("a client that disconnects mid-stream cancels the implementation", async ({ url }) => {
+  const res = await post(url, "/api/v1/interns/hang/chat/completions", USER_PROMPT, (text, client) => {
+    if (text.includes('"waiting"')) client.leave();
+  });
+  assert.ok(res.data.length >= 1, "the first event arrived before the client left");
+  assert.is(await probe.aborted.promise, true, "ctx.signal was aborted");
+});
+
+test("the facade still serves streams after a client left", async ({ url }) => {
+  const res = await post(url, "/api/v1/interns/ok/chat/completions", USER_PROMPT);
+  assert.is(res.status, 200);
+  assert.is(res.data.at(-1), "[DONE]");
+});
+
+test.run();

@@ -1,0 +1,216 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import http from "node:http";
+import net, { type AddressInfo } from "node:net";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { KeysService } from "../../gen/gateway/v1/keys_pb.js";
+import { createFacade, type Facade } from "../../facade/facade.js";
+import { maskKey, newKeySecret } from "../../server/core/key-secret.js";
+import { createLogger } from "../../server/logger.js";
+import { allServices } from "../../server/services.js";
+import { createDatabase } from "../support/gateway.js";
+import { at, call } from "../support/http.js";
+
+/**
+ * The facade in this process, the core in a child process (`server/main.ts --core-only`), the two
+ * joined only by gRPC over h2c, as `npm run start:core` + `npm run start:facade` run them.
+ */
+interface Core {
+  child: ChildProcess;
+  httpPort: number;
+  grpcPort: number;
+  /** Every stdout/stderr line of the child, for diagnostics and the no-secrets check. */
+  lines: string[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+interface Context {
+  core: Core;
+  key: string;
+  facade: Facade;
+  server: http.Server;
+  url: string;
+}
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+/** Only a guard so that a broken start or stop fails the suite instead of hanging it. */
+const START_GUARD_MS = 60_000;
+const KILL_AFTER_MS = 8_000;
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function startCore(databaseUrl: string, key: string): Promise<Core> {
+  const httpPort = await freePort();
+  let grpcPort = await freePort();
+  while (grpcPort === httpPort) grpcPort = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts", "--core-only"], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      HOST: "127.0.0.1",
+      PORT: String(httpPort),
+      GRPC_PORT: String(grpcPort),
+      GATEWAY_BOOTSTRAP_KEY: key,
+      GATEWAY_SHUTDOWN_GRACE_MS: "2000",
+      LOG_LEVEL: "info",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once("exit", (code, signal) => resolve({ code, signal }));
+  });
+  createInterface({ input: child.stderr! }).on("line", (line) => lines.push(line));
+  const listening = new Promise<void>((resolve, reject) => {
+    const guard = setTimeout(() => reject(new Error(`the core did not log "gateway listening":\n${lines.join("\n")}`)), START_GUARD_MS);
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      lines.push(line);
+      if (line.includes("gateway listening")) {
+        clearTimeout(guard);
+        resolve();
+      }
+    });
+    void exited.then(({ code, signal }) => {
+      clearTimeout(guard);
+      reject(new Error(`the core exited (code ${code}, signal ${signal}) before listening:\n${lines.join("\n")}`));
+    });
+  });
+  try {
+    await listening;
+  } catch (err) {
+    child.kill("SIGKILL");
+    throw err;
+  }
+  return { child, httpPort, grpcPort, lines, exited };
+}
+
+/** SIGTERM, then SIGKILL if the child has not exited after a while, so the suite never hangs. */
+async function stopCore(core: Core): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (core.child.exitCode === null && core.child.signalCode === null) core.child.kill("SIGTERM");
+  const killer = setTimeout(() => core.child.kill("SIGKILL"), KILL_AFTER_MS);
+  try {
+    return await core.exited;
+  } finally {
+    clearTimeout(killer);
+  }
+}
+
+const test = suite<Context>("split process: REST facade → gRPC → core child");
+test.before(async (ctx) => {
+  ctx.key = newKeySecret();
+  ctx.core = await startCore(await createDatabase(), ctx.key);
+  ctx.facade = createFacade({
+    services: allServices,
+    transport: createGrpcTransport({ baseUrl: `http://127.0.0.1:${ctx.core.grpcPort}` }),
+    log: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"),
+    sseKeepaliveMs: 30_000,
+  });
+  const facade = ctx.facade;
+  ctx.server = http.createServer((req, res) => facade.handle(req, res));
+  await new Promise<void>((resolve) => ctx.server.listen(0, "127.0.0.1", resolve));
+  ctx.url = `http://127.0.0.1:${(ctx.server.address() as AddressInfo).port}`;
+});
+test.after(async (ctx) => {
+  ctx.facade?.close();
+  if (ctx.server) {
+    await new Promise<void>((resolve) => {
+      ctx.server.close(() => resolve());
+      ctx.server.closeAllConnections();
+    });
+  }
+  if (ctx.core) await stopCore(ctx.core);
+});
+
+test("GET /api/v1/key through the remote core answers 200 with the key's label", async ({ url, key }) => {
+  const res = await call(url, "GET", "/api/v1/key", { key });
+  assert.is(res.status, 200, res.text);
+  assert.is(at(res.body, "data", "label"), maskKey(key));
+  assert.is(at(res.body, "data", "is_management_key"), true);
+  assert.not.ok(res.text.includes(key), "the secret never appears in a response");
+});
+
+test("POST /api/v1/workspaces is 201, a duplicate slug 409 in the spec's envelope", async ({ url, key }) => {
+  const created = await call(url, "POST", "/api/v1/workspaces", { key, body: { name: "Split", slug: "split" } });
+  assert.is(created.status, 201, created.text);
+  assert.is(at(created.body, "data", "slug"), "split");
+
+  const duplicate = await call(url, "POST", "/api/v1/workspaces", { key, body: { name: "Split again", slug: "split" } });
+  assert.is(duplicate.status, 409, duplicate.text);
+  assert.is(duplicate.headers.get("content-type"), "application/json");
+  const error = at(duplicate.body, "error") as Record<string, unknown>;
+  assert.ok(error, "the body is {error: …}");
+  assert.equal(Object.keys(duplicate.body as object), ["error"]);
+  assert.is(error.code, 409);
+  assert.type(error.message, "string");
+  assert.ok(String(error.message).length > 0);
+  for (const name of Object.keys(error)) assert.ok(["code", "message", "metadata"].includes(name), `unexpected error field ${name}`);
+});
+
+test("bad input is 400 naming the field", async ({ url, key }) => {
+  const res = await call(url, "POST", "/api/v1/workspaces", { key, body: { name: "Bad", slug: "Bad Slug" } });
+  assert.is(res.status, 400, res.text);
+  assert.is(at(res.body, "error", "code"), 400);
+  assert.match(String(at(res.body, "error", "message")), /slug/);
+});
+
+test("a missing key is 401", async ({ url }) => {
+  const res = await call(url, "GET", "/api/v1/key");
+  assert.is(res.status, 401, res.text);
+  assert.is(at(res.body, "error", "code"), 401);
+});
+
+test("a non-management key on a management route is 403", async ({ url, key }) => {
+  const created = await call(url, "POST", "/api/v1/keys", { key, body: { name: "plain split" } });
+  assert.is(created.status, 201, created.text);
+  const plain = at(created.body, "key") as string;
+  assert.is((await call(url, "GET", "/api/v1/key", { key: plain })).status, 200);
+
+  const res = await call(url, "POST", "/api/v1/workspaces", { key: plain, body: { name: "x", slug: "x" } });
+  assert.is(res.status, 403, res.text);
+  assert.is(at(res.body, "error", "code"), 403);
+  assert.match(String(at(res.body, "error", "message")), /management keys/);
+});
+
+test("a method not implemented yet is 501", async ({ url, key }) => {
+  const res = await call(url, "GET", "/api/v1/batches/batch_1", { key });
+  assert.is(res.status, 501, res.text);
+  assert.is(at(res.body, "error", "code"), 501);
+});
+
+test("the core-only child serves Connect but no REST on its HTTP port", async ({ core, key }) => {
+  const rest = await call(`http://127.0.0.1:${core.httpPort}`, "GET", "/api/v1/key", { key });
+  assert.is.not(rest.status, 200, `the core answered REST itself: ${rest.text}`);
+  assert.is(at(rest.body, "data", "label"), undefined);
+
+  const connect = createClient(KeysService, createConnectTransport({ baseUrl: `http://127.0.0.1:${core.httpPort}`, httpVersion: "1.1" }));
+  const reply = await connect.getCurrentKey({}, { headers: { authorization: `Bearer ${key}` } });
+  assert.is(reply.data?.label, maskKey(key));
+});
+
+test("the core never logs a key secret", async ({ core, key }) => {
+  assert.ok(core.lines.some((line) => line.includes("gateway listening")));
+  for (const line of core.lines) assert.not.ok(line.includes(key), `a log line carries the bootstrap secret: ${line}`);
+});
+
+test("SIGTERM shuts the core down gracefully (exit code 0)", async ({ core }) => {
+  const { code, signal } = await stopCore(core);
+  assert.is(signal, null, `the core had to be killed:\n${core.lines.slice(-10).join("\n")}`);
+  assert.is(code, 0, core.lines.slice(-10).join("\n"));
+  assert.ok(core.lines.some((line) => line.includes('"stopped"')), "the core logged that it stopped");
+});
+
+test.run();
