@@ -70,6 +70,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs }: Facad
       sendMessage(res, route, response.message, responseHeaders(response.header));
       return;
     }
+    // Every method kind but unary is a streaming one; DescMethod is not a discriminated union.
     const response = await transport.stream(method as DescMethodStreaming, abort.signal, undefined, header, single(message));
     const iterator = response.message[Symbol.asyncIterator]();
     const first = await iterator.next();
