@@ -38,16 +38,17 @@ export function authInterceptor(): Interceptor {
   };
 }
 
+const MISSING_KEY = "Missing or malformed Authorization header; expected 'Bearer <API key>'";
+
 async function authenticate(header: string | null): Promise<Caller> {
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (!match?.[1]) throw gatewayError(401, "Missing or malformed Authorization header; expected 'Bearer <API key>'");
-  const key = await ApiKeyRow.findByPk(hashKey(match[1]));
-  if (!key) throw gatewayError(401, "Invalid API key");
+  if (!match?.[1]) throw gatewayError(401, MISSING_KEY);
+  // One query on the hot path: the key with its organization.
+  const key = await ApiKeyRow.findByPk(hashKey(match[1]), { include: [{ model: OrganizationRow, as: "organization" }] });
+  if (!key?.organization) throw gatewayError(401, "Invalid API key");
   if (key.disabled) throw gatewayError(401, "API key is disabled");
   if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) throw gatewayError(401, "API key has expired");
-  const organization = await OrganizationRow.findByPk(key.organizationId);
-  if (!organization) throw gatewayError(401, "Invalid API key");
-  return { key, organization };
+  return { key, organization: key.organization };
 }
 
 function requireEntitlement(caller: Caller, needed: Entitlement): void {
@@ -61,7 +62,7 @@ function requireEntitlement(caller: Caller, needed: Entitlement): void {
 /** The authenticated caller; methods marked ACCESS_PUBLIC may have none. */
 export function callerOf(ctx: HandlerContext): Caller {
   const caller = ctx.values.get(callerKey);
-  if (!caller) throw gatewayError(401, "Missing or malformed Authorization header; expected 'Bearer <API key>'");
+  if (!caller) throw gatewayError(401, MISSING_KEY);
   return caller;
 }
 

@@ -4,6 +4,7 @@ import {
   type CreationOptional,
   type InferAttributes,
   type InferCreationAttributes,
+  type NonAttribute,
   type Sequelize,
 } from "sequelize";
 
@@ -59,6 +60,8 @@ export class ApiKeyRow extends Model<InferAttributes<ApiKeyRow>, InferCreationAt
   declare expiresAt: CreationOptional<Date | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date | null>;
+  /** Loaded with `include` by authentication. */
+  declare organization?: NonAttribute<OrganizationRow>;
 }
 
 export class WorkspaceBudgetRow extends Model<InferAttributes<WorkspaceBudgetRow>, InferCreationAttributes<WorkspaceBudgetRow>> {
@@ -140,6 +143,7 @@ export function initModels(sequelize: Sequelize): void {
     },
     { ...common, sequelize, tableName: "api_keys" },
   );
+  ApiKeyRow.belongsTo(OrganizationRow, { as: "organization", foreignKey: "organizationId" });
 
   WorkspaceBudgetRow.init(
     {

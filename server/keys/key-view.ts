@@ -4,6 +4,7 @@ import { BudgetIntervalSchema, BudgetScope, BudgetSchema, DataRegion, ResetInter
 import { ApiKeySchema, CurrentKeySchema, type ApiKey, type CurrentKey } from "../../gen/gateway/v1/keys_pb.js";
 import { nextReset, type Interval } from "../core/budget-periods.js";
 import { microsToUsd } from "../core/money.js";
+import { optionalTimestamp } from "../core/timestamps.js";
 import { enumFromStored } from "../core/wire-enums.js";
 import type { ApiKeyRow, OrganizationRow, WorkspaceBudgetRow, WorkspaceRow } from "../db/models.js";
 
@@ -23,8 +24,8 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
     limitReset: enumFromStored(ResetIntervalSchema, row.limitReset),
     includeByokInLimit: row.includeByokInLimit,
     createdAt: timestampFromDate(row.createdAt),
-    updatedAt: row.updatedAt ? timestampFromDate(row.updatedAt) : undefined,
-    expiresAt: row.expiresAt ? timestampFromDate(row.expiresAt) : undefined,
+    updatedAt: optionalTimestamp(row.updatedAt),
+    expiresAt: optionalTimestamp(row.expiresAt),
     creatorUserId: row.creatorUserId ?? undefined,
     workspaceId: row.workspaceId,
     isManagementKey: row.isManagement,
@@ -88,7 +89,6 @@ function workspaceBudget(row: WorkspaceBudgetRow, workspace: WorkspaceRow, now: 
 function budget(b: { interval: Interval; limitMicros: string; includeByok: boolean; scope: BudgetScope; budgetId?: string; now: Date }): Budget {
   const limitUsd = microsToUsd(b.limitMicros);
   const spendUsd = 0;
-  const resetsAt = nextReset(b.interval, b.now);
   return create(BudgetSchema, {
     budgetId: b.budgetId,
     includeByok: b.includeByok,
@@ -96,7 +96,7 @@ function budget(b: { interval: Interval; limitMicros: string; includeByok: boole
     spendUsd,
     remainingUsd: Math.max(0, limitUsd - spendUsd),
     resetInterval: enumFromStored(BudgetIntervalSchema, b.interval),
-    resetsAt: resetsAt ? timestampFromDate(resetsAt) : undefined,
+    resetsAt: optionalTimestamp(nextReset(b.interval, b.now)),
     scope: b.scope,
   });
 }

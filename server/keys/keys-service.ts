@@ -41,7 +41,7 @@ export function keysService({ config }: Deps): Partial<ServiceImpl<typeof KeysSe
         name: req.name,
         label: maskKey(secret),
         isManagement: req.isManagementKey ?? false,
-        limitMicros: req.limit === undefined ? null : usdToMicros(req.limit).toString(),
+        limitMicros: storedLimit(req.limit),
         limitReset: wireName(ResetIntervalSchema, req.limitReset) ?? null,
         includeByokInLimit: req.includeByokInLimit ?? false,
         expiresAt,
@@ -73,7 +73,7 @@ export function keysService({ config }: Deps): Partial<ServiceImpl<typeof KeysSe
         row.name = req.name;
       }
       if (changed.has("disabled")) row.disabled = req.disabled ?? false;
-      if (changed.has("limit")) row.limitMicros = req.limit === undefined ? null : usdToMicros(req.limit).toString();
+      if (changed.has("limit")) row.limitMicros = storedLimit(req.limit);
       if (changed.has("limit_reset")) row.limitReset = wireName(ResetIntervalSchema, req.limitReset) ?? null;
       if (changed.has("include_byok_in_limit")) row.includeByokInLimit = req.includeByokInLimit ?? false;
       if (changed.has("expires_at")) row.expiresAt = req.expiresAt ? futureDate(timestampDate(req.expiresAt)) : null;
@@ -96,6 +96,11 @@ async function findKey(caller: Caller, hash: string): Promise<ApiKeyRow> {
   const row = await ApiKeyRow.findOne({ where: { ...inOrganization(caller), hash } });
   if (!row) throw gatewayError(404, "API key not found");
   return row;
+}
+
+/** An optional USD credit limit as its BIGINT micro-dollar column; none is null. */
+function storedLimit(usd: number | undefined): string | null {
+  return usd === undefined ? null : usdToMicros(usd).toString();
 }
 
 function futureDate(date: Date): Date {

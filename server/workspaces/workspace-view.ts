@@ -10,6 +10,7 @@ import {
   type WorkspaceBudget,
 } from "../../gen/gateway/v1/workspaces_pb.js";
 import { microsToUsd } from "../core/money.js";
+import { optionalTimestamp } from "../core/timestamps.js";
 import { enumFromStored } from "../core/wire-enums.js";
 import type { WorkspaceBudgetRow, WorkspaceRow } from "../db/models.js";
 
@@ -20,7 +21,7 @@ export function toWorkspace(row: WorkspaceRow): Workspace {
     slug: row.slug,
     description: row.description ?? undefined,
     createdAt: timestampFromDate(row.createdAt),
-    updatedAt: row.updatedAt ? timestampFromDate(row.updatedAt) : undefined,
+    updatedAt: optionalTimestamp(row.updatedAt),
     createdBy: row.createdBy,
     defaultGuardrailId: row.defaultGuardrailId ?? undefined,
     defaultImageModel: row.defaultImageModel ?? undefined,
@@ -43,6 +44,6 @@ export function toWorkspaceBudget(row: WorkspaceBudgetRow): WorkspaceBudget {
     limitUsd: microsToUsd(row.limitMicros),
     resetInterval: enumFromStored(BudgetIntervalSchema, row.interval),
     createdAt: timestampFromDate(row.createdAt),
-    updatedAt: row.updatedAt ? timestampFromDate(row.updatedAt) : undefined,
+    updatedAt: optionalTimestamp(row.updatedAt),
   });
 }
