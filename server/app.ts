@@ -8,6 +8,7 @@ import { createFacade } from "../facade/facade.js";
 import { bootstrap } from "./bootstrap.js";
 import type { GatewayConfig } from "./config.js";
 import { coreInterceptors } from "./core/interceptors.js";
+import { loadLocalSecrets } from "./core/local-secrets.js";
 import { openDatabase } from "./db/database.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded-postgres.js";
 import type { Deps } from "./deps.js";
@@ -20,6 +21,8 @@ export interface Gateway {
   /** gRPC (h2c) base URL. */
   grpcUrl: string;
   sequelize: Sequelize;
+  /** What the services were built from (tests inspect the implementations). */
+  deps: Deps;
   stop(): Promise<void>;
 }
 
@@ -36,10 +39,11 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
   try {
     const sequelize = await openDatabase(config.databaseUrl ?? embedded!.url, log);
     await bootstrap(sequelize, config.bootstrapKey, log);
-    const deps: Deps = { config, log, sequelize };
+    const secrets = await loadLocalSecrets(config);
+    const deps: Deps = { config, log, sequelize, secrets };
     const impls = implementations(deps);
     const routes = (router: ConnectRouter) => registerServices(router, impls);
-    const interceptors = coreInterceptors(log, impls);
+    const interceptors = coreInterceptors(deps, impls);
     const shutdown = new AbortController();
     const rpc = connectNodeAdapter({ routes, interceptors, shutdownSignal: shutdown.signal });
 
@@ -72,6 +76,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
       httpUrl,
       grpcUrl,
       sequelize,
+      deps,
       async stop() {
         log.info("draining");
         const timer = setTimeout(() => {

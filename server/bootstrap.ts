@@ -1,6 +1,7 @@
 import type { Sequelize } from "sequelize";
 import { hashKey, maskKey, newKeySecret } from "./core/key-secret.js";
-import { ApiKeyRow, OrganizationRow, WorkspaceRow } from "./db/models.js";
+import { ApiKeyRow, OrganizationRow } from "./db/models.js";
+import { createOrganization, defaultWorkspaceOf } from "./operator/organization-store.js";
 import type { Logger } from "./logger.js";
 
 const BOOTSTRAP_LOCK = 727_002;
@@ -16,15 +17,14 @@ export async function bootstrap(sequelize: Sequelize, bootstrapKey: string | und
     let organization = await OrganizationRow.findOne({ order: [["createdAt", "ASC"]], transaction });
     const firstStart = !organization;
     if (!organization) {
-      organization = await OrganizationRow.create({ name: "Default organization" }, { transaction });
-      await WorkspaceRow.create({ organizationId: organization.id, name: "Default", slug: "default", createdBy: "bootstrap" }, { transaction });
+      ({ organization } = await createOrganization("Default organization", [], "bootstrap", transaction));
       log.info({ organizationId: organization.id }, "created the default organization and workspace");
     }
     if (!bootstrapKey && !firstStart) return undefined;
     const secret = bootstrapKey ?? newKeySecret();
     const hash = hashKey(secret);
     if (await ApiKeyRow.findByPk(hash, { transaction })) return undefined;
-    const workspace = await WorkspaceRow.findOne({ where: { organizationId: organization.id }, order: [["createdAt", "ASC"]], transaction });
+    const workspace = await defaultWorkspaceOf(organization.id, transaction);
     if (!workspace) throw new Error("the first organization has no workspace");
     await ApiKeyRow.create(
       { hash, organizationId: organization.id, workspaceId: workspace.id, name: "Bootstrap management key", label: maskKey(secret), isManagement: true },

@@ -22,6 +22,19 @@ export interface GatewayConfig {
   freeModelDailyRequests: number;
   /** How long SIGTERM waits for in-flight requests before closing connections. */
   shutdownGraceMs: number;
+  /** Operator token of OperatorService (`npm run admin`); when unset, kept in `dataDir/operator.token`. */
+  operatorToken: string | undefined;
+  /** 32-byte master key (64 hex characters) sealing stored credentials; when unset, kept in `dataDir/master.key`. */
+  masterKey: string | undefined;
+  /**
+   * Hosts a private endpoint may use although they resolve to loopback, private, link-local or
+   * metadata addresses (e.g. an on-premises deployment). Exact host names or IP literals.
+   */
+  privateEndpointAllowedHosts: string[];
+  /** PEM file of extra CA certificates trusted for private endpoints (an internal CA). */
+  privateEndpointCaFile: string | undefined;
+  /** Time limit of a private endpoint validation request. */
+  privateEndpointTimeoutMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -39,11 +52,24 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     sseKeepaliveMs: intVar(env, "GATEWAY_SSE_KEEPALIVE_MS", 30_000, 10, 3_600_000),
     freeModelDailyRequests: intVar(env, "GATEWAY_FREE_MODEL_DAILY_REQUESTS", 50, 0, 1_000_000),
     shutdownGraceMs: intVar(env, "GATEWAY_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+    operatorToken: nonEmpty(env.GATEWAY_OPERATOR_TOKEN),
+    masterKey: nonEmpty(env.GATEWAY_MASTER_KEY),
+    privateEndpointAllowedHosts: listVar(env, "GATEWAY_PRIVATE_ENDPOINT_ALLOWED_HOSTS"),
+    privateEndpointCaFile: nonEmpty(env.GATEWAY_PRIVATE_ENDPOINT_CA_FILE),
+    privateEndpointTimeoutMs: intVar(env, "GATEWAY_PRIVATE_ENDPOINT_TIMEOUT_MS", 10_000, 100, 120_000),
   };
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === "" ? undefined : value.trim();
+}
+
+/** A comma-separated list, lower-cased, without empty items. */
+function listVar(env: Env, name: string): string[] {
+  return (env[name] ?? "")
+    .split(",")
+    .map((item) => item.trim().toLowerCase())
+    .filter((item) => item !== "");
 }
 
 function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {

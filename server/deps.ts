@@ -1,5 +1,6 @@
 import type { Sequelize } from "sequelize";
 import type { GatewayConfig } from "./config.js";
+import type { LocalSecrets } from "./core/local-secrets.js";
 import type { Logger } from "./logger.js";
 
 /** What service implementations are built from. */
@@ -7,4 +8,5 @@ export interface Deps {
   config: GatewayConfig;
   log: Logger;
   sequelize: Sequelize;
+  secrets: LocalSecrets;
 }

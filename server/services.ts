@@ -3,34 +3,47 @@ import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { DecisionsService } from "../gen/gateway/alpha/decisions_pb.js";
 import { AnalyticsService } from "../gen/gateway/v1/analytics_pb.js";
 import { BatchesService } from "../gen/gateway/v1/batches_pb.js";
+import { ByokService } from "../gen/gateway/v1/byok_pb.js";
 import { EndUsersService } from "../gen/gateway/v1/end_users_pb.js";
 import { FilesService } from "../gen/gateway/v1/files_pb.js";
 import { GuardrailsService } from "../gen/gateway/v1/guardrails_pb.js";
 import { InferenceService } from "../gen/gateway/v1/inference_pb.js";
 import { InternsService } from "../gen/gateway/v1/interns_pb.js";
 import { KeysService } from "../gen/gateway/v1/keys_pb.js";
+import { MembersService } from "../gen/gateway/v1/members_pb.js";
 import { ModelsService } from "../gen/gateway/v1/models_pb.js";
+import { OperatorService } from "../gen/gateway/v1/operator_pb.js";
 import { OrganizationService } from "../gen/gateway/v1/organization_pb.js";
 import { PrivateEndpointsService } from "../gen/gateway/v1/private_endpoints_pb.js";
 import { VaultService } from "../gen/gateway/v1/vault_pb.js";
 import { VideosService } from "../gen/gateway/v1/videos_pb.js";
 import { WorkspacesService } from "../gen/gateway/v1/workspaces_pb.js";
 import { analyticsService } from "./analytics/analytics-service.js";
+import { byokService } from "./byok/byok-service.js";
 import { gatewayError } from "./core/errors.js";
 import type { Deps } from "./deps.js";
 import { endUsersService } from "./end-users/end-users-service.js";
+import { guardrailsService } from "./guardrails/guardrails-service.js";
 import { keysService } from "./keys/keys-service.js";
+import { membersService } from "./members/members-service.js";
+import { operatorService } from "./operator/operator-service.js";
 import { organizationService } from "./organization/organization-service.js";
+import { privateEndpointsService } from "./private-endpoints/private-endpoints-service.js";
 import { workspacesService } from "./workspaces/workspaces-service.js";
 
-/** Every service of the API; the REST facade compiles its route table from the same list. */
+/**
+ * Every service of the API; the REST facade compiles its route table from the same list (methods
+ * without a `google.api.http` rule, like all of OperatorService, get no REST route).
+ */
 export const allServices: readonly DescService[] = [
   KeysService,
   OrganizationService,
+  MembersService,
   WorkspacesService,
   EndUsersService,
   AnalyticsService,
   GuardrailsService,
+  ByokService,
   PrivateEndpointsService,
   ModelsService,
   InferenceService,
@@ -40,6 +53,7 @@ export const allServices: readonly DescService[] = [
   DecisionsService,
   InternsService,
   VaultService,
+  OperatorService,
 ];
 
 /** The implemented methods of each service, built once per gateway. */
@@ -52,6 +66,11 @@ export function implementations(deps: Deps): Implementations {
     [WorkspacesService, workspacesService(deps)],
     [EndUsersService, endUsersService()],
     [AnalyticsService, analyticsService()],
+    [MembersService, membersService()],
+    [GuardrailsService, guardrailsService(deps)],
+    [ByokService, byokService(deps)],
+    [PrivateEndpointsService, privateEndpointsService(deps)],
+    [OperatorService, operatorService(deps)],
   ]);
 }
 

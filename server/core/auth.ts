@@ -1,3 +1,4 @@
+import { timingSafeEqual } from "node:crypto";
 import { getOption } from "@bufbuild/protobuf";
 import { createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { Access, Entitlement, access, entitlement } from "../../gen/gateway/v1/options_pb.js";
@@ -23,10 +24,19 @@ export const ENTITLEMENT_NAMES: Record<Entitlement, string | undefined> = {
   [Entitlement.PRIVATE_ENDPOINTS]: "private_endpoints",
 };
 
-export function authInterceptor(): Interceptor {
+export function authInterceptor(operatorToken: string): Interceptor {
+  const operatorDigest = hashKey(operatorToken);
   return (next) => async (req) => {
     const rule = getOption(req.method, access);
     const header = req.header.get("authorization");
+    if (rule === Access.OPERATOR) {
+      // Compared as digests of equal length in constant time; API keys never pass.
+      const given = hashKey(bearerToken(header));
+      if (!timingSafeEqual(Buffer.from(given, "hex"), Buffer.from(operatorDigest, "hex"))) {
+        throw gatewayError(401, "Invalid operator token: this operation needs the gateway operator token, not an API key");
+      }
+      return next(req);
+    }
     if (header === null && rule === Access.PUBLIC) return next(req);
     const caller = await authenticate(header);
     if (rule === Access.MANAGEMENT && !caller.key.isManagement) {
@@ -40,11 +50,15 @@ export function authInterceptor(): Interceptor {
 
 const MISSING_KEY = "Missing or malformed Authorization header; expected 'Bearer <API key>'";
 
-async function authenticate(header: string | null): Promise<Caller> {
+function bearerToken(header: string | null): string {
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   if (!match?.[1]) throw gatewayError(401, MISSING_KEY);
+  return match[1];
+}
+
+async function authenticate(header: string | null): Promise<Caller> {
   // One query on the hot path: the key with its organization.
-  const key = await ApiKeyRow.findByPk(hashKey(match[1]), { include: [{ model: OrganizationRow, as: "organization" }] });
+  const key = await ApiKeyRow.findByPk(hashKey(bearerToken(header)), { include: [{ model: OrganizationRow, as: "organization" }] });
   if (!key?.organization) throw gatewayError(401, "Invalid API key");
   if (key.disabled) throw gatewayError(401, "API key is disabled");
   if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) throw gatewayError(401, "API key has expired");

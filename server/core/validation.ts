@@ -1,4 +1,4 @@
-import { getOption, hasOption, type DescField, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { getOption, hasOption, type DescEnum, type DescField, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import type { Interceptor } from "@connectrpc/connect";
 import { rules as rulesOption, type FieldRules } from "../../gen/gateway/v1/options_pb.js";
@@ -58,7 +58,9 @@ function checkField(message: ReflectMessage, field: DescField, name: string, rul
         const violation =
           field.listKind === "message"
             ? firstViolation(item as ReflectMessage, `${itemName}.`)
-            : checkValue(item, itemName, rules);
+            : field.listKind === "enum"
+              ? checkEnum(field.enum, item as number, itemName, true)
+              : checkValue(item, itemName, rules);
         if (violation) return violation;
       }
       return undefined;
@@ -75,12 +77,25 @@ function checkField(message: ReflectMessage, field: DescField, name: string, rul
       if (field.message.file.name.startsWith("google/")) return undefined;
       return firstViolation(message.get(field), `${name}.`);
     }
+    case "enum": {
+      if (!message.isSet(field)) return rules?.required ? `${name} is required` : undefined;
+      return checkEnum(field.enum, message.get(field), name, false);
+    }
     default: {
       // For implicit-presence fields isSet means "not the zero value".
       if (!message.isSet(field)) return rules?.required ? `${name} is required` : undefined;
       return checkValue(message.get(field), name, rules);
     }
   }
+}
+
+/**
+ * The REST decoder admits only the spec's strings; a binary client can send any number, which
+ * must never reach a handler as a value without a wire name (or, in a list, as "not set").
+ */
+function checkEnum(desc: DescEnum, value: number, name: string, inList: boolean): string | undefined {
+  if (desc.values.some((v) => v.number === value && (v.number !== 0 || !inList))) return undefined;
+  return `${name} has an unknown value (${value})`;
 }
 
 function checkValue(value: unknown, name: string, rules: FieldRules | undefined): string | undefined {

@@ -32,6 +32,14 @@ export function wireName(desc: DescEnum, value: number): string | undefined {
   return tableOf(desc).byNumber.get(value);
 }
 
+/**
+ * The wire strings of a repeated enum field of a request. The validation interceptor has already
+ * refused unknown and zero items, so every item has a name.
+ */
+export function wireNamesOf(desc: DescEnum, values: readonly number[]): string[] {
+  return values.map((value) => wireName(desc, value) ?? String(value));
+}
+
 export function enumFromWire(desc: DescEnum, name: string): number | undefined {
   return tableOf(desc).byWire.get(name);
 }

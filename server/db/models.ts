@@ -7,6 +7,7 @@ import {
   type NonAttribute,
   type Sequelize,
 } from "sequelize";
+import { initGovernanceModels } from "./governance-models.js";
 
 /**
  * Sequelize models of the tables created by the migrations (the migrations own the schema; models
@@ -81,27 +82,29 @@ export class EndUserRow extends Model<InferAttributes<EndUserRow>, InferCreation
   declare updatedAt: CreationOptional<Date>;
 }
 
+// Fresh objects per attribute: Sequelize writes the column name into the definition it is given.
 const common = { underscored: true, timestamps: false } as const;
-const createdAt = { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW };
-const updatedAt = { type: DataTypes.DATE, allowNull: true };
-const uuidKey = { type: DataTypes.UUID, primaryKey: true, defaultValue: DataTypes.UUIDV4 };
+const createdAt = () => ({ type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW });
+const updatedAt = () => ({ type: DataTypes.DATE, allowNull: true });
+const uuidKey = () => ({ type: DataTypes.UUID, primaryKey: true, defaultValue: DataTypes.UUIDV4 });
 
 export function initModels(sequelize: Sequelize): void {
+  initGovernanceModels(sequelize);
   OrganizationRow.init(
     {
-      id: uuidKey,
+      id: uuidKey(),
       name: { type: DataTypes.TEXT, allowNull: false },
       isFilteredModelCatalogEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
       entitlements: { type: DataTypes.ARRAY(DataTypes.TEXT), allowNull: false, defaultValue: [] },
-      createdAt,
-      updatedAt,
+      createdAt: createdAt(),
+      updatedAt: updatedAt(),
     },
     { ...common, sequelize, tableName: "organizations" },
   );
 
   WorkspaceRow.init(
     {
-      id: uuidKey,
+      id: uuidKey(),
       organizationId: { type: DataTypes.UUID, allowNull: false },
       name: { type: DataTypes.TEXT, allowNull: false },
       slug: { type: DataTypes.TEXT, allowNull: false },
@@ -118,8 +121,8 @@ export function initModels(sequelize: Sequelize): void {
       isDataDiscountLoggingEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
       isObservabilityBroadcastEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
       isObservabilityIoLoggingEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
-      createdAt,
-      updatedAt,
+      createdAt: createdAt(),
+      updatedAt: updatedAt(),
     },
     { ...common, sequelize, tableName: "workspaces" },
   );
@@ -138,8 +141,8 @@ export function initModels(sequelize: Sequelize): void {
       limitReset: { type: DataTypes.TEXT },
       includeByokInLimit: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
       expiresAt: { type: DataTypes.DATE },
-      createdAt,
-      updatedAt,
+      createdAt: createdAt(),
+      updatedAt: updatedAt(),
     },
     { ...common, sequelize, tableName: "api_keys" },
   );
@@ -147,12 +150,12 @@ export function initModels(sequelize: Sequelize): void {
 
   WorkspaceBudgetRow.init(
     {
-      id: uuidKey,
+      id: uuidKey(),
       workspaceId: { type: DataTypes.UUID, allowNull: false },
       interval: { type: DataTypes.TEXT, allowNull: false },
       limitMicros: { type: DataTypes.BIGINT, allowNull: false },
-      createdAt,
-      updatedAt,
+      createdAt: createdAt(),
+      updatedAt: updatedAt(),
     },
     { ...common, sequelize, tableName: "workspace_budgets" },
   );
@@ -162,7 +165,7 @@ export function initModels(sequelize: Sequelize): void {
       organizationId: { type: DataTypes.UUID, primaryKey: true },
       user: { type: DataTypes.TEXT, primaryKey: true },
       isActive: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: true },
-      createdAt,
+      createdAt: createdAt(),
       updatedAt: { type: DataTypes.DATE, allowNull: false, defaultValue: DataTypes.NOW },
     },
     { ...common, sequelize, tableName: "end_users" },

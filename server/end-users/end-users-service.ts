@@ -5,7 +5,7 @@ import { UniqueConstraintError } from "sequelize";
 import { EndUserSchema, EndUsersService, type EndUser } from "../../gen/gateway/v1/end_users_pb.js";
 import { callerOf, type Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
-import { pageOf } from "../core/pagination.js";
+import { findPage } from "../core/pagination.js";
 import { inOrganization } from "../core/scope.js";
 import { EndUserRow } from "../db/models.js";
 import { assertAddressable, assertTrackingString } from "./tracking-string.js";
@@ -15,14 +15,13 @@ export function endUsersService(): Partial<ServiceImpl<typeof EndUsersService>> 
   return {
     async listEndUsers(req, ctx) {
       const caller = callerOf(ctx);
-      const { offset, limit } = pageOf(req, 100);
       const where = {
         ...inOrganization(caller),
         ...(req.includeInactive ? {} : { isActive: true }),
         ...(req.user === undefined ? {} : { user: req.user }),
       };
-      const { rows, count } = await EndUserRow.findAndCountAll({ where, order: [["user", "ASC"]], offset, limit });
-      return { data: rows.map(toEndUser), totalCount: count };
+      const { rows, totalCount } = await findPage(EndUserRow, req, { where, order: [["user", "ASC"]] });
+      return { data: rows.map(toEndUser), totalCount };
     },
 
     async createEndUser(req, ctx) {

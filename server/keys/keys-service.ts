@@ -5,46 +5,52 @@ import { DeletedResponseSchema, ResetIntervalSchema } from "../../gen/gateway/v1
 import { KeysService, UpdateKeyRequestSchema } from "../../gen/gateway/v1/keys_pb.js";
 import { callerOf, type Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
-import { hashKey, maskKey, newKeySecret } from "../core/key-secret.js";
-import { usdToMicros } from "../core/money.js";
+import { storedUsd } from "../core/money.js";
 import { pageOf } from "../core/pagination.js";
 import { findWorkspace, inOrganization } from "../core/scope.js";
 import { changedFields } from "../core/update-mask.js";
 import { wireName } from "../core/wire-enums.js";
 import { ApiKeyRow, WorkspaceBudgetRow, WorkspaceRow } from "../db/models.js";
 import type { Deps } from "../deps.js";
+import { guardrailsApplyingTo } from "../guardrails/applying-guardrails.js";
+import { authCodeHandlers } from "./auth-codes.js";
+import { futureDate, issueKey } from "./key-issuer.js";
 import { toApiKey, toCurrentKey } from "./key-view.js";
 
-/** GET /key and key management. The PKCE flow (CreateAuthCode, ExchangeAuthCode) comes with governance. */
-export function keysService({ config }: Deps): Partial<ServiceImpl<typeof KeysService>> {
+/** GET /key, key management, and the PKCE flow (auth-codes.ts). */
+export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>> {
+  const { config } = deps;
   return {
+    ...authCodeHandlers(deps),
+
     async getCurrentKey(_req, ctx) {
       const { key, organization } = callerOf(ctx);
-      const workspace = await WorkspaceRow.findByPk(key.workspaceId);
+      // Independent reads, issued together.
+      const [workspace, workspaceBudgets, guardrails] = await Promise.all([
+        WorkspaceRow.findByPk(key.workspaceId),
+        WorkspaceBudgetRow.findAll({ where: { workspaceId: key.workspaceId }, order: [["limitMicros", "ASC"]] }),
+        guardrailsApplyingTo(deps.sequelize, key),
+      ]);
       if (!workspace) throw gatewayError(401, "Invalid API key");
-      const workspaceBudgets = await WorkspaceBudgetRow.findAll({ where: { workspaceId: workspace.id }, order: [["limitMicros", "ASC"]] });
       return {
-        data: toCurrentKey({ key, organization, workspace, workspaceBudgets, freeModelDailyRequests: config.freeModelDailyRequests, now: new Date() }),
+        data: toCurrentKey({ key, organization, workspace, workspaceBudgets, guardrails, freeModelDailyRequests: config.freeModelDailyRequests, now: new Date() }),
       };
     },
 
     async createKey(req, ctx) {
       const caller = callerOf(ctx);
       const workspace = req.workspaceId ? await findWorkspace(caller, req.workspaceId) : undefined;
-      const expiresAt = req.expiresAt ? futureDate(timestampDate(req.expiresAt)) : null;
-      const secret = newKeySecret();
-      const row = await ApiKeyRow.create({
-        hash: hashKey(secret),
+      const { row, secret } = await issueKey({
         ...inOrganization(caller),
         workspaceId: workspace?.id ?? caller.key.workspaceId,
-        creatorUserId: req.creatorUserId ?? null,
+        // A member's key mints keys that belong to that member unless another is named.
+        creatorUserId: req.creatorUserId ?? caller.key.creatorUserId ?? null,
         name: req.name,
-        label: maskKey(secret),
         isManagement: req.isManagementKey ?? false,
-        limitMicros: storedLimit(req.limit),
+        limitMicros: storedUsd(req.limit, "limit"),
         limitReset: wireName(ResetIntervalSchema, req.limitReset) ?? null,
         includeByokInLimit: req.includeByokInLimit ?? false,
-        expiresAt,
+        expiresAt: req.expiresAt ? futureDate(timestampDate(req.expiresAt)) : null,
       });
       return { data: toApiKey(row), key: secret };
     },
@@ -73,7 +79,7 @@ export function keysService({ config }: Deps): Partial<ServiceImpl<typeof KeysSe
         row.name = req.name;
       }
       if (changed.has("disabled")) row.disabled = req.disabled ?? false;
-      if (changed.has("limit")) row.limitMicros = storedLimit(req.limit);
+      if (changed.has("limit")) row.limitMicros = storedUsd(req.limit, "limit");
       if (changed.has("limit_reset")) row.limitReset = wireName(ResetIntervalSchema, req.limitReset) ?? null;
       if (changed.has("include_byok_in_limit")) row.includeByokInLimit = req.includeByokInLimit ?? false;
       if (changed.has("expires_at")) row.expiresAt = req.expiresAt ? futureDate(timestampDate(req.expiresAt)) : null;
@@ -96,14 +102,4 @@ async function findKey(caller: Caller, hash: string): Promise<ApiKeyRow> {
   const row = await ApiKeyRow.findOne({ where: { ...inOrganization(caller), hash } });
   if (!row) throw gatewayError(404, "API key not found");
   return row;
-}
-
-/** An optional USD credit limit as its BIGINT micro-dollar column; none is null. */
-function storedLimit(usd: number | undefined): string | null {
-  return usd === undefined ? null : usdToMicros(usd).toString();
-}
-
-function futureDate(date: Date): Date {
-  if (date.getTime() <= Date.now()) throw gatewayError(400, "expires_at must lie in the future");
-  return date;
 }

@@ -1,56 +1,71 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { UniqueConstraintError } from "sequelize";
 import { BudgetIntervalSchema, DeletedResponseSchema } from "../../gen/gateway/v1/common_pb.js";
-import { ProviderSortSchema, ServerToolSchema, WorkspacesService } from "../../gen/gateway/v1/workspaces_pb.js";
+import { UpdateWorkspaceRequestSchema, WorkspacesService } from "../../gen/gateway/v1/workspaces_pb.js";
 import { callerOf } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
-import { usdToMicros } from "../core/money.js";
+import { storedUsd } from "../core/money.js";
+import { findPage } from "../core/pagination.js";
 import { findWorkspace, inOrganization } from "../core/scope.js";
+import { changedFields } from "../core/update-mask.js";
 import { wireName } from "../core/wire-enums.js";
 import { WorkspaceBudgetRow, WorkspaceRow } from "../db/models.js";
 import type { Deps } from "../deps.js";
-import { assertBudgetOrder } from "./budget-order.js";
+import { assertBudgetOrder, byWidth } from "./budget-order.js";
+import { ALL_WORKSPACE_FIELDS, workspaceColumns } from "./workspace-fields.js";
+import { applyWorkspaceChanges, insertWorkspace, removeWorkspace } from "./workspace-store.js";
 import { toWorkspace, toWorkspaceBudget } from "./workspace-view.js";
 
-/** Workspace creation and budgets. Get, list, update and delete come with the governance issue. */
-export function workspacesService({ sequelize }: Deps): Partial<ServiceImpl<typeof WorkspacesService>> {
+/** Workspaces of the caller's organization (by UUID or slug) and their budgets; management keys only. */
+export function workspacesService({ sequelize }: Deps): ServiceImpl<typeof WorkspacesService> {
   return {
     async createWorkspace(req, ctx) {
       const caller = callerOf(ctx);
-      try {
-        const row = await WorkspaceRow.create({
-          ...inOrganization(caller),
-          name: req.name,
-          slug: req.slug,
-          description: req.description ?? null,
-          createdBy: caller.key.creatorUserId ?? caller.key.hash,
-          defaultGuardrailId: req.defaultGuardrailId?.toLowerCase() ?? null,
-          defaultImageModel: req.defaultImageModel ?? null,
-          defaultTextModel: req.defaultTextModel ?? null,
-          defaultProviderSort: wireName(ProviderSortSchema, req.defaultProviderSort) ?? null,
-          // An empty list and null both mean "none disabled"; stored as null.
-          disabledServerTools: storedList([...new Set(req.disabledServerTools)].map((tool) => wireName(ServerToolSchema, tool) ?? "")),
-          ioLoggingApiKeyIds: storedList(req.ioLoggingApiKeyIds),
-          ioLoggingSamplingRate: String(req.ioLoggingSamplingRate ?? 1),
-          isDataDiscountLoggingEnabled: req.isDataDiscountLoggingEnabled ?? false,
-          isObservabilityBroadcastEnabled: req.isObservabilityBroadcastEnabled ?? false,
-          isObservabilityIoLoggingEnabled: req.isObservabilityIoLoggingEnabled ?? false,
-          includeByokInBudgets: req.includeByokInBudgets ?? false,
-        });
-        return { data: toWorkspace(row) };
-      } catch (err) {
-        if (err instanceof UniqueConstraintError) {
-          throw gatewayError(409, `A workspace with slug '${req.slug}' already exists in this organization`);
-        }
-        throw err;
-      }
+      const columns = await workspaceColumns(req, ALL_WORKSPACE_FIELDS, caller.organization.id);
+      return { data: toWorkspace(await insertWorkspace(caller, { ...columns, name: req.name, slug: req.slug })) };
+    },
+
+    async listWorkspaces(req, ctx) {
+      const { rows, totalCount } = await findPage(WorkspaceRow, req, { where: inOrganization(callerOf(ctx)), order: [["createdAt", "ASC"], ["id", "ASC"]] });
+      return { data: rows.map(toWorkspace), totalCount };
+    },
+
+    async getWorkspace(req, ctx) {
+      return { data: toWorkspace(await findWorkspace(callerOf(ctx), req.workspaceRef)) };
+    },
+
+    async updateWorkspace(req, ctx) {
+      const caller = callerOf(ctx);
+      const workspace = await findWorkspace(caller, req.workspaceRef);
+      const changed = changedFields(UpdateWorkspaceRequestSchema, req, ["workspace_ref"]);
+      if (changed.size === 0) return { data: toWorkspace(workspace) };
+      const columns = await workspaceColumns(req, changed, caller.organization.id);
+      return { data: toWorkspace(await applyWorkspaceChanges(workspace, columns)) };
+    },
+
+    async deleteWorkspace(req, ctx) {
+      await removeWorkspace(sequelize, callerOf(ctx), req.workspaceRef);
+      return create(DeletedResponseSchema, { deleted: true });
+    },
+
+    async listWorkspaceBudgets(req, ctx) {
+      const workspace = await findWorkspace(callerOf(ctx), req.workspaceRef);
+      const rows = await WorkspaceBudgetRow.findAll({ where: { workspaceId: workspace.id } });
+      return { data: rows.sort(byWidth).map(toWorkspaceBudget) };
+    },
+
+    async getWorkspaceBudget(req, ctx) {
+      const workspace = await findWorkspace(callerOf(ctx), req.workspaceRef);
+      const interval = wireName(BudgetIntervalSchema, req.interval)!;
+      const row = await WorkspaceBudgetRow.findOne({ where: { workspaceId: workspace.id, interval } });
+      if (!row) throw gatewayError(404, `Workspace '${req.workspaceRef}' has no ${interval} budget`);
+      return { data: toWorkspaceBudget(row) };
     },
 
     async putWorkspaceBudget(req, ctx) {
       const caller = callerOf(ctx);
       const interval = wireName(BudgetIntervalSchema, req.interval)!;
-      const limitMicros = usdToMicros(req.limitUsd ?? 0);
+      const limitMicros = BigInt(storedUsd(req.limitUsd ?? 0, "limit_usd") ?? 0);
       if (limitMicros <= 0n) throw gatewayError(400, "limit_usd must be at least 0.000001");
       const row = await sequelize.transaction(async (transaction) => {
         // Locking the workspace serialises concurrent budget writes, so the order rule holds.
@@ -75,8 +90,4 @@ export function workspacesService({ sequelize }: Deps): Partial<ServiceImpl<type
       return create(DeletedResponseSchema, { deleted: true });
     },
   };
-}
-
-function storedList(values: string[]): string[] | null {
-  return values.length === 0 ? null : values;
 }

@@ -3,6 +3,7 @@ import * as assert from "uvu/assert";
 import { at, call, rawRequest, type Reply } from "../support/http.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { seedOrganization } from "../support/seed.js";
+import { ISO } from "../support/shapes.js";
 
 const test = suite<{ gw: TestGateway }>("end-users");
 test.before(async (ctx) => {
@@ -12,7 +13,6 @@ test.after(async (ctx) => {
   await ctx.gw.stop();
 });
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 const register = (gw: TestGateway, body: Record<string, unknown>, key = gw.key) => call(gw.url, "POST", "/api/v1/end-users", { key, body });
 const pathOf = (user: string) => `/api/v1/end-users/${encodeURIComponent(user)}`;

@@ -49,7 +49,10 @@ test("missing, malformed and unknown keys get 401", async ({ gw }) => {
 });
 
 test("create returns the secret once; the new key works and reports its limit", async ({ gw }) => {
-  const created = await createKey(gw, { name: "ci", limit: 12.5, limit_reset: "weekly", include_byok_in_limit: true, creator_user_id: "user_1" });
+  const member = await call(gw.url, "POST", "/api/v1/organization/members", { key: gw.key, body: { email: "ci-owner@example.com" } });
+  assert.is(member.status, 201, member.text);
+  const memberId = at(member.body, "data", "id") as string;
+  const created = await createKey(gw, { name: "ci", limit: 12.5, limit_reset: "weekly", include_byok_in_limit: true, creator_user_id: memberId });
   assert.is(created.status, 201);
   const secret = at(created.body, "key") as string;
   assert.match(secret, /^sk-gw-v1-[0-9a-f]{64}$/);
@@ -63,7 +66,7 @@ test("create returns the secret once; the new key works and reports its limit", 
   assert.is(own.status, 200);
   assert.is(at(own.body, "data", "limit"), 12.5);
   assert.is(at(own.body, "data", "limit_remaining"), 12.5);
-  assert.is(at(own.body, "data", "creator_user_id"), "user_1");
+  assert.is(at(own.body, "data", "creator_user_id"), memberId);
   assert.is(at(own.body, "data", "budgets", 0, "scope"), "key");
   assert.is(at(own.body, "data", "budgets", 0, "reset_interval"), "weekly");
   assert.is(at(own.body, "data", "budgets", 0, "include_byok"), true);

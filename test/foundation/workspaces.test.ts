@@ -4,6 +4,7 @@ import { WorkspaceRow } from "../../server/db/models.js";
 import { at, call, type Reply } from "../support/http.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { seedOrganization } from "../support/seed.js";
+import { ISO, UUID, WORKSPACE_FIELDS } from "../support/shapes.js";
 
 const test = suite<{ gw: TestGateway }>("workspaces");
 test.before(async (ctx) => {
@@ -13,19 +14,10 @@ test.after(async (ctx) => {
   await ctx.gw.stop();
 });
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 const SERVER_TOOLS = [
   "svc:advisor", "svc:apply_patch", "svc:bash", "svc:datetime", "svc:fusion", "svc:image_generation",
   "svc:experimental__search_models", "svc:shell", "svc:subagent", "svc:tool_search", "svc:web_fetch", "svc:web_search",
-];
-
-const WORKSPACE_FIELDS = [
-  "id", "name", "slug", "description", "created_at", "updated_at", "created_by", "default_guardrail_id",
-  "default_image_model", "default_text_model", "default_provider_sort", "disabled_server_tools", "include_byok_in_budgets",
-  "io_logging_api_key_ids", "io_logging_sampling_rate", "is_data_discount_logging_enabled",
-  "is_observability_broadcast_enabled", "is_observability_io_logging_enabled",
 ];
 
 let counter = 0;

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { createClient } from "@connectrpc/connect";
@@ -66,6 +68,8 @@ async function startCore(databaseUrl: string, key: string): Promise<Core> {
       GRPC_PORT: String(grpcPort),
       GATEWAY_BOOTSTRAP_KEY: key,
       GATEWAY_SHUTDOWN_GRACE_MS: "2000",
+      // Its operator token and master key files go here, not into the repository's .data.
+      GATEWAY_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "gateway-core-")),
       LOG_LEVEL: "info",
     },
     stdio: ["ignore", "pipe", "pipe"],

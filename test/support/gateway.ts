@@ -11,6 +11,8 @@ export interface TestGateway {
   grpcUrl: string;
   /** The bootstrap management key of the default organization. */
   key: string;
+  /** Token of OperatorService (`npm run admin`). */
+  operatorToken: string;
   databaseUrl: string;
   gateway: Gateway;
   stop(): Promise<void>;
@@ -19,6 +21,7 @@ export interface TestGateway {
 export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
   const databaseUrl = await createDatabase();
   const key = newKeySecret();
+  const operatorToken = randomBytes(32).toString("hex");
   const config = loadConfig({
     HOST: "127.0.0.1",
     PORT: "0",
@@ -26,10 +29,12 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     DATABASE_URL: databaseUrl,
     GATEWAY_BOOTSTRAP_KEY: key,
     GATEWAY_SHUTDOWN_GRACE_MS: "2000",
+    GATEWAY_OPERATOR_TOKEN: operatorToken,
+    GATEWAY_MASTER_KEY: randomBytes(32).toString("hex"),
     ...env,
   });
   const gateway = await startGateway(config, createLogger(process.env.TEST_LOG_LEVEL ?? "silent"));
-  return { url: gateway.httpUrl, grpcUrl: gateway.grpcUrl, key, databaseUrl, gateway, stop: () => gateway.stop() };
+  return { url: gateway.httpUrl, grpcUrl: gateway.grpcUrl, key, operatorToken, databaseUrl, gateway, stop: () => gateway.stop() };
 }
 
 /** A new, empty database on the test run's PostgreSQL (see test/run.ts). */

@@ -1,0 +1,56 @@
+import type { Transaction } from "sequelize";
+import type { Caller } from "../core/auth.js";
+import { gatewayError } from "../core/errors.js";
+import { inOrganization } from "../core/scope.js";
+import { GuardrailRow } from "../db/governance-models.js";
+import { ApiKeyRow } from "../db/models.js";
+import { membersAmong } from "../members/member-store.js";
+
+/** Lookups shared by the guardrail handlers; every one is confined to the caller's organization. */
+export async function findGuardrail(
+  caller: Caller,
+  id: string,
+  options: { transaction?: Transaction; lock?: boolean } = {},
+): Promise<GuardrailRow> {
+  const row = await GuardrailRow.findOne({
+    where: { ...inOrganization(caller), id: id.toLowerCase() },
+    transaction: options.transaction,
+    ...(options.lock && options.transaction ? { lock: options.transaction.LOCK.UPDATE } : {}),
+  });
+  if (!row) throw gatewayError(404, `Guardrail '${id}' not found`);
+  return row;
+}
+
+/**
+ * Refuses the whole request when any hash is not a key of the caller's organization. The keys are
+ * share-locked so none can be deleted before the caller's transaction commits.
+ */
+export async function requireOrganizationKeys(caller: Caller, hashes: string[], transaction: Transaction): Promise<void> {
+  const found = await ApiKeyRow.findAll({
+    attributes: ["hash"],
+    where: { ...inOrganization(caller), hash: hashes },
+    transaction,
+    lock: transaction.LOCK.SHARE,
+  });
+  rejectUnknown("key hashes", hashes, new Set(found.map((key) => key.hash)));
+}
+
+/** Refuses the whole request when any user id is not a member of the caller's organization. */
+export async function requireMembers(caller: Caller, userIds: string[], transaction: Transaction): Promise<void> {
+  const members = await membersAmong(caller.organization.id, userIds, transaction);
+  rejectUnknown("member user ids", userIds, new Set(members.map((member) => member.id)));
+}
+
+/** 400 naming the values that are not among `known` (the first few, so the message stays short). */
+export function rejectUnknown(what: string, given: string[], known: ReadonlySet<string>): void {
+  const unknown = given.filter((value) => !known.has(value));
+  if (unknown.length === 0) return;
+  const shown = unknown.slice(0, 10).map((value) => `'${value}'`).join(", ");
+  const more = unknown.length > 10 ? ` and ${unknown.length - 10} more` : "";
+  throw gatewayError(400, `Unknown ${what} (not in this organization): ${shown}${more}`);
+}
+
+/** The distinct values of a request list, in the order given. */
+export function distinct(values: string[]): string[] {
+  return [...new Set(values)];
+}

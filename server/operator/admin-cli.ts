@@ -1,0 +1,139 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { toJson, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { MemberRole } from "../../gen/gateway/v1/members_pb.js";
+import { OperatorService } from "../../gen/gateway/v1/operator_pb.js";
+import { Entitlement } from "../../gen/gateway/v1/options_pb.js";
+import { httpErrorOf } from "../core/errors.js";
+import { OPERATOR_TOKEN_FILE } from "../core/local-secrets.js";
+
+/**
+ * `npm run admin -- <command>`: the operator's command line, a gRPC client of OperatorService.
+ * It reaches the core at GATEWAY_GRPC_URL (default http://127.0.0.1:$GRPC_PORT) and authenticates
+ * with GATEWAY_OPERATOR_TOKEN or the token file the gateway keeps in GATEWAY_DATA_DIR.
+ */
+const USAGE = `Usage: npm run admin -- <command>
+
+  org create <name> [--interns] [--private-endpoints]
+  org list
+  entitlement grant|revoke <organization-id> interns|private-endpoints
+  member add <organization-id> <email> [--first-name <name>] [--last-name <name>] [--role admin|member]
+  member list <organization-id>
+  member remove <organization-id> <user-id>
+  key create <organization-id> <name> [--management] [--member <user-id>] [--workspace <uuid>] [--limit <usd>]
+
+Environment: GATEWAY_GRPC_URL (default http://127.0.0.1:$GRPC_PORT, GRPC_PORT default 50051),
+GATEWAY_OPERATOR_TOKEN (default: the file ${OPERATOR_TOKEN_FILE} in GATEWAY_DATA_DIR, default .data).`;
+
+const { values: flags, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    interns: { type: "boolean" },
+    "private-endpoints": { type: "boolean" },
+    "first-name": { type: "string" },
+    "last-name": { type: "string" },
+    role: { type: "string" },
+    management: { type: "boolean" },
+    member: { type: "string" },
+    workspace: { type: "string" },
+    limit: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  },
+});
+
+const ENTITLEMENTS: Record<string, Entitlement> = {
+  interns: Entitlement.INTERNS,
+  "private-endpoints": Entitlement.PRIVATE_ENDPOINTS,
+};
+
+function operatorToken(): string {
+  const fromEnv = process.env.GATEWAY_OPERATOR_TOKEN?.trim();
+  if (fromEnv) return fromEnv;
+  const file = path.resolve(process.env.GATEWAY_DATA_DIR ?? ".data", OPERATOR_TOKEN_FILE);
+  try {
+    return readFileSync(file, "utf8").trim();
+  } catch {
+    throw new UsageError(`No operator token: set GATEWAY_OPERATOR_TOKEN or start the gateway once so that it writes ${file}`);
+  }
+}
+
+class UsageError extends Error {}
+
+function arg(index: number, what: string): string {
+  const value = positionals[index];
+  if (!value) throw new UsageError(`missing ${what}`);
+  return value;
+}
+
+function print<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): void {
+  process.stdout.write(JSON.stringify(toJson(schema, message, { useProtoFieldName: true }), null, 2) + "\n");
+}
+
+async function run(): Promise<void> {
+  if (flags.help || positionals.length === 0) {
+    process.stdout.write(USAGE + "\n");
+    return;
+  }
+  const grpcUrl = process.env.GATEWAY_GRPC_URL ?? `http://127.0.0.1:${process.env.GRPC_PORT ?? "50051"}`;
+  const token = operatorToken();
+  const client = createClient(OperatorService, createGrpcTransport({ baseUrl: grpcUrl }));
+  const headers = { authorization: `Bearer ${token}` };
+  const methods = OperatorService.method;
+  const command = `${positionals[0]} ${positionals[1] ?? ""}`.trim();
+
+  switch (command) {
+    case "org create": {
+      const entitlements = Object.entries(ENTITLEMENTS).filter(([flag]) => flags[flag as keyof typeof flags]).map(([, e]) => e);
+      print(methods.createOrganization.output, await client.createOrganization({ name: arg(2, "organization name"), entitlements }, { headers }));
+      return;
+    }
+    case "org list":
+      print(methods.listOrganizations.output, await client.listOrganizations({}, { headers }));
+      return;
+    case "entitlement grant":
+    case "entitlement revoke": {
+      const entitlement = ENTITLEMENTS[arg(3, "entitlement (interns or private-endpoints)")];
+      if (entitlement === undefined) throw new UsageError("the entitlement is interns or private-endpoints");
+      const request = { organizationId: arg(2, "organization id"), entitlement, enabled: positionals[1] === "grant" };
+      print(methods.setEntitlement.output, await client.setEntitlement(request, { headers }));
+      return;
+    }
+    case "member add": {
+      const role = flags.role === undefined ? MemberRole.MEMBER : { admin: MemberRole.ADMIN, member: MemberRole.MEMBER }[flags.role];
+      if (role === undefined) throw new UsageError("--role is admin or member");
+      const member = { email: arg(3, "email"), firstName: flags["first-name"], lastName: flags["last-name"], role };
+      print(methods.createMember.output, await client.createMember({ organizationId: arg(2, "organization id"), member }, { headers }));
+      return;
+    }
+    case "member list":
+      print(methods.listMembers.output, await client.listMembers({ organizationId: arg(2, "organization id") }, { headers }));
+      return;
+    case "member remove":
+      print(methods.deleteMember.output, await client.deleteMember({ organizationId: arg(2, "organization id"), userId: arg(3, "user id") }, { headers }));
+      return;
+    case "key create": {
+      const limit = flags.limit === undefined ? undefined : Number(flags.limit);
+      if (limit !== undefined && !Number.isFinite(limit)) throw new UsageError("--limit is a number of USD");
+      const key = { name: arg(3, "key name"), isManagementKey: flags.management ?? false, creatorUserId: flags.member, workspaceId: flags.workspace, limit };
+      print(methods.createKey.output, await client.createKey({ organizationId: arg(2, "organization id"), key }, { headers }));
+      return;
+    }
+    default:
+      throw new UsageError(`unknown command '${command}'`);
+  }
+}
+
+try {
+  await run();
+} catch (err) {
+  if (err instanceof UsageError) {
+    process.stderr.write(`admin: ${err.message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  const { status, message } = httpErrorOf(ConnectError.from(err));
+  process.stderr.write(`admin: ${status} ${message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,19 @@
+import type { Transaction } from "sequelize";
+import { OrganizationRow, WorkspaceRow } from "../db/models.js";
+
+/** An organization always starts with its default workspace, where its keys go unless told otherwise. */
+export async function createOrganization(
+  name: string,
+  entitlements: string[],
+  createdBy: string,
+  transaction: Transaction,
+): Promise<{ organization: OrganizationRow; workspace: WorkspaceRow }> {
+  const organization = await OrganizationRow.create({ name, entitlements }, { transaction });
+  const workspace = await WorkspaceRow.create({ organizationId: organization.id, name: "Default", slug: "default", createdBy }, { transaction });
+  return { organization, workspace };
+}
+
+/** The oldest workspace of the organization. */
+export async function defaultWorkspaceOf(organizationId: string, transaction?: Transaction): Promise<WorkspaceRow | null> {
+  return WorkspaceRow.findOne({ where: { organizationId }, order: [["createdAt", "ASC"], ["id", "ASC"]], transaction });
+}

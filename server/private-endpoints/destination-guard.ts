@@ -1,0 +1,162 @@
+import { promises as dns, type LookupAddress } from "node:dns";
+import net from "node:net";
+
+/**
+ * SSRF guard of private endpoints: the gateway only calls deployments on the public internet, so
+ * a caller cannot point it at loopback, the private network, or a cloud metadata service. The
+ * host is resolved here and every address must be public; the caller then connects to exactly
+ * these addresses (see upstream-probe.ts), so DNS cannot be rebound between check and connect.
+ * Operators open holes for on-premises deployments with GATEWAY_PRIVATE_ENDPOINT_ALLOWED_HOSTS.
+ */
+export interface VettedDestination {
+  /** Host name (or IP literal, without brackets) as the URL names it; TLS is verified against it. */
+  host: string;
+  addresses: LookupAddress[];
+}
+
+/** A destination the gateway must not call. The message names the host, never the whole URL. */
+export class DestinationRefused extends Error {}
+
+export interface DestinationGuard {
+  vet(url: URL): Promise<VettedDestination>;
+}
+
+/** IPv4 ranges that are not public unicast (IANA special-purpose registry). */
+const NON_PUBLIC_V4: Array<[string, number]> = [
+  ["0.0.0.0", 8], // "this network"
+  ["10.0.0.0", 8], // private
+  ["100.64.0.0", 10], // carrier-grade NAT
+  ["127.0.0.0", 8], // loopback
+  ["169.254.0.0", 16], // link-local, incl. the 169.254.169.254 metadata service
+  ["172.16.0.0", 12], // private
+  ["192.0.0.0", 24], // IETF protocol assignments
+  ["192.0.2.0", 24], // documentation
+  ["192.88.99.0", 24], // 6to4 relay anycast
+  ["192.168.0.0", 16], // private
+  ["198.18.0.0", 15], // benchmarking
+  ["198.51.100.0", 24], // documentation
+  ["203.0.113.0", 24], // documentation
+  ["224.0.0.0", 4], // multicast
+  ["240.0.0.0", 4], // reserved, incl. broadcast 255.255.255.255
+];
+
+const NON_PUBLIC_V6: Array<[string, number]> = [
+  ["::", 96], // unspecified ::, loopback ::1 and the deprecated IPv4-compatible form
+  ["64:ff9b:1::", 48], // local-use NAT64
+  ["100::", 64], // discard-only
+  ["2001::", 32], // Teredo
+  ["2001:10::", 28], // ORCHID
+  ["2001:20::", 28], // ORCHIDv2
+  ["2001:db8::", 32], // documentation
+  ["3fff::", 20], // documentation
+  ["fc00::", 7], // unique local
+  ["fe80::", 10], // link-local
+  ["fec0::", 10], // site-local (deprecated)
+  ["ff00::", 8], // multicast
+];
+
+const nonPublicV4 = new net.BlockList();
+for (const [network, prefix] of NON_PUBLIC_V4) nonPublicV4.addSubnet(network, prefix, "ipv4");
+const nonPublicV6 = new net.BlockList();
+for (const [network, prefix] of NON_PUBLIC_V6) nonPublicV6.addSubnet(network, prefix, "ipv6");
+
+/** Whether an address is public unicast, looking through IPv6 forms that carry an IPv4 address. */
+export function isPublicAddress(address: string): boolean {
+  const family = net.isIP(address);
+  if (family === 4) return !nonPublicV4.check(address, "ipv4");
+  if (family !== 6) return false;
+  const embedded = embeddedIPv4(address);
+  if (embedded !== undefined && nonPublicV4.check(embedded, "ipv4")) return false;
+  return !nonPublicV6.check(address, "ipv6");
+}
+
+/**
+ * The IPv4 address inside IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96),
+ * NAT64 (64:ff9b::/96) and 6to4 (2002::/16) addresses, which reach that IPv4 host.
+ */
+function embeddedIPv4(address: string): string | undefined {
+  const h = hextets(address);
+  const zeros = (from: number, to: number) => h.slice(from, to).every((x) => x === 0);
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+  if (zeros(0, 5) && h[5] === 0xffff) return v4(h[6]!, h[7]!);
+  if (zeros(0, 4) && h[4] === 0xffff && h[5] === 0) return v4(h[6]!, h[7]!);
+  if (h[0] === 0x64 && h[1] === 0xff9b && zeros(2, 6)) return v4(h[6]!, h[7]!);
+  if (h[0] === 0x2002) return v4(h[1]!, h[2]!);
+  return undefined;
+}
+
+/** The eight 16-bit groups of a valid IPv6 literal (checked by net.isIP before). */
+function hextets(address: string): number[] {
+  let text = address.replace(/%.*$/, "");
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = "", tail] = text.split("::");
+  const groups = (part: string) => (part === "" ? [] : part.split(":").map((g) => parseInt(g, 16)));
+  const front = groups(head);
+  const back = tail === undefined ? [] : groups(tail);
+  return [...front, ...new Array<number>(8 - front.length - back.length).fill(0), ...back];
+}
+
+export function createDestinationGuard(options: { allowedHosts: readonly string[]; resolveTimeoutMs: number }): DestinationGuard {
+  // Allow-list entries are exact host names or IP literals; literals are matched as addresses so
+  // that "::1" and "0::1" are the same entry, and also allow a name that resolves to them.
+  const allowedNames = new Set<string>();
+  const allowedAddresses = new net.BlockList();
+  for (const entry of options.allowedHosts) {
+    const bare = unbracket(entry.toLowerCase());
+    const family = net.isIP(bare);
+    if (family === 0) allowedNames.add(withoutTrailingDot(bare));
+    else allowedAddresses.addAddress(bare, family === 4 ? "ipv4" : "ipv6");
+  }
+  const addressAllowed = (address: string) => {
+    const family = net.isIP(address);
+    return family !== 0 && allowedAddresses.check(address, family === 4 ? "ipv4" : "ipv6");
+  };
+
+  return {
+    async vet(url) {
+      const host = unbracket(url.hostname.toLowerCase());
+      const hostAllowed = allowedNames.has(withoutTrailingDot(host));
+      const addresses = net.isIP(host) ? [{ address: host, family: net.isIP(host) }] : await resolve(host, options.resolveTimeoutMs);
+      for (const { address } of addresses) {
+        if (hostAllowed || addressAllowed(address) || isPublicAddress(address)) continue;
+        // The resolved address is not named: it would tell a caller how internal names resolve.
+        throw new DestinationRefused(
+          net.isIP(host)
+            ? `base_url host '${host}' is not a public address; private endpoints must be reachable on the public internet`
+            : `base_url host '${host}' resolves to a non-public address; private endpoints must be reachable on the public internet`,
+        );
+      }
+      return { host, addresses };
+    },
+  };
+}
+
+async function resolve(host: string, timeoutMs: number): Promise<LookupAddress[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DestinationRefused(`base_url host '${host}' could not be resolved in time`)), timeoutMs);
+  });
+  try {
+    const addresses = await Promise.race([dns.lookup(host, { all: true, verbatim: true }), deadline]);
+    if (addresses.length === 0) throw new DestinationRefused(`base_url host '${host}' could not be resolved`);
+    return addresses;
+  } catch (err) {
+    if (err instanceof DestinationRefused) throw err;
+    throw new DestinationRefused(`base_url host '${host}' could not be resolved`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function unbracket(host: string): string {
+  return host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+}
+
+/** "example.com." and "example.com" are the same DNS name. */
+function withoutTrailingDot(host: string): string {
+  return host.endsWith(".") ? host.slice(0, -1) : host;
+}

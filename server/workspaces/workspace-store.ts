@@ -1,0 +1,67 @@
+import { ForeignKeyConstraintError, UniqueConstraintError, type Sequelize } from "sequelize";
+import type { Caller } from "../core/auth.js";
+import { gatewayError } from "../core/errors.js";
+import { findWorkspace, inOrganization } from "../core/scope.js";
+import { ApiKeyRow, WorkspaceRow } from "../db/models.js";
+import type { WorkspaceColumns } from "./workspace-fields.js";
+
+/** Writes of workspaces, with the conflicts the database detects turned into the API's answers. */
+export async function insertWorkspace(
+  caller: Caller,
+  columns: WorkspaceColumns & { name: string; slug: string },
+): Promise<WorkspaceRow> {
+  return answeringConflicts(columns, () =>
+    WorkspaceRow.create({
+      ...columns,
+      ...inOrganization(caller),
+      // A member's key creates on the member's behalf; keys without a member stand for themselves.
+      createdBy: caller.key.creatorUserId ?? caller.key.hash,
+    }),
+  );
+}
+
+export async function applyWorkspaceChanges(workspace: WorkspaceRow, columns: WorkspaceColumns): Promise<WorkspaceRow> {
+  return answeringConflicts(columns, () => workspace.update({ ...columns, updatedAt: new Date() }));
+}
+
+/**
+ * Deleting a workspace would cascade to its keys, so a workspace that still has keys is refused
+ * rather than silently revoking them; so is the organization's default (oldest) workspace, where
+ * keys land when none is named. Budgets, guardrails, BYOK credentials and pending authorization
+ * codes go with the workspace.
+ */
+export async function removeWorkspace(sequelize: Sequelize, caller: Caller, ref: string): Promise<void> {
+  await sequelize.transaction(async (transaction) => {
+    // The row lock conflicts with the key lock a concurrent key insert takes on its workspace, so
+    // no key can appear between the count below and the delete.
+    const workspace = await findWorkspace(caller, ref, { transaction, lock: true });
+    const oldest = await WorkspaceRow.findOne({
+      where: inOrganization(caller),
+      order: [["createdAt", "ASC"], ["id", "ASC"]],
+      attributes: ["id"],
+      transaction,
+    });
+    if (oldest?.id === workspace.id) throw gatewayError(409, "The organization's default workspace cannot be deleted");
+    const keys = await ApiKeyRow.count({ where: { workspaceId: workspace.id }, transaction });
+    if (keys > 0) {
+      throw gatewayError(409, `Workspace '${ref}' still has ${keys} API key(s); delete them first`);
+    }
+    await workspace.destroy({ transaction });
+  });
+}
+
+async function answeringConflicts(columns: WorkspaceColumns, write: () => Promise<WorkspaceRow>): Promise<WorkspaceRow> {
+  try {
+    return await write();
+  } catch (err) {
+    // The only unique constraint of a workspace is its slug within the organization.
+    if (err instanceof UniqueConstraintError) {
+      throw gatewayError(409, `A workspace with slug '${columns.slug ?? ""}' already exists in this organization`);
+    }
+    // The only foreign key a request can name: a guardrail deleted since it was checked.
+    if (err instanceof ForeignKeyConstraintError) {
+      throw gatewayError(400, `default_guardrail_id '${columns.defaultGuardrailId ?? ""}' is not a guardrail of this organization`);
+    }
+    throw err;
+  }
+}

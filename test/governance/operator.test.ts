@@ -1,0 +1,138 @@
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { toJsonString } from "@bufbuild/protobuf";
+import { ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { ListOrganizationsResponseSchema, OperatorService } from "../../gen/gateway/v1/operator_pb.js";
+import { httpErrorOf } from "../../server/core/errors.js";
+import { at, call } from "../support/http.js";
+import { startTestGateway, type TestGateway } from "../support/gateway.js";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+
+/** `npm run admin -- …` as an operator runs it, against the test gateway's gRPC port. */
+function admin(gw: TestGateway, args: string[], token = gw.operatorToken): Promise<{ code: number; stdout: string; stderr: string; json: unknown }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "server/operator/admin-cli.ts", ...args],
+      { cwd: ROOT, env: { ...process.env, GATEWAY_GRPC_URL: gw.grpcUrl, GATEWAY_OPERATOR_TOKEN: token } },
+      (error, stdout, stderr) => {
+        let json: unknown;
+        try {
+          json = JSON.parse(stdout);
+        } catch {
+          json = undefined;
+        }
+        resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr, json });
+      },
+    );
+  });
+}
+
+const test = suite<{ gw: TestGateway }>("operator");
+test.before(async (ctx) => {
+  ctx.gw = await startTestGateway();
+});
+test.after(async (ctx) => {
+  await ctx.gw.stop();
+});
+
+const internsStatus = async (gw: TestGateway, key: string) => (await call(gw.url, "GET", "/api/v1/interns", { key })).status;
+const privateEndpointsStatus = async (gw: TestGateway, key: string) => (await call(gw.url, "GET", "/api/v1/private-endpoints", { key })).status;
+
+test("from a fresh install the admin command reaches every entitlement state", async ({ gw }) => {
+  const created = await admin(gw, ["org", "create", "Acme"]);
+  assert.is(created.code, 0, created.stderr);
+  const orgId = at(created.json, "data", "id") as string;
+  const key = at(created.json, "key") as string;
+  assert.match(key, /^sk-gw-v1-/);
+  assert.equal(at(created.json, "data", "entitlements"), undefined, "no entitlement yet (empty lists are omitted)");
+
+  assert.is(await internsStatus(gw, key), 404, "outside the interns programme the routes do not exist");
+  assert.is(await privateEndpointsStatus(gw, key), 403, "without the private endpoints entitlement");
+
+  const interns = await admin(gw, ["entitlement", "grant", orgId, "interns"]);
+  assert.is(interns.code, 0, interns.stderr);
+  assert.equal(at(interns.json, "data", "entitlements"), ["ENTITLEMENT_INTERNS"]);
+  assert.is.not(await internsStatus(gw, key), 404, "inside the programme");
+  assert.is(await privateEndpointsStatus(gw, key), 403);
+
+  const both = await admin(gw, ["entitlement", "grant", orgId, "private-endpoints"]);
+  assert.equal(at(both.json, "data", "entitlements"), ["ENTITLEMENT_INTERNS", "ENTITLEMENT_PRIVATE_ENDPOINTS"]);
+  assert.is(await privateEndpointsStatus(gw, key), 200);
+
+  const again = await admin(gw, ["entitlement", "grant", orgId, "private-endpoints"]);
+  assert.equal(at(again.json, "data", "entitlements"), ["ENTITLEMENT_INTERNS", "ENTITLEMENT_PRIVATE_ENDPOINTS"], "granting twice changes nothing");
+
+  const revoked = await admin(gw, ["entitlement", "revoke", orgId, "interns"]);
+  assert.equal(at(revoked.json, "data", "entitlements"), ["ENTITLEMENT_PRIVATE_ENDPOINTS"]);
+  assert.is(await internsStatus(gw, key), 404);
+
+  const listed = await admin(gw, ["org", "list"]);
+  const ids = (at(listed.json, "data") as Array<{ id: string }>).map((o) => o.id);
+  assert.ok(ids.includes(orgId));
+  assert.is(ids.length, 2, "the bootstrap organization and Acme");
+});
+
+test("members and their keys; a key whose creator left keeps working", async ({ gw }) => {
+  const org = await admin(gw, ["org", "create", "Members Inc", "--interns"]);
+  const orgId = at(org.json, "data", "id") as string;
+  const member = await admin(gw, ["member", "add", orgId, "bob@example.com", "--first-name", "Bob", "--role", "admin"]);
+  assert.is(member.code, 0, member.stderr);
+  const userId = at(member.json, "data", "id") as string;
+  assert.is(at(member.json, "data", "role"), "MEMBER_ROLE_ADMIN");
+
+  const minted = await admin(gw, ["key", "create", orgId, "bob's key", "--member", userId, "--limit", "5"]);
+  assert.is(minted.code, 0, minted.stderr);
+  const key = at(minted.json, "key") as string;
+  const own = await call(gw.url, "GET", "/api/v1/key", { key });
+  assert.is(own.status, 200, own.text);
+  assert.is(at(own.body, "data", "creator_user_id"), userId);
+  assert.is(at(own.body, "data", "organization_id"), orgId);
+  assert.is(at(own.body, "data", "limit"), 5);
+  assert.is(at(own.body, "data", "is_management_key"), false);
+
+  const members = await admin(gw, ["member", "list", orgId]);
+  assert.is(at(members.json, "total_count"), 1);
+
+  const removed = await admin(gw, ["member", "remove", orgId, userId]);
+  assert.is(removed.code, 0, removed.stderr);
+  assert.is((await call(gw.url, "GET", "/api/v1/key", { key })).status, 200);
+  const stale = await admin(gw, ["key", "create", orgId, "late", "--member", userId]);
+  assert.is(stale.code, 1, "a removed member can no longer own new keys");
+  assert.match(stale.stderr, /400 .*not a member/);
+});
+
+test("errors: bad usage exits 2, gateway errors exit 1 with their status", async ({ gw }) => {
+  const usage = await admin(gw, ["org", "frobnicate"]);
+  assert.is(usage.code, 2);
+  assert.match(usage.stderr, /unknown command/);
+  const unknownOrg = await admin(gw, ["member", "list", "3f1c2a4e-8b7d-4c6e-9a51-0d2e7f3b6c18"]);
+  assert.is(unknownOrg.code, 1);
+  assert.match(unknownOrg.stderr, /^admin: 404 /);
+  const badToken = await admin(gw, ["org", "list"], "not-the-token");
+  assert.is(badToken.code, 1);
+  assert.match(badToken.stderr, /^admin: 401 /);
+});
+
+test("OperatorService refuses API keys, even management keys, and has no REST route", async ({ gw }) => {
+  const client = createClient(OperatorService, createGrpcTransport({ baseUrl: gw.grpcUrl }));
+  for (const authorization of [`Bearer ${gw.key}`, undefined]) {
+    const err = await client.listOrganizations({}, { headers: authorization ? { authorization } : {} }).then(
+      () => undefined,
+      (e: unknown) => ConnectError.from(e),
+    );
+    assert.ok(err, "the call must fail");
+    assert.is(httpErrorOf(err).status, 401);
+  }
+  const listed = await client.listOrganizations({}, { headers: { authorization: `Bearer ${gw.operatorToken}` } });
+  assert.ok(listed.data.length >= 1);
+  assert.not.match(toJsonString(ListOrganizationsResponseSchema, listed), /sk-gw-v1-/, "listing never shows a key");
+  const rest = await call(gw.url, "POST", "/api/v1/gateway.v1.OperatorService/ListOrganizations", { key: gw.key, body: {} });
+  assert.is(rest.status, 404);
+});
+
+test.run();
