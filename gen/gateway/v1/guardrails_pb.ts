@@ -256,8 +256,8 @@ export const GuardrailResponseSchema: GenMessage<GuardrailResponse> = /*@__PURE_
   messageDesc(file_gateway_v1_guardrails, 2);
 
 /**
- * Body of POST /guardrails. Only `name` is required. Providing `limit_usd` without
- * `reset_interval` (or the reverse) is a 400.
+ * Body of POST /guardrails. Only `name` is required. `limit_usd` without `reset_interval` is a
+ * one-time (lifetime) budget; `reset_interval` without `limit_usd` is a 400.
  *
  * @generated from message gateway.v1.CreateGuardrailRequest
  */
