@@ -1,7 +1,8 @@
 import type { Sequelize } from "sequelize";
 import { hashKey, maskKey, newKeySecret } from "./core/key-secret.js";
 import { ApiKeyRow, OrganizationRow } from "./db/models.js";
-import { createOrganization, defaultWorkspaceOf } from "./operator/organization-store.js";
+import { createOrganization } from "./operator/organization-store.js";
+import { defaultWorkspaceOf } from "./workspaces/workspace-store.js";
 import type { Logger } from "./logger.js";
 
 const BOOTSTRAP_LOCK = 727_002;

@@ -6,7 +6,7 @@ import { DeletedResponseSchema } from "../../gen/gateway/v1/common_pb.js";
 import { callerOf, type Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
 import { findPage } from "../core/pagination.js";
-import { findWorkspace, inOrganization } from "../core/scope.js";
+import { findInOrganization, findWorkspace, inOrganization } from "../core/scope.js";
 import { seal } from "../core/secret-box.js";
 import { ByokCredentialRow } from "../db/governance-models.js";
 import type { Deps } from "../deps.js";
@@ -65,8 +65,7 @@ export function byokService({ secrets }: Deps): Partial<ServiceImpl<typeof ByokS
   };
 }
 
-async function findCredential(caller: Caller, id: string): Promise<ByokCredentialRow> {
-  const row = await ByokCredentialRow.findOne({ where: { ...inOrganization(caller), id: id.toLowerCase() }, attributes: { exclude: ["sealedKey"] } });
-  if (!row) throw gatewayError(404, "BYOK credential not found");
-  return row;
+function findCredential(caller: Caller, id: string): Promise<ByokCredentialRow> {
+  // The sealed key is not loaded: nothing here needs it.
+  return findInOrganization(ByokCredentialRow, caller, { id: id.toLowerCase() }, "BYOK credential not found", { attributes: { exclude: ["sealedKey"] } });
 }

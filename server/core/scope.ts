@@ -1,4 +1,4 @@
-import type { Transaction } from "sequelize";
+import type { Attributes, FindOptions, Model, ModelStatic, Transaction, WhereOptions } from "sequelize";
 import { WorkspaceRow } from "../db/models.js";
 import type { Caller } from "./auth.js";
 import { gatewayError } from "./errors.js";
@@ -12,18 +12,34 @@ export function inOrganization(caller: Caller): { organizationId: string } {
   return { organizationId: caller.organization.id };
 }
 
-/** A workspace of the caller's organization by UUID or slug, optionally locked for update. */
-export async function findWorkspace(
+export interface LookupOptions {
+  transaction?: Transaction;
+  /** With a transaction: SELECT … FOR UPDATE. */
+  lock?: boolean;
+  attributes?: FindOptions["attributes"];
+}
+
+/** One row of the caller's organization matching `where`, or a 404 saying `notFound`. */
+export async function findInOrganization<M extends Model<{ organizationId: string }>>(
+  model: ModelStatic<M>,
   caller: Caller,
-  ref: string,
-  options: { transaction?: Transaction; lock?: boolean } = {},
-): Promise<WorkspaceRow> {
-  const where = UUID_PATTERN.test(ref) ? { ...inOrganization(caller), id: ref.toLowerCase() } : { ...inOrganization(caller), slug: ref };
-  const workspace = await WorkspaceRow.findOne({
-    where,
+  where: WhereOptions<Attributes<M>>,
+  notFound: string,
+  options: LookupOptions = {},
+): Promise<M> {
+  const row = await model.findOne({
+    // Every such model has organizationId; the spread keeps the caller's filter on top.
+    where: { ...where, ...inOrganization(caller) } as WhereOptions<Attributes<M>>,
     transaction: options.transaction,
+    ...(options.attributes ? { attributes: options.attributes } : {}),
     ...(options.lock && options.transaction ? { lock: options.transaction.LOCK.UPDATE } : {}),
   });
-  if (!workspace) throw gatewayError(404, `Workspace '${ref}' not found`);
-  return workspace;
+  if (!row) throw gatewayError(404, notFound);
+  return row;
+}
+
+/** A workspace of the caller's organization by UUID or slug. */
+export function findWorkspace(caller: Caller, ref: string, options: LookupOptions = {}): Promise<WorkspaceRow> {
+  const where = UUID_PATTERN.test(ref) ? { id: ref.toLowerCase() } : { slug: ref };
+  return findInOrganization(WorkspaceRow, caller, where, `Workspace '${ref}' not found`, options);
 }

@@ -6,7 +6,7 @@ import { EndUserSchema, EndUsersService, type EndUser } from "../../gen/gateway/
 import { callerOf, type Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
 import { findPage } from "../core/pagination.js";
-import { inOrganization } from "../core/scope.js";
+import { findInOrganization, inOrganization } from "../core/scope.js";
 import { EndUserRow } from "../db/models.js";
 import { assertAddressable, assertTrackingString } from "./tracking-string.js";
 
@@ -55,9 +55,7 @@ export function endUsersService(): Partial<ServiceImpl<typeof EndUsersService>> 
 
 async function findEndUser(caller: Caller, user: string): Promise<EndUserRow> {
   assertAddressable(user);
-  const row = await EndUserRow.findOne({ where: { ...inOrganization(caller), user } });
-  if (!row) throw gatewayError(404, "End user not found");
-  return row;
+  return findInOrganization(EndUserRow, caller, { user }, "End user not found");
 }
 
 function toEndUser(row: EndUserRow): EndUser {

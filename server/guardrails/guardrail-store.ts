@@ -1,24 +1,14 @@
 import type { Transaction } from "sequelize";
 import type { Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
-import { inOrganization } from "../core/scope.js";
+import { findInOrganization, inOrganization, type LookupOptions } from "../core/scope.js";
 import { GuardrailRow } from "../db/governance-models.js";
 import { ApiKeyRow } from "../db/models.js";
 import { membersAmong } from "../members/member-store.js";
 
-/** Lookups shared by the guardrail handlers; every one is confined to the caller's organization. */
-export async function findGuardrail(
-  caller: Caller,
-  id: string,
-  options: { transaction?: Transaction; lock?: boolean } = {},
-): Promise<GuardrailRow> {
-  const row = await GuardrailRow.findOne({
-    where: { ...inOrganization(caller), id: id.toLowerCase() },
-    transaction: options.transaction,
-    ...(options.lock && options.transaction ? { lock: options.transaction.LOCK.UPDATE } : {}),
-  });
-  if (!row) throw gatewayError(404, `Guardrail '${id}' not found`);
-  return row;
+/** A guardrail of the caller's organization (404 otherwise), optionally locked. */
+export function findGuardrail(caller: Caller, id: string, options: LookupOptions = {}): Promise<GuardrailRow> {
+  return findInOrganization(GuardrailRow, caller, { id: id.toLowerCase() }, `Guardrail '${id}' not found`, options);
 }
 
 /**

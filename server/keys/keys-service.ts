@@ -7,7 +7,7 @@ import { callerOf, type Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
 import { storedUsd } from "../core/money.js";
 import { pageOf } from "../core/pagination.js";
-import { findWorkspace, inOrganization } from "../core/scope.js";
+import { findInOrganization, findWorkspace, inOrganization } from "../core/scope.js";
 import { changedFields } from "../core/update-mask.js";
 import { wireName } from "../core/wire-enums.js";
 import { ApiKeyRow, WorkspaceBudgetRow, WorkspaceRow } from "../db/models.js";
@@ -98,8 +98,6 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
   };
 }
 
-async function findKey(caller: Caller, hash: string): Promise<ApiKeyRow> {
-  const row = await ApiKeyRow.findOne({ where: { ...inOrganization(caller), hash } });
-  if (!row) throw gatewayError(404, "API key not found");
-  return row;
+function findKey(caller: Caller, hash: string): Promise<ApiKeyRow> {
+  return findInOrganization(ApiKeyRow, caller, { hash }, "API key not found");
 }

@@ -15,7 +15,8 @@ import { futureDate, issueKey } from "../keys/key-issuer.js";
 import { toApiKey } from "../keys/key-view.js";
 import { createMember, listMembers, removeMember } from "../members/member-store.js";
 import { newMemberOf, toMember } from "../members/member-view.js";
-import { createOrganization, defaultWorkspaceOf } from "./organization-store.js";
+import { defaultWorkspaceOf } from "../workspaces/workspace-store.js";
+import { createOrganization } from "./organization-store.js";
 
 /**
  * What only the operator may do (`npm run admin`): create organizations, grant entitlements, and
@@ -47,8 +48,12 @@ export function operatorService({ sequelize }: Deps): ServiceImpl<typeof Operato
     },
 
     async listOrganizations() {
-      const organizations = await OrganizationRow.findAll({ order: [["createdAt", "ASC"], ["id", "ASC"]] });
-      return { data: await Promise.all(organizations.map(async (o) => toOrganization(o, await defaultWorkspaceOf(o.id)))) };
+      const order: [string, string][] = [["createdAt", "ASC"], ["id", "ASC"]];
+      const [organizations, workspaces] = await Promise.all([OrganizationRow.findAll({ order }), WorkspaceRow.findAll({ order })]);
+      // Two queries instead of one per organization: the first workspace seen is the oldest.
+      const defaults = new Map<string, WorkspaceRow>();
+      for (const workspace of workspaces) if (!defaults.has(workspace.organizationId)) defaults.set(workspace.organizationId, workspace);
+      return { data: organizations.map((o) => toOrganization(o, defaults.get(o.id) ?? null)) };
     },
 
     async setEntitlement(req) {

@@ -12,8 +12,3 @@ export async function createOrganization(
   const workspace = await WorkspaceRow.create({ organizationId: organization.id, name: "Default", slug: "default", createdBy }, { transaction });
   return { organization, workspace };
 }
-
-/** The oldest workspace of the organization. */
-export async function defaultWorkspaceOf(organizationId: string, transaction?: Transaction): Promise<WorkspaceRow | null> {
-  return WorkspaceRow.findOne({ where: { organizationId }, order: [["createdAt", "ASC"], ["id", "ASC"]], transaction });
-}

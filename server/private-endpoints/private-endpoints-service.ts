@@ -6,7 +6,7 @@ import { UpdatePrivateEndpointRequestSchema, type PrivateEndpointsService } from
 import { requireByokProvider } from "../byok/byok-providers.js";
 import { callerOf, type Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
-import { findWorkspace, inOrganization } from "../core/scope.js";
+import { findInOrganization, findWorkspace, inOrganization } from "../core/scope.js";
 import { changedFields } from "../core/update-mask.js";
 import { wireName } from "../core/wire-enums.js";
 import { PrivateEndpointRow } from "../db/governance-models.js";
@@ -149,13 +149,8 @@ export function privateEndpointsService({ config, secrets, sequelize }: Deps): P
 }
 
 /** An endpoint of the caller's organization; with a transaction, locked for update. */
-async function findEndpoint(caller: Caller, id: string, transaction?: Transaction): Promise<PrivateEndpointRow> {
-  const row = await PrivateEndpointRow.findOne({
-    where: { ...inOrganization(caller), id: id.toLowerCase() },
-    ...(transaction ? { transaction, lock: transaction.LOCK.UPDATE } : {}),
-  });
-  if (!row) throw gatewayError(404, "Private endpoint not found");
-  return row;
+function findEndpoint(caller: Caller, id: string, transaction?: Transaction): Promise<PrivateEndpointRow> {
+  return findInOrganization(PrivateEndpointRow, caller, { id: id.toLowerCase() }, "Private endpoint not found", { transaction, lock: true });
 }
 
 function activeConflict() {

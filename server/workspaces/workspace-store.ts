@@ -1,4 +1,4 @@
-import { ForeignKeyConstraintError, UniqueConstraintError, type Sequelize } from "sequelize";
+import { ForeignKeyConstraintError, UniqueConstraintError, type Sequelize, type Transaction } from "sequelize";
 import type { Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
 import { findWorkspace, inOrganization } from "../core/scope.js";
@@ -35,12 +35,7 @@ export async function removeWorkspace(sequelize: Sequelize, caller: Caller, ref:
     // The row lock conflicts with the key lock a concurrent key insert takes on its workspace, so
     // no key can appear between the count below and the delete.
     const workspace = await findWorkspace(caller, ref, { transaction, lock: true });
-    const oldest = await WorkspaceRow.findOne({
-      where: inOrganization(caller),
-      order: [["createdAt", "ASC"], ["id", "ASC"]],
-      attributes: ["id"],
-      transaction,
-    });
+    const oldest = await defaultWorkspaceOf(caller.organization.id, transaction);
     if (oldest?.id === workspace.id) throw gatewayError(409, "The organization's default workspace cannot be deleted");
     const keys = await ApiKeyRow.count({ where: { workspaceId: workspace.id }, transaction });
     if (keys > 0) {
@@ -48,6 +43,11 @@ export async function removeWorkspace(sequelize: Sequelize, caller: Caller, ref:
     }
     await workspace.destroy({ transaction });
   });
+}
+
+/** The organization's default workspace: its oldest, where keys land when none is named. */
+export async function defaultWorkspaceOf(organizationId: string, transaction?: Transaction): Promise<WorkspaceRow | null> {
+  return WorkspaceRow.findOne({ where: { organizationId }, order: [["createdAt", "ASC"], ["id", "ASC"]], transaction });
 }
 
 async function answeringConflicts(columns: WorkspaceColumns, write: () => Promise<WorkspaceRow>): Promise<WorkspaceRow> {
