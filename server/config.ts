@@ -35,6 +35,13 @@ export interface GatewayConfig {
   privateEndpointCaFile: string | undefined;
   /** Time limit of a private endpoint validation request. */
   privateEndpointTimeoutMs: number;
+  /** GATEWAY_CONFIG: JSON or YAML file of providers, models and regional hosts; none = empty catalog. */
+  catalogFile: string | undefined;
+  /** Requests per key per rate-limit window; 0 turns the limit off. */
+  rateLimitRequests: number;
+  rateLimitWindowSeconds: number;
+  /** Time allowed for one inference call end to end, fallbacks included (504 after it). */
+  requestTimeoutMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -57,6 +64,10 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     privateEndpointAllowedHosts: listVar(env, "GATEWAY_PRIVATE_ENDPOINT_ALLOWED_HOSTS"),
     privateEndpointCaFile: nonEmpty(env.GATEWAY_PRIVATE_ENDPOINT_CA_FILE),
     privateEndpointTimeoutMs: intVar(env, "GATEWAY_PRIVATE_ENDPOINT_TIMEOUT_MS", 10_000, 100, 120_000),
+    catalogFile: nonEmpty(env.GATEWAY_CONFIG),
+    rateLimitRequests: intVar(env, "GATEWAY_RATE_LIMIT_REQUESTS", 600, 0, 100_000_000),
+    rateLimitWindowSeconds: intVar(env, "GATEWAY_RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400),
+    requestTimeoutMs: intVar(env, "GATEWAY_REQUEST_TIMEOUT_MS", 600_000, 100, 3_600_000),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Sequelize } from "sequelize";
+import type { Catalog } from "./catalog/catalog.js";
 import type { GatewayConfig } from "./config.js";
 import type { LocalSecrets } from "./core/local-secrets.js";
 import type { Logger } from "./logger.js";
@@ -9,4 +10,6 @@ export interface Deps {
   log: Logger;
   sequelize: Sequelize;
   secrets: LocalSecrets;
+  /** The model catalog of GATEWAY_CONFIG, as synchronized into Postgres at start. */
+  catalog: Catalog;
 }

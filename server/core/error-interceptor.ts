@@ -10,17 +10,33 @@ import { gatewayError } from "./errors.js";
  */
 export function errorInterceptor(log: Logger): Interceptor {
   return (next) => async (req) => {
+    const method = `${req.method.parent.typeName}/${req.method.name}`;
     try {
-      return await next(req);
+      const res = await next(req);
+      // A server stream fails while it is being read, after this interceptor returned.
+      if (res.stream) return { ...res, message: mapStreamErrors(res.message, log, method) };
+      return res;
     } catch (err) {
-      if (err instanceof ConnectError) throw err;
-      if (err instanceof ConnectionError || err instanceof TimeoutError) {
-        log.warn({ method: req.method.name, err: (err as Error).message }, "database unavailable");
-        throw gatewayError(503, "Service temporarily unavailable", { retryable: true });
-      }
-      const error = err instanceof Error ? err : new Error(String(err));
-      log.error({ method: `${req.method.parent.typeName}/${req.method.name}`, err: { name: error.name, message: error instanceof BaseError ? "database error" : error.message, stack: error.stack } }, "unhandled error");
-      throw gatewayError(500, "Internal server error", { retryable: true });
+      throw asConnectError(err, log, method);
     }
   };
+}
+
+async function* mapStreamErrors<T>(messages: AsyncIterable<T>, log: Logger, method: string): AsyncIterable<T> {
+  try {
+    yield* messages;
+  } catch (err) {
+    throw asConnectError(err, log, method);
+  }
+}
+
+function asConnectError(err: unknown, log: Logger, method: string): ConnectError {
+  if (err instanceof ConnectError) return err;
+  if (err instanceof ConnectionError || err instanceof TimeoutError) {
+    log.warn({ method, err: (err as Error).message }, "database unavailable");
+    return gatewayError(503, "Service temporarily unavailable", { retryable: true });
+  }
+  const error = err instanceof Error ? err : new Error(String(err));
+  log.error({ method, err: { name: error.name, message: error instanceof BaseError ? "database error" : error.message, stack: error.stack } }, "unhandled error");
+  return gatewayError(500, "Internal server error", { retryable: true });
 }

@@ -62,7 +62,7 @@ const STATUS_FOR_CODE: Record<Code, number> = {
 export function gatewayError(
   status: number,
   message: string,
-  options: { reason?: string; retryable?: boolean; cause?: unknown } = {},
+  options: { reason?: string; retryable?: boolean; cause?: unknown; /** Response headers, e.g. Retry-After. */ headers?: Record<string, string> } = {},
 ): ConnectError {
   const code = CODE_FOR_STATUS[status] ?? (status >= 500 ? Code.Internal : Code.InvalidArgument);
   const detail = create(ErrorDetailSchema, {
@@ -70,7 +70,7 @@ export function gatewayError(
     reason: options.reason ?? "",
     retryable: options.retryable ?? false,
   });
-  return new ConnectError(message, code, undefined, [{ desc: ErrorDetailSchema, value: detail }], options.cause);
+  return new ConnectError(message, code, options.headers ? new Headers(options.headers) : undefined, [{ desc: ErrorDetailSchema, value: detail }], options.cause);
 }
 
 export function httpErrorOf(error: ConnectError): HttpError {

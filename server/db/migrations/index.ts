@@ -2,9 +2,11 @@ import type { RunnableMigration } from "umzug";
 import type { QueryInterface } from "sequelize";
 import * as foundation from "./0001-foundation.js";
 import * as governance from "./0002-governance.js";
+import * as inference from "./0003-inference.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0001-foundation", ...foundation },
   { name: "0002-governance", ...governance },
+  { name: "0003-inference", ...inference },
 ];

@@ -1,0 +1,91 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { ProviderKind } from "../providers/provider.js";
+
+/**
+ * The model catalog in memory: what GATEWAY_CONFIG declares, as synchronized into Postgres at
+ * start (see catalog-sync.ts). The hot path reads only this; the tables serve joins with the
+ * ledger and other instances. Private endpoints of an organization are endpoints too; they are
+ * per organization and come from private-endpoint-catalog.ts.
+ */
+export type DataRegion = "global" | "europe" | "us";
+
+export interface CatalogProvider {
+  slug: string;
+  name: string;
+  kind: ProviderKind;
+  baseUrl: string;
+  /** Never stored in Postgres, never logged. */
+  apiKey: string;
+  /** Time allowed until response headers arrive. */
+  timeoutMs: number;
+}
+
+/** USD per token (prompt, completion), per image, per request, as exact decimal strings. */
+export interface Pricing {
+  prompt: string;
+  completion: string;
+  image: string;
+  request: string;
+}
+
+export interface CatalogEndpoint {
+  /** `<model id>@<provider slug>` plus `/<tag>` when the provider serves the model more than once; private endpoints: their uuid. */
+  id: string;
+  modelId: string;
+  providerSlug: string;
+  providerName: string;
+  tag: string;
+  upstreamModelId: string;
+  contextLength: number;
+  maxCompletionTokens: number | null;
+  maxPromptTokens: number | null;
+  quantization: string | null;
+  pricing: Pricing;
+  supportedParameters: string[];
+  supportsImplicitCaching: boolean;
+  region: DataRegion;
+  /** Zero data retention. */
+  zdr: boolean;
+  /** `allow` when the provider may retain or train on prompts. */
+  dataCollection: "allow" | "deny";
+  /** Set on an organization's private endpoint. */
+  privateEndpointId?: string;
+}
+
+export interface CatalogModel {
+  /** `author/slug`. */
+  id: string;
+  canonicalSlug: string;
+  name: string;
+  description: string;
+  /** Unix seconds. */
+  created: number;
+  contextLength: number;
+  inputModalities: string[];
+  outputModalities: string[];
+  tokenizer: string;
+  instructType: string | null;
+  supportedVoices: string[] | null;
+  defaultParameters: JsonObject | null;
+  perRequestLimits: JsonObject | null;
+  /** YYYY-MM-DD. */
+  expirationDate: string | null;
+  knowledgeCutoff: string | null;
+  isModerated: boolean;
+  /** In the order of the config file. */
+  endpoints: CatalogEndpoint[];
+}
+
+export interface Catalog {
+  providers: ReadonlyMap<string, CatalogProvider>;
+  /** In the order of the config file. */
+  models: ReadonlyMap<string, CatalogModel>;
+  /** Lower-case host name (no port) → the region its requests must stay in. */
+  regionalHosts: ReadonlyMap<string, DataRegion>;
+}
+
+/** A model is free when every price of every endpoint is zero. */
+export function isFreeEndpoint(endpoint: CatalogEndpoint): boolean {
+  const { prompt, completion, image, request } = endpoint.pricing;
+  return [prompt, completion, image, request].every((price) => Number(price) === 0);
+}

@@ -1,0 +1,22 @@
+import { QueryTypes, type Sequelize } from "sequelize";
+import { gatewayError } from "../core/errors.js";
+import { assertTrackingString } from "./tracking-string.js";
+
+/**
+ * The `user` of an inference request registers the end user (spec 2.6), or touches `updated_at`
+ * of one already registered. Registration only: an inactive end user is still served (spec 3.4).
+ */
+export function checkEndUser(user: string | undefined): string | null {
+  if (user === undefined) return null;
+  if (user === "") throw gatewayError(400, "user must be 1 to 512 characters");
+  assertTrackingString(user);
+  return user;
+}
+
+export async function registerEndUser(sequelize: Sequelize, organizationId: string, user: string): Promise<void> {
+  await sequelize.query(
+    `INSERT INTO end_users (organization_id, "user", is_active, created_at, updated_at) VALUES (:organizationId, :user, true, now(), now())
+     ON CONFLICT (organization_id, "user") DO UPDATE SET updated_at = now()`,
+    { type: QueryTypes.INSERT, replacements: { organizationId, user } },
+  );
+}

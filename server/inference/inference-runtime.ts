@@ -1,0 +1,37 @@
+import { createEndpointStatsCache } from "../catalog/endpoint-stats.js";
+import { privateEndpointsFor } from "../catalog/private-endpoint-catalog.js";
+import type { Deps } from "../deps.js";
+import { endpointAllowed, policyOf, regionalHostOf } from "../governance/endpoint-policy.js";
+import type { InferenceRuntime } from "./inference-call.js";
+import { createTargetResolver } from "./upstream-targets.js";
+
+/** How often endpoint stats used for ranking are refreshed from the ledger. */
+const STATS_TTL_MS = 10_000;
+
+/** The long-lived parts of inference, built once per gateway. */
+export function createInferenceRuntime(deps: Deps): InferenceRuntime {
+  const { catalog, sequelize, log } = deps;
+  const stats = createEndpointStatsCache(sequelize, STATS_TTL_MS, (err) => log.warn({ err: (err as Error).message }, "endpoint stats refresh failed"));
+  return {
+    deps,
+    resolveTarget: createTargetResolver(deps),
+    ranking(endpointIds) {
+      const known = stats.peek(endpointIds);
+      return new Map(
+        [...known].map(([id, s]) => [id, { latencyP50: s.latencyLast30m?.p50 ?? null, throughputP50: s.throughputLast30m?.p50 ?? null, uptime5m: s.uptimeLast5m }]),
+      );
+    },
+    refusalFor(context, host) {
+      const policy = policyOf(context.guardrails, catalog, regionalHostOf(catalog, host));
+      return (endpoint) => {
+        const verdict = endpointAllowed(policy, endpoint);
+        return verdict.allowed ? undefined : verdict.reason;
+      };
+    },
+    async privateEndpoints(context, modelId) {
+      // Only organizations in the programme have any; the others skip the query.
+      if (!context.caller.organization.entitlements.includes("private_endpoints")) return [];
+      return privateEndpointsFor(catalog, context.caller.organization.id, modelId);
+    },
+  };
+}

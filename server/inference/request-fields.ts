@@ -1,0 +1,47 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { gatewayError } from "../core/errors.js";
+
+/**
+ * Request fields that several inference calls read the same way.
+ */
+
+/** Parameters an endpoint must support under `provider.require_parameters` (the catalog's `supported_parameters` names). */
+const ROUTABLE_PARAMETERS = new Set([
+  "temperature",
+  "top_p",
+  "top_k",
+  "max_tokens",
+  "max_completion_tokens",
+  "stop",
+  "seed",
+  "frequency_penalty",
+  "presence_penalty",
+  "logit_bias",
+  "logprobs",
+  "top_logprobs",
+  "response_format",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "reasoning",
+  "dimensions",
+  "input_type",
+]);
+
+export function parametersIn(body: JsonObject): string[] {
+  // `max_completion_tokens` is the newer name of `max_tokens`; catalogs list the latter.
+  return [...new Set(Object.keys(body).filter((name) => ROUTABLE_PARAMETERS.has(name)).map((name) => (name === "max_completion_tokens" ? "max_tokens" : name)))];
+}
+
+const MAX_SESSION_ID = 256;
+
+/** `session_id` of the body wins over the `x-session-id` header (spec 4.11); both at most 256 characters. */
+export function sessionIdOf(fromBody: string | undefined, ctx: HandlerContext): string | undefined {
+  if (fromBody !== undefined) return fromBody;
+  const header = ctx.requestHeader.get("x-session-id") ?? undefined;
+  if (header !== undefined && [...header].length > MAX_SESSION_ID) {
+    throw gatewayError(400, `x-session-id must be at most ${MAX_SESSION_ID} characters`);
+  }
+  return header;
+}

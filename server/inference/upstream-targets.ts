@@ -1,0 +1,80 @@
+import { Agent } from "undici";
+import { findByokProvider } from "../byok/byok-providers.js";
+import { usableCredential } from "../byok/byok-credentials.js";
+import type { CatalogEndpoint } from "../catalog/catalog.js";
+import type { Deps } from "../deps.js";
+import { PrivateEndpointRow } from "../db/governance-models.js";
+import { parseBaseUrl } from "../private-endpoints/base-url.js";
+import { createDestinationGuard, DestinationRefused } from "../private-endpoints/destination-guard.js";
+import { loadTrustStore } from "../private-endpoints/trust-store.js";
+import { pinnedLookup } from "../private-endpoints/upstream-probe.js";
+import { UpstreamError, type UpstreamTarget } from "../providers/provider.js";
+import type { CallerContext } from "./caller-context.js";
+
+/**
+ * Where one attempt goes and with whose key. A catalog endpoint uses the provider's key from
+ * GATEWAY_CONFIG, or the workspace's own (BYOK) key for that provider when it has one, which makes
+ * the call a BYOK call. A private endpoint always uses the workspace's key for its provider, and
+ * is called like a private endpoint validation: only at addresses the SSRF guard vetted, with the
+ * configured trust store. A target that cannot be built fails as a `connect` failure, so routing
+ * falls back to the next endpoint.
+ */
+export interface ResolvedTarget {
+  target: UpstreamTarget;
+  isByok: boolean;
+  /** Frees what the target holds (a private endpoint's connection pool) once the call is over. */
+  release(): void;
+}
+
+const nothingToRelease = () => {};
+
+export type TargetResolver = (context: CallerContext, endpoint: CatalogEndpoint) => Promise<ResolvedTarget>;
+
+export function createTargetResolver({ config, catalog, secrets, log }: Deps): TargetResolver {
+  const guard = createDestinationGuard({ allowedHosts: config.privateEndpointAllowedHosts, resolveTimeoutMs: config.privateEndpointTimeoutMs });
+  const ca = loadTrustStore(config.privateEndpointCaFile);
+
+  async function workspaceKey(context: CallerContext, provider: string): Promise<string | undefined> {
+    if (!context.byokProviders.has(provider)) return undefined;
+    const { organizationId, workspaceId } = context.caller.key;
+    const credential = await usableCredential(secrets.masterKey, { organizationId, workspaceId, provider });
+    if (credential.state === "found") return credential.secret;
+    if (credential.state === "unreadable") log.warn({ credential: credential.id }, "BYOK credential cannot be opened with the current master key");
+    return undefined;
+  }
+
+  return async (context, endpoint) => {
+    if (endpoint.privateEndpointId) return privateTarget(context, endpoint);
+    const provider = catalog.providers.get(endpoint.providerSlug);
+    if (!provider) throw new UpstreamError("connect", `provider ${endpoint.providerSlug} is not configured`);
+    const own = await workspaceKey(context, provider.slug);
+    return {
+      target: { kind: provider.kind, baseUrl: provider.baseUrl, apiKey: own ?? provider.apiKey, upstreamModelId: endpoint.upstreamModelId, timeoutMs: provider.timeoutMs },
+      isByok: own !== undefined,
+      release: nothingToRelease,
+    };
+  };
+
+  async function privateTarget(context: CallerContext, endpoint: CatalogEndpoint): Promise<ResolvedTarget> {
+    const row = await PrivateEndpointRow.findByPk(endpoint.privateEndpointId);
+    const kind = findByokProvider(endpoint.providerSlug)?.kind;
+    if (!row?.baseUrl || !kind) throw new UpstreamError("connect", "the private endpoint has no usable base URL");
+    const apiKey = await workspaceKey(context, endpoint.providerSlug);
+    if (!apiKey) throw new UpstreamError("connect", `the workspace has no ${endpoint.providerSlug} key for its private endpoint`);
+    const url = parseBaseUrl(row.baseUrl);
+    let addresses;
+    try {
+      ({ addresses } = await guard.vet(url));
+    } catch (err) {
+      if (err instanceof DestinationRefused) throw new UpstreamError("connect", err.message);
+      throw err;
+    }
+    // A fresh pool per call: a pooled socket could lead to an address vetted for another host.
+    const dispatcher = new Agent({ connect: { lookup: pinnedLookup(addresses), ca: [...ca] }, pipelining: 0 });
+    return {
+      target: { kind, baseUrl: url.toString().replace(/\/$/, ""), apiKey, upstreamModelId: endpoint.upstreamModelId, timeoutMs: config.requestTimeoutMs, dispatcher },
+      isByok: true,
+      release: () => void dispatcher.close().catch(() => {}),
+    };
+  }
+}
