@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
@@ -6,6 +7,8 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Sequelize } from "sequelize";
 import { createFacade } from "../facade/facade.js";
 import { bootstrap } from "./bootstrap.js";
+import { syncCatalog } from "./catalog/catalog-sync.js";
+import { loadGatewayConfig } from "./catalog/gateway-config.js";
 import type { GatewayConfig } from "./config.js";
 import { coreInterceptors } from "./core/interceptors.js";
 import { loadLocalSecrets } from "./core/local-secrets.js";
@@ -33,6 +36,8 @@ export interface Gateway {
  * With `coreOnly` the HTTP port serves Connect/gRPC-Web but no REST (run facade/main.ts instead).
  */
 export async function startGateway(config: GatewayConfig, log: Logger, options: { coreOnly?: boolean } = {}): Promise<Gateway> {
+  // A broken catalog file stops the start before anything else is touched.
+  const catalog = await loadGatewayConfig(config.catalogFile, process.env);
   const embedded: EmbeddedPostgres | undefined = config.databaseUrl
     ? undefined
     : await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
@@ -40,11 +45,14 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     const sequelize = await openDatabase(config.databaseUrl ?? embedded!.url, log);
     await bootstrap(sequelize, config.bootstrapKey, log);
     const secrets = await loadLocalSecrets(config);
-    const deps: Deps = { config, log, sequelize, secrets };
+    await syncCatalog(sequelize, catalog);
+    const deps: Deps = { config, log, sequelize, secrets, catalog };
     const impls = implementations(deps);
     const routes = (router: ConnectRouter) => registerServices(router, impls);
     const interceptors = coreInterceptors(deps, impls);
     const shutdown = new AbortController();
+    // Every call in flight listens on it; the default cap of 10 listeners is not a leak signal here.
+    setMaxListeners(0, shutdown.signal);
     const rpc = connectNodeAdapter({ routes, interceptors, shutdownSignal: shutdown.signal });
 
     const grpcServer = http2.createServer(rpc);

@@ -12,7 +12,8 @@ import {
   type ChatUsage,
 } from "../../gen/gateway/v1/inference_pb.js";
 import { gatewayError } from "../core/errors.js";
-import { usdNumber } from "../core/money.js";
+import { costUsd, usdNumber } from "../core/money.js";
+import type { Pricing } from "../catalog/catalog.js";
 import { wireJson } from "../core/wire-json.js";
 import { adapterFor } from "../providers/adapters.js";
 import { UpstreamError, type UpstreamUsage } from "../providers/provider.js";
@@ -70,7 +71,7 @@ async function complete(call: InferenceCall, body: JsonObject, promptTokens: num
   completion.object = "chat.completion";
   completion.model = served.attempt.model.id;
   completion.provider = served.attempt.endpoint.providerName;
-  completion.usage = chatUsage(usage, cost, served.isByok);
+  completion.usage = chatUsage(usage, cost, served.attempt.endpoint.pricing, served.isByok);
   return completion;
 }
 
@@ -103,7 +104,7 @@ async function* stream(call: InferenceCall, body: JsonObject, promptTokens: numb
     const usage = opened.usage() ?? estimatedUsage(promptTokens, delivered);
     const cost = await call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: elapsedSince(served) });
     finished = true;
-    yield frame(create(ChatCompletionChunkSchema, { usage: chatUsage(usage, cost, served.isByok) }));
+    yield frame(create(ChatCompletionChunkSchema, { usage: chatUsage(usage, cost, served.attempt.endpoint.pricing, served.isByok) }));
   } catch (err) {
     finished = true;
     throw await call.fail(err, served.attempt, served.isByok, served.startedAt, estimatedUsage(promptTokens, delivered));
@@ -131,8 +132,9 @@ function checkTools(req: ChatCompletionRequest): string[] {
   return serverTools;
 }
 
-function chatUsage(usage: UpstreamUsage, cost: string, isByok: boolean): ChatUsage {
+function chatUsage(usage: UpstreamUsage, cost: string, pricing: Pricing, isByok: boolean): ChatUsage {
   const total = usage.promptTokens + usage.completionTokens;
+  const part = (promptTokens: number, completionTokens: number) => usdNumber(costUsd({ prompt: pricing.prompt, completion: pricing.completion }, { promptTokens, completionTokens }));
   return create(ChatUsageSchema, {
     promptTokens: BigInt(usage.promptTokens),
     completionTokens: BigInt(usage.completionTokens),
@@ -141,7 +143,11 @@ function chatUsage(usage: UpstreamUsage, cost: string, isByok: boolean): ChatUsa
     promptTokensDetails: { cachedTokens: BigInt(usage.cachedTokens) },
     cost: usdNumber(cost),
     isByok,
-    costDetails: { upstreamInferenceCost: usdNumber(cost) },
+    costDetails: {
+      upstreamInferenceCost: usdNumber(cost),
+      upstreamInferencePromptCost: part(usage.promptTokens, 0),
+      upstreamInferenceCompletionsCost: part(0, usage.completionTokens),
+    },
   });
 }
 

@@ -1,10 +1,5 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
 import http from "node:http";
-import net, { type AddressInfo } from "node:net";
-import os from "node:os";
-import path from "node:path";
-import { createInterface } from "node:readline";
+import type { AddressInfo } from "node:net";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { suite } from "uvu";
@@ -15,108 +10,25 @@ import { maskKey, newKeySecret } from "../../server/core/key-secret.js";
 import { createLogger } from "../../server/logger.js";
 import { allServices } from "../../server/services.js";
 import { createDatabase } from "../support/gateway.js";
+import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
 import { at, call } from "../support/http.js";
 
 /**
  * The facade in this process, the core in a child process (`server/main.ts --core-only`), the two
  * joined only by gRPC over h2c, as `npm run start:core` + `npm run start:facade` run them.
  */
-interface Core {
-  child: ChildProcess;
-  httpPort: number;
-  grpcPort: number;
-  /** Every stdout/stderr line of the child, for diagnostics and the no-secrets check. */
-  lines: string[];
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
 interface Context {
-  core: Core;
+  core: GatewayProcess;
   key: string;
   facade: Facade;
   server: http.Server;
   url: string;
 }
 
-const ROOT = path.resolve(import.meta.dirname, "../..");
-/** Only a guard so that a broken start or stop fails the suite instead of hanging it. */
-const START_GUARD_MS = 60_000;
-const KILL_AFTER_MS = 8_000;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-async function startCore(databaseUrl: string, key: string): Promise<Core> {
-  const httpPort = await freePort();
-  let grpcPort = await freePort();
-  while (grpcPort === httpPort) grpcPort = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts", "--core-only"], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      HOST: "127.0.0.1",
-      PORT: String(httpPort),
-      GRPC_PORT: String(grpcPort),
-      GATEWAY_BOOTSTRAP_KEY: key,
-      GATEWAY_SHUTDOWN_GRACE_MS: "2000",
-      // Its operator token and master key files go here, not into the repository's .data.
-      GATEWAY_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "gateway-core-")),
-      LOG_LEVEL: "info",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: string[] = [];
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once("exit", (code, signal) => resolve({ code, signal }));
-  });
-  createInterface({ input: child.stderr! }).on("line", (line) => lines.push(line));
-  const listening = new Promise<void>((resolve, reject) => {
-    const guard = setTimeout(() => reject(new Error(`the core did not log "gateway listening":\n${lines.join("\n")}`)), START_GUARD_MS);
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      lines.push(line);
-      if (line.includes("gateway listening")) {
-        clearTimeout(guard);
-        resolve();
-      }
-    });
-    void exited.then(({ code, signal }) => {
-      clearTimeout(guard);
-      reject(new Error(`the core exited (code ${code}, signal ${signal}) before listening:\n${lines.join("\n")}`));
-    });
-  });
-  try {
-    await listening;
-  } catch (err) {
-    child.kill("SIGKILL");
-    throw err;
-  }
-  return { child, httpPort, grpcPort, lines, exited };
-}
-
-/** SIGTERM, then SIGKILL if the child has not exited after a while, so the suite never hangs. */
-async function stopCore(core: Core): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (core.child.exitCode === null && core.child.signalCode === null) core.child.kill("SIGTERM");
-  const killer = setTimeout(() => core.child.kill("SIGKILL"), KILL_AFTER_MS);
-  try {
-    return await core.exited;
-  } finally {
-    clearTimeout(killer);
-  }
-}
-
 const test = suite<Context>("split process: REST facade → gRPC → core child");
 test.before(async (ctx) => {
   ctx.key = newKeySecret();
-  ctx.core = await startCore(await createDatabase(), ctx.key);
+  ctx.core = await startGatewayProcess({ databaseUrl: await createDatabase(), key: ctx.key, args: ["--core-only"] });
   ctx.facade = createFacade({
     services: allServices,
     transport: createGrpcTransport({ baseUrl: `http://127.0.0.1:${ctx.core.grpcPort}` }),
@@ -136,7 +48,7 @@ test.after(async (ctx) => {
       ctx.server.closeAllConnections();
     });
   }
-  if (ctx.core) await stopCore(ctx.core);
+  if (ctx.core) await ctx.core.stop();
 });
 
 test("GET /api/v1/key through the remote core answers 200 with the key's label", async ({ url, key }) => {
@@ -211,7 +123,7 @@ test("the core never logs a key secret", async ({ core, key }) => {
 });
 
 test("SIGTERM shuts the core down gracefully (exit code 0)", async ({ core }) => {
-  const { code, signal } = await stopCore(core);
+  const { code, signal } = await core.stop();
   assert.is(signal, null, `the core had to be killed:\n${core.lines.slice(-10).join("\n")}`);
   assert.is(code, 0, core.lines.slice(-10).join("\n"));
   assert.ok(core.lines.some((line) => line.includes('"stopped"')), "the core logged that it stopped");

@@ -9,12 +9,16 @@ import { startTestGateway, type TestGateway } from "./gateway.js";
  *   deployments of the same mock server, so rules on an upstream model id steer one endpoint;
  * - `mock/claude` on `mockanthropic` only (`claude-only`), in the `europe` region with ZDR;
  * - `mock/embed` (embeddings) on `mockai` (`embed-a`);
- * - `mock/free` (all prices zero) on `mockai` (`free-a`).
+ * - `mock/free` (all prices zero) on `mockai` (`free-a`);
+ * - `mock/byok` on provider slug `openai` (`byok-a`), whose configured key the mock refuses: it
+ *   only works with a workspace's own (BYOK) key.
  * Prices per token: chat-a 0.000001 / 0.000002, chat-b 0.000003 / 0.000004, claude 0.000005 / 0.00001.
  */
 export interface InferenceGateway {
   gw: TestGateway;
   upstream: MockUpstream;
+  /** The GATEWAY_CONFIG file, for more instances on the same database. */
+  configFile: string;
   stop(): Promise<void>;
 }
 
@@ -29,6 +33,7 @@ export async function startInferenceGateway(env: Record<string, string> = {}): P
   const providers = [
     { slug: "mockai", name: "MockAI", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: "${MOCK_UPSTREAM_KEY}", region: "us", timeout_ms: 2000 },
     { slug: "backup", name: "Backup", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: upstream.apiKey, region: "global", zdr: true, timeout_ms: 2000 },
+    { slug: "openai", name: "OpenAI", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: "not-the-mock-key", timeout_ms: 2000 },
     { slug: "mockanthropic", name: "MockAnthropic", kind: "anthropic", base_url: upstream.anthropicBaseUrl, api_key: upstream.apiKey, region: "europe", zdr: true, timeout_ms: 2000 },
   ];
   const models = [
@@ -65,6 +70,13 @@ export async function startInferenceGateway(env: Record<string, string> = {}): P
       context_length: 8_000,
       endpoints: [{ provider: "mockai", upstream_model_id: "free-a", pricing: { prompt: "0", completion: "0" } }],
     },
+    {
+      id: "mock/byok",
+      name: "Mock: BYOK",
+      created: 1_700_000_000,
+      context_length: 8_000,
+      endpoints: [{ provider: "openai", upstream_model_id: "byok-a", pricing: PRICES["chat-a"] }],
+    },
   ];
   const file = await writeCatalogFile({ providers, models, regional_hosts: { "eu.gateway.test": "europe" } });
   process.env.MOCK_UPSTREAM_KEY = upstream.apiKey;
@@ -72,6 +84,7 @@ export async function startInferenceGateway(env: Record<string, string> = {}): P
   return {
     gw,
     upstream,
+    configFile: file,
     async stop() {
       await gw.stop();
       await upstream.close();
