@@ -24,8 +24,10 @@ import { gatewayError } from "./core/errors.js";
 import type { Deps } from "./deps.js";
 import { endUsersService } from "./end-users/end-users-service.js";
 import { guardrailsService } from "./guardrails/guardrails-service.js";
+import { inferenceService } from "./inference/inference-service.js";
 import { keysService } from "./keys/keys-service.js";
 import { membersService } from "./members/members-service.js";
+import { modelsService } from "./models/models-service.js";
 import { operatorService } from "./operator/operator-service.js";
 import { organizationService } from "./organization/organization-service.js";
 import { privateEndpointsService } from "./private-endpoints/private-endpoints-service.js";
@@ -65,12 +67,14 @@ export function implementations(deps: Deps): Implementations {
     [OrganizationService, organizationService()],
     [WorkspacesService, workspacesService(deps)],
     [EndUsersService, endUsersService()],
-    [AnalyticsService, analyticsService()],
+    [AnalyticsService, analyticsService(deps)],
     [MembersService, membersService()],
     [GuardrailsService, guardrailsService(deps)],
     [ByokService, byokService(deps)],
     [PrivateEndpointsService, privateEndpointsService(deps)],
+    [ModelsService, modelsService(deps)],
     [OperatorService, operatorService(deps)],
+    [InferenceService, inferenceService(deps)],
   ]);
 }
 

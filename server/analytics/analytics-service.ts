@@ -1,12 +1,20 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AnalyticsService } from "../../gen/gateway/v1/analytics_pb.js";
+import { callerOf } from "../core/auth.js";
+import type { Deps } from "../deps.js";
+import { compileQuery, runQuery } from "./analytics-query.js";
 import { analyticsMeta } from "./catalog.js";
 
-/** GET /analytics/meta. The query itself (QueryAnalytics) comes with the usage ledger. */
-export function analyticsService(): Partial<ServiceImpl<typeof AnalyticsService>> {
+/** GET /analytics/meta and POST /analytics/query over the usage ledger of the caller's organization. */
+export function analyticsService(deps: Pick<Deps, "sequelize">): Partial<ServiceImpl<typeof AnalyticsService>> {
   return {
     getAnalyticsMeta() {
       return { data: analyticsMeta() };
+    },
+
+    async queryAnalytics(req, ctx) {
+      const { organization } = callerOf(ctx);
+      return { data: await runQuery(deps.sequelize, compileQuery(organization.id, req, new Date())) };
     },
   };
 }

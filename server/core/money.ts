@@ -25,3 +25,119 @@ export function storedUsd(usd: number | undefined, field: string): string | null
 export function microsToUsd(micros: bigint | string | number): number {
   return Number(micros) / MICROS_PER_USD;
 }
+
+/**
+ * Costs, prices and spend are exact decimal strings of USD (NUMERIC columns): never floats, so a
+ * ledger of a million tiny calls sums to exactly what the counters hold. Arithmetic runs on
+ * BigInts scaled to the longest fraction involved; results carry no trailing zeros.
+ */
+interface Scaled {
+  units: bigint;
+  scale: number;
+}
+
+const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,3}))?$/;
+
+function parseDecimal(text: string): Scaled {
+  const match = DECIMAL.exec(text.trim());
+  const [, sign = "", whole = "", fraction = "", exponent = "0"] = match ?? [];
+  if (!match || whole + fraction === "") throw new RangeError(`not a decimal amount: "${text}"`);
+  let units = BigInt(whole + fraction) * (sign === "-" ? -1n : 1n);
+  let scale = fraction.length - Number(exponent);
+  if (scale < 0) {
+    units *= 10n ** BigInt(-scale);
+    scale = 0;
+  }
+  return { units, scale };
+}
+
+function rescale(value: Scaled, scale: number): bigint {
+  return value.units * 10n ** BigInt(scale - value.scale);
+}
+
+function formatDecimal({ units, scale }: Scaled): string {
+  const negative = units < 0n;
+  const digits = (negative ? -units : units).toString().padStart(scale + 1, "0");
+  const whole = digits.slice(0, digits.length - scale);
+  const fraction = digits.slice(digits.length - scale).replace(/0+$/, "");
+  return `${negative ? "-" : ""}${whole}${fraction ? `.${fraction}` : ""}`;
+}
+
+function sum(values: Scaled[]): Scaled {
+  const scale = Math.max(0, ...values.map((v) => v.scale));
+  return { units: values.reduce((total, v) => total + rescale(v, scale), 0n), scale };
+}
+
+function tokenCount(count: number, field: string): bigint {
+  if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`${field} must be a non-negative integer, got ${count}`);
+  return BigInt(count);
+}
+
+/** Whether `text` is a non-negative decimal amount these functions accept (config validation). */
+export function isUsdDecimal(text: string): boolean {
+  try {
+    return parseDecimal(text).units >= 0n;
+  } catch {
+    return false;
+  }
+}
+
+/** USD per token (prompt, completion), per input image and per request, as decimal strings. */
+export interface UsdPricing {
+  prompt: string;
+  completion: string;
+  image?: string;
+  request?: string;
+}
+
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  /** Input images, priced by `image`. */
+  images?: number;
+}
+
+/** Exact cost of one call: prompt × prompt tokens + completion × completion tokens + images + request. */
+export function costUsd(pricing: UsdPricing, usage: TokenUsage): string {
+  const term = (price: string | undefined, count: bigint): Scaled => {
+    const scaled = parseDecimal(price ?? "0");
+    return { units: scaled.units * count, scale: scaled.scale };
+  };
+  return formatDecimal(
+    sum([
+      term(pricing.prompt, tokenCount(usage.promptTokens, "promptTokens")),
+      term(pricing.completion, tokenCount(usage.completionTokens, "completionTokens")),
+      term(pricing.image, tokenCount(usage.images ?? 0, "images")),
+      term(pricing.request, 1n),
+    ]),
+  );
+}
+
+export function addUsd(a: string, b: string): string {
+  return formatDecimal(sum([parseDecimal(a), parseDecimal(b)]));
+}
+
+/** `limit − spent`, never below zero: what is left of a limit or budget. */
+export function remainingUsd(limit: string, spent: string): string {
+  const negated = parseDecimal(spent);
+  const left = sum([parseDecimal(limit), { units: -negated.units, scale: negated.scale }]);
+  return left.units > 0n ? formatDecimal(left) : "0";
+}
+
+/** A decimal amount as the JSON number the API shows. */
+export function usdNumber(decimal: string): number {
+  return Number(decimal);
+}
+
+/** A BIGINT micro-dollar limit as an exact decimal USD string, for comparisons with spend. */
+export function microsToUsdDecimal(micros: bigint | string): string {
+  return formatDecimal({ units: BigInt(micros), scale: 6 });
+}
+
+/** The largest of some amounts; "0" for none. */
+export function maxUsd(amounts: readonly string[]): string {
+  if (amounts.length === 0) return "0";
+  const parsed = amounts.map(parseDecimal);
+  const scale = Math.max(...parsed.map((p) => p.scale));
+  return formatDecimal(parsed.reduce((a, b) => (rescale(b, scale) > rescale(a, scale) ? b : a)));
+}

@@ -69,10 +69,13 @@ export function createTargetResolver({ config, catalog, secrets, log }: Deps): T
       if (err instanceof DestinationRefused) throw new UpstreamError("connect", err.message);
       throw err;
     }
+    // Private endpoints name the API root as validation does (provider-dialects.ts): Anthropic's
+    // `/v1` is part of the path there, while the adapter expects it in the base URL.
+    const baseUrl = url.toString().replace(/\/$/, "") + (kind === "anthropic" ? "/v1" : "");
     // A fresh pool per call: a pooled socket could lead to an address vetted for another host.
     const dispatcher = new Agent({ connect: { lookup: pinnedLookup(addresses), ca: [...ca] }, pipelining: 0 });
     return {
-      target: { kind, baseUrl: url.toString().replace(/\/$/, ""), apiKey, upstreamModelId: endpoint.upstreamModelId, timeoutMs: config.requestTimeoutMs, dispatcher },
+      target: { kind, baseUrl, apiKey, upstreamModelId: endpoint.upstreamModelId, timeoutMs: config.requestTimeoutMs, dispatcher },
       isByok: true,
       release: () => void dispatcher.close().catch(() => {}),
     };

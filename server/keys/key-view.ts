@@ -1,29 +1,34 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { BudgetIntervalSchema, BudgetScope, BudgetScopeSchema, BudgetSchema, DataRegionSchema, ResetIntervalSchema, type Budget, type DataRegion } from "../../gen/gateway/v1/common_pb.js";
+import { BudgetIntervalSchema, BudgetScopeSchema, BudgetSchema, DataRegionSchema, ResetIntervalSchema, type Budget, type DataRegion } from "../../gen/gateway/v1/common_pb.js";
 import { ApiKeySchema, CurrentKeySchema, type ApiKey, type CurrentKey } from "../../gen/gateway/v1/keys_pb.js";
-import { nextReset, type Interval } from "../core/budget-periods.js";
-import { microsToUsd } from "../core/money.js";
+import { nextReset } from "../core/budget-periods.js";
+import { microsToUsdDecimal, remainingUsd, usdNumber } from "../core/money.js";
 import { optionalTimestamp } from "../core/timestamps.js";
 import { enumFromStored, wireNames } from "../core/wire-enums.js";
-import type { ApiKeyRow, OrganizationRow, WorkspaceBudgetRow, WorkspaceRow } from "../db/models.js";
+import type { ApiKeyRow, OrganizationRow } from "../db/models.js";
 import type { ApplyingGuardrail } from "../guardrails/applying-guardrails.js";
+import { keyLimitPeriod, type BudgetLayer } from "../usage/budget-layers.js";
+import { countedSpend, layerSpendUsd, NO_USAGE, type PeriodSpend, type SpendIndex } from "../usage/usage-counters.js";
 
 /**
- * Key records as the API shows them. Usage figures are zero until the inference usage ledger
- * exists; every other figure comes from the stored rows.
+ * Key records as the API shows them. Usage figures are the settled spend of the usage counters in
+ * the periods that contain now; budgets are the layers that admission checks (budget-layers.ts),
+ * with their spend counted the same way.
  */
-export function toApiKey(row: ApiKeyRow): ApiKey {
-  const limit = row.limitMicros === null ? undefined : microsToUsd(row.limitMicros);
+export function toApiKey(row: ApiKeyRow, usage: PeriodSpend = NO_USAGE): ApiKey {
+  const limitUsd = row.limitMicros === null ? undefined : microsToUsdDecimal(row.limitMicros);
+  const limitSpend = countedSpend(usage[keyLimitPeriod(row)], row.includeByokInLimit);
   return create(ApiKeySchema, {
     hash: row.hash,
     name: row.name,
     label: row.label,
     disabled: row.disabled,
-    limit,
-    limitRemaining: limit,
+    limit: limitUsd === undefined ? undefined : usdNumber(limitUsd),
+    limitRemaining: limitUsd === undefined ? undefined : usdNumber(remainingUsd(limitUsd, limitSpend)),
     limitReset: enumFromStored(ResetIntervalSchema, row.limitReset),
     includeByokInLimit: row.includeByokInLimit,
+    ...usageFields(usage),
     createdAt: timestampFromDate(row.createdAt),
     updatedAt: optionalTimestamp(row.updatedAt),
     expiresAt: optionalTimestamp(row.expiresAt),
@@ -33,30 +38,50 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
   });
 }
 
+/** The usage fields that ApiKey and CurrentKey share. */
+function usageFields(usage: PeriodSpend) {
+  return {
+    usage: usdNumber(usage.lifetime.paidUsd),
+    usageDaily: usdNumber(usage.daily.paidUsd),
+    usageWeekly: usdNumber(usage.weekly.paidUsd),
+    usageMonthly: usdNumber(usage.monthly.paidUsd),
+    byokUsage: usdNumber(usage.lifetime.byokUsd),
+    byokUsageDaily: usdNumber(usage.daily.byokUsd),
+    byokUsageWeekly: usdNumber(usage.weekly.byokUsd),
+    byokUsageMonthly: usdNumber(usage.monthly.byokUsd),
+  };
+}
+
 export interface CurrentKeyContext {
   key: ApiKeyRow;
   organization: OrganizationRow;
-  workspace: WorkspaceRow;
-  workspaceBudgets: WorkspaceBudgetRow[];
+  /** budgetLayers of the key, narrowest first. */
+  layers: BudgetLayer[];
+  /** Holds the key's and its workspace's counters of the current periods. */
+  spend: SpendIndex;
   /** Guardrails that reach the key, narrowest path first (see guardrailsApplyingTo). */
   guardrails: ApplyingGuardrail[];
-  freeModelDailyRequests: number;
+  freeModelDailyRequests: { limit: number; used: number };
   now: Date;
 }
 
-export function toCurrentKey({ key, organization, workspace, workspaceBudgets, guardrails, freeModelDailyRequests, now }: CurrentKeyContext): CurrentKey {
-  const managed = toApiKey(key);
-  // Narrowest layer first, so that ties in bindingBudget go to it.
-  const budgets = [
-    ...(key.limitMicros === null ? [] : [keyBudget(key, now)]),
-    ...guardrails.flatMap((guardrail) => (guardrail.limitMicros === null ? [] : [guardrailBudget(guardrail, guardrail.limitMicros, now)])),
-    ...workspaceBudgets.map((row) => workspaceBudget(row, workspace, now)),
-  ];
+export function toCurrentKey({ key, organization, layers, spend, guardrails, freeModelDailyRequests, now }: CurrentKeyContext): CurrentKey {
+  const managed = toApiKey(key, spend.periods("key", key.hash, now));
+  const budgets = layers.map((layer) => toBudget(layer, layerSpendUsd(layer, spend), now));
+  const { limit, used } = freeModelDailyRequests;
   return create(CurrentKeySchema, {
     label: managed.label,
     limit: managed.limit,
     limitRemaining: managed.limitRemaining,
     limitReset: managed.limitReset,
+    usage: managed.usage,
+    usageDaily: managed.usageDaily,
+    usageWeekly: managed.usageWeekly,
+    usageMonthly: managed.usageMonthly,
+    byokUsage: managed.byokUsage,
+    byokUsageDaily: managed.byokUsageDaily,
+    byokUsageWeekly: managed.byokUsageWeekly,
+    byokUsageMonthly: managed.byokUsageMonthly,
     includeByokInLimit: managed.includeByokInLimit,
     isFreeTier: false,
     isManagementKey: key.isManagement,
@@ -67,63 +92,24 @@ export function toCurrentKey({ key, organization, workspace, workspaceBudgets, g
     organizationId: organization.id,
     workspaceId: key.workspaceId,
     allowedDataRegions: allowedDataRegions(guardrails),
-    freeModelDailyRequests: { limit: freeModelDailyRequests, remaining: freeModelDailyRequests, used: 0 },
+    freeModelDailyRequests: { limit, used, remaining: Math.max(0, limit - used) },
     rateLimit: { interval: "10s", requests: -1, note: "Deprecated: rate limits are enforced per key and answered with 429." },
     budgets,
     effectiveBudget: bindingBudget(budgets),
   });
 }
 
-/** A key's own credit limit as a budget; a limit without reset interval is a lifetime limit. */
-function keyBudget(key: ApiKeyRow, now: Date): Budget {
-  const interval = (key.limitReset ?? "lifetime") as Interval;
-  return budget({ interval, limitMicros: key.limitMicros ?? "0", includeByok: key.includeByokInLimit, scope: BudgetScope.KEY, now });
-}
-
-/** A guardrail's budget applies to each key it reaches; without an interval it is a lifetime budget. */
-function guardrailBudget(guardrail: ApplyingGuardrail, limitMicros: string, now: Date): Budget {
-  return budget({
-    interval: guardrail.resetInterval ?? "lifetime",
-    limitMicros,
-    includeByok: guardrail.includeByokInBudgets,
-    scope: enumFromStored(BudgetScopeSchema, guardrail.path),
-    guardrailId: guardrail.id,
-    now,
-  });
-}
-
-function workspaceBudget(row: WorkspaceBudgetRow, workspace: WorkspaceRow, now: Date): Budget {
-  return budget({
-    interval: row.interval as Interval,
-    limitMicros: row.limitMicros,
-    includeByok: workspace.includeByokInBudgets,
-    scope: BudgetScope.WORKSPACE,
-    budgetId: row.id,
-    now,
-  });
-}
-
-function budget(b: {
-  interval: Interval;
-  limitMicros: string;
-  includeByok: boolean;
-  scope: BudgetScope;
-  budgetId?: string;
-  guardrailId?: string;
-  now: Date;
-}): Budget {
-  const limitUsd = microsToUsd(b.limitMicros);
-  const spendUsd = 0;
+function toBudget(layer: BudgetLayer, spentUsd: string, now: Date): Budget {
   return create(BudgetSchema, {
-    budgetId: b.budgetId,
-    guardrailId: b.guardrailId,
-    includeByok: b.includeByok,
-    limitUsd,
-    spendUsd,
-    remainingUsd: Math.max(0, limitUsd - spendUsd),
-    resetInterval: enumFromStored(BudgetIntervalSchema, b.interval),
-    resetsAt: optionalTimestamp(nextReset(b.interval, b.now)),
-    scope: b.scope,
+    budgetId: layer.budgetId ?? undefined,
+    guardrailId: layer.guardrailId ?? undefined,
+    includeByok: layer.includeByok,
+    limitUsd: usdNumber(layer.limitUsd),
+    spendUsd: usdNumber(spentUsd),
+    remainingUsd: usdNumber(remainingUsd(layer.limitUsd, spentUsd)),
+    resetInterval: enumFromStored(BudgetIntervalSchema, layer.period),
+    resetsAt: optionalTimestamp(nextReset(layer.period, now)),
+    scope: enumFromStored(BudgetScopeSchema, layer.budgetScope),
   });
 }
 

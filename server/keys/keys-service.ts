@@ -13,6 +13,8 @@ import { wireName } from "../core/wire-enums.js";
 import { ApiKeyRow, WorkspaceBudgetRow, WorkspaceRow } from "../db/models.js";
 import type { Deps } from "../deps.js";
 import { guardrailsApplyingTo } from "../guardrails/applying-guardrails.js";
+import { budgetLayers } from "../usage/budget-layers.js";
+import { currentPeriodRefs, freeModelRequestsToday, keysUsage, keyUsage, readSpend } from "../usage/usage-counters.js";
 import { authCodeHandlers } from "./auth-codes.js";
 import { futureDate, issueKey } from "./key-issuer.js";
 import { toApiKey, toCurrentKey } from "./key-view.js";
@@ -25,15 +27,26 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
 
     async getCurrentKey(_req, ctx) {
       const { key, organization } = callerOf(ctx);
-      // Independent reads, issued together.
-      const [workspace, workspaceBudgets, guardrails] = await Promise.all([
+      const now = new Date();
+      // Independent reads, issued together; the counters of both scopes cover every budget layer.
+      const [workspace, workspaceBudgets, guardrails, spend, freeUsed] = await Promise.all([
         WorkspaceRow.findByPk(key.workspaceId),
-        WorkspaceBudgetRow.findAll({ where: { workspaceId: key.workspaceId }, order: [["limitMicros", "ASC"]] }),
+        WorkspaceBudgetRow.findAll({ where: { workspaceId: key.workspaceId } }),
         guardrailsApplyingTo(deps.sequelize, key),
+        readSpend(deps.sequelize, [...currentPeriodRefs("key", key.hash, now), ...currentPeriodRefs("workspace", key.workspaceId, now)]),
+        freeModelRequestsToday(deps.sequelize, key.hash, now),
       ]);
       if (!workspace) throw gatewayError(401, "Invalid API key");
       return {
-        data: toCurrentKey({ key, organization, workspace, workspaceBudgets, guardrails, freeModelDailyRequests: config.freeModelDailyRequests, now: new Date() }),
+        data: toCurrentKey({
+          key,
+          organization,
+          layers: budgetLayers(key, guardrails, workspaceBudgets, workspace, now),
+          spend,
+          guardrails,
+          freeModelDailyRequests: { limit: config.freeModelDailyRequests, used: freeUsed },
+          now,
+        }),
       };
     },
 
@@ -64,11 +77,13 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
         offset,
         limit,
       });
-      return { data: rows.map(toApiKey) };
+      const usage = await keysUsage(deps.sequelize, rows.map((row) => row.hash), new Date());
+      return { data: rows.map((row) => toApiKey(row, usage.get(row.hash))) };
     },
 
     async getKey(req, ctx) {
-      return { data: toApiKey(await findKey(callerOf(ctx), req.hash)) };
+      const row = await findKey(callerOf(ctx), req.hash);
+      return { data: toApiKey(row, await keyUsage(deps.sequelize, row.hash, new Date())) };
     },
 
     async updateKey(req, ctx) {
@@ -87,7 +102,7 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
         row.updatedAt = new Date();
         await row.save();
       }
-      return { data: toApiKey(row) };
+      return { data: toApiKey(row, await keyUsage(deps.sequelize, row.hash, new Date())) };
     },
 
     async deleteKey(req, ctx) {

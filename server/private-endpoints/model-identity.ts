@@ -1,23 +1,24 @@
+import type { Catalog } from "../catalog/catalog.js";
+import { findCatalogModel, MODEL_ID } from "../catalog/model-lookup.js";
 import { gatewayError } from "../core/errors.js";
 
-/** `author/slug`, e.g. "openai/gpt-4o-2024-08-06" or "meta-llama/llama-3.1-8b-instruct:free". */
-const PERMASLUG = /^[a-z0-9][a-z0-9._:-]*\/[a-z0-9][a-z0-9._:-]*$/;
-
 export interface ModelIdentity {
+  /** The model's canonical slug, e.g. "openai/gpt-4o-2024-08-06". */
   permaslug: string;
+  /** The catalog model id, e.g. "openai/gpt-4o". */
   slug: string;
   name: string;
 }
 
 /**
- * The catalog model a private endpoint serves. Until the model catalog exists (a later issue),
- * the identity is derived from the permaslug alone: the slug is the permaslug without a trailing
- * `-YYYY-MM-DD` version date, and the name is the permaslug itself. The catalog will replace this
- * function with a lookup (and a 400 for unknown models).
+ * The catalog model a private endpoint serves, named by its id or its canonical slug. A private
+ * endpoint adds a deployment to a model the gateway offers; it cannot invent a model.
  */
-export function modelIdentity(permaslug: string): ModelIdentity {
-  if (!PERMASLUG.test(permaslug)) {
+export function modelIdentity(catalog: Catalog, permaslug: string): ModelIdentity {
+  if (!MODEL_ID.test(permaslug)) {
     throw gatewayError(400, "model_permaslug must look like author/slug (lowercase letters, digits, '.', '_', '-', ':')");
   }
-  return { permaslug, slug: permaslug.replace(/-\d{4}-\d{2}-\d{2}$/, ""), name: permaslug };
+  const model = findCatalogModel(catalog, permaslug);
+  if (!model) throw gatewayError(400, `model_permaslug '${permaslug}' is not a model of this gateway's catalog (GET /api/v1/models lists them)`);
+  return { permaslug: model.canonicalSlug, slug: model.id, name: model.name };
 }

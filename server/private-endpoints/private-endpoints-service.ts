@@ -25,7 +25,7 @@ import { runValidation } from "./validation-checks.js";
  * a draft clears its validation; an active endpoint is frozen. The entitlement and the management
  * key are checked by the auth interceptor from the proto options.
  */
-export function privateEndpointsService({ config, secrets, sequelize }: Deps): Partial<ServiceImpl<typeof PrivateEndpointsService>> {
+export function privateEndpointsService({ config, secrets, sequelize, catalog }: Deps): Partial<ServiceImpl<typeof PrivateEndpointsService>> {
   const guard = createDestinationGuard({ allowedHosts: config.privateEndpointAllowedHosts, resolveTimeoutMs: config.privateEndpointTimeoutMs });
   const ca = loadTrustStore(config.privateEndpointCaFile);
 
@@ -42,7 +42,7 @@ export function privateEndpointsService({ config, secrets, sequelize }: Deps): P
   return {
     async createPrivateEndpoint(req, ctx) {
       const caller = callerOf(ctx);
-      const model = modelIdentity(req.modelPermaslug);
+      const model = modelIdentity(catalog, req.modelPermaslug);
       const provider = requireByokProvider(req.providerSlug, "provider_slug");
       if (req.baseUrl === undefined) throw gatewayError(400, "base_url is required: no supported provider derives its URL from the BYOK credential");
       await vetBaseUrl(req.baseUrl);

@@ -1,5 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { writeCatalogFile } from "../support/catalog-file.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call, type Reply } from "../support/http.js";
 import { seedOrganization } from "../support/seed.js";
@@ -22,9 +23,35 @@ interface Ctx {
 }
 
 const test = suite<Ctx>("private endpoints");
+
+/** The catalog models the endpoints below serve: a private endpoint adds a deployment to one of them. */
+function catalogModel(id: string, name: string, canonicalSlug?: string) {
+  return {
+    id,
+    ...(canonicalSlug ? { canonical_slug: canonicalSlug } : {}),
+    name,
+    context_length: 8192,
+    endpoints: [{ provider: "catalog", upstream_model_id: id, pricing: { prompt: "0.000001", completion: "0.000002" } }],
+  };
+}
+
+/** GATEWAY_CONFIG of every gateway of this file. */
+const writeTestCatalog = () =>
+  writeCatalogFile({
+    providers: [{ slug: "catalog", kind: "openai", base_url: "https://catalog.example/v1", api_key: "" }],
+    models: [
+      catalogModel("openai/gpt-4o", "OpenAI: GPT-4o", "openai/gpt-4o-2024-08-06"),
+      catalogModel("meta-llama/llama-3.1-8b-instruct:free", "Meta: Llama 3.1 8B Instruct (free)"),
+      catalogModel("openai/first", "First"),
+      catalogModel("anthropic/second", "Second"),
+      catalogModel("anthropic/claude-test", "Claude Test"),
+    ],
+  });
+
 test.before(async (ctx) => {
   ctx.upstream = await startTlsUpstream();
   ctx.gw = await startTestGateway({
+    GATEWAY_CONFIG: await writeTestCatalog(),
     GATEWAY_PRIVATE_ENDPOINT_ALLOWED_HOSTS: "localhost",
     GATEWAY_PRIVATE_ENDPOINT_CA_FILE: ctx.upstream.certFile,
     GATEWAY_PRIVATE_ENDPOINT_TIMEOUT_MS: "1000",
@@ -123,7 +150,7 @@ const requestsFor = (upstream: TlsUpstream, model: string) => upstream.requests.
 // Create, list, get, delete
 // ---------------------------------------------------------------------------------------------
 
-test("POST /private-endpoints: 201 draft with every field of 2.11, derived model identity and decimal prices", async (ctx) => {
+test("POST /private-endpoints: 201 draft with every field of 2.11, the catalog model's identity and decimal prices", async (ctx) => {
   const res = await createEndpoint(ctx.gw, ctx.org.key, endpointBody(ctx.upstream, {
     declared_region: "europe",
     declared_zdr: true,
@@ -138,8 +165,8 @@ test("POST /private-endpoints: 201 draft with every field of 2.11, derived model
   assert.is(data.declared_region, "europe");
   assert.is(data.declared_zdr, true);
   assert.is(data.model_permaslug, "openai/gpt-4o-2024-08-06");
-  assert.is(data.model_slug, "openai/gpt-4o", "the version date is not part of the slug");
-  assert.is(data.model_name, "openai/gpt-4o-2024-08-06");
+  assert.is(data.model_slug, "openai/gpt-4o", "the catalog model's id");
+  assert.is(data.model_name, "OpenAI: GPT-4o", "the catalog model's name");
   assert.is(data.provider_slug, "openai");
   assert.is(data.provider_name, "OpenAI");
   assert.equal(data.pricing, { prompt: "0.0000025", completion: "0.00001" });
@@ -159,6 +186,11 @@ test("POST /private-endpoints: optional fields default to null pricing, no regio
   assert.is(data.provider_name, "Together");
 });
 
+test("POST /private-endpoints: a model named by its catalog id is stored under its canonical slug", async (ctx) => {
+  const data = await newEndpoint(ctx, { model_permaslug: "openai/gpt-4o" });
+  assert.equal([data.model_permaslug, data.model_slug, data.model_name], ["openai/gpt-4o-2024-08-06", "openai/gpt-4o", "OpenAI: GPT-4o"]);
+});
+
 test("GET /private-endpoints: summary records of the organization only, newest first, drafts included", async (ctx) => {
   const org = await seedOrganization("pe-list", ["private_endpoints"]);
   const first = await createEndpoint(ctx.gw, org.key, endpointBody(ctx.upstream, { model_permaslug: "openai/first" }));
@@ -172,7 +204,7 @@ test("GET /private-endpoints: summary records of the organization only, newest f
   assert.equal(data[0], {
     id: at(second.body, "data", "id"),
     created_at: at(second.body, "data", "created_at"),
-    model_name: "anthropic/second",
+    model_name: "Second",
     model_permaslug: "anthropic/second",
     model_slug: "anthropic/second",
     provider_name: "Anthropic",
@@ -245,6 +277,7 @@ test("POST /private-endpoints: 400 for each bad field, naming it", async (ctx) =
     [{ model_permaslug: "openai/gpt/4o" }, /model_permaslug/],
     [{ model_permaslug: "/gpt-4o" }, /model_permaslug/],
     [{ model_permaslug: "openai/gpt 4o" }, /model_permaslug/],
+    [{ model_permaslug: "openai/gpt-5" }, /model_permaslug 'openai\/gpt-5' is not a model of this gateway's catalog/],
     [{ provider_slug: undefined }, /provider_slug/],
     [{ provider_slug: "acme" }, /provider_slug must be one of: openai, anthropic/],
     [{ upstream_model_id: undefined }, /upstream_model_id/],
@@ -501,7 +534,7 @@ test.run();
 const strict = suite<{ gw: TestGateway; upstream: TlsUpstream }>("private endpoints: no allow-list");
 strict.before(async (ctx) => {
   ctx.upstream = await startTlsUpstream();
-  ctx.gw = await startTestGateway({ GATEWAY_PRIVATE_ENDPOINT_TIMEOUT_MS: "1000" });
+  ctx.gw = await startTestGateway({ GATEWAY_CONFIG: await writeTestCatalog(), GATEWAY_PRIVATE_ENDPOINT_TIMEOUT_MS: "1000" });
 });
 strict.after(async (ctx) => {
   await ctx.gw.stop();
@@ -520,7 +553,11 @@ strict.run();
 const byAddress = suite<{ gw: TestGateway; upstream: TlsUpstream }>("private endpoints: IP allow-list, CA not trusted");
 byAddress.before(async (ctx) => {
   ctx.upstream = await startTlsUpstream();
-  ctx.gw = await startTestGateway({ GATEWAY_PRIVATE_ENDPOINT_ALLOWED_HOSTS: "127.0.0.1", GATEWAY_PRIVATE_ENDPOINT_TIMEOUT_MS: "1000" });
+  ctx.gw = await startTestGateway({
+    GATEWAY_CONFIG: await writeTestCatalog(),
+    GATEWAY_PRIVATE_ENDPOINT_ALLOWED_HOSTS: "127.0.0.1",
+    GATEWAY_PRIVATE_ENDPOINT_TIMEOUT_MS: "1000",
+  });
 });
 byAddress.after(async (ctx) => {
   await ctx.gw.stop();

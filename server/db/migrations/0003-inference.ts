@@ -183,13 +183,16 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
         FOR b IN SELECT * FROM jsonb_to_recordset(p->'budgets')
             AS x(scope text, scope_id text, period text, period_start timestamptz, limit_usd numeric, include_byok boolean, label text)
         LOOP
-          SELECT coalesce(sum(c.spent_usd + CASE WHEN b.include_byok THEN c.byok_spent_usd ELSE 0 END), 0) INTO spent
-            FROM usage_counters c
-           WHERE c.scope = b.scope AND c.scope_id = b.scope_id AND c.period = b.period AND c.period_start = b.period_start;
-          SELECT coalesce(sum(r.amount_usd), 0) INTO held
-            FROM budget_reservations r
-           WHERE r.expires_at > now()
-             AND CASE b.scope WHEN 'key' THEN r.key_hash = b.scope_id ELSE r.workspace_id::text = b.scope_id END;
+          -- One statement, so settled spend and live reservations come from one snapshot: a
+          -- settlement committing in between (counter up, reservation gone) cannot be missed.
+          SELECT (SELECT coalesce(sum(c.spent_usd + CASE WHEN b.include_byok THEN c.byok_spent_usd ELSE 0 END), 0)
+                    FROM usage_counters c
+                   WHERE c.scope = b.scope AND c.scope_id = b.scope_id AND c.period = b.period AND c.period_start = b.period_start),
+                 (SELECT coalesce(sum(r.amount_usd), 0)
+                    FROM budget_reservations r
+                   WHERE r.expires_at > now()
+                     AND CASE b.scope WHEN 'key' THEN r.key_hash = b.scope_id ELSE r.workspace_id::text = b.scope_id END)
+            INTO spent, held;
           IF spent + held + v_estimate > b.limit_usd THEN
             RETURN jsonb_build_object('admitted', false, 'refusal', 'budget', 'label', b.label,
               'remaining_usd', greatest(b.limit_usd - spent - held, 0));

@@ -1,0 +1,26 @@
+import http from "node:http";
+
+/**
+ * The baseline of the proxy benchmark: a bare node:http pass-through proxy (keep-alive to the
+ * upstream, no auth, no accounting) that maps the gateway's chat path onto the mock's.
+ * `tsx bench/bare-proxy.ts <port> <upstream base URL>`
+ */
+const [port = "0", upstream = ""] = process.argv.slice(2);
+const target = new URL(upstream);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+const server = http.createServer((req, res) => {
+  const out = http.request(
+    { host: target.hostname, port: target.port, method: req.method, path: `${target.pathname}/chat/completions`, headers: { ...req.headers, host: target.host }, agent },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
+  out.on("error", () => {
+    res.writeHead(502);
+    res.end();
+  });
+  req.pipe(out);
+});
+server.listen(Number(port), "127.0.0.1", () => console.log(`listening ${(server.address() as { port: number }).port}`));

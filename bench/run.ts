@@ -1,0 +1,16 @@
+/**
+ * `npm run bench -- <name>`: runs one benchmark and prints its results (Markdown, ready for
+ * docs/benchmarks.md). Benchmarks measure; they never assert.
+ */
+const BENCHMARKS: Record<string, () => Promise<unknown>> = {
+  proxy: () => import("./proxy.js").then((m) => m.runProxyBenchmark()),
+};
+
+const name = process.argv[2];
+const bench = name ? BENCHMARKS[name] : undefined;
+if (!bench) {
+  console.error(`usage: npm run bench -- <${Object.keys(BENCHMARKS).join("|")}>`);
+  process.exit(2);
+}
+await bench();
+process.exit(0);

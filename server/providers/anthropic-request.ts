@@ -1,0 +1,195 @@
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { isObject } from "./json-shape.js";
+import { UpstreamError } from "./provider.js";
+
+/** Anthropic requires `max_tokens`; OpenAI callers often leave it out. */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+
+/**
+ * An OpenAI chat request as an Anthropic Messages request. Parameters Anthropic has no
+ * counterpart for (logprobs, n, seed, penalties, response_format, …) are dropped here: whether
+ * an endpoint may serve a request that uses them is routing's decision (supported_parameters).
+ * Content this API cannot carry throws "unsupported" so routing can try another endpoint.
+ */
+export function anthropicRequest(request: JsonObject, model: string, stream: boolean): JsonObject {
+  const system: JsonObject[] = [];
+  const messages: JsonObject[] = [];
+  for (const message of arrayOf(request.messages)) {
+    if (!isObject(message)) throw unsupported("a message is not an object");
+    switch (message.role) {
+      case "system":
+      case "developer":
+        system.push(...textBlocks(message.content));
+        break;
+      case "user":
+        pushMerged(messages, "user", userBlocks(message.content));
+        break;
+      case "assistant": {
+        const blocks = assistantBlocks(message);
+        if (blocks.length > 0) messages.push({ role: "assistant", content: blocks });
+        break;
+      }
+      case "tool":
+        pushMerged(messages, "user", [toolResult(message)]);
+        break;
+      default:
+        throw unsupported(`message role ${JSON.stringify(message.role)} is not supported`);
+    }
+  }
+
+  const out: JsonObject = { model, messages, max_tokens: maxTokens(request) };
+  if (system.length > 0) out.system = system;
+  if (typeof request.temperature === "number") {
+    // OpenAI's range is 0–2, Anthropic's 0–1.
+    out.temperature = Math.min(Math.max(request.temperature, 0), 1);
+  }
+  if (typeof request.top_p === "number") out.top_p = request.top_p;
+  if (typeof request.top_k === "number") out.top_k = request.top_k;
+  const stop = typeof request.stop === "string" ? [request.stop] : arrayOf(request.stop).filter((s) => typeof s === "string");
+  if (stop.length > 0) out.stop_sequences = stop;
+  const tools = arrayOf(request.tools).map(anthropicTool);
+  if (tools.length > 0) out.tools = tools;
+  const toolChoice = anthropicToolChoice(request.tool_choice, request.parallel_tool_calls === false);
+  // Anthropic refuses tool_choice without tools.
+  if (toolChoice && tools.length > 0) out.tool_choice = toolChoice;
+  if (stream) out.stream = true;
+  return out;
+}
+
+function maxTokens(request: JsonObject): number {
+  for (const value of [request.max_completion_tokens, request.max_tokens]) {
+    if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
+  }
+  return ANTHROPIC_DEFAULT_MAX_TOKENS;
+}
+
+/**
+ * Tool results answer the assistant turn before them and must all sit in the next user turn,
+ * first; a user message right after them joins that turn too.
+ */
+function pushMerged(messages: JsonObject[], role: "user", blocks: JsonObject[]): void {
+  const last = messages[messages.length - 1];
+  if (last && last.role === role && Array.isArray(last.content) && last.content.some((b) => isObject(b) && b.type === "tool_result")) {
+    last.content.push(...blocks);
+    return;
+  }
+  messages.push({ role, content: blocks });
+}
+
+function userBlocks(content: JsonValue | undefined): JsonObject[] {
+  if (typeof content === "string") return [{ type: "text", text: content }];
+  return arrayOf(content).flatMap(contentPart);
+}
+
+function assistantBlocks(message: JsonObject): JsonObject[] {
+  const blocks: JsonObject[] = typeof message.content === "string"
+    ? nonEmptyText(message.content)
+    : arrayOf(message.content).flatMap((part) => {
+        if (isObject(part) && part.type === "refusal" && typeof part.refusal === "string") return nonEmptyText(part.refusal);
+        return contentPart(part);
+      });
+  for (const call of arrayOf(message.tool_calls)) {
+    if (!isObject(call) || !isObject(call.function) || typeof call.id !== "string" || typeof call.function.name !== "string") {
+      throw unsupported("an assistant tool call needs an id and a function name");
+    }
+    blocks.push({ type: "tool_use", id: call.id, name: call.function.name, input: toolInput(call.function.arguments) });
+  }
+  return blocks;
+}
+
+function toolInput(args: JsonValue | undefined): JsonObject {
+  if (args === undefined || args === null || (typeof args === "string" && args.trim() === "")) return {};
+  if (isObject(args)) return args;
+  let parsed: unknown;
+  try {
+    parsed = typeof args === "string" ? JSON.parse(args) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!isObject(parsed)) throw unsupported("tool call arguments must be a JSON object for this provider");
+  return parsed;
+}
+
+function toolResult(message: JsonObject): JsonObject {
+  if (typeof message.tool_call_id !== "string") throw unsupported("a tool message needs a tool_call_id");
+  const content = typeof message.content === "string" ? message.content : arrayOf(message.content).flatMap(contentPart);
+  return { type: "tool_result", tool_use_id: message.tool_call_id, content };
+}
+
+/** One OpenAI content part as Anthropic blocks (empty text yields none: Anthropic refuses it). */
+function contentPart(part: JsonValue): JsonObject[] {
+  if (!isObject(part)) throw unsupported("a content part is not an object");
+  switch (part.type) {
+    case "text": {
+      if (typeof part.text !== "string") throw unsupported("a text part has no text");
+      const blocks = nonEmptyText(part.text);
+      if (blocks[0] && isObject(part.cache_control)) blocks[0].cache_control = part.cache_control;
+      return blocks;
+    }
+    case "image_url": {
+      const url = isObject(part.image_url) ? part.image_url.url : part.image_url;
+      if (typeof url !== "string") throw unsupported("an image_url part has no url");
+      return [{ type: "image", source: mediaSource(url) }];
+    }
+    case "file": {
+      const data = isObject(part.file) ? part.file.file_data : undefined;
+      if (typeof data !== "string") throw unsupported("a file part needs file_data for this provider");
+      return [{ type: "document", source: mediaSource(data) }];
+    }
+    default:
+      throw unsupported(`content part type ${JSON.stringify(part.type)} is not supported by this provider`);
+  }
+}
+
+const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
+
+function mediaSource(url: string): JsonObject {
+  const data = DATA_URL.exec(url);
+  if (data) return { type: "base64", media_type: data[1] ?? "", data: data[2] ?? "" };
+  if (/^https?:\/\//i.test(url)) return { type: "url", url };
+  throw unsupported("media must be an http(s) URL or a base64 data: URL");
+}
+
+function textBlocks(content: JsonValue | undefined): JsonObject[] {
+  if (typeof content === "string") return nonEmptyText(content);
+  return arrayOf(content).flatMap((part) => {
+    if (!isObject(part) || part.type !== "text") throw unsupported("system messages may only hold text");
+    return contentPart(part);
+  });
+}
+
+function nonEmptyText(text: string): JsonObject[] {
+  return text === "" ? [] : [{ type: "text", text }];
+}
+
+function anthropicTool(tool: JsonValue): JsonObject {
+  if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function) || typeof tool.function.name !== "string") {
+    throw unsupported("only function tools are supported by this provider");
+  }
+  const fn = tool.function;
+  const out: JsonObject = {
+    name: tool.function.name,
+    input_schema: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
+  };
+  if (typeof fn.description === "string") out.description = fn.description;
+  return out;
+}
+
+function anthropicToolChoice(choice: JsonValue | undefined, noParallel: boolean): JsonObject | undefined {
+  let out: JsonObject | undefined;
+  if (choice === "auto") out = { type: "auto" };
+  else if (choice === "none") return { type: "none" };
+  else if (choice === "required") out = { type: "any" };
+  else if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === "string") out = { type: "tool", name: choice.function.name };
+  else if (choice !== undefined && choice !== null) throw unsupported("tool_choice is not one of auto, none, required or a function");
+  if (noParallel) (out ??= { type: "auto" }).disable_parallel_tool_use = true;
+  return out;
+}
+
+function arrayOf(value: JsonValue | undefined): JsonValue[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function unsupported(message: string): UpstreamError {
+  return new UpstreamError("unsupported", message);
+}

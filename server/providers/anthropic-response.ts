@@ -1,0 +1,179 @@
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { isObject, stringOr, tokenCount } from "./json-shape.js";
+import { UpstreamError, type UpstreamUsage } from "./provider.js";
+
+/** Anthropic's stop_reason as OpenAI's finish_reason; the original travels as native_finish_reason. */
+const FINISH_REASON: Record<string, string> = {
+  end_turn: "stop",
+  stop_sequence: "stop",
+  pause_turn: "stop",
+  max_tokens: "length",
+  model_context_window_exceeded: "length",
+  tool_use: "tool_calls",
+  refusal: "content_filter",
+};
+
+export function finishReason(stopReason: string): string {
+  return FINISH_REASON[stopReason] ?? "stop";
+}
+
+/**
+ * Anthropic counts cache reads and cache writes apart from `input_tokens`; OpenAI's
+ * prompt_tokens includes them, with the cache reads repeated as cached_tokens.
+ */
+export interface AnthropicTokens {
+  input: number;
+  cacheRead: number;
+  cacheWrite: number;
+  output: number;
+}
+
+export function anthropicTokens(usage: JsonValue | undefined, previous?: AnthropicTokens): AnthropicTokens {
+  const u = isObject(usage) ? usage : {};
+  // message_delta repeats only what it knows; keep message_start's counts for the rest.
+  const pick = (value: JsonValue | undefined, before: number) => (value === undefined || value === null ? before : tokenCount(value));
+  return {
+    input: pick(u.input_tokens, previous?.input ?? 0),
+    cacheRead: pick(u.cache_read_input_tokens, previous?.cacheRead ?? 0),
+    cacheWrite: pick(u.cache_creation_input_tokens, previous?.cacheWrite ?? 0),
+    output: pick(u.output_tokens, previous?.output ?? 0),
+  };
+}
+
+export function upstreamUsage(tokens: AnthropicTokens): UpstreamUsage {
+  return {
+    promptTokens: tokens.input + tokens.cacheRead + tokens.cacheWrite,
+    completionTokens: tokens.output,
+    // Anthropic bills thinking as output without counting it separately.
+    reasoningTokens: 0,
+    cachedTokens: tokens.cacheRead,
+  };
+}
+
+export function openAiUsageJson(tokens: AnthropicTokens): JsonObject {
+  const usage = upstreamUsage(tokens);
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+    prompt_tokens_details: { cached_tokens: tokens.cacheRead, cache_write_tokens: tokens.cacheWrite },
+    completion_tokens_details: { reasoning_tokens: 0 },
+  };
+}
+
+/** A non-streamed Anthropic message as an OpenAI `chat.completion`. */
+export function chatCompletionFromMessage(message: JsonObject): { body: JsonObject; usage: UpstreamUsage | undefined } {
+  if (!Array.isArray(message.content)) throw new UpstreamError("protocol", "the upstream answer has no content array");
+  let text = "";
+  let reasoning = "";
+  const toolCalls: JsonObject[] = [];
+  for (const block of message.content) {
+    if (!isObject(block)) continue;
+    if (block.type === "text" && typeof block.text === "string") text += block.text;
+    else if (block.type === "thinking" && typeof block.thinking === "string") reasoning += block.thinking;
+    else if (block.type === "tool_use") {
+      toolCalls.push({
+        id: stringOr(block.id, ""),
+        index: toolCalls.length,
+        type: "function",
+        function: { name: stringOr(block.name, ""), arguments: JSON.stringify(block.input ?? {}) },
+      });
+    }
+  }
+  const assistant: JsonObject = { role: "assistant", content: text === "" && toolCalls.length > 0 ? null : text };
+  if (reasoning !== "") assistant.reasoning = reasoning;
+  if (toolCalls.length > 0) assistant.tool_calls = toolCalls;
+  const stopReason = stringOr(message.stop_reason, "end_turn");
+  const tokens = isObject(message.usage) ? anthropicTokens(message.usage) : undefined;
+  const body: JsonObject = {
+    id: stringOr(message.id, ""),
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model: stringOr(message.model, ""),
+    choices: [{ index: 0, message: assistant, finish_reason: finishReason(stopReason), native_finish_reason: stopReason, logprobs: null }],
+  };
+  if (tokens) body.usage = openAiUsageJson(tokens);
+  return { body, usage: tokens ? upstreamUsage(tokens) : undefined };
+}
+
+/**
+ * Anthropic stream events → OpenAI `chat.completion.chunk`s, one event at a time. Tool use
+ * blocks become tool_calls numbered in their order of appearance (OpenAI's `index`), whatever
+ * the content block index was.
+ */
+export class AnthropicStreamTranslator {
+  private id = "";
+  private model = "";
+  private readonly created = Math.floor(Date.now() / 1000);
+  private tokens: AnthropicTokens | undefined;
+  private readonly toolIndexOfBlock = new Map<number, number>();
+  /** True once message_stop arrived: the stream is complete. */
+  stopped = false;
+
+  usage(): UpstreamUsage | undefined {
+    return this.tokens ? upstreamUsage(this.tokens) : undefined;
+  }
+
+  /** The chunks one event yields (often none). `data` is the event's JSON payload. */
+  translate(event: string, data: JsonObject): JsonObject[] {
+    switch (event) {
+      case "message_start": {
+        const message = isObject(data.message) ? data.message : {};
+        this.id = stringOr(message.id, "");
+        this.model = stringOr(message.model, "");
+        this.tokens = anthropicTokens(message.usage);
+        return [this.chunk({ role: "assistant", content: "" })];
+      }
+      case "content_block_start": {
+        const block = isObject(data.content_block) ? data.content_block : {};
+        if (block.type === "tool_use") {
+          const toolIndex = this.toolIndexOfBlock.size;
+          this.toolIndexOfBlock.set(blockIndex(data), toolIndex);
+          return [this.chunk({
+            tool_calls: [{ index: toolIndex, id: stringOr(block.id, ""), type: "function", function: { name: stringOr(block.name, ""), arguments: "" } }],
+          })];
+        }
+        if (block.type === "text" && typeof block.text === "string" && block.text !== "") return [this.chunk({ content: block.text })];
+        return [];
+      }
+      case "content_block_delta": {
+        const delta = isObject(data.delta) ? data.delta : {};
+        if (delta.type === "text_delta" && typeof delta.text === "string") return [this.chunk({ content: delta.text })];
+        if (delta.type === "thinking_delta" && typeof delta.thinking === "string") return [this.chunk({ reasoning: delta.thinking })];
+        if (delta.type === "input_json_delta" && typeof delta.partial_json === "string") {
+          const toolIndex = this.toolIndexOfBlock.get(blockIndex(data));
+          if (toolIndex === undefined) throw new UpstreamError("protocol", "the upstream sent tool input for an unknown content block");
+          return [this.chunk({ tool_calls: [{ index: toolIndex, function: { arguments: delta.partial_json } }] })];
+        }
+        return [];
+      }
+      case "message_delta": {
+        const delta = isObject(data.delta) ? data.delta : {};
+        this.tokens = anthropicTokens(data.usage, this.tokens);
+        if (typeof delta.stop_reason !== "string") return [];
+        return [this.chunk({}, delta.stop_reason)];
+      }
+      case "message_stop":
+        this.stopped = true;
+        // As OpenAI does with stream_options.include_usage: a last chunk with no choices.
+        return this.tokens ? [{ ...this.base(), choices: [], usage: openAiUsageJson(this.tokens) }] : [];
+      default:
+        // ping, content_block_stop, and event types Anthropic may add later.
+        return [];
+    }
+  }
+
+  private base(): JsonObject {
+    return { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.model };
+  }
+
+  private chunk(delta: JsonObject, stopReason?: string): JsonObject {
+    const choice: JsonObject = { index: 0, delta, finish_reason: stopReason === undefined ? null : finishReason(stopReason), logprobs: null };
+    if (stopReason !== undefined) choice.native_finish_reason = stopReason;
+    return { ...this.base(), choices: [choice] };
+  }
+}
+
+function blockIndex(data: JsonObject): number {
+  return typeof data.index === "number" ? data.index : 0;
+}

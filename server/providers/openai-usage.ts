@@ -1,0 +1,15 @@
+import { isObject, tokenCount } from "./json-shape.js";
+import type { UpstreamUsage } from "./provider.js";
+
+/** The OpenAI `usage` object (also what the Anthropic adapter emits) as the ledger's counts. */
+export function usageFromOpenAi(value: unknown): UpstreamUsage | undefined {
+  if (!isObject(value)) return undefined;
+  const completionDetails = isObject(value.completion_tokens_details) ? value.completion_tokens_details : {};
+  const promptDetails = isObject(value.prompt_tokens_details) ? value.prompt_tokens_details : {};
+  return {
+    promptTokens: tokenCount(value.prompt_tokens),
+    completionTokens: tokenCount(value.completion_tokens),
+    reasoningTokens: tokenCount(completionDetails.reasoning_tokens),
+    cachedTokens: tokenCount(promptDetails.cached_tokens),
+  };
+}

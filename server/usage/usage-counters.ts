@@ -1,0 +1,126 @@
+import { QueryTypes, type Sequelize } from "sequelize";
+import type { Interval } from "../core/budget-periods.js";
+import { addUsd } from "../core/money.js";
+import { currentPeriodStart, type BudgetLayer } from "./budget-layers.js";
+
+/**
+ * Reads of the settled spend that settleCall (usage-ledger.ts) adds up in usage_counters, and of
+ * the free-model request counter that gateway_admit keeps. Reservations of calls in flight are not
+ * spend: they only hold budget room during admission.
+ */
+export interface Spend {
+  /** Spend billed by the gateway (decimal USD). */
+  paidUsd: string;
+  /** Spend on the caller's own provider keys (decimal USD). */
+  byokUsd: string;
+}
+
+export type PeriodSpend = Record<Interval, Spend>;
+
+export const PERIODS: readonly Interval[] = ["daily", "weekly", "monthly", "lifetime"];
+
+const NO_SPEND: Spend = { paidUsd: "0", byokUsd: "0" };
+export const NO_USAGE: PeriodSpend = { daily: NO_SPEND, weekly: NO_SPEND, monthly: NO_SPEND, lifetime: NO_SPEND };
+
+/** One usage_counters row, by its primary key. */
+export interface CounterRef {
+  scope: "key" | "workspace";
+  scopeId: string;
+  period: Interval;
+  periodStart: Date;
+}
+
+const refId = (ref: CounterRef): string => `${ref.scope}\u0000${ref.scopeId}\u0000${ref.period}\u0000${ref.periodStart.toISOString()}`;
+
+/** Counters read in one round trip; a counter without a row is zero, one never read is an error. */
+export class SpendIndex {
+  constructor(private readonly spend: ReadonlyMap<string, Spend>) {}
+
+  get(ref: CounterRef): Spend {
+    const found = this.spend.get(refId(ref));
+    if (!found) throw new Error(`usage counter ${ref.scope}/${ref.period} was not read`);
+    return found;
+  }
+
+  /** The four current-period counters of one scope. */
+  periods(scope: CounterRef["scope"], scopeId: string, now: Date): PeriodSpend {
+    const of = (period: Interval) => this.get({ scope, scopeId, period, periodStart: currentPeriodStart(period, now) });
+    return { daily: of("daily"), weekly: of("weekly"), monthly: of("monthly"), lifetime: of("lifetime") };
+  }
+}
+
+/** The counters of the periods that contain `now`, one per period. */
+export function currentPeriodRefs(scope: CounterRef["scope"], scopeId: string, now: Date): CounterRef[] {
+  return PERIODS.map((period) => ({ scope, scopeId, period, periodStart: currentPeriodStart(period, now) }));
+}
+
+interface CounterRow {
+  i: string;
+  paid: string;
+  byok: string;
+}
+
+// Arrays, not one placeholder per counter, so the statement text is the same for any number of them.
+const READ_COUNTERS = `
+  SELECT r.i, coalesce(c.spent_usd, 0) AS paid, coalesce(c.byok_spent_usd, 0) AS byok
+    FROM unnest($scopes::text[], $ids::text[], $periods::text[], $starts::timestamptz[])
+         WITH ORDINALITY AS r(scope, scope_id, period, period_start, i)
+    LEFT JOIN usage_counters c
+      ON c.scope = r.scope AND c.scope_id = r.scope_id AND c.period = r.period AND c.period_start = r.period_start`;
+
+export async function readSpend(sequelize: Sequelize, refs: readonly CounterRef[]): Promise<SpendIndex> {
+  if (refs.length === 0) return new SpendIndex(new Map());
+  const rows = await sequelize.query<CounterRow>(READ_COUNTERS, {
+    type: QueryTypes.SELECT,
+    bind: {
+      scopes: refs.map((r) => r.scope),
+      ids: refs.map((r) => r.scopeId),
+      periods: refs.map((r) => r.period),
+      starts: refs.map((r) => r.periodStart.toISOString()),
+    },
+  });
+  const spend = new Map<string, Spend>();
+  for (const row of rows) spend.set(refId(refs[Number(row.i) - 1]!), { paidUsd: String(row.paid), byokUsd: String(row.byok) });
+  return new SpendIndex(spend);
+}
+
+/** What counts against a limit: the paid spend, plus BYOK spend when the limit includes it. */
+export function countedSpend(spend: Spend, includeByok: boolean): string {
+  return includeByok ? addUsd(spend.paidUsd, spend.byokUsd) : spend.paidUsd;
+}
+
+/** Settled spend of one budget layer in its current period, exactly as gateway_admit sums it. */
+export function layerSpendUsd(layer: BudgetLayer, index: SpendIndex): string {
+  return countedSpend(index.get(layer), layer.includeByok);
+}
+
+/** Settled spend of each layer (same order), in one round trip. */
+export async function spendOf(sequelize: Sequelize, layers: readonly BudgetLayer[]): Promise<string[]> {
+  const index = await readSpend(sequelize, layers);
+  return layers.map((layer) => layerSpendUsd(layer, index));
+}
+
+/** A key's spend in the daily, weekly, monthly and lifetime periods that contain `now`. */
+export async function keyUsage(sequelize: Sequelize, keyHash: string, now: Date): Promise<PeriodSpend> {
+  return (await readSpend(sequelize, currentPeriodRefs("key", keyHash, now))).periods("key", keyHash, now);
+}
+
+/** keyUsage of a page of keys in one round trip. */
+export async function keysUsage(sequelize: Sequelize, keyHashes: readonly string[], now: Date): Promise<Map<string, PeriodSpend>> {
+  const index = await readSpend(sequelize, keyHashes.flatMap((hash) => currentPeriodRefs("key", hash, now)));
+  return new Map(keyHashes.map((hash) => [hash, index.periods("key", hash, now)]));
+}
+
+/** Start of the UTC day: the window of the free-model quota. */
+export function freeQuotaWindow(now: Date): Date {
+  return currentPeriodStart("daily", now);
+}
+
+/** Free-model requests the key made today (UTC), as counted by gateway_admit. */
+export async function freeModelRequestsToday(sequelize: Sequelize, keyHash: string, now: Date): Promise<number> {
+  const [row] = await sequelize.query<{ count: number }>(`SELECT count FROM request_counters WHERE name = $name AND window_start = $start`, {
+    type: QueryTypes.SELECT,
+    bind: { name: `free:${keyHash}`, start: freeQuotaWindow(now).toISOString() },
+  });
+  return row?.count ?? 0;
+}

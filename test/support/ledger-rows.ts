@@ -1,0 +1,46 @@
+import { QueryTypes } from "sequelize";
+import type { TestGateway } from "./gateway.js";
+
+/** The usage_ledger columns request-path tests assert on. */
+export interface LedgerRow {
+  generation_id: string;
+  status: "success" | "error" | "cancelled";
+  http_status: number;
+  model_id: string;
+  provider_slug: string | null;
+  endpoint_id: string | null;
+  session_id: string | null;
+  end_user: string | null;
+  streamed: boolean;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_usd: string;
+}
+
+const COLUMNS = "generation_id, status, http_status, model_id, provider_slug, endpoint_id, session_id, end_user, streamed, prompt_tokens, completion_tokens, cost_usd::text AS cost_usd";
+
+/** Rows of one generation, oldest first (failed attempts before the one that answered). */
+export function ledgerRowsOf(gw: TestGateway, generationId: string): Promise<LedgerRow[]> {
+  return gw.gateway.sequelize.query<LedgerRow>(`SELECT ${COLUMNS} FROM usage_ledger WHERE generation_id = :generationId ORDER BY created_at, id`, {
+    type: QueryTypes.SELECT,
+    replacements: { generationId },
+  });
+}
+
+/** Every row, oldest first: for calls whose generation id the client never saw (cut, cancelled, refused). */
+export function allLedgerRows(gw: TestGateway): Promise<LedgerRow[]> {
+  return gw.gateway.sequelize.query<LedgerRow>(`SELECT ${COLUMNS} FROM usage_ledger ORDER BY created_at, id`, { type: QueryTypes.SELECT });
+}
+
+/**
+ * Polls until `found` picks a row: a call the client abandoned is settled after the client has
+ * gone, so there is nothing to await but the row itself. Throws after `attempts` polls.
+ */
+export async function waitForLedgerRow(gw: TestGateway, found: (row: LedgerRow) => boolean, attempts = 200): Promise<LedgerRow> {
+  for (let i = 0; i < attempts; i++) {
+    const row = (await allLedgerRows(gw)).find(found);
+    if (row) return row;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error("no matching usage_ledger row appeared");
+}

@@ -1,0 +1,571 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+/**
+ * Our stand-in for AI providers: a real HTTP server on 127.0.0.1 speaking the OpenAI
+ * (`/openai/v1/chat/completions`, `/openai/v1/embeddings`) and Anthropic (`/anthropic/v1/messages`)
+ * wire formats, JSON and SSE. Tests and benchmarks point provider base URLs at it and steer it
+ * with rules; without rules it answers at once (the proxy benchmark runs thousands of req/s).
+ *
+ * Answers are deterministic so tests can compute costs:
+ * - reply `Hello from <model>` (or `rule.reply`), streamed one word per chunk;
+ * - prompt_tokens = ceil(characters of all message text / 4), at least 1 (system, tool results
+ *   and text parts count; images and tool-call arguments do not), unless `rule.usage`;
+ * - completion_tokens = words of the reply sent (+ words of `rule.reasoning`, + ceil(tool-call
+ *   arguments length / 4) with `rule.toolCall`), unless `rule.usage`;
+ * - `max_tokens`/`max_completion_tokens` below the word count cuts the reply: finish_reason
+ *   `length` (Anthropic `max_tokens`);
+ * - embeddings: vectors of `dimensions` (default 8) values derived from a hash of each input.
+ */
+export interface MockRule {
+  /** Upstream model id this rule applies to; undefined = all. */
+  model?: string;
+  /** Answer with this status and the provider's error body (unless `rawBody`). */
+  status?: number;
+  /** Seconds, sent as Retry-After with `status`. */
+  retryAfter?: number;
+  /** Before headers. */
+  delayMs?: number;
+  /** Never answer. */
+  hang?: boolean;
+  /** Streaming: destroy the socket after N events. */
+  cutAfterChunks?: number;
+  /** Streaming: end the response cleanly after N events, without the stream's final event. */
+  endAfterChunks?: number;
+  /** Streaming: wait this long between events (lets a client go away mid-stream). */
+  chunkDelayMs?: number;
+  /** Streaming: after N events, send the provider's in-stream error event and end cleanly. */
+  streamError?: { afterChunks: number; type?: string; message?: string };
+  reply?: string;
+  /** Thinking text: Anthropic `thinking` blocks, OpenAI-compatible `reasoning`. */
+  reasoning?: string;
+  usage?: { prompt_tokens: number; completion_tokens: number };
+  toolCall?: { name: string; arguments: string };
+  logprobs?: Array<{ token: string; logprob: number; top_logprobs: Array<{ token: string; logprob: number }> }>;
+  /** Sent as the body instead of the normal answer (status `status` or 200, JSON content type). */
+  rawBody?: string;
+  /** Apply to the next N matching requests only. */
+  times?: number;
+}
+
+export interface RecordedUpstreamRequest {
+  path: string;
+  model: string;
+  body: unknown;
+  headers: Record<string, string | undefined>;
+}
+
+export interface MockUpstream {
+  url: string;
+  openaiBaseUrl: string;
+  anthropicBaseUrl: string;
+  /** The key it expects; others get 401. */
+  apiKey: string;
+  requests: RecordedUpstreamRequest[];
+  /** Requests whose client went away before the answer ended. */
+  aborted: number;
+  /** Resolves at the next abort not yet waited for (each call consumes one), rejects after timeoutMs. */
+  waitForAbort(timeoutMs?: number): Promise<void>;
+  /** Rules are tried in the order added; the first that matches applies. */
+  rule(rule: MockRule): void;
+  /** Forgets rules, requests and abort counts; ids (`call_mock_<n>`, …) count from 1 again. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export const MOCK_UPSTREAM_API_KEY = "mock-upstream-key";
+
+type Provider = "openai" | "anthropic";
+type Json = Record<string, unknown>;
+
+export async function startMockUpstream(options: { recordRequests?: boolean; port?: number } = {}): Promise<MockUpstream> {
+  const recordRequests = options.recordRequests ?? true;
+  const rules: MockRule[] = [];
+  const abortWaiters: Array<() => void> = [];
+  let abortsWaitedFor = 0;
+  let sequence = 0;
+
+  const mock: MockUpstream = {
+    url: "",
+    openaiBaseUrl: "",
+    anthropicBaseUrl: "",
+    apiKey: MOCK_UPSTREAM_API_KEY,
+    requests: [],
+    aborted: 0,
+    waitForAbort(timeoutMs = 5_000) {
+      return new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (mock.aborted <= abortsWaitedFor) return false;
+          abortsWaitedFor += 1;
+          resolve();
+          return true;
+        };
+        if (check()) return;
+        const waiter = () => {
+          if (!check()) return;
+          clearTimeout(timer);
+          abortWaiters.splice(abortWaiters.indexOf(waiter), 1);
+        };
+        const timer = setTimeout(() => {
+          abortWaiters.splice(abortWaiters.indexOf(waiter), 1);
+          reject(new Error(`mock upstream: no client abort within ${timeoutMs} ms`));
+        }, timeoutMs);
+        abortWaiters.push(waiter);
+      });
+    },
+    rule(rule) {
+      rules.push({ ...rule });
+    },
+    reset() {
+      rules.length = 0;
+      mock.requests.length = 0;
+      mock.aborted = 0;
+      abortsWaitedFor = 0;
+      sequence = 0;
+    },
+    close() {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+
+  const takeRule = (model: string): MockRule | undefined => {
+    const index = rules.findIndex((rule) => rule.model === undefined || rule.model === model);
+    const rule = rules[index];
+    if (!rule) return undefined;
+    if (rule.times !== undefined) {
+      rule.times -= 1;
+      if (rule.times <= 0) rules.splice(index, 1);
+    }
+    return rule;
+  };
+
+  const server = http.createServer((req, res) => {
+    const exchange = { cutByUs: false };
+    res.on("close", () => {
+      if (res.writableFinished || exchange.cutByUs) return;
+      mock.aborted += 1;
+      for (const waiter of [...abortWaiters]) waiter();
+    });
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const route = ROUTES[(req.url ?? "").split("?")[0] ?? ""];
+      if (!route) return sendJson(res, 404, { error: { message: `mock upstream: no route ${req.method} ${req.url}`, type: "not_found_error" } });
+      let body: Json;
+      try {
+        const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
+        body = parsed as Json;
+      } catch {
+        return sendError(res, route.provider, 400, "the request body is not a JSON object");
+      }
+      const model = typeof body.model === "string" ? body.model : "";
+      if (recordRequests) mock.requests.push({ path: req.url ?? "", model, body, headers: flatHeaders(req.headers) });
+      const key = route.provider === "openai" ? /^Bearer (.*)$/.exec(req.headers.authorization ?? "")?.[1] : header(req.headers["x-api-key"]);
+      if (key !== MOCK_UPSTREAM_API_KEY) {
+        return sendError(res, route.provider, 401, route.provider === "openai" ? `Incorrect API key provided: ${maskKey(key ?? "")}.` : "invalid x-api-key");
+      }
+      const rule = rules.length === 0 ? undefined : takeRule(model);
+      const answer = () => {
+        if (res.destroyed) return;
+        sequence += 1;
+        route.answer({ res, body, model, rule, id: sequence, exchange });
+      };
+      if (rule?.hang) return;
+      if (rule?.delayMs) setTimeout(answer, rule.delayMs);
+      else answer();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  mock.url = `http://127.0.0.1:${port}`;
+  mock.openaiBaseUrl = `${mock.url}/openai/v1`;
+  mock.anthropicBaseUrl = `${mock.url}/anthropic/v1`;
+  return mock;
+}
+
+interface Exchange {
+  res: http.ServerResponse;
+  body: Json;
+  model: string;
+  rule: MockRule | undefined;
+  id: number;
+  exchange: { cutByUs: boolean };
+}
+
+const ROUTES: Record<string, { provider: Provider; answer: (x: Exchange) => void }> = {
+  "/openai/v1/chat/completions": { provider: "openai", answer: (x) => guarded(x, "openai", openAiChat) },
+  "/openai/v1/embeddings": { provider: "openai", answer: (x) => guarded(x, "openai", openAiEmbeddings) },
+  "/anthropic/v1/messages": { provider: "anthropic", answer: (x) => guarded(x, "anthropic", anthropicMessages) },
+};
+
+/** The rule's status failure or raw body, else the normal answer. */
+function guarded(x: Exchange, provider: Provider, normal: (x: Exchange) => void): void {
+  const { rule, res } = x;
+  const headers: http.OutgoingHttpHeaders = rule?.retryAfter !== undefined ? { "retry-after": String(rule.retryAfter) } : {};
+  if (rule?.rawBody !== undefined) {
+    res.writeHead(rule.status ?? 200, { "content-type": "application/json", ...headers });
+    res.end(rule.rawBody);
+    return;
+  }
+  if (rule?.status !== undefined && (rule.status < 200 || rule.status >= 300)) {
+    sendError(res, provider, rule.status, `mock upstream failure ${rule.status}`, headers);
+    return;
+  }
+  normal(x);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reply plan shared by both formats
+
+interface Plan {
+  words: string[];
+  reasoningWords: string[];
+  toolCall: { name: string; arguments: string } | undefined;
+  finish: "stop" | "length" | "tool_calls";
+  promptTokens: number;
+  completionTokens: number;
+}
+
+function plan(body: Json, rule: MockRule | undefined, model: string, maxTokens: unknown): Plan {
+  let words = splitWords(rule?.reply ?? `Hello from ${model}`);
+  let finish: Plan["finish"] = "stop";
+  let toolCall = rule?.toolCall;
+  if (typeof maxTokens === "number" && maxTokens < words.length) {
+    words = words.slice(0, Math.max(0, maxTokens));
+    finish = "length";
+    toolCall = undefined;
+  } else if (toolCall) {
+    finish = "tool_calls";
+  }
+  if (toolCall && rule?.reply === undefined) words = [];
+  const reasoningWords = rule?.reasoning ? splitWords(rule.reasoning) : [];
+  return {
+    words,
+    reasoningWords,
+    toolCall,
+    finish,
+    promptTokens: rule?.usage?.prompt_tokens ?? Math.max(1, Math.ceil(promptChars(body) / 4)),
+    completionTokens: rule?.usage?.completion_tokens ?? words.length + reasoningWords.length + (toolCall ? Math.ceil(toolCall.arguments.length / 4) : 0),
+  };
+}
+
+/** "Hello from x" → ["Hello ", "from ", "x"]: chunks that join back to the text. */
+function splitWords(text: string): string[] {
+  return text === "" ? [] : text.split(/(?<=\s)(?=\S)/);
+}
+
+function promptChars(body: Json): number {
+  let chars = textLength(body.system);
+  if (Array.isArray(body.messages)) {
+    for (const message of body.messages) {
+      if (typeof message === "object" && message !== null) chars += textLength((message as Json).content);
+    }
+  }
+  return chars;
+}
+
+/** Characters of text content: a string, or text parts/blocks (tool_result blocks counted inside). */
+function textLength(content: unknown): number {
+  if (typeof content === "string") return content.length;
+  if (!Array.isArray(content)) return 0;
+  let chars = 0;
+  for (const part of content) {
+    if (typeof part !== "object" || part === null) continue;
+    const p = part as Json;
+    if (typeof p.text === "string") chars += p.text.length;
+    else if (p.type === "tool_result") chars += textLength(p.content);
+  }
+  return chars;
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI
+
+function openAiChat(x: Exchange): void {
+  const { body, model, rule, res } = x;
+  const p = plan(body, rule, model, body.max_completion_tokens ?? body.max_tokens);
+  const id = `chatcmpl-mock-${x.id}`;
+  const created = Math.floor(Date.now() / 1000);
+  const logprobs = body.logprobs === true ? rule?.logprobs ?? defaultLogprobs(p.words, body.top_logprobs) : undefined;
+  const toolCall = p.toolCall ? { id: `call_mock_${x.id}`, type: "function", function: { ...p.toolCall } } : undefined;
+  const usage = {
+    prompt_tokens: p.promptTokens,
+    completion_tokens: p.completionTokens,
+    total_tokens: p.promptTokens + p.completionTokens,
+    prompt_tokens_details: { cached_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: rule?.usage ? 0 : p.reasoningWords.length },
+  };
+  if (body.stream !== true) {
+    const message: Json = { role: "assistant", content: p.words.length === 0 && toolCall ? null : p.words.join("") };
+    if (p.reasoningWords.length > 0) message.reasoning = p.reasoningWords.join("");
+    if (toolCall) message.tool_calls = [{ index: 0, ...toolCall }];
+    sendJson(res, 200, {
+      id,
+      object: "chat.completion",
+      created,
+      model,
+      choices: [{ index: 0, message, logprobs: logprobs ? { content: logprobs } : null, finish_reason: p.finish }],
+      usage,
+    });
+    return;
+  }
+  const chunk = (delta: Json, extra: Json = {}) =>
+    `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }] })}\n\n`;
+  const events = [chunk({ role: "assistant", content: "" })];
+  for (const word of p.reasoningWords) events.push(chunk({ reasoning: word }));
+  p.words.forEach((word, i) => {
+    const last = i === p.words.length - 1;
+    // One logprob entry per word; a rule's extra entries ride on the last word.
+    const entries = logprobs ? (last ? logprobs.slice(i) : logprobs.slice(i, i + 1)) : undefined;
+    events.push(chunk({ content: word }, entries ? { logprobs: { content: entries } } : {}));
+  });
+  if (toolCall) {
+    const args = toolCall.function.arguments;
+    const half = Math.ceil(args.length / 2);
+    events.push(chunk({ tool_calls: [{ index: 0, id: toolCall.id, type: "function", function: { name: toolCall.function.name, arguments: "" } }] }));
+    for (const part of [args.slice(0, half), args.slice(half)]) if (part !== "") events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: part } }] }));
+  }
+  events.push(chunk({}, { finish_reason: p.finish }));
+  const options = body.stream_options;
+  if (typeof options === "object" && options !== null && (options as Json).include_usage === true) {
+    events.push(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`);
+  }
+  events.push("data: [DONE]\n\n");
+  sendEvents(x, events, (type, message) => `data: ${JSON.stringify({ error: { message, type, code: null } })}\n\n`);
+}
+
+function defaultLogprobs(words: string[], topLogprobs: unknown): Json[] {
+  const alternatives = typeof topLogprobs === "number" ? topLogprobs : 0;
+  return words.map((token, i) => {
+    const logprob = -Number(((i + 1) / 10).toFixed(1));
+    return {
+      token,
+      logprob,
+      bytes: [...Buffer.from(token, "utf8")],
+      top_logprobs: Array.from({ length: alternatives }, (_, k) => ({
+        token: k === 0 ? token : `${token.trim()}_${k}`,
+        logprob: logprob - k,
+        bytes: [...Buffer.from(k === 0 ? token : `${token.trim()}_${k}`, "utf8")],
+      })),
+    };
+  });
+}
+
+function openAiEmbeddings(x: Exchange): void {
+  const { body, model, rule, res } = x;
+  const inputs = embeddingInputs(body.input);
+  const dimensions = typeof body.dimensions === "number" && body.dimensions > 0 ? body.dimensions : 8;
+  let chars = 0;
+  for (const input of inputs) chars += typeof input === "string" ? input.length : input.length * 4;
+  const promptTokens = rule?.usage?.prompt_tokens ?? Math.max(1, Math.ceil(chars / 4));
+  sendJson(res, 200, {
+    object: "list",
+    data: inputs.map((input, index) => ({ object: "embedding", index, embedding: mockVector(input, dimensions) })),
+    model,
+    usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+  });
+}
+
+function embeddingInputs(input: unknown): Array<string | number[]> {
+  if (typeof input === "string") return [input];
+  if (!Array.isArray(input)) return [];
+  if (input.every((item) => typeof item === "number")) return [input as number[]];
+  return input.filter((item): item is string | number[] => typeof item === "string" || Array.isArray(item));
+}
+
+/** Deterministic values in [-1, 1] from an FNV-1a hash of the input, through xorshift32. */
+export function mockVector(input: string | number[], dimensions: number): number[] {
+  const text = typeof input === "string" ? input : JSON.stringify(input);
+  let state = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) state = Math.imul(state ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  const vector: number[] = [];
+  for (let i = 0; i < dimensions; i++) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    state >>>= 0;
+    vector.push(Number(((state / 0xffffffff) * 2 - 1).toFixed(6)));
+  }
+  return vector;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Anthropic
+
+const STOP_REASON = { stop: "end_turn", length: "max_tokens", tool_calls: "tool_use" } as const;
+
+function anthropicMessages(x: Exchange): void {
+  const { body, model, rule, res } = x;
+  const p = plan(body, rule, model, body.max_tokens);
+  const id = `msg_mock_${x.id}`;
+  const toolUse = p.toolCall ? { type: "tool_use", id: `toolu_mock_${x.id}`, name: p.toolCall.name, input: parseObject(p.toolCall.arguments) } : undefined;
+  const usage = { input_tokens: p.promptTokens, output_tokens: p.completionTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const hasText = p.words.length > 0 || !toolUse;
+  if (body.stream !== true) {
+    const content: Json[] = [];
+    if (p.reasoningWords.length > 0) content.push({ type: "thinking", thinking: p.reasoningWords.join(""), signature: "mock-signature" });
+    if (hasText) content.push({ type: "text", text: p.words.join("") });
+    if (toolUse) content.push(toolUse);
+    sendJson(res, 200, { id, type: "message", role: "assistant", model, content, stop_reason: STOP_REASON[p.finish], stop_sequence: null, usage });
+    return;
+  }
+  const event = (name: string, data: Json) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
+  const events = [
+    event("message_start", {
+      message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+    }),
+    event("ping", {}),
+  ];
+  let index = 0;
+  if (p.reasoningWords.length > 0) {
+    events.push(event("content_block_start", { index, content_block: { type: "thinking", thinking: "" } }));
+    for (const word of p.reasoningWords) events.push(event("content_block_delta", { index, delta: { type: "thinking_delta", thinking: word } }));
+    events.push(event("content_block_delta", { index, delta: { type: "signature_delta", signature: "mock-signature" } }));
+    events.push(event("content_block_stop", { index }));
+    index += 1;
+  }
+  if (hasText) {
+    events.push(event("content_block_start", { index, content_block: { type: "text", text: "" } }));
+    for (const word of p.words) events.push(event("content_block_delta", { index, delta: { type: "text_delta", text: word } }));
+    events.push(event("content_block_stop", { index }));
+    index += 1;
+  }
+  if (toolUse && p.toolCall) {
+    const args = p.toolCall.arguments;
+    const half = Math.ceil(args.length / 2);
+    events.push(event("content_block_start", { index, content_block: { ...toolUse, input: {} } }));
+    for (const part of [args.slice(0, half), args.slice(half)]) {
+      if (part !== "") events.push(event("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: part } }));
+    }
+    events.push(event("content_block_stop", { index }));
+  }
+  events.push(event("message_delta", { delta: { stop_reason: STOP_REASON[p.finish], stop_sequence: null }, usage: { output_tokens: p.completionTokens } }));
+  events.push(event("message_stop", {}));
+  sendEvents(x, events, (type, message) => event("error", { error: { type, message } }));
+}
+
+function parseObject(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return {};
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wire helpers
+
+/**
+ * SSE out: everything in one write on the fast path; event by event when a rule cuts or ends
+ * the stream early, injects an error, or spaces the events out.
+ */
+function sendEvents(x: Exchange, events: string[], errorEvent: (type: string, message: string) => string): void {
+  const { res, rule } = x;
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  if (rule?.cutAfterChunks === undefined && rule?.endAfterChunks === undefined && rule?.streamError === undefined && !rule?.chunkDelayMs) {
+    res.end(events.join(""));
+    return;
+  }
+  const cutAt = rule.cutAfterChunks;
+  const errorAt = rule.streamError?.afterChunks;
+  const endAt = rule.endAfterChunks;
+  let sent = 0;
+  const next = (): void => {
+    if (res.destroyed) return;
+    if (cutAt !== undefined && sent >= cutAt) {
+      x.exchange.cutByUs = true;
+      res.flushHeaders();
+      // end(), not destroy(): the N events already written still reach the client, then the
+      // connection drops in the middle of the chunked body.
+      res.socket?.end();
+      return;
+    }
+    if (errorAt !== undefined && sent >= errorAt) {
+      res.end(errorEvent(rule.streamError?.type ?? "api_error", rule.streamError?.message ?? "mock upstream stream error"));
+      return;
+    }
+    const data = events[sent];
+    if (data === undefined || (endAt !== undefined && sent >= endAt)) {
+      res.end();
+      return;
+    }
+    sent += 1;
+    res.write(data);
+    if (rule.chunkDelayMs) setTimeout(next, rule.chunkDelayMs);
+    else next();
+  };
+  next();
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+const ANTHROPIC_ERROR_TYPE: Record<number, string> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  402: "billing_error",
+  403: "permission_error",
+  404: "not_found_error",
+  413: "request_too_large",
+  429: "rate_limit_error",
+  500: "api_error",
+  504: "timeout_error",
+  529: "overloaded_error",
+};
+
+const OPENAI_ERROR: Record<number, { type: string; code: string | null }> = {
+  400: { type: "invalid_request_error", code: null },
+  401: { type: "invalid_request_error", code: "invalid_api_key" },
+  404: { type: "invalid_request_error", code: "model_not_found" },
+  429: { type: "requests", code: "rate_limit_exceeded" },
+};
+
+function sendError(res: http.ServerResponse, provider: Provider, status: number, message: string, headers: http.OutgoingHttpHeaders = {}): void {
+  if (provider === "anthropic") {
+    const type = ANTHROPIC_ERROR_TYPE[status] ?? (status >= 500 ? "api_error" : "invalid_request_error");
+    sendJson(res, status, { type: "error", error: { type, message } }, headers);
+    return;
+  }
+  const { type, code } = OPENAI_ERROR[status] ?? { type: status >= 500 ? "server_error" : "invalid_request_error", code: null };
+  sendJson(res, status, { error: { message, type, param: null, code } }, headers);
+}
+
+/** As OpenAI does it: enough of the wrong key to recognise it, which the gateway must not pass on. */
+function maskKey(key: string): string {
+  return key.length <= 8 ? key : `${key.slice(0, 6)}${"*".repeat(key.length - 10)}${key.slice(-4)}`;
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function flatHeaders(headers: http.IncomingHttpHeaders): Record<string, string | undefined> {
+  const flat: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(headers)) flat[name] = Array.isArray(value) ? value.join(", ") : value;
+  return flat;
+}
+
+// `tsx test/upstream/mock-upstream.ts --port 9999`: a standalone mock for the bench and manual tries.
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  const portFlag = process.argv.indexOf("--port");
+  const port = portFlag === -1 ? 0 : Number(process.argv[portFlag + 1]);
+  const mock = await startMockUpstream({ recordRequests: false, port });
+  console.log(mock.url);
+  console.log(`openai base URL:    ${mock.openaiBaseUrl}`);
+  console.log(`anthropic base URL: ${mock.anthropicBaseUrl}`);
+  console.log(`api key:            ${mock.apiKey}`);
+  const stop = () => void mock.close().then(() => process.exit(0));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
