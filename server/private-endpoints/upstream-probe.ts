@@ -85,7 +85,6 @@ export function probeUpstream(request: ProbeRequest): Promise<ProbeOutcome> {
 }
 
 /** A `lookup` that answers with the vetted addresses only, in the shape net.connect asks for. */
-/** A DNS lookup that answers only the vetted addresses (no rebinding between check and connect). */
 export function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunction {
   return (_hostname: string, options: LookupOptions, callback) => {
     const family = options.family === 4 || options.family === 6 ? options.family : undefined;
