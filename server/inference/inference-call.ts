@@ -8,14 +8,14 @@ import { gatewayError, httpErrorOf } from "../core/errors.js";
 import { costUsd } from "../core/money.js";
 import type { Deps } from "../deps.js";
 import { checkEndUser, registerEndUser } from "../end-users/end-user-registration.js";
-import type { UpstreamTarget, UpstreamUsage } from "../providers/provider.js";
+import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../providers/provider.js";
 import { settleCall, type CallRecord } from "../usage/usage-ledger.js";
 import { admit } from "./admission.js";
 import { loadCallerContext, type CallerContext } from "./caller-context.js";
 import { worstCaseCost } from "./cost-estimate.js";
 import { planRoute, type Attempt, type EndpointRanking, type InferenceApi } from "./routing.js";
 import { checkServerTools } from "./server-tools.js";
-import { asUpstreamError, isRetryable, toGatewayError } from "./upstream-errors.js";
+import { isRetryable, toGatewayError } from "./upstream-errors.js";
 import type { TargetResolver } from "./upstream-targets.js";
 
 /**
@@ -138,7 +138,7 @@ export class InferenceCall {
           resolved.release();
         }
       } catch (err) {
-        const upstream = asUpstreamError(err);
+        const upstream = err instanceof UpstreamError ? err : undefined;
         if (!upstream || this.signal.aborted) throw await this.fail(err, attempt, isByok, startedAt);
         failure = toGatewayError(upstream, attempt.endpoint.providerName);
         const last = index === this.attempts.length - 1;
@@ -178,8 +178,7 @@ export class InferenceCall {
       if (reason instanceof DOMException && reason.name === "TimeoutError") return gatewayError(504, "Operation aborted due to timeout", { retryable: true });
       return gatewayError(499, "Request cancelled by the client");
     }
-    const upstream = asUpstreamError(err);
-    return upstream ? toGatewayError(upstream, attempt.endpoint.providerName) : err;
+    return err instanceof UpstreamError ? toGatewayError(err, attempt.endpoint.providerName) : err;
   }
 
   private async record(attempt: Attempt, isByok: boolean, outcome: Outcome, final = false): Promise<string> {

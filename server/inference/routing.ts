@@ -1,5 +1,6 @@
 import { DataCollection, ProviderRoutingSort, type ProviderPreferences } from "../../gen/gateway/v1/inference_pb.js";
 import type { Catalog, CatalogEndpoint, CatalogModel } from "../catalog/catalog.js";
+import { findCatalogModel } from "../catalog/model-lookup.js";
 import { gatewayError } from "../core/errors.js";
 
 /**
@@ -60,12 +61,12 @@ export async function planRoute(input: RouteInput): Promise<Attempt[]> {
 
 async function attemptsFor(input: RouteInput, requested: string): Promise<Attempt[]> {
   const { modelId, sortOverride } = modelVariant(requested);
-  const model = input.catalog.models.get(modelId);
+  const model = findCatalogModel(input.catalog, modelId);
   if (!model) throw gatewayError(400, `${requested} is not a valid model ID`);
   if (!model.outputModalities.includes(MODALITY[input.api])) {
     throw gatewayError(400, `${modelId} does not produce ${MODALITY[input.api]}; use a model whose output_modalities include it`);
   }
-  const all = [...model.endpoints, ...(await input.privateEndpoints(modelId))];
+  const all = [...model.endpoints, ...(await input.privateEndpoints(model.id))];
 
   if (all.length === 0) throw gatewayError(404, `No endpoint serves ${modelId}`);
   const permitted = all.filter((endpoint) => input.refusal(endpoint) === undefined);

@@ -1,6 +1,6 @@
 import type { ConnectError } from "@connectrpc/connect";
 import { gatewayError } from "../core/errors.js";
-import { UpstreamError } from "../providers/provider.js";
+import type { UpstreamError } from "../providers/provider.js";
 
 /**
  * What the caller learns when a provider fails, and whether another endpoint may be tried.
@@ -66,8 +66,4 @@ function statusError(status: number, retryAfterS: number | undefined, provider: 
   if (status === 503) return gatewayError(503, `Provider ${provider} is temporarily unavailable${detail}`, { retryable: true, headers });
   if (status === 529) return gatewayError(529, `Provider ${provider} is overloaded${detail}`, { retryable: true, headers });
   return gatewayError(502, `Provider ${provider} returned an error (upstream status ${status})${detail}`, { retryable: true });
-}
-
-export function asUpstreamError(err: unknown): UpstreamError | undefined {
-  return err instanceof UpstreamError ? err : undefined;
 }

@@ -10,9 +10,9 @@ import { pageOf } from "../core/pagination.js";
 import { findInOrganization, findWorkspace, inOrganization } from "../core/scope.js";
 import { changedFields } from "../core/update-mask.js";
 import { wireName } from "../core/wire-enums.js";
-import { ApiKeyRow, WorkspaceBudgetRow, WorkspaceRow } from "../db/models.js";
+import { ApiKeyRow } from "../db/models.js";
 import type { Deps } from "../deps.js";
-import { guardrailsApplyingTo } from "../guardrails/applying-guardrails.js";
+import { loadKeyGovernance } from "../governance/key-governance.js";
 import { budgetLayers } from "../usage/budget-layers.js";
 import { currentPeriodRefs, freeModelRequestsToday, keysUsage, keyUsage, readSpend } from "../usage/usage-counters.js";
 import { authCodeHandlers } from "./auth-codes.js";
@@ -26,17 +26,15 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
     ...authCodeHandlers(deps),
 
     async getCurrentKey(_req, ctx) {
-      const { key, organization } = callerOf(ctx);
+      const caller = callerOf(ctx);
+      const { key, organization } = caller;
       const now = new Date();
       // Independent reads, issued together; the counters of both scopes cover every budget layer.
-      const [workspace, workspaceBudgets, guardrails, spend, freeUsed] = await Promise.all([
-        WorkspaceRow.findByPk(key.workspaceId),
-        WorkspaceBudgetRow.findAll({ where: { workspaceId: key.workspaceId } }),
-        guardrailsApplyingTo(deps.sequelize, key),
+      const [{ workspace, workspaceBudgets, guardrails }, spend, freeUsed] = await Promise.all([
+        loadKeyGovernance(deps.sequelize, caller),
         readSpend(deps.sequelize, [...currentPeriodRefs("key", key.hash, now), ...currentPeriodRefs("workspace", key.workspaceId, now)]),
         freeModelRequestsToday(deps.sequelize, key.hash, now),
       ]);
-      if (!workspace) throw gatewayError(401, "Invalid API key");
       return {
         data: toCurrentKey({
           key,
