@@ -20,6 +20,8 @@ export interface LoadOptions {
   connections: number;
   durationMs: number;
   warmupMs: number;
+  /** The status a good answer has (200 unless the run measures a refusal path). */
+  expectStatus?: number;
 }
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
@@ -27,7 +29,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const send = async (): Promise<boolean> => {
     const res = await pool.request({ method: "POST", path: options.path, headers: options.headers, body: options.body });
     await res.body.arrayBuffer();
-    return res.statusCode === 200;
+    return res.statusCode === (options.expectStatus ?? 200);
   };
   const loop = async (until: number, record: number[] | undefined, errors: { n: number }) => {
     while (performance.now() < until) {

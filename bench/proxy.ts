@@ -62,13 +62,19 @@ export async function runProxyBenchmark(): Promise<void> {
     const gateway1 = await load(gateway.url, 1, key);
     const bare10 = await load(`http://127.0.0.1:${barePort}`, 10, MOCK_UPSTREAM_API_KEY);
     const gateway10 = await load(gateway.url, 10, key);
+    // The floor of the design: a call the auth interceptor refuses at once (no database, no
+    // upstream) still crosses the facade and the in-process Connect transport.
+    const refused = (connections: number) =>
+      runLoad({ url: gateway!.url, path: "/api/v1/chat/completions", headers: { "content-type": "application/json" }, body, connections, durationMs: DURATION_MS, warmupMs: WARMUP_MS, expectStatus: 401 });
+    const floor1 = await refused(1);
+    const floor10 = await refused(10);
 
     const client = new pg.Client(postgres.url);
     await client.connect();
     const ledger = await client.query<{ n: string }>("SELECT count(*) AS n FROM usage_ledger");
     await client.end();
 
-    report({ bare1, gateway1, bare10, gateway10, ledgerRows: Number(ledger.rows[0]?.n ?? 0) });
+    report({ bare1, gateway1, bare10, gateway10, floor1, floor10, ledgerRows: Number(ledger.rows[0]?.n ?? 0) });
   } finally {
     await gateway?.stop();
     for (const child of children) child.kill("SIGTERM");
@@ -87,7 +93,7 @@ function startChild(args: string[], ready: RegExp): Promise<ChildProcess> {
   });
 }
 
-function report(r: { bare1: LoadResult; gateway1: LoadResult; bare10: LoadResult; gateway10: LoadResult; ledgerRows: number }): void {
+function report(r: { bare1: LoadResult; gateway1: LoadResult; bare10: LoadResult; gateway10: LoadResult; floor1: LoadResult; floor10: LoadResult; ledgerRows: number }): void {
   const ms = (v: number) => v.toFixed(3);
   const p = (result: LoadResult, q: number) => percentile(result.latenciesMs, q);
   const row = (name: string, c: number, result: LoadResult) =>
@@ -101,6 +107,8 @@ function report(r: { bare1: LoadResult; gateway1: LoadResult; bare10: LoadResult
   console.log(row("gateway", 1, r.gateway1));
   console.log(row("bare node:http proxy", 10, r.bare10));
   console.log(row("gateway", 10, r.gateway10));
+  console.log(row("gateway, refused by auth (401)", 1, r.floor1));
+  console.log(row("gateway, refused by auth (401)", 10, r.floor10));
   console.log("");
   console.log(`Added latency at 1 connection: p50 ${ms(p(r.gateway1, 50) - p(r.bare1, 50))} ms (target ≤ 0.4), p99 ${ms(p(r.gateway1, 99) - p(r.bare1, 99))} ms (target ≤ 2)`);
   console.log(`Throughput at 10 connections: ${((100 * r.gateway10.rps) / r.bare10.rps).toFixed(1)}% of the bare proxy (target ≥ 50%)`);

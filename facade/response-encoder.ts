@@ -1,6 +1,7 @@
-import { getOption, type DescMessage, type JsonValue, type Message } from "@bufbuild/protobuf";
+import { type DescMessage, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { reflect } from "@bufbuild/protobuf/reflect";
 import { envelope, json_reply } from "../gen/gateway/v1/options_pb.js";
+import { optionOf } from "../server/core/proto-options.js";
 import { setMember, wireJson } from "../server/core/wire-json.js";
 
 /** A response message as the spec's JSON (see server/core/wire-json.ts). */
@@ -10,7 +11,7 @@ export function encodeResponse(schema: DescMessage, message: Message): JsonValue
 
 /** The envelope member that asks for a plain JSON reply instead of a stream, if it is the one set. */
 export function jsonReplyOf(schema: DescMessage, message: Message): boolean {
-  if (!getOption(schema, envelope)) return false;
+  if (!optionOf(schema, envelope)) return false;
   const member = setMember(reflect(schema, message));
-  return member !== undefined && getOption(member, json_reply);
+  return member !== undefined && optionOf(member, json_reply);
 }

@@ -15,6 +15,7 @@ import { loadLocalSecrets } from "./core/local-secrets.js";
 import { openDatabase } from "./db/database.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded-postgres.js";
 import type { Deps } from "./deps.js";
+import { createGovernanceCache } from "./governance/governance-cache.js";
 import type { Logger } from "./logger.js";
 import { allServices, implementations, registerServices } from "./services.js";
 
@@ -42,11 +43,13 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     ? undefined
     : await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
   try {
-    const sequelize = await openDatabase(config.databaseUrl ?? embedded!.url, log);
+    const databaseUrl = config.databaseUrl ?? embedded!.url;
+    const sequelize = await openDatabase(databaseUrl, log);
     await bootstrap(sequelize, config.bootstrapKey, log);
     const secrets = await loadLocalSecrets(config);
     await syncCatalog(sequelize, catalog);
-    const deps: Deps = { config, log, sequelize, secrets, catalog };
+    const governance = await createGovernanceCache(sequelize, databaseUrl, log);
+    const deps: Deps = { config, log, sequelize, secrets, catalog, governance };
     const impls = implementations(deps);
     const routes = (router: ConnectRouter) => registerServices(router, impls);
     const interceptors = coreInterceptors(deps, impls);
@@ -95,6 +98,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
         facade?.close();
         await Promise.all([closeHttp(httpServer), closeHttp2(grpcServer, sessions)]);
         clearTimeout(timer);
+        await governance.close();
         await sequelize.close();
         await embedded?.stop();
         log.info("stopped");

@@ -2,6 +2,7 @@ import type { Sequelize } from "sequelize";
 import type { Catalog } from "./catalog/catalog.js";
 import type { GatewayConfig } from "./config.js";
 import type { LocalSecrets } from "./core/local-secrets.js";
+import type { GovernanceCache } from "./governance/governance-cache.js";
 import type { Logger } from "./logger.js";
 
 /** What service implementations are built from. */
@@ -12,4 +13,6 @@ export interface Deps {
   secrets: LocalSecrets;
   /** The model catalog of GATEWAY_CONFIG, as synchronized into Postgres at start. */
   catalog: Catalog;
+  /** Keys and their governance, cached between requests and dropped on any change. */
+  governance: GovernanceCache;
 }

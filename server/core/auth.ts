@@ -1,10 +1,10 @@
 import { timingSafeEqual } from "node:crypto";
-import { getOption } from "@bufbuild/protobuf";
 import { createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { Access, Entitlement, access, entitlement } from "../../gen/gateway/v1/options_pb.js";
-import { ApiKeyRow, OrganizationRow } from "../db/models.js";
+import type { ApiKeyRow, OrganizationRow } from "../db/models.js";
 import { gatewayError } from "./errors.js";
 import { hashKey } from "./key-secret.js";
+import { optionOf } from "./proto-options.js";
 
 /**
  * Authentication and the method-level access rules of the proto (`gateway.v1.access`,
@@ -24,10 +24,13 @@ export const ENTITLEMENT_NAMES: Record<Entitlement, string | undefined> = {
   [Entitlement.PRIVATE_ENDPOINTS]: "private_endpoints",
 };
 
-export function authInterceptor(operatorToken: string): Interceptor {
+/** Finds the key with this SHA-256 hash and its organization (through the governance cache). */
+export type CallerLookup = (keyHash: string) => Promise<Caller | undefined>;
+
+export function authInterceptor(operatorToken: string, findCaller: CallerLookup): Interceptor {
   const operatorDigest = hashKey(operatorToken);
   return (next) => async (req) => {
-    const rule = getOption(req.method, access);
+    const rule = optionOf(req.method, access);
     const header = req.header.get("authorization");
     if (rule === Access.OPERATOR) {
       // Compared as digests of equal length in constant time; API keys never pass.
@@ -38,11 +41,11 @@ export function authInterceptor(operatorToken: string): Interceptor {
       return next(req);
     }
     if (header === null && rule === Access.PUBLIC) return next(req);
-    const caller = await authenticate(header);
+    const caller = await authenticate(findCaller, header);
     if (rule === Access.MANAGEMENT && !caller.key.isManagement) {
       throw gatewayError(403, "Only management keys can perform this operation");
     }
-    requireEntitlement(caller, getOption(req.method, entitlement));
+    requireEntitlement(caller, optionOf(req.method, entitlement));
     req.contextValues.set(callerKey, caller);
     return next(req);
   };
@@ -56,13 +59,13 @@ function bearerToken(header: string | null): string {
   return match[1];
 }
 
-async function authenticate(header: string | null): Promise<Caller> {
-  // One query on the hot path: the key with its organization.
-  const key = await ApiKeyRow.findByPk(hashKey(bearerToken(header)), { include: [{ model: OrganizationRow, as: "organization" }] });
-  if (!key?.organization) throw gatewayError(401, "Invalid API key");
-  if (key.disabled) throw gatewayError(401, "API key is disabled");
-  if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) throw gatewayError(401, "API key has expired");
-  return { key, organization: key.organization };
+async function authenticate(findCaller: CallerLookup, header: string | null): Promise<Caller> {
+  const caller = await findCaller(hashKey(bearerToken(header)));
+  if (!caller) throw gatewayError(401, "Invalid API key");
+  if (caller.key.disabled) throw gatewayError(401, "API key is disabled");
+  // Checked on every call: a cached key expires on time.
+  if (caller.key.expiresAt && caller.key.expiresAt.getTime() <= Date.now()) throw gatewayError(401, "API key has expired");
+  return caller;
 }
 
 function requireEntitlement(caller: Caller, needed: Entitlement): void {

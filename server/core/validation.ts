@@ -1,8 +1,9 @@
-import { getOption, hasOption, type DescEnum, type DescField, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { type DescEnum, type DescField, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import type { Interceptor } from "@connectrpc/connect";
 import { rules as rulesOption, type FieldRules } from "../../gen/gateway/v1/options_pb.js";
 import { gatewayError } from "./errors.js";
+import { setOptionOf } from "./proto-options.js";
 import { UUID_PATTERN } from "./text-rules.js";
 
 /**
@@ -38,7 +39,7 @@ const patterns = new Map<string, RegExp>();
 function firstViolation(message: ReflectMessage, prefix: string): string | undefined {
   for (const field of message.fields) {
     const name = prefix + field.name;
-    const rules = hasOption(field, rulesOption) ? getOption(field, rulesOption) : undefined;
+    const rules = setOptionOf(field, rulesOption);
     const violation = checkField(message, field, name, rules);
     if (violation) return violation;
   }

@@ -1,7 +1,8 @@
-import { getOption, toJson, ScalarType, type DescField, type DescMessage, type JsonValue, type Message } from "@bufbuild/protobuf";
+import { toJson, ScalarType, type DescField, type DescMessage, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import { FeatureSet_FieldPresence, timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { envelope, nullable } from "../../gen/gateway/v1/options_pb.js";
+import { optionOf } from "./proto-options.js";
 import { wireName } from "./wire-enums.js";
 
 /**
@@ -31,7 +32,7 @@ export function setMember(message: ReflectMessage): DescField | undefined {
 function encodeMessage(message: ReflectMessage, compact: boolean): JsonValue {
   const schema = message.desc;
   if (schema.typeName.startsWith("google.protobuf.")) return encodeWellKnown(message);
-  if (getOption(schema, envelope)) {
+  if (optionOf(schema, envelope)) {
     const member = setMember(message);
     return member ? (encodeField(message, member, compact) ?? null) : null;
   }
@@ -44,7 +45,7 @@ function encodeMessage(message: ReflectMessage, compact: boolean): JsonValue {
 }
 
 function encodeField(message: ReflectMessage, field: DescField, compact: boolean): JsonValue | undefined {
-  const isNullable = getOption(field, nullable);
+  const isNullable = optionOf(field, nullable);
   if (compact && !message.isSet(field)) return undefined;
   switch (field.fieldKind) {
     case "list": {

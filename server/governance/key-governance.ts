@@ -1,4 +1,4 @@
-import type { Sequelize } from "sequelize";
+import { QueryTypes, type Sequelize } from "sequelize";
 import type { Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
 import { WorkspaceBudgetRow, WorkspaceRow } from "../db/models.js";
@@ -6,21 +6,28 @@ import { guardrailsApplyingTo, type ApplyingGuardrail } from "../guardrails/appl
 
 /**
  * What governs a key: its workspace (defaults, disabled server tools, BYOK rule), the workspace's
- * budgets and the guardrails that reach the key, read in parallel. GET /key shows it; every
- * inference call is decided by it.
+ * budgets, the guardrails that reach the key and the providers the workspace brought its own key
+ * for, read in parallel. GET /key shows it; every inference call is decided by it. Read through
+ * the governance cache (governance-cache.ts), so the rows are shared: never modify them.
  */
 export interface KeyGovernance {
   workspace: WorkspaceRow;
   workspaceBudgets: WorkspaceBudgetRow[];
   guardrails: ApplyingGuardrail[];
+  /** Providers with an enabled BYOK credential in the workspace. */
+  byokProviders: ReadonlySet<string>;
 }
 
 export async function loadKeyGovernance(sequelize: Sequelize, { key }: Caller): Promise<KeyGovernance> {
-  const [workspace, workspaceBudgets, guardrails] = await Promise.all([
+  const [workspace, workspaceBudgets, guardrails, byok] = await Promise.all([
     WorkspaceRow.findByPk(key.workspaceId),
     WorkspaceBudgetRow.findAll({ where: { workspaceId: key.workspaceId } }),
     guardrailsApplyingTo(sequelize, key),
+    sequelize.query<{ provider: string }>("SELECT DISTINCT provider FROM byok_credentials WHERE workspace_id = :workspaceId AND NOT disabled", {
+      type: QueryTypes.SELECT,
+      replacements: { workspaceId: key.workspaceId },
+    }),
   ]);
   if (!workspace) throw gatewayError(401, "Invalid API key");
-  return { workspace, workspaceBudgets, guardrails };
+  return { workspace, workspaceBudgets, guardrails, byokProviders: new Set(byok.map((row) => row.provider)) };
 }

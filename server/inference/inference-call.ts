@@ -11,7 +11,7 @@ import { checkEndUser, registerEndUser } from "../end-users/end-user-registratio
 import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../providers/provider.js";
 import { settleCall, type CallRecord } from "../usage/usage-ledger.js";
 import { admit } from "./admission.js";
-import { loadCallerContext, type CallerContext } from "./caller-context.js";
+import type { CallerContext } from "./caller-context.js";
 import { worstCaseCost } from "./cost-estimate.js";
 import { planRoute, type Attempt, type EndpointRanking, type InferenceApi } from "./routing.js";
 import { checkServerTools } from "./server-tools.js";
@@ -93,7 +93,8 @@ export class InferenceCall {
   static async open(runtime: InferenceRuntime, ctx: HandlerContext, request: CallRequest): Promise<InferenceCall> {
     const { deps } = runtime;
     const endUser = checkEndUser(request.user);
-    const context = await loadCallerContext(deps, callerOf(ctx));
+    const caller = callerOf(ctx);
+    const context: CallerContext = { ...(await deps.governance.governance(caller)), caller };
     checkServerTools(request.serverTools, context.workspace);
     const attempts = await planRoute({
       catalog: deps.catalog,

@@ -12,7 +12,6 @@ import { changedFields } from "../core/update-mask.js";
 import { wireName } from "../core/wire-enums.js";
 import { ApiKeyRow } from "../db/models.js";
 import type { Deps } from "../deps.js";
-import { loadKeyGovernance } from "../governance/key-governance.js";
 import { budgetLayers } from "../usage/budget-layers.js";
 import { currentPeriodRefs, freeModelRequestsToday, keysUsage, keyUsage, readSpend } from "../usage/usage-counters.js";
 import { authCodeHandlers } from "./auth-codes.js";
@@ -31,7 +30,7 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
       const now = new Date();
       // Independent reads, issued together; the counters of both scopes cover every budget layer.
       const [{ workspace, workspaceBudgets, guardrails }, spend, freeUsed] = await Promise.all([
-        loadKeyGovernance(deps.sequelize, caller),
+        deps.governance.governance(caller),
         readSpend(deps.sequelize, [...currentPeriodRefs("key", key.hash, now), ...currentPeriodRefs("workspace", key.workspaceId, now)]),
         freeModelRequestsToday(deps.sequelize, key.hash, now),
       ]);

@@ -1,0 +1,89 @@
+import pg from "pg";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
+import { at, call, type Reply } from "../support/http.js";
+import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
+
+/**
+ * Keys and their governance are cached between requests (server/governance/governance-cache.ts).
+ * A change must be seen by the next request of the instance that made it, by every other instance
+ * (LISTEN/NOTIFY), and also when it was written to the database by something else entirely.
+ */
+const test = suite<{ env: InferenceGateway; second: GatewayProcess }>("governance cache");
+test.before(async (ctx) => {
+  ctx.env = await startInferenceGateway();
+  ctx.second = await startGatewayProcess({
+    databaseUrl: ctx.env.gw.databaseUrl,
+    key: ctx.env.gw.key,
+    env: { GATEWAY_CONFIG: ctx.env.configFile, MOCK_UPSTREAM_KEY: ctx.env.upstream.apiKey },
+  });
+});
+test.after(async (ctx) => {
+  await ctx.second?.stop();
+  await ctx.env.stop();
+});
+
+/** Another instance hears of a change asynchronously; a bound keeps a broken feed from hanging. */
+const PROPAGATION_BOUND_MS = 10_000;
+
+function chat(base: string, key: string): Promise<Reply> {
+  return call(base, "POST", "/api/v1/chat/completions", { key, body: { model: "mock/chat", messages: [{ role: "user", content: "hi" }] } });
+}
+
+async function newKey(env: InferenceGateway): Promise<{ key: string; hash: string }> {
+  const res = await call(env.gw.url, "POST", "/api/v1/keys", { key: env.gw.key, body: { name: `k-${Math.random().toString(36).slice(2)}` } });
+  assert.is(res.status, 201, res.text);
+  return { key: String(at(res.body, "key")), hash: String(at(res.body, "data", "hash")) };
+}
+
+async function eventually(base: string, key: string, status: number): Promise<Reply> {
+  const deadline = Date.now() + PROPAGATION_BOUND_MS;
+  for (;;) {
+    const res = await chat(base, key);
+    if (res.status === status || Date.now() > deadline) return res;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+test("a key disabled through one instance is refused by the next request there and soon by the other", async ({ env, second }) => {
+  const { key, hash } = await newKey(env);
+  // Both instances have the key and its governance cached.
+  assert.is((await chat(env.gw.url, key)).status, 200);
+  assert.is((await chat(second.url, key)).status, 200);
+  const patched = await call(env.gw.url, "PATCH", `/api/v1/keys/${hash}`, { key: env.gw.key, body: { disabled: true } });
+  assert.is(patched.status, 200, patched.text);
+  const here = await chat(env.gw.url, key);
+  assert.is(here.status, 401, here.text);
+  assert.is((await eventually(second.url, key, 401)).status, 401);
+});
+
+test("a guardrail assigned through one instance governs the other's next calls", async ({ env, second }) => {
+  const { key, hash } = await newKey(env);
+  assert.is((await chat(second.url, key)).status, 200);
+  const created = await call(env.gw.url, "POST", "/api/v1/guardrails", { key: env.gw.key, body: { name: `g-${hash.slice(0, 8)}`, ignored_models: ["mock/chat"] } });
+  assert.is(created.status, 201, created.text);
+  const assigned = await call(env.gw.url, "POST", `/api/v1/guardrails/${String(at(created.body, "data", "id"))}/assignments/keys`, { key: env.gw.key, body: { key_hashes: [hash] } });
+  assert.is(assigned.status, 200, assigned.text);
+  assert.is((await chat(env.gw.url, key)).status, 403);
+  const refused = await eventually(second.url, key, 403);
+  assert.is(refused.status, 403, refused.text);
+  assert.match(String(at(refused.body, "error", "message")), /mock\/chat/);
+});
+
+test("a change written straight into the database reaches both instances", async ({ env, second }) => {
+  const { key, hash } = await newKey(env);
+  assert.is((await chat(env.gw.url, key)).status, 200);
+  assert.is((await chat(second.url, key)).status, 200);
+  const client = new pg.Client(env.gw.databaseUrl);
+  await client.connect();
+  try {
+    await client.query("UPDATE api_keys SET disabled = true WHERE hash = $1", [hash]);
+  } finally {
+    await client.end();
+  }
+  assert.is((await eventually(env.gw.url, key, 401)).status, 401);
+  assert.is((await eventually(second.url, key, 401)).status, 401);
+});
+
+test.run();
