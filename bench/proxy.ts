@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import pg from "pg";
 import { newKeySecret } from "../server/core/key-secret.js";
 import { startEmbeddedPostgres } from "../server/db/embedded-postgres.js";
@@ -10,6 +9,7 @@ import { createLogger } from "../server/logger.js";
 import { writeCatalogFile } from "../test/support/catalog-file.js";
 import { freePort, startGatewayProcess } from "../test/support/gateway-process.js";
 import { MOCK_UPSTREAM_API_KEY } from "../test/upstream/mock-upstream.js";
+import { startChild } from "./children.js";
 import { percentile, runLoad, type LoadResult } from "./load.js";
 
 /**
@@ -19,7 +19,6 @@ import { percentile, runLoad, type LoadResult } from "./load.js";
  * process; the load generator runs here. Targets (issue 4): ≥ 50% of the bare proxy's requests/s
  * at 10 connections; added latency p50 ≤ 0.4 ms and p99 ≤ 2 ms at 1 connection.
  */
-const ROOT = path.resolve(import.meta.dirname, "..");
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 10_000);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 2_000);
 
@@ -81,16 +80,6 @@ export async function runProxyBenchmark(): Promise<void> {
     await postgres.stop();
     await fs.rm(dataDir, { recursive: true, force: true });
   }
-}
-
-function startChild(args: string[], ready: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      if (ready.test(line)) resolve(child);
-    });
-    child.once("exit", (code) => reject(new Error(`${args[0]} exited with ${code}`)));
-  });
 }
 
 function report(r: { bare1: LoadResult; gateway1: LoadResult; bare10: LoadResult; gateway10: LoadResult; floor1: LoadResult; floor10: LoadResult; ledgerRows: number }): void {

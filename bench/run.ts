@@ -4,6 +4,7 @@
  */
 const BENCHMARKS: Record<string, () => Promise<unknown>> = {
   proxy: () => import("./proxy.js").then((m) => m.runProxyBenchmark()),
+  batch: () => import("./batch.js").then((m) => m.runBatchBenchmark()),
 };
 
 const name = process.argv[2];

@@ -83,7 +83,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs }: Facad
     }
     open.add(abort);
     try {
-      await writeSse(res, headers, encodeStream(first, iterator, method.output), sseKeepaliveMs);
+      await writeSse(res, headers, encodeStream(first, iterator, method.output), { keepaliveMs: sseKeepaliveMs, namedEvents: route.sseNamedEvents });
     } finally {
       open.delete(abort);
     }

@@ -1,7 +1,6 @@
-import { fromJson, ScalarType, type DescEnum, type DescField, type DescMessage, type JsonValue, type Message } from "@bufbuild/protobuf";
+import { ScalarType, type DescField, type DescMessage, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { gatewayError } from "../server/core/errors.js";
-import { isWellFormed } from "../server/core/text-rules.js";
-import { enumFromWire, wireNames } from "../server/core/wire-enums.js";
+import { decodeWireJson, findField } from "../server/core/wire-json-input.js";
 import type { Route } from "./route-table.js";
 
 /**
@@ -27,6 +26,10 @@ export function decodeRequest(route: Route, input: RestInput): Message {
     Object.assign(json, input.body);
     addUpdateMask(schema, json, input.body, input.variables.map(([path]) => path[0]!));
   } else if (route.body !== "" && input.body !== undefined) {
+    // The client never sees the name of the field its body fills.
+    const field = findField(schema, route.body);
+    const wantsObject = field?.fieldKind === "message" && !["google.protobuf.Value", "google.protobuf.ListValue"].includes(field.message.typeName);
+    if (wantsObject && !isObject(input.body)) throw gatewayError(400, "The request body must be a JSON object");
     json[route.body] = input.body as JsonValue;
   }
   for (const [key, values] of groupQuery(input.query)) {
@@ -41,20 +44,11 @@ export function decodeRequest(route: Route, input: RestInput): Message {
     if (!path) throw new Error(`${route.template}: no field ${fieldPath.join(".")} in ${schema.typeName}`);
     setAt(json, path, fromText(path.at(-1)!.field, raw, `path parameter '${fieldPath.join(".")}'`));
   }
-  const normalized = normalizeMessage(schema, json, "");
-  try {
-    return fromJson(schema, normalized, { ignoreUnknownFields: true });
-  } catch (err) {
-    throw gatewayError(400, `Invalid request: ${err instanceof Error ? err.message : String(err)}`);
-  }
+  return decodeWireJson(schema, json);
 }
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function findField(schema: DescMessage, key: string): DescField | undefined {
-  return schema.fields.find((f) => f.name === key || f.jsonName === key);
 }
 
 function addUpdateMask(schema: DescMessage, json: JsonObject, body: JsonObject, addressing: string[]): void {
@@ -126,113 +120,4 @@ function fromText(field: DescField, raw: string, what: string): JsonValue {
   }
   if (!/^-?\d+$/.test(raw)) throw gatewayError(400, `${what} must be an integer`);
   return Number(raw);
-}
-
-const INT_RANGES: Partial<Record<ScalarType, [number, number]>> = {
-  [ScalarType.INT32]: [-2147483648, 2147483647],
-  [ScalarType.SINT32]: [-2147483648, 2147483647],
-  [ScalarType.SFIXED32]: [-2147483648, 2147483647],
-  [ScalarType.UINT32]: [0, 4294967295],
-  [ScalarType.FIXED32]: [0, 4294967295],
-  [ScalarType.INT64]: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
-  [ScalarType.SINT64]: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
-  [ScalarType.SFIXED64]: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
-  [ScalarType.UINT64]: [0, Number.MAX_SAFE_INTEGER],
-  [ScalarType.FIXED64]: [0, Number.MAX_SAFE_INTEGER],
-};
-
-function normalizeMessage(schema: DescMessage, json: JsonObject, prefix: string): JsonObject {
-  const out: JsonObject = {};
-  for (const [key, value] of Object.entries(json)) {
-    const field = findField(schema, key);
-    if (!field || value === null) continue;
-    const name = prefix + field.name;
-    switch (field.fieldKind) {
-      case "list":
-        if (!Array.isArray(value)) throw gatewayError(400, `${name} must be an array`);
-        out[field.name] = value.map((item, i) => {
-          if (item === null) throw gatewayError(400, `${name}[${i}] must not be null`);
-          return normalizeValue(field.listKind === "message" ? { message: field.message } : field.listKind === "enum" ? { enum: field.enum } : { scalar: field.scalar }, item, `${name}[${i}]`);
-        });
-        break;
-      case "map":
-        if (!isObject(value)) throw gatewayError(400, `${name} must be an object`);
-        out[field.name] = Object.fromEntries(
-          Object.entries(value).map(([k, v]) => [k, normalizeValue(field.mapKind === "message" ? { message: field.message } : field.mapKind === "enum" ? { enum: field.enum } : { scalar: field.scalar }, v, `${name}.${k}`)]),
-        );
-        break;
-      case "message":
-        out[field.name] = normalizeValue({ message: field.message }, value, name);
-        break;
-      case "enum":
-        out[field.name] = normalizeValue({ enum: field.enum }, value, name);
-        break;
-      case "scalar":
-        out[field.name] = normalizeValue({ scalar: field.scalar }, value, name);
-        break;
-    }
-  }
-  return out;
-}
-
-type Kind = { scalar: ScalarType } | { enum: DescEnum } | { message: DescMessage };
-
-function normalizeValue(kind: Kind, value: JsonValue, name: string): JsonValue {
-  if ("enum" in kind) {
-    if (kind.enum.typeName === "google.protobuf.NullValue") return value;
-    const number = typeof value === "string" ? enumFromWire(kind.enum, value) : undefined;
-    if (number === undefined) throw gatewayError(400, `${name} must be one of: ${wireNames(kind.enum).join(", ")}`);
-    return number;
-  }
-  if ("message" in kind) return normalizeMessageValue(kind.message, value, name);
-  switch (kind.scalar) {
-    case ScalarType.STRING:
-      if (typeof value !== "string") throw gatewayError(400, `${name} must be a string`);
-      if (!isWellFormed(value)) throw gatewayError(400, `${name} must be well-formed Unicode`);
-      return value;
-    case ScalarType.BOOL:
-      if (typeof value !== "boolean") throw gatewayError(400, `${name} must be a boolean`);
-      return value;
-    case ScalarType.BYTES:
-      if (typeof value !== "string") throw gatewayError(400, `${name} must be a base64 string`);
-      return value;
-    case ScalarType.DOUBLE:
-    case ScalarType.FLOAT:
-      if (typeof value !== "number" || !Number.isFinite(value)) throw gatewayError(400, `${name} must be a number`);
-      return value;
-    default: {
-      const number = typeof value === "string" && /^-?\d+$/.test(value) ? Number(value) : value;
-      const [min, max] = INT_RANGES[kind.scalar] ?? [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER];
-      if (typeof number !== "number" || !Number.isInteger(number)) throw gatewayError(400, `${name} must be an integer`);
-      if (number < min || number > max) throw gatewayError(400, `${name} must be an integer from ${min} to ${max}`);
-      return number;
-    }
-  }
-}
-
-function normalizeMessageValue(schema: DescMessage, value: JsonValue, name: string): JsonValue {
-  switch (schema.typeName) {
-    case "google.protobuf.Value":
-      return value;
-    case "google.protobuf.Struct":
-      if (!isObject(value)) throw gatewayError(400, `${name} must be an object`);
-      return value;
-    case "google.protobuf.ListValue":
-      if (!Array.isArray(value)) throw gatewayError(400, `${name} must be an array`);
-      return value;
-    case "google.protobuf.Timestamp":
-    case "google.protobuf.Duration":
-    case "google.protobuf.FieldMask":
-      if (typeof value !== "string") throw gatewayError(400, `${name} must be a string`);
-      try {
-        fromJson(schema, value);
-      } catch {
-        throw gatewayError(400, schema.typeName === "google.protobuf.Timestamp" ? `${name} must be an ISO 8601 UTC timestamp such as 2030-12-31T23:59:59Z` : `${name} is malformed`);
-      }
-      return value;
-    default:
-      if (schema.typeName.startsWith("google.protobuf.")) return value;
-      if (!isObject(value)) throw gatewayError(400, `${name} must be an object`);
-      return normalizeMessage(schema, value, `${name}.`);
-  }
 }

@@ -1,7 +1,7 @@
 import { getOption, hasOption, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { http } from "../gen/google/api/annotations_pb.js";
 import type { HttpRule } from "../gen/google/api/http_pb.js";
-import { http_success_code, max_body_bytes } from "../gen/gateway/v1/options_pb.js";
+import { http_success_code, max_body_bytes, sse_named_events } from "../gen/gateway/v1/options_pb.js";
 import { parseTemplate, type Segment } from "./path-template.js";
 
 /** One REST binding of an RPC, compiled from its `google.api.http` rule. */
@@ -14,6 +14,8 @@ export interface Route {
   body: string;
   successCode: number;
   maxBodyBytes: number;
+  /** SSE events named after each message's `type`, without `[DONE]` (`(gateway.v1.sse_named_events)`). */
+  sseNamedEvents: boolean;
 }
 
 export type Match =
@@ -107,5 +109,6 @@ function routeOf(method: DescMethod, rule: HttpRule): Route {
     body: rule.body,
     successCode: getOption(method, http_success_code) || 200,
     maxBodyBytes: Number(getOption(method, max_body_bytes)) || DEFAULT_MAX_BODY_BYTES,
+    sseNamedEvents: getOption(method, sse_named_events),
   };
 }

@@ -7,13 +7,18 @@ import { errorBody, toHttpError } from "./error-response.js";
  * `: keepalive` comment after `keepaliveMs` without output, and `data: [DONE]` after the last
  * message. A stream that fails midway ends with an error event and no `[DONE]`, so a client can
  * never mistake it for a complete answer.
+ *
+ * With `namedEvents` (methods marked `(gateway.v1.sse_named_events)`) each event also carries
+ * `event: <the message's "type">`, a failure is `event: error`, and there is no `[DONE]`: the
+ * framing of the Anthropic Messages and OpenAI Responses streams, whose SDKs dispatch on the event
+ * name and know the end from the last event's type.
  */
-export async function writeSse(
-  res: ServerResponse,
-  headers: Record<string, string>,
-  events: AsyncIterable<JsonValue>,
-  keepaliveMs: number,
-): Promise<void> {
+export interface SseOptions {
+  keepaliveMs: number;
+  namedEvents: boolean;
+}
+
+export async function writeSse(res: ServerResponse, headers: Record<string, string>, events: AsyncIterable<JsonValue>, { keepaliveMs, namedEvents }: SseOptions): Promise<void> {
   res.writeHead(200, {
     ...headers,
     "content-type": "text/event-stream; charset=utf-8",
@@ -33,14 +38,23 @@ export async function writeSse(
   arm();
   try {
     for await (const event of events) {
-      res.write(`data: ${JSON.stringify(event)}\n\n`);
+      res.write(`${namedEvents ? eventLine(typeOf(event)) : ""}data: ${JSON.stringify(event)}\n\n`);
       arm();
     }
-    res.write("data: [DONE]\n\n");
+    if (!namedEvents) res.write("data: [DONE]\n\n");
   } catch (err) {
-    if (!res.destroyed) res.write(`data: ${errorBody(toHttpError(err))}\n\n`);
+    if (!res.destroyed) res.write(`${namedEvents ? eventLine("error") : ""}data: ${errorBody(toHttpError(err))}\n\n`);
   } finally {
     clearTimeout(timer);
     res.end();
   }
+}
+
+function typeOf(event: JsonValue): string | undefined {
+  return typeof event === "object" && event !== null && !Array.isArray(event) && typeof event.type === "string" ? event.type : undefined;
+}
+
+/** A type with a line break would end the field early and forge another one; such a value is left out. */
+function eventLine(type: string | undefined): string {
+  return type === undefined || /[\r\n]/.test(type) ? "" : `event: ${type}\n`;
 }

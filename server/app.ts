@@ -17,7 +17,9 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded-post
 import type { Deps } from "./deps.js";
 import { createGovernanceCache } from "./governance/governance-cache.js";
 import type { Logger } from "./logger.js";
-import { allServices, implementations, registerServices } from "./services.js";
+import { startBatchEngine } from "./batches/batch-engine.js";
+import { createInferenceRuntime } from "./inference/inference-runtime.js";
+import { allServices, implementations, registerServices, type Implementations } from "./services.js";
 
 export interface Gateway {
   /** REST facade + Connect/gRPC-Web base URL, e.g. http://127.0.0.1:8080 */
@@ -27,6 +29,8 @@ export interface Gateway {
   sequelize: Sequelize;
   /** What the services were built from (tests inspect the implementations). */
   deps: Deps;
+  /** The service implementations (tests check which methods exist). */
+  impls: Implementations;
   stop(): Promise<void>;
 }
 
@@ -50,7 +54,9 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     await syncCatalog(sequelize, catalog);
     const governance = await createGovernanceCache(sequelize, databaseUrl, log);
     const deps: Deps = { config, log, sequelize, secrets, catalog, governance };
-    const impls = implementations(deps);
+    const inference = createInferenceRuntime(deps);
+    const batches = startBatchEngine(inference);
+    const impls = implementations(deps, { inference, batches });
     const routes = (router: ConnectRouter) => registerServices(router, impls);
     const interceptors = coreInterceptors(deps, impls);
     const shutdown = new AbortController();
@@ -88,6 +94,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
       grpcUrl,
       sequelize,
       deps,
+      impls,
       async stop() {
         log.info("draining");
         const timer = setTimeout(() => {
@@ -98,6 +105,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
         facade?.close();
         await Promise.all([closeHttp(httpServer), closeHttp2(grpcServer, sessions)]);
         clearTimeout(timer);
+        await batches.stop();
         await governance.close();
         await sequelize.close();
         await embedded?.stop();

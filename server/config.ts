@@ -42,6 +42,23 @@ export interface GatewayConfig {
   rateLimitWindowSeconds: number;
   /** Time allowed for one inference call end to end, fallbacks included (504 after it). */
   requestTimeoutMs: number;
+  batch: BatchEngineConfig;
+}
+
+/** The batch engine of this instance (server/batches/batch-engine.ts). */
+export interface BatchEngineConfig {
+  /** Items this instance runs at once, over all batches and providers. */
+  concurrency: number;
+  /** Items this instance runs at once against one provider. */
+  providerConcurrency: number;
+  /** A claimed item is this instance's for so long; it renews the lease while the item runs. */
+  leaseSeconds: number;
+  /** Tries per item before a retryable failure becomes its result. */
+  maxAttempts: number;
+  /** First retry delay; doubled per try, or the provider's Retry-After when longer. */
+  retryBaseMs: number;
+  /** How often an idle engine looks for work, expired batches and results to purge. */
+  pollMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -68,6 +85,14 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     rateLimitRequests: intVar(env, "GATEWAY_RATE_LIMIT_REQUESTS", 600, 0, 100_000_000),
     rateLimitWindowSeconds: intVar(env, "GATEWAY_RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400),
     requestTimeoutMs: intVar(env, "GATEWAY_REQUEST_TIMEOUT_MS", 600_000, 100, 3_600_000),
+    batch: {
+      concurrency: intVar(env, "GATEWAY_BATCH_CONCURRENCY", 64, 0, 10_000),
+      providerConcurrency: intVar(env, "GATEWAY_BATCH_PROVIDER_CONCURRENCY", 32, 1, 10_000),
+      leaseSeconds: intVar(env, "GATEWAY_BATCH_LEASE_SECONDS", 30, 1, 3_600),
+      maxAttempts: intVar(env, "GATEWAY_BATCH_MAX_ATTEMPTS", 5, 1, 100),
+      retryBaseMs: intVar(env, "GATEWAY_BATCH_RETRY_BASE_MS", 1_000, 1, 600_000),
+      pollMs: intVar(env, "GATEWAY_BATCH_POLL_MS", 250, 5, 60_000),
+    },
   };
 }
 

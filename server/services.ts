@@ -19,11 +19,14 @@ import { VaultService } from "../gen/gateway/v1/vault_pb.js";
 import { VideosService } from "../gen/gateway/v1/videos_pb.js";
 import { WorkspacesService } from "../gen/gateway/v1/workspaces_pb.js";
 import { analyticsService } from "./analytics/analytics-service.js";
+import type { BatchEngine } from "./batches/batch-engine.js";
+import { batchesService } from "./batches/batches-service.js";
 import { byokService } from "./byok/byok-service.js";
 import { gatewayError } from "./core/errors.js";
 import type { Deps } from "./deps.js";
 import { endUsersService } from "./end-users/end-users-service.js";
 import { guardrailsService } from "./guardrails/guardrails-service.js";
+import type { InferenceRuntime } from "./inference/inference-call.js";
 import { inferenceService } from "./inference/inference-service.js";
 import { keysService } from "./keys/keys-service.js";
 import { membersService } from "./members/members-service.js";
@@ -61,7 +64,13 @@ export const allServices: readonly DescService[] = [
 /** The implemented methods of each service, built once per gateway. */
 export type Implementations = Map<DescService, object>;
 
-export function implementations(deps: Deps): Implementations {
+/** The long-lived parts services share: the inference runtime and this instance's batch engine. */
+export interface Engines {
+  inference: InferenceRuntime;
+  batches: BatchEngine;
+}
+
+export function implementations(deps: Deps, engines: Engines): Implementations {
   return new Map<DescService, object>([
     [KeysService, keysService(deps)],
     [OrganizationService, organizationService()],
@@ -74,7 +83,8 @@ export function implementations(deps: Deps): Implementations {
     [PrivateEndpointsService, privateEndpointsService(deps)],
     [ModelsService, modelsService(deps)],
     [OperatorService, operatorService(deps)],
-    [InferenceService, inferenceService(deps)],
+    [InferenceService, inferenceService(engines.inference)],
+    [BatchesService, batchesService(engines.inference, engines.batches.wake)],
   ]);
 }
 

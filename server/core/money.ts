@@ -117,6 +117,12 @@ export function addUsd(a: string, b: string): string {
   return formatDecimal(sum([parseDecimal(a), parseDecimal(b)]));
 }
 
+/** `amount × count`, e.g. a per-item estimate over a batch. */
+export function multiplyUsd(amount: string, count: number): string {
+  const scaled = parseDecimal(amount);
+  return formatDecimal({ units: scaled.units * tokenCount(count, "count"), scale: scaled.scale });
+}
+
 /** `limit − spent`, never below zero: what is left of a limit or budget. */
 export function remainingUsd(limit: string, spent: string): string {
   const negated = parseDecimal(spent);

@@ -27,7 +27,15 @@ interface Verdict {
 /** Reservations of calls whose instance died lapse after this; longer than any call may run. */
 const RESERVATION_SLACK_S = 300;
 
-export async function admit(deps: Deps, context: CallerContext, call: { estimateUsd: string; free: boolean }): Promise<Admission> {
+export interface AdmissionRequest {
+  /** Worst-case cost to reserve (exact decimal USD). */
+  estimateUsd: string;
+  free: boolean;
+  /** How long the reservation may live; a live call's deadline by default (a batch: its window). */
+  reservationTtlS?: number;
+}
+
+export async function admit(deps: Deps, context: CallerContext, call: AdmissionRequest): Promise<Admission> {
   const { config, sequelize } = deps;
   const { key } = context.caller;
   const now = new Date();
@@ -45,7 +53,7 @@ export async function admit(deps: Deps, context: CallerContext, call: { estimate
         free_limit: config.freeModelDailyRequests,
         estimate_usd: call.estimateUsd,
         reservation_id: reservationId,
-        reservation_ttl_s: Math.ceil(config.requestTimeoutMs / 1000) + RESERVATION_SLACK_S,
+        reservation_ttl_s: (call.reservationTtlS ?? Math.ceil(config.requestTimeoutMs / 1000)) + RESERVATION_SLACK_S,
         budgets: layers.map((layer) => ({
           scope: layer.scope,
           scope_id: layer.scopeId,

@@ -1,7 +1,9 @@
 import type { JsonObject } from "@bufbuild/protobuf";
+import type { Readable } from "node:stream";
 import { Agent, request, type Dispatcher } from "undici";
 import { isObject } from "./json-shape.js";
 import { UpstreamError, type UpstreamTarget } from "./provider.js";
+import { readLines } from "./line-reader.js";
 import { readSse, type SseEvent } from "./sse-reader.js";
 import { providerErrorMessage, retryAfterSeconds, statusForErrorObject } from "./upstream-error-body.js";
 
@@ -33,13 +35,28 @@ export interface UpstreamResponse {
  * provider's message and Retry-After), no headers within `timeoutMs` (connect included) →
  * "timeout", the caller's signal → "aborted", transport failures → "connect".
  */
-export async function postUpstream(
+export function postUpstream(
   target: UpstreamTarget,
   path: string,
   headers: Record<string, string>,
   payload: JsonObject,
   signal: AbortSignal,
 ): Promise<UpstreamResponse> {
+  return callUpstream(target, { method: "POST", path, headers, body: { contentType: "application/json", data: JSON.stringify(payload) } }, signal);
+}
+
+/** One request of any method; `postUpstream` is the JSON POST every chat call makes. */
+export interface UpstreamCall {
+  method: "GET" | "POST" | "DELETE";
+  /** Appended to the target's baseUrl. */
+  path: string;
+  headers: Record<string, string>;
+  /** A stream (e.g. a generated multipart upload) is sent as it is produced, never joined in memory. */
+  body?: { contentType: string; data: string | Readable };
+}
+
+/** `postUpstream` for any method and body, with the same outcomes and errors. */
+export async function callUpstream(target: UpstreamTarget, call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
   if (signal.aborted) throw abortedError();
   // Our own controller so that one signal carries both the caller's abort and the deadline.
   const controller = new AbortController();
@@ -53,10 +70,10 @@ export async function postUpstream(
   }, target.timeoutMs);
   let response: Dispatcher.ResponseData;
   try {
-    response = await request(joinUrl(target.baseUrl, path), {
-      method: "POST",
-      headers: { "content-type": "application/json", ...headers },
-      body: JSON.stringify(payload),
+    response = await request(joinUrl(target.baseUrl, call.path), {
+      method: call.method,
+      headers: call.body ? { "content-type": call.body.contentType, ...call.headers } : call.headers,
+      body: call.body?.data ?? null,
       dispatcher: target.dispatcher ?? sharedAgent,
       signal: controller.signal,
       headersTimeout: target.timeoutMs,
@@ -117,6 +134,32 @@ export async function* upstreamEvents(response: UpstreamResponse): AsyncGenerato
   } finally {
     response.release();
     if (!response.body.readableEnded) response.body.destroy();
+  }
+}
+
+/**
+ * The non-blank lines of a 2xx JSONL body (batch result files), read as they arrive so a large
+ * file is never held whole. Breaks are reported as in `upstreamEvents`.
+ */
+export async function* upstreamLines(response: UpstreamResponse): AsyncGenerator<string, void, undefined> {
+  try {
+    yield* readLines(response.body);
+  } catch (err) {
+    if (err instanceof UpstreamError) throw err;
+    if (response.signal.aborted) throw abortedError();
+    throw new UpstreamError("cut", `the upstream file broke off (${errorCode(err)})`);
+  } finally {
+    response.release();
+    if (!response.body.readableEnded) response.body.destroy();
+  }
+}
+
+/** Reads a 2xx body we do not need (DELETE, cancel answers) so its connection can be reused. */
+export async function discardBody(response: UpstreamResponse): Promise<void> {
+  try {
+    await response.body.dump();
+  } finally {
+    response.release();
   }
 }
 

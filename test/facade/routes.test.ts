@@ -4,7 +4,7 @@ import * as assert from "uvu/assert";
 import { parseTemplate, splitPath } from "../../facade/path-template.js";
 import { RouteTable, type Route } from "../../facade/route-table.js";
 import { http } from "../../gen/google/api/annotations_pb.js";
-import { allServices, implementations } from "../../server/services.js";
+import { allServices } from "../../server/services.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call, rawRequest } from "../support/http.js";
 import { seedOrganization } from "../support/seed.js";
@@ -22,7 +22,7 @@ test.before(async (ctx) => {
   // The bootstrap organization is outside the interns and private-endpoints programmes, whose
   // methods answer 404/403 before reaching "not implemented"; this organization has both.
   ctx.entitledKey = (await seedOrganization("routes-entitled", ["interns", "private_endpoints"])).key;
-  const impls = implementations(ctx.gw.gateway.deps);
+  const impls = ctx.gw.gateway.impls;
   ctx.unimplemented = new Set();
   for (const service of allServices) {
     const impl = impls.get(service) ?? {};

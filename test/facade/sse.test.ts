@@ -42,10 +42,13 @@ function deferred<T>(fallback: T, ms = 5000): Deferred<T> {
   };
 }
 
-/** What the in-test implementation reports back to the tests. */
+/**
+ * What the in-test implementation reports back to the tests. Armed when the suite starts: uvu
+ * loads every test file first, and guards armed at load would lapse before this suite runs.
+ */
 const probe = {
-  keepaliveSeen: deferred(false),
-  aborted: deferred(false),
+  keepaliveSeen: deferred(false, 0),
+  aborted: deferred(false, 0),
   requests: [] as InternChatRequest[],
 };
 
@@ -117,6 +120,8 @@ async function* chatCompletions(req: InternChatRequest, ctx: HandlerContext): As
 const test = suite<{ server: http.Server; facade: Facade; url: string }>("facade sse");
 
 test.before(async (ctx) => {
+  probe.keepaliveSeen = deferred(false);
+  probe.aborted = deferred(false);
   ctx.facade = createFacade({
     services: [InternsService],
     transport: createRouterTransport((router) => router.service(InternsService, { chatCompletions })),

@@ -103,10 +103,10 @@ test("a non-management key on a management method is PERMISSION_DENIED with http
   assert.match(failure.details, /management keys/);
 });
 
-test("a method not implemented yet is UNIMPLEMENTED with http_status 501", async ({ gw, batches }) => {
+test("a batch that does not exist is NOT_FOUND with http_status 404", async ({ gw, batches }) => {
   const failure = await grpcFailure(batches.unary(BatchesService.method.getBatch, { id: "batch_1" }, bearer(gw.key)));
-  assert.is(failure.code, status.UNIMPLEMENTED, failure.message);
-  assert.is(failure.detail?.httpStatus, 501);
+  assert.is(failure.code, status.NOT_FOUND, failure.message);
+  assert.is(failure.detail?.httpStatus, 404);
 });
 
 test("interns: outside the programme NOT_FOUND (404, not_found); inside it UNIMPLEMENTED", async ({ interns }) => {

@@ -102,7 +102,7 @@ test("a non-management key on a management route is 403", async ({ url, key }) =
 });
 
 test("a method not implemented yet is 501", async ({ url, key }) => {
-  const res = await call(url, "GET", "/api/v1/batches/batch_1", { key });
+  const res = await call(url, "GET", "/api/v1/videos/job_1", { key });
   assert.is(res.status, 501, res.text);
   assert.is(at(res.body, "error", "code"), 501);
 });

@@ -1,4 +1,5 @@
 import { QueryTypes } from "sequelize";
+import * as assert from "uvu/assert";
 import type { TestGateway } from "./gateway.js";
 
 /** The usage_ledger columns request-path tests assert on. */
@@ -43,4 +44,15 @@ export async function waitForLedgerRow(gw: TestGateway, found: (row: LedgerRow) 
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error("no matching usage_ledger row appeared");
+}
+
+/** The one successful ledger row of a translated (Responses / Messages) call, with its token counts. */
+export async function assertOneSuccessRow(gw: TestGateway, generationId: string, expected: { streamed: boolean; promptTokens: number; completionTokens: number }): Promise<void> {
+  const rows = await ledgerRowsOf(gw, generationId);
+  assert.is(rows.length, 1);
+  assert.is(rows[0]!.status, "success");
+  assert.is(rows[0]!.streamed, expected.streamed);
+  assert.is(rows[0]!.prompt_tokens, expected.promptTokens);
+  assert.is(rows[0]!.completion_tokens, expected.completionTokens);
+  assert.ok(Number(rows[0]!.cost_usd) > 0);
 }

@@ -2,6 +2,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { handleBatchRoute, MockBatchStore, type MockBatches } from "./mock-batches.js";
+import { authorized, flatHeaders, MOCK_UPSTREAM_API_KEY, sendError, sendJson, type Json, type Provider } from "./mock-wire.js";
 
 /**
  * Our stand-in for AI providers: a real HTTP server on 127.0.0.1 speaking the OpenAI
@@ -18,6 +20,8 @@ import { pathToFileURL } from "node:url";
  * - `max_tokens`/`max_completion_tokens` below the word count cuts the reply: finish_reason
  *   `length` (Anthropic `max_tokens`);
  * - embeddings: vectors of `dimensions` (default 8) values derived from a hash of each input.
+ *
+ * The providers' native batch APIs are served too (mock-batches.ts), steered by `mock.batches`.
  */
 export interface MockRule {
   /** Upstream model id this rule applies to; undefined = all. */
@@ -68,17 +72,17 @@ export interface MockUpstream {
   aborted: number;
   /** Resolves at the next abort not yet waited for (each call consumes one), rejects after timeoutMs. */
   waitForAbort(timeoutMs?: number): Promise<void>;
+  /** Native batch APIs: fault switches and counters (mock-batches.ts). */
+  batches: MockBatches;
   /** Rules are tried in the order added; the first that matches applies. */
   rule(rule: MockRule): void;
-  /** Forgets rules, requests and abort counts; ids (`call_mock_<n>`, …) count from 1 again. */
+  /** Forgets rules, requests, abort counts, batches, files and batch faults; ids (`call_mock_<n>`, …) count from 1 again. */
   reset(): void;
   close(): Promise<void>;
 }
 
-export const MOCK_UPSTREAM_API_KEY = "mock-upstream-key";
+export { MOCK_UPSTREAM_API_KEY };
 
-type Provider = "openai" | "anthropic";
-type Json = Record<string, unknown>;
 
 export async function startMockUpstream(options: { recordRequests?: boolean; port?: number } = {}): Promise<MockUpstream> {
   const recordRequests = options.recordRequests ?? true;
@@ -86,6 +90,12 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
   const abortWaiters: Array<() => void> = [];
   let abortsWaitedFor = 0;
   let sequence = 0;
+  // Batch items draw their ids from the live sequence, so ids never repeat between the two.
+  const batches = new MockBatchStore((provider, body) => {
+    sequence += 1;
+    const input = { body, model: typeof body.model === "string" ? body.model : "", rule: undefined, id: sequence };
+    return provider === "openai" ? openAiCompletion(input) : anthropicMessage(input);
+  });
 
   const mock: MockUpstream = {
     url: "",
@@ -94,6 +104,7 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
     apiKey: MOCK_UPSTREAM_API_KEY,
     requests: [],
     aborted: 0,
+    batches,
     waitForAbort(timeoutMs = 5_000) {
       return new Promise<void>((resolve, reject) => {
         const check = () => {
@@ -124,6 +135,7 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
       mock.aborted = 0;
       abortsWaitedFor = 0;
       sequence = 0;
+      batches.reset();
     },
     close() {
       server.closeAllConnections();
@@ -152,6 +164,10 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
+      const record = (body: unknown) => {
+        if (recordRequests) mock.requests.push({ path: req.url ?? "", model: "", body, headers: flatHeaders(req.headers) });
+      };
+      if (handleBatchRoute(batches, req, res, Buffer.concat(chunks), record)) return;
       const route = ROUTES[(req.url ?? "").split("?")[0] ?? ""];
       if (!route) return sendJson(res, 404, { error: { message: `mock upstream: no route ${req.method} ${req.url}`, type: "not_found_error" } });
       let body: Json;
@@ -164,10 +180,7 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
       }
       const model = typeof body.model === "string" ? body.model : "";
       if (recordRequests) mock.requests.push({ path: req.url ?? "", model, body, headers: flatHeaders(req.headers) });
-      const key = route.provider === "openai" ? /^Bearer (.*)$/.exec(req.headers.authorization ?? "")?.[1] : header(req.headers["x-api-key"]);
-      if (key !== MOCK_UPSTREAM_API_KEY) {
-        return sendError(res, route.provider, 401, route.provider === "openai" ? `Incorrect API key provided: ${maskKey(key ?? "")}.` : "invalid x-api-key");
-      }
+      if (!authorized(route.provider, req, res)) return;
       const rule = rules.length === 0 ? undefined : takeRule(model);
       const answer = () => {
         if (res.destroyed) return;
@@ -289,8 +302,17 @@ function textLength(content: unknown): number {
 // ---------------------------------------------------------------------------------------------
 // OpenAI
 
-function openAiChat(x: Exchange): void {
-  const { body, model, rule, res } = x;
+/** What one answer is about; batch items are answered from it as live calls are. */
+export interface MockReplyInput {
+  body: Json;
+  model: string;
+  rule: MockRule | undefined;
+  id: number;
+}
+
+/** The parts of an OpenAI answer that its JSON and streamed forms share. */
+function openAiAnswer(x: MockReplyInput) {
+  const { body, model, rule } = x;
   const p = plan(body, rule, model, body.max_completion_tokens ?? body.max_tokens);
   const id = `chatcmpl-mock-${x.id}`;
   const created = Math.floor(Date.now() / 1000);
@@ -303,20 +325,29 @@ function openAiChat(x: Exchange): void {
     prompt_tokens_details: { cached_tokens: 0 },
     completion_tokens_details: { reasoning_tokens: rule?.usage ? 0 : p.reasoningWords.length },
   };
-  if (body.stream !== true) {
-    const message: Json = { role: "assistant", content: p.words.length === 0 && toolCall ? null : p.words.join("") };
-    if (p.reasoningWords.length > 0) message.reasoning = p.reasoningWords.join("");
-    if (toolCall) message.tool_calls = [{ index: 0, ...toolCall }];
-    sendJson(res, 200, {
-      id,
-      object: "chat.completion",
-      created,
-      model,
-      choices: [{ index: 0, message, logprobs: logprobs ? { content: logprobs } : null, finish_reason: p.finish }],
-      usage,
-    });
-    return;
-  }
+  return { p, id, created, logprobs, toolCall, usage };
+}
+
+/** The non-streamed `chat.completion`. */
+export function openAiCompletion(x: MockReplyInput): Json {
+  const { p, id, created, logprobs, toolCall, usage } = openAiAnswer(x);
+  const message: Json = { role: "assistant", content: p.words.length === 0 && toolCall ? null : p.words.join("") };
+  if (p.reasoningWords.length > 0) message.reasoning = p.reasoningWords.join("");
+  if (toolCall) message.tool_calls = [{ index: 0, ...toolCall }];
+  return {
+    id,
+    object: "chat.completion",
+    created,
+    model: x.model,
+    choices: [{ index: 0, message, logprobs: logprobs ? { content: logprobs } : null, finish_reason: p.finish }],
+    usage,
+  };
+}
+
+function openAiChat(x: Exchange): void {
+  const { body, model } = x;
+  if (body.stream !== true) return sendJson(x.res, 200, openAiCompletion(x));
+  const { p, id, created, logprobs, toolCall, usage } = openAiAnswer(x);
   const chunk = (delta: Json, extra: Json = {}) =>
     `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }] })}\n\n`;
   const events = [chunk({ role: "assistant", content: "" })];
@@ -402,21 +433,31 @@ export function mockVector(input: string | number[], dimensions: number): number
 
 const STOP_REASON = { stop: "end_turn", length: "max_tokens", tool_calls: "tool_use" } as const;
 
-function anthropicMessages(x: Exchange): void {
-  const { body, model, rule, res } = x;
+/** The parts of an Anthropic answer that its JSON and streamed forms share. */
+function anthropicAnswer(x: MockReplyInput) {
+  const { body, model, rule } = x;
   const p = plan(body, rule, model, body.max_tokens);
   const id = `msg_mock_${x.id}`;
   const toolUse = p.toolCall ? { type: "tool_use", id: `toolu_mock_${x.id}`, name: p.toolCall.name, input: parseObject(p.toolCall.arguments) } : undefined;
   const usage = { input_tokens: p.promptTokens, output_tokens: p.completionTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   const hasText = p.words.length > 0 || !toolUse;
-  if (body.stream !== true) {
-    const content: Json[] = [];
-    if (p.reasoningWords.length > 0) content.push({ type: "thinking", thinking: p.reasoningWords.join(""), signature: "mock-signature" });
-    if (hasText) content.push({ type: "text", text: p.words.join("") });
-    if (toolUse) content.push(toolUse);
-    sendJson(res, 200, { id, type: "message", role: "assistant", model, content, stop_reason: STOP_REASON[p.finish], stop_sequence: null, usage });
-    return;
-  }
+  return { p, id, toolUse, usage, hasText };
+}
+
+/** The non-streamed `message`. */
+export function anthropicMessage(x: MockReplyInput): Json {
+  const { p, id, toolUse, usage, hasText } = anthropicAnswer(x);
+  const content: Json[] = [];
+  if (p.reasoningWords.length > 0) content.push({ type: "thinking", thinking: p.reasoningWords.join(""), signature: "mock-signature" });
+  if (hasText) content.push({ type: "text", text: p.words.join("") });
+  if (toolUse) content.push(toolUse);
+  return { id, type: "message", role: "assistant", model: x.model, content, stop_reason: STOP_REASON[p.finish], stop_sequence: null, usage };
+}
+
+function anthropicMessages(x: Exchange): void {
+  const { body, model } = x;
+  if (body.stream !== true) return sendJson(x.res, 200, anthropicMessage(x));
+  const { p, id, toolUse, usage, hasText } = anthropicAnswer(x);
   const event = (name: string, data: Json) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
   const events = [
     event("message_start", {
@@ -503,57 +544,6 @@ function sendEvents(x: Exchange, events: string[], errorEvent: (type: string, me
     else next();
   };
   next();
-}
-
-function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers });
-  res.end(text);
-}
-
-const ANTHROPIC_ERROR_TYPE: Record<number, string> = {
-  400: "invalid_request_error",
-  401: "authentication_error",
-  402: "billing_error",
-  403: "permission_error",
-  404: "not_found_error",
-  413: "request_too_large",
-  429: "rate_limit_error",
-  500: "api_error",
-  504: "timeout_error",
-  529: "overloaded_error",
-};
-
-const OPENAI_ERROR: Record<number, { type: string; code: string | null }> = {
-  400: { type: "invalid_request_error", code: null },
-  401: { type: "invalid_request_error", code: "invalid_api_key" },
-  404: { type: "invalid_request_error", code: "model_not_found" },
-  429: { type: "requests", code: "rate_limit_exceeded" },
-};
-
-function sendError(res: http.ServerResponse, provider: Provider, status: number, message: string, headers: http.OutgoingHttpHeaders = {}): void {
-  if (provider === "anthropic") {
-    const type = ANTHROPIC_ERROR_TYPE[status] ?? (status >= 500 ? "api_error" : "invalid_request_error");
-    sendJson(res, status, { type: "error", error: { type, message } }, headers);
-    return;
-  }
-  const { type, code } = OPENAI_ERROR[status] ?? { type: status >= 500 ? "server_error" : "invalid_request_error", code: null };
-  sendJson(res, status, { error: { message, type, param: null, code } }, headers);
-}
-
-/** As OpenAI does it: enough of the wrong key to recognise it, which the gateway must not pass on. */
-function maskKey(key: string): string {
-  return key.length <= 8 ? key : `${key.slice(0, 6)}${"*".repeat(key.length - 10)}${key.slice(-4)}`;
-}
-
-function header(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function flatHeaders(headers: http.IncomingHttpHeaders): Record<string, string | undefined> {
-  const flat: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(headers)) flat[name] = Array.isArray(value) ? value.join(", ") : value;
-  return flat;
 }
 
 // `tsx test/upstream/mock-upstream.ts --port 9999`: a standalone mock for the bench and manual tries.

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gateway/v1/options.proto.
  */
 export const file_gateway_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChhnYXRld2F5L3YxL29wdGlvbnMucHJvdG8SCmdhdGV3YXkudjEirwIKCkZpZWxkUnVsZXMSEAoIcmVxdWlyZWQYASABKAgSFAoHbWluX2xlbhgCIAEoDUgAiAEBEhQKB21heF9sZW4YAyABKA1IAYgBARIPCgdwYXR0ZXJuGAQgASgJEhQKDHBhdHRlcm5faGludBgFIAEoCRIMCgR1dWlkGAYgASgIEhAKA2d0ZRgHIAEoAUgCiAEBEhAKA2x0ZRgIIAEoAUgDiAEBEg8KAmd0GAkgASgBSASIAQESFgoJbWluX2l0ZW1zGAogASgNSAWIAQESFgoJbWF4X2l0ZW1zGAsgASgNSAaIAQFCCgoIX21pbl9sZW5CCgoIX21heF9sZW5CBgoEX2d0ZUIGCgRfbHRlQgUKA19ndEIMCgpfbWluX2l0ZW1zQgwKCl9tYXhfaXRlbXMqbwoGQWNjZXNzEhYKEkFDQ0VTU19VTlNQRUNJRklFRBAAEg4KCkFDQ0VTU19LRVkQARIVChFBQ0NFU1NfTUFOQUdFTUVOVBACEhEKDUFDQ0VTU19QVUJMSUMQAxITCg9BQ0NFU1NfT1BFUkFUT1IQBCpmCgtFbnRpdGxlbWVudBIbChdFTlRJVExFTUVOVF9VTlNQRUNJRklFRBAAEhcKE0VOVElUTEVNRU5UX0lOVEVSTlMQARIhCh1FTlRJVExFTUVOVF9QUklWQVRFX0VORFBPSU5UUxACOkwKBmFjY2VzcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLmOAyABKA4yEi5nYXRld2F5LnYxLkFjY2Vzc1IGYWNjZXNzOlsKC2VudGl0bGVtZW50Eh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYuo4DIAEoDjIXLmdhdGV3YXkudjEuRW50aXRsZW1lbnRSC2VudGl0bGVtZW50OkwKEWh0dHBfc3VjY2Vzc19jb2RlEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYu44DIAEoDVIPaHR0cFN1Y2Nlc3NDb2RlOkYKDm1heF9ib2R5X2J5dGVzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYvI4DIAEoBFIMbWF4Qm9keUJ5dGVzOk0KBXJ1bGVzEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjCjgMgASgLMhYuZ2F0ZXdheS52MS5GaWVsZFJ1bGVzUgVydWxlczo7CghudWxsYWJsZRIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYw44DIAEoCFIIbnVsbGFibGU6PgoKanNvbl9yZXBseRIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYxI4DIAEoCFIJanNvblJlcGx5Oj0KCGVudmVsb3BlEh8uZ29vZ2xlLnByb3RvYnVmLk1lc3NhZ2VPcHRpb25zGNaOAyABKAhSCGVudmVsb3BlOjcKBHdpcmUSIS5nb29nbGUucHJvdG9idWYuRW51bVZhbHVlT3B0aW9ucxjMjgMgASgJUgR3aXJlYgZwcm90bzM", [file_google_protobuf_descriptor]);
+  fileDesc("ChhnYXRld2F5L3YxL29wdGlvbnMucHJvdG8SCmdhdGV3YXkudjEirwIKCkZpZWxkUnVsZXMSEAoIcmVxdWlyZWQYASABKAgSFAoHbWluX2xlbhgCIAEoDUgAiAEBEhQKB21heF9sZW4YAyABKA1IAYgBARIPCgdwYXR0ZXJuGAQgASgJEhQKDHBhdHRlcm5faGludBgFIAEoCRIMCgR1dWlkGAYgASgIEhAKA2d0ZRgHIAEoAUgCiAEBEhAKA2x0ZRgIIAEoAUgDiAEBEg8KAmd0GAkgASgBSASIAQESFgoJbWluX2l0ZW1zGAogASgNSAWIAQESFgoJbWF4X2l0ZW1zGAsgASgNSAaIAQFCCgoIX21pbl9sZW5CCgoIX21heF9sZW5CBgoEX2d0ZUIGCgRfbHRlQgUKA19ndEIMCgpfbWluX2l0ZW1zQgwKCl9tYXhfaXRlbXMqbwoGQWNjZXNzEhYKEkFDQ0VTU19VTlNQRUNJRklFRBAAEg4KCkFDQ0VTU19LRVkQARIVChFBQ0NFU1NfTUFOQUdFTUVOVBACEhEKDUFDQ0VTU19QVUJMSUMQAxITCg9BQ0NFU1NfT1BFUkFUT1IQBCpmCgtFbnRpdGxlbWVudBIbChdFTlRJVExFTUVOVF9VTlNQRUNJRklFRBAAEhcKE0VOVElUTEVNRU5UX0lOVEVSTlMQARIhCh1FTlRJVExFTUVOVF9QUklWQVRFX0VORFBPSU5UUxACOkwKBmFjY2VzcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLmOAyABKA4yEi5nYXRld2F5LnYxLkFjY2Vzc1IGYWNjZXNzOlsKC2VudGl0bGVtZW50Eh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYuo4DIAEoDjIXLmdhdGV3YXkudjEuRW50aXRsZW1lbnRSC2VudGl0bGVtZW50OkwKEWh0dHBfc3VjY2Vzc19jb2RlEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYu44DIAEoDVIPaHR0cFN1Y2Nlc3NDb2RlOkYKDm1heF9ib2R5X2J5dGVzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYvI4DIAEoBFIMbWF4Qm9keUJ5dGVzOkoKEHNzZV9uYW1lZF9ldmVudHMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxi9jgMgASgIUg5zc2VOYW1lZEV2ZW50czpNCgVydWxlcxIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYwo4DIAEoCzIWLmdhdGV3YXkudjEuRmllbGRSdWxlc1IFcnVsZXM6OwoIbnVsbGFibGUSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGMOOAyABKAhSCG51bGxhYmxlOj4KCmpzb25fcmVwbHkSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGMSOAyABKAhSCWpzb25SZXBseTo9CghlbnZlbG9wZRIfLmdvb2dsZS5wcm90b2J1Zi5NZXNzYWdlT3B0aW9ucxjWjgMgASgIUghlbnZlbG9wZTo3CgR3aXJlEiEuZ29vZ2xlLnByb3RvYnVmLkVudW1WYWx1ZU9wdGlvbnMYzI4DIAEoCVIEd2lyZWIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * Validation rules of one field, enforced by the core's validation interceptor before any handler
@@ -206,10 +206,21 @@ export const max_body_bytes: GenExtension<MethodOptions, bigint> = /*@__PURE__*/
   extDesc(file_gateway_v1_options, 3);
 
 /**
+ * On a server-streaming method: the REST facade names each SSE event after the message's `type`
+ * field (`event: <type>` before `data:`), names a mid-stream failure `event: error`, and sends no
+ * `data: [DONE]`. The Anthropic Messages and OpenAI Responses streams are framed this way, and
+ * their SDKs dispatch on the event name.
+ *
+ * @generated from extension: bool sse_named_events = 51005;
+ */
+export const sse_named_events: GenExtension<MethodOptions, boolean> = /*@__PURE__*/
+  extDesc(file_gateway_v1_options, 4);
+
+/**
  * @generated from extension: gateway.v1.FieldRules rules = 51010;
  */
 export const rules: GenExtension<FieldOptions, FieldRules> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 4);
+  extDesc(file_gateway_v1_options, 5);
 
 /**
  * Rendered as JSON null when unset (repeated: when empty) instead of being omitted.
@@ -217,7 +228,7 @@ export const rules: GenExtension<FieldOptions, FieldRules> = /*@__PURE__*/
  * @generated from extension: bool nullable = 51011;
  */
 export const nullable: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 5);
+  extDesc(file_gateway_v1_options, 6);
 
 /**
  * On a member of an `envelope` oneof: when the first message of a server stream carries this
@@ -227,7 +238,7 @@ export const nullable: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
  * @generated from extension: bool json_reply = 51012;
  */
 export const json_reply: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 6);
+  extDesc(file_gateway_v1_options, 7);
 
 /**
  * A server-stream message made of one oneof: on the REST wire each message is rendered as its
@@ -236,7 +247,7 @@ export const json_reply: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
  * @generated from extension: bool envelope = 51030;
  */
 export const envelope: GenExtension<MessageOptions, boolean> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 7);
+  extDesc(file_gateway_v1_options, 8);
 
 /**
  * The spec's string for this value on the REST wire ("daily", "S256", "/v1/embeddings").
@@ -245,5 +256,5 @@ export const envelope: GenExtension<MessageOptions, boolean> = /*@__PURE__*/
  * @generated from extension: string wire = 51020;
  */
 export const wire: GenExtension<EnumValueOptions, string> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 8);
+  extDesc(file_gateway_v1_options, 9);
 

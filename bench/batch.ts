@@ -1,0 +1,120 @@
+import type { ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { request } from "undici";
+import { newKeySecret } from "../server/core/key-secret.js";
+import { startEmbeddedPostgres } from "../server/db/embedded-postgres.js";
+import { createLogger } from "../server/logger.js";
+import { writeCatalogFile } from "../test/support/catalog-file.js";
+import { freePort, startGatewayProcess, type GatewayProcess } from "../test/support/gateway-process.js";
+import { MOCK_UPSTREAM_API_KEY } from "../test/upstream/mock-upstream.js";
+import { startChild } from "./children.js";
+
+/**
+ * `npm run bench -- batch`: 10,000 chat items submitted in one POST /batches (time to the 202),
+ * then run by the gateway's batch engine against the zero-latency mock upstream until the batch
+ * is completed (items/s); then a submission of almost 200 MB (time to the 202). The gateway runs
+ * in its own process; its peak RSS (VmHWM) is read after each phase. Targets (issue 5): the 202 in
+ * under 1 s, ≥ 1,000 items/s on this 2-core machine, bounded RSS.
+ */
+const ITEMS = Number(process.env.BENCH_BATCH_ITEMS ?? 10_000);
+const LARGE_BYTES = 200 * 1024 * 1024 - 64 * 1024;
+
+export async function runBatchBenchmark(): Promise<void> {
+  const log = createLogger("warn");
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "gateway-bench-batch-"));
+  const postgres = await startEmbeddedPostgres(dataDir, 0, log);
+  let mock: ChildProcess | undefined;
+  let gateway: GatewayProcess | undefined;
+  try {
+    const mockPort = await freePort();
+    mock = await startChild(["test/upstream/mock-upstream.ts", "--port", String(mockPort)], /^http:/);
+    const configFile = await writeCatalogFile({
+      providers: [{ slug: "mock", kind: "openai", base_url: `http://127.0.0.1:${mockPort}/openai/v1`, api_key: MOCK_UPSTREAM_API_KEY }],
+      models: [{ id: "bench/chat", name: "Bench chat", created: 1_700_000_000, context_length: 8000, endpoints: [{ provider: "mock", upstream_model_id: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } }] }],
+    });
+    const key = newKeySecret();
+    gateway = await startGatewayProcess({ databaseUrl: postgres.url, key, env: { GATEWAY_CONFIG: configFile } });
+    const pid = gateway.child.pid!;
+    const idleRss = peakRssMiB(pid);
+
+    const items = Array.from({ length: ITEMS }, (_, i) => ({
+      custom_id: `item-${i}`,
+      body: { model: "bench/chat", messages: [{ role: "user", content: `Say hello, number ${i}` }], max_tokens: 16 },
+    }));
+    const small = JSON.stringify({ endpoint: "/v1/chat/completions", model: "bench/chat", requests: items });
+    const submitStarted = performance.now();
+    const accepted = await post(gateway.url, key, small);
+    const submitMs = performance.now() - submitStarted;
+    const runStarted = performance.now();
+    const finished = await untilTerminal(gateway.url, key, accepted.id);
+    const runSeconds = (performance.now() - runStarted) / 1000;
+    const runRss = peakRssMiB(pid);
+
+    const large = largeSubmission();
+    const largeStarted = performance.now();
+    const largeAccepted = await post(gateway.url, key, large);
+    const largeMs = performance.now() - largeStarted;
+    // Not run: its items would only repeat the first measurement at a much larger size.
+    await request(`${gateway.url}/api/v1/batches/${largeAccepted.id}/cancel`, { method: "POST", headers: { authorization: `Bearer ${key}` } }).then((r) => r.body.dump());
+    const largeRss = peakRssMiB(pid);
+
+    const cpu = os.cpus();
+    console.log(`Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`);
+    console.log(`Date: ${new Date().toISOString()}\n`);
+    console.log("| phase | result | gateway peak RSS |");
+    console.log("|---|---|---|");
+    console.log(`| idle after start | | ${idleRss} MiB |`);
+    console.log(`| submit ${ITEMS} chat items (${(small.length / 2 ** 20).toFixed(1)} MiB) | 202 after ${submitMs.toFixed(0)} ms | |`);
+    console.log(`| run them against the zero-latency mock | ${finished.status}, ${finished.completed}/${ITEMS} completed in ${runSeconds.toFixed(2)} s = ${Math.round(ITEMS / runSeconds)} items/s | ${runRss} MiB |`);
+    console.log(`| submit ${(large.length / 2 ** 20).toFixed(1)} MiB (${largeCount(large)} items) | 202 after ${(largeMs / 1000).toFixed(2)} s | ${largeRss} MiB |`);
+  } finally {
+    await gateway?.stop();
+    mock?.kill("SIGTERM");
+    await postgres.stop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function post(base: string, key: string, body: string): Promise<{ id: string }> {
+  const res = await request(`${base}/api/v1/batches`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body });
+  const text = await res.body.text();
+  if (res.statusCode !== 202) throw new Error(`POST /batches answered ${res.statusCode}: ${text.slice(0, 300)}`);
+  return JSON.parse(text) as { id: string };
+}
+
+async function untilTerminal(base: string, key: string, id: string): Promise<{ status: string; completed: number }> {
+  for (;;) {
+    const res = await request(`${base}/api/v1/batches?limit=1`, { headers: { authorization: `Bearer ${key}` } });
+    const page = (await res.body.json()) as { data: { id: string; status: string; request_counts: { completed: number } }[] };
+    const batch = page.data.find((b) => b.id === id);
+    if (batch && ["completed", "failed", "expired", "cancelled"].includes(batch.status)) return { status: batch.status, completed: batch.request_counts.completed };
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Items of about 20 KiB each until the body is just under the 200 MB limit. */
+function largeSubmission(): string {
+  const filler = "lorem ipsum ".repeat(1700);
+  const parts: string[] = [];
+  let size = 100;
+  for (let i = 0; size < LARGE_BYTES - 30_000; i++) {
+    const item = JSON.stringify({ custom_id: `large-${i}`, body: { model: "bench/chat", messages: [{ role: "user", content: `${i} ${filler}` }], max_tokens: 16 } });
+    parts.push(item);
+    size += item.length + 1;
+  }
+  return `{"endpoint":"/v1/chat/completions","model":"bench/chat","requests":[${parts.join(",")}]}`;
+}
+
+function largeCount(body: string): number {
+  return (body.match(/"custom_id"/g) ?? []).length;
+}
+
+/** The process's peak resident set so far (VmHWM), in MiB. */
+function peakRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}

@@ -1,0 +1,226 @@
+import { randomBytes } from "node:crypto";
+import os from "node:os";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { ConnectError } from "@connectrpc/connect";
+import { QueryTypes } from "sequelize";
+import { enumFromStored } from "../core/wire-enums.js";
+import { BatchEndpointSchema } from "../../gen/gateway/v1/batches_pb.js";
+import { gatewayError, httpErrorOf } from "../core/errors.js";
+import type { InferenceRuntime } from "../inference/inference-call.js";
+import { formatOf } from "./batch-formats.js";
+import { runItem, type BatchPlan, type ClaimedItem } from "./batch-item-runner.js";
+import { expireOverdue, failBatch, finishCancelling, purgeExpiredResults, startValidated } from "./batch-lifecycle.js";
+import { batchRoute } from "./batch-route.js";
+import { itemId, type BatchRow } from "./batch-rows.js";
+import { settleItems, type SettledItem } from "./batch-settlement.js";
+import { createSlots } from "./provider-slots.js";
+
+/**
+ * The batch engine of one instance. Work lives in Postgres: items are claimed with
+ * `FOR UPDATE SKIP LOCKED` and a lease this instance renews while they run, so any number of
+ * instances share one queue and the items of one that stops or crashes are claimed again once
+ * their lease lapses. Finished items are recorded in groups (batch-settlement.ts), which only
+ * apply while the lease is still this instance's: an item is recorded and billed exactly once.
+ * A database outage only pauses the engine: claims and flushes are retried, results stay queued.
+ */
+export interface BatchEngine {
+  /** Looks for work now instead of at the next poll (after a submission). */
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+/** How long a batch's route and governance are reused before being planned again. */
+const PLAN_TTL_MS = 1_000;
+/** Finished items are written at least this often, or as soon as this many are waiting. */
+const FLUSH_MS = 20;
+const FLUSH_ITEMS = 200;
+/** Sweeps (expiry, abandoned cancellations, retention) run at most this often. */
+const SWEEP_MS = 1_000;
+
+export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
+  const { deps } = runtime;
+  const { sequelize, log } = deps;
+  const settings = deps.config.batch;
+  const owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+  const stopping = new AbortController();
+  const slots = createSlots(settings.providerConcurrency);
+  const plans = new Map<string, { at: number; plan: Promise<BatchPlan> }>();
+  const running = new Set<Promise<void>>();
+  let pending: SettledItem[] = [];
+  let flushing: Promise<void> | undefined;
+  let wakeUp: (() => void) | undefined;
+  let lastSweep = 0;
+
+  const wake = () => wakeUp?.();
+
+  async function loop(): Promise<void> {
+    while (!stopping.signal.aborted) {
+      let claimed = 0;
+      try {
+        if (Date.now() - lastSweep >= SWEEP_MS) {
+          lastSweep = Date.now();
+          await sweep();
+        }
+        const free = settings.concurrency - running.size;
+        if (free > 0) claimed = await claimAndRun(free);
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, "batch engine: database step failed; retrying");
+      }
+      // With every slot busy, wait for one to free; with nothing to do, wait for the next poll.
+      const full = running.size >= settings.concurrency;
+      if (claimed > 0 && !full) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, settings.pollMs);
+        wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wakeUp = undefined;
+    }
+  }
+
+  async function sweep(): Promise<void> {
+    await startValidated(sequelize);
+    await expireOverdue(sequelize);
+    await finishCancelling(sequelize);
+    await purgeExpiredResults(sequelize);
+  }
+
+  async function claimAndRun(limit: number): Promise<number> {
+    const rows = await sequelize.query<{ batch_id: string; idx: number; body: JsonObject; attempts: number }>(
+      `WITH picked AS (
+         SELECT i.batch_id, i.idx FROM batch_items i JOIN batches b ON b.id = i.batch_id
+          WHERE b.status = 'in_progress' AND i.state <> 'done' AND i.available_at <= now()
+            AND (i.state = 'pending' OR i.lease_expires_at < now())
+          ORDER BY i.batch_id, i.available_at
+          LIMIT $limit
+          FOR UPDATE OF i SKIP LOCKED
+       )
+       UPDATE batch_items i
+          SET state = 'running', lease_owner = $owner, lease_expires_at = now() + make_interval(secs => $lease), attempts = i.attempts + 1
+         FROM picked p
+        WHERE i.batch_id = p.batch_id AND i.idx = p.idx
+       RETURNING i.batch_id, i.idx, i.body, i.attempts`,
+      { type: QueryTypes.SELECT, bind: { limit, owner, lease: settings.leaseSeconds } },
+    );
+    for (const row of rows) {
+      const item: ClaimedItem = { batchId: row.batch_id, idx: row.idx, itemId: itemId(row.batch_id, row.idx), body: row.body, attempt: row.attempts };
+      const task = run(item).finally(() => {
+        running.delete(task);
+        wake();
+      });
+      running.add(task);
+    }
+    return rows.length;
+  }
+
+  async function run(item: ClaimedItem): Promise<void> {
+    let plan: BatchPlan;
+    try {
+      plan = await planOf(item.batchId);
+    } catch (err) {
+      if (!(err instanceof ConnectError)) throw err;
+      // The batch cannot run any more (key disabled, refused by policy, model gone): it fails
+      // as a whole with the reason, and its open items with it.
+      const { status, message } = httpErrorOf(err);
+      await failBatch(sequelize, item.batchId, message, status);
+      return;
+    }
+    try {
+      const outcome = await runItem(runtime, plan, item, { ...settings, timeoutMs: deps.config.requestTimeoutMs, slot: slots.run }, stopping.signal);
+      if (outcome.kind === "retry") await retryLater(item, outcome.delayMs);
+      else record(outcome.item);
+    } catch (err) {
+      if (stopping.signal.aborted) return; // The lease lapses; another run picks the item up.
+      log.warn({ batch: item.batchId, item: item.idx, err: (err as Error).message }, "batch item failed to run; it will be retried");
+      await retryLater(item, settings.retryBaseMs).catch(() => undefined);
+    }
+  }
+
+  async function retryLater(item: ClaimedItem, delayMs: number): Promise<void> {
+    await sequelize.query(
+      `UPDATE batch_items SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, available_at = now() + make_interval(secs => $delay)
+        WHERE batch_id = $batchId AND idx = $idx AND state = 'running' AND lease_owner = $owner`,
+      { bind: { delay: delayMs / 1000, batchId: item.batchId, idx: item.idx, owner } },
+    );
+  }
+
+  /** The batch's plan: its key's governance and route, reused for a few seconds. */
+  function planOf(batchId: string): Promise<BatchPlan> {
+    const cached = plans.get(batchId);
+    if (cached && Date.now() - cached.at < PLAN_TTL_MS) return cached.plan;
+    const plan = loadPlan(batchId);
+    plans.set(batchId, { at: Date.now(), plan });
+    plan.catch(() => plans.delete(batchId));
+    return plan;
+  }
+
+  async function loadPlan(batchId: string): Promise<BatchPlan> {
+    const [batch] = await sequelize.query<BatchRow>("SELECT * FROM batches WHERE id = :batchId", { type: QueryTypes.SELECT, replacements: { batchId } });
+    if (!batch) throw gatewayError(404, `Batch ${batchId} no longer exists`);
+    const format = formatOf(enumFromStored(BatchEndpointSchema, batch.endpoint));
+    if (!format) throw gatewayError(400, `endpoint ${batch.endpoint} is not supported for batches`);
+    const caller = await deps.governance.caller(batch.key_hash);
+    if (!caller || caller.key.disabled) throw gatewayError(401, "The batch's API key is disabled or deleted");
+    if (caller.key.expiresAt && caller.key.expiresAt.getTime() <= Date.now()) throw gatewayError(401, "The batch's API key has expired");
+    const context = { ...(await deps.governance.governance(caller)), caller };
+    const attempts = await batchRoute(runtime, context, { api: format.api, model: batch.model, only: batch.provider_only ?? [] });
+    return { context, attempts, format };
+  }
+
+  function record(item: SettledItem): void {
+    pending.push(item);
+    if (pending.length >= FLUSH_ITEMS) void flush();
+    else setTimeout(() => void flush(), FLUSH_MS).unref();
+  }
+
+  /** One flush at a time; items finished meanwhile go into the next one. */
+  function flush(): Promise<void> {
+    if (flushing) return flushing;
+    if (pending.length === 0) return Promise.resolve();
+    const group = pending;
+    pending = [];
+    flushing = settleItems(sequelize, owner, group)
+      .then(() => undefined)
+      .catch((err: unknown) => {
+        // Kept and written again: the leases are renewed meanwhile, so the items stay ours.
+        log.warn({ items: group.length, err: (err as Error).message }, "batch results could not be recorded yet; retrying");
+        pending = group.concat(pending);
+        return new Promise<void>((resolve) => setTimeout(resolve, settings.retryBaseMs).unref());
+      })
+      .finally(() => {
+        flushing = undefined;
+        if (pending.length > 0) void flush();
+      });
+    return flushing;
+  }
+
+  /** Extends the leases of every item this instance runs or has not recorded yet. */
+  const renewal = setInterval(
+    () => {
+      sequelize
+        .query(`UPDATE batch_items SET lease_expires_at = now() + make_interval(secs => $lease) WHERE lease_owner = $owner AND state = 'running'`, {
+          bind: { lease: settings.leaseSeconds, owner },
+        })
+        .catch((err: unknown) => log.warn({ err: (err as Error).message }, "batch leases could not be renewed"));
+    },
+    Math.max(200, (settings.leaseSeconds * 1000) / 3),
+  );
+  renewal.unref();
+
+  const looping = settings.concurrency > 0 ? loop() : Promise.resolve();
+
+  return {
+    wake,
+    async stop() {
+      stopping.abort();
+      wake();
+      clearInterval(renewal);
+      await looping;
+      await Promise.allSettled(running);
+      // What finished is written before the process goes; the rest lapses and is claimed again.
+      for (let tries = 0; tries < 3 && (pending.length > 0 || flushing); tries++) await flush();
+    },
+  };
+}

@@ -1,0 +1,150 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import { isFreeEndpoint } from "../catalog/catalog.js";
+import { httpErrorOf } from "../core/errors.js";
+import { costUsd } from "../core/money.js";
+import type { CallerContext } from "../inference/caller-context.js";
+import type { InferenceRuntime } from "../inference/inference-call.js";
+import type { Attempt } from "../inference/routing.js";
+import { isRetryable, toGatewayError } from "../inference/upstream-errors.js";
+import { adapterFor } from "../providers/adapters.js";
+import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../providers/provider.js";
+import type { BatchFormat } from "./batch-formats.js";
+import { errorResult } from "./batch-rows.js";
+import type { SettledItem } from "./batch-settlement.js";
+
+/**
+ * One run of one batch item through the batch's route, like a live call: the endpoints in the
+ * planned order, falling back on retryable failures, with the same error mapping and cost.
+ * The outcome is either final (a result to record) or a retry after a delay, when every endpoint
+ * failed in a way that may pass (rate limits, 5xx, timeouts) and tries are left.
+ */
+export interface BatchPlan {
+  context: CallerContext;
+  attempts: Attempt[];
+  format: BatchFormat;
+}
+
+export type ItemOutcome = { kind: "final"; item: SettledItem } | { kind: "retry"; delayMs: number };
+
+export interface ClaimedItem {
+  batchId: string;
+  idx: number;
+  itemId: string;
+  body: JsonObject;
+  /** Tries so far, this one included. */
+  attempt: number;
+}
+
+export interface RunLimits {
+  maxAttempts: number;
+  retryBaseMs: number;
+  timeoutMs: number;
+  /** Waits for a slot of the provider's concurrency limit. */
+  slot<T>(provider: string, run: () => Promise<T>): Promise<T>;
+}
+
+export async function runItem(runtime: InferenceRuntime, plan: BatchPlan, item: ClaimedItem, limits: RunLimits, signal: AbortSignal): Promise<ItemOutcome> {
+  let lastFailure: UpstreamError | undefined;
+  let lastAttempt: Attempt | undefined;
+  const request = plan.format.toPipeline(item.body);
+  for (const attempt of plan.attempts) {
+    lastAttempt = attempt;
+    const startedAt = performance.now();
+    const callSignal = AbortSignal.any([signal, AbortSignal.timeout(limits.timeoutMs)]);
+    try {
+      const resolved = await runtime.resolveTarget(plan.context, attempt.endpoint);
+      try {
+        const { answer, usage } = await limits.slot(attempt.endpoint.providerSlug, () => callUpstream(plan.format, resolved.target, request, callSignal));
+        const latencyMs = Math.round(performance.now() - startedAt);
+        // As on the live route: our id, the model asked for and the provider that served it.
+        if (plan.format.api === "chat") Object.assign(answer, { id: item.itemId, model: attempt.model.id, provider: attempt.endpoint.providerName });
+        const body = plan.format.fromPipeline(answer, { id: item.itemId, createdAt: Math.floor(Date.now() / 1000) });
+        return final(item, plan.format.api, attempt, resolved.isByok, true, 200, { response: { body, request_id: item.itemId, status_code: 200 } }, usage, latencyMs);
+      } finally {
+        resolved.release();
+      }
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      if (signal.aborted) throw err;
+      lastFailure = err;
+      if (!isRetryable(err)) break;
+    }
+  }
+  const failure = lastFailure ?? new UpstreamError("connect", "no endpoint could be tried");
+  const retryable = isRetryable(failure);
+  if (retryable && item.attempt < limits.maxAttempts) {
+    const backoff = limits.retryBaseMs * 2 ** (item.attempt - 1);
+    const retryAfterMs = (failure.options.retryAfterS ?? 0) * 1000;
+    return { kind: "retry", delayMs: Math.max(backoff, retryAfterMs) };
+  }
+  const attempt = lastAttempt ?? plan.attempts[0]!;
+  const error = httpErrorOf(toGatewayError(failure, attempt.endpoint.providerName));
+  const rateLimited = failure.options.status === 429 || failure.options.status === 408 || error.status === 429;
+  const result = errorResult(error.message, typeOf(error.status), rateLimited ? "rate_limit_exceeded" : errorTypeOf(failure, error.status));
+  return final(item, plan.format.api, attempt, false, false, error.status, result, undefined, null);
+}
+
+async function callUpstream(format: BatchFormat, target: UpstreamTarget, request: JsonObject, signal: AbortSignal): Promise<{ answer: JsonObject; usage: UpstreamUsage | undefined }> {
+  const adapter = adapterFor(target.kind);
+  if (format.api === "embeddings") {
+    const result = await adapter.embeddings(target, request, signal);
+    const answer: JsonObject = {
+      object: "list",
+      data: result.vectors.map((embedding, index) => ({ object: "embedding", index, embedding })),
+      usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
+    };
+    return { answer, usage: { promptTokens: result.promptTokens, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 } };
+  }
+  const result = await adapter.chat(target, request, signal);
+  return { answer: result.body, usage: result.usage };
+}
+
+const NO_USAGE: UpstreamUsage = { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 };
+
+function final(
+  item: ClaimedItem,
+  api: SettledItem["api"],
+  attempt: Attempt,
+  isByok: boolean,
+  succeeded: boolean,
+  httpStatus: number,
+  result: SettledItem["result"],
+  usage: UpstreamUsage | undefined,
+  latencyMs: number | null,
+): ItemOutcome {
+  const counted = usage ?? NO_USAGE;
+  return {
+    kind: "final",
+    item: {
+      batchId: item.batchId,
+      idx: item.idx,
+      itemId: item.itemId,
+      succeeded,
+      result,
+      api,
+      modelId: attempt.model.id,
+      providerSlug: attempt.endpoint.providerSlug,
+      endpointId: attempt.endpoint.id,
+      httpStatus,
+      ...counted,
+      cost: succeeded ? costUsd(attempt.endpoint.pricing, counted) : "0",
+      isByok,
+      isFree: isFreeEndpoint(attempt.endpoint),
+      latencyMs,
+    },
+  };
+}
+
+/** OpenAI's error `type` family for an HTTP status. */
+function typeOf(status: number): string {
+  if (status === 400 || status === 413) return "invalid_request_error";
+  if (status === 429) return "rate_limit_error";
+  if (status === 401 || status === 403) return "permission_error";
+  return "server_error";
+}
+
+function errorTypeOf(failure: UpstreamError, status: number): string {
+  if (failure.failure === "timeout") return "timeout";
+  if (status === 400 || status === 413) return "invalid_request";
+  return "provider_error";
+}

@@ -1,0 +1,96 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { QueryTypes } from "sequelize";
+import type { BatchesService } from "../../gen/gateway/v1/batches_pb.js";
+import { callerOf, type Caller } from "../core/auth.js";
+import { gatewayError } from "../core/errors.js";
+import type { InferenceRuntime } from "../inference/inference-call.js";
+import { CANCELLED_RESULT, closeOpenItems } from "./batch-lifecycle.js";
+import { findBatch, itemResults, TERMINAL, type BatchRow } from "./batch-rows.js";
+import { submitBatch } from "./batch-submission.js";
+import { toBatch } from "./batch-wire.js";
+
+/**
+ * Batches of the caller's workspace (another workspace's batch is a 404). POST answers once the
+ * batch is committed; the engine (batch-engine.ts) runs it. Results are shown only in a terminal
+ * status; after the retention period reads answer 410.
+ */
+const MAX_IDEMPOTENCY_KEY = 255;
+const DEFAULT_PAGE = 20;
+
+export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void): ServiceImpl<typeof BatchesService> {
+  const { sequelize } = runtime.deps;
+
+  async function visible(caller: Caller, id: string): Promise<BatchRow> {
+    const batch = await findBatch(sequelize, id, scopeOf(caller));
+    if (!batch) throw gatewayError(404, `Batch ${id} not found`);
+    return batch;
+  }
+
+  async function withResults(batch: BatchRow) {
+    if (batch.results_purged_at) throw gatewayError(410, `The results of batch ${batch.id} have expired: they are deleted 30 days after the batch is created`);
+    return toBatch(batch, TERMINAL.includes(batch.status) ? await itemResults(sequelize, batch.id) : undefined);
+  }
+
+  return {
+    async createBatch(req, ctx) {
+      const caller = callerOf(ctx);
+      const idempotencyKey = ctx.requestHeader.get("idempotency-key");
+      if (idempotencyKey !== null && (idempotencyKey === "" || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
+        throw gatewayError(400, `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} characters`);
+      }
+      const context = { ...(await runtime.deps.governance.governance(caller)), caller };
+      const batch = await submitBatch(runtime, context, req, idempotencyKey);
+      wakeEngine();
+      return toBatch(batch);
+    },
+
+    async getBatch(req, ctx) {
+      return withResults(await visible(callerOf(ctx), req.id));
+    },
+
+    async listBatches(req, ctx) {
+      const caller = callerOf(ctx);
+      const limit = req.limit ?? DEFAULT_PAGE;
+      if (req.after !== undefined) await visible(caller, req.after);
+      const rows = await sequelize.query<BatchRow>(
+        `SELECT * FROM batches
+          WHERE organization_id = :organizationId AND workspace_id = :workspaceId
+            ${req.after !== undefined ? "AND (created_at, id) < (SELECT created_at, id FROM batches WHERE id = :after)" : ""}
+          ORDER BY created_at DESC, id DESC
+          LIMIT :limit`,
+        { type: QueryTypes.SELECT, replacements: { ...scopeOf(caller), after: req.after ?? null, limit: limit + 1 } },
+      );
+      const page = rows.slice(0, limit);
+      return { object: "list", data: page.map((row) => toBatch(row)), firstId: page[0]?.id, lastId: page.at(-1)?.id, hasMore: rows.length > limit };
+    },
+
+    async cancelBatch(req, ctx) {
+      const caller = callerOf(ctx);
+      const batch = await sequelize.transaction(async (transaction) => {
+        const locked = await findBatch(sequelize, req.id, scopeOf(caller), transaction);
+        if (!locked) throw gatewayError(404, `Batch ${req.id} not found`);
+        if (TERMINAL.includes(locked.status)) throw gatewayError(409, `Batch ${req.id} is already ${locked.status}`);
+        if (locked.status !== "cancelling") {
+          await sequelize.query("UPDATE batches SET status = 'cancelling' WHERE id = :id", { replacements: { id: req.id }, transaction });
+          // Items not running yet end now; running ones finish, and the last to land completes the cancellation.
+          await closeOpenItems(sequelize, [req.id], { items: "pending", result: CANCELLED_RESULT, terminal: "cancelled", from: ["cancelling"], transaction });
+        }
+        return (await findBatch(sequelize, req.id, scopeOf(caller), transaction))!;
+      });
+      return withResults(batch);
+    },
+
+    async deleteBatch(req, ctx) {
+      const caller = callerOf(ctx);
+      const batch = await visible(caller, req.id);
+      if (!TERMINAL.includes(batch.status)) throw gatewayError(409, `Batch ${req.id} is ${batch.status}; only a completed, failed, expired or cancelled batch can be deleted`);
+      // Ledger rows are kept: deletion is not a refund.
+      await sequelize.query("DELETE FROM batches WHERE id = :id AND status = ANY(ARRAY[:terminal]::text[])", { replacements: { id: req.id, terminal: [...TERMINAL] } });
+      return { id: batch.id, object: "batch", deletion: { svc: "deleted" } };
+    },
+  };
+}
+
+function scopeOf(caller: Caller): { organizationId: string; workspaceId: string } {
+  return { organizationId: caller.key.organizationId, workspaceId: caller.key.workspaceId };
+}
