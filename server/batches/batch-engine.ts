@@ -3,15 +3,16 @@ import os from "node:os";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { QueryTypes } from "sequelize";
-import { enumFromStored } from "../core/wire-enums.js";
 import { BatchEndpointSchema } from "../../gen/gateway/v1/batches_pb.js";
+import { isFreeEndpoint } from "../catalog/catalog.js";
 import { gatewayError, httpErrorOf } from "../core/errors.js";
+import { enumFromStored } from "../core/wire-enums.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { formatOf } from "./batch-formats.js";
 import { runItem, type BatchPlan, type ClaimedItem } from "./batch-item-runner.js";
 import { expireOverdue, failBatch, finishCancelling, purgeExpiredResults, startValidated } from "./batch-lifecycle.js";
 import { batchRoute } from "./batch-route.js";
-import { itemId, type BatchRow } from "./batch-rows.js";
+import { errorResult, itemId, type BatchRow } from "./batch-rows.js";
 import { settleItems, type SettledItem } from "./batch-settlement.js";
 import { createSlots } from "./provider-slots.js";
 
@@ -120,11 +121,18 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     try {
       plan = await planOf(item.batchId);
     } catch (err) {
-      if (!(err instanceof ConnectError)) throw err;
+      if (!(err instanceof ConnectError)) {
+        // The database is unreachable: the item waits, its lease keeps it ours or lapses.
+        log.warn({ batch: item.batchId, err: (err as Error).message }, "batch plan could not be loaded; the item will be retried");
+        await retryLater(item, settings.retryBaseMs).catch(() => undefined);
+        return;
+      }
       // The batch cannot run any more (key disabled, refused by policy, model gone): it fails
       // as a whole with the reason, and its open items with it.
       const { status, message } = httpErrorOf(err);
-      await failBatch(sequelize, item.batchId, message, status);
+      await failBatch(sequelize, item.batchId, message, status).catch((failure: unknown) => {
+        log.warn({ batch: item.batchId, err: (failure as Error).message }, "batch could not be marked failed; it will be tried again");
+      });
       return;
     }
     try {
@@ -133,9 +141,39 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
       else record(outcome.item);
     } catch (err) {
       if (stopping.signal.aborted) return; // The lease lapses; another run picks the item up.
-      log.warn({ batch: item.batchId, item: item.idx, err: (err as Error).message }, "batch item failed to run; it will be retried");
-      await retryLater(item, settings.retryBaseMs).catch(() => undefined);
+      if (item.attempt < settings.maxAttempts) {
+        log.warn({ batch: item.batchId, item: item.idx, err: (err as Error).message }, "batch item failed to run; it will be retried");
+        await retryLater(item, settings.retryBaseMs).catch(() => undefined);
+        return;
+      }
+      // A failure of our own that repeats (e.g. an answer that cannot be translated): the item's result.
+      const { status, message } = err instanceof ConnectError ? httpErrorOf(err) : { status: 500, message: "The gateway could not process this request" };
+      record(unrunnable(item, plan, status, message));
     }
+  }
+
+  function unrunnable(item: ClaimedItem, plan: BatchPlan, status: number, message: string): SettledItem {
+    const attempt = plan.attempts[0]!;
+    return {
+      batchId: item.batchId,
+      idx: item.idx,
+      itemId: item.itemId,
+      succeeded: false,
+      result: errorResult(message, "server_error", "gateway_error"),
+      api: plan.format.api,
+      modelId: attempt.model.id,
+      providerSlug: null,
+      endpointId: null,
+      httpStatus: status,
+      promptTokens: 0,
+      completionTokens: 0,
+      reasoningTokens: 0,
+      cachedTokens: 0,
+      cost: "0",
+      isByok: false,
+      isFree: isFreeEndpoint(attempt.endpoint),
+      latencyMs: null,
+    };
   }
 
   async function retryLater(item: ClaimedItem, delayMs: number): Promise<void> {
