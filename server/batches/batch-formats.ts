@@ -4,6 +4,7 @@ import { BatchEndpoint } from "../../gen/gateway/v1/batches_pb.js";
 import type { FormatIds } from "../inference/formats/format-fields.js";
 import { chatToMessage, messagesToChat } from "../inference/formats/messages-format.js";
 import { chatToResponse, responsesToChat } from "../inference/formats/responses-format.js";
+import { withoutGatewayFields } from "../inference/request-fields.js";
 import type { InferenceApi } from "../inference/routing.js";
 
 /**
@@ -25,13 +26,6 @@ export interface BatchFormat {
   maxOutputTokens(body: JsonObject): number | undefined;
   /** The parts of the body whose text counts as prompt. */
   promptParts(body: JsonObject): JsonValue[];
-}
-
-/** Fields that steer the gateway, not the model (as on the live chat route). */
-const GATEWAY_FIELDS = new Set(["model", "models", "provider", "session_id", "user", "stream", "stream_options"]);
-
-function withoutGatewayFields(body: JsonObject): JsonObject {
-  return Object.fromEntries(Object.entries(body).filter(([name]) => !GATEWAY_FIELDS.has(name)));
 }
 
 function arrayProblem(body: JsonObject, field: string, path: string): string | undefined {

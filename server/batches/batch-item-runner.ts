@@ -3,7 +3,7 @@ import { isFreeEndpoint } from "../catalog/catalog.js";
 import { httpErrorOf } from "../core/errors.js";
 import { costUsd } from "../core/money.js";
 import type { CallerContext } from "../inference/caller-context.js";
-import type { InferenceRuntime } from "../inference/inference-call.js";
+import { NO_USAGE, type InferenceRuntime } from "../inference/inference-call.js";
 import type { Attempt } from "../inference/routing.js";
 import { isRetryable, toGatewayError } from "../inference/upstream-errors.js";
 import { adapterFor } from "../providers/adapters.js";
@@ -79,8 +79,8 @@ export async function runItem(runtime: InferenceRuntime, plan: BatchPlan, item: 
   }
   const attempt = lastAttempt ?? plan.attempts[0]!;
   const error = httpErrorOf(toGatewayError(failure, attempt.endpoint.providerName));
-  const rateLimited = failure.options.status === 429 || failure.options.status === 408 || error.status === 429;
-  const result = errorResult(error.message, typeOf(error.status), rateLimited ? "rate_limit_exceeded" : errorTypeOf(failure, error.status));
+  // Upstream 408 and 429 both map to 429 (upstream-errors.ts).
+  const result = errorResult(error.message, typeOf(error.status), error.status === 429 ? "rate_limit_exceeded" : errorTypeOf(failure, error.status));
   return final(item, plan.format.api, attempt, false, false, error.status, result, undefined, null);
 }
 
@@ -93,13 +93,11 @@ async function callUpstream(format: BatchFormat, target: UpstreamTarget, request
       data: result.vectors.map((embedding, index) => ({ object: "embedding", index, embedding })),
       usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
     };
-    return { answer, usage: { promptTokens: result.promptTokens, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 } };
+    return { answer, usage: { ...NO_USAGE, promptTokens: result.promptTokens } };
   }
   const result = await adapter.chat(target, request, signal);
   return { answer: result.body, usage: result.usage };
 }
-
-const NO_USAGE: UpstreamUsage = { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 };
 
 function final(
   item: ClaimedItem,

@@ -10,6 +10,7 @@ import { admit } from "../inference/admission.js";
 import type { CallerContext } from "../inference/caller-context.js";
 import { estimatePromptTokens, worstCaseCost } from "../inference/cost-estimate.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
+import { releaseReservation } from "../usage/usage-ledger.js";
 import { formatOf, type BatchFormat } from "./batch-formats.js";
 import type { BatchRow } from "./batch-rows.js";
 import { batchRoute } from "./batch-route.js";
@@ -97,7 +98,7 @@ export async function submitBatch(runtime: InferenceRuntime, context: CallerCont
       return inserted;
     });
   } catch (err) {
-    await releaseReservation(runtime, admission.reservationId);
+    if (admission.reservationId) await releaseReservation(sequelize, admission.reservationId);
     // Another request with the same Idempotency-Key committed first: answer as it would be answered.
     if (err instanceof LostRace && idempotencyKey) {
       const earlier = await byIdempotencyKey(runtime, key.hash, idempotencyKey);
@@ -144,8 +145,4 @@ function sameRequest(earlier: BatchRow, requestHash: string): BatchRow {
     throw gatewayError(409, `Idempotency-Key was already used for batch ${earlier.id} with a different request body`);
   }
   return earlier;
-}
-
-async function releaseReservation(runtime: InferenceRuntime, reservationId: string | null): Promise<void> {
-  if (reservationId) await runtime.deps.sequelize.query("DELETE FROM budget_reservations WHERE id = :reservationId", { replacements: { reservationId } });
 }

@@ -19,7 +19,7 @@ import { adapterFor } from "../providers/adapters.js";
 import { UpstreamError, type UpstreamUsage } from "../providers/provider.js";
 import { estimatePromptTokens } from "./cost-estimate.js";
 import { InferenceCall, type InferenceRuntime, type Served } from "./inference-call.js";
-import { parametersIn, sessionIdOf } from "./request-fields.js";
+import { parametersIn, sessionIdOf, withoutGatewayFields } from "./request-fields.js";
 
 /**
  * POST /chat/completions: the OpenAI wire format in and out, whatever the provider speaks. A
@@ -30,11 +30,9 @@ import { parametersIn, sessionIdOf } from "./request-fields.js";
  */
 type ChatEvent = MessageInitShape<typeof ChatCompletionEventSchema>;
 
-const GATEWAY_FIELDS = ["model", "models", "provider", "session_id", "user", "stream", "stream_options"];
-
 export async function* chatCompletions(runtime: InferenceRuntime, req: ChatCompletionRequest, ctx: HandlerContext): AsyncGenerator<ChatEvent> {
   const body = wireJson(ChatCompletionRequestSchema, req, { compact: true }) as JsonObject;
-  const upstreamBody = Object.fromEntries(Object.entries(body).filter(([name]) => !GATEWAY_FIELDS.includes(name)));
+  const upstreamBody = withoutGatewayFields(body);
   const serverTools = checkTools(req);
   const promptTokens = estimatePromptTokens([...((body.messages as JsonValue[] | undefined) ?? []), ...((body.tools as JsonValue[] | undefined) ?? [])]);
   const streamed = req.stream === true;

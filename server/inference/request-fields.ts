@@ -29,6 +29,14 @@ const ROUTABLE_PARAMETERS = new Set([
   "input_type",
 ]);
 
+/** Fields that steer the gateway, not the model: never sent upstream. */
+const GATEWAY_FIELDS = new Set(["model", "models", "provider", "session_id", "user", "stream", "stream_options"]);
+
+/** A chat or embeddings body as the provider gets it (the adapter sets the model and streaming). */
+export function withoutGatewayFields(body: JsonObject): JsonObject {
+  return Object.fromEntries(Object.entries(body).filter(([name]) => !GATEWAY_FIELDS.has(name)));
+}
+
 export function parametersIn(body: JsonObject): string[] {
   // `max_completion_tokens` is the newer name of `max_tokens`; catalogs list the latter.
   return [...new Set(Object.keys(body).filter((name) => ROUTABLE_PARAMETERS.has(name)).map((name) => (name === "max_completion_tokens" ? "max_tokens" : name)))];

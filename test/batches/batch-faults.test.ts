@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { chatItems, FAST_ENGINE, submit, waitTerminal } from "../support/batches.js";
+import { chatItems, FAST_ENGINE, itemCallsSeen, submit, waitTerminal } from "../support/batches.js";
 import { at, call } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 
@@ -26,7 +26,7 @@ async function runOne(env: InferenceGateway): Promise<{ status: string; result: 
   return { status: String(at(done.body, "status")), result: result! };
 }
 
-const upstreamCalls = (env: InferenceGateway) => env.upstream.requests.filter((r) => JSON.stringify(r.body).includes("Question number")).length;
+const upstreamCalls = (env: InferenceGateway) => itemCallsSeen(env.upstream);
 
 test("5xx twice, then an answer: the item succeeds on its third try", async ({ env }) => {
   env.upstream.rule({ model: "chat-a", status: 500, times: 2 });

@@ -20,6 +20,11 @@ export function chatItems(count: number, model = "mock/chat", prefix = "item"): 
   }));
 }
 
+/** How many requests of `chatItems` the mock upstream received. */
+export function itemCallsSeen(upstream: { requests: { body: unknown }[] }): number {
+  return upstream.requests.filter((r) => JSON.stringify(r.body).includes("Question number")).length;
+}
+
 export function submit(base: string, key: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Reply> {
   return call(base, "POST", "/api/v1/batches", { key, body, headers });
 }
