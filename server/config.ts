@@ -59,6 +59,8 @@ export interface BatchEngineConfig {
   retryBaseMs: number;
   /** How often an idle engine looks for work, expired batches and results to purge. */
   pollMs: number;
+  /** How often a batch running on a provider's own batch API is polled there. */
+  nativePollMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -92,6 +94,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       maxAttempts: intVar(env, "GATEWAY_BATCH_MAX_ATTEMPTS", 5, 1, 100),
       retryBaseMs: intVar(env, "GATEWAY_BATCH_RETRY_BASE_MS", 1_000, 1, 600_000),
       pollMs: intVar(env, "GATEWAY_BATCH_POLL_MS", 250, 5, 60_000),
+      nativePollMs: intVar(env, "GATEWAY_BATCH_NATIVE_POLL_MS", 30_000, 5, 3_600_000),
     },
   };
 }

@@ -1,19 +1,18 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { QueryTypes } from "sequelize";
-import { BatchEndpointSchema } from "../../gen/gateway/v1/batches_pb.js";
 import { isFreeEndpoint } from "../catalog/catalog.js";
-import { gatewayError, httpErrorOf } from "../core/errors.js";
-import { enumFromStored } from "../core/wire-enums.js";
+import { httpErrorOf } from "../core/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
-import { formatOf } from "./batch-formats.js";
-import { runItem, type BatchPlan, type ClaimedItem } from "./batch-item-runner.js";
+import { runItem, type ClaimedItem } from "./batch-item-runner.js";
+import { loadPlan, type BatchPlan } from "./batch-plan.js";
 import { expireOverdue, failBatch, finishCancelling, purgeExpiredResults, startValidated } from "./batch-lifecycle.js";
-import { batchRoute } from "./batch-route.js";
-import { errorResult, itemId, type BatchRow } from "./batch-rows.js";
+import { errorResult, itemId } from "./batch-rows.js";
 import { settleItems, type SettledItem } from "./batch-settlement.js";
+import { advanceNativeBatches } from "./native-batch-driver.js";
 import { createSlots } from "./provider-slots.js";
 
 /**
@@ -92,7 +91,7 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     const rows = await sequelize.query<{ batch_id: string; idx: number; body: JsonObject; attempts: number }>(
       `WITH picked AS (
          SELECT i.batch_id, i.idx FROM batch_items i JOIN batches b ON b.id = i.batch_id
-          WHERE b.status = 'in_progress' AND i.state <> 'done' AND i.available_at <= now()
+          WHERE b.status = 'in_progress' AND b.upstream_provider IS NULL AND i.state <> 'done' AND i.available_at <= now()
             AND (i.state = 'pending' OR i.lease_expires_at < now())
           ORDER BY i.batch_id, i.available_at
           LIMIT $limit
@@ -188,23 +187,10 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
   function planOf(batchId: string): Promise<BatchPlan> {
     const cached = plans.get(batchId);
     if (cached && Date.now() - cached.at < PLAN_TTL_MS) return cached.plan;
-    const plan = loadPlan(batchId);
+    const plan = loadPlan(runtime, batchId);
     plans.set(batchId, { at: Date.now(), plan });
     plan.catch(() => plans.delete(batchId));
     return plan;
-  }
-
-  async function loadPlan(batchId: string): Promise<BatchPlan> {
-    const [batch] = await sequelize.query<BatchRow>("SELECT * FROM batches WHERE id = :batchId", { type: QueryTypes.SELECT, replacements: { batchId } });
-    if (!batch) throw gatewayError(404, `Batch ${batchId} no longer exists`);
-    const format = formatOf(enumFromStored(BatchEndpointSchema, batch.endpoint));
-    if (!format) throw gatewayError(400, `endpoint ${batch.endpoint} is not supported for batches`);
-    const caller = await deps.governance.caller(batch.key_hash);
-    if (!caller || caller.key.disabled) throw gatewayError(401, "The batch's API key is disabled or deleted");
-    if (caller.key.expiresAt && caller.key.expiresAt.getTime() <= Date.now()) throw gatewayError(401, "The batch's API key has expired");
-    const context = { ...(await deps.governance.governance(caller)), caller };
-    const attempts = await batchRoute(runtime, context, { api: format.api, model: batch.model, only: batch.provider_only ?? [] });
-    return { context, attempts, format };
   }
 
   function record(item: SettledItem): void {
@@ -247,7 +233,18 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
   );
   renewal.unref();
 
-  const looping = settings.concurrency > 0 ? loop() : Promise.resolve();
+  /** Batches on providers' own batch APIs: a few HTTP calls per batch, so a loop of their own. */
+  async function nativeLoop(): Promise<void> {
+    const every = Math.min(settings.nativePollMs, SWEEP_MS);
+    while (!stopping.signal.aborted) {
+      await advanceNativeBatches(runtime, settings, stopping.signal).catch((err: unknown) => {
+        log.warn({ err: (err as Error).message }, "native batches: database step failed; retrying");
+      });
+      await sleep(every, undefined, { signal: stopping.signal }).catch(() => undefined);
+    }
+  }
+
+  const looping = settings.concurrency > 0 ? Promise.all([loop(), nativeLoop()]) : Promise.resolve();
 
   return {
     wake,

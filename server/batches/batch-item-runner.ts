@@ -2,13 +2,13 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { isFreeEndpoint } from "../catalog/catalog.js";
 import { httpErrorOf } from "../core/errors.js";
 import { costUsd } from "../core/money.js";
-import type { CallerContext } from "../inference/caller-context.js";
 import { NO_USAGE, type InferenceRuntime } from "../inference/inference-call.js";
 import type { Attempt } from "../inference/routing.js";
 import { isRetryable, toGatewayError } from "../inference/upstream-errors.js";
 import { adapterFor } from "../providers/adapters.js";
 import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../providers/provider.js";
 import type { BatchFormat } from "./batch-formats.js";
+import type { BatchPlan } from "./batch-plan.js";
 import { errorResult } from "./batch-rows.js";
 import type { SettledItem } from "./batch-settlement.js";
 
@@ -18,12 +18,6 @@ import type { SettledItem } from "./batch-settlement.js";
  * The outcome is either final (a result to record) or a retry after a delay, when every endpoint
  * failed in a way that may pass (rate limits, 5xx, timeouts) and tries are left.
  */
-export interface BatchPlan {
-  context: CallerContext;
-  attempts: Attempt[];
-  format: BatchFormat;
-}
-
 export type ItemOutcome = { kind: "final"; item: SettledItem } | { kind: "retry"; delayMs: number };
 
 export interface ClaimedItem {
@@ -56,10 +50,7 @@ export async function runItem(runtime: InferenceRuntime, plan: BatchPlan, item: 
       try {
         const { answer, usage } = await limits.slot(attempt.endpoint.providerSlug, () => callUpstream(plan.format, resolved.target, request, callSignal));
         const latencyMs = Math.round(performance.now() - startedAt);
-        // As on the live route: our id, the model asked for and the provider that served it.
-        if (plan.format.api === "chat") Object.assign(answer, { id: item.itemId, model: attempt.model.id, provider: attempt.endpoint.providerName });
-        const body = plan.format.fromPipeline(answer, { id: item.itemId, createdAt: Math.floor(Date.now() / 1000) });
-        return final(item, plan.format.api, attempt, resolved.isByok, true, 200, { response: { body, request_id: item.itemId, status_code: 200 } }, usage, latencyMs);
+        return { kind: "final", item: answered(item, plan.format, attempt, resolved.isByok, answer, usage, latencyMs) };
       } finally {
         resolved.release();
       }
@@ -77,12 +68,26 @@ export async function runItem(runtime: InferenceRuntime, plan: BatchPlan, item: 
     const retryAfterMs = (failure.options.retryAfterS ?? 0) * 1000;
     return { kind: "retry", delayMs: Math.max(backoff, retryAfterMs) };
   }
-  const attempt = lastAttempt ?? plan.attempts[0]!;
+  return { kind: "final", item: refused(item, plan.format, lastAttempt ?? plan.attempts[0]!, failure) };
+}
+
+/** An item the provider answered, in the endpoint's format: our id, the model asked for and the provider that served it, as on the live route. */
+export function answered(item: ItemRef, format: BatchFormat, attempt: Attempt, isByok: boolean, answer: JsonObject, usage: UpstreamUsage | undefined, latencyMs: number | null): SettledItem {
+  if (format.api === "chat") Object.assign(answer, { id: item.itemId, model: attempt.model.id, provider: attempt.endpoint.providerName });
+  const body = format.fromPipeline(answer, { id: item.itemId, createdAt: Math.floor(Date.now() / 1000) });
+  return settled(item, format.api, attempt, isByok, true, 200, { response: { body, request_id: item.itemId, status_code: 200 } }, usage, latencyMs);
+}
+
+/** An item whose final failure is `failure`, with the error mapping of the live route. */
+export function refused(item: ItemRef, format: BatchFormat, attempt: Attempt, failure: UpstreamError): SettledItem {
   const error = httpErrorOf(toGatewayError(failure, attempt.endpoint.providerName));
   // Upstream 408 and 429 both map to 429 (upstream-errors.ts).
   const result = errorResult(error.message, typeOf(error.status), error.status === 429 ? "rate_limit_exceeded" : errorTypeOf(failure, error.status));
-  return final(item, plan.format.api, attempt, false, false, error.status, result, undefined, null);
+  return settled(item, format.api, attempt, false, false, error.status, result, undefined, null);
 }
+
+/** Which item a result belongs to. */
+export type ItemRef = Pick<ClaimedItem, "batchId" | "idx" | "itemId">;
 
 async function callUpstream(format: BatchFormat, target: UpstreamTarget, request: JsonObject, signal: AbortSignal): Promise<{ answer: JsonObject; usage: UpstreamUsage | undefined }> {
   const adapter = adapterFor(target.kind);
@@ -99,8 +104,8 @@ async function callUpstream(format: BatchFormat, target: UpstreamTarget, request
   return { answer: result.body, usage: result.usage };
 }
 
-function final(
-  item: ClaimedItem,
+function settled(
+  item: ItemRef,
   api: SettledItem["api"],
   attempt: Attempt,
   isByok: boolean,
@@ -109,27 +114,24 @@ function final(
   result: SettledItem["result"],
   usage: UpstreamUsage | undefined,
   latencyMs: number | null,
-): ItemOutcome {
+): SettledItem {
   const counted = usage ?? NO_USAGE;
   return {
-    kind: "final",
-    item: {
-      batchId: item.batchId,
-      idx: item.idx,
-      itemId: item.itemId,
-      succeeded,
-      result,
-      api,
-      modelId: attempt.model.id,
-      providerSlug: attempt.endpoint.providerSlug,
-      endpointId: attempt.endpoint.id,
-      httpStatus,
-      ...counted,
-      cost: succeeded ? costUsd(attempt.endpoint.pricing, counted) : "0",
-      isByok,
-      isFree: isFreeEndpoint(attempt.endpoint),
-      latencyMs,
-    },
+    batchId: item.batchId,
+    idx: item.idx,
+    itemId: item.itemId,
+    succeeded,
+    result,
+    api,
+    modelId: attempt.model.id,
+    providerSlug: attempt.endpoint.providerSlug,
+    endpointId: attempt.endpoint.id,
+    httpStatus,
+    ...counted,
+    cost: succeeded ? costUsd(attempt.endpoint.pricing, counted) : "0",
+    isByok,
+    isFree: isFreeEndpoint(attempt.endpoint),
+    latencyMs,
   };
 }
 

@@ -75,7 +75,7 @@ export async function closeOpenItems(
 }
 
 export const CANCELLED_RESULT = errorResult("The batch was cancelled before this request ran", "cancelled", "cancelled");
-const EXPIRED_RESULT = errorResult("The batch's 24h completion window ended before this request finished", "expired", "batch_expired");
+export const EXPIRED_RESULT = errorResult("The batch's 24h completion window ended before this request finished", "expired", "batch_expired");
 
 /** Batches whose window has passed: unfinished items get an error, finished ones keep results. */
 export async function expireOverdue(sequelize: Sequelize): Promise<void> {

@@ -14,6 +14,7 @@ import { releaseReservation } from "../usage/usage-ledger.js";
 import { formatOf, type BatchFormat } from "./batch-formats.js";
 import type { BatchRow } from "./batch-rows.js";
 import { batchRoute } from "./batch-route.js";
+import { nativeProviderFor } from "./native-batch-upstream.js";
 
 /**
  * POST /batches: every check that can refuse a batch runs before anything is stored — the body of
@@ -61,9 +62,9 @@ export async function submitBatch(runtime: InferenceRuntime, context: CallerCont
     return await sequelize.transaction(async (transaction) => {
       const [inserted] = await sequelize.query<BatchRow>(
         `INSERT INTO batches (id, organization_id, workspace_id, key_hash, member_user_id, endpoint, model, provider_only, status,
-                              expires_at, total, item_estimate_usd, reservation_id, idempotency_key, request_hash)
+                              expires_at, total, item_estimate_usd, reservation_id, idempotency_key, request_hash, upstream_provider)
          VALUES (:id, :organizationId, :workspaceId, :keyHash, :member, :endpoint, :model, :only::jsonb, 'validating',
-                 now() + interval '24 hours', :total, :estimate, :reservationId, :idempotencyKey, :requestHash)
+                 now() + interval '24 hours', :total, :estimate, :reservationId, :idempotencyKey, :requestHash, :upstreamProvider)
          ON CONFLICT (key_hash, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
          RETURNING *`,
         {
@@ -83,6 +84,7 @@ export async function submitBatch(runtime: InferenceRuntime, context: CallerCont
             reservationId: admission.reservationId,
             idempotencyKey,
             requestHash,
+            upstreamProvider: nativeProviderFor(runtime, format, attempts),
           },
         },
       );

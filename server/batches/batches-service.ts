@@ -8,6 +8,7 @@ import { CANCELLED_RESULT, closeOpenItems } from "./batch-lifecycle.js";
 import { findBatch, itemResults, TERMINAL, type BatchRow } from "./batch-rows.js";
 import { submitBatch } from "./batch-submission.js";
 import { toBatch } from "./batch-wire.js";
+import { removeUpstreamBatch } from "./native-batch-upstream.js";
 
 /**
  * Batches of the caller's workspace (another workspace's batch is a 404). POST answers once the
@@ -71,7 +72,8 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
         if (!locked) throw gatewayError(404, `Batch ${req.id} not found`);
         if (TERMINAL.includes(locked.status)) throw gatewayError(409, `Batch ${req.id} is already ${locked.status}`);
         if (locked.status !== "cancelling") {
-          await sequelize.query("UPDATE batches SET status = 'cancelling' WHERE id = :id", { replacements: { id: req.id }, transaction });
+          // A batch on a provider's batch API is due at once, so the provider hears of the cancel now.
+          await sequelize.query("UPDATE batches SET status = 'cancelling', upstream_next_poll_at = now() WHERE id = :id", { replacements: { id: req.id }, transaction });
           // Items not running yet end now; running ones finish, and the last to land completes the cancellation.
           await closeOpenItems(sequelize, [req.id], { items: "pending", result: CANCELLED_RESULT, terminal: "cancelled", from: ["cancelling"], transaction });
         }
@@ -84,9 +86,11 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
       const caller = callerOf(ctx);
       const batch = await visible(caller, req.id);
       if (!TERMINAL.includes(batch.status)) throw gatewayError(409, `Batch ${req.id} is ${batch.status}; only a completed, failed, expired or cancelled batch can be deleted`);
+      const context = { ...(await runtime.deps.governance.governance(caller)), caller };
+      const upstream = await removeUpstreamBatch(runtime, context, batch);
       // Ledger rows are kept: deletion is not a refund.
       await sequelize.query("DELETE FROM batches WHERE id = :id AND status = ANY(ARRAY[:terminal]::text[])", { replacements: { id: req.id, terminal: [...TERMINAL] } });
-      return { id: batch.id, object: "batch", deletion: { svc: "deleted" } };
+      return { id: batch.id, object: "batch", deletion: { svc: "deleted", upstream } };
     },
   };
 }

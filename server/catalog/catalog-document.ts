@@ -29,7 +29,7 @@ const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 const MAX_TOKENS = 100_000_000;
 
 const ROOT_FIELDS = ["providers", "models", "regional_hosts"] as const;
-const PROVIDER_FIELDS = ["slug", "name", "kind", "base_url", "api_key", "timeout_ms", "region", "zdr", "data_collection"] as const;
+const PROVIDER_FIELDS = ["slug", "name", "kind", "base_url", "api_key", "timeout_ms", "native_batches", "region", "zdr", "data_collection"] as const;
 const MODEL_FIELDS = [
   "id", "canonical_slug", "name", "description", "created", "context_length", "input_modalities", "output_modalities",
   "tokenizer", "instruct_type", "supported_voices", "default_parameters", "per_request_limits", "expiration_date",
@@ -76,6 +76,7 @@ function readProviders(reader: ConfigReader, value: unknown, env: Env, defaults:
       baseUrl: readBaseUrl(reader, substituteEnv(reader, reader.string(p.base_url, baseUrlPath), baseUrlPath, env), baseUrlPath),
       apiKey: substituteEnv(reader, p.api_key, apiKeyPath, env),
       timeoutMs: reader.optionalInteger(p.timeout_ms, child(path, "timeout_ms"), 1, 3_600_000) ?? 60_000,
+      nativeBatches: reader.boolean(p.native_batches, child(path, "native_batches"), false),
     });
     defaults.set(slug, {
       region: reader.oneOf(p.region, child(path, "region"), REGIONS, "global"),

@@ -18,6 +18,8 @@ export interface CatalogProvider {
   apiKey: string;
   /** Time allowed until response headers arrive. */
   timeoutMs: number;
+  /** Batches routed to this provider go through its own batch API instead of item by item. */
+  nativeBatches: boolean;
 }
 
 /** USD per token (prompt, completion), per image, per request, as exact decimal strings. */

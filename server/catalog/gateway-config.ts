@@ -16,6 +16,9 @@ import { catalogFromDocument } from "./catalog-document.js";
  *                          base_url        http(s) URL, e.g. https://api.openai.com/v1
  *                          api_key         string; ${VAR} is replaced from the environment ("" = none)
  *                          timeout_ms      time allowed until response headers (default 60000)
+ *                          native_batches  run batches routed here through the provider's own batch
+ *                                          API (Anthropic message batches, OpenAI file batches)
+ *                                          instead of item by item (default false)
  *                          region          global | europe | us: default of its endpoints (global)
  *                          zdr             zero data retention: default of its endpoints (false)
  *                          data_collection allow | deny: default of its endpoints (deny)

@@ -28,14 +28,16 @@ export const PRICES = {
   "claude-x": { prompt: "0.000005", completion: "0.00001" },
 } as const;
 
-export async function startInferenceGateway(env: Record<string, string> = {}): Promise<InferenceGateway> {
+export async function startInferenceGateway(env: Record<string, string> = {}, options: { nativeBatches?: string[] } = {}): Promise<InferenceGateway> {
   const upstream = await startMockUpstream();
-  const providers = [
+  const declared = [
     { slug: "mockai", name: "MockAI", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: "${MOCK_UPSTREAM_KEY}", region: "us", timeout_ms: 2000 },
     { slug: "backup", name: "Backup", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: upstream.apiKey, region: "global", zdr: true, timeout_ms: 2000 },
     { slug: "openai", name: "OpenAI", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: "not-the-mock-key", timeout_ms: 2000 },
     { slug: "mockanthropic", name: "MockAnthropic", kind: "anthropic", base_url: upstream.anthropicBaseUrl, api_key: upstream.apiKey, region: "europe", zdr: true, timeout_ms: 2000 },
   ];
+  // `options.nativeBatches`: these providers run batches through their own batch API.
+  const providers = declared.map((p) => (options.nativeBatches?.includes(p.slug) ? { ...p, native_batches: true } : p));
   const models = [
     {
       id: "mock/chat",

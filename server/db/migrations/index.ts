@@ -5,6 +5,7 @@ import * as governance from "./0002-governance.js";
 import * as inference from "./0003-inference.js";
 import * as governanceNotify from "./0004-governance-notify.js";
 import * as batches from "./0005-batches.js";
+import * as nativeBatches from "./0008-native-batches.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
@@ -13,4 +14,5 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0003-inference", ...inference },
   { name: "0004-governance-notify", ...governanceNotify },
   { name: "0005-batches", ...batches },
+  { name: "0008-native-batches", ...nativeBatches },
 ];
