@@ -22,6 +22,7 @@ import { analyticsService } from "./analytics/analytics-service.js";
 import type { BatchEngine } from "./batches/batch-engine.js";
 import { batchesService } from "./batches/batches-service.js";
 import { byokService } from "./byok/byok-service.js";
+import { decisionsService } from "./decisions/decisions-service.js";
 import { gatewayError } from "./core/errors.js";
 import type { Deps } from "./deps.js";
 import { endUsersService } from "./end-users/end-users-service.js";
@@ -85,6 +86,7 @@ export function implementations(deps: Deps, engines: Engines): Implementations {
     [OperatorService, operatorService(deps)],
     [InferenceService, inferenceService(engines.inference)],
     [BatchesService, batchesService(engines.inference, engines.batches.wake)],
+    [DecisionsService, decisionsService(engines.inference)],
   ]);
 }
 

@@ -18,7 +18,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file gateway/alpha/decisions.proto.
  */
 export const file_gateway_alpha_decisions: GenFile = /*@__PURE__*/
-  fileDesc("Ch1nYXRld2F5L2FscGhhL2RlY2lzaW9ucy5wcm90bxINZ2F0ZXdheS5hbHBoYSKVAQoQRGVjaXNpb25RdWVzdGlvbhI5CgR0eXBlGAEgASgOMiMuZ2F0ZXdheS5hbHBoYS5EZWNpc2lvblF1ZXN0aW9uVHlwZUIGkvQYAggBEhQKDGluc3RydWN0aW9ucxgCIAEoCRIwCghjcml0ZXJpYRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZUIGkvQYAggBIoUCChVDcmVhdGVEZWNpc2lvblJlcXVlc3QSFwoFbW9kZWwYASABKAlCCJL0GAQIARABEi4KBXN0YXRlGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIGkvQYAggBElAKCXF1ZXN0aW9ucxgDIAMoCzIzLmdhdGV3YXkuYWxwaGEuQ3JlYXRlRGVjaXNpb25SZXF1ZXN0LlF1ZXN0aW9uc0VudHJ5QgiS9BgECAFQARpRCg5RdWVzdGlvbnNFbnRyeRILCgNrZXkYASABKAkSLgoFdmFsdWUYAiABKAsyHy5nYXRld2F5LmFscGhhLkRlY2lzaW9uUXVlc3Rpb246AjgBIkoKDURlY2lzaW9uVXNhZ2USDAoEY29zdBgBIAEoARIUCgxpbnB1dF90b2tlbnMYAiABKAMSFQoNb3V0cHV0X3Rva2VucxgDIAEoAyKuAwoORGVjaXNpb25BbnN3ZXISMQoEdHlwZRgBIAEoDjIjLmdhdGV3YXkuYWxwaGEuRGVjaXNpb25RdWVzdGlvblR5cGUSEQoEbm91bBgCIAEoAUgAiAEBEhMKBmNob2ljZRgDIAEoCUgBiAEBEhIKBXNjb3JlGAQgASgBSAKIAQESFwoKY29uZmlkZW5jZRgFIAEoAUgDiAEBEkcKDXByb2JhYmlsaXRpZXMYBiADKAsyMC5nYXRld2F5LmFscGhhLkRlY2lzaW9uQW5zd2VyLlByb2JhYmlsaXRpZXNFbnRyeRI5CgZsZWdlbmQYByADKAsyKS5nYXRld2F5LmFscGhhLkRlY2lzaW9uQW5zd2VyLkxlZ2VuZEVudHJ5GjQKElByb2JhYmlsaXRpZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBGi0KC0xlZ2VuZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBwoFX25vdWxCCQoHX2Nob2ljZUIICgZfc2NvcmVCDQoLX2NvbmZpZGVuY2UihgIKFkNyZWF0ZURlY2lzaW9uUmVzcG9uc2USCgoCaWQYASABKAkSDQoFbW9kZWwYAiABKAkSEAoIcHJvdmlkZXIYAyABKAkSKwoFdXNhZ2UYBCABKAsyHC5nYXRld2F5LmFscGhhLkRlY2lzaW9uVXNhZ2USQwoHYW5zd2VycxgFIAMoCzIyLmdhdGV3YXkuYWxwaGEuQ3JlYXRlRGVjaXNpb25SZXNwb25zZS5BbnN3ZXJzRW50cnkaTQoMQW5zd2Vyc0VudHJ5EgsKA2tleRgBIAEoCRIsCgV2YWx1ZRgCIAEoCzIdLmdhdGV3YXkuYWxwaGEuRGVjaXNpb25BbnN3ZXI6AjgBKsUBChREZWNpc2lvblF1ZXN0aW9uVHlwZRImCiJERUNJU0lPTl9RVUVTVElPTl9UWVBFX1VOU1BFQ0lGSUVEEAASKQobREVDSVNJT05fUVVFU1RJT05fVFlQRV9OT1VMEAEaCOL0GARub3VsEi0KHURFQ0lTSU9OX1FVRVNUSU9OX1RZUEVfQ0hPSUNFEAIaCuL0GAZjaG9pY2USKwocREVDSVNJT05fUVVFU1RJT05fVFlQRV9TQ09SRRADGgni9BgFc2NvcmUykgEKEERlY2lzaW9uc1NlcnZpY2USfgoOQ3JlYXRlRGVjaXNpb24SJC5nYXRld2F5LmFscGhhLkNyZWF0ZURlY2lzaW9uUmVxdWVzdBolLmdhdGV3YXkuYWxwaGEuQ3JlYXRlRGVjaXNpb25SZXNwb25zZSIfgtPkkwIZOgEqIhQvYXBpL2FscGhhL2RlY2lzaW9uc2IGcHJvdG8z", [file_gateway_v1_options, file_google_api_annotations, file_google_protobuf_struct]);
+  fileDesc("Ch1nYXRld2F5L2FscGhhL2RlY2lzaW9ucy5wcm90bxINZ2F0ZXdheS5hbHBoYSKVAQoQRGVjaXNpb25RdWVzdGlvbhI5CgR0eXBlGAEgASgOMiMuZ2F0ZXdheS5hbHBoYS5EZWNpc2lvblF1ZXN0aW9uVHlwZUIGkvQYAggBEhQKDGluc3RydWN0aW9ucxgCIAEoCRIwCghjcml0ZXJpYRgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZUIGkvQYAggBIoUCChVDcmVhdGVEZWNpc2lvblJlcXVlc3QSFwoFbW9kZWwYASABKAlCCJL0GAQIARABEi4KBXN0YXRlGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIGkvQYAggBElAKCXF1ZXN0aW9ucxgDIAMoCzIzLmdhdGV3YXkuYWxwaGEuQ3JlYXRlRGVjaXNpb25SZXF1ZXN0LlF1ZXN0aW9uc0VudHJ5QgiS9BgECAFQARpRCg5RdWVzdGlvbnNFbnRyeRILCgNrZXkYASABKAkSLgoFdmFsdWUYAiABKAsyHy5nYXRld2F5LmFscGhhLkRlY2lzaW9uUXVlc3Rpb246AjgBIkoKDURlY2lzaW9uVXNhZ2USDAoEY29zdBgBIAEoARIUCgxpbnB1dF90b2tlbnMYAiABKAMSFQoNb3V0cHV0X3Rva2VucxgDIAEoAyKnAQoORGVjaXNpb25BbnN3ZXISKQoEbm91bBgBIAEoCzIZLmdhdGV3YXkuYWxwaGEuTm91bEFuc3dlckgAEi0KBmNob2ljZRgCIAEoCzIbLmdhdGV3YXkuYWxwaGEuQ2hvaWNlQW5zd2VySAASKwoFc2NvcmUYAyABKAsyGi5nYXRld2F5LmFscGhhLlNjb3JlQW5zd2VySAA6BLD1GAFCCAoGYW5zd2VyIk0KCk5vdWxBbnN3ZXISMQoEdHlwZRgBIAEoDjIjLmdhdGV3YXkuYWxwaGEuRGVjaXNpb25RdWVzdGlvblR5cGUSDAoEbm91bBgCIAEoASLiAQoMQ2hvaWNlQW5zd2VyEjEKBHR5cGUYASABKA4yIy5nYXRld2F5LmFscGhhLkRlY2lzaW9uUXVlc3Rpb25UeXBlEg4KBmNob2ljZRgCIAEoCRISCgpjb25maWRlbmNlGAMgASgBEkUKDXByb2JhYmlsaXRpZXMYBCADKAsyLi5nYXRld2F5LmFscGhhLkNob2ljZUFuc3dlci5Qcm9iYWJpbGl0aWVzRW50cnkaNAoSUHJvYmFiaWxpdGllc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEixgIKC1Njb3JlQW5zd2VyEjEKBHR5cGUYASABKA4yIy5nYXRld2F5LmFscGhhLkRlY2lzaW9uUXVlc3Rpb25UeXBlEg0KBXNjb3JlGAIgASgBEhIKCmNvbmZpZGVuY2UYAyABKAESRAoNcHJvYmFiaWxpdGllcxgEIAMoCzItLmdhdGV3YXkuYWxwaGEuU2NvcmVBbnN3ZXIuUHJvYmFiaWxpdGllc0VudHJ5EjYKBmxlZ2VuZBgFIAMoCzImLmdhdGV3YXkuYWxwaGEuU2NvcmVBbnN3ZXIuTGVnZW5kRW50cnkaNAoSUHJvYmFiaWxpdGllc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEaLQoLTGVnZW5kRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKGAgoWQ3JlYXRlRGVjaXNpb25SZXNwb25zZRIKCgJpZBgBIAEoCRINCgVtb2RlbBgCIAEoCRIQCghwcm92aWRlchgDIAEoCRIrCgV1c2FnZRgEIAEoCzIcLmdhdGV3YXkuYWxwaGEuRGVjaXNpb25Vc2FnZRJDCgdhbnN3ZXJzGAUgAygLMjIuZ2F0ZXdheS5hbHBoYS5DcmVhdGVEZWNpc2lvblJlc3BvbnNlLkFuc3dlcnNFbnRyeRpNCgxBbnN3ZXJzRW50cnkSCwoDa2V5GAEgASgJEiwKBXZhbHVlGAIgASgLMh0uZ2F0ZXdheS5hbHBoYS5EZWNpc2lvbkFuc3dlcjoCOAEqxQEKFERlY2lzaW9uUXVlc3Rpb25UeXBlEiYKIkRFQ0lTSU9OX1FVRVNUSU9OX1RZUEVfVU5TUEVDSUZJRUQQABIpChtERUNJU0lPTl9RVUVTVElPTl9UWVBFX05PVUwQARoI4vQYBG5vdWwSLQodREVDSVNJT05fUVVFU1RJT05fVFlQRV9DSE9JQ0UQAhoK4vQYBmNob2ljZRIrChxERUNJU0lPTl9RVUVTVElPTl9UWVBFX1NDT1JFEAMaCeL0GAVzY29yZTKSAQoQRGVjaXNpb25zU2VydmljZRJ+Cg5DcmVhdGVEZWNpc2lvbhIkLmdhdGV3YXkuYWxwaGEuQ3JlYXRlRGVjaXNpb25SZXF1ZXN0GiUuZ2F0ZXdheS5hbHBoYS5DcmVhdGVEZWNpc2lvblJlc3BvbnNlIh+C0+STAhk6ASoiFC9hcGkvYWxwaGEvZGVjaXNpb25zYgZwcm90bzM", [file_gateway_v1_options, file_google_api_annotations, file_google_protobuf_struct]);
 
 /**
  * One named question of a decision request.
@@ -125,57 +125,34 @@ export const DecisionUsageSchema: GenMessage<DecisionUsage> = /*@__PURE__*/
   messageDesc(file_gateway_alpha_decisions, 2);
 
 /**
- * The answer to one question; the fields set depend on `type`.
+ * The answer to one question, in the shape of its `type`. On the REST wire it is rendered as the
+ * set member alone, so each answer carries exactly the fields the spec lists for its type.
  *
  * @generated from message gateway.alpha.DecisionAnswer
  */
 export type DecisionAnswer = Message<"gateway.alpha.DecisionAnswer"> & {
   /**
-   * @generated from field: gateway.alpha.DecisionQuestionType type = 1;
+   * @generated from oneof gateway.alpha.DecisionAnswer.answer
    */
-  type: DecisionQuestionType;
-
-  /**
-   * `noul`: probability of `true`, 0 to 1.
-   *
-   * @generated from field: optional double noul = 2;
-   */
-  noul?: number | undefined;
-
-  /**
-   * `choice`: the selected option name.
-   *
-   * @generated from field: optional string choice = 3;
-   */
-  choice?: string | undefined;
-
-  /**
-   * `score`: the score on the scale.
-   *
-   * @generated from field: optional double score = 4;
-   */
-  score?: number | undefined;
-
-  /**
-   * `choice` and `score`: confidence of the answer.
-   *
-   * @generated from field: optional double confidence = 5;
-   */
-  confidence?: number | undefined;
-
-  /**
-   * `choice`: option name to probability; `score`: scale index (as a string) to probability.
-   *
-   * @generated from field: map<string, double> probabilities = 6;
-   */
-  probabilities: { [key: string]: number };
-
-  /**
-   * `score`: scale index (as a string) to the criteria text.
-   *
-   * @generated from field: map<string, string> legend = 7;
-   */
-  legend: { [key: string]: string };
+  answer: {
+    /**
+     * @generated from field: gateway.alpha.NoulAnswer noul = 1;
+     */
+    value: NoulAnswer;
+    case: "noul";
+  } | {
+    /**
+     * @generated from field: gateway.alpha.ChoiceAnswer choice = 2;
+     */
+    value: ChoiceAnswer;
+    case: "choice";
+  } | {
+    /**
+     * @generated from field: gateway.alpha.ScoreAnswer score = 3;
+     */
+    value: ScoreAnswer;
+    case: "score";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -184,6 +161,125 @@ export type DecisionAnswer = Message<"gateway.alpha.DecisionAnswer"> & {
  */
 export const DecisionAnswerSchema: GenMessage<DecisionAnswer> = /*@__PURE__*/
   messageDesc(file_gateway_alpha_decisions, 3);
+
+/**
+ * Answer to a `noul` question.
+ *
+ * @generated from message gateway.alpha.NoulAnswer
+ */
+export type NoulAnswer = Message<"gateway.alpha.NoulAnswer"> & {
+  /**
+   * Always `noul`.
+   *
+   * @generated from field: gateway.alpha.DecisionQuestionType type = 1;
+   */
+  type: DecisionQuestionType;
+
+  /**
+   * Probability of `true`, 0 to 1.
+   *
+   * @generated from field: double noul = 2;
+   */
+  noul: number;
+};
+
+/**
+ * Describes the message gateway.alpha.NoulAnswer.
+ * Use `create(NoulAnswerSchema)` to create a new message.
+ */
+export const NoulAnswerSchema: GenMessage<NoulAnswer> = /*@__PURE__*/
+  messageDesc(file_gateway_alpha_decisions, 4);
+
+/**
+ * Answer to a `choice` question.
+ *
+ * @generated from message gateway.alpha.ChoiceAnswer
+ */
+export type ChoiceAnswer = Message<"gateway.alpha.ChoiceAnswer"> & {
+  /**
+   * Always `choice`.
+   *
+   * @generated from field: gateway.alpha.DecisionQuestionType type = 1;
+   */
+  type: DecisionQuestionType;
+
+  /**
+   * The most probable option name.
+   *
+   * @generated from field: string choice = 2;
+   */
+  choice: string;
+
+  /**
+   * Probability of `choice`.
+   *
+   * @generated from field: double confidence = 3;
+   */
+  confidence: number;
+
+  /**
+   * Option name to probability; they sum to 1.
+   *
+   * @generated from field: map<string, double> probabilities = 4;
+   */
+  probabilities: { [key: string]: number };
+};
+
+/**
+ * Describes the message gateway.alpha.ChoiceAnswer.
+ * Use `create(ChoiceAnswerSchema)` to create a new message.
+ */
+export const ChoiceAnswerSchema: GenMessage<ChoiceAnswer> = /*@__PURE__*/
+  messageDesc(file_gateway_alpha_decisions, 5);
+
+/**
+ * Answer to a `score` question.
+ *
+ * @generated from message gateway.alpha.ScoreAnswer
+ */
+export type ScoreAnswer = Message<"gateway.alpha.ScoreAnswer"> & {
+  /**
+   * Always `score`.
+   *
+   * @generated from field: gateway.alpha.DecisionQuestionType type = 1;
+   */
+  type: DecisionQuestionType;
+
+  /**
+   * Expected scale index: the sum of index times probability.
+   *
+   * @generated from field: double score = 2;
+   */
+  score: number;
+
+  /**
+   * Probability of the most probable index.
+   *
+   * @generated from field: double confidence = 3;
+   */
+  confidence: number;
+
+  /**
+   * Scale index (as a string, from "0") to probability; they sum to 1.
+   *
+   * @generated from field: map<string, double> probabilities = 4;
+   */
+  probabilities: { [key: string]: number };
+
+  /**
+   * Scale index (as a string) to the criteria text.
+   *
+   * @generated from field: map<string, string> legend = 5;
+   */
+  legend: { [key: string]: string };
+};
+
+/**
+ * Describes the message gateway.alpha.ScoreAnswer.
+ * Use `create(ScoreAnswerSchema)` to create a new message.
+ */
+export const ScoreAnswerSchema: GenMessage<ScoreAnswer> = /*@__PURE__*/
+  messageDesc(file_gateway_alpha_decisions, 6);
 
 /**
  * Answer of POST /api/alpha/decisions (not wrapped in `data`).
@@ -226,7 +322,7 @@ export type CreateDecisionResponse = Message<"gateway.alpha.CreateDecisionRespon
  * Use `create(CreateDecisionResponseSchema)` to create a new message.
  */
 export const CreateDecisionResponseSchema: GenMessage<CreateDecisionResponse> = /*@__PURE__*/
-  messageDesc(file_gateway_alpha_decisions, 4);
+  messageDesc(file_gateway_alpha_decisions, 7);
 
 /**
  * Kind of a question, and of its answer.
