@@ -101,10 +101,11 @@ test("a non-management key on a management route is 403", async ({ url, key }) =
   assert.match(String(at(res.body, "error", "message")), /management keys/);
 });
 
-test("a method not implemented yet is 501", async ({ url, key }) => {
-  const res = await call(url, "GET", "/api/v1/videos/job_1", { key });
-  assert.is(res.status, 501, res.text);
-  assert.is(at(res.body, "error", "code"), 501);
+test("a status the gRPC code table cannot express (422) crosses the remote core in its detail", async ({ url, key }) => {
+  const res = await call(url, "POST", "/api/v1/batches", { key, body: { endpoint: "/v1/chat/completions", model: "a/b:free", requests: [{ custom_id: "x", body: { messages: [{ role: "user", content: "hi" }] } }] } });
+  assert.is(res.status, 422, res.text);
+  assert.is(at(res.body, "error", "code"), 422);
+  assert.match(String(at(res.body, "error", "message")), /model variants/);
 });
 
 test("the core-only child serves Connect but no REST on its HTTP port", async ({ core, key }) => {

@@ -62,7 +62,7 @@ test("no file: an empty catalog", async () => {
 test("JSON: every default filled in, ${VAR} replaced from the environment", async () => {
   const catalog = await load(config());
   const openai = catalog.providers.get("openai")!;
-  assert.equal(openai, { slug: "openai", name: "openai", kind: "openai", baseUrl: "https://api.openai.com/v1", apiKey: SECRET, timeoutMs: 60000 });
+  assert.equal(openai, { slug: "openai", name: "openai", kind: "openai", baseUrl: "https://api.openai.com/v1", apiKey: SECRET, timeoutMs: 60000, nativeBatches: false });
   const gpt = catalog.models.get("openai/gpt-4o")!;
   assert.equal({ ...gpt, endpoints: [] }, {
     id: "openai/gpt-4o",
@@ -164,7 +164,7 @@ regional_hosts:
   for (const extension of ["yaml", "yml"]) {
     const catalog = await load(yaml, extension);
     assert.equal(catalog.providers.get("anthropic-eu"), {
-      slug: "anthropic-eu", name: "Anthropic EU", kind: "anthropic", baseUrl: "https://eu.upstream.example", apiKey: ENV.ANTHROPIC_KEY, timeoutMs: 5000,
+      slug: "anthropic-eu", name: "Anthropic EU", kind: "anthropic", baseUrl: "https://eu.upstream.example", apiKey: ENV.ANTHROPIC_KEY, timeoutMs: 5000, nativeBatches: false,
     });
     const claude = catalog.models.get("anthropic/claude-sonnet")!;
     assert.is(claude.canonicalSlug, "anthropic/claude-sonnet-2025-05-14");
