@@ -6,6 +6,8 @@ import { gatewayError } from "../server/core/errors.js";
 import type { Logger } from "../server/logger.js";
 import { parseJsonBody, readBody } from "./body-reader.js";
 import { sendError, toHttpError } from "./error-response.js";
+import { writeHttpBodyStream } from "./http-body-stream.js";
+import { uploadMultipart } from "./multipart-upload.js";
 import { splitPath } from "./path-template.js";
 import { decodeRequest } from "./request-decoder.js";
 import { encodeResponse, jsonReplyOf } from "./response-encoder.js";
@@ -15,7 +17,8 @@ import { writeSse } from "./sse.js";
 /**
  * The REST/SSE facade: no endpoint-specific code. Per request: match the route compiled from the
  * `google.api.http` rules, build the request message, call the core through a Connect transport
- * (in-process or remote), and render JSON, SSE or the spec's error envelope.
+ * (in-process or remote), and render JSON, SSE, raw bytes (HttpBody) or the spec's error envelope.
+ * Client-streaming RPCs take a multipart upload (multipart-upload.ts).
  */
 export interface FacadeOptions {
   services: readonly DescService[];
@@ -55,11 +58,15 @@ export function createFacade({ services, transport, log, sseKeepaliveMs }: Facad
     for (const [, value] of variables) {
       if (value === "." || value === "..") throw gatewayError(400, `The path segment '${value}' cannot address a resource`);
     }
-    const body = route.body === "" ? undefined : parseJsonBody(await readBody(req, route.maxBodyBytes));
-    const message = decodeRequest(route, { body, variables, query: new URLSearchParams(rawQuery) });
-
     const abort = new AbortController();
     res.once("close", () => abort.abort());
+    if (route.method.methodKind === "client_streaming") {
+      const reply = await uploadMultipart(req, res, route, { transport, header: forwardedHeaders(req), query: new URLSearchParams(rawQuery), signal: abort.signal });
+      sendMessage(res, route, reply.message, responseHeaders(reply.header));
+      return;
+    }
+    const body = route.body === "" ? undefined : parseJsonBody(await readBody(req, route.maxBodyBytes));
+    const message = decodeRequest(route, { body, variables, query: new URLSearchParams(rawQuery) });
     await call(route, message, forwardedHeaders(req), abort, res);
   }
 
@@ -75,6 +82,11 @@ export function createFacade({ services, transport, log, sseKeepaliveMs }: Facad
     const iterator = response.message[Symbol.asyncIterator]();
     const first = await iterator.next();
     const headers = responseHeaders(response.header);
+    if (method.methodKind === "server_streaming" && method.output.typeName === "google.api.HttpBody") {
+      if (first.done) throw gatewayError(502, "The service ended the call without a response");
+      await writeHttpBodyStream(res, route.successCode, headers, first.value, iterator);
+      return;
+    }
     if (method.methodKind !== "server_streaming" || (!first.done && jsonReplyOf(method.output, first.value))) {
       if (first.done) throw gatewayError(502, "The service ended the call without a response");
       sendMessage(res, route, first.value, headers);

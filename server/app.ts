@@ -19,7 +19,9 @@ import { createGovernanceCache } from "./governance/governance-cache.js";
 import type { Logger } from "./logger.js";
 import { startBatchEngine } from "./batches/batch-engine.js";
 import { createInferenceRuntime } from "./inference/inference-runtime.js";
+import { createBlobStore } from "./storage/blob-stores.js";
 import { allServices, implementations, registerServices, type Implementations } from "./services.js";
+import { startVideoPoller, type VideoPoller } from "./videos/video-poller.js";
 
 export interface Gateway {
   /** REST facade + Connect/gRPC-Web base URL, e.g. http://127.0.0.1:8080 */
@@ -31,6 +33,8 @@ export interface Gateway {
   deps: Deps;
   /** The service implementations (tests check which methods exist). */
   impls: Implementations;
+  /** This instance's video job poller (tests drive it with `runOnce` when its loop is off). */
+  videos: VideoPoller;
   stop(): Promise<void>;
 }
 
@@ -40,7 +44,11 @@ export interface Gateway {
  * the core in-process through a router transport with the same interceptors.
  * With `coreOnly` the HTTP port serves Connect/gRPC-Web but no REST (run facade/main.ts instead).
  */
-export async function startGateway(config: GatewayConfig, log: Logger, options: { coreOnly?: boolean } = {}): Promise<Gateway> {
+export interface GatewayOptions {
+  coreOnly?: boolean;
+}
+
+export async function startGateway(config: GatewayConfig, log: Logger, options: GatewayOptions = {}): Promise<Gateway> {
   // A broken catalog file stops the start before anything else is touched.
   const catalog = await loadGatewayConfig(config.catalogFile, process.env);
   const embedded: EmbeddedPostgres | undefined = config.databaseUrl
@@ -53,10 +61,11 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     const secrets = await loadLocalSecrets(config);
     await syncCatalog(sequelize, catalog);
     const governance = await createGovernanceCache(sequelize, databaseUrl, log);
-    const deps: Deps = { config, log, sequelize, secrets, catalog, governance };
+    const deps: Deps = { config, log, sequelize, secrets, catalog, governance, blobs: createBlobStore(config.storage) };
     const inference = createInferenceRuntime(deps);
     const batches = startBatchEngine(inference);
-    const impls = implementations(deps, { inference, batches });
+    const videos = startVideoPoller(inference);
+    const impls = implementations(deps, { inference, batches, videos });
     const routes = (router: ConnectRouter) => registerServices(router, impls);
     const interceptors = coreInterceptors(deps, impls);
     const shutdown = new AbortController();
@@ -95,6 +104,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
       sequelize,
       deps,
       impls,
+      videos,
       async stop() {
         log.info("draining");
         const timer = setTimeout(() => {
@@ -106,6 +116,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
         await Promise.all([closeHttp(httpServer), closeHttp2(grpcServer, sessions)]);
         clearTimeout(timer);
         await batches.stop();
+        await videos.stop();
         await governance.close();
         await sequelize.close();
         await embedded?.stop();
@@ -148,3 +159,4 @@ function closeHttp2(server: http2.Http2Server, sessions: Set<http2.ServerHttp2Se
     for (const session of sessions) session.close();
   });
 }
+

@@ -9,6 +9,8 @@ export interface GatewayConfig {
   host: string;
   /** Embedded Postgres data and other local state. */
   dataDir: string;
+  /** Where the bytes of uploaded files are kept (server/storage). */
+  storage: StorageConfig;
   /** External Postgres; when unset an embedded one is started under `dataDir`. */
   databaseUrl: string | undefined;
   /** Port of the embedded Postgres; 0 picks a free one at each start. */
@@ -43,6 +45,23 @@ export interface GatewayConfig {
   /** Time allowed for one inference call end to end, fallbacks included (504 after it). */
   requestTimeoutMs: number;
   batch: BatchEngineConfig;
+  video: VideoPollerConfig;
+}
+
+/** The video job poller of this instance (server/videos/video-poller.ts). */
+export interface VideoPollerConfig {
+  /** How often the poller looks for due jobs, and the least time between two polls of one job at its provider; 0 = no loop. */
+  pollMs: number;
+  /** Jobs this instance advances at once. */
+  concurrency: number;
+  /** A claimed job is this instance's for so long; it renews the lease while it works on the job. */
+  leaseSeconds: number;
+  /** First wait after the provider could not be reached; doubled per failure (at most 5 minutes), or its Retry-After. */
+  retryBaseMs: number;
+  /** A job not finished this long after its submission is `expired`. */
+  deadlineSeconds: number;
+  /** How long the stored outputs of a completed job are kept (its `expires_at`). */
+  retentionSeconds: number;
 }
 
 /** The batch engine of this instance (server/batches/batch-engine.ts). */
@@ -63,6 +82,25 @@ export interface BatchEngineConfig {
   nativePollMs: number;
 }
 
+/**
+ * A directory (GATEWAY_FILES_DIR, default `<dataDir>/files`), or an S3-compatible bucket once
+ * GATEWAY_S3_BUCKET is set. Without an access key pair the AWS SDK's own credential chain applies.
+ */
+export type StorageConfig =
+  | { kind: "local"; dir: string }
+  | {
+      kind: "s3";
+      bucket: string;
+      /** Prepended to every object key, e.g. `gateway/`. */
+      prefix: string;
+      region: string;
+      /** An S3-compatible service (MinIO, R2, …); unset means AWS. */
+      endpoint: string | undefined;
+      forcePathStyle: boolean;
+      /** Never logged. */
+      credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+    };
+
 type Env = Record<string, string | undefined>;
 
 export function loadConfig(env: Env = process.env): GatewayConfig {
@@ -71,6 +109,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     grpcPort: intVar(env, "GRPC_PORT", 50051, 0, 65535),
     host: env.HOST ?? "0.0.0.0",
     dataDir: path.resolve(env.GATEWAY_DATA_DIR ?? ".data"),
+    storage: storageConfig(env, path.resolve(env.GATEWAY_DATA_DIR ?? ".data")),
     databaseUrl: nonEmpty(env.DATABASE_URL),
     embeddedPostgresPort: intVar(env, "GATEWAY_PG_PORT", 0, 0, 65535),
     bootstrapKey: nonEmpty(env.GATEWAY_BOOTSTRAP_KEY),
@@ -96,7 +135,44 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       pollMs: intVar(env, "GATEWAY_BATCH_POLL_MS", 250, 5, 60_000),
       nativePollMs: intVar(env, "GATEWAY_BATCH_NATIVE_POLL_MS", 30_000, 5, 3_600_000),
     },
+    video: {
+      pollMs: intVar(env, "GATEWAY_VIDEO_POLL_MS", 5_000, 0, 3_600_000),
+      concurrency: intVar(env, "GATEWAY_VIDEO_CONCURRENCY", 8, 1, 1_000),
+      leaseSeconds: intVar(env, "GATEWAY_VIDEO_LEASE_SECONDS", 60, 1, 3_600),
+      retryBaseMs: intVar(env, "GATEWAY_VIDEO_RETRY_BASE_MS", 5_000, 0, 600_000),
+      deadlineSeconds: intVar(env, "GATEWAY_VIDEO_DEADLINE_SECONDS", 86_400, 60, 2_592_000),
+      retentionSeconds: intVar(env, "GATEWAY_VIDEO_RETENTION_SECONDS", 604_800, 60, 31_536_000),
+    },
   };
+}
+
+function storageConfig(env: Env, dataDir: string): StorageConfig {
+  const bucket = nonEmpty(env.GATEWAY_S3_BUCKET);
+  if (!bucket) return { kind: "local", dir: path.resolve(nonEmpty(env.GATEWAY_FILES_DIR) ?? path.join(dataDir, "files")) };
+  const accessKeyId = nonEmpty(env.GATEWAY_S3_ACCESS_KEY_ID);
+  const secretAccessKey = nonEmpty(env.GATEWAY_S3_SECRET_ACCESS_KEY);
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new Error("GATEWAY_S3_ACCESS_KEY_ID and GATEWAY_S3_SECRET_ACCESS_KEY must be set together");
+  }
+  const endpoint = nonEmpty(env.GATEWAY_S3_ENDPOINT);
+  return {
+    kind: "s3",
+    bucket,
+    prefix: env.GATEWAY_S3_PREFIX ?? "",
+    region: nonEmpty(env.GATEWAY_S3_REGION) ?? "us-east-1",
+    endpoint,
+    // S3-compatible services mostly want the bucket in the path; AWS wants it in the host name.
+    forcePathStyle: boolVar(env, "GATEWAY_S3_FORCE_PATH_STYLE", endpoint !== undefined),
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
+  };
+}
+
+function boolVar(env: Env, name: string, fallback: boolean): boolean {
+  const raw = nonEmpty(env[name])?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (raw === "true" || raw === "1") return true;
+  if (raw === "false" || raw === "0") return false;
+  throw new Error(`${name} must be true or false, got "${raw}"`);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

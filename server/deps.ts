@@ -4,6 +4,7 @@ import type { GatewayConfig } from "./config.js";
 import type { LocalSecrets } from "./core/local-secrets.js";
 import type { GovernanceCache } from "./governance/governance-cache.js";
 import type { Logger } from "./logger.js";
+import type { BlobStore } from "./storage/blob-store.js";
 
 /** What service implementations are built from. */
 export interface Deps {
@@ -15,4 +16,6 @@ export interface Deps {
   catalog: Catalog;
   /** Keys and their governance, cached between requests and dropped on any change. */
   governance: GovernanceCache;
+  /** Bytes the gateway keeps (uploaded files, video outputs): a directory or a bucket (config.storage). */
+  blobs: BlobStore;
 }

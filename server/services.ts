@@ -26,6 +26,7 @@ import { decisionsService } from "./decisions/decisions-service.js";
 import { gatewayError } from "./core/errors.js";
 import type { Deps } from "./deps.js";
 import { endUsersService } from "./end-users/end-users-service.js";
+import { filesService } from "./files/files-service.js";
 import { guardrailsService } from "./guardrails/guardrails-service.js";
 import type { InferenceRuntime } from "./inference/inference-call.js";
 import { inferenceService } from "./inference/inference-service.js";
@@ -35,6 +36,8 @@ import { modelsService } from "./models/models-service.js";
 import { operatorService } from "./operator/operator-service.js";
 import { organizationService } from "./organization/organization-service.js";
 import { privateEndpointsService } from "./private-endpoints/private-endpoints-service.js";
+import type { VideoPoller } from "./videos/video-poller.js";
+import { videosService } from "./videos/videos-service.js";
 import { workspacesService } from "./workspaces/workspaces-service.js";
 
 /**
@@ -69,6 +72,7 @@ export type Implementations = Map<DescService, object>;
 export interface Engines {
   inference: InferenceRuntime;
   batches: BatchEngine;
+  videos: VideoPoller;
 }
 
 export function implementations(deps: Deps, engines: Engines): Implementations {
@@ -86,6 +90,8 @@ export function implementations(deps: Deps, engines: Engines): Implementations {
     [OperatorService, operatorService(deps)],
     [InferenceService, inferenceService(engines.inference)],
     [BatchesService, batchesService(engines.inference, engines.batches.wake)],
+    [FilesService, filesService(deps)],
+    [VideosService, videosService(engines.inference, engines.videos)],
     [DecisionsService, decisionsService(engines.inference)],
   ]);
 }

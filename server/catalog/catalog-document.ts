@@ -5,6 +5,7 @@ import { child, ConfigReader, item } from "./config-reader.js";
 import { CONFIG_PRICE } from "./decimal-price.js";
 import { defaultSupportedParameters } from "./default-parameters.js";
 import { MODEL_ID } from "./model-lookup.js";
+import { readVideoModels } from "./video-models.js";
 
 /**
  * The catalog a parsed GATEWAY_CONFIG document declares (schema: see gateway-config.ts). Defaults
@@ -20,7 +21,7 @@ const INPUT_MODALITIES = ["text", "image", "file", "audio", "video"] as const;
 const OUTPUT_MODALITIES = ["text", "image", "embeddings", "audio", "video", "rerank", "decisions", "speech", "transcription"] as const;
 
 const PROVIDER_SLUG = { pattern: /^[a-z0-9]+(-[a-z0-9]+)*$/, description: "a slug of lowercase letters, digits and single dashes" };
-const MODEL_ID_RULE = { pattern: MODEL_ID, description: "'author/slug' in lowercase letters, digits, '.', '_', '-', ':'" };
+export const MODEL_ID_RULE = { pattern: MODEL_ID, description: "'author/slug' in lowercase letters, digits, '.', '_', '-', ':'" };
 const TAG = { pattern: /^[a-z0-9][a-z0-9._/-]*$/, description: "lowercase letters, digits, '.', '_', '-', '/'" };
 const DATE = { pattern: /^\d{4}-\d{2}-\d{2}$/, description: "a date YYYY-MM-DD" };
 const HOST = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
@@ -28,7 +29,7 @@ const PRICE_RULE = "must be a non-negative decimal string of USD with at most 12
 const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 const MAX_TOKENS = 100_000_000;
 
-const ROOT_FIELDS = ["providers", "models", "regional_hosts"] as const;
+const ROOT_FIELDS = ["providers", "models", "regional_hosts", "video_models"] as const;
 const PROVIDER_FIELDS = ["slug", "name", "kind", "base_url", "api_key", "timeout_ms", "native_batches", "region", "zdr", "data_collection"] as const;
 const MODEL_FIELDS = [
   "id", "canonical_slug", "name", "description", "created", "context_length", "input_modalities", "output_modalities",
@@ -42,7 +43,7 @@ const ENDPOINT_FIELDS = [
 const PRICING_FIELDS = ["prompt", "completion", "image", "request"] as const;
 
 /** Defaults an endpoint inherits from its provider. */
-interface ProviderDefaults {
+export interface ProviderDefaults {
   region: DataRegion;
   zdr: boolean;
   dataCollection: "allow" | "deny";
@@ -50,13 +51,14 @@ interface ProviderDefaults {
 
 export function catalogFromDocument(document: unknown, source: string, env: Env): Catalog {
   const reader = new ConfigReader(source);
-  if (document === null || document === undefined) return { providers: new Map(), models: new Map(), regionalHosts: new Map() };
+  if (document === null || document === undefined) return { providers: new Map(), models: new Map(), regionalHosts: new Map(), videoModels: new Map() };
   const root = reader.object(document, "", ROOT_FIELDS);
   const defaults = new Map<string, ProviderDefaults>();
   const providers = readProviders(reader, root.providers, env, defaults);
   const models = readModels(reader, root.models, providers, defaults);
   const regionalHosts = readRegionalHosts(reader, root.regional_hosts);
-  return { providers, models, regionalHosts };
+  const videoModels = readVideoModels(reader, root.video_models, providers, defaults, models);
+  return { providers, models, regionalHosts, videoModels };
 }
 
 function readProviders(reader: ConfigReader, value: unknown, env: Env, defaults: Map<string, ProviderDefaults>): Map<string, CatalogProvider> {
@@ -171,21 +173,9 @@ function readEndpoint(
   defaults: Map<string, ProviderDefaults>,
 ): CatalogEndpoint {
   const e = reader.object(raw, path, ENDPOINT_FIELDS);
-  const slug = reader.string(e.provider, child(path, "provider"));
-  const provider = providers.get(slug);
-  const inherited = defaults.get(slug);
-  if (!provider || !inherited) {
-    const declared = [...providers.keys()];
-    reader.fail(child(path, "provider"), `'${slug}' is not a declared provider (declared: ${declared.length === 0 ? "none" : declared.join(", ")})`);
-  }
-  const tag = reader.optionalString(e.tag, child(path, "tag"), TAG) ?? provider.slug;
+  const { provider, base } = readEndpointBase(reader, e, path, model.id, providers, defaults);
   return {
-    id: `${model.id}@${provider.slug}${tag === provider.slug ? "" : `/${tag}`}`,
-    modelId: model.id,
-    providerSlug: provider.slug,
-    providerName: provider.name,
-    tag,
-    upstreamModelId: reader.string(e.upstream_model_id, child(path, "upstream_model_id")),
+    ...base,
     contextLength: reader.optionalInteger(e.context_length, child(path, "context_length"), 1, MAX_TOKENS) ?? model.contextLength,
     maxCompletionTokens: reader.optionalInteger(e.max_completion_tokens, child(path, "max_completion_tokens"), 1, MAX_TOKENS),
     maxPromptTokens: reader.optionalInteger(e.max_prompt_tokens, child(path, "max_prompt_tokens"), 1, MAX_TOKENS),
@@ -196,10 +186,40 @@ function readEndpoint(
         ? defaultSupportedParameters(provider.kind, model.outputModalities)
         : [...new Set(reader.stringList(e.supported_parameters, child(path, "supported_parameters")))],
     supportsImplicitCaching: reader.boolean(e.supports_implicit_caching, child(path, "supports_implicit_caching"), false),
+  };
+}
+
+/** What every endpoint declares, text or video (video-models.ts): its provider, id, upstream model and where data goes. */
+export type EndpointBase = Pick<CatalogEndpoint, "id" | "modelId" | "providerSlug" | "providerName" | "tag" | "upstreamModelId" | "region" | "zdr" | "dataCollection">;
+
+export function readEndpointBase(
+  reader: ConfigReader,
+  e: Record<string, unknown>,
+  path: string,
+  modelId: string,
+  providers: ReadonlyMap<string, CatalogProvider>,
+  defaults: ReadonlyMap<string, ProviderDefaults>,
+): { provider: CatalogProvider; base: EndpointBase } {
+  const slug = reader.string(e.provider, child(path, "provider"));
+  const provider = providers.get(slug);
+  const inherited = defaults.get(slug);
+  if (!provider || !inherited) {
+    const declared = [...providers.keys()];
+    reader.fail(child(path, "provider"), `'${slug}' is not a declared provider (declared: ${declared.length === 0 ? "none" : declared.join(", ")})`);
+  }
+  const tag = reader.optionalString(e.tag, child(path, "tag"), TAG) ?? provider.slug;
+  const base: EndpointBase = {
+    id: `${modelId}@${provider.slug}${tag === provider.slug ? "" : `/${tag}`}`,
+    modelId,
+    providerSlug: provider.slug,
+    providerName: provider.name,
+    tag,
+    upstreamModelId: reader.string(e.upstream_model_id, child(path, "upstream_model_id")),
     region: reader.oneOf(e.region, child(path, "region"), REGIONS, inherited.region),
     zdr: reader.boolean(e.zdr, child(path, "zdr"), inherited.zdr),
     dataCollection: reader.oneOf(e.data_collection, child(path, "data_collection"), DATA_COLLECTION, inherited.dataCollection),
   };
+  return { provider, base };
 }
 
 function readPricing(reader: ConfigReader, value: unknown, path: string): Pricing {
@@ -227,7 +247,7 @@ function readModalities(reader: ConfigReader, value: unknown, path: string, allo
 }
 
 /** Unix seconds from an ISO date / date-time or a positive integer; 0 = not configured (see catalog-sync.ts). */
-function readCreated(reader: ConfigReader, value: unknown, path: string): number {
+export function readCreated(reader: ConfigReader, value: unknown, path: string): number {
   if (value === undefined || value === null) return 0;
   const rule = "must be an ISO 8601 date (\"2024-05-13\" or \"2024-05-13T00:00:00Z\") or Unix seconds";
   if (typeof value === "number") {

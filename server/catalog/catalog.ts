@@ -1,5 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ProviderKind } from "../providers/provider.js";
+import type { CatalogVideoModel } from "./video-models.js";
 
 /**
  * The model catalog in memory: what GATEWAY_CONFIG declares, as synchronized into Postgres at
@@ -84,6 +85,8 @@ export interface Catalog {
   models: ReadonlyMap<string, CatalogModel>;
   /** Lower-case host name (no port) → the region its requests must stay in. */
   regionalHosts: ReadonlyMap<string, DataRegion>;
+  /** The `video_models` section (video-models.ts), in the order of the config file. */
+  videoModels: ReadonlyMap<string, CatalogVideoModel>;
 }
 
 /** A model is free when every price of every endpoint is zero. */

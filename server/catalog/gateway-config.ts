@@ -47,6 +47,7 @@ import { catalogFromDocument } from "./catalog-document.js";
  *     supports_implicit_caching (default false)
  *     region, zdr, data_collection (default: the provider's)
  *   regional_hosts         {host: region}: requests arriving on that host name stay in the region
+ *   video_models[]         video generation models (schema: video-models.ts)
  *
  * An endpoint's id is `<model id>@<provider slug>`, plus `/<tag>` when the tag is not the slug.
  */

@@ -1,4 +1,5 @@
 import type { Attributes, FindAndCountOptions, Model, ModelStatic } from "sequelize";
+import { gatewayError } from "./errors.js";
 
 /** The one offset/limit rule: bounds are checked by the proto's field rules, defaults live here. */
 export interface Page {
@@ -19,4 +20,25 @@ export async function findPage<M extends Model>(
 ): Promise<{ rows: M[]; totalCount: number }> {
   const { rows, count } = await model.findAndCountAll({ ...query, ...pageOf(request, defaultLimit) });
   return { rows, totalCount: count };
+}
+
+/**
+ * The one opaque-cursor rule for lists paged by a sort key (newest first, `has_more`): the key of
+ * the page's last row as base64url JSON. A cursor that does not decode to `arity` strings is a 400.
+ */
+export function encodeCursor(key: readonly string[]): string {
+  return Buffer.from(JSON.stringify(key)).toString("base64url");
+}
+
+export function decodeCursor(cursor: string, arity: number, field = "cursor"): string[] {
+  let key: unknown;
+  try {
+    key = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    key = undefined;
+  }
+  if (!Array.isArray(key) || key.length !== arity || !key.every((part) => typeof part === "string")) {
+    throw gatewayError(400, `${field} is not a cursor this list gave out; pass the previous page's ${field} unchanged`);
+  }
+  return key as string[];
 }

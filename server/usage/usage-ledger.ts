@@ -13,7 +13,8 @@ export interface CallRecord {
   memberUserId: string | null;
   endUser: string | null;
   sessionId: string | null;
-  api: "chat" | "embeddings";
+  /** `video`: a video job (server/videos), one row per job. */
+  api: "chat" | "embeddings" | "video";
   modelId: string;
   providerSlug: string | null;
   endpointId: string | null;

@@ -225,7 +225,7 @@ test("a missing environment variable is named, never its neighbours' values", as
 });
 
 const BAD: Array<[string, Json, RegExp]> = [
-  ["unknown root key", config({ routes: [] }), /^.*: routes is not a known field \(known: providers, models, regional_hosts\)$/],
+  ["unknown root key", config({ routes: [] }), /^.*: routes is not a known field \(known: providers, models, regional_hosts, video_models\)$/],
   ["providers not a list", config({ providers: {} }), /: providers must be a list$/],
   ["provider slug", config({ providers: [provider({ slug: "Open AI" })] }), /providers\[0\]\.slug must be a slug of lowercase letters/],
   ["provider slug missing", config({ providers: [provider({ slug: undefined })] }), /providers\[0\]\.slug is required/],

@@ -3,6 +3,8 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { handleBatchRoute, MockBatchStore, type MockBatches } from "./mock-batches.js";
+import { handleFileRoute, MockFileStore, type MockFiles } from "./mock-files.js";
+import { MockVideoStore, type MockVideos } from "./mock-videos.js";
 import { authorized, flatHeaders, MOCK_UPSTREAM_API_KEY, sendError, sendJson, type Json, type Provider } from "./mock-wire.js";
 
 /**
@@ -74,9 +76,13 @@ export interface MockUpstream {
   waitForAbort(timeoutMs?: number): Promise<void>;
   /** Native batch APIs: fault switches and counters (mock-batches.ts). */
   batches: MockBatches;
+  /** OpenAI's Videos API: job steps, fault switches and counters (mock-videos.ts). */
+  videos: MockVideos;
+  /** The providers' Files APIs for user files (mock-files.ts). */
+  files: MockFiles;
   /** Rules are tried in the order added; the first that matches applies. */
   rule(rule: MockRule): void;
-  /** Forgets rules, requests, abort counts, batches, files and batch faults; ids (`call_mock_<n>`, …) count from 1 again. */
+  /** Forgets rules, requests, abort counts, batches, files, batch faults and video jobs; ids (`call_mock_<n>`, …) count from 1 again. */
   reset(): void;
   close(): Promise<void>;
 }
@@ -91,6 +97,8 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
   let abortsWaitedFor = 0;
   let sequence = 0;
   // Batch items draw their ids from the live sequence, so ids never repeat between the two.
+  const videos = new MockVideoStore();
+  const files = new MockFileStore();
   const batches = new MockBatchStore((provider, body) => {
     sequence += 1;
     const input = { body, model: typeof body.model === "string" ? body.model : "", rule: undefined, id: sequence };
@@ -105,6 +113,8 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
     requests: [],
     aborted: 0,
     batches,
+    videos,
+    files,
     waitForAbort(timeoutMs = 5_000) {
       return new Promise<void>((resolve, reject) => {
         const check = () => {
@@ -136,6 +146,8 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
       abortsWaitedFor = 0;
       sequence = 0;
       batches.reset();
+      videos.reset();
+      files.reset();
     },
     close() {
       server.closeAllConnections();
@@ -167,7 +179,9 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
       const record = (body: unknown) => {
         if (recordRequests) mock.requests.push({ path: req.url ?? "", model: "", body, headers: flatHeaders(req.headers) });
       };
+      if (handleFileRoute(files, req, res, Buffer.concat(chunks))) return;
       if (handleBatchRoute(batches, req, res, Buffer.concat(chunks), record)) return;
+      if (videos.handle(req, res, Buffer.concat(chunks), record)) return;
       const route = ROUTES[(req.url ?? "").split("?")[0] ?? ""];
       if (!route) return sendJson(res, 404, { error: { message: `mock upstream: no route ${req.method} ${req.url}`, type: "not_found_error" } });
       let body: Json;

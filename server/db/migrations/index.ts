@@ -5,6 +5,8 @@ import * as governance from "./0002-governance.js";
 import * as inference from "./0003-inference.js";
 import * as governanceNotify from "./0004-governance-notify.js";
 import * as batches from "./0005-batches.js";
+import * as files from "./0006-files.js";
+import * as videos from "./0007-videos.js";
 import * as nativeBatches from "./0008-native-batches.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
@@ -14,5 +16,7 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0003-inference", ...inference },
   { name: "0004-governance-notify", ...governanceNotify },
   { name: "0005-batches", ...batches },
+  { name: "0006-files", ...files },
+  { name: "0007-videos", ...videos },
   { name: "0008-native-batches", ...nativeBatches },
 ];

@@ -1,0 +1,156 @@
+import type { HandlerContext } from "@connectrpc/connect";
+import { QueryTypes } from "sequelize";
+import type { CreateVideoRequest } from "../../gen/gateway/v1/videos_pb.js";
+import { isFreeEndpoint, type CatalogEndpoint } from "../catalog/catalog.js";
+import { findVideoModel, type CatalogVideoModel } from "../catalog/video-models.js";
+import { callerOf } from "../core/auth.js";
+import { gatewayError } from "../core/errors.js";
+import { admit } from "../inference/admission.js";
+import type { CallerContext } from "../inference/caller-context.js";
+import type { InferenceRuntime } from "../inference/inference-call.js";
+import { isRetryable, toGatewayError } from "../inference/upstream-errors.js";
+import { UpstreamError } from "../providers/provider.js";
+import { releaseReservation } from "../usage/usage-ledger.js";
+import { acceptedBy } from "./video-advance.js";
+import { videoCost } from "./video-cost.js";
+import { newGenerationId, newJobId } from "./video-ids.js";
+import { findJob, type StoredRequest, type VideoJobRow } from "./video-jobs.js";
+import type { VideoPoller } from "./video-poller.js";
+import { videoRequestSpec } from "./video-request.js";
+import { jobTarget, submissionOf } from "./video-upstream.js";
+
+/**
+ * POST /videos: governance as for chat (the model's capabilities, guardrails and regional host
+ * 403, the rate limit 429, the cost reserved against every budget 402), then the job is written
+ * and handed to the provider before the answer, so a provider that refuses the request is the
+ * caller's error at once (with fallback to the model's next endpoint when one is unavailable).
+ * The job row comes first and is held under the poller's lease while the provider is called: if
+ * this instance dies meanwhile, the poller of another sends it again under the same idempotency
+ * key. A request no endpoint accepted leaves nothing behind.
+ */
+export async function submitVideo(runtime: InferenceRuntime, poller: VideoPoller, ctx: HandlerContext, req: CreateVideoRequest): Promise<VideoJobRow> {
+  const { deps } = runtime;
+  const caller = callerOf(ctx);
+  const context: CallerContext = { ...(await deps.governance.governance(caller)), caller };
+  const model = findVideoModel(deps.catalog.videoModels, req.model);
+  if (!model) throw gatewayError(400, `model: ${req.model} is not a video model of this gateway (GET /api/v1/videos/models lists them)`);
+  const previous = req.previousJobId === undefined ? undefined : await findJob(deps.sequelize, req.previousJobId, caller.key);
+  if (req.previousJobId !== undefined && !previous) throw gatewayError(404, `previous_job_id: video job ${req.previousJobId} not found`);
+  const spec = videoRequestSpec(model, req, previous && { id: previous.id, modelId: previous.model_id, status: previous.status });
+  // The provider-side video a continuation extends exists on the earlier job's endpoint only.
+  const candidates = previous ? model.endpoints.filter((e) => e.id === previous.endpoint_id) : model.endpoints;
+  if (candidates.length === 0) throw gatewayError(400, `previous_job_id: the endpoint of job ${previous?.id} is no longer configured`);
+  const refusal = runtime.refusalFor(context, ctx.requestHeader.get("x-forwarded-host"));
+  const endpoints = candidates.filter((endpoint) => refusal(endpoint) === undefined);
+  if (endpoints.length === 0) throw gatewayError(403, `Not allowed: ${refusal(candidates[0]!)}`);
+
+  // The cost is known in advance: it is reserved until the job's settlement, at the latest its deadline.
+  const estimate = videoCost(model, spec.seconds, spec.resolution ?? null);
+  const { reservationId } = await admit(deps, context, { estimateUsd: estimate, free: endpoints.every(isFreeEndpoint), reservationTtlS: deps.config.video.deadlineSeconds });
+  const request: StoredRequest = { ...spec, continues: previous?.upstream_id ?? undefined };
+  let job: VideoJobRow;
+  try {
+    job = await insertJob(runtime, poller, context, model, endpoints[0]!, { request, estimate, reservationId, previousJobId: previous?.id ?? null });
+  } catch (err) {
+    if (reservationId) await releaseReservation(deps.sequelize, reservationId).catch(() => undefined);
+    throw err;
+  }
+  return poller.holding(job.id, async () => {
+    try {
+      return await handOver(runtime, poller, context, job, endpoints);
+    } catch (err) {
+      await discard(runtime, job);
+      throw err;
+    }
+  });
+}
+
+interface NewJob {
+  request: StoredRequest;
+  estimate: string;
+  reservationId: string | null;
+  previousJobId: string | null;
+}
+
+async function insertJob(runtime: InferenceRuntime, poller: VideoPoller, context: CallerContext, model: CatalogVideoModel, endpoint: CatalogEndpoint, job: NewJob): Promise<VideoJobRow> {
+  const { sequelize, config } = runtime.deps;
+  const { key } = context.caller;
+  // Held long enough for the provider's answer; the poller renews it meanwhile.
+  const leaseSeconds = config.video.leaseSeconds + Math.ceil(config.requestTimeoutMs / 1000);
+  const [row] = await sequelize.query<VideoJobRow>(
+    `INSERT INTO video_jobs (id, organization_id, workspace_id, key_hash, member_user_id, model_id, endpoint_id, provider_slug,
+                             previous_job_id, status, request, generation_id, seconds, resolution, estimate_usd, reservation_id,
+                             deadline_at, lease_owner, lease_expires_at)
+     VALUES ($id, $organizationId, $workspaceId, $keyHash, $memberUserId, $modelId, $endpointId, $providerSlug, $previousJobId,
+             'pending', $request::jsonb, $generationId, $seconds, $resolution, $estimate, $reservationId,
+             now() + make_interval(secs => $deadline), $owner, now() + make_interval(secs => $lease))
+     RETURNING *`,
+    {
+      type: QueryTypes.SELECT,
+      bind: {
+        id: newJobId(),
+        organizationId: key.organizationId,
+        workspaceId: key.workspaceId,
+        keyHash: key.hash,
+        memberUserId: key.creatorUserId,
+        modelId: model.id,
+        endpointId: endpoint.id,
+        providerSlug: endpoint.providerSlug,
+        previousJobId: job.previousJobId,
+        request: JSON.stringify(job.request),
+        generationId: newGenerationId(),
+        seconds: job.request.seconds,
+        resolution: job.request.resolution ?? null,
+        estimate: job.estimate,
+        reservationId: job.reservationId,
+        deadline: config.video.deadlineSeconds,
+        owner: poller.owner,
+        lease: leaseSeconds,
+      },
+    },
+  );
+  return row!;
+}
+
+/** Tries the endpoints in order until one accepts the job; the last failure is the caller's error. */
+async function handOver(runtime: InferenceRuntime, poller: VideoPoller, context: CallerContext, job: VideoJobRow, endpoints: CatalogEndpoint[]): Promise<VideoJobRow> {
+  const { sequelize, config } = runtime.deps;
+  // Not the client's signal: a job the provider accepted stands even if the client went away.
+  const signal = AbortSignal.timeout(config.requestTimeoutMs);
+  for (const [index, endpoint] of endpoints.entries()) {
+    if (index > 0) {
+      await sequelize.query("UPDATE video_jobs SET endpoint_id = $endpointId, provider_slug = $providerSlug WHERE id = $id", {
+        bind: { id: job.id, endpointId: endpoint.id, providerSlug: endpoint.providerSlug },
+      });
+    }
+    try {
+      const handle = await jobTarget(runtime, context, endpoint);
+      try {
+        const video = await handle.api.create(handle.target, submissionOf(job.request!, endpoint, job.id), signal);
+        await acceptedBy(runtime, job.id, poller.owner, video, handle.isByok, config.video.pollMs);
+      } finally {
+        handle.release();
+      }
+      poller.wake();
+      return (await findJob(sequelize, job.id, null))!;
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      const last = index === endpoints.length - 1;
+      if (last || !isRetryable(err)) throw toGatewayError(err, endpoint.providerName);
+    }
+  }
+  throw gatewayError(502, "No endpoint could serve the request");
+}
+
+/** Nothing was sent, or the provider refused: the job never existed, and nothing stays reserved. */
+async function discard(runtime: InferenceRuntime, job: VideoJobRow): Promise<void> {
+  const { sequelize, log } = runtime.deps;
+  try {
+    // A job the provider did accept (the failure came after) stays, and keeps what it holds.
+    const deleted = await sequelize.query("DELETE FROM video_jobs WHERE id = $id AND upstream_id IS NULL RETURNING id", { type: QueryTypes.SELECT, bind: { id: job.id } });
+    if (deleted.length > 0 && job.reservation_id) await releaseReservation(sequelize, job.reservation_id);
+  } catch (err) {
+    // The lease lapses and the poller submits the job again; its reservation lapses with its deadline.
+    log.warn({ job: job.id, err: (err as Error).message }, "a video job the provider did not accept could not be removed");
+  }
+}

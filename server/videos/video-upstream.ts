@@ -1,0 +1,52 @@
+import type { CatalogEndpoint } from "../catalog/catalog.js";
+import { findVideoModel, type CatalogVideoModel } from "../catalog/video-models.js";
+import { gatewayError } from "../core/errors.js";
+import type { CallerContext } from "../inference/caller-context.js";
+import type { InferenceRuntime } from "../inference/inference-call.js";
+import { UpstreamError, type UpstreamTarget } from "../providers/provider.js";
+import { videoApiFor, type VideoApi, type VideoSubmission } from "../providers/video-api.js";
+import type { StoredRequest, VideoJobRow } from "./video-jobs.js";
+
+/**
+ * Where a job's provider calls go: the endpoint's provider with the gateway's key, or the
+ * workspace's own (BYOK) key, resolved as for chat (inference/upstream-targets.ts).
+ */
+export interface JobTarget {
+  api: VideoApi;
+  target: UpstreamTarget;
+  isByok: boolean;
+  release(): void;
+}
+
+export async function jobTarget(runtime: InferenceRuntime, context: CallerContext, endpoint: CatalogEndpoint): Promise<JobTarget> {
+  const resolved = await runtime.resolveTarget(context, endpoint);
+  const api = videoApiFor(resolved.target.kind);
+  if (!api) {
+    resolved.release();
+    throw new UpstreamError("unsupported", `provider ${endpoint.providerSlug} has no video API`);
+  }
+  return { api, target: resolved.target, isByok: resolved.isByok, release: resolved.release };
+}
+
+/** What the poller needs to call a job's provider again; a ConnectError when the job cannot go on. */
+export interface JobPlan {
+  context: CallerContext;
+  model: CatalogVideoModel;
+  endpoint: CatalogEndpoint;
+}
+
+export async function jobPlan(runtime: InferenceRuntime, job: VideoJobRow): Promise<JobPlan> {
+  const { governance, catalog } = runtime.deps;
+  const caller = await governance.caller(job.key_hash);
+  if (!caller) throw gatewayError(401, "The API key that submitted the job has been deleted");
+  const model = findVideoModel(catalog.videoModels, job.model_id);
+  const endpoint = model?.endpoints.find((e) => e.id === job.endpoint_id);
+  if (!model || !endpoint) throw gatewayError(400, `Endpoint ${job.endpoint_id} is no longer configured`);
+  return { context: { ...(await governance.governance(caller)), caller }, model, endpoint };
+}
+
+/** The provider's part of a stored request: only the serving provider's passthrough parameters. */
+export function submissionOf(request: StoredRequest, endpoint: CatalogEndpoint, jobId: string): VideoSubmission {
+  const { passthrough, resolution, ...rest } = request;
+  return { ...rest, resolution, parameters: passthrough[endpoint.providerSlug] ?? {}, idempotencyKey: jobId };
+}

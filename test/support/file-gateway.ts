@@ -1,0 +1,61 @@
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { startMockUpstream, type MockUpstream } from "../upstream/mock-upstream.js";
+import { writeCatalogFile } from "./catalog-file.js";
+import { startTestGateway, type TestGateway } from "./gateway.js";
+
+/**
+ * A test gateway for files: its own data directory (blobs under `files/`, provider uploads spooled
+ * under `spool/`), and providers `openai` and `anthropic` pointing at the mock upstream, whose
+ * Files APIs answer only to the mock's key (a workspace's own key set to it makes them work).
+ */
+export interface FilesGateway {
+  gw: TestGateway;
+  upstream: MockUpstream;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+export async function startFilesGateway(env: Record<string, string> = {}): Promise<FilesGateway> {
+  const upstream = await startMockUpstream();
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "gateway-files-"));
+  const file = await writeCatalogFile({
+    providers: [
+      { slug: "openai", name: "OpenAI", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: "not-the-mock-key", timeout_ms: 5000 },
+      { slug: "anthropic", name: "Anthropic", kind: "anthropic", base_url: upstream.anthropicBaseUrl, api_key: "not-the-mock-key", timeout_ms: 5000 },
+    ],
+    models: [],
+  });
+  const gw = await startTestGateway({ GATEWAY_CONFIG: file, GATEWAY_DATA_DIR: dataDir, ...env });
+  return {
+    gw,
+    upstream,
+    dataDir,
+    async stop() {
+      await gw.stop();
+      await upstream.close();
+      await fs.rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Every file under `dir` (recursively), as paths relative to it; none when it does not exist. */
+export async function filesUnder(dir: string): Promise<string[]> {
+  try {
+    const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
+    return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw err;
+  }
+}
+
+/** Polls `check` until it holds; a guard against hanging, never a timing assertion. */
+export async function eventually(check: () => Promise<boolean>, what: string, guardMs = 10_000): Promise<void> {
+  const until = Date.now() + guardMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`still not true after ${guardMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
