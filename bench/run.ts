@@ -5,6 +5,7 @@
 const BENCHMARKS: Record<string, () => Promise<unknown>> = {
   proxy: () => import("./proxy.js").then((m) => m.runProxyBenchmark()),
   batch: () => import("./batch.js").then((m) => m.runBatchBenchmark()),
+  streams: () => import("./streams.js").then((m) => m.runStreamsBenchmark()),
   upload: () => import("./upload.js").then((m) => m.runUploadBenchmark()),
 };
 

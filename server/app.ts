@@ -19,8 +19,11 @@ import { createGovernanceCache } from "./governance/governance-cache.js";
 import type { Logger } from "./logger.js";
 import { startBatchEngine } from "./batches/batch-engine.js";
 import { createInferenceRuntime } from "./inference/inference-runtime.js";
+import { createInternHosts } from "./interns/host-manager.js";
+import type { InternHosts } from "./interns/intern-hosts.js";
 import { createBlobStore } from "./storage/blob-stores.js";
 import { allServices, implementations, registerServices, type Implementations } from "./services.js";
+import { secretsForUrl } from "./vault/vault-release.js";
 import { startVideoPoller, type VideoPoller } from "./videos/video-poller.js";
 
 export interface Gateway {
@@ -46,6 +49,8 @@ export interface Gateway {
  */
 export interface GatewayOptions {
   coreOnly?: boolean;
+  /** The intern runtime; tests may bring their own (test/support/interns-hosts.ts). */
+  internHosts?: InternHosts;
 }
 
 export async function startGateway(config: GatewayConfig, log: Logger, options: GatewayOptions = {}): Promise<Gateway> {
@@ -61,13 +66,18 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     const secrets = await loadLocalSecrets(config);
     await syncCatalog(sequelize, catalog);
     const governance = await createGovernanceCache(sequelize, databaseUrl, log);
-    const deps: Deps = { config, log, sequelize, secrets, catalog, governance, blobs: createBlobStore(config.storage) };
+    // The hosts' model calls come back to this instance's REST listener, known once it listens.
+    let ownUrl = "";
+    const internHosts =
+      options.internHosts ??
+      createInternHosts({ config, log, sequelize, masterKey: secrets.masterKey, releaseSecrets: (internId, url) => secretsForUrl({ sequelize, secrets }, internId, url), gatewayUrl: () => ownUrl });
+    const deps: Deps = { config, log, sequelize, secrets, catalog, governance, blobs: createBlobStore(config.storage), internHosts };
     const inference = createInferenceRuntime(deps);
     const batches = startBatchEngine(inference);
     const videos = startVideoPoller(inference);
     const impls = implementations(deps, { inference, batches, videos });
     const routes = (router: ConnectRouter) => registerServices(router, impls);
-    const interceptors = coreInterceptors(deps, impls);
+    const interceptors = coreInterceptors(deps);
     const shutdown = new AbortController();
     // Every call in flight listens on it; the default cap of 10 listeners is not a leak signal here.
     setMaxListeners(0, shutdown.signal);
@@ -95,6 +105,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     await listen(grpcServer, config.grpcPort, config.host);
     await listen(httpServer, config.port, config.host);
     const httpUrl = urlOf(httpServer);
+    ownUrl = httpUrl;
     const grpcUrl = urlOf(grpcServer);
     log.info({ http: httpUrl, grpc: grpcUrl, coreOnly: options.coreOnly ?? false }, "gateway listening");
 
@@ -113,6 +124,8 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
           for (const session of sessions) session.destroy();
         }, config.shutdownGraceMs);
         facade?.close();
+        // Before the listeners drain: the hosts' own model calls to this instance end with their runs.
+        await internHosts.close();
         await Promise.all([closeHttp(httpServer), closeHttp2(grpcServer, sessions)]);
         clearTimeout(timer);
         await batches.stop();

@@ -44,6 +44,11 @@ export interface GatewayConfig {
   rateLimitWindowSeconds: number;
   /** Time allowed for one inference call end to end, fallbacks included (504 after it). */
   requestTimeoutMs: number;
+  /** GATEWAY_VAULT_WRITES_DISABLED: vault writes answer 503 (reads still work), e.g. during a key rotation. */
+  vaultWritesDisabled: boolean;
+  /** How long `GET /interns/{id}/daemon` waits for the intern's host before answering 408 (spec 8: 10 s). */
+  internDaemonTimeoutMs: number;
+  internRuntime: InternRuntimeConfig;
   batch: BatchEngineConfig;
   video: VideoPollerConfig;
 }
@@ -62,6 +67,36 @@ export interface VideoPollerConfig {
   deadlineSeconds: number;
   /** How long the stored outputs of a completed job are kept (its `expires_at`). */
   retentionSeconds: number;
+}
+
+/** Intern hosts and the chat relay (server/interns/host-manager.ts, host/, agent/, intern-chat-*). */
+export interface InternRuntimeConfig {
+  /** A question unanswered this long cancels its run (spec 8: 300 s); rejected replies do not extend it. */
+  interactionTimeoutSeconds: number;
+  /** A run still going after this long is ended by its intern (410 `run_ended`). */
+  runTimeoutSeconds: number;
+  /** How long the gateway waits for a host to answer one call (504 `timeout` after it). */
+  hostTimeoutMs: number;
+  /** How long a host may take to start and answer its first health check. */
+  hostStartTimeoutMs: number;
+  /** Runs one intern holds open (running or paused on a question) at once; more answer 503 `busy`. */
+  maxOpenRuns: number;
+  /** Chat turns (prompts and answers) per intern per minute; more answer 429 `rate_limited`. 0 = no limit. */
+  turnsPerMinute: number;
+  /** Output of a run kept for a stream that attaches later; beyond it 410 `attachment_failed`. */
+  replayBytes: number;
+  /** Model calls in one run before the intern ends it. */
+  maxSteps: number;
+  shellTimeoutMs: number;
+  /** stdout and stderr a shell command may return to the model (each), in bytes. */
+  shellOutputBytes: number;
+  fetchTimeoutMs: number;
+  /** Response body the fetch tool returns to the model, in bytes. */
+  fetchBodyBytes: number;
+  /** GATEWAY_INTERN_FETCH_RESOLVE `host=address,…`: fixed addresses for the fetch tool (like curl --resolve). */
+  fetchResolve: Record<string, string>;
+  /** REST base URL the hosts' model calls use; default this process's own HTTP listener. */
+  gatewayUrl: string | undefined;
 }
 
 /** The batch engine of this instance (server/batches/batch-engine.ts). */
@@ -126,6 +161,24 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     rateLimitRequests: intVar(env, "GATEWAY_RATE_LIMIT_REQUESTS", 600, 0, 100_000_000),
     rateLimitWindowSeconds: intVar(env, "GATEWAY_RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400),
     requestTimeoutMs: intVar(env, "GATEWAY_REQUEST_TIMEOUT_MS", 600_000, 100, 3_600_000),
+    vaultWritesDisabled: boolVar(env, "GATEWAY_VAULT_WRITES_DISABLED", false),
+    internDaemonTimeoutMs: intVar(env, "GATEWAY_INTERN_DAEMON_TIMEOUT_MS", 10_000, 10, 600_000),
+    internRuntime: {
+      interactionTimeoutSeconds: intVar(env, "GATEWAY_INTERN_INTERACTION_TIMEOUT_S", 300, 1, 86_400),
+      runTimeoutSeconds: intVar(env, "GATEWAY_INTERN_RUN_TIMEOUT_S", 3_600, 1, 604_800),
+      hostTimeoutMs: intVar(env, "GATEWAY_INTERN_HOST_TIMEOUT_MS", 10_000, 50, 600_000),
+      hostStartTimeoutMs: intVar(env, "GATEWAY_INTERN_HOST_START_TIMEOUT_MS", 30_000, 1_000, 600_000),
+      maxOpenRuns: intVar(env, "GATEWAY_INTERN_MAX_OPEN_RUNS", 8, 1, 100_000),
+      turnsPerMinute: intVar(env, "GATEWAY_INTERN_TURNS_PER_MINUTE", 60, 0, 1_000_000),
+      replayBytes: intVar(env, "GATEWAY_INTERN_REPLAY_BYTES", 1_048_576, 256, 1_073_741_824),
+      maxSteps: intVar(env, "GATEWAY_INTERN_MAX_STEPS", 50, 1, 10_000),
+      shellTimeoutMs: intVar(env, "GATEWAY_INTERN_SHELL_TIMEOUT_MS", 60_000, 100, 3_600_000),
+      shellOutputBytes: intVar(env, "GATEWAY_INTERN_SHELL_OUTPUT_BYTES", 65_536, 256, 16_777_216),
+      fetchTimeoutMs: intVar(env, "GATEWAY_INTERN_FETCH_TIMEOUT_MS", 30_000, 100, 600_000),
+      fetchBodyBytes: intVar(env, "GATEWAY_INTERN_FETCH_BODY_BYTES", 262_144, 256, 16_777_216),
+      fetchResolve: resolveVar(env, "GATEWAY_INTERN_FETCH_RESOLVE"),
+      gatewayUrl: nonEmpty(env.GATEWAY_INTERN_GATEWAY_URL),
+    },
     batch: {
       concurrency: intVar(env, "GATEWAY_BATCH_CONCURRENCY", 64, 0, 10_000),
       providerConcurrency: intVar(env, "GATEWAY_BATCH_PROVIDER_CONCURRENCY", 32, 1, 10_000),
@@ -185,6 +238,17 @@ function listVar(env: Env, name: string): string[] {
     .split(",")
     .map((item) => item.trim().toLowerCase())
     .filter((item) => item !== "");
+}
+
+/** `host=address,…` pairs, host names lower-cased. */
+function resolveVar(env: Env, name: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of listVar(env, name)) {
+    const [host, address, extra] = item.split("=").map((part) => part.trim());
+    if (!host || !address || extra !== undefined) throw new Error(`${name} must be a list of host=address pairs, got "${item}"`);
+    out[host] = address;
+  }
+  return out;
 }
 
 function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {

@@ -3,6 +3,7 @@ import type { Catalog } from "./catalog/catalog.js";
 import type { GatewayConfig } from "./config.js";
 import type { LocalSecrets } from "./core/local-secrets.js";
 import type { GovernanceCache } from "./governance/governance-cache.js";
+import type { InternHosts } from "./interns/intern-hosts.js";
 import type { Logger } from "./logger.js";
 import type { BlobStore } from "./storage/blob-store.js";
 
@@ -18,4 +19,6 @@ export interface Deps {
   governance: GovernanceCache;
   /** Bytes the gateway keeps (uploaded files, video outputs): a directory or a bucket (config.storage). */
   blobs: BlobStore;
+  /** The intern host processes this gateway instance runs (server/interns/intern-hosts.ts). */
+  internHosts: InternHosts;
 }

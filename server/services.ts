@@ -1,5 +1,5 @@
-import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter } from "@connectrpc/connect";
+import type { DescService } from "@bufbuild/protobuf";
 import { DecisionsService } from "../gen/gateway/alpha/decisions_pb.js";
 import { AnalyticsService } from "../gen/gateway/v1/analytics_pb.js";
 import { BatchesService } from "../gen/gateway/v1/batches_pb.js";
@@ -23,11 +23,12 @@ import type { BatchEngine } from "./batches/batch-engine.js";
 import { batchesService } from "./batches/batches-service.js";
 import { byokService } from "./byok/byok-service.js";
 import { decisionsService } from "./decisions/decisions-service.js";
-import { gatewayError } from "./core/errors.js";
 import type { Deps } from "./deps.js";
 import { endUsersService } from "./end-users/end-users-service.js";
 import { filesService } from "./files/files-service.js";
 import { guardrailsService } from "./guardrails/guardrails-service.js";
+import { internChatService } from "./interns/intern-chat-service.js";
+import { internRecordsService } from "./interns/interns-service.js";
 import type { InferenceRuntime } from "./inference/inference-call.js";
 import { inferenceService } from "./inference/inference-service.js";
 import { keysService } from "./keys/keys-service.js";
@@ -36,6 +37,7 @@ import { modelsService } from "./models/models-service.js";
 import { operatorService } from "./operator/operator-service.js";
 import { organizationService } from "./organization/organization-service.js";
 import { privateEndpointsService } from "./private-endpoints/private-endpoints-service.js";
+import { vaultService } from "./vault/vault-service.js";
 import type { VideoPoller } from "./videos/video-poller.js";
 import { videosService } from "./videos/videos-service.js";
 import { workspacesService } from "./workspaces/workspaces-service.js";
@@ -93,25 +95,12 @@ export function implementations(deps: Deps, engines: Engines): Implementations {
     [FilesService, filesService(deps)],
     [VideosService, videosService(engines.inference, engines.videos)],
     [DecisionsService, decisionsService(engines.inference)],
+    // The chat relay of the intern runtime joins the record methods here: { ...records, ...chat }.
+    [InternsService, { ...internRecordsService(deps), ...internChatService(deps) }],
+    [VaultService, vaultService(deps)],
   ]);
 }
 
 export function registerServices(router: ConnectRouter, impls: Implementations): void {
   for (const service of allServices) router.service(service, impls.get(service) ?? {});
-}
-
-/**
- * Methods that no issue has implemented yet answer 501 before their request is validated, so a
- * caller learns the truth rather than a validation error about a call that could never succeed.
- */
-export function unimplementedInterceptor(impls: Implementations): Interceptor {
-  const missing = new Set<DescMethod>();
-  for (const service of allServices) {
-    const impl = impls.get(service) ?? {};
-    for (const method of service.methods) if (!(method.localName in impl)) missing.add(method);
-  }
-  return (next) => async (req) => {
-    if (missing.has(req.method)) throw gatewayError(501, `${req.method.parent.typeName}.${req.method.name} is not implemented yet`);
-    return next(req);
-  };
 }

@@ -43,3 +43,19 @@ export function findWorkspace(caller: Caller, ref: string, options: LookupOption
   const where = UUID_PATTERN.test(ref) ? { id: ref.toLowerCase() } : { slug: ref };
   return findInOrganization(WorkspaceRow, caller, where, `Workspace '${ref}' not found`, options);
 }
+
+/**
+ * An intern's own key (created at provisioning) acts for that intern alone (spec 4.8, 5.3): the
+ * intern it is confined to, or null for every other key.
+ */
+export function confinedInternOf(caller: Caller): string | null {
+  return caller.key.internId ?? null;
+}
+
+/**
+ * Workspace-wide intern and vault operations (create an intern, workspace secrets, copying from
+ * them) do not exist for an intern's own key: 404, like every intern other than its own.
+ */
+export function requireWorkspaceKey(caller: Caller): void {
+  if (confinedInternOf(caller) !== null) throw gatewayError(404, "Not found: an intern's own key can reach only that intern", { reason: "not_found", retryable: false });
+}

@@ -59,6 +59,8 @@ export class ApiKeyRow extends Model<InferAttributes<ApiKeyRow>, InferCreationAt
   declare limitReset: CreationOptional<string | null>;
   declare includeByokInLimit: CreationOptional<boolean>;
   declare expiresAt: CreationOptional<Date | null>;
+  /** Set on an intern's own key (created at provisioning): the key acts for that intern only (core/scope.ts). */
+  declare internId: CreationOptional<string | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date | null>;
   /** Loaded with `include` by authentication. */
@@ -141,6 +143,7 @@ export function initModels(sequelize: Sequelize): void {
       limitReset: { type: DataTypes.TEXT },
       includeByokInLimit: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
       expiresAt: { type: DataTypes.DATE },
+      internId: { type: DataTypes.UUID },
       createdAt: createdAt(),
       updatedAt: updatedAt(),
     },

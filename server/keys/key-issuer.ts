@@ -18,6 +18,8 @@ export interface KeyToIssue {
   limitReset: string | null;
   includeByokInLimit: boolean;
   expiresAt: Date | null;
+  /** An intern's own key (server/interns/intern-keys.ts), confined to that intern. */
+  internId?: string;
 }
 
 export async function issueKey(key: KeyToIssue, transaction?: Transaction): Promise<{ row: ApiKeyRow; secret: string }> {

@@ -109,7 +109,7 @@ test("a batch that does not exist is NOT_FOUND with http_status 404", async ({ g
   assert.is(failure.detail?.httpStatus, 404);
 });
 
-test("interns: outside the programme NOT_FOUND (404, not_found); inside it UNIMPLEMENTED", async ({ interns }) => {
+test("interns: outside the programme NOT_FOUND (404, not_found); inside it an unknown intern is NOT_FOUND too", async ({ interns }) => {
   const outside = await seedOrganization("grpc-no-interns");
   const hidden = await grpcFailure(interns.unary(InternsService.method.getIntern, { internId: randomUUID() }, bearer(outside.key)));
   assert.is(hidden.code, status.NOT_FOUND, hidden.message);
@@ -118,9 +118,10 @@ test("interns: outside the programme NOT_FOUND (404, not_found); inside it UNIMP
   assert.is(hidden.detail?.retryable, false);
 
   const inside = await seedOrganization("grpc-interns", ["interns"]);
-  const later = await grpcFailure(interns.unary(InternsService.method.getIntern, { internId: randomUUID() }, bearer(inside.key)));
-  assert.is(later.code, status.UNIMPLEMENTED, later.message);
-  assert.is(later.detail?.httpStatus, 501);
+  const unknown = await grpcFailure(interns.unary(InternsService.method.getIntern, { internId: randomUUID() }, bearer(inside.key)));
+  assert.is(unknown.code, status.NOT_FOUND, unknown.message);
+  assert.is(unknown.detail?.reason, "not_found");
+  assert.match(unknown.message, /Intern .* not found/);
 });
 
 test("Connect over HTTP/1.1 on the REST port serves the same core", async ({ gw }) => {

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { handleBatchRoute, MockBatchStore, type MockBatches } from "./mock-batches.js";
+import { MockScripts } from "./mock-script.js";
 import { handleFileRoute, MockFileStore, type MockFiles } from "./mock-files.js";
 import { MockVideoStore, type MockVideos } from "./mock-videos.js";
 import { authorized, flatHeaders, MOCK_UPSTREAM_API_KEY, sendError, sendJson, type Json, type Provider } from "./mock-wire.js";
@@ -76,6 +77,8 @@ export interface MockUpstream {
   waitForAbort(timeoutMs?: number): Promise<void>;
   /** Native batch APIs: fault switches and counters (mock-batches.ts). */
   batches: MockBatches;
+  /** Scripted conversations (mock-script.ts); a scripted request is answered by its script, not by rules. */
+  scripts: MockScripts;
   /** OpenAI's Videos API: job steps, fault switches and counters (mock-videos.ts). */
   videos: MockVideos;
   /** The providers' Files APIs for user files (mock-files.ts). */
@@ -115,6 +118,7 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
     batches,
     videos,
     files,
+    scripts: new MockScripts(),
     waitForAbort(timeoutMs = 5_000) {
       return new Promise<void>((resolve, reject) => {
         const check = () => {
@@ -146,6 +150,7 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
       abortsWaitedFor = 0;
       sequence = 0;
       batches.reset();
+      mock.scripts.clear();
       videos.reset();
       files.reset();
     },
@@ -195,7 +200,7 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
       const model = typeof body.model === "string" ? body.model : "";
       if (recordRequests) mock.requests.push({ path: req.url ?? "", model, body, headers: flatHeaders(req.headers) });
       if (!authorized(route.provider, req, res)) return;
-      const rule = rules.length === 0 ? undefined : takeRule(model);
+      const rule = mock.scripts.stepFor(body) ?? (rules.length === 0 ? undefined : takeRule(model));
       const answer = () => {
         if (res.destroyed) return;
         sequence += 1;

@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gateway/v1/vault.proto.
  */
 export const file_gateway_v1_vault: GenFile = /*@__PURE__*/
-  fileDesc("ChZnYXRld2F5L3YxL3ZhdWx0LnByb3RvEgpnYXRld2F5LnYxIpABCgtWYXVsdFNlY3JldBIMCgRuYW1lGAEgASgJEhMKBWhvc3RzGAIgAygJQgSY9BgBEh4KC2ZpbmdlcnByaW50GAMgASgJQgSY9BgBSACIAQESLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDgoMX2ZpbmdlcnByaW50IsYBChRWYXVsdEVmZmVjdGl2ZVNlY3JldBIMCgRuYW1lGAEgASgJEhMKBWhvc3RzGAIgAygJQgSY9BgBEh4KC2ZpbmdlcnByaW50GAMgASgJQgSY9BgBSACIAQESLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKwoFc2NvcGUYBSABKA4yHC5nYXRld2F5LnYxLlZhdWx0U2VjcmV0U2NvcGVCDgoMX2ZpbmdlcnByaW50IjwKE1ZhdWx0U2VjcmV0UmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmdhdGV3YXkudjEuVmF1bHRTZWNyZXQiUwoYTGlzdFZhdWx0U2VjcmV0c1Jlc3BvbnNlEiUKBGRhdGEYASADKAsyFy5nYXRld2F5LnYxLlZhdWx0U2VjcmV0EhAKCGhhc19tb3JlGAIgASgIImYKIkxpc3RJbnRlcm5FZmZlY3RpdmVTZWNyZXRzUmVzcG9uc2USLgoEZGF0YRgBIAMoCzIgLmdhdGV3YXkudjEuVmF1bHRFZmZlY3RpdmVTZWNyZXQSEAoIaGFzX21vcmUYAiABKAgi0gMKFlB1dEludGVyblNlY3JldFJlcXVlc3QSGwoJaW50ZXJuX2lkGAEgASgJQgiS9BgECAEwARKkAQoEbmFtZRgCIAEoCUKVAZL0GJABCAEY/wEiHV5bYS16XVthLXowLTldKihfW2EtejAtOV0rKSokKmpsb3dlcmNhc2UgbGV0dGVycywgZGlnaXRzIGFuZCBzaW5nbGUgdW5kZXJzY29yZXMsIHN0YXJ0aW5nIHdpdGggYSBsZXR0ZXIgYW5kIG5vdCBlbmRpbmcgd2l0aCBhbiB1bmRlcnNjb3JlEtgBCgVob3N0cxgDIAMoCULIAZL0GMMBCAEQARj+ASJgXltBLVphLXowLTldKFtBLVphLXowLTktXXswLDYxfVtBLVphLXowLTldKT8oXC5bQS1aYS16MC05XShbQS1aYS16MC05LV17MCw2MX1bQS1aYS16MC05XSk/KSpcLj8kKlRhbiBleGFjdCBETlMgaG9zdG5hbWUgc3VjaCBhcyBhcGkuZ2l0aHViLmNvbSwgd2l0aG91dCBzY2hlbWUsIHBvcnQsIHBhdGggb3Igd2lsZGNhcmRQAVhkEhkKBXZhbHVlGAQgASgJQgqS9BgGCAEYgIAEIqUBChhMaXN0SW50ZXJuU2VjcmV0c1JlcXVlc3QSGwoJaW50ZXJuX2lkGAEgASgJQgiS9BgECAEwARIqCgVsaW1pdBgCIAEoBUIWkvQYEjkAAAAAAADwP0EAAAAAAABZQEgAiAEBEisKBm9mZnNldBgDIAEoBUIWkvQYEjkAAAAAAAAAAEEAAAAAAIjDQEgBiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0It8BChlEZWxldGVJbnRlcm5TZWNyZXRSZXF1ZXN0EhsKCWludGVybl9pZBgBIAEoCUIIkvQYBAgBMAESpAEKBG5hbWUYAiABKAlClQGS9BiQAQgBGP8BIh1eW2Etel1bYS16MC05XSooX1thLXowLTldKykqJCpqbG93ZXJjYXNlIGxldHRlcnMsIGRpZ2l0cyBhbmQgc2luZ2xlIHVuZGVyc2NvcmVzLCBzdGFydGluZyB3aXRoIGEgbGV0dGVyIGFuZCBub3QgZW5kaW5nIHdpdGggYW4gdW5kZXJzY29yZSKuAQohTGlzdEludGVybkVmZmVjdGl2ZVNlY3JldHNSZXF1ZXN0EhsKCWludGVybl9pZBgBIAEoCUIIkvQYBAgBMAESKgoFbGltaXQYAiABKAVCFpL0GBI5AAAAAAAA8D9BAAAAAAAAWUBIAIgBARIrCgZvZmZzZXQYAyABKAVCFpL0GBI5AAAAAAAAAABBAAAAAACIw0BIAYgBAUIICgZfbGltaXRCCQoHX29mZnNldCK4AwoZUHV0V29ya3NwYWNlU2VjcmV0UmVxdWVzdBKkAQoEbmFtZRgBIAEoCUKVAZL0GJABCAEY/wEiHV5bYS16XVthLXowLTldKihfW2EtejAtOV0rKSokKmpsb3dlcmNhc2UgbGV0dGVycywgZGlnaXRzIGFuZCBzaW5nbGUgdW5kZXJzY29yZXMsIHN0YXJ0aW5nIHdpdGggYSBsZXR0ZXIgYW5kIG5vdCBlbmRpbmcgd2l0aCBhbiB1bmRlcnNjb3JlEtgBCgVob3N0cxgCIAMoCULIAZL0GMMBCAEQARj+ASJgXltBLVphLXowLTldKFtBLVphLXowLTktXXswLDYxfVtBLVphLXowLTldKT8oXC5bQS1aYS16MC05XShbQS1aYS16MC05LV17MCw2MX1bQS1aYS16MC05XSk/KSpcLj8kKlRhbiBleGFjdCBETlMgaG9zdG5hbWUgc3VjaCBhcyBhcGkuZ2l0aHViLmNvbSwgd2l0aG91dCBzY2hlbWUsIHBvcnQsIHBhdGggb3Igd2lsZGNhcmRQAVhkEhkKBXZhbHVlGAMgASgJQgqS9BgGCAEYgIAEIosBChtMaXN0V29ya3NwYWNlU2VjcmV0c1JlcXVlc3QSKgoFbGltaXQYASABKAVCFpL0GBI5AAAAAAAA8D9BAAAAAAAAWUBIAIgBARIrCgZvZmZzZXQYAiABKAVCFpL0GBI5AAAAAAAAAABBAAAAAACIw0BIAYgBAUIICgZfbGltaXRCCQoHX29mZnNldCLFAQocRGVsZXRlV29ya3NwYWNlU2VjcmV0UmVxdWVzdBKkAQoEbmFtZRgBIAEoCUKVAZL0GJABCAEY/wEiHV5bYS16XVthLXowLTldKihfW2EtejAtOV0rKSokKmpsb3dlcmNhc2UgbGV0dGVycywgZGlnaXRzIGFuZCBzaW5nbGUgdW5kZXJzY29yZXMsIHN0YXJ0aW5nIHdpdGggYSBsZXR0ZXIgYW5kIG5vdCBlbmRpbmcgd2l0aCBhbiB1bmRlcnNjb3JlIugBCiJDb3B5V29ya3NwYWNlU2VjcmV0VG9JbnRlcm5SZXF1ZXN0EqQBCgRuYW1lGAEgASgJQpUBkvQYkAEIARj/ASIdXlthLXpdW2EtejAtOV0qKF9bYS16MC05XSspKiQqamxvd2VyY2FzZSBsZXR0ZXJzLCBkaWdpdHMgYW5kIHNpbmdsZSB1bmRlcnNjb3Jlcywgc3RhcnRpbmcgd2l0aCBhIGxldHRlciBhbmQgbm90IGVuZGluZyB3aXRoIGFuIHVuZGVyc2NvcmUSGwoJaW50ZXJuX2lkGAIgASgJQgiS9BgECAEwASrBAQoQVmF1bHRTZWNyZXRTY29wZRIiCh5WQVVMVF9TRUNSRVRfU0NPUEVfVU5TUEVDSUZJRUQQABIpChlWQVVMVF9TRUNSRVRfU0NPUEVfSU5URVJOEAEaCuL0GAZpbnRlcm4SLQobVkFVTFRfU0VDUkVUX1NDT1BFX0FUVEFDSEVEEAIaDOL0GAhhdHRhY2hlZBIvChxWQVVMVF9TRUNSRVRfU0NPUEVfV09SS1NQQUNFEAMaDeL0GAl3b3Jrc3BhY2Uy3gkKDFZhdWx0U2VydmljZRKXAQoPUHV0SW50ZXJuU2VjcmV0EiIuZ2F0ZXdheS52MS5QdXRJbnRlcm5TZWNyZXRSZXF1ZXN0Gh8uZ2F0ZXdheS52MS5WYXVsdFNlY3JldFJlc3BvbnNlIj/Q8xgBgtPkkwI1OgEqGjAvYXBpL3YxL3ZhdWx0L2ludGVybnMve2ludGVybl9pZH0vc2VjcmV0cy97bmFtZX0SlgEKEUxpc3RJbnRlcm5TZWNyZXRzEiQuZ2F0ZXdheS52MS5MaXN0SW50ZXJuU2VjcmV0c1JlcXVlc3QaJC5nYXRld2F5LnYxLkxpc3RWYXVsdFNlY3JldHNSZXNwb25zZSI10PMYAYLT5JMCKxIpL2FwaS92MS92YXVsdC9pbnRlcm5zL3tpbnRlcm5faWR9L3NlY3JldHMSlgEKEkRlbGV0ZUludGVyblNlY3JldBIlLmdhdGV3YXkudjEuRGVsZXRlSW50ZXJuU2VjcmV0UmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSJB0PMYAdjzGMwBgtPkkwIyKjAvYXBpL3YxL3ZhdWx0L2ludGVybnMve2ludGVybl9pZH0vc2VjcmV0cy97bmFtZX0SvAEKGkxpc3RJbnRlcm5FZmZlY3RpdmVTZWNyZXRzEi0uZ2F0ZXdheS52MS5MaXN0SW50ZXJuRWZmZWN0aXZlU2VjcmV0c1JlcXVlc3QaLi5nYXRld2F5LnYxLkxpc3RJbnRlcm5FZmZlY3RpdmVTZWNyZXRzUmVzcG9uc2UiP9DzGAGC0+STAjUSMy9hcGkvdjEvdmF1bHQvaW50ZXJucy97aW50ZXJuX2lkfS9lZmZlY3RpdmUtc2VjcmV0cxKJAQoSUHV0V29ya3NwYWNlU2VjcmV0EiUuZ2F0ZXdheS52MS5QdXRXb3Jrc3BhY2VTZWNyZXRSZXF1ZXN0Gh8uZ2F0ZXdheS52MS5WYXVsdFNlY3JldFJlc3BvbnNlIivQ8xgBgtPkkwIhOgEqGhwvYXBpL3YxL3ZhdWx0L3NlY3JldHMve25hbWV9EogBChRMaXN0V29ya3NwYWNlU2VjcmV0cxInLmdhdGV3YXkudjEuTGlzdFdvcmtzcGFjZVNlY3JldHNSZXF1ZXN0GiQuZ2F0ZXdheS52MS5MaXN0VmF1bHRTZWNyZXRzUmVzcG9uc2UiIdDzGAGC0+STAhcSFS9hcGkvdjEvdmF1bHQvc2VjcmV0cxKIAQoVRGVsZXRlV29ya3NwYWNlU2VjcmV0EiguZ2F0ZXdheS52MS5EZWxldGVXb3Jrc3BhY2VTZWNyZXRSZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5Ii3Q8xgB2PMYzAGC0+STAh4qHC9hcGkvdjEvdmF1bHQvc2VjcmV0cy97bmFtZX0SoAEKG0NvcHlXb3Jrc3BhY2VTZWNyZXRUb0ludGVybhIuLmdhdGV3YXkudjEuQ29weVdvcmtzcGFjZVNlY3JldFRvSW50ZXJuUmVxdWVzdBofLmdhdGV3YXkudjEuVmF1bHRTZWNyZXRSZXNwb25zZSIw0PMYAYLT5JMCJjoBKiIhL2FwaS92MS92YXVsdC9zZWNyZXRzL3tuYW1lfS9jb3B5YgZwcm90bzM", [file_gateway_v1_options, file_google_api_annotations, file_google_protobuf_empty, file_google_protobuf_timestamp]);
+  fileDesc("ChZnYXRld2F5L3YxL3ZhdWx0LnByb3RvEgpnYXRld2F5LnYxIpABCgtWYXVsdFNlY3JldBIMCgRuYW1lGAEgASgJEhMKBWhvc3RzGAIgAygJQgSY9BgBEh4KC2ZpbmdlcnByaW50GAMgASgJQgSY9BgBSACIAQESLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDgoMX2ZpbmdlcnByaW50IsYBChRWYXVsdEVmZmVjdGl2ZVNlY3JldBIMCgRuYW1lGAEgASgJEhMKBWhvc3RzGAIgAygJQgSY9BgBEh4KC2ZpbmdlcnByaW50GAMgASgJQgSY9BgBSACIAQESLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKwoFc2NvcGUYBSABKA4yHC5nYXRld2F5LnYxLlZhdWx0U2VjcmV0U2NvcGVCDgoMX2ZpbmdlcnByaW50IjwKE1ZhdWx0U2VjcmV0UmVzcG9uc2USJQoEZGF0YRgBIAEoCzIXLmdhdGV3YXkudjEuVmF1bHRTZWNyZXQiUwoYTGlzdFZhdWx0U2VjcmV0c1Jlc3BvbnNlEiUKBGRhdGEYASADKAsyFy5nYXRld2F5LnYxLlZhdWx0U2VjcmV0EhAKCGhhc19tb3JlGAIgASgIImYKIkxpc3RJbnRlcm5FZmZlY3RpdmVTZWNyZXRzUmVzcG9uc2USLgoEZGF0YRgBIAMoCzIgLmdhdGV3YXkudjEuVmF1bHRFZmZlY3RpdmVTZWNyZXQSEAoIaGFzX21vcmUYAiABKAgi0gMKFlB1dEludGVyblNlY3JldFJlcXVlc3QSGwoJaW50ZXJuX2lkGAEgASgJQgiS9BgECAEwARKkAQoEbmFtZRgCIAEoCUKVAZL0GJABCAEY/wEiHV5bYS16XVthLXowLTldKihfW2EtejAtOV0rKSokKmpsb3dlcmNhc2UgbGV0dGVycywgZGlnaXRzIGFuZCBzaW5nbGUgdW5kZXJzY29yZXMsIHN0YXJ0aW5nIHdpdGggYSBsZXR0ZXIgYW5kIG5vdCBlbmRpbmcgd2l0aCBhbiB1bmRlcnNjb3JlEtgBCgVob3N0cxgDIAMoCULIAZL0GMMBCAEQARj+ASJgXltBLVphLXowLTldKFtBLVphLXowLTktXXswLDYxfVtBLVphLXowLTldKT8oXC5bQS1aYS16MC05XShbQS1aYS16MC05LV17MCw2MX1bQS1aYS16MC05XSk/KSpcLj8kKlRhbiBleGFjdCBETlMgaG9zdG5hbWUgc3VjaCBhcyBhcGkuZ2l0aHViLmNvbSwgd2l0aG91dCBzY2hlbWUsIHBvcnQsIHBhdGggb3Igd2lsZGNhcmRQAVhkEhkKBXZhbHVlGAQgASgJQgqS9BgGCAEYgIAEIqUBChhMaXN0SW50ZXJuU2VjcmV0c1JlcXVlc3QSGwoJaW50ZXJuX2lkGAEgASgJQgiS9BgECAEwARIqCgVsaW1pdBgCIAEoBUIWkvQYEjkAAAAAAADwP0EAAAAAAABZQEgAiAEBEisKBm9mZnNldBgDIAEoBUIWkvQYEjkAAAAAAAAAAEEAAAAAAIjDQEgBiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0It8BChlEZWxldGVJbnRlcm5TZWNyZXRSZXF1ZXN0EhsKCWludGVybl9pZBgBIAEoCUIIkvQYBAgBMAESpAEKBG5hbWUYAiABKAlClQGS9BiQAQgBGP8BIh1eW2Etel1bYS16MC05XSooX1thLXowLTldKykqJCpqbG93ZXJjYXNlIGxldHRlcnMsIGRpZ2l0cyBhbmQgc2luZ2xlIHVuZGVyc2NvcmVzLCBzdGFydGluZyB3aXRoIGEgbGV0dGVyIGFuZCBub3QgZW5kaW5nIHdpdGggYW4gdW5kZXJzY29yZSKuAQohTGlzdEludGVybkVmZmVjdGl2ZVNlY3JldHNSZXF1ZXN0EhsKCWludGVybl9pZBgBIAEoCUIIkvQYBAgBMAESKgoFbGltaXQYAiABKAVCFpL0GBI5AAAAAAAA8D9BAAAAAAAAWUBIAIgBARIrCgZvZmZzZXQYAyABKAVCFpL0GBI5AAAAAAAAAABBAAAAAACIw0BIAYgBAUIICgZfbGltaXRCCQoHX29mZnNldCK4AwoZUHV0V29ya3NwYWNlU2VjcmV0UmVxdWVzdBKkAQoEbmFtZRgBIAEoCUKVAZL0GJABCAEY/wEiHV5bYS16XVthLXowLTldKihfW2EtejAtOV0rKSokKmpsb3dlcmNhc2UgbGV0dGVycywgZGlnaXRzIGFuZCBzaW5nbGUgdW5kZXJzY29yZXMsIHN0YXJ0aW5nIHdpdGggYSBsZXR0ZXIgYW5kIG5vdCBlbmRpbmcgd2l0aCBhbiB1bmRlcnNjb3JlEtgBCgVob3N0cxgCIAMoCULIAZL0GMMBCAEQARj+ASJgXltBLVphLXowLTldKFtBLVphLXowLTktXXswLDYxfVtBLVphLXowLTldKT8oXC5bQS1aYS16MC05XShbQS1aYS16MC05LV17MCw2MX1bQS1aYS16MC05XSk/KSpcLj8kKlRhbiBleGFjdCBETlMgaG9zdG5hbWUgc3VjaCBhcyBhcGkuZ2l0aHViLmNvbSwgd2l0aG91dCBzY2hlbWUsIHBvcnQsIHBhdGggb3Igd2lsZGNhcmRQAVhkEhkKBXZhbHVlGAMgASgJQgqS9BgGCAEYgIAEIosBChtMaXN0V29ya3NwYWNlU2VjcmV0c1JlcXVlc3QSKgoFbGltaXQYASABKAVCFpL0GBI5AAAAAAAA8D9BAAAAAAAAWUBIAIgBARIrCgZvZmZzZXQYAiABKAVCFpL0GBI5AAAAAAAAAABBAAAAAACIw0BIAYgBAUIICgZfbGltaXRCCQoHX29mZnNldCLFAQocRGVsZXRlV29ya3NwYWNlU2VjcmV0UmVxdWVzdBKkAQoEbmFtZRgBIAEoCUKVAZL0GJABCAEY/wEiHV5bYS16XVthLXowLTldKihfW2EtejAtOV0rKSokKmpsb3dlcmNhc2UgbGV0dGVycywgZGlnaXRzIGFuZCBzaW5nbGUgdW5kZXJzY29yZXMsIHN0YXJ0aW5nIHdpdGggYSBsZXR0ZXIgYW5kIG5vdCBlbmRpbmcgd2l0aCBhbiB1bmRlcnNjb3JlIu4BCiNDb3B5V29ya3NwYWNlU2VjcmV0c1RvSW50ZXJuUmVxdWVzdBIbCglpbnRlcm5faWQYASABKAlCCJL0GAQIATABEqkBCgVuYW1lcxgCIAMoCUKZAZL0GJQBCAEY/wEiHV5bYS16XVthLXowLTldKihfW2EtejAtOV0rKSokKmpsb3dlcmNhc2UgbGV0dGVycywgZGlnaXRzIGFuZCBzaW5nbGUgdW5kZXJzY29yZXMsIHN0YXJ0aW5nIHdpdGggYSBsZXR0ZXIgYW5kIG5vdCBlbmRpbmcgd2l0aCBhbiB1bmRlcnNjb3JlUAFYZCJNCiRDb3B5V29ya3NwYWNlU2VjcmV0c1RvSW50ZXJuUmVzcG9uc2USJQoEZGF0YRgBIAMoCzIXLmdhdGV3YXkudjEuVmF1bHRTZWNyZXQqwQEKEFZhdWx0U2VjcmV0U2NvcGUSIgoeVkFVTFRfU0VDUkVUX1NDT1BFX1VOU1BFQ0lGSUVEEAASKQoZVkFVTFRfU0VDUkVUX1NDT1BFX0lOVEVSThABGgri9BgGaW50ZXJuEi0KG1ZBVUxUX1NFQ1JFVF9TQ09QRV9BVFRBQ0hFRBACGgzi9BgIYXR0YWNoZWQSLwocVkFVTFRfU0VDUkVUX1NDT1BFX1dPUktTUEFDRRADGg3i9BgJd29ya3NwYWNlMv4JCgxWYXVsdFNlcnZpY2USlwEKD1B1dEludGVyblNlY3JldBIiLmdhdGV3YXkudjEuUHV0SW50ZXJuU2VjcmV0UmVxdWVzdBofLmdhdGV3YXkudjEuVmF1bHRTZWNyZXRSZXNwb25zZSI/0PMYAYLT5JMCNToBKhowL2FwaS92MS92YXVsdC9pbnRlcm5zL3tpbnRlcm5faWR9L3NlY3JldHMve25hbWV9EpYBChFMaXN0SW50ZXJuU2VjcmV0cxIkLmdhdGV3YXkudjEuTGlzdEludGVyblNlY3JldHNSZXF1ZXN0GiQuZ2F0ZXdheS52MS5MaXN0VmF1bHRTZWNyZXRzUmVzcG9uc2UiNdDzGAGC0+STAisSKS9hcGkvdjEvdmF1bHQvaW50ZXJucy97aW50ZXJuX2lkfS9zZWNyZXRzEpYBChJEZWxldGVJbnRlcm5TZWNyZXQSJS5nYXRld2F5LnYxLkRlbGV0ZUludGVyblNlY3JldFJlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkiQdDzGAHY8xjMAYLT5JMCMiowL2FwaS92MS92YXVsdC9pbnRlcm5zL3tpbnRlcm5faWR9L3NlY3JldHMve25hbWV9ErwBChpMaXN0SW50ZXJuRWZmZWN0aXZlU2VjcmV0cxItLmdhdGV3YXkudjEuTGlzdEludGVybkVmZmVjdGl2ZVNlY3JldHNSZXF1ZXN0Gi4uZ2F0ZXdheS52MS5MaXN0SW50ZXJuRWZmZWN0aXZlU2VjcmV0c1Jlc3BvbnNlIj/Q8xgBgtPkkwI1EjMvYXBpL3YxL3ZhdWx0L2ludGVybnMve2ludGVybl9pZH0vZWZmZWN0aXZlLXNlY3JldHMSiQEKElB1dFdvcmtzcGFjZVNlY3JldBIlLmdhdGV3YXkudjEuUHV0V29ya3NwYWNlU2VjcmV0UmVxdWVzdBofLmdhdGV3YXkudjEuVmF1bHRTZWNyZXRSZXNwb25zZSIr0PMYAYLT5JMCIToBKhocL2FwaS92MS92YXVsdC9zZWNyZXRzL3tuYW1lfRKIAQoUTGlzdFdvcmtzcGFjZVNlY3JldHMSJy5nYXRld2F5LnYxLkxpc3RXb3Jrc3BhY2VTZWNyZXRzUmVxdWVzdBokLmdhdGV3YXkudjEuTGlzdFZhdWx0U2VjcmV0c1Jlc3BvbnNlIiHQ8xgBgtPkkwIXEhUvYXBpL3YxL3ZhdWx0L3NlY3JldHMSiAEKFURlbGV0ZVdvcmtzcGFjZVNlY3JldBIoLmdhdGV3YXkudjEuRGVsZXRlV29ya3NwYWNlU2VjcmV0UmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSIt0PMYAdjzGMwBgtPkkwIeKhwvYXBpL3YxL3ZhdWx0L3NlY3JldHMve25hbWV9EsABChxDb3B5V29ya3NwYWNlU2VjcmV0c1RvSW50ZXJuEi8uZ2F0ZXdheS52MS5Db3B5V29ya3NwYWNlU2VjcmV0c1RvSW50ZXJuUmVxdWVzdBowLmdhdGV3YXkudjEuQ29weVdvcmtzcGFjZVNlY3JldHNUb0ludGVyblJlc3BvbnNlIj3Q8xgBgtPkkwIzOgEqIi4vYXBpL3YxL3ZhdWx0L2ludGVybnMve2ludGVybl9pZH0vc2VjcmV0cy9jb3B5YgZwcm90bzM", [file_gateway_v1_options, file_google_api_annotations, file_google_protobuf_empty, file_google_protobuf_timestamp]);
 
 /**
  * Metadata of one stored secret (spec 2.10). The value is never returned.
@@ -64,7 +64,8 @@ export const VaultSecretSchema: GenMessage<VaultSecret> = /*@__PURE__*/
 
 /**
  * The secret an intern's outbound requests receive under one name: released only to a hostname in
- * `hosts` (or, for a legacy row with null hosts, on any request).
+ * `hosts`. A legacy row (null hosts) still claims its name but is released to no host: host
+ * binding fails closed.
  *
  * @generated from message gateway.v1.VaultEffectiveSecret
  */
@@ -400,32 +401,51 @@ export const DeleteWorkspaceSecretRequestSchema: GenMessage<DeleteWorkspaceSecre
   messageDesc(file_gateway_v1_vault, 11);
 
 /**
- * Path and body of POST /vault/secrets/{name}/copy.
+ * Path and body of POST /vault/interns/{intern_id}/secrets/copy.
  *
- * @generated from message gateway.v1.CopyWorkspaceSecretToInternRequest
+ * @generated from message gateway.v1.CopyWorkspaceSecretsToInternRequest
  */
-export type CopyWorkspaceSecretToInternRequest = Message<"gateway.v1.CopyWorkspaceSecretToInternRequest"> & {
-  /**
-   * Name of the workspace secret; same rule as on store.
-   *
-   * @generated from field: string name = 1;
-   */
-  name: string;
-
+export type CopyWorkspaceSecretsToInternRequest = Message<"gateway.v1.CopyWorkspaceSecretsToInternRequest"> & {
   /**
    * UUID of the target intern, in the key's workspace.
    *
-   * @generated from field: string intern_id = 2;
+   * @generated from field: string intern_id = 1;
    */
   internId: string;
+
+  /**
+   * Names of workspace secrets to copy: 1 to 100 unique entries, each following the store rule.
+   *
+   * @generated from field: repeated string names = 2;
+   */
+  names: string[];
 };
 
 /**
- * Describes the message gateway.v1.CopyWorkspaceSecretToInternRequest.
- * Use `create(CopyWorkspaceSecretToInternRequestSchema)` to create a new message.
+ * Describes the message gateway.v1.CopyWorkspaceSecretsToInternRequest.
+ * Use `create(CopyWorkspaceSecretsToInternRequestSchema)` to create a new message.
  */
-export const CopyWorkspaceSecretToInternRequestSchema: GenMessage<CopyWorkspaceSecretToInternRequest> = /*@__PURE__*/
+export const CopyWorkspaceSecretsToInternRequestSchema: GenMessage<CopyWorkspaceSecretsToInternRequest> = /*@__PURE__*/
   messageDesc(file_gateway_v1_vault, 12);
+
+/**
+ * Body {data}: the copies now stored in the intern's scope, one per requested name.
+ *
+ * @generated from message gateway.v1.CopyWorkspaceSecretsToInternResponse
+ */
+export type CopyWorkspaceSecretsToInternResponse = Message<"gateway.v1.CopyWorkspaceSecretsToInternResponse"> & {
+  /**
+   * @generated from field: repeated gateway.v1.VaultSecret data = 1;
+   */
+  data: VaultSecret[];
+};
+
+/**
+ * Describes the message gateway.v1.CopyWorkspaceSecretsToInternResponse.
+ * Use `create(CopyWorkspaceSecretsToInternResponseSchema)` to create a new message.
+ */
+export const CopyWorkspaceSecretsToInternResponseSchema: GenMessage<CopyWorkspaceSecretsToInternResponse> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_vault, 13);
 
 /**
  * Which vault an effective secret comes from.
@@ -472,7 +492,8 @@ export const VaultSecretScopeSchema: GenEnum<VaultSecretScope> = /*@__PURE__*/
  * routes on one intern of that workspace (another intern is a 404); no default workspace, no
  * fallback. An intern's own key is confined to that intern: it can always read that intern's
  * secrets and effective secrets, and every other intern and every workspace route is a 404.
- * Writes answer 503 while vault writes are disabled for the caller. Regional hostnames are refused.
+ * Writes answer 503 while vault writes are disabled (GATEWAY_VAULT_WRITES_DISABLED). Requests on
+ * regional hostnames are refused with 403.
  * Secrets stored before workspace-scoped storage (dashboard, provisioning) appear in lists, cannot
  * be deleted or copied here, and are replaced by storing the same name through this API; where
  * both exist under one name, the one stored through this API is listed.
@@ -502,7 +523,8 @@ export const VaultService: GenService<{
     output: typeof ListVaultSecretsResponseSchema;
   },
   /**
-   * Deletes a secret of one intern: 204 without a body; 404 when the intern has no such secret.
+   * Deletes a secret of one intern: 204 without a body; 404 when the intern has no such secret;
+   * 409 when the only secret of that name is a legacy row (replace it by storing the name instead).
    *
    * @generated from rpc gateway.v1.VaultService.DeleteInternSecret
    */
@@ -514,7 +536,8 @@ export const VaultService: GenService<{
   /**
    * Lists, one entry per name and ordered by name, the secret the intern's outbound requests
    * receive: the first found in the intern's own vault, then its attached vault, then the
-   * workspace. 404 when the attached vault is no longer available.
+   * workspace (so an intern secret wins over a workspace secret of the same name). Paged like the
+   * other lists.
    *
    * @generated from rpc gateway.v1.VaultService.ListInternEffectiveSecrets
    */
@@ -544,7 +567,8 @@ export const VaultService: GenService<{
     output: typeof ListVaultSecretsResponseSchema;
   },
   /**
-   * Deletes a secret of the key's workspace: 204 without a body; 404 when there is no such secret.
+   * Deletes a secret of the key's workspace: 204 without a body; 404 when there is no such secret;
+   * 409 when the only secret of that name is a legacy row.
    *
    * @generated from rpc gateway.v1.VaultService.DeleteWorkspaceSecret
    */
@@ -554,17 +578,19 @@ export const VaultService: GenService<{
     output: typeof EmptySchema;
   },
   /**
-   * Copies a workspace secret (value and hosts) into one intern's scope, replacing an intern
-   * secret of the same name; answers the copy's metadata (its fingerprint differs, being keyed by
-   * the intern's vault). 404 when the workspace has no such secret; 409 when its `hosts` is null
-   * (a legacy row: store it again with hosts first).
+   * Copies the named workspace secrets (values and hosts) into one intern's scope, replacing intern
+   * secrets of the same names; answers the copies' metadata, one entry per requested name in the
+   * order given (fingerprints differ from the workspace's, being keyed by the intern's vault).
+   * All or nothing: 404 when a name is not a workspace secret, 409 when one is a legacy row
+   * (`hosts` null: store it again with hosts first), and nothing is copied. An intern's own key
+   * cannot read the workspace scope (404).
    *
-   * @generated from rpc gateway.v1.VaultService.CopyWorkspaceSecretToIntern
+   * @generated from rpc gateway.v1.VaultService.CopyWorkspaceSecretsToIntern
    */
-  copyWorkspaceSecretToIntern: {
+  copyWorkspaceSecretsToIntern: {
     methodKind: "unary";
-    input: typeof CopyWorkspaceSecretToInternRequestSchema;
-    output: typeof VaultSecretResponseSchema;
+    input: typeof CopyWorkspaceSecretsToInternRequestSchema;
+    output: typeof CopyWorkspaceSecretsToInternResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_gateway_v1_vault, 0);

@@ -8,6 +8,9 @@ import * as batches from "./0005-batches.js";
 import * as files from "./0006-files.js";
 import * as videos from "./0007-videos.js";
 import * as nativeBatches from "./0008-native-batches.js";
+import * as interns from "./0009-interns.js";
+import * as vault from "./0010-vault.js";
+import * as internRuns from "./0011-intern-runs.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
@@ -19,4 +22,7 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0006-files", ...files },
   { name: "0007-videos", ...videos },
   { name: "0008-native-batches", ...nativeBatches },
+  { name: "0009-interns", ...interns },
+  { name: "0010-vault", ...vault },
+  { name: "0011-intern-runs", ...internRuns },
 ];

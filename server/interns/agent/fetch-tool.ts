@@ -1,0 +1,173 @@
+import dns from "node:dns";
+import http from "node:http";
+import https from "node:https";
+import type { LookupFunction } from "node:net";
+import type { ReleasedSecret } from "../host/host-protocol.js";
+
+/**
+ * The HTTP fetch tool. The model refers to a vault secret as `{{secrets.NAME}}` in a header value
+ * or the body and never sees its value: the placeholder is filled in only when the vault releases
+ * that secret to exactly the request's host name (the gateway decides, per request). A request
+ * whose secret is not released to its host is not sent at all. Redirects are followed by hand, at
+ * most 5: each hop's secrets are released for that hop's host again, and a request that carries
+ * secrets never follows a redirect to another host (or from https to http); its 3xx is returned
+ * instead. Released values are masked in what goes back to the model.
+ */
+export interface FetchArguments {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface FetchContext {
+  /** The secrets the vault releases to exactly this URL's host. */
+  release(url: string): Promise<ReleasedSecret[]>;
+  /** Fixed addresses for host names (GATEWAY_INTERN_FETCH_RESOLVE). */
+  resolve: Record<string, string>;
+  timeoutMs: number;
+  bodyBytes: number;
+  signal: AbortSignal;
+}
+
+export interface FetchResult {
+  status: number;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  truncated: boolean;
+  note?: string;
+}
+
+const PLACEHOLDER = /\{\{\s*secrets\.([a-z][a-z0-9_]*)\s*\}\}/g;
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+const MAX_REDIRECTS = 5;
+/** Response headers worth showing the model; others (cookies included) stay out of its context. */
+const SHOWN_HEADERS = ["content-type", "content-length", "location", "retry-after"];
+
+export class FetchRefused extends Error {}
+
+export async function runFetch(args: FetchArguments, context: FetchContext): Promise<FetchResult> {
+  let url = parseUrl(args.url);
+  let method = (args.method ?? "GET").toUpperCase();
+  if (!METHODS.has(method)) throw new FetchRefused(`method must be one of ${[...METHODS].join(", ")}`);
+  const headerTemplates = Object.entries(args.headers ?? {}).filter(([name]) => name.toLowerCase() !== "host");
+  for (const [name, value] of headerTemplates) if (typeof value !== "string") throw new FetchRefused(`header ${name} must be a string`);
+  let bodyTemplate = args.body;
+  const wanted = referencedSecrets([...headerTemplates.map(([, value]) => value), bodyTemplate ?? ""]);
+  for (let hop = 0; ; hop++) {
+    const released = wanted.size === 0 ? [] : await context.release(url.href);
+    const values = new Map(released.filter((secret) => wanted.has(secret.name)).map((secret) => [secret.name, secret.value]));
+    const missing = [...wanted].filter((name) => !values.has(name));
+    if (missing.length > 0) throw new FetchRefused(`secret ${missing.map((name) => `"${name}"`).join(", ")} is not released to host ${url.hostname}; nothing was sent`);
+    const fill = (text: string) => text.replace(PLACEHOLDER, (_, name: string) => values.get(name) ?? "");
+    const headers = Object.fromEntries(headerTemplates.map(([name, value]) => [name, fill(value)]));
+    const response = await send(url, method, headers, bodyTemplate === undefined ? undefined : fill(bodyTemplate), context);
+    const location = response.headers.location;
+    if (response.status >= 300 && response.status < 400 && typeof location === "string") {
+      const next = new URL(location, url);
+      const leavesHost = next.hostname !== url.hostname || (url.protocol === "https:" && next.protocol !== "https:");
+      const refusal = hop >= MAX_REDIRECTS ? `stopped after ${MAX_REDIRECTS} redirects` : wanted.size > 0 && leavesHost ? `redirect to ${next.host} not followed: the request carries secrets bound to ${url.hostname}` : undefined;
+      if (refusal || !(next.protocol === "http:" || next.protocol === "https:")) {
+        return finish(url, response, "", false, released, refusal ?? `redirect to a ${next.protocol} URL not followed`);
+      }
+      response.discard();
+      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
+        method = "GET";
+        bodyTemplate = undefined;
+      }
+      url = next;
+      continue;
+    }
+    const { text, truncated } = await response.read(context.bodyBytes);
+    return finish(url, response, text, truncated, released);
+  }
+}
+
+function finish(url: URL, response: Sent, body: string, truncated: boolean, released: ReleasedSecret[], note?: string): FetchResult {
+  response.discard();
+  const headers: Record<string, string> = {};
+  for (const name of SHOWN_HEADERS) {
+    const value = response.headers[name];
+    if (typeof value === "string") headers[name] = value;
+  }
+  return { status: response.status, url: url.href, headers, body: masked(body, released), truncated, ...(note ? { note } : {}) };
+}
+
+/** An echoed secret goes back to the model as its placeholder, never as its value. */
+function masked(text: string, released: ReleasedSecret[]): string {
+  let out = text;
+  for (const secret of released) if (secret.value !== "") out = out.split(secret.value).join(`{{secrets.${secret.name}}}`);
+  return out;
+}
+
+function referencedSecrets(texts: string[]): Set<string> {
+  const names = new Set<string>();
+  for (const text of texts) for (const match of text.matchAll(PLACEHOLDER)) names.add(match[1]!);
+  return names;
+}
+
+function parseUrl(raw: unknown): URL {
+  if (typeof raw !== "string") throw new FetchRefused("url must be a string");
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new FetchRefused(`url is not a valid absolute URL: ${raw.slice(0, 200)}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new FetchRefused("url must be http or https");
+  if (referencedSecrets([raw]).size > 0) throw new FetchRefused("secrets go into headers or the body, never into the URL");
+  return url;
+}
+
+interface Sent {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  read(limit: number): Promise<{ text: string; truncated: boolean }>;
+  discard(): void;
+}
+
+function send(url: URL, method: string, headers: Record<string, string>, body: string | undefined, context: FetchContext): Promise<Sent> {
+  const client = url.protocol === "https:" ? https : http;
+  const fixed = context.resolve[url.hostname.toLowerCase()];
+  const lookup: LookupFunction | undefined = fixed === undefined ? undefined : fixedLookup(fixed);
+  return new Promise((resolve, reject) => {
+    const req = client.request(url, { method, headers, signal: context.signal, timeout: context.timeoutMs, ...(lookup ? { lookup } : {}) }, (res) => {
+      resolve({
+        status: res.statusCode ?? 0,
+        headers: res.headers,
+        discard: () => res.destroy(),
+        read: (limit) =>
+          new Promise((done, fail) => {
+            const chunks: Buffer[] = [];
+            let size = 0;
+            let truncated = false;
+            res.on("data", (chunk: Buffer) => {
+              if (truncated) return;
+              const part = chunk.subarray(0, limit - size);
+              chunks.push(part);
+              size += part.length;
+              if (part.length < chunk.length) {
+                truncated = true;
+                res.destroy();
+                done({ text: Buffer.concat(chunks).toString("utf8"), truncated });
+              }
+            });
+            res.once("end", () => done({ text: Buffer.concat(chunks).toString("utf8"), truncated }));
+            res.once("error", (err) => (truncated ? undefined : fail(err)));
+          }),
+      });
+    });
+    req.once("timeout", () => req.destroy(new FetchRefused(`no answer within ${context.timeoutMs} ms`)));
+    req.once("error", reject);
+    req.end(body);
+  });
+}
+
+function fixedLookup(address: string): LookupFunction {
+  const family = address.includes(":") ? 6 : 4;
+  return (_hostname, options, callback) => {
+    if (options.all) (callback as unknown as (err: null, addresses: dns.LookupAddress[]) => void)(null, [{ address, family }]);
+    else callback(null, address, family);
+  };
+}

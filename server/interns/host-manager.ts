@@ -1,0 +1,240 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { QueryTypes, type Sequelize } from "sequelize";
+import type { GatewayConfig } from "../config.js";
+import { open, seal } from "../core/secret-box.js";
+import type { Logger } from "../logger.js";
+import type { HostConfig, HostMessage, ParentMessage, ReleasedSecret } from "./host/host-protocol.js";
+import { hostCall } from "./intern-host-client.js";
+import type { InternHostAccess, InternHosts, InternHostStart } from "./intern-hosts.js";
+
+/**
+ * Intern hosts as child processes of this gateway instance (server/interns/host/main.ts). Each
+ * gets a random token and the intern's own API key over its IPC channel, listens on 127.0.0.1 on
+ * a random port, and is recorded in `intern_hosts` (token sealed) so that every instance on the
+ * database can relay to it. The child answers the fetch tool's secret releases through its
+ * parent, so vault values never travel further than the host that uses them. A host whose parent
+ * goes away exits (it watches the IPC channel), so none outlives its gateway.
+ */
+export interface InternHostsOptions {
+  config: GatewayConfig;
+  log: Logger;
+  sequelize: Sequelize;
+  masterKey: Buffer;
+  /** The vault's release: the intern's secrets bound to exactly this URL's host. */
+  releaseSecrets(internId: string, url: string): Promise<ReleasedSecret[]>;
+  /** The REST base URL the hosts' model calls use (known once this instance listens). */
+  gatewayUrl(): string;
+}
+
+/** This process's hosts, for tests that need to break one (SIGKILL, SIGSTOP). */
+export interface LocalInternHosts extends InternHosts {
+  pid(internId: string): number | undefined;
+}
+
+interface LocalHost {
+  child: ChildProcess;
+  access: InternHostAccess;
+  exited: Promise<void>;
+  /** Set when this gateway stops it: any other exit is a crash. */
+  stopping: boolean;
+  /** Settles once the exit is handled (the row is gone). */
+  forgotten: Promise<void>;
+}
+
+const HOST_MAIN = fileURLToPath(new URL("./host/main.ts", import.meta.url));
+const TSX_LOADER = import.meta.resolve("tsx");
+const STOP_GRACE_MS = 5_000;
+const TOTAL_STEPS = 4;
+
+export function createInternHosts(options: InternHostsOptions): LocalInternHosts {
+  const { config, log, sequelize, masterKey } = options;
+  const limits = config.internRuntime;
+  const instanceId = randomUUID();
+  const local = new Map<string, LocalHost>();
+  const starting = new Map<string, Promise<InternHostAccess>>();
+
+  async function healthy(access: InternHostAccess, signal?: AbortSignal): Promise<boolean> {
+    try {
+      return (await hostCall(access, "GET", "/health", undefined, limits.hostTimeoutMs, signal)).status === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  async function launch({ intern, apiKey, onStep }: InternHostStart, signal: AbortSignal): Promise<InternHostAccess> {
+    const running = local.get(intern.id);
+    if (running && (await healthy(running.access, signal))) return running.access;
+    if (running) await stopLocal(running);
+    const recorded = await recordedHostAccess(sequelize, masterKey, intern.id);
+    if (recorded && (await healthy(recorded, signal))) return recorded;
+
+    const step = (number: number, label: string) => onStep({ number, total: TOTAL_STEPS, label });
+    step(1, "Preparing the working directory");
+    const home = path.join(config.dataDir, "interns", intern.id);
+    const workDir = path.join(home, "work");
+    await mkdir(workDir, { recursive: true });
+    signal.throwIfAborted();
+
+    step(2, "Starting the runtime");
+    const token = randomBytes(32).toString("base64url");
+    const child = spawn(process.execPath, ["--import", TSX_LOADER, HOST_MAIN], {
+      cwd: home,
+      // Not the gateway's environment: its database URL, master key and provider keys stay out.
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: workDir, LANG: "C.UTF-8", ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}) },
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
+    });
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    for (const stream of [child.stdout!, child.stderr!]) {
+      createInterface({ input: stream }).on("line", (line) => log.warn({ internId: intern.id, line: line.slice(0, 500) }, "intern host output"));
+    }
+    const hostConfig: HostConfig = {
+      internId: intern.id,
+      token,
+      apiKey,
+      gatewayUrl: limits.gatewayUrl ?? options.gatewayUrl(),
+      // The record keeps "" for "not set".
+      model: intern.model || null,
+      instructions: intern.instructions,
+      workDir,
+      stateDir: path.join(home, "state"),
+      limits: { ...limits, interactionTimeoutMs: limits.interactionTimeoutSeconds * 1000, runTimeoutMs: limits.runTimeoutSeconds * 1000 },
+      fetchResolve: limits.fetchResolve,
+    };
+    try {
+      const port = await ready(child, hostConfig, limits.hostStartTimeoutMs, signal);
+      const access = { origin: `http://127.0.0.1:${port}`, token };
+      step(3, "Checking the runtime");
+      if (!(await healthy(access, signal))) throw new Error("the intern's runtime does not answer its health check");
+      step(4, "Registering the runtime");
+      await sequelize.query(
+        `INSERT INTO intern_hosts (intern_id, origin, sealed_token, instance_id, pid) VALUES (:internId, :origin, :sealed, :instanceId, :pid)
+         ON CONFLICT (intern_id) DO UPDATE SET origin = EXCLUDED.origin, sealed_token = EXCLUDED.sealed_token, instance_id = EXCLUDED.instance_id, pid = EXCLUDED.pid, started_at = now()`,
+        { replacements: { internId: intern.id, origin: access.origin, sealed: seal(masterKey, token, tokenContext(intern.id)), instanceId, pid: child.pid ?? null } },
+      );
+      const host: LocalHost = { child, access, exited, stopping: false, forgotten: Promise.resolve() };
+      host.forgotten = exited.then(() => forget(intern.id, host));
+      local.set(intern.id, host);
+      child.on("message", (message: HostMessage) => answerChild(intern.id, child, message));
+      log.info({ internId: intern.id, origin: access.origin, pid: child.pid }, "intern host started");
+      return access;
+    } catch (err) {
+      child.kill("SIGKILL");
+      throw err;
+    }
+  }
+
+  /** The fetch tool's question: which secrets may go to this URL. Values only ever go to the child. */
+  function answerChild(internId: string, child: ChildProcess, message: HostMessage): void {
+    if (message.type !== "secrets") return;
+    const reply = (answer: ParentMessage) => {
+      if (child.connected) child.send(answer);
+    };
+    options.releaseSecrets(internId, message.url).then(
+      (secrets) => reply({ type: "secrets", id: message.id, secrets }),
+      (err: unknown) => {
+        log.warn({ internId, err: (err as Error).message }, "secret release failed");
+        reply({ type: "secrets", id: message.id, error: "the vault could not release secrets" });
+      },
+    );
+  }
+
+  async function forget(internId: string, host: LocalHost): Promise<void> {
+    if (local.get(internId) === host) local.delete(internId);
+    const exit = { internId, code: host.child.exitCode, signal: host.child.signalCode };
+    if (host.stopping) log.info(exit, "intern host stopped");
+    else log.warn(exit, "intern host exited unexpectedly; chat answers 502 intern_unreachable until it is provisioned again");
+    await sequelize
+      .query("DELETE FROM intern_hosts WHERE intern_id = :internId AND instance_id = :instanceId AND pid = :pid", {
+        replacements: { internId, instanceId, pid: host.child.pid ?? null },
+      })
+      .catch((err: unknown) => log.warn({ internId, err: (err as Error).message }, "could not unregister an intern host"));
+  }
+
+  async function stopLocal(host: LocalHost): Promise<void> {
+    host.stopping = true;
+    if (host.child.connected) host.child.send({ type: "shutdown" } satisfies ParentMessage);
+    else host.child.kill("SIGTERM");
+    const killer = setTimeout(() => host.child.kill("SIGKILL"), STOP_GRACE_MS);
+    await host.exited;
+    clearTimeout(killer);
+    await host.forgotten;
+  }
+
+  return {
+    start(request, signal) {
+      const id = request.intern.id;
+      const pending = starting.get(id);
+      if (pending) return pending;
+      const started = launch(request, signal).finally(() => starting.delete(id));
+      starting.set(id, started);
+      return started;
+    },
+
+    async stop(internId) {
+      const host = local.get(internId);
+      if (host) return stopLocal(host);
+      // Another instance's child: asked to stop over its API.
+      const recorded = await recordedHostAccess(sequelize, masterKey, internId);
+      if (recorded) await hostCall(recorded, "POST", "/shutdown", undefined, limits.hostTimeoutMs).catch(() => undefined);
+      await sequelize.query("DELETE FROM intern_hosts WHERE intern_id = :internId", { replacements: { internId } });
+    },
+
+    async access(internId, signal) {
+      const recorded = await recordedHostAccess(sequelize, masterKey, internId);
+      return recorded && (await healthy(recorded, signal)) ? recorded : undefined;
+    },
+
+    async close() {
+      await Promise.all([...local.values()].map(stopLocal));
+    },
+
+    pid(internId) {
+      return local.get(internId)?.child.pid;
+    },
+  };
+}
+
+/**
+ * Where the intern's host listens, as recorded by the instance that started it, without asking
+ * the host: the relay's own call then tells an unreachable host (502) from a slow one (504).
+ */
+export async function recordedHostAccess(sequelize: Sequelize, masterKey: Buffer, internId: string): Promise<InternHostAccess | undefined> {
+  const [row] = await sequelize.query<{ origin: string; sealed_token: Buffer }>("SELECT origin, sealed_token FROM intern_hosts WHERE intern_id = :internId", {
+    type: QueryTypes.SELECT,
+    replacements: { internId },
+  });
+  return row ? { origin: row.origin, token: open(masterKey, row.sealed_token, tokenContext(internId)) } : undefined;
+}
+
+function tokenContext(internId: string): string {
+  return `intern-host-token:${internId}`;
+}
+
+/** Sends the configuration and waits for the host's `ready` with its port. */
+function ready(child: ChildProcess, config: HostConfig, timeoutMs: number, signal: AbortSignal): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => done(new Error("the intern's runtime did not start in time")), timeoutMs);
+    const onMessage = (message: HostMessage) => {
+      if (message.type === "ready") done(undefined, message.port);
+    };
+    const onExit = (code: number | null) => done(new Error(`the intern's runtime exited while starting (code ${code})`));
+    const onAbort = () => done(signal.reason instanceof Error ? signal.reason : new Error("start aborted"));
+    function done(err: Error | undefined, port?: number) {
+      clearTimeout(timer);
+      child.off("message", onMessage);
+      child.off("exit", onExit);
+      signal.removeEventListener("abort", onAbort);
+      if (err) reject(err);
+      else resolve(port!);
+    }
+    child.on("message", onMessage);
+    child.once("exit", onExit);
+    signal.addEventListener("abort", onAbort, { once: true });
+    child.send({ type: "config", config } satisfies ParentMessage);
+  });
+}

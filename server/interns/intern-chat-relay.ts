@@ -1,0 +1,170 @@
+import { randomBytes } from "node:crypto";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  InternChatChunkSchema,
+  InternErrorReason,
+  InternFinishReason,
+  InternMessageRole,
+  InternToolCallType,
+  type InternChatEventSchema,
+  type InternChatChunk,
+} from "../../gen/gateway/v1/interns_pb.js";
+import type { Deps } from "../deps.js";
+import type { RunEndStatus, RunEvent, RunUsage } from "./host/host-protocol.js";
+import { retryableOf } from "./intern-chat-errors.js";
+import { hostCall, type HostEvents } from "./intern-host-client.js";
+import type { InternHostAccess } from "./intern-hosts.js";
+import { finishRun, recordQuestion, type RunStatus } from "./intern-runs-store.js";
+
+/**
+ * Relays one attachment to a run (host/host-runs.ts) as the chunks of spec 6, keeping the run's
+ * row in step (spec 3.5):
+ * - content → content chunks (after a first chunk with the assistant role, sent at once so the
+ *   event stream and its keepalives start before the model's first word);
+ * - a question → stored (so a reply can land on any instance), then the question chunk, a chunk
+ *   with `finish_reason` `tool_calls`, the final chunk with `usage` null; the stream ends and the
+ *   run stays paused;
+ * - the run's end → `stop` and the final chunk with its usage, or when the intern ended it
+ *   (cancellation, deadline, failure) an error chunk 410 `run_ended`, then the final chunk;
+ * - the host's stream breaking without an end → error chunk 410 `stream_severed`, final chunk; the
+ *   run's state is unknown;
+ * - the client leaving while the run runs → the run is cancelled.
+ */
+type ChatEvent = MessageInitShape<typeof InternChatEventSchema>;
+
+export interface RelayTarget {
+  deps: Pick<Deps, "sequelize" | "log">;
+  access: InternHostAccess;
+  hostTimeoutMs: number;
+  internId: string;
+  runId: string;
+  sessionId: string;
+  model: string;
+  /** The client's request: aborted when it goes away. */
+  signal: AbortSignal;
+}
+
+const END_STATUS: Record<RunEndStatus, Exclude<RunStatus, "running" | "paused">> = { stop: "completed", cancelled: "cancelled", deadline: "ended", error: "ended" };
+
+export async function* relayRun(attached: HostEvents, target: RelayTarget): AsyncGenerator<ChatEvent> {
+  const { sequelize, log } = target.deps;
+  const frame = new ChunkFrames(target.model, target.sessionId);
+  let settled = false;
+  const onAbort = () => attached.close();
+  target.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    yield frame.start();
+    const events = attached.events[Symbol.asyncIterator]();
+    for (;;) {
+      let next: IteratorResult<RunEvent>;
+      try {
+        next = await events.next();
+      } catch {
+        next = { done: true, value: undefined };
+      }
+      if (target.signal.aborted) return;
+      if (next.done) {
+        settled = true;
+        await finishRun(sequelize, target.runId, "unknown", null);
+        yield frame.error(410, "stream_severed", "The connection to the intern broke before it confirmed the run's state");
+        yield frame.final(null);
+        return;
+      }
+      const event = next.value;
+      if (event.type === "content") {
+        yield frame.content(event.text);
+      } else if (event.type === "question") {
+        settled = true;
+        await recordQuestion(sequelize, {
+          toolCallId: event.tool_call_id,
+          runId: target.runId,
+          sessionId: target.sessionId,
+          internId: target.internId,
+          arguments: event.arguments,
+          seq: event.seq,
+          deadlineAt: new Date(event.deadline_at),
+        });
+        yield frame.question(event.tool_call_id, event.arguments);
+        yield frame.finish(InternFinishReason.TOOL_CALLS);
+        yield frame.final(null);
+        return;
+      } else if (event.type === "end") {
+        settled = true;
+        await finishRun(sequelize, target.runId, END_STATUS[event.status], event.usage);
+        if (event.status === "stop") yield frame.finish(InternFinishReason.STOP);
+        else yield frame.error(410, "run_ended", `The intern ended the run: ${event.message ?? event.status}`);
+        yield frame.final(event.usage);
+        return;
+      }
+    }
+  } finally {
+    target.signal.removeEventListener("abort", onAbort);
+    attached.close();
+    if (!settled) {
+      // The client went away while the run was running (spec 3.5: cancelled).
+      await hostCall(target.access, "DELETE", `/runs/${target.runId}`, undefined, target.hostTimeoutMs).catch((err: unknown) =>
+        log.warn({ internId: target.internId, runId: target.runId, err: (err as Error).message }, "intern run not cancelled on its host"),
+      );
+      await finishRun(sequelize, target.runId, "cancelled", null).catch((err: unknown) => log.warn({ runId: target.runId, err: (err as Error).message }, "intern run not marked cancelled"));
+    }
+  }
+}
+
+/** The chunks of one response: one id and creation time, the intern's model. */
+class ChunkFrames {
+  private readonly id = `chatcmpl-${randomBytes(12).toString("hex")}`;
+  private readonly created = BigInt(Math.floor(Date.now() / 1000));
+
+  constructor(
+    private readonly model: string,
+    private readonly sessionId: string,
+  ) {}
+
+  start(): ChatEvent {
+    return this.chunk({ choices: [{ index: 0, delta: { role: InternMessageRole.ASSISTANT, content: "" } }] });
+  }
+
+  content(text: string): ChatEvent {
+    return this.chunk({ choices: [{ index: 0, delta: { content: text } }] });
+  }
+
+  question(toolCallId: string, args: string): ChatEvent {
+    const call = { index: 0, id: toolCallId, type: InternToolCallType.FUNCTION, function: { name: "svc.provide_input", arguments: args } };
+    return this.chunk({ choices: [{ index: 0, delta: { toolCalls: [call] } }] });
+  }
+
+  finish(reason: InternFinishReason): ChatEvent {
+    return this.chunk({ choices: [{ index: 0, delta: {}, finishReason: reason }] });
+  }
+
+  error(code: number, reason: "run_ended" | "stream_severed", message: string): ChatEvent {
+    const wire = reason === "run_ended" ? InternErrorReason.RUN_ENDED : InternErrorReason.STREAM_SEVERED;
+    return this.chunk({
+      choices: [{ index: 0, delta: {}, finishReason: InternFinishReason.ERROR }],
+      error: { code, message, metadata: { reason: wire, retryable: retryableOf(reason) } },
+    });
+  }
+
+  /** Spec 6.3: empty choices, the session to quote on a reply, the run's usage or null. */
+  final(usage: RunUsage | null): ChatEvent {
+    return this.chunk({
+      choices: [],
+      sessionId: this.sessionId,
+      ...(usage
+        ? {
+            usage: {
+              promptTokens: BigInt(usage.prompt_tokens),
+              completionTokens: BigInt(usage.completion_tokens),
+              totalTokens: BigInt(usage.total_tokens),
+              ...(usage.cost === undefined ? {} : { cost: usage.cost }),
+            },
+          }
+        : {}),
+    });
+  }
+
+  private chunk(parts: MessageInitShape<typeof InternChatChunkSchema>): ChatEvent {
+    const value: InternChatChunk = create(InternChatChunkSchema, { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.model, ...parts });
+    return { event: { case: "chunk", value } };
+  }
+}

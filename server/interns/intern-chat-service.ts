@@ -1,0 +1,161 @@
+import { randomUUID } from "node:crypto";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { InternReplyStatus, type InternChatEventSchema, type InternChatRequest, type InternsService } from "../../gen/gateway/v1/interns_pb.js";
+import { callerOf, type Caller } from "../core/auth.js";
+import { gatewayError } from "../core/errors.js";
+import type { Deps } from "../deps.js";
+import { isMember } from "../members/member-store.js";
+import { recordedHostAccess } from "./host-manager.js";
+import { internChatError, type InternChatReason } from "./intern-chat-errors.js";
+import { relayRun } from "./intern-chat-relay.js";
+import { chatTurnOf, type ChatTurn } from "./intern-chat-request.js";
+import { HostCallError, hostCall, hostStream, isReply, type HostEvents, type HostReply } from "./intern-host-client.js";
+import type { InternHostAccess } from "./intern-hosts.js";
+import { requireVisibleIntern } from "./intern-scope.js";
+import type { InternRow } from "./intern-store.js";
+import { createSession, findQuestion, finishRun, insertRun, markAnswered, openRunOf, sessionExists, turnsInLastMinute, type RunRow } from "./intern-runs-store.js";
+
+/**
+ * `POST /interns/{internId}/chat/completions` (spec 4.7, 3.5, 6, 7): the relay between a client
+ * and the run on the intern's host. services.ts merges it beside the record methods.
+ * A prompt starts a run in a new session or the given one; a prompt to a session whose run is
+ * open (running or paused) steers it instead and answers {session_id, status: steered}. A reply
+ * answers the pending question and continues the run's stream from the pause. Whatever decides a
+ * reply is in Postgres, so any instance can take it.
+ */
+type ChatEvent = MessageInitShape<typeof InternChatEventSchema>;
+
+export function internChatService(deps: Deps): Pick<ServiceImpl<typeof InternsService>, "chatCompletions"> {
+  const { sequelize, log, config } = deps;
+  const limits = config.internRuntime;
+
+  async function* chat(req: InternChatRequest, ctx: HandlerContext): AsyncGenerator<ChatEvent> {
+    const caller = callerOf(ctx);
+    const turn = chatTurnOf(req);
+    const intern = await requireVisibleIntern(sequelize, caller, req.internId);
+    await requireCreatorsInOrganization(caller, intern);
+    if (intern.status !== "running") throw internChatError(409, "intern_not_running", `Intern ${intern.id} is ${intern.status}, not running`);
+    const access = await recordedHostAccess(sequelize, deps.secrets.masterKey, intern.id);
+    if (!access) throw internChatError(502, "intern_unreachable", `The runtime of intern ${intern.id} is not reachable`);
+    const relay = { deps, access, hostTimeoutMs: limits.hostTimeoutMs, internId: intern.id, model: intern.model || "default", signal: ctx.signal };
+    if (turn.kind === "answer") {
+      const { runId, attached } = await deliverAnswer(intern, access, turn);
+      yield* relayRun(attached, { ...relay, runId, sessionId: turn.sessionId });
+      return;
+    }
+    const sessionId = turn.sessionId ?? (await createSession(sequelize, intern.id));
+    if (turn.sessionId !== undefined) {
+      if (!(await sessionExists(sequelize, turn.sessionId, intern.id))) throw internChatError(404, "not_found", `Session ${turn.sessionId} of intern ${intern.id} not found`);
+      const open = await openRunOf(sequelize, turn.sessionId);
+      if (open && (await steer(access, open, turn.prompt))) {
+        yield { event: { case: "steered", value: { sessionId, status: InternReplyStatus.STEERED } } };
+        return;
+      }
+    }
+    const { runId, attached } = await startRun(caller, intern, access, sessionId, turn);
+    yield* relayRun(attached, { ...relay, runId, sessionId });
+  }
+
+  /** Spec 5.4: a key whose creator left the organization, or an intern whose creator did. */
+  async function requireCreatorsInOrganization(caller: Caller, intern: InternRow): Promise<void> {
+    for (const userId of new Set([caller.key.creatorUserId, intern.creatorUserId])) {
+      if (userId && !(await isMember(caller.organization.id, userId))) {
+        throw gatewayError(403, "The creator of this API key or of this intern is no longer a member of the organization");
+      }
+    }
+  }
+
+  async function requireTurnAllowed(internId: string): Promise<void> {
+    if (limits.turnsPerMinute === 0) return;
+    if ((await turnsInLastMinute(sequelize, internId)) >= limits.turnsPerMinute) {
+      throw internChatError(429, "rate_limited", `Too many turns with intern ${internId}: at most ${limits.turnsPerMinute} prompts and answers per minute`, { "retry-after": "60" });
+    }
+  }
+
+  /** Delivers the prompt into the open run; false when the host says that run has ended. */
+  async function steer(access: InternHostAccess, run: RunRow, prompt: string): Promise<boolean> {
+    const reply = await hostCall(access, "POST", `/runs/${run.id}/messages`, { content: prompt }, limits.hostTimeoutMs);
+    if (reply.status === 202) return true;
+    if (reply.status !== 404 && reply.status !== 409) throw unexpected(reply);
+    await finishRun(sequelize, run.id, "ended", null);
+    return false;
+  }
+
+  async function startRun(caller: Caller, intern: InternRow, access: InternHostAccess, sessionId: string, turn: Extract<ChatTurn, { kind: "prompt" }>): Promise<{ runId: string; attached: HostEvents }> {
+    await requireTurnAllowed(intern.id);
+    const runId = randomUUID();
+    if (!(await insertRun(sequelize, { id: runId, sessionId, internId: intern.id, keyHash: caller.key.hash, approvalMode: turn.approvalMode }))) {
+      throw internChatError(503, "busy", `Session ${sessionId} started another run at the same moment; try again`);
+    }
+    let opened: HostEvents | HostReply;
+    try {
+      opened = await hostStream(access, "POST", "/runs", { run_id: runId, session_id: sessionId, prompt: turn.prompt, approval_mode: turn.approvalMode }, limits.hostTimeoutMs);
+    } catch (err) {
+      await finishRun(sequelize, runId, "ended", null);
+      throw err;
+    }
+    if (!isReply(opened)) return { runId, attached: opened };
+    await finishRun(sequelize, runId, "ended", null);
+    if (opened.status === 503) throw internChatError(503, "busy", `Intern ${intern.id} cannot hold another run open; answer or end one of its runs first`);
+    throw unexpected(opened);
+  }
+
+  async function deliverAnswer(intern: InternRow, access: InternHostAccess, turn: Extract<ChatTurn, { kind: "answer" }>): Promise<{ runId: string; attached: HostEvents }> {
+    const unknown = () => internChatError(404, "interaction_unknown", `No pending question of session ${turn.sessionId} has tool_call_id ${turn.toolCallId}`);
+    if (!(await sessionExists(sequelize, turn.sessionId, intern.id))) throw unknown();
+    const question = await findQuestion(sequelize, turn.toolCallId, turn.sessionId);
+    if (!question) throw unknown();
+    const notPending = (why: string) => internChatError(409, "interaction_not_pending", `Question ${turn.toolCallId} is no longer pending: ${why}`);
+    if (question.status === "answered") throw notPending("it was answered already");
+    if (question.status === "closed" || (question.run_status !== "paused" && question.run_status !== "running")) throw notPending("the run that asked has ended");
+    if (question.deadline_at.getTime() <= Date.now()) {
+      await finishRun(sequelize, question.run_id, "cancelled", null);
+      throw notPending("its deadline passed and the run was cancelled");
+    }
+    await requireTurnAllowed(intern.id);
+    const reply = await hostCall(access, "POST", `/runs/${question.run_id}/answers`, { tool_call_id: turn.toolCallId, answer: turn.answer }, limits.hostTimeoutMs);
+    if (reply.status === 400) throw internChatError(400, "bad_request", `The intern did not accept the answer to ${turn.toolCallId}: ${messageOf(reply)}`);
+    if (reply.status === 404 || reply.status === 409) {
+      await finishRun(sequelize, question.run_id, "ended", null);
+      throw notPending("the run that asked has ended");
+    }
+    // 202: delivered now; 200: answered on the host meanwhile (a terminal client), the run went on.
+    if (reply.status !== 202 && reply.status !== 200) throw unexpected(reply);
+    await markAnswered(sequelize, question);
+    const attached = await hostStream(access, "GET", `/runs/${question.run_id}/events?after=${question.event_seq}`, undefined, limits.hostTimeoutMs);
+    if (!isReply(attached)) return { runId: question.run_id, attached };
+    if (attached.status === 410) throw internChatError(410, "attachment_failed", `Run of question ${turn.toolCallId} produced more output since the pause than is kept for replay`);
+    if (attached.status === 404) throw notPending("the run that asked has ended");
+    throw unexpected(attached);
+  }
+
+  function unexpected(reply: HostReply): ConnectError {
+    log.warn({ status: reply.status, error: messageOf(reply) }, "unexpected answer of an intern host");
+    return internChatError(500, "internal_error", "The intern's runtime failed; try again");
+  }
+
+  return {
+    async *chatCompletions(req, ctx) {
+      try {
+        yield* chat(req, ctx);
+      } catch (err) {
+        throw asChatError(err);
+      }
+    },
+  };
+
+  function asChatError(err: unknown): unknown {
+    if (err instanceof ConnectError) return err;
+    if (err instanceof HostCallError) {
+      const [status, reason]: [number, InternChatReason] = err.kind === "timeout" ? [504, "timeout"] : [502, "intern_unreachable"];
+      return internChatError(status, reason, err.message);
+    }
+    log.error({ err: (err as Error).message }, "intern chat failed");
+    return internChatError(500, "internal_error", "Internal error of the intern chat; try again");
+  }
+}
+
+function messageOf(reply: HostReply): string {
+  return typeof reply.body.error === "string" ? reply.body.error : `status ${reply.status}`;
+}

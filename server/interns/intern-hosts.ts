@@ -1,0 +1,43 @@
+import type { Caller } from "../core/auth.js";
+import type { InternRecord } from "./intern-record.js";
+
+/**
+ * The seam between intern records (intern-records service: create, provision, suspend, delete,
+ * daemon access) and intern runtimes (the host processes that run each intern's agent, and the
+ * chat relay). Records decide *whether* an intern runs; hosts make it run.
+ */
+
+/** How the gateway, and `GET /interns/{id}/daemon` callers, reach a running host. A credential: never logged. */
+export interface InternHostAccess {
+  /** e.g. `http://127.0.0.1:43121`. */
+  origin: string;
+  token: string;
+}
+
+/** One provisioning step, reported into the record's `progress`. */
+export interface ProvisionStep {
+  label: string;
+  number: number;
+  total: number;
+}
+
+export interface InternHostStart {
+  intern: InternRecord;
+  /** The intern's own gateway API key (plaintext, created at provisioning): the host's model calls use it. */
+  apiKey: string;
+  onStep(step: ProvisionStep): void;
+}
+
+export interface InternHosts {
+  /** Starts the intern's host (idempotent for a running one); resolves once it answers its health check. */
+  start(request: InternHostStart, signal: AbortSignal): Promise<InternHostAccess>;
+  /** Stops the host and ends its runs; no error when none runs. */
+  stop(internId: string): Promise<void>;
+  /** The access of the intern's running host, or undefined when it does not run or does not answer. */
+  access(internId: string, signal: AbortSignal): Promise<InternHostAccess | undefined>;
+  /** Stops every host this gateway process started (shutdown). */
+  close(): Promise<void>;
+}
+
+/** Scope rule for every intern route (records, chat, daemon, vault): implemented in intern-scope.ts. */
+export type FindVisibleIntern = (caller: Caller, internId: string) => Promise<InternRecord | undefined>;

@@ -1,0 +1,26 @@
+import { UUID_PATTERN } from "../core/text-rules.js";
+import type { Deps } from "../deps.js";
+import type { InternStatusName } from "../interns/intern-record.js";
+import { readInternById } from "../interns/intern-store.js";
+import { requestHostOf } from "./vault-hosts.js";
+import { releasableSecrets } from "./vault-store.js";
+
+const RELEASING: readonly InternStatusName[] = ["provisioning", "running"];
+
+/**
+ * Release of vault secrets to an intern's outbound HTTP request (spec 4.8): the intern's effective
+ * secrets (its own vault, then an attached one, then the workspace's) whose hosts contain exactly
+ * the URL's hostname. Never its parent domain, a sub-domain, another port's idea of the same name,
+ * or any other host; legacy rows (no hosts) are never released. Call it for every request the
+ * tool sends, redirects included, with that request's URL: a redirect to another host then
+ * carries no secret. A value whose ciphertext was altered makes the call throw (nothing released).
+ */
+export async function secretsForUrl(deps: Pick<Deps, "sequelize" | "secrets">, internId: string, url: string | URL): Promise<Array<{ name: string; value: string }>> {
+  const host = requestHostOf(url);
+  if (host === undefined) return [];
+  if (!UUID_PATTERN.test(internId)) return [];
+  const intern = await readInternById(deps.sequelize, internId);
+  // Only a live intern's tool sends requests; one being stopped or deleted gets nothing.
+  if (!intern || !RELEASING.includes(intern.status)) return [];
+  return releasableSecrets(deps.sequelize, deps.secrets.masterKey, { own: intern.vaultId, attached: intern.attachedVaultId, workspaceId: intern.workspaceId }, host);
+}

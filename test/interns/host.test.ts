@@ -1,0 +1,106 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { QueryTypes } from "sequelize";
+import * as assert from "uvu/assert";
+import { readInternById } from "../../server/interns/intern-store.js";
+import { at, call } from "../support/http.js";
+import { daemonAccess, eventually, hostApi } from "../support/intern-host-api.js";
+import { ChatStream, contentOf, runningInternId, runtimeSuite, shellStep, type RuntimeEnv } from "../support/intern-runtime.js";
+
+/**
+ * The intern host as a process: started by the host manager on provision, its own working
+ * directory, token-protected API, none of the gateway's credentials in its environment, shell
+ * limits, and what suspend, provision and delete do to it.
+ */
+const test = runtimeSuite("interns: host processes", { settings: { GATEWAY_INTERN_SHELL_TIMEOUT_MS: "400", GATEWAY_INTERN_SHELL_OUTPUT_BYTES: "300" } });
+
+interface HostRow {
+  origin: string;
+  sealed_token: Buffer;
+  pid: number;
+}
+
+async function hostRow(env: RuntimeEnv, internId: string): Promise<HostRow | undefined> {
+  const [row] = await env.gw.gateway.sequelize.query<HostRow>("SELECT origin, sealed_token, pid FROM intern_hosts WHERE intern_id = :internId", { type: QueryTypes.SELECT, replacements: { internId } });
+  return row;
+}
+
+test("provisioning starts a host process on 127.0.0.1 with its own working directory; its API wants the token; the token is stored sealed", async ({ env }) => {
+  const internId = await runningInternId(env, "housed");
+  const access = await daemonAccess(env, internId);
+  assert.match(access.origin, /^http:\/\/127\.0\.0\.1:\d+$/);
+  const row = (await hostRow(env, internId))!;
+  assert.is(row.origin, access.origin);
+  assert.is(row.pid, env.hosts.pid(internId));
+  assert.not.ok(row.sealed_token.includes(Buffer.from(access.token)), "the stored token is sealed");
+  assert.ok(existsSync(path.join(env.dataDir, "interns", internId, "work")));
+
+  assert.is((await fetch(`${access.origin}/health`)).status, 401);
+  assert.is((await fetch(`${access.origin}/health`, { headers: { authorization: "Bearer wrong" } })).status, 401);
+  const health = await hostApi(access, "GET", "/health");
+  assert.is(health.status, 200);
+  assert.equal(health.body, { intern_id: internId, open_runs: 0 });
+
+  // The host's own environment carries none of the gateway's credentials.
+  const environ = readFileSync(`/proc/${row.pid}/environ`, "utf8");
+  for (const name of ["DATABASE_URL", "GATEWAY_MASTER_KEY", "GATEWAY_BOOTSTRAP_KEY", "MOCK_UPSTREAM_KEY", "TEST_DATABASE_URL"]) {
+    assert.not.ok(environ.includes(`${name}=`), `${name} is not in the host's environment`);
+  }
+
+  // start is idempotent for a running host.
+  const steps: number[] = [];
+  const intern = (await readInternById(env.gw.gateway.sequelize, internId))!;
+  const again = await env.hosts.start({ intern, apiKey: "unused", onStep: (step) => steps.push(step.number) }, AbortSignal.timeout(5000));
+  assert.equal(again, access);
+  assert.equal(steps, [], "nothing was started again");
+  assert.is(env.hosts.pid(internId), row.pid);
+});
+
+test("the shell is cut at its time limit and its output limit; its environment is its own", async ({ env }) => {
+  const internId = await runningInternId(env, "limited");
+  env.upstream.scripts.define("limits", [shellStep("sleep 5; echo late"), shellStep("head -c 5000 /dev/zero | tr '\\0' x"), shellStep("env"), { reply: "done" }]);
+  env.upstream.requests.length = 0;
+  const stream = await ChatStream.open(env.gw.url, env.key, internId, { stream: true, messages: [{ role: "user", content: "[script:limits] test the limits" }] });
+  assert.is(contentOf(await stream.rest()), "done");
+  const messages = at(env.upstream.requests.at(-1)?.body, "messages") as Array<Record<string, unknown>>;
+  const [slow, loud, environment] = messages.filter((message) => message.role === "tool").map((message) => JSON.parse(message.content as string) as Record<string, unknown>);
+  assert.is(slow!.timed_out, true);
+  assert.is(slow!.stdout, "", "killed before it printed");
+  assert.is(loud!.truncated, true);
+  assert.is((loud!.stdout as string).length, 300);
+  assert.match(environment!.stdout as string, new RegExp(`HOME=${path.join(env.dataDir, "interns", internId, "work")}`));
+  assert.not.match(environment!.stdout as string, /DATABASE_URL|MASTER_KEY|MOCK_UPSTREAM_KEY/);
+});
+
+test("suspend stops the host; provision starts a new one, and a session continues its conversation", async ({ env }) => {
+  const internId = await runningInternId(env, "sleeper");
+  env.upstream.scripts.define("before-sleep", [{ reply: "remember the word banana" }]);
+  const first = await (await ChatStream.open(env.gw.url, env.key, internId, { stream: true, messages: [{ role: "user", content: "[script:before-sleep] hi" }] })).rest();
+  const sessionId = at(first.at(-2), "session_id") as string;
+  const oldPid = env.hosts.pid(internId)!;
+
+  assert.is((await call(env.gw.url, "POST", `/api/v1/interns/${internId}/suspend`, { key: env.key })).status, 200);
+  assert.is(env.hosts.pid(internId), undefined);
+  assert.is(await hostRow(env, internId), undefined, "no host is recorded for a suspended intern");
+  assert.throws(() => process.kill(oldPid, 0), "the old process is gone");
+
+  assert.is((await call(env.gw.url, "POST", `/api/v1/interns/${internId}/provision`, { key: env.key })).status, 200);
+  await eventually(async () => at((await call(env.gw.url, "GET", `/api/v1/interns/${internId}`, { key: env.key })).body, "status") === "running", "running again");
+  assert.is.not(env.hosts.pid(internId), oldPid);
+  env.upstream.scripts.define("after-sleep", [{ reply: "yes" }]);
+  env.upstream.requests.length = 0;
+  await (await ChatStream.open(env.gw.url, env.key, internId, { stream: true, session_id: sessionId, messages: [{ role: "user", content: "[script:after-sleep] what word?" }] })).rest();
+  assert.ok(JSON.stringify(env.upstream.requests[0]?.body).includes("remember the word banana"), "the new host read the session's conversation");
+});
+
+test("delete stops the host and forgets it", async ({ env }) => {
+  const internId = await runningInternId(env, "temporary");
+  const pid = env.hosts.pid(internId)!;
+  assert.is((await call(env.gw.url, "DELETE", `/api/v1/interns/${internId}`, { key: env.key })).status, 200);
+  await eventually(async () => (await call(env.gw.url, "GET", `/api/v1/interns/${internId}`, { key: env.key })).status === 404, "the intern is gone");
+  assert.is(env.hosts.pid(internId), undefined);
+  assert.throws(() => process.kill(pid, 0));
+  assert.is(await env.gw.gateway.deps.internHosts.access(internId, AbortSignal.timeout(5000)), undefined);
+});
+
+test.run();
