@@ -1,15 +1,10 @@
 import fs from "node:fs/promises";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { createGrpcTransport } from "@connectrpc/connect-node";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { createFacade, type Facade } from "../../facade/facade.js";
+import { startRemoteFacade, type RemoteFacade } from "../support/remote-facade.js";
 import { newKeySecret } from "../../server/core/key-secret.js";
-import { createLogger } from "../../server/logger.js";
-import { allServices } from "../../server/services.js";
 import { eventually, filesUnder } from "../support/file-gateway.js";
 import { exe, jpeg, wav } from "../support/file-samples.js";
 import { downloadFile, pausedUpload, streamUpload, uploadFile } from "../support/file-uploads.js";
@@ -26,8 +21,7 @@ interface Context {
   core: GatewayProcess;
   dataDir: string;
   key: string;
-  facade: Facade;
-  server: http.Server;
+  facade: RemoteFacade;
   url: string;
 }
 
@@ -36,25 +30,11 @@ test.before(async (ctx) => {
   ctx.key = newKeySecret();
   ctx.dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "gateway-files-split-"));
   ctx.core = await startGatewayProcess({ databaseUrl: await createDatabase(), key: ctx.key, args: ["--core-only"], env: { GATEWAY_DATA_DIR: ctx.dataDir } });
-  ctx.facade = createFacade({
-    services: allServices,
-    transport: createGrpcTransport({ baseUrl: `http://127.0.0.1:${ctx.core.grpcPort}` }),
-    log: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"),
-    sseKeepaliveMs: 30_000,
-  });
-  const facade = ctx.facade;
-  ctx.server = http.createServer((req, res) => facade.handle(req, res));
-  await new Promise<void>((resolve) => ctx.server.listen(0, "127.0.0.1", resolve));
-  ctx.url = `http://127.0.0.1:${(ctx.server.address() as AddressInfo).port}`;
+  ctx.facade = await startRemoteFacade(ctx.core.grpcPort);
+  ctx.url = ctx.facade.url;
 });
 test.after(async (ctx) => {
-  ctx.facade?.close();
-  if (ctx.server) {
-    await new Promise<void>((resolve) => {
-      ctx.server.close(() => resolve());
-      ctx.server.closeAllConnections();
-    });
-  }
+  await ctx.facade?.close();
   if (ctx.core) await ctx.core.stop();
   if (ctx.dataDir) await fs.rm(ctx.dataDir, { recursive: true, force: true });
 });

@@ -1,14 +1,10 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { createClient } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { KeysService } from "../../gen/gateway/v1/keys_pb.js";
-import { createFacade, type Facade } from "../../facade/facade.js";
+import { startRemoteFacade, type RemoteFacade } from "../support/remote-facade.js";
 import { maskKey, newKeySecret } from "../../server/core/key-secret.js";
-import { createLogger } from "../../server/logger.js";
-import { allServices } from "../../server/services.js";
 import { createDatabase } from "../support/gateway.js";
 import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
 import { at, call } from "../support/http.js";
@@ -20,8 +16,7 @@ import { at, call } from "../support/http.js";
 interface Context {
   core: GatewayProcess;
   key: string;
-  facade: Facade;
-  server: http.Server;
+  facade: RemoteFacade;
   url: string;
 }
 
@@ -29,25 +24,11 @@ const test = suite<Context>("split process: REST facade → gRPC → core child"
 test.before(async (ctx) => {
   ctx.key = newKeySecret();
   ctx.core = await startGatewayProcess({ databaseUrl: await createDatabase(), key: ctx.key, args: ["--core-only"] });
-  ctx.facade = createFacade({
-    services: allServices,
-    transport: createGrpcTransport({ baseUrl: `http://127.0.0.1:${ctx.core.grpcPort}` }),
-    log: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"),
-    sseKeepaliveMs: 30_000,
-  });
-  const facade = ctx.facade;
-  ctx.server = http.createServer((req, res) => facade.handle(req, res));
-  await new Promise<void>((resolve) => ctx.server.listen(0, "127.0.0.1", resolve));
-  ctx.url = `http://127.0.0.1:${(ctx.server.address() as AddressInfo).port}`;
+  ctx.facade = await startRemoteFacade(ctx.core.grpcPort);
+  ctx.url = ctx.facade.url;
 });
 test.after(async (ctx) => {
-  ctx.facade?.close();
-  if (ctx.server) {
-    await new Promise<void>((resolve) => {
-      ctx.server.close(() => resolve());
-      ctx.server.closeAllConnections();
-    });
-  }
+  await ctx.facade?.close();
   if (ctx.core) await ctx.core.stop();
 });
 
