@@ -1,9 +1,8 @@
-import { randomBytes } from "node:crypto";
-import os from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { QueryTypes } from "sequelize";
+import { newLeaseOwner } from "../core/lease-owner.js";
 import { isFreeEndpoint } from "../catalog/catalog.js";
 import { httpErrorOf } from "../core/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
@@ -41,7 +40,7 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
   const { deps } = runtime;
   const { sequelize, log } = deps;
   const settings = deps.config.batch;
-  const owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+  const owner = newLeaseOwner();
   const stopping = new AbortController();
   const slots = createSlots(settings.providerConcurrency);
   const plans = new Map<string, { at: number; plan: Promise<BatchPlan> }>();

@@ -1,6 +1,5 @@
-import { randomBytes } from "node:crypto";
-import os from "node:os";
 import { QueryTypes } from "sequelize";
+import { newLeaseOwner } from "../core/lease-owner.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { advanceJob, type Advancer } from "./video-advance.js";
 import type { VideoJobRow } from "./video-jobs.js";
@@ -34,7 +33,7 @@ export function startVideoPoller(runtime: InferenceRuntime): VideoPoller {
   const { deps } = runtime;
   const { sequelize, log } = deps;
   const settings = deps.config.video;
-  const owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+  const owner = newLeaseOwner();
   const stopping = new AbortController();
   const advancer: Advancer = { runtime, owner, settings, signal: stopping.signal };
   const running = new Set<Promise<void>>();
