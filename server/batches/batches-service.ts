@@ -86,8 +86,7 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
       const caller = callerOf(ctx);
       const batch = await visible(caller, req.id);
       if (!TERMINAL.includes(batch.status)) throw gatewayError(409, `Batch ${req.id} is ${batch.status}; only a completed, failed, expired or cancelled batch can be deleted`);
-      const context = { ...(await runtime.deps.governance.governance(caller)), caller };
-      const upstream = await removeUpstreamBatch(runtime, context, batch);
+      const upstream = await removeUpstreamBatch(runtime, caller, batch);
       // Ledger rows are kept: deletion is not a refund.
       await sequelize.query("DELETE FROM batches WHERE id = :id AND status = ANY(ARRAY[:terminal]::text[])", { replacements: { id: req.id, terminal: [...TERMINAL] } });
       return { id: batch.id, object: "batch", deletion: { svc: "deleted", upstream } };

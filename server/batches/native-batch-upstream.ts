@@ -1,6 +1,6 @@
 import type { CatalogEndpoint } from "../catalog/catalog.js";
+import type { Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
-import type { CallerContext } from "../inference/caller-context.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import type { Attempt } from "../inference/routing.js";
 import type { ResolvedTarget } from "../inference/upstream-targets.js";
@@ -32,7 +32,7 @@ export function upstreamEndpointOf(runtime: InferenceRuntime, batch: BatchRow): 
  * batch in place for a later DELETE (502), and a retried DELETE finds already removed parts gone.
  * A batch stopped on our side (failed, expired) may still run upstream: it is cancelled first.
  */
-export async function removeUpstreamBatch(runtime: InferenceRuntime, context: CallerContext, batch: BatchRow): Promise<{ provider: string; status: string } | undefined> {
+export async function removeUpstreamBatch(runtime: InferenceRuntime, caller: Caller, batch: BatchRow): Promise<{ provider: string; status: string } | undefined> {
   if (!batch.upstream_provider || !batch.upstream_batch_id) return undefined;
   const provider = batch.upstream_provider;
   const endpoint = upstreamEndpointOf(runtime, batch);
@@ -41,6 +41,8 @@ export async function removeUpstreamBatch(runtime: InferenceRuntime, context: Ca
   const upstreamId = batch.upstream_batch_id;
   const signal = AbortSignal.timeout(runtime.deps.config.requestTimeoutMs);
   let resolved: ResolvedTarget | undefined;
+  // The caller's workspace is the batch's, so its own (BYOK) key is the one the batch went up with.
+  const context = { ...(await runtime.deps.governance.governance(caller)), caller };
   try {
     resolved = await runtime.resolveTarget(context, endpoint);
     const { target } = resolved;
