@@ -1,15 +1,15 @@
 import { toJson, ScalarType, type DescField, type DescMessage, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import { FeatureSet_FieldPresence, timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import { envelope, nullable } from "../../gen/gateway/v1/options_pb.js";
+import { envelope, nullable, omit_empty } from "../../gen/gateway/v1/options_pb.js";
 import { optionOf } from "./proto-options.js";
 import { wireName } from "./wire-enums.js";
 
 /**
  * The spec's JSON of a message (ARCHITECTURE §2): proto field names, every non-optional field
  * present (empty lists as []), integers as numbers even when 64-bit, enums as their wire strings,
- * timestamps as ISO 8601 with milliseconds, and fields marked `(gateway.v1.nullable)` as null when
- * unset. An `(gateway.v1.envelope)` message is rendered as its set oneof member alone.
+ * timestamps as ISO 8601 with milliseconds, fields marked `(gateway.v1.nullable)` as null when
+ * unset, and lists marked `(gateway.v1.omit_empty)` left out when empty. An `(gateway.v1.envelope)` message is rendered as its set oneof member alone.
  *
  * `compact` renders only what is set (no empty lists or maps, no zero-valued implicit scalars, no
  * nulls): the form a request is forwarded upstream in, since providers refuse e.g. `"tools": []`.
@@ -51,6 +51,7 @@ function encodeField(message: ReflectMessage, field: DescField, compact: boolean
     case "list": {
       const list = message.get(field);
       if (list.size === 0 && isNullable) return null;
+      if (list.size === 0 && optionOf(field, omit_empty)) return undefined;
       const items: JsonValue[] = [];
       for (const item of list) {
         items.push(field.listKind === "message" ? encodeMessage(item as ReflectMessage, compact) : field.listKind === "enum" ? encodeEnum(field, item as number) : encodeScalar(field.scalar, item));

@@ -159,6 +159,7 @@ test("a streamed call falls back while no chunk has been sent", async ({ env }) 
   assert.is(res.status, 200, res.text);
   assert.match(res.text, /"provider":"Backup"/);
   assert.match(res.text, /data: \[DONE\]/);
+  assert.not.match(res.text, /"(tool_calls|reasoning_details|images)":\[\]/, "content deltas carry no empty lists, as in OpenAI's chunks");
   assert.equal(upstreamModels(env), ["chat-a", "chat-b"]);
 });
 

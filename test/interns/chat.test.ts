@@ -41,6 +41,7 @@ test("a prompt streams content, stop, the final chunk with session_id and usage,
   const stream = await open(env, internId, prompt("[script:hello] greet me"));
   const events = await stream.rest();
   assert.equal(at(events[0], "choices", 0, "delta", "role"), "assistant", "the first chunk names the role");
+  assert.not.ok("tool_calls" in (at(events[0], "choices", 0, "delta") as object), "a content delta has no tool_calls, as in OpenAI's chunks");
   assert.is(at(events[0], "object"), "chat.completion.chunk");
   assert.is(at(events[0], "model"), "mock/chat");
   assert.is(contentOf(events), "Hello there, human");
