@@ -21,6 +21,8 @@ import { startBatchEngine } from "./batches/batch-engine.js";
 import { createInferenceRuntime } from "./inference/inference-runtime.js";
 import { createInternHosts } from "./interns/host-manager.js";
 import type { InternHosts } from "./interns/intern-hosts.js";
+import { internLifecycle } from "./interns/intern-lifecycle.js";
+import { startInternSupervisor } from "./interns/intern-supervisor.js";
 import { createBlobStore } from "./storage/blob-stores.js";
 import { allServices, implementations, registerServices, type Implementations } from "./services.js";
 import { secretsForUrl } from "./vault/vault-release.js";
@@ -75,7 +77,8 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     const inference = createInferenceRuntime(deps);
     const batches = startBatchEngine(inference);
     const videos = startVideoPoller(inference);
-    const impls = implementations(deps, { inference, batches, videos });
+    const interns = internLifecycle(deps);
+    const impls = implementations(deps, { inference, batches, videos, interns });
     const routes = (router: ConnectRouter) => registerServices(router, impls);
     const interceptors = coreInterceptors(deps);
     const shutdown = new AbortController();
@@ -106,6 +109,8 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     await listen(httpServer, config.port, config.host);
     const httpUrl = urlOf(httpServer);
     ownUrl = httpUrl;
+    // Once listening: the hosts it starts call back into this instance.
+    const internSupervisor = startInternSupervisor(deps, interns);
     const grpcUrl = urlOf(grpcServer);
     log.info({ http: httpUrl, grpc: grpcUrl, coreOnly: options.coreOnly ?? false }, "gateway listening");
 
@@ -125,7 +130,10 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
         }, config.shutdownGraceMs);
         facade?.close();
         // Before the listeners drain: the hosts' own model calls to this instance end with their runs.
+        // Their interns stay `running`: handed over, another instance (or this one restarted) hosts them.
+        await internSupervisor.stop();
         await internHosts.close();
+        await internSupervisor.handOver();
         await Promise.all([closeHttp(httpServer), closeHttp2(grpcServer, sessions)]);
         clearTimeout(timer);
         await batches.stop();

@@ -1,3 +1,4 @@
+import os from "node:os";
 import path from "node:path";
 
 /** Everything the gateway reads from its environment (12-factor); documented in the README. */
@@ -79,6 +80,11 @@ export interface InternRuntimeConfig {
   hostTimeoutMs: number;
   /** How long a host may take to start and answer its first health check. */
   hostStartTimeoutMs: number;
+  /**
+   * An instance's lease on the interns it hosts, renewed every third of it. Once it lapses (the
+   * instance died) another instance, or this one restarted, boots the intern again.
+   */
+  leaseMs: number;
   /** Runs one intern holds open (running or paused on a question) at once; more answer 503 `busy`. */
   maxOpenRuns: number;
   /** Chat turns (prompts and answers) per intern per minute; more answer 429 `rate_limited`. 0 = no limit. */
@@ -97,6 +103,13 @@ export interface InternRuntimeConfig {
   fetchResolve: Record<string, string>;
   /** REST base URL the hosts' model calls use; default this process's own HTTP listener. */
   gatewayUrl: string | undefined;
+  /** Address the hosts' HTTP APIs listen on (GATEWAY_INTERN_HOST_LISTEN, default 127.0.0.1). */
+  hostListen: string;
+  /**
+   * Host name in a host's recorded origin: what other gateway instances and daemon clients
+   * connect to. Default the listen address, or this machine's name when it listens on all.
+   */
+  hostAdvertise: string;
 }
 
 /** The batch engine of this instance (server/batches/batch-engine.ts). */
@@ -139,6 +152,7 @@ export type StorageConfig =
 type Env = Record<string, string | undefined>;
 
 export function loadConfig(env: Env = process.env): GatewayConfig {
+  const internHostListen = nonEmpty(env.GATEWAY_INTERN_HOST_LISTEN) ?? "127.0.0.1";
   return {
     port: intVar(env, "PORT", 8080, 0, 65535),
     grpcPort: intVar(env, "GRPC_PORT", 50051, 0, 65535),
@@ -168,6 +182,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       runTimeoutSeconds: intVar(env, "GATEWAY_INTERN_RUN_TIMEOUT_S", 3_600, 1, 604_800),
       hostTimeoutMs: intVar(env, "GATEWAY_INTERN_HOST_TIMEOUT_MS", 10_000, 50, 600_000),
       hostStartTimeoutMs: intVar(env, "GATEWAY_INTERN_HOST_START_TIMEOUT_MS", 30_000, 1_000, 600_000),
+      leaseMs: intVar(env, "GATEWAY_INTERN_LEASE_MS", 30_000, 300, 3_600_000),
       maxOpenRuns: intVar(env, "GATEWAY_INTERN_MAX_OPEN_RUNS", 8, 1, 100_000),
       turnsPerMinute: intVar(env, "GATEWAY_INTERN_TURNS_PER_MINUTE", 60, 0, 1_000_000),
       replayBytes: intVar(env, "GATEWAY_INTERN_REPLAY_BYTES", 1_048_576, 256, 1_073_741_824),
@@ -178,6 +193,8 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       fetchBodyBytes: intVar(env, "GATEWAY_INTERN_FETCH_BODY_BYTES", 262_144, 256, 16_777_216),
       fetchResolve: resolveVar(env, "GATEWAY_INTERN_FETCH_RESOLVE"),
       gatewayUrl: nonEmpty(env.GATEWAY_INTERN_GATEWAY_URL),
+      hostListen: internHostListen,
+      hostAdvertise: nonEmpty(env.GATEWAY_INTERN_HOST_ADVERTISE) ?? (["0.0.0.0", "::"].includes(internHostListen) ? os.hostname() : internHostListen),
     },
     batch: {
       concurrency: intVar(env, "GATEWAY_BATCH_CONCURRENCY", 64, 0, 10_000),

@@ -28,6 +28,7 @@ import { endUsersService } from "./end-users/end-users-service.js";
 import { filesService } from "./files/files-service.js";
 import { guardrailsService } from "./guardrails/guardrails-service.js";
 import { internChatService } from "./interns/intern-chat-service.js";
+import type { InternLifecycle } from "./interns/intern-lifecycle.js";
 import { internRecordsService } from "./interns/interns-service.js";
 import type { InferenceRuntime } from "./inference/inference-call.js";
 import { inferenceService } from "./inference/inference-service.js";
@@ -70,11 +71,13 @@ export const allServices: readonly DescService[] = [
 /** The implemented methods of each service, built once per gateway. */
 export type Implementations = Map<DescService, object>;
 
-/** The long-lived parts services share: the inference runtime and this instance's batch engine. */
+/** The long-lived parts services share: the inference runtime and this instance's background work. */
 export interface Engines {
   inference: InferenceRuntime;
   batches: BatchEngine;
   videos: VideoPoller;
+  /** Intern transitions; its supervisor (intern-supervisor.ts) shares its boots and leases. */
+  interns: InternLifecycle;
 }
 
 export function implementations(deps: Deps, engines: Engines): Implementations {
@@ -96,7 +99,7 @@ export function implementations(deps: Deps, engines: Engines): Implementations {
     [VideosService, videosService(engines.inference, engines.videos)],
     [DecisionsService, decisionsService(engines.inference)],
     // The chat relay of the intern runtime joins the record methods here: { ...records, ...chat }.
-    [InternsService, { ...internRecordsService(deps), ...internChatService(deps) }],
+    [InternsService, { ...internRecordsService(deps, engines.interns), ...internChatService(deps) }],
     [VaultService, vaultService(deps)],
   ]);
 }

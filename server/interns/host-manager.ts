@@ -14,9 +14,9 @@ import type { InternHostAccess, InternHosts, InternHostStart } from "./intern-ho
 
 /**
  * Intern hosts as child processes of this gateway instance (server/interns/host/main.ts). Each
- * gets a random token and the intern's own API key over its IPC channel, listens on 127.0.0.1 on
- * a random port, and is recorded in `intern_hosts` (token sealed) so that every instance on the
- * database can relay to it. The child answers the fetch tool's secret releases through its
+ * gets a random token and the intern's own API key over its IPC channel, listens on a random port
+ * (of 127.0.0.1 unless GATEWAY_INTERN_HOST_LISTEN says otherwise), and is recorded in
+ * `intern_hosts` (token sealed) so that every instance on the database can relay to it. The child answers the fetch tool's secret releases through its
  * parent, so vault values never travel further than the host that uses them. A host whose parent
  * goes away exits (it watches the IPC channel), so none outlives its gateway.
  */
@@ -40,6 +40,7 @@ interface LocalHost {
   child: ChildProcess;
   access: InternHostAccess;
   exited: Promise<void>;
+  onExit(): void;
   /** Set when this gateway stops it: any other exit is a crash. */
   stopping: boolean;
   /** Settles once the exit is handled (the row is gone). */
@@ -66,7 +67,7 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
     }
   }
 
-  async function launch({ intern, apiKey, onStep }: InternHostStart, signal: AbortSignal): Promise<InternHostAccess> {
+  async function launch({ intern, apiKey, onStep, onExit }: InternHostStart, signal: AbortSignal): Promise<InternHostAccess> {
     const running = local.get(intern.id);
     if (running && (await healthy(running.access, signal))) return running.access;
     if (running) await stopLocal(running);
@@ -104,10 +105,11 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
       stateDir: path.join(home, "state"),
       limits: { ...limits, interactionTimeoutMs: limits.interactionTimeoutSeconds * 1000, runTimeoutMs: limits.runTimeoutSeconds * 1000 },
       fetchResolve: limits.fetchResolve,
+      listenAddress: limits.hostListen,
     };
     try {
       const port = await ready(child, hostConfig, limits.hostStartTimeoutMs, signal);
-      const access = { origin: `http://127.0.0.1:${port}`, token };
+      const access = { origin: originOf(limits.hostAdvertise, port), token };
       step(3, "Checking the runtime");
       if (!(await healthy(access, signal))) throw new Error("the intern's runtime does not answer its health check");
       step(4, "Registering the runtime");
@@ -116,7 +118,7 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
          ON CONFLICT (intern_id) DO UPDATE SET origin = EXCLUDED.origin, sealed_token = EXCLUDED.sealed_token, instance_id = EXCLUDED.instance_id, pid = EXCLUDED.pid, started_at = now()`,
         { replacements: { internId: intern.id, origin: access.origin, sealed: seal(masterKey, token, tokenContext(intern.id)), instanceId, pid: child.pid ?? null } },
       );
-      const host: LocalHost = { child, access, exited, stopping: false, forgotten: Promise.resolve() };
+      const host: LocalHost = { child, access, exited, onExit, stopping: false, forgotten: Promise.resolve() };
       host.forgotten = exited.then(() => forget(intern.id, host));
       local.set(intern.id, host);
       child.on("message", (message: HostMessage) => answerChild(intern.id, child, message));
@@ -147,12 +149,13 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
     if (local.get(internId) === host) local.delete(internId);
     const exit = { internId, code: host.child.exitCode, signal: host.child.signalCode };
     if (host.stopping) log.info(exit, "intern host stopped");
-    else log.warn(exit, "intern host exited unexpectedly; chat answers 502 intern_unreachable until it is provisioned again");
+    else log.warn(exit, "intern host exited unexpectedly");
     await sequelize
       .query("DELETE FROM intern_hosts WHERE intern_id = :internId AND instance_id = :instanceId AND pid = :pid", {
         replacements: { internId, instanceId, pid: host.child.pid ?? null },
       })
       .catch((err: unknown) => log.warn({ internId, err: (err as Error).message }, "could not unregister an intern host"));
+    if (!host.stopping) host.onExit();
   }
 
   async function stopLocal(host: LocalHost): Promise<void> {
@@ -209,6 +212,10 @@ export async function recordedHostAccess(sequelize: Sequelize, masterKey: Buffer
     replacements: { internId },
   });
   return row ? { origin: row.origin, token: open(masterKey, row.sealed_token, tokenContext(internId)) } : undefined;
+}
+
+function originOf(host: string, port: number): string {
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
 function tokenContext(internId: string): string {

@@ -26,6 +26,8 @@ export interface InternHostStart {
   /** The intern's own gateway API key (plaintext, created at provisioning): the host's model calls use it. */
   apiKey: string;
   onStep(step: ProvisionStep): void;
+  /** Called when the started host exits without being asked to (a crash): the intern's runtime is gone. */
+  onExit(): void;
 }
 
 export interface InternHosts {

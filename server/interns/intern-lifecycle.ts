@@ -1,12 +1,15 @@
+import { ConnectError } from "@connectrpc/connect";
 import type { Transaction } from "sequelize";
 import type { Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
+import { newLeaseOwner } from "../core/lease-owner.js";
 import type { Deps } from "../deps.js";
 import type { InternHostAccess, ProvisionStep } from "./intern-hosts.js";
 import { issueInternKey, revokeInternKeys } from "./intern-keys.js";
 import type { InternStatusName } from "./intern-record.js";
+import { endOpenRuns } from "./intern-runs-store.js";
 import { requireNotOwnKey, requireVisibleIntern } from "./intern-scope.js";
-import { changeIntern, deleteIntern, failureMessage, readInternById, type InternRow } from "./intern-store.js";
+import { changeIntern, deleteIntern, failureMessage, readInternById, releaseRuntimeLeases, type InternRow, type RuntimeLease } from "./intern-store.js";
 
 /**
  * The transitions of an intern's runtime (provision, suspend, delete), with the host work done by
@@ -17,14 +20,23 @@ import { changeIntern, deleteIntern, failureMessage, readInternById, type Intern
  *   running | provisioning ─suspend─▶ stopped (host stopped first)
  *   any ─delete─▶ destroying ─host stopped─▶ (gone)   destroying ─stop failed─▶ destroy_failed
  *
+ *   provisioning | running ─runtime lost─▶ provisioning (restart)  or  failed (it keeps dying)
+ *   destroying ─runtime lost─▶ (gone)
+ *
  * Any other request is a 409 naming the status. Each provision, suspend and delete starts a new
  * `provision_generation`; a boot writes its progress and outcome only while its generation is
  * current, so the later request wins a race. The intern's own key exists only from provisioning
  * on: every provisioning issues a fresh one, and suspend, a failed boot and delete revoke it.
+ * The instance doing an intern's host work holds its runtime lease; a lost runtime (the host
+ * exited, or the lease lapsed with its instance) is taken over by intern-supervisor.ts through
+ * `recoverLocked`.
  */
 const PROVISIONABLE: readonly InternStatusName[] = ["queued", "stopped", "failed"];
 const SUSPENDABLE: readonly InternStatusName[] = ["running", "provisioning"];
 const LIVE: readonly InternStatusName[] = ["provisioning", "running"];
+/** A runtime lost more often than this within RECOVERY_WINDOW_MS is not restarted again: the intern fails. */
+const MAX_RECOVERIES = 3;
+const RECOVERY_WINDOW_MS = 10 * 60_000;
 
 export interface InternLifecycle {
   /** Moves a visible intern (locked in `transaction`) to `provisioning`; the boot starts once `transaction` commits. */
@@ -32,10 +44,19 @@ export interface InternLifecycle {
   provision(caller: Caller, internId: string): Promise<InternRow>;
   suspend(caller: Caller, internId: string): Promise<InternRow>;
   destroy(caller: Caller, internId: string): Promise<void>;
+  /**
+   * Takes over an intern whose runtime was lost (locked in `transaction`, its lease lapsed): a new
+   * host for a provisioning or running one, unless it keeps dying (then `failed`); the rest of
+   * the teardown for a destroying one. The work starts once `transaction` commits.
+   */
+  recoverLocked(intern: InternRow, transaction: Transaction): Promise<void>;
+  /** The lease this instance takes on the interns whose host work it does. */
+  readonly lease: RuntimeLease;
 }
 
 export function internLifecycle(deps: Deps): InternLifecycle {
   const { sequelize, internHosts: hosts, log } = deps;
+  const lease: RuntimeLease = { owner: newLeaseOwner(), ms: deps.config.internRuntime.leaseMs };
   /** Boots this instance runs, so that suspend and delete can cancel them. */
   const booting = new Map<string, AbortController>();
 
@@ -53,7 +74,7 @@ export function internLifecycle(deps: Deps): InternLifecycle {
     const changed = await changeIntern(
       sequelize,
       intern.id,
-      { status: "provisioning", progress: null, hostname: null, lastFailureMessage: null, newGeneration: true },
+      { status: "provisioning", progress: null, hostname: null, lastFailureMessage: null, newGeneration: true, lease, recoveries: 0 },
       { transaction },
     );
     const apiKey = await issueInternKey(changed!, transaction);
@@ -61,7 +82,58 @@ export function internLifecycle(deps: Deps): InternLifecycle {
     return changed!;
   }
 
-  function boot(intern: InternRow, apiKey: string): void {
+  async function recoverLocked(intern: InternRow, transaction: Transaction): Promise<void> {
+    if (intern.status === "destroying") {
+      const claimed = (await changeIntern(sequelize, intern.id, { newGeneration: true, lease }, { transaction }))!;
+      transaction.afterCommit(() => void teardown(claimed).catch((err: unknown) => log.error({ intern: intern.id, err: failureMessage(err) }, "intern teardown not settled")));
+      return;
+    }
+    // Its runs went with the host; the old key goes too, in case the old host still lives somewhere.
+    await endOpenRuns(sequelize, intern.id, transaction);
+    await revokeInternKeys(intern.id, transaction);
+    const recent = intern.recoveredAt !== null && Date.now() - intern.recoveredAt.getTime() < RECOVERY_WINDOW_MS;
+    const recoveries = recent ? intern.recoveries + 1 : 1;
+    if (recoveries > MAX_RECOVERIES) {
+      await fail(intern, `The intern's runtime stopped unexpectedly ${recoveries} times within ${RECOVERY_WINDOW_MS / 60_000} minutes; provision it again`, transaction);
+      return;
+    }
+    const changed = (await changeIntern(
+      sequelize,
+      intern.id,
+      {
+        status: "provisioning",
+        progress: null,
+        hostname: null,
+        // Kept on the record while it runs again: why it was restarted.
+        lastFailureMessage: `The intern's runtime stopped unexpectedly (its host process exited or its gateway instance went away); restarted at ${new Date().toISOString()}`,
+        newGeneration: true,
+        lease,
+        recoveries,
+      },
+      { transaction },
+    ))!;
+    let apiKey: string;
+    try {
+      apiKey = await issueInternKey(changed, transaction);
+    } catch (err) {
+      // Its creator left the organization (checked before anything is written): it cannot run again.
+      if (!(err instanceof ConnectError)) throw err;
+      await fail(changed, err.rawMessage, transaction);
+      return;
+    }
+    log.warn({ intern: intern.id, recoveries }, "intern runtime lost; starting a new host");
+    transaction.afterCommit(() => boot(changed, apiKey, { replacing: true }));
+  }
+
+  async function fail(intern: InternRow, message: string, transaction: Transaction): Promise<void> {
+    await changeIntern(sequelize, intern.id, { status: "failed", progress: null, hostname: null, lastFailureMessage: message, newGeneration: true }, { transaction });
+    log.warn({ intern: intern.id, reason: message }, "intern failed");
+    // Whatever may be left of its host.
+    transaction.afterCommit(() => void hosts.stop(intern.id).catch((err: unknown) => log.warn({ intern: intern.id, err: failureMessage(err) }, "failed intern host not stopped")));
+  }
+
+  /** With `replacing`, whatever is left of a lost host (another instance's, still registered) is stopped first. */
+  function boot(intern: InternRow, apiKey: string, options: { replacing?: boolean } = {}): void {
     cancelBoot(intern.id);
     const abort = new AbortController();
     booting.set(intern.id, abort);
@@ -78,8 +150,14 @@ export function internLifecycle(deps: Deps): InternLifecycle {
     void (async () => {
       let access: InternHostAccess | undefined;
       let failure: unknown;
+      // Only this boot's host: a newer generation owns whatever runs then.
+      const onExit = () =>
+        void releaseRuntimeLeases(sequelize, lease.owner, { internId: intern.id, generation }).catch((err: unknown) =>
+          log.warn({ intern: intern.id, err: failureMessage(err) }, "lost intern runtime not released"),
+        );
       try {
-        access = await hosts.start({ intern, apiKey, onStep }, abort.signal);
+        if (options.replacing) await hosts.stop(intern.id);
+        access = await hosts.start({ intern, apiKey, onStep, onExit }, abort.signal);
       } catch (err) {
         failure = err;
       }
@@ -115,7 +193,9 @@ export function internLifecycle(deps: Deps): InternLifecycle {
   }
 
   return {
+    lease,
     provisionLocked,
+    recoverLocked,
 
     async provision(caller, internId) {
       return sequelize.transaction(async (transaction) => {
@@ -130,7 +210,7 @@ export function internLifecycle(deps: Deps): InternLifecycle {
       requireNotOwnKey(caller, intern);
       if (!SUSPENDABLE.includes(intern.status)) throw conflict(intern, "suspended", SUSPENDABLE);
       // A new generation first: a boot still in flight can no longer mark the intern running.
-      const claimed = await changeIntern(sequelize, intern.id, { newGeneration: true }, { from: SUSPENDABLE, generation: intern.provisionGeneration });
+      const claimed = await changeIntern(sequelize, intern.id, { newGeneration: true, lease }, { from: SUSPENDABLE, generation: intern.provisionGeneration });
       if (!claimed) throw gatewayError(409, `Intern ${intern.id} changed while it was being suspended; read it and try again`);
       cancelBoot(intern.id);
       try {
@@ -141,7 +221,10 @@ export function internLifecycle(deps: Deps): InternLifecycle {
       }
       const stopped = await sequelize.transaction(async (transaction) => {
         const row = await changeIntern(sequelize, intern.id, { status: "stopped", progress: null, hostname: null }, { generation: claimed.provisionGeneration, transaction });
-        if (row) await revokeInternKeys(intern.id, transaction);
+        if (row) {
+          await revokeInternKeys(intern.id, transaction);
+          await endOpenRuns(sequelize, intern.id, transaction);
+        }
         return row;
       });
       // A delete overtook the suspend: report what the intern is now.
@@ -154,7 +237,7 @@ export function internLifecycle(deps: Deps): InternLifecycle {
         requireNotOwnKey(caller, intern);
         // Revoked at once: whatever happens to the host, the intern can no longer act.
         await revokeInternKeys(intern.id, transaction);
-        return (await changeIntern(sequelize, intern.id, { status: "destroying", progress: null, newGeneration: true }, { transaction }))!;
+        return (await changeIntern(sequelize, intern.id, { status: "destroying", progress: null, newGeneration: true, lease }, { transaction }))!;
       });
       cancelBoot(claimed.id);
       void teardown(claimed).catch((err: unknown) => log.error({ intern: claimed.id, err: failureMessage(err) }, "intern teardown not settled"));

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { QueryTypes, type Sequelize } from "sequelize";
+import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
 import type { ApprovalMode, RunUsage } from "./host/host-protocol.js";
 
 /**
@@ -119,6 +119,15 @@ export async function finishRun(sequelize: Sequelize, runId: string, status: Exc
     });
     await sequelize.query("UPDATE intern_questions SET status = 'closed' WHERE run_id = :runId AND status = 'pending'", { replacements: { runId }, transaction });
   });
+}
+
+/** Ends every open run of the intern: its host is gone or stopped, and the runs with it. */
+export async function endOpenRuns(sequelize: Sequelize, internId: string, transaction: Transaction): Promise<void> {
+  await sequelize.query("UPDATE intern_runs SET status = 'ended', ended_at = now() WHERE intern_id = :internId AND status IN ('running', 'paused')", {
+    replacements: { internId },
+    transaction,
+  });
+  await sequelize.query("UPDATE intern_questions SET status = 'closed' WHERE intern_id = :internId AND status = 'pending'", { replacements: { internId }, transaction });
 }
 
 /** Prompts and answers of the intern in the last minute, on every instance. */

@@ -14,6 +14,9 @@ export interface InternRow extends InternRecord {
   /** Bumped by every provision, suspend and delete: a boot writes only while it is still current. */
   provisionGeneration: number;
   creatorUserId: string | null;
+  /** Restarts after a lost runtime within the supervisor's window (intern-supervisor.ts). */
+  recoveries: number;
+  recoveredAt: Date | null;
 }
 
 interface StoredIntern {
@@ -35,6 +38,8 @@ interface StoredIntern {
   provision_generation: number;
   creator_key_hash: string;
   creator_user_id: string | null;
+  recoveries: number;
+  recovered_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -66,6 +71,8 @@ function fromStored(row: StoredIntern): InternRow {
     provisionGeneration: row.provision_generation,
     creatorKeyHash: row.creator_key_hash,
     creatorUserId: row.creator_user_id,
+    recoveries: row.recoveries,
+    recoveredAt: row.recovered_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -152,9 +159,22 @@ export interface InternChange {
   progress?: { label: string; step: number; total: number } | null;
   /** Starts a new generation: boots of older ones stop writing. */
   newGeneration?: boolean;
+  /** This instance takes (or keeps) the runtime lease: it does the host work of the new state. */
+  lease?: RuntimeLease;
+  /** A restart after a lost runtime: `recoveries` becomes this count, `recovered_at` now (0 resets both). */
+  recoveries?: number;
 }
 
-const COLUMNS: Record<Exclude<keyof InternChange, "progress" | "newGeneration">, string> = {
+/** A gateway instance's hold on the host work of the interns it provisions, keeps or tears down. */
+export interface RuntimeLease {
+  owner: string;
+  ms: number;
+}
+
+/** Statuses whose host work an instance holds a lease on (migration 0012). */
+export const LEASED_STATUSES: readonly InternStatusName[] = ["provisioning", "running", "destroying"];
+
+const COLUMNS: Record<Exclude<keyof InternChange, "progress" | "newGeneration" | "lease" | "recoveries">, string> = {
   name: "name",
   description: "description",
   instructions: "instructions",
@@ -190,6 +210,15 @@ export async function changeIntern(
     replacements.progressTotal = change.progress?.total ?? null;
   }
   if (change.newGeneration) sets.push("provision_generation = provision_generation + 1");
+  if (change.lease) {
+    sets.push("runtime_owner = :leaseOwner", "runtime_lease_until = now() + make_interval(secs => :leaseSeconds)");
+    replacements.leaseOwner = change.lease.owner;
+    replacements.leaseSeconds = change.lease.ms / 1000;
+  }
+  if (change.recoveries !== undefined) {
+    sets.push("recoveries = :recoveries", "recovered_at = CASE WHEN :recoveries > 0 THEN now() END");
+    replacements.recoveries = change.recoveries;
+  }
   const where = ["id = :id"];
   if (condition.from) {
     where.push("status IN (:from)");
@@ -211,4 +240,38 @@ export async function deleteIntern(sequelize: Sequelize, id: string, generation:
     replacements: { id, generation },
   })) as [unknown[], unknown];
   return rows.length > 0;
+}
+
+/** Extends every lease `lease.owner` holds: that instance is alive and still doing their host work. */
+export async function renewRuntimeLeases(sequelize: Sequelize, lease: RuntimeLease): Promise<void> {
+  await sequelize.query(
+    "UPDATE interns SET runtime_lease_until = now() + make_interval(secs => :seconds) WHERE runtime_owner = :owner AND status IN (:leased)",
+    { replacements: { owner: lease.owner, seconds: lease.ms / 1000, leased: LEASED_STATUSES } },
+  );
+}
+
+/**
+ * Gives up `owner`'s leases (all of them, or one intern's while it is still in `generation`) so
+ * that the next supervisor round of any instance takes those interns over at once instead of
+ * waiting for the leases to lapse.
+ */
+export async function releaseRuntimeLeases(sequelize: Sequelize, owner: string, only?: { internId: string; generation: number }): Promise<void> {
+  await sequelize.query(
+    `UPDATE interns SET runtime_owner = NULL, runtime_lease_until = now()
+      WHERE runtime_owner = :owner AND status IN (:leased) ${only ? "AND id = :internId AND provision_generation = :generation" : ""}`,
+    { replacements: { owner, internId: only?.internId ?? null, generation: only?.generation ?? null, leased: LEASED_STATUSES } },
+  );
+}
+
+/** Interns whose runtime lease lapsed (or that never had one), locked for `transaction`; others' claims are skipped. */
+export async function lockLapsedInterns(sequelize: Sequelize, limit: number, transaction: Transaction): Promise<InternRow[]> {
+  const rows = await sequelize.query<StoredIntern>(
+    `SELECT * FROM interns
+      WHERE status IN (:leased) AND (runtime_lease_until IS NULL OR runtime_lease_until < now())
+      ORDER BY runtime_lease_until NULLS FIRST
+      LIMIT :limit
+      FOR UPDATE SKIP LOCKED`,
+    { type: QueryTypes.SELECT, replacements: { leased: LEASED_STATUSES, limit }, transaction },
+  );
+  return rows.map(fromStored);
 }

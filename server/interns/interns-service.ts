@@ -13,7 +13,7 @@ import { changedFields } from "../core/update-mask.js";
 import type { Deps } from "../deps.js";
 import { createInternVault, isInternVaultOf } from "../vault/vault-store.js";
 import { revealDaemon } from "./intern-daemon.js";
-import { internLifecycle } from "./intern-lifecycle.js";
+import type { InternLifecycle } from "./intern-lifecycle.js";
 import type { InternStatusName } from "./intern-record.js";
 import { internScopeOf, requireNotOwnKey, requireVisibleIntern } from "./intern-scope.js";
 import { changeIntern, insertIntern, listInterns, type InternChange, type InternRow } from "./intern-store.js";
@@ -23,7 +23,7 @@ import { toIntern } from "./intern-wire.js";
  * Intern records (spec 2.8, 2.9, 4.7 except chat): create, list, get, update, provision, suspend,
  * delete and daemon access. The chat relay lives with the runtime (its own file) and is merged in
  * beside these methods in services.ts:
- *   `{ ...internRecordsService(deps), ...internChatService(deps) }`.
+ *   `{ ...internRecordsService(deps, lifecycle), ...internChatService(deps) }`.
  * The programme gate (404 outside it) and the refusal of regional hostnames run before any handler
  * (core/auth.ts, intern-global-host.ts); the scope rule is intern-scope.ts.
  */
@@ -32,9 +32,8 @@ export type InternRecordMethods = Omit<ServiceImpl<typeof InternsService>, "chat
 const DEFAULT_PAGE = 50;
 const EDITABLE: readonly InternStatusName[] = ["queued", "provisioning", "running", "failed", "stopped"];
 
-export function internRecordsService(deps: Deps): InternRecordMethods {
+export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): InternRecordMethods {
   const { sequelize, catalog } = deps;
-  const lifecycle = internLifecycle(deps);
 
   function requireOwnWorkspace(caller: Caller, workspaceId: string): void {
     // No fallback to another workspace, and none is confirmed to exist.

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { QueryTypes } from "sequelize";
 import * as assert from "uvu/assert";
@@ -50,7 +51,7 @@ test("provisioning starts a host process on 127.0.0.1 with its own working direc
   // start is idempotent for a running host.
   const steps: number[] = [];
   const intern = (await readInternById(env.gw.gateway.sequelize, internId))!;
-  const again = await env.hosts.start({ intern, apiKey: "unused", onStep: (step) => steps.push(step.number) }, AbortSignal.timeout(5000));
+  const again = await env.hosts.start({ intern, apiKey: "unused", onStep: (step) => steps.push(step.number), onExit: () => undefined }, AbortSignal.timeout(5000));
   assert.equal(again, access);
   assert.equal(steps, [], "nothing was started again");
   assert.is(env.hosts.pid(internId), row.pid);
@@ -104,3 +105,24 @@ test("delete stops the host and forgets it", async ({ env }) => {
 });
 
 test.run();
+
+/** This machine's first address other machines could use; loopback when it has none. */
+const externalAddress = Object.values(os.networkInterfaces())
+  .flat()
+  .find((address) => address !== undefined && address.family === "IPv4" && !address.internal)?.address ?? "127.0.0.1";
+const reachable = runtimeSuite("interns: hosts reachable from other machines", {
+  settings: { GATEWAY_INTERN_HOST_LISTEN: "0.0.0.0", GATEWAY_INTERN_HOST_ADVERTISE: externalAddress },
+});
+
+reachable("GATEWAY_INTERN_HOST_LISTEN and _ADVERTISE: the host listens on every address, its origin names the advertised one, the relay uses it", async ({ env }) => {
+  const internId = await runningInternId(env, "reachable");
+  const access = await daemonAccess(env, internId);
+  assert.match(access.origin, new RegExp(`^http://${externalAddress.replaceAll(".", "\\.")}:\\d+$`));
+  assert.is((await hostApi(access, "GET", "/health")).status, 200);
+  assert.is((await hostApi({ ...access, origin: access.origin.replace(externalAddress, "127.0.0.1") }, "GET", "/health")).status, 200, "and on loopback");
+  env.upstream.scripts.define("reachable", [{ reply: "over the advertised origin" }]);
+  const stream = await ChatStream.open(env.gw.url, env.key, internId, { stream: true, messages: [{ role: "user", content: "[script:reachable] hi" }] });
+  assert.is(contentOf(await stream.rest()), "over the advertised origin");
+});
+
+reachable.run();

@@ -11,6 +11,7 @@ import * as nativeBatches from "./0008-native-batches.js";
 import * as interns from "./0009-interns.js";
 import * as vault from "./0010-vault.js";
 import * as internRuns from "./0011-intern-runs.js";
+import * as internRuntimeLeases from "./0012-intern-runtime-leases.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
@@ -25,4 +26,5 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0009-interns", ...interns },
   { name: "0010-vault", ...vault },
   { name: "0011-intern-runs", ...internRuns },
+  { name: "0012-intern-runtime-leases", ...internRuntimeLeases },
 ];

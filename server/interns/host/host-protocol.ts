@@ -6,7 +6,7 @@ import type { InternRuntimeConfig } from "../../config.js";
  * The parent gateway talks to its child over the Node IPC channel: the configuration with the
  * credentials (never in argv or the environment, where `ps` and /proc would show them), the
  * secret releases of the fetch tool, and shutdown. Everyone else (the relay of any gateway
- * instance, a terminal client holding the daemon token) uses the host's HTTP API on 127.0.0.1,
+ * instance, a terminal client holding the daemon token) uses the host's HTTP API (127.0.0.1 unless configured),
  * every request with `Authorization: Bearer <token>`:
  *
  * - `GET /health` → 200 {intern_id, open_runs}
@@ -51,6 +51,8 @@ export interface HostConfig {
   limits: HostLimits;
   /** Fixed addresses for the fetch tool's host names. */
   fetchResolve: Record<string, string>;
+  /** Address the HTTP API listens on (127.0.0.1 unless instances on other machines relay to it). */
+  listenAddress: string;
 }
 
 export interface ReleasedSecret {

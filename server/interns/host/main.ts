@@ -9,7 +9,7 @@ import { SessionStore } from "./session-store.js";
 /**
  * An intern host: one intern's agent runtime in its own process, started by the gateway
  * (server/interns/host-manager.ts) with an IPC channel. It takes its configuration over that
- * channel, listens on 127.0.0.1 on a random port, says `ready`, and exits when told to or when
+ * channel, listens on a random port (of 127.0.0.1 unless configured), says `ready`, and exits when told to or when
  * the gateway that started it goes away.
  */
 const send = process.send?.bind(process) as ((message: HostMessage) => boolean) | undefined;
@@ -87,6 +87,6 @@ process.on("disconnect", stop);
 process.on("SIGTERM", stop);
 
 const server = createHostServer(config, runs, stop);
-server.listen(0, "127.0.0.1", () => {
+server.listen(0, config.listenAddress, () => {
   send({ type: "ready", port: (server.address() as AddressInfo).port });
 });
