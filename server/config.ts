@@ -94,6 +94,11 @@ export interface InternRuntimeConfig {
   /** Model calls in one run before the intern ends it. */
   maxSteps: number;
   shellTimeoutMs: number;
+  /**
+   * A root gateway runs each intern's shell as uid (and gid) base + the intern's number, so one
+   * intern's commands reach neither the gateway's files nor another intern's. 0: as the gateway's user.
+   */
+  shellUidBase: number;
   /** stdout and stderr a shell command may return to the model (each), in bytes. */
   shellOutputBytes: number;
   fetchTimeoutMs: number;
@@ -189,6 +194,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       maxSteps: intVar(env, "GATEWAY_INTERN_MAX_STEPS", 50, 1, 10_000),
       shellTimeoutMs: intVar(env, "GATEWAY_INTERN_SHELL_TIMEOUT_MS", 60_000, 100, 3_600_000),
       shellOutputBytes: intVar(env, "GATEWAY_INTERN_SHELL_OUTPUT_BYTES", 65_536, 256, 16_777_216),
+      shellUidBase: intVar(env, "GATEWAY_INTERN_SHELL_UID_BASE", 100_000, 0, 2_000_000_000),
       fetchTimeoutMs: intVar(env, "GATEWAY_INTERN_FETCH_TIMEOUT_MS", 30_000, 100, 600_000),
       fetchBodyBytes: intVar(env, "GATEWAY_INTERN_FETCH_BODY_BYTES", 262_144, 256, 16_777_216),
       fetchResolve: resolveVar(env, "GATEWAY_INTERN_FETCH_RESOLVE"),

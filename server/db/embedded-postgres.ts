@@ -5,6 +5,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { makeTraversable } from "../core/traversable.js";
 import type { Logger } from "../logger.js";
 
 /**
@@ -36,6 +37,7 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
   const runAs = process.getuid?.() === 0 ? ensureOsUser() : undefined;
 
   await fs.mkdir(dataDir, { recursive: true, mode: 0o755 });
+  // The postgres user must reach the cluster directory through every parent directory.
   if (runAs) await makeTraversable(dataDir);
   const password = await readOrCreatePassword(passwordFile);
 
@@ -77,14 +79,6 @@ function ensureOsUser(): { uid: number; gid: number } {
   } catch {
     execFileSync("useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", OS_USER]);
     return { uid: idOf("-u"), gid: idOf("-g") };
-  }
-}
-
-/** The postgres user must reach the cluster directory through every parent directory. */
-async function makeTraversable(dir: string): Promise<void> {
-  for (let current = dir; current !== path.dirname(current); current = path.dirname(current)) {
-    const { mode } = await fs.stat(current);
-    if ((mode & 0o001) === 0) await fs.chmod(current, mode | 0o001);
   }
 }
 

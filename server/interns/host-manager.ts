@@ -1,15 +1,14 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdir } from "node:fs/promises";
-import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { QueryTypes, type Sequelize } from "sequelize";
-import type { GatewayConfig } from "../config.js";
+import type { GatewayConfig, InternRuntimeConfig } from "../config.js";
 import { open, seal } from "../core/secret-box.js";
 import type { Logger } from "../logger.js";
-import type { HostConfig, HostMessage, ParentMessage, ReleasedSecret } from "./host/host-protocol.js";
-import { hostCall } from "./intern-host-client.js";
+import type { HostConfig, HostLimits, HostMessage, ParentMessage, ReleasedSecret } from "./host/host-protocol.js";
+import { killProcessesOf, prepareInternHome, removeInternHome, shellIsolation, type ShellUser } from "./intern-home.js";
+import { HostCallError, hostCall } from "./intern-host-client.js";
 import type { InternHostAccess, InternHosts, InternHostStart } from "./intern-hosts.js";
 
 /**
@@ -41,6 +40,7 @@ interface LocalHost {
   access: InternHostAccess;
   exited: Promise<void>;
   onExit(): void;
+  shellUser: ShellUser | null;
   /** Set when this gateway stops it: any other exit is a crash. */
   stopping: boolean;
   /** Settles once the exit is handled (the row is gone). */
@@ -59,7 +59,7 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
   const local = new Map<string, LocalHost>();
   const starting = new Map<string, Promise<InternHostAccess>>();
 
-  async function healthy(access: InternHostAccess, signal?: AbortSignal): Promise<boolean> {
+  async function healthy(access: InternHostAccess, signal: AbortSignal): Promise<boolean> {
     try {
       return (await hostCall(access, "GET", "/health", undefined, limits.hostTimeoutMs, signal)).status === 200;
     } catch {
@@ -67,28 +67,30 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
     }
   }
 
-  async function launch({ intern, apiKey, onStep, onExit }: InternHostStart, signal: AbortSignal): Promise<InternHostAccess> {
-    const running = local.get(intern.id);
-    if (running && (await healthy(running.access, signal))) return running.access;
-    if (running) await stopLocal(running);
-    const recorded = await recordedHostAccess(sequelize, masterKey, intern.id);
-    if (recorded && (await healthy(recorded, signal))) return recorded;
+  if (!shellIsolation(config)) {
+    log.warn("intern shells run as the gateway's own OS user: an intern's commands can read what the gateway can (run as root for an OS user per intern)");
+  }
 
+  async function launch({ intern, apiKey, onStep, onExit }: InternHostStart, signal: AbortSignal): Promise<InternHostAccess> {
+    // Never an earlier host: each start comes with a new key, and the old host holds a revoked one.
+    await stopAny(intern.id);
     const step = (number: number, label: string) => onStep({ number, total: TOTAL_STEPS, label });
     step(1, "Preparing the working directory");
-    const home = path.join(config.dataDir, "interns", intern.id);
-    const workDir = path.join(home, "work");
-    await mkdir(workDir, { recursive: true });
+    const home = await prepareInternHome(config, sequelize, intern.id);
+    // What the shell of a host that crashed left running.
+    if (home.shellUser) await killProcessesOf(home.shellUser);
     signal.throwIfAborted();
 
     step(2, "Starting the runtime");
     const token = randomBytes(32).toString("base64url");
     const child = spawn(process.execPath, ["--import", TSX_LOADER, HOST_MAIN], {
-      cwd: home,
-      // Not the gateway's environment: its database URL, master key and provider keys stay out.
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: workDir, LANG: "C.UTF-8", ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}) },
+      cwd: home.home,
+      // Not the gateway's environment: its database URL, master key and provider keys are not passed on.
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home.workDir, LANG: "C.UTF-8", ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}) },
       stdio: ["ignore", "pipe", "pipe", "ipc"],
     });
+    // A failed spawn or IPC send is an `error` event; unheard, it would end the gateway.
+    child.on("error", (err) => log.warn({ internId: intern.id, err: err.message }, "intern host process error"));
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on("line", (line) => log.warn({ internId: intern.id, line: line.slice(0, 500) }, "intern host output"));
@@ -101,9 +103,10 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
       // The record keeps "" for "not set".
       model: intern.model || null,
       instructions: intern.instructions,
-      workDir,
-      stateDir: path.join(home, "state"),
-      limits: { ...limits, interactionTimeoutMs: limits.interactionTimeoutSeconds * 1000, runTimeoutMs: limits.runTimeoutSeconds * 1000 },
+      workDir: home.workDir,
+      stateDir: home.stateDir,
+      shellUser: home.shellUser,
+      limits: hostLimits(limits),
       fetchResolve: limits.fetchResolve,
       listenAddress: limits.hostListen,
     };
@@ -118,10 +121,15 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
          ON CONFLICT (intern_id) DO UPDATE SET origin = EXCLUDED.origin, sealed_token = EXCLUDED.sealed_token, instance_id = EXCLUDED.instance_id, pid = EXCLUDED.pid, started_at = now()`,
         { replacements: { internId: intern.id, origin: access.origin, sealed: seal(masterKey, token, tokenContext(intern.id)), instanceId, pid: child.pid ?? null } },
       );
-      const host: LocalHost = { child, access, exited, onExit, stopping: false, forgotten: Promise.resolve() };
+      const host: LocalHost = { child, access, exited, onExit, shellUser: home.shellUser, stopping: false, forgotten: Promise.resolve() };
       host.forgotten = exited.then(() => forget(intern.id, host));
       local.set(intern.id, host);
       child.on("message", (message: HostMessage) => answerChild(intern.id, child, message));
+      // Cancelled while registering: a suspend or delete already looked for this host and found none.
+      if (signal.aborted) {
+        await stopLocal(host);
+        signal.throwIfAborted();
+      }
       log.info({ internId: intern.id, origin: access.origin, pid: child.pid }, "intern host started");
       return access;
     } catch (err) {
@@ -147,6 +155,7 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
 
   async function forget(internId: string, host: LocalHost): Promise<void> {
     if (local.get(internId) === host) local.delete(internId);
+    if (host.shellUser) await killProcessesOf(host.shellUser);
     const exit = { internId, code: host.child.exitCode, signal: host.child.signalCode };
     if (host.stopping) log.info(exit, "intern host stopped");
     else log.warn(exit, "intern host exited unexpectedly");
@@ -156,6 +165,17 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
       })
       .catch((err: unknown) => log.warn({ internId, err: (err as Error).message }, "could not unregister an intern host"));
     if (!host.stopping) host.onExit();
+  }
+
+  /** Stops the intern's host wherever it runs; waits for a start in progress here first. */
+  async function stopAny(internId: string): Promise<void> {
+    await starting.get(internId)?.catch(() => undefined);
+    const host = local.get(internId);
+    if (host) return stopLocal(host);
+    // Another instance's child: asked to stop over its API.
+    const recorded = await recordedHostAccess(sequelize, masterKey, internId);
+    if (recorded) await hostCall(recorded, "POST", "/shutdown", undefined, limits.hostTimeoutMs).catch(() => undefined);
+    await sequelize.query("DELETE FROM intern_hosts WHERE intern_id = :internId", { replacements: { internId } });
   }
 
   async function stopLocal(host: LocalHost): Promise<void> {
@@ -178,18 +198,25 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
       return started;
     },
 
-    async stop(internId) {
-      const host = local.get(internId);
-      if (host) return stopLocal(host);
-      // Another instance's child: asked to stop over its API.
-      const recorded = await recordedHostAccess(sequelize, masterKey, internId);
-      if (recorded) await hostCall(recorded, "POST", "/shutdown", undefined, limits.hostTimeoutMs).catch(() => undefined);
-      await sequelize.query("DELETE FROM intern_hosts WHERE intern_id = :internId", { replacements: { internId } });
+    stop: stopAny,
+
+    async destroy(internId) {
+      await stopAny(internId);
+      await removeInternHome(config, internId);
     },
+
+    recorded: (internId) => recordedHostAccess(sequelize, masterKey, internId),
 
     async access(internId, signal) {
       const recorded = await recordedHostAccess(sequelize, masterKey, internId);
-      return recorded && (await healthy(recorded, signal)) ? recorded : undefined;
+      if (!recorded) return undefined;
+      try {
+        return (await hostCall(recorded, "GET", "/health", undefined, limits.hostTimeoutMs, signal)).status === 200 ? recorded : undefined;
+      } catch (err) {
+        // A host that does not answer in time is not a host that is gone (the daemon route's 408).
+        if (err instanceof HostCallError && err.kind === "timeout") throw err;
+        return undefined;
+      }
     },
 
     async close() {
@@ -202,11 +229,24 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
   };
 }
 
-/**
- * Where the intern's host listens, as recorded by the instance that started it, without asking
- * the host: the relay's own call then tells an unreachable host (502) from a slow one (504).
- */
-export async function recordedHostAccess(sequelize: Sequelize, masterKey: Buffer, internId: string): Promise<InternHostAccess | undefined> {
+/** The settings the host applies itself, and nothing else of the configuration. */
+function hostLimits(limits: InternRuntimeConfig): HostLimits {
+  const { maxOpenRuns, replayBytes, maxSteps, shellTimeoutMs, shellOutputBytes, fetchTimeoutMs, fetchBodyBytes } = limits;
+  return {
+    maxOpenRuns,
+    replayBytes,
+    maxSteps,
+    shellTimeoutMs,
+    shellOutputBytes,
+    fetchTimeoutMs,
+    fetchBodyBytes,
+    interactionTimeoutMs: limits.interactionTimeoutSeconds * 1000,
+    runTimeoutMs: limits.runTimeoutSeconds * 1000,
+  };
+}
+
+/** Where the intern's host listens, as recorded by the instance that started it. */
+async function recordedHostAccess(sequelize: Sequelize, masterKey: Buffer, internId: string): Promise<InternHostAccess | undefined> {
   const [row] = await sequelize.query<{ origin: string; sealed_token: Buffer }>("SELECT origin, sealed_token FROM intern_hosts WHERE intern_id = :internId", {
     type: QueryTypes.SELECT,
     replacements: { internId },
@@ -230,17 +270,20 @@ function ready(child: ChildProcess, config: HostConfig, timeoutMs: number, signa
       if (message.type === "ready") done(undefined, message.port);
     };
     const onExit = (code: number | null) => done(new Error(`the intern's runtime exited while starting (code ${code})`));
+    const onError = (err: Error) => done(new Error(`the intern's runtime could not be started: ${err.message}`));
     const onAbort = () => done(signal.reason instanceof Error ? signal.reason : new Error("start aborted"));
     function done(err: Error | undefined, port?: number) {
       clearTimeout(timer);
       child.off("message", onMessage);
       child.off("exit", onExit);
+      child.off("error", onError);
       signal.removeEventListener("abort", onAbort);
       if (err) reject(err);
       else resolve(port!);
     }
     child.on("message", onMessage);
     child.once("exit", onExit);
+    child.once("error", onError);
     signal.addEventListener("abort", onAbort, { once: true });
     child.send({ type: "config", config } satisfies ParentMessage);
   });

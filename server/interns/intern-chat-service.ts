@@ -6,7 +6,6 @@ import { callerOf, type Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
 import type { Deps } from "../deps.js";
 import { isMember } from "../members/member-store.js";
-import { recordedHostAccess } from "./host-manager.js";
 import { internChatError, type InternChatReason } from "./intern-chat-errors.js";
 import { relayRun } from "./intern-chat-relay.js";
 import { chatTurnOf, type ChatTurn } from "./intern-chat-request.js";
@@ -36,7 +35,7 @@ export function internChatService(deps: Deps): Pick<ServiceImpl<typeof InternsSe
     const intern = await requireVisibleIntern(sequelize, caller, req.internId);
     await requireCreatorsInOrganization(caller, intern);
     if (intern.status !== "running") throw internChatError(409, "intern_not_running", `Intern ${intern.id} is ${intern.status}, not running`);
-    const access = await recordedHostAccess(sequelize, deps.secrets.masterKey, intern.id);
+    const access = await deps.internHosts.recorded(intern.id);
     if (!access) throw internChatError(502, "intern_unreachable", `The runtime of intern ${intern.id} is not reachable`);
     const relay = { deps, access, hostTimeoutMs: limits.hostTimeoutMs, internId: intern.id, model: intern.model || "default", signal: ctx.signal };
     if (turn.kind === "answer") {

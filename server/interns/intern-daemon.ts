@@ -2,6 +2,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import type { Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
 import type { Deps } from "../deps.js";
+import { HostCallError } from "./intern-host-client.js";
 import type { InternHostAccess } from "./intern-hosts.js";
 import { requireVisibleIntern } from "./intern-scope.js";
 import { failureMessage, type InternRow } from "./intern-store.js";
@@ -42,8 +43,8 @@ async function hostAccess(deps: Deps, intern: InternRow, callSignal: AbortSignal
   try {
     return await Promise.race([deps.internHosts.access(intern.id, signal), aborted]);
   } catch (err) {
-    if (limit.aborted) {
-      throw gatewayError(408, `Intern ${intern.id} did not answer within ${deps.config.internDaemonTimeoutMs} ms`, { reason: "timeout", retryable: true });
+    if (limit.aborted || (err instanceof HostCallError && err.kind === "timeout")) {
+      throw gatewayError(408, `The host of intern ${intern.id} did not answer in time`, { reason: "timeout", retryable: true });
     }
     if (callSignal.aborted) throw gatewayError(499, "The request was cancelled");
     deps.log.warn({ intern: intern.id, err: failureMessage(err) }, "intern daemon access failed");

@@ -31,11 +31,18 @@ export interface InternHostStart {
 }
 
 export interface InternHosts {
-  /** Starts the intern's host (idempotent for a running one); resolves once it answers its health check. */
+  /** Starts a new host for the intern (stopping any earlier one); resolves once it answers its health check. */
   start(request: InternHostStart, signal: AbortSignal): Promise<InternHostAccess>;
   /** Stops the host and ends its runs; no error when none runs. */
   stop(internId: string): Promise<void>;
-  /** The access of the intern's running host, or undefined when it does not run or does not answer. */
+  /** Stops the host and removes the intern's files (working directory, sessions) from this instance's disk. */
+  destroy(internId: string): Promise<void>;
+  /** Where the intern's host is registered, without asking it (the caller's own call tells unreachable from slow). */
+  recorded(internId: string): Promise<InternHostAccess | undefined>;
+  /**
+   * The access of the intern's running host, or undefined when it does not run or refuses; a host
+   * that does not answer in time is a HostCallError of kind `timeout`.
+   */
   access(internId: string, signal: AbortSignal): Promise<InternHostAccess | undefined>;
   /** Stops every host this gateway process started (shutdown). */
   close(): Promise<void>;

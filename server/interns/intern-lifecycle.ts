@@ -122,7 +122,7 @@ export function internLifecycle(deps: Deps): InternLifecycle {
       return;
     }
     log.warn({ intern: intern.id, recoveries }, "intern runtime lost; starting a new host");
-    transaction.afterCommit(() => boot(changed, apiKey, { replacing: true }));
+    transaction.afterCommit(() => boot(changed, apiKey));
   }
 
   async function fail(intern: InternRow, message: string, transaction: Transaction): Promise<void> {
@@ -132,8 +132,7 @@ export function internLifecycle(deps: Deps): InternLifecycle {
     transaction.afterCommit(() => void hosts.stop(intern.id).catch((err: unknown) => log.warn({ intern: intern.id, err: failureMessage(err) }, "failed intern host not stopped")));
   }
 
-  /** With `replacing`, whatever is left of a lost host (another instance's, still registered) is stopped first. */
-  function boot(intern: InternRow, apiKey: string, options: { replacing?: boolean } = {}): void {
+  function boot(intern: InternRow, apiKey: string): void {
     cancelBoot(intern.id);
     const abort = new AbortController();
     booting.set(intern.id, abort);
@@ -156,7 +155,6 @@ export function internLifecycle(deps: Deps): InternLifecycle {
           log.warn({ intern: intern.id, err: failureMessage(err) }, "lost intern runtime not released"),
         );
       try {
-        if (options.replacing) await hosts.stop(intern.id);
         access = await hosts.start({ intern, apiKey, onStep, onExit }, abort.signal);
       } catch (err) {
         failure = err;
@@ -247,7 +245,7 @@ export function internLifecycle(deps: Deps): InternLifecycle {
   async function teardown(intern: InternRow): Promise<void> {
     const generation = intern.provisionGeneration;
     try {
-      await hosts.stop(intern.id);
+      await hosts.destroy(intern.id);
     } catch (err) {
       await changeIntern(sequelize, intern.id, { status: "destroy_failed", lastFailureMessage: failureMessage(err) }, { from: ["destroying"], generation });
       return;

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { QueryTypes } from "sequelize";
@@ -19,6 +19,15 @@ interface HostRow {
   origin: string;
   sealed_token: Buffer;
   pid: number;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function hostRow(env: RuntimeEnv, internId: string): Promise<HostRow | undefined> {
@@ -48,13 +57,71 @@ test("provisioning starts a host process on 127.0.0.1 with its own working direc
     assert.not.ok(environ.includes(`${name}=`), `${name} is not in the host's environment`);
   }
 
-  // start is idempotent for a running host.
+  // Every start is a new host: the earlier one held the key of an earlier provisioning.
   const steps: number[] = [];
   const intern = (await readInternById(env.gw.gateway.sequelize, internId))!;
-  const again = await env.hosts.start({ intern, apiKey: "unused", onStep: (step) => steps.push(step.number), onExit: () => undefined }, AbortSignal.timeout(5000));
-  assert.equal(again, access);
-  assert.equal(steps, [], "nothing was started again");
-  assert.is(env.hosts.pid(internId), row.pid);
+  const again = await env.hosts.start({ intern, apiKey: "a newer key", onStep: (step) => steps.push(step.number), onExit: () => undefined }, AbortSignal.timeout(10_000));
+  assert.equal(steps, [1, 2, 3, 4], "a whole boot");
+  assert.is.not(again.token, access.token);
+  assert.is.not(env.hosts.pid(internId), row.pid);
+  assert.not.ok(alive(row.pid), "the earlier host is stopped");
+});
+
+/** The tool results the model saw in its latest call, parsed. */
+function toolResults(env: RuntimeEnv): Array<Record<string, unknown>> {
+  const messages = at(env.upstream.requests.at(-1)?.body, "messages") as Array<Record<string, unknown>>;
+  return messages.filter((message) => message.role === "tool").map((message) => JSON.parse(message.content as string) as Record<string, unknown>);
+}
+
+async function runScript(env: RuntimeEnv, internId: string, name: string, commands: string[]): Promise<Array<Record<string, unknown>>> {
+  env.upstream.scripts.define(name, [...commands.map(shellStep), { reply: "done" }]);
+  const stream = await ChatStream.open(env.gw.url, env.key, internId, { stream: true, messages: [{ role: "user", content: `[script:${name}] go` }] });
+  assert.is(contentOf(await stream.rest()), "done");
+  return toolResults(env);
+}
+
+function uidProcesses(uid: number): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) === uid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+test("each intern's shell is its own OS user (root gateway): it reads neither the gateway's files nor another intern's; what it leaves running ends with its host", async ({ env }) => {
+  const first = await runningInternId(env, "isolated-a");
+  const second = await runningInternId(env, "isolated-b");
+  const [secondUid] = await runScript(env, second, "iso-b", ["id -u", "echo private > note.txt"]);
+  if (process.getuid?.() !== 0) {
+    // Not root: no other user to run as; the shell is the gateway's user (README, "Runtime settings").
+    assert.is(String(secondUid!.stdout).trim(), String(process.getuid?.()));
+    return;
+  }
+  writeFileSync(path.join(env.dataDir, "probe.secret"), "the gateway's own", { mode: 0o600 });
+  const home = (id: string) => path.join(env.dataDir, "interns", id);
+  const results = await runScript(env, first, "iso-a", [
+    "id -u",
+    `cat ${path.join(env.dataDir, "probe.secret")}`,
+    `ls ${path.join(env.dataDir, "interns")}`,
+    `cat ${path.join(home(second), "work", "note.txt")}`,
+    `ls ${path.join(home(first), "state")}`,
+    "nohup sleep 300 >/dev/null 2>&1 &",
+  ]);
+  const [uid, secret, listing, otherNote, state] = results;
+  const firstUid = Number(String(uid!.stdout).trim());
+  assert.ok(firstUid >= 100_000 && firstUid !== Number(String(secondUid!.stdout).trim()), `own uids: ${firstUid}, ${String(secondUid!.stdout)}`);
+  for (const [what, result] of [["the gateway's files", secret], ["the list of interns", listing], ["another intern's files", otherNote], ["its host's sessions", state]] as const) {
+    assert.is.not(result!.exit_code, 0, `${what} are out of reach: ${JSON.stringify(result)}`);
+    assert.match(String(result!.stderr), /Permission denied/);
+  }
+  await eventually(async () => uidProcesses(firstUid).length > 0, "the background command runs");
+  assert.is((await call(env.gw.url, "POST", `/api/v1/interns/${first}/suspend`, { key: env.key })).status, 200);
+  await eventually(async () => uidProcesses(firstUid).length === 0, "nothing of the intern's user runs after its host stopped");
 });
 
 test("the shell is cut at its time limit and its output limit; its environment is its own", async ({ env }) => {
@@ -94,14 +161,16 @@ test("suspend stops the host; provision starts a new one, and a session continue
   assert.ok(JSON.stringify(env.upstream.requests[0]?.body).includes("remember the word banana"), "the new host read the session's conversation");
 });
 
-test("delete stops the host and forgets it", async ({ env }) => {
+test("delete stops the host, forgets it and removes its files", async ({ env }) => {
   const internId = await runningInternId(env, "temporary");
   const pid = env.hosts.pid(internId)!;
+  assert.ok(existsSync(path.join(env.dataDir, "interns", internId)));
   assert.is((await call(env.gw.url, "DELETE", `/api/v1/interns/${internId}`, { key: env.key })).status, 200);
   await eventually(async () => (await call(env.gw.url, "GET", `/api/v1/interns/${internId}`, { key: env.key })).status === 404, "the intern is gone");
   assert.is(env.hosts.pid(internId), undefined);
   assert.throws(() => process.kill(pid, 0));
   assert.is(await env.gw.gateway.deps.internHosts.access(internId, AbortSignal.timeout(5000)), undefined);
+  await eventually(async () => !existsSync(path.join(env.dataDir, "interns", internId)), "its working directory and sessions are removed");
 });
 
 test.run();

@@ -84,6 +84,14 @@ export class TestInternHosts implements InternHosts {
     await new Promise<void>((resolve) => host.server.close(() => resolve()));
   }
 
+  async destroy(internId: string): Promise<void> {
+    await this.stop(internId);
+  }
+
+  async recorded(internId: string): Promise<InternHostAccess | undefined> {
+    return this.hosts.get(internId)?.access;
+  }
+
   async access(internId: string, signal: AbortSignal): Promise<InternHostAccess | undefined> {
     const host = this.hosts.get(internId);
     if (!host) return undefined;

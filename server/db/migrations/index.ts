@@ -12,6 +12,7 @@ import * as interns from "./0009-interns.js";
 import * as vault from "./0010-vault.js";
 import * as internRuns from "./0011-intern-runs.js";
 import * as internRuntimeLeases from "./0012-intern-runtime-leases.js";
+import * as internShellUsers from "./0013-intern-shell-users.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
@@ -27,4 +28,5 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0010-vault", ...vault },
   { name: "0011-intern-runs", ...internRuns },
   { name: "0012-intern-runtime-leases", ...internRuntimeLeases },
+  { name: "0013-intern-shell-users", ...internShellUsers },
 ];

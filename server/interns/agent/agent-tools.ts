@@ -1,7 +1,7 @@
 import { PERMISSION_OPTIONS, type ApprovalMode, type QuestionArguments } from "../host/host-protocol.js";
 import { FetchRefused, runFetch, type FetchArguments, type FetchContext } from "./fetch-tool.js";
 import type { ToolCall, ToolDefinition } from "./model-client.js";
-import { runShell, type ShellLimits } from "./shell-tool.js";
+import { runShell, type ShellSettings } from "./shell-tool.js";
 
 /**
  * The tools an intern's model may call, and how a call becomes the text of its tool result.
@@ -49,7 +49,7 @@ export const AGENT_TOOLS: ToolDefinition[] = [
 export interface ToolContext {
   approvalMode: ApprovalMode;
   workDir: string;
-  shell: ShellLimits;
+  shell: ShellSettings;
   fetch: Omit<FetchContext, "signal">;
   signal: AbortSignal;
   /** Puts a `svc.provide_input` question to the user; resolves with the accepted answer. */

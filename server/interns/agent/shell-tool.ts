@@ -1,14 +1,35 @@
 import { spawn } from "node:child_process";
+import type { ShellUser } from "../intern-home.js";
 
 /**
- * The shell tool: `/bin/sh -c <command>` in the intern's own working directory, with a time
- * limit (the whole process group is killed) and an output limit (each stream cut at
- * `outputBytes`). The environment is a minimal one of its own: the host's credentials are not in
- * it, and HOME is the working directory.
+ * The shell tool: `/bin/sh -c <command>` in the intern's own working directory, as the intern's
+ * own OS user when the gateway gives it one (intern-home.ts), with a time limit (the whole process
+ * group is killed) and an output limit (each stream cut at `outputBytes`). The environment is a
+ * minimal one of its own: the host's credentials are not in it, and HOME is the working directory.
+ * What a command leaves running in the background lives until the host stops (`endShellGroups`).
  */
-export interface ShellLimits {
+export interface ShellSettings {
   timeoutMs: number;
   outputBytes: number;
+  /** The intern's own OS user; null: the host's user. */
+  user: ShellUser | null;
+}
+
+/** Process groups of this host's commands, some maybe still running in the background. */
+const groups = new Set<number>();
+
+/** Ends everything the shell started (the host is stopping). */
+export function endShellGroups(): void {
+  for (const pgid of groups) killGroup(pgid);
+  groups.clear();
+}
+
+function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
 }
 
 export interface ShellResult {
@@ -20,7 +41,8 @@ export interface ShellResult {
   timed_out: boolean;
 }
 
-export function runShell(command: string, workDir: string, limits: ShellLimits, signal: AbortSignal): Promise<ShellResult> {
+export function runShell(command: string, workDir: string, settings: ShellSettings, signal: AbortSignal): Promise<ShellResult> {
+  const { user } = settings;
   return new Promise((resolve, reject) => {
     const child = spawn("/bin/sh", ["-c", command], {
       cwd: workDir,
@@ -28,24 +50,23 @@ export function runShell(command: string, workDir: string, limits: ShellLimits, 
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group, so a timeout or cancel also ends what the command started.
       detached: true,
+      ...(user ? { uid: user.uid, gid: user.gid } : {}),
     });
-    const out = collector(limits.outputBytes);
-    const err = collector(limits.outputBytes);
+    const pgid = child.pid;
+    if (pgid !== undefined) groups.add(pgid);
+    const out = collector(settings.outputBytes);
+    const err = collector(settings.outputBytes);
     child.stdout.on("data", out.add);
     child.stderr.on("data", err.add);
     let timedOut = false;
-    const killGroup = () => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // Already gone.
-      }
+    const end = () => {
+      if (pgid !== undefined) killGroup(pgid);
     };
     const timer = setTimeout(() => {
       timedOut = true;
-      killGroup();
-    }, limits.timeoutMs);
-    const onAbort = () => killGroup();
+      end();
+    }, settings.timeoutMs);
+    const onAbort = () => end();
     signal.addEventListener("abort", onAbort, { once: true });
     child.once("error", (error) => {
       clearTimeout(timer);

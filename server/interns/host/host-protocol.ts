@@ -1,4 +1,5 @@
 import type { InternRuntimeConfig } from "../../config.js";
+import type { ShellUser } from "../intern-home.js";
 
 /**
  * What an intern host (this folder, its own process) and the gateway say to each other.
@@ -48,6 +49,8 @@ export interface HostConfig {
   workDir: string;
   /** Sessions (conversation history) of the host, outside the shell's reach by default. */
   stateDir: string;
+  /** The OS user the shell runs as (a root gateway's isolation); null: the host's own user. */
+  shellUser: ShellUser | null;
   limits: HostLimits;
   /** Fixed addresses for the fetch tool's host names. */
   fetchResolve: Record<string, string>;

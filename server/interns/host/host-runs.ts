@@ -215,7 +215,7 @@ export class HostRuns {
         tools: {
           approvalMode: run.approvalMode,
           workDir: config.workDir,
-          shell: { timeoutMs: config.limits.shellTimeoutMs, outputBytes: config.limits.shellOutputBytes },
+          shell: { timeoutMs: config.limits.shellTimeoutMs, outputBytes: config.limits.shellOutputBytes, user: config.shellUser },
           fetch: { release: this.deps.release, resolve: config.fetchResolve, timeoutMs: config.limits.fetchTimeoutMs, bodyBytes: config.limits.fetchBodyBytes },
           ask: (question) => run.ask(question),
           shellDecision,

@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { endShellGroups } from "../agent/shell-tool.js";
 import type { HostConfig, HostMessage, ParentMessage, ReleasedSecret } from "./host-protocol.js";
 import { HostRuns } from "./host-runs.js";
 import { createHostServer } from "./host-server.js";
@@ -65,6 +66,8 @@ function stop(): void {
   if (stopping) return;
   stopping = true;
   runs.cancelAll("the intern was stopped");
+  // Also what its commands left running in the background: nothing outlives the host.
+  endShellGroups();
   // The runs' last events are written; let them leave before the connections close.
   setImmediate(() => {
     server.close(() => process.exit(0));
