@@ -5,7 +5,7 @@ import { QueryTypes } from "sequelize";
 import * as assert from "uvu/assert";
 import { readInternById } from "../../server/interns/intern-store.js";
 import { at, call } from "../support/http.js";
-import { daemonAccess, eventually, hostApi } from "../support/intern-host-api.js";
+import { alive, daemonAccess, eventually, hostApi } from "../support/intern-host-api.js";
 import { ChatStream, contentOf, runningInternId, runtimeSuite, shellStep, type RuntimeEnv } from "../support/intern-runtime.js";
 
 /**
@@ -19,15 +19,6 @@ interface HostRow {
   origin: string;
   sealed_token: Buffer;
   pid: number;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function hostRow(env: RuntimeEnv, internId: string): Promise<HostRow | undefined> {

@@ -2,7 +2,7 @@ import { QueryTypes } from "sequelize";
 import * as assert from "uvu/assert";
 import { at, call } from "../support/http.js";
 import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
-import { eventually } from "../support/intern-host-api.js";
+import { alive, eventually } from "../support/intern-host-api.js";
 import { answerBody, ChatStream, contentOf, pausedQuestion, promptBody, runningInternId, runtimeSuite, shellStep, type RuntimeEnv } from "../support/intern-runtime.js";
 
 /**
@@ -33,15 +33,6 @@ async function internKeyHashes(env: RuntimeEnv, internId: string): Promise<strin
 async function recordedHostPid(env: RuntimeEnv, internId: string): Promise<number | undefined> {
   const [row] = await env.gw.gateway.sequelize.query<{ pid: number }>("SELECT pid FROM intern_hosts WHERE intern_id = :internId", { type: QueryTypes.SELECT, replacements: { internId } });
   return row?.pid;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Kills the intern's host process and waits until a new one runs the intern. */

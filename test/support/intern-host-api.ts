@@ -39,6 +39,16 @@ export async function hostRuns(access: DaemonAccess): Promise<HostRunView[]> {
 }
 
 /** Polls until `check` holds; fails after a generous guard so a broken suite never hangs. */
+/** Whether a process of this pid still exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function eventually<T>(check: () => Promise<T | undefined | null | false>, what: string): Promise<T> {
   for (let attempt = 0; attempt < 400; attempt++) {
     const value = await check();
