@@ -73,7 +73,7 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
 
   async function launch({ intern, apiKey, onStep, onExit }: InternHostStart, signal: AbortSignal): Promise<InternHostAccess> {
     // Never an earlier host: each start comes with a new key, and the old host holds a revoked one.
-    await stopAny(intern.id);
+    await stopRegistered(intern.id);
     const step = (number: number, label: string) => onStep({ number, total: TOTAL_STEPS, label });
     step(1, "Preparing the working directory");
     const home = await prepareInternHome(config, sequelize, intern.id);
@@ -170,6 +170,10 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
   /** Stops the intern's host wherever it runs; waits for a start in progress here first. */
   async function stopAny(internId: string): Promise<void> {
     await starting.get(internId)?.catch(() => undefined);
+    await stopRegistered(internId);
+  }
+
+  async function stopRegistered(internId: string): Promise<void> {
     const host = local.get(internId);
     if (host) return stopLocal(host);
     // Another instance's child: asked to stop over its API.
