@@ -24,21 +24,34 @@ export async function findPage<M extends Model>(
 
 /**
  * The one opaque-cursor rule for lists paged by a sort key (newest first, `has_more`): the key of
- * the page's last row as base64url JSON. A cursor that does not decode to `arity` strings is a 400.
+ * the page's last row as base64url JSON. A cursor this list did not give out is a 400.
  */
 export function encodeCursor(key: readonly string[]): string {
   return Buffer.from(JSON.stringify(key)).toString("base64url");
 }
 
-export function decodeCursor(cursor: string, arity: number, field = "cursor"): string[] {
+interface CursorRule {
+  /** The request parameter that carries the cursor; `cursor` unless given. */
+  param?: string;
+  /** The response field that gave it out, i.e. what the caller should pass; `cursor` unless given. */
+  issuedAs?: string;
+  /**
+   * The list's check of each part's form. A part reaches SQL as a typed value, so anything
+   * but the exact form the list writes must stop here: a cast that fails in Postgres is a 500.
+   */
+  accept?: (key: readonly string[]) => boolean;
+}
+
+export function decodeCursor(cursor: string, arity: number, rule: CursorRule = {}): string[] {
   let key: unknown;
   try {
     key = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
   } catch {
     key = undefined;
   }
-  if (!Array.isArray(key) || key.length !== arity || !key.every((part) => typeof part === "string")) {
-    throw gatewayError(400, `${field} is not a cursor this list gave out; pass the previous page's ${field} unchanged`);
+  const parts = Array.isArray(key) && key.length === arity && key.every((part) => typeof part === "string") ? (key as string[]) : undefined;
+  if (!parts || (rule.accept && !rule.accept(parts))) {
+    throw gatewayError(400, `${rule.param ?? "cursor"} is not a cursor this list gave out; pass the previous page's ${rule.issuedAs ?? "cursor"} unchanged`);
   }
-  return key as string[];
+  return parts;
 }

@@ -19,6 +19,32 @@ export interface LookupOptions {
   attributes?: FindOptions["attributes"];
 }
 
+/**
+ * The key's own workspace, for resources that live in exactly one workspace (interns, vaults).
+ * The organization comes from the caller's organization row, as in `inOrganization`: that is the
+ * row authentication resolved and gated (entitlements), so every scope filter names one source.
+ */
+export interface WorkspaceScope {
+  organizationId: string;
+  workspaceId: string;
+}
+
+export function workspaceOf(caller: Caller): WorkspaceScope {
+  return { ...inOrganization(caller), workspaceId: caller.key.workspaceId };
+}
+
+/**
+ * A `workspace_id` a request names must be the key's own: there is no fallback to another
+ * workspace, and the 404 does not confirm that the named one exists.
+ */
+export function requireKeyWorkspace(caller: Caller, workspaceId: string): void {
+  if (workspaceId.toLowerCase() !== caller.key.workspaceId) throw workspaceNotFound(workspaceId);
+}
+
+export function workspaceNotFound(workspaceId: string) {
+  return gatewayError(404, `Workspace ${workspaceId} not found`, { reason: "not_found", retryable: false });
+}
+
 /** One row of the caller's organization matching `where`, or a 404 saying `notFound`. */
 export async function findInOrganization<M extends Model<{ organizationId: string }>>(
   model: ModelStatic<M>,

@@ -239,13 +239,18 @@ function notFound(id: string) {
 }
 
 function ownCursor(cursor: string): [string, string] {
-  const [location, at, id] = decodeCursor(cursor, 3);
-  if (location !== "own" || !OWN_CURSOR_AT.test(at!)) throw gatewayError(400, "cursor belongs to another list; pass the previous page's cursor unchanged");
+  const [, at, id] = decodeCursor(cursor, 3, { accept: ([location, at]) => location === "own" && isCursorTime(at!) });
   return [at!, id!];
 }
 
+/** The form the list writes, and a real time: a date Postgres cannot cast (month 13, year 0) would be a 500. */
+function isCursorTime(at: string): boolean {
+  if (!OWN_CURSOR_AT.test(at) || at.startsWith("0000")) return false;
+  const seconds = `${at.slice(0, 19)}Z`;
+  return !Number.isNaN(Date.parse(seconds)) && new Date(seconds).toISOString().slice(0, 19) === at.slice(0, 19);
+}
+
 function providerCursor(cursor: string, provider: ProviderKind): string {
-  const [location, id] = decodeCursor(cursor, 2);
-  if (location !== provider) throw gatewayError(400, "cursor belongs to another list; pass the previous page's cursor unchanged");
+  const [, id] = decodeCursor(cursor, 2, { accept: ([location]) => location === provider });
   return id!;
 }

@@ -1,4 +1,3 @@
-import type { Caller } from "../core/auth.js";
 import type { InternRecord } from "./intern-record.js";
 
 /**
@@ -47,6 +46,3 @@ export interface InternHosts {
   /** Stops every host this gateway process started (shutdown). */
   close(): Promise<void>;
 }
-
-/** Scope rule for every intern route (records, chat, daemon, vault): implemented in intern-scope.ts. */
-export type FindVisibleIntern = (caller: Caller, internId: string) => Promise<InternRecord | undefined>;

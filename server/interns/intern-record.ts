@@ -18,5 +18,5 @@ export interface InternRecord {
   /** Hash of the key that created it: its creator's membership decides 403 on chat. */
   creatorKeyHash: string;
   createdAt: Date;
-  updatedAt: Date | null;
+  updatedAt: Date;
 }

@@ -1,9 +1,8 @@
 import type { Sequelize, Transaction } from "sequelize";
 import type { Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
-import { confinedInternOf } from "../core/scope.js";
+import { confinedInternOf, workspaceOf } from "../core/scope.js";
 import { UUID_PATTERN } from "../core/text-rules.js";
-import type { FindVisibleIntern } from "./intern-hosts.js";
 import { readIntern, type InternRow, type InternScopeFilter } from "./intern-store.js";
 
 /**
@@ -13,19 +12,14 @@ import { readIntern, type InternRow, type InternScopeFilter } from "./intern-sto
  * daemon, vault) goes through here.
  */
 export function internScopeOf(caller: Caller): InternScopeFilter {
-  return { organizationId: caller.key.organizationId, workspaceId: caller.key.workspaceId, onlyInternId: confinedInternOf(caller) };
+  return { ...workspaceOf(caller), onlyInternId: confinedInternOf(caller) };
 }
 
 export function internNotFound(internId: string) {
   return gatewayError(404, `Intern ${internId} not found`, { reason: "not_found", retryable: false });
 }
 
-/** The seam's scope rule (intern-hosts.ts), for the chat relay and the vault. */
-export function visibleInterns(sequelize: Sequelize): FindVisibleIntern {
-  return (caller, internId) => findVisibleIntern(sequelize, caller, internId);
-}
-
-export async function findVisibleIntern(
+async function findVisibleIntern(
   sequelize: Sequelize,
   caller: Caller,
   internId: string,

@@ -4,10 +4,10 @@ import { UniqueConstraintError } from "sequelize";
 import { UpdateInternRequestSchema, type InternsService } from "../../gen/gateway/v1/interns_pb.js";
 import type { Catalog } from "../catalog/catalog.js";
 import { findCatalogModel } from "../catalog/model-lookup.js";
-import { callerOf, type Caller } from "../core/auth.js";
+import { callerOf } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
 import { decodeCursor, encodeCursor } from "../core/pagination.js";
-import { requireWorkspaceKey } from "../core/scope.js";
+import { requireKeyWorkspace, requireWorkspaceKey, workspaceOf } from "../core/scope.js";
 import { UUID_PATTERN } from "../core/text-rules.js";
 import { changedFields } from "../core/update-mask.js";
 import type { Deps } from "../deps.js";
@@ -35,11 +35,6 @@ const EDITABLE: readonly InternStatusName[] = ["queued", "provisioning", "runnin
 export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): InternRecordMethods {
   const { sequelize, catalog } = deps;
 
-  function requireOwnWorkspace(caller: Caller, workspaceId: string): void {
-    // No fallback to another workspace, and none is confirmed to exist.
-    if (workspaceId.toLowerCase() !== caller.key.workspaceId) throw gatewayError(404, `Workspace ${workspaceId} not found`, { reason: "not_found", retryable: false });
-  }
-
   function duplicateName(err: unknown, name: string | undefined): unknown {
     return err instanceof UniqueConstraintError ? gatewayError(409, `You already have an intern named '${name}' in this workspace`) : err;
   }
@@ -48,9 +43,9 @@ export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): In
     async createIntern(req, ctx) {
       const caller = callerOf(ctx);
       requireWorkspaceKey(caller);
-      requireOwnWorkspace(caller, req.workspaceId);
+      requireKeyWorkspace(caller, req.workspaceId);
       const model = offeredModel(catalog, req.model);
-      const owner = { organizationId: caller.key.organizationId, workspaceId: caller.key.workspaceId };
+      const owner = workspaceOf(caller);
       try {
         const intern = await sequelize.transaction(async (transaction) => {
           if (req.vaultId !== undefined && !(await isInternVaultOf(sequelize, owner, req.vaultId.toLowerCase(), transaction))) {
@@ -84,7 +79,7 @@ export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): In
 
     async listInterns(req, ctx) {
       const caller = callerOf(ctx);
-      if (req.workspaceId !== undefined) requireOwnWorkspace(caller, req.workspaceId);
+      if (req.workspaceId !== undefined) requireKeyWorkspace(caller, req.workspaceId);
       const limit = req.limit ?? DEFAULT_PAGE;
       const statuses = [...new Set(req.status.flatMap((item) => item.split(",")))] as InternStatusName[];
       const rows = await listInterns(sequelize, internScopeOf(caller), { statuses, limit: limit + 1, after: afterCursor(req.startingAfter) });
@@ -152,11 +147,21 @@ function offeredModel(catalog: Catalog, model: string | undefined): string | nul
   return model;
 }
 
+/**
+ * The (created_at, id) of `next_cursor`, exactly as `listInterns` writes it: `toISOString` of a
+ * stored time and a UUID. Looser checks let through text that Postgres cannot cast (a 500):
+ * `Date.parse` takes "1" and "2024-02-30T…", and year 0000 or a six-digit year survives a
+ * round trip through `Date` but not the cast.
+ */
+const ISSUED_AT = /^(?!0000)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+function isIssuedAt(text: string): boolean {
+  const at = new Date(text);
+  return ISSUED_AT.test(text) && !Number.isNaN(at.getTime()) && at.toISOString() === text;
+}
+
 function afterCursor(cursor: string | undefined): [string, string] | undefined {
   if (cursor === undefined) return undefined;
-  const [createdAt, id] = decodeCursor(cursor, 2, "starting_after");
-  if (Number.isNaN(Date.parse(createdAt!)) || !UUID_PATTERN.test(id!)) {
-    throw gatewayError(400, "starting_after is not a cursor this list gave out; pass the previous page's next_cursor unchanged");
-  }
+  const [createdAt, id] = decodeCursor(cursor, 2, { param: "starting_after", issuedAs: "next_cursor", accept: ([at, id]) => isIssuedAt(at!) && UUID_PATTERN.test(id!) });
   return [createdAt!, id!];
 }

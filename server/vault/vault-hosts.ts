@@ -8,9 +8,9 @@ import { gatewayError } from "../core/errors.js";
  */
 const LABEL = "[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?";
 const HOSTNAME = new RegExp(`^${LABEL}(?:\\.${LABEL})*$`);
-export const MAX_HOST_LENGTH = 254;
+const MAX_HOST_LENGTH = 254;
 
-export function normalizeHost(raw: string): string | undefined {
+function normalizeHost(raw: string): string | undefined {
   if (raw.length === 0 || raw.length > MAX_HOST_LENGTH) return undefined;
   const host = raw.toLowerCase().replace(/\.$/, "");
   return HOSTNAME.test(host) ? host : undefined;

@@ -18,6 +18,8 @@ const RELEASING: readonly InternStatusName[] = ["provisioning", "running"];
 export async function secretsForUrl(deps: Pick<Deps, "sequelize" | "secrets">, internId: string, url: string | URL): Promise<Array<{ name: string; value: string }>> {
   const host = requestHostOf(url);
   if (host === undefined) return [];
+  // Today the id is the host manager's own (a DB id), never the host's word. The check keeps this
+  // release fail-closed for any caller: a non-UUID would be a Postgres cast error, not "nothing".
   if (!UUID_PATTERN.test(internId)) return [];
   const intern = await readInternById(deps.sequelize, internId);
   // Only a live intern's tool sends requests; one being stopped or deleted gets nothing.

@@ -4,9 +4,9 @@ import { VaultSecretScope, type VaultService } from "../../gen/gateway/v1/vault_
 import { callerOf, type Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
 import { pageOf } from "../core/pagination.js";
-import { requireWorkspaceKey } from "../core/scope.js";
+import { requireWorkspaceKey, workspaceNotFound, workspaceOf } from "../core/scope.js";
 import type { Deps } from "../deps.js";
-import { requireVisibleIntern } from "../interns/intern-scope.js";
+import { internNotFound, requireVisibleIntern } from "../interns/intern-scope.js";
 import type { InternRow } from "../interns/intern-store.js";
 import { normalizeHosts } from "./vault-hosts.js";
 import {
@@ -57,8 +57,6 @@ export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
     return intern.vaultId;
   }
 
-  const owner = (caller: Caller) => ({ organizationId: caller.key.organizationId, workspaceId: caller.key.workspaceId });
-
   function deleted(outcome: DeleteOutcome, name: string, where: string): Record<string, never> {
     if (outcome === "missing") throw gatewayError(404, `No secret named '${name}' in ${where}`);
     if (outcome === "legacy_only") {
@@ -67,17 +65,25 @@ export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
     return {};
   }
 
-  async function store(vaultId: string, req: { name: string; hosts: string[]; value: string }) {
+  /** The workspace's vault went away under a request: only a deletion of the workspace does that. */
+  const workspaceGone = (caller: Caller) => workspaceNotFound(caller.key.workspaceId);
+
+  /** `gone` answers a vault deleted since the request found it (with its intern, say): a 404, not a failed write. */
+  async function store(vaultId: string, req: { name: string; hosts: string[]; value: string }, gone: () => Error) {
     const hosts = normalizeHosts(req.hosts);
-    const key = await vaultKey(sequelize, masterKey, vaultId);
-    return { data: toSecret(await putSecret(sequelize, key, { name: req.name, hosts, value: req.value })) };
+    const stored = await sequelize.transaction(async (transaction) => {
+      const key = await vaultKey(sequelize, masterKey, vaultId, transaction);
+      if (!key) throw gone();
+      return putSecret(sequelize, key, { name: req.name, hosts, value: req.value }, transaction);
+    });
+    return { data: toSecret(stored) };
   }
 
   return {
     async putInternSecret(req, ctx) {
       const intern = await requireVisibleIntern(sequelize, callerOf(ctx), req.internId);
       requireWritable();
-      return store(ownVault(intern), req);
+      return store(ownVault(intern), req, () => internNotFound(req.internId));
     },
 
     async listInternSecrets(req, ctx) {
@@ -103,14 +109,14 @@ export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
       const caller = callerOf(ctx);
       requireWorkspaceKey(caller);
       requireWritable();
-      const vaultId = await workspaceVaultId(sequelize, masterKey, owner(caller), { create: true });
-      return store(vaultId!, req);
+      const vaultId = await workspaceVaultId(sequelize, masterKey, workspaceOf(caller), { create: true });
+      return store(vaultId!, req, () => workspaceGone(caller));
     },
 
     async listWorkspaceSecrets(req, ctx) {
       const caller = callerOf(ctx);
       requireWorkspaceKey(caller);
-      const vaultId = await workspaceVaultId(sequelize, masterKey, owner(caller), { create: false });
+      const vaultId = await workspaceVaultId(sequelize, masterKey, workspaceOf(caller), { create: false });
       const { data, hasMore } = await listSecrets(sequelize, vaultId, pageOf(req, PAGE));
       return { data: data.map(toSecret), hasMore };
     },
@@ -119,7 +125,7 @@ export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
       const caller = callerOf(ctx);
       requireWorkspaceKey(caller);
       requireWritable();
-      const vaultId = await workspaceVaultId(sequelize, masterKey, owner(caller), { create: false });
+      const vaultId = await workspaceVaultId(sequelize, masterKey, workspaceOf(caller), { create: false });
       return deleted(await deleteSecret(sequelize, vaultId, req.name), req.name, "this workspace");
     },
 
@@ -133,7 +139,7 @@ export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
       const target = ownVault(intern);
       // All or nothing: every name is checked before the first copy is written.
       const copies = await sequelize.transaction(async (transaction) => {
-        const sourceId = await workspaceVaultId(sequelize, masterKey, owner(caller), { create: false, transaction });
+        const sourceId = await workspaceVaultId(sequelize, masterKey, workspaceOf(caller), { create: false, transaction });
         const sources = await sealedSecrets(sequelize, sourceId, req.names, transaction);
         const missing = req.names.filter((name) => !sources.has(name));
         if (missing.length > 0) throw gatewayError(404, `No workspace secret named ${missing.map((name) => `'${name}'`).join(", ")}; nothing was copied`);
@@ -142,7 +148,9 @@ export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
           throw gatewayError(409, `Workspace secret ${legacy.map((name) => `'${name}'`).join(", ")} has no hosts (stored before host-bound storage); store it again with hosts first. Nothing was copied`);
         }
         const sourceKey = await vaultKey(sequelize, masterKey, sourceId!, transaction);
+        if (!sourceKey) throw workspaceGone(caller);
         const targetKey = await vaultKey(sequelize, masterKey, target, transaction);
+        if (!targetKey) throw internNotFound(req.internId);
         const stored: SecretMeta[] = [];
         for (const name of req.names) {
           const source = sources.get(name)!;

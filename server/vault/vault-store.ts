@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
+import type { Page } from "../core/pagination.js";
+import type { WorkspaceScope } from "../core/scope.js";
 import { fingerprintOf, newSealedDataKey, openDataKey, openValue, sealValue, type VaultKey } from "./vault-keys.js";
 
 /**
@@ -21,16 +23,6 @@ export interface EffectiveMeta extends SecretMeta {
   scope: EffectiveScope;
 }
 
-export interface Page {
-  offset: number;
-  limit: number;
-}
-
-export interface VaultOwner {
-  organizationId: string;
-  workspaceId: string;
-}
-
 interface StoredSecret {
   name: string;
   hosts: string[] | null;
@@ -40,7 +32,7 @@ interface StoredSecret {
 
 const toMeta = (row: StoredSecret): SecretMeta => ({ name: row.name, hosts: row.hosts, fingerprint: row.fingerprint, createdAt: row.created_at });
 
-export async function createInternVault(sequelize: Sequelize, masterKey: Buffer, owner: VaultOwner & { internId: string }, transaction: Transaction): Promise<string> {
+export async function createInternVault(sequelize: Sequelize, masterKey: Buffer, owner: WorkspaceScope & { internId: string }, transaction: Transaction): Promise<string> {
   const id = randomUUID();
   await sequelize.query(
     "INSERT INTO vaults (id, organization_id, workspace_id, intern_id, sealed_data_key) VALUES (:id, :organizationId, :workspaceId, :internId, :sealed)",
@@ -50,7 +42,7 @@ export async function createInternVault(sequelize: Sequelize, masterKey: Buffer,
 }
 
 /** The workspace's vault id; with `create`, made on first use (two concurrent first writes agree on one). */
-export async function workspaceVaultId(sequelize: Sequelize, masterKey: Buffer, owner: VaultOwner, options: { create: boolean; transaction?: Transaction }): Promise<string | undefined> {
+export async function workspaceVaultId(sequelize: Sequelize, masterKey: Buffer, owner: WorkspaceScope, options: { create: boolean; transaction?: Transaction }): Promise<string | undefined> {
   const find = async () => {
     const [row] = await sequelize.query<{ id: string }>("SELECT id FROM vaults WHERE workspace_id = :workspaceId AND intern_id IS NULL", {
       type: QueryTypes.SELECT,
@@ -70,14 +62,19 @@ export async function workspaceVaultId(sequelize: Sequelize, masterKey: Buffer, 
   return find();
 }
 
-export async function vaultKey(sequelize: Sequelize, masterKey: Buffer, vaultId: string, transaction?: Transaction): Promise<VaultKey> {
-  const [row] = await sequelize.query<{ sealed_data_key: Buffer }>("SELECT sealed_data_key FROM vaults WHERE id = :vaultId", {
+/**
+ * The vault's data key, or undefined when the vault is gone (an intern's vault goes with the
+ * intern). In a transaction the vault row is held FOR SHARE until it ends: a delete of the vault
+ * then waits for the writes made with this key instead of landing between the read and a write,
+ * whose foreign key would fail.
+ */
+export async function vaultKey(sequelize: Sequelize, masterKey: Buffer, vaultId: string, transaction?: Transaction): Promise<VaultKey | undefined> {
+  const [row] = await sequelize.query<{ sealed_data_key: Buffer }>(`SELECT sealed_data_key FROM vaults WHERE id = :vaultId${transaction ? " FOR SHARE" : ""}`, {
     type: QueryTypes.SELECT,
     replacements: { vaultId },
     transaction,
   });
-  if (!row) throw new Error(`vault ${vaultId} does not exist`);
-  return openDataKey(masterKey, vaultId, row.sealed_data_key);
+  return row ? openDataKey(masterKey, vaultId, row.sealed_data_key) : undefined;
 }
 
 /** Creates or replaces the current secret `name` (and drops a legacy row of that name). */
@@ -104,7 +101,8 @@ export async function putSecret(sequelize: Sequelize, key: VaultKey, secret: { n
 
 /**
  * A secret as the dashboard or a provisioning import stored it before host-bound storage: no
- * hosts, no fingerprint. Not reachable through the API; the import path and tests write them.
+ * hosts, no fingerprint. Not reachable through the API; only tests write them (no import path
+ * exists yet).
  */
 export async function importLegacySecret(sequelize: Sequelize, key: VaultKey, name: string, value: string): Promise<void> {
   await sequelize.query(
@@ -217,7 +215,7 @@ export async function releasableSecrets(sequelize: Sequelize, masterKey: Buffer,
 }
 
 /** Whether `vaultId` is the vault of an intern of this workspace (the `vault_id` an intern may borrow). */
-export async function isInternVaultOf(sequelize: Sequelize, owner: VaultOwner, vaultId: string, transaction?: Transaction): Promise<boolean> {
+export async function isInternVaultOf(sequelize: Sequelize, owner: WorkspaceScope, vaultId: string, transaction?: Transaction): Promise<boolean> {
   const [row] = await sequelize.query("SELECT 1 FROM vaults WHERE id = :vaultId AND organization_id = :organizationId AND workspace_id = :workspaceId AND intern_id IS NOT NULL", {
     type: QueryTypes.SELECT,
     replacements: { vaultId, ...owner },

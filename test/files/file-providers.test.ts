@@ -156,4 +156,15 @@ test("a cursor of another list is a 400", async ({ env }) => {
   assert.is(res.status, 400, res.text);
 });
 
+test("a crafted cursor with an impossible time is a 400 naming the cursor, not a 500", async ({ env }) => {
+  for (const at of ["2026-13-01T00:00:00.000000Z", "2026-02-30T00:00:00.000000Z", "0000-01-01T00:00:00.000000Z", "2026-01-01T25:00:00.000000Z"]) {
+    const crafted = Buffer.from(JSON.stringify(["own", at, "file_x"])).toString("base64url");
+    const res = await call(env.gw.url, "GET", `/api/v1/files?cursor=${crafted}`, { key: env.gw.key });
+    assert.is(res.status, 400, `${at}: ${res.text}`);
+    assert.match(res.text, /cursor is not a cursor this list gave out/);
+  }
+  const valid = Buffer.from(JSON.stringify(["own", "2026-01-01T00:00:00.000000Z", "file_x"])).toString("base64url");
+  assert.is((await call(env.gw.url, "GET", `/api/v1/files?cursor=${valid}`, { key: env.gw.key })).status, 200);
+});
+
 test.run();

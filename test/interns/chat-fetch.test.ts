@@ -18,7 +18,12 @@ interface Seen {
 }
 
 const SECRET = "s3cr3t-value-0123456789";
+/** A value that a URL carries percent-encoded. */
+const SPECIAL = "tok/en+with=chars&more";
+const BODY_BYTES = 4096;
 const test = suite<{ env: RuntimeEnv; target: http.Server; port: number; seen: Seen[] }>("interns: fetch tool and host-bound secrets");
+
+const token = (req: http.IncomingMessage) => (req.headers.authorization ?? "").replace(/^Bearer /, "");
 
 test.before(async (context) => {
   context.seen = [];
@@ -28,12 +33,16 @@ test.before(async (context) => {
     if (req.url === "/away") res.writeHead(302, { location: `http://other.example.test:${port}/landing` }).end();
     else if (req.url === "/same") res.writeHead(302, { location: "/landing" }).end();
     else if (req.url === "/echo") res.writeHead(200, { "content-type": "text/plain" }).end(`you sent ${req.headers.authorization}`);
+    // Servers that echo the token back where the tool does not look at a body: a redirect's URL, or past the body's cut.
+    else if (req.url === "/redirect-echo") res.writeHead(302, { location: `/landing?token=${token(req)}` }).end();
+    else if (req.url === "/redirect-away-echo") res.writeHead(302, { location: `http://other.example.test:${port}/cb?token=${encodeURIComponent(token(req))}` }).end();
+    else if (req.url === "/long-echo") res.writeHead(200, { "content-type": "text/plain" }).end(`${"x".repeat(BODY_BYTES - 5)}${token(req)} and more`);
     else res.writeHead(200, { "content-type": "text/plain" }).end(`page ${req.url} of ${req.headers.host}`);
   });
   await new Promise<void>((resolve) => context.target.listen(0, "127.0.0.1", resolve));
   context.port = (context.target.address() as AddressInfo).port;
   const names = ["api.example.test", "example.test", "sub.api.example.test", "other.example.test"];
-  context.env = await startRuntimeGateway({ GATEWAY_INTERN_FETCH_RESOLVE: names.map((name) => `${name}=127.0.0.1`).join(",") });
+  context.env = await startRuntimeGateway({ GATEWAY_INTERN_FETCH_RESOLVE: names.map((name) => `${name}=127.0.0.1`).join(","), GATEWAY_INTERN_FETCH_BODY_BYTES: String(BODY_BYTES) });
 });
 test.after(async ({ env, target }) => {
   await env.stop();
@@ -107,6 +116,41 @@ test("a secret in the URL is refused; an unknown secret name sends nothing", asy
   assert.is(seen.length, before, "nothing was sent");
   const messages = at(env.upstream.requests.at(-1)?.body, "messages") as Array<Record<string, unknown>>;
   assert.match(String(messages.find((message) => message.role === "tool")?.content), /never into the URL/);
+});
+
+test("echoes in a redirect's URL, a shown Location header and across the body's cut come back as placeholders", async ({ env, port }) => {
+  const internId = await runningInternId(env, "echoed");
+  for (const [name, value] of [["api_token", SECRET], ["api_special", SPECIAL]]) {
+    const stored = await call(env.gw.url, "PUT", `/api/v1/vault/interns/${internId}/secrets/${name}`, { key: env.key, body: { hosts: ["api.example.test"], value } });
+    assert.is(stored.status, 200, stored.text);
+  }
+  const fetchStep = (path: string, secret: string) => ({
+    toolCall: { name: "fetch", arguments: JSON.stringify({ url: `http://api.example.test:${port}${path}`, headers: { authorization: `Bearer {{secrets.${secret}}}` } }) },
+  });
+  env.upstream.scripts.define("echoes", [
+    fetchStep("/redirect-echo", "api_token"),
+    fetchStep("/redirect-away-echo", "api_special"),
+    fetchStep("/long-echo", "api_token"),
+    { reply: "echoes fetched" },
+  ]);
+  env.upstream.requests.length = 0;
+  const stream = await ChatStream.open(env.gw.url, env.key, internId, { stream: true, messages: [{ role: "user", content: "[script:echoes] fetch echoes" }] });
+  assert.is(contentOf(await stream.rest()), "echoes fetched");
+
+  const messages = at(env.upstream.requests.at(-1)?.body, "messages") as Array<Record<string, unknown>>;
+  const results = messages.filter((message) => message.role === "tool").map((message) => JSON.parse(message.content as string) as Record<string, unknown>);
+  assert.is(results.length, 3);
+  assert.is(results[0]!.status, 200);
+  assert.is(results[0]!.url, `http://api.example.test:${port}/landing?token={{secrets.api_token}}`, "the followed redirect's URL");
+  assert.is(results[1]!.status, 302);
+  assert.is(at(results[1], "headers", "location"), `http://other.example.test:${port}/cb?token={{secrets.api_special}}`, "the unfollowed redirect's Location, percent-encoded there");
+  const cut = String(results[2]!.body);
+  assert.is(cut.replace(/^x+/, ""), "{{secrets.api_token}}", "the value the cut splits is masked whole, and nothing after it is shown");
+  assert.is(cut.indexOf("{"), BODY_BYTES - 5, "everything before it is shown");
+  assert.is(results[2]!.truncated, true);
+
+  const everything = JSON.stringify(env.upstream.requests.map((request) => request.body));
+  for (const form of [SECRET, SPECIAL, encodeURIComponent(SPECIAL), SECRET.slice(0, 5)]) assert.not.ok(everything.includes(form), `${form} reached the model`);
 });
 
 test.run();

@@ -323,6 +323,31 @@ test("list: newest first, cursor pages, status filter comma-separated or repeate
   for (const [query, status] of cases) assert.is((await list(query)).status, status, query);
 });
 
+test("list: a starting_after other than a next_cursor is a 400 naming it, never a 500", async ({ env }) => {
+  const cursor = (key: unknown) => encodeURIComponent(Buffer.from(JSON.stringify(key)).toString("base64url"));
+  const issued = "2024-03-05T12:00:00.000Z";
+  const crafted: unknown[] = [
+    // Date.parse takes these, Postgres does not.
+    ["1", UNKNOWN_ID],
+    ["foo 2020", UNKNOWN_ID],
+    ["Tue Mar 05 2024", UNKNOWN_ID],
+    ["0000-01-01T00:00:00.000Z", UNKNOWN_ID],
+    ["+010000-01-01T00:00:00.000Z", UNKNOWN_ID],
+    ["2024-02-30T00:00:00.000Z", UNKNOWN_ID],
+    [issued, "not-a-uuid"],
+    [issued, UNKNOWN_ID, "extra"],
+    [issued, 7],
+    { created_at: issued, id: UNKNOWN_ID },
+  ];
+  for (const key of crafted) {
+    const res = await call(env.gw.url, "GET", `/api/v1/interns?starting_after=${cursor(key)}`, { key: env.main.key });
+    assert.is(res.status, 400, `${JSON.stringify(key)}: ${res.text}`);
+    assert.is(at(res.body, "error", "message"), "starting_after is not a cursor this list gave out; pass the previous page's next_cursor unchanged");
+  }
+  const wellFormed = await call(env.gw.url, "GET", `/api/v1/interns?starting_after=${cursor([issued, UNKNOWN_ID])}`, { key: env.main.key });
+  assert.is(wellFormed.status, 200, wellFormed.text);
+});
+
 test("another workspace's interns are 404 on every route and absent from lists", async ({ env }) => {
   const intern = await createdIntern(env, { name: "private" });
   const id = intern.id as string;

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { QueryTypes } from "sequelize";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { openValue } from "../../server/vault/vault-keys.js";
+import { openValue, type VaultKey } from "../../server/vault/vault-keys.js";
 import { secretsForUrl } from "../../server/vault/vault-release.js";
 import { importLegacySecret, vaultKey } from "../../server/vault/vault-store.js";
 import { at, call, type Reply } from "../support/http.js";
@@ -45,7 +45,11 @@ async function workspaceVault(env: InternsEnv): Promise<string> {
 /** SQL flipping the lowest bit of one ciphertext byte (0-based `index`, past the 28 bytes of nonce and tag). */
 const flipByte = (column: string, index: number) => `set_byte(${column}, ${index}, get_byte(${column}, ${index}) # 1)`;
 
-const keyOf = (env: InternsEnv, vaultId: string) => vaultKey(env.gw.gateway.sequelize, env.gw.gateway.deps.secrets.masterKey, vaultId);
+async function keyOf(env: InternsEnv, vaultId: string): Promise<VaultKey> {
+  const key = await vaultKey(env.gw.gateway.sequelize, env.gw.gateway.deps.secrets.masterKey, vaultId);
+  if (!key) throw new Error(`vault ${vaultId} does not exist`);
+  return key;
+}
 
 test("values are stored encrypted: no trace of the value in the database, and only the vault key opens them", async ({ env }) => {
   const intern = await createdIntern(env, { name: "at-rest" });
@@ -155,6 +159,35 @@ test("legacy rows: listed with null hosts and fingerprint, cannot be deleted or 
   ]);
   assert.is((await call(env.gw.url, "DELETE", `${internSecrets(id)}/legacy_token`, { key: env.main.key })).status, 204);
   assert.is((await call(env.gw.url, "DELETE", `${internSecrets(id)}/legacy_token`, { key: env.main.key })).status, 409, "what is left is legacy");
+});
+
+/** Until a statement of this suite's database waits for a lock, i.e. a request is blocked behind a test's open transaction. */
+async function untilALockIsAwaited(env: InternsEnv): Promise<void> {
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const [row] = await env.gw.gateway.sequelize.query<{ waiting: number }>(
+      "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      { type: QueryTypes.SELECT },
+    );
+    if (row!.waiting > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error("no statement ever waited for the lock");
+}
+
+test("a secret stored while its intern is being deleted: 404 not_found, nothing written", async ({ env }) => {
+  const intern = await createdIntern(env, { name: "deleted-under-a-put" });
+  const id = intern.id as string;
+  const { sequelize } = env.gw.gateway;
+  // The intern's delete, not yet committed: the PUT still finds the intern, then meets its vault being deleted.
+  const deletion = await sequelize.transaction();
+  await sequelize.query("DELETE FROM interns WHERE id = :id", { replacements: { id }, transaction: deletion });
+  const stored = put(env, internSecrets(id), "late_token", ["api.example.com"], "late-value");
+  await untilALockIsAwaited(env);
+  await deletion.commit();
+  const res = await stored;
+  assert.is(res.status, 404, res.text);
+  assert.is(at(res.body, "error", "metadata", "reason"), "not_found");
+  assert.equal(await rows(env, "late_token"), [], "nothing was written");
 });
 
 test.run();

@@ -11,7 +11,8 @@ import type { ReleasedSecret } from "../host/host-protocol.js";
  * whose secret is not released to its host is not sent at all. Redirects are followed by hand, at
  * most 5: each hop's secrets are released for that hop's host again, and a request that carries
  * secrets never follows a redirect to another host (or from https to http); its 3xx is returned
- * instead. Released values are masked in what goes back to the model.
+ * instead. Released values are masked in everything that goes back to the model: body, shown
+ * headers, URL and note.
  */
 export interface FetchArguments {
   url: string;
@@ -55,8 +56,11 @@ export async function runFetch(args: FetchArguments, context: FetchContext): Pro
   for (const [name, value] of headerTemplates) if (typeof value !== "string") throw new FetchRefused(`header ${name} must be a string`);
   let bodyTemplate = args.body;
   const wanted = referencedSecrets([...headerTemplates.map(([, value]) => value), bodyTemplate ?? ""]);
+  // Every hop's: a server may echo an earlier hop's value into the URL it redirects to.
+  const releasedSoFar: ReleasedSecret[] = [];
   for (let hop = 0; ; hop++) {
     const released = wanted.size === 0 ? [] : await context.release(url.href);
+    releasedSoFar.push(...released);
     const values = new Map(released.filter((secret) => wanted.has(secret.name)).map((secret) => [secret.name, secret.value]));
     const missing = [...wanted].filter((name) => !values.has(name));
     if (missing.length > 0) throw new FetchRefused(`secret ${missing.map((name) => `"${name}"`).join(", ")} is not released to host ${url.hostname}; nothing was sent`);
@@ -69,7 +73,7 @@ export async function runFetch(args: FetchArguments, context: FetchContext): Pro
       const leavesHost = next.hostname !== url.hostname || (url.protocol === "https:" && next.protocol !== "https:");
       const refusal = hop >= MAX_REDIRECTS ? `stopped after ${MAX_REDIRECTS} redirects` : wanted.size > 0 && leavesHost ? `redirect to ${next.host} not followed: the request carries secrets bound to ${url.hostname}` : undefined;
       if (refusal || !(next.protocol === "http:" || next.protocol === "https:")) {
-        return finish(url, response, "", false, released, refusal ?? `redirect to a ${next.protocol} URL not followed`);
+        return finish(url, response, { raw: Buffer.alloc(0), more: false }, 0, masksOf(releasedSoFar), refusal ?? `redirect to a ${next.protocol} URL not followed`);
       }
       response.discard();
       if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
@@ -79,26 +83,62 @@ export async function runFetch(args: FetchArguments, context: FetchContext): Pro
       url = next;
       continue;
     }
-    const { text, truncated } = await response.read(context.bodyBytes);
-    return finish(url, response, text, truncated, released);
+    const masks = masksOf(releasedSoFar);
+    // Past the cut by up to the longest value: one that the cut would split is still recognized and masked whole.
+    const body = await response.read(context.bodyBytes + Math.max(0, ...masks.map((mask) => mask.needle.length)));
+    return finish(url, response, body, context.bodyBytes, masks);
   }
 }
 
-function finish(url: URL, response: Sent, body: string, truncated: boolean, released: ReleasedSecret[], note?: string): FetchResult {
+function finish(url: URL, response: Sent, body: Read, bodyBytes: number, masks: Mask[], note?: string): FetchResult {
   response.discard();
+  const masked = (text: string) => maskedCut(Buffer.from(text), Infinity, masks).text;
   const headers: Record<string, string> = {};
   for (const name of SHOWN_HEADERS) {
     const value = response.headers[name];
-    if (typeof value === "string") headers[name] = value;
+    if (typeof value === "string") headers[name] = masked(value);
   }
-  return { status: response.status, url: url.href, headers, body: masked(body, released), truncated, ...(note ? { note } : {}) };
+  const shown = maskedCut(body.raw, bodyBytes, masks);
+  const truncated = body.more || shown.end < body.raw.length;
+  return { status: response.status, url: masked(url.href), headers, body: shown.text, truncated, ...(note ? { note: masked(note) } : {}) };
 }
 
-/** An echoed secret goes back to the model as its placeholder, never as its value. */
-function masked(text: string, released: ReleasedSecret[]): string {
-  let out = text;
-  for (const secret of released) if (secret.value !== "") out = out.split(secret.value).join(`{{secrets.${secret.name}}}`);
-  return out;
+/** An echoed secret goes back to the model as its placeholder, never as its value: as sent, or percent-encoded into a URL. */
+interface Mask {
+  needle: Buffer;
+  placeholder: string;
+}
+
+function masksOf(released: ReleasedSecret[]): Mask[] {
+  const placeholders = new Map<string, string>();
+  for (const secret of released) {
+    if (secret.value === "") continue;
+    for (const form of [secret.value, encodeURIComponent(secret.value)]) if (!placeholders.has(form)) placeholders.set(form, `{{secrets.${secret.name}}}`);
+  }
+  return [...placeholders].map(([form, placeholder]) => ({ needle: Buffer.from(form), placeholder }));
+}
+
+/**
+ * The first `limit` bytes of `raw` as text with every value that starts in them replaced by its
+ * placeholder, whole even where it runs past `limit` (`end` is where the text stops in `raw`).
+ * Values are found in the bytes before anything is cut or decoded, and overlapping ones are all
+ * masked, so no part of a value is left over.
+ */
+function maskedCut(raw: Buffer, limit: number, masks: Mask[]): { text: string; end: number } {
+  const found: Array<{ start: number; end: number; placeholder: string }> = [];
+  for (const { needle, placeholder } of masks) {
+    for (let start = raw.indexOf(needle); start !== -1 && start < limit; start = raw.indexOf(needle, start + 1)) found.push({ start, end: start + needle.length, placeholder });
+  }
+  found.sort((a, b) => a.start - b.start || b.end - a.end);
+  let text = "";
+  let at = 0;
+  for (const match of found) {
+    if (match.end <= at) continue;
+    text += (match.start > at ? raw.subarray(at, match.start).toString("utf8") : "") + match.placeholder;
+    at = match.end;
+  }
+  const end = Math.max(at, Math.min(limit, raw.length));
+  return { text: text + raw.subarray(at, end).toString("utf8"), end };
 }
 
 function referencedSecrets(texts: string[]): Set<string> {
@@ -120,10 +160,16 @@ function parseUrl(raw: unknown): URL {
   return url;
 }
 
+/** Up to `limit` bytes of a response body; `more` when the response had more than that. */
+interface Read {
+  raw: Buffer;
+  more: boolean;
+}
+
 interface Sent {
   status: number;
   headers: http.IncomingHttpHeaders;
-  read(limit: number): Promise<{ text: string; truncated: boolean }>;
+  read(limit: number): Promise<Read>;
   discard(): void;
 }
 
@@ -141,20 +187,20 @@ function send(url: URL, method: string, headers: Record<string, string>, body: s
           new Promise((done, fail) => {
             const chunks: Buffer[] = [];
             let size = 0;
-            let truncated = false;
+            let more = false;
             res.on("data", (chunk: Buffer) => {
-              if (truncated) return;
+              if (more) return;
               const part = chunk.subarray(0, limit - size);
               chunks.push(part);
               size += part.length;
               if (part.length < chunk.length) {
-                truncated = true;
+                more = true;
                 res.destroy();
-                done({ text: Buffer.concat(chunks).toString("utf8"), truncated });
+                done({ raw: Buffer.concat(chunks), more });
               }
             });
-            res.once("end", () => done({ text: Buffer.concat(chunks).toString("utf8"), truncated }));
-            res.once("error", (err) => (truncated ? undefined : fail(err)));
+            res.once("end", () => done({ raw: Buffer.concat(chunks), more }));
+            res.once("error", (err) => (more ? undefined : fail(err)));
           }),
       });
     });
