@@ -2,6 +2,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { QueryTypes } from "sequelize";
 import type { BatchesService } from "../../gen/gateway/v1/batches_pb.js";
 import { callerOf, type Caller } from "../core/auth.js";
+import { workspaceOf } from "../core/scope.js";
 import { gatewayError } from "../core/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { CANCELLED_RESULT, closeOpenItems } from "./batch-lifecycle.js";
@@ -22,7 +23,7 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
   const { sequelize } = runtime.deps;
 
   async function visible(caller: Caller, id: string): Promise<BatchRow> {
-    const batch = await findBatch(sequelize, id, scopeOf(caller));
+    const batch = await findBatch(sequelize, id, workspaceOf(caller));
     if (!batch) throw gatewayError(404, `Batch ${id} not found`);
     return batch;
   }
@@ -59,7 +60,7 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
             ${req.after !== undefined ? "AND (created_at, id) < (SELECT created_at, id FROM batches WHERE id = :after)" : ""}
           ORDER BY created_at DESC, id DESC
           LIMIT :limit`,
-        { type: QueryTypes.SELECT, replacements: { ...scopeOf(caller), after: req.after ?? null, limit: limit + 1 } },
+        { type: QueryTypes.SELECT, replacements: { ...workspaceOf(caller), after: req.after ?? null, limit: limit + 1 } },
       );
       const page = rows.slice(0, limit);
       return { object: "list", data: page.map((row) => toBatch(row)), firstId: page[0]?.id, lastId: page.at(-1)?.id, hasMore: rows.length > limit };
@@ -68,7 +69,7 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
     async cancelBatch(req, ctx) {
       const caller = callerOf(ctx);
       const batch = await sequelize.transaction(async (transaction) => {
-        const locked = await findBatch(sequelize, req.id, scopeOf(caller), transaction);
+        const locked = await findBatch(sequelize, req.id, workspaceOf(caller), transaction);
         if (!locked) throw gatewayError(404, `Batch ${req.id} not found`);
         if (TERMINAL.includes(locked.status)) throw gatewayError(409, `Batch ${req.id} is already ${locked.status}`);
         if (locked.status !== "cancelling") {
@@ -77,7 +78,7 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
           // Items not running yet end now; running ones finish, and the last to land completes the cancellation.
           await closeOpenItems(sequelize, [req.id], { items: "pending", result: CANCELLED_RESULT, terminal: "cancelled", from: ["cancelling"], transaction });
         }
-        return (await findBatch(sequelize, req.id, scopeOf(caller), transaction))!;
+        return (await findBatch(sequelize, req.id, workspaceOf(caller), transaction))!;
       });
       return withResults(batch);
     },
@@ -94,6 +95,3 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
   };
 }
 
-function scopeOf(caller: Caller): { organizationId: string; workspaceId: string } {
-  return { organizationId: caller.key.organizationId, workspaceId: caller.key.workspaceId };
-}

@@ -1,4 +1,5 @@
 import { QueryTypes, type Sequelize } from "sequelize";
+import type { WorkspaceScope } from "../core/scope.js";
 
 /** The `files` table (migration 0006-files): one row per stored file, own or on a provider. */
 export type FileLocation = "own" | "openai" | "anthropic";
@@ -16,11 +17,6 @@ export interface FileRow {
   created_at: Date;
   /** `created_at` with its microseconds, for list cursors (a Date keeps milliseconds only). */
   cursor_at: string;
-}
-
-export interface WorkspaceScope {
-  organizationId: string;
-  workspaceId: string;
 }
 
 export type NewFileRow = Pick<FileRow, "location" | "id" | "filename" | "mime_type" | "blob_key"> & { size_bytes: number };

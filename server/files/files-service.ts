@@ -5,12 +5,12 @@ import { FileProviderSchema, type FilesService } from "../../gen/gateway/v1/file
 import { callerOf, type Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
 import { decodeCursor, encodeCursor } from "../core/pagination.js";
-import { findWorkspace } from "../core/scope.js";
+import { findWorkspace, workspaceOf, type WorkspaceScope } from "../core/scope.js";
 import { wireName } from "../core/wire-enums.js";
 import type { Deps } from "../deps.js";
 import type { ProviderKind } from "../providers/provider.js";
 import { createLocalBlobStore } from "../storage/local-blob-store.js";
-import { deleteFileRow, findFileRow, insertFileRow, listFileRows, providerFileRows, type WorkspaceScope } from "./file-rows.js";
+import { deleteFileRow, findFileRow, insertFileRow, listFileRows, providerFileRows } from "./file-rows.js";
 import { contentDisposition, ownFile, providerFile } from "./file-wire.js";
 import { providerFileAccess, providerFileError, type ProviderFileAccess } from "./provider-file-access.js";
 import { openUpload, UploadContent } from "./upload-stream.js";
@@ -217,11 +217,10 @@ interface Content {
  * as if it did not exist (ARCHITECTURE §5).
  */
 async function workspaceScope(caller: Caller, workspaceId: string | undefined): Promise<WorkspaceScope> {
-  const organizationId = caller.key.organizationId;
-  if (workspaceId === undefined) return { organizationId, workspaceId: caller.key.workspaceId };
+  if (workspaceId === undefined) return workspaceOf(caller);
   const workspace = await findWorkspace(caller, workspaceId);
   if (!caller.key.isManagement && workspace.id !== caller.key.workspaceId) throw gatewayError(404, `Workspace '${workspaceId}' not found`);
-  return { organizationId, workspaceId: workspace.id };
+  return { ...workspaceOf(caller), workspaceId: workspace.id };
 }
 
 function providerOf(value: number): ProviderKind | undefined {

@@ -6,7 +6,7 @@ import { toGatewayError } from "../inference/upstream-errors.js";
 import { UpstreamError, type ProviderKind, type UpstreamTarget } from "../providers/provider.js";
 import { providerFileApiFor, PUBLIC_BASE_URLS } from "../providers/provider-file-apis.js";
 import type { ProviderFileApi } from "../providers/provider-files.js";
-import type { WorkspaceScope } from "./file-rows.js";
+import type { WorkspaceScope } from "../core/scope.js";
 
 /**
  * Files kept on a provider (`provider=openai|anthropic`) are stored, read, listed and deleted with
