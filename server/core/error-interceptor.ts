@@ -30,6 +30,9 @@ async function* mapStreamErrors<T>(messages: AsyncIterable<T>, log: Logger, meth
   }
 }
 
+/** Methods whose every error carries `metadata.reason`, the 500 included (spec 4.7, 7: `internal_error`). */
+const REASONED_500 = new Set(["gateway.v1.InternsService/ChatCompletions", "gateway.v1.InternsService/GetInternDaemon"]);
+
 function asConnectError(err: unknown, log: Logger, method: string): ConnectError {
   if (err instanceof ConnectError) return err;
   if (err instanceof ConnectionError || err instanceof TimeoutError) {
@@ -38,5 +41,5 @@ function asConnectError(err: unknown, log: Logger, method: string): ConnectError
   }
   const error = err instanceof Error ? err : new Error(String(err));
   log.error({ method, err: { name: error.name, message: error instanceof BaseError ? "database error" : error.message, stack: error.stack } }, "unhandled error");
-  return gatewayError(500, "Internal server error", { retryable: true });
+  return gatewayError(500, "Internal server error", { retryable: true, ...(REASONED_500.has(method) ? { reason: "internal_error" } : {}) });
 }

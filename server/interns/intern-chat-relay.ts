@@ -28,7 +28,8 @@ import { finishRun, recordQuestion, type RunStatus } from "./intern-runs-store.j
  *   (cancellation, deadline, failure) an error chunk 410 `run_ended`, then the final chunk;
  * - the host's stream breaking without an end → error chunk 410 `stream_severed`, final chunk; the
  *   run's state is unknown;
- * - the client leaving while the run runs → the run is cancelled.
+ * - the client leaving while the run runs → the relay detaches its stream; the host cancels the run
+ *   when no other stream watches it (see `leave`).
  */
 type ChatEvent = MessageInitShape<typeof InternChatEventSchema>;
 
@@ -101,13 +102,32 @@ export async function* relayRun(attached: HostEvents, target: RelayTarget): Asyn
     target.signal.removeEventListener("abort", onAbort);
     attached.close();
     if (!settled) {
-      // The client went away while the run was running (spec 3.5: cancelled).
-      await hostCall(target.access, "DELETE", `/runs/${target.runId}`, undefined, target.hostTimeoutMs).catch((err: unknown) =>
-        log.warn({ internId: target.internId, runId: target.runId, err: (err as Error).message }, "intern run not cancelled on its host"),
-      );
-      await finishRun(sequelize, target.runId, "cancelled", null).catch((err: unknown) => log.warn({ runId: target.runId, err: (err as Error).message }, "intern run not marked cancelled"));
+      await leave(attached, target).catch((err: unknown) => log.warn({ internId: target.internId, runId: target.runId, err: (err as Error).message }, "intern run left in an unknown state by its client"));
     }
   }
+}
+
+/**
+ * The client went away before the run paused or ended (spec 3.5: a client disconnecting while
+ * streaming cancels the run). The host decides, by one rule (host-runs.ts `detach`): the last
+ * stream leaving a running run cancels it. The relay therefore only detaches its own stream and
+ * records what the host reports, so a terminal client still watching the run is not cut off.
+ * A run that paused on a question just as the client left is cancelled when nobody else watches:
+ * its question reached no one who could answer it.
+ */
+async function leave(attached: HostEvents, target: RelayTarget): Promise<void> {
+  const { sequelize } = target.deps;
+  // A host that names no streams (another version) has detached this one as its connection closed.
+  if (attached.attachment === "") return;
+  const left = await hostCall(target.access, "DELETE", `/runs/${target.runId}/attachments/${attached.attachment}`, undefined, target.hostTimeoutMs);
+  if (left.status === 404) return finishRun(sequelize, target.runId, "ended", null);
+  if (left.status !== 200) throw new Error(`the intern's host answered ${left.status} to the detach`);
+  const { status, end_status: endStatus, watchers } = left.body;
+  if (status === "paused" && watchers === 0) {
+    await hostCall(target.access, "DELETE", `/runs/${target.runId}`, undefined, target.hostTimeoutMs);
+    return finishRun(sequelize, target.runId, "cancelled", null);
+  }
+  if (status === "ended") await finishRun(sequelize, target.runId, typeof endStatus === "string" && Object.hasOwn(END_STATUS, endStatus) ? END_STATUS[endStatus as RunEndStatus] : "ended", null);
 }
 
 /** The chunks of one response: one id and creation time, the intern's model. */

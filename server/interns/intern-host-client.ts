@@ -1,5 +1,6 @@
 import { request, errors as undiciErrors } from "undici";
-import type { RunEvent } from "./host/host-protocol.js";
+import { readLines } from "../providers/line-reader.js";
+import { ATTACHMENT_HEADER, type RunEvent } from "./host/host-protocol.js";
 import type { InternHostAccess } from "./intern-hosts.js";
 
 /**
@@ -23,6 +24,8 @@ export interface HostReply {
 
 export interface HostEvents {
   events: AsyncIterable<RunEvent>;
+  /** The host's name for this stream, for `DELETE /runs/{id}/attachments/{attachment}`. */
+  attachment: string;
   /** Stops reading (the run goes on unless it was running and this was its last stream). */
   close(): void;
 }
@@ -47,7 +50,8 @@ export async function hostStream(access: InternHostAccess, method: "GET" | "POST
     const parsed = (await response.body.json().catch(() => ({}))) as Record<string, unknown>;
     return { status: response.statusCode, body: parsed };
   }
-  return { events: ndjson(response.body), close: () => abort.abort() };
+  const attachment = response.headers[ATTACHMENT_HEADER];
+  return { events: runEvents(response.body), attachment: typeof attachment === "string" ? attachment : "", close: () => abort.abort() };
 }
 
 export function isReply(value: HostEvents | HostReply): value is HostReply {
@@ -78,15 +82,7 @@ function failure(err: unknown, access: InternHostAccess): HostCallError {
     : new HostCallError("unreachable", `the intern's host at ${access.origin} cannot be reached`);
 }
 
-async function* ndjson(body: AsyncIterable<Buffer>): AsyncGenerator<RunEvent> {
-  let buffered = "";
-  for await (const chunk of body) {
-    buffered += chunk.toString("utf8");
-    let end: number;
-    while ((end = buffered.indexOf("\n")) !== -1) {
-      const line = buffered.slice(0, end);
-      buffered = buffered.slice(end + 1);
-      if (line.trim() !== "") yield JSON.parse(line) as RunEvent;
-    }
-  }
+/** The NDJSON lines of a run's stream; a line cut off by a broken connection fails to parse (a severed stream). */
+async function* runEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<RunEvent> {
+  for await (const line of readLines(body)) yield JSON.parse(line) as RunEvent;
 }

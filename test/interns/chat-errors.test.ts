@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
+import pg from "pg";
 import * as assert from "uvu/assert";
 import { at, call, type Reply } from "../support/http.js";
 import { daemonAccess, eventually, hostApi, hostRuns, runRows } from "../support/intern-host-api.js";
@@ -91,6 +92,12 @@ test("no pending question with this tool_call_id: 404 interaction_unknown; answe
   messages[1] = { role: "tool", tool_call_id: "call_unknown", content: "allow_once" };
   assertReason(await post(env, internId, unknown), 404, "interaction_unknown", false);
   assertReason(await post(env, internId, { ...answerBody("sess_00000000000000000000000000000000", question, "allow_once") }), 404, "interaction_unknown", false);
+  // Ids with a character Postgres cannot store in text: unknown, never a 500.
+  const nul = answerBody(sessionId, question, "allow_once");
+  (nul.messages as Array<Record<string, unknown>>)[1]!.tool_call_id = "call_\u0000";
+  (nul.messages as Array<Record<string, unknown>>).shift();
+  assertReason(await post(env, internId, nul), 404, "interaction_unknown", false);
+  assertReason(await post(env, internId, answerBody("sess_\u0000", question, "allow_once")), 404, "interaction_unknown", false);
 
   await (await streaming(env, internId, answerBody(sessionId, question, "allow_once"))).rest();
   assertReason(await post(env, internId, answerBody(sessionId, question, "allow_once")), 409, "interaction_not_pending", false);
@@ -100,6 +107,7 @@ test("not_found: an unknown or invisible intern, an unknown session; outside the
   assertReason(await post(env, internId.replace(/^.{8}/, "00000000"), prompt("hi")), 404, "not_found", false);
   assertReason(await post(env, "not-a-uuid", prompt("hi")), 404, "not_found", false);
   assertReason(await post(env, internId, prompt("hi", { session_id: "sess_unknown" })), 404, "not_found", false);
+  assertReason(await post(env, internId, prompt("hi", { session_id: "sess_\u0000" })), 404, "not_found", false);
   const outsider = await seedOrganization("outside-the-programme");
   assertReason(await post(env, internId, prompt("hi"), outsider.key), 404, "not_found", false);
   const otherInterns = await seedOrganization("other-interns", ["interns"]);
@@ -183,6 +191,31 @@ test("run_ended: suspending the intern ends its running run; then chat answers 4
   assert.is(at(rest.find((payload) => finishOf(payload) === "error"), "error", "metadata", "reason"), "run_ended");
   assert.ok(isFinal(rest.at(-2)));
   assertReason(await post(env, id, prompt("hi")), 409, "intern_not_running", false);
+});
+
+test("a database that cannot be reached: 503, retryable, as everywhere else (the error interceptor's mapping, not a 500)", async ({ env, internId }) => {
+  env.upstream.scripts.define("warm", [{ reply: "warm" }]);
+  assert.is(contentOf(await (await streaming(env, internId, prompt("[script:warm] hi"))).rest()), "warm");
+  const database = new URL(env.gw.databaseUrl).pathname.slice(1);
+  const admin = new pg.Client(process.env.TEST_DATABASE_URL);
+  await admin.connect();
+  try {
+    await admin.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
+    // The pool's connections go; the governance feed's LISTEN connection stays, so callers are still
+    // served from the cache and the chat's own queries are the ones that meet the outage.
+    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND query NOT LIKE 'LISTEN %'", [database]);
+    // A pooled connection whose end the gateway has not read yet fails as a plain query error (500);
+    // once they are gone, every query needs a connection the database refuses.
+    const res = await eventually(async () => {
+      const attempt = await post(env, internId, prompt("hi"));
+      return attempt.status !== 500 && attempt;
+    }, "a chat request meets the database outage itself");
+    assert.is(res.status, 503, res.text);
+    assert.is(at(res.body, "error", "code"), 503);
+  } finally {
+    await admin.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS true`);
+    await admin.end();
+  }
 });
 
 test("stream_severed: the host dies mid-run: error chunk 410, final chunk, [DONE]; then 502 intern_unreachable", async ({ env }) => {

@@ -100,16 +100,22 @@ const capacity = runtimeSuite("interns: open runs, turns, replay budget, host ti
   settings: { GATEWAY_INTERN_MAX_OPEN_RUNS: "1", GATEWAY_INTERN_TURNS_PER_MINUTE: "3", GATEWAY_INTERN_REPLAY_BYTES: "256", GATEWAY_INTERN_HOST_TIMEOUT_MS: "1000" },
 });
 
-capacity("an intern holding its maximum of open runs across a question: 503 busy, retryable", async ({ env }) => {
+async function sessionCount(env: RuntimeEnv, internId: string): Promise<number> {
+  const [row] = await env.gw.gateway.sequelize.query<{ n: string }>("SELECT count(*) AS n FROM intern_sessions WHERE intern_id = :internId", { type: QueryTypes.SELECT, replacements: { internId } });
+  return Number(row!.n);
+}
+
+capacity("an intern holding its maximum of open runs across a question: 503 busy, retryable; the refused prompt leaves no session", async ({ env }) => {
   const internId = await runningInternId(env, "busy");
   env.upstream.scripts.define("hold", [shellStep("echo held"), { reply: "released" }]);
   const { question, sessionId } = await pausedQuestion(env, internId, "hold");
   assertReason(await post(env, internId, prompt("another task")), 503, "busy", true);
+  assert.is(await sessionCount(env, internId), 1);
   const resumed = await ChatStream.open(env.gw.url, env.key, internId, answerBody(sessionId, question, "allow_once"));
   assert.is(contentOf(await resumed.rest()), "released");
 });
 
-capacity("more turns per minute than allowed: 429 rate_limited, retryable, with Retry-After", async ({ env }) => {
+capacity("more turns per minute than allowed: 429 rate_limited, retryable, with Retry-After; the refused prompt leaves no session", async ({ env }) => {
   const internId = await runningInternId(env, "chatty");
   env.upstream.scripts.define("quick", [{ reply: "ok" }]);
   for (let turn = 0; turn < 3; turn++) {
@@ -120,6 +126,7 @@ capacity("more turns per minute than allowed: 429 rate_limited, retryable, with 
   const limited = await post(env, internId, prompt("[script:quick] hi"));
   assertReason(limited, 429, "rate_limited", true);
   assert.is(limited.headers.get("retry-after"), "60");
+  assert.is(await sessionCount(env, internId), 3);
 });
 
 capacity("a resume whose output since the pause was not all retained: 410 attachment_failed", async ({ env }) => {

@@ -70,6 +70,8 @@ export async function runningInternId(env: RuntimeEnv, name: string, body: Recor
 export class ChatStream {
   keepalives = 0;
   private buffered = "";
+  // Streaming decode: a character split between two reads must arrive whole.
+  private readonly decoder = new TextDecoder();
   private readonly queue: unknown[] = [];
   private ended = false;
 
@@ -114,7 +116,7 @@ export class ChatStream {
         this.ended = true;
         break;
       }
-      this.buffered += Buffer.from(chunk.value).toString("utf8");
+      this.buffered += this.decoder.decode(chunk.value, { stream: true });
       let end: number;
       while ((end = this.buffered.indexOf("\n\n")) !== -1) {
         const block = this.buffered.slice(0, end);

@@ -13,6 +13,7 @@ import * as vault from "./0010-vault.js";
 import * as internRuns from "./0011-intern-runs.js";
 import * as internRuntimeLeases from "./0012-intern-runtime-leases.js";
 import * as internShellUsers from "./0013-intern-shell-users.js";
+import * as internSteers from "./0014-intern-steers.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
@@ -29,4 +30,5 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0011-intern-runs", ...internRuns },
   { name: "0012-intern-runtime-leases", ...internRuntimeLeases },
   { name: "0013-intern-shell-users", ...internShellUsers },
+  { name: "0014-intern-steers", ...internSteers },
 ];

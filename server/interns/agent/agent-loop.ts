@@ -6,8 +6,10 @@ import { addUsage, callModel, ModelCallError, type ChatMessage } from "./model-c
  * One run of an intern's agent: the session's conversation plus the new prompt goes to the model
  * (through the gateway); its tool calls are carried out and their results sent back, until the
  * model answers without a tool call, the run hits its step limit, or it is cancelled (the signal:
- * the loop then throws). Messages that steered the run are added before the next model call. The
- * conversation is saved after every step, so the next run of the session continues from it.
+ * the loop then throws). Messages that steered the run are added before the next model call; one
+ * that arrived during what would have been the last call gets a call of its own. The conversation
+ * is saved after every step, so the next run of the session continues from it, and a host that
+ * dies mid-run loses at most the step it was in.
  */
 export interface AgentSettings {
   gatewayUrl: string;
@@ -27,8 +29,11 @@ export interface AgentRun {
   content(text: string): void;
   /** The run's usage so far, after every model call (a cancelled run still reports it). */
   onUsage(usage: RunUsage | null): void;
-  /** Steering messages that arrived since the last call. */
-  takeMessages(): string[];
+  /**
+   * Steering messages that arrived since the last call. `closing`: the run ends unless some are
+   * waiting; when none are, none are accepted any more (they would never be read).
+   */
+  takeMessages(closing: boolean): string[];
   saveHistory(messages: ChatMessage[]): Promise<void>;
 }
 
@@ -56,8 +61,13 @@ export async function runAgent(settings: AgentSettings, run: AgentRun): Promise<
 async function steps(settings: AgentSettings, run: AgentRun, system: ChatMessage, conversation: ChatMessage[]): Promise<AgentOutcome> {
   const toolContext: ToolContext = { ...run.tools, signal: run.signal };
   let usage: RunUsage | null = null;
+  const steered = (closing: boolean): boolean => {
+    const messages = run.takeMessages(closing);
+    for (const message of messages) conversation.push({ role: "user", content: message });
+    return messages.length > 0;
+  };
   for (let step = 0; step < settings.maxSteps; step++) {
-    for (const message of run.takeMessages()) conversation.push({ role: "user", content: message });
+    steered(false);
     let turn;
     try {
       turn = await callModel({
@@ -77,8 +87,15 @@ async function steps(settings: AgentSettings, run: AgentRun, system: ChatMessage
     usage = addUsage(usage, turn.usage);
     run.onUsage(usage);
     conversation.push({ role: "assistant", content: turn.content === "" && turn.toolCalls.length > 0 ? null : turn.content, ...(turn.toolCalls.length > 0 ? { tool_calls: turn.toolCalls } : {}) });
-    if (turn.toolCalls.length === 0) return { status: "stop", usage };
+    if (turn.toolCalls.length === 0) {
+      // Saved before the inbox closes: a message refused from here on starts a new run of the
+      // session (the gateway's relay), which must find this answer in the conversation.
+      await run.saveHistory(conversation);
+      if (!steered(true)) return { status: "stop", usage };
+      continue;
+    }
     for (const call of turn.toolCalls) conversation.push({ role: "tool", tool_call_id: call.id, content: await runTool(call, toolContext) });
+    await run.saveHistory(conversation);
   }
   return { status: "error", message: `the run reached its limit of ${settings.maxSteps} model calls`, usage };
 }

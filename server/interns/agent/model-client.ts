@@ -1,4 +1,5 @@
 import { request } from "undici";
+import { readSse } from "../../providers/sse-reader.js";
 import type { RunUsage } from "../host/host-protocol.js";
 
 /**
@@ -71,7 +72,7 @@ export async function callModel(call: ModelCall): Promise<ModelTurn> {
   const turn: ModelTurn = { content: "", toolCalls: [], usage: null };
   const calls = new Map<number, ToolCall>();
   let done = false;
-  for await (const data of sseData(response.body)) {
+  for await (const { data } of readSse(response.body)) {
     if (data === "[DONE]") {
       done = true;
       break;
@@ -130,25 +131,6 @@ function errorMessageOf(text: string): string {
     // Not the gateway's error envelope: its first characters say enough.
   }
   return text.slice(0, 200) || "no details";
-}
-
-/** The `data:` payloads of an event stream, one per event. */
-async function* sseData(body: AsyncIterable<Buffer>): AsyncGenerator<string> {
-  let buffered = "";
-  for await (const chunk of body) {
-    buffered += chunk.toString("utf8");
-    let end: number;
-    while ((end = buffered.search(/\r?\n\r?\n/)) !== -1) {
-      const block = buffered.slice(0, end);
-      buffered = buffered.slice(end).replace(/^\r?\n\r?\n/, "");
-      const data = block
-        .split(/\r?\n/)
-        .filter((line) => line.startsWith("data:"))
-        .map((line) => line.slice(line.startsWith("data: ") ? 6 : 5))
-        .join("\n");
-      if (data !== "") yield data;
-    }
-  }
 }
 
 /** Adds one model call's usage to the run's. */

@@ -20,13 +20,21 @@ import type { ShellUser } from "../intern-home.js";
  * - `POST /runs/{id}/answers` {tool_call_id, answer} → 202 accepted; 200 {already_answered, seq}
  *   when it was answered on the host already and the run goes on; 400 not accepted; 404 no such
  *   question; 409 the run has ended
- * - `POST /runs/{id}/messages` {content} → 202 (read by the run before its next model call); 409 ended
+ * - `POST /runs/{id}/messages` {content} → 202 (read by the run before its next model call); 409
+ *   ended (or ending: its agent has answered and reads no more); 429 when the run already holds
+ *   its maximum of unread messages
  * - `DELETE /runs/{id}` → 200, the run is cancelled
+ * - `DELETE /runs/{id}/attachments/{attachment}` → 200 {status, end_status, watchers}: that
+ *   stream (named by the `x-attachment-id` header of its 200) leaves the run, by the rule of
+ *   detaching (host-runs.ts); the answer is the run's state after it
  * - `POST /shutdown` → 202, runs end and the host exits
  *
  * Errors are {"error": "<message>"}.
  */
 export type ApprovalMode = "manual" | "auto";
+
+/** Response header of a run's event stream: the host's name for that stream. */
+export const ATTACHMENT_HEADER = "x-attachment-id";
 
 /** The runtime settings a host applies itself (server/config.ts), its two deadlines in milliseconds. */
 export type HostLimits = Pick<InternRuntimeConfig, "maxOpenRuns" | "replayBytes" | "maxSteps" | "shellTimeoutMs" | "shellOutputBytes" | "fetchTimeoutMs" | "fetchBodyBytes"> & {

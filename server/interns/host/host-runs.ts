@@ -11,11 +11,27 @@ import type { SessionStore } from "./session-store.js";
  * a question, or `ended`. It ends when the agent finishes, when it is cancelled (DELETE, shutdown,
  * the last stream going away while it runs), when a question's deadline passes (fixed when asked:
  * a rejected answer does not move it), or at the run's own time limit.
+ *
+ * Who cancels a run whose client went away (spec 3.5: "client disconnects while streaming →
+ * cancelled") is decided here alone, by `detach`: the last stream leaving a running run cancels
+ * it. The gateway's relay only detaches its own stream. So a run watched by one chat client (the
+ * usual case) is cancelled when that client leaves, while one also watched by a terminal client
+ * in host mode goes on for it; a relay that cancelled the run itself would cut that client off.
  */
 export interface Consumer {
+  /** The stream's name (host-protocol.ts `ATTACHMENT_HEADER`). */
+  readonly id: string;
   write(event: RunEvent): void;
   end(): void;
 }
+
+/**
+ * Steering messages a run holds before reading them (at its next model call). The gateway's turn
+ * limit paces them, but it may be off, and a paused run reads nothing for up to its question's
+ * deadline: the cap keeps a client from filling the host's memory meanwhile.
+ */
+export const MAX_UNREAD_MESSAGES = 32;
+export const MAX_UNREAD_BYTES = 4 * 1024 * 1024;
 
 export type AnswerOutcome =
   | { status: 202 }
@@ -28,6 +44,8 @@ interface Pending {
   question: QuestionArguments;
   resolve(answer: string): void;
   timer: NodeJS.Timeout;
+  /** Rejects the question when the run is aborted; removed once it is answered, so questions leave no listener behind. */
+  onAbort(): void;
 }
 
 /** Ended runs stay this long so that a late attach still learns how they ended. */
@@ -35,10 +53,15 @@ const ENDED_RETENTION_MS = 10 * 60_000;
 
 export class HostRun {
   status: "running" | "paused" | "ended" = "running";
-  readonly consumers = new Set<Consumer>();
+  readonly consumers = new Map<string, Consumer>();
   readonly abort = new AbortController();
-  readonly inbox: string[] = [];
   usage: RunUsage | null = null;
+  /** How the run ended, once it has. */
+  endStatus: RunEndStatus | undefined;
+  private inbox: string[] = [];
+  private inboxBytes = 0;
+  /** Set when the agent has given its final answer: a message accepted now would never be read. */
+  private inboxClosed = false;
   private readonly events: Array<{ event: RunEvent; bytes: number }> = [];
   private retainedBytes = 0;
   private nextSeq = 1;
@@ -66,7 +89,7 @@ export class HostRun {
       this.retainedBytes -= this.events.shift()!.bytes;
       this.firstRetained = this.events[0]!.event.seq;
     }
-    for (const consumer of this.consumers) consumer.write(full);
+    for (const consumer of this.consumers.values()) consumer.write(full);
     return full.seq;
   }
 
@@ -84,13 +107,39 @@ export class HostRun {
   attach(after: number, consumer: Consumer): void {
     for (const { event } of this.events) if (event.seq > after) consumer.write(event);
     if (this.status === "ended") consumer.end();
-    else this.consumers.add(consumer);
+    else this.consumers.set(consumer.id, consumer);
   }
 
-  /** A stream went away; the last one leaving a running (not paused) run cancels it. */
-  detach(consumer: Consumer): void {
-    if (!this.consumers.delete(consumer)) return;
+  /**
+   * A stream leaves (its connection closed, or its reader said so): the last one leaving a
+   * running run cancels it. A paused run stays: its question went out, and the stream that
+   * carried it ends there (spec 3.5).
+   */
+  detach(id: string): void {
+    const consumer = this.consumers.get(id);
+    if (!consumer) return;
+    this.consumers.delete(id);
+    consumer.end();
     if (this.status === "running" && this.consumers.size === 0) this.cancel("cancelled", "the stream that watched the run went away");
+  }
+
+  /** Queues a steering message for the run's next model call. */
+  steer(content: string): "queued" | "ended" | "full" {
+    if (this.status === "ended" || this.inboxClosed) return "ended";
+    const bytes = Buffer.byteLength(content);
+    if (this.inbox.length >= MAX_UNREAD_MESSAGES || this.inboxBytes + bytes > MAX_UNREAD_BYTES) return "full";
+    this.inbox.push(content);
+    this.inboxBytes += bytes;
+    return "queued";
+  }
+
+  /** The queued messages; with `closing` (the agent would end) and none queued, no more are taken. */
+  takeMessages(closing: boolean): string[] {
+    const taken = this.inbox;
+    this.inbox = [];
+    this.inboxBytes = 0;
+    if (closing && taken.length === 0) this.inboxClosed = true;
+    return taken;
   }
 
   ask(question: QuestionArguments): Promise<string> {
@@ -101,8 +150,9 @@ export class HostRun {
     this.status = "paused";
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => this.cancel("cancelled", "the question was not answered before its deadline"), this.limits.interactionTimeoutMs);
-      this.pending = { toolCallId, deadline, question, resolve, timer };
-      this.abort.signal.addEventListener("abort", () => reject(this.abort.signal.reason), { once: true });
+      const onAbort = () => reject(this.abort.signal.reason);
+      this.pending = { toolCallId, deadline, question, resolve, timer, onAbort };
+      this.abort.signal.addEventListener("abort", onAbort, { once: true });
       const seq = this.emit({ type: "question", tool_call_id: toolCallId, arguments: JSON.stringify(question), deadline_at: deadline.toISOString() });
       this.asked.set(toolCallId, seq);
     });
@@ -117,6 +167,7 @@ export class HostRun {
     const refusal = refusalOf(pending.question, answer);
     if (refusal) return { status: 400, error: refusal };
     clearTimeout(pending.timer);
+    this.abort.signal.removeEventListener("abort", pending.onAbort);
     this.pending = undefined;
     this.status = "running";
     this.emit({ type: "answered", tool_call_id: toolCallId });
@@ -134,11 +185,16 @@ export class HostRun {
   end(status: RunEndStatus, message: string | undefined): void {
     if (this.status === "ended") return;
     this.status = "ended";
+    this.endStatus = status;
     clearTimeout(this.runTimer);
-    if (this.pending) clearTimeout(this.pending.timer);
+    if (this.pending) {
+      clearTimeout(this.pending.timer);
+      this.abort.signal.removeEventListener("abort", this.pending.onAbort);
+    }
     this.pending = undefined;
+    this.inbox = [];
     this.emit({ type: "end", status, ...(message ? { message } : {}), usage: this.usage });
-    for (const consumer of this.consumers) consumer.end();
+    for (const consumer of this.consumers.values()) consumer.end();
     this.consumers.clear();
     this.onEnded(this);
   }
@@ -210,7 +266,7 @@ export class HostRuns {
         onUsage: (usage) => {
           run.usage = usage;
         },
-        takeMessages: () => run.inbox.splice(0),
+        takeMessages: (closing) => run.takeMessages(closing),
         saveHistory: (messages) => this.deps.sessions.save(run.sessionId, messages),
         tools: {
           approvalMode: run.approvalMode,

@@ -1,7 +1,7 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import http from "node:http";
-import type { HostConfig, RunEvent, StartRunBody } from "./host-protocol.js";
-import type { Consumer, HostRun, HostRuns } from "./host-runs.js";
+import { ATTACHMENT_HEADER, type HostConfig, type RunEvent, type StartRunBody } from "./host-protocol.js";
+import { MAX_UNREAD_BYTES, MAX_UNREAD_MESSAGES, type Consumer, type HostRun, type HostRuns } from "./host-runs.js";
 
 /**
  * The host's HTTP API (see host-protocol.ts), for the gateway's relay and for terminal clients
@@ -48,6 +48,11 @@ export function createHostServer(config: HostConfig, runs: HostRuns, shutdown: (
       run.cancel("cancelled", "the run was cancelled");
       return json(res, 200, { status: run.status });
     }
+    if (method === "DELETE" && action === "attachments" && parts[3] !== undefined && parts.length === 4) {
+      // Unknown when its connection closed first: it has left either way, and the state says how that went.
+      run.detach(parts[3]);
+      return json(res, 200, { status: run.status, end_status: run.endStatus ?? null, watchers: run.consumers.size });
+    }
     if (method === "GET" && action === "events") {
       const after = Number(url.searchParams.get("after") ?? "0");
       if (!Number.isInteger(after) || after < 0) throw new HttpFailure(400, "after must be a non-negative integer");
@@ -64,8 +69,9 @@ export function createHostServer(config: HostConfig, runs: HostRuns, shutdown: (
     if (method === "POST" && action === "messages") {
       const body = await readJson(req);
       if (typeof body.content !== "string" || body.content === "") throw new HttpFailure(400, "content must be a non-empty string");
-      if (run.status === "ended") throw new HttpFailure(409, "the run has ended");
-      run.inbox.push(body.content);
+      const outcome = run.steer(body.content);
+      if (outcome === "ended") throw new HttpFailure(409, "the run has ended");
+      if (outcome === "full") throw new HttpFailure(429, `the run holds ${MAX_UNREAD_MESSAGES} messages or ${MAX_UNREAD_BYTES} bytes it has not read yet`);
       return json(res, 202, { queued: true });
     }
     throw new HttpFailure(404, `no route ${method} ${url.pathname}`);
@@ -96,15 +102,16 @@ export function createHostServer(config: HostConfig, runs: HostRuns, shutdown: (
 function stream(res: http.ServerResponse, run: HostRun, after: number): void {
   if (!run.retains(after)) throw new HttpFailure(410, `the run's output after event ${after} is no longer retained`);
   const consumer: Consumer = {
+    id: randomBytes(12).toString("hex"),
     write: (event: RunEvent) => void res.write(`${JSON.stringify(event)}\n`),
     end: () => res.end(),
   };
-  res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-store" });
+  res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-store", [ATTACHMENT_HEADER]: consumer.id });
   res.flushHeaders();
   run.attach(after, consumer);
   // A caller that gave up while the run was being set up has closed already: no event comes for it.
-  if (res.destroyed || !res.socket || res.socket.destroyed) run.detach(consumer);
-  else res.once("close", () => run.detach(consumer));
+  if (res.destroyed || !res.socket || res.socket.destroyed) run.detach(consumer.id);
+  else res.once("close", () => run.detach(consumer.id));
 }
 
 function json(res: http.ServerResponse, status: number, body: unknown): void {

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { ChatMessage } from "../agent/model-client.js";
@@ -5,7 +6,9 @@ import type { ChatMessage } from "../agent/model-client.js";
 /**
  * The conversation of each session, one JSON file per session in the host's state directory, so a
  * later run of the session (after a suspend and provision too) continues from it. Written to a
- * temporary file and renamed, so a crash never leaves half a file.
+ * temporary file and renamed, so a crash never leaves half a file. Runs save after every step, and
+ * a cancelled run may still be saving while the session's next run saves: each write has a
+ * temporary file of its own, so the last rename wins whole.
  */
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -28,7 +31,7 @@ export class SessionStore {
   async save(sessionId: string, messages: ChatMessage[]): Promise<void> {
     await mkdir(this.dir, { recursive: true });
     const file = this.file(sessionId);
-    const temporary = `${file}.${process.pid}.tmp`;
+    const temporary = `${file}.${randomBytes(6).toString("hex")}.tmp`;
     await writeFile(temporary, JSON.stringify(messages));
     await rename(temporary, file);
   }
