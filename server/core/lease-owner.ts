@@ -9,3 +9,22 @@ import os from "node:os";
 export function newLeaseOwner(): string {
   return `${os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
 }
+
+/**
+ * Whether `owner` names a process of this machine that no longer runs (or an earlier process with
+ * our own pid: a restarted container): its leases need not wait to lapse. Owners of other
+ * machines cannot be checked and are never called dead here.
+ */
+export function isGoneLocalOwner(owner: string, self: string): boolean {
+  const [pid, suffix] = owner.split(":").slice(-2);
+  const host = owner.split(":").slice(0, -2).join(":");
+  if (owner === self || host !== os.hostname() || !pid || !suffix || !/^\d+$/.test(pid)) return false;
+  if (Number(pid) === process.pid) return true;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (err) {
+    // EPERM: it runs, as another user.
+    return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}

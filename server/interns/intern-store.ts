@@ -263,6 +263,15 @@ export async function releaseRuntimeLeases(sequelize: Sequelize, owner: string, 
   );
 }
 
+/** The instances holding leases on interns now. */
+export async function runtimeLeaseOwners(sequelize: Sequelize): Promise<string[]> {
+  const rows = await sequelize.query<{ owner: string }>("SELECT DISTINCT runtime_owner AS owner FROM interns WHERE status IN (:leased) AND runtime_owner IS NOT NULL", {
+    type: QueryTypes.SELECT,
+    replacements: { leased: LEASED_STATUSES },
+  });
+  return rows.map((row) => row.owner);
+}
+
 /** Interns whose runtime lease lapsed (or that never had one), locked for `transaction`; others' claims are skipped. */
 export async function lockLapsedInterns(sequelize: Sequelize, limit: number, transaction: Transaction): Promise<InternRow[]> {
   const rows = await sequelize.query<StoredIntern>(

@@ -1,12 +1,14 @@
+import { isGoneLocalOwner } from "../core/lease-owner.js";
 import type { Deps } from "../deps.js";
 import type { InternLifecycle } from "./intern-lifecycle.js";
-import { failureMessage, lockLapsedInterns, releaseRuntimeLeases, renewRuntimeLeases } from "./intern-store.js";
+import { failureMessage, lockLapsedInterns, releaseRuntimeLeases, renewRuntimeLeases, runtimeLeaseOwners } from "./intern-store.js";
 
 /**
  * Keeps interns' runtimes alive across host crashes, restarts and instance failures. Every
  * gateway instance runs one: each round it renews the leases of the interns whose host work it
  * does, then takes over interns whose lease lapsed (their instance died, stopped and handed them
  * over, or released them when their host exited) and lets the lifecycle restart or finish them.
+ * The leases of an instance of this machine whose process is gone are released at once.
  * Claims are `FOR UPDATE SKIP LOCKED`, so instances never take the same intern twice.
  */
 export interface InternSupervisor {
@@ -38,6 +40,10 @@ export function startInternSupervisor(deps: Deps, lifecycle: InternLifecycle): I
 
   async function round(): Promise<void> {
     await renewRuntimeLeases(sequelize, lease);
+    // A crashed instance of this machine (this one before a restart, say) need not be waited for.
+    for (const owner of await runtimeLeaseOwners(sequelize)) {
+      if (isGoneLocalOwner(owner, lease.owner)) await releaseRuntimeLeases(sequelize, owner);
+    }
     while (!stopped && (await takeOver()) === CLAIM_BATCH);
   }
 
