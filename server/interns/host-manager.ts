@@ -59,10 +59,12 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
   const local = new Map<string, LocalHost>();
   const starting = new Map<string, Promise<InternHostAccess>>();
 
+  /** Whether the host answers its health check. One that does not answer in time is not one that is gone: that throws (HostCallError `timeout`). */
   async function healthy(access: InternHostAccess, signal: AbortSignal): Promise<boolean> {
     try {
       return (await hostCall(access, "GET", "/health", undefined, limits.hostTimeoutMs, signal)).status === 200;
-    } catch {
+    } catch (err) {
+      if (err instanceof HostCallError && err.kind === "timeout") throw err;
       return false;
     }
   }
@@ -213,14 +215,7 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
 
     async access(internId, signal) {
       const recorded = await recordedHostAccess(sequelize, masterKey, internId);
-      if (!recorded) return undefined;
-      try {
-        return (await hostCall(recorded, "GET", "/health", undefined, limits.hostTimeoutMs, signal)).status === 200 ? recorded : undefined;
-      } catch (err) {
-        // A host that does not answer in time is not a host that is gone (the daemon route's 408).
-        if (err instanceof HostCallError && err.kind === "timeout") throw err;
-        return undefined;
-      }
+      return recorded && (await healthy(recorded, signal)) ? recorded : undefined;
     },
 
     async close() {

@@ -88,13 +88,13 @@ export function internLifecycle(deps: Deps): InternLifecycle {
       transaction.afterCommit(() => void teardown(claimed).catch((err: unknown) => log.error({ intern: intern.id, err: failureMessage(err) }, "intern teardown not settled")));
       return;
     }
-    // Its runs went with the host; the old key goes too, in case the old host still lives somewhere.
+    // Its runs went with the host. Its old key goes too (replaced, or revoked by `fail`), in case
+    // the old host still lives somewhere.
     await endOpenRuns(sequelize, intern.id, transaction);
-    await revokeInternKeys(intern.id, transaction);
     const recent = intern.recoveredAt !== null && Date.now() - intern.recoveredAt.getTime() < RECOVERY_WINDOW_MS;
     const recoveries = recent ? intern.recoveries + 1 : 1;
     if (recoveries > MAX_RECOVERIES) {
-      await fail(intern, `The intern's runtime stopped unexpectedly ${recoveries} times within ${RECOVERY_WINDOW_MS / 60_000} minutes; provision it again`, transaction);
+      await fail(intern.id, `The intern's runtime stopped unexpectedly ${recoveries} times within ${RECOVERY_WINDOW_MS / 60_000} minutes; provision it again`, transaction);
       return;
     }
     const changed = (await changeIntern(
@@ -118,18 +118,20 @@ export function internLifecycle(deps: Deps): InternLifecycle {
     } catch (err) {
       // Its creator left the organization (checked before anything is written): it cannot run again.
       if (!(err instanceof ConnectError)) throw err;
-      await fail(changed, err.rawMessage, transaction);
+      await fail(changed.id, err.rawMessage, transaction);
       return;
     }
     log.warn({ intern: intern.id, recoveries }, "intern runtime lost; starting a new host");
     transaction.afterCommit(() => boot(changed, apiKey));
   }
 
-  async function fail(intern: InternRow, message: string, transaction: Transaction): Promise<void> {
-    await changeIntern(sequelize, intern.id, { status: "failed", progress: null, hostname: null, lastFailureMessage: message, newGeneration: true }, { transaction });
-    log.warn({ intern: intern.id, reason: message }, "intern failed");
-    // Whatever may be left of its host.
-    transaction.afterCommit(() => void hosts.stop(intern.id).catch((err: unknown) => log.warn({ intern: intern.id, err: failureMessage(err) }, "failed intern host not stopped")));
+  /** Marks the intern failed while `condition` holds, revokes its key and, once committed, stops whatever is left of its host. */
+  async function fail(internId: string, message: string, transaction: Transaction, condition: { from?: readonly InternStatusName[]; generation?: number } = {}): Promise<void> {
+    const row = await changeIntern(sequelize, internId, { status: "failed", progress: null, hostname: null, lastFailureMessage: message, newGeneration: true }, { ...condition, transaction });
+    if (!row) return;
+    await revokeInternKeys(internId, transaction);
+    log.warn({ intern: internId, reason: message }, "intern failed");
+    transaction.afterCommit(() => void hosts.stop(internId).catch((err: unknown) => log.warn({ intern: internId, err: failureMessage(err) }, "failed intern host not stopped")));
   }
 
   function boot(intern: InternRow, apiKey: string): void {
@@ -176,18 +178,7 @@ export function internLifecycle(deps: Deps): InternLifecycle {
   }
 
   async function settleFailed(internId: string, generation: number, failure: unknown): Promise<void> {
-    const failed = await sequelize.transaction(async (transaction) => {
-      const row = await changeIntern(
-        sequelize,
-        internId,
-        { status: "failed", progress: null, hostname: null, lastFailureMessage: failureMessage(failure) },
-        { from: ["provisioning"], generation, transaction },
-      );
-      if (row) await revokeInternKeys(internId, transaction);
-      return row;
-    });
-    // Whatever the failed boot left behind.
-    if (failed) await hosts.stop(internId).catch((err: unknown) => log.warn({ intern: internId, err: failureMessage(err) }, "failed intern host not stopped"));
+    await sequelize.transaction((transaction) => fail(internId, failureMessage(failure), transaction, { from: ["provisioning"], generation }));
   }
 
   return {
