@@ -1,7 +1,9 @@
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { BaseError, ConnectionError, TimeoutError } from "sequelize";
 import type { Logger } from "../logger.js";
+import { reasoned_errors } from "../../gen/gateway/v1/options_pb.js";
 import { gatewayError } from "./errors.js";
+import { optionOf } from "./proto-options.js";
 
 /**
  * Outermost interceptor: whatever a handler throws leaves as a ConnectError. Unexpected errors are
@@ -10,7 +12,7 @@ import { gatewayError } from "./errors.js";
  */
 export function errorInterceptor(log: Logger): Interceptor {
   return (next) => async (req) => {
-    const method = `${req.method.parent.typeName}/${req.method.name}`;
+    const method = { name: `${req.method.parent.typeName}/${req.method.name}`, reasoned: optionOf(req.method, reasoned_errors) };
     try {
       const res = await next(req);
       // A server stream fails while it is being read, after this interceptor returned.
@@ -22,7 +24,13 @@ export function errorInterceptor(log: Logger): Interceptor {
   };
 }
 
-async function* mapStreamErrors<T>(messages: AsyncIterable<T>, log: Logger, method: string): AsyncIterable<T> {
+interface MethodInfo {
+  name: string;
+  /** `(gateway.v1.reasoned_errors)`: its 500 carries `internal_error` too. */
+  reasoned: boolean;
+}
+
+async function* mapStreamErrors<T>(messages: AsyncIterable<T>, log: Logger, method: MethodInfo): AsyncIterable<T> {
   try {
     yield* messages;
   } catch (err) {
@@ -30,16 +38,13 @@ async function* mapStreamErrors<T>(messages: AsyncIterable<T>, log: Logger, meth
   }
 }
 
-/** Methods whose every error carries `metadata.reason`, the 500 included (spec 4.7, 7: `internal_error`). */
-const REASONED_500 = new Set(["gateway.v1.InternsService/ChatCompletions", "gateway.v1.InternsService/GetInternDaemon"]);
-
-function asConnectError(err: unknown, log: Logger, method: string): ConnectError {
+function asConnectError(err: unknown, log: Logger, method: MethodInfo): ConnectError {
   if (err instanceof ConnectError) return err;
   if (err instanceof ConnectionError || err instanceof TimeoutError) {
-    log.warn({ method, err: (err as Error).message }, "database unavailable");
+    log.warn({ method: method.name, err: (err as Error).message }, "database unavailable");
     return gatewayError(503, "Service temporarily unavailable", { retryable: true });
   }
   const error = err instanceof Error ? err : new Error(String(err));
-  log.error({ method, err: { name: error.name, message: error instanceof BaseError ? "database error" : error.message, stack: error.stack } }, "unhandled error");
-  return gatewayError(500, "Internal server error", { retryable: true, ...(REASONED_500.has(method) ? { reason: "internal_error" } : {}) });
+  log.error({ method: method.name, err: { name: error.name, message: error instanceof BaseError ? "database error" : error.message, stack: error.stack } }, "unhandled error");
+  return gatewayError(500, "Internal server error", { retryable: true, ...(method.reasoned ? { reason: "internal_error" } : {}) });
 }
