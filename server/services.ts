@@ -104,6 +104,14 @@ export function implementations(deps: Deps, engines: Engines): Implementations {
   ]);
 }
 
+/**
+ * What the core serves: every service of `allServices` with its implementation (a service without
+ * one answers Unimplemented). The router and the facade's direct transport both serve this list.
+ */
+export function servedServices(impls: Implementations): Array<readonly [DescService, object]> {
+  return allServices.map((service) => [service, impls.get(service) ?? {}] as const);
+}
+
 export function registerServices(router: ConnectRouter, impls: Implementations): void {
-  for (const service of allServices) router.service(service, impls.get(service) ?? {});
+  for (const [service, impl] of servedServices(impls)) router.service(service, impl);
 }
