@@ -43,7 +43,13 @@ export async function runProxyBenchmark(): Promise<void> {
     gateway = await startGatewayProcess({
       databaseUrl: postgres.url,
       key: bootstrapKey,
-      env: { GATEWAY_CONFIG: configFile, GATEWAY_RATE_LIMIT_REQUESTS: "100000000", GATEWAY_RATE_LIMIT_WINDOW_SECONDS: "60" },
+      env: {
+        GATEWAY_CONFIG: configFile,
+        GATEWAY_RATE_LIMIT_REQUESTS: "100000000",
+        GATEWAY_RATE_LIMIT_WINDOW_SECONDS: "60",
+      },
+      // BENCH_CPU_PROF=<dir>: the gateway writes a V8 CPU profile there when it stops (bench/profile-summary.ts reads it).
+      nodeArgs: process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
     });
     // A key with a credit limit, so that every call reserves and settles against a budget.
     const created = await fetch(`${gateway.url}/api/v1/keys`, {

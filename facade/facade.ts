@@ -3,6 +3,7 @@ import type { DescMethod, DescMethodStreaming, DescMethodUnary, DescService, Jso
 import type { Transport } from "@connectrpc/connect";
 import { ConnectError } from "@connectrpc/connect";
 import { gatewayError } from "../server/core/errors.js";
+import { OVERHEAD_MS_HEADER, UPSTREAM_MS_HEADER } from "../wire/timing-headers.js";
 import type { Logger } from "../server/logger.js";
 import { parseJsonBody, readBody } from "./body-reader.js";
 import { sendError, toHttpError } from "./error-response.js";
@@ -44,7 +45,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs }: Facad
   const routes = RouteTable.fromServices(services);
   const open = new Set<AbortController>();
 
-  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function serve(req: IncomingMessage, res: ServerResponse, started: number): Promise<void> {
     const [rawPath = "", rawQuery = ""] = (req.url ?? "/").split("?", 2);
     const segments = splitPath(rawPath);
     if (!segments) throw gatewayError(400, "Malformed percent-encoding in the request path");
@@ -62,26 +63,26 @@ export function createFacade({ services, transport, log, sseKeepaliveMs }: Facad
     res.once("close", () => abort.abort());
     if (route.method.methodKind === "client_streaming") {
       const reply = await uploadMultipart(req, res, route, { transport, header: forwardedHeaders(req), query: new URLSearchParams(rawQuery), signal: abort.signal });
-      sendMessage(res, route, reply.message, responseHeaders(reply.header));
+      sendMessage(res, route, reply.message, responseHeaders(reply.header, started));
       return;
     }
     const body = route.body === "" ? undefined : parseJsonBody(await readBody(req, route.maxBodyBytes));
     const message = decodeRequest(route, { body, variables, query: new URLSearchParams(rawQuery) });
-    await call(route, message, forwardedHeaders(req), abort, res);
+    await call(route, message, forwardedHeaders(req), abort, res, started);
   }
 
-  async function call(route: Route, message: Message, header: Headers, abort: AbortController, res: ServerResponse): Promise<void> {
+  async function call(route: Route, message: Message, header: Headers, abort: AbortController, res: ServerResponse, started: number): Promise<void> {
     const { method } = route;
     if (isUnary(method)) {
       const response = await transport.unary(method, abort.signal, undefined, header, message);
-      sendMessage(res, route, response.message, responseHeaders(response.header));
+      sendMessage(res, route, response.message, responseHeaders(response.header, started));
       return;
     }
     // Every method kind but unary is a streaming one; DescMethod is not a discriminated union.
     const response = await transport.stream(method as DescMethodStreaming, abort.signal, undefined, header, single(message));
     const iterator = response.message[Symbol.asyncIterator]();
     const first = await iterator.next();
-    const headers = responseHeaders(response.header);
+    const headers = responseHeaders(response.header, started);
     if (method.methodKind === "server_streaming" && method.output.typeName === "google.api.HttpBody") {
       if (first.done) throw gatewayError(502, "The service ended the call without a response");
       await writeHttpBodyStream(res, route.successCode, headers, first.value, iterator);
@@ -105,13 +106,13 @@ export function createFacade({ services, transport, log, sseKeepaliveMs }: Facad
     routes,
     handle(req, res) {
       const started = performance.now();
-      serve(req, res)
+      serve(req, res, started)
         .catch((err: unknown) => {
           const error = toHttpError(err);
           if (error.status >= 500 && !(err instanceof ConnectError)) log.error({ err: String(err) }, "facade error");
           // A body we refused to read must not be left in the connection.
           const close: Record<string, string> = error.status === 413 ? { connection: "close" } : {};
-          sendError(res, error, { ...close, ...(err instanceof ConnectError ? responseHeaders(err.metadata) : {}) });
+          sendError(res, error, { ...close, ...responseHeaders(err instanceof ConnectError ? err.metadata : undefined, started) });
         })
         .finally(() => {
           log.debug({ method: req.method, path: req.url?.split("?")[0], status: res.statusCode, ms: Math.round(performance.now() - started) }, "rest");
@@ -167,10 +168,16 @@ function forwardedHeaders(req: IncomingMessage): Headers {
   return headers;
 }
 
-function responseHeaders(headers: Headers): Record<string, string> {
+/**
+ * The core's response headers a REST client may see, plus what the gateway added to the request so
+ * far: the time since it arrived less the time the core reports waiting on providers.
+ */
+function responseHeaders(headers: Headers | undefined, started: number): Record<string, string> {
   const out: Record<string, string> = {};
-  headers.forEach((value, name) => {
+  headers?.forEach((value, name) => {
     if (!PROTOCOL_HEADER.test(name)) out[name] = value;
   });
+  const upstreamMs = Number(out[UPSTREAM_MS_HEADER] ?? 0);
+  out[OVERHEAD_MS_HEADER] = Math.max(0, performance.now() - started - upstreamMs).toFixed(3);
   return out;
 }

@@ -2,7 +2,7 @@ import { setMaxListeners } from "node:events";
 import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import { createRouterTransport, type ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Sequelize } from "sequelize";
 import { createFacade } from "../facade/facade.js";
@@ -10,6 +10,7 @@ import { bootstrap } from "./bootstrap.js";
 import { syncCatalog } from "./catalog/catalog-sync.js";
 import { loadGatewayConfig } from "./catalog/gateway-config.js";
 import type { GatewayConfig } from "./config.js";
+import { createDirectTransport } from "./core/direct-transport.js";
 import { coreInterceptors } from "./core/interceptors.js";
 import { loadLocalSecrets } from "./core/local-secrets.js";
 import { openDatabase } from "./db/database.js";
@@ -18,13 +19,15 @@ import type { Deps } from "./deps.js";
 import { createGovernanceCache } from "./governance/governance-cache.js";
 import type { Logger } from "./logger.js";
 import { startBatchEngine } from "./batches/batch-engine.js";
+import { newLeaseOwner } from "./core/lease-owner.js";
+import { SettlementWriter } from "./usage/settlement-writer.js";
 import { createInferenceRuntime } from "./inference/inference-runtime.js";
 import { createInternHosts } from "./interns/host-manager.js";
 import type { InternHosts } from "./interns/intern-hosts.js";
 import { internLifecycle } from "./interns/intern-lifecycle.js";
 import { startInternSupervisor } from "./interns/intern-supervisor.js";
 import { createBlobStore } from "./storage/blob-stores.js";
-import { allServices, implementations, registerServices, type Implementations } from "./services.js";
+import { allServices, implementations, registerServices, servedServices, type Implementations } from "./services.js";
 import { secretsForUrl } from "./vault/vault-release.js";
 import { startVideoPoller, type VideoPoller } from "./videos/video-poller.js";
 
@@ -46,7 +49,7 @@ export interface Gateway {
 /**
  * Starts the whole gateway in one process: database (embedded unless DATABASE_URL), migrations,
  * bootstrap, the core on the gRPC port, and REST + Connect on the HTTP port, where the facade calls
- * the core in-process through a router transport with the same interceptors.
+ * the core in-process through the direct transport (core/direct-transport.ts) with the same interceptors.
  * With `coreOnly` the HTTP port serves Connect/gRPC-Web but no REST (run facade/main.ts instead).
  */
 export interface GatewayOptions {
@@ -73,8 +76,11 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     const internHosts =
       options.internHosts ??
       createInternHosts({ config, log, sequelize, masterKey: secrets.masterKey, releaseSecrets: (internId, url) => secretsForUrl({ sequelize, secrets }, internId, url), gatewayUrl: () => ownUrl });
-    const deps: Deps = { config, log, sequelize, secrets, catalog, governance, blobs: createBlobStore(config.storage), internHosts };
-    const inference = createInferenceRuntime(deps);
+    // One name for this instance's admission leases and the settlements that consume them.
+    const owner = newLeaseOwner();
+    const settlement = new SettlementWriter(sequelize, owner, config.settlement, log);
+    const deps: Deps = { config, log, sequelize, secrets, catalog, governance, blobs: createBlobStore(config.storage), internHosts, settlement };
+    const inference = createInferenceRuntime(deps, owner);
     const batches = startBatchEngine(inference);
     const videos = startVideoPoller(inference);
     const interns = internLifecycle(deps);
@@ -96,7 +102,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
       ? undefined
       : createFacade({
           services: allServices,
-          transport: createRouterTransport(routes, { router: { interceptors, shutdownSignal: shutdown.signal } }),
+          transport: createDirectTransport(servedServices(impls), { interceptors, shutdownSignal: shutdown.signal }),
           log,
           sseKeepaliveMs: config.sseKeepaliveMs,
         });
@@ -138,6 +144,9 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
         clearTimeout(timer);
         await batches.stop();
         await videos.stop();
+        // Every answered call is in the ledger before the leases go back: what is left of them is unused.
+        await settlement.drain();
+        await inference.admission.close().catch((err: unknown) => log.warn({ err: (err as Error).message }, "leases could not be returned; they lapse on their own"));
         await governance.close();
         await sequelize.close();
         await embedded?.stop();

@@ -51,6 +51,10 @@ export interface GatewayConfig {
   internDaemonTimeoutMs: number;
   internRuntime: InternRuntimeConfig;
   batch: BatchEngineConfig;
+  /** Admission from leases (server/admission/lease-book.ts). */
+  leases: LeaseConfig;
+  /** Settlement written behind (server/usage/settlement-writer.ts). */
+  settlement: SettlementConfig;
   video: VideoPollerConfig;
 }
 
@@ -115,6 +119,26 @@ export interface InternRuntimeConfig {
    * connect to. Default the listen address, or this machine's name when it listens on all.
    */
   hostAdvertise: string;
+}
+
+/** How this instance leases slices of every limit (ARCHITECTURE §4). */
+export interface LeaseConfig {
+  /** How long a grant is usable; renewed while in use. */
+  leaseMs: number;
+  /** Background top-up and renewal period. */
+  topUpMs: number;
+  /** A slice covers this long of the recent demand (at least four calls). */
+  horizonMs: number;
+  /** A lease unused this long gives its slice back. */
+  idleMs: number;
+}
+
+/** Group commits of answered calls (ledger rows, counters, lease consumption). */
+export interface SettlementConfig {
+  flushMs: number;
+  flushRows: number;
+  /** Calls queued or in flight at most while the database cannot be reached (503 beyond). */
+  capacity: number;
 }
 
 /** The batch engine of this instance (server/batches/batch-engine.ts). */
@@ -210,6 +234,17 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       retryBaseMs: intVar(env, "GATEWAY_BATCH_RETRY_BASE_MS", 1_000, 1, 600_000),
       pollMs: intVar(env, "GATEWAY_BATCH_POLL_MS", 250, 5, 60_000),
       nativePollMs: intVar(env, "GATEWAY_BATCH_NATIVE_POLL_MS", 30_000, 5, 3_600_000),
+    },
+    leases: {
+      leaseMs: intVar(env, "GATEWAY_LEASE_TTL_MS", 30_000, 1_000, 3_600_000),
+      topUpMs: intVar(env, "GATEWAY_LEASE_TOPUP_MS", 100, 5, 60_000),
+      horizonMs: intVar(env, "GATEWAY_LEASE_HORIZON_MS", 1_000, 10, 600_000),
+      idleMs: intVar(env, "GATEWAY_LEASE_IDLE_MS", 10_000, 10, 3_600_000),
+    },
+    settlement: {
+      flushMs: intVar(env, "GATEWAY_SETTLEMENT_FLUSH_MS", 5, 1, 60_000),
+      flushRows: intVar(env, "GATEWAY_SETTLEMENT_FLUSH_ROWS", 256, 1, 10_000),
+      capacity: intVar(env, "GATEWAY_SETTLEMENT_CAPACITY", 20_000, 1, 10_000_000),
     },
     video: {
       pollMs: intVar(env, "GATEWAY_VIDEO_POLL_MS", 5_000, 0, 3_600_000),

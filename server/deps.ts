@@ -6,6 +6,7 @@ import type { GovernanceCache } from "./governance/governance-cache.js";
 import type { InternHosts } from "./interns/intern-hosts.js";
 import type { Logger } from "./logger.js";
 import type { BlobStore } from "./storage/blob-store.js";
+import type { SettlementWriter } from "./usage/settlement-writer.js";
 
 /** What service implementations are built from. */
 export interface Deps {
@@ -21,4 +22,6 @@ export interface Deps {
   blobs: BlobStore;
   /** The intern host processes this gateway instance runs (server/interns/intern-hosts.ts). */
   internHosts: InternHosts;
+  /** Answered calls' ledger rows, written behind in group commits; reads of usage wait on its barrier. */
+  settlement: SettlementWriter;
 }

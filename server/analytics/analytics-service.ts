@@ -6,7 +6,7 @@ import { compileQuery, runQuery } from "./analytics-query.js";
 import { analyticsMeta } from "./catalog.js";
 
 /** GET /analytics/meta and POST /analytics/query over the usage ledger of the caller's organization. */
-export function analyticsService(deps: Pick<Deps, "sequelize">): Partial<ServiceImpl<typeof AnalyticsService>> {
+export function analyticsService(deps: Pick<Deps, "sequelize" | "settlement">): Partial<ServiceImpl<typeof AnalyticsService>> {
   return {
     getAnalyticsMeta() {
       return { data: analyticsMeta() };
@@ -14,6 +14,8 @@ export function analyticsService(deps: Pick<Deps, "sequelize">): Partial<Service
 
     async queryAnalytics(req, ctx) {
       const { organization } = callerOf(ctx);
+      // The ledger as settled, with this instance's queued calls written first.
+      await deps.settlement.barrier();
       return { data: await runQuery(deps.sequelize, compileQuery(organization.id, req, new Date())) };
     },
   };

@@ -147,3 +147,22 @@ export function maxUsd(amounts: readonly string[]): string {
   const scale = Math.max(...parsed.map((p) => p.scale));
   return formatDecimal(parsed.reduce((a, b) => (rescale(b, scale) > rescale(a, scale) ? b : a)));
 }
+
+/**
+ * Admission leases (server/admission) count money in whole nano-dollars held as numbers, so the
+ * hot path adds and compares plain integers. A conversion rounds the way that keeps a lease
+ * conservative: what an instance may spend rounds down, what a call may cost rounds up.
+ */
+const NANO_SCALE = 9;
+
+export function usdToNanos(decimal: string, rounding: "floor" | "ceil"): number {
+  const { units, scale } = parseDecimal(decimal);
+  if (scale <= NANO_SCALE) return Number(units * 10n ** BigInt(NANO_SCALE - scale));
+  const divisor = 10n ** BigInt(scale - NANO_SCALE);
+  const whole = units / divisor;
+  return Number(rounding === "ceil" && units % divisor !== 0n ? whole + 1n : whole);
+}
+
+export function nanosToUsd(nanos: number): string {
+  return formatDecimal({ units: BigInt(nanos), scale: NANO_SCALE });
+}

@@ -10,8 +10,9 @@ import { loadKeyGovernance, type KeyGovernance } from "./key-governance.js";
  * context are read on every inference call and change rarely. Any change to governance data
  * (governance-changes.ts) starts a new generation; an entry loaded in an older generation is never
  * served, including one whose load began before a change and finished after it. Entries also
- * expire after a while, a bound on staleness should a notification ever be lost. What is spent is
- * never cached: admission reads it in the database.
+ * expire after a while, a bound on staleness should a notification ever be lost or the feed be
+ * down (entries loaded before an outage are served until they expire). What is spent is never
+ * cached here: admission draws on leases (server/admission).
  */
 export interface GovernanceCache {
   /** The key with this SHA-256 hash and its organization, or undefined. */
@@ -39,10 +40,11 @@ export async function createGovernanceCache(sequelize: Sequelize, databaseUrl: s
   function memo<A, V>(load: (arg: A) => Promise<V>): (id: string, arg: A) => Promise<V> {
     const entries = new Map<string, Entry<V>>();
     return (id, arg) => {
-      if (!changes.live()) return load(arg);
       const now = Date.now();
       const hit = entries.get(id);
       if (hit && hit.generation === generation && hit.expiresAt > now) return hit.value;
+      // Without the feed a fresh load could be missed by a later change: used once, not kept.
+      if (!changes.live()) return load(arg);
       if (entries.size >= MAX_ENTRIES) entries.clear();
       const entry: Entry<V> = { generation, expiresAt: now + TTL_MS, value: load(arg) };
       entries.set(id, entry);

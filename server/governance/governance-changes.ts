@@ -8,8 +8,9 @@ import type { Logger } from "../logger.js";
  * - this process's own writes, through Sequelize hooks, after their transaction commits (so the
  *   next request after an admin call that changed a guardrail already sees it);
  * - every instance's writes, through LISTEN on the channel the triggers of migration 0004 notify.
- * While the LISTEN connection is down the feed is not `live`, and the cache must not serve: a
- * change could be missed. Reconnecting counts as a change.
+ * While the LISTEN connection is down the feed is not `live`: the cache serves what it loaded
+ * before, up to its TTL, and stores nothing new (a change could be missed). Reconnecting counts as
+ * a change.
  */
 export interface GovernanceChanges {
   live(): boolean;
@@ -64,7 +65,9 @@ export async function watchGovernanceChanges(sequelize: Sequelize, databaseUrl: 
     if (client !== which) return;
     connected = false;
     client = undefined;
-    onChange();
+    // No new generation here: entries loaded before the feed went down stay servable until their
+    // TTL (the staleness bound the cache already has), so a database outage does not stop calls
+    // that held leases cover. Reconnecting starts a new generation.
     void which.end().catch(() => undefined);
     if (!closed) retry = setTimeout(() => void connect(), RECONNECT_MS);
   };

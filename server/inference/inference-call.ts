@@ -7,26 +7,33 @@ import { callerOf } from "../core/auth.js";
 import { gatewayError, httpErrorOf } from "../core/errors.js";
 import { costUsd } from "../core/money.js";
 import type { Deps } from "../deps.js";
-import { checkEndUser, registerEndUser } from "../end-users/end-user-registration.js";
+import type { AdmissionTicket, LeaseBook } from "../admission/lease-book.js";
+import { quantitiesFor } from "../admission/quantities.js";
+import { checkEndUser, type EndUserRegistry } from "../end-users/end-user-registration.js";
 import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../providers/provider.js";
-import { settleCall, type CallRecord } from "../usage/usage-ledger.js";
-import { admit } from "./admission.js";
+import type { CallRecord } from "../usage/usage-ledger.js";
 import type { CallerContext } from "./caller-context.js";
 import { worstCaseCost } from "./cost-estimate.js";
 import { planRoute, type Attempt, type EndpointRanking, type InferenceApi } from "./routing.js";
+import { UPSTREAM_MS_HEADER } from "../../wire/timing-headers.js";
 import { checkServerTools } from "./server-tools.js";
 import { isRetryable, toGatewayError } from "./upstream-errors.js";
 import type { TargetResolver } from "./upstream-targets.js";
 
 /**
- * One inference call from admission to settlement, shared by chat completions and embeddings:
- * load the caller's governance context, refuse what policy forbids, plan the route, reserve the
- * worst-case cost (with the rate limit and free-model quota, one round trip), try the endpoints in
- * order with fallbacks on retryable failures, and settle the real cost into the ledger — or
- * release the reservation when the call fails or the client goes away.
+ * One inference call from admission to settlement, shared by chat completions, embeddings and
+ * decisions: take the caller's governance context (cached), refuse what policy forbids, plan the
+ * route, admit the worst-case cost against this instance's leases (rate limit, free-model quota,
+ * every budget layer; no round trip while the leases cover it), try the endpoints in order with
+ * fallbacks on retryable failures, and queue the settlement of the real cost (written behind) —
+ * which also ends the reservation when the call fails or the client goes away.
  */
 export interface InferenceRuntime {
   deps: Deps;
+  /** This instance's admission leases. */
+  admission: LeaseBook;
+  /** End users this instance has registered lately (end-user-registration.ts). */
+  endUsers: EndUserRegistry;
   resolveTarget: TargetResolver;
   ranking(endpointIds: string[]): Map<string, EndpointRanking>;
   /**
@@ -77,17 +84,19 @@ export class InferenceCall {
   readonly signal: AbortSignal;
   private readonly controller = new AbortController();
   private settled = false;
+  /** Time spent waiting on providers, over every attempt. */
+  private upstreamMs = 0;
 
   private constructor(
     private readonly runtime: InferenceRuntime,
     readonly context: CallerContext,
     private readonly request: CallRequest,
     readonly attempts: Attempt[],
-    private readonly reservationId: string | null,
+    private readonly ticket: AdmissionTicket,
     private readonly endUser: string | null,
-    handlerSignal: AbortSignal,
+    private readonly ctx: HandlerContext,
   ) {
-    this.signal = AbortSignal.any([handlerSignal, this.controller.signal, AbortSignal.timeout(runtime.deps.config.requestTimeoutMs)]);
+    this.signal = AbortSignal.any([ctx.signal, this.controller.signal, AbortSignal.timeout(runtime.deps.config.requestTimeoutMs)]);
   }
 
   static async open(runtime: InferenceRuntime, ctx: HandlerContext, request: CallRequest): Promise<InferenceCall> {
@@ -108,15 +117,12 @@ export class InferenceCall {
       ranking: runtime.ranking,
     });
     const endpoints = attempts.map((a) => a.endpoint);
-    const organizationId = context.caller.organization.id;
-    const [admission] = await Promise.all([
-      admit(deps, context, {
-        estimateUsd: worstCaseCost(endpoints, request.promptTokens, request.completionTokens),
-        free: endpoints.every(isFreeEndpoint),
-      }),
-      endUser ? registerEndUser(deps.sequelize, organizationId, endUser) : undefined,
+    const quantities = quantitiesFor(context, deps.config, endpoints.every(isFreeEndpoint), new Date());
+    const [ticket] = await Promise.all([
+      runtime.admission.admit(quantities, worstCaseCost(endpoints, request.promptTokens, request.completionTokens)),
+      endUser ? runtime.endUsers.register(context.caller.organization.id, endUser) : undefined,
     ]);
-    return new InferenceCall(runtime, context, request, attempts, admission.reservationId, endUser, ctx.signal);
+    return new InferenceCall(runtime, context, request, attempts, ticket, endUser, ctx);
   }
 
   /**
@@ -134,7 +140,11 @@ export class InferenceCall {
         isByok = resolved.isByok;
         try {
           const value = await run(resolved.target, attempt);
-          return { value, attempt, isByok, startedAt, latencyMs: Math.round(performance.now() - startedAt) };
+          const latencyMs = performance.now() - startedAt;
+          this.upstreamMs += latencyMs;
+          // What the provider took (every attempt's wait), so the edge can say what the gateway added.
+          this.ctx.responseHeader.set(UPSTREAM_MS_HEADER, this.upstreamMs.toFixed(3));
+          return { value, attempt, isByok, startedAt, latencyMs: Math.round(latencyMs) };
         } finally {
           resolved.release();
         }
@@ -143,6 +153,7 @@ export class InferenceCall {
         if (!upstream || this.signal.aborted) throw await this.fail(err, attempt, isByok, startedAt);
         failure = toGatewayError(upstream, attempt.endpoint.providerName);
         const last = index === this.attempts.length - 1;
+        this.upstreamMs += performance.now() - startedAt;
         if (last || !isRetryable(upstream)) throw await this.fail(failure, attempt, isByok, startedAt);
         await this.record(attempt, isByok, { status: "error", httpStatus: statusOf(failure), usage: NO_USAGE, latencyMs: null, generationMs: elapsed(startedAt) });
       }
@@ -168,9 +179,20 @@ export class InferenceCall {
     return error;
   }
 
-  /** Ends the call: aborts the upstream request if it is still open. */
+  /**
+   * Ends the call: aborts the upstream request if it is still open. A call that ends here without
+   * having been settled (its handler failed between admission and an answer) is settled as failed,
+   * so its reservation never outlives it.
+   */
   close(): void {
+    const cancelled = this.signal.aborted;
     this.controller.abort();
+    // Deferred: a handler closing a call it is about to fail (with the tokens already produced)
+    // records that failure first.
+    setImmediate(() => {
+      if (this.settled) return;
+      this.record(this.attempts[0]!, false, { status: cancelled ? "cancelled" : "error", httpStatus: cancelled ? 499 : 500, usage: NO_USAGE, latencyMs: null, generationMs: null }, true);
+    });
   }
 
   private errorFor(err: unknown, attempt: Attempt): unknown {
@@ -182,7 +204,7 @@ export class InferenceCall {
     return err instanceof UpstreamError ? toGatewayError(err, attempt.endpoint.providerName) : err;
   }
 
-  private async record(attempt: Attempt, isByok: boolean, outcome: Outcome, final = false): Promise<string> {
+  private record(attempt: Attempt, isByok: boolean, outcome: Outcome, final = false): string {
     const { caller } = this.context;
     const cost = costUsd(attempt.endpoint.pricing, outcome.usage);
     if (final) this.settled = true;
@@ -210,15 +232,10 @@ export class InferenceCall {
       isFree: isFreeEndpoint(attempt.endpoint),
       latencyMs: outcome.latencyMs,
       generationMs: outcome.generationMs,
-      reservationId: final ? this.reservationId : null,
+      reservationId: null,
     };
-    try {
-      await settleCall(this.runtime.deps.sequelize, record);
-    } catch (err) {
-      // The answer was produced; losing it to a ledger outage would be worse than a missing row.
-      // The reservation lapses on its own. Logged with ids only.
-      this.runtime.deps.log.error({ generation: this.generationId, err: (err as Error).message }, "usage could not be recorded");
-    }
+    // Written behind: the answer does not wait for the database (settlement-writer.ts).
+    this.runtime.deps.settlement.enqueue(record, final ? this.ticket.settle(cost) : []);
     return cost;
   }
 }

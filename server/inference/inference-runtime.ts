@@ -1,19 +1,27 @@
+import { LeaseBook } from "../admission/lease-book.js";
 import { createEndpointStatsCache } from "../catalog/endpoint-stats.js";
 import { privateEndpointsFor } from "../catalog/private-endpoint-catalog.js";
 import type { Deps } from "../deps.js";
+import { EndUserRegistry } from "../end-users/end-user-registration.js";
 import { endpointAllowed, policyOf, regionalHostOf } from "../governance/endpoint-policy.js";
 import type { InferenceRuntime } from "./inference-call.js";
 import { createTargetResolver } from "./upstream-targets.js";
 
 /** How often endpoint stats used for ranking are refreshed from the ledger. */
 const STATS_TTL_MS = 10_000;
+/** A lease stays counted this much past the longest call admitted under it, for its settlement to land. */
+const SETTLEMENT_SLACK_MS = 60_000;
 
-/** The long-lived parts of inference, built once per gateway. */
-export function createInferenceRuntime(deps: Deps): InferenceRuntime {
-  const { catalog, sequelize, log } = deps;
+/** The long-lived parts of inference, built once per gateway; `owner` names this instance's leases. */
+export function createInferenceRuntime(deps: Deps, owner: string): InferenceRuntime {
+  const { catalog, sequelize, log, config } = deps;
   const stats = createEndpointStatsCache(sequelize, STATS_TTL_MS, (err) => log.warn({ err: (err as Error).message }, "endpoint stats refresh failed"));
+  const admission = new LeaseBook(sequelize, owner, { ...config.leases, holdMs: config.requestTimeoutMs + SETTLEMENT_SLACK_MS }, log, (n) => deps.settlement.hasRoom(n));
+  admission.start();
   return {
     deps,
+    admission,
+    endUsers: new EndUserRegistry(sequelize),
     resolveTarget: createTargetResolver(deps),
     ranking(endpointIds) {
       const known = stats.peek(endpointIds);

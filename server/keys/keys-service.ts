@@ -27,6 +27,8 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
     async getCurrentKey(_req, ctx) {
       const caller = callerOf(ctx);
       const { key, organization } = caller;
+      // Usage shown is settled usage; this instance's calls still queued for settlement are written first.
+      await deps.settlement.barrier();
       const now = new Date();
       // Independent reads, issued together; the counters of both scopes cover every budget layer.
       const [{ workspace, workspaceBudgets, guardrails }, spend, freeUsed] = await Promise.all([
@@ -74,12 +76,14 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
         offset,
         limit,
       });
+      await deps.settlement.barrier();
       const usage = await keysUsage(deps.sequelize, rows.map((row) => row.hash), new Date());
       return { data: rows.map((row) => toApiKey(row, usage.get(row.hash))) };
     },
 
     async getKey(req, ctx) {
       const row = await findKey(callerOf(ctx), req.hash);
+      await deps.settlement.barrier();
       return { data: toApiKey(row, await keyUsage(deps.sequelize, row.hash, new Date())) };
     },
 

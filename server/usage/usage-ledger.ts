@@ -34,85 +34,148 @@ export interface CallRecord {
   latencyMs: number | null;
   /** Upstream time to the end of the answer (from sending the request). */
   generationMs: number | null;
-  /** The budget reservation gateway_admit made for the call, released by the settlement. */
+  /** The exact budget reservation gateway_admit made for the call (video jobs), released by the settlement; null under leases. */
   reservationId: string | null;
 }
 
-// One statement, so the ledger row, the key's and the workspace's counters of every period and
-// the release of the reservation commit together or not at all, in one round trip. Data-modifying
-// CTEs run whether or not the final SELECT reads them. Counters are upserted key before workspace,
-// always in this order, so concurrent settlements cannot deadlock; a free call touches none.
-const SETTLE = `
-  WITH ledger AS (
-    INSERT INTO usage_ledger (id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id,
-                              end_user, session_id, api, model_id, provider_slug, endpoint_id, status, http_status,
-                              streamed, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, total_tokens,
-                              cost_usd, is_byok, is_free, latency_ms, generation_ms)
-    VALUES ($id::uuid, $generationId::text, $now::timestamptz, $organizationId::uuid, $keyHash::text, $workspaceId::uuid,
-            $memberUserId::text, $endUser::text, $sessionId::text, $api::text, $modelId::text, $providerSlug::text,
-            $endpointId::text, $status::text, $httpStatus::integer, $streamed::boolean, $promptTokens::integer,
-            $completionTokens::integer, $reasoningTokens::integer, $cachedTokens::integer, $totalTokens::integer,
-            $cost::numeric, $isByok::boolean, $isFree::boolean, $latencyMs::integer, $generationMs::integer)
+/** A ledger row as written: its id fixed when it is queued, so a retried write is idempotent. */
+export interface LedgerRow {
+  id: string;
+  record: CallRecord;
+  at: Date;
+  consumptions: readonly Consumption[];
+}
+
+/** What a settled call used of one admission lease (server/admission/lease-book.ts). */
+export interface Consumption {
+  quantity: string;
+  windowStart: Date;
+  /** Requests, or exact USD. */
+  amount: string;
+}
+
+export function checkRecord(record: CallRecord): void {
+  if (!isUsdDecimal(record.costUsd)) throw new RangeError(`costUsd must be a non-negative decimal, got "${record.costUsd}"`);
+}
+
+// Data-modifying CTEs see one snapshot and commit together: ledger rows, spend counters, request
+// counters, the leases the calls were admitted under and their exact reservations. `ins` returns only rows this
+// statement inserted, and every counter and lease change is derived from it: a retried group
+// changes nothing twice. Counters are upserted in key order so concurrent flushes of several
+// instances lock them in the same order.
+const FLUSH = `
+  WITH rows AS (
+    SELECT * FROM unnest($id::uuid[], $generationId::text[], $createdAt::timestamptz[], $organizationId::uuid[], $keyHash::text[],
+                         $workspaceId::uuid[], $memberUserId::text[], $endUser::text[], $sessionId::text[], $api::text[],
+                         $modelId::text[], $providerSlug::text[], $endpointId::text[], $status::text[], $httpStatus::integer[],
+                         $streamed::boolean[], $promptTokens::integer[], $completionTokens::integer[], $reasoningTokens::integer[],
+                         $cachedTokens::integer[], $cost::numeric[], $isByok::boolean[], $isFree::boolean[], $latencyMs::integer[],
+                         $generationMs::integer[], $daily::timestamptz[], $weekly::timestamptz[], $monthly::timestamptz[],
+                         $reservationId::uuid[])
+      AS r(id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user, session_id, api,
+           model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens, completion_tokens, reasoning_tokens,
+           cached_tokens, cost_usd, is_byok, is_free, latency_ms, generation_ms, daily, weekly, monthly, reservation_id)
+  ), ins AS (
+    INSERT INTO usage_ledger (id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user,
+                              session_id, api, model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens,
+                              completion_tokens, reasoning_tokens, cached_tokens, total_tokens, cost_usd, is_byok, is_free,
+                              latency_ms, generation_ms)
+    SELECT id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user, session_id, api,
+           model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens, completion_tokens, reasoning_tokens,
+           cached_tokens, prompt_tokens + completion_tokens, cost_usd, is_byok, is_free, latency_ms, generation_ms
+      FROM rows
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id
+  ), spend AS (
+    SELECT s.scope, s.scope_id, p.period, p.period_start,
+           sum(CASE WHEN r.is_byok THEN 0 ELSE r.cost_usd END) AS paid, sum(CASE WHEN r.is_byok THEN r.cost_usd ELSE 0 END) AS byok
+      FROM rows r JOIN ins USING (id)
+     CROSS JOIN LATERAL (VALUES (1, 'key', r.key_hash::text), (2, 'workspace', r.workspace_id::text)) AS s(n, scope, scope_id)
+     CROSS JOIN LATERAL (VALUES ('daily', r.daily), ('weekly', r.weekly), ('monthly', r.monthly),
+                                ('lifetime', 'epoch'::timestamptz)) AS p(period, period_start)
+     WHERE r.cost_usd > 0
+     GROUP BY s.scope, s.scope_id, p.period, p.period_start
   ), counters AS (
     INSERT INTO usage_counters AS c (scope, scope_id, period, period_start, spent_usd, byok_spent_usd)
-    SELECT s.scope, s.scope_id, p.period, p.period_start,
-           CASE WHEN $isByok::boolean THEN 0 ELSE $cost::numeric END,
-           CASE WHEN $isByok::boolean THEN $cost::numeric ELSE 0 END
-      FROM (VALUES (1, 'key', $keyHash::text), (2, 'workspace', $workspaceId::uuid::text)) AS s(n, scope, scope_id)
-     CROSS JOIN (VALUES ('daily', $daily::timestamptz), ('weekly', $weekly::timestamptz),
-                        ('monthly', $monthly::timestamptz), ('lifetime', $lifetime::timestamptz)) AS p(period, period_start)
-     WHERE $cost::numeric > 0
-     ORDER BY s.n, p.period
+    SELECT scope, scope_id, period, period_start, paid, byok FROM spend ORDER BY scope, scope_id, period, period_start
     ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
       SET spent_usd = c.spent_usd + EXCLUDED.spent_usd, byok_spent_usd = c.byok_spent_usd + EXCLUDED.byok_spent_usd
+  ), used AS (
+    SELECT u.quantity, u.window_start, sum(u.amount) AS amount
+      FROM unnest($useRow::uuid[], $useQuantity::text[], $useStart::timestamptz[], $useAmount::numeric[]) AS u(id, quantity, window_start, amount)
+      JOIN ins USING (id)
+     GROUP BY u.quantity, u.window_start
+  ), leases AS (
+    UPDATE admission_leases a SET granted = greatest(a.granted - used.amount, 0)
+      FROM used WHERE a.owner = $owner AND a.quantity = used.quantity AND a.window_start = used.window_start
+  ), requests AS (
+    INSERT INTO request_counters AS c (name, window_start, count)
+    SELECT quantity, window_start, amount::integer FROM used
+     WHERE quantity LIKE 'rate:%' OR quantity LIKE 'free:%'
+     ORDER BY quantity, window_start
+    ON CONFLICT (name, window_start) DO UPDATE SET count = c.count + EXCLUDED.count
   ), released AS (
-    DELETE FROM budget_reservations WHERE id = $reservationId::uuid
+    DELETE FROM budget_reservations WHERE id IN (SELECT r.reservation_id FROM rows r JOIN ins USING (id))
   )
-  SELECT 1`;
+  SELECT count(*) AS inserted FROM ins`;
 
 /**
- * Records a finished call (success, upstream error or cancellation) with its real cost, adds the
- * cost to the spend counters the budgets are checked against, and releases the call's reservation,
- * atomically.
+ * Writes ledger rows with everything they move, in one statement: the one writer of the ledger
+ * for live calls (queued by settlement-writer.ts) and for exact settlements (settleCall).
+ * `owner` names the admission leases the rows' consumptions were admitted under.
  */
-export async function settleCall(sequelize: Sequelize, record: CallRecord, now: Date = new Date()): Promise<void> {
-  if (!isUsdDecimal(record.costUsd)) throw new RangeError(`costUsd must be a non-negative decimal, got "${record.costUsd}"`);
-  const start = (period: "daily" | "weekly" | "monthly" | "lifetime") => currentPeriodStart(period, now).toISOString();
-  await sequelize.query(SETTLE, {
+export async function writeLedgerRows(sequelize: Sequelize, owner: string, group: readonly LedgerRow[]): Promise<void> {
+  const column = <T>(pick: (row: LedgerRow) => T): T[] => group.map(pick);
+  const start = (period: "daily" | "weekly" | "monthly") => column((row) => currentPeriodStart(period, row.at).toISOString());
+  const uses = group.flatMap((row) => row.consumptions.map((use) => ({ id: row.id, use })));
+  await sequelize.query(FLUSH, {
     bind: {
-      id: randomUUID(),
-      generationId: record.generationId,
-      now: now.toISOString(),
-      organizationId: record.organizationId,
-      keyHash: record.keyHash,
-      workspaceId: record.workspaceId,
-      memberUserId: record.memberUserId,
-      endUser: record.endUser,
-      sessionId: record.sessionId,
-      api: record.api,
-      modelId: record.modelId,
-      providerSlug: record.providerSlug,
-      endpointId: record.endpointId,
-      status: record.status,
-      httpStatus: record.httpStatus,
-      streamed: record.streamed,
-      promptTokens: record.promptTokens,
-      completionTokens: record.completionTokens,
-      reasoningTokens: record.reasoningTokens,
-      cachedTokens: record.cachedTokens,
-      totalTokens: record.promptTokens + record.completionTokens,
-      cost: record.costUsd,
-      isByok: record.isByok,
-      isFree: record.isFree,
-      latencyMs: record.latencyMs,
-      generationMs: record.generationMs,
-      reservationId: record.reservationId,
+      id: column((row) => row.id),
+      generationId: column((row) => row.record.generationId),
+      createdAt: column((row) => row.at.toISOString()),
+      organizationId: column((row) => row.record.organizationId),
+      keyHash: column((row) => row.record.keyHash),
+      workspaceId: column((row) => row.record.workspaceId),
+      memberUserId: column((row) => row.record.memberUserId),
+      endUser: column((row) => row.record.endUser),
+      sessionId: column((row) => row.record.sessionId),
+      api: column((row) => row.record.api),
+      modelId: column((row) => row.record.modelId),
+      providerSlug: column((row) => row.record.providerSlug),
+      endpointId: column((row) => row.record.endpointId),
+      status: column((row) => row.record.status),
+      httpStatus: column((row) => row.record.httpStatus),
+      streamed: column((row) => row.record.streamed),
+      promptTokens: column((row) => row.record.promptTokens),
+      completionTokens: column((row) => row.record.completionTokens),
+      reasoningTokens: column((row) => row.record.reasoningTokens),
+      cachedTokens: column((row) => row.record.cachedTokens),
+      cost: column((row) => row.record.costUsd),
+      isByok: column((row) => row.record.isByok),
+      isFree: column((row) => row.record.isFree),
+      latencyMs: column((row) => row.record.latencyMs),
+      generationMs: column((row) => row.record.generationMs),
       daily: start("daily"),
       weekly: start("weekly"),
       monthly: start("monthly"),
-      lifetime: start("lifetime"),
+      reservationId: column((row) => row.record.reservationId),
+      useRow: uses.map((u) => u.id),
+      useQuantity: uses.map((u) => u.use.quantity),
+      useStart: uses.map((u) => u.use.windowStart.toISOString()),
+      useAmount: uses.map((u) => u.use.amount),
+      owner,
     },
   });
+}
+
+
+/**
+ * Records a finished call at once (video jobs: exact settlement), with its real cost, the spend
+ * counters, and the release of its reservation, atomically.
+ */
+export async function settleCall(sequelize: Sequelize, record: CallRecord, now: Date = new Date()): Promise<void> {
+  checkRecord(record);
+  await writeLedgerRows(sequelize, "", [{ id: randomUUID(), record, at: now, consumptions: [] }]);
 }
 
 /** Frees the budget held for a call that never reached a provider (refused, or failed before sending). */

@@ -137,7 +137,7 @@ test("the key's credit limit: 402 before the call when the worst case does not f
 });
 
 test("50 concurrent requests against a budget that allows 10: exactly 10 succeed, none overspends", async ({ env }) => {
-  const { key } = await newKey(env, { limit: 0.00013 });
+  const { key, hash } = await newKey(env, { limit: 0.00013 });
   env.upstream.rule({ usage: { prompt_tokens: 7, completion_tokens: 3 }, delayMs: 20 });
   const results = await Promise.all(Array.from({ length: 50 }, () => chat(env, key, { provider: { only: ["mockai"] }, max_tokens: 3 })));
   const ok = results.filter((r) => r.status === 200).length;
@@ -146,8 +146,15 @@ test("50 concurrent requests against a budget that allows 10: exactly 10 succeed
   assert.is(refused, 40);
   const current = await call(env.gw.url, "GET", "/api/v1/key", { key });
   assert.is(at(current.body, "data", "usage"), 0.00013);
-  const [held] = await env.gw.gateway.sequelize.query<{ n: string }>("SELECT count(*) AS n FROM budget_reservations", { type: QueryTypes.SELECT });
-  assert.is(held?.n, "0", "every reservation is settled or released");
+  // Settled spend plus what this instance still holds leased never passes the limit.
+  await env.gw.gateway.deps.settlement.barrier();
+  const [held] = await env.gw.gateway.sequelize.query<{ spent: string; leased: string }>(
+    `SELECT (SELECT coalesce(sum(spent_usd), 0) FROM usage_counters WHERE scope = 'key' AND scope_id = :hash AND period = 'lifetime')::text AS spent,
+            (SELECT coalesce(sum(granted), 0) FROM admission_leases WHERE quantity = :quantity)::text AS leased`,
+    { type: QueryTypes.SELECT, replacements: { hash, quantity: `key:${hash}:lifetime` } },
+  );
+  assert.is(Number(held?.spent), 0.00013);
+  assert.ok(Number(held?.spent) + Number(held?.leased) <= 0.00013 + 1e-12, `spent ${held?.spent} + leased ${held?.leased} stays within the limit`);
 });
 
 test("a failed call releases its reservation and costs nothing", async ({ env }) => {
@@ -183,6 +190,7 @@ test("usage lands in the ledger and on GET /key; BYOK calls use the workspace's 
   const { key, hash } = await newKey(env);
   const res = await chat(env, key, { provider: { only: ["mockai"] }, user: "end-user-1", session_id: "s-1" });
   assert.is(res.status, 200, res.text);
+  await env.gw.gateway.deps.settlement.barrier();
   const [row] = await env.gw.gateway.sequelize.query<Record<string, unknown>>("SELECT * FROM usage_ledger WHERE key_hash = :hash", { type: QueryTypes.SELECT, replacements: { hash } });
   assert.is(row?.generation_id, at(res.body, "id"));
   assert.is(row?.model_id, "mock/chat");

@@ -51,6 +51,18 @@ test("the rate limit holds across two gateway instances and answers 429 with Ret
   assert.is((await chat(env.gw.url, await newKey(env))).status, 200, "another key has its own window");
 });
 
+test("50 concurrent calls over two instances against the rate limit: at most the limit succeed, the rest 429", async ({ env, second }) => {
+  const key = await newKey(env);
+  const bases = [env.gw.url, second.url];
+  const results = await Promise.all(Array.from({ length: 50 }, (_, i) => chat(bases[i % 2]!, key)));
+  const ok = results.filter((r) => r.status === 200).length;
+  assert.ok(ok <= RATE_LIMIT && ok >= RATE_LIMIT / 2, `${ok} calls succeeded`);
+  for (const refused of results.filter((r) => r.status !== 200)) {
+    assert.is(refused.status, 429, refused.text);
+    assert.ok(Number(refused.headers.get("retry-after")) >= 1);
+  }
+});
+
 test("free-model requests are counted per key per day and reported on GET /key", async ({ env, second }) => {
   const key = await newKey(env);
   assert.is((await chat(env.gw.url, key, "mock/free")).status, 200);

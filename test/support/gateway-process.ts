@@ -37,11 +37,11 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startGatewayProcess(options: { databaseUrl: string; key: string; args?: string[]; env?: Record<string, string> }): Promise<GatewayProcess> {
+export async function startGatewayProcess(options: { databaseUrl: string; key: string; args?: string[]; env?: Record<string, string>; nodeArgs?: string[] }): Promise<GatewayProcess> {
   const httpPort = await freePort();
   let grpcPort = await freePort();
   while (grpcPort === httpPort) grpcPort = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts", ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", "server/main.ts", ...(options.args ?? [])], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -21,7 +21,9 @@ export interface LedgerRow {
 const COLUMNS = "generation_id, status, http_status, model_id, provider_slug, endpoint_id, session_id, end_user, streamed, prompt_tokens, completion_tokens, cost_usd::text AS cost_usd";
 
 /** Rows of one generation, oldest first (failed attempts before the one that answered). */
-export function ledgerRowsOf(gw: TestGateway, generationId: string): Promise<LedgerRow[]> {
+export async function ledgerRowsOf(gw: TestGateway, generationId: string): Promise<LedgerRow[]> {
+  // Settlement is written behind: what the gateway has queued is committed first.
+  await gw.gateway.deps.settlement.barrier();
   return gw.gateway.sequelize.query<LedgerRow>(`SELECT ${COLUMNS} FROM usage_ledger WHERE generation_id = :generationId ORDER BY created_at, id`, {
     type: QueryTypes.SELECT,
     replacements: { generationId },
@@ -29,7 +31,8 @@ export function ledgerRowsOf(gw: TestGateway, generationId: string): Promise<Led
 }
 
 /** Every row, oldest first: for calls whose generation id the client never saw (cut, cancelled, refused). */
-export function allLedgerRows(gw: TestGateway): Promise<LedgerRow[]> {
+export async function allLedgerRows(gw: TestGateway): Promise<LedgerRow[]> {
+  await gw.gateway.deps.settlement.barrier();
   return gw.gateway.sequelize.query<LedgerRow>(`SELECT ${COLUMNS} FROM usage_ledger ORDER BY created_at, id`, { type: QueryTypes.SELECT });
 }
 

@@ -1,0 +1,60 @@
+import fs from "node:fs";
+
+/**
+ * `tsx bench/profile-summary.ts <file.cpuprofile> [top]`: where a V8 CPU profile's time went, as
+ * self time per function and per source file (node_modules grouped by package), so a benchmark's
+ * notes can say where the remaining time goes without opening DevTools.
+ */
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const [file, topArg] = process.argv.slice(2);
+if (!file) {
+  console.error("usage: tsx bench/profile-summary.ts <file.cpuprofile> [top]");
+  process.exit(2);
+}
+const top = Number(topArg ?? 25);
+const profile = JSON.parse(fs.readFileSync(file, "utf8")) as Profile;
+const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const selfUs = new Map<number, number>();
+profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
+
+function place(url: string): string {
+  const modules = url.lastIndexOf("node_modules/");
+  if (modules >= 0) {
+    const rest = url.slice(modules + "node_modules/".length).split("/");
+    return rest[0]!.startsWith("@") ? `${rest[0]}/${rest[1]}` : rest[0]!;
+  }
+  if (url === "") return "(native/vm)";
+  if (url.startsWith("node:")) return url;
+  const root = url.indexOf("/main/");
+  return root >= 0 ? url.slice(root + "/main/".length) : url;
+}
+
+const add = (map: Map<string, number>, key: string, us: number) => map.set(key, (map.get(key) ?? 0) + us);
+const functions = new Map<string, number>();
+const files = new Map<string, number>();
+for (const [id, us] of selfUs) {
+  const { callFrame } = byId.get(id)!;
+  const where = place(callFrame.url);
+  add(functions, `${callFrame.functionName || "(anonymous)"} ${where}:${callFrame.lineNumber + 1}`, us);
+  add(files, where, us);
+}
+const print = (title: string, map: Map<string, number>) => {
+  console.log(`\n${title}`);
+  for (const [name, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+    console.log(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${name}`);
+  }
+};
+console.log(`total ${(total / 1000).toFixed(0)} ms of samples`);
+print("self time by file or package", files);
+print("self time by function", functions);

@@ -1,0 +1,87 @@
+import { QueryTypes, type Sequelize } from "sequelize";
+import type { Quantity } from "./quantities.js";
+
+/**
+ * The central side of leases: `gateway_lease_grant` (migration 0015) and the return of unused
+ * slices. Amounts cross this boundary as exact decimal strings; the book converts them.
+ */
+export interface GrantRequest {
+  quantity: Quantity;
+  /** The least this grant must give (0 for a background top-up), in the quantity's unit. */
+  need: string;
+  /** What the instance would like to hold. */
+  want: string;
+}
+
+export type GrantResult =
+  | { granted: true; amounts: string[]; expiresAt: Date; dbNow: Date }
+  | { granted: false; index: number; remaining: string; label: string; retryAfterS: number | null };
+
+interface GrantRow {
+  result: { granted: true; amounts: string[]; expires_at: string; now: string } | { granted: false; index: number; remaining: string; label: string; retry_after_s: number | null };
+}
+
+export interface LeaseTiming {
+  /** How long a grant is usable by its owner. */
+  leaseS: number;
+  /** How much longer it stays counted: the longest a call admitted under it may still run. */
+  holdS: number;
+}
+
+export async function grantLeases(sequelize: Sequelize, owner: string, timing: LeaseTiming, requests: readonly GrantRequest[]): Promise<GrantResult> {
+  const [row] = await sequelize.query<GrantRow>("SELECT gateway_lease_grant(:input::jsonb) AS result", {
+    type: QueryTypes.SELECT,
+    replacements: {
+      input: JSON.stringify({
+        owner,
+        key_hash: requests.find((r) => r.quantity.keyHash !== null)?.quantity.keyHash ?? null,
+        workspace_id: requests[0]!.quantity.workspaceId,
+        lease_s: timing.leaseS,
+        hold_s: timing.holdS,
+        quantities: requests.map(({ quantity: q, need, want }) => ({
+          quantity: q.name,
+          window_start: q.windowStart.toISOString(),
+          window_end: q.windowEnd?.toISOString() ?? null,
+          kind: q.kind,
+          scope: q.scope,
+          scope_id: q.scopeId,
+          period: q.period,
+          need,
+          want,
+          limits: q.limits.map((l) => ({ limit: l.limit, include_byok: l.includeByok, label: l.label })),
+        })),
+      }),
+    },
+  });
+  const result = row!.result;
+  if (!result.granted) return { granted: false, index: result.index, remaining: result.remaining, label: result.label, retryAfterS: result.retry_after_s };
+  return { granted: true, amounts: result.amounts, expiresAt: new Date(result.expires_at), dbNow: new Date(result.now) };
+}
+
+export interface Returned {
+  quantity: Quantity;
+  amount: string;
+}
+
+/** Gives unused slices back, so other instances can be granted them at once. */
+export async function returnLeases(sequelize: Sequelize, owner: string, returned: readonly Returned[]): Promise<void> {
+  if (returned.length === 0) return;
+  await sequelize.query(
+    `UPDATE admission_leases a SET granted = greatest(a.granted - r.amount, 0)
+       FROM unnest($quantities::text[], $starts::timestamptz[], $amounts::numeric[]) AS r(quantity, window_start, amount)
+      WHERE a.owner = $owner AND a.quantity = r.quantity AND a.window_start = r.window_start`,
+    {
+      bind: {
+        owner,
+        quantities: returned.map((r) => r.quantity.name),
+        starts: returned.map((r) => r.quantity.windowStart.toISOString()),
+        amounts: returned.map((r) => r.amount),
+      },
+    },
+  );
+}
+
+/** Drops every lease of this owner (SIGTERM, after settlement has drained: what is left is unused). */
+export async function dropLeases(sequelize: Sequelize, owner: string): Promise<void> {
+  await sequelize.query("DELETE FROM admission_leases WHERE owner = $owner", { bind: { owner } });
+}

@@ -1,0 +1,47 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { call } from "../support/http.js";
+import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
+
+/**
+ * `x-gateway-overhead-ms` (issue 15): every REST answer says what the gateway added, and the
+ * provider's time is attributed to the provider (`x-gateway-upstream-ms`), not to the gateway.
+ */
+const test = suite<{ env: InferenceGateway }>("x-gateway-overhead-ms");
+test.before(async (ctx) => {
+  ctx.env = await startInferenceGateway();
+});
+test.after(async (ctx) => ctx.env.stop());
+
+const PROVIDER_MS = 200;
+
+function number(headers: Headers, name: string): number {
+  const value = headers.get(name);
+  assert.ok(value !== null && /^\d+(\.\d+)?$/.test(value), `${name}: ${value}`);
+  return Number(value);
+}
+
+test("a chat completion: the provider's wait is upstream time, the rest is overhead", async ({ env }) => {
+  env.upstream.rule({ delayMs: PROVIDER_MS, times: 1 });
+  const started = performance.now();
+  const res = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body: { model: "mock/chat", messages: [{ role: "user", content: "hi" }] } });
+  const total = performance.now() - started;
+  assert.is(res.status, 200, res.text);
+  const upstream = number(res.headers, "x-gateway-upstream-ms");
+  const overhead = number(res.headers, "x-gateway-overhead-ms");
+  assert.ok(upstream >= PROVIDER_MS, `upstream ${upstream} ms covers the provider's ${PROVIDER_MS} ms`);
+  assert.ok(overhead + upstream <= total, `overhead ${overhead} + upstream ${upstream} within the ${total} ms the client waited`);
+});
+
+test("a streamed chat completion and an error carry it too", async ({ env }) => {
+  const streamed = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body: { model: "mock/chat", stream: true, messages: [{ role: "user", content: "hi" }] } });
+  assert.is(streamed.status, 200);
+  number(streamed.headers, "x-gateway-overhead-ms");
+  number(streamed.headers, "x-gateway-upstream-ms");
+  const refused = await call(env.gw.url, "GET", "/api/v1/key");
+  assert.is(refused.status, 401);
+  number(refused.headers, "x-gateway-overhead-ms");
+  assert.is(refused.headers.get("x-gateway-upstream-ms"), null, "no provider was called");
+});
+
+test.run();
