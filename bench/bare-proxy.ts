@@ -2,7 +2,7 @@ import http from "node:http";
 
 /**
  * The baseline of the proxy benchmark: a bare node:http pass-through proxy (keep-alive to the
- * upstream, no auth, no accounting) that maps the gateway's chat path onto the mock's.
+ * upstream, no auth, no accounting) that maps the gateway's paths (`/api/v1/…`) onto the mock's.
  * `tsx bench/bare-proxy.ts <port> <upstream base URL>`
  */
 const [port = "0", upstream = ""] = process.argv.slice(2);
@@ -11,7 +11,7 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
 const server = http.createServer((req, res) => {
   const out = http.request(
-    { host: target.hostname, port: target.port, method: req.method, path: `${target.pathname}/chat/completions`, headers: { ...req.headers, host: target.host }, agent },
+    { host: target.hostname, port: target.port, method: req.method, path: `${target.pathname}${(req.url ?? "").replace(/^\/api\/v1/, "")}`, headers: { ...req.headers, host: target.host }, agent },
     (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);

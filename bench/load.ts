@@ -10,6 +10,8 @@ export interface LoadResult {
   seconds: number;
   rps: number;
   latenciesMs: number[];
+  /** Time to the first byte of each answer's body (a stream's first event). */
+  firstByteMs: number[];
 }
 
 export interface LoadOptions {
@@ -26,29 +28,33 @@ export interface LoadOptions {
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const pool = new Pool(options.url, { connections: options.connections, pipelining: 1 });
-  const send = async (): Promise<boolean> => {
+  const send = async (started: number, firstByte: number[] | undefined): Promise<boolean> => {
     const res = await pool.request({ method: "POST", path: options.path, headers: options.headers, body: options.body });
-    await res.body.arrayBuffer();
+    let first = true;
+    for await (const _chunk of res.body) {
+      if (first) firstByte?.push(performance.now() - started);
+      first = false;
+    }
     return res.statusCode === (options.expectStatus ?? 200);
   };
-  const loop = async (until: number, record: number[] | undefined, errors: { n: number }) => {
+  const loop = async (until: number, record: { latencies: number[]; firstByte: number[] } | undefined, errors: { n: number }) => {
     while (performance.now() < until) {
       const started = performance.now();
-      const ok = await send();
+      const ok = await send(started, record?.firstByte);
       if (!ok) errors.n++;
-      record?.push(performance.now() - started);
+      record?.latencies.push(performance.now() - started);
     }
   };
   const ignored = { n: 0 };
   const warmupEnd = performance.now() + options.warmupMs;
   await Promise.all(Array.from({ length: options.connections }, () => loop(warmupEnd, undefined, ignored)));
-  const latencies: number[] = [];
+  const record = { latencies: [] as number[], firstByte: [] as number[] };
   const errors = { n: 0 };
   const started = performance.now();
-  await Promise.all(Array.from({ length: options.connections }, () => loop(started + options.durationMs, latencies, errors)));
+  await Promise.all(Array.from({ length: options.connections }, () => loop(started + options.durationMs, record, errors)));
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
-  return { requests: latencies.length, errors: errors.n, seconds, rps: latencies.length / seconds, latenciesMs: latencies };
+  return { requests: record.latencies.length, errors: errors.n, seconds, rps: record.latencies.length / seconds, latenciesMs: record.latencies, firstByteMs: record.firstByte };
 }
 
 export function percentile(values: number[], p: number): number {

@@ -1,9 +1,10 @@
 import fs from "node:fs";
 
 /**
- * `tsx bench/profile-summary.ts <file.cpuprofile> [top]`: where a V8 CPU profile's time went, as
+ * `tsx bench/profile-summary.ts <file.cpuprofile> [top] [skip seconds]`: where a V8 CPU profile's time went, as
  * self time per function and per source file (node_modules grouped by package), so a benchmark's
- * notes can say where the remaining time goes without opening DevTools.
+ * notes can say where the remaining time goes without opening DevTools. Samples of the first
+ * `skip` seconds (start-up, module loading) can be left out.
  */
 interface ProfileNode {
   id: number;
@@ -16,7 +17,7 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const [file, topArg] = process.argv.slice(2);
+const [file, topArg, skipArg] = process.argv.slice(2);
 if (!file) {
   console.error("usage: tsx bench/profile-summary.ts <file.cpuprofile> [top]");
   process.exit(2);
@@ -24,8 +25,14 @@ if (!file) {
 const top = Number(topArg ?? 25);
 const profile = JSON.parse(fs.readFileSync(file, "utf8")) as Profile;
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const skipUs = Number(skipArg ?? 0) * 1e6;
 const selfUs = new Map<number, number>();
-profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+let at = 0;
+profile.samples.forEach((id, i) => {
+  const delta = profile.timeDeltas[i] ?? 0;
+  at += delta;
+  if (at >= skipUs) selfUs.set(id, (selfUs.get(id) ?? 0) + delta);
+});
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
 function place(url: string): string {
@@ -41,13 +48,32 @@ function place(url: string): string {
 }
 
 const add = (map: Map<string, number>, key: string, us: number) => map.set(key, (map.get(key) ?? 0) + us);
+const parent = new Map<number, number>();
+for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+const nameOf = (node: ProfileNode) => `${node.callFrame.functionName || "(anonymous)"} ${place(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
+/** Time with callees, for the project's own functions only (where a change would go). */
+const inclusive = new Map<string, number>();
 const functions = new Map<string, number>();
 const files = new Map<string, number>();
 for (const [id, us] of selfUs) {
   const { callFrame } = byId.get(id)!;
+  if (callFrame.functionName === "(idle)") continue;
   const where = place(callFrame.url);
   add(functions, `${callFrame.functionName || "(anonymous)"} ${where}:${callFrame.lineNumber + 1}`, us);
   add(files, where, us);
+}
+for (const [id, us] of selfUs) {
+  const seen = new Set<string>();
+  for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+    const node = byId.get(at)!;
+    if (node.callFrame.functionName === "(idle)") break;
+    const url = node.callFrame.url;
+    if (url.includes("node_modules") || url.startsWith("node:") || url === "") continue;
+    const key = nameOf(node);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    add(inclusive, key, us);
+  }
 }
 const print = (title: string, map: Map<string, number>) => {
   console.log(`\n${title}`);
@@ -58,3 +84,4 @@ const print = (title: string, map: Map<string, number>) => {
 console.log(`total ${(total / 1000).toFixed(0)} ms of samples`);
 print("self time by file or package", files);
 print("self time by function", functions);
+print("total time (with callees) of the project's own functions", inclusive);

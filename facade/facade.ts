@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { DescMethod, DescMethodStreaming, DescMethodUnary, DescService, JsonValue, Message } from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
-import { ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { gatewayError } from "../server/core/errors.js";
 import { OVERHEAD_MS_HEADER, UPSTREAM_MS_HEADER } from "../wire/timing-headers.js";
 import type { Logger } from "../server/logger.js";
@@ -38,6 +38,12 @@ export interface Facade {
 /** Request headers the core may act on; everything else stays at the edge. */
 const FORWARDED_REQUEST_HEADERS = ["authorization", "x-session-id", "idempotency-key", "x-request-id"];
 
+/**
+ * Why the core's call is aborted once the REST exchange is over (answered, or the client gone):
+ * one shared reason, since an abort without one builds a DOMException and its stack every time.
+ */
+const REQUEST_ENDED = new ConnectError("the REST request has ended", Code.Canceled);
+
 /** Transport-level response headers that must not leak into the REST response. */
 const PROTOCOL_HEADER = /^(content-type|content-length|content-encoding|accept-encoding|transfer-encoding|connection|keep-alive|te|trailer|date|vary|grpc-.*|connect-.*)$/i;
 
@@ -60,7 +66,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs }: Facad
       if (value === "." || value === "..") throw gatewayError(400, `The path segment '${value}' cannot address a resource`);
     }
     const abort = new AbortController();
-    res.once("close", () => abort.abort());
+    res.once("close", () => abort.abort(REQUEST_ENDED));
     if (route.method.methodKind === "client_streaming") {
       const reply = await uploadMultipart(req, res, route, { transport, header: forwardedHeaders(req), query: new URLSearchParams(rawQuery), signal: abort.signal });
       sendMessage(res, route, reply.message, responseHeaders(reply.header, started));
@@ -91,7 +97,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs }: Facad
     if (method.methodKind !== "server_streaming" || (!first.done && jsonReplyOf(method.output, first.value))) {
       if (first.done) throw gatewayError(502, "The service ended the call without a response");
       sendMessage(res, route, first.value, headers);
-      abort.abort();
+      abort.abort(REQUEST_ENDED);
       return;
     }
     open.add(abort);

@@ -46,6 +46,11 @@ interface ServedMethod {
 /** Handlers read it as `ctx.protocolName`; none branches on it. */
 const PROTOCOL_NAME = "direct";
 const BASE_URL = "https://in-process";
+/**
+ * The reason `ctx.signal` carries once a call is over. One shared object: an abort without a
+ * reason makes a DOMException with a captured stack, on every call.
+ */
+const CALL_ENDED = new ConnectError("the call has ended", Code.Canceled);
 
 export function createDirectTransport(services: Iterable<readonly [DescService, object]>, { interceptors, shutdownSignal }: DirectTransportOptions): Transport {
   // Built once: per call a method is one lookup by its descriptor. Unimplemented methods get
@@ -106,7 +111,7 @@ export function createDirectTransport(services: Iterable<readonly [DescService, 
         throw error;
       } finally {
         // As connect's handlers: whatever the handler left listening on ctx.signal ends with the call.
-        context.abort();
+        context.abort(CALL_ENDED);
       }
     },
 
@@ -243,7 +248,7 @@ class DirectStream<T> implements AsyncIterableIterator<T> {
   /** `ctx.signal` was aborted (this object is its listener: no closure per call). */
   handleEvent(): void {
     // Clears the deadline timer when the abort came from elsewhere (a no-op for ours).
-    this.context.abort();
+    this.context.abort(CALL_ENDED);
     if (!this.outputEnded) this.output?.return?.().catch(ignore);
     this.requests.end();
   }
@@ -252,7 +257,7 @@ class DirectStream<T> implements AsyncIterableIterator<T> {
     if (this.closed) return;
     this.closed = true;
     if (this.trailer) copyHeaders(this.trailer, this.context.responseTrailer);
-    this.context.abort(reason);
+    this.context.abort(reason ?? CALL_ENDED);
   }
 }
 
