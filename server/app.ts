@@ -78,7 +78,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
       createInternHosts({ config, log, sequelize, masterKey: secrets.masterKey, releaseSecrets: (internId, url) => secretsForUrl({ sequelize, secrets }, internId, url), gatewayUrl: () => ownUrl });
     // One name for this instance's admission leases and the settlements that consume them.
     const owner = newLeaseOwner();
-    const settlement = new SettlementWriter(sequelize, owner, config.settlement, log);
+    const settlement = new SettlementWriter(databaseUrl, owner, config.settlement, log);
     const deps: Deps = { config, log, sequelize, secrets, catalog, governance, blobs: createBlobStore(config.storage), internHosts, settlement };
     const inference = createInferenceRuntime(deps, owner);
     const batches = startBatchEngine(inference);

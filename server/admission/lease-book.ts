@@ -87,7 +87,7 @@ export class AdmissionTicket {
   settle(costUsd: string): Consumption[] {
     if (this.settled) return [];
     this.settled = true;
-    this.book.closed();
+    this.book.ticketSettled();
     const costNanos = usdToNanos(costUsd, "ceil");
     const consumptions: Consumption[] = [];
     for (const { lease, units } of this.parts) {
@@ -130,11 +130,6 @@ export class LeaseBook {
     this.timer.unref();
   }
 
-  /** Calls admitted and not yet settled. */
-  get inFlight(): number {
-    return this.open;
-  }
-
   /** Admits a call whose worst case is `estimateUsd` against every quantity, or throws the refusal. */
   async admit(quantities: readonly Quantity[], estimateUsd: string): Promise<AdmissionTicket> {
     if (!this.settlementRoom(this.open + 1)) {
@@ -166,7 +161,8 @@ export class LeaseBook {
     await dropLeases(this.sequelize, this.owner);
   }
 
-  closed(): void {
+  /** A ticket was settled: its call no longer counts against the settlement queue's room. */
+  ticketSettled(): void {
     this.open--;
   }
 

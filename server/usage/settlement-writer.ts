@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import type { Sequelize } from "sequelize";
+import pg from "pg";
 
 import type { Logger } from "../logger.js";
-import { checkRecord, writeLedgerRows, type CallRecord, type Consumption, type LedgerRow } from "./usage-ledger.js";
+import { checkRecord, LEDGER_STATEMENT, ledgerValues, type CallRecord, type Consumption, type LedgerRow } from "./usage-ledger.js";
 
 /**
  * Settlement written behind (ARCHITECTURE §4): answered calls are queued here and written in group
@@ -38,8 +38,11 @@ export class SettlementWriter {
   private committedCount = 0;
   private waiters: Array<{ until: number; resolve: () => void }> = [];
 
+  /** A connection of its own: groups are written one at a time, as one prepared statement. */
+  private client: pg.Client | undefined;
+
   constructor(
-    private readonly sequelize: Sequelize,
+    private readonly databaseUrl: string,
     private readonly owner: string,
     private readonly settings: SettlementSettings,
     private readonly log: Logger,
@@ -57,10 +60,6 @@ export class SettlementWriter {
   /** Whether `inFlight` more calls could still be queued without passing the capacity. */
   hasRoom(inFlight: number): boolean {
     return this.queue.length + inFlight <= this.settings.capacity;
-  }
-
-  get pending(): number {
-    return this.queue.length;
   }
 
   /**
@@ -82,6 +81,30 @@ export class SettlementWriter {
       if (this.failing) await new Promise((resolve) => setTimeout(resolve, this.retryMs));
     }
     clearTimeout(this.timer);
+    await this.client?.end().catch(() => undefined);
+    this.client = undefined;
+  }
+
+  private async write(group: readonly LedgerRow[]): Promise<void> {
+    const client = this.client ?? (await this.connect());
+    try {
+      await client.query({ name: "gateway_settle", text: LEDGER_STATEMENT, values: ledgerValues(this.owner, group) });
+    } catch (err) {
+      // Whatever failed, the next try starts on a fresh connection (a restarted server, a broken socket).
+      if (this.client === client) this.client = undefined;
+      void client.end().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async connect(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.databaseUrl });
+    client.on("error", () => {
+      if (this.client === client) this.client = undefined;
+    });
+    await client.connect();
+    this.client = client;
+    return client;
   }
 
   private flushSoon(delayMs: number): void {
@@ -99,7 +122,7 @@ export class SettlementWriter {
     if (this.queue.length === 0) return Promise.resolve();
     // Up to four flushes' worth at once: what piled up while the last group committed.
     const group = this.queue.slice(0, 4 * this.settings.flushRows);
-    this.flushing = writeLedgerRows(this.sequelize, this.owner, group)
+    this.flushing = this.write(group)
       .then(
         () => {
           this.queue.splice(0, group.length);

@@ -63,7 +63,7 @@ export function checkRecord(record: CallRecord): void {
 // statement inserted, and every counter and lease change is derived from it: a retried group
 // changes nothing twice. Counters are upserted in key order so concurrent flushes of several
 // instances lock them in the same order.
-const FLUSH = `
+const NAMED_STATEMENT = `
   WITH rows AS (
     SELECT * FROM unnest($id::uuid[], $generationId::text[], $createdAt::timestamptz[], $organizationId::uuid[], $keyHash::text[],
                          $workspaceId::uuid[], $memberUserId::text[], $endUser::text[], $sessionId::text[], $api::text[],
@@ -119,53 +119,75 @@ const FLUSH = `
   )
   SELECT count(*) AS inserted FROM ins`;
 
+/** The statement's parameters, in the order of `$1`…`$n`. */
+const LEDGER_PARAMETERS = [
+  "id", "generationId", "createdAt", "organizationId", "keyHash", "workspaceId", "memberUserId", "endUser", "sessionId", "api",
+  "modelId", "providerSlug", "endpointId", "status", "httpStatus", "streamed", "promptTokens", "completionTokens", "reasoningTokens",
+  "cachedTokens", "cost", "isByok", "isFree", "latencyMs", "generationMs", "daily", "weekly", "monthly", "reservationId",
+  "useRow", "useQuantity", "useStart", "useAmount", "owner",
+] as const;
+
+/**
+ * Positional, so the write-behind writer can run it as one server-side prepared statement on its
+ * own connection (settlement-writer.ts), parsed and planned once instead of at every group.
+ */
+export const LEDGER_STATEMENT = NAMED_STATEMENT.replace(/\$([a-zA-Z]+)/g, (_, name: string) => {
+  const index = (LEDGER_PARAMETERS as readonly string[]).indexOf(name);
+  if (index < 0) throw new Error(`ledger statement parameter $${name} is not listed`);
+  return `$${index + 1}`;
+});
+
 /**
  * Writes ledger rows with everything they move, in one statement: the one writer of the ledger
  * for live calls (queued by settlement-writer.ts) and for exact settlements (settleCall).
  * `owner` names the admission leases the rows' consumptions were admitted under.
  */
 export async function writeLedgerRows(sequelize: Sequelize, owner: string, group: readonly LedgerRow[]): Promise<void> {
+  await sequelize.query(LEDGER_STATEMENT, { bind: ledgerValues(owner, group) });
+}
+
+/** The values of LEDGER_STATEMENT's `$1`…`$n`, for a group of rows. */
+export function ledgerValues(owner: string, group: readonly LedgerRow[]): unknown[] {
   const column = <T>(pick: (row: LedgerRow) => T): T[] => group.map(pick);
   const start = (period: "daily" | "weekly" | "monthly") => column((row) => currentPeriodStart(period, row.at).toISOString());
   const uses = group.flatMap((row) => row.consumptions.map((use) => ({ id: row.id, use })));
-  await sequelize.query(FLUSH, {
-    bind: {
-      id: column((row) => row.id),
-      generationId: column((row) => row.record.generationId),
-      createdAt: column((row) => row.at.toISOString()),
-      organizationId: column((row) => row.record.organizationId),
-      keyHash: column((row) => row.record.keyHash),
-      workspaceId: column((row) => row.record.workspaceId),
-      memberUserId: column((row) => row.record.memberUserId),
-      endUser: column((row) => row.record.endUser),
-      sessionId: column((row) => row.record.sessionId),
-      api: column((row) => row.record.api),
-      modelId: column((row) => row.record.modelId),
-      providerSlug: column((row) => row.record.providerSlug),
-      endpointId: column((row) => row.record.endpointId),
-      status: column((row) => row.record.status),
-      httpStatus: column((row) => row.record.httpStatus),
-      streamed: column((row) => row.record.streamed),
-      promptTokens: column((row) => row.record.promptTokens),
-      completionTokens: column((row) => row.record.completionTokens),
-      reasoningTokens: column((row) => row.record.reasoningTokens),
-      cachedTokens: column((row) => row.record.cachedTokens),
-      cost: column((row) => row.record.costUsd),
-      isByok: column((row) => row.record.isByok),
-      isFree: column((row) => row.record.isFree),
-      latencyMs: column((row) => row.record.latencyMs),
-      generationMs: column((row) => row.record.generationMs),
-      daily: start("daily"),
-      weekly: start("weekly"),
-      monthly: start("monthly"),
-      reservationId: column((row) => row.record.reservationId),
-      useRow: uses.map((u) => u.id),
-      useQuantity: uses.map((u) => u.use.quantity),
-      useStart: uses.map((u) => u.use.windowStart.toISOString()),
-      useAmount: uses.map((u) => u.use.amount),
-      owner,
-    },
-  });
+  const named: Record<(typeof LEDGER_PARAMETERS)[number], unknown> = {
+    id: column((row) => row.id),
+    generationId: column((row) => row.record.generationId),
+    createdAt: column((row) => row.at.toISOString()),
+    organizationId: column((row) => row.record.organizationId),
+    keyHash: column((row) => row.record.keyHash),
+    workspaceId: column((row) => row.record.workspaceId),
+    memberUserId: column((row) => row.record.memberUserId),
+    endUser: column((row) => row.record.endUser),
+    sessionId: column((row) => row.record.sessionId),
+    api: column((row) => row.record.api),
+    modelId: column((row) => row.record.modelId),
+    providerSlug: column((row) => row.record.providerSlug),
+    endpointId: column((row) => row.record.endpointId),
+    status: column((row) => row.record.status),
+    httpStatus: column((row) => row.record.httpStatus),
+    streamed: column((row) => row.record.streamed),
+    promptTokens: column((row) => row.record.promptTokens),
+    completionTokens: column((row) => row.record.completionTokens),
+    reasoningTokens: column((row) => row.record.reasoningTokens),
+    cachedTokens: column((row) => row.record.cachedTokens),
+    cost: column((row) => row.record.costUsd),
+    isByok: column((row) => row.record.isByok),
+    isFree: column((row) => row.record.isFree),
+    latencyMs: column((row) => row.record.latencyMs),
+    generationMs: column((row) => row.record.generationMs),
+    daily: start("daily"),
+    weekly: start("weekly"),
+    monthly: start("monthly"),
+    reservationId: column((row) => row.record.reservationId),
+    useRow: uses.map((u) => u.id),
+    useQuantity: uses.map((u) => u.use.quantity),
+    useStart: uses.map((u) => u.use.windowStart.toISOString()),
+    useAmount: uses.map((u) => u.use.amount),
+    owner,
+  };
+  return LEDGER_PARAMETERS.map((name) => named[name]);
 }
 
 
