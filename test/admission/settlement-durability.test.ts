@@ -78,7 +78,7 @@ test("SIGTERM under load: every answered call has its ledger row", async ({ env 
   let exit: unknown;
   const ids = await load(gateway.url, key, "sigterm-load", 8, sleep(600).then(async () => (exit = await gateway.stop())));
   await gateway.exited;
-  assert.ok(ids.length > 20, `${ids.length} calls answered`);
+  assert.ok(ids.length > 10, `${ids.length} calls answered`);
   const stored = await ledgerIds(env.gw.gateway.sequelize, hash);
   const missing = ids.filter((id) => !stored.has(id));
   assert.equal(missing, [], `no answered call lacks its row; exit ${JSON.stringify(exit)}; the gateway said:\n${gateway.lines.slice(-15).join("\n")}`);
@@ -99,7 +99,7 @@ test("kill -9 under load: no budget is exceeded, and the rows lost are at most t
   const sent = upstreamCalls(env, tag);
   const central = await centralSpend(env.gw.gateway.sequelize, hash);
   const lost = sent - central.ledgerRows;
-  assert.ok(ids.length > 20, `${ids.length} calls answered`);
+  assert.ok(ids.length > 10, `${ids.length} calls answered`);
   assert.ok(lost >= 0 && lost <= CAPACITY, `${lost} of ${sent} upstream calls have no ledger row (bound: ${CAPACITY})`);
   assert.ok(central.spent + central.leased <= limit + EPSILON, `spent ${central.spent} + leased ${central.leased} within ${limit}`);
 
