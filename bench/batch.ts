@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -17,7 +17,8 @@ import { startChild } from "./children.js";
  * then run by the gateway's batch engine against the zero-latency mock upstream until the batch
  * is completed (items/s); then the same submission again BENCH_BATCH_REPEATS times (warm, each
  * cancelled once accepted); then a submission of almost 200 MB (time to the 202). The gateway runs
- * in its own process; its peak RSS (VmHWM) is read after each phase. Targets (issue 5, issue 15):
+ * in its own process; its peak RSS (VmHWM) is read after each phase, and the CPU time the gateway
+ * and PostgreSQL (postmaster and backends) spent in each submission. Targets (issue 5, issue 15):
  * the 202 for 10,000 items in under 0.5 s, ≥ 1,000 items/s on this 2-core machine, the 200 MB
  * submission accepted with a peak RSS under 1 GiB.
  *
@@ -60,9 +61,12 @@ export async function runBatchBenchmark(): Promise<void> {
       body: { model: "bench/chat", messages: [{ role: "user", content: `Say hello, number ${i}` }], max_tokens: 16 },
     }));
     const small = JSON.stringify({ endpoint: "/v1/chat/completions", model: "bench/chat", requests: items });
+    const pgDir = path.join(dataDir, "postgres");
+    const cpuBefore = cpuSeconds(pid, pgDir);
     const submitStarted = performance.now();
     const accepted = await post(gateway.url, key, small);
     const submitMs = performance.now() - submitStarted;
+    const submitCpu = cpuSpent(cpuBefore, cpuSeconds(pid, pgDir));
     const submitRss = peakRssMiB(pid);
     const runStarted = performance.now();
     const finished = SUBMIT_ONLY ? undefined : await untilTerminal(gateway.url, key, accepted.id);
@@ -79,23 +83,25 @@ export async function runBatchBenchmark(): Promise<void> {
     let largeRow: string | undefined;
     if (LARGE) {
       const large = largeSubmission();
+      const before = cpuSeconds(pid, pgDir);
       const largeStarted = performance.now();
       const largeAccepted = await post(gateway.url, key, large);
       const largeMs = performance.now() - largeStarted;
+      const largeCpu = cpuSpent(before, cpuSeconds(pid, pgDir));
       // Not run: its items would only repeat the first measurement at a much larger size.
       await cancel(gateway.url, key, largeAccepted.id);
-      largeRow = `| submit ${(large.length / 2 ** 20).toFixed(1)} MiB (${largeCount(large)} items) | 202 after ${(largeMs / 1000).toFixed(2)} s | ${peakRssMiB(pid)} MiB |`;
+      largeRow = `| submit ${(large.length / 2 ** 20).toFixed(1)} MiB (${largeCount(large)} items) | 202 after ${(largeMs / 1000).toFixed(2)} s | ${peakRssMiB(pid)} MiB | ${largeCpu} |`;
     }
 
     const cpu = os.cpus();
     console.log(`Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`);
     console.log(`Date: ${new Date().toISOString()}\n`);
-    console.log("| phase | result | gateway peak RSS |");
-    console.log("|---|---|---|");
-    console.log(`| idle after start | | ${idleRss} MiB |`);
-    console.log(`| submit ${ITEMS} chat items (${(small.length / 2 ** 20).toFixed(1)} MiB) | 202 after ${submitMs.toFixed(0)} ms | ${submitRss} MiB |`);
-    if (finished) console.log(`| run them against the zero-latency mock | ${finished.status}, ${finished.completed}/${ITEMS} completed in ${runSeconds.toFixed(2)} s = ${Math.round(ITEMS / runSeconds)} items/s | ${runRss} MiB |`);
-    if (warmMs.length > 0) console.log(`| submit them again ×${warmMs.length} (warm) | 202 after ${warmMs.map((ms) => ms.toFixed(0)).join(", ")} ms | |`);
+    console.log("| phase | result | gateway peak RSS | CPU: gateway / PostgreSQL |");
+    console.log("|---|---|---|---|");
+    console.log(`| idle after start | | ${idleRss} MiB | |`);
+    console.log(`| submit ${ITEMS} chat items (${(small.length / 2 ** 20).toFixed(1)} MiB) | 202 after ${submitMs.toFixed(0)} ms | ${submitRss} MiB | ${submitCpu} |`);
+    if (finished) console.log(`| run them against the zero-latency mock | ${finished.status}, ${finished.completed}/${ITEMS} completed in ${runSeconds.toFixed(2)} s = ${Math.round(ITEMS / runSeconds)} items/s | ${runRss} MiB | |`);
+    if (warmMs.length > 0) console.log(`| submit them again ×${warmMs.length} (warm) | 202 after ${warmMs.map((ms) => ms.toFixed(0)).join(", ")} ms | | |`);
     if (largeRow) console.log(largeRow);
   } finally {
     await gateway?.stop();
@@ -141,6 +147,35 @@ function largeSubmission(): string {
 
 function largeCount(body: string): number {
   return (body.match(/"custom_id"/g) ?? []).length;
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ; 100 on Linux). */
+const TICKS_PER_S = 100;
+
+/** CPU seconds (user + system) used so far by the gateway and by PostgreSQL's postmaster and backends. */
+function cpuSeconds(gatewayPid: number, pgDataDir: string): { gateway: number; postgres: number } {
+  const postmaster = Number(readFileSync(path.join(pgDataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+  let postgres = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = procStat(Number(entry));
+    if (stat && (Number(entry) === postmaster || stat.ppid === postmaster)) postgres += stat.cpu;
+  }
+  return { gateway: procStat(gatewayPid)?.cpu ?? 0, postgres };
+}
+
+function procStat(pid: number): { ppid: number; cpu: number } | undefined {
+  try {
+    // Fields after the command name, which may itself hold spaces and parentheses.
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ").at(-1)!.split(" ");
+    return { ppid: Number(fields[1]), cpu: (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S };
+  } catch {
+    return undefined; // gone meanwhile
+  }
+}
+
+function cpuSpent(before: { gateway: number; postgres: number }, after: { gateway: number; postgres: number }): string {
+  return `${(after.gateway - before.gateway).toFixed(2)} s / ${(after.postgres - before.postgres).toFixed(2)} s`;
 }
 
 /** The process's peak resident set so far (VmHWM), in MiB. */

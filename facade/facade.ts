@@ -10,6 +10,7 @@ import { sendError, toHttpError } from "./error-response.js";
 import { writeHttpBodyStream } from "./http-body-stream.js";
 import { uploadMultipart } from "./multipart-upload.js";
 import { splitPath } from "./path-template.js";
+import { uploadRawBody } from "./raw-body-upload.js";
 import { decodeRequest } from "./request-decoder.js";
 import { encodeResponse, jsonReplyOf } from "./response-encoder.js";
 import { RouteTable, type Route } from "./route-table.js";
@@ -68,7 +69,8 @@ export function createFacade({ services, transport, log, sseKeepaliveMs }: Facad
     const abort = new AbortController();
     res.once("close", () => abort.abort(REQUEST_ENDED));
     if (route.method.methodKind === "client_streaming") {
-      const reply = await uploadMultipart(req, res, route, { transport, header: forwardedHeaders(req), query: new URLSearchParams(rawQuery), signal: abort.signal });
+      const upload = route.method.input.typeName === "google.api.HttpBody" ? uploadRawBody : uploadMultipart;
+      const reply = await upload(req, res, route, { transport, header: forwardedHeaders(req), query: new URLSearchParams(rawQuery), signal: abort.signal });
       sendMessage(res, route, reply.message, responseHeaders(reply.header, started));
       return;
     }

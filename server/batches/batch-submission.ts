@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, randomBytes, type Hash } from "node:crypto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { QueryTypes } from "sequelize";
 import { BatchEndpointSchema, type CreateBatchRequest } from "../../gen/gateway/v1/batches_pb.js";
@@ -12,126 +12,158 @@ import { estimatePromptTokens, worstCaseCost } from "../inference/cost-estimate.
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { releaseReservation } from "../usage/usage-ledger.js";
 import { formatOf, type BatchFormat } from "./batch-formats.js";
+import { BatchItemWriter, IdempotencyKeyTaken } from "./batch-item-writer.js";
 import type { BatchRow } from "./batch-rows.js";
 import { batchRoute } from "./batch-route.js";
+import type { SubmissionPart } from "./batch-submission-source.js";
 import { nativeProviderFor } from "./native-batch-upstream.js";
+import type { ProviderSlots } from "./provider-slots.js";
 
 /**
- * POST /batches: every check that can refuse a batch runs before anything is stored — the body of
- * each item (400 naming its index), the model and its route under the caller's governance (400,
- * 403), duplicate custom ids and model variants (422), the rate limit and the worst-case cost of
- * all items against every budget (429, 402; the cost stays reserved for the batch's window). Then
- * the batch and its items are written in one transaction; the 202 follows the commit. An
- * `Idempotency-Key` returns the batch it first created when the body is the same, 409 otherwise;
- * concurrent duplicates meet at a unique index.
+ * POST /batches, whichever way the submission comes (batch-submission-source.ts): every check that
+ * can refuse a batch runs before anything is committed — the body of each item (400 naming its
+ * index), duplicate custom ids and model variants (422), the model and its route under the
+ * caller's governance (400, 403), the rate limit and the worst-case cost of all items against every
+ * budget (429, 402; the cost stays reserved for the batch's window). The items are checked and
+ * written in chunks as they arrive (batch-item-writer.ts), inside one transaction that commits only
+ * after the last check; the 202 follows the commit. An `Idempotency-Key` returns the batch it first
+ * created when the request is the same, 409 otherwise; concurrent duplicates meet at a unique index.
  */
 const WINDOW_S = 24 * 3600;
-/** Items per INSERT statement: large enough to be fast, small enough for one parameter. */
-const INSERT_CHUNK = 2_000;
+/** A `\u0000` or surrogate escape that is not itself an escaped backslash followed by text. */
+const UNSTORABLE_ESCAPE = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/;
 
-export async function submitBatch(runtime: InferenceRuntime, context: CallerContext, req: CreateBatchRequest, idempotencyKey: string | null): Promise<BatchRow> {
+export interface SubmissionRuntime {
+  runtime: InferenceRuntime;
+  /** Limits the submissions that hold a database connection while their body arrives. */
+  slots: ProviderSlots;
+}
+
+export async function submitBatch({ runtime, slots }: SubmissionRuntime, context: CallerContext, parts: AsyncIterable<SubmissionPart>, idempotencyKey: string | null): Promise<BatchRow> {
   const { sequelize } = runtime.deps;
-  const format = formatOf(req.endpoint);
-  if (!format) throw gatewayError(400, `endpoint ${wireName(BatchEndpointSchema, req.endpoint) ?? req.endpoint} is not supported for batches`);
-  if (req.model.includes(":")) throw gatewayError(422, `The batch path cannot serve model variants: use ${req.model.split(":")[0]} without '${req.model.slice(req.model.indexOf(":"))}'`);
-  const bodies = itemBodies(req, format);
-  const requestHash = createHash("sha256").update(JSON.stringify([req.endpoint, req.model, req.provider?.only ?? [], req.requests.map((r, i) => [r.customId, bodies[i]])])).digest("hex");
   const { key } = context.caller;
-
-  if (idempotencyKey) {
-    const earlier = await byIdempotencyKey(runtime, key.hash, idempotencyKey);
-    if (earlier) return sameRequest(earlier, requestHash);
-  }
-
-  const attempts = await batchRoute(runtime, context, { api: format.api, model: req.model, only: req.provider?.only ?? [] });
-  // The cost grows with both token counts, so the largest prompt with the largest output cap
-  // bounds every item: one estimate instead of one per item.
-  let promptTokens = 0;
-  let outputTokens: number | undefined = 0;
-  for (const body of bodies) {
-    promptTokens = Math.max(promptTokens, estimatePromptTokens(format.promptParts(body)));
-    const cap = format.maxOutputTokens(body);
-    outputTokens = cap === undefined || outputTokens === undefined ? undefined : Math.max(outputTokens, cap);
-  }
-  const itemEstimate = worstCaseCost(attempts.map((a) => a.endpoint), promptTokens, outputTokens);
-  const total = multiplyUsd(itemEstimate, bodies.length);
-  const admission = await admit(runtime.deps, context, { estimateUsd: total, free: attempts.every((a) => isFreeEndpoint(a.endpoint)), reservationTtlS: WINDOW_S });
-
+  // A repeated Idempotency-Key is still read through (the answer depends on the whole request),
+  // but nothing of it is written.
+  const earlier = idempotencyKey ? await byIdempotencyKey(runtime, key.hash, idempotencyKey) : undefined;
   const id = `batch_${randomBytes(12).toString("hex")}`;
+  let writer: BatchItemWriter | undefined;
+  let reservationId: string | null = null;
+  let requestHash: string | null = null;
   try {
-    return await sequelize.transaction(async (transaction) => {
-      const [inserted] = await sequelize.query<BatchRow>(
-        `INSERT INTO batches (id, organization_id, workspace_id, key_hash, member_user_id, endpoint, model, provider_only, status,
-                              expires_at, total, item_estimate_usd, reservation_id, idempotency_key, request_hash, upstream_provider)
-         VALUES (:id, :organizationId, :workspaceId, :keyHash, :member, :endpoint, :model, :only::jsonb, 'validating',
-                 now() + interval '24 hours', :total, :estimate, :reservationId, :idempotencyKey, :requestHash, :upstreamProvider)
-         ON CONFLICT (key_hash, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-         RETURNING *`,
-        {
-          type: QueryTypes.SELECT,
-          transaction,
-          replacements: {
-            id,
-            organizationId: key.organizationId,
-            workspaceId: key.workspaceId,
-            keyHash: key.hash,
-            member: key.creatorUserId ?? null,
-            endpoint: wireName(BatchEndpointSchema, req.endpoint) ?? "",
-            model: req.model,
-            only: req.provider && req.provider.only.length > 0 ? JSON.stringify(req.provider.only) : null,
-            total: bodies.length,
-            estimate: itemEstimate,
-            reservationId: admission.reservationId,
-            idempotencyKey,
-            requestHash,
-            upstreamProvider: nativeProviderFor(runtime, format, attempts),
-          },
-        },
-      );
-      if (!inserted) throw new LostRace();
-      for (let start = 0; start < bodies.length; start += INSERT_CHUNK) {
-        const chunk = req.requests.slice(start, start + INSERT_CHUNK).map((item, i) => ({ c: item.customId, b: bodies[start + i] }));
-        await sequelize.query(
-          `INSERT INTO batch_items (batch_id, idx, custom_id, body)
-           SELECT :id, :start + (n - 1)::int, x->>'c', x->'b' FROM jsonb_array_elements(:items::jsonb) WITH ORDINALITY AS t(x, n)`,
-          { transaction, replacements: { id, start, items: JSON.stringify(chunk) } },
-        );
+    let checked: { format: BatchFormat; model: string } | undefined;
+    let batch: CreateBatchRequest | undefined;
+    const items = idempotencyKey ? new ItemsHash() : undefined;
+    const seen = new Map<string, number>();
+    // The cost grows with both token counts, so the largest prompt with the largest output cap
+    // bounds every item: one estimate instead of one per item.
+    let promptTokens = 0;
+    let outputTokens: number | undefined = 0;
+    for await (const part of parts) {
+      if (part.kind === "batch") {
+        checked = checkedFormat(part.batch);
+        writer = earlier
+          ? undefined
+          : new BatchItemWriter(sequelize, slots, {
+              id,
+              organizationId: key.organizationId,
+              workspaceId: key.workspaceId,
+              keyHash: key.hash,
+              member: key.creatorUserId ?? null,
+              endpoint: wireName(BatchEndpointSchema, part.batch.endpoint) ?? "",
+              model: part.batch.model,
+            });
+        continue;
       }
-      return inserted;
+      if (part.kind === "end") {
+        batch = part.batch;
+        continue;
+      }
+      const index = seen.size;
+      const first = seen.get(part.customId);
+      if (first !== undefined) throw gatewayError(422, `requests[${index}].custom_id '${part.customId}' repeats requests[${first}].custom_id; custom ids must be unique in a batch`);
+      seen.set(part.customId, index);
+      const { format } = checked!;
+      const text = checkedItem(checked!, index, part);
+      promptTokens = Math.max(promptTokens, estimatePromptTokens(format.promptParts(part.body)));
+      const cap = format.maxOutputTokens(part.body);
+      outputTokens = cap === undefined || outputTokens === undefined ? undefined : Math.max(outputTokens, cap);
+      items?.add(part.customId, text);
+      await writer?.add(part.customId, text);
+    }
+    if (!checked || !batch) throw new Error("the submission ended without its batch fields");
+    const { format } = checked;
+    const only = batch.provider?.only ?? [];
+    requestHash = items ? items.requestHash(batch, only) : null;
+    if (earlier) return sameRequest(earlier, requestHash!);
+    await writer!.itemsEnded();
+
+    const attempts = await batchRoute(runtime, context, { api: format.api, model: batch.model, only });
+    const itemEstimate = worstCaseCost(attempts.map((a) => a.endpoint), promptTokens, outputTokens);
+    const admission = await admit(runtime.deps, context, { estimateUsd: multiplyUsd(itemEstimate, seen.size), free: attempts.every((a) => isFreeEndpoint(a.endpoint)), reservationTtlS: WINDOW_S });
+    reservationId = admission.reservationId;
+    return await writer!.commit({
+      only,
+      total: seen.size,
+      itemEstimateUsd: itemEstimate,
+      reservationId,
+      idempotencyKey,
+      requestHash,
+      upstreamProvider: nativeProviderFor(runtime, format, attempts),
     });
   } catch (err) {
-    if (admission.reservationId) await releaseReservation(sequelize, admission.reservationId);
+    await writer?.abandon();
+    if (reservationId) await releaseReservation(sequelize, reservationId);
     // Another request with the same Idempotency-Key committed first: answer as it would be answered.
-    if (err instanceof LostRace && idempotencyKey) {
-      const earlier = await byIdempotencyKey(runtime, key.hash, idempotencyKey);
-      if (earlier) return sameRequest(earlier, requestHash);
+    if (err instanceof IdempotencyKeyTaken && idempotencyKey) {
+      const winner = await byIdempotencyKey(runtime, key.hash, idempotencyKey);
+      if (winner) return sameRequest(winner, requestHash!);
     }
     throw err;
   }
 }
 
-class LostRace extends Error {}
+/** The batch's endpoint format and model, once they are known: refused before any item is read. */
+function checkedFormat(batch: CreateBatchRequest): { format: BatchFormat; model: string } {
+  const format = formatOf(batch.endpoint);
+  if (!format) throw gatewayError(400, `endpoint ${wireName(BatchEndpointSchema, batch.endpoint) ?? batch.endpoint} is not supported for batches`);
+  if (batch.model.includes(":")) throw gatewayError(422, `The batch path cannot serve model variants: use ${batch.model.split(":")[0]} without '${batch.model.slice(batch.model.indexOf(":"))}'`);
+  return { format, model: batch.model };
+}
 
-/** Item bodies as JSON, each checked against the endpoint's format; 400 names the item. */
-function itemBodies(req: CreateBatchRequest, format: BatchFormat): JsonObject[] {
-  const seen = new Map<string, number>();
-  const bodies: JsonObject[] = [];
-  for (const [index, item] of req.requests.entries()) {
-    const path = `requests[${index}]`;
-    const earlier = seen.get(item.customId);
-    if (earlier !== undefined) throw gatewayError(422, `${path}.custom_id '${item.customId}' repeats requests[${earlier}].custom_id; custom ids must be unique in a batch`);
-    seen.set(item.customId, index);
-    // Struct fields are plain JSON objects in protobuf-es.
-    const body = item.body!;
-    if (body.model !== undefined && body.model !== req.model) {
-      throw gatewayError(400, `${path}.body.model is '${String(body.model)}' but the batch runs ${req.model}; items must use the batch's model`);
-    }
-    if (body.stream === true) throw gatewayError(400, `${path}.body.stream must not be true: batch items are not streamed`);
-    const problem = format.problem(body, `${path}.body`);
-    if (problem) throw gatewayError(400, problem);
-    bodies.push(body);
+/** An item's checks (400 naming it); its body as the JSON text that is stored. */
+function checkedItem({ format, model }: { format: BatchFormat; model: string }, index: number, { customId, body }: { customId: string; body: JsonObject }): string {
+  const path = `requests[${index}]`;
+  if (customId.includes("\0")) throw gatewayError(400, `${path}.custom_id must not contain NUL characters`);
+  if (body.model !== undefined && body.model !== model) {
+    throw gatewayError(400, `${path}.body.model is '${String(body.model)}' but the batch runs ${model}; items must use the batch's model`);
   }
-  return bodies;
+  if (body.stream === true) throw gatewayError(400, `${path}.body.stream must not be true: batch items are not streamed`);
+  const problem = format.problem(body, `${path}.body`);
+  if (problem) throw gatewayError(400, problem);
+  const text = JSON.stringify(body);
+  // What PostgreSQL cannot store is bad input, not a failed insert: NUL, and lone surrogates
+  // (JSON.stringify writes both, and only those, as \u escapes of these ranges).
+  if (text.includes("\\u") && UNSTORABLE_ESCAPE.test(text)) throw gatewayError(400, `${path}.body must not contain NUL characters or unpaired surrogates`);
+  return text;
+}
+
+/**
+ * The identity of a request for its Idempotency-Key: endpoint, model, `provider.only` and the
+ * items (custom id and body, in order), hashed as they stream by. Only computed with a key.
+ */
+class ItemsHash {
+  private readonly hash: Hash = createHash("sha256");
+  private count = 0;
+
+  add(customId: string, body: string): void {
+    this.hash.update(`[${JSON.stringify(customId)},${body}]\n`);
+    this.count++;
+  }
+
+  requestHash(batch: CreateBatchRequest, only: string[]): string {
+    const identity = JSON.stringify([batch.endpoint, batch.model, only, this.count, this.hash.digest("hex")]);
+    return createHash("sha256").update(identity).digest("hex");
+  }
 }
 
 async function byIdempotencyKey(runtime: InferenceRuntime, keyHash: string, idempotencyKey: string): Promise<BatchRow | undefined> {
@@ -148,3 +180,4 @@ function sameRequest(earlier: BatchRow, requestHash: string): BatchRow {
   }
   return earlier;
 }
+

@@ -1,15 +1,19 @@
-import type { ServiceImpl } from "@connectrpc/connect";
+import { getOption } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { QueryTypes } from "sequelize";
-import type { BatchesService } from "../../gen/gateway/v1/batches_pb.js";
+import { BatchesService } from "../../gen/gateway/v1/batches_pb.js";
+import { max_body_bytes } from "../../gen/gateway/v1/options_pb.js";
 import { callerOf, type Caller } from "../core/auth.js";
 import { workspaceOf } from "../core/scope.js";
 import { gatewayError } from "../core/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { CANCELLED_RESULT, closeOpenItems } from "./batch-lifecycle.js";
 import { findBatch, itemResults, TERMINAL, type BatchRow } from "./batch-rows.js";
+import { jsonSubmission, messageSubmission, type SubmissionPart } from "./batch-submission-source.js";
 import { submitBatch } from "./batch-submission.js";
 import { toBatch } from "./batch-wire.js";
 import { removeUpstreamBatch } from "./native-batch-upstream.js";
+import { createSlots } from "./provider-slots.js";
 
 /**
  * Batches of the caller's workspace (another workspace's batch is a 404). POST answers once the
@@ -18,9 +22,17 @@ import { removeUpstreamBatch } from "./native-batch-upstream.js";
  */
 const MAX_IDEMPOTENCY_KEY = 255;
 const DEFAULT_PAGE = 20;
+/** The spec's batch input limit, for gRPC callers too (the REST facade enforces the route's). */
+const MAX_JSON_BYTES = Number(getOption(BatchesService.method.createBatchFromJson, max_body_bytes));
+/**
+ * Submissions that may hold a database connection while their body still arrives (of the pool's
+ * 20); more wait, unread, for one of them to finish.
+ */
+const MAX_OPEN_SUBMISSIONS = 4;
 
 export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void): ServiceImpl<typeof BatchesService> {
   const { sequelize } = runtime.deps;
+  const submission = { runtime, slots: createSlots(MAX_OPEN_SUBMISSIONS) };
 
   async function visible(caller: Caller, id: string): Promise<BatchRow> {
     const batch = await findBatch(sequelize, id, workspaceOf(caller));
@@ -33,17 +45,25 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
     return toBatch(batch, TERMINAL.includes(batch.status) ? await itemResults(sequelize, batch.id) : undefined);
   }
 
+  async function submit(parts: AsyncIterable<SubmissionPart>, ctx: HandlerContext) {
+    const caller = callerOf(ctx);
+    const idempotencyKey = ctx.requestHeader.get("idempotency-key");
+    if (idempotencyKey !== null && (idempotencyKey === "" || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
+      throw gatewayError(400, `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} characters`);
+    }
+    const context = { ...(await runtime.deps.governance.governance(caller)), caller };
+    const batch = await submitBatch(submission, context, parts, idempotencyKey);
+    wakeEngine();
+    return toBatch(batch);
+  }
+
   return {
-    async createBatch(req, ctx) {
-      const caller = callerOf(ctx);
-      const idempotencyKey = ctx.requestHeader.get("idempotency-key");
-      if (idempotencyKey !== null && (idempotencyKey === "" || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
-        throw gatewayError(400, `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} characters`);
-      }
-      const context = { ...(await runtime.deps.governance.governance(caller)), caller };
-      const batch = await submitBatch(runtime, context, req, idempotencyKey);
-      wakeEngine();
-      return toBatch(batch);
+    createBatch(req, ctx) {
+      return submit(messageSubmission(req), ctx);
+    },
+
+    createBatchFromJson(slices, ctx) {
+      return submit(jsonSubmission(slices, MAX_JSON_BYTES), ctx);
     },
 
     async getBatch(req, ctx) {
