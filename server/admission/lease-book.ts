@@ -5,7 +5,7 @@ import type { Logger } from "../logger.js";
 import type { Consumption } from "../usage/usage-ledger.js";
 import { dropLeases, grantLeases, returnLeases, type GrantRequest, type LeaseTiming, type Returned } from "./lease-store.js";
 import type { Quantity } from "./quantities.js";
-import { refusalError } from "./refusals.js";
+import { shortfallError } from "./refusals.js";
 
 /**
  * This instance's admission leases (ARCHITECTURE §4). A call is admitted locally, without any
@@ -267,7 +267,7 @@ export class LeaseBook {
       }
       if (!result.granted) {
         const { lease } = items[result.index]!;
-        done(refusalError({ quantity: lease.quantity, remaining: result.remaining, need: requests[result.index]!.need, label: result.label, retryAfterS: result.retryAfterS }));
+        done(shortfallError(lease.quantity, { remaining: result.remaining, need: requests[result.index]!.need, label: result.label, retryAfterS: result.retryAfterS }));
         return;
       }
       // Usable until the database's expiry, measured from before the request was sent.

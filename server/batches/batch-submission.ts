@@ -6,7 +6,7 @@ import { isFreeEndpoint } from "../catalog/catalog.js";
 import { gatewayError } from "../core/errors.js";
 import { multiplyUsd } from "../core/money.js";
 import { wireName } from "../core/wire-enums.js";
-import { admit } from "../inference/admission.js";
+import { admit } from "../admission/exact-admission.js";
 import type { CallerContext } from "../inference/caller-context.js";
 import { estimatePromptTokens, worstCaseCost } from "../inference/cost-estimate.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";

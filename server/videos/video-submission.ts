@@ -5,7 +5,7 @@ import { isFreeEndpoint, type CatalogEndpoint } from "../catalog/catalog.js";
 import { findVideoModel, type CatalogVideoModel } from "../catalog/video-models.js";
 import { callerOf } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
-import { admit } from "../inference/admission.js";
+import { admit } from "../admission/exact-admission.js";
 import type { CallerContext } from "../inference/caller-context.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { isRetryable, toGatewayError } from "../inference/upstream-errors.js";

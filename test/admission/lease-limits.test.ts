@@ -3,7 +3,8 @@ import * as assert from "uvu/assert";
 import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
 import { at } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
-import { CALL_USD, EPSILON, centralSpend, chat, eventually, newKey } from "./support.js";
+import { abandonOnceUpstream } from "../support/abandoned-call.js";
+import { CALL_USD, EPSILON, ONE_CALL, centralSpend, chat, eventually, newKey } from "./support.js";
 
 /**
  * ARCHITECTURE §4, admission from leases, with two gateway instances on one database (this
@@ -89,11 +90,7 @@ test("failed and cancelled calls give back what they reserved", async ({ env }) 
   assert.is((await chat(env.gw.url, key)).status, 502);
 
   env.upstream.rule({ hang: true, times: 1 });
-  const abort = new AbortController();
-  const pending = chat(env.gw.url, key, {}, abort.signal).catch((err: unknown) => err);
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  abort.abort();
-  await pending;
+  await abandonOnceUpstream(env.upstream, env.gw.url, key, ONE_CALL);
   await env.upstream.waitForAbort();
 
   env.upstream.rule({ usage: { prompt_tokens: 7, completion_tokens: 3 } });

@@ -8,15 +8,7 @@ export const HELLO = [{ role: "user", content: "Hi there" }];
 export const CALL_USD = 0.000013;
 export const ONE_CALL = { model: "mock/chat", messages: HELLO, provider: { only: ["mockai"] }, max_tokens: 3 };
 
-export function chat(base: string, key: string, body: Record<string, unknown> = {}, signal?: AbortSignal): Promise<Reply> {
-  if (signal) {
-    return fetch(`${base}/api/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ ...ONE_CALL, ...body }),
-      signal,
-    }).then(async (res) => ({ status: res.status, headers: res.headers, body: undefined, text: await res.text() }));
-  }
+export function chat(base: string, key: string, body: Record<string, unknown> = {}): Promise<Reply> {
   return call(base, "POST", "/api/v1/chat/completions", { key, body: { ...ONE_CALL, ...body } });
 }
 

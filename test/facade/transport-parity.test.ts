@@ -5,6 +5,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { pdf } from "../support/file-samples.js";
 import { downloadFile, uploadFile } from "../support/file-uploads.js";
+import { abandonOnceUpstream } from "../support/abandoned-call.js";
 import { at, call, type CallOptions, type Reply } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 import { startRemoteFacade, type RemoteFacade } from "../support/remote-facade.js";
@@ -205,21 +206,7 @@ test("a multipart upload (client streaming), and its content back (a server stre
 
 test("a client that disconnects from a stream aborts the handler through the direct transport", async ({ env }) => {
   env.upstream.rule({ model: "chat-a", hang: true, times: 1 });
-  const controller = new AbortController();
-  const pending = fetch(`${env.gw.url}/api/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${env.gw.key}`, "content-type": "application/json" },
-    body: JSON.stringify(chatBody({ stream: true })),
-    signal: controller.signal,
-  }).then(
-    () => "answered",
-    () => "aborted",
-  );
-  // Leave only once the call hangs upstream, where the handler has something to cancel.
-  for (let i = 0; i < 400 && env.upstream.requests.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  assert.is(env.upstream.requests.length, 1);
-  controller.abort();
-  assert.is(await pending, "aborted");
+  assert.is(await abandonOnceUpstream(env.upstream, env.gw.url, env.gw.key, chatBody({ stream: true })), "aborted");
   // The hang would last until the provider's 2 s timeout; the mock sees its request closed first.
   await env.upstream.waitForAbort(1500);
 

@@ -1,5 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { abandonOnceUpstream } from "../support/abandoned-call.js";
 import { at, call, type Reply } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 import { allLedgerRows, waitForLedgerRow } from "../support/ledger-rows.js";
@@ -208,21 +209,7 @@ test("a client that disconnects mid-stream aborts the upstream call and leaves a
 
 test("a client that goes away before a non-streamed answer aborts the upstream call too", async ({ env }) => {
   env.upstream.rule({ model: "chat-a", delayMs: 1500, times: 1 });
-  const controller = new AbortController();
-  const pending = fetch(`${env.gw.url}/api/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${env.gw.key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: "mock/chat", messages: HELLO, provider: MOCKAI }),
-    signal: controller.signal,
-  }).then(
-    () => "answered",
-    () => "aborted",
-  );
-  // Abort only once the call is upstream, where the gateway has something to cancel.
-  for (let i = 0; i < 400 && env.upstream.requests.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  assert.is(env.upstream.requests.length, 1);
-  controller.abort();
-  assert.is(await pending, "aborted");
+  assert.is(await abandonOnceUpstream(env.upstream, env.gw.url, env.gw.key, { model: "mock/chat", messages: HELLO, provider: MOCKAI }), "aborted");
 
   await env.upstream.waitForAbort();
   const row = await waitForLedgerRow(env.gw, (r) => r.status === "cancelled" && !r.streamed);

@@ -1,15 +1,17 @@
 import { randomUUID } from "node:crypto";
 import { QueryTypes } from "sequelize";
-import { gatewayError } from "../core/errors.js";
 import type { Deps } from "../deps.js";
+import type { CallerContext } from "../inference/caller-context.js";
 import { budgetLayers } from "../usage/budget-layers.js";
-import type { CallerContext } from "./caller-context.js";
+import type { Refusal } from "./quantities.js";
+import { refusalError } from "./refusals.js";
 
 /**
- * The admission step of every inference call, one round trip to `gateway_admit` (migration 0003):
- * the key's rate limit, the free-model daily quota, and the worst-case cost reserved against every
- * budget layer — the same layers GET /key shows (budget-layers.ts). Refusals: 429 with
- * Retry-After, or 402 naming the budget that is short.
+ * Exact admission, for what must hold a reservation longer than a lease lives (batch and video
+ * submissions): one round trip to `gateway_admit` (migrations 0003, 0015), which counts the key's
+ * rate limit and free-model quota and reserves the worst case against every budget layer — the
+ * same layers GET /key shows (budget-layers.ts) — alongside the leases live calls draw on
+ * (lease-book.ts). Refusals as refusals.ts words them.
  */
 export interface Admission {
   /** Null when no budget applies, so nothing was reserved. */
@@ -18,7 +20,7 @@ export interface Admission {
 
 interface Verdict {
   admitted: boolean;
-  refusal?: "rate_limit" | "free_quota" | "budget";
+  refusal?: Refusal;
   retry_after_s?: number;
   label?: string;
   remaining_usd?: string | number;
@@ -68,19 +70,13 @@ export async function admit(deps: Deps, context: CallerContext, call: AdmissionR
   });
   const verdict = row!.verdict;
   if (verdict.admitted) return { reservationId };
-  const retryAfter = { "retry-after": String(Math.max(1, verdict.retry_after_s ?? 1)) };
-  switch (verdict.refusal) {
-    case "rate_limit":
-      throw gatewayError(429, `Rate limit exceeded: at most ${config.rateLimitRequests} requests per ${config.rateLimitWindowSeconds} s for this key`, {
-        retryable: true,
-        headers: retryAfter,
-      });
-    case "free_quota":
-      throw gatewayError(429, `Free-model daily request limit of ${config.freeModelDailyRequests} reached for this key`, { retryable: true, headers: retryAfter });
-    default:
-      throw gatewayError(
-        402,
-        `Insufficient budget: ${verdict.label} has $${Number(verdict.remaining_usd ?? 0)} left and this request may cost up to $${Number(call.estimateUsd)}; lower max_tokens or raise the limit`,
-      );
-  }
+  throw refusalError({
+    refusal: verdict.refusal ?? "budget",
+    limit: String(verdict.refusal === "free_quota" ? config.freeModelDailyRequests : config.rateLimitRequests),
+    windowS: config.rateLimitWindowSeconds,
+    label: verdict.label ?? "",
+    remainingUsd: String(verdict.remaining_usd ?? 0),
+    estimateUsd: call.estimateUsd,
+    retryAfterS: verdict.retry_after_s ?? null,
+  });
 }
