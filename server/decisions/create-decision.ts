@@ -58,7 +58,7 @@ export async function createDecision(runtime: InferenceRuntime, req: CreateDecis
       }
     });
     const usage = sumUsage(served.value.map((v) => v.usage));
-    const cost = await call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs });
+    const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs });
     const answers: { [name: string]: DecisionAnswer } = {};
     for (const { name, answer } of served.value) answers[name] = answer;
     return {

@@ -64,7 +64,7 @@ async function complete(call: InferenceCall, body: JsonObject, promptTokens: num
   });
   const { completion } = served.value;
   const usage = served.value.usage ?? estimatedUsage(promptTokens, completion.choices.map((c) => c.message?.content ?? "").join(""));
-  const cost = await call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs });
+  const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs });
   completion.id = call.generationId;
   completion.object = "chat.completion";
   completion.model = served.attempt.model.id;
@@ -100,17 +100,17 @@ async function* stream(call: InferenceCall, body: JsonObject, promptTokens: numb
       yield frame(chunk);
     }
     const usage = opened.usage() ?? estimatedUsage(promptTokens, delivered);
-    const cost = await call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: elapsedSince(served) });
+    const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: elapsedSince(served) });
     finished = true;
     yield frame(create(ChatCompletionChunkSchema, { usage: chatUsage(usage, cost, served.attempt.endpoint.pricing, served.isByok) }));
   } catch (err) {
     finished = true;
-    throw await call.fail(err, served.attempt, served.isByok, served.startedAt, estimatedUsage(promptTokens, delivered));
+    throw call.fail(err, served.attempt, served.isByok, served.startedAt, estimatedUsage(promptTokens, delivered));
   } finally {
     // The client went away while a chunk was on its way: the generator is closed without an error.
     if (!finished) {
       call.close();
-      await call.fail(new UpstreamError("aborted", "client disconnected"), served.attempt, served.isByok, served.startedAt, estimatedUsage(promptTokens, delivered));
+      call.fail(new UpstreamError("aborted", "client disconnected"), served.attempt, served.isByok, served.startedAt, estimatedUsage(promptTokens, delivered));
     }
   }
 }

@@ -50,7 +50,7 @@ export async function createEmbeddings(runtime: InferenceRuntime, req: CreateEmb
     });
     const { vectors, promptTokens } = served.value;
     const usage = { promptTokens, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 };
-    const cost = await call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs });
+    const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs });
     const base64 = req.encodingFormat === EmbeddingEncodingFormat.BASE64;
     return {
       object: "list",

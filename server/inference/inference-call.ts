@@ -161,19 +161,19 @@ export class InferenceCall {
         }
       } catch (err) {
         const upstream = err instanceof UpstreamError ? err : undefined;
-        if (!upstream || this.signal.aborted) throw await this.fail(err, attempt, isByok, startedAt);
+        if (!upstream || this.signal.aborted) throw this.fail(err, attempt, isByok, startedAt);
         failure = toGatewayError(upstream, attempt.endpoint.providerName);
         const last = index === this.attempts.length - 1;
         this.upstreamMs += performance.now() - startedAt;
-        if (last || !isRetryable(upstream)) throw await this.fail(failure, attempt, isByok, startedAt);
-        await this.record(attempt, isByok, { status: "error", httpStatus: statusOf(failure), usage: NO_USAGE, latencyMs: null, generationMs: elapsed(startedAt) });
+        if (last || !isRetryable(upstream)) throw this.fail(failure, attempt, isByok, startedAt);
+        this.record(attempt, isByok, { status: "error", httpStatus: statusOf(failure), usage: NO_USAGE, latencyMs: null, generationMs: elapsed(startedAt) });
       }
     }
     throw failure ?? gatewayError(502, "No endpoint could serve the request");
   }
 
   /** Records the served call with its real cost and releases the reservation; returns the cost. */
-  async settle(served: Served<unknown>, outcome: Outcome): Promise<string> {
+  settle(served: Served<unknown>, outcome: Outcome): string {
     return this.record(served.attempt, served.isByok, outcome, true);
   }
 
@@ -181,11 +181,11 @@ export class InferenceCall {
    * Turns a failure into the error the caller sees and settles the call: an abort by the client is
    * `cancelled` (499), the deadline 504, anything else as mapped. Tokens already produced count.
    */
-  async fail(err: unknown, attempt: Attempt, isByok: boolean, startedAt: number, usage: UpstreamUsage = NO_USAGE): Promise<unknown> {
+  fail(err: unknown, attempt: Attempt, isByok: boolean, startedAt: number, usage: UpstreamUsage = NO_USAGE): unknown {
     const error = this.errorFor(err, attempt);
     const cancelled = statusOf(error) === 499;
     if (!this.settled) {
-      await this.record(attempt, isByok, { status: cancelled ? "cancelled" : "error", httpStatus: statusOf(error), usage, latencyMs: null, generationMs: elapsed(startedAt) }, true);
+      this.record(attempt, isByok, { status: cancelled ? "cancelled" : "error", httpStatus: statusOf(error), usage, latencyMs: null, generationMs: elapsed(startedAt) }, true);
     }
     return error;
   }
