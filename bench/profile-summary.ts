@@ -33,7 +33,6 @@ profile.samples.forEach((id, i) => {
   at += delta;
   if (at >= skipUs) selfUs.set(id, (selfUs.get(id) ?? 0) + delta);
 });
-const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
 function place(url: string): string {
   const modules = url.lastIndexOf("node_modules/");
@@ -75,13 +74,16 @@ for (const [id, us] of selfUs) {
     add(inclusive, key, us);
   }
 }
+/** Percentages are of busy time: idle samples say how loaded the run was, not where work went. */
+const total = [...files.values()].reduce((a, b) => a + b, 0);
+const idle = [...selfUs].filter(([id]) => byId.get(id)!.callFrame.functionName === "(idle)").reduce((a, [, us]) => a + us, 0);
 const print = (title: string, map: Map<string, number>) => {
   console.log(`\n${title}`);
   for (const [name, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) {
     console.log(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${name}`);
   }
 };
-console.log(`total ${(total / 1000).toFixed(0)} ms of samples`);
+console.log(`busy ${(total / 1000).toFixed(0)} ms, idle ${(idle / 1000).toFixed(0)} ms; percentages are of busy time`);
 print("self time by file or package", files);
 print("self time by function", functions);
 print("total time (with callees) of the project's own functions", inclusive);

@@ -42,7 +42,7 @@ interface Row {
   name: string;
   connections: number;
   result: LoadResult;
-  /** CPU the gateway process(es) used per call (user + system), warm-up included in neither. */
+  /** CPU the serving process(es) used per call (user + system), warm-up excluded. */
   cpuUsPerCall: number | null;
 }
 
@@ -57,7 +57,8 @@ export async function runProxyBenchmark(): Promise<void> {
     children.push(await startChild(["test/upstream/mock-upstream.ts", "--port", String(mockPort)], /^http:/));
     const openaiBase = `http://127.0.0.1:${mockPort}/openai/v1`;
     const barePort = await freePort();
-    children.push(await startChild(["bench/bare-proxy.ts", String(barePort), openaiBase], /^listening/));
+    const bareChild = await startChild(["bench/bare-proxy.ts", String(barePort), openaiBase], /^listening/);
+    children.push(bareChild);
     const bare = `http://127.0.0.1:${barePort}`;
 
     const configFile = await writeCatalogFile({
@@ -84,7 +85,8 @@ export async function runProxyBenchmark(): Promise<void> {
     const run = async (name: string, connections: number, base: string | string[], auth: string, body: string, route: string, expectStatus = 200) => {
       if (ONLY && !ONLY.includes(`${name} ${connections}`)) return undefined;
       const bases = Array.isArray(base) ? base : [base];
-      const pids = gateways.filter((g) => bases.includes(g.url)).map((g) => g.child.pid!);
+      // The proxy's own CPU (the bare proxy's too), so a row says what a call costs the process that serves it.
+      const pids = bases.includes(bare) ? [bareChild.pid!] : gateways.filter((g) => bases.includes(g.url)).map((g) => g.child.pid!);
       // The measured part only: runLoad warms up first, so the CPU is read once warm-up is over.
       let cpuBefore = 0;
       const warm = setTimeout(() => (cpuBefore = cpuMs(pids)), WARMUP_MS);
@@ -204,7 +206,7 @@ function report(rows: Row[], ledgerRows: number, limitReport: string): void {
   const cpu = os.cpus();
   console.log(`Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`);
   console.log(`Date: ${new Date().toISOString()}; ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up\n`);
-  console.log("| target | connections | req/s | p50 ms | p99 ms | first byte p50 ms | gateway CPU µs/call | errors |");
+  console.log("| target | connections | req/s | p50 ms | p99 ms | first byte p50 ms | proxy CPU µs/call | errors |");
   console.log("|---|---|---|---|---|---|---|---|");
   for (const { name, connections, result, cpuUsPerCall } of rows) {
     const cpu = cpuUsPerCall === null ? "" : String(Math.round(cpuUsPerCall));

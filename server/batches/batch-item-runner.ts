@@ -47,13 +47,9 @@ export async function runItem(runtime: InferenceRuntime, plan: BatchPlan, item: 
     const callSignal = AbortSignal.any([signal, AbortSignal.timeout(limits.timeoutMs)]);
     try {
       const resolved = await runtime.resolveTarget(plan.context, attempt.endpoint);
-      try {
-        const { answer, usage } = await limits.slot(attempt.endpoint.providerSlug, () => callUpstream(plan.format, resolved.target, request, callSignal));
-        const latencyMs = Math.round(performance.now() - startedAt);
-        return { kind: "final", item: answered(item, plan.format, attempt, resolved.isByok, answer, usage, latencyMs) };
-      } finally {
-        resolved.release();
-      }
+      const { answer, usage } = await limits.slot(attempt.endpoint.providerSlug, () => callUpstream(plan.format, resolved.target, request, callSignal));
+      const latencyMs = Math.round(performance.now() - startedAt);
+      return { kind: "final", item: answered(item, plan.format, attempt, resolved.isByok, answer, usage, latencyMs) };
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
       if (signal.aborted) throw err;

@@ -91,8 +91,6 @@ async function advance(runtime: InferenceRuntime, settings: BatchEngineConfig, b
       return;
     }
     await pollAgainIn(step, Math.max(settings.nativePollMs, (err.options.retryAfterS ?? 0) * 1000));
-  } finally {
-    resolved.release();
   }
 }
 

@@ -3,7 +3,6 @@ import type { Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import type { Attempt } from "../inference/routing.js";
-import type { ResolvedTarget } from "../inference/upstream-targets.js";
 import { nativeBatchApiFor } from "../providers/native-batches.js";
 import type { BatchFormat } from "./batch-formats.js";
 import type { BatchRow } from "./batch-rows.js";
@@ -40,17 +39,13 @@ export async function removeUpstreamBatch(runtime: InferenceRuntime, caller: Cal
   const api = nativeBatchApiFor(runtime.deps.catalog.providers.get(provider)!.kind);
   const upstreamId = batch.upstream_batch_id;
   const signal = AbortSignal.timeout(runtime.deps.config.requestTimeoutMs);
-  let resolved: ResolvedTarget | undefined;
   // The caller's workspace is the batch's, so its own (BYOK) key is the one the batch went up with.
   const context = { ...(await runtime.deps.governance.governance(caller)), caller };
   try {
-    resolved = await runtime.resolveTarget(context, endpoint);
-    const { target } = resolved;
+    const { target } = await runtime.resolveTarget(context, endpoint);
     if (batch.status !== "completed") await api.cancel(target, upstreamId, signal).catch(() => undefined);
     return { provider, status: await api.remove(target, upstreamId, signal) };
   } catch (err) {
     throw gatewayError(502, `Provider ${provider} could not delete its copy of the batch (${(err as Error).message}); the batch was not deleted, try again later`, { retryable: true });
-  } finally {
-    resolved?.release();
   }
 }

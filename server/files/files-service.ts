@@ -193,7 +193,6 @@ export function filesService(deps: Deps): ServiceImpl<typeof FilesService> {
       } catch (err) {
         throw gatewayError(502, `Provider ${provider} broke off the file content (${err instanceof Error ? err.name : "error"})`, { retryable: true });
       } finally {
-        response.release();
         if (!response.body.readableEnded) response.body.destroy();
       }
     }

@@ -149,16 +149,12 @@ export class InferenceCall {
       try {
         const resolved = await this.runtime.resolveTarget(this.context, attempt.endpoint);
         isByok = resolved.isByok;
-        try {
-          const value = await run(resolved.target, attempt);
-          const latencyMs = performance.now() - startedAt;
-          this.upstreamMs += latencyMs;
-          // What the provider took (every attempt's wait), so the edge can say what the gateway added.
-          this.ctx.responseHeader.set(UPSTREAM_MS_HEADER, this.upstreamMs.toFixed(3));
-          return { value, attempt, isByok, startedAt, latencyMs: Math.round(latencyMs) };
-        } finally {
-          resolved.release();
-        }
+        const value = await run(resolved.target, attempt);
+        const latencyMs = performance.now() - startedAt;
+        this.upstreamMs += latencyMs;
+        // What the provider took (every attempt's wait), so the edge can say what the gateway added.
+        this.ctx.responseHeader.set(UPSTREAM_MS_HEADER, this.upstreamMs.toFixed(3));
+        return { value, attempt, isByok, startedAt, latencyMs: Math.round(latencyMs) };
       } catch (err) {
         const upstream = err instanceof UpstreamError ? err : undefined;
         if (!upstream || this.signal.aborted) throw this.fail(err, attempt, isByok, startedAt);

@@ -1,4 +1,3 @@
-import { Agent } from "undici";
 import { findByokProvider } from "../byok/byok-providers.js";
 import { usableCredential } from "../byok/byok-credentials.js";
 import type { CatalogEndpoint } from "../catalog/catalog.js";
@@ -22,11 +21,7 @@ import type { CallerContext } from "./caller-context.js";
 export interface ResolvedTarget {
   target: UpstreamTarget;
   isByok: boolean;
-  /** Frees what the target holds (a private endpoint's connection pool) once the call is over. */
-  release(): void;
 }
-
-const nothingToRelease = () => {};
 
 export type TargetResolver = (context: CallerContext, endpoint: CatalogEndpoint) => Promise<ResolvedTarget>;
 
@@ -51,7 +46,6 @@ export function createTargetResolver({ config, catalog, secrets, log }: Deps): T
     return {
       target: { kind: provider.kind, baseUrl: provider.baseUrl, apiKey: own ?? provider.apiKey, upstreamModelId: endpoint.upstreamModelId, timeoutMs: provider.timeoutMs },
       isByok: own !== undefined,
-      release: nothingToRelease,
     };
   };
 
@@ -72,12 +66,9 @@ export function createTargetResolver({ config, catalog, secrets, log }: Deps): T
     // Private endpoints name the API root as validation does (provider-dialects.ts): Anthropic's
     // `/v1` is part of the path there, while the adapter expects it in the base URL.
     const baseUrl = url.toString().replace(/\/$/, "") + (kind === "anthropic" ? "/v1" : "");
-    // A fresh pool per call: a pooled socket could lead to an address vetted for another host.
-    const dispatcher = new Agent({ connect: { lookup: pinnedLookup(addresses), ca: [...ca] }, pipelining: 0 });
     return {
-      target: { kind, baseUrl, apiKey, upstreamModelId: endpoint.upstreamModelId, timeoutMs: config.requestTimeoutMs, dispatcher },
+      target: { kind, baseUrl, apiKey, upstreamModelId: endpoint.upstreamModelId, timeoutMs: config.requestTimeoutMs, pinned: { lookup: pinnedLookup(addresses), ca: [...ca] } },
       isByok: true,
-      release: () => void dispatcher.close().catch(() => {}),
     };
   }
 }

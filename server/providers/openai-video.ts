@@ -113,7 +113,6 @@ async function* bytesOf(response: UpstreamResponse): AsyncGenerator<Uint8Array, 
     if (response.signal.aborted) throw abortedError();
     throw new UpstreamError("cut", "the upstream video download broke off");
   } finally {
-    response.release();
     if (!response.body.readableEnded) response.body.destroy();
   }
 }

@@ -1,5 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { Dispatcher } from "undici";
+import type { PinnedConnection } from "./upstream-http.js";
 
 /**
  * The one interface between the inference pipeline and upstream providers. The pipeline speaks
@@ -19,8 +19,8 @@ export interface UpstreamTarget {
   upstreamModelId: string;
   /** Time allowed until the response headers arrive (524 after it). */
   timeoutMs: number;
-  /** Connection pool to use, e.g. one pinned to vetted addresses for private endpoints. */
-  dispatcher?: Dispatcher;
+  /** Set for private endpoints: connect only to the vetted addresses, trusting our CA bundle. */
+  pinned?: PinnedConnection;
 }
 
 /**

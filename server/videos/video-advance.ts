@@ -48,16 +48,13 @@ export async function advanceJob(ax: Advancer, job: VideoJobRow): Promise<void> 
     const { status, message } = httpErrorOf(err);
     return finish(ax, job, "failed", message, { status: "error", httpStatus: status, costUsd: NO_COST });
   }
-  let handle: JobTarget | undefined;
   try {
-    handle = await jobTarget(ax.runtime, plan.context, plan.endpoint);
+    const handle = await jobTarget(ax.runtime, plan.context, plan.endpoint);
     if (job.upstream_id === null) return await resubmit(ax, job, plan, handle);
     const video = await handle.api.status(handle.target, job.upstream_id, ax.signal);
     await record(ax, job, plan, handle, video);
   } catch (err) {
     await setBack(ax, job, plan, err);
-  } finally {
-    handle?.release();
   }
 }
 
@@ -117,15 +114,12 @@ async function expire(ax: Advancer, job: VideoJobRow): Promise<void> {
 
 /** Best effort: the provider's job is of no use any more; its own expiry removes it otherwise. */
 async function removeUpstream(ax: Advancer, job: VideoJobRow, upstreamId: string): Promise<void> {
-  let handle: JobTarget | undefined;
   try {
     const plan = await jobPlan(ax.runtime, job);
-    handle = await jobTarget(ax.runtime, plan.context, plan.endpoint);
+    const handle = await jobTarget(ax.runtime, plan.context, plan.endpoint);
     await handle.api.remove(handle.target, upstreamId, ax.signal);
   } catch (err) {
     ax.runtime.deps.log.warn({ job: job.id, err: (err as Error).message }, "the provider's copy of an expired video job could not be deleted");
-  } finally {
-    handle?.release();
   }
 }
 

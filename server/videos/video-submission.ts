@@ -125,12 +125,8 @@ async function handOver(runtime: InferenceRuntime, poller: VideoPoller, context:
     }
     try {
       const handle = await jobTarget(runtime, context, endpoint);
-      try {
-        const video = await handle.api.create(handle.target, submissionOf(job.request!, endpoint, job.id), signal);
-        await acceptedBy(runtime, job.id, poller.owner, video, handle.isByok, config.video.pollMs);
-      } finally {
-        handle.release();
-      }
+      const video = await handle.api.create(handle.target, submissionOf(job.request!, endpoint, job.id), signal);
+      await acceptedBy(runtime, job.id, poller.owner, video, handle.isByok, config.video.pollMs);
       poller.wake();
       return (await findJob(sequelize, job.id, null))!;
     } catch (err) {

@@ -15,17 +15,13 @@ export interface JobTarget {
   api: VideoApi;
   target: UpstreamTarget;
   isByok: boolean;
-  release(): void;
 }
 
 export async function jobTarget(runtime: InferenceRuntime, context: CallerContext, endpoint: CatalogEndpoint): Promise<JobTarget> {
   const resolved = await runtime.resolveTarget(context, endpoint);
   const api = videoApiFor(resolved.target.kind);
-  if (!api) {
-    resolved.release();
-    throw new UpstreamError("unsupported", `provider ${endpoint.providerSlug} has no video API`);
-  }
-  return { api, target: resolved.target, isByok: resolved.isByok, release: resolved.release };
+  if (!api) throw new UpstreamError("unsupported", `provider ${endpoint.providerSlug} has no video API`);
+  return { api, target: resolved.target, isByok: resolved.isByok };
 }
 
 /** What the poller needs to call a job's provider again; a ConnectError when the job cannot go on. */

@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as assert from "uvu/assert";
-import { Agent, type Dispatcher } from "undici";
+import { pinnedLookup } from "../../server/private-endpoints/upstream-probe.js";
 import { adapterFor } from "../../server/providers/adapters.js";
 import { anthropicAdapter } from "../../server/providers/anthropic-adapter.js";
 import { openAiAdapter } from "../../server/providers/openai-adapter.js";
@@ -174,21 +174,16 @@ test("protocol: a 2xx that is not JSON, or not the format", async ({ mock }) => 
   assert.is((await failure(openAiAdapter.chatStream(target, chat, signal()))).failure, "protocol");
 });
 
-test("the target's dispatcher carries the call when set", async ({ mock }) => {
-  class CountingAgent extends Agent {
-    calls = 0;
-    override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-      this.calls += 1;
-      return super.dispatch(options, handler);
-    }
-  }
-  const dispatcher = new CountingAgent();
-  try {
-    await openAiAdapter.chat(targetFor(mock, "openai", MODEL, { dispatcher }), chat, signal());
-    assert.is(dispatcher.calls, 1);
-  } finally {
-    await dispatcher.close();
-  }
+test("a pinned target connects only to its vetted addresses, whatever its host name resolves to", async ({ mock }) => {
+  const { port } = new URL(mock.openaiBaseUrl);
+  const path = new URL(mock.openaiBaseUrl).pathname;
+  // `.invalid` never resolves (RFC 6761): the call can only succeed through the pinned lookup.
+  const baseUrl = `http://upstream.invalid:${port}${path}`;
+  const pinned = { lookup: pinnedLookup([{ address: "127.0.0.1", family: 4 }]), ca: [] };
+  const answer = await openAiAdapter.chat(targetFor(mock, "openai", MODEL, { baseUrl, pinned }), chat, signal());
+  assert.ok(Array.isArray(answer.body.choices));
+  const unpinned = await failure(openAiAdapter.chat(targetFor(mock, "openai", MODEL, { baseUrl }), chat, signal()));
+  assert.is(unpinned.failure, "connect");
 });
 
 test.run();
