@@ -3,7 +3,6 @@ import { ConnectError } from "@connectrpc/connect";
 import { BatchRequestItemSchema, CreateBatchRequestSchema, type CreateBatchRequest } from "../../gen/gateway/v1/batches_pb.js";
 import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
 import { gatewayError } from "../core/errors.js";
-import { isWellFormed } from "../core/text-rules.js";
 import { assertValid } from "../core/validation.js";
 import { decodeWireJson, findField } from "../core/wire-json-input.js";
 import { JsonBodySplitter } from "./json-body-splitter.js";
@@ -120,12 +119,11 @@ function itemOf(value: JsonValue, index: number): SubmissionPart & { kind: "item
     if (key === "custom_id" || key === "customId") customId = v;
     else if (key === "body") body = v;
   }
-  if (customId !== null) {
-    if (typeof customId !== "string") throw gatewayError(400, `${path}.custom_id must be a string`);
-    if (!isWellFormed(customId)) throw gatewayError(400, `${path}.custom_id must be well-formed Unicode`);
-  }
+  if (customId !== null && typeof customId !== "string") throw gatewayError(400, `${path}.custom_id must be a string`);
   if (body !== null && (typeof body !== "object" || Array.isArray(body))) throw gatewayError(400, `${path}.body must be an object`);
   const item = create(BatchRequestItemSchema, { customId: customId ?? "", body: body ?? undefined });
+  // The field rules, and the text and number rules on the custom id and every key and value of
+  // the body, as the validation interceptor applies them to a CreateBatch message.
   try {
     assertValid(BatchRequestItemSchema, item);
   } catch (err) {

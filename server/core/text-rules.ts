@@ -7,3 +7,17 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export function isWellFormed(text: string): boolean {
   return !LONE_SURROGATE.test(text);
 }
+
+/**
+ * Why a text cannot be taken as sent, or undefined: the one rule for every string a request
+ * carries (docs/decisions.md, "Hostile input: text and numbers"). PostgreSQL `text` and `jsonb`
+ * hold no U+0000 (Sequelize's escaping would store it as the two characters `\0`, a bound
+ * parameter fails), and a lone surrogate has no UTF-8 form (it would be stored as U+FFFD), so
+ * either would come back as something else; the request is refused instead. The phrase follows
+ * the field's name in a 400.
+ */
+export function textProblem(text: string): string | undefined {
+  if (text.includes("\u0000")) return "must not contain NUL characters (U+0000), which cannot be stored";
+  if (!isWellFormed(text)) return "must be well-formed Unicode (it contains an unpaired surrogate)";
+  return undefined;
+}

@@ -1,15 +1,21 @@
-import { type DescEnum, type DescField, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { type DescEnum, type DescField, type DescMessage, type JsonObject, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
+import type { ListValue, Value } from "@bufbuild/protobuf/wkt";
 import type { Interceptor } from "@connectrpc/connect";
 import { rules as rulesOption, type FieldRules } from "../../gen/gateway/v1/options_pb.js";
 import { gatewayError } from "./errors.js";
 import { setOptionOf } from "./proto-options.js";
-import { UUID_PATTERN } from "./text-rules.js";
+import { textProblem, UUID_PATTERN } from "./text-rules.js";
 
 /**
  * Enforces the `(gateway.v1.rules)` of every request field before a handler runs, for REST and
  * gRPC alike, and answers 400 naming the first violation. Rules that need the database or span
  * several fields belong to the handlers.
+ *
+ * Two rules hold for every field without being declared (docs/decisions.md, "Hostile input: text
+ * and numbers"): every string — field, list element, map key and value, and every key and string
+ * of free-form JSON (Struct, Value, ListValue) at any depth — passes `textProblem`, and every
+ * number is finite. Free-form JSON nests at most MAX_JSON_DEPTH levels.
  */
 export function validationInterceptor(): Interceptor {
   return (next) => async (req) => {
@@ -53,6 +59,10 @@ function checkField(message: ReflectMessage, field: DescField, name: string, rul
       if (rules?.required && list.size === 0) return `${name} is required`;
       if (rules?.minItems !== undefined && list.size < rules.minItems) return `${name} must have at least ${rules.minItems} item(s)`;
       if (rules?.maxItems !== undefined && list.size > rules.maxItems) return `${name} must have at most ${rules.maxItems} items`;
+      if (field.listKind === "message" && FREE_FORM.has(field.message.typeName)) {
+        const items = localOf(message, field) as unknown[];
+        return firstOf(items, (item, i) => jsonViolation(freeFormJson(field.message, item), `${name}[${i}]`));
+      }
       let index = 0;
       for (const item of list) {
         const itemName = `${name}[${index++}]`;
@@ -67,14 +77,30 @@ function checkField(message: ReflectMessage, field: DescField, name: string, rul
       return undefined;
     }
     case "map": {
-      const size = message.get(field).size;
-      if (rules?.required && size === 0) return `${name} is required`;
-      if (rules?.minItems !== undefined && size < rules.minItems) return `${name} must have at least ${rules.minItems} entr${rules.minItems === 1 ? "y" : "ies"}`;
-      if (rules?.maxItems !== undefined && size > rules.maxItems) return `${name} must have at most ${rules.maxItems} entries`;
+      const map = message.get(field);
+      if (rules?.required && map.size === 0) return `${name} is required`;
+      if (rules?.minItems !== undefined && map.size < rules.minItems) return `${name} must have at least ${rules.minItems} entr${rules.minItems === 1 ? "y" : "ies"}`;
+      if (rules?.maxItems !== undefined && map.size > rules.maxItems) return `${name} must have at most ${rules.maxItems} entries`;
+      const locals = field.mapKind === "message" && FREE_FORM.has(field.message.typeName) ? (localOf(message, field) as Record<string, unknown>) : undefined;
+      for (const [key, value] of map) {
+        const keyViolation = typeof key === "string" ? keyProblem(key, name) : undefined;
+        if (keyViolation) return keyViolation;
+        const entryName = name + keySegment(String(key));
+        const violation =
+          field.mapKind === "message"
+            ? locals
+              ? jsonViolation(freeFormJson(field.message, locals[String(key)]), entryName)
+              : firstViolation(value as ReflectMessage, `${entryName}.`)
+            : field.mapKind === "enum"
+              ? undefined
+              : checkValue(value, entryName, undefined);
+        if (violation) return violation;
+      }
       return undefined;
     }
     case "message": {
       if (!message.isSet(field)) return rules?.required ? `${name} is required` : undefined;
+      if (FREE_FORM.has(field.message.typeName)) return jsonViolation(freeFormJson(field.message, localOf(message, field)), name);
       if (field.message.file.name.startsWith("google/")) return undefined;
       return firstViolation(message.get(field), `${name}.`);
     }
@@ -100,8 +126,10 @@ function checkEnum(desc: DescEnum, value: number, name: string, inList: boolean)
 }
 
 function checkValue(value: unknown, name: string, rules: FieldRules | undefined): string | undefined {
-  if (!rules) return undefined;
   if (typeof value === "string") {
+    const problem = textProblem(value);
+    if (problem) return `${name} ${problem}`;
+    if (!rules) return undefined;
     const length = [...value].length;
     if (rules.required && length === 0) return `${name} is required`;
     if (rules.minLen !== undefined && length < rules.minLen) return `${name} must be at least ${rules.minLen} character(s)`;
@@ -112,11 +140,111 @@ function checkValue(value: unknown, name: string, rules: FieldRules | undefined)
     }
     return undefined;
   }
-  if (typeof value === "number" || typeof value === "bigint") {
+  if (typeof value === "number" && !Number.isFinite(value)) return `${name} ${NOT_FINITE}`;
+  if (rules && (typeof value === "number" || typeof value === "bigint")) {
     const number = Number(value);
     if (rules.gte !== undefined && number < rules.gte) return `${name} must be at least ${rules.gte}`;
     if (rules.gt !== undefined && number <= rules.gt) return `${name} must be greater than ${rules.gt}`;
     if (rules.lte !== undefined && number > rules.lte) return `${name} must be at most ${rules.lte}`;
+  }
+  return undefined;
+}
+
+const NOT_FINITE = "must be a finite number";
+
+/** How deep free-form JSON may nest, as protobuf-es' own JSON and binary readers allow. */
+export const MAX_JSON_DEPTH = 100;
+
+/** Free-form JSON types; a Struct field holds a JsonObject, Value and ListValue fields hold messages. */
+const FREE_FORM = new Set(["google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"]);
+
+/**
+ * The first value of free-form JSON that breaks the text or number rule, or nests too deep; `name`
+ * is the field it sits in. Iterative, since JSON parsed from a request (the streamed batch body)
+ * can nest deeper than a call stack.
+ */
+export function jsonViolation(root: JsonValue, name: string): string | undefined {
+  const pending: Array<{ value: JsonValue; name: string; depth: number }> = [{ value: root, name, depth: 0 }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const { value, depth } = next;
+    if (typeof value === "string") {
+      const problem = textProblem(value);
+      if (problem) return `${next.name} ${problem}`;
+    } else if (typeof value === "number") {
+      if (!Number.isFinite(value)) return `${next.name} ${NOT_FINITE}`;
+    } else if (value !== null && typeof value === "object") {
+      if (depth === MAX_JSON_DEPTH) return `${name} is nested more than ${MAX_JSON_DEPTH} levels deep`;
+      // Pushed in reverse so that the first violation in document order is the one reported.
+      if (Array.isArray(value)) {
+        for (let i = value.length - 1; i >= 0; i--) pending.push({ value: value[i]!, name: `${next.name}[${i}]`, depth: depth + 1 });
+      } else {
+        const keys = Object.keys(value);
+        for (const key of keys) {
+          const problem = keyProblem(key, next.name);
+          if (problem) return problem;
+        }
+        for (let i = keys.length - 1; i >= 0; i--) pending.push({ value: value[keys[i]!]!, name: next.name + keySegment(keys[i]!), depth: depth + 1 });
+      }
+    }
+  }
+  return undefined;
+}
+
+function keyProblem(key: string, name: string): string | undefined {
+  const problem = textProblem(key);
+  return problem && `${name} has a key ${JSON.stringify(shortened(key))} that ${problem}`;
+}
+
+/** `.key` where the key reads as a name, else `["key"]`, shortened: error messages echo it. */
+function keySegment(key: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/.test(key) ? `.${key}` : `[${JSON.stringify(shortened(key))}]`;
+}
+
+function shortened(key: string): string {
+  return key.length > 64 ? `${key.slice(0, 64)}…` : key;
+}
+
+/**
+ * A free-form field's value as the message holds it, not through reflect's get(), which would copy
+ * a Struct's JsonObject into a tree of Value messages first.
+ */
+function localOf(message: ReflectMessage, field: DescField): unknown {
+  const local = message.message as unknown as Record<string, unknown>;
+  if (!field.oneof) return local[field.localName];
+  const member = local[field.oneof.localName] as { case?: string; value?: unknown };
+  return member.case === field.localName ? member.value : undefined;
+}
+
+/** A free-form value as plain JSON, numbers kept as they are (protobuf-es' toJson throws on NaN). */
+function freeFormJson(schema: DescMessage, local: unknown): JsonValue {
+  switch (schema.typeName) {
+    case "google.protobuf.Struct":
+      return (local ?? {}) as JsonObject;
+    case "google.protobuf.ListValue":
+      return (local as ListValue | undefined)?.values.map(valueJson) ?? [];
+    default:
+      return local === undefined ? null : valueJson(local as Value);
+  }
+}
+
+function valueJson(value: Value): JsonValue {
+  switch (value.kind.case) {
+    case "structValue":
+      return Object.fromEntries(Object.entries(value.kind.value.fields).map(([key, v]) => [key, valueJson(v)]));
+    case "listValue":
+      return value.kind.value.values.map(valueJson);
+    case "nullValue":
+    case undefined:
+      return null;
+    default:
+      return value.kind.value;
+  }
+}
+
+function firstOf<T>(items: readonly T[], check: (item: T, index: number) => string | undefined): string | undefined {
+  for (let i = 0; i < items.length; i++) {
+    const violation = check(items[i]!, i);
+    if (violation) return violation;
   }
   return undefined;
 }

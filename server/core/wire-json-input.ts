@@ -1,6 +1,5 @@
 import { fromJson, ScalarType, type DescEnum, type DescField, type DescMessage, type JsonObject, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 import { gatewayError } from "./errors.js";
-import { isWellFormed } from "./text-rules.js";
 import { enumFromWire, wireNames } from "./wire-enums.js";
 
 /**
@@ -86,8 +85,9 @@ function normalizeValue(kind: Kind, value: JsonValue, name: string): JsonValue {
   if ("message" in kind) return normalizeMessageValue(kind.message, value, name);
   switch (kind.scalar) {
     case ScalarType.STRING:
+      // What a string may contain is the validation interceptor's rule (text-rules.ts), for every
+      // caller alike.
       if (typeof value !== "string") throw gatewayError(400, `${name} must be a string`);
-      if (!isWellFormed(value)) throw gatewayError(400, `${name} must be well-formed Unicode`);
       return value;
     case ScalarType.BOOL:
       if (typeof value !== "boolean") throw gatewayError(400, `${name} must be a boolean`);
