@@ -71,7 +71,7 @@ export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): In
           const created = (await changeIntern(sequelize, id, { vaultId }, { transaction }))!;
           return req.provision ? lifecycle.provisionLocked(created, transaction) : created;
         });
-        return toIntern(intern);
+        return { data: toIntern(intern) };
       } catch (err) {
         throw duplicateName(err, req.name);
       }
@@ -90,7 +90,7 @@ export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): In
     },
 
     async getIntern(req, ctx) {
-      return toIntern(await requireVisibleIntern(sequelize, callerOf(ctx), req.internId));
+      return { data: toIntern(await requireVisibleIntern(sequelize, callerOf(ctx), req.internId)) };
     },
 
     async updateIntern(req, ctx) {
@@ -107,7 +107,7 @@ export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): In
       if (changed.has("instructions")) change.instructions = req.instructions ?? null;
       if (changed.has("model")) change.model = offeredModel(catalog, req.model);
       if (!EDITABLE.includes(intern.status)) throw gatewayError(409, `Intern ${intern.id} is ${intern.status}; an intern being deleted cannot be changed`);
-      if (Object.keys(change).length === 0) return toIntern(intern);
+      if (Object.keys(change).length === 0) return { data: toIntern(intern) };
       let updated: InternRow | undefined;
       try {
         updated = await changeIntern(sequelize, intern.id, change, { from: EDITABLE });
@@ -115,7 +115,7 @@ export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): In
         throw duplicateName(err, change.name);
       }
       if (!updated) throw gatewayError(409, `Intern ${intern.id} is being deleted and cannot be changed`);
-      return toIntern(updated);
+      return { data: toIntern(updated) };
     },
 
     async deleteIntern(req, ctx) {
@@ -124,11 +124,11 @@ export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): In
     },
 
     async provisionIntern(req, ctx) {
-      return toIntern(await lifecycle.provision(callerOf(ctx), req.internId));
+      return { data: toIntern(await lifecycle.provision(callerOf(ctx), req.internId)) };
     },
 
     async suspendIntern(req, ctx) {
-      return toIntern(await lifecycle.suspend(callerOf(ctx), req.internId));
+      return { data: toIntern(await lifecycle.suspend(callerOf(ctx), req.internId)) };
     },
 
     async getInternDaemon(req, ctx) {

@@ -118,7 +118,7 @@ test("not_found: an unknown or invisible intern, an unknown session; outside the
 test("an intern that is not running: 409 intern_not_running", async ({ env }) => {
   const created = await call(env.gw.url, "POST", "/api/v1/interns", { key: env.key, body: { name: "idle", model: "mock/chat", workspace_id: env.workspaceId } });
   assert.is(created.status, 201, created.text);
-  assertReason(await post(env, at(created.body, "id") as string, prompt("hi")), 409, "intern_not_running", false);
+  assertReason(await post(env, at(created.body, "data", "id") as string, prompt("hi")), 409, "intern_not_running", false);
 });
 
 test("a body over 1,048,576 bytes: 413 payload_too_large", async ({ env, internId }) => {

@@ -144,7 +144,7 @@ test("suspend stops the host; provision starts a new one, and a session continue
   assert.throws(() => process.kill(oldPid, 0), "the old process is gone");
 
   assert.is((await call(env.gw.url, "POST", `/api/v1/interns/${internId}/provision`, { key: env.key })).status, 200);
-  await eventually(async () => at((await call(env.gw.url, "GET", `/api/v1/interns/${internId}`, { key: env.key })).body, "status") === "running", "running again");
+  await eventually(async () => at((await call(env.gw.url, "GET", `/api/v1/interns/${internId}`, { key: env.key })).body, "data", "status") === "running", "running again");
   assert.is.not(env.hosts.pid(internId), oldPid);
   env.upstream.scripts.define("after-sleep", [{ reply: "yes" }]);
   env.upstream.requests.length = 0;

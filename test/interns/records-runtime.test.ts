@@ -24,14 +24,14 @@ const path = (id: string, rest = "") => `/api/v1/interns/${id}${rest}`;
 test("provision → running host with its own key → daemon → suspend → delete", async ({ env }) => {
   const id = await runningInternId(env, "real-runtime");
   const intern = await call(env.gw.url, "GET", path(id), { key: env.key });
-  assert.is(at(intern.body, "progress"), null);
-  assert.type(at(intern.body, "hostname"), "string");
+  assert.is(at(intern.body, "data", "progress"), null);
+  assert.type(at(intern.body, "data", "hostname"), "string");
 
   const daemon = await call(env.gw.url, "GET", path(id, "/daemon"), { key: env.key });
   assert.is(daemon.status, 200, daemon.text);
   assert.is(daemon.headers.get("cache-control"), "no-store");
   const { origin, token } = daemon.body as { origin: string; token: string };
-  assert.is(at(intern.body, "hostname"), new URL(origin).host);
+  assert.is(at(intern.body, "data", "hostname"), new URL(origin).host);
   const health = await fetch(`${origin}/health`, { headers: { authorization: `Bearer ${token}` } });
   assert.is(health.status, 200, "the revealed origin and token reach the real host");
   const [reveal] = await env.gw.gateway.sequelize.query<{ caller_key_hash: string }>("SELECT caller_key_hash FROM intern_daemon_reveals WHERE intern_id = :id", {
@@ -42,7 +42,7 @@ test("provision → running host with its own key → daemon → suspend → del
 
   const suspended = await call(env.gw.url, "POST", path(id, "/suspend"), { key: env.key });
   assert.is(suspended.status, 200, suspended.text);
-  assert.is(at(suspended.body, "status"), "stopped");
+  assert.is(at(suspended.body, "data", "status"), "stopped");
   assert.is(env.hosts.pid(id), undefined, "the host process is gone");
   const afterStop = await fetch(`${origin}/health`, { headers: { authorization: `Bearer ${token}` } }).then((res) => res.status, () => "refused");
   assert.is(afterStop, "refused");

@@ -39,10 +39,11 @@ async function keyRows(env: InternsEnv, internId: string): Promise<Array<{ hash:
 
 const currentKey = (env: InternsEnv, key: string) => call(env.gw.url, "GET", "/api/v1/key", { key });
 
-test("create answers 201 with the public intern object; queued until provisioned", async ({ env }) => {
+test("create answers 201 with the public intern object in `data`; queued until provisioned", async ({ env }) => {
   const res = await createIntern(env, { name: "research-assistant", description: "Researches customer questions", instructions: "Be brief.", model: CATALOG_MODEL });
   assert.is(res.status, 201, res.text);
-  const intern = res.body as Json;
+  assert.equal(Object.keys(res.body as Json), ["data"], "spec 1: the record is wrapped in data");
+  const intern = at(res.body, "data") as Json;
   assert.equal(Object.keys(intern).sort(), INTERN_FIELDS);
   assert.match(intern.id as string, UUID);
   assert.is(intern.name, "research-assistant");
@@ -62,7 +63,7 @@ test("create answers 201 with the public intern object; queued until provisioned
 
   const got = await call(env.gw.url, "GET", path(intern.id as string), { key: env.main.key });
   assert.is(got.status, 200, got.text);
-  assert.equal(got.body, intern);
+  assert.equal(got.body, { data: intern });
 });
 
 test("create: bad input is a 4xx naming the problem", async ({ env }) => {
@@ -112,7 +113,7 @@ test("provision: provisioning with progress steps, then running; the intern's ke
   const release = env.hosts.hold("booting");
   const res = await call(env.gw.url, "POST", path(id, "/provision"), { key: env.main.key });
   assert.is(res.status, 200, res.text);
-  assert.is(at(res.body, "status"), "provisioning");
+  assert.is(at(res.body, "data", "status"), "provisioning");
 
   const booting = await waitForIntern(env, id, (i) => at(i, "progress", "step_number") === 1);
   assert.equal(at(booting, "progress"), { step_label: BOOT_STEPS[0], step_number: 1, total_steps: BOOT_STEPS.length });
@@ -145,8 +146,8 @@ test("suspend stops the host and revokes the key; provisioning again issues a ne
 
   const res = await call(env.gw.url, "POST", path(id, "/suspend"), { key: env.main.key });
   assert.is(res.status, 200, res.text);
-  assert.is(at(res.body, "status"), "stopped");
-  assert.is(at(res.body, "hostname"), null);
+  assert.is(at(res.body, "data", "status"), "stopped");
+  assert.is(at(res.body, "data", "hostname"), null);
   assert.ok(env.hosts.stops.includes(id));
   const gone = await fetch(`${origin}/health`).then(() => "answered", () => "refused");
   assert.is(gone, "refused", "the host no longer listens");
@@ -176,10 +177,10 @@ test("suspend during provisioning cancels the boot; a queued intern cannot be su
   await waitForIntern(env, id, (i) => at(i, "progress") !== null);
   const suspended = await call(env.gw.url, "POST", path(id, "/suspend"), { key: env.main.key });
   assert.is(suspended.status, 200, suspended.text);
-  assert.is(at(suspended.body, "status"), "stopped");
+  assert.is(at(suspended.body, "data", "status"), "stopped");
   release();
   const after = await call(env.gw.url, "GET", path(id), { key: env.main.key });
-  assert.is(at(after.body, "status"), "stopped", "the cancelled boot does not mark it running");
+  assert.is(at(after.body, "data", "status"), "stopped", "the cancelled boot does not mark it running");
   assert.is((await keyRows(env, id)).length, 0);
 });
 
@@ -197,7 +198,7 @@ test("a failed boot: failed with last_failure_message, key revoked; provisioning
   env.hosts.failBoot.delete("doomed");
   const retry = await call(env.gw.url, "POST", path(id, "/provision"), { key: env.main.key });
   assert.is(retry.status, 200, retry.text);
-  assert.is(at(retry.body, "last_failure_message"), null, "a new attempt clears the last failure");
+  assert.is(at(retry.body, "data", "last_failure_message"), null, "a new attempt clears the last failure");
   await waitForIntern(env, id, hasStatus("running"));
 });
 
@@ -211,7 +212,7 @@ test("provisioning an intern whose creator left the organization: 403", async ({
   assert.is((await call(env.gw.url, "DELETE", `/api/v1/organization/members/${userId}`, { key: env.main.key })).status, 200);
   const res = await call(env.gw.url, "POST", path(intern.id as string, "/provision"), { key: env.main.key });
   assert.is(res.status, 403, res.text);
-  assert.is(at(await call(env.gw.url, "GET", path(intern.id as string), { key: env.main.key }), "body", "status"), "queued", "nothing changed");
+  assert.is(at(await call(env.gw.url, "GET", path(intern.id as string), { key: env.main.key }), "body", "data", "status"), "queued", "nothing changed");
 });
 
 test("delete: destroying, host stopped, key revoked, record, vault and secrets gone", async ({ env }) => {
@@ -257,16 +258,16 @@ test("update changes only the fields sent; null clears; bad values are 4xx", asy
   const id = intern.id as string;
   const res = await call(env.gw.url, "PATCH", path(id), { key: env.main.key, body: { description: "after" } });
   assert.is(res.status, 200, res.text);
-  assert.is(at(res.body, "description"), "after");
-  assert.is(at(res.body, "instructions"), "old", "unsent fields stay");
-  assert.is(at(res.body, "model"), CATALOG_MODEL);
-  assert.ok((at(res.body, "updated_at") as string) >= (intern.updated_at as string));
+  assert.is(at(res.body, "data", "description"), "after");
+  assert.is(at(res.body, "data", "instructions"), "old", "unsent fields stay");
+  assert.is(at(res.body, "data", "model"), CATALOG_MODEL);
+  assert.ok((at(res.body, "data", "updated_at") as string) >= (intern.updated_at as string));
 
   const cleared = await call(env.gw.url, "PATCH", path(id), { key: env.main.key, body: { instructions: null, model: null, name: "renamed" } });
   assert.is(cleared.status, 200, cleared.text);
-  assert.is(at(cleared.body, "instructions"), null);
-  assert.is(at(cleared.body, "model"), null, "null restores the workspace default");
-  assert.is(at(cleared.body, "name"), "renamed");
+  assert.is(at(cleared.body, "data", "instructions"), null);
+  assert.is(at(cleared.body, "data", "model"), null, "null restores the workspace default");
+  assert.is(at(cleared.body, "data", "name"), "renamed");
 
   await createdIntern(env, { name: "taken" });
   const cases: Array<[Json, number]> = [

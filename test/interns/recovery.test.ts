@@ -22,7 +22,7 @@ interface InternView {
 async function internView(env: RuntimeEnv, internId: string, key = env.key, base = env.gw.url): Promise<InternView | undefined> {
   const res = await call(base, "GET", `/api/v1/interns/${internId}`, { key });
   if (res.status === 404) return undefined;
-  return { status: at(res.body, "status") as string, lastFailure: at(res.body, "last_failure_message") as string | null };
+  return { status: at(res.body, "data", "status") as string, lastFailure: at(res.body, "data", "last_failure_message") as string | null };
 }
 
 async function internKeyHashes(env: RuntimeEnv, internId: string): Promise<string[]> {
@@ -94,7 +94,7 @@ test("a host that keeps dying ends failed with the reason, its key revoked; prov
 test("a boot and a teardown cut short by a crashed instance are finished by another", async ({ env }) => {
   const { sequelize } = env.gw.gateway;
   const created = await call(env.gw.url, "POST", "/api/v1/interns", { key: env.key, body: { name: "orphan", model: "mock/chat", workspace_id: env.workspaceId } });
-  const orphan = at(created.body, "id") as string;
+  const orphan = at(created.body, "data", "id") as string;
   // What a crashed instance leaves behind: provisioning under its lapsed lease, no host anywhere.
   await sequelize.query("UPDATE interns SET status = 'provisioning', runtime_owner = 'crashed-instance', runtime_lease_until = now() - interval '1 second' WHERE id = :id", { replacements: { id: orphan } });
   await eventually(async () => (await internView(env, orphan))?.status === "running", "the boot is finished");

@@ -52,12 +52,12 @@ export function runtimeSuite(title: string, options: { settings?: Record<string,
 export async function runningInternId(env: RuntimeEnv, name: string, body: Record<string, unknown> = {}, key = env.key): Promise<string> {
   const created = await call(env.gw.url, "POST", "/api/v1/interns", { key, body: { name, model: "mock/chat", provision: true, workspace_id: env.workspaceId, ...body } });
   if (created.status !== 201) throw new Error(`POST /interns answered ${created.status}: ${created.text}`);
-  const id = at(created.body, "id") as string;
+  const id = at(created.body, "data", "id") as string;
   for (let attempt = 0; attempt < 600; attempt++) {
     const got = await call(env.gw.url, "GET", `/api/v1/interns/${id}`, { key });
-    const status = at(got.body, "status");
+    const status = at(got.body, "data", "status");
     if (status === "running") return id;
-    if (status === "failed") throw new Error(`intern ${name} failed to provision: ${String(at(got.body, "last_failure_message"))}`);
+    if (status === "failed") throw new Error(`intern ${name} failed to provision: ${String(at(got.body, "data", "last_failure_message"))}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`intern ${name} did not reach running`);

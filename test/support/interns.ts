@@ -85,7 +85,7 @@ export function createIntern(env: InternsEnv, body: Json, workspace: Workspace =
 export async function createdIntern(env: InternsEnv, body: Json, workspace: Workspace = env.main): Promise<Json> {
   const res = await createIntern(env, body, workspace);
   if (res.status !== 201) throw new Error(`POST /interns answered ${res.status}: ${res.text}`);
-  return res.body as Json;
+  return at(res.body, "data") as Json;
 }
 
 /** Polls the intern until `until` holds for it (or it is gone, when `until` is "gone"). */
@@ -97,7 +97,8 @@ export async function waitForInternAt(url: string, key: string, id: string, unti
   let last: Reply | undefined;
   for (let attempt = 0; attempt < 500; attempt++) {
     last = await call(url, "GET", `/api/v1/interns/${id}`, { key });
-    if (until === "gone" ? last.status === 404 : last.status === 200 && until(last.body as Json)) return last.body as Json | undefined;
+    const intern = last.status === 200 ? (at(last.body, "data") as Json) : undefined;
+    if (until === "gone" ? last.status === 404 : intern !== undefined && until(intern)) return intern;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error(`intern ${id} never reached the awaited state; last answer ${last?.status}: ${last?.text}`);

@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gateway/v1/interns.proto.
  */
 export const file_gateway_v1_interns: GenFile = /*@__PURE__*/
-  fileDesc("ChhnYXRld2F5L3YxL2ludGVybnMucHJvdG8SCmdhdGV3YXkudjEiTgoOSW50ZXJuUHJvZ3Jlc3MSEgoKc3RlcF9sYWJlbBgBIAEoCRITCgtzdGVwX251bWJlchgCIAEoBRITCgt0b3RhbF9zdGVwcxgDIAEoBSLOBAoGSW50ZXJuEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSHgoLZGVzY3JpcHRpb24YAyABKAlCBJj0GAFIAIgBARIfCgxpbnN0cnVjdGlvbnMYBCABKAlCBJj0GAFIAYgBARIYCgVtb2RlbBgFIAEoCUIEmPQYAUgCiAEBEigKBnN0YXR1cxgGIAEoDjIYLmdhdGV3YXkudjEuSW50ZXJuU3RhdHVzEhsKCGhvc3RuYW1lGAcgASgJQgSY9BgBSAOIAQESFAoMd29ya3NwYWNlX2lkGAggASgJEhsKCHZhdWx0X2lkGAkgASgJQgSY9BgBSASIAQESJAoRYXR0YWNoZWRfdmF1bHRfaWQYCiABKAlCBJj0GAFIBYgBARInChRsYXN0X2ZhaWx1cmVfbWVzc2FnZRgLIAEoCUIEmPQYAUgGiAEBEjIKCHByb2dyZXNzGAwgASgLMhouZ2F0ZXdheS52MS5JbnRlcm5Qcm9ncmVzc0IEmPQYARIuCgpjcmVhdGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIOCgxfZGVzY3JpcHRpb25CDwoNX2luc3RydWN0aW9uc0IICgZfbW9kZWxCCwoJX2hvc3RuYW1lQgsKCV92YXVsdF9pZEIUChJfYXR0YWNoZWRfdmF1bHRfaWRCFwoVX2xhc3RfZmFpbHVyZV9tZXNzYWdlIoMDChNDcmVhdGVJbnRlcm5SZXF1ZXN0EhYKBG5hbWUYASABKAlCCJL0GAQIARhkEiEKC2Rlc2NyaXB0aW9uGAIgASgJQgeS9BgDGOgHSACIAQESGQoMaW5zdHJ1Y3Rpb25zGAMgASgJSAGIAQESeQoFbW9kZWwYBCABKAlCZZL0GGEQARiAAiIfXlteL1xzOl0rL1teL1xzOl0rKDpbXi9cczpdKyk/JCo5YSBtb2RlbCBzbHVnIGF1dGhvci9zbHVnLCBvcHRpb25hbGx5IGZvbGxvd2VkIGJ5IDp2YXJpYW50SAKIAQESFgoJcHJvdmlzaW9uGAUgASgISAOIAQESHQoIdmF1bHRfaWQYBiABKAlCBpL0GAIwAUgEiAEBEh4KDHdvcmtzcGFjZV9pZBgHIAEoCUIIkvQYBAgBMAFCDgoMX2Rlc2NyaXB0aW9uQg8KDV9pbnN0cnVjdGlvbnNCCAoGX21vZGVsQgwKCl9wcm92aXNpb25CCwoJX3ZhdWx0X2lkItUDChJMaXN0SW50ZXJuc1JlcXVlc3QSKgoFbGltaXQYASABKAVCFpL0GBI5AAAAAAAA8D9BAAAAAABAf0BIAIgBARKZAgoGc3RhdHVzGAIgAygJQogCkvQYgwIikgFeKHF1ZXVlZHxwcm92aXNpb25pbmd8cnVubmluZ3xmYWlsZWR8c3RvcHBlZHxkZXN0cm95aW5nfGRlc3Ryb3lfZmFpbGVkKSgsKHF1ZXVlZHxwcm92aXNpb25pbmd8cnVubmluZ3xmYWlsZWR8c3RvcHBlZHxkZXN0cm95aW5nfGRlc3Ryb3lfZmFpbGVkKSkqJCpsY29tbWEtc2VwYXJhdGVkIHN0YXR1c2VzIGFtb25nIHF1ZXVlZCwgcHJvdmlzaW9uaW5nLCBydW5uaW5nLCBmYWlsZWQsIHN0b3BwZWQsIGRlc3Ryb3lpbmcgYW5kIGRlc3Ryb3lfZmFpbGVkEiYKDnN0YXJ0aW5nX2FmdGVyGAMgASgJQgmS9BgFEAEYgARIAYgBARIhCgx3b3Jrc3BhY2VfaWQYBCABKAlCBpL0GAIwAUgCiAEBQggKBl9saW1pdEIRCg9fc3RhcnRpbmdfYWZ0ZXJCDwoNX3dvcmtzcGFjZV9pZCJzChNMaXN0SW50ZXJuc1Jlc3BvbnNlEiAKBGRhdGEYASADKAsyEi5nYXRld2F5LnYxLkludGVybhIQCghoYXNfbW9yZRgCIAEoCBIYCgtuZXh0X2N1cnNvchgDIAEoCUgAiAEBQg4KDF9uZXh0X2N1cnNvciItChBHZXRJbnRlcm5SZXF1ZXN0EhkKCWludGVybl9pZBgBIAEoCUIGkvQYAggBIusCChNVcGRhdGVJbnRlcm5SZXF1ZXN0EhkKCWludGVybl9pZBgBIAEoCUIGkvQYAggBEhsKBG5hbWUYAiABKAlCCJL0GAQQARhkSACIAQESIQoLZGVzY3JpcHRpb24YAyABKAlCB5L0GAMY6AdIAYgBARIZCgxpbnN0cnVjdGlvbnMYBCABKAlIAogBARJ5CgVtb2RlbBgFIAEoCUJlkvQYYRABGIACIh9eW14vXHM6XSsvW14vXHM6XSsoOlteL1xzOl0rKT8kKjlhIG1vZGVsIHNsdWcgYXV0aG9yL3NsdWcsIG9wdGlvbmFsbHkgZm9sbG93ZWQgYnkgOnZhcmlhbnRIA4gBARIvCgt1cGRhdGVfbWFzaxgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2tCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uQg8KDV9pbnN0cnVjdGlvbnNCCAoGX21vZGVsIngKE0RlbGV0ZUludGVyblJlcXVlc3QSGQoJaW50ZXJuX2lkGAEgASgJQgaS9BgCCAESJwoaYWNrbm93bGVkZ2Vfd29ya3NwYWNlX2xvc3MYAiABKAhIAIgBAUIdChtfYWNrbm93bGVkZ2Vfd29ya3NwYWNlX2xvc3MiKAoURGVsZXRlSW50ZXJuUmVzcG9uc2USEAoIZGVsZXRpbmcYASABKAgiMwoWUHJvdmlzaW9uSW50ZXJuUmVxdWVzdBIZCglpbnRlcm5faWQYASABKAlCBpL0GAIIASIxChRTdXNwZW5kSW50ZXJuUmVxdWVzdBIZCglpbnRlcm5faWQYASABKAlCBpL0GAIIASI1ChZHZXRJbnRlcm5EYWVtb25SZXF1ZXN0EhsKCWludGVybl9pZBgBIAEoCUIIkvQYBAgBEAEiMwoSSW50ZXJuRGFlbW9uQWNjZXNzEg4KBm9yaWdpbhgBIAEoCRINCgV0b2tlbhgCIAEoCSI5ChZJbnRlcm5Ub29sQ2FsbEZ1bmN0aW9uEgwKBG5hbWUYASABKAkSEQoJYXJndW1lbnRzGAIgASgJIqkBCg5JbnRlcm5Ub29sQ2FsbBISCgVpbmRleBgBIAEoBUgAiAEBEhUKAmlkGAIgASgJQgmS9BgFCAEYgAISLAoEdHlwZRgDIAEoDjIeLmdhdGV3YXkudjEuSW50ZXJuVG9vbENhbGxUeXBlEjQKCGZ1bmN0aW9uGAQgASgLMiIuZ2F0ZXdheS52MS5JbnRlcm5Ub29sQ2FsbEZ1bmN0aW9uQggKBl9pbmRleCLRAQoRSW50ZXJuQ2hhdE1lc3NhZ2USMwoEcm9sZRgBIAEoDjIdLmdhdGV3YXkudjEuSW50ZXJuTWVzc2FnZVJvbGVCBpL0GAIIARIUCgdjb250ZW50GAIgASgJSACIAQESLgoKdG9vbF9jYWxscxgDIAMoCzIaLmdhdGV3YXkudjEuSW50ZXJuVG9vbENhbGwSJAoMdG9vbF9jYWxsX2lkGAQgASgJQgmS9BgFEAEYgAJIAYgBAUIKCghfY29udGVudEIPCg1fdG9vbF9jYWxsX2lkIvMBChFJbnRlcm5DaGF0UmVxdWVzdBIZCglpbnRlcm5faWQYASABKAlCBpL0GAIIARI5CghtZXNzYWdlcxgCIAMoCzIdLmdhdGV3YXkudjEuSW50ZXJuQ2hhdE1lc3NhZ2VCCJL0GAQIAVABEhMKBnN0cmVhbRgDIAEoCEgAiAEBEiIKCnNlc3Npb25faWQYBCABKAlCCZL0GAUQARiAAkgBiAEBEjUKDWFwcHJvdmFsX21vZGUYBSABKA4yHi5nYXRld2F5LnYxLkludGVybkFwcHJvdmFsTW9kZUIJCgdfc3RyZWFtQg0KC19zZXNzaW9uX2lkIlsKF0ludGVybkNoYXRFcnJvck1ldGFkYXRhEi0KBnJlYXNvbhgBIAEoDjIdLmdhdGV3YXkudjEuSW50ZXJuRXJyb3JSZWFzb24SEQoJcmV0cnlhYmxlGAIgASgIImcKD0ludGVybkNoYXRFcnJvchIMCgRjb2RlGAEgASgFEg8KB21lc3NhZ2UYAiABKAkSNQoIbWV0YWRhdGEYAyABKAsyIy5nYXRld2F5LnYxLkludGVybkNoYXRFcnJvck1ldGFkYXRhInEKC0ludGVyblVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKAMSGQoRY29tcGxldGlvbl90b2tlbnMYAiABKAMSFAoMdG90YWxfdG9rZW5zGAMgASgDEhEKBGNvc3QYBCABKAFIAIgBAUIHCgVfY29zdCKkAQoPSW50ZXJuQ2hhdERlbHRhEjAKBHJvbGUYASABKA4yHS5nYXRld2F5LnYxLkludGVybk1lc3NhZ2VSb2xlSACIAQESFAoHY29udGVudBgCIAEoCUgBiAEBEjQKCnRvb2xfY2FsbHMYAyADKAsyGi5nYXRld2F5LnYxLkludGVyblRvb2xDYWxsQgSo9BgBQgcKBV9yb2xlQgoKCF9jb250ZW50IooBChBJbnRlcm5DaGF0Q2hvaWNlEg0KBWluZGV4GAEgASgFEioKBWRlbHRhGAIgASgLMhsuZ2F0ZXdheS52MS5JbnRlcm5DaGF0RGVsdGESOwoNZmluaXNoX3JlYXNvbhgDIAEoDjIeLmdhdGV3YXkudjEuSW50ZXJuRmluaXNoUmVhc29uQgSY9BgBIv4BCg9JbnRlcm5DaGF0Q2h1bmsSCgoCaWQYASABKAkSDgoGb2JqZWN0GAIgASgJEg8KB2NyZWF0ZWQYAyABKAMSDQoFbW9kZWwYBCABKAkSLQoHY2hvaWNlcxgFIAMoCzIcLmdhdGV3YXkudjEuSW50ZXJuQ2hhdENob2ljZRIqCgVlcnJvchgGIAEoCzIbLmdhdGV3YXkudjEuSW50ZXJuQ2hhdEVycm9yEhcKCnNlc3Npb25faWQYByABKAlIAIgBARIsCgV1c2FnZRgIIAEoCzIXLmdhdGV3YXkudjEuSW50ZXJuVXNhZ2VCBJj0GAFCDQoLX3Nlc3Npb25faWQiVwoSSW50ZXJuU3RlZXJlZFJlcGx5EhIKCnNlc3Npb25faWQYASABKAkSLQoGc3RhdHVzGAIgASgOMh0uZ2F0ZXdheS52MS5JbnRlcm5SZXBseVN0YXR1cyKHAQoPSW50ZXJuQ2hhdEV2ZW50EiwKBWNodW5rGAEgASgLMhsuZ2F0ZXdheS52MS5JbnRlcm5DaGF0Q2h1bmtIABI3CgdzdGVlcmVkGAIgASgLMh4uZ2F0ZXdheS52MS5JbnRlcm5TdGVlcmVkUmVwbHlCBKD0GAFIADoEsPUYAUIHCgVldmVudCrfAgoMSW50ZXJuU3RhdHVzEh0KGUlOVEVSTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIkChRJTlRFUk5fU1RBVFVTX1FVRVVFRBABGgri9BgGcXVldWVkEjAKGklOVEVSTl9TVEFUVVNfUFJPVklTSU9OSU5HEAIaEOL0GAxwcm92aXNpb25pbmcSJgoVSU5URVJOX1NUQVRVU19SVU5OSU5HEAMaC+L0GAdydW5uaW5nEiQKFElOVEVSTl9TVEFUVVNfRkFJTEVEEAQaCuL0GAZmYWlsZWQSJgoVSU5URVJOX1NUQVRVU19TVE9QUEVEEAUaC+L0GAdzdG9wcGVkEiwKGElOVEVSTl9TVEFUVVNfREVTVFJPWUlORxAGGg7i9BgKZGVzdHJveWluZxI0ChxJTlRFUk5fU1RBVFVTX0RFU1RST1lfRkFJTEVEEAcaEuL0GA5kZXN0cm95X2ZhaWxlZCrmAQoRSW50ZXJuTWVzc2FnZVJvbGUSIwofSU5URVJOX01FU1NBR0VfUk9MRV9VTlNQRUNJRklFRBAAEioKGklOVEVSTl9NRVNTQUdFX1JPTEVfU1lTVEVNEAEaCuL0GAZzeXN0ZW0SJgoYSU5URVJOX01FU1NBR0VfUk9MRV9VU0VSEAIaCOL0GAR1c2VyEjAKHUlOVEVSTl9NRVNTQUdFX1JPTEVfQVNTSVNUQU5UEAMaDeL0GAlhc3Npc3RhbnQSJgoYSU5URVJOX01FU1NBR0VfUk9MRV9UT09MEAQaCOL0GAR0b29sKpABChJJbnRlcm5BcHByb3ZhbE1vZGUSJAogSU5URVJOX0FQUFJPVkFMX01PREVfVU5TUEVDSUZJRUQQABIrChtJTlRFUk5fQVBQUk9WQUxfTU9ERV9NQU5VQUwQARoK4vQYBm1hbnVhbBInChlJTlRFUk5fQVBQUk9WQUxfTU9ERV9BVVRPEAIaCOL0GARhdXRvKm0KEkludGVyblRvb2xDYWxsVHlwZRIlCiFJTlRFUk5fVE9PTF9DQUxMX1RZUEVfVU5TUEVDSUZJRUQQABIwCh5JTlRFUk5fVE9PTF9DQUxMX1RZUEVfRlVOQ1RJT04QARoM4vQYCGZ1bmN0aW9uKsMBChJJbnRlcm5GaW5pc2hSZWFzb24SJAogSU5URVJOX0ZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABInChlJTlRFUk5fRklOSVNIX1JFQVNPTl9TVE9QEAEaCOL0GARzdG9wEjMKH0lOVEVSTl9GSU5JU0hfUkVBU09OX1RPT0xfQ0FMTFMQAhoO4vQYCnRvb2xfY2FsbHMSKQoaSU5URVJOX0ZJTklTSF9SRUFTT05fRVJST1IQAxoJ4vQYBWVycm9yKvgGChFJbnRlcm5FcnJvclJlYXNvbhIjCh9JTlRFUk5fRVJST1JfUkVBU09OX1VOU1BFQ0lGSUVEEAASNAofSU5URVJOX0VSUk9SX1JFQVNPTl9CQURfUkVRVUVTVBABGg/i9BgLYmFkX3JlcXVlc3QSRAonSU5URVJOX0VSUk9SX1JFQVNPTl9JTlRFUkFDVElPTl9VTktOT1dOEAIaF+L0GBNpbnRlcmFjdGlvbl91bmtub3duEiwKG0lOVEVSTl9FUlJPUl9SRUFTT05fVElNRU9VVBADGgvi9BgHdGltZW91dBJMCitJTlRFUk5fRVJST1JfUkVBU09OX0lOVEVSQUNUSU9OX05PVF9QRU5ESU5HEAQaG+L0GBdpbnRlcmFjdGlvbl9ub3RfcGVuZGluZxJACiVJTlRFUk5fRVJST1JfUkVBU09OX0FUVEFDSE1FTlRfRkFJTEVEEAUaFeL0GBFhdHRhY2htZW50X2ZhaWxlZBIwCh1JTlRFUk5fRVJST1JfUkVBU09OX1JVTl9FTkRFRBAGGg3i9BgJcnVuX2VuZGVkEkAKJUlOVEVSTl9FUlJPUl9SRUFTT05fUEFZTE9BRF9UT09fTEFSR0UQBxoV4vQYEXBheWxvYWRfdG9vX2xhcmdlEjYKIElOVEVSTl9FUlJPUl9SRUFTT05fUkFURV9MSU1JVEVEEAgaEOL0GAxyYXRlX2xpbWl0ZWQSQgomSU5URVJOX0VSUk9SX1JFQVNPTl9JTlRFUk5fVU5SRUFDSEFCTEUQCRoW4vQYEmludGVybl91bnJlYWNoYWJsZRImChhJTlRFUk5fRVJST1JfUkVBU09OX0JVU1kQChoI4vQYBGJ1c3kSMAodSU5URVJOX0VSUk9SX1JFQVNPTl9OT1RfRk9VTkQQCxoN4vQYCW5vdF9mb3VuZBJCCiZJTlRFUk5fRVJST1JfUkVBU09OX0lOVEVSTl9OT1RfUlVOTklORxAMGhbi9BgSaW50ZXJuX25vdF9ydW5uaW5nEjoKIklOVEVSTl9FUlJPUl9SRUFTT05fSU5URVJOQUxfRVJST1IQDRoS4vQYDmludGVybmFsX2Vycm9yEjoKIklOVEVSTl9FUlJPUl9SRUFTT05fU1RSRUFNX1NFVkVSRUQQDhoS4vQYDnN0cmVhbV9zZXZlcmVkKmYKEUludGVyblJlcGx5U3RhdHVzEiMKH0lOVEVSTl9SRVBMWV9TVEFUVVNfVU5TUEVDSUZJRUQQABIsChtJTlRFUk5fUkVQTFlfU1RBVFVTX1NURUVSRUQQARoL4vQYB3N0ZWVyZWQy2ggKDkludGVybnNTZXJ2aWNlEmgKDENyZWF0ZUludGVybhIfLmdhdGV3YXkudjEuQ3JlYXRlSW50ZXJuUmVxdWVzdBoSLmdhdGV3YXkudjEuSW50ZXJuIiPQ8xgB2PMYyQGC0+STAhQ6ASoiDy9hcGkvdjEvaW50ZXJucxJrCgtMaXN0SW50ZXJucxIeLmdhdGV3YXkudjEuTGlzdEludGVybnNSZXF1ZXN0Gh8uZ2F0ZXdheS52MS5MaXN0SW50ZXJuc1Jlc3BvbnNlIhvQ8xgBgtPkkwIREg8vYXBpL3YxL2ludGVybnMSZgoJR2V0SW50ZXJuEhwuZ2F0ZXdheS52MS5HZXRJbnRlcm5SZXF1ZXN0GhIuZ2F0ZXdheS52MS5JbnRlcm4iJ9DzGAGC0+STAh0SGy9hcGkvdjEvaW50ZXJucy97aW50ZXJuX2lkfRJvCgxVcGRhdGVJbnRlcm4SHy5nYXRld2F5LnYxLlVwZGF0ZUludGVyblJlcXVlc3QaEi5nYXRld2F5LnYxLkludGVybiIq0PMYAYLT5JMCIDoBKjIbL2FwaS92MS9pbnRlcm5zL3tpbnRlcm5faWR9En0KDERlbGV0ZUludGVybhIfLmdhdGV3YXkudjEuRGVsZXRlSW50ZXJuUmVxdWVzdBogLmdhdGV3YXkudjEuRGVsZXRlSW50ZXJuUmVzcG9uc2UiKtDzGAGC0+STAiA6ASoqGy9hcGkvdjEvaW50ZXJucy97aW50ZXJuX2lkfRJ8Cg9Qcm92aXNpb25JbnRlcm4SIi5nYXRld2F5LnYxLlByb3Zpc2lvbkludGVyblJlcXVlc3QaEi5nYXRld2F5LnYxLkludGVybiIx0PMYAYLT5JMCJyIlL2FwaS92MS9pbnRlcm5zL3tpbnRlcm5faWR9L3Byb3Zpc2lvbhJ2Cg1TdXNwZW5kSW50ZXJuEiAuZ2F0ZXdheS52MS5TdXNwZW5kSW50ZXJuUmVxdWVzdBoSLmdhdGV3YXkudjEuSW50ZXJuIi/Q8xgBgtPkkwIlIiMvYXBpL3YxL2ludGVybnMve2ludGVybl9pZH0vc3VzcGVuZBKWAQoPQ2hhdENvbXBsZXRpb25zEh0uZ2F0ZXdheS52MS5JbnRlcm5DaGF0UmVxdWVzdBobLmdhdGV3YXkudjEuSW50ZXJuQ2hhdEV2ZW50IkXQ8xgB4PMYgIBA8PMYAYLT5JMCMToBKiIsL2FwaS92MS9pbnRlcm5zL3tpbnRlcm5faWR9L2NoYXQvY29tcGxldGlvbnMwARKJAQoPR2V0SW50ZXJuRGFlbW9uEiIuZ2F0ZXdheS52MS5HZXRJbnRlcm5EYWVtb25SZXF1ZXN0Gh4uZ2F0ZXdheS52MS5JbnRlcm5EYWVtb25BY2Nlc3MiMtDzGAHw8xgBgtPkkwIkEiIvYXBpL3YxL2ludGVybnMve2ludGVybl9pZH0vZGFlbW9uYgZwcm90bzM", [file_gateway_v1_options, file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("ChhnYXRld2F5L3YxL2ludGVybnMucHJvdG8SCmdhdGV3YXkudjEiTgoOSW50ZXJuUHJvZ3Jlc3MSEgoKc3RlcF9sYWJlbBgBIAEoCRITCgtzdGVwX251bWJlchgCIAEoBRITCgt0b3RhbF9zdGVwcxgDIAEoBSLOBAoGSW50ZXJuEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSHgoLZGVzY3JpcHRpb24YAyABKAlCBJj0GAFIAIgBARIfCgxpbnN0cnVjdGlvbnMYBCABKAlCBJj0GAFIAYgBARIYCgVtb2RlbBgFIAEoCUIEmPQYAUgCiAEBEigKBnN0YXR1cxgGIAEoDjIYLmdhdGV3YXkudjEuSW50ZXJuU3RhdHVzEhsKCGhvc3RuYW1lGAcgASgJQgSY9BgBSAOIAQESFAoMd29ya3NwYWNlX2lkGAggASgJEhsKCHZhdWx0X2lkGAkgASgJQgSY9BgBSASIAQESJAoRYXR0YWNoZWRfdmF1bHRfaWQYCiABKAlCBJj0GAFIBYgBARInChRsYXN0X2ZhaWx1cmVfbWVzc2FnZRgLIAEoCUIEmPQYAUgGiAEBEjIKCHByb2dyZXNzGAwgASgLMhouZ2F0ZXdheS52MS5JbnRlcm5Qcm9ncmVzc0IEmPQYARIuCgpjcmVhdGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIOCgxfZGVzY3JpcHRpb25CDwoNX2luc3RydWN0aW9uc0IICgZfbW9kZWxCCwoJX2hvc3RuYW1lQgsKCV92YXVsdF9pZEIUChJfYXR0YWNoZWRfdmF1bHRfaWRCFwoVX2xhc3RfZmFpbHVyZV9tZXNzYWdlIjIKDkludGVyblJlc3BvbnNlEiAKBGRhdGEYASABKAsyEi5nYXRld2F5LnYxLkludGVybiKDAwoTQ3JlYXRlSW50ZXJuUmVxdWVzdBIWCgRuYW1lGAEgASgJQgiS9BgECAEYZBIhCgtkZXNjcmlwdGlvbhgCIAEoCUIHkvQYAxjoB0gAiAEBEhkKDGluc3RydWN0aW9ucxgDIAEoCUgBiAEBEnkKBW1vZGVsGAQgASgJQmWS9BhhEAEYgAIiH15bXi9cczpdKy9bXi9cczpdKyg6W14vXHM6XSspPyQqOWEgbW9kZWwgc2x1ZyBhdXRob3Ivc2x1Zywgb3B0aW9uYWxseSBmb2xsb3dlZCBieSA6dmFyaWFudEgCiAEBEhYKCXByb3Zpc2lvbhgFIAEoCEgDiAEBEh0KCHZhdWx0X2lkGAYgASgJQgaS9BgCMAFIBIgBARIeCgx3b3Jrc3BhY2VfaWQYByABKAlCCJL0GAQIATABQg4KDF9kZXNjcmlwdGlvbkIPCg1faW5zdHJ1Y3Rpb25zQggKBl9tb2RlbEIMCgpfcHJvdmlzaW9uQgsKCV92YXVsdF9pZCLVAwoSTGlzdEludGVybnNSZXF1ZXN0EioKBWxpbWl0GAEgASgFQhaS9BgSOQAAAAAAAPA/QQAAAAAAQH9ASACIAQESmQIKBnN0YXR1cxgCIAMoCUKIApL0GIMCIpIBXihxdWV1ZWR8cHJvdmlzaW9uaW5nfHJ1bm5pbmd8ZmFpbGVkfHN0b3BwZWR8ZGVzdHJveWluZ3xkZXN0cm95X2ZhaWxlZCkoLChxdWV1ZWR8cHJvdmlzaW9uaW5nfHJ1bm5pbmd8ZmFpbGVkfHN0b3BwZWR8ZGVzdHJveWluZ3xkZXN0cm95X2ZhaWxlZCkpKiQqbGNvbW1hLXNlcGFyYXRlZCBzdGF0dXNlcyBhbW9uZyBxdWV1ZWQsIHByb3Zpc2lvbmluZywgcnVubmluZywgZmFpbGVkLCBzdG9wcGVkLCBkZXN0cm95aW5nIGFuZCBkZXN0cm95X2ZhaWxlZBImCg5zdGFydGluZ19hZnRlchgDIAEoCUIJkvQYBRABGIAESAGIAQESIQoMd29ya3NwYWNlX2lkGAQgASgJQgaS9BgCMAFIAogBAUIICgZfbGltaXRCEQoPX3N0YXJ0aW5nX2FmdGVyQg8KDV93b3Jrc3BhY2VfaWQicwoTTGlzdEludGVybnNSZXNwb25zZRIgCgRkYXRhGAEgAygLMhIuZ2F0ZXdheS52MS5JbnRlcm4SEAoIaGFzX21vcmUYAiABKAgSGAoLbmV4dF9jdXJzb3IYAyABKAlIAIgBAUIOCgxfbmV4dF9jdXJzb3IiLQoQR2V0SW50ZXJuUmVxdWVzdBIZCglpbnRlcm5faWQYASABKAlCBpL0GAIIASLrAgoTVXBkYXRlSW50ZXJuUmVxdWVzdBIZCglpbnRlcm5faWQYASABKAlCBpL0GAIIARIbCgRuYW1lGAIgASgJQgiS9BgEEAEYZEgAiAEBEiEKC2Rlc2NyaXB0aW9uGAMgASgJQgeS9BgDGOgHSAGIAQESGQoMaW5zdHJ1Y3Rpb25zGAQgASgJSAKIAQESeQoFbW9kZWwYBSABKAlCZZL0GGEQARiAAiIfXlteL1xzOl0rL1teL1xzOl0rKDpbXi9cczpdKyk/JCo5YSBtb2RlbCBzbHVnIGF1dGhvci9zbHVnLCBvcHRpb25hbGx5IGZvbGxvd2VkIGJ5IDp2YXJpYW50SAOIAQESLwoLdXBkYXRlX21hc2sYBiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrQgcKBV9uYW1lQg4KDF9kZXNjcmlwdGlvbkIPCg1faW5zdHJ1Y3Rpb25zQggKBl9tb2RlbCJ4ChNEZWxldGVJbnRlcm5SZXF1ZXN0EhkKCWludGVybl9pZBgBIAEoCUIGkvQYAggBEicKGmFja25vd2xlZGdlX3dvcmtzcGFjZV9sb3NzGAIgASgISACIAQFCHQobX2Fja25vd2xlZGdlX3dvcmtzcGFjZV9sb3NzIigKFERlbGV0ZUludGVyblJlc3BvbnNlEhAKCGRlbGV0aW5nGAEgASgIIjMKFlByb3Zpc2lvbkludGVyblJlcXVlc3QSGQoJaW50ZXJuX2lkGAEgASgJQgaS9BgCCAEiMQoUU3VzcGVuZEludGVyblJlcXVlc3QSGQoJaW50ZXJuX2lkGAEgASgJQgaS9BgCCAEiNQoWR2V0SW50ZXJuRGFlbW9uUmVxdWVzdBIbCglpbnRlcm5faWQYASABKAlCCJL0GAQIARABIjMKEkludGVybkRhZW1vbkFjY2VzcxIOCgZvcmlnaW4YASABKAkSDQoFdG9rZW4YAiABKAkiOQoWSW50ZXJuVG9vbENhbGxGdW5jdGlvbhIMCgRuYW1lGAEgASgJEhEKCWFyZ3VtZW50cxgCIAEoCSKpAQoOSW50ZXJuVG9vbENhbGwSEgoFaW5kZXgYASABKAVIAIgBARIVCgJpZBgCIAEoCUIJkvQYBQgBGIACEiwKBHR5cGUYAyABKA4yHi5nYXRld2F5LnYxLkludGVyblRvb2xDYWxsVHlwZRI0CghmdW5jdGlvbhgEIAEoCzIiLmdhdGV3YXkudjEuSW50ZXJuVG9vbENhbGxGdW5jdGlvbkIICgZfaW5kZXgi0QEKEUludGVybkNoYXRNZXNzYWdlEjMKBHJvbGUYASABKA4yHS5nYXRld2F5LnYxLkludGVybk1lc3NhZ2VSb2xlQgaS9BgCCAESFAoHY29udGVudBgCIAEoCUgAiAEBEi4KCnRvb2xfY2FsbHMYAyADKAsyGi5nYXRld2F5LnYxLkludGVyblRvb2xDYWxsEiQKDHRvb2xfY2FsbF9pZBgEIAEoCUIJkvQYBRABGIACSAGIAQFCCgoIX2NvbnRlbnRCDwoNX3Rvb2xfY2FsbF9pZCLzAQoRSW50ZXJuQ2hhdFJlcXVlc3QSGQoJaW50ZXJuX2lkGAEgASgJQgaS9BgCCAESOQoIbWVzc2FnZXMYAiADKAsyHS5nYXRld2F5LnYxLkludGVybkNoYXRNZXNzYWdlQgiS9BgECAFQARITCgZzdHJlYW0YAyABKAhIAIgBARIiCgpzZXNzaW9uX2lkGAQgASgJQgmS9BgFEAEYgAJIAYgBARI1Cg1hcHByb3ZhbF9tb2RlGAUgASgOMh4uZ2F0ZXdheS52MS5JbnRlcm5BcHByb3ZhbE1vZGVCCQoHX3N0cmVhbUINCgtfc2Vzc2lvbl9pZCJbChdJbnRlcm5DaGF0RXJyb3JNZXRhZGF0YRItCgZyZWFzb24YASABKA4yHS5nYXRld2F5LnYxLkludGVybkVycm9yUmVhc29uEhEKCXJldHJ5YWJsZRgCIAEoCCJnCg9JbnRlcm5DaGF0RXJyb3ISDAoEY29kZRgBIAEoBRIPCgdtZXNzYWdlGAIgASgJEjUKCG1ldGFkYXRhGAMgASgLMiMuZ2F0ZXdheS52MS5JbnRlcm5DaGF0RXJyb3JNZXRhZGF0YSJxCgtJbnRlcm5Vc2FnZRIVCg1wcm9tcHRfdG9rZW5zGAEgASgDEhkKEWNvbXBsZXRpb25fdG9rZW5zGAIgASgDEhQKDHRvdGFsX3Rva2VucxgDIAEoAxIRCgRjb3N0GAQgASgBSACIAQFCBwoFX2Nvc3QipAEKD0ludGVybkNoYXREZWx0YRIwCgRyb2xlGAEgASgOMh0uZ2F0ZXdheS52MS5JbnRlcm5NZXNzYWdlUm9sZUgAiAEBEhQKB2NvbnRlbnQYAiABKAlIAYgBARI0Cgp0b29sX2NhbGxzGAMgAygLMhouZ2F0ZXdheS52MS5JbnRlcm5Ub29sQ2FsbEIEqPQYAUIHCgVfcm9sZUIKCghfY29udGVudCKKAQoQSW50ZXJuQ2hhdENob2ljZRINCgVpbmRleBgBIAEoBRIqCgVkZWx0YRgCIAEoCzIbLmdhdGV3YXkudjEuSW50ZXJuQ2hhdERlbHRhEjsKDWZpbmlzaF9yZWFzb24YAyABKA4yHi5nYXRld2F5LnYxLkludGVybkZpbmlzaFJlYXNvbkIEmPQYASL+AQoPSW50ZXJuQ2hhdENodW5rEgoKAmlkGAEgASgJEg4KBm9iamVjdBgCIAEoCRIPCgdjcmVhdGVkGAMgASgDEg0KBW1vZGVsGAQgASgJEi0KB2Nob2ljZXMYBSADKAsyHC5nYXRld2F5LnYxLkludGVybkNoYXRDaG9pY2USKgoFZXJyb3IYBiABKAsyGy5nYXRld2F5LnYxLkludGVybkNoYXRFcnJvchIXCgpzZXNzaW9uX2lkGAcgASgJSACIAQESLAoFdXNhZ2UYCCABKAsyFy5nYXRld2F5LnYxLkludGVyblVzYWdlQgSY9BgBQg0KC19zZXNzaW9uX2lkIlcKEkludGVyblN0ZWVyZWRSZXBseRISCgpzZXNzaW9uX2lkGAEgASgJEi0KBnN0YXR1cxgCIAEoDjIdLmdhdGV3YXkudjEuSW50ZXJuUmVwbHlTdGF0dXMihwEKD0ludGVybkNoYXRFdmVudBIsCgVjaHVuaxgBIAEoCzIbLmdhdGV3YXkudjEuSW50ZXJuQ2hhdENodW5rSAASNwoHc3RlZXJlZBgCIAEoCzIeLmdhdGV3YXkudjEuSW50ZXJuU3RlZXJlZFJlcGx5QgSg9BgBSAA6BLD1GAFCBwoFZXZlbnQq3wIKDEludGVyblN0YXR1cxIdChlJTlRFUk5fU1RBVFVTX1VOU1BFQ0lGSUVEEAASJAoUSU5URVJOX1NUQVRVU19RVUVVRUQQARoK4vQYBnF1ZXVlZBIwChpJTlRFUk5fU1RBVFVTX1BST1ZJU0lPTklORxACGhDi9BgMcHJvdmlzaW9uaW5nEiYKFUlOVEVSTl9TVEFUVVNfUlVOTklORxADGgvi9BgHcnVubmluZxIkChRJTlRFUk5fU1RBVFVTX0ZBSUxFRBAEGgri9BgGZmFpbGVkEiYKFUlOVEVSTl9TVEFUVVNfU1RPUFBFRBAFGgvi9BgHc3RvcHBlZBIsChhJTlRFUk5fU1RBVFVTX0RFU1RST1lJTkcQBhoO4vQYCmRlc3Ryb3lpbmcSNAocSU5URVJOX1NUQVRVU19ERVNUUk9ZX0ZBSUxFRBAHGhLi9BgOZGVzdHJveV9mYWlsZWQq5gEKEUludGVybk1lc3NhZ2VSb2xlEiMKH0lOVEVSTl9NRVNTQUdFX1JPTEVfVU5TUEVDSUZJRUQQABIqChpJTlRFUk5fTUVTU0FHRV9ST0xFX1NZU1RFTRABGgri9BgGc3lzdGVtEiYKGElOVEVSTl9NRVNTQUdFX1JPTEVfVVNFUhACGgji9BgEdXNlchIwCh1JTlRFUk5fTUVTU0FHRV9ST0xFX0FTU0lTVEFOVBADGg3i9BgJYXNzaXN0YW50EiYKGElOVEVSTl9NRVNTQUdFX1JPTEVfVE9PTBAEGgji9BgEdG9vbCqQAQoSSW50ZXJuQXBwcm92YWxNb2RlEiQKIElOVEVSTl9BUFBST1ZBTF9NT0RFX1VOU1BFQ0lGSUVEEAASKwobSU5URVJOX0FQUFJPVkFMX01PREVfTUFOVUFMEAEaCuL0GAZtYW51YWwSJwoZSU5URVJOX0FQUFJPVkFMX01PREVfQVVUTxACGgji9BgEYXV0byptChJJbnRlcm5Ub29sQ2FsbFR5cGUSJQohSU5URVJOX1RPT0xfQ0FMTF9UWVBFX1VOU1BFQ0lGSUVEEAASMAoeSU5URVJOX1RPT0xfQ0FMTF9UWVBFX0ZVTkNUSU9OEAEaDOL0GAhmdW5jdGlvbirDAQoSSW50ZXJuRmluaXNoUmVhc29uEiQKIElOVEVSTl9GSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASJwoZSU5URVJOX0ZJTklTSF9SRUFTT05fU1RPUBABGgji9BgEc3RvcBIzCh9JTlRFUk5fRklOSVNIX1JFQVNPTl9UT09MX0NBTExTEAIaDuL0GAp0b29sX2NhbGxzEikKGklOVEVSTl9GSU5JU0hfUkVBU09OX0VSUk9SEAMaCeL0GAVlcnJvcir4BgoRSW50ZXJuRXJyb3JSZWFzb24SIwofSU5URVJOX0VSUk9SX1JFQVNPTl9VTlNQRUNJRklFRBAAEjQKH0lOVEVSTl9FUlJPUl9SRUFTT05fQkFEX1JFUVVFU1QQARoP4vQYC2JhZF9yZXF1ZXN0EkQKJ0lOVEVSTl9FUlJPUl9SRUFTT05fSU5URVJBQ1RJT05fVU5LTk9XThACGhfi9BgTaW50ZXJhY3Rpb25fdW5rbm93bhIsChtJTlRFUk5fRVJST1JfUkVBU09OX1RJTUVPVVQQAxoL4vQYB3RpbWVvdXQSTAorSU5URVJOX0VSUk9SX1JFQVNPTl9JTlRFUkFDVElPTl9OT1RfUEVORElORxAEGhvi9BgXaW50ZXJhY3Rpb25fbm90X3BlbmRpbmcSQAolSU5URVJOX0VSUk9SX1JFQVNPTl9BVFRBQ0hNRU5UX0ZBSUxFRBAFGhXi9BgRYXR0YWNobWVudF9mYWlsZWQSMAodSU5URVJOX0VSUk9SX1JFQVNPTl9SVU5fRU5ERUQQBhoN4vQYCXJ1bl9lbmRlZBJACiVJTlRFUk5fRVJST1JfUkVBU09OX1BBWUxPQURfVE9PX0xBUkdFEAcaFeL0GBFwYXlsb2FkX3Rvb19sYXJnZRI2CiBJTlRFUk5fRVJST1JfUkVBU09OX1JBVEVfTElNSVRFRBAIGhDi9BgMcmF0ZV9saW1pdGVkEkIKJklOVEVSTl9FUlJPUl9SRUFTT05fSU5URVJOX1VOUkVBQ0hBQkxFEAkaFuL0GBJpbnRlcm5fdW5yZWFjaGFibGUSJgoYSU5URVJOX0VSUk9SX1JFQVNPTl9CVVNZEAoaCOL0GARidXN5EjAKHUlOVEVSTl9FUlJPUl9SRUFTT05fTk9UX0ZPVU5EEAsaDeL0GAlub3RfZm91bmQSQgomSU5URVJOX0VSUk9SX1JFQVNPTl9JTlRFUk5fTk9UX1JVTk5JTkcQDBoW4vQYEmludGVybl9ub3RfcnVubmluZxI6CiJJTlRFUk5fRVJST1JfUkVBU09OX0lOVEVSTkFMX0VSUk9SEA0aEuL0GA5pbnRlcm5hbF9lcnJvchI6CiJJTlRFUk5fRVJST1JfUkVBU09OX1NUUkVBTV9TRVZFUkVEEA4aEuL0GA5zdHJlYW1fc2V2ZXJlZCpmChFJbnRlcm5SZXBseVN0YXR1cxIjCh9JTlRFUk5fUkVQTFlfU1RBVFVTX1VOU1BFQ0lGSUVEEAASLAobSU5URVJOX1JFUExZX1NUQVRVU19TVEVFUkVEEAEaC+L0GAdzdGVlcmVkMoMJCg5JbnRlcm5zU2VydmljZRJwCgxDcmVhdGVJbnRlcm4SHy5nYXRld2F5LnYxLkNyZWF0ZUludGVyblJlcXVlc3QaGi5nYXRld2F5LnYxLkludGVyblJlc3BvbnNlIiPQ8xgB2PMYyQGC0+STAhQ6ASoiDy9hcGkvdjEvaW50ZXJucxJrCgtMaXN0SW50ZXJucxIeLmdhdGV3YXkudjEuTGlzdEludGVybnNSZXF1ZXN0Gh8uZ2F0ZXdheS52MS5MaXN0SW50ZXJuc1Jlc3BvbnNlIhvQ8xgBgtPkkwIREg8vYXBpL3YxL2ludGVybnMSbgoJR2V0SW50ZXJuEhwuZ2F0ZXdheS52MS5HZXRJbnRlcm5SZXF1ZXN0GhouZ2F0ZXdheS52MS5JbnRlcm5SZXNwb25zZSIn0PMYAYLT5JMCHRIbL2FwaS92MS9pbnRlcm5zL3tpbnRlcm5faWR9EncKDFVwZGF0ZUludGVybhIfLmdhdGV3YXkudjEuVXBkYXRlSW50ZXJuUmVxdWVzdBoaLmdhdGV3YXkudjEuSW50ZXJuUmVzcG9uc2UiKtDzGAGC0+STAiA6ASoyGy9hcGkvdjEvaW50ZXJucy97aW50ZXJuX2lkfRJ9CgxEZWxldGVJbnRlcm4SHy5nYXRld2F5LnYxLkRlbGV0ZUludGVyblJlcXVlc3QaIC5nYXRld2F5LnYxLkRlbGV0ZUludGVyblJlc3BvbnNlIirQ8xgBgtPkkwIgOgEqKhsvYXBpL3YxL2ludGVybnMve2ludGVybl9pZH0ShAEKD1Byb3Zpc2lvbkludGVybhIiLmdhdGV3YXkudjEuUHJvdmlzaW9uSW50ZXJuUmVxdWVzdBoaLmdhdGV3YXkudjEuSW50ZXJuUmVzcG9uc2UiMdDzGAGC0+STAiciJS9hcGkvdjEvaW50ZXJucy97aW50ZXJuX2lkfS9wcm92aXNpb24SfgoNU3VzcGVuZEludGVybhIgLmdhdGV3YXkudjEuU3VzcGVuZEludGVyblJlcXVlc3QaGi5nYXRld2F5LnYxLkludGVyblJlc3BvbnNlIi/Q8xgBgtPkkwIlIiMvYXBpL3YxL2ludGVybnMve2ludGVybl9pZH0vc3VzcGVuZBKWAQoPQ2hhdENvbXBsZXRpb25zEh0uZ2F0ZXdheS52MS5JbnRlcm5DaGF0UmVxdWVzdBobLmdhdGV3YXkudjEuSW50ZXJuQ2hhdEV2ZW50IkXQ8xgB4PMYgIBA8PMYAYLT5JMCMToBKiIsL2FwaS92MS9pbnRlcm5zL3tpbnRlcm5faWR9L2NoYXQvY29tcGxldGlvbnMwARKJAQoPR2V0SW50ZXJuRGFlbW9uEiIuZ2F0ZXdheS52MS5HZXRJbnRlcm5EYWVtb25SZXF1ZXN0Gh4uZ2F0ZXdheS52MS5JbnRlcm5EYWVtb25BY2Nlc3MiMtDzGAHw8xgBgtPkkwIkEiIvYXBpL3YxL2ludGVybnMve2ludGVybl9pZH0vZGFlbW9uYgZwcm90bzM", [file_gateway_v1_options, file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * Active provisioning step.
@@ -162,6 +162,25 @@ export const InternSchema: GenMessage<Intern> = /*@__PURE__*/
   messageDesc(file_gateway_v1_interns, 1);
 
 /**
+ * Body {data} of the record routes (create, get, update, provision, suspend).
+ *
+ * @generated from message gateway.v1.InternResponse
+ */
+export type InternResponse = Message<"gateway.v1.InternResponse"> & {
+  /**
+   * @generated from field: gateway.v1.Intern data = 1;
+   */
+  data?: Intern | undefined;
+};
+
+/**
+ * Describes the message gateway.v1.InternResponse.
+ * Use `create(InternResponseSchema)` to create a new message.
+ */
+export const InternResponseSchema: GenMessage<InternResponse> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_interns, 2);
+
+/**
  * Body of POST /interns.
  *
  * @generated from message gateway.v1.CreateInternRequest
@@ -225,7 +244,7 @@ export type CreateInternRequest = Message<"gateway.v1.CreateInternRequest"> & {
  * Use `create(CreateInternRequestSchema)` to create a new message.
  */
 export const CreateInternRequestSchema: GenMessage<CreateInternRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 2);
+  messageDesc(file_gateway_v1_interns, 3);
 
 /**
  * Query of GET /interns.
@@ -268,7 +287,7 @@ export type ListInternsRequest = Message<"gateway.v1.ListInternsRequest"> & {
  * Use `create(ListInternsRequestSchema)` to create a new message.
  */
 export const ListInternsRequestSchema: GenMessage<ListInternsRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 3);
+  messageDesc(file_gateway_v1_interns, 4);
 
 /**
  * Body {data, has_more, next_cursor}.
@@ -301,7 +320,7 @@ export type ListInternsResponse = Message<"gateway.v1.ListInternsResponse"> & {
  * Use `create(ListInternsResponseSchema)` to create a new message.
  */
 export const ListInternsResponseSchema: GenMessage<ListInternsResponse> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 4);
+  messageDesc(file_gateway_v1_interns, 5);
 
 /**
  * Path of GET /interns/{intern_id}.
@@ -322,7 +341,7 @@ export type GetInternRequest = Message<"gateway.v1.GetInternRequest"> & {
  * Use `create(GetInternRequestSchema)` to create a new message.
  */
 export const GetInternRequestSchema: GenMessage<GetInternRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 5);
+  messageDesc(file_gateway_v1_interns, 6);
 
 /**
  * Body of PATCH /interns/{intern_id}; omitted fields stay unchanged.
@@ -378,7 +397,7 @@ export type UpdateInternRequest = Message<"gateway.v1.UpdateInternRequest"> & {
  * Use `create(UpdateInternRequestSchema)` to create a new message.
  */
 export const UpdateInternRequestSchema: GenMessage<UpdateInternRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 6);
+  messageDesc(file_gateway_v1_interns, 7);
 
 /**
  * Path and optional body of DELETE /interns/{intern_id}.
@@ -407,7 +426,7 @@ export type DeleteInternRequest = Message<"gateway.v1.DeleteInternRequest"> & {
  * Use `create(DeleteInternRequestSchema)` to create a new message.
  */
 export const DeleteInternRequestSchema: GenMessage<DeleteInternRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 7);
+  messageDesc(file_gateway_v1_interns, 8);
 
 /**
  * Body {deleting: true}: teardown has started.
@@ -426,7 +445,7 @@ export type DeleteInternResponse = Message<"gateway.v1.DeleteInternResponse"> & 
  * Use `create(DeleteInternResponseSchema)` to create a new message.
  */
 export const DeleteInternResponseSchema: GenMessage<DeleteInternResponse> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 8);
+  messageDesc(file_gateway_v1_interns, 9);
 
 /**
  * Path of POST /interns/{intern_id}/provision (no body).
@@ -447,7 +466,7 @@ export type ProvisionInternRequest = Message<"gateway.v1.ProvisionInternRequest"
  * Use `create(ProvisionInternRequestSchema)` to create a new message.
  */
 export const ProvisionInternRequestSchema: GenMessage<ProvisionInternRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 9);
+  messageDesc(file_gateway_v1_interns, 10);
 
 /**
  * Path of POST /interns/{intern_id}/suspend (no body).
@@ -468,7 +487,7 @@ export type SuspendInternRequest = Message<"gateway.v1.SuspendInternRequest"> & 
  * Use `create(SuspendInternRequestSchema)` to create a new message.
  */
 export const SuspendInternRequestSchema: GenMessage<SuspendInternRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 10);
+  messageDesc(file_gateway_v1_interns, 11);
 
 /**
  * Path of GET /interns/{intern_id}/daemon.
@@ -489,7 +508,7 @@ export type GetInternDaemonRequest = Message<"gateway.v1.GetInternDaemonRequest"
  * Use `create(GetInternDaemonRequestSchema)` to create a new message.
  */
 export const GetInternDaemonRequestSchema: GenMessage<GetInternDaemonRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 11);
+  messageDesc(file_gateway_v1_interns, 12);
 
 /**
  * Spec 2.9: how a terminal client attaches to the intern's daemon. Body {origin, token}.
@@ -517,7 +536,7 @@ export type InternDaemonAccess = Message<"gateway.v1.InternDaemonAccess"> & {
  * Use `create(InternDaemonAccessSchema)` to create a new message.
  */
 export const InternDaemonAccessSchema: GenMessage<InternDaemonAccess> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 12);
+  messageDesc(file_gateway_v1_interns, 13);
 
 /**
  * Function part of a tool call.
@@ -546,7 +565,7 @@ export type InternToolCallFunction = Message<"gateway.v1.InternToolCallFunction"
  * Use `create(InternToolCallFunctionSchema)` to create a new message.
  */
 export const InternToolCallFunctionSchema: GenMessage<InternToolCallFunction> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 13);
+  messageDesc(file_gateway_v1_interns, 14);
 
 /**
  * A tool call, in a stream delta or echoed in a reply's assistant message.
@@ -584,7 +603,7 @@ export type InternToolCall = Message<"gateway.v1.InternToolCall"> & {
  * Use `create(InternToolCallSchema)` to create a new message.
  */
 export const InternToolCallSchema: GenMessage<InternToolCall> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 14);
+  messageDesc(file_gateway_v1_interns, 15);
 
 /**
  * One message of a chat request: a user prompt, or on a reply the assistant message echoing the
@@ -626,7 +645,7 @@ export type InternChatMessage = Message<"gateway.v1.InternChatMessage"> & {
  * Use `create(InternChatMessageSchema)` to create a new message.
  */
 export const InternChatMessageSchema: GenMessage<InternChatMessage> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 15);
+  messageDesc(file_gateway_v1_interns, 16);
 
 /**
  * Body of POST /interns/{intern_id}/chat/completions (at most 1048576 bytes, else 413
@@ -676,7 +695,7 @@ export type InternChatRequest = Message<"gateway.v1.InternChatRequest"> & {
  * Use `create(InternChatRequestSchema)` to create a new message.
  */
 export const InternChatRequestSchema: GenMessage<InternChatRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 16);
+  messageDesc(file_gateway_v1_interns, 17);
 
 /**
  * `metadata` of an in-stream error.
@@ -700,7 +719,7 @@ export type InternChatErrorMetadata = Message<"gateway.v1.InternChatErrorMetadat
  * Use `create(InternChatErrorMetadataSchema)` to create a new message.
  */
 export const InternChatErrorMetadataSchema: GenMessage<InternChatErrorMetadata> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 17);
+  messageDesc(file_gateway_v1_interns, 18);
 
 /**
  * In-stream error, shaped like the error body of spec 7: {code, message, metadata}.
@@ -731,7 +750,7 @@ export type InternChatError = Message<"gateway.v1.InternChatError"> & {
  * Use `create(InternChatErrorSchema)` to create a new message.
  */
 export const InternChatErrorSchema: GenMessage<InternChatError> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 18);
+  messageDesc(file_gateway_v1_interns, 19);
 
 /**
  * Token usage the intern reported for the run.
@@ -767,7 +786,7 @@ export type InternUsage = Message<"gateway.v1.InternUsage"> & {
  * Use `create(InternUsageSchema)` to create a new message.
  */
 export const InternUsageSchema: GenMessage<InternUsage> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 19);
+  messageDesc(file_gateway_v1_interns, 20);
 
 /**
  * Incremental content of a choice.
@@ -802,7 +821,7 @@ export type InternChatDelta = Message<"gateway.v1.InternChatDelta"> & {
  * Use `create(InternChatDeltaSchema)` to create a new message.
  */
 export const InternChatDeltaSchema: GenMessage<InternChatDelta> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 20);
+  messageDesc(file_gateway_v1_interns, 21);
 
 /**
  * One choice of a chunk (there is at most one).
@@ -833,7 +852,7 @@ export type InternChatChoice = Message<"gateway.v1.InternChatChoice"> & {
  * Use `create(InternChatChoiceSchema)` to create a new message.
  */
 export const InternChatChoiceSchema: GenMessage<InternChatChoice> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 21);
+  messageDesc(file_gateway_v1_interns, 22);
 
 /**
  * One `chat.completion.chunk` of the intern stream (spec 6). Kinds:
@@ -908,7 +927,7 @@ export type InternChatChunk = Message<"gateway.v1.InternChatChunk"> & {
  * Use `create(InternChatChunkSchema)` to create a new message.
  */
 export const InternChatChunkSchema: GenMessage<InternChatChunk> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 22);
+  messageDesc(file_gateway_v1_interns, 23);
 
 /**
  * JSON answer {session_id, status: "steered"} of a reply that only steers a run.
@@ -932,7 +951,7 @@ export type InternSteeredReply = Message<"gateway.v1.InternSteeredReply"> & {
  * Use `create(InternSteeredReplySchema)` to create a new message.
  */
 export const InternSteeredReplySchema: GenMessage<InternSteeredReply> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 23);
+  messageDesc(file_gateway_v1_interns, 24);
 
 /**
  * One message of the chat stream. On REST each is rendered as its set member alone: chunks as SSE
@@ -964,7 +983,7 @@ export type InternChatEvent = Message<"gateway.v1.InternChatEvent"> & {
  * Use `create(InternChatEventSchema)` to create a new message.
  */
 export const InternChatEventSchema: GenMessage<InternChatEvent> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_interns, 24);
+  messageDesc(file_gateway_v1_interns, 25);
 
 /**
  * Lifecycle status of an intern.
@@ -1318,8 +1337,8 @@ export const InternReplyStatusSchema: GenEnum<InternReplyStatus> = /*@__PURE__*/
  * Intern lifecycle, chat and daemon access. Every method requires the interns programme (404 to
  * callers outside it). The API key selects the caller, the workspace and the visible interns; there
  * is no default-workspace fallback, and an intern's own key sees only that intern. Requests on
- * regional hostnames of GATEWAY_CONFIG are refused with 403. Record bodies are the bare intern
- * object, as in the public API.
+ * regional hostnames of GATEWAY_CONFIG are refused with 403. Record bodies wrap the intern in
+ * `data` (spec 1: the spec names no exception for them).
  *
  * @generated from service gateway.v1.InternsService
  */
@@ -1335,7 +1354,7 @@ export const InternsService: GenService<{
   createIntern: {
     methodKind: "unary";
     input: typeof CreateInternRequestSchema;
-    output: typeof InternSchema;
+    output: typeof InternResponseSchema;
   },
   /**
    * Lists the interns visible to the key, newest first, with cursor pagination. An intern's own key
@@ -1356,7 +1375,7 @@ export const InternsService: GenService<{
   getIntern: {
     methodKind: "unary";
     input: typeof GetInternRequestSchema;
-    output: typeof InternSchema;
+    output: typeof InternResponseSchema;
   },
   /**
    * Changes name, description, instructions or model; only the fields present change. A new model
@@ -1368,7 +1387,7 @@ export const InternsService: GenService<{
   updateIntern: {
     methodKind: "unary";
     input: typeof UpdateInternRequestSchema;
-    output: typeof InternSchema;
+    output: typeof InternResponseSchema;
   },
   /**
    * Starts teardown of the intern, its runtime and its private vault (status `destroying`): its own
@@ -1397,7 +1416,7 @@ export const InternsService: GenService<{
   provisionIntern: {
     methodKind: "unary";
     input: typeof ProvisionInternRequestSchema;
-    output: typeof InternSchema;
+    output: typeof InternResponseSchema;
   },
   /**
    * Stops the runtime (status `stopped`) while keeping its disk and configuration, and revokes the
@@ -1409,7 +1428,7 @@ export const InternsService: GenService<{
   suspendIntern: {
     methodKind: "unary";
     input: typeof SuspendInternRequestSchema;
-    output: typeof InternSchema;
+    output: typeof InternResponseSchema;
   },
   /**
    * Spec 4.7: streams a chat turn with an intern as `text/event-stream` (spec 6), ended by
