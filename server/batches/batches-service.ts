@@ -7,6 +7,7 @@ import { callerOf, type Caller } from "../core/auth.js";
 import { workspaceOf } from "../core/scope.js";
 import { gatewayError } from "../core/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
+import { withoutProviderCopy } from "./batch-deletion.js";
 import { CANCELLED_RESULT, closeOpenItems } from "./batch-lifecycle.js";
 import { findBatch, itemResults, TERMINAL, type BatchRow } from "./batch-rows.js";
 import { jsonSubmission, messageSubmission, type SubmissionPart } from "./batch-submission-source.js";
@@ -107,7 +108,7 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
       const caller = callerOf(ctx);
       const batch = await visible(caller, req.id);
       if (!TERMINAL.includes(batch.status)) throw gatewayError(409, `Batch ${req.id} is ${batch.status}; only a completed, failed, expired or cancelled batch can be deleted`);
-      const upstream = await removeUpstreamBatch(runtime, caller, batch);
+      const upstream = (await removeUpstreamBatch(runtime, caller, batch)) ?? (await withoutProviderCopy(sequelize, batch));
       // Ledger rows are kept: deletion is not a refund.
       await sequelize.query("DELETE FROM batches WHERE id = :id AND status = ANY(ARRAY[:terminal]::text[])", { replacements: { id: req.id, terminal: [...TERMINAL] } });
       return { id: batch.id, object: "batch", deletion: { svc: "deleted", upstream } };

@@ -1,5 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { hashKey } from "../../server/core/key-secret.js";
 import { at, call } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 import { batchLedger, chatItems, FAST_ENGINE, sql, submit, waitTerminal } from "../support/batches.js";
@@ -192,9 +193,25 @@ test("delete: 409 before the end, then purges the batch (404 after) and keeps th
   await waitTerminal(env.gw.url, key, id);
   const deleted = await call(env.gw.url, "DELETE", `/api/v1/batches/${id}`, { key });
   assert.is(deleted.status, 200, deleted.text);
-  assert.equal(deleted.body, { id, object: "batch", deletion: { svc: "deleted", upstream: null } });
+  // Run item by item: no provider holds a copy (status none); provider names where the items went.
+  assert.equal(deleted.body, { id, object: "batch", deletion: { svc: "deleted", upstream: { provider: "mockai", status: "none" } } });
   assert.is((await call(env.gw.url, "GET", `/api/v1/batches/${id}`, { key })).status, 404);
   assert.is((await batchLedger(env.gw.databaseUrl, id)).length, 2, "billing records survive deletion");
+});
+
+test("delete of a batch none of whose items reached a provider: upstream {provider: \"\", status: none}", async ({ env, key }) => {
+  // Cancelled before any item ran: written as such, since the engine would race a real submission.
+  const me = at((await call(env.gw.url, "GET", "/api/v1/key", { key })).body, "data") as { organization_id: string; workspace_id: string };
+  const id = `batch_never_ran_${process.pid}`;
+  await sql(
+    env.gw.databaseUrl,
+    `INSERT INTO batches (id, organization_id, workspace_id, key_hash, endpoint, model, status, expires_at, finalized_at, total, failed)
+     VALUES ($1, $2, $3, $4, '/v1/chat/completions', 'mock/chat', 'cancelled', now() + interval '1 day', now(), 0, 0)`,
+    [id, me.organization_id, me.workspace_id, hashKey(key)],
+  );
+  const deleted = await call(env.gw.url, "DELETE", `/api/v1/batches/${id}`, { key });
+  assert.is(deleted.status, 200, deleted.text);
+  assert.equal(at(deleted.body, "deletion", "upstream"), { provider: "", status: "none" });
 });
 
 test("another workspace's batch is a 404; a batch older than 30 days answers 410", async ({ env, key }) => {
