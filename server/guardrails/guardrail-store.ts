@@ -1,14 +1,20 @@
+import type { ConnectError } from "@connectrpc/connect";
 import type { Transaction } from "sequelize";
 import type { Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
 import { findInOrganization, inOrganization, type LookupOptions } from "../core/scope.js";
 import { GuardrailRow } from "../db/governance-models.js";
-import { ApiKeyRow } from "../db/models.js";
+import { ApiKeyRow, type WorkspaceRow } from "../db/models.js";
 import { membersAmong } from "../members/member-store.js";
 
 /** A guardrail of the caller's organization (404 otherwise), optionally locked. */
 export function findGuardrail(caller: Caller, id: string, options: LookupOptions = {}): Promise<GuardrailRow> {
   return findInOrganization(GuardrailRow, caller, { id: id.toLowerCase() }, `Guardrail '${id}' not found`, options);
+}
+
+/** 409 for removing a guardrail that a workspace still has as its default (never null, spec 2.5). */
+export function defaultGuardrailInUse(what: string, workspace: WorkspaceRow): ConnectError {
+  return gatewayError(409, `${what}; make another guardrail its default first (PATCH /workspaces/${workspace.slug} with default_guardrail_id)`);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { ForeignKeyConstraintError } from "sequelize";
 import { DeletedResponseSchema } from "../../gen/gateway/v1/common_pb.js";
 import { UpdateGuardrailRequestSchema, type GuardrailsService } from "../../gen/gateway/v1/guardrails_pb.js";
 import { callerOf } from "../core/auth.js";
@@ -9,10 +10,11 @@ import { findPage } from "../core/pagination.js";
 import { findWorkspace, inOrganization } from "../core/scope.js";
 import { changedFields } from "../core/update-mask.js";
 import { GuardrailRow } from "../db/governance-models.js";
+import { WorkspaceRow } from "../db/models.js";
 import type { Deps } from "../deps.js";
 import { budgetColumns, createdColumns, policyColumns, storedResetInterval } from "./guardrail-columns.js";
 import { assignmentHandlers } from "./guardrail-assignments.js";
-import { findGuardrail } from "./guardrail-store.js";
+import { defaultGuardrailInUse, findGuardrail } from "./guardrail-store.js";
 import { toGuardrail } from "./guardrail-view.js";
 
 /** Guardrails (spec 2.12, 4.9): policies of a workspace, applied to the keys and members assigned. */
@@ -65,9 +67,17 @@ export function guardrailsService(deps: Deps): ServiceImpl<typeof GuardrailsServ
     },
 
     async deleteGuardrail(req, ctx) {
-      // Assignments go with it (ON DELETE CASCADE); a workspace default pointing here becomes null.
+      // Assignments go with it (ON DELETE CASCADE). A workspace's default stays: never null (spec 2.5).
       const row = await findGuardrail(callerOf(ctx), req.id);
-      await row.destroy();
+      const holder = await WorkspaceRow.findOne({ where: { defaultGuardrailId: row.id } });
+      if (holder) throw defaultGuardrailInUse(`Guardrail ${row.id} is the default guardrail of workspace '${holder.slug}'`, holder);
+      try {
+        await row.destroy();
+      } catch (err) {
+        // Made a default after the check above: the deferred foreign key refuses the delete.
+        if (err instanceof ForeignKeyConstraintError) throw gatewayError(409, `Guardrail ${row.id} became a workspace's default guardrail meanwhile`);
+        throw err;
+      }
       return create(DeletedResponseSchema, { deleted: true });
     },
   };

@@ -1,5 +1,6 @@
 import type { Transaction } from "sequelize";
-import { OrganizationRow, WorkspaceRow } from "../db/models.js";
+import { OrganizationRow, type WorkspaceRow } from "../db/models.js";
+import { createWorkspaceRow } from "../workspaces/workspace-store.js";
 
 /** An organization always starts with its default workspace, where its keys go unless told otherwise. */
 export async function createOrganization(
@@ -9,6 +10,6 @@ export async function createOrganization(
   transaction: Transaction,
 ): Promise<{ organization: OrganizationRow; workspace: WorkspaceRow }> {
   const organization = await OrganizationRow.create({ name, entitlements }, { transaction });
-  const workspace = await WorkspaceRow.create({ organizationId: organization.id, name: "Default", slug: "default", createdBy }, { transaction });
+  const workspace = await createWorkspaceRow({ organizationId: organization.id, name: "Default", slug: "default", createdBy }, transaction);
   return { organization, workspace };
 }

@@ -51,12 +51,16 @@ const RULES: Record<string, FieldRule> = {
   is_observability_broadcast_enabled: (v) => ({ isObservabilityBroadcastEnabled: v.isObservabilityBroadcastEnabled ?? false }),
   is_observability_io_logging_enabled: (v) => ({ isObservabilityIoLoggingEnabled: v.isObservabilityIoLoggingEnabled ?? false }),
   include_byok_in_budgets: (v) => ({ includeByokInBudgets: v.includeByokInBudgets ?? false }),
+  // Never null (spec 2.5): a PATCH replaces it with another guardrail, it cannot clear it.
   default_guardrail_id: async (v, organizationId, transaction) => ({
-    defaultGuardrailId: v.defaultGuardrailId === undefined ? null : await guardrailOf(organizationId, v.defaultGuardrailId, transaction),
+    defaultGuardrailId: await guardrailOf(organizationId, notNull(v.defaultGuardrailId, "default_guardrail_id"), transaction),
   }),
 };
 
-export const ALL_WORKSPACE_FIELDS: ReadonlySet<string> = new Set(Object.keys(RULES));
+/** The fields a create sets; without `default_guardrail_id` the workspace gets a new, unrestricted one. */
+export function createdWorkspaceFields(values: WorkspaceFieldValues): ReadonlySet<string> {
+  return new Set(Object.keys(RULES).filter((field) => field !== "default_guardrail_id" || values.defaultGuardrailId !== undefined));
+}
 
 /** The columns that `fields` (proto names) set from `values`; 400 names the first bad field. */
 export async function workspaceColumns(

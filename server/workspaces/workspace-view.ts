@@ -23,7 +23,8 @@ export function toWorkspace(row: WorkspaceRow): Workspace {
     createdAt: timestampFromDate(row.createdAt),
     updatedAt: optionalTimestamp(row.updatedAt),
     createdBy: row.createdBy,
-    defaultGuardrailId: row.defaultGuardrailId ?? undefined,
+    // NOT NULL since migration 0016.
+    defaultGuardrailId: row.defaultGuardrailId ?? "",
     defaultImageModel: row.defaultImageModel ?? undefined,
     defaultTextModel: row.defaultTextModel ?? undefined,
     defaultProviderSort: enumFromStored(ProviderSortSchema, row.defaultProviderSort),

@@ -12,7 +12,7 @@ import { wireName } from "../core/wire-enums.js";
 import { WorkspaceBudgetRow, WorkspaceRow } from "../db/models.js";
 import type { Deps } from "../deps.js";
 import { assertBudgetOrder, byWidth } from "./budget-order.js";
-import { ALL_WORKSPACE_FIELDS, workspaceColumns } from "./workspace-fields.js";
+import { createdWorkspaceFields, workspaceColumns } from "./workspace-fields.js";
 import { applyWorkspaceChanges, insertWorkspace, removeWorkspace } from "./workspace-store.js";
 import { toWorkspace, toWorkspaceBudget } from "./workspace-view.js";
 
@@ -21,8 +21,8 @@ export function workspacesService({ sequelize }: Deps): ServiceImpl<typeof Works
   return {
     async createWorkspace(req, ctx) {
       const caller = callerOf(ctx);
-      const columns = await workspaceColumns(req, ALL_WORKSPACE_FIELDS, caller.organization.id);
-      return { data: toWorkspace(await insertWorkspace(caller, { ...columns, name: req.name, slug: req.slug })) };
+      const columns = await workspaceColumns(req, createdWorkspaceFields(req), caller.organization.id);
+      return { data: toWorkspace(await insertWorkspace(sequelize, caller, { ...columns, name: req.name, slug: req.slug })) };
     },
 
     async listWorkspaces(req, ctx) {

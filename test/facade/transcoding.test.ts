@@ -245,7 +245,7 @@ test("nullable fields render null; enums are lowercase wire strings; lists are p
   assert.is(data.updated_at, null);
   assert.is(data.description, null);
   assert.is(data.default_provider_sort, null);
-  assert.is(data.default_guardrail_id, null);
+  assert.match(String(data.default_guardrail_id), /^[0-9a-f-]{36}$/, "never null (spec 2.5)");
   assert.is(data.disabled_server_tools, null);
   assert.is(data.io_logging_api_key_ids, null);
   assert.is(data.include_byok_in_budgets, false, "non-nullable scalars are always present");

@@ -76,7 +76,7 @@ test("POST /workspaces with only name and slug: 201 with every field of 2.5 and 
   assert.is(data.updated_at, null, "updated_at is null before any update");
   assert.type(data.created_by, "string");
   assert.ok(String(data.created_by).length > 0);
-  assert.is(data.default_guardrail_id, null);
+  assert.match(String(data.default_guardrail_id), UUID, "a default guardrail that restricts nothing");
   assert.is(data.default_image_model, null);
   assert.is(data.default_text_model, null);
   assert.is(data.default_provider_sort, null);

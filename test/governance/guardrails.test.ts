@@ -301,17 +301,18 @@ test("GET /guardrails: one workspace, newest first, paged with total_count", asy
 
   const all = await list("");
   assert.is(all.status, 200, all.text);
-  assert.is(at(all.body, "total_count"), 3);
+  // The workspace's own default guardrail, created with it, is the oldest.
+  assert.is(at(all.body, "total_count"), 4);
   const data = at(all.body, "data") as Json[];
-  assert.equal(data.map((g) => g.name), ["third", "second", "first"]);
+  assert.equal(data.map((g) => g.name), ["third", "second", "first", "Default guardrail"]);
   for (const field of GUARDRAIL_FIELDS) assert.ok(field in data[0]!, `missing ${field}`);
 
   const page = await list("&offset=1&limit=1");
-  assert.is(at(page.body, "total_count"), 3);
+  assert.is(at(page.body, "total_count"), 4);
   assert.equal((at(page.body, "data") as Json[]).map((g) => g.id), [ids[1]]);
   const beyond = await list("&offset=10");
   assert.equal(at(beyond.body, "data"), []);
-  assert.is(at(beyond.body, "total_count"), 3);
+  assert.is(at(beyond.body, "total_count"), 4);
 
   // Without a filter: the caller key's workspace, which holds none of these.
   const own = await call(gw.url, "GET", "/api/v1/guardrails", { key: gw.key });
@@ -457,7 +458,7 @@ test("PATCH /guardrails/{id}: bad input gives 400 naming the field", async ({ gw
 // Delete
 // ---------------------------------------------------------------------------------------------
 
-test("DELETE /guardrails/{id}: {deleted: true}; assignments go with it and a workspace default becomes null", async ({ gw }) => {
+test("DELETE /guardrails/{id}: {deleted: true}; assignments go with it; a workspace's default is a 409 until replaced", async ({ gw }) => {
   const guardrail = await newGuardrail(gw, { name: "doomed" });
   const id = guardrail.id as string;
   const key = await newKey(gw);
@@ -466,6 +467,11 @@ test("DELETE /guardrails/{id}: {deleted: true}; assignments go with it and a wor
   assert.is((await assignMembers(gw, id, [member])).status, 200);
   const workspaceId = await newWorkspace(gw, "guardrail-default-ws", { default_guardrail_id: id });
   assert.is((await WorkspaceRow.findByPk(workspaceId))?.defaultGuardrailId, id);
+  const refused = await call(gw.url, "DELETE", `/api/v1/guardrails/${id}`, { key: gw.key });
+  assertError(refused, 409, /default guardrail of workspace 'guardrail-default-ws.*default_guardrail_id/);
+  const other = await newGuardrail(gw, { name: "replacement" });
+  const replaced = await call(gw.url, "PATCH", `/api/v1/workspaces/${workspaceId}`, { key: gw.key, body: { default_guardrail_id: other.id } });
+  assert.is(replaced.status, 200, replaced.text);
 
   const res = await call(gw.url, "DELETE", `/api/v1/guardrails/${id}`, { key: gw.key });
   assert.is(res.status, 200, res.text);
@@ -474,7 +480,7 @@ test("DELETE /guardrails/{id}: {deleted: true}; assignments go with it and a wor
   assertError(await call(gw.url, "DELETE", `/api/v1/guardrails/${id}`, { key: gw.key }), 404, undefined, "second delete");
   assert.is(await GuardrailKeyAssignmentRow.count({ where: { guardrailId: id } }), 0);
   assert.is(await GuardrailMemberAssignmentRow.count({ where: { guardrailId: id } }), 0);
-  assert.is((await WorkspaceRow.findByPk(workspaceId))?.defaultGuardrailId, null);
+  assert.is((await WorkspaceRow.findByPk(workspaceId))?.defaultGuardrailId, other.id);
   // The key itself is untouched.
   assert.is((await call(gw.url, "GET", "/api/v1/key", { key: key.secret })).status, 200);
 });

@@ -228,10 +228,13 @@ test("PATCH null: clears lists and optional fields, resets the sampling rate to 
   };
   const ws = await newWorkspace(gw, "patch-null", full);
   assert.is(ws.default_guardrail_id, guardrail.id);
-  const cleared = await patchWorkspace(gw, ws.id as string, Object.fromEntries(Object.keys(full).map((k) => [k, null])));
+  // default_guardrail_id is not nullable (spec 2.5): it is replaced, never cleared.
+  const nullable = Object.keys(full).filter((k) => k !== "default_guardrail_id");
+  const cleared = await patchWorkspace(gw, ws.id as string, Object.fromEntries(nullable.map((k) => [k, null])));
   assert.is(cleared.status, 200, cleared.text);
   const data = at(cleared.body, "data") as Json;
-  for (const field of ["description", "default_image_model", "default_text_model", "default_provider_sort", "disabled_server_tools", "io_logging_api_key_ids", "default_guardrail_id"]) {
+  assert.is(data.default_guardrail_id, guardrail.id);
+  for (const field of ["description", "default_image_model", "default_text_model", "default_provider_sort", "disabled_server_tools", "io_logging_api_key_ids"]) {
     assert.is(data[field], null, field);
   }
   assert.is(data.io_logging_sampling_rate, 1);
@@ -335,8 +338,8 @@ test("default_guardrail_id must be a guardrail of the caller's organization, on 
   }
   assert.is(at((await getWorkspace(gw, created.id as string)).body, "data", "default_guardrail_id"), mine.id);
 
-  const cleared = await patchWorkspace(gw, created.id as string, { default_guardrail_id: null });
-  assert.is(at(cleared.body, "data", "default_guardrail_id"), null);
+  assertError(await patchWorkspace(gw, created.id as string, { default_guardrail_id: null }), 400, /default_guardrail_id cannot be null/);
+  assert.is(at((await getWorkspace(gw, created.id as string)).body, "data", "default_guardrail_id"), mine.id, "a refused PATCH changes nothing");
   const set = await patchWorkspace(gw, created.id as string, { default_guardrail_id: mine.id });
   assert.is(at(set.body, "data", "default_guardrail_id"), mine.id);
 });

@@ -1,5 +1,6 @@
 import { hashKey, maskKey, newKeySecret } from "../../server/core/key-secret.js";
 import { ApiKeyRow, WorkspaceRow } from "../../server/db/models.js";
+import { createWorkspaceRow } from "../../server/workspaces/workspace-store.js";
 import { writeCatalogFile } from "./catalog-file.js";
 import { startTestGateway, type TestGateway } from "./gateway.js";
 import { at, call, type Reply } from "./http.js";
@@ -57,7 +58,9 @@ export async function startInternsGateway(env: Record<string, string> = {}): Pro
 
 /** Another workspace of an organization, with a management key of its own. */
 export async function seedWorkspace(organizationId: string, slug: string): Promise<Workspace> {
-  const workspace = await WorkspaceRow.create({ organizationId, name: `Workspace ${slug}`, slug, createdBy: "test" });
+  const workspace = await WorkspaceRow.sequelize!.transaction((transaction) =>
+    createWorkspaceRow({ organizationId, name: `Workspace ${slug}`, slug, createdBy: "test" }, transaction),
+  );
   return { workspaceId: workspace.id, key: await seedKey(organizationId, workspace.id, { isManagement: true }) };
 }
 
