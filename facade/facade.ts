@@ -6,6 +6,7 @@ import { gatewayError } from "../server/core/errors.js";
 import { OVERHEAD_MS_HEADER, UPSTREAM_MS_HEADER } from "../wire/timing-headers.js";
 import type { Logger } from "../server/logger.js";
 import { parseJsonBody, readBody } from "./body-reader.js";
+import { createCredentialCheck } from "./credential-check.js";
 import { sendError, toHttpError } from "./error-response.js";
 import { writeHttpBodyStream } from "./http-body-stream.js";
 import { uploadMultipart } from "./multipart-upload.js";
@@ -15,6 +16,7 @@ import { decodeRequest } from "./request-decoder.js";
 import { encodeResponse, jsonReplyOf } from "./response-encoder.js";
 import { RouteTable, type Route } from "./route-table.js";
 import { writeSse } from "./sse.js";
+import { closeAfterAnswer } from "./unread-body.js";
 
 /**
  * The REST/SSE facade: no endpoint-specific code. Per request: match the route compiled from the
@@ -27,6 +29,11 @@ export interface FacadeOptions {
   transport: Transport;
   log: Logger;
   sseKeepaliveMs: number;
+  /**
+   * Authenticate before reading a request (credential-check.ts); on unless the core behind has no
+   * authentication at all (the facade's own test rigs).
+   */
+  checkCredentialsFirst?: boolean;
 }
 
 export interface Facade {
@@ -45,12 +52,17 @@ const FORWARDED_REQUEST_HEADERS = ["authorization", "x-session-id", "idempotency
  */
 const REQUEST_ENDED = new ConnectError("the REST request has ended", Code.Canceled);
 
+/** How long, and for how many keys, a success of the credential check is remembered. */
+const CREDENTIALS_REMEMBERED_MS = 30_000;
+const CREDENTIALS_REMEMBERED = 10_000;
+
 /** Transport-level response headers that must not leak into the REST response. */
 const PROTOCOL_HEADER = /^(content-type|content-length|content-encoding|accept-encoding|transfer-encoding|connection|keep-alive|te|trailer|date|vary|grpc-.*|connect-.*)$/i;
 
-export function createFacade({ services, transport, log, sseKeepaliveMs }: FacadeOptions): Facade {
+export function createFacade({ services, transport, log, sseKeepaliveMs, checkCredentialsFirst = true }: FacadeOptions): Facade {
   const routes = RouteTable.fromServices(services);
   const open = new Set<AbortController>();
+  const checkCredentials = checkCredentialsFirst ? createCredentialCheck({ transport, ttlMs: CREDENTIALS_REMEMBERED_MS, maxEntries: CREDENTIALS_REMEMBERED }) : async () => {};
 
   async function serve(req: IncomingMessage, res: ServerResponse, started: number): Promise<void> {
     const [rawPath = "", rawQuery = ""] = (req.url ?? "/").split("?", 2);
@@ -63,20 +75,25 @@ export function createFacade({ services, transport, log, sseKeepaliveMs }: Facad
       throw gatewayError(405, `Method ${req.method} is not allowed on ${rawPath}; allowed: ${match.allowed.join(", ")}`);
     }
     const { route, variables } = match;
+    const header = forwardedHeaders(req);
+    const abort = new AbortController();
+    res.once("close", () => abort.abort(REQUEST_ENDED));
+    // Before anything the caller sent is read or decoded (credential-check.ts).
+    await checkCredentials(route.method, header, abort.signal);
     for (const [, value] of variables) {
       if (value === "." || value === "..") throw gatewayError(400, `The path segment '${value}' cannot address a resource`);
     }
-    const abort = new AbortController();
-    res.once("close", () => abort.abort(REQUEST_ENDED));
     if (route.method.methodKind === "client_streaming") {
       const upload = route.method.input.typeName === "google.api.HttpBody" ? uploadRawBody : uploadMultipart;
-      const reply = await upload(req, res, route, { transport, header: forwardedHeaders(req), query: new URLSearchParams(rawQuery), signal: abort.signal });
+      const reply = await upload(req, route, { transport, header, query: new URLSearchParams(rawQuery), signal: abort.signal });
+      // Parts after the file are not read: the connection cannot carry another request.
+      closeAfterAnswer(req, res);
       sendMessage(res, route, reply.message, responseHeaders(reply.header, started));
       return;
     }
     const body = route.body === "" ? undefined : parseJsonBody(await readBody(req, route.maxBodyBytes));
     const message = decodeRequest(route, { body, variables, query: new URLSearchParams(rawQuery) });
-    await call(route, message, forwardedHeaders(req), abort, res, started);
+    await call(route, message, header, abort, res, started);
   }
 
   async function call(route: Route, message: Message, header: Headers, abort: AbortController, res: ServerResponse, started: number): Promise<void> {
@@ -116,11 +133,15 @@ export function createFacade({ services, transport, log, sseKeepaliveMs }: Facad
       const started = performance.now();
       serve(req, res, started)
         .catch((err: unknown) => {
+          if (res.destroyed && !res.writableFinished) {
+            // The client went away before its answer: normal traffic, nothing to answer.
+            log.info({ method: req.method, path: req.url?.split("?")[0], requestId: req.headers["x-request-id"] }, "client closed the connection before the answer");
+            return;
+          }
           const error = toHttpError(err);
           if (error.status >= 500 && !(err instanceof ConnectError)) log.error({ err: String(err) }, "facade error");
-          // A body we refused to read must not be left in the connection.
-          const close: Record<string, string> = error.status === 413 ? { connection: "close" } : {};
-          sendError(res, error, { ...close, ...responseHeaders(err instanceof ConnectError ? err.metadata : undefined, started) });
+          closeAfterAnswer(req, res);
+          sendError(res, error, responseHeaders(err instanceof ConnectError ? err.metadata : undefined, started));
         })
         .finally(() => {
           log.debug({ method: req.method, path: req.url?.split("?")[0], status: res.statusCode, ms: Math.round(performance.now() - started) }, "rest");

@@ -1,10 +1,11 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
 import { ScalarType, type DescField, type DescMessage, type DescMethodStreaming, type Message } from "@bufbuild/protobuf";
 import { reflect } from "@bufbuild/protobuf/reflect";
 import { ConnectError, type Transport } from "@connectrpc/connect";
 import busboy from "busboy";
 import { gatewayError } from "../server/core/errors.js";
+import { tooLarge } from "./body-reader.js";
 import { decodeRequest } from "./request-decoder.js";
 import type { Route } from "./route-table.js";
 
@@ -16,11 +17,12 @@ import type { Route } from "./route-table.js";
  * query parameters; every slice of the part follows as a chunk. The socket is read only as fast as
  * the core consumes the chunks, so a slow store slows the client down instead of filling memory.
  * The route's `(gateway.v1.max_body_bytes)` limits the file: the first byte over it stops the
- * reading and answers 413, and any failure before the body was read through closes the connection.
+ * reading and answers 413; a connection whose body was not read through is closed in stages after the answer (unread-body.ts).
  */
 const FILE_FIELD = "file";
 /** Room for the multipart framing, part headers and small text fields around the file itself. */
 const MULTIPART_OVERHEAD_BYTES = 1024 * 1024;
+const FILE_SUBJECT = "The file";
 
 export interface UploadCall {
   transport: Transport;
@@ -29,24 +31,14 @@ export interface UploadCall {
   signal: AbortSignal;
 }
 
-export async function uploadMultipart(req: IncomingMessage, res: ServerResponse, route: Route, call: UploadCall): Promise<{ message: Message; header: Headers }> {
-  try {
-    return await streamUpload(req, route, call);
-  } finally {
-    // What is left of the body (after a failure, or parts after the file) is not read: the
-    // connection cannot carry another request.
-    if (!req.complete) res.setHeader("connection", "close");
-  }
-}
-
-async function streamUpload(req: IncomingMessage, route: Route, call: UploadCall): Promise<{ message: Message; header: Headers }> {
+export async function uploadMultipart(req: IncomingMessage, route: Route, call: UploadCall): Promise<{ message: Message; header: Headers }> {
   const method = route.method as DescMethodStreaming;
   const { metadata, chunk } = uploadFieldsOf(method.input);
   if (!/^multipart\/form-data\s*;/i.test(req.headers["content-type"] ?? "")) {
     throw gatewayError(400, `${route.verb} ${route.template} takes a multipart/form-data body with the file in the field '${FILE_FIELD}'`);
   }
   const declared = Number(req.headers["content-length"] ?? NaN);
-  if (declared > route.maxBodyBytes + MULTIPART_OVERHEAD_BYTES) throw tooLarge(route.maxBodyBytes);
+  if (declared > route.maxBodyBytes + MULTIPART_OVERHEAD_BYTES) throw tooLarge(route.maxBodyBytes, FILE_SUBJECT);
 
   const form = readForm(req, call.signal);
   try {
@@ -62,7 +54,7 @@ async function streamUpload(req: IncomingMessage, route: Route, call: UploadCall
       let size = 0;
       for await (const bytes of part.stream as AsyncIterable<Buffer>) {
         size += bytes.length;
-        if (size > route.maxBodyBytes) throw (refused = tooLarge(route.maxBodyBytes));
+        if (size > route.maxBodyBytes) throw (refused = tooLarge(route.maxBodyBytes, FILE_SUBJECT));
         const message = reflect(method.input);
         message.set(chunk, bytes);
         yield message.message;
@@ -145,6 +137,4 @@ function underField(query: URLSearchParams, field: string): URLSearchParams {
   return scoped;
 }
 
-function tooLarge(limit: number): ConnectError {
-  return gatewayError(413, `The file exceeds the upload limit of ${limit} bytes`, { reason: "payload_too_large", retryable: false });
-}
+

@@ -1,8 +1,9 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 import { create, type DescMethodStreaming, type Message } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
 import { HttpBodySchema } from "../gen/google/api/httpbody_pb.js";
 import { gatewayError } from "../server/core/errors.js";
+import { tooLarge } from "./body-reader.js";
 import type { UploadCall } from "./multipart-upload.js";
 import type { Route } from "./route-table.js";
 
@@ -13,38 +14,30 @@ import type { Route } from "./route-table.js";
  * as the core consumes the slices, so the facade never holds the body. The route's
  * `(gateway.v1.max_body_bytes)` is enforced as for a buffered body: a declared Content-Length over
  * it is refused before anything is read, and the first byte over it stops the reading (413). A
- * call that ends before the body was read through closes the connection.
+ * connection whose body was not read through is closed in stages after the answer (unread-body.ts).
  */
-export async function uploadRawBody(req: IncomingMessage, res: ServerResponse, route: Route, call: UploadCall): Promise<{ message: Message; header: Headers }> {
-  try {
-    const declared = Number(req.headers["content-length"] ?? NaN);
-    if (declared > route.maxBodyBytes) throw tooLarge(route.maxBodyBytes);
-    let refused: ConnectError | undefined;
-    const contentType = req.headers["content-type"] ?? "";
-    async function* slices(): AsyncGenerator<Message> {
-      let size = 0;
-      let first = true;
-      // Not destroyed when the core stops early: the socket must still carry the answer.
-      for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > route.maxBodyBytes) throw (refused = tooLarge(route.maxBodyBytes));
-        yield create(HttpBodySchema, { contentType: first ? contentType : "", data: chunk });
-        first = false;
-      }
-      if (first) yield create(HttpBodySchema, { contentType });
+export async function uploadRawBody(req: IncomingMessage, route: Route, call: UploadCall): Promise<{ message: Message; header: Headers }> {
+  const declared = Number(req.headers["content-length"] ?? NaN);
+  if (declared > route.maxBodyBytes) throw tooLarge(route.maxBodyBytes);
+  let refused: ConnectError | undefined;
+  const contentType = req.headers["content-type"] ?? "";
+  async function* slices(): AsyncGenerator<Message> {
+    let size = 0;
+    let first = true;
+    // Not destroyed when the core stops early: the socket must still carry the answer.
+    for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > route.maxBodyBytes) throw (refused = tooLarge(route.maxBodyBytes));
+      yield create(HttpBodySchema, { contentType: first ? contentType : "", data: chunk });
+      first = false;
     }
-    try {
-      const response = await call.transport.stream(route.method as DescMethodStreaming, call.signal, undefined, call.header, slices());
-      for await (const message of response.message) return { message, header: response.header };
-      throw gatewayError(502, "The service ended the call without a response");
-    } catch (err) {
-      throw refused ?? err;
-    }
-  } finally {
-    if (!req.complete) res.setHeader("connection", "close");
+    if (first) yield create(HttpBodySchema, { contentType });
   }
-}
-
-function tooLarge(limit: number): ConnectError {
-  return gatewayError(413, `Request body exceeds the limit of ${limit} bytes for this endpoint`, { reason: "payload_too_large", retryable: false });
+  try {
+    const response = await call.transport.stream(route.method as DescMethodStreaming, call.signal, undefined, call.header, slices());
+    for await (const message of response.message) return { message, header: response.header };
+    throw gatewayError(502, "The service ended the call without a response");
+  } catch (err) {
+    throw refused ?? err;
+  }
 }

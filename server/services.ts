@@ -4,6 +4,7 @@ import { DecisionsService } from "../gen/gateway/alpha/decisions_pb.js";
 import { AnalyticsService } from "../gen/gateway/v1/analytics_pb.js";
 import { BatchesService } from "../gen/gateway/v1/batches_pb.js";
 import { ByokService } from "../gen/gateway/v1/byok_pb.js";
+import { EdgeService } from "../gen/gateway/v1/edge_pb.js";
 import { EndUsersService } from "../gen/gateway/v1/end_users_pb.js";
 import { FilesService } from "../gen/gateway/v1/files_pb.js";
 import { GuardrailsService } from "../gen/gateway/v1/guardrails_pb.js";
@@ -23,6 +24,7 @@ import type { BatchEngine } from "./batches/batch-engine.js";
 import { batchesService } from "./batches/batches-service.js";
 import { byokService } from "./byok/byok-service.js";
 import { decisionsService } from "./decisions/decisions-service.js";
+import { edgeService } from "./edge/edge-service.js";
 import type { Deps } from "./deps.js";
 import { endUsersService } from "./end-users/end-users-service.js";
 import { filesService } from "./files/files-service.js";
@@ -66,6 +68,7 @@ export const allServices: readonly DescService[] = [
   InternsService,
   VaultService,
   OperatorService,
+  EdgeService,
 ];
 
 /** The implemented methods of each service, built once per gateway. */
@@ -101,6 +104,7 @@ export function implementations(deps: Deps, engines: Engines): Implementations {
     // The chat relay of the intern runtime joins the record methods here: { ...records, ...chat }.
     [InternsService, { ...internRecordsService(deps, engines.interns), ...internChatService(deps) }],
     [VaultService, vaultService(deps)],
+    [EdgeService, edgeService()],
   ]);
 }
 

@@ -5,6 +5,7 @@ import type { ApiKeyRow, OrganizationRow } from "../db/models.js";
 import { gatewayError } from "./errors.js";
 import { hashKey } from "./key-secret.js";
 import { optionOf } from "./proto-options.js";
+import { bearerTokenOf, MISSING_KEY_MESSAGE } from "../../wire/bearer-token.js";
 
 /**
  * Authentication and the method-level access rules of the proto (`gateway.v1.access`,
@@ -51,12 +52,10 @@ export function authInterceptor(operatorToken: string, findCaller: CallerLookup)
   };
 }
 
-const MISSING_KEY = "Missing or malformed Authorization header; expected 'Bearer <API key>'";
-
 function bearerToken(header: string | null): string {
-  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (!match?.[1]) throw gatewayError(401, MISSING_KEY);
-  return match[1];
+  const token = bearerTokenOf(header);
+  if (!token) throw gatewayError(401, MISSING_KEY_MESSAGE);
+  return token;
 }
 
 async function authenticate(findCaller: CallerLookup, header: string | null): Promise<Caller> {
@@ -79,7 +78,7 @@ function requireEntitlement(caller: Caller, needed: Entitlement): void {
 /** The authenticated caller; methods marked ACCESS_PUBLIC may have none. */
 export function callerOf(ctx: HandlerContext): Caller {
   const caller = ctx.values.get(callerKey);
-  if (!caller) throw gatewayError(401, MISSING_KEY);
+  if (!caller) throw gatewayError(401, MISSING_KEY_MESSAGE);
   return caller;
 }
 

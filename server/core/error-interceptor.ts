@@ -1,4 +1,4 @@
-import { ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { BaseError, ConnectionError, TimeoutError } from "sequelize";
 import type { Logger } from "../logger.js";
 import { reasoned_errors } from "../../gen/gateway/v1/options_pb.js";
@@ -16,10 +16,10 @@ export function errorInterceptor(log: Logger): Interceptor {
     try {
       const res = await next(req);
       // A server stream fails while it is being read, after this interceptor returned.
-      if (res.stream) return { ...res, message: mapStreamErrors(res.message, log, method) };
+      if (res.stream) return { ...res, message: mapStreamErrors(res.message, log, method, req.signal) };
       return res;
     } catch (err) {
-      throw asConnectError(err, log, method);
+      throw asConnectError(err, log, method, req.signal);
     }
   };
 }
@@ -30,16 +30,22 @@ interface MethodInfo {
   reasoned: boolean;
 }
 
-async function* mapStreamErrors<T>(messages: AsyncIterable<T>, log: Logger, method: MethodInfo): AsyncIterable<T> {
+async function* mapStreamErrors<T>(messages: AsyncIterable<T>, log: Logger, method: MethodInfo, signal: AbortSignal): AsyncIterable<T> {
   try {
     yield* messages;
   } catch (err) {
-    throw asConnectError(err, log, method);
+    throw asConnectError(err, log, method, signal);
   }
 }
 
-function asConnectError(err: unknown, log: Logger, method: MethodInfo): ConnectError {
+function asConnectError(err: unknown, log: Logger, method: MethodInfo, signal: AbortSignal): ConnectError {
   if (err instanceof ConnectError) return err;
+  if (signal.aborted) {
+    // The caller went away, the deadline passed or the gateway is stopping, and the handler failed
+    // on that (a body cut off, a stream closed): the abort is the answer, not a fault of ours.
+    log.debug({ method: method.name, err: err instanceof Error ? err.message : String(err) }, "call ended by its abort");
+    return ConnectError.from(signal.reason, Code.Canceled);
+  }
   if (err instanceof ConnectionError || err instanceof TimeoutError) {
     log.warn({ method: method.name, err: (err as Error).message }, "database unavailable");
     return gatewayError(503, "Service temporarily unavailable", { retryable: true });

@@ -127,6 +127,8 @@ test.before(async (ctx) => {
     transport: createRouterTransport((router) => router.service(InternsService, { chatCompletions })),
     log: createLogger("silent"),
     sseKeepaliveMs: 50,
+    // The stub service has no authentication to ask first.
+    checkCredentialsFirst: false,
   });
   ctx.server = http.createServer((req, res) => ctx.facade.handle(req, res));
   await new Promise<void>((resolve) => ctx.server.listen(0, "127.0.0.1", resolve));

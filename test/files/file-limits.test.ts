@@ -39,7 +39,7 @@ test("100 MB + 1 byte is a 413 payload_too_large, and leaves no row and no bytes
   const [rowsBefore, blobsBefore] = [await rowCount(env), await blobs(env)];
   const res = await streamUpload(env.gw.url, env.gw.key, { head: wav(), size: LIMIT + 1, filename: "over.wav" });
   assert.is(res.status, 413, JSON.stringify(res.body));
-  assert.equal(at(res.body, "error"), { code: 413, message: `The file exceeds the upload limit of ${LIMIT} bytes`, metadata: { reason: "payload_too_large", retryable: false } });
+  assert.equal(at(res.body, "error"), { code: 413, message: `The file exceeds the limit of ${LIMIT} bytes for this endpoint`, metadata: { reason: "payload_too_large", retryable: false } });
   assert.is(await rowCount(env), rowsBefore);
   await eventually(async () => (await blobs(env)).length === blobsBefore.length, "the refused upload's bytes are removed");
 });
