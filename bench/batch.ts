@@ -133,7 +133,7 @@ async function untilTerminal(base: string, key: string, id: string): Promise<{ s
 }
 
 /** Items of about 20 KiB each until the body is just under the 200 MB limit. */
-function largeSubmission(): string {
+export function largeSubmission(): string {
   const filler = "lorem ipsum ".repeat(1700);
   const parts: string[] = [];
   let size = 100;

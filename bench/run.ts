@@ -7,6 +7,7 @@ const BENCHMARKS: Record<string, () => Promise<unknown>> = {
   batch: () => import("./batch.js").then((m) => m.runBatchBenchmark()),
   streams: () => import("./streams.js").then((m) => m.runStreamsBenchmark()),
   upload: () => import("./upload.js").then((m) => m.runUploadBenchmark()),
+  stall: () => import("./stall.js").then((m) => m.runStallBenchmark()),
 };
 
 const name = process.argv[2];

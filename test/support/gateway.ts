@@ -3,7 +3,7 @@ import pg from "pg";
 import { startGateway, type Gateway, type GatewayOptions } from "../../server/app.js";
 import { loadConfig } from "../../server/config.js";
 import { newKeySecret } from "../../server/core/key-secret.js";
-import { createLogger } from "../../server/logger.js";
+import { createLogger, type Logger } from "../../server/logger.js";
 
 /** A real gateway on ephemeral ports over its own fresh database, with a known management key. */
 export interface TestGateway {
@@ -18,7 +18,7 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
-export async function startTestGateway(env: Record<string, string> = {}, options: GatewayOptions = {}): Promise<TestGateway> {
+export async function startTestGateway(env: Record<string, string> = {}, options: GatewayOptions = {}, log: Logger = createLogger(process.env.TEST_LOG_LEVEL ?? "silent")): Promise<TestGateway> {
   const databaseUrl = await createDatabase();
   const key = newKeySecret();
   const operatorToken = randomBytes(32).toString("hex");
@@ -33,7 +33,7 @@ export async function startTestGateway(env: Record<string, string> = {}, options
     GATEWAY_MASTER_KEY: randomBytes(32).toString("hex"),
     ...env,
   });
-  const gateway = await startGateway(config, createLogger(process.env.TEST_LOG_LEVEL ?? "silent"), options);
+  const gateway = await startGateway(config, log, options);
   return { url: gateway.httpUrl, grpcUrl: gateway.grpcUrl, key, operatorToken, databaseUrl, gateway, stop: () => gateway.stop() };
 }
 
