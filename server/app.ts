@@ -67,7 +67,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
   try {
     const databaseUrl = config.databaseUrl ?? embedded!.url;
     const sequelize = await openDatabase(databaseUrl, log);
-    await bootstrap(sequelize, config.bootstrapKey, log);
+    await bootstrap(sequelize, config, log);
     const secrets = await loadLocalSecrets(config);
     await syncCatalog(sequelize, catalog);
     const governance = await createGovernanceCache(sequelize, databaseUrl, log);

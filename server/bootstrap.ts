@@ -1,36 +1,42 @@
 import type { Sequelize } from "sequelize";
-import { hashKey, maskKey, newKeySecret } from "./core/key-secret.js";
+import type { GatewayConfig } from "./config.js";
+import { hashKey, maskKey } from "./core/key-secret.js";
 import { ApiKeyRow, OrganizationRow } from "./db/models.js";
+import { issueManagementKey } from "./keys/key-issuer.js";
+import { ownerOf } from "./members/member-store.js";
 import { createOrganization } from "./operator/organization-store.js";
 import { defaultWorkspaceOf } from "./workspaces/workspace-store.js";
 import type { Logger } from "./logger.js";
 
 const BOOTSTRAP_LOCK = 727_002;
 
+export type BootstrapConfig = Pick<GatewayConfig, "bootstrapKey" | "ownerEmail">;
+
 /**
- * First start: an organization, its default workspace and a management key. With
- * GATEWAY_BOOTSTRAP_KEY that exact secret becomes (idempotently) a management key of the first
+ * First start: an organization with its owner member (GATEWAY_OWNER_EMAIL), its default workspace
+ * and a management key that belongs to the owner.
+ * With GATEWAY_BOOTSTRAP_KEY that exact secret becomes (idempotently) a management key of the first
  * organization; otherwise a random one is generated and printed once, on stdout, not in the log.
  */
-export async function bootstrap(sequelize: Sequelize, bootstrapKey: string | undefined, log: Logger): Promise<void> {
+export async function bootstrap(sequelize: Sequelize, config: BootstrapConfig, log: Logger): Promise<void> {
+  const { bootstrapKey } = config;
   const printed = await sequelize.transaction(async (transaction) => {
     await sequelize.query("SELECT pg_advisory_xact_lock(:lock)", { replacements: { lock: BOOTSTRAP_LOCK }, transaction });
     let organization = await OrganizationRow.findOne({ order: [["createdAt", "ASC"]], transaction });
     const firstStart = !organization;
     if (!organization) {
-      ({ organization } = await createOrganization("Default organization", [], "bootstrap", transaction));
-      log.info({ organizationId: organization.id }, "created the default organization and workspace");
+      ({ organization } = await createOrganization(
+        { name: "Default organization", entitlements: [], ownerEmail: config.ownerEmail, createdBy: "bootstrap" },
+        transaction,
+      ));
+      log.info({ organizationId: organization.id }, "created the default organization, its owner and workspace");
     }
     if (!bootstrapKey && !firstStart) return undefined;
-    const secret = bootstrapKey ?? newKeySecret();
-    const hash = hashKey(secret);
-    if (await ApiKeyRow.findByPk(hash, { transaction })) return undefined;
+    if (bootstrapKey && (await ApiKeyRow.findByPk(hashKey(bootstrapKey), { transaction }))) return undefined;
     const workspace = await defaultWorkspaceOf(organization.id, transaction);
     if (!workspace) throw new Error("the first organization has no workspace");
-    await ApiKeyRow.create(
-      { hash, organizationId: organization.id, workspaceId: workspace.id, name: "Bootstrap management key", label: maskKey(secret), isManagement: true },
-      { transaction },
-    );
+    const scope = { organizationId: organization.id, workspaceId: workspace.id, creatorUserId: await ownerOf(organization.id, transaction) };
+    const { secret } = await issueManagementKey(scope, "Bootstrap management key", transaction, bootstrapKey);
     log.info({ label: maskKey(secret) }, "created the bootstrap management key");
     return bootstrapKey ? undefined : secret;
   });

@@ -18,6 +18,12 @@ export interface GatewayConfig {
   embeddedPostgresPort: number;
   /** Secret of the first management key; when unset a random one is generated and printed once. */
   bootstrapKey: string | undefined;
+  /**
+   * Email of the owner member the gateway creates for an organization without one: the first
+   * organization at the first start, organizations the operator creates without `--owner-email`,
+   * and every organization an upgrade finds without an owner (migration 0017).
+   */
+  ownerEmail: string;
   logLevel: string;
   /** Idle time after which an SSE stream gets a `: keepalive` comment. */
   sseKeepaliveMs: number;
@@ -191,6 +197,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     databaseUrl: nonEmpty(env.DATABASE_URL),
     embeddedPostgresPort: intVar(env, "GATEWAY_PG_PORT", 0, 0, 65535),
     bootstrapKey: nonEmpty(env.GATEWAY_BOOTSTRAP_KEY),
+    ownerEmail: ownerEmailOf(env),
     logLevel: env.LOG_LEVEL ?? "info",
     sseKeepaliveMs: intVar(env, "GATEWAY_SSE_KEEPALIVE_MS", 30_000, 10, 3_600_000),
     freeModelDailyRequests: intVar(env, "GATEWAY_FREE_MODEL_DAILY_REQUESTS", 50, 0, 1_000_000),
@@ -276,6 +283,13 @@ function storageConfig(env: Env, dataDir: string): StorageConfig {
     forcePathStyle: boolVar(env, "GATEWAY_S3_FORCE_PATH_STYLE", endpoint !== undefined),
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
   };
+}
+
+/** GATEWAY_OWNER_EMAIL, checked as a member's email is (members.proto); `owner@localhost` when unset. */
+export function ownerEmailOf(env: Env = process.env): string {
+  const email = nonEmpty(env.GATEWAY_OWNER_EMAIL) ?? "owner@localhost";
+  if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) throw new Error(`GATEWAY_OWNER_EMAIL must be an email address, got "${email}"`);
+  return email;
 }
 
 function boolVar(env: Env, name: string, fallback: boolean): boolean {

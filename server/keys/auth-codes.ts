@@ -105,7 +105,7 @@ export function authCodeHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof K
           throw gatewayError(403, "The member who authorized this code is no longer in the organization");
         }
         await row.update({ usedAt: new Date() }, { transaction });
-        const { secret } = await issueKey(
+        const { row: issued, secret } = await issueKey(
           {
             organizationId: row.organizationId,
             workspaceId: row.workspaceId,
@@ -119,7 +119,7 @@ export function authCodeHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof K
           },
           transaction,
         );
-        return { key: secret, userId: row.creatorUserId ?? undefined };
+        return { key: secret, userId: issued.creatorUserId ?? undefined };
       });
     },
   };

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { UniqueConstraintError, type Transaction } from "sequelize";
+import { QueryTypes, UniqueConstraintError, type Transaction } from "sequelize";
 import { gatewayError } from "../core/errors.js";
 import { findPage } from "../core/pagination.js";
 import { MemberRow } from "../db/governance-models.js";
@@ -26,9 +26,9 @@ function newMemberId(): string {
   return "user_" + Array.from(bytes, (b) => ALPHABET[b % ALPHABET.length]).join("");
 }
 
-export async function createMember(organizationId: string, member: NewMember): Promise<MemberRow> {
+export async function createMember(organizationId: string, member: NewMember, transaction?: Transaction): Promise<MemberRow> {
   try {
-    return await MemberRow.create({ id: newMemberId(), organizationId, ...member });
+    return await MemberRow.create({ id: newMemberId(), organizationId, ...member }, { transaction });
   } catch (err) {
     if (err instanceof UniqueConstraintError) throw gatewayError(409, `${member.email} is already a member of this organization`);
     throw err;
@@ -40,7 +40,28 @@ export function listMembers(organizationId: string, page: { offset?: number; lim
   return findPage(MemberRow, page, { where: { organizationId }, order: [["createdAt", "ASC"], ["id", "ASC"]] });
 }
 
+/**
+ * The organization's owner: an admin member created with the organization (or by migration 0017
+ * for older ones). Keys minted without a member belong to it (keys/key-issuer.ts), so every key
+ * has a `creator_user_id`. At most one per organization (a unique index); it cannot be removed.
+ */
+export async function createOwner(organizationId: string, email: string, transaction: Transaction): Promise<MemberRow> {
+  const owner = await createMember(organizationId, { email, firstName: null, lastName: null, role: "org:admin" }, transaction);
+  await MemberRow.sequelize!.query("UPDATE members SET is_owner = true WHERE id = :id", { replacements: { id: owner.id }, transaction });
+  return owner;
+}
+
+export async function ownerOf(organizationId: string, transaction?: Transaction): Promise<string | null> {
+  const [row] = await MemberRow.sequelize!.query<{ id: string }>("SELECT id FROM members WHERE organization_id = :organizationId AND is_owner", {
+    type: QueryTypes.SELECT,
+    replacements: { organizationId },
+    transaction,
+  });
+  return row?.id ?? null;
+}
+
 export async function removeMember(organizationId: string, userId: string): Promise<void> {
+  if ((await ownerOf(organizationId)) === userId) throw gatewayError(409, `Member '${userId}' is the organization's owner and cannot be removed`);
   const removed = await MemberRow.destroy({ where: { organizationId, id: userId } });
   if (removed === 0) throw gatewayError(404, `Member '${userId}' not found`);
 }

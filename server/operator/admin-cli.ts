@@ -17,13 +17,16 @@ import { OPERATOR_TOKEN_FILE } from "../core/local-secrets.js";
  */
 const USAGE = `Usage: npm run admin -- <command>
 
-  org create <name> [--interns] [--private-endpoints]
+  org create <name> [--interns] [--private-endpoints] [--owner-email <email>]
   org list
   entitlement grant|revoke <organization-id> interns|private-endpoints
   member add <organization-id> <email> [--first-name <name>] [--last-name <name>] [--role admin|member]
   member list <organization-id>
   member remove <organization-id> <user-id>
   key create <organization-id> <name> [--management] [--member <user-id>] [--workspace <uuid>] [--limit <usd>]
+
+An organization is created with its owner member (--owner-email, default the gateway's
+GATEWAY_OWNER_EMAIL); a key created without --member belongs to the owner.
 
 Environment: GATEWAY_GRPC_URL (default http://127.0.0.1:$GRPC_PORT, GRPC_PORT default 50051),
 GATEWAY_OPERATOR_TOKEN (default: the file ${OPERATOR_TOKEN_FILE} in GATEWAY_DATA_DIR, default .data).`;
@@ -33,6 +36,7 @@ const { values: flags, positionals } = parseArgs({
   options: {
     interns: { type: "boolean" },
     "private-endpoints": { type: "boolean" },
+    "owner-email": { type: "string" },
     "first-name": { type: "string" },
     "last-name": { type: "string" },
     role: { type: "string" },
@@ -87,7 +91,7 @@ async function run(): Promise<void> {
   switch (command) {
     case "org create": {
       const entitlements = Object.entries(ENTITLEMENTS).filter(([flag]) => flags[flag as keyof typeof flags]).map(([, e]) => e);
-      print(methods.createOrganization.output, await client.createOrganization({ name: arg(2, "organization name"), entitlements }, { headers }));
+      print(methods.createOrganization.output, await client.createOrganization({ name: arg(2, "organization name"), entitlements, ownerEmail: flags["owner-email"] }, { headers }));
       return;
     }
     case "org list":

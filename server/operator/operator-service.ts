@@ -11,7 +11,7 @@ import { storedUsd } from "../core/money.js";
 import { wireName } from "../core/wire-enums.js";
 import { OrganizationRow, WorkspaceRow } from "../db/models.js";
 import type { Deps } from "../deps.js";
-import { futureDate, issueKey } from "../keys/key-issuer.js";
+import { futureDate, issueKey, issueManagementKey } from "../keys/key-issuer.js";
 import { toApiKey } from "../keys/key-view.js";
 import { createMember, listMembers, removeMember } from "../members/member-store.js";
 import { newMemberOf, toMember } from "../members/member-view.js";
@@ -24,25 +24,16 @@ import { createOrganization } from "./organization-store.js";
  * outside the interns programme, with or without private endpoints, a key whose creator left) can
  * be reached on a fresh install.
  */
-export function operatorService({ sequelize }: Deps): ServiceImpl<typeof OperatorService> {
+export function operatorService({ sequelize, config }: Deps): ServiceImpl<typeof OperatorService> {
   return {
     async createOrganization(req) {
       return sequelize.transaction(async (transaction) => {
-        const { organization, workspace } = await createOrganization(req.name, entitlementNames(req.entitlements), "operator", transaction);
-        const { secret } = await issueKey(
-          {
-            organizationId: organization.id,
-            workspaceId: workspace.id,
-            creatorUserId: null,
-            name: "Operator-issued management key",
-            isManagement: true,
-            limitMicros: null,
-            limitReset: null,
-            includeByokInLimit: false,
-            expiresAt: null,
-          },
+        const { organization, workspace, owner } = await createOrganization(
+          { name: req.name, entitlements: entitlementNames(req.entitlements), ownerEmail: req.ownerEmail ?? config.ownerEmail, createdBy: "operator" },
           transaction,
         );
+        const scope = { organizationId: organization.id, workspaceId: workspace.id, creatorUserId: owner.id };
+        const { secret } = await issueManagementKey(scope, "Operator-issued management key", transaction);
         return { data: toOrganization(organization, workspace), key: secret };
       });
     },

@@ -103,7 +103,9 @@ test("S256: create a code, exchange it with the verifier; the key carries the co
   const secret = at(exchanged.body, "key") as string;
   assert.match(secret, /^sk-gw-v1-[0-9a-f]{64}$/);
   assert.ok("user_id" in (exchanged.body as object));
-  assert.is(at(exchanged.body, "user_id"), null, "the bootstrap key belongs to no member");
+  const owner = at((await call(gw.url, "GET", "/api/v1/key", { key: gw.key })).body, "data", "creator_user_id");
+  assert.match(String(owner), /^user_/);
+  assert.is(at(exchanged.body, "user_id"), owner, "the bootstrap key belongs to the organization's owner");
 
   const own = await call(gw.url, "GET", "/api/v1/key", { key: secret });
   assert.is(own.status, 200, own.text);

@@ -515,8 +515,7 @@ test("key assignments: assign counts only new keys, list shows every field, unas
     assert.is(row.guardrail_id, id);
     assert.is(row.key_label, key.label);
     assert.is(row.key_name, key.name);
-    assert.type(row.assigned_by, "string");
-    assert.match(String(row.assigned_by), /^[0-9a-f]{64}$/, "the bootstrap key has no member: it records its own hash");
+    assert.match(String(row.assigned_by), /^user_/, "the bootstrap key belongs to the organization's owner");
     assert.match(String(row.created_at), ISO);
   }
   assert.is(data[0]!.key_hash, b.hash, "newest first");
@@ -616,7 +615,7 @@ test("member assignments: assigned_count counts only new members; list and unass
     assert.match(String(row.id), UUID);
     assert.is(row.guardrail_id, id);
     assert.is(row.organization_id, organizationId);
-    assert.is(row.assigned_by, null, "the bootstrap key has no member");
+    assert.match(String(row.assigned_by), /^user_/, "the bootstrap key belongs to the organization's owner");
     assert.match(String(row.created_at), ISO);
   }
   assert.equal(data.map((row) => row.user_id), [bob, alice], "newest first");

@@ -6,7 +6,7 @@ import { seedOrganization } from "../support/seed.js";
 
 const test = suite<{ gw: TestGateway }>("members");
 test.before(async (ctx) => {
-  ctx.gw = await startTestGateway();
+  ctx.gw = await startTestGateway({ GATEWAY_OWNER_EMAIL: "boss@example.com" });
 });
 test.after(async (ctx) => {
   await ctx.gw.stop();
@@ -40,11 +40,28 @@ test("create answers 201 with OpenRouter's member object; list pages with total_
   assert.is(at(plain.body, "data", "first_name"), null);
   assert.is(at(plain.body, "data", "last_name"), null);
 
-  const page = await call(gw.url, "GET", `${MEMBERS}?limit=1&offset=1`, { key: gw.key });
+  // The owner the first start created comes first.
+  const page = await call(gw.url, "GET", `${MEMBERS}?limit=1&offset=2`, { key: gw.key });
   assert.is(page.status, 200, page.text);
-  assert.is(at(page.body, "total_count"), 2);
+  assert.is(at(page.body, "total_count"), 3);
   assert.is((at(page.body, "data") as unknown[]).length, 1);
   assert.is(at(page.body, "data", 0, "email"), "plain@example.com", "oldest first");
+});
+
+test("the first start's owner: listed first, an admin with GATEWAY_OWNER_EMAIL, owns the bootstrap key and the keys it mints; not removable", async ({ gw }) => {
+  const listed = await call(gw.url, "GET", MEMBERS, { key: gw.key });
+  const owner = at(listed.body, "data", 0) as Record<string, unknown>;
+  assert.is(owner.email, "boss@example.com");
+  assert.is(owner.role, "org:admin");
+  const me = await call(gw.url, "GET", "/api/v1/key", { key: gw.key });
+  assert.is(at(me.body, "data", "creator_user_id"), owner.id, "spec 2.3: a string, the bootstrap key's owner");
+  const { secret } = await plainKey(gw);
+  assert.is(at((await call(gw.url, "GET", "/api/v1/key", { key: secret })).body, "data", "creator_user_id"), owner.id, "minted by the owner's key");
+  const listedKeys = await call(gw.url, "GET", "/api/v1/keys", { key: gw.key });
+  assert.ok((at(listedKeys.body, "data") as Array<Record<string, unknown>>).every((k) => typeof k.creator_user_id === "string"), listedKeys.text);
+  const removed = await call(gw.url, "DELETE", `${MEMBERS}/${String(owner.id)}`, { key: gw.key });
+  assert.is(removed.status, 409, removed.text);
+  assert.match(String(at(removed.body, "error", "message")), /owner/);
 });
 
 test("an email is a member once per organization, whatever its case: 409", async ({ gw }) => {
