@@ -32,13 +32,30 @@ export function microsToUsd(micros: bigint | string | number): number {
  * BigInts scaled to the longest fraction involved; results carry no trailing zeros.
  */
 interface Scaled {
-  units: bigint;
-  scale: number;
+  readonly units: bigint;
+  readonly scale: number;
 }
 
 const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,3}))?$/;
 
+/**
+ * Parsed amounts, remembered: every call prices itself several times (worst case, settlement,
+ * usage details) from the same few catalog prices, and parsing is a regex and BigInts each time.
+ * Results are shared, so nothing may change one; the memory is dropped whole when it fills.
+ */
+const parsed = new Map<string, Scaled>();
+const PARSED_MAX = 1024;
+
 function parseDecimal(text: string): Scaled {
+  let scaled = parsed.get(text);
+  if (scaled === undefined) {
+    if (parsed.size >= PARSED_MAX) parsed.clear();
+    parsed.set(text, (scaled = parseDecimalText(text)));
+  }
+  return scaled;
+}
+
+function parseDecimalText(text: string): Scaled {
   const match = DECIMAL.exec(text.trim());
   const [, sign = "", whole = "", fraction = "", exponent = "0"] = match ?? [];
   if (!match || whole + fraction === "") throw new RangeError(`not a decimal amount: "${text}"`);
