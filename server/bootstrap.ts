@@ -10,11 +10,13 @@ import type { Logger } from "./logger.js";
 
 const BOOTSTRAP_LOCK = 727_002;
 
-export type BootstrapConfig = Pick<GatewayConfig, "bootstrapKey" | "ownerEmail">;
+export type BootstrapConfig = Pick<GatewayConfig, "bootstrapKey" | "bootstrapEntitlements" | "ownerEmail">;
 
 /**
- * First start: an organization with its owner member (GATEWAY_OWNER_EMAIL), its default workspace
- * and a management key that belongs to the owner.
+ * First start: an organization with its owner member (GATEWAY_OWNER_EMAIL), its default workspace,
+ * the entitlements of GATEWAY_BOOTSTRAP_ENTITLEMENTS (whoever runs a self-hosted gateway owns its
+ * first organization, so the whole API answers without operator steps) and a management key that
+ * belongs to the owner. Later starts change no entitlement: the operator grants and revokes them.
  * With GATEWAY_BOOTSTRAP_KEY that exact secret becomes (idempotently) a management key of the first
  * organization; otherwise a random one is generated and printed once, on stdout, not in the log.
  */
@@ -26,10 +28,10 @@ export async function bootstrap(sequelize: Sequelize, config: BootstrapConfig, l
     const firstStart = !organization;
     if (!organization) {
       ({ organization } = await createOrganization(
-        { name: "Default organization", entitlements: [], ownerEmail: config.ownerEmail, createdBy: "bootstrap" },
+        { name: "Default organization", entitlements: config.bootstrapEntitlements, ownerEmail: config.ownerEmail, createdBy: "bootstrap" },
         transaction,
       ));
-      log.info({ organizationId: organization.id }, "created the default organization, its owner and workspace");
+      log.info({ organizationId: organization.id, entitlements: config.bootstrapEntitlements }, "created the default organization, its owner and workspace");
     }
     if (!bootstrapKey && !firstStart) return undefined;
     if (bootstrapKey && (await ApiKeyRow.findByPk(hashKey(bootstrapKey), { transaction }))) return undefined;

@@ -18,6 +18,8 @@ export interface GatewayConfig {
   embeddedPostgresPort: number;
   /** Secret of the first management key; when unset a random one is generated and printed once. */
   bootstrapKey: string | undefined;
+  /** Entitlements (stored names) the first organization of a fresh install starts with. */
+  bootstrapEntitlements: string[];
   /**
    * Email of the owner member the gateway creates for an organization without one: the first
    * organization at the first start, organizations the operator creates without `--owner-email`,
@@ -197,6 +199,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     databaseUrl: nonEmpty(env.DATABASE_URL),
     embeddedPostgresPort: intVar(env, "GATEWAY_PG_PORT", 0, 0, 65535),
     bootstrapKey: nonEmpty(env.GATEWAY_BOOTSTRAP_KEY),
+    bootstrapEntitlements: entitlementsVar(env, "GATEWAY_BOOTSTRAP_ENTITLEMENTS"),
     ownerEmail: ownerEmailOf(env),
     logLevel: env.LOG_LEVEL ?? "info",
     sseKeepaliveMs: intVar(env, "GATEWAY_SSE_KEEPALIVE_MS", 30_000, 10, 3_600_000),
@@ -290,6 +293,24 @@ export function ownerEmailOf(env: Env = process.env): string {
   const email = nonEmpty(env.GATEWAY_OWNER_EMAIL) ?? "owner@localhost";
   if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) throw new Error(`GATEWAY_OWNER_EMAIL must be an email address, got "${email}"`);
   return email;
+}
+
+const ENTITLEMENTS: Record<string, string> = { interns: "interns", "private-endpoints": "private_endpoints", private_endpoints: "private_endpoints" };
+
+/** A comma list of `interns` and `private-endpoints`, or `none`; unset: both. */
+function entitlementsVar(env: Env, name: string): string[] {
+  const items = listVar(env, name);
+  if (items.length === 0) return ["interns", "private_endpoints"];
+  if (items.length === 1 && items[0] === "none") return [];
+  return [
+    ...new Set(
+      items.map((item) => {
+        const entitlement = ENTITLEMENTS[item];
+        if (!entitlement) throw new Error(`${name} must be a comma list of interns and private-endpoints, or none; got "${item}"`);
+        return entitlement;
+      }),
+    ),
+  ];
 }
 
 function boolVar(env: Env, name: string, fallback: boolean): boolean {

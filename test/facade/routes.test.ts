@@ -19,8 +19,8 @@ const test = suite<{ gw: TestGateway; table: RouteTable; entitledKey: string; un
 test.before(async (ctx) => {
   ctx.gw = await startTestGateway();
   ctx.table = RouteTable.fromServices(allServices);
-  // The bootstrap organization is outside the interns and private-endpoints programmes, whose
-  // methods answer 404/403 before reaching their handlers; this organization has both.
+  // Methods of the interns and private-endpoints programmes answer 404/403 before reaching their
+  // handlers outside them; this organization has both, whatever GATEWAY_BOOTSTRAP_ENTITLEMENTS says.
   ctx.entitledKey = (await seedOrganization("routes-entitled", ["interns", "private_endpoints"])).key;
   const impls = ctx.gw.gateway.impls;
   ctx.unimplemented = new Set();

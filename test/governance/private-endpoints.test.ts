@@ -52,6 +52,8 @@ test.before(async (ctx) => {
   ctx.upstream = await startTlsUpstream();
   ctx.gw = await startTestGateway({
     GATEWAY_CONFIG: await writeTestCatalog(),
+    // The bootstrap organization stands for one without the entitlement.
+    GATEWAY_BOOTSTRAP_ENTITLEMENTS: "none",
     GATEWAY_PRIVATE_ENDPOINT_ALLOWED_HOSTS: "localhost",
     GATEWAY_PRIVATE_ENDPOINT_CA_FILE: ctx.upstream.certFile,
     GATEWAY_PRIVATE_ENDPOINT_TIMEOUT_MS: "1000",
