@@ -83,7 +83,7 @@ function checkField(message: ReflectMessage, field: DescField, name: string, rul
       if (rules?.maxItems !== undefined && map.size > rules.maxItems) return `${name} must have at most ${rules.maxItems} entries`;
       const locals = field.mapKind === "message" && FREE_FORM.has(field.message.typeName) ? (localOf(message, field) as Record<string, unknown>) : undefined;
       for (const [key, value] of map) {
-        const keyViolation = typeof key === "string" ? keyProblem(key, name) : undefined;
+        const keyViolation = typeof key === "string" ? keyProblem(key, undefined, name) : undefined;
         if (keyViolation) return keyViolation;
         const entryName = name + keySegment(String(key));
         const violation =
@@ -161,38 +161,53 @@ const FREE_FORM = new Set(["google.protobuf.Struct", "google.protobuf.Value", "g
 /**
  * The first value of free-form JSON that breaks the text or number rule, or nests too deep; `name`
  * is the field it sits in. Iterative, since JSON parsed from a request (the streamed batch body)
- * can nest deeper than a call stack.
+ * can nest deeper than a call stack; names are built only for a violation, as this runs on every
+ * inference request.
  */
 export function jsonViolation(root: JsonValue, name: string): string | undefined {
-  const pending: Array<{ value: JsonValue; name: string; depth: number }> = [{ value: root, name, depth: 0 }];
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const { value, depth } = next;
+  const pending: JsonNode[] = [{ value: root, parent: undefined, step: "", depth: 0 }];
+  for (let node = pending.pop(); node; node = pending.pop()) {
+    const { value, depth } = node;
     if (typeof value === "string") {
       const problem = textProblem(value);
-      if (problem) return `${next.name} ${problem}`;
+      if (problem) return `${nameOf(node, name)} ${problem}`;
     } else if (typeof value === "number") {
-      if (!Number.isFinite(value)) return `${next.name} ${NOT_FINITE}`;
+      if (!Number.isFinite(value)) return `${nameOf(node, name)} ${NOT_FINITE}`;
     } else if (value !== null && typeof value === "object") {
       if (depth === MAX_JSON_DEPTH) return `${name} is nested more than ${MAX_JSON_DEPTH} levels deep`;
       // Pushed in reverse so that the first violation in document order is the one reported.
       if (Array.isArray(value)) {
-        for (let i = value.length - 1; i >= 0; i--) pending.push({ value: value[i]!, name: `${next.name}[${i}]`, depth: depth + 1 });
+        for (let i = value.length - 1; i >= 0; i--) pending.push({ value: value[i]!, parent: node, step: i, depth: depth + 1 });
       } else {
         const keys = Object.keys(value);
         for (const key of keys) {
-          const problem = keyProblem(key, next.name);
+          const problem = keyProblem(key, node, name);
           if (problem) return problem;
         }
-        for (let i = keys.length - 1; i >= 0; i--) pending.push({ value: value[keys[i]!]!, name: next.name + keySegment(keys[i]!), depth: depth + 1 });
+        for (let i = keys.length - 1; i >= 0; i--) pending.push({ value: value[keys[i]!]!, parent: node, step: keys[i]!, depth: depth + 1 });
       }
     }
   }
   return undefined;
 }
 
-function keyProblem(key: string, name: string): string | undefined {
+interface JsonNode {
+  value: JsonValue;
+  parent: JsonNode | undefined;
+  /** Key or index in the parent. */
+  step: string | number;
+  depth: number;
+}
+
+function nameOf(node: JsonNode, root: string): string {
+  const steps: Array<string | number> = [];
+  for (let at: JsonNode | undefined = node; at?.parent; at = at.parent) steps.push(at.step);
+  return steps.reduceRight<string>((name, step) => (typeof step === "number" ? `${name}[${step}]` : name + keySegment(step)), root);
+}
+
+function keyProblem(key: string, node: JsonNode | undefined, root: string): string | undefined {
   const problem = textProblem(key);
-  return problem && `${name} has a key ${JSON.stringify(shortened(key))} that ${problem}`;
+  return problem && `${node ? nameOf(node, root) : root} has a key ${JSON.stringify(shortened(key))} that ${problem}`;
 }
 
 /** `.key` where the key reads as a name, else `["key"]`, shortened: error messages echo it. */
