@@ -147,12 +147,14 @@ async function provisionedIntern(base: string, key: string, workspaceId: string)
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify({ name: "bench", model: "bench/chat", provision: true, workspace_id: workspaceId }),
   });
-  const body = (await created.body.json()) as { id?: string };
-  if (created.statusCode !== 201 || !body.id) throw new Error(`POST /interns answered ${created.statusCode}: ${JSON.stringify(body)}`);
+  // Intern records are wrapped in `data` (issue 17).
+  const body = (await created.body.json()) as { data?: { id?: string } };
+  const id = body.data?.id;
+  if (created.statusCode !== 201 || !id) throw new Error(`POST /interns answered ${created.statusCode}: ${JSON.stringify(body)}`);
   for (;;) {
-    const got = await request(`${base}/api/v1/interns/${body.id}`, { headers: { authorization: `Bearer ${key}` } });
-    const intern = (await got.body.json()) as { status: string; last_failure_message: string | null };
-    if (intern.status === "running") return body.id;
+    const got = await request(`${base}/api/v1/interns/${id}`, { headers: { authorization: `Bearer ${key}` } });
+    const intern = ((await got.body.json()) as { data: { status: string; last_failure_message: string | null } }).data;
+    if (intern.status === "running") return id;
     if (intern.status === "failed") throw new Error(`the intern failed to start: ${intern.last_failure_message}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

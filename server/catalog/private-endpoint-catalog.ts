@@ -1,4 +1,3 @@
-import { Op, type WhereOptions } from "sequelize";
 import { findByokProvider } from "../byok/byok-providers.js";
 import { PrivateEndpointRow } from "../db/governance-models.js";
 import type { Catalog, CatalogEndpoint, DataRegion } from "./catalog.js";
@@ -12,17 +11,22 @@ const REGIONS: readonly string[] = ["global", "europe", "us"] satisfies DataRegi
  * treat them like the configured ones. Their id is the private endpoint's uuid; the router finds
  * the base URL and the BYOK credential through `privateEndpointId`.
  *
- * `modelId` is a catalog model id or canonical slug; without it, every model's endpoints.
+ * `modelId` is a catalog model id or canonical slug; without it, every model's endpoints. The rows
+ * are an organization's active ones (`activePrivateEndpoints`), which the governance cache keeps.
  */
-export async function privateEndpointsFor(catalog: Catalog, organizationId: string, modelId?: string): Promise<CatalogEndpoint[]> {
-  const where: WhereOptions<PrivateEndpointRow> = { organizationId, status: "active" };
+export function privateEndpointsOf(catalog: Catalog, rows: readonly PrivateEndpointRow[], modelId?: string): CatalogEndpoint[] {
+  let matching = rows;
   if (modelId !== undefined) {
     const model = findCatalogModel(catalog, modelId);
     const refs = model ? [model.id, model.canonicalSlug] : [modelId];
-    Object.assign(where, { [Op.or]: [{ modelSlug: refs }, { modelPermaslug: refs }] });
+    matching = rows.filter((row) => refs.includes(row.modelSlug) || refs.includes(row.modelPermaslug));
   }
-  const rows = await PrivateEndpointRow.findAll({ where, order: [["createdAt", "ASC"], ["id", "ASC"]] });
-  return rows.map((row) => toCatalogEndpoint(catalog, row));
+  return matching.map((row) => toCatalogEndpoint(catalog, row));
+}
+
+/** An organization's active private endpoints, oldest first. */
+export function activePrivateEndpoints(organizationId: string): Promise<PrivateEndpointRow[]> {
+  return PrivateEndpointRow.findAll({ where: { organizationId, status: "active" }, order: [["createdAt", "ASC"], ["id", "ASC"]] });
 }
 
 function toCatalogEndpoint(catalog: Catalog, row: PrivateEndpointRow): CatalogEndpoint {

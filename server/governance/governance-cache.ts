@@ -1,5 +1,7 @@
 import type { Sequelize } from "sequelize";
 import type { Caller } from "../core/auth.js";
+import { activePrivateEndpoints } from "../catalog/private-endpoint-catalog.js";
+import type { PrivateEndpointRow } from "../db/governance-models.js";
 import { ApiKeyRow, OrganizationRow } from "../db/models.js";
 import type { Logger } from "../logger.js";
 import { watchGovernanceChanges } from "./governance-changes.js";
@@ -18,6 +20,8 @@ export interface GovernanceCache {
   /** The key with this SHA-256 hash and its organization, or undefined. */
   caller(keyHash: string): Promise<Caller | undefined>;
   governance(caller: Caller): Promise<KeyGovernance>;
+  /** An organization's active private endpoints (routing reads them on every call of an entitled organization). */
+  privateEndpoints(organizationId: string): Promise<PrivateEndpointRow[]>;
   close(): Promise<void>;
 }
 
@@ -61,10 +65,12 @@ export async function createGovernanceCache(sequelize: Sequelize, databaseUrl: s
     return key?.organization ? { key, organization: key.organization } : undefined;
   });
   const governance = memo((caller: Caller) => loadKeyGovernance(sequelize, caller));
+  const privateEndpoints = memo(activePrivateEndpoints);
 
   return {
     caller: (keyHash) => callers(keyHash, keyHash),
     governance: (caller) => governance(caller.key.hash, caller),
+    privateEndpoints: (organizationId) => privateEndpoints(organizationId, organizationId),
     close: () => changes.close(),
   };
 }

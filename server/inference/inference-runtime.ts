@@ -1,6 +1,6 @@
 import { LeaseBook } from "../admission/lease-book.js";
 import { createEndpointStatsCache } from "../catalog/endpoint-stats.js";
-import { privateEndpointsFor } from "../catalog/private-endpoint-catalog.js";
+import { privateEndpointsOf } from "../catalog/private-endpoint-catalog.js";
 import type { Deps } from "../deps.js";
 import { EndUserRegistry } from "../end-users/end-user-registration.js";
 import { endpointAllowed, policyOf, regionalHostOf } from "../governance/endpoint-policy.js";
@@ -37,9 +37,9 @@ export function createInferenceRuntime(deps: Deps, owner: string): InferenceRunt
       };
     },
     async privateEndpoints(context, modelId) {
-      // Only organizations in the programme have any; the others skip the query.
+      // Only organizations in the programme have any; theirs come from the governance cache.
       if (!context.caller.organization.entitlements.includes("private_endpoints")) return [];
-      return privateEndpointsFor(catalog, context.caller.organization.id, modelId);
+      return privateEndpointsOf(catalog, await deps.governance.privateEndpoints(context.caller.organization.id), modelId);
     },
   };
 }

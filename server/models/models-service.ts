@@ -2,7 +2,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { ModelsService } from "../../gen/gateway/v1/models_pb.js";
 import { endpointStats, NO_STATS } from "../catalog/endpoint-stats.js";
 import { findCatalogModel } from "../catalog/model-lookup.js";
-import { privateEndpointsFor } from "../catalog/private-endpoint-catalog.js";
+import { privateEndpointsOf } from "../catalog/private-endpoint-catalog.js";
 import { callerOf, optionalCallerOf, type Caller } from "../core/auth.js";
 import { gatewayError } from "../core/errors.js";
 import type { Deps } from "../deps.js";
@@ -16,14 +16,14 @@ import { listResponse, usableModels, type ListedModel } from "./model-listing.js
  * caller, its guardrails and its organization's active private endpoints. On a regional host name
  * every list keeps only what can be served within that region.
  */
-export function modelsService({ catalog, sequelize }: Deps): Partial<ServiceImpl<typeof ModelsService>> {
+export function modelsService({ catalog, sequelize, governance }: Deps): Partial<ServiceImpl<typeof ModelsService>> {
   const regionalHost = (ctx: HandlerContext) => regionalHostOf(catalog, ctx.requestHeader.get("x-forwarded-host"));
 
   /** What the caller's key may use: its guardrails, the regional host, private endpoints included. */
   async function modelsFor(caller: Caller, ctx: HandlerContext): Promise<ListedModel[]> {
     const [guardrails, privateEndpoints] = await Promise.all([
       guardrailsApplyingTo(sequelize, caller.key),
-      privateEndpointsFor(catalog, caller.organization.id),
+      governance.privateEndpoints(caller.organization.id).then((rows) => privateEndpointsOf(catalog, rows)),
     ]);
     return usableModels(catalog, policyOf(guardrails, catalog, regionalHost(ctx)), privateEndpoints);
   }
@@ -46,7 +46,7 @@ export function modelsService({ catalog, sequelize }: Deps): Partial<ServiceImpl
       const model = findCatalogModel(catalog, id.toLowerCase());
       if (!model) throw gatewayError(404, `Model '${id}' not found`);
       const caller = optionalCallerOf(ctx);
-      const endpoints = [...model.endpoints, ...(caller ? await privateEndpointsFor(catalog, caller.organization.id, model.id) : [])];
+      const endpoints = [...model.endpoints, ...(caller ? privateEndpointsOf(catalog, await governance.privateEndpoints(caller.organization.id), model.id) : [])];
       const stats = await endpointStats(sequelize, endpoints.map((endpoint) => endpoint.id));
       return { data: toModelWithEndpoints(model, endpoints.map((endpoint) => ({ endpoint, stats: stats.get(endpoint.id) ?? NO_STATS }))) };
     },
