@@ -153,7 +153,7 @@ function checkValue(value: unknown, name: string, rules: FieldRules | undefined)
 const NOT_FINITE = "must be a finite number";
 
 /** How deep free-form JSON may nest, as protobuf-es' own JSON and binary readers allow. */
-export const MAX_JSON_DEPTH = 100;
+const MAX_JSON_DEPTH = 100;
 
 /** Free-form JSON types; a Struct field holds a JsonObject, Value and ListValue fields hold messages. */
 const FREE_FORM = new Set(["google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"]);
@@ -164,7 +164,7 @@ const FREE_FORM = new Set(["google.protobuf.Struct", "google.protobuf.Value", "g
  * can nest deeper than a call stack; names are built only for a violation, as this runs on every
  * inference request.
  */
-export function jsonViolation(root: JsonValue, name: string): string | undefined {
+function jsonViolation(root: JsonValue, name: string): string | undefined {
   const pending: JsonNode[] = [{ value: root, parent: undefined, step: "", depth: 0 }];
   for (let node = pending.pop(); node; node = pending.pop()) {
     const { value, depth } = node;
