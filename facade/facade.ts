@@ -66,8 +66,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
 
   async function serve(req: IncomingMessage, res: ServerResponse, started: number): Promise<void> {
     const [rawPath = "", rawQuery = ""] = (req.url ?? "/").split("?", 2);
-    const segments = splitPath(rawPath);
-    if (!segments) throw gatewayError(400, "Malformed percent-encoding in the request path");
+    const { segments, malformed } = splitPath(rawPath);
     const match = routes.match(req.method ?? "GET", segments);
     if (match.kind === "none") throw gatewayError(404, `No route for ${req.method} ${rawPath}`);
     if (match.kind === "wrong-verb") {
@@ -80,6 +79,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
     res.once("close", () => abort.abort(REQUEST_ENDED));
     // Before anything the caller sent is read or decoded (credential-check.ts).
     await checkCredentials(route.method, header, abort.signal);
+    if (malformed) throw gatewayError(400, "Malformed percent-encoding in the request path");
     for (const [, value] of variables) {
       if (value === "." || value === "..") throw gatewayError(400, `The path segment '${value}' cannot address a resource`);
     }

@@ -23,13 +23,22 @@ export function parseTemplate(template: string): Segment[] {
 
 /**
  * Splits a raw request path into decoded segments. Splitting happens before percent-decoding, so
- * an encoded slash (%2F) stays inside its segment: `/end-users/a%2Fb` addresses the user "a/b".
+ * an encoded slash (%2F) stays inside its segment: `/end-users/a%2Fb` addresses the user "a/b". A
+ * segment with a malformed escape stays as it was sent and the path is marked `malformed`: the
+ * route can still be matched and the caller authenticated before the path is refused.
  */
-export function splitPath(rawPath: string): string[] | undefined {
-  const parts = rawPath.slice(1).split("/");
-  try {
-    return parts.map((part) => decodeURIComponent(part));
-  } catch {
-    return undefined;
-  }
+export function splitPath(rawPath: string): { segments: string[]; malformed: boolean } {
+  let malformed = false;
+  const segments = rawPath
+    .slice(1)
+    .split("/")
+    .map((part) => {
+      try {
+        return decodeURIComponent(part);
+      } catch {
+        malformed = true;
+        return part;
+      }
+    });
+  return { segments, malformed };
 }

@@ -31,6 +31,9 @@ import { allServices, implementations, registerServices, servedServices, type Im
 import { secretsForUrl } from "./vault/vault-release.js";
 import { startVideoPoller, type VideoPoller } from "./videos/video-poller.js";
 
+/** The path of a Connect or gRPC-Web call: a package-qualified service name, then the method. */
+const RPC_PATH = /^\/[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\/[A-Za-z_]\w*(?:\?|$)/;
+
 export interface Gateway {
   /** REST facade + Connect/gRPC-Web base URL, e.g. http://127.0.0.1:8080 */
   httpUrl: string;
@@ -107,7 +110,9 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
           sseKeepaliveMs: config.sseKeepaliveMs,
         });
     const httpServer = http.createServer((req, res) => {
-      if (facade && req.url?.startsWith("/api/")) facade.handle(req, res);
+      // Connect and gRPC-Web calls are `/<package>.<Service>/<Method>`; every other path is the
+      // facade's, which answers what it has no route for with the JSON error envelope.
+      if (facade && !RPC_PATH.test(req.url ?? "")) facade.handle(req, res);
       else rpc(req, res);
     });
 

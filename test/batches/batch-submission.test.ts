@@ -271,8 +271,8 @@ test("the JSON rules of the facade hold on the streamed route", async ({ env }) 
   await expect(``, 400, /^endpoint is required/);
   await expect(`{${head},"requests":[${item}],"completion_window":"48h"}`, 400, /^completion_window must be one of/);
   // What PostgreSQL cannot store is refused as input, not failed as an insert.
-  await expect(`{${head},"requests":[{"custom_id":"a","body":{"messages":[{"role":"user","content":"\\u0000"}]}}]}`, 400, /^requests\[0\]\.body must not contain NUL/);
-  await expect(`{${head},"requests":[{"custom_id":"a","body":{"messages":[{"role":"user","content":"\\udc00"}]}}]}`, 400, /^requests\[0\]\.body must not contain NUL characters or unpaired surrogates/);
+  await expect(`{${head},"requests":[{"custom_id":"a","body":{"messages":[{"role":"user","content":"\\u0000"}]}}]}`, 400, /^requests\[0\]\.body\.messages\[0\]\.content must not contain NUL/);
+  await expect(`{${head},"requests":[{"custom_id":"a","body":{"messages":[{"role":"user","content":"\\udc00"}]}}]}`, 400, /^requests\[0\]\.body\.messages\[0\]\.content must be well-formed Unicode/);
   await expect(`{${head},"requests":[{"custom_id":"a\\u0000","body":{"messages":[{"role":"user","content":"x"}]}}]}`, 400, /^requests\[0\]\.custom_id must not contain NUL/);
 
   // lowerCamel names, unknown fields and nulls as elsewhere.

@@ -27,6 +27,7 @@ test("no key: a malformed body, a wrong-typed query value and a '..' segment are
     await rawRequest(gw.url, "GET", "/api/v1/keys?offset=abc"),
     // Sent as is (fetch would resolve the dot segment away).
     await rawRequest(gw.url, "GET", "/api/v1/workspaces/.."),
+    await rawRequest(gw.url, "GET", "/api/v1/workspaces/%zz"),
     await rawRequest(gw.url, "POST", "/api/v1/chat/completions", { body: '{"model": 5' }),
   ];
   for (const reply of cases) {
@@ -45,6 +46,16 @@ test("a valid key still gets the 400 that names the problem", async ({ gw }) => 
   const reply = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, raw: "{not json" });
   assert.is(reply.status, 400);
   assert.match(String(at(reply.body, "error", "message")), /Malformed JSON body/);
+  const path = await rawRequest(gw.url, "GET", "/api/v1/workspaces/%zz", { key: gw.key });
+  assert.equal([path.status, at(path.body, "error", "message")], [400, "Malformed percent-encoding in the request path"]);
+});
+
+test("a path that is neither a route nor an RPC gets the JSON 404 envelope", async ({ gw }) => {
+  for (const path of ["//api/v1/key", "/", "/nothing/here"]) {
+    const reply = await rawRequest(gw.url, "GET", path, { key: gw.key });
+    assert.is(reply.status, 404, path);
+    assert.is(at(reply.body, "error", "code"), 404, path);
+  }
 });
 
 test("a key disabled after the facade has seen it is refused at once: the core checks every call", async ({ gw }) => {

@@ -73,7 +73,7 @@ test("the route table holds every google.api.http rule, and each concrete path m
   assert.ok(rules > 50, "the protos declare the API's routes");
   assert.is(table.routes.length, rules);
   for (const route of table.routes) {
-    const match = table.match(route.verb, splitPath(concretePath(route))!);
+    const match = table.match(route.verb, splitPath(concretePath(route)).segments);
     assert.is(match.kind, "route", label(route));
     if (match.kind === "route") assert.is(match.route, route, `${label(route)} is shadowed by ${match.route.method.name}`);
   }

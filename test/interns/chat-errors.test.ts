@@ -92,12 +92,12 @@ test("no pending question with this tool_call_id: 404 interaction_unknown; answe
   messages[1] = { role: "tool", tool_call_id: "call_unknown", content: "allow_once" };
   assertReason(await post(env, internId, unknown), 404, "interaction_unknown", false);
   assertReason(await post(env, internId, { ...answerBody("sess_00000000000000000000000000000000", question, "allow_once") }), 404, "interaction_unknown", false);
-  // Ids with a character Postgres cannot store in text: unknown, never a 500.
+  // Ids with a character Postgres cannot store in text: the one text rule's 400, never a 500 (issue 16).
   const nul = answerBody(sessionId, question, "allow_once");
   (nul.messages as Array<Record<string, unknown>>)[1]!.tool_call_id = "call_\u0000";
   (nul.messages as Array<Record<string, unknown>>).shift();
-  assertReason(await post(env, internId, nul), 404, "interaction_unknown", false);
-  assertReason(await post(env, internId, answerBody("sess_\u0000", question, "allow_once")), 404, "interaction_unknown", false);
+  assertNulRefused(await post(env, internId, nul), "messages[0].tool_call_id");
+  assertNulRefused(await post(env, internId, answerBody("sess_\u0000", question, "allow_once")), "session_id");
 
   await (await streaming(env, internId, answerBody(sessionId, question, "allow_once"))).rest();
   assertReason(await post(env, internId, answerBody(sessionId, question, "allow_once")), 409, "interaction_not_pending", false);
@@ -107,7 +107,7 @@ test("not_found: an unknown or invisible intern, an unknown session; outside the
   assertReason(await post(env, internId.replace(/^.{8}/, "00000000"), prompt("hi")), 404, "not_found", false);
   assertReason(await post(env, "not-a-uuid", prompt("hi")), 404, "not_found", false);
   assertReason(await post(env, internId, prompt("hi", { session_id: "sess_unknown" })), 404, "not_found", false);
-  assertReason(await post(env, internId, prompt("hi", { session_id: "sess_\u0000" })), 404, "not_found", false);
+  assertNulRefused(await post(env, internId, prompt("hi", { session_id: "sess_\u0000" })), "session_id");
   const outsider = await seedOrganization("outside-the-programme");
   assertReason(await post(env, internId, prompt("hi"), outsider.key), 404, "not_found", false);
   const otherInterns = await seedOrganization("other-interns", ["interns"]);
@@ -235,5 +235,10 @@ test("stream_severed: the host dies mid-run: error chunk 410, final chunk, [DONE
   await eventually(async () => env.hosts.pid(id) === undefined, "the manager noticed the exit");
   assertReason(await post(env, id, prompt("hi")), 502, "intern_unreachable", true);
 });
+
+function assertNulRefused(res: Reply, field: string): void {
+  assert.is(res.status, 400, res.text);
+  assert.is(at(res.body, "error", "message"), `${field} must not contain NUL characters (U+0000), which cannot be stored`);
+}
 
 test.run();
