@@ -1,4 +1,5 @@
 import { QueryTypes, type Sequelize } from "sequelize";
+import { storableJson } from "../core/text-rules.js";
 import { currentPeriodStart } from "../usage/budget-layers.js";
 import type { ItemResult } from "./batch-rows.js";
 
@@ -106,7 +107,8 @@ export async function settleItems(sequelize: Sequelize, owner: string, items: Se
   const [row] = await sequelize.query<{ recorded: number }>(SETTLE, {
     type: QueryTypes.SELECT,
     bind: {
-      items: JSON.stringify(items),
+      // A provider's answer may hold what jsonb cannot (U+0000): stored with U+FFFD instead.
+      items: storableJson(items),
       owner,
       now: now.toISOString(),
       daily: start("daily"),

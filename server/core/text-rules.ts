@@ -25,3 +25,17 @@ export function textProblem(text: string): string | undefined {
   if (!isWellFormed(text)) return "must be well-formed Unicode (it contains an unpaired surrogate)";
   return undefined;
 }
+
+/** A `\u` escape of U+0000 or of a surrogate, not itself escaped (an even run of backslashes before it). */
+const UNSTORABLE_ESCAPE = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/gi;
+
+/**
+ * JSON text for a `jsonb` column from what a provider answered. JSON.stringify writes U+0000 and
+ * lone surrogates as `\u` escapes, which `jsonb` refuses (a paired surrogate is written as the
+ * character itself): they become U+FFFD. Unlike a request, an answer is stored rather than
+ * refused: the call was made and is paid for.
+ */
+export function storableJson(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text.includes("\\u") ? text.replace(UNSTORABLE_ESCAPE, "$1\\ufffd") : text;
+}

@@ -62,6 +62,15 @@ test("a hanging provider times out (524) and the retry gets the answer", async (
   assert.is(result.response?.status_code, 200);
 });
 
+test("an answer holding U+0000 or a lone surrogate is stored with U+FFFD, and the batch completes", async ({ env }) => {
+  env.upstream.rule({ model: "chat-a", reply: "a\u0000b \ud800c" });
+  const accepted = await submit(env.gw.url, env.gw.key, { endpoint: "/v1/chat/completions", model: "mock/chat", provider: { only: ["mockai"] }, requests: chatItems(1) });
+  const done = await waitTerminal(env.gw.url, env.gw.key, String(at(accepted.body, "id")));
+  assert.is(at(done.body, "status"), "completed");
+  const [result] = at(done.body, "results") as never[];
+  assert.is(at(result, "response", "body", "choices", 0, "message", "content"), "a\ufffdb \ufffdc");
+});
+
 test("a key disabled while its batch runs: the batch fails with the reason, finished items keep their results", async ({ env }) => {
   const created = await call(env.gw.url, "POST", "/api/v1/keys", { key: env.gw.key, body: { name: "short-lived" } });
   const key = String(at(created.body, "key"));
