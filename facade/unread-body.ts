@@ -12,10 +12,21 @@ import type { IncomingMessage, ServerResponse } from "node:http";
  */
 const LINGER_BYTES = 64 * 1024 * 1024;
 const LINGER_MS = 10_000;
+/**
+ * A declared body this small is simply read away and the connection kept: a client whose key was refused with its small JSON body still in flight keeps its
+ * connection (the body's second packet often arrives after the 401).
+ */
+const KEEP_ALIVE_REST_BYTES = 64 * 1024;
 
 /** Call before the answer is written. */
 export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
   if (req.complete || res.headersSent) return;
+  const declared = Number(req.headers["content-length"] ?? NaN);
+  if (declared <= KEEP_ALIVE_REST_BYTES) {
+    // Read away here: a reader that stopped part-way (an upload) leaves node:http nothing to do.
+    req.resume();
+    return;
+  }
   res.setHeader("connection", "close");
   const socket = req.socket;
   const close = () => socket.destroy();
