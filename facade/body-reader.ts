@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { ConnectError } from "@connectrpc/connect";
-import { gatewayError } from "../server/core/errors.js";
+import { gatewayError } from "../wire/errors.js";
 
 /**
  * Reads a request body up to `limit` bytes. A declared Content-Length over the limit is refused

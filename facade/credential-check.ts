@@ -3,7 +3,7 @@ import { getOption, type DescMethod } from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
 import { EdgeService } from "../gen/gateway/v1/edge_pb.js";
 import { Access, access } from "../gen/gateway/v1/options_pb.js";
-import { gatewayError } from "../server/core/errors.js";
+import { gatewayError } from "../wire/errors.js";
 import { bearerTokenOf, MISSING_KEY_MESSAGE } from "../wire/bearer-token.js";
 
 /**

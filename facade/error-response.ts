@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { ConnectError } from "@connectrpc/connect";
-import { httpErrorOf, type HttpError } from "../server/core/errors.js";
+import { httpErrorOf, type HttpError } from "../wire/errors.js";
 
 /** The spec's error envelope: {"error": {"code", "message", "metadata"?: {"reason", "retryable"}}}. */
 export function errorBody(error: HttpError): string {

@@ -2,9 +2,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { DescMethod, DescMethodStreaming, DescMethodUnary, DescService, JsonValue, Message } from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { gatewayError } from "../server/core/errors.js";
+import { gatewayError } from "../wire/errors.js";
 import { OVERHEAD_MS_HEADER, UPSTREAM_MS_HEADER } from "../wire/timing-headers.js";
-import type { Logger } from "../server/logger.js";
 import { parseJsonBody, readBody } from "./body-reader.js";
 import { createCredentialCheck } from "./credential-check.js";
 import { sendError, toHttpError } from "./error-response.js";
@@ -24,10 +23,17 @@ import { closeAfterAnswer } from "./unread-body.js";
  * (in-process or remote), and render JSON, SSE, raw bytes (HttpBody) or the spec's error envelope.
  * Client-streaming RPCs take a multipart upload (multipart-upload.ts).
  */
+/** The facade's logging needs (a pino logger has them); the facade depends on no logger of its own. */
+export interface FacadeLog {
+  debug(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
 export interface FacadeOptions {
   services: readonly DescService[];
   transport: Transport;
-  log: Logger;
+  log: FacadeLog;
   sseKeepaliveMs: number;
   /**
    * Authenticate before reading a request (credential-check.ts); on unless the core behind has no

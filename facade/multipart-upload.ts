@@ -4,7 +4,7 @@ import { ScalarType, type DescField, type DescMessage, type DescMethodStreaming,
 import { reflect } from "@bufbuild/protobuf/reflect";
 import { ConnectError, type Transport } from "@connectrpc/connect";
 import busboy from "busboy";
-import { gatewayError } from "../server/core/errors.js";
+import { gatewayError } from "../wire/errors.js";
 import { tooLarge } from "./body-reader.js";
 import { decodeRequest } from "./request-decoder.js";
 import type { Route } from "./route-table.js";

@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { create, type DescMethodStreaming, type Message } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
 import { HttpBodySchema } from "../gen/google/api/httpbody_pb.js";
-import { gatewayError } from "../server/core/errors.js";
+import { gatewayError } from "../wire/errors.js";
 import { tooLarge } from "./body-reader.js";
 import type { UploadCall } from "./multipart-upload.js";
 import type { Route } from "./route-table.js";

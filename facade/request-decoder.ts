@@ -1,6 +1,6 @@
 import { ScalarType, type DescField, type DescMessage, type JsonValue, type Message } from "@bufbuild/protobuf";
-import { gatewayError } from "../server/core/errors.js";
-import { decodeWireJson, findField } from "../server/core/wire-json-input.js";
+import { gatewayError } from "../wire/errors.js";
+import { decodeWireJson, findField } from "../wire/json-input.js";
 import type { Route } from "./route-table.js";
 
 /**

@@ -1,10 +1,10 @@
 import { type DescMessage, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { reflect } from "@bufbuild/protobuf/reflect";
 import { envelope, json_reply } from "../gen/gateway/v1/options_pb.js";
-import { optionOf } from "../server/core/proto-options.js";
-import { setMember, wireJson } from "../server/core/wire-json.js";
+import { optionOf } from "../wire/proto-options.js";
+import { setMember, wireJson } from "../wire/json.js";
 
-/** A response message as the spec's JSON (see server/core/wire-json.ts). */
+/** A response message as the spec's JSON (see wire/json.ts). */
 export function encodeResponse(schema: DescMessage, message: Message): JsonValue {
   return wireJson(schema, message);
 }

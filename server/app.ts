@@ -11,7 +11,7 @@ import { syncCatalog } from "./catalog/catalog-sync.js";
 import { loadGatewayConfig } from "./catalog/gateway-config.js";
 import type { GatewayConfig } from "./config.js";
 import { createDirectTransport } from "./core/direct-transport.js";
-import { coreInterceptors } from "./core/interceptors.js";
+import { coreInterceptors } from "./interceptor-chain.js";
 import { loadLocalSecrets } from "./core/local-secrets.js";
 import { openDatabase } from "./db/database.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded-postgres.js";
@@ -27,7 +27,8 @@ import type { InternHosts } from "./interns/intern-hosts.js";
 import { internLifecycle } from "./interns/intern-lifecycle.js";
 import { startInternSupervisor } from "./interns/intern-supervisor.js";
 import { createBlobStore } from "./storage/blob-stores.js";
-import { allServices, implementations, registerServices, servedServices, type Implementations } from "./services.js";
+import { allServices } from "../wire/services.js";
+import { implementations, registerServices, servedServices, type Implementations } from "./services.js";
 import { secretsForUrl } from "./vault/vault-release.js";
 import { startVideoPoller, type VideoPoller } from "./videos/video-poller.js";
 
@@ -53,7 +54,7 @@ export interface Gateway {
  * Starts the whole gateway in one process: database (embedded unless DATABASE_URL), migrations,
  * bootstrap, the core on the gRPC port, and REST + Connect on the HTTP port, where the facade calls
  * the core in-process through the direct transport (core/direct-transport.ts) with the same interceptors.
- * With `coreOnly` the HTTP port serves Connect/gRPC-Web but no REST (run facade/main.ts instead).
+ * With `coreOnly` the HTTP port serves Connect/gRPC-Web but no REST (run cmd/facade.ts instead).
  */
 export interface GatewayOptions {
   coreOnly?: boolean;

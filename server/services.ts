@@ -1,5 +1,6 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
+import { allServices } from "../wire/services.js";
 import { DecisionsService } from "../gen/gateway/alpha/decisions_pb.js";
 import { AnalyticsService } from "../gen/gateway/v1/analytics_pb.js";
 import { BatchesService } from "../gen/gateway/v1/batches_pb.js";
@@ -44,32 +45,6 @@ import { vaultService } from "./vault/vault-service.js";
 import type { VideoPoller } from "./videos/video-poller.js";
 import { videosService } from "./videos/videos-service.js";
 import { workspacesService } from "./workspaces/workspaces-service.js";
-
-/**
- * Every service of the API; the REST facade compiles its route table from the same list (methods
- * without a `google.api.http` rule, like all of OperatorService, get no REST route).
- */
-export const allServices: readonly DescService[] = [
-  KeysService,
-  OrganizationService,
-  MembersService,
-  WorkspacesService,
-  EndUsersService,
-  AnalyticsService,
-  GuardrailsService,
-  ByokService,
-  PrivateEndpointsService,
-  ModelsService,
-  InferenceService,
-  BatchesService,
-  FilesService,
-  VideosService,
-  DecisionsService,
-  InternsService,
-  VaultService,
-  OperatorService,
-  EdgeService,
-];
 
 /** The implemented methods of each service, built once per gateway. */
 export type Implementations = Map<DescService, object>;

@@ -1,5 +1,5 @@
 import type { Sequelize } from "sequelize";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { nanosToUsd, usdToNanos } from "../core/money.js";
 import type { Logger } from "../logger.js";
 import type { Consumption } from "../usage/usage-ledger.js";

@@ -1,5 +1,5 @@
 import type { ConnectError } from "@connectrpc/connect";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import type { Quantity, Refusal } from "./quantities.js";
 
 /**

@@ -2,7 +2,7 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { timestampDate, type Value } from "@bufbuild/protobuf/wkt";
 import { QueryTypes, type Sequelize } from "sequelize";
 import type { AnalyticsFilter, QueryAnalyticsRequest } from "../../gen/gateway/v1/analytics_pb.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { DIMENSIONS, GRANULARITIES, METRICS, OPERATORS } from "./catalog.js";
 
 /**

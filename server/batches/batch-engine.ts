@@ -4,7 +4,7 @@ import { ConnectError } from "@connectrpc/connect";
 import { QueryTypes } from "sequelize";
 import { newLeaseOwner } from "../core/lease-owner.js";
 import { isFreeEndpoint } from "../catalog/catalog.js";
-import { httpErrorOf } from "../core/errors.js";
+import { httpErrorOf } from "../../wire/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { runItem, type ClaimedItem } from "./batch-item-runner.js";
 import { loadPlan, type BatchPlan } from "./batch-plan.js";

@@ -1,6 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { isFreeEndpoint } from "../catalog/catalog.js";
-import { httpErrorOf } from "../core/errors.js";
+import { httpErrorOf } from "../../wire/errors.js";
 import { costUsd } from "../core/money.js";
 import { NO_USAGE, type InferenceRuntime } from "../inference/inference-call.js";
 import type { Attempt } from "../inference/routing.js";

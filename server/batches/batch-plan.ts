@@ -1,7 +1,7 @@
 import { QueryTypes } from "sequelize";
 import { BatchEndpointSchema } from "../../gen/gateway/v1/batches_pb.js";
-import { gatewayError } from "../core/errors.js";
-import { enumFromStored } from "../core/wire-enums.js";
+import { gatewayError } from "../../wire/errors.js";
+import { enumFromStored } from "../../wire/enums.js";
 import type { CallerContext } from "../inference/caller-context.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import type { Attempt } from "../inference/routing.js";

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { ProviderPreferencesSchema } from "../../gen/gateway/v1/inference_pb.js";
-import { gatewayError, httpErrorOf } from "../core/errors.js";
+import { gatewayError, httpErrorOf } from "../../wire/errors.js";
 import type { CallerContext } from "../inference/caller-context.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { planRoute, type Attempt, type InferenceApi } from "../inference/routing.js";

@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize } from "sequelize";
-import { storableJson } from "../core/text-rules.js";
+import { storableJson } from "../../wire/text-rules.js";
 import { currentPeriodStart } from "../usage/budget-layers.js";
 import type { ItemResult } from "./batch-rows.js";
 

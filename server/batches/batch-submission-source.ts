@@ -2,9 +2,9 @@ import { create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { BatchRequestItemSchema, CreateBatchRequestSchema, type CreateBatchRequest } from "../../gen/gateway/v1/batches_pb.js";
 import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { assertValid } from "../core/validation.js";
-import { decodeWireJson, findField } from "../core/wire-json-input.js";
+import { decodeWireJson, findField } from "../../wire/json-input.js";
 import { JsonBodySplitter } from "./json-body-splitter.js";
 
 /**

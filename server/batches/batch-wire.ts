@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { BatchEndpointSchema, BatchStatusSchema, CompletionWindowSchema, type BatchSchema } from "../../gen/gateway/v1/batches_pb.js";
 import { addUsd, usdNumber } from "../core/money.js";
-import { enumFromStored } from "../core/wire-enums.js";
+import { enumFromStored } from "../../wire/enums.js";
 import { itemId, type BatchRow, type ItemResultRow } from "./batch-rows.js";
 
 /**

@@ -5,7 +5,7 @@ import { BatchesService } from "../../gen/gateway/v1/batches_pb.js";
 import { max_body_bytes } from "../../gen/gateway/v1/options_pb.js";
 import { callerOf, type Caller } from "../core/auth.js";
 import { workspaceOf } from "../core/scope.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { withoutProviderCopy } from "./batch-deletion.js";
 import { CANCELLED_RESULT, closeOpenItems } from "./batch-lifecycle.js";

@@ -1,5 +1,5 @@
 import type { JsonValue } from "@bufbuild/protobuf";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 
 /**
  * Splits a JSON object body into its parts while it streams in, so that a large body is never held

@@ -2,7 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { QueryTypes } from "sequelize";
 import type { BatchEngineConfig } from "../config.js";
-import { httpErrorOf } from "../core/errors.js";
+import { httpErrorOf } from "../../wire/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import type { Attempt } from "../inference/routing.js";
 import { isRetryable, toGatewayError } from "../inference/upstream-errors.js";

@@ -1,6 +1,6 @@
 import type { CatalogEndpoint } from "../catalog/catalog.js";
 import type { Caller } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import type { Attempt } from "../inference/routing.js";
 import { nativeBatchApiFor } from "../providers/native-batches.js";

@@ -1,4 +1,4 @@
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 
 /**
  * Providers a workspace can bring its own key for. `kind` names the wire format the gateway

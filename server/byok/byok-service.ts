@@ -4,7 +4,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { ByokService } from "../../gen/gateway/v1/byok_pb.js";
 import { DeletedResponseSchema } from "../../gen/gateway/v1/common_pb.js";
 import { callerOf, type Caller } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { findPage } from "../core/pagination.js";
 import { findInOrganization, findWorkspace, inOrganization } from "../core/scope.js";
 import { seal } from "../core/secret-box.js";

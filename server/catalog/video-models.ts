@@ -1,5 +1,5 @@
 import type { CatalogEndpoint, CatalogModel, CatalogProvider } from "./catalog.js";
-import { MODEL_ID_RULE, readCreated, readEndpointBase, type ProviderDefaults } from "./catalog-document.js";
+import { MODEL_ID_RULE, readCreated, readEndpointBase, type ProviderDefaults } from "./endpoint-entries.js";
 import { child, ConfigReader, item } from "./config-reader.js";
 import { compareDecimals, CONFIG_PRICE } from "./decimal-price.js";
 

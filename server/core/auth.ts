@@ -2,9 +2,9 @@ import { timingSafeEqual } from "node:crypto";
 import { createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { Access, Entitlement, access, entitlement } from "../../gen/gateway/v1/options_pb.js";
 import type { ApiKeyRow, OrganizationRow } from "../db/models.js";
-import { gatewayError } from "./errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { hashKey } from "./key-secret.js";
-import { optionOf } from "./proto-options.js";
+import { optionOf } from "../../wire/proto-options.js";
 import { bearerTokenOf, MISSING_KEY_MESSAGE } from "../../wire/bearer-token.js";
 
 /**

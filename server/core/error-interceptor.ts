@@ -2,8 +2,8 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { BaseError, ConnectionError, TimeoutError } from "sequelize";
 import type { Logger } from "../logger.js";
 import { reasoned_errors } from "../../gen/gateway/v1/options_pb.js";
-import { gatewayError } from "./errors.js";
-import { optionOf } from "./proto-options.js";
+import { gatewayError } from "../../wire/errors.js";
+import { optionOf } from "../../wire/proto-options.js";
 
 /**
  * Outermost interceptor: whatever a handler throws leaves as a ConnectError. Unexpected errors are

@@ -1,4 +1,4 @@
-import { gatewayError } from "./errors.js";
+import { gatewayError } from "../../wire/errors.js";
 
 /**
  * Money is stored as integer micro-dollars (BIGINT) and shown as USD numbers on the wire; the

@@ -1,5 +1,5 @@
 import type { Attributes, FindAndCountOptions, Model, ModelStatic } from "sequelize";
-import { gatewayError } from "./errors.js";
+import { gatewayError } from "../../wire/errors.js";
 
 /** The one offset/limit rule: bounds are checked by the proto's field rules, defaults live here. */
 export interface Page {

@@ -1,8 +1,8 @@
 import type { Attributes, FindOptions, Model, ModelStatic, Transaction, WhereOptions } from "sequelize";
 import { WorkspaceRow } from "../db/models.js";
 import type { Caller } from "./auth.js";
-import { gatewayError } from "./errors.js";
-import { UUID_PATTERN } from "./text-rules.js";
+import { gatewayError } from "../../wire/errors.js";
+import { UUID_PATTERN } from "../../wire/text-rules.js";
 
 /**
  * The one scope check: every lookup filters by the caller's organization, and a resource of

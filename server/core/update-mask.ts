@@ -1,7 +1,7 @@
 import type { DescMessage, Message } from "@bufbuild/protobuf";
 import { reflect } from "@bufbuild/protobuf/reflect";
 import type { FieldMask } from "@bufbuild/protobuf/wkt";
-import { gatewayError } from "./errors.js";
+import { gatewayError } from "../../wire/errors.js";
 
 /**
  * Which fields a PATCH changes. REST callers get `update_mask` filled by the facade from the JSON

@@ -3,9 +3,9 @@ import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import type { ListValue, Value } from "@bufbuild/protobuf/wkt";
 import type { Interceptor } from "@connectrpc/connect";
 import { rules as rulesOption, type FieldRules } from "../../gen/gateway/v1/options_pb.js";
-import { gatewayError } from "./errors.js";
-import { setOptionOf } from "./proto-options.js";
-import { textProblem, UUID_PATTERN } from "./text-rules.js";
+import { gatewayError } from "../../wire/errors.js";
+import { setOptionOf } from "../../wire/proto-options.js";
+import { textProblem, UUID_PATTERN } from "../../wire/text-rules.js";
 
 /**
  * Enforces the `(gateway.v1.rules)` of every request field before a handler runs, for REST and

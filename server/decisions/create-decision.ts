@@ -3,7 +3,7 @@ import { create, type JsonValue, type MessageInitShape } from "@bufbuild/protobu
 import { ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { CreateDecisionRequest, CreateDecisionResponseSchema, DecisionAnswer } from "../../gen/gateway/alpha/decisions_pb.js";
 import { ProviderPreferencesSchema } from "../../gen/gateway/v1/inference_pb.js";
-import { gatewayError, httpErrorOf } from "../core/errors.js";
+import { gatewayError, httpErrorOf } from "../../wire/errors.js";
 import { usdNumber } from "../core/money.js";
 import { estimatePromptTokens } from "../inference/cost-estimate.js";
 import { InferenceCall, type InferenceRuntime } from "../inference/inference-call.js";

@@ -1,7 +1,7 @@
 import { toJson, type JsonValue } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { DecisionQuestionType, type CreateDecisionRequest, type DecisionQuestion } from "../../gen/gateway/alpha/decisions_pb.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { isObject } from "../providers/json-shape.js";
 
 /**

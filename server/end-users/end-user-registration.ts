@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize } from "sequelize";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { assertTrackingString } from "./tracking-string.js";
 
 /**

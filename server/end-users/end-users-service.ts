@@ -4,7 +4,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { UniqueConstraintError } from "sequelize";
 import { EndUserSchema, EndUsersService, type EndUser } from "../../gen/gateway/v1/end_users_pb.js";
 import { callerOf, type Caller } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { findPage } from "../core/pagination.js";
 import { findInOrganization, inOrganization } from "../core/scope.js";
 import { EndUserRow } from "../db/models.js";

@@ -1,5 +1,5 @@
-import { gatewayError } from "../core/errors.js";
-import { isWellFormed } from "../core/text-rules.js";
+import { gatewayError } from "../../wire/errors.js";
+import { isWellFormed } from "../../wire/text-rules.js";
 
 /**
  * Spec 2.6: a tracking string is 1 to 512 characters of well-formed Unicode, without NUL and

@@ -1,5 +1,5 @@
 import { fileTypeFromBuffer } from "file-type";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { ACCEPTED_BINARY, ACCEPTED_TYPES_TEXT } from "./accepted-types.js";
 import { TextClassifier } from "./text-classifier.js";
 

@@ -1,6 +1,6 @@
 import { findByokProvider } from "../byok/byok-providers.js";
 import { usableCredential } from "../byok/byok-credentials.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import type { Deps } from "../deps.js";
 import { toGatewayError } from "../inference/upstream-errors.js";
 import { UpstreamError, type ProviderKind, type UpstreamTarget } from "../providers/provider.js";

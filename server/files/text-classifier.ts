@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { ACCEPTED_TYPES_TEXT } from "./accepted-types.js";
 import { CsvShapeCheck } from "./csv-shape-check.js";
 import { JsonSequenceCheck } from "./json-sequence-check.js";

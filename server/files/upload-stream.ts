@@ -2,7 +2,7 @@ import { getOption } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { FilesService, type UploadFileMetadata, type UploadFileRequest } from "../../gen/gateway/v1/files_pb.js";
 import { max_body_bytes } from "../../gen/gateway/v1/options_pb.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { ContentTypeDetector } from "./content-type-detection.js";
 
 /**

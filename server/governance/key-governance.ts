@@ -1,6 +1,6 @@
 import { QueryTypes, type Sequelize } from "sequelize";
 import type { Caller } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { WorkspaceBudgetRow, WorkspaceRow } from "../db/models.js";
 import { guardrailsApplyingTo, type ApplyingGuardrail } from "../guardrails/applying-guardrails.js";
 

@@ -1,8 +1,8 @@
 import type { CreationAttributes } from "sequelize";
 import { DataRegionSchema, ResetIntervalSchema } from "../../gen/gateway/v1/common_pb.js";
 import type { CreateGuardrailRequest, GuardrailContentFilterBuiltin, UpdateGuardrailRequest } from "../../gen/gateway/v1/guardrails_pb.js";
-import { gatewayError } from "../core/errors.js";
-import { wireName, wireNamesOf } from "../core/wire-enums.js";
+import { gatewayError } from "../../wire/errors.js";
+import { wireName, wireNamesOf } from "../../wire/enums.js";
 import type { GuardrailRow, StoredContentFilterBuiltin } from "../db/governance-models.js";
 
 /**

@@ -1,7 +1,7 @@
 import type { ConnectError } from "@connectrpc/connect";
 import type { Transaction } from "sequelize";
 import type { Caller } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { findInOrganization, inOrganization, type LookupOptions } from "../core/scope.js";
 import { GuardrailRow } from "../db/governance-models.js";
 import { ApiKeyRow, type WorkspaceRow } from "../db/models.js";

@@ -11,7 +11,7 @@ import {
 } from "../../gen/gateway/v1/guardrails_pb.js";
 import { microsToUsd } from "../core/money.js";
 import { optionalTimestamp } from "../core/timestamps.js";
-import { enumFromStored } from "../core/wire-enums.js";
+import { enumFromStored } from "../../wire/enums.js";
 import type { GuardrailKeyAssignmentRow, GuardrailMemberAssignmentRow, GuardrailRow } from "../db/governance-models.js";
 import type { ApiKeyRow } from "../db/models.js";
 

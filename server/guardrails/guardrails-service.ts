@@ -4,7 +4,7 @@ import { ForeignKeyConstraintError } from "sequelize";
 import { DeletedResponseSchema } from "../../gen/gateway/v1/common_pb.js";
 import { UpdateGuardrailRequestSchema, type GuardrailsService } from "../../gen/gateway/v1/guardrails_pb.js";
 import { callerOf } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { storedUsd } from "../core/money.js";
 import { findPage } from "../core/pagination.js";
 import { findWorkspace, inOrganization } from "../core/scope.js";

@@ -11,10 +11,10 @@ import {
   type ChatCompletionRequest,
   type ChatUsage,
 } from "../../gen/gateway/v1/inference_pb.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { costUsd, usdNumber } from "../core/money.js";
 import type { Pricing } from "../catalog/catalog.js";
-import { wireJson } from "../core/wire-json.js";
+import { wireJson } from "../../wire/json.js";
 import { adapterFor } from "../providers/adapters.js";
 import { UpstreamError, type UpstreamUsage } from "../providers/provider.js";
 import { estimatePromptTokens } from "./cost-estimate.js";

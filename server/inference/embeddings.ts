@@ -7,7 +7,7 @@ import {
   type CreateEmbeddingRequest,
   type CreateEmbeddingResponseSchema,
 } from "../../gen/gateway/v1/inference_pb.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { usdNumber } from "../core/money.js";
 import { adapterFor } from "../providers/adapters.js";
 import { UpstreamError } from "../providers/provider.js";

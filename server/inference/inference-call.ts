@@ -4,7 +4,7 @@ import type { ProviderPreferences } from "../../gen/gateway/v1/inference_pb.js";
 import type { CatalogEndpoint } from "../catalog/catalog.js";
 import { isFreeEndpoint } from "../catalog/catalog.js";
 import { callerOf } from "../core/auth.js";
-import { gatewayError, httpErrorOf } from "../core/errors.js";
+import { gatewayError, httpErrorOf } from "../../wire/errors.js";
 import { costUsd } from "../core/money.js";
 import type { Deps } from "../deps.js";
 import type { AdmissionTicket, LeaseBook } from "../admission/lease-book.js";

@@ -1,6 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 
 /**
  * Request fields that several inference calls read the same way.

@@ -1,7 +1,7 @@
 import { DataCollection, ProviderRoutingSort, type ProviderPreferences } from "../../gen/gateway/v1/inference_pb.js";
 import type { Catalog, CatalogEndpoint, CatalogModel } from "../catalog/catalog.js";
 import { findCatalogModel } from "../catalog/model-lookup.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 
 /**
  * Which endpoints may serve a call, and in which order to try them. Every rule that removes an

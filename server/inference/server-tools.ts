@@ -1,4 +1,4 @@
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import type { WorkspaceRow } from "../db/models.js";
 
 /**

@@ -1,5 +1,5 @@
 import type { ConnectError } from "@connectrpc/connect";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 
 /**
  * The reasons of intern chat errors (spec 7) with the `retryable` flag each one always carries,

@@ -4,7 +4,7 @@ import type { ConnectError, HandlerContext, ServiceImpl } from "@connectrpc/conn
 import type { Transaction } from "sequelize";
 import { InternReplyStatus, type InternChatEventSchema, type InternChatRequest, type InternsService } from "../../gen/gateway/v1/interns_pb.js";
 import { callerOf, type Caller } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import type { Deps } from "../deps.js";
 import { isMember } from "../members/member-store.js";
 import { internChatError, type InternChatReason } from "./intern-chat-errors.js";

@@ -1,6 +1,6 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { Caller } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import type { Deps } from "../deps.js";
 import { HostCallError } from "./intern-host-client.js";
 import type { InternHostAccess } from "./intern-hosts.js";

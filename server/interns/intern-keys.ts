@@ -1,5 +1,5 @@
 import type { Transaction } from "sequelize";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { ApiKeyRow } from "../db/models.js";
 import { issueKey } from "../keys/key-issuer.js";
 import { isMember } from "../members/member-store.js";

@@ -1,7 +1,7 @@
 import { ConnectError } from "@connectrpc/connect";
 import type { Transaction } from "sequelize";
 import type { Caller } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { newLeaseOwner } from "../core/lease-owner.js";
 import type { Deps } from "../deps.js";
 import type { InternHostAccess, ProvisionStep } from "./intern-hosts.js";

@@ -1,8 +1,8 @@
 import type { Sequelize, Transaction } from "sequelize";
 import type { Caller } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { confinedInternOf, workspaceOf } from "../core/scope.js";
-import { UUID_PATTERN } from "../core/text-rules.js";
+import { UUID_PATTERN } from "../../wire/text-rules.js";
 import { readIntern, type InternRow, type InternScopeFilter } from "./intern-store.js";
 
 /**

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { InternSchema, InternStatusSchema, type Intern } from "../../gen/gateway/v1/interns_pb.js";
-import { enumFromStored } from "../core/wire-enums.js";
+import { enumFromStored } from "../../wire/enums.js";
 import type { InternRow } from "./intern-store.js";
 
 /** The public intern object (interns.proto `Intern`, OpenRouter's shape). */

@@ -5,10 +5,10 @@ import { UpdateInternRequestSchema, type InternsService } from "../../gen/gatewa
 import type { Catalog } from "../catalog/catalog.js";
 import { findCatalogModel } from "../catalog/model-lookup.js";
 import { callerOf } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { decodeCursor, encodeCursor } from "../core/pagination.js";
 import { requireKeyWorkspace, requireWorkspaceKey, workspaceOf } from "../core/scope.js";
-import { UUID_PATTERN } from "../core/text-rules.js";
+import { UUID_PATTERN } from "../../wire/text-rules.js";
 import { changedFields } from "../core/update-mask.js";
 import type { Deps } from "../deps.js";
 import { createInternVault, isInternVaultOf } from "../vault/vault-store.js";
@@ -25,7 +25,7 @@ import { toIntern } from "./intern-wire.js";
  * beside these methods in services.ts:
  *   `{ ...internRecordsService(deps, lifecycle), ...internChatService(deps) }`.
  * The programme gate (404 outside it) and the refusal of regional hostnames run before any handler
- * (core/auth.ts, intern-global-host.ts); the scope rule is intern-scope.ts.
+ * (core/auth.ts, core/global-host.ts); the scope rule is intern-scope.ts.
  */
 export type InternRecordMethods = Omit<ServiceImpl<typeof InternsService>, "chatCompletions">;
 

@@ -1,4 +1,4 @@
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 
 /**
  * The callback URL of an authorization code (spec 4.2): https anywhere, or http(s) on the loopback

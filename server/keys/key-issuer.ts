@@ -1,5 +1,5 @@
 import type { Transaction } from "sequelize";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { hashKey, maskKey, newKeySecret } from "../core/key-secret.js";
 import { ApiKeyRow } from "../db/models.js";
 import { isMember, ownerOf } from "../members/member-store.js";

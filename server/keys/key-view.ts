@@ -5,7 +5,7 @@ import { ApiKeySchema, CurrentKeySchema, type ApiKey, type CurrentKey } from "..
 import { nextReset } from "../core/budget-periods.js";
 import { microsToUsdDecimal, remainingUsd, usdNumber } from "../core/money.js";
 import { optionalTimestamp } from "../core/timestamps.js";
-import { enumFromStored, wireNames } from "../core/wire-enums.js";
+import { enumFromStored, wireNames } from "../../wire/enums.js";
 import type { ApiKeyRow, OrganizationRow } from "../db/models.js";
 import type { ApplyingGuardrail } from "../guardrails/applying-guardrails.js";
 import { keyLimitPeriod, type BudgetLayer } from "../usage/budget-layers.js";

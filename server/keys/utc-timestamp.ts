@@ -1,4 +1,4 @@
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 
 /**
  * The strict timestamp form of the authorization-code expiry (spec 4.2): UTC with seconds,

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { QueryTypes, UniqueConstraintError, type Transaction } from "sequelize";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { findPage } from "../core/pagination.js";
 import { MemberRow } from "../db/governance-models.js";
 

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { MemberRole, MemberRoleSchema, MemberSchema, type CreateMemberRequest, type Member } from "../../gen/gateway/v1/members_pb.js";
-import { enumFromStored, wireName } from "../core/wire-enums.js";
+import { enumFromStored, wireName } from "../../wire/enums.js";
 import type { MemberRow } from "../db/governance-models.js";
 import type { NewMember } from "./member-store.js";
 

@@ -4,7 +4,7 @@ import { endpointStats, NO_STATS } from "../catalog/endpoint-stats.js";
 import { findCatalogModel } from "../catalog/model-lookup.js";
 import { privateEndpointsOf } from "../catalog/private-endpoint-catalog.js";
 import { callerOf, optionalCallerOf, type Caller } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import type { Deps } from "../deps.js";
 import { policyOf, regionalHostOf, UNRESTRICTED } from "../governance/endpoint-policy.js";
 import { guardrailsApplyingTo } from "../guardrails/applying-guardrails.js";

@@ -6,9 +6,9 @@ import { DeletedResponseSchema, ResetIntervalSchema } from "../../gen/gateway/v1
 import { OrganizationSchema, type Organization, type OperatorService } from "../../gen/gateway/v1/operator_pb.js";
 import { Entitlement } from "../../gen/gateway/v1/options_pb.js";
 import { ENTITLEMENT_NAMES } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { storedUsd } from "../core/money.js";
-import { wireName } from "../core/wire-enums.js";
+import { wireName } from "../../wire/enums.js";
 import { OrganizationRow, WorkspaceRow } from "../db/models.js";
 import type { Deps } from "../deps.js";
 import { futureDate, issueKey, issueManagementKey } from "../keys/key-issuer.js";

@@ -1,7 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { OrganizationService, UpdateOrganizationSettingsRequestSchema } from "../../gen/gateway/v1/organization_pb.js";
 import { callerOf } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { changedFields } from "../core/update-mask.js";
 import { OrganizationRow } from "../db/models.js";
 

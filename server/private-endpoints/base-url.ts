@@ -1,4 +1,4 @@
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 
 /**
  * What a base_url may look like beyond the proto's `https://` pattern (400 otherwise). Whether

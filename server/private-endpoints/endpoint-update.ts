@@ -1,6 +1,6 @@
 import { DataRegionSchema } from "../../gen/gateway/v1/common_pb.js";
 import type { UpdatePrivateEndpointRequest } from "../../gen/gateway/v1/private_endpoints_pb.js";
-import { wireName } from "../core/wire-enums.js";
+import { wireName } from "../../wire/enums.js";
 
 /** The part of an endpoint a PATCH replaces, as stored. */
 export interface UpstreamConfig {

@@ -9,7 +9,7 @@ import {
   type PrivateEndpointSummary,
 } from "../../gen/gateway/v1/private_endpoints_pb.js";
 import { optionalTimestamp } from "../core/timestamps.js";
-import { enumFromStored } from "../core/wire-enums.js";
+import { enumFromStored } from "../../wire/enums.js";
 import type { PrivateEndpointRow } from "../db/governance-models.js";
 
 /** Full record (spec 2.11, plus created_at and validated_at). NUMERIC prices stay decimal strings. */

@@ -1,6 +1,6 @@
 import type { Catalog } from "../catalog/catalog.js";
 import { findCatalogModel, MODEL_ID } from "../catalog/model-lookup.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 
 export interface ModelIdentity {
   /** The model's canonical slug, e.g. "openai/gpt-4o-2024-08-06". */

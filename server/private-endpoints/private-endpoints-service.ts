@@ -5,10 +5,10 @@ import { DataRegionSchema, DeletedResponseSchema } from "../../gen/gateway/v1/co
 import { UpdatePrivateEndpointRequestSchema, type PrivateEndpointsService } from "../../gen/gateway/v1/private_endpoints_pb.js";
 import { requireByokProvider } from "../byok/byok-providers.js";
 import { callerOf, type Caller } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { findInOrganization, findWorkspace, inOrganization } from "../core/scope.js";
 import { changedFields } from "../core/update-mask.js";
-import { wireName } from "../core/wire-enums.js";
+import { wireName } from "../../wire/enums.js";
 import { PrivateEndpointRow } from "../db/governance-models.js";
 import type { Deps } from "../deps.js";
 import { parseBaseUrl } from "./base-url.js";

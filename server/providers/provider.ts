@@ -1,5 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { PinnedConnection } from "./upstream-http.js";
+import type { LookupFunction } from "node:net";
 
 /**
  * The one interface between the inference pipeline and upstream providers. The pipeline speaks
@@ -8,6 +8,12 @@ import type { PinnedConnection } from "./upstream-http.js";
  * provider's dialect.
  */
 export type ProviderKind = "openai" | "anthropic";
+
+/** How a private endpoint is reached: only at the addresses its guard vetted, with our trust store. */
+export interface PinnedConnection {
+  lookup: LookupFunction;
+  ca: string[];
+}
 
 /** Where and how one call goes: a catalog endpoint's provider, or a private endpoint. */
 export interface UpstreamTarget {

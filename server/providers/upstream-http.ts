@@ -1,7 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import http, { type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import https from "node:https";
-import type { LookupFunction } from "node:net";
 import type { Readable } from "node:stream";
 import { isObject } from "./json-shape.js";
 import { UpstreamError, type UpstreamTarget } from "./provider.js";
@@ -24,12 +23,6 @@ const agents = { "http:": new http.Agent(POOL), "https:": new https.Agent(POOL) 
 
 /** Error bodies are only read for their message; a proxy's HTML page needs no more than this. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
-
-/** How a private endpoint is reached: only at the addresses its guard vetted, with our trust store. */
-export interface PinnedConnection {
-  lookup: LookupFunction;
-  ca: string[];
-}
 
 export interface UpstreamResponse {
   status: number;

@@ -1,4 +1,4 @@
-import { UUID_PATTERN } from "../core/text-rules.js";
+import { UUID_PATTERN } from "../../wire/text-rules.js";
 import type { Deps } from "../deps.js";
 import type { InternStatusName } from "../interns/intern-record.js";
 import { readInternById } from "../interns/intern-store.js";

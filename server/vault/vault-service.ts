@@ -2,7 +2,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { VaultSecretScope, type VaultService } from "../../gen/gateway/v1/vault_pb.js";
 import { callerOf, type Caller } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { pageOf } from "../core/pagination.js";
 import { requireWorkspaceKey, workspaceNotFound, workspaceOf } from "../core/scope.js";
 import type { Deps } from "../deps.js";
@@ -25,7 +25,7 @@ import {
 
 /**
  * The vault API (spec 2.10, 4.8). The interns programme gate (404) and the refusal of regional
- * hostnames run before any handler (core/auth.ts, interns/intern-global-host.ts). Scope is the
+ * hostnames run before any handler (core/auth.ts, core/global-host.ts). Scope is the
  * key's: workspace routes act on its workspace, intern routes on one visible intern; an intern's
  * own key reaches only its intern's secrets (workspace routes and the copy, which reads the
  * workspace's, are 404 to it). Writes answer 503 while GATEWAY_VAULT_WRITES_DISABLED is set.

@@ -1,6 +1,6 @@
 import { ConnectError } from "@connectrpc/connect";
 import type { VideoPollerConfig } from "../config.js";
-import { httpErrorOf } from "../core/errors.js";
+import { httpErrorOf } from "../../wire/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { isRetryable, toGatewayError } from "../inference/upstream-errors.js";
 import { UpstreamError } from "../providers/provider.js";

@@ -1,8 +1,8 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { VideoFrameType, VideoFrameTypeSchema, type CreateVideoRequest } from "../../gen/gateway/v1/videos_pb.js";
 import type { CatalogVideoModel } from "../catalog/video-models.js";
-import { gatewayError } from "../core/errors.js";
-import { wireName } from "../core/wire-enums.js";
+import { gatewayError } from "../../wire/errors.js";
+import { wireName } from "../../wire/enums.js";
 import type { VideoSubmission } from "../providers/video-api.js";
 
 /**

@@ -4,7 +4,7 @@ import type { CreateVideoRequest } from "../../gen/gateway/v1/videos_pb.js";
 import { isFreeEndpoint, type CatalogEndpoint } from "../catalog/catalog.js";
 import { findVideoModel, type CatalogVideoModel } from "../catalog/video-models.js";
 import { callerOf } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { admit } from "../admission/exact-admission.js";
 import type { CallerContext } from "../inference/caller-context.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";

@@ -1,6 +1,6 @@
 import type { CatalogEndpoint } from "../catalog/catalog.js";
 import { findVideoModel, type CatalogVideoModel } from "../catalog/video-models.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import type { CallerContext } from "../inference/caller-context.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { UpstreamError, type UpstreamTarget } from "../providers/provider.js";

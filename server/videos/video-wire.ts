@@ -2,7 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { VideoStatusSchema, type VideoJobSchema, type VideoModelSchema } from "../../gen/gateway/v1/videos_pb.js";
 import type { CatalogVideoModel } from "../catalog/video-models.js";
 import { usdNumber } from "../core/money.js";
-import { enumFromStored } from "../core/wire-enums.js";
+import { enumFromStored } from "../../wire/enums.js";
 import { OPEN, outputsAvailable, type VideoJobRow } from "./video-jobs.js";
 import { contentPath, type UrlSigner } from "./video-url-signing.js";
 

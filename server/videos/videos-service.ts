@@ -1,7 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { VideosService } from "../../gen/gateway/v1/videos_pb.js";
 import { callerOf } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { findJob, outputsAvailable, type VideoJobRow } from "./video-jobs.js";
 import { readOutput } from "./video-outputs.js";

@@ -1,4 +1,4 @@
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 
 /** Budget limits must strictly decrease as the interval narrows: lifetime > monthly > weekly > daily. */
 const WIDTH: Record<string, number> = { daily: 0, weekly: 1, monthly: 2, lifetime: 3 };

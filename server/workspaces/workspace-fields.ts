@@ -1,7 +1,7 @@
 import type { Attributes, Transaction } from "sequelize";
 import { ProviderSortSchema, ServerToolSchema, type ProviderSort, type ServerTool } from "../../gen/gateway/v1/workspaces_pb.js";
-import { gatewayError } from "../core/errors.js";
-import { wireName, wireNamesOf } from "../core/wire-enums.js";
+import { gatewayError } from "../../wire/errors.js";
+import { wireName, wireNamesOf } from "../../wire/enums.js";
 import { GuardrailRow } from "../db/governance-models.js";
 import type { WorkspaceRow } from "../db/models.js";
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { ForeignKeyConstraintError, Op, UniqueConstraintError, type CreationAttributes, type Sequelize, type Transaction } from "sequelize";
 import type { Caller } from "../core/auth.js";
-import { gatewayError } from "../core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { findWorkspace, inOrganization } from "../core/scope.js";
 import { GuardrailRow } from "../db/governance-models.js";
 import { ApiKeyRow, WorkspaceRow } from "../db/models.js";

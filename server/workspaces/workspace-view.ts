@@ -11,7 +11,7 @@ import {
 } from "../../gen/gateway/v1/workspaces_pb.js";
 import { microsToUsd } from "../core/money.js";
 import { optionalTimestamp } from "../core/timestamps.js";
-import { enumFromStored } from "../core/wire-enums.js";
+import { enumFromStored } from "../../wire/enums.js";
 import type { WorkspaceBudgetRow, WorkspaceRow } from "../db/models.js";
 
 export function toWorkspace(row: WorkspaceRow): Workspace {

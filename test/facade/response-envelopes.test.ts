@@ -5,7 +5,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { RouteTable, type Route } from "../../facade/route-table.js";
 import { envelope } from "../../gen/gateway/v1/options_pb.js";
-import { allServices } from "../../server/services.js";
+import { allServices } from "../../wire/services.js";
 
 /**
  * Spec 1: "most successful responses wrap the record in an object with a `data` field; exceptions

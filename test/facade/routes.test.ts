@@ -4,7 +4,7 @@ import * as assert from "uvu/assert";
 import { parseTemplate, splitPath } from "../../facade/path-template.js";
 import { RouteTable, type Route } from "../../facade/route-table.js";
 import { http } from "../../gen/google/api/annotations_pb.js";
-import { allServices } from "../../server/services.js";
+import { allServices } from "../../wire/services.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call, rawRequest } from "../support/http.js";
 import { seedOrganization } from "../support/seed.js";

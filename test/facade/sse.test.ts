@@ -14,7 +14,7 @@ import {
   type InternChatEvent,
   type InternChatRequest,
 } from "../../gen/gateway/v1/interns_pb.js";
-import { gatewayError } from "../../server/core/errors.js";
+import { gatewayError } from "../../wire/errors.js";
 import { createLogger } from "../../server/logger.js";
 import { at } from "../support/http.js";
 

@@ -6,7 +6,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { ListOrganizationsResponseSchema, OperatorService } from "../../gen/gateway/v1/operator_pb.js";
-import { httpErrorOf } from "../../server/core/errors.js";
+import { httpErrorOf } from "../../wire/errors.js";
 import { at, call } from "../support/http.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 
@@ -17,7 +17,7 @@ function admin(gw: TestGateway, args: string[], token = gw.operatorToken): Promi
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", "server/operator/admin-cli.ts", ...args],
+      ["--import", "tsx", "cmd/admin.ts", ...args],
       { cwd: ROOT, env: { ...process.env, GATEWAY_GRPC_URL: gw.grpcUrl, GATEWAY_OPERATOR_TOKEN: token } },
       (error, stdout, stderr) => {
         let json: unknown;

@@ -10,7 +10,7 @@ import { startGatewayProcess, type GatewayProcess } from "../support/gateway-pro
 import { at, call } from "../support/http.js";
 
 /**
- * The facade in this process, the core in a child process (`server/main.ts --core-only`), the two
+ * The facade in this process, the core in a child process (`cmd/gateway.ts --core-only`), the two
  * joined only by gRPC over h2c, as `npm run start:core` + `npm run start:facade` run them.
  */
 interface Context {

@@ -2,7 +2,7 @@ import { getOption } from "@bufbuild/protobuf";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { Access, access } from "../../gen/gateway/v1/options_pb.js";
-import { allServices } from "../../server/services.js";
+import { allServices } from "../../wire/services.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { baselinePathValues, casesFor, pathOf, type FuzzCase } from "./fuzz-cases.js";
 import { answerProblems, excerpt, inPool, parsed, send } from "./fuzz-checks.js";

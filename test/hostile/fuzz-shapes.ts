@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { ScalarType, type DescField, type DescMessage, type DescService } from "@bufbuild/protobuf";
 import { RouteTable, type Route } from "../../facade/route-table.js";
 import { rules as rulesOption, type FieldRules } from "../../gen/gateway/v1/options_pb.js";
-import { setOptionOf } from "../../server/core/proto-options.js";
-import { wireNames } from "../../server/core/wire-enums.js";
+import { setOptionOf } from "../../wire/proto-options.js";
+import { wireNames } from "../../wire/enums.js";
 import { isFuzzObject, type FuzzJson, type FuzzObject } from "./fuzz-json.js";
 
 /**

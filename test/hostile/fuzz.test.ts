@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { allServices } from "../../server/services.js";
+import { allServices } from "../../wire/services.js";
 import { baselinePathValues, casesFor, pathOf, routingCases, type FuzzCase } from "./fuzz-cases.js";
 import { answerProblems, excerpt, inPool, parsed, readBackProblems, send, type Answer } from "./fuzz-checks.js";
 import { startFuzzGateway, type FuzzGateway } from "./fuzz-gateway.js";

@@ -2,7 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { httpErrorOf } from "../../server/core/errors.js";
+import { httpErrorOf } from "../../wire/errors.js";
 import { chatToMessage, messagesToChat } from "../../server/inference/formats/messages-format.js";
 import { chatStreamToMessageEvents } from "../../server/inference/formats/messages-stream.js";
 import { chatToResponse, responsesToChat } from "../../server/inference/formats/responses-format.js";

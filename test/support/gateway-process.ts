@@ -6,7 +6,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 
 /**
- * A gateway in a child process (`server/main.ts`), for what one process cannot show: a remote
+ * A gateway in a child process (`cmd/gateway.ts`), for what one process cannot show: a remote
  * core, several instances on one database, a crash. Ready once it logs "gateway listening".
  */
 export interface GatewayProcess {
@@ -41,7 +41,7 @@ export async function startGatewayProcess(options: { databaseUrl: string; key: s
   const httpPort = await freePort();
   let grpcPort = await freePort();
   while (grpcPort === httpPort) grpcPort = await freePort();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", "server/main.ts", ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", "cmd/gateway.ts", ...(options.args ?? [])], {
     cwd: ROOT,
     env: {
       ...process.env,

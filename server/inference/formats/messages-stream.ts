@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { gatewayError } from "../../core/errors.js";
+import { gatewayError } from "../../../wire/errors.js";
 import { isObject } from "../../providers/json-shape.js";
 import { firstChoice, type StreamIds } from "./format-fields.js";
 import { messageUsage, stopReason } from "./messages-format.js";

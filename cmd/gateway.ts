@@ -1,6 +1,6 @@
-import { startGateway } from "./app.js";
-import { loadConfig } from "./config.js";
-import { createLogger } from "./logger.js";
+import { startGateway } from "../server/app.js";
+import { loadConfig } from "../server/config.js";
+import { createLogger } from "../server/logger.js";
 
 /** `npm start`: the gateway. `--core-only`: the gRPC/Connect core without the REST facade. */
 const config = loadConfig();

@@ -1,5 +1,5 @@
 import { getOption, type DescEnum } from "@bufbuild/protobuf";
-import { wire } from "../../gen/gateway/v1/options_pb.js";
+import { wire } from "../gen/gateway/v1/options_pb.js";
 
 /**
  * Proto enums travel as the spec's lowercase strings on the REST wire and in the database; each

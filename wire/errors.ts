@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ErrorDetailSchema } from "../../gen/gateway/v1/errors_pb.js";
+import { ErrorDetailSchema } from "../gen/gateway/v1/errors_pb.js";
 
 /**
  * The one error mechanism (ARCHITECTURE §3). Handlers throw `gatewayError(status, …)`: a

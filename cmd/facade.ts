@@ -2,8 +2,8 @@ import http from "node:http";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { loadConfig } from "../server/config.js";
 import { createLogger } from "../server/logger.js";
-import { allServices } from "../server/services.js";
-import { createFacade } from "./facade.js";
+import { allServices } from "../wire/services.js";
+import { createFacade } from "../facade/facade.js";
 
 /**
  * `npm run start:facade`: the REST facade alone, calling a core in another process over gRPC

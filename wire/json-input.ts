@@ -1,6 +1,6 @@
 import { fromJson, ScalarType, type DescEnum, type DescField, type DescMessage, type JsonObject, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 import { gatewayError } from "./errors.js";
-import { enumFromWire, wireNames } from "./wire-enums.js";
+import { enumFromWire, wireNames } from "./enums.js";
 
 /**
  * A request message from the spec's JSON (ARCHITECTURE §2), the inverse of wire-json.ts: proto or

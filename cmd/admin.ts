@@ -4,11 +4,11 @@ import { parseArgs } from "node:util";
 import { toJson, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { MemberRole } from "../../gen/gateway/v1/members_pb.js";
-import { OperatorService } from "../../gen/gateway/v1/operator_pb.js";
-import { Entitlement } from "../../gen/gateway/v1/options_pb.js";
-import { httpErrorOf } from "../core/errors.js";
-import { OPERATOR_TOKEN_FILE } from "../core/local-secrets.js";
+import { MemberRole } from "../gen/gateway/v1/members_pb.js";
+import { OperatorService } from "../gen/gateway/v1/operator_pb.js";
+import { Entitlement } from "../gen/gateway/v1/options_pb.js";
+import { httpErrorOf } from "../wire/errors.js";
+import { OPERATOR_TOKEN_FILE } from "../server/core/local-secrets.js";
 
 /**
  * `npm run admin -- <command>`: the operator's command line, a gRPC client of OperatorService.

@@ -1,9 +1,9 @@
 import { toJson, ScalarType, type DescField, type DescMessage, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import { FeatureSet_FieldPresence, timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import { envelope, nullable, omit_empty } from "../../gen/gateway/v1/options_pb.js";
+import { envelope, nullable, omit_empty } from "../gen/gateway/v1/options_pb.js";
 import { optionOf } from "./proto-options.js";
-import { wireName } from "./wire-enums.js";
+import { wireName } from "./enums.js";
 
 /**
  * The spec's JSON of a message (ARCHITECTURE §2): proto field names, every non-optional field

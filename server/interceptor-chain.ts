@@ -1,0 +1,21 @@
+import type { Interceptor } from "@connectrpc/connect";
+import { authInterceptor } from "./core/auth.js";
+import { errorInterceptor } from "./core/error-interceptor.js";
+import { globalHostOnlyInterceptor } from "./core/global-host.js";
+import { validationInterceptor } from "./core/validation.js";
+import type { Deps } from "./deps.js";
+import { regionalHostOf } from "./governance/endpoint-policy.js";
+
+/**
+ * The core's chain, outermost first: errors → auth → global host only (interns, vault) →
+ * validation → handler. Assembled here, where the gateway is composed: the mechanisms of
+ * server/core know nothing of the services and stores they are given.
+ */
+export function coreInterceptors({ log, secrets, governance, catalog }: Deps): Interceptor[] {
+  return [
+    errorInterceptor(log),
+    authInterceptor(secrets.operatorToken, (keyHash) => governance.caller(keyHash)),
+    globalHostOnlyInterceptor((host) => regionalHostOf(catalog, host)),
+    validationInterceptor(),
+  ];
+}

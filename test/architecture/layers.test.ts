@@ -1,0 +1,67 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { cycles, importGraph, violations } from "./import-graph.js";
+
+/**
+ * The layers of ARCHITECTURE §7, checked on every run (no gateway, no database): gen/ → wire/ →
+ * server/core and the other mechanisms → the service folders; facade/ stands on gen/ and wire/
+ * alone; cmd/ composes everything and nothing imports it. No module imports itself back.
+ */
+const test = suite("architecture: layers");
+
+/** The folders under server/ that implement a service of the API (what server/core must not know). */
+const SERVICE_FOLDERS = [
+  "analytics", "batches", "byok", "decisions", "edge", "end-users", "files", "guardrails", "inference", "interns",
+  "keys", "members", "models", "operator", "organization", "private-endpoints", "vault", "videos", "workspaces",
+];
+
+const under = (folder: string) => (file: string) => file.startsWith(`${folder}/`);
+const graph = importGraph();
+const runtimeGraph = importGraph(undefined, undefined, { typeOnly: false });
+
+test("the graph is read: every layer has modules", () => {
+  for (const folder of ["cmd", "facade", "server", "wire"]) assert.ok([...graph.keys()].some(under(folder)), folder);
+});
+
+test("no import cycle between modules (imports that load a module; types alone order nothing)", () => {
+  assert.equal(cycles(runtimeGraph), []);
+});
+
+test("facade/ imports only gen/, wire/ and itself", () => {
+  assert.equal(violations(graph, under("facade"), (t) => under("gen")(t) || under("wire")(t) || under("facade")(t)), []);
+});
+
+test("wire/ imports only gen/ and itself", () => {
+  assert.equal(violations(graph, under("wire"), (t) => under("gen")(t) || under("wire")(t)), []);
+});
+
+test("server/core imports no service folder", () => {
+  assert.equal(violations(graph, under("server/core"), (t) => !SERVICE_FOLDERS.some((folder) => under(`server/${folder}`)(t))), []);
+});
+
+test("nothing imports cmd/ (entry points compose; they are not composed)", () => {
+  assert.equal(violations(graph, (f) => !under("cmd")(f), (t) => !under("cmd")(t)), []);
+});
+
+test("the checks fail on a planted cycle and a planted upward import", () => {
+  const planted = fs.mkdtempSync(path.join(os.tmpdir(), "architecture-"));
+  try {
+    fs.mkdirSync(path.join(planted, "server/core"), { recursive: true });
+    fs.mkdirSync(path.join(planted, "server/keys"), { recursive: true });
+    fs.mkdirSync(path.join(planted, "facade"), { recursive: true });
+    fs.writeFileSync(path.join(planted, "server/core/a.ts"), 'import { b } from "../keys/b.js";\nexport const a = 1;\n');
+    fs.writeFileSync(path.join(planted, "server/keys/b.ts"), 'import { a } from "../core/a.js";\nexport const b = 2;\n');
+    fs.writeFileSync(path.join(planted, "facade/f.ts"), 'import { a } from "../server/core/a.js";\n');
+    const plantedGraph = importGraph(planted, ["facade", "server"], { typeOnly: false });
+    assert.equal(cycles(plantedGraph), [["server/core/a.ts", "server/keys/b.ts"]]);
+    assert.equal(violations(plantedGraph, under("facade"), (t) => under("gen")(t) || under("wire")(t) || under("facade")(t)), ["facade/f.ts → server/core/a.ts"]);
+    assert.equal(violations(plantedGraph, under("server/core"), (t) => !under("server/keys")(t)), ["server/core/a.ts → server/keys/b.ts"]);
+  } finally {
+    fs.rmSync(planted, { recursive: true, force: true });
+  }
+});
+
+test.run();
