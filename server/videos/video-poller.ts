@@ -1,4 +1,5 @@
 import { QueryTypes } from "sequelize";
+import { startLeasedWorker } from "../core/leased-worker.js";
 import { newLeaseOwner } from "../core/lease-owner.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { advanceJob, type Advancer } from "./video-advance.js";
@@ -36,14 +37,10 @@ export function startVideoPoller(runtime: InferenceRuntime): VideoPoller {
   const owner = newLeaseOwner();
   const stopping = new AbortController();
   const advancer: Advancer = { runtime, owner, settings, signal: stopping.signal };
-  const running = new Set<Promise<void>>();
   // Only the jobs being worked on are renewed: a lease left behind by a step that could not finish lapses.
   const held = new Map<string, number>();
-  let wakeUp: (() => void) | undefined;
-  let lastSweep = 0;
 
   async function claim(limit: number): Promise<VideoJobRow[]> {
-    if (limit <= 0) return [];
     return sequelize.query<VideoJobRow>(
       `WITH picked AS (
          SELECT id FROM video_jobs
@@ -71,18 +68,11 @@ export function startVideoPoller(runtime: InferenceRuntime): VideoPoller {
     }
   }
 
-  function start(job: VideoJobRow): Promise<void> {
-    const task = holding(job.id, () => advanceJob(advancer, job))
-      .catch((err: unknown) => {
-        // The database failed mid-step: the job's lease lapses and it is claimed again.
-        log.warn({ job: job.id, err: (err as Error).message }, "video job step could not be recorded; it will be retried");
-      })
-      .finally(() => {
-        running.delete(task);
-        wakeUp?.();
-      });
-    running.add(task);
-    return task;
+  async function work(job: VideoJobRow): Promise<void> {
+    await holding(job.id, () => advanceJob(advancer, job)).catch((err: unknown) => {
+      // The database failed mid-step: the job's lease lapses and it is claimed again.
+      log.warn({ job: job.id, err: (err as Error).message }, "video job step could not be recorded; it will be retried");
+    });
   }
 
   /** Deletes the stored outputs of jobs whose `expires_at` has passed; reads already refuse them. */
@@ -99,63 +89,34 @@ export function startVideoPoller(runtime: InferenceRuntime): VideoPoller {
     }
   }
 
-  async function runOnce(): Promise<number> {
-    lastSweep = Date.now();
-    await sweep();
-    const jobs = await claim(settings.concurrency - running.size);
-    await Promise.all(jobs.map(start));
-    return jobs.length;
-  }
-
-  async function loop(): Promise<void> {
-    while (!stopping.signal.aborted) {
-      try {
-        if (Date.now() - lastSweep >= SWEEP_MS) {
-          lastSweep = Date.now();
-          await sweep();
-        }
-        for (const job of await claim(settings.concurrency - running.size)) void start(job);
-      } catch (err) {
-        log.warn({ err: (err as Error).message }, "video poller: database step failed; retrying");
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, settings.pollMs);
-        wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wakeUp = undefined;
-    }
-  }
-
   /** Extends the leases of the jobs this instance works on, submissions in the request path included. */
-  const renewal = setInterval(
-    () => {
-      if (held.size === 0) return;
-      sequelize
-        .query(`UPDATE video_jobs SET lease_expires_at = now() + make_interval(secs => $lease) WHERE id = ANY($ids) AND lease_owner = $owner`, {
-          bind: { lease: settings.leaseSeconds, owner, ids: [...held.keys()] },
-        })
-        .catch((err: unknown) => log.warn({ err: (err as Error).message }, "video job leases could not be renewed"));
-    },
-    Math.max(200, (settings.leaseSeconds * 1000) / 3),
-  );
-  renewal.unref();
+  async function renew(): Promise<void> {
+    if (held.size === 0) return;
+    await sequelize.query(`UPDATE video_jobs SET lease_expires_at = now() + make_interval(secs => $lease) WHERE id = ANY($ids) AND lease_owner = $owner`, {
+      bind: { lease: settings.leaseSeconds, owner, ids: [...held.keys()] },
+    });
+  }
 
-  const looping = settings.pollMs > 0 ? loop() : Promise.resolve();
+  const worker = startLeasedWorker({
+    name: "video poller",
+    log,
+    concurrency: settings.concurrency,
+    pollMs: settings.pollMs,
+    claim,
+    work,
+    renew: { everyMs: Math.max(200, (settings.leaseSeconds * 1000) / 3), run: renew },
+    sweep,
+    sweepEveryMs: SWEEP_MS,
+  });
 
   return {
     owner,
     holding,
-    runOnce,
-    wake: () => wakeUp?.(),
+    runOnce: () => worker.runOnce(),
+    wake: () => worker.wake(),
     async stop() {
       stopping.abort();
-      wakeUp?.();
-      clearInterval(renewal);
-      await looping;
-      await Promise.allSettled(running);
+      await worker.stop();
       // Handed back now rather than when the leases lapse, so the next instance goes on at once.
       await sequelize
         .query("UPDATE video_jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $owner", { bind: { owner } })
