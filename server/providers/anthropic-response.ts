@@ -1,65 +1,8 @@
-import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { isObject, stringOr, tokenCount } from "./json-shape.js";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { finishReasonOf } from "./anthropic/stop-reasons.js";
+import { anthropicTokens, chatUsageJson, upstreamUsage, type AnthropicTokens } from "./anthropic/usage.js";
+import { isObject, stringOr } from "./json-shape.js";
 import { UpstreamError, type UpstreamUsage } from "./provider.js";
-
-/** Anthropic's stop_reason as OpenAI's finish_reason; the original travels as native_finish_reason. */
-const FINISH_REASON: Record<string, string> = {
-  end_turn: "stop",
-  stop_sequence: "stop",
-  pause_turn: "stop",
-  max_tokens: "length",
-  model_context_window_exceeded: "length",
-  tool_use: "tool_calls",
-  refusal: "content_filter",
-};
-
-export function finishReason(stopReason: string): string {
-  return FINISH_REASON[stopReason] ?? "stop";
-}
-
-/**
- * Anthropic counts cache reads and cache writes apart from `input_tokens`; OpenAI's
- * prompt_tokens includes them, with the cache reads repeated as cached_tokens.
- */
-export interface AnthropicTokens {
-  input: number;
-  cacheRead: number;
-  cacheWrite: number;
-  output: number;
-}
-
-export function anthropicTokens(usage: JsonValue | undefined, previous?: AnthropicTokens): AnthropicTokens {
-  const u = isObject(usage) ? usage : {};
-  // message_delta repeats only what it knows; keep message_start's counts for the rest.
-  const pick = (value: JsonValue | undefined, before: number) => (value === undefined || value === null ? before : tokenCount(value));
-  return {
-    input: pick(u.input_tokens, previous?.input ?? 0),
-    cacheRead: pick(u.cache_read_input_tokens, previous?.cacheRead ?? 0),
-    cacheWrite: pick(u.cache_creation_input_tokens, previous?.cacheWrite ?? 0),
-    output: pick(u.output_tokens, previous?.output ?? 0),
-  };
-}
-
-export function upstreamUsage(tokens: AnthropicTokens): UpstreamUsage {
-  return {
-    promptTokens: tokens.input + tokens.cacheRead + tokens.cacheWrite,
-    completionTokens: tokens.output,
-    // Anthropic bills thinking as output without counting it separately.
-    reasoningTokens: 0,
-    cachedTokens: tokens.cacheRead,
-  };
-}
-
-export function openAiUsageJson(tokens: AnthropicTokens): JsonObject {
-  const usage = upstreamUsage(tokens);
-  return {
-    prompt_tokens: usage.promptTokens,
-    completion_tokens: usage.completionTokens,
-    total_tokens: usage.promptTokens + usage.completionTokens,
-    prompt_tokens_details: { cached_tokens: tokens.cacheRead, cache_write_tokens: tokens.cacheWrite },
-    completion_tokens_details: { reasoning_tokens: 0 },
-  };
-}
 
 /** A non-streamed Anthropic message as an OpenAI `chat.completion`. */
 export function chatCompletionFromMessage(message: JsonObject): { body: JsonObject; usage: UpstreamUsage | undefined } {
@@ -90,9 +33,9 @@ export function chatCompletionFromMessage(message: JsonObject): { body: JsonObje
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     model: stringOr(message.model, ""),
-    choices: [{ index: 0, message: assistant, finish_reason: finishReason(stopReason), native_finish_reason: stopReason, logprobs: null }],
+    choices: [{ index: 0, message: assistant, finish_reason: finishReasonOf(stopReason), native_finish_reason: stopReason, logprobs: null }],
   };
-  if (tokens) body.usage = openAiUsageJson(tokens);
+  if (tokens) body.usage = chatUsageJson(tokens);
   return { body, usage: tokens ? upstreamUsage(tokens) : undefined };
 }
 
@@ -156,7 +99,7 @@ export class AnthropicStreamTranslator {
       case "message_stop":
         this.stopped = true;
         // As OpenAI does with stream_options.include_usage: a last chunk with no choices.
-        return this.tokens ? [{ ...this.base(), choices: [], usage: openAiUsageJson(this.tokens) }] : [];
+        return this.tokens ? [{ ...this.base(), choices: [], usage: chatUsageJson(this.tokens) }] : [];
       default:
         // ping, content_block_stop, and event types Anthropic may add later.
         return [];
@@ -168,7 +111,7 @@ export class AnthropicStreamTranslator {
   }
 
   private chunk(delta: JsonObject, stopReason?: string): JsonObject {
-    const choice: JsonObject = { index: 0, delta, finish_reason: stopReason === undefined ? null : finishReason(stopReason), logprobs: null };
+    const choice: JsonObject = { index: 0, delta, finish_reason: stopReason === undefined ? null : finishReasonOf(stopReason), logprobs: null };
     if (stopReason !== undefined) choice.native_finish_reason = stopReason;
     return { ...this.base(), choices: [choice] };
   }

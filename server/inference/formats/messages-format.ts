@@ -1,10 +1,11 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { gatewayError } from "../../../wire/errors.js";
+import { stopReasonOf } from "../../providers/anthropic/stop-reasons.js";
+import { anthropicUsageJson, tokensOfChatUsage } from "../../providers/anthropic/usage.js";
 import { isObject } from "../../providers/json-shape.js";
 import {
   copyRoutingFields,
   copyScalars,
-  countAt,
   firstChoice,
   optionalArray,
   optionalBoolean,
@@ -178,15 +179,6 @@ function toolChoice(choice: JsonObject): JsonObject {
   return out;
 }
 
-const STOP_REASONS = new Set(["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"]);
-const STOP_REASON_OF_FINISH: Record<string, string> = { stop: "end_turn", length: "max_tokens", tool_calls: "tool_use", content_filter: "refusal" };
-
-/** The provider's own reason when it was Anthropic's (it tells a stop sequence from an end of turn), else the chat reason's counterpart. */
-export function stopReason(choice: JsonObject): string | null {
-  if (typeof choice.native_finish_reason === "string" && STOP_REASONS.has(choice.native_finish_reason)) return choice.native_finish_reason;
-  return typeof choice.finish_reason === "string" ? (STOP_REASON_OF_FINISH[choice.finish_reason] ?? "end_turn") : null;
-}
-
 export function chatToMessage(completion: JsonObject, ids: FormatIds): JsonObject {
   const choice = firstChoice(completion);
   const message = isObject(choice.message) ? choice.message : {};
@@ -203,7 +195,7 @@ export function chatToMessage(completion: JsonObject, ids: FormatIds): JsonObjec
     role: "assistant",
     model: typeof completion.model === "string" ? completion.model : "",
     content,
-    stop_reason: stopReason(choice) ?? "end_turn",
+    stop_reason: stopReasonOf(choice) ?? "end_turn",
     stop_sequence: null,
     usage: messageUsage(completion.usage),
   };
@@ -222,19 +214,9 @@ function toolInput(args: JsonValue | undefined): JsonObject {
   return parsed;
 }
 
-/**
- * Chat usage as Anthropic usage: Anthropic counts cache reads and writes apart from `input_tokens`,
- * chat's prompt_tokens includes them. The gateway's `cost` (USD) rides along as on chat.
- */
+/** Chat usage as Anthropic usage; the gateway's `cost` (USD) rides along as on chat. */
 export function messageUsage(usage: JsonValue | undefined): JsonObject {
-  const cacheRead = countAt(usage, "prompt_tokens_details", "cached_tokens");
-  const cacheWrite = countAt(usage, "prompt_tokens_details", "cache_write_tokens");
-  const out: JsonObject = {
-    input_tokens: Math.max(0, countAt(usage, "prompt_tokens") - cacheRead - cacheWrite),
-    output_tokens: countAt(usage, "completion_tokens"),
-    cache_read_input_tokens: cacheRead,
-    cache_creation_input_tokens: cacheWrite,
-  };
+  const out = anthropicUsageJson(tokensOfChatUsage(usage));
   if (isObject(usage) && typeof usage.cost === "number") out.cost = usage.cost;
   return out;
 }

@@ -2,7 +2,8 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { gatewayError } from "../../../wire/errors.js";
 import { isObject } from "../../providers/json-shape.js";
 import { firstChoice, type StreamIds } from "./format-fields.js";
-import { messageUsage, stopReason } from "./messages-format.js";
+import { stopReasonOf } from "../../providers/anthropic/stop-reasons.js";
+import { messageUsage } from "./messages-format.js";
 
 /**
  * A chat completion chunk stream as Anthropic Messages stream events (`message_start`,
@@ -53,7 +54,7 @@ class MessageStream {
       events.push(this.blockDelta({ type: "text_delta", text: delta.content }));
     }
     for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) if (isObject(call)) events.push(...this.toolDelta(call));
-    const reason = stopReason(choice);
+    const reason = stopReasonOf(choice);
     if (reason !== null && typeof choice.finish_reason === "string") this.stopReason = reason;
     return events;
   }
