@@ -79,14 +79,14 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
       res.setHeader("allow", match.allowed.join(", "));
       throw gatewayError(405, `Method ${req.method} is not allowed on ${rawPath}; allowed: ${match.allowed.join(", ")}`);
     }
-    const { route, variables } = match;
+    const { route, values } = match;
     const header = forwardedHeaders(req);
     const abort = new AbortController();
     res.once("close", () => abort.abort(REQUEST_ENDED));
     // Before anything the caller sent is read or decoded (credential-check.ts).
     await checkCredentials(route.method, header, abort.signal);
     if (malformed) throw gatewayError(400, "Malformed percent-encoding in the request path");
-    for (const [, value] of variables) {
+    for (const value of values) {
       if (value === "." || value === "..") throw gatewayError(400, `The path segment '${value}' cannot address a resource`);
     }
     if (route.method.methodKind === "client_streaming") {
@@ -98,7 +98,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
       return;
     }
     const body = route.body === "" ? undefined : parseJsonBody(await readBody(req, route.maxBodyBytes));
-    const message = decodeRequest(route, { body, variables, query: new URLSearchParams(rawQuery) });
+    const message = decodeRequest(route, { body, values, query: new URLSearchParams(rawQuery) });
     await call(route, message, header, abort, res, started);
   }
 
@@ -114,12 +114,12 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
     const iterator = response.message[Symbol.asyncIterator]();
     const first = await iterator.next();
     const headers = responseHeaders(response.header, started);
-    if (method.methodKind === "server_streaming" && method.output.typeName === "google.api.HttpBody") {
+    if (route.reply === "http-body-stream") {
       if (first.done) throw gatewayError(502, "The service ended the call without a response");
       await writeHttpBodyStream(res, route.successCode, headers, first.value, iterator);
       return;
     }
-    if (method.methodKind !== "server_streaming" || (!first.done && jsonReplyOf(method.output, first.value))) {
+    if (route.reply !== "stream" || (!first.done && jsonReplyOf(method.output, first.value))) {
       if (first.done) throw gatewayError(502, "The service ended the call without a response");
       sendMessage(res, route, first.value, headers);
       abort.abort(REQUEST_ENDED);
@@ -161,13 +161,13 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
 
 function sendMessage(res: ServerResponse, route: Route, message: Message, headers: Record<string, string>): void {
   const output = route.method.output;
-  if (output.typeName === "google.api.HttpBody") {
+  if (route.reply === "http-body") {
     const body = message as Message & { contentType: string; data: Uint8Array };
     res.writeHead(route.successCode, { ...headers, "content-type": body.contentType || "application/octet-stream", "content-length": body.data.length });
     res.end(body.data);
     return;
   }
-  if (route.successCode === 204) {
+  if (route.reply === "empty") {
     res.writeHead(204, headers);
     res.end();
     return;

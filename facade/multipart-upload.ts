@@ -45,7 +45,7 @@ export async function uploadMultipart(req: IncomingMessage, route: Route, call: 
     const part = await form.file;
     const first = decodeRequest(route, {
       body: { [metadata.name]: { filename: part.filename, content_type: part.mimeType } },
-      variables: [],
+      values: [],
       query: underField(call.query, metadata.name),
     });
     let refused: ConnectError | undefined;

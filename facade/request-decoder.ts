@@ -1,6 +1,7 @@
 import { ScalarType, type DescField, type DescMessage, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { gatewayError } from "../wire/errors.js";
 import { decodeWireJson, findField } from "../wire/json-input.js";
+import { resolvePath, type PathStep } from "./field-paths.js";
 import type { Route } from "./route-table.js";
 
 /**
@@ -8,11 +9,13 @@ import type { Route } from "./route-table.js";
  * the rule's `body`), then path variables, then query parameters for fields still unset. Values
  * are checked against the schema first so that a wrong type is a 400 naming the field; unknown
  * fields are ignored; JSON `null` means "not set"; enums are the spec's strings. PATCH bodies get
- * `update_mask` filled from the keys they carry, so "omitted" and "null" can be told apart.
+ * `update_mask` filled from the keys they carry, so "omitted" and "null" can be told apart. The
+ * fields a route addresses were resolved when it was compiled (route-table.ts).
  */
 export interface RestInput {
   body: unknown;
-  variables: Array<[string[], string]>;
+  /** The path variables' values, in the order of the route's template. */
+  values: readonly string[];
   query: URLSearchParams;
 }
 
@@ -24,39 +27,51 @@ export function decodeRequest(route: Route, input: RestInput): Message {
   if (route.body === "*") {
     if (!isObject(input.body)) throw gatewayError(400, "The request body must be a JSON object");
     Object.assign(json, input.body);
-    addUpdateMask(schema, json, input.body, input.variables.map(([path]) => path[0]!));
-  } else if (route.body !== "" && input.body !== undefined) {
+    if (route.updateMask) addUpdateMask(schema, route.updateMask, json, input.body, route.variableFields.map((path) => path[0]!.field));
+  } else if (route.bodyField && input.body !== undefined) {
     // The client never sees the name of the field its body fills.
-    const field = findField(schema, route.body);
-    const wantsObject = field?.fieldKind === "message" && !["google.protobuf.Value", "google.protobuf.ListValue"].includes(field.message.typeName);
+    const field = route.bodyField;
+    const wantsObject = field.fieldKind === "message" && !["google.protobuf.Value", "google.protobuf.ListValue"].includes(field.message.typeName);
     if (wantsObject && !isObject(input.body)) throw gatewayError(400, "The request body must be a JSON object");
     json[route.body] = input.body as JsonValue;
   }
   for (const [key, values] of groupQuery(input.query)) {
-    const path = resolvePath(schema, key.split("."));
+    const path = queryPath(route, key);
     if (!path || getAt(json, path) !== undefined) continue;
     const field = path.at(-1)!.field;
     const value = field.fieldKind === "list" ? values.map((v) => fromText(field, v, `query parameter '${key}'`)) : fromText(field, values.at(-1)!, `query parameter '${key}'`);
     setAt(json, path, value);
   }
-  for (const [fieldPath, raw] of input.variables) {
-    const path = resolvePath(schema, fieldPath);
-    if (!path) throw new Error(`${route.template}: no field ${fieldPath.join(".")} in ${schema.typeName}`);
-    setAt(json, path, fromText(path.at(-1)!.field, raw, `path parameter '${fieldPath.join(".")}'`));
-  }
+  route.variableFields.forEach((path, index) => {
+    setAt(json, path, fromText(path.at(-1)!.field, input.values[index]!, `path parameter '${path.map((step) => step.key).join(".")}'`));
+  });
   return decodeWireJson(schema, json);
+}
+
+/** Query keys a route has seen, resolved once each (null: not a field); bounded, as keys are the client's. */
+const queryPaths = new WeakMap<Route, Map<string, PathStep[] | null>>();
+const QUERY_KEYS_KEPT = 256;
+
+function queryPath(route: Route, key: string): PathStep[] | undefined {
+  let known = queryPaths.get(route);
+  if (!known) queryPaths.set(route, (known = new Map()));
+  let path = known.get(key);
+  if (path === undefined) {
+    path = resolvePath(route.method.input, key.split(".")) ?? null;
+    if (known.size < QUERY_KEYS_KEPT) known.set(key, path);
+  }
+  return path ?? undefined;
 }
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function addUpdateMask(schema: DescMessage, json: JsonObject, body: JsonObject, addressing: string[]): void {
-  const mask = findField(schema, "update_mask");
-  if (mask?.fieldKind !== "message" || mask.message.typeName !== "google.protobuf.FieldMask" || "update_mask" in body || "updateMask" in body) return;
+function addUpdateMask(schema: DescMessage, mask: DescField, json: JsonObject, body: JsonObject, addressing: DescField[]): void {
+  if ("update_mask" in body || "updateMask" in body) return;
   const present = Object.keys(body)
     .map((key) => findField(schema, key))
-    .filter((f): f is DescField => f !== undefined && f !== mask && !addressing.includes(f.name));
+    .filter((f): f is DescField => f !== undefined && f !== mask && !addressing.includes(f));
   json.update_mask = present.map((f) => f.jsonName).join(",");
 }
 
@@ -64,21 +79,6 @@ function groupQuery(query: URLSearchParams): Map<string, string[]> {
   const grouped = new Map<string, string[]>();
   for (const [key, value] of query) grouped.set(key, [...(grouped.get(key) ?? []), value]);
   return grouped;
-}
-
-type PathStep = { key: string; field: DescField };
-
-/** Resolves a dotted field path (proto or JSON names) through singular message fields. */
-function resolvePath(schema: DescMessage, names: string[]): PathStep[] | undefined {
-  const steps: PathStep[] = [];
-  let current: DescMessage | undefined = schema;
-  for (const name of names) {
-    const field: DescField | undefined = current && findField(current, name);
-    if (!field) return undefined;
-    steps.push({ key: field.name, field });
-    current = field.fieldKind === "message" && !field.message.typeName.startsWith("google.protobuf.") ? field.message : undefined;
-  }
-  return steps;
 }
 
 function getAt(json: JsonObject, path: PathStep[]): JsonValue | undefined {

@@ -1,10 +1,27 @@
-import { getOption, hasOption, type DescMethod, type DescService } from "@bufbuild/protobuf";
+import { getOption, hasOption, type DescField, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { http } from "../gen/google/api/annotations_pb.js";
 import type { HttpRule } from "../gen/google/api/http_pb.js";
 import { http_success_code, max_body_bytes, sse_named_events } from "../gen/gateway/v1/options_pb.js";
+import { findField } from "../wire/json-input.js";
+import { resolvePath, type PathStep } from "./field-paths.js";
 import { parseTemplate, type Segment } from "./path-template.js";
 
-/** One REST binding of an RPC, compiled from its `google.api.http` rule. */
+/**
+ * How a route answers, fixed by its method's shape:
+ * - `json`: one message as JSON (unary and client-streaming methods);
+ * - `empty`: a 204 without a body;
+ * - `http-body`: one `google.api.HttpBody`, its bytes as they are;
+ * - `http-body-stream`: a server stream of HttpBody, written as it comes;
+ * - `stream`: a server stream as SSE, or one plain JSON body when its first message carries a
+ *   `(gateway.v1.json_reply)` member (chat completions with `stream: false`).
+ */
+export type ReplyMode = "json" | "empty" | "http-body" | "http-body-stream" | "stream";
+
+/**
+ * One REST binding of an RPC, compiled from its `google.api.http` rule at start-up: everything a
+ * request needs from the descriptors (variable and body fields, the update mask, the reply mode)
+ * is resolved here once, and a rule the facade could not serve fails the start.
+ */
 export interface Route {
   verb: string;
   template: string;
@@ -12,6 +29,13 @@ export interface Route {
   method: DescMethod;
   /** "" (no body), "*" (the whole request message) or the name of the field the body fills. */
   body: string;
+  /** The field a named `body` fills. */
+  bodyField: DescField | undefined;
+  /** The fields the path variables fill, in the order of the template. */
+  variableFields: PathStep[][];
+  /** The request's `google.protobuf.FieldMask update_mask`, filled from a PATCH body's keys. */
+  updateMask: DescField | undefined;
+  reply: ReplyMode;
   successCode: number;
   maxBodyBytes: number;
   /** SSE events named after each message's `type`, without `[DONE]` (`(gateway.v1.sse_named_events)`). */
@@ -19,7 +43,7 @@ export interface Route {
 }
 
 export type Match =
-  | { kind: "route"; route: Route; variables: Array<[string[], string]> }
+  | { kind: "route"; route: Route; values: string[] }
   | { kind: "wrong-verb"; allowed: string[] }
   | { kind: "none" };
 
@@ -81,10 +105,7 @@ export class RouteTable {
         for (const v of node.routes.keys()) allowed.add(v);
         return undefined;
       }
-      const variables: Array<[string[], string]> = [];
-      let next = 0;
-      for (const segment of route.segments) if (segment.kind === "variable") variables.push([segment.field, values[next++]!]);
-      return { kind: "route", route, variables };
+      return { kind: "route", route, values };
     }
     const segment = segments[index]!;
     const literal = node.literals.get(segment);
@@ -101,14 +122,37 @@ function routeOf(method: DescMethod, rule: HttpRule): Route {
   const { pattern } = rule;
   if (pattern.case === undefined) throw new Error(`${method.name}: google.api.http rule without a path`);
   const [verb, template] = pattern.case === "custom" ? [pattern.value.kind.toUpperCase(), pattern.value.path] : [pattern.case.toUpperCase(), pattern.value];
+  const segments = parseTemplate(template);
+  const schema = method.input;
+  const variableFields = segments.flatMap((segment) => {
+    if (segment.kind !== "variable") return [];
+    const path = resolvePath(schema, segment.field);
+    if (!path) throw new Error(`${template}: no field ${segment.field.join(".")} in ${schema.typeName}`);
+    return [path];
+  });
+  const bodyField = rule.body === "" || rule.body === "*" ? undefined : findField(schema, rule.body);
+  if (rule.body !== "" && rule.body !== "*" && !bodyField) throw new Error(`${template}: body field ${rule.body} is not in ${schema.typeName}`);
+  const mask = findField(schema, "update_mask");
+  const successCode = getOption(method, http_success_code) || 200;
   return {
     verb,
     template,
-    segments: parseTemplate(template),
+    segments,
     method,
     body: rule.body,
-    successCode: getOption(method, http_success_code) || 200,
+    bodyField,
+    variableFields,
+    updateMask: mask?.fieldKind === "message" && mask.message.typeName === "google.protobuf.FieldMask" ? mask : undefined,
+    reply: replyMode(method, successCode),
+    successCode,
     maxBodyBytes: Number(getOption(method, max_body_bytes)) || DEFAULT_MAX_BODY_BYTES,
     sseNamedEvents: getOption(method, sse_named_events),
   };
+}
+
+function replyMode(method: DescMethod, successCode: number): ReplyMode {
+  const httpBody = method.output.typeName === "google.api.HttpBody";
+  if (method.methodKind === "server_streaming") return httpBody ? "http-body-stream" : "stream";
+  if (httpBody) return "http-body";
+  return successCode === 204 ? "empty" : "json";
 }

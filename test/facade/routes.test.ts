@@ -102,20 +102,21 @@ test("literal segments win over variables", ({ table }) => {
   assert.is(models.kind, "route");
   if (models.kind === "route") {
     assert.is(models.route.method.name, "ListVideoModels");
-    assert.equal(models.variables, []);
+    assert.equal(models.values, []);
   }
   const video = table.match("GET", ["api", "v1", "videos", "abc"]);
   assert.is(video.kind, "route");
   if (video.kind === "route") {
     assert.is(video.route.method.name, "GetVideo");
-    assert.equal(video.variables, [[["job_id"], "abc"]]);
+    assert.equal(video.values, ["abc"]);
+    assert.equal(video.route.variableFields.map((path) => path.map((step) => step.key)), [["job_id"]]);
   }
   // A literal that leads nowhere for the rest of the path still falls back to the variable.
   const content = table.match("GET", ["api", "v1", "videos", "models", "content"]);
   assert.is(content.kind, "route");
   if (content.kind === "route") {
     assert.is(content.route.method.name, "GetVideoContent");
-    assert.equal(content.variables, [[["job_id"], "models"]]);
+    assert.equal(content.values, ["models"]);
   }
 });
 
