@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { QueryTypes } from "sequelize";
+import { startLeasedWorker } from "../core/leased-worker.js";
 import { newLeaseOwner } from "../core/lease-owner.js";
 import { isFreeEndpoint } from "../catalog/catalog.js";
 import { httpErrorOf } from "../../wire/errors.js";
@@ -11,7 +11,7 @@ import { loadPlan, type BatchPlan } from "./batch-plan.js";
 import { expireOverdue, failBatch, finishCancelling, purgeExpiredResults, startValidated } from "./batch-lifecycle.js";
 import { errorResult, itemId } from "./batch-rows.js";
 import { settleItems, type SettledItem } from "./batch-settlement.js";
-import { advanceNativeBatches } from "./native-batch-driver.js";
+import { advanceNativeBatch, claimNativeBatches, NATIVE_CONCURRENCY } from "./native-batch-driver.js";
 import { createSlots } from "./provider-slots.js";
 
 /**
@@ -44,40 +44,8 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
   const stopping = new AbortController();
   const slots = createSlots(settings.providerConcurrency);
   const plans = new Map<string, { at: number; plan: Promise<BatchPlan> }>();
-  const running = new Set<Promise<void>>();
   let pending: SettledItem[] = [];
   let flushing: Promise<void> | undefined;
-  let wakeUp: (() => void) | undefined;
-  let lastSweep = 0;
-
-  const wake = () => wakeUp?.();
-
-  async function loop(): Promise<void> {
-    while (!stopping.signal.aborted) {
-      let claimed = 0;
-      try {
-        if (Date.now() - lastSweep >= SWEEP_MS) {
-          lastSweep = Date.now();
-          await sweep();
-        }
-        const free = settings.concurrency - running.size;
-        if (free > 0) claimed = await claimAndRun(free);
-      } catch (err) {
-        log.warn({ err: (err as Error).message }, "batch engine: database step failed; retrying");
-      }
-      // With every slot busy, wait for one to free; with nothing to do, wait for the next poll.
-      const full = running.size >= settings.concurrency;
-      if (claimed > 0 && !full) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, settings.pollMs);
-        wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wakeUp = undefined;
-    }
-  }
 
   async function sweep(): Promise<void> {
     await startValidated(sequelize);
@@ -86,7 +54,7 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     await purgeExpiredResults(sequelize);
   }
 
-  async function claimAndRun(limit: number): Promise<number> {
+  async function claim(limit: number): Promise<ClaimedItem[]> {
     const rows = await sequelize.query<{ batch_id: string; idx: number; body: JsonObject; attempts: number }>(
       `WITH picked AS (
          SELECT i.batch_id, i.idx FROM batch_items i JOIN batches b ON b.id = i.batch_id
@@ -103,15 +71,7 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
        RETURNING i.batch_id, i.idx, i.body, i.attempts`,
       { type: QueryTypes.SELECT, bind: { limit, owner, lease: settings.leaseSeconds } },
     );
-    for (const row of rows) {
-      const item: ClaimedItem = { batchId: row.batch_id, idx: row.idx, itemId: itemId(row.batch_id, row.idx), body: row.body, attempt: row.attempts };
-      const task = run(item).finally(() => {
-        running.delete(task);
-        wake();
-      });
-      running.add(task);
-    }
-    return rows.length;
+    return rows.map((row) => ({ batchId: row.batch_id, idx: row.idx, itemId: itemId(row.batch_id, row.idx), body: row.body, attempt: row.attempts }));
   }
 
   async function run(item: ClaimedItem): Promise<void> {
@@ -220,39 +180,40 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
   }
 
   /** Extends the leases of every item this instance runs or has not recorded yet. */
-  const renewal = setInterval(
-    () => {
-      sequelize
-        .query(`UPDATE batch_items SET lease_expires_at = now() + make_interval(secs => $lease) WHERE lease_owner = $owner AND state = 'running'`, {
-          bind: { lease: settings.leaseSeconds, owner },
-        })
-        .catch((err: unknown) => log.warn({ err: (err as Error).message }, "batch leases could not be renewed"));
-    },
-    Math.max(200, (settings.leaseSeconds * 1000) / 3),
-  );
-  renewal.unref();
-
-  /** Batches on providers' own batch APIs: a few HTTP calls per batch, so a loop of their own. */
-  async function nativeLoop(): Promise<void> {
-    const every = Math.min(settings.nativePollMs, SWEEP_MS);
-    while (!stopping.signal.aborted) {
-      await advanceNativeBatches(runtime, settings, stopping.signal).catch((err: unknown) => {
-        log.warn({ err: (err as Error).message }, "native batches: database step failed; retrying");
-      });
-      await sleep(every, undefined, { signal: stopping.signal }).catch(() => undefined);
-    }
+  async function renew(): Promise<void> {
+    await sequelize.query(`UPDATE batch_items SET lease_expires_at = now() + make_interval(secs => $lease) WHERE lease_owner = $owner AND state = 'running'`, {
+      bind: { lease: settings.leaseSeconds, owner },
+    });
   }
 
-  const looping = settings.concurrency > 0 ? Promise.all([loop(), nativeLoop()]) : Promise.resolve();
+  // Without concurrency the instance runs no batch work at all, native batches included.
+  const active = settings.concurrency > 0;
+  const items = startLeasedWorker({
+    name: "batch engine",
+    log,
+    concurrency: settings.concurrency,
+    pollMs: settings.pollMs,
+    claim,
+    work: (item) => run(item),
+    renew: { everyMs: Math.max(200, (settings.leaseSeconds * 1000) / 3), run: renew },
+    sweep,
+    sweepEveryMs: SWEEP_MS,
+  });
+  /** Batches on providers' own batch APIs: a few HTTP calls per batch, so a worker of their own. */
+  const natives = startLeasedWorker({
+    name: "native batches",
+    log,
+    concurrency: NATIVE_CONCURRENCY,
+    pollMs: active ? Math.min(settings.nativePollMs, SWEEP_MS) : 0,
+    claim: (limit) => claimNativeBatches(runtime, settings, limit),
+    work: (batchId, signal) => advanceNativeBatch(runtime, settings, batchId, signal),
+  });
 
   return {
-    wake,
+    wake: () => items.wake(),
     async stop() {
       stopping.abort();
-      wake();
-      clearInterval(renewal);
-      await looping;
-      await Promise.allSettled(running);
+      await Promise.all([items.stop(), natives.stop()]);
       // What finished is written before the process goes; the rest lapses and is claimed again.
       for (let tries = 0; tries < 3 && (pending.length > 0 || flushing); tries++) await flush();
     },

@@ -27,7 +27,8 @@ import { settleItems, type SettledItem } from "./batch-settlement.js";
  * Not exactly-once on the provider side: a crash between the provider accepting the batch and
  * our recording its id submits it again on the next claim (the orphan is never polled or billed).
  */
-const CLAIM_LIMIT = 8;
+/** Native batches advanced at once by one instance. */
+export const NATIVE_CONCURRENCY = 8;
 /** Collected results are settled in groups of this many. */
 const RESULT_GROUP = 200;
 
@@ -37,25 +38,26 @@ export function nativeLeaseOwner(batchId: string): string {
   return `native:${batchId}`;
 }
 
-export async function advanceNativeBatches(runtime: InferenceRuntime, settings: BatchEngineConfig, signal: AbortSignal): Promise<void> {
-  const { sequelize, log } = runtime.deps;
-  const due = await sequelize.query<{ id: string }>(
+/** Claims up to `limit` due batches by holding them off for a lease's length; their ids. */
+export async function claimNativeBatches(runtime: InferenceRuntime, settings: BatchEngineConfig, limit: number): Promise<string[]> {
+  const due = await runtime.deps.sequelize.query<{ id: string }>(
     `UPDATE batches SET upstream_next_poll_at = now() + make_interval(secs => $hold)
       WHERE id IN (SELECT id FROM batches
                     WHERE upstream_provider IS NOT NULL AND status IN ('in_progress', 'cancelling')
                       AND (upstream_next_poll_at IS NULL OR upstream_next_poll_at <= now())
                     ORDER BY upstream_next_poll_at NULLS FIRST LIMIT $limit FOR UPDATE SKIP LOCKED)
       RETURNING id`,
-    { type: QueryTypes.SELECT, bind: { hold: settings.leaseSeconds, limit: CLAIM_LIMIT } },
+    { type: QueryTypes.SELECT, bind: { hold: settings.leaseSeconds, limit } },
   );
-  await Promise.all(
-    due.map(({ id }) =>
-      advance(runtime, settings, id, signal).catch((err: unknown) => {
-        // The claim lapses and the batch is tried again; nothing was recorded half-way.
-        if (!signal.aborted) log.warn({ batch: id, err: (err as Error).message }, "native batch step failed; it will be retried");
-      }),
-    ),
-  );
+  return due.map(({ id }) => id);
+}
+
+/** Moves one claimed batch a step on: submits, polls or collects it. */
+export async function advanceNativeBatch(runtime: InferenceRuntime, settings: BatchEngineConfig, batchId: string, signal: AbortSignal): Promise<void> {
+  await advance(runtime, settings, batchId, signal).catch((err: unknown) => {
+    // The claim lapses and the batch is tried again; nothing was recorded half-way.
+    if (!signal.aborted) runtime.deps.log.warn({ batch: batchId, err: (err as Error).message }, "native batch step failed; it will be retried");
+  });
 }
 
 async function advance(runtime: InferenceRuntime, settings: BatchEngineConfig, batchId: string, signal: AbortSignal): Promise<void> {
