@@ -1,7 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 
-/** Everything the gateway reads from its environment (12-factor); documented in the README. */
+/** Everything the gateway reads from its environment (12-factor); documented in docs/configuration.md (checked by test/architecture). */
 export interface GatewayConfig {
   /** REST facade, Connect and gRPC-Web (HTTP/1.1). */
   port: number;

@@ -13,7 +13,7 @@ import { makeTraversable } from "../core/traversable.js";
  * entry needed): `work` is that user's alone (0700), while `state`, the data directory's secrets
  * (master key, database password, the cluster) and every other intern's directories stay out of
  * its reach. `interns/` itself is 0711, so no intern can list the others. A gateway that is not
- * root cannot change users; its interns' shells run as itself (the README says what that means).
+ * root cannot change users; its interns' shells run as itself (docs/api/interns.md says what that means).
  */
 export interface InternHome {
   home: string;

@@ -12,7 +12,7 @@ import { LAYERED, ROOT } from "./import-graph.js";
 const test = suite("architecture: configuration reference");
 
 /** Where the reference table lives. */
-const REFERENCE = "README.md";
+const REFERENCE = "docs/configuration.md";
 const NAME = "GATEWAY_[A-Z0-9_]+|PORT|GRPC_PORT|HOST|DATABASE_URL|LOG_LEVEL";
 /** A name read from the environment (`env.X`, `process.env.X`) or written as a string literal, as config.ts does. */
 const READ = new RegExp(`(?:env\\.|["'\`])(${NAME})\\b`, "g");

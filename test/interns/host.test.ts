@@ -89,7 +89,7 @@ test("each intern's shell is its own OS user (root gateway): it reads neither th
   const second = await runningInternId(env, "isolated-b");
   const [secondUid] = await runScript(env, second, "iso-b", ["id -u", "echo private > note.txt"]);
   if (process.getuid?.() !== 0) {
-    // Not root: no other user to run as; the shell is the gateway's user (README, "Runtime settings").
+    // Not root: no other user to run as; the shell is the gateway's user (docs/api/interns.md, "Runtime settings").
     assert.is(String(secondUid!.stdout).trim(), String(process.getuid?.()));
     return;
   }

@@ -1,0 +1,21 @@
+import path from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { loadGatewayConfig } from "../../server/catalog/gateway-config.js";
+
+/** The GATEWAY_CONFIG files of examples/ that the README starts users with stay valid. */
+const test = suite("models: example configurations");
+const examples = path.resolve(import.meta.dirname, "../../examples");
+
+test("examples/gateway.yaml: OpenAI and Anthropic, keys from the environment", async () => {
+  const catalog = await loadGatewayConfig(path.join(examples, "gateway.yaml"), { OPENAI_API_KEY: "sk-test", ANTHROPIC_API_KEY: "sk-ant-test" });
+  assert.equal([...catalog.providers.keys()], ["openai", "anthropic"]);
+  assert.equal([...catalog.models.keys()], ["openai/gpt-4o-mini", "anthropic/claude-3.5-haiku", "openai/text-embedding-3-small"]);
+});
+
+test("examples/mock.yaml: the test suite's mock provider", async () => {
+  const catalog = await loadGatewayConfig(path.join(examples, "mock.yaml"), {});
+  assert.equal([...catalog.models.keys()], ["mock/chat", "mock/embed"]);
+});
+
+test.run();
