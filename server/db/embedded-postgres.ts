@@ -5,7 +5,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { makeTraversable } from "../core/traversable.js";
+import { makeTraversable } from "./traversable.js";
 import type { Logger } from "../logger.js";
 import { reachableBinaries, type Binaries, type Ids } from "./postgres-binaries.js";
 

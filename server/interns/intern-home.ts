@@ -2,7 +2,7 @@ import { chmod, chown, mkdir, readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { QueryTypes, type Sequelize } from "sequelize";
 import type { GatewayConfig } from "../config.js";
-import { makeTraversable } from "../core/traversable.js";
+import { makeTraversable } from "../db/traversable.js";
 
 /**
  * An intern's place on this instance's disk (`<dataDir>/interns/<id>`: `work` for its shell,
