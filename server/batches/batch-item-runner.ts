@@ -5,7 +5,7 @@ import { costUsd } from "../core/money.js";
 import { NO_USAGE, type InferenceRuntime } from "../inference/inference-call.js";
 import type { Attempt } from "../inference/routing.js";
 import { isRetryable, toGatewayError } from "../inference/upstream-errors.js";
-import { adapterFor } from "../providers/adapters.js";
+import { providerFor } from "../providers/registry.js";
 import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../providers/provider.js";
 import type { BatchFormat } from "./batch-formats.js";
 import type { BatchPlan } from "./batch-plan.js";
@@ -86,7 +86,7 @@ export function refused(item: ItemRef, format: BatchFormat, attempt: Attempt, fa
 export type ItemRef = Pick<ClaimedItem, "batchId" | "idx" | "itemId">;
 
 async function callUpstream(format: BatchFormat, target: UpstreamTarget, request: JsonObject, signal: AbortSignal): Promise<{ answer: JsonObject; usage: UpstreamUsage | undefined }> {
-  const adapter = adapterFor(target.kind);
+  const adapter = providerFor(target.kind).chat;
   if (format.api === "embeddings") {
     const result = await adapter.embeddings(target, request, signal);
     const answer: JsonObject = {

@@ -7,8 +7,8 @@ import type { InferenceRuntime } from "../inference/inference-call.js";
 import type { Attempt } from "../inference/routing.js";
 import { isRetryable, toGatewayError } from "../inference/upstream-errors.js";
 import type { ResolvedTarget } from "../inference/upstream-targets.js";
-import type { NativeBatchApi, NativeBatchState } from "../providers/native-batch.js";
-import { nativeBatchApiFor } from "../providers/native-batches.js";
+import type { NativeBatchApi, NativeBatchState } from "../providers/native-batch-api.js";
+import { requiredPart } from "../providers/registry.js";
 import { UpstreamError } from "../providers/provider.js";
 import { answered, refused } from "./batch-item-runner.js";
 import { CANCELLED_RESULT, closeOpenItems, EXPIRED_RESULT, failBatch } from "./batch-lifecycle.js";
@@ -80,7 +80,7 @@ async function advance(runtime: InferenceRuntime, settings: BatchEngineConfig, b
     return;
   }
   const provider = runtime.deps.catalog.providers.get(attempt.endpoint.providerSlug)!;
-  const step: NativeStep = { runtime, settings, plan, attempt, api: nativeBatchApiFor(provider.kind), signal };
+  const step: NativeStep = { runtime, settings, plan, attempt, api: requiredPart(provider.kind, "nativeBatches"), signal };
   const resolved = await runtime.resolveTarget(plan.context, attempt.endpoint);
   try {
     if (batch.upstream_batch_id) await poll(step, resolved, batch.upstream_batch_id);

@@ -3,7 +3,7 @@ import type { Caller } from "../core/auth.js";
 import { gatewayError } from "../../wire/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import type { Attempt } from "../inference/routing.js";
-import { nativeBatchApiFor } from "../providers/native-batches.js";
+import { requiredPart } from "../providers/registry.js";
 import type { BatchFormat } from "./batch-formats.js";
 import type { BatchRow } from "./batch-rows.js";
 
@@ -36,7 +36,7 @@ export async function removeUpstreamBatch(runtime: InferenceRuntime, caller: Cal
   const provider = batch.upstream_provider;
   const endpoint = upstreamEndpointOf(runtime, batch);
   if (!endpoint) throw gatewayError(502, `Provider ${provider} holding this batch is no longer configured; the batch was not deleted`);
-  const api = nativeBatchApiFor(runtime.deps.catalog.providers.get(provider)!.kind);
+  const api = requiredPart(runtime.deps.catalog.providers.get(provider)!.kind, "nativeBatches");
   const upstreamId = batch.upstream_batch_id;
   const signal = AbortSignal.timeout(runtime.deps.config.requestTimeoutMs);
   // The caller's workspace is the batch's, so its own (BYOK) key is the one the batch went up with.

@@ -8,7 +8,7 @@ import { usdNumber } from "../core/money.js";
 import { estimatePromptTokens } from "../inference/cost-estimate.js";
 import { InferenceCall, type InferenceRuntime } from "../inference/inference-call.js";
 import { sessionIdOf } from "../inference/request-fields.js";
-import { adapterFor } from "../providers/adapters.js";
+import { providerFor } from "../providers/registry.js";
 import type { UpstreamUsage } from "../providers/provider.js";
 import { REQUIRED_PARAMETERS, questionRequest } from "./decision-prompt.js";
 import { questionsOf, stateText } from "./decision-questions.js";
@@ -38,7 +38,7 @@ export async function createDecision(runtime: InferenceRuntime, req: CreateDecis
   });
   try {
     const served = await call.attempt(async (target) => {
-      const adapter = adapterFor(target.kind);
+      const adapter = providerFor(target.kind).chat;
       const siblings = new AbortController();
       const signal = AbortSignal.any([call.signal, siblings.signal]);
       // Every question's upstream request listens on it; that many listeners is not a leak.

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { FileSchema, type File } from "../../gen/gateway/v1/files_pb.js";
-import type { ProviderFile } from "../providers/provider-files.js";
+import type { ProviderFile } from "../providers/files-api.js";
 import type { FileRow } from "./file-rows.js";
 
 /**

@@ -4,8 +4,8 @@ import { gatewayError } from "../../wire/errors.js";
 import type { Deps } from "../deps.js";
 import { toGatewayError } from "../inference/upstream-errors.js";
 import { UpstreamError, type ProviderKind, type UpstreamTarget } from "../providers/provider.js";
-import { providerFileApiFor, PUBLIC_BASE_URLS } from "../providers/provider-file-apis.js";
-import type { ProviderFileApi } from "../providers/provider-files.js";
+import type { ProviderFileApi } from "../providers/files-api.js";
+import { providerFor, requiredPart } from "../providers/registry.js";
 import type { WorkspaceScope } from "../core/scope.js";
 
 /**
@@ -38,12 +38,12 @@ export async function providerFileAccess({ secrets, catalog, config, log }: Deps
   const configured = catalog.providers.get(kind);
   const target: UpstreamTarget = {
     kind,
-    baseUrl: configured?.baseUrl ?? PUBLIC_BASE_URLS[kind],
+    baseUrl: configured?.baseUrl ?? providerFor(kind).publicBaseUrl,
     apiKey: credential.secret,
     upstreamModelId: "",
     timeoutMs: configured?.timeoutMs ?? DEFAULT_TIMEOUT_MS,
   };
-  return { kind, api: providerFileApiFor(kind), target, uploadTarget: { ...target, timeoutMs: Math.max(target.timeoutMs, config.requestTimeoutMs) } };
+  return { kind, api: requiredPart(kind, "files"), target, uploadTarget: { ...target, timeoutMs: Math.max(target.timeoutMs, config.requestTimeoutMs) } };
 }
 
 /**

@@ -15,7 +15,7 @@ import { gatewayError } from "../../wire/errors.js";
 import { costUsd, usdNumber } from "../core/money.js";
 import type { Pricing } from "../catalog/catalog.js";
 import { wireJson } from "../../wire/json.js";
-import { adapterFor } from "../providers/adapters.js";
+import { providerFor } from "../providers/registry.js";
 import { UpstreamError, type UpstreamUsage } from "../providers/provider.js";
 import { estimatePromptTokens } from "./cost-estimate.js";
 import { InferenceCall, type InferenceRuntime, type Served } from "./inference-call.js";
@@ -58,7 +58,7 @@ export async function* chatCompletions(runtime: InferenceRuntime, req: ChatCompl
 
 async function complete(call: InferenceCall, body: JsonObject, promptTokens: number): Promise<ChatCompletion> {
   const served = await call.attempt(async (target) => {
-    const result = await adapterFor(target.kind).chat(target, body, call.signal);
+    const result = await providerFor(target.kind).chat.chat(target, body, call.signal);
     // Parsed inside the attempt: a malformed answer is a provider failure that may fall back.
     return { completion: parse(() => fromJson(ChatCompletionSchema, result.body, { ignoreUnknownFields: true })), usage: result.usage };
   });
@@ -75,7 +75,7 @@ async function complete(call: InferenceCall, body: JsonObject, promptTokens: num
 
 async function* stream(call: InferenceCall, body: JsonObject, promptTokens: number): AsyncGenerator<ChatEvent> {
   const served = await call.attempt(async (target) => {
-    const opened = await adapterFor(target.kind).chatStream(target, body, call.signal);
+    const opened = await providerFor(target.kind).chat.chatStream(target, body, call.signal);
     const chunks = opened.chunks[Symbol.asyncIterator]();
     // Until the first chunk is in, a failure may still fall back to the next endpoint.
     return { opened, chunks, first: await chunks.next() };

@@ -9,7 +9,7 @@ import {
 } from "../../gen/gateway/v1/inference_pb.js";
 import { gatewayError } from "../../wire/errors.js";
 import { usdNumber } from "../core/money.js";
-import { adapterFor } from "../providers/adapters.js";
+import { providerFor } from "../providers/registry.js";
 import { UpstreamError } from "../providers/provider.js";
 import { estimatePromptTokens } from "./cost-estimate.js";
 import { InferenceCall, type InferenceRuntime } from "./inference-call.js";
@@ -44,7 +44,7 @@ export async function createEmbeddings(runtime: InferenceRuntime, req: CreateEmb
   });
   try {
     const served = await call.attempt(async (target) => {
-      const result = await adapterFor(target.kind).embeddings(target, body, call.signal);
+      const result = await providerFor(target.kind).chat.embeddings(target, body, call.signal);
       if (result.vectors.length !== count) throw new UpstreamError("protocol", `expected ${count} vectors, got ${result.vectors.length}`);
       return result;
     });

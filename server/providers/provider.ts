@@ -1,12 +1,25 @@
-import type { JsonObject } from "@bufbuild/protobuf";
 import type { LookupFunction } from "node:net";
+import type { ChatApi } from "./chat-api.js";
+import type { ProviderFileApi } from "./files-api.js";
+import type { NativeBatchApi } from "./native-batch-api.js";
+import type { VideoApi } from "./video-api.js";
 
 /**
- * The one interface between the inference pipeline and upstream providers. The pipeline speaks
- * the OpenAI wire format (JSON objects as the public API documents them); each adapter translates
- * to what its provider speaks and back, so routing, governance and accounting never see a
- * provider's dialect.
+ * The one interface between the gateway and an upstream provider kind: its parts, each in the
+ * provider-neutral terms the services speak (chat in the OpenAI wire format, files, native
+ * batches, video jobs). Each kind's folder (openai/, anthropic/) translates to what its provider
+ * speaks and back, so routing, governance and accounting never see a provider's dialect.
+ * A part a kind lacks is undefined; registry.ts holds one line per kind.
  */
+export interface Provider {
+  chat: ChatApi;
+  files: ProviderFileApi | undefined;
+  nativeBatches: NativeBatchApi | undefined;
+  video: VideoApi | undefined;
+  /** Where the provider's API lives when GATEWAY_CONFIG names no provider with its slug. */
+  publicBaseUrl: string;
+}
+
 export type ProviderKind = "openai" | "anthropic";
 
 /** How a private endpoint is reached: only at the addresses its guard vetted, with our trust store. */
@@ -29,50 +42,12 @@ export interface UpstreamTarget {
   pinned?: PinnedConnection;
 }
 
-/**
- * An OpenAI chat completions request body, already stripped of gateway-only fields (`provider`,
- * `models`, `session_id`, `user`, …). `model` is ignored: the adapter sends `upstreamModelId`.
- */
-export type ChatRequestJson = JsonObject;
-
 /** Token counts as the OpenAI `usage` object has them, with the details the ledger records. */
 export interface UpstreamUsage {
   promptTokens: number;
   completionTokens: number;
   reasoningTokens: number;
   cachedTokens: number;
-}
-
-/** A non-streamed answer: the OpenAI `chat.completion` object (`usage` included when known). */
-export interface ChatResult {
-  body: JsonObject;
-  usage: UpstreamUsage | undefined;
-}
-
-/**
- * A streamed answer: OpenAI `chat.completion.chunk` objects in order. `usage` resolves once the
- * stream has ended (from the provider's usage chunk or message_delta), undefined when the provider
- * reported none. The iterator throws UpstreamError when the stream breaks before its end.
- */
-export interface ChatStream {
-  chunks: AsyncIterable<JsonObject>;
-  usage(): UpstreamUsage | undefined;
-}
-
-/** An OpenAI embeddings request body: `input`, `dimensions`, `input_type`; always float vectors. */
-export type EmbeddingsRequestJson = JsonObject;
-
-export interface EmbeddingsResult {
-  /** Vectors in input order. */
-  vectors: number[][];
-  promptTokens: number;
-}
-
-export interface ProviderAdapter {
-  chat(target: UpstreamTarget, request: ChatRequestJson, signal: AbortSignal): Promise<ChatResult>;
-  /** Resolves once the upstream answered with a success status; chunks follow. */
-  chatStream(target: UpstreamTarget, request: ChatRequestJson, signal: AbortSignal): Promise<ChatStream>;
-  embeddings(target: UpstreamTarget, request: EmbeddingsRequestJson, signal: AbortSignal): Promise<EmbeddingsResult>;
 }
 
 /**

@@ -1,6 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { openAiVideoApi } from "./openai-video.js";
-import type { ProviderKind, UpstreamTarget } from "./provider.js";
+import type { UpstreamTarget } from "./provider.js";
 
 /**
  * A provider's asynchronous video generation API, in provider-neutral terms: create a job (or
@@ -54,11 +53,4 @@ export interface VideoApi {
   content(target: UpstreamTarget, upstreamId: string, index: number, signal: AbortSignal): Promise<VideoOutput>;
   /** Deletes the provider-side job and its assets (an expired job); a missing job is no error. */
   remove(target: UpstreamTarget, upstreamId: string, signal: AbortSignal): Promise<void>;
-}
-
-const APIS: Partial<Record<ProviderKind, VideoApi>> = { openai: openAiVideoApi };
-
-/** The video API a provider kind speaks; undefined when it has none (the config refuses those). */
-export function videoApiFor(kind: ProviderKind): VideoApi | undefined {
-  return APIS[kind];
 }

@@ -4,7 +4,8 @@ import { gatewayError } from "../../wire/errors.js";
 import type { CallerContext } from "../inference/caller-context.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { UpstreamError, type UpstreamTarget } from "../providers/provider.js";
-import { videoApiFor, type VideoApi, type VideoSubmission } from "../providers/video-api.js";
+import { providerFor } from "../providers/registry.js";
+import type { VideoApi, VideoSubmission } from "../providers/video-api.js";
 import type { StoredRequest, VideoJobRow } from "./video-jobs.js";
 
 /**
@@ -19,7 +20,7 @@ export interface JobTarget {
 
 export async function jobTarget(runtime: InferenceRuntime, context: CallerContext, endpoint: CatalogEndpoint): Promise<JobTarget> {
   const resolved = await runtime.resolveTarget(context, endpoint);
-  const api = videoApiFor(resolved.target.kind);
+  const api = providerFor(resolved.target.kind).video;
   if (!api) throw new UpstreamError("unsupported", `provider ${endpoint.providerSlug} has no video API`);
   return { api, target: resolved.target, isByok: resolved.isByok };
 }

@@ -1,7 +1,8 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { suite, type Test } from "uvu";
 import * as assert from "uvu/assert";
-import { UpstreamError, type ChatStream, type ProviderKind, type UpstreamTarget } from "../../server/providers/provider.js";
+import type { ChatStream } from "../../server/providers/chat-api.js";
+import { UpstreamError, type ProviderKind, type UpstreamTarget } from "../../server/providers/provider.js";
 import { startMockUpstream, type MockUpstream } from "../upstream/mock-upstream.js";
 
 /** A suite with its own mock upstream, reset before each test. */

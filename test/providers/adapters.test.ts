@@ -2,9 +2,13 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as assert from "uvu/assert";
 import { pinnedLookup } from "../../server/private-endpoints/upstream-probe.js";
-import { adapterFor } from "../../server/providers/adapters.js";
-import { anthropicAdapter } from "../../server/providers/anthropic-adapter.js";
-import { openAiAdapter } from "../../server/providers/openai-adapter.js";
+import { anthropicChat } from "../../server/providers/anthropic/chat.js";
+import { openAiChat } from "../../server/providers/openai/chat.js";
+import { openAiFiles } from "../../server/providers/openai/files.js";
+import { openAiNativeBatch } from "../../server/providers/openai/native-batch.js";
+import { openAiVideo } from "../../server/providers/openai/video.js";
+import { UpstreamError } from "../../server/providers/provider.js";
+import { providerFor, requiredPart } from "../../server/providers/registry.js";
 import { mockSuite, collect, collectUntilFailure, contentOf, failure, signal, targetFor } from "./adapter-helpers.js";
 
 /** The failure kinds of the shared HTTP layer, seen through the adapters against the mock upstream. */
@@ -13,40 +17,49 @@ const test = mockSuite("providers: upstream failures");
 const MODEL = "gpt-mock";
 const chat = { messages: [{ role: "user", content: "hi" }] };
 
-test("adapterFor picks the adapter of each provider kind", () => {
-  assert.is(adapterFor("openai"), openAiAdapter);
-  assert.is(adapterFor("anthropic"), anthropicAdapter);
+test("providerFor gives each kind's parts; a part a kind lacks is undefined, and requiredPart says unsupported", () => {
+  const openai = providerFor("openai");
+  assert.equal([openai.chat, openai.files, openai.nativeBatches, openai.video], [openAiChat, openAiFiles, openAiNativeBatch, openAiVideo]);
+  assert.is(providerFor("anthropic").chat, anthropicChat);
+  assert.is(providerFor("anthropic").video, undefined);
+  assert.is(requiredPart("openai", "video"), openAiVideo);
+  try {
+    requiredPart("anthropic", "video");
+    assert.unreachable("anthropic has no video API");
+  } catch (err) {
+    assert.ok(err instanceof UpstreamError && err.failure === "unsupported");
+  }
 });
 
 test("status: the provider's message, the status and Retry-After seconds", async ({ mock }) => {
   mock.rule({ status: 503, retryAfter: 7, times: 1 });
-  const error = await failure(openAiAdapter.chat(targetFor(mock, "openai", MODEL), chat, signal()));
+  const error = await failure(openAiChat.chat(targetFor(mock, "openai", MODEL), chat, signal()));
   assert.equal([error.failure, error.options.status, error.options.retryAfterS, error.message], ["status", 503, 7, "mock upstream failure 503"]);
 
   mock.rule({ status: 500 });
-  const plain = await failure(openAiAdapter.chatStream(targetFor(mock, "openai", MODEL), chat, signal()));
+  const plain = await failure(openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal()));
   assert.equal([plain.failure, plain.options.status, plain.options.retryAfterS], ["status", 500, undefined]);
 });
 
 test("status: rules apply per model and only as often as told", async ({ mock }) => {
   mock.rule({ model: "other-model", status: 500 });
   mock.rule({ model: MODEL, status: 429, times: 2 });
-  for (let i = 0; i < 2; i++) assert.is((await failure(openAiAdapter.chat(targetFor(mock, "openai", MODEL), chat, signal()))).options.status, 429);
-  const ok = await openAiAdapter.chat(targetFor(mock, "openai", MODEL), chat, signal());
+  for (let i = 0; i < 2; i++) assert.is((await failure(openAiChat.chat(targetFor(mock, "openai", MODEL), chat, signal()))).options.status, 429);
+  const ok = await openAiChat.chat(targetFor(mock, "openai", MODEL), chat, signal());
   assert.ok(Array.isArray(ok.body.choices));
-  assert.is((await failure(openAiAdapter.chat(targetFor(mock, "openai", "other-model"), chat, signal()))).options.status, 500);
+  assert.is((await failure(openAiChat.chat(targetFor(mock, "openai", "other-model"), chat, signal()))).options.status, 500);
 });
 
 test("status: messages are cut to 300 characters and never carry the key", async ({ mock }) => {
   const target = { ...targetFor(mock, "openai", MODEL), apiKey: "sk-live-abcdefghijklmnop1234" };
-  const wrongKey = await failure(openAiAdapter.chat(target, chat, signal()));
+  const wrongKey = await failure(openAiChat.chat(target, chat, signal()));
   assert.is(wrongKey.options.status, 401);
   assert.match(wrongKey.message, /^Incorrect API key provided/);
   assert.not.match(wrongKey.message, "abcdefgh");
   assert.not.match(wrongKey.message, "1234");
 
   mock.rule({ status: 400, rawBody: JSON.stringify({ error: { message: `bad request ${mock.apiKey} ${"x".repeat(1000)}` } }) });
-  const long = await failure(openAiAdapter.chat(targetFor(mock, "openai", MODEL), chat, signal()));
+  const long = await failure(openAiChat.chat(targetFor(mock, "openai", MODEL), chat, signal()));
   assert.is(long.options.status, 400);
   assert.ok(long.message.length <= 300, `${long.message.length} characters`);
   assert.not.match(long.message, mock.apiKey);
@@ -55,29 +68,29 @@ test("status: messages are cut to 300 characters and never carry the key", async
 
 test("status: a non-JSON error body still gives the status", async ({ mock }) => {
   mock.rule({ status: 502, rawBody: "<html>Bad gateway</html>" });
-  const error = await failure(openAiAdapter.chat(targetFor(mock, "openai", MODEL), chat, signal()));
+  const error = await failure(openAiChat.chat(targetFor(mock, "openai", MODEL), chat, signal()));
   assert.equal([error.failure, error.options.status, error.message], ["status", 502, "the upstream answered HTTP 502"]);
 });
 
 test("status: an error object sent with 200 is a status failure", async ({ mock }) => {
   mock.rule({ rawBody: JSON.stringify({ error: { message: "upstream busy", code: 503 } }) });
-  const error = await failure(openAiAdapter.chat(targetFor(mock, "openai", MODEL), chat, signal()));
+  const error = await failure(openAiChat.chat(targetFor(mock, "openai", MODEL), chat, signal()));
   assert.equal([error.failure, error.options.status, error.message], ["status", 503, "upstream busy"]);
 });
 
 test("timeout: no headers within timeoutMs; the upstream connection is closed", async ({ mock }) => {
   mock.rule({ hang: true });
-  const error = await failure(openAiAdapter.chat(targetFor(mock, "openai", MODEL, { timeoutMs: 200 }), chat, signal()));
+  const error = await failure(openAiChat.chat(targetFor(mock, "openai", MODEL, { timeoutMs: 200 }), chat, signal()));
   assert.is(error.failure, "timeout");
   await mock.waitForAbort();
-  const streamed = await failure(anthropicAdapter.chatStream(targetFor(mock, "anthropic", "claude-mock", { timeoutMs: 200 }), chat, signal()));
+  const streamed = await failure(anthropicChat.chatStream(targetFor(mock, "anthropic", "claude-mock", { timeoutMs: 200 }), chat, signal()));
   assert.is(streamed.failure, "timeout");
   await mock.waitForAbort();
 });
 
 test("timeout: a slow but timely answer is not one", async ({ mock }) => {
   mock.rule({ delayMs: 50 });
-  const result = await openAiAdapter.chat(targetFor(mock, "openai", MODEL, { timeoutMs: 5_000 }), chat, signal());
+  const result = await openAiChat.chat(targetFor(mock, "openai", MODEL, { timeoutMs: 5_000 }), chat, signal());
   assert.ok(Array.isArray(result.body.choices));
 });
 
@@ -86,14 +99,14 @@ test("connect: a refused connection", async ({ mock }) => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  const error = await failure(openAiAdapter.chat({ ...targetFor(mock, "openai", MODEL), baseUrl: `http://127.0.0.1:${port}/v1` }, chat, signal()));
+  const error = await failure(openAiChat.chat({ ...targetFor(mock, "openai", MODEL), baseUrl: `http://127.0.0.1:${port}/v1` }, chat, signal()));
   assert.is(error.failure, "connect");
   assert.match(error.message, "ECONNREFUSED");
 });
 
 test("cut: a broken stream throws from the iterator after the chunks before it", async ({ mock }) => {
   mock.rule({ cutAfterChunks: 2 });
-  const { chunks, error } = await collectUntilFailure(await openAiAdapter.chatStream(targetFor(mock, "openai", MODEL), chat, signal()));
+  const { chunks, error } = await collectUntilFailure(await openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal()));
   assert.is(error.failure, "cut");
   assert.is(chunks.length, 2);
   assert.is(mock.aborted, 0, "the mock cut it, the client did not go away");
@@ -101,29 +114,29 @@ test("cut: a broken stream throws from the iterator after the chunks before it",
 
 test("cut: a clean end before [DONE] and before any finish_reason", async ({ mock }) => {
   mock.rule({ endAfterChunks: 3, times: 1 });
-  const { error } = await collectUntilFailure(await openAiAdapter.chatStream(targetFor(mock, "openai", MODEL), chat, signal()));
+  const { error } = await collectUntilFailure(await openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal()));
   assert.is(error.failure, "cut");
   // role, three words, finish: providers that never send [DONE] still end complete.
   mock.rule({ endAfterChunks: 5, times: 1 });
-  const stream = await openAiAdapter.chatStream(targetFor(mock, "openai", MODEL), chat, signal());
+  const stream = await openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal());
   assert.is(contentOf(await collect(stream)), `Hello from ${MODEL}`);
   assert.is(stream.usage(), undefined, "the usage chunk never came");
 });
 
 test("in-stream errors: OpenAI error data fails the iterator with the status of its type", async ({ mock }) => {
   mock.rule({ streamError: { afterChunks: 2, type: "server_error", message: "The server had an error" }, times: 1 });
-  const server = await collectUntilFailure(await openAiAdapter.chatStream(targetFor(mock, "openai", MODEL), chat, signal()));
+  const server = await collectUntilFailure(await openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal()));
   assert.equal([server.error.failure, server.error.options.status, server.error.message], ["status", 502, "The server had an error"]);
   assert.is(server.chunks.length, 2);
   mock.rule({ streamError: { afterChunks: 1, type: "rate_limit_exceeded" }, times: 1 });
-  const limited = await collectUntilFailure(await openAiAdapter.chatStream(targetFor(mock, "openai", MODEL), chat, signal()));
+  const limited = await collectUntilFailure(await openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal()));
   assert.is(limited.error.options.status, 429);
 });
 
 test("aborted: the caller's signal before the headers closes the upstream request", async ({ mock }) => {
   mock.rule({ hang: true });
   const controller = new AbortController();
-  const pending = failure(openAiAdapter.chat(targetFor(mock, "openai", MODEL), chat, controller.signal));
+  const pending = failure(openAiChat.chat(targetFor(mock, "openai", MODEL), chat, controller.signal));
   while (mock.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
   controller.abort();
   assert.is((await pending).failure, "aborted");
@@ -134,7 +147,7 @@ test("aborted: the caller's signal before the headers closes the upstream reques
 test("aborted: the caller's signal mid-stream ends the iterator and the upstream answer", async ({ mock }) => {
   mock.rule({ chunkDelayMs: 30 });
   const controller = new AbortController();
-  const stream = await anthropicAdapter.chatStream(targetFor(mock, "anthropic", "claude-mock"), chat, controller.signal);
+  const stream = await anthropicChat.chatStream(targetFor(mock, "anthropic", "claude-mock"), chat, controller.signal);
   const iterator = stream.chunks[Symbol.asyncIterator]();
   const first = await iterator.next();
   assert.is(first.done, false);
@@ -147,14 +160,14 @@ test("aborted: the caller's signal mid-stream ends the iterator and the upstream
 test("aborted: a signal aborted before the call sends nothing", async ({ mock }) => {
   const controller = new AbortController();
   controller.abort();
-  const error = await failure(openAiAdapter.embeddings(targetFor(mock, "openai", MODEL), { input: "x" }, controller.signal));
+  const error = await failure(openAiChat.embeddings(targetFor(mock, "openai", MODEL), { input: "x" }, controller.signal));
   assert.is(error.failure, "aborted");
   assert.is(mock.requests.length, 0);
 });
 
 test("a consumer that stops iterating early closes the upstream answer", async ({ mock }) => {
   mock.rule({ chunkDelayMs: 30 });
-  const stream = await openAiAdapter.chatStream(targetFor(mock, "openai", MODEL), chat, signal());
+  const stream = await openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal());
   for await (const chunk of stream.chunks) {
     assert.ok(chunk);
     break;
@@ -165,13 +178,13 @@ test("a consumer that stops iterating early closes the upstream answer", async (
 test("protocol: a 2xx that is not JSON, or not the format", async ({ mock }) => {
   const target = targetFor(mock, "openai", MODEL);
   mock.rule({ rawBody: "not json", times: 1 });
-  assert.is((await failure(openAiAdapter.chat(target, chat, signal()))).failure, "protocol");
+  assert.is((await failure(openAiChat.chat(target, chat, signal()))).failure, "protocol");
   mock.rule({ rawBody: JSON.stringify({ object: "chat.completion" }), times: 1 });
-  assert.is((await failure(openAiAdapter.chat(target, chat, signal()))).failure, "protocol");
+  assert.is((await failure(openAiChat.chat(target, chat, signal()))).failure, "protocol");
   mock.rule({ rawBody: JSON.stringify({ object: "list", data: [{ index: 0, embedding: "AAAA" }] }), times: 1 });
-  assert.is((await failure(openAiAdapter.embeddings(target, { input: "x" }, signal()))).failure, "protocol");
+  assert.is((await failure(openAiChat.embeddings(target, { input: "x" }, signal()))).failure, "protocol");
   mock.rule({ rawBody: JSON.stringify({ choices: [] }), times: 1 });
-  assert.is((await failure(openAiAdapter.chatStream(target, chat, signal()))).failure, "protocol");
+  assert.is((await failure(openAiChat.chatStream(target, chat, signal()))).failure, "protocol");
 });
 
 test("a pinned target connects only to its vetted addresses, whatever its host name resolves to", async ({ mock }) => {
@@ -180,9 +193,9 @@ test("a pinned target connects only to its vetted addresses, whatever its host n
   // `.invalid` never resolves (RFC 6761): the call can only succeed through the pinned lookup.
   const baseUrl = `http://upstream.invalid:${port}${path}`;
   const pinned = { lookup: pinnedLookup([{ address: "127.0.0.1", family: 4 }]), ca: [] };
-  const answer = await openAiAdapter.chat(targetFor(mock, "openai", MODEL, { baseUrl, pinned }), chat, signal());
+  const answer = await openAiChat.chat(targetFor(mock, "openai", MODEL, { baseUrl, pinned }), chat, signal());
   assert.ok(Array.isArray(answer.body.choices));
-  const unpinned = await failure(openAiAdapter.chat(targetFor(mock, "openai", MODEL, { baseUrl }), chat, signal()));
+  const unpinned = await failure(openAiChat.chat(targetFor(mock, "openai", MODEL, { baseUrl }), chat, signal()));
   assert.is(unpinned.failure, "connect");
 });
 

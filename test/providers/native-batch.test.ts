@@ -1,10 +1,10 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import * as assert from "uvu/assert";
-import { anthropicAdapter } from "../../server/providers/anthropic-adapter.js";
+import { anthropicChat } from "../../server/providers/anthropic/chat.js";
 import { readLines } from "../../server/providers/line-reader.js";
-import type { NativeBatchApi, NativeBatchRequest, NativeBatchResult, NativeBatchStatus } from "../../server/providers/native-batch.js";
-import { nativeBatchApiFor } from "../../server/providers/native-batches.js";
-import { openAiAdapter } from "../../server/providers/openai-adapter.js";
+import type { NativeBatchApi, NativeBatchRequest, NativeBatchResult, NativeBatchStatus } from "../../server/providers/native-batch-api.js";
+import { requiredPart } from "../../server/providers/registry.js";
+import { openAiChat } from "../../server/providers/openai/chat.js";
 import type { ProviderKind, UpstreamTarget } from "../../server/providers/provider.js";
 import { failure, mockSuite, signal, targetFor } from "./adapter-helpers.js";
 
@@ -21,7 +21,7 @@ function items(count: number): NativeBatchRequest[] {
 }
 
 function setup(mock: Parameters<typeof targetFor>[0], kind: ProviderKind): { api: NativeBatchApi; target: UpstreamTarget } {
-  return { api: nativeBatchApiFor(kind), target: targetFor(mock, kind, MODELS[kind]) };
+  return { api: requiredPart(kind, "nativeBatches"), target: targetFor(mock, kind, MODELS[kind]) };
 }
 
 /** Polls as the engine does, without any waiting: the mock moves a batch on per poll. */
@@ -61,7 +61,7 @@ for (const kind of KINDS) {
       assert.is(failed.message, "mock: bad item");
     }
 
-    const adapter = kind === "openai" ? openAiAdapter : anthropicAdapter;
+    const adapter = kind === "openai" ? openAiChat : anthropicChat;
     for (const index of [0, 2]) {
       const request = requests[index]!;
       const result = results.get(request.customId);

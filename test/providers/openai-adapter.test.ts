@@ -1,6 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import * as assert from "uvu/assert";
-import { openAiAdapter } from "../../server/providers/openai-adapter.js";
+import { openAiChat } from "../../server/providers/openai/chat.js";
 import { mockVector } from "../upstream/mock-upstream.js";
 import { mockSuite, collect, contentOf, deltas, finishReasons, lastBody, signal, targetFor } from "./adapter-helpers.js";
 
@@ -15,7 +15,7 @@ const messages = [
 const PROMPT_TOKENS = 8;
 
 test("chat: sends the upstream model id with a Bearer key and returns the completion with its usage", async ({ mock }) => {
-  const result = await openAiAdapter.chat(targetFor(mock, "openai", MODEL), { model: "acme/gateway-name", messages, temperature: 0.3, stream: true }, signal());
+  const result = await openAiChat.chat(targetFor(mock, "openai", MODEL), { model: "acme/gateway-name", messages, temperature: 0.3, stream: true }, signal());
   const sent = lastBody(mock);
   assert.is(sent.model, MODEL);
   assert.is(sent.temperature, 0.3);
@@ -29,7 +29,7 @@ test("chat: sends the upstream model id with a Bearer key and returns the comple
 });
 
 test("chat: max_completion_tokens below the reply length ends with finish_reason length", async ({ mock }) => {
-  const result = await openAiAdapter.chat(targetFor(mock, "openai", MODEL), { messages, max_completion_tokens: 2 }, signal());
+  const result = await openAiChat.chat(targetFor(mock, "openai", MODEL), { messages, max_completion_tokens: 2 }, signal());
   const choice = (result.body.choices as Array<Record<string, unknown>>)[0];
   assert.equal(choice?.message, { role: "assistant", content: "Hello from " });
   assert.is(choice?.finish_reason, "length");
@@ -44,12 +44,12 @@ test("chat: reasoning and cached token details are read from usage", async ({ mo
       usage: { prompt_tokens: 100, completion_tokens: 40, total_tokens: 140, completion_tokens_details: { reasoning_tokens: 25 }, prompt_tokens_details: { cached_tokens: 64 } },
     }),
   });
-  const result = await openAiAdapter.chat(targetFor(mock, "openai", MODEL), { messages }, signal());
+  const result = await openAiChat.chat(targetFor(mock, "openai", MODEL), { messages }, signal());
   assert.equal(result.usage, { promptTokens: 100, completionTokens: 40, reasoningTokens: 25, cachedTokens: 64 });
 });
 
 test("chatStream: asks for usage, chunks reassemble to the reply, usage arrives after the end", async ({ mock }) => {
-  const stream = await openAiAdapter.chatStream(targetFor(mock, "openai", MODEL), { messages, stream_options: { include_obfuscation: false } }, signal());
+  const stream = await openAiChat.chatStream(targetFor(mock, "openai", MODEL), { messages, stream_options: { include_obfuscation: false } }, signal());
   const sent = lastBody(mock);
   assert.is(sent.stream, true);
   assert.equal(sent.stream_options, { include_obfuscation: false, include_usage: true });
@@ -78,7 +78,7 @@ test("tools, tool_choice, response_format pass through untouched; the tool call 
     parallel_tool_calls: false,
     response_format: { type: "json_object" },
   };
-  const result = await openAiAdapter.chat(targetFor(mock, "openai", MODEL), request, signal());
+  const result = await openAiChat.chat(targetFor(mock, "openai", MODEL), request, signal());
   const sent = lastBody(mock);
   assert.equal(sent.tools, tools);
   assert.equal(sent.messages, request.messages);
@@ -94,7 +94,7 @@ test("tools, tool_choice, response_format pass through untouched; the tool call 
 
 test("chatStream: tool call fragments arrive with index, id and name first, then the arguments", async ({ mock }) => {
   mock.rule({ toolCall: { name: "lookup", arguments: '{"q":"abc"}' } });
-  const chunks = await collect(await openAiAdapter.chatStream(targetFor(mock, "openai", MODEL), { messages, tools: [{ type: "function", function: { name: "lookup" } }] }, signal()));
+  const chunks = await collect(await openAiChat.chatStream(targetFor(mock, "openai", MODEL), { messages, tools: [{ type: "function", function: { name: "lookup" } }] }, signal()));
   const calls = deltas(chunks).flatMap((d) => (Array.isArray(d.tool_calls) ? d.tool_calls : [])) as Array<Record<string, unknown>>;
   assert.is(calls[0]?.id, "call_mock_1");
   assert.equal(calls[0]?.function, { name: "lookup", arguments: "" });
@@ -104,7 +104,7 @@ test("chatStream: tool call fragments arrive with index, id and name first, then
 });
 
 test("logprobs: the request flags pass through and the provider's logprobs come back as sent", async ({ mock }) => {
-  const result = await openAiAdapter.chat(targetFor(mock, "openai", MODEL), { messages, logprobs: true, top_logprobs: 2 }, signal());
+  const result = await openAiChat.chat(targetFor(mock, "openai", MODEL), { messages, logprobs: true, top_logprobs: 2 }, signal());
   assert.is(lastBody(mock).logprobs, true);
   assert.is(lastBody(mock).top_logprobs, 2);
   const logprobs = (result.body.choices as Array<Record<string, unknown>>)[0]?.logprobs as { content: Array<Record<string, unknown>> };
@@ -113,21 +113,21 @@ test("logprobs: the request flags pass through and the provider's logprobs come 
 
   const custom = [{ token: "Hi", logprob: -0.5, top_logprobs: [{ token: "Hi", logprob: -0.5 }] }];
   mock.rule({ reply: "Hi", logprobs: custom });
-  const chunks = await collect(await openAiAdapter.chatStream(targetFor(mock, "openai", MODEL), { messages, logprobs: true }, signal()));
+  const chunks = await collect(await openAiChat.chatStream(targetFor(mock, "openai", MODEL), { messages, logprobs: true }, signal()));
   const streamed = chunks.flatMap((chunk) => (chunk.choices as Array<Record<string, unknown>>))
     .flatMap((choice) => (choice.logprobs ? (choice.logprobs as { content: unknown[] }).content : []));
   assert.equal(streamed, custom);
 });
 
 test("embeddings: always float, dimensions and input_type only when set, vectors in input order", async ({ mock }) => {
-  const result = await openAiAdapter.embeddings(targetFor(mock, "openai", "embed-mock"), { input: ["first", "second"], dimensions: 4, encoding_format: "base64", user: "u-1" }, signal());
+  const result = await openAiChat.embeddings(targetFor(mock, "openai", "embed-mock"), { input: ["first", "second"], dimensions: 4, encoding_format: "base64", user: "u-1" }, signal());
   const sent = lastBody(mock);
   assert.equal(sent, { model: "embed-mock", input: ["first", "second"], encoding_format: "float", dimensions: 4 });
   assert.is(mock.requests[0]?.path, "/openai/v1/embeddings");
   assert.equal(result.vectors, [mockVector("first", 4), mockVector("second", 4)]);
   assert.is(result.promptTokens, Math.ceil("firstsecond".length / 4));
 
-  await openAiAdapter.embeddings(targetFor(mock, "openai", "embed-mock"), { input: "one", input_type: "query", dimensions: null }, signal());
+  await openAiChat.embeddings(targetFor(mock, "openai", "embed-mock"), { input: "one", input_type: "query", dimensions: null }, signal());
   assert.equal(lastBody(mock), { model: "embed-mock", input: "one", encoding_format: "float", input_type: "query" });
 });
 
@@ -135,7 +135,7 @@ test("embeddings: vectors are ordered by the index the provider gives", async ({
   mock.rule({
     rawBody: JSON.stringify({ object: "list", data: [{ index: 1, embedding: [2] }, { index: 0, embedding: [1] }], usage: { prompt_tokens: 3, total_tokens: 3 } }),
   });
-  const result = await openAiAdapter.embeddings(targetFor(mock, "openai", "embed-mock"), { input: ["a", "b"] }, signal());
+  const result = await openAiChat.embeddings(targetFor(mock, "openai", "embed-mock"), { input: ["a", "b"] }, signal());
   assert.equal(result.vectors, [[1], [2]]);
   assert.is(result.promptTokens, 3);
 });

@@ -20,7 +20,7 @@ import {
 
 /**
  * The Anthropic Messages API as the chat completions format, both ways: the mirror image of
- * server/providers/anthropic-request.ts and anthropic-response.ts, which translate for the
+ * server/providers/anthropic/chat-request.ts and chat-response.ts, which translate for the
  * upstream side. `top_k` has no chat counterpart and is dropped; thinking blocks a client echoes
  * back are dropped (chat carries no signed thinking), and a tool result's `is_error` is dropped
  * (chat tool messages have no such flag).
@@ -136,7 +136,7 @@ function contentPart(value: JsonValue, path: string): JsonObject {
 function textPart(block: JsonObject, path: string): JsonObject {
   if (block.type !== "text") throw gatewayError(400, `${path}.type must be text`);
   const part: JsonObject = { type: "text", text: requiredString(block.text, `${path}.text`) };
-  // Prompt caching hints travel on chat text parts too (anthropic-request.ts forwards them).
+  // Prompt caching hints travel on chat text parts too (providers/anthropic/chat-request.ts forwards them).
   if (isObject(block.cache_control)) part.cache_control = block.cache_control;
   return part;
 }

@@ -1,10 +1,11 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { ANTHROPIC_VERSION } from "./anthropic-adapter.js";
-import { isObject, stringOr } from "./json-shape.js";
-import { pathSegment } from "./native-batch-wire.js";
-import { UpstreamError, type UpstreamTarget } from "./provider.js";
-import { postFile, sizeOf, type ProviderFile, type ProviderFileApi } from "./provider-files.js";
-import { callUpstream, discardBody, readJsonObject } from "./upstream-http.js";
+import { ANTHROPIC_VERSION } from "./chat.js";
+import { isObject, stringOr } from "../json-shape.js";
+import { pathSegment } from "../native-batch-wire.js";
+import { UpstreamError, type UpstreamTarget } from "../provider.js";
+import type { ProviderFile, ProviderFileApi } from "../files-api.js";
+import { postFile, sizeOf } from "../file-upload-http.js";
+import { callUpstream, discardBody, readJsonObject } from "../upstream-http.js";
 
 /**
  * The Anthropic Files API (`/v1/files`, beta): its file object is the spec's File (2.13) field for

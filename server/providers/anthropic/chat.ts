@@ -1,15 +1,16 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { anthropicRequest } from "./anthropic-request.js";
-import { AnthropicStreamTranslator, chatCompletionFromMessage } from "./anthropic-response.js";
-import { isObject } from "./json-shape.js";
-import { UpstreamError, type ProviderAdapter, type UpstreamTarget } from "./provider.js";
-import { providerErrorMessage, statusForErrorObject } from "./upstream-error-body.js";
-import { expectEventStream, parseEventData, postUpstream, readJsonObject, upstreamEvents, type UpstreamResponse } from "./upstream-http.js";
+import { anthropicRequest } from "./chat-request.js";
+import { AnthropicStreamTranslator, chatCompletionFromMessage } from "./chat-response.js";
+import { isObject } from "../json-shape.js";
+import type { ChatApi } from "../chat-api.js";
+import { UpstreamError, type UpstreamTarget } from "../provider.js";
+import { providerErrorMessage, statusForErrorObject } from "../upstream-error-body.js";
+import { expectEventStream, parseEventData, postUpstream, readJsonObject, upstreamEvents, type UpstreamResponse } from "../upstream-http.js";
 
-/** The Anthropic Messages API behind the OpenAI chat format (translation in anthropic-request/-response). */
+/** The Anthropic Messages API behind the OpenAI chat format (translation in chat-request.ts and chat-response.ts). */
 export const ANTHROPIC_VERSION = "2023-06-01";
 
-export const anthropicAdapter: ProviderAdapter = {
+export const anthropicChat: ChatApi = {
   async chat(target, request, signal) {
     const payload = anthropicRequest(request, target.upstreamModelId, false);
     const response = await postUpstream(target, "/messages", headersFor(target, "application/json"), payload, signal);

@@ -1,8 +1,8 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { finishReasonOf } from "./anthropic/stop-reasons.js";
-import { anthropicTokens, chatUsageJson, upstreamUsage, type AnthropicTokens } from "./anthropic/usage.js";
-import { isObject, stringOr } from "./json-shape.js";
-import { UpstreamError, type UpstreamUsage } from "./provider.js";
+import { finishReasonOf } from "./stop-reasons.js";
+import { anthropicTokens, chatUsageJson, upstreamUsage, type AnthropicTokens } from "./usage.js";
+import { isObject, stringOr } from "../json-shape.js";
+import { UpstreamError, type UpstreamUsage } from "../provider.js";
 
 /** A non-streamed Anthropic message as an OpenAI `chat.completion`. */
 export function chatCompletionFromMessage(message: JsonObject): { body: JsonObject; usage: UpstreamUsage | undefined } {

@@ -1,16 +1,17 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { isObject } from "./json-shape.js";
-import { usageFromOpenAi } from "./openai-usage.js";
-import { UpstreamError, type ProviderAdapter, type UpstreamTarget, type UpstreamUsage } from "./provider.js";
-import { statusForErrorObject, providerErrorMessage } from "./upstream-error-body.js";
-import { expectEventStream, parseEventData, postUpstream, readJsonObject, upstreamEvents, type UpstreamResponse } from "./upstream-http.js";
+import { isObject } from "../json-shape.js";
+import { usageFromOpenAi } from "./usage.js";
+import type { ChatApi } from "../chat-api.js";
+import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../provider.js";
+import { statusForErrorObject, providerErrorMessage } from "../upstream-error-body.js";
+import { expectEventStream, parseEventData, postUpstream, readJsonObject, upstreamEvents, type UpstreamResponse } from "../upstream-http.js";
 
 /**
  * OpenAI-compatible providers (OpenAI, and the many that copy its API). The pipeline already
  * speaks this format, so requests pass through with only `model` and the streaming options set;
  * tools, logprobs, response_format and the rest reach the provider untouched.
  */
-export const openAiAdapter: ProviderAdapter = {
+export const openAiChat: ChatApi = {
   async chat(target, request, signal) {
     const { stream: _stream, stream_options: _options, ...rest } = request;
     const response = await postUpstream(target, "/chat/completions", headersFor(target, "application/json"), { ...rest, model: target.upstreamModelId }, signal);

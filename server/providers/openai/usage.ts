@@ -1,5 +1,5 @@
-import { isObject, tokenCount } from "./json-shape.js";
-import type { UpstreamUsage } from "./provider.js";
+import { isObject, tokenCount } from "../json-shape.js";
+import type { UpstreamUsage } from "../provider.js";
 
 /** The OpenAI `usage` object (also what the Anthropic adapter emits) as the ledger's counts. */
 export function usageFromOpenAi(value: unknown): UpstreamUsage | undefined {

@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { isObject } from "./json-shape.js";
-import { UpstreamError } from "./provider.js";
+import { isObject } from "../json-shape.js";
+import { UpstreamError } from "../provider.js";
 
 /** Anthropic requires `max_tokens`; OpenAI callers often leave it out. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;

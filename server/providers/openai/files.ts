@@ -1,9 +1,10 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { isObject, stringOr } from "./json-shape.js";
-import { pathSegment } from "./native-batch-wire.js";
-import { UpstreamError, type UpstreamTarget } from "./provider.js";
-import { dateFromUnixSeconds, postFile, sizeOf, type ProviderFile, type ProviderFileApi } from "./provider-files.js";
-import { callUpstream, discardBody, readJsonObject } from "./upstream-http.js";
+import { isObject, stringOr } from "../json-shape.js";
+import { pathSegment } from "../native-batch-wire.js";
+import { UpstreamError, type UpstreamTarget } from "../provider.js";
+import type { ProviderFile, ProviderFileApi } from "../files-api.js";
+import { dateFromUnixSeconds, postFile, sizeOf } from "../file-upload-http.js";
+import { callUpstream, discardBody, readJsonObject } from "../upstream-http.js";
 
 /**
  * The OpenAI Files API (`/v1/files`). Uploads carry purpose `user_data`, OpenAI's purpose for files

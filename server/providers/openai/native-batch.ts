@@ -1,12 +1,12 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
-import { isObject, stringOr } from "./json-shape.js";
-import type { NativeBatchApi, NativeBatchResult, NativeBatchState, NativeBatchStatus } from "./native-batch.js";
-import { joinedBody, NO_TOKENS, parseResultLine, pathSegment, unlessNotFound } from "./native-batch-wire.js";
-import { usageFromOpenAi } from "./openai-usage.js";
-import { UpstreamError, type UpstreamTarget } from "./provider.js";
-import { providerErrorMessage, statusForErrorObject } from "./upstream-error-body.js";
-import { callUpstream, discardBody, postUpstream, readJsonObject, upstreamLines } from "./upstream-http.js";
+import { isObject, stringOr } from "../json-shape.js";
+import type { NativeBatchApi, NativeBatchResult, NativeBatchState, NativeBatchStatus } from "../native-batch-api.js";
+import { joinedBody, NO_TOKENS, parseResultLine, pathSegment, unlessNotFound } from "../native-batch-wire.js";
+import { usageFromOpenAi } from "./usage.js";
+import { UpstreamError, type UpstreamTarget } from "../provider.js";
+import { providerErrorMessage, statusForErrorObject } from "../upstream-error-body.js";
+import { callUpstream, discardBody, postUpstream, readJsonObject, upstreamLines } from "../upstream-http.js";
 
 /**
  * The OpenAI Batch API (and compatible providers): the items go up as a JSONL file, the batch

@@ -1,10 +1,10 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { isObject } from "./json-shape.js";
-import { pathSegment } from "./native-batch-wire.js";
-import { UpstreamError, type UpstreamTarget } from "./provider.js";
-import { providerErrorMessage } from "./upstream-error-body.js";
-import { abortedError, callUpstream, discardBody, readJsonObject, type UpstreamResponse } from "./upstream-http.js";
-import type { UpstreamVideo, UpstreamVideoState, VideoApi, VideoSubmission } from "./video-api.js";
+import { isObject } from "../json-shape.js";
+import { pathSegment } from "../native-batch-wire.js";
+import { UpstreamError, type UpstreamTarget } from "../provider.js";
+import { providerErrorMessage } from "../upstream-error-body.js";
+import { abortedError, callUpstream, discardBody, readJsonObject, type UpstreamResponse } from "../upstream-http.js";
+import type { UpstreamVideo, UpstreamVideoState, VideoApi, VideoSubmission } from "../video-api.js";
 
 /**
  * OpenAI's Videos API (and compatible providers): `POST /videos` creates a job (`queued`), `POST
@@ -23,7 +23,7 @@ const STATES: Record<string, UpstreamVideoState> = {
   cancelled: "cancelled",
 };
 
-export const openAiVideoApi: VideoApi = {
+export const openAiVideo: VideoApi = {
   async create(target, submission, signal) {
     const body = submission.continues === undefined ? createBody(target, submission) : extensionBody(submission);
     const path = submission.continues === undefined ? "/videos" : "/videos/extensions";

@@ -1,13 +1,13 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { ANTHROPIC_VERSION } from "./anthropic-adapter.js";
-import { anthropicRequest } from "./anthropic-request.js";
-import { chatCompletionFromMessage } from "./anthropic-response.js";
-import { isObject, tokenCount } from "./json-shape.js";
-import type { NativeBatchApi, NativeBatchResult, NativeBatchStatus } from "./native-batch.js";
-import { joinedBody, NO_TOKENS, parseResultLine, pathSegment, unlessNotFound } from "./native-batch-wire.js";
-import { UpstreamError, type UpstreamTarget } from "./provider.js";
-import { providerErrorMessage, statusForErrorObject } from "./upstream-error-body.js";
-import { callUpstream, discardBody, readJsonObject, upstreamLines } from "./upstream-http.js";
+import { ANTHROPIC_VERSION } from "./chat.js";
+import { anthropicRequest } from "./chat-request.js";
+import { chatCompletionFromMessage } from "./chat-response.js";
+import { isObject, tokenCount } from "../json-shape.js";
+import type { NativeBatchApi, NativeBatchResult, NativeBatchStatus } from "../native-batch-api.js";
+import { joinedBody, NO_TOKENS, parseResultLine, pathSegment, unlessNotFound } from "../native-batch-wire.js";
+import { UpstreamError, type UpstreamTarget } from "../provider.js";
+import { providerErrorMessage, statusForErrorObject } from "../upstream-error-body.js";
+import { callUpstream, discardBody, readJsonObject, upstreamLines } from "../upstream-http.js";
 
 /**
  * Anthropic Message Batches (`/v1/messages/batches`): each item is the Messages request the live

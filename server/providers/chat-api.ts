@@ -1,0 +1,41 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { UpstreamTarget, UpstreamUsage } from "./provider.js";
+
+/**
+ * An OpenAI chat completions request body, already stripped of gateway-only fields (`provider`,
+ * `models`, `session_id`, `user`, …). `model` is ignored: the adapter sends `upstreamModelId`.
+ */
+export type ChatRequestJson = JsonObject;
+
+/** A non-streamed answer: the OpenAI `chat.completion` object (`usage` included when known). */
+export interface ChatResult {
+  body: JsonObject;
+  usage: UpstreamUsage | undefined;
+}
+
+/**
+ * A streamed answer: OpenAI `chat.completion.chunk` objects in order. `usage` resolves once the
+ * stream has ended (from the provider's usage chunk or message_delta), undefined when the provider
+ * reported none. The iterator throws UpstreamError when the stream breaks before its end.
+ */
+export interface ChatStream {
+  chunks: AsyncIterable<JsonObject>;
+  usage(): UpstreamUsage | undefined;
+}
+
+/** An OpenAI embeddings request body: `input`, `dimensions`, `input_type`; always float vectors. */
+export type EmbeddingsRequestJson = JsonObject;
+
+export interface EmbeddingsResult {
+  /** Vectors in input order. */
+  vectors: number[][];
+  promptTokens: number;
+}
+
+/** Chat completions and embeddings; every method throws UpstreamError (provider.ts) on failure. */
+export interface ChatApi {
+  chat(target: UpstreamTarget, request: ChatRequestJson, signal: AbortSignal): Promise<ChatResult>;
+  /** Resolves once the upstream answered with a success status; chunks follow. */
+  chatStream(target: UpstreamTarget, request: ChatRequestJson, signal: AbortSignal): Promise<ChatStream>;
+  embeddings(target: UpstreamTarget, request: EmbeddingsRequestJson, signal: AbortSignal): Promise<EmbeddingsResult>;
+}

@@ -1,0 +1,25 @@
+import { anthropicProvider } from "./anthropic/provider.js";
+import { openAiProvider } from "./openai/provider.js";
+import { UpstreamError, type Provider, type ProviderKind } from "./provider.js";
+
+/** The one provider registry: a provider kind is its folder and one line here. */
+const PROVIDERS: Record<ProviderKind, Provider> = {
+  openai: openAiProvider,
+  anthropic: anthropicProvider,
+};
+
+export function providerFor(kind: ProviderKind): Provider {
+  return PROVIDERS[kind];
+}
+
+type OptionalPart = "files" | "nativeBatches" | "video";
+
+/**
+ * A part the caller cannot do without. A kind lacking it fails as every call a provider cannot
+ * serve does ("unsupported"), which the callers already turn into their error answers.
+ */
+export function requiredPart<P extends OptionalPart>(kind: ProviderKind, part: P): NonNullable<Provider[P]> {
+  const found = PROVIDERS[kind][part];
+  if (found === undefined || found === null) throw new UpstreamError("unsupported", `the ${kind} provider has no ${part} API`);
+  return found;
+}
