@@ -19,6 +19,7 @@ import type { Deps } from "./deps.js";
 import { createGovernanceCache } from "./governance/governance-cache.js";
 import type { Logger } from "./logger.js";
 import { startBatchEngine } from "./batches/batch-engine.js";
+import { stopAll } from "./core/leased-worker.js";
 import { newLeaseOwner } from "./core/lease-owner.js";
 import { SettlementWriter } from "./usage/settlement-writer.js";
 import { createInferenceRuntime } from "./inference/inference-runtime.js";
@@ -148,8 +149,8 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
         await internSupervisor.handOver();
         await Promise.all([closeHttp(httpServer), closeHttp2(grpcServer, sessions)]);
         clearTimeout(timer);
-        await batches.stop();
-        await videos.stop();
+        // The intern supervisor stopped above, before the hosts: it must not take over what they release.
+        await stopAll([batches, videos]);
         // Every answered call is in the ledger before the leases go back: what is left of them is unused.
         await settlement.drain();
         await inference.admission.close().catch((err: unknown) => log.warn({ err: (err as Error).message }, "leases could not be returned; they lapse on their own"));
