@@ -1,5 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { ProviderKind } from "../providers/provider.js";
+import { PROVIDER_KINDS } from "../providers/registry.js";
 import type { Catalog, CatalogEndpoint, CatalogModel, CatalogProvider, DataRegion, Pricing } from "./catalog.js";
 import { child, ConfigReader, item } from "./config-reader.js";
 import { CONFIG_PRICE } from "./decimal-price.js";
@@ -13,7 +13,6 @@ import { readVideoModels } from "./video-models.js";
  */
 type Env = Record<string, string | undefined>;
 
-const PROVIDER_KINDS: readonly ProviderKind[] = ["openai", "anthropic"];
 const INPUT_MODALITIES = ["text", "image", "file", "audio", "video"] as const;
 /** The values GET /models accepts in `output_modalities`. */
 const OUTPUT_MODALITIES = ["text", "image", "embeddings", "audio", "video", "rerank", "decisions", "speech", "transcription"] as const;

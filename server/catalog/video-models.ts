@@ -2,6 +2,7 @@ import type { CatalogEndpoint, CatalogModel, CatalogProvider } from "./catalog.j
 import { MODEL_ID_RULE, readCreated, readEndpointBase, type ProviderDefaults } from "./endpoint-entries.js";
 import { child, ConfigReader, item } from "./config-reader.js";
 import { compareDecimals, CONFIG_PRICE } from "./decimal-price.js";
+import { PROVIDER_KINDS, providerFor } from "../providers/registry.js";
 
 /**
  * The `video_models` section of GATEWAY_CONFIG: models served by a provider's asynchronous video
@@ -159,7 +160,7 @@ function readEndpoint(
 ): CatalogEndpoint {
   const e = reader.object(raw, path, ENDPOINT_FIELDS);
   const { provider, base } = readEndpointBase(reader, e, path, model.id, providers, defaults);
-  if (provider.kind !== "openai") reader.fail(child(path, "provider"), `'${provider.slug}' is of kind ${provider.kind}, which has no video API; video endpoints need an openai kind provider`);
+  if (!providerFor(provider.kind).video) reader.fail(child(path, "provider"), `'${provider.slug}' is of kind ${provider.kind}, which has no video API; video endpoints need a provider of a kind that has one (${PROVIDER_KINDS.filter((kind) => providerFor(kind).video).join(", ")})`);
   return {
     ...base,
     contextLength: 0,

@@ -2,6 +2,7 @@ import type { LookupFunction } from "node:net";
 import type { ChatApi } from "./chat-api.js";
 import type { ProviderFileApi } from "./files-api.js";
 import type { NativeBatchApi } from "./native-batch-api.js";
+import type { ProviderKind } from "./registry.js";
 import type { VideoApi } from "./video-api.js";
 
 /**
@@ -18,9 +19,11 @@ export interface Provider {
   video: VideoApi | undefined;
   /** Where the provider's API lives when GATEWAY_CONFIG names no provider with its slug. */
   publicBaseUrl: string;
+  /** The chat request parameters its API documents: an endpoint's default `supported_parameters`. */
+  chatParameters: readonly string[];
 }
 
-export type ProviderKind = "openai" | "anthropic";
+export type { ProviderKind };
 
 /** How a private endpoint is reached: only at the addresses its guard vetted, with our trust store. */
 export interface PinnedConnection {

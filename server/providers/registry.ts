@@ -1,12 +1,23 @@
 import { anthropicProvider } from "./anthropic/provider.js";
 import { openAiProvider } from "./openai/provider.js";
-import { UpstreamError, type Provider, type ProviderKind } from "./provider.js";
+import { UpstreamError, type Provider } from "./provider.js";
 
-/** The one provider registry: a provider kind is its folder and one line here. */
-const PROVIDERS: Record<ProviderKind, Provider> = {
+/**
+ * The one provider registry: a provider kind is its folder and one line here. The kinds the
+ * configuration accepts, and the type that names them, are this table's keys.
+ */
+const PROVIDERS = {
   openai: openAiProvider,
   anthropic: anthropicProvider,
-};
+} satisfies Record<string, Provider>;
+
+export type ProviderKind = keyof typeof PROVIDERS;
+
+export function isProviderKind(value: string): value is ProviderKind {
+  return Object.hasOwn(PROVIDERS, value);
+}
+
+export const PROVIDER_KINDS: readonly ProviderKind[] = Object.keys(PROVIDERS).filter(isProviderKind);
 
 export function providerFor(kind: ProviderKind): Provider {
   return PROVIDERS[kind];

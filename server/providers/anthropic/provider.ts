@@ -10,4 +10,6 @@ export const anthropicProvider: Provider = {
   nativeBatches: anthropicNativeBatch,
   video: undefined,
   publicBaseUrl: "https://api.anthropic.com/v1",
+  // What chat-request.ts carries over; the rest is dropped on the way.
+  chatParameters: ["temperature", "top_p", "top_k", "max_tokens", "stop", "tools", "tool_choice", "reasoning"],
 };

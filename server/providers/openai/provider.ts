@@ -11,4 +11,8 @@ export const openAiProvider: Provider = {
   nativeBatches: openAiNativeBatch,
   video: openAiVideo,
   publicBaseUrl: "https://api.openai.com/v1",
+  chatParameters: [
+    "temperature", "top_p", "max_tokens", "stop", "frequency_penalty", "presence_penalty", "seed", "logit_bias",
+    "logprobs", "top_logprobs", "response_format", "tools", "tool_choice", "parallel_tool_calls",
+  ],
 };
