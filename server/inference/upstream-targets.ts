@@ -8,6 +8,7 @@ import { createDestinationGuard, DestinationRefused } from "../private-endpoints
 import { loadTrustStore } from "../private-endpoints/trust-store.js";
 import { pinnedLookup } from "../private-endpoints/upstream-probe.js";
 import { UpstreamError, type UpstreamTarget } from "../providers/provider.js";
+import { providerFor } from "../providers/registry.js";
 import type { CallerContext } from "./caller-context.js";
 
 /**
@@ -63,9 +64,9 @@ export function createTargetResolver({ config, catalog, secrets, log }: Deps): T
       if (err instanceof DestinationRefused) throw new UpstreamError("connect", err.message);
       throw err;
     }
-    // Private endpoints name the API root as validation does (provider-dialects.ts): Anthropic's
-    // `/v1` is part of the path there, while the adapter expects it in the base URL.
-    const baseUrl = url.toString().replace(/\/$/, "") + (kind === "anthropic" ? "/v1" : "");
+    // Private endpoints name the host's root, as validation does (provider-dialects.ts); the
+    // adapters expect the API's root (Anthropic's `/v1`) in the base URL.
+    const baseUrl = url.toString().replace(/\/$/, "") + providerFor(kind).privateRootPath;
     return {
       target: { kind, baseUrl, apiKey, upstreamModelId: endpoint.upstreamModelId, timeoutMs: config.requestTimeoutMs, pinned: { lookup: pinnedLookup(addresses), ca: [...ca] } },
       isByok: true,

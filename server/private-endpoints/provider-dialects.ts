@@ -1,9 +1,11 @@
 import type { ByokProviderKind } from "../byok/byok-providers.js";
+import { providerFor } from "../providers/registry.js";
 import { upstreamUrl } from "./base-url.js";
 
 /**
  * The smallest real request each wire format accepts (one token of output), and the shape its
- * success answer must have. Used by validation to prove the endpoint serves the model.
+ * success answer must have: each provider kind's probe (server/providers/<kind>/probe.ts), sent
+ * to a private endpoint's root. Used by validation to prove the endpoint serves the model.
  */
 export interface TestCall {
   url: URL;
@@ -12,31 +14,16 @@ export interface TestCall {
 }
 
 export function testCall(kind: ByokProviderKind, baseUrl: string, model: string, credential: string): TestCall {
-  const messages = [{ role: "user", content: "ping" }];
+  const provider = providerFor(kind);
+  const { path, headers, body } = provider.probe.request(model, credential);
   const common = { "content-type": "application/json", accept: "application/json", "user-agent": "model-gateway-validation" };
-  switch (kind) {
-    case "openai":
-      return {
-        url: upstreamUrl(baseUrl, "/chat/completions"),
-        headers: { ...common, authorization: `Bearer ${credential}` },
-        body: JSON.stringify({ model, messages, max_tokens: 1 }),
-      };
-    case "anthropic":
-      return {
-        url: upstreamUrl(baseUrl, "/v1/messages"),
-        headers: { ...common, "x-api-key": credential, "anthropic-version": "2023-06-01" },
-        body: JSON.stringify({ model, messages, max_tokens: 1 }),
-      };
-  }
+  return { url: upstreamUrl(baseUrl, provider.privateRootPath + path), headers: { ...common, ...headers }, body };
 }
 
-/** Whether a 2xx body is what the format answers: a `choices` array (OpenAI) or a `content` array (Anthropic). */
 export function hasExpectedShape(kind: ByokProviderKind, body: unknown): boolean {
-  if (typeof body !== "object" || body === null) return false;
-  const field = kind === "openai" ? "choices" : "content";
-  return Array.isArray((body as Record<string, unknown>)[field]);
+  return providerFor(kind).probe.answers(body);
 }
 
 export function expectedShapeName(kind: ByokProviderKind): string {
-  return kind === "openai" ? "an OpenAI chat completion with a choices array" : "an Anthropic message with a content array";
+  return providerFor(kind).probe.answerName;
 }

@@ -39,3 +39,16 @@ export interface ChatApi {
   chatStream(target: UpstreamTarget, request: ChatRequestJson, signal: AbortSignal): Promise<ChatStream>;
   embeddings(target: UpstreamTarget, request: EmbeddingsRequestJson, signal: AbortSignal): Promise<EmbeddingsResult>;
 }
+
+/**
+ * The smallest real chat call a provider kind accepts (one token of output), by which private
+ * endpoint validation proves an endpoint serves a model, and the answer shape that proves it.
+ */
+export interface ChatProbe {
+  /** `path` sits under the API's base URL (`/chat/completions`); the headers authenticate. */
+  request(model: string, credential: string): { path: string; headers: Record<string, string>; body: string };
+  /** Whether a 2xx body has the shape this API answers with. */
+  answers(body: unknown): boolean;
+  /** That shape, as validation's failure message names it. */
+  answerName: string;
+}

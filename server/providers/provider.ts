@@ -1,5 +1,5 @@
 import type { LookupFunction } from "node:net";
-import type { ChatApi } from "./chat-api.js";
+import type { ChatApi, ChatProbe } from "./chat-api.js";
 import type { ProviderFileApi } from "./files-api.js";
 import type { NativeBatchApi } from "./native-batch-api.js";
 import type { ProviderKind } from "./registry.js";
@@ -21,6 +21,9 @@ export interface Provider {
   publicBaseUrl: string;
   /** The chat request parameters its API documents: an endpoint's default `supported_parameters`. */
   chatParameters: readonly string[];
+  /** What a private endpoint's base URL (the host's root, as users name it) lacks before the API's paths. */
+  privateRootPath: string;
+  probe: ChatProbe;
 }
 
 export type { ProviderKind };

@@ -2,6 +2,7 @@ import type { Provider } from "../provider.js";
 import { anthropicChat } from "./chat.js";
 import { anthropicFiles } from "./files.js";
 import { anthropicNativeBatch } from "./native-batch.js";
+import { anthropicProbe } from "./probe.js";
 
 /** The Anthropic API: no video generation (the configuration refuses video models on it). */
 export const anthropicProvider: Provider = {
@@ -12,4 +13,7 @@ export const anthropicProvider: Provider = {
   publicBaseUrl: "https://api.anthropic.com/v1",
   // What chat-request.ts carries over; the rest is dropped on the way.
   chatParameters: ["temperature", "top_p", "top_k", "max_tokens", "stop", "tools", "tool_choice", "reasoning"],
+  // Users name Anthropic's host root (https://api.anthropic.com); its paths begin with /v1.
+  privateRootPath: "/v1",
+  probe: anthropicProbe,
 };

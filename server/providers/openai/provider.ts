@@ -2,6 +2,7 @@ import type { Provider } from "../provider.js";
 import { openAiChat } from "./chat.js";
 import { openAiFiles } from "./files.js";
 import { openAiNativeBatch } from "./native-batch.js";
+import { openAiProbe } from "./probe.js";
 import { openAiVideo } from "./video.js";
 
 /** OpenAI and the providers that copy its API: every part. */
@@ -15,4 +16,6 @@ export const openAiProvider: Provider = {
     "temperature", "top_p", "max_tokens", "stop", "frequency_penalty", "presence_penalty", "seed", "logit_bias",
     "logprobs", "top_logprobs", "response_format", "tools", "tool_choice", "parallel_tool_calls",
   ],
+  privateRootPath: "",
+  probe: openAiProbe,
 };
