@@ -97,6 +97,19 @@ export function startVideoPoller(runtime: InferenceRuntime): VideoPoller {
     });
   }
 
+  /** Gives `holder`'s jobs back at once: the next claim of any instance takes them. */
+  async function handBack(holder: string): Promise<void> {
+    await sequelize.query("UPDATE video_jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $owner", { bind: { owner: holder } });
+  }
+
+  async function leaseOwners(): Promise<string[]> {
+    const rows = await sequelize.query<{ owner: string }>(
+      "SELECT DISTINCT lease_owner AS owner FROM video_jobs WHERE status IN ('pending', 'in_progress') AND lease_owner IS NOT NULL",
+      { type: QueryTypes.SELECT },
+    );
+    return rows.map((row) => row.owner);
+  }
+
   const worker = startLeasedWorker({
     name: "video poller",
     log,
@@ -105,6 +118,8 @@ export function startVideoPoller(runtime: InferenceRuntime): VideoPoller {
     claim,
     work,
     renew: { everyMs: Math.max(200, (settings.leaseSeconds * 1000) / 3), run: renew },
+    // A crashed instance of this machine (this one before a restart, say) need not be waited for.
+    releaseDead: { self: owner, owners: leaseOwners, release: handBack },
     sweep,
     sweepEveryMs: SWEEP_MS,
   });
@@ -118,9 +133,7 @@ export function startVideoPoller(runtime: InferenceRuntime): VideoPoller {
       stopping.abort();
       await worker.stop();
       // Handed back now rather than when the leases lapse, so the next instance goes on at once.
-      await sequelize
-        .query("UPDATE video_jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $owner", { bind: { owner } })
-        .catch((err: unknown) => log.warn({ err: (err as Error).message }, "video job leases could not be handed back; they lapse"));
+      await handBack(owner).catch((err: unknown) => log.warn({ err: (err as Error).message }, "video job leases could not be handed back; they lapse"));
     },
   };
 }
