@@ -1,9 +1,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { finishReasonOf, stopReasonOf } from "../../server/providers/anthropic/stop-reasons.js";
+import { anthropicToolChoiceType, chatToolChoice } from "../../server/providers/anthropic/tool-choice.js";
 import { anthropicTokens, anthropicUsageJson, chatUsageJson, tokensOfChatUsage } from "../../server/providers/anthropic/usage.js";
 
-/** The one Anthropic ↔ chat stop-reason table and usage mapping, pinned in both directions. */
+/** The one Anthropic ↔ chat stop-reason table, tool-choice table and usage mapping, pinned in both directions. */
 const test = suite("providers: Anthropic stop reasons and usage");
 
 test("every documented stop_reason has its chat finish_reason", () => {
@@ -54,6 +55,11 @@ test("usage: cache reads and writes move in and out of prompt_tokens, both ways"
   // message_delta repeats only what it knows.
   assert.equal(anthropicTokens({ output_tokens: 9 }, tokens), { ...tokens, output: 9 });
   assert.equal(tokensOfChatUsage(undefined), { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 });
+});
+
+test("tool_choice: auto, none and required are auto, none and any, both ways", () => {
+  assert.equal(["auto", "none", "required", "any", "toString"].map(anthropicToolChoiceType), ["auto", "none", "any", undefined, undefined]);
+  assert.equal(["auto", "none", "any", "required", "tool"].map(chatToolChoice), ["auto", "none", "required", undefined, undefined]);
 });
 
 test.run();

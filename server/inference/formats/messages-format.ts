@@ -1,6 +1,7 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { gatewayError } from "../../../wire/errors.js";
 import { stopReasonOf } from "../../providers/anthropic/stop-reasons.js";
+import { chatToolChoice } from "../../providers/anthropic/tool-choice.js";
 import { anthropicUsageJson, tokensOfChatUsage } from "../../providers/anthropic/usage.js";
 import { isObject } from "../../providers/json-shape.js";
 import {
@@ -159,22 +160,10 @@ function chatTool(tool: JsonObject, path: string): JsonObject {
 
 function toolChoice(choice: JsonObject): JsonObject {
   const out: JsonObject = {};
-  switch (choice.type) {
-    case "auto":
-      out.tool_choice = "auto";
-      break;
-    case "any":
-      out.tool_choice = "required";
-      break;
-    case "none":
-      out.tool_choice = "none";
-      break;
-    case "tool":
-      out.tool_choice = { type: "function", function: { name: requiredString(choice.name, "tool_choice.name") } };
-      break;
-    default:
-      throw gatewayError(400, "tool_choice.type must be auto, any, tool or none");
-  }
+  const chatChoice = typeof choice.type === "string" ? chatToolChoice(choice.type) : undefined;
+  if (chatChoice !== undefined) out.tool_choice = chatChoice;
+  else if (choice.type === "tool") out.tool_choice = { type: "function", function: { name: requiredString(choice.name, "tool_choice.name") } };
+  else throw gatewayError(400, "tool_choice.type must be auto, any, tool or none");
   if (optionalBoolean(choice.disable_parallel_tool_use, "tool_choice.disable_parallel_tool_use") === true) out.parallel_tool_calls = false;
   return out;
 }

@@ -1,6 +1,7 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { isObject } from "../json-shape.js";
 import { UpstreamError } from "../provider.js";
+import { anthropicToolChoiceType } from "./tool-choice.js";
 
 /** Anthropic requires `max_tokens`; OpenAI callers often leave it out. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
@@ -177,9 +178,10 @@ function anthropicTool(tool: JsonValue): JsonObject {
 
 function anthropicToolChoice(choice: JsonValue | undefined, noParallel: boolean): JsonObject | undefined {
   let out: JsonObject | undefined;
-  if (choice === "auto") out = { type: "auto" };
-  else if (choice === "none") return { type: "none" };
-  else if (choice === "required") out = { type: "any" };
+  const type = typeof choice === "string" ? anthropicToolChoiceType(choice) : undefined;
+  // Anthropic's "none" takes no parallel-use flag.
+  if (type === "none") return { type };
+  if (type !== undefined) out = { type };
   else if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === "string") out = { type: "tool", name: choice.function.name };
   else if (choice !== undefined && choice !== null) throw unsupported("tool_choice is not one of auto, none, required or a function");
   if (noParallel) (out ??= { type: "auto" }).disable_parallel_tool_use = true;
