@@ -1,10 +1,11 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { dataUrl, sourceOfMediaUrl } from "../../server/providers/anthropic/media-source.js";
 import { finishReasonOf, stopReasonOf } from "../../server/providers/anthropic/stop-reasons.js";
 import { anthropicToolChoiceType, chatToolChoice } from "../../server/providers/anthropic/tool-choice.js";
 import { anthropicTokens, anthropicUsageJson, chatUsageJson, tokensOfChatUsage } from "../../server/providers/anthropic/usage.js";
 
-/** The one Anthropic ↔ chat stop-reason table, tool-choice table and usage mapping, pinned in both directions. */
+/** The one Anthropic ↔ chat stop-reason table, tool-choice table, media sources and usage mapping, pinned in both directions. */
 const test = suite("providers: Anthropic stop reasons and usage");
 
 test("every documented stop_reason has its chat finish_reason", () => {
@@ -60,6 +61,15 @@ test("usage: cache reads and writes move in and out of prompt_tokens, both ways"
 test("tool_choice: auto, none and required are auto, none and any, both ways", () => {
   assert.equal(["auto", "none", "required", "any", "toString"].map(anthropicToolChoiceType), ["auto", "none", "any", undefined, undefined]);
   assert.equal(["auto", "none", "any", "required", "tool"].map(chatToolChoice), ["auto", "none", "required", undefined, undefined]);
+});
+
+test("media: a data: URL is a base64 source and back; http(s) URLs stay URLs", () => {
+  const source = sourceOfMediaUrl("data:image/png;base64,iVBO");
+  assert.equal(source, { type: "base64", media_type: "image/png", data: "iVBO" });
+  assert.is(dataUrl("image/png", "iVBO"), "data:image/png;base64,iVBO");
+  assert.equal(sourceOfMediaUrl("https://example.com/a.png"), { type: "url", url: "https://example.com/a.png" });
+  assert.is(sourceOfMediaUrl("ftp://example.com/a.png"), undefined);
+  assert.is(sourceOfMediaUrl("data:image/png,plain"), undefined);
 });
 
 test.run();

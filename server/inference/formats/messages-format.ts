@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { gatewayError } from "../../../wire/errors.js";
+import { dataUrl } from "../../providers/anthropic/media-source.js";
 import { stopReasonOf } from "../../providers/anthropic/stop-reasons.js";
 import { chatToolChoice } from "../../providers/anthropic/tool-choice.js";
 import { anthropicUsageJson, tokensOfChatUsage } from "../../providers/anthropic/usage.js";
@@ -144,7 +145,7 @@ function textPart(block: JsonObject, path: string): JsonObject {
 
 /** Chat carries media as URLs: base64 sources become data: URLs, which the upstream side splits again. */
 function mediaUrl(source: JsonObject, path: string): string {
-  if (source.type === "base64") return `data:${requiredString(source.media_type, `${path}.media_type`)};base64,${requiredString(source.data, `${path}.data`)}`;
+  if (source.type === "base64") return dataUrl(requiredString(source.media_type, `${path}.media_type`), requiredString(source.data, `${path}.data`));
   if (source.type === "url") return requiredString(source.url, `${path}.url`);
   throw gatewayError(400, `${path}.type must be base64 or url`);
 }

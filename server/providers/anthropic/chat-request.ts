@@ -1,6 +1,7 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { isObject } from "../json-shape.js";
 import { UpstreamError } from "../provider.js";
+import { sourceOfMediaUrl } from "./media-source.js";
 import { anthropicToolChoiceType } from "./tool-choice.js";
 
 /** Anthropic requires `max_tokens`; OpenAI callers often leave it out. */
@@ -142,13 +143,10 @@ function contentPart(part: JsonValue): JsonObject[] {
   }
 }
 
-const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
-
 function mediaSource(url: string): JsonObject {
-  const data = DATA_URL.exec(url);
-  if (data) return { type: "base64", media_type: data[1] ?? "", data: data[2] ?? "" };
-  if (/^https?:\/\//i.test(url)) return { type: "url", url };
-  throw unsupported("media must be an http(s) URL or a base64 data: URL");
+  const source = sourceOfMediaUrl(url);
+  if (!source) throw unsupported("media must be an http(s) URL or a base64 data: URL");
+  return source;
 }
 
 function textBlocks(content: JsonValue | undefined): JsonObject[] {
