@@ -30,7 +30,7 @@ import { startInternSupervisor } from "./interns/intern-supervisor.js";
 import { createBlobStore } from "./storage/blob-stores.js";
 import { allServices } from "../wire/services.js";
 import { implementations, registerServices, servedServices, type Implementations } from "./services.js";
-import { secretsForUrl } from "./vault/vault-release.js";
+import { secretsForUrl } from "./interns/vault/vault-release.js";
 import { startVideoPoller, type VideoPoller } from "./videos/video-poller.js";
 
 /** The path of a Connect or gRPC-Web call: a package-qualified service name, then the method. */

@@ -41,7 +41,7 @@ import { modelsService } from "./models/models-service.js";
 import { operatorService } from "./operator/operator-service.js";
 import { organizationService } from "./organization/organization-service.js";
 import { privateEndpointsService } from "./private-endpoints/private-endpoints-service.js";
-import { vaultService } from "./vault/vault-service.js";
+import { vaultService } from "./interns/vault/vault-service.js";
 import type { VideoPoller } from "./videos/video-poller.js";
 import { videosService } from "./videos/videos-service.js";
 import { workspacesService } from "./workspaces/workspaces-service.js";

@@ -11,7 +11,7 @@ import { requireKeyWorkspace, requireWorkspaceKey, workspaceOf } from "../core/s
 import { UUID_PATTERN } from "../../wire/text-rules.js";
 import { changedFields } from "../core/update-mask.js";
 import type { Deps } from "../deps.js";
-import { createInternVault, isInternVaultOf } from "../vault/vault-store.js";
+import { createInternVault, isInternVaultOf } from "./vault/vault-store.js";
 import { revealDaemon } from "./intern-daemon.js";
 import type { InternLifecycle } from "./intern-lifecycle.js";
 import type { InternStatusName } from "./intern-record.js";

@@ -15,7 +15,7 @@ const test = suite("architecture: layers");
 /** The folders under server/ that implement a service of the API (what server/core must not know). */
 const SERVICE_FOLDERS = [
   "analytics", "batches", "byok", "decisions", "edge", "end-users", "files", "guardrails", "inference", "interns",
-  "keys", "members", "models", "operator", "organization", "private-endpoints", "vault", "videos", "workspaces",
+  "keys", "members", "models", "operator", "organization", "private-endpoints", "videos", "workspaces",
 ];
 
 const under = (folder: string) => (file: string) => file.startsWith(`${folder}/`);

@@ -2,9 +2,9 @@ import { createHmac } from "node:crypto";
 import { QueryTypes } from "sequelize";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { openValue, type VaultKey } from "../../server/vault/vault-keys.js";
-import { secretsForUrl } from "../../server/vault/vault-release.js";
-import { importLegacySecret, vaultKey } from "../../server/vault/vault-store.js";
+import { openValue, type VaultKey } from "../../server/interns/vault/vault-keys.js";
+import { secretsForUrl } from "../../server/interns/vault/vault-release.js";
+import { importLegacySecret, vaultKey } from "../../server/interns/vault/vault-store.js";
 import { at, call, type Reply } from "../support/http.js";
 import { createdIntern, runningIntern, startInternsGateway, type InternsEnv, type Json } from "../support/interns.js";
 

@@ -2,7 +2,7 @@ import type { MigrationFn } from "umzug";
 import type { QueryInterface } from "sequelize";
 
 /**
- * The vault (server/vault): one vault per workspace (`intern_id` null, created on its first
+ * The vault (server/interns/vault): one vault per workspace (`intern_id` null, created on its first
  * write) and one per intern (created with the intern). Each vault has its own AES-256 data key,
  * stored only sealed by the gateway's master key. A secret's value is stored sealed by its vault's
  * data key; its fingerprint is an HMAC of the value under the same key.

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
-import type { Page } from "../core/pagination.js";
-import type { WorkspaceScope } from "../core/scope.js";
+import type { Page } from "../../core/pagination.js";
+import type { WorkspaceScope } from "../../core/scope.js";
 import { fingerprintOf, newSealedDataKey, openDataKey, openValue, sealValue, type VaultKey } from "./vault-keys.js";
 
 /**

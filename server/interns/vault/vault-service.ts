@@ -1,13 +1,13 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { VaultSecretScope, type VaultService } from "../../gen/gateway/v1/vault_pb.js";
-import { callerOf, type Caller } from "../core/auth.js";
-import { gatewayError } from "../../wire/errors.js";
-import { pageOf } from "../core/pagination.js";
-import { requireWorkspaceKey, workspaceNotFound, workspaceOf } from "../core/scope.js";
-import type { Deps } from "../deps.js";
-import { internNotFound, requireVisibleIntern } from "../interns/intern-scope.js";
-import type { InternRow } from "../interns/intern-store.js";
+import { VaultSecretScope, type VaultService } from "../../../gen/gateway/v1/vault_pb.js";
+import { callerOf, type Caller } from "../../core/auth.js";
+import { gatewayError } from "../../../wire/errors.js";
+import { pageOf } from "../../core/pagination.js";
+import { requireWorkspaceKey, workspaceNotFound, workspaceOf } from "../../core/scope.js";
+import type { Deps } from "../../deps.js";
+import { internNotFound, requireVisibleIntern } from "../intern-scope.js";
+import type { InternRow } from "../intern-store.js";
 import { normalizeHosts } from "./vault-hosts.js";
 import {
   deleteSecret,

@@ -1,4 +1,4 @@
-import { gatewayError } from "../../wire/errors.js";
+import { gatewayError } from "../../../wire/errors.js";
 
 /**
  * The hostnames a secret is bound to (spec 4.8): exact DNS names, compared exactly. Stored

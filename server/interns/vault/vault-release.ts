@@ -1,7 +1,7 @@
-import { UUID_PATTERN } from "../../wire/text-rules.js";
-import type { Deps } from "../deps.js";
-import type { InternStatusName } from "../interns/intern-record.js";
-import { readInternById } from "../interns/intern-store.js";
+import { UUID_PATTERN } from "../../../wire/text-rules.js";
+import type { Deps } from "../../deps.js";
+import type { InternStatusName } from "../intern-record.js";
+import { readInternById } from "../intern-store.js";
 import { requestHostOf } from "./vault-hosts.js";
 import { releasableSecrets } from "./vault-store.js";
 
