@@ -186,6 +186,21 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     });
   }
 
+  /** Who runs items now, native batches' holds aside (the predicate of the index batch_items_leased). */
+  async function leaseOwners(): Promise<string[]> {
+    const rows = await sequelize.query<{ owner: string }>("SELECT DISTINCT lease_owner AS owner FROM batch_items WHERE state = 'running' AND lease_owner NOT LIKE 'native:%'", {
+      type: QueryTypes.SELECT,
+    });
+    return rows.map((row) => row.owner);
+  }
+
+  /** Puts `holder`'s items back in the queue as if their leases had lapsed: its results can no longer be recorded. */
+  async function release(holder: string): Promise<void> {
+    await sequelize.query("UPDATE batch_items SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $owner AND state = 'running'", {
+      bind: { owner: holder },
+    });
+  }
+
   // Without concurrency the instance runs no batch work at all, native batches included.
   const active = settings.concurrency > 0;
   const items = startLeasedWorker({
@@ -196,6 +211,8 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     claim,
     work: (item) => run(item),
     renew: { everyMs: Math.max(200, (settings.leaseSeconds * 1000) / 3), run: renew },
+    // A crashed instance of this machine (this one before a restart, say) need not be waited for.
+    releaseDead: { self: owner, owners: leaseOwners, release },
     sweep,
     sweepEveryMs: SWEEP_MS,
   });

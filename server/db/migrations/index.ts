@@ -17,6 +17,7 @@ import * as internSteers from "./0014-intern-steers.js";
 import * as admissionLeases from "./0015-admission-leases.js";
 import * as workspaceDefaultGuardrails from "./0016-workspace-default-guardrails.js";
 import * as organizationOwners from "./0017-organization-owners.js";
+import * as batchItemLeases from "./0018-batch-item-leases.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
@@ -37,4 +38,5 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0015-admission-leases", ...admissionLeases },
   { name: "0016-workspace-default-guardrails", ...workspaceDefaultGuardrails },
   { name: "0017-organization-owners", ...organizationOwners },
+  { name: "0018-batch-item-leases", ...batchItemLeases },
 ];
