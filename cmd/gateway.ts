@@ -1,4 +1,4 @@
-import { startGateway } from "../server/app.js";
+import { startGateway } from "../server/gateway/app.js";
 import { loadConfig } from "../server/config.js";
 import { createLogger } from "../server/logger.js";
 

@@ -3,6 +3,8 @@ import path from "node:path";
 
 /** Everything the gateway reads from its environment (12-factor); documented in docs/configuration.md (checked by test/architecture). */
 export interface GatewayConfig {
+  /** Old setting names read this start, each with what to rename it to (logged as warnings). */
+  deprecations: string[];
   /** REST facade, Connect and gRPC-Web (HTTP/1.1). */
   port: number;
   /** gRPC over h2c (and Connect over HTTP/2). */
@@ -188,9 +190,30 @@ export type StorageConfig =
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * Settings renamed when the names were settled (issue 18): one spelling per unit (`_MS`,
+ * `_SECONDS`) and every lease in milliseconds. An old name is still read for one release, with a
+ * warning at start (`deprecations`); the new name wins when both are set.
+ */
+const RENAMED = {
+  GATEWAY_INTERN_INTERACTION_TIMEOUT_SECONDS: { old: "GATEWAY_INTERN_INTERACTION_TIMEOUT_S", factor: 1 },
+  GATEWAY_INTERN_RUN_TIMEOUT_SECONDS: { old: "GATEWAY_INTERN_RUN_TIMEOUT_S", factor: 1 },
+  GATEWAY_BATCH_LEASE_MS: { old: "GATEWAY_BATCH_LEASE_SECONDS", factor: 1000 },
+  GATEWAY_VIDEO_LEASE_MS: { old: "GATEWAY_VIDEO_LEASE_SECONDS", factor: 1000 },
+} as const;
+
 export function loadConfig(env: Env = process.env): GatewayConfig {
   const internHostListen = nonEmpty(env.GATEWAY_INTERN_HOST_LISTEN) ?? "127.0.0.1";
+  const deprecations: string[] = [];
+  /** A renamed setting: its new name, else its old one converted to the new unit. */
+  const renamedVar = (name: keyof typeof RENAMED, fallback: number, min: number, max: number): number => {
+    const { old, factor } = RENAMED[name];
+    if (nonEmpty(env[name]) !== undefined || nonEmpty(env[old]) === undefined) return intVar(env, name, fallback, min, max);
+    deprecations.push(`${old} is renamed ${name}${factor === 1 ? "" : ` (milliseconds)`}; the old name is read until the next release`);
+    return intVar({ [name]: String(intVar(env, old, fallback / factor, 0, Number.MAX_SAFE_INTEGER) * factor) }, name, fallback, min, max);
+  };
   return {
+    deprecations,
     port: intVar(env, "PORT", 8080, 0, 65535),
     grpcPort: intVar(env, "GRPC_PORT", 50051, 0, 65535),
     host: env.HOST ?? "0.0.0.0",
@@ -217,8 +240,8 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     vaultWritesDisabled: boolVar(env, "GATEWAY_VAULT_WRITES_DISABLED", false),
     internDaemonTimeoutMs: intVar(env, "GATEWAY_INTERN_DAEMON_TIMEOUT_MS", 10_000, 10, 600_000),
     internRuntime: {
-      interactionTimeoutSeconds: intVar(env, "GATEWAY_INTERN_INTERACTION_TIMEOUT_S", 300, 1, 86_400),
-      runTimeoutSeconds: intVar(env, "GATEWAY_INTERN_RUN_TIMEOUT_S", 3_600, 1, 604_800),
+      interactionTimeoutSeconds: renamedVar("GATEWAY_INTERN_INTERACTION_TIMEOUT_SECONDS", 300, 1, 86_400),
+      runTimeoutSeconds: renamedVar("GATEWAY_INTERN_RUN_TIMEOUT_SECONDS", 3_600, 1, 604_800),
       hostTimeoutMs: intVar(env, "GATEWAY_INTERN_HOST_TIMEOUT_MS", 10_000, 50, 600_000),
       hostStartTimeoutMs: intVar(env, "GATEWAY_INTERN_HOST_START_TIMEOUT_MS", 30_000, 1_000, 600_000),
       leaseMs: intVar(env, "GATEWAY_INTERN_LEASE_MS", 30_000, 300, 3_600_000),
@@ -239,7 +262,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     batch: {
       concurrency: intVar(env, "GATEWAY_BATCH_CONCURRENCY", 64, 0, 10_000),
       providerConcurrency: intVar(env, "GATEWAY_BATCH_PROVIDER_CONCURRENCY", 32, 1, 10_000),
-      leaseSeconds: intVar(env, "GATEWAY_BATCH_LEASE_SECONDS", 30, 1, 3_600),
+      leaseSeconds: renamedVar("GATEWAY_BATCH_LEASE_MS", 30_000, 1_000, 3_600_000) / 1000,
       maxAttempts: intVar(env, "GATEWAY_BATCH_MAX_ATTEMPTS", 5, 1, 100),
       retryBaseMs: intVar(env, "GATEWAY_BATCH_RETRY_BASE_MS", 1_000, 1, 600_000),
       pollMs: intVar(env, "GATEWAY_BATCH_POLL_MS", 250, 5, 60_000),
@@ -259,7 +282,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     video: {
       pollMs: intVar(env, "GATEWAY_VIDEO_POLL_MS", 5_000, 0, 3_600_000),
       concurrency: intVar(env, "GATEWAY_VIDEO_CONCURRENCY", 8, 1, 1_000),
-      leaseSeconds: intVar(env, "GATEWAY_VIDEO_LEASE_SECONDS", 60, 1, 3_600),
+      leaseSeconds: renamedVar("GATEWAY_VIDEO_LEASE_MS", 60_000, 1_000, 3_600_000) / 1000,
       retryBaseMs: intVar(env, "GATEWAY_VIDEO_RETRY_BASE_MS", 5_000, 0, 600_000),
       deadlineSeconds: intVar(env, "GATEWAY_VIDEO_DEADLINE_SECONDS", 86_400, 60, 2_592_000),
       retentionSeconds: intVar(env, "GATEWAY_VIDEO_RETENTION_SECONDS", 604_800, 60, 31_536_000),

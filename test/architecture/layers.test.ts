@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { cycles, importGraph, violations } from "./import-graph.js";
+import { cycles, importGraph, violations, type ImportGraph } from "./import-graph.js";
 
 /**
  * The layers of ARCHITECTURE §7, checked on every run (no gateway, no database): gen/ → wire/ →
@@ -19,6 +19,19 @@ const SERVICE_FOLDERS = [
 ];
 
 const under = (folder: string) => (file: string) => file.startsWith(`${folder}/`);
+
+/** The import graph between server/'s folders (`server/keys/x.ts` → `server/keys`; `server/config.ts` → `server`). */
+function folderGraph(modules: ImportGraph): ImportGraph {
+  const folderOf = (file: string) => (file.split("/").length > 2 ? file.split("/").slice(0, 2).join("/") : "server");
+  const folders: ImportGraph = new Map();
+  for (const [from, targets] of modules) {
+    if (!under("server")(from)) continue;
+    const edges = folders.get(folderOf(from)) ?? new Set<string>();
+    for (const target of targets) if (under("server")(target) && folderOf(target) !== folderOf(from)) edges.add(folderOf(target));
+    folders.set(folderOf(from), edges);
+  }
+  return folders;
+}
 const graph = importGraph();
 const runtimeGraph = importGraph(undefined, undefined, { typeOnly: false });
 
@@ -28,6 +41,10 @@ test("the graph is read: every layer has modules", () => {
 
 test("no import cycle between modules (imports that load a module; types alone order nothing)", () => {
   assert.equal(cycles(runtimeGraph), []);
+});
+
+test("no import cycle between the folders of server/ (its top-level files count as one folder)", () => {
+  assert.equal(cycles(folderGraph(runtimeGraph)), []);
 });
 
 test("facade/ imports only gen/, wire/ and itself", () => {
@@ -57,6 +74,7 @@ test("the checks fail on a planted cycle and a planted upward import", () => {
     fs.writeFileSync(path.join(planted, "facade/f.ts"), 'import { a } from "../server/core/a.js";\n');
     const plantedGraph = importGraph(planted, ["facade", "server"], { typeOnly: false });
     assert.equal(cycles(plantedGraph), [["server/core/a.ts", "server/keys/b.ts"]]);
+    assert.equal(cycles(folderGraph(plantedGraph)), [["server/core", "server/keys"]]);
     assert.equal(violations(plantedGraph, under("facade"), (t) => under("gen")(t) || under("wire")(t) || under("facade")(t)), ["facade/f.ts → server/core/a.ts"]);
     assert.equal(violations(plantedGraph, under("server/core"), (t) => !under("server/keys")(t)), ["server/core/a.ts → server/keys/b.ts"]);
   } finally {

@@ -29,7 +29,7 @@ async function answeredOnTheHost(env: RuntimeEnv, internId: string, sessionId: s
 
 // ---------------------------------------------------------------------------------------------
 
-const deadline = runtimeSuite("interns: question deadline and replay of output", { settings: { GATEWAY_INTERN_INTERACTION_TIMEOUT_S: "2" }, intern: "deadline" });
+const deadline = runtimeSuite("interns: question deadline and replay of output", { settings: { GATEWAY_INTERN_INTERACTION_TIMEOUT_SECONDS: "2" }, intern: "deadline" });
 
 deadline("the deadline passes: the paused run is cancelled; a rejected reply before it did not move it; the late answer is 409 interaction_not_pending", async ({ env, internId }) => {
   env.upstream.scripts.define("deadline", [shellStep("echo late"), { reply: "never" }]);
@@ -77,7 +77,7 @@ deadline.run();
 
 // ---------------------------------------------------------------------------------------------
 
-const runLimit = runtimeSuite("interns: the run's own time limit", { settings: { GATEWAY_INTERN_RUN_TIMEOUT_S: "1" }, intern: "time-limited" });
+const runLimit = runtimeSuite("interns: the run's own time limit", { settings: { GATEWAY_INTERN_RUN_TIMEOUT_SECONDS: "1" }, intern: "time-limited" });
 
 runLimit("a run past its time limit is ended by the intern while the client is connected: 410 run_ended", async ({ env, internId }) => {
   env.upstream.scripts.define("endless", [{ reply: Array.from({ length: 40 }, (_, i) => `word${i}`).join(" "), chunkDelayMs: 100 }]);

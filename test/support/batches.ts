@@ -4,7 +4,7 @@ import { at, call, type Reply } from "./http.js";
 /** Engine settings that keep batch tests fast: short polls, leases and retry delays. */
 export const FAST_ENGINE = {
   GATEWAY_BATCH_POLL_MS: "20",
-  GATEWAY_BATCH_LEASE_SECONDS: "2",
+  GATEWAY_BATCH_LEASE_MS: "2000",
   GATEWAY_BATCH_RETRY_BASE_MS: "50",
 };
 

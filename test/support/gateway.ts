@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { startGateway, type Gateway, type GatewayOptions } from "../../server/app.js";
+import { startGateway, type Gateway, type GatewayOptions } from "../../server/gateway/app.js";
 import { loadConfig } from "../../server/config.js";
 import { newKeySecret } from "../../server/core/key-secret.js";
 import { createLogger, type Logger } from "../../server/logger.js";

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { QueryTypes } from "sequelize";
-import { startGateway, type Gateway } from "../../server/app.js";
+import { startGateway, type Gateway } from "../../server/gateway/app.js";
 import { loadConfig } from "../../server/config.js";
 import { initModels } from "../../server/db/models.js";
 import { createLogger } from "../../server/logger.js";

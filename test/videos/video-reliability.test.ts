@@ -3,7 +3,7 @@ import path from "node:path";
 import { QueryTypes } from "sequelize";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { Gateway } from "../../server/app.js";
+import type { Gateway } from "../../server/gateway/app.js";
 import { startGatewayProcess } from "../support/gateway-process.js";
 import { at, call } from "../support/http.js";
 import { fetchBytes, getVideo, runUntil, sqlOn, startInstance, startVideoGateway, submitted, videoLedger, type VideoGateway } from "../support/videos.js";
@@ -220,7 +220,7 @@ test("a step longer than the lease keeps its job: the lease is renewed and no ot
   const { gw, upstream } = env;
   const id = await submitted(gw.url, gw.key, JOB);
   await runUntil(gw.gateway, gw.key, id, "in_progress");
-  const holder = await startInstance(env, { GATEWAY_VIDEO_LEASE_SECONDS: "1" });
+  const holder = await startInstance(env, { GATEWAY_VIDEO_LEASE_MS: "1000" });
   try {
     const downloading = upstream.videos.hang("content");
     const step = holder.videos.runOnce();
@@ -262,7 +262,7 @@ test("SIGKILL while downloading: the job is taken over once the dead instance's 
   const child = await startGatewayProcess({
     databaseUrl: gw.databaseUrl,
     key: gw.key,
-    env: { ...env.env, GATEWAY_VIDEO_POLL_MS: "20", GATEWAY_VIDEO_LEASE_SECONDS: "1" },
+    env: { ...env.env, GATEWAY_VIDEO_POLL_MS: "20", GATEWAY_VIDEO_LEASE_MS: "1000" },
   });
   try {
     await downloading;
@@ -302,7 +302,7 @@ test("SIGKILL during the submission: the job is sent again under the same idempo
   const child = await startGatewayProcess({
     databaseUrl: gw.databaseUrl,
     key: gw.key,
-    env: { ...env.env, GATEWAY_VIDEO_LEASE_SECONDS: "1", GATEWAY_REQUEST_TIMEOUT_MS: "1000" },
+    env: { ...env.env, GATEWAY_VIDEO_LEASE_MS: "1000", GATEWAY_REQUEST_TIMEOUT_MS: "1000" },
   });
   try {
     const creating = upstream.videos.hang("create");

@@ -1,10 +1,10 @@
 import type { Interceptor } from "@connectrpc/connect";
-import { authInterceptor } from "./core/auth.js";
-import { errorInterceptor } from "./core/error-interceptor.js";
-import { globalHostOnlyInterceptor } from "./core/global-host.js";
-import { validationInterceptor } from "./core/validation.js";
-import type { Deps } from "./deps.js";
-import { regionalHostOf } from "./governance/endpoint-policy.js";
+import { authInterceptor } from "../core/auth.js";
+import { errorInterceptor } from "../core/error-interceptor.js";
+import { globalHostOnlyInterceptor } from "../core/global-host.js";
+import { validationInterceptor } from "../core/validation.js";
+import type { Deps } from "../deps.js";
+import { regionalHostOf } from "../governance/endpoint-policy.js";
 
 /**
  * The core's chain, outermost first: errors → auth → global host only (interns, vault) →

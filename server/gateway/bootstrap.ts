@@ -1,12 +1,12 @@
 import type { Sequelize } from "sequelize";
-import type { GatewayConfig } from "./config.js";
-import { hashKey, maskKey } from "./core/key-secret.js";
-import { ApiKeyRow, OrganizationRow } from "./db/models.js";
-import { issueManagementKey } from "./keys/key-issuer.js";
-import { ownerOf } from "./members/member-store.js";
-import { createOrganization } from "./operator/organization-store.js";
-import { defaultWorkspaceOf } from "./workspaces/workspace-store.js";
-import type { Logger } from "./logger.js";
+import type { GatewayConfig } from "../config.js";
+import { hashKey, maskKey } from "../core/key-secret.js";
+import { ApiKeyRow, OrganizationRow } from "../db/models.js";
+import { issueManagementKey } from "../keys/key-issuer.js";
+import { ownerOf } from "../members/member-store.js";
+import { createOrganization } from "../operator/organization-store.js";
+import { defaultWorkspaceOf } from "../workspaces/workspace-store.js";
+import type { Logger } from "../logger.js";
 
 const BOOTSTRAP_LOCK = 727_002;
 

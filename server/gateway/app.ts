@@ -5,33 +5,33 @@ import type { AddressInfo } from "node:net";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Sequelize } from "sequelize";
-import { createFacade } from "../facade/facade.js";
+import { createFacade } from "../../facade/facade.js";
 import { bootstrap } from "./bootstrap.js";
-import { syncCatalog } from "./catalog/catalog-sync.js";
-import { loadGatewayConfig } from "./catalog/gateway-config.js";
-import type { GatewayConfig } from "./config.js";
-import { createDirectTransport } from "./core/direct-transport.js";
+import { syncCatalog } from "../catalog/catalog-sync.js";
+import { loadGatewayConfig } from "../catalog/gateway-config.js";
+import type { GatewayConfig } from "../config.js";
+import { createDirectTransport } from "../core/direct-transport.js";
 import { coreInterceptors } from "./interceptor-chain.js";
-import { loadLocalSecrets } from "./core/local-secrets.js";
-import { openDatabase } from "./db/database.js";
-import { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded-postgres.js";
-import type { Deps } from "./deps.js";
-import { createGovernanceCache } from "./governance/governance-cache.js";
-import type { Logger } from "./logger.js";
-import { startBatchEngine } from "./batches/batch-engine.js";
-import { stopAll } from "./core/leased-worker.js";
-import { newLeaseOwner } from "./core/lease-owner.js";
-import { SettlementWriter } from "./usage/settlement-writer.js";
-import { createInferenceRuntime } from "./inference/inference-runtime.js";
-import { createInternHosts } from "./interns/host-manager.js";
-import type { InternHosts } from "./interns/intern-hosts.js";
-import { internLifecycle } from "./interns/intern-lifecycle.js";
-import { startInternSupervisor } from "./interns/intern-supervisor.js";
-import { createBlobStore } from "./storage/blob-stores.js";
-import { allServices } from "../wire/services.js";
+import { loadLocalSecrets } from "../core/local-secrets.js";
+import { openDatabase } from "../db/database.js";
+import { startEmbeddedPostgres, type EmbeddedPostgres } from "../db/embedded-postgres.js";
+import type { Deps } from "../deps.js";
+import { createGovernanceCache } from "../governance/governance-cache.js";
+import type { Logger } from "../logger.js";
+import { startBatchEngine } from "../batches/batch-engine.js";
+import { stopAll } from "../core/leased-worker.js";
+import { newLeaseOwner } from "../core/lease-owner.js";
+import { SettlementWriter } from "../usage/settlement-writer.js";
+import { createInferenceRuntime } from "../inference/inference-runtime.js";
+import { createInternHosts } from "../interns/host-manager.js";
+import type { InternHosts } from "../interns/intern-hosts.js";
+import { internLifecycle } from "../interns/intern-lifecycle.js";
+import { startInternSupervisor } from "../interns/intern-supervisor.js";
+import { createBlobStore } from "../storage/blob-stores.js";
+import { allServices } from "../../wire/services.js";
 import { implementations, registerServices, servedServices, type Implementations } from "./services.js";
-import { secretsForUrl } from "./interns/vault/vault-release.js";
-import { startVideoPoller, type VideoPoller } from "./videos/video-poller.js";
+import { secretsForUrl } from "../interns/vault/vault-release.js";
+import { startVideoPoller, type VideoPoller } from "../videos/video-poller.js";
 
 /** The path of a Connect or gRPC-Web call: a package-qualified service name, then the method. */
 const RPC_PATH = /^\/[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\/[A-Za-z_]\w*(?:\?|$)/;
@@ -64,6 +64,7 @@ export interface GatewayOptions {
 }
 
 export async function startGateway(config: GatewayConfig, log: Logger, options: GatewayOptions = {}): Promise<Gateway> {
+  for (const deprecation of config.deprecations) log.warn(deprecation);
   // A broken catalog file stops the start before anything else is touched.
   const catalog = await loadGatewayConfig(config.catalogFile, process.env);
   const embedded: EmbeddedPostgres | undefined = config.databaseUrl

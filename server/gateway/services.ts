@@ -1,0 +1,96 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import type { DescService } from "@bufbuild/protobuf";
+import { allServices } from "../../wire/services.js";
+import { DecisionsService } from "../../gen/gateway/alpha/decisions_pb.js";
+import { AnalyticsService } from "../../gen/gateway/v1/analytics_pb.js";
+import { BatchesService } from "../../gen/gateway/v1/batches_pb.js";
+import { ByokService } from "../../gen/gateway/v1/byok_pb.js";
+import { EdgeService } from "../../gen/gateway/v1/edge_pb.js";
+import { EndUsersService } from "../../gen/gateway/v1/end_users_pb.js";
+import { FilesService } from "../../gen/gateway/v1/files_pb.js";
+import { GuardrailsService } from "../../gen/gateway/v1/guardrails_pb.js";
+import { InferenceService } from "../../gen/gateway/v1/inference_pb.js";
+import { InternsService } from "../../gen/gateway/v1/interns_pb.js";
+import { KeysService } from "../../gen/gateway/v1/keys_pb.js";
+import { MembersService } from "../../gen/gateway/v1/members_pb.js";
+import { ModelsService } from "../../gen/gateway/v1/models_pb.js";
+import { OperatorService } from "../../gen/gateway/v1/operator_pb.js";
+import { OrganizationService } from "../../gen/gateway/v1/organization_pb.js";
+import { PrivateEndpointsService } from "../../gen/gateway/v1/private_endpoints_pb.js";
+import { VaultService } from "../../gen/gateway/v1/vault_pb.js";
+import { VideosService } from "../../gen/gateway/v1/videos_pb.js";
+import { WorkspacesService } from "../../gen/gateway/v1/workspaces_pb.js";
+import { analyticsService } from "../analytics/analytics-service.js";
+import type { BatchEngine } from "../batches/batch-engine.js";
+import { batchesService } from "../batches/batches-service.js";
+import { byokService } from "../byok/byok-service.js";
+import { decisionsService } from "../decisions/decisions-service.js";
+import { edgeService } from "../edge/edge-service.js";
+import type { Deps } from "../deps.js";
+import { endUsersService } from "../end-users/end-users-service.js";
+import { filesService } from "../files/files-service.js";
+import { guardrailsService } from "../guardrails/guardrails-service.js";
+import { internChatService } from "../interns/intern-chat-service.js";
+import type { InternLifecycle } from "../interns/intern-lifecycle.js";
+import { internRecordsService } from "../interns/interns-service.js";
+import type { InferenceRuntime } from "../inference/inference-call.js";
+import { inferenceService } from "../inference/inference-service.js";
+import { keysService } from "../keys/keys-service.js";
+import { membersService } from "../members/members-service.js";
+import { modelsService } from "../models/models-service.js";
+import { operatorService } from "../operator/operator-service.js";
+import { organizationService } from "../organization/organization-service.js";
+import { privateEndpointsService } from "../private-endpoints/private-endpoints-service.js";
+import { vaultService } from "../interns/vault/vault-service.js";
+import type { VideoPoller } from "../videos/video-poller.js";
+import { videosService } from "../videos/videos-service.js";
+import { workspacesService } from "../workspaces/workspaces-service.js";
+
+/** The implemented methods of each service, built once per gateway. */
+export type Implementations = Map<DescService, object>;
+
+/** The long-lived parts services share: the inference runtime and this instance's background work. */
+export interface Engines {
+  inference: InferenceRuntime;
+  batches: BatchEngine;
+  videos: VideoPoller;
+  /** Intern transitions; its supervisor (intern-supervisor.ts) shares its boots and leases. */
+  interns: InternLifecycle;
+}
+
+export function implementations(deps: Deps, engines: Engines): Implementations {
+  return new Map<DescService, object>([
+    [KeysService, keysService(deps)],
+    [OrganizationService, organizationService()],
+    [WorkspacesService, workspacesService(deps)],
+    [EndUsersService, endUsersService()],
+    [AnalyticsService, analyticsService(deps)],
+    [MembersService, membersService()],
+    [GuardrailsService, guardrailsService(deps)],
+    [ByokService, byokService(deps)],
+    [PrivateEndpointsService, privateEndpointsService(deps)],
+    [ModelsService, modelsService(deps)],
+    [OperatorService, operatorService(deps)],
+    [InferenceService, inferenceService(engines.inference)],
+    [BatchesService, batchesService(engines.inference, engines.batches.wake)],
+    [FilesService, filesService(deps)],
+    [VideosService, videosService(engines.inference, engines.videos)],
+    [DecisionsService, decisionsService(engines.inference)],
+    // The chat relay of the intern runtime joins the record methods here: { ...records, ...chat }.
+    [InternsService, { ...internRecordsService(deps, engines.interns), ...internChatService(deps) }],
+    [VaultService, vaultService(deps)],
+    [EdgeService, edgeService()],
+  ]);
+}
+
+/**
+ * What the core serves: every service of `allServices` with its implementation (a service without
+ * one answers Unimplemented). The router and the facade's direct transport both serve this list.
+ */
+export function servedServices(impls: Implementations): Array<readonly [DescService, object]> {
+  return allServices.map((service) => [service, impls.get(service) ?? {}] as const);
+}
+
+export function registerServices(router: ConnectRouter, impls: Implementations): void {
+  for (const [service, impl] of servedServices(impls)) router.service(service, impl);
+}
