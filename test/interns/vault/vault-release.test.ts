@@ -1,8 +1,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { secretsForUrl } from "../../server/interns/vault/vault-release.js";
-import { call } from "../support/http.js";
-import { createdIntern, hasStatus, runningIntern, startInternsGateway, waitForIntern, type InternsEnv } from "../support/interns.js";
+import { secretsForUrl } from "../../../server/interns/vault/vault-release.js";
+import { call } from "../../support/http.js";
+import { createdIntern, hasStatus, runningIntern, startInternsGateway, waitForIntern, type InternsEnv } from "../../support/interns.js";
 
 /**
  * Release to the intern's HTTP tool (spec 4.8): a secret goes only to exactly the hostnames it is

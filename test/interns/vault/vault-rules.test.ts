@@ -1,8 +1,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { at, call, type Reply } from "../support/http.js";
-import { createdIntern, startInternsGateway, type InternsEnv, type Json } from "../support/interns.js";
-import { ISO } from "../support/shapes.js";
+import { at, call, type Reply } from "../../support/http.js";
+import { createdIntern, startInternsGateway, type InternsEnv, type Json } from "../../support/interns.js";
+import { ISO } from "../../support/shapes.js";
 
 /** The rules of spec 4.8 and 8 over REST, table-driven. */
 const test = suite<{ env: InternsEnv; internId: string }>("vault rules");

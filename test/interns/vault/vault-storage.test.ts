@@ -2,11 +2,11 @@ import { createHmac } from "node:crypto";
 import { QueryTypes } from "sequelize";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { openValue, type VaultKey } from "../../server/interns/vault/vault-keys.js";
-import { secretsForUrl } from "../../server/interns/vault/vault-release.js";
-import { importLegacySecret, vaultKey } from "../../server/interns/vault/vault-store.js";
-import { at, call, type Reply } from "../support/http.js";
-import { createdIntern, runningIntern, startInternsGateway, type InternsEnv, type Json } from "../support/interns.js";
+import { openValue, type VaultKey } from "../../../server/interns/vault/vault-keys.js";
+import { secretsForUrl } from "../../../server/interns/vault/vault-release.js";
+import { importLegacySecret, vaultKey } from "../../../server/interns/vault/vault-store.js";
+import { at, call, type Reply } from "../../support/http.js";
+import { createdIntern, runningIntern, startInternsGateway, type InternsEnv, type Json } from "../../support/interns.js";
 
 /** Encryption at rest, fingerprints and legacy rows (spec 2.10, 4.8). */
 const test = suite<{ env: InternsEnv }>("vault storage");
