@@ -1,16 +1,8 @@
-import type { ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { request } from "undici";
-import { newKeySecret } from "../server/core/key-secret.js";
-import { startEmbeddedPostgres } from "../server/db/embedded-postgres.js";
-import { createLogger } from "../server/logger.js";
-import { writeCatalogFile } from "../test/support/catalog-file.js";
-import { freePort, startGatewayProcess, type GatewayProcess } from "../test/support/gateway-process.js";
-import { MOCK_UPSTREAM_API_KEY } from "../test/upstream/mock-upstream.js";
-import { startChild } from "./children.js";
+import { startChatStack } from "./chat-stack.js";
 
 /**
  * `npm run bench -- batch`: 10,000 chat items submitted in one POST /batches (time to the 202),
@@ -34,25 +26,9 @@ const LARGE = process.env.BENCH_BATCH_LARGE !== "0";
 const LARGE_BYTES = 200 * 1024 * 1024 - 64 * 1024;
 
 export async function runBatchBenchmark(): Promise<void> {
-  const log = createLogger("warn");
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "gateway-bench-batch-"));
-  const postgres = await startEmbeddedPostgres(dataDir, 0, log);
-  let mock: ChildProcess | undefined;
-  let gateway: GatewayProcess | undefined;
+  const stack = await startChatStack("batch", SUBMIT_ONLY ? { GATEWAY_BATCH_CONCURRENCY: "0" } : {});
+  const { gateway, key } = stack;
   try {
-    const mockPort = await freePort();
-    mock = await startChild(["test/upstream/mock-upstream.ts", "--port", String(mockPort)], /^http:/);
-    const configFile = await writeCatalogFile({
-      providers: [{ slug: "mock", kind: "openai", base_url: `http://127.0.0.1:${mockPort}/openai/v1`, api_key: MOCK_UPSTREAM_API_KEY }],
-      models: [{ id: "bench/chat", name: "Bench chat", created: 1_700_000_000, context_length: 8000, endpoints: [{ provider: "mock", upstream_model_id: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } }] }],
-    });
-    const key = newKeySecret();
-    gateway = await startGatewayProcess({
-      databaseUrl: postgres.url,
-      key,
-      env: { GATEWAY_CONFIG: configFile, ...(SUBMIT_ONLY ? { GATEWAY_BATCH_CONCURRENCY: "0" } : {}) },
-      nodeArgs: process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
-    });
     const pid = gateway.child.pid!;
     const idleRss = peakRssMiB(pid);
 
@@ -61,7 +37,7 @@ export async function runBatchBenchmark(): Promise<void> {
       body: { model: "bench/chat", messages: [{ role: "user", content: `Say hello, number ${i}` }], max_tokens: 16 },
     }));
     const small = JSON.stringify({ endpoint: "/v1/chat/completions", model: "bench/chat", requests: items });
-    const pgDir = path.join(dataDir, "postgres");
+    const pgDir = stack.postgresDir;
     const cpuBefore = cpuSeconds(pid, pgDir);
     const submitStarted = performance.now();
     const accepted = await post(gateway.url, key, small);
@@ -104,10 +80,7 @@ export async function runBatchBenchmark(): Promise<void> {
     if (warmMs.length > 0) console.log(`| submit them again ×${warmMs.length} (warm) | 202 after ${warmMs.map((ms) => ms.toFixed(0)).join(", ")} ms | | |`);
     if (largeRow) console.log(largeRow);
   } finally {
-    await gateway?.stop();
-    mock?.kill("SIGTERM");
-    await postgres.stop();
-    await fs.rm(dataDir, { recursive: true, force: true });
+    await stack.stop();
   }
 }
 

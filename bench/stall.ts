@@ -1,16 +1,7 @@
-import type { ChildProcess } from "node:child_process";
-import fs from "node:fs/promises";
 import os from "node:os";
-import path from "node:path";
 import { Pool, request } from "undici";
-import { newKeySecret } from "../server/core/key-secret.js";
-import { startEmbeddedPostgres } from "../server/db/embedded-postgres.js";
-import { createLogger } from "../server/logger.js";
-import { writeCatalogFile } from "../test/support/catalog-file.js";
-import { freePort, startGatewayProcess, type GatewayProcess } from "../test/support/gateway-process.js";
-import { MOCK_UPSTREAM_API_KEY } from "../test/upstream/mock-upstream.js";
 import { largeSubmission } from "./batch.js";
-import { startChild } from "./children.js";
+import { startChatStack } from "./chat-stack.js";
 import { percentile } from "./load.js";
 
 /**
@@ -30,25 +21,9 @@ interface Probe {
 }
 
 export async function runStallBenchmark(): Promise<void> {
-  const log = createLogger("warn");
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "gateway-bench-stall-"));
-  const postgres = await startEmbeddedPostgres(dataDir, 0, log);
-  let mock: ChildProcess | undefined;
-  let gateway: GatewayProcess | undefined;
+  const stack = await startChatStack("stall", { GATEWAY_BATCH_CONCURRENCY: "0", GATEWAY_RATE_LIMIT_REQUESTS: "100000000" });
+  const { gateway, key } = stack;
   try {
-    const mockPort = await freePort();
-    mock = await startChild(["test/upstream/mock-upstream.ts", "--port", String(mockPort)], /^http:/);
-    const configFile = await writeCatalogFile({
-      providers: [{ slug: "mock", kind: "openai", base_url: `http://127.0.0.1:${mockPort}/openai/v1`, api_key: MOCK_UPSTREAM_API_KEY }],
-      models: [{ id: "bench/chat", name: "Bench chat", created: 1_700_000_000, context_length: 8000, endpoints: [{ provider: "mock", upstream_model_id: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } }] }],
-    });
-    const key = newKeySecret();
-    gateway = await startGatewayProcess({
-      databaseUrl: postgres.url,
-      key,
-      env: { GATEWAY_CONFIG: configFile, GATEWAY_BATCH_CONCURRENCY: "0", GATEWAY_RATE_LIMIT_REQUESTS: "100000000" },
-      nodeArgs: process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
-    });
     const base = gateway.url;
     const many = manyItems(100_000);
     const large = largeSubmission();
@@ -79,10 +54,7 @@ export async function runStallBenchmark(): Promise<void> {
     console.log("|---|---|---|---|---|---|---|");
     for (const line of rows) console.log(line);
   } finally {
-    await gateway?.stop();
-    mock?.kill("SIGTERM");
-    await postgres.stop();
-    await fs.rm(dataDir, { recursive: true, force: true });
+    await stack.stop();
   }
 }
 
