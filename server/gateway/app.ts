@@ -28,6 +28,7 @@ import type { InternHosts } from "../interns/intern-hosts.js";
 import { internLifecycle } from "../interns/intern-lifecycle.js";
 import { startInternSupervisor } from "../interns/intern-supervisor.js";
 import { createBlobStore } from "../storage/blob-stores.js";
+import { EdgeEndpoints } from "./edge-endpoints.js";
 import { allServices } from "../../wire/services.js";
 import { implementations, registerServices, servedServices, type Implementations } from "./services.js";
 import { secretsForUrl } from "../interns/vault/vault-release.js";
@@ -112,10 +113,22 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
           log,
           sseKeepaliveMs: config.sseKeepaliveMs,
         });
+    // Operational paths outside /api/v1 (edge-endpoints.ts).
+    const edge = new EdgeEndpoints();
     const httpServer = http.createServer((req, res) => {
+      const url = req.url ?? "";
+      const endpoint = edge.match(url);
+      if (endpoint) {
+        Promise.resolve(endpoint(req, res)).catch((err: unknown) => {
+          log.error({ err: String(err), path: url.split("?")[0] }, "edge endpoint failed");
+          if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+          res.end();
+        });
+        return;
+      }
       // Connect and gRPC-Web calls are `/<package>.<Service>/<Method>`; every other path is the
       // facade's, which answers what it has no route for with the JSON error envelope.
-      if (facade && !RPC_PATH.test(req.url ?? "")) facade.handle(req, res);
+      if (facade && !RPC_PATH.test(url)) facade.handle(req, res);
       else rpc(req, res);
     });
 

@@ -1,0 +1,32 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+/**
+ * Paths the HTTP port serves beside the API and outside `/api/v1`: health, metrics, the OpenAPI
+ * document and its docs page. They take no API key (an endpoint may protect itself, as metrics
+ * does with its optional token) and are matched before the facade, by exact path or by a prefix
+ * ending in `/`. One table, so that the facade's "no route" answer and every operational path
+ * are decided in one place.
+ */
+export type EdgeEndpoint = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+export class EdgeEndpoints {
+  private readonly exact = new Map<string, EdgeEndpoint>();
+  private readonly prefixes: Array<[string, EdgeEndpoint]> = [];
+
+  /** `path` is exact (`/healthz`) or, ending in `/`, a prefix (`/docs/`). */
+  add(path: string, endpoint: EdgeEndpoint): this {
+    if (path.endsWith("/") && path.length > 1) this.prefixes.push([path, endpoint]);
+    else this.exact.set(path, endpoint);
+    return this;
+  }
+
+  /** The endpoint serving this request URL (query ignored), if any. */
+  match(url: string): EdgeEndpoint | undefined {
+    const query = url.indexOf("?");
+    const path = query === -1 ? url : url.slice(0, query);
+    const exact = this.exact.get(path);
+    if (exact) return exact;
+    for (const [prefix, endpoint] of this.prefixes) if (path.startsWith(prefix)) return endpoint;
+    return undefined;
+  }
+}
