@@ -3,6 +3,7 @@ import type { DescMethod, DescMethodStreaming, DescMethodUnary, DescService, Jso
 import type { Transport } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { gatewayError } from "../wire/errors.js";
+import type { ExchangeObserver } from "../wire/exchange.js";
 import { OVERHEAD_MS_HEADER, UPSTREAM_MS_HEADER } from "../wire/timing-headers.js";
 import { parseJsonBody, readBody } from "./body-reader.js";
 import { createCredentialCheck } from "./credential-check.js";
@@ -40,6 +41,8 @@ export interface FacadeOptions {
    * authentication at all (the facade's own test rigs).
    */
   checkCredentialsFirst?: boolean;
+  /** Told of every answered REST request (access log, metrics); see wire/exchange.ts. */
+  observe?: ExchangeObserver;
 }
 
 export interface Facade {
@@ -65,12 +68,13 @@ const CREDENTIALS_REMEMBERED = 10_000;
 /** Transport-level response headers that must not leak into the REST response. */
 const PROTOCOL_HEADER = /^(content-type|content-length|content-encoding|accept-encoding|transfer-encoding|connection|keep-alive|te|trailer|date|vary|grpc-.*|connect-.*)$/i;
 
-export function createFacade({ services, transport, log, sseKeepaliveMs, checkCredentialsFirst = true }: FacadeOptions): Facade {
+export function createFacade({ services, transport, log, sseKeepaliveMs, checkCredentialsFirst = true, observe }: FacadeOptions): Facade {
   const routes = RouteTable.fromServices(services);
   const open = new Set<AbortController>();
   const checkCredentials = checkCredentialsFirst ? createCredentialCheck({ transport, ttlMs: CREDENTIALS_REMEMBERED_MS, maxEntries: CREDENTIALS_REMEMBERED }) : async () => {};
 
-  async function serve(req: IncomingMessage, res: ServerResponse, started: number): Promise<void> {
+  /** `matched.route` is set once the request matched one, for its observers. */
+  async function serve(req: IncomingMessage, res: ServerResponse, started: number, matched: { route?: Route }): Promise<void> {
     const [rawPath = "", rawQuery = ""] = (req.url ?? "/").split("?", 2);
     const { segments, malformed } = splitPath(rawPath);
     const match = routes.match(req.method ?? "GET", segments);
@@ -80,6 +84,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
       throw gatewayError(405, `Method ${req.method} is not allowed on ${rawPath}; allowed: ${match.allowed.join(", ")}`);
     }
     const { route, values } = match;
+    matched.route = route;
     const header = forwardedHeaders(req);
     const abort = new AbortController();
     res.once("close", () => abort.abort(REQUEST_ENDED));
@@ -137,7 +142,8 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
     routes,
     handle(req, res) {
       const started = performance.now();
-      serve(req, res, started)
+      const matched: { route?: Route } = {};
+      serve(req, res, started, matched)
         .catch((err: unknown) => {
           if (res.destroyed && !res.writableFinished) {
             // The client went away before its answer: normal traffic, nothing to answer.
@@ -150,7 +156,17 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
           sendError(res, error, responseHeaders(err instanceof ConnectError ? err.metadata : undefined, started));
         })
         .finally(() => {
-          log.debug({ method: req.method, path: req.url?.split("?")[0], status: res.statusCode, ms: Math.round(performance.now() - started) }, "rest");
+          if (!observe) return;
+          const upstreamMs = Number(res.getHeader(UPSTREAM_MS_HEADER) ?? 0);
+          observe({
+            protocol: "rest",
+            method: req.method ?? "GET",
+            route: matched.route?.template,
+            status: res.statusCode,
+            durationMs: performance.now() - started,
+            upstreamMs: Number.isFinite(upstreamMs) ? upstreamMs : 0,
+            requestId: String(req.headers["x-request-id"] ?? ""),
+          });
         });
     },
     close() {

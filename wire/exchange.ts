@@ -1,0 +1,26 @@
+/**
+ * One finished exchange as the gateway's observers see it: the access log, the metrics and the
+ * traces all read this one record, so they can never disagree on what a request was. The REST
+ * facade reports its requests (route template, HTTP status); a core interceptor reports calls
+ * that arrive over gRPC, Connect or gRPC-Web (method path, status mapped to HTTP).
+ */
+export interface Exchange {
+  protocol: "rest" | "grpc" | "connect" | "grpc-web";
+  /** HTTP method for REST (`POST`); the RPC's method kind otherwise (`unary`, `server_streaming`, …). */
+  method: string;
+  /**
+   * What was asked for, never a raw path: the REST route template (`/api/v1/batches/{id}`), the
+   * RPC path (`/gateway.v1.KeysService/GetCurrentKey`), or undefined when nothing matched.
+   */
+  route: string | undefined;
+  /** HTTP status; an RPC's Connect code is mapped by the standard table (wire/errors.ts). */
+  status: number;
+  /** From arrival to the last byte written. */
+  durationMs: number;
+  /** The part of `durationMs` spent waiting on providers (0 when no provider was called). */
+  upstreamMs: number;
+  requestId: string;
+}
+
+/** Called once per exchange, after the answer; must not throw and must stay cheap (hot path). */
+export type ExchangeObserver = (exchange: Exchange) => void;
