@@ -17,6 +17,7 @@ import {
 import { gatewayError } from "../../wire/errors.js";
 import { createLogger } from "../../server/logger.js";
 import { at } from "../support/http.js";
+import { sseData } from "../support/sse.js";
 
 /**
  * The facade's generic rendering of server-streaming RPCs (ARCHITECTURE §1): `text/event-stream`,
@@ -150,8 +151,8 @@ interface StreamReply {
   text: string;
   /** Raw SSE frames, without the blank-line separators. */
   frames: string[];
-  /** The `data:` frames' payloads, keepalives left out. */
-  data: string[];
+  /** The events' payloads (support/sse.ts), keepalives left out. */
+  data: unknown[];
 }
 
 /** POSTs to a chat route and reads the whole response; `onText` sees the text received so far. */
@@ -167,8 +168,7 @@ function post(base: string, path: string, body: unknown, onText?: (text: string,
         res.setEncoding("utf8");
         const finish = () => {
           const frames = text.split("\n\n").filter((frame) => frame !== "");
-          const data = frames.filter((f) => f.startsWith("data: ")).map((f) => f.slice("data: ".length));
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, frames, data });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, frames, data: sseData(text) });
         };
         res.on("data", (piece: string) => {
           text += piece;
@@ -197,7 +197,7 @@ test("a stream is text/event-stream: one data event per message, member alone, t
 
   assert.is(res.data.length, 5);
   assert.is(res.data.at(-1), "[DONE]");
-  const events = res.data.slice(0, -1).map(parse);
+  const events = res.data.slice(0, -1);
   for (const event of events) {
     assert.is(at(event, "chunk"), undefined, "no envelope wrapper");
     assert.is(at(event, "object"), "chat.completion.chunk");
@@ -240,14 +240,14 @@ test("a stream that fails midway ends with an error event and no [DONE]", async 
   assert.match(String(res.headers["content-type"]), /^text\/event-stream\b/);
   assert.not.ok(res.data.includes("[DONE]"), res.text);
   assert.is(res.data.length, 2);
-  assert.is(at(parse(res.data[0]!), "choices", 0, "delta", "content"), "partial");
-  assert.equal(parse(res.data[1]!), {
+  assert.is(at(res.data[0], "choices", 0, "delta", "content"), "partial");
+  assert.equal(res.data[1], {
     error: { code: 502, message: "The intern connection was lost", metadata: { reason: "intern_unreachable", retryable: true } },
   });
 
   const plain = await post(url, "/api/v1/interns/fail-plain/chat/completions", USER_PROMPT);
   assert.not.ok(plain.data.includes("[DONE]"), plain.text);
-  assert.equal(parse(plain.data.at(-1)!), { error: { code: 503, message: "the run went away" } });
+  assert.equal(plain.data.at(-1), { error: { code: 503, message: "the run went away" } });
 });
 
 test("a stream that fails before its first message is a plain error response", async ({ url }) => {

@@ -9,7 +9,7 @@ import { abandonOnceUpstream } from "../support/abandoned-call.js";
 import { at, call, type CallOptions, type Reply } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 import { startRemoteFacade, type RemoteFacade } from "../support/remote-facade.js";
-import { sseData } from "../support/sse-events.js";
+import { sseData } from "../support/sse.js";
 
 /**
  * The direct in-process transport (server/core/direct-transport.ts) against the remote path, which

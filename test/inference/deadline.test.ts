@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { at, call, type Reply } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 import { allLedgerRows, ledgerRowsOf } from "../support/ledger-rows.js";
-import { sseData } from "../support/sse-events.js";
+import { sseData } from "../support/sse.js";
 
 /**
  * The overall request deadline (GATEWAY_REQUEST_TIMEOUT_MS), shorter here than the providers'

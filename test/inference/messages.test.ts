@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { at, call, type Reply } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 import { assertOneSuccessRow, ledgerRowsOf } from "../support/ledger-rows.js";
-import { typedStreamEvents, typesOf } from "../support/sse-named-events.js";
+import { typedStreamEvents, typesOf } from "../support/sse.js";
 
 /**
  * POST /api/v1/messages: the Anthropic Messages API served by the chat pipeline, against

@@ -4,7 +4,7 @@ import OpenAI from "openai";
 import { at, call, type Reply } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 import { assertOneSuccessRow } from "../support/ledger-rows.js";
-import { namedSseEvents, typedStreamEvents, typesOf } from "../support/sse-named-events.js";
+import { sseEvents, typedStreamEvents, typesOf } from "../support/sse.js";
 
 /**
  * POST /api/v1/responses: the OpenAI Responses API served by the chat pipeline, against
@@ -150,7 +150,7 @@ test("a stream cut by the provider ends with a named error event", async ({ env 
   env.upstream.rule({ model: "chat-a", cutAfterChunks: 2, times: 1 });
   const res = await post(env, { model: "mock/chat", input: "Hi there", stream: true, provider: { only: ["mockai"] } });
   assert.is(res.status, 200, res.text);
-  const events = namedSseEvents(res.text);
+  const events = sseEvents(res.text);
   const last = events.at(-1)!;
   assert.is(last.event, "error");
   assert.type(at(last.data, "error", "message"), "string");

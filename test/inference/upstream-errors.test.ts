@@ -4,7 +4,7 @@ import { abandonOnceUpstream } from "../support/abandoned-call.js";
 import { at, call, type Reply } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 import { allLedgerRows, waitForLedgerRow } from "../support/ledger-rows.js";
-import { sseData } from "../support/sse-events.js";
+import { sseData } from "../support/sse.js";
 import type { MockRule } from "../upstream/mock-upstream.js";
 
 /**

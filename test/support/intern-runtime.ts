@@ -5,6 +5,7 @@ import { suite, type Test } from "uvu";
 import * as assert from "uvu/assert";
 import type { LocalInternHosts } from "../../server/interns/host-manager.js";
 import { startInferenceGateway, type InferenceGateway } from "./inference-gateway.js";
+import { takeSseBlocks } from "./sse.js";
 import { at, call, type Reply } from "./http.js";
 import { seedOrganization } from "./seed.js";
 
@@ -116,24 +117,10 @@ export class ChatStream {
         this.ended = true;
         break;
       }
-      this.buffered += this.decoder.decode(chunk.value, { stream: true });
-      let end: number;
-      while ((end = this.buffered.indexOf("\n\n")) !== -1) {
-        const block = this.buffered.slice(0, end);
-        this.buffered = this.buffered.slice(end + 2);
-        if (block === ": keepalive") this.keepalives += 1;
-        const data = block
-          .split("\n")
-          .filter((line) => line.startsWith("data: "))
-          .map((line) => line.slice(6))
-          .join("\n");
-        if (data === "") continue;
-        try {
-          this.queue.push(JSON.parse(data));
-        } catch {
-          this.queue.push(data);
-        }
-      }
+      const blocks = takeSseBlocks(this.buffered + this.decoder.decode(chunk.value, { stream: true }));
+      this.buffered = blocks.rest;
+      this.keepalives += blocks.comments;
+      for (const event of blocks.events) this.queue.push(event.data);
     }
     return this.queue.shift();
   }
