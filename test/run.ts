@@ -9,15 +9,19 @@ import { createLogger } from "../server/logger.js";
 /**
  * `npm test [pattern]`: one PostgreSQL for the whole run (embedded, or DATABASE_URL), a fresh
  * database per test file (see support/gateway.ts), every `*.test.ts` under test/ through uvu.
+ * `*.unit.test.ts` files need neither a gateway nor a database: a run of only those
+ * (`npm run test:unit`) starts no PostgreSQL and takes seconds.
  */
-const log = createLogger(process.env.TEST_LOG_LEVEL ?? "warn");
-const dataDir = process.env.DATABASE_URL ? undefined : await fs.mkdtemp(path.join(os.tmpdir(), "gateway-test-"));
-const postgres = dataDir ? await startEmbeddedPostgres(dataDir, 0, log) : undefined;
-process.env.TEST_DATABASE_URL = process.env.DATABASE_URL ?? postgres!.url;
-delete process.env.DATABASE_URL;
-
+const UNIT = /\.unit\.test\.ts$/;
 const filter = process.argv[2];
 const { suites } = await parse(path.join(import.meta.dirname, "."), filter ? new RegExp(filter) : /\.test\.ts$/);
+const needsDatabase = suites.some((s) => !UNIT.test(s.name));
+
+const log = createLogger(process.env.TEST_LOG_LEVEL ?? "warn");
+const dataDir = needsDatabase && !process.env.DATABASE_URL ? await fs.mkdtemp(path.join(os.tmpdir(), "gateway-test-")) : undefined;
+const postgres = dataDir ? await startEmbeddedPostgres(dataDir, 0, log) : undefined;
+if (needsDatabase) process.env.TEST_DATABASE_URL = process.env.DATABASE_URL ?? postgres!.url;
+delete process.env.DATABASE_URL;
 
 // uvu prints totals only; keep them to print the plain "N passed, N failed" line CI reads.
 let output = "";

@@ -8,7 +8,7 @@ import { ROOT } from "./import-graph.js";
 /**
  * docs/route-map.md: every REST route, the RPC it calls and the file that implements it, read from
  * the protos' `google.api.http` rules and from server/gateway/services.ts (which factory serves which
- * service). `npm run docs:routes` writes it; test/architecture/route-map.test.ts fails when it is
+ * service). `npm run docs:routes` writes it; test/architecture/route-map.unit.test.ts fails when it is
  * stale, as CI does for gen/.
  */
 export const ROUTE_MAP = "docs/route-map.md";
