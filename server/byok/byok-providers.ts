@@ -1,17 +1,16 @@
 import { gatewayError } from "../../wire/errors.js";
+import type { ProviderKind } from "../providers/registry.js";
 
 /**
- * Providers a workspace can bring its own key for. `kind` names the wire format the gateway
- * speaks to them: the OpenAI chat completions API (which the OpenAI-compatible hosts below also
- * serve) or the Anthropic messages API. None derives its URL from the credential, so a private
- * endpoint of any of them needs a base_url.
+ * Providers a workspace can bring its own key for. `kind` is the provider registry's kind, the
+ * wire format the gateway speaks to them: the OpenAI chat completions API (which the
+ * OpenAI-compatible hosts below also serve) or the Anthropic messages API. None derives its URL
+ * from the credential, so a private endpoint of any of them needs a base_url.
  */
-export type ByokProviderKind = "openai" | "anthropic";
-
 export interface ByokProvider {
   slug: string;
   name: string;
-  kind: ByokProviderKind;
+  kind: ProviderKind;
 }
 
 export const BYOK_PROVIDERS: readonly ByokProvider[] = [

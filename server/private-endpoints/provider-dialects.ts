@@ -1,5 +1,4 @@
-import type { ByokProviderKind } from "../byok/byok-providers.js";
-import { providerFor } from "../providers/registry.js";
+import { providerFor, type ProviderKind } from "../providers/registry.js";
 import { upstreamUrl } from "./base-url.js";
 
 /**
@@ -13,17 +12,17 @@ export interface TestCall {
   body: string;
 }
 
-export function testCall(kind: ByokProviderKind, baseUrl: string, model: string, credential: string): TestCall {
+export function testCall(kind: ProviderKind, baseUrl: string, model: string, credential: string): TestCall {
   const provider = providerFor(kind);
   const { path, headers, body } = provider.probe.request(model, credential);
   const common = { "content-type": "application/json", accept: "application/json", "user-agent": "model-gateway-validation" };
   return { url: upstreamUrl(baseUrl, provider.privateRootPath + path), headers: { ...common, ...headers }, body };
 }
 
-export function hasExpectedShape(kind: ByokProviderKind, body: unknown): boolean {
+export function hasExpectedShape(kind: ProviderKind, body: unknown): boolean {
   return providerFor(kind).probe.answers(body);
 }
 
-export function expectedShapeName(kind: ByokProviderKind): string {
+export function expectedShapeName(kind: ProviderKind): string {
   return providerFor(kind).probe.answerName;
 }
