@@ -1,6 +1,4 @@
-import type { JsonObject } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
-import { QueryTypes } from "sequelize";
 import { startLeasedWorker } from "../core/leased-worker.js";
 import { newLeaseOwner } from "../core/lease-owner.js";
 import { isFreeEndpoint } from "../catalog/catalog.js";
@@ -8,19 +6,21 @@ import { httpErrorOf } from "../../wire/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { runItem, type ClaimedItem } from "./batch-item-runner.js";
 import { loadPlan, type BatchPlan } from "./batch-plan.js";
-import { expireOverdue, failBatch, finishCancelling, purgeExpiredResults, startValidated } from "./batch-lifecycle.js";
-import { errorResult, itemId } from "./batch-rows.js";
-import { settleItems, type SettledItem } from "./batch-settlement.js";
-import { advanceNativeBatch, claimNativeBatches, NATIVE_CONCURRENCY } from "./native-batch-driver.js";
+import { expireOverdue, failBatch, finishCancelling, purgeExpiredResults, startValidated } from "./batch-store-lifecycle.js";
+import { errorResult, itemId } from "./batch-store.js";
+import { claimItems, claimNativeBatches, itemLeaseOwners, releaseItemLeases, renewItemLeases, retryItemLater } from "./batch-store-queue.js";
+import { settleItems, type SettledItem } from "./batch-store-settlement.js";
+import { advanceNativeBatch, NATIVE_CONCURRENCY } from "./native-batch-driver.js";
 import { createSlots } from "./provider-slots.js";
 
 /**
  * The batch engine of one instance. Work lives in Postgres: items are claimed with
  * `FOR UPDATE SKIP LOCKED` and a lease this instance renews while they run, so any number of
  * instances share one queue and the items of one that stops or crashes are claimed again once
- * their lease lapses. Finished items are recorded in groups (batch-settlement.ts), which only
- * apply while the lease is still this instance's: an item is recorded and billed exactly once.
- * A database outage only pauses the engine: claims and flushes are retried, results stay queued.
+ * their lease lapses. Finished items are recorded in groups (batch-store-settlement.ts), which
+ * only apply while the lease is still this instance's: an item is recorded and billed exactly
+ * once. A database outage only pauses the engine: claims and flushes are retried, results stay
+ * queued.
  */
 export interface BatchEngine {
   /** Looks for work now instead of at the next poll (after a submission). */
@@ -55,22 +55,7 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
   }
 
   async function claim(limit: number): Promise<ClaimedItem[]> {
-    const rows = await sequelize.query<{ batch_id: string; idx: number; body: JsonObject; attempts: number }>(
-      `WITH picked AS (
-         SELECT i.batch_id, i.idx FROM batch_items i JOIN batches b ON b.id = i.batch_id
-          WHERE b.status = 'in_progress' AND b.upstream_provider IS NULL AND i.state <> 'done' AND i.available_at <= now()
-            AND (i.state = 'pending' OR i.lease_expires_at < now())
-          ORDER BY i.batch_id, i.available_at
-          LIMIT $limit
-          FOR UPDATE OF i SKIP LOCKED
-       )
-       UPDATE batch_items i
-          SET state = 'running', lease_owner = $owner, lease_expires_at = now() + make_interval(secs => $lease), attempts = i.attempts + 1
-         FROM picked p
-        WHERE i.batch_id = p.batch_id AND i.idx = p.idx
-       RETURNING i.batch_id, i.idx, i.body, i.attempts`,
-      { type: QueryTypes.SELECT, bind: { limit, owner, lease: settings.leaseSeconds } },
-    );
+    const rows = await claimItems(sequelize, owner, limit, settings.leaseSeconds);
     return rows.map((row) => ({ batchId: row.batch_id, idx: row.idx, itemId: itemId(row.batch_id, row.idx), body: row.body, attempt: row.attempts }));
   }
 
@@ -134,12 +119,8 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     };
   }
 
-  async function retryLater(item: ClaimedItem, delayMs: number): Promise<void> {
-    await sequelize.query(
-      `UPDATE batch_items SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, available_at = now() + make_interval(secs => $delay)
-        WHERE batch_id = $batchId AND idx = $idx AND state = 'running' AND lease_owner = $owner`,
-      { bind: { delay: delayMs / 1000, batchId: item.batchId, idx: item.idx, owner } },
-    );
+  function retryLater(item: ClaimedItem, delayMs: number): Promise<void> {
+    return retryItemLater(sequelize, owner, item, delayMs / 1000);
   }
 
   /** The batch's plan: its key's governance and route, reused for a few seconds. */
@@ -179,28 +160,6 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     return flushing;
   }
 
-  /** Extends the leases of every item this instance runs or has not recorded yet. */
-  async function renew(): Promise<void> {
-    await sequelize.query(`UPDATE batch_items SET lease_expires_at = now() + make_interval(secs => $lease) WHERE lease_owner = $owner AND state = 'running'`, {
-      bind: { lease: settings.leaseSeconds, owner },
-    });
-  }
-
-  /** Who runs items now, native batches' holds aside (the predicate of the index batch_items_leased). */
-  async function leaseOwners(): Promise<string[]> {
-    const rows = await sequelize.query<{ owner: string }>("SELECT DISTINCT lease_owner AS owner FROM batch_items WHERE state = 'running' AND lease_owner NOT LIKE 'native:%'", {
-      type: QueryTypes.SELECT,
-    });
-    return rows.map((row) => row.owner);
-  }
-
-  /** Puts `holder`'s items back in the queue as if their leases had lapsed: its results can no longer be recorded. */
-  async function release(holder: string): Promise<void> {
-    await sequelize.query("UPDATE batch_items SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $owner AND state = 'running'", {
-      bind: { owner: holder },
-    });
-  }
-
   // Without concurrency the instance runs no batch work at all, native batches included.
   const active = settings.concurrency > 0;
   const items = startLeasedWorker({
@@ -210,9 +169,9 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     pollMs: settings.pollMs,
     claim,
     work: (item) => run(item),
-    renew: { everyMs: Math.max(200, (settings.leaseSeconds * 1000) / 3), run: renew },
+    renew: { everyMs: Math.max(200, (settings.leaseSeconds * 1000) / 3), run: () => renewItemLeases(sequelize, owner, settings.leaseSeconds) },
     // A crashed instance of this machine (this one before a restart, say) need not be waited for.
-    releaseDead: { self: owner, owners: leaseOwners, release },
+    releaseDead: { self: owner, owners: () => itemLeaseOwners(sequelize), release: (holder) => releaseItemLeases(sequelize, holder) },
     sweep,
     sweepEveryMs: SWEEP_MS,
   });
@@ -222,7 +181,7 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     log,
     concurrency: NATIVE_CONCURRENCY,
     pollMs: active ? Math.min(settings.nativePollMs, SWEEP_MS) : 0,
-    claim: (limit) => claimNativeBatches(runtime, settings, limit),
+    claim: (limit) => claimNativeBatches(sequelize, limit, settings.leaseSeconds),
     work: (batchId, signal) => advanceNativeBatch(runtime, settings, batchId, signal),
   });
 

@@ -9,8 +9,8 @@ import { providerFor } from "../providers/registry.js";
 import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../providers/provider.js";
 import type { BatchFormat } from "./batch-formats.js";
 import type { BatchPlan } from "./batch-plan.js";
-import { errorResult } from "./batch-rows.js";
-import type { SettledItem } from "./batch-settlement.js";
+import { errorResult } from "./batch-store.js";
+import type { SettledItem } from "./batch-store-settlement.js";
 
 /**
  * One run of one batch item through the batch's route, like a live call: the endpoints in the

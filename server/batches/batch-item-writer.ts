@@ -1,6 +1,12 @@
-import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
-import type { BatchRow } from "./batch-rows.js";
+import type { Sequelize, Transaction } from "sequelize";
+import { closeBatch, insertItems, insertOpenBatch, type BatchClosing, type BatchOpening, type BatchRow } from "./batch-store.js";
 import type { ProviderSlots } from "./provider-slots.js";
+
+/** Items per INSERT statement, and the body bytes at which a chunk is written before it is full. */
+const CHUNK_ITEMS = 2_000;
+const CHUNK_BYTES = 4 * 1024 * 1024;
+/** The slot key of submissions holding an open transaction. */
+const OPEN = "open submissions";
 
 /**
  * Writes a batch and its items in one transaction while the items still arrive, so a submission is
@@ -11,35 +17,6 @@ import type { ProviderSlots } from "./provider-slots.js";
  * connection while their body arrives, so at most `openSlots` of them do at once per instance;
  * the others wait for a slot without reading further.
  */
-export interface BatchOpening {
-  id: string;
-  organizationId: string;
-  workspaceId: string;
-  keyHash: string;
-  member: string | null;
-  endpoint: string;
-  model: string;
-}
-
-export interface BatchClosing {
-  only: string[];
-  total: number;
-  itemEstimateUsd: string;
-  reservationId: string | null;
-  idempotencyKey: string | null;
-  requestHash: string | null;
-  upstreamProvider: string | null;
-}
-
-/** Another submission with the same Idempotency-Key committed first. */
-export class IdempotencyKeyTaken extends Error {}
-
-/** Items per INSERT statement, and the body bytes at which a chunk is written before it is full. */
-const CHUNK_ITEMS = 2_000;
-const CHUNK_BYTES = 4 * 1024 * 1024;
-/** The slot key of submissions holding an open transaction. */
-const OPEN = "open submissions";
-
 export class BatchItemWriter {
   private transaction: Transaction | undefined;
   private releaseSlot: (() => void) | undefined;
@@ -79,35 +56,11 @@ export class BatchItemWriter {
     if (!this.transaction) await this.open();
     await this.flush();
     await this.writing;
-    let row: BatchRow | undefined;
-    try {
-      [row] = await this.sequelize.query<BatchRow>(
-        `UPDATE batches SET provider_only = :only::jsonb, total = :total, item_estimate_usd = :estimate, reservation_id = :reservationId,
-                idempotency_key = :idempotencyKey, request_hash = :requestHash, upstream_provider = :upstreamProvider
-          WHERE id = :id RETURNING *`,
-        {
-          type: QueryTypes.SELECT,
-          transaction: this.transaction,
-          replacements: {
-            id: this.batch.id,
-            only: closing.only.length > 0 ? JSON.stringify(closing.only) : null,
-            total: closing.total,
-            estimate: closing.itemEstimateUsd,
-            reservationId: closing.reservationId,
-            idempotencyKey: closing.idempotencyKey,
-            requestHash: closing.requestHash,
-            upstreamProvider: closing.upstreamProvider,
-          },
-        },
-      );
-    } catch (err) {
-      if (violates(err, "batches_idempotency")) throw new IdempotencyKeyTaken();
-      throw err;
-    }
+    const row = await closeBatch(this.sequelize, this.batch.id, closing, this.transaction!);
     await this.transaction!.commit();
     this.transaction = undefined;
     this.done();
-    return row!;
+    return row;
   }
 
   /**
@@ -123,12 +76,7 @@ export class BatchItemWriter {
 
   private async open(): Promise<void> {
     this.transaction = await this.sequelize.transaction();
-    const b = this.batch;
-    await this.sequelize.query(
-      `INSERT INTO batches (id, organization_id, workspace_id, key_hash, member_user_id, endpoint, model, status, expires_at, total)
-       VALUES (:id, :organizationId, :workspaceId, :keyHash, :member, :endpoint, :model, 'validating', now() + interval '24 hours', 0)`,
-      { transaction: this.transaction, replacements: { ...b } },
-    );
+    await insertOpenBatch(this.sequelize, this.batch, this.transaction);
   }
 
   /** Starts the INSERT of the items gathered so far, after the one before it. */
@@ -143,14 +91,7 @@ export class BatchItemWriter {
     [this.bodies, this.sent] = [this.sent, this.bodies];
     this.bodies.reset();
     this.written += customIds.length;
-    // The bodies are JSON already: one array, parsed once by PostgreSQL. Sent as a bind parameter
-    // in bytes (a Buffer goes in binary format, which for text is its UTF-8 as is), so the text is
-    // neither escaped nor scanned nor encoded again on its way.
-    this.writing = this.sequelize.query(
-      `INSERT INTO batch_items (batch_id, idx, custom_id, body)
-       SELECT $1, $2 + (n - 1)::int, c, b FROM ROWS FROM (unnest($3::text[]), jsonb_array_elements($4::text::jsonb)) WITH ORDINALITY AS t(c, b, n)`,
-      { transaction: this.transaction, bind: [this.batch.id, start, customIds, bodies] },
-    );
+    this.writing = insertItems(this.sequelize, this.batch.id, start, customIds, bodies, this.transaction!);
     // Its failure is seen by whoever waits for it next; until then it is not unhandled.
     this.writing.catch(() => undefined);
   }
@@ -159,11 +100,6 @@ export class BatchItemWriter {
     this.releaseSlot?.();
     this.releaseSlot = undefined;
   }
-}
-
-function violates(err: unknown, constraint: string): boolean {
-  const cause = (err as { parent?: { code?: unknown; constraint?: unknown } } | null)?.parent;
-  return cause?.code === "23505" && cause.constraint === constraint;
 }
 
 /**

@@ -1,4 +1,3 @@
-import { QueryTypes } from "sequelize";
 import { BatchEndpointSchema } from "../../gen/gateway/v1/batches_pb.js";
 import { gatewayError } from "../../wire/errors.js";
 import { enumFromStored } from "../../wire/enums.js";
@@ -6,7 +5,7 @@ import type { CallerContext } from "../inference/caller-context.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import type { Attempt } from "../inference/routing.js";
 import { formatOf, type BatchFormat } from "./batch-formats.js";
-import type { BatchRow } from "./batch-rows.js";
+import { batchById, type BatchRow } from "./batch-store.js";
 import { batchRoute } from "./batch-route.js";
 
 /**
@@ -24,7 +23,7 @@ export interface BatchPlan {
 
 export async function loadPlan(runtime: InferenceRuntime, batchId: string): Promise<BatchPlan> {
   const { deps } = runtime;
-  const [batch] = await deps.sequelize.query<BatchRow>("SELECT * FROM batches WHERE id = :batchId", { type: QueryTypes.SELECT, replacements: { batchId } });
+  const batch = await batchById(deps.sequelize, batchId);
   if (!batch) throw gatewayError(404, `Batch ${batchId} no longer exists`);
   const format = formatOf(enumFromStored(BatchEndpointSchema, batch.endpoint));
   if (!format) throw gatewayError(400, `endpoint ${batch.endpoint} is not supported for batches`);

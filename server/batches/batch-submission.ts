@@ -1,6 +1,5 @@
 import { createHash, randomBytes, type Hash } from "node:crypto";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { QueryTypes } from "sequelize";
 import { BatchEndpointSchema, type CreateBatchRequest } from "../../gen/gateway/v1/batches_pb.js";
 import { isFreeEndpoint } from "../catalog/catalog.js";
 import { gatewayError } from "../../wire/errors.js";
@@ -12,8 +11,8 @@ import { estimatePromptTokens, worstCaseCost } from "../inference/cost-estimate.
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { releaseReservation } from "../usage/usage-ledger.js";
 import { formatOf, type BatchFormat } from "./batch-formats.js";
-import { BatchItemWriter, IdempotencyKeyTaken } from "./batch-item-writer.js";
-import type { BatchRow } from "./batch-rows.js";
+import { BatchItemWriter } from "./batch-item-writer.js";
+import { batchByIdempotencyKey, IdempotencyKeyTaken, type BatchRow } from "./batch-store.js";
 import { batchRoute } from "./batch-route.js";
 import type { SubmissionPart } from "./batch-submission-source.js";
 import { nativeProviderFor } from "./native-batch-upstream.js";
@@ -44,7 +43,7 @@ export async function submitBatch({ runtime, slots }: SubmissionRuntime, context
   const { key } = context.caller;
   // A repeated Idempotency-Key is still read through (the answer depends on the whole request),
   // but nothing of it is written.
-  const earlier = idempotencyKey ? await byIdempotencyKey(runtime, key.hash, idempotencyKey) : undefined;
+  const earlier = idempotencyKey ? await batchByIdempotencyKey(sequelize, key.hash, idempotencyKey) : undefined;
   const id = `batch_${randomBytes(12).toString("hex")}`;
   let writer: BatchItemWriter | undefined;
   let reservationId: string | null = null;
@@ -115,7 +114,7 @@ export async function submitBatch({ runtime, slots }: SubmissionRuntime, context
     if (reservationId) await releaseReservation(sequelize, reservationId);
     // Another request with the same Idempotency-Key committed first: answer as it would be answered.
     if (err instanceof IdempotencyKeyTaken && idempotencyKey) {
-      const winner = await byIdempotencyKey(runtime, key.hash, idempotencyKey);
+      const winner = await batchByIdempotencyKey(sequelize, key.hash, idempotencyKey);
       if (winner) return sameRequest(winner, requestHash!);
     }
     throw err;
@@ -164,14 +163,6 @@ class ItemsHash {
     const identity = JSON.stringify([batch.endpoint, batch.model, only, this.count, this.hash.digest("hex")]);
     return createHash("sha256").update(identity).digest("hex");
   }
-}
-
-async function byIdempotencyKey(runtime: InferenceRuntime, keyHash: string, idempotencyKey: string): Promise<BatchRow | undefined> {
-  const [row] = await runtime.deps.sequelize.query<BatchRow>("SELECT * FROM batches WHERE key_hash = :keyHash AND idempotency_key = :idempotencyKey", {
-    type: QueryTypes.SELECT,
-    replacements: { keyHash, idempotencyKey },
-  });
-  return row;
 }
 
 function sameRequest(earlier: BatchRow, requestHash: string): BatchRow {

@@ -2,7 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { BatchEndpointSchema, BatchStatusSchema, CompletionWindowSchema, type BatchSchema } from "../../gen/gateway/v1/batches_pb.js";
 import { addUsd, usdNumber } from "../core/money.js";
 import { enumFromStored } from "../../wire/enums.js";
-import { itemId, type BatchRow, type ItemResultRow } from "./batch-rows.js";
+import { itemId, type BatchRow, type ItemResultRow } from "./batch-store.js";
 
 /**
  * A stored batch as the spec's Batch object (2.1): timestamps in Unix seconds, `results` only in a

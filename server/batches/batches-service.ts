@@ -1,6 +1,5 @@
 import { getOption } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { QueryTypes } from "sequelize";
 import { BatchesService } from "../../gen/gateway/v1/batches_pb.js";
 import { max_body_bytes } from "../../gen/gateway/v1/options_pb.js";
 import { callerOf, type Caller } from "../core/auth.js";
@@ -8,8 +7,8 @@ import { workspaceOf } from "../core/scope.js";
 import { gatewayError } from "../../wire/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { withoutProviderCopy } from "./batch-deletion.js";
-import { CANCELLED_RESULT, closeOpenItems } from "./batch-lifecycle.js";
-import { findBatch, itemResults, TERMINAL, type BatchRow } from "./batch-rows.js";
+import { CANCELLED_RESULT, closeOpenItems } from "./batch-store-lifecycle.js";
+import { deleteTerminalBatch, findBatch, itemResults, listBatches, markCancelling, TERMINAL, type BatchRow } from "./batch-store.js";
 import { jsonSubmission, messageSubmission, type SubmissionPart } from "./batch-submission-source.js";
 import { submitBatch } from "./batch-submission.js";
 import { toBatch } from "./batch-wire.js";
@@ -75,14 +74,7 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
       const caller = callerOf(ctx);
       const limit = req.limit ?? DEFAULT_PAGE;
       if (req.after !== undefined) await visible(caller, req.after);
-      const rows = await sequelize.query<BatchRow>(
-        `SELECT * FROM batches
-          WHERE organization_id = :organizationId AND workspace_id = :workspaceId
-            ${req.after !== undefined ? "AND (created_at, id) < (SELECT created_at, id FROM batches WHERE id = :after)" : ""}
-          ORDER BY created_at DESC, id DESC
-          LIMIT :limit`,
-        { type: QueryTypes.SELECT, replacements: { ...workspaceOf(caller), after: req.after ?? null, limit: limit + 1 } },
-      );
+      const rows = await listBatches(sequelize, workspaceOf(caller), req.after, limit + 1);
       const page = rows.slice(0, limit);
       return { object: "list", data: page.map((row) => toBatch(row)), firstId: page[0]?.id, lastId: page.at(-1)?.id, hasMore: rows.length > limit };
     },
@@ -94,8 +86,7 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
         if (!locked) throw gatewayError(404, `Batch ${req.id} not found`);
         if (TERMINAL.includes(locked.status)) throw gatewayError(409, `Batch ${req.id} is already ${locked.status}`);
         if (locked.status !== "cancelling") {
-          // A batch on a provider's batch API is due at once, so the provider hears of the cancel now.
-          await sequelize.query("UPDATE batches SET status = 'cancelling', upstream_next_poll_at = now() WHERE id = :id", { replacements: { id: req.id }, transaction });
+          await markCancelling(sequelize, req.id, transaction);
           // Items not running yet end now; running ones finish, and the last to land completes the cancellation.
           await closeOpenItems(sequelize, [req.id], { items: "pending", result: CANCELLED_RESULT, terminal: "cancelled", from: ["cancelling"], transaction });
         }
@@ -110,7 +101,7 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
       if (!TERMINAL.includes(batch.status)) throw gatewayError(409, `Batch ${req.id} is ${batch.status}; only a completed, failed, expired or cancelled batch can be deleted`);
       const upstream = (await removeUpstreamBatch(runtime, caller, batch)) ?? (await withoutProviderCopy(sequelize, batch));
       // Ledger rows are kept: deletion is not a refund.
-      await sequelize.query("DELETE FROM batches WHERE id = :id AND status = ANY(ARRAY[:terminal]::text[])", { replacements: { id: req.id, terminal: [...TERMINAL] } });
+      await deleteTerminalBatch(sequelize, req.id);
       return { id: batch.id, object: "batch", deletion: { svc: "deleted", upstream } };
     },
   };

@@ -1,6 +1,4 @@
-import type { JsonObject } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
-import { QueryTypes } from "sequelize";
 import type { BatchEngineConfig } from "../config.js";
 import { httpErrorOf } from "../../wire/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
@@ -11,10 +9,11 @@ import type { NativeBatchApi, NativeBatchState } from "../providers/native-batch
 import { requiredPart } from "../providers/registry.js";
 import { UpstreamError } from "../providers/provider.js";
 import { answered, refused } from "./batch-item-runner.js";
-import { CANCELLED_RESULT, closeOpenItems, EXPIRED_RESULT, failBatch } from "./batch-lifecycle.js";
+import { CANCELLED_RESULT, closeOpenItems, EXPIRED_RESULT, failBatch } from "./batch-store-lifecycle.js";
 import { loadPlan, type BatchPlan } from "./batch-plan.js";
-import { errorResult, itemId, type BatchRow, type BatchStatusName, type ItemResult } from "./batch-rows.js";
-import { settleItems, type SettledItem } from "./batch-settlement.js";
+import { errorResult, itemId, type BatchStatusName, type ItemResult } from "./batch-store.js";
+import { pendingItems, pollNativeBatchIn, recordUpstreamBatch } from "./batch-store-queue.js";
+import { settleItems, type SettledItem } from "./batch-store-settlement.js";
 
 /**
  * Batches on a provider's own batch API (native-batch-upstream.ts decides which). The batch row is
@@ -36,20 +35,6 @@ const NO_RESULT = errorResult("The provider ended the batch without a result for
 
 export function nativeLeaseOwner(batchId: string): string {
   return `native:${batchId}`;
-}
-
-/** Claims up to `limit` due batches by holding them off for a lease's length; their ids. */
-export async function claimNativeBatches(runtime: InferenceRuntime, settings: BatchEngineConfig, limit: number): Promise<string[]> {
-  const due = await runtime.deps.sequelize.query<{ id: string }>(
-    `UPDATE batches SET upstream_next_poll_at = now() + make_interval(secs => $hold)
-      WHERE id IN (SELECT id FROM batches
-                    WHERE upstream_provider IS NOT NULL AND status IN ('in_progress', 'cancelling')
-                      AND (upstream_next_poll_at IS NULL OR upstream_next_poll_at <= now())
-                    ORDER BY upstream_next_poll_at NULLS FIRST LIMIT $limit FOR UPDATE SKIP LOCKED)
-      RETURNING id`,
-    { type: QueryTypes.SELECT, bind: { hold: settings.leaseSeconds, limit } },
-  );
-  return due.map(({ id }) => id);
 }
 
 /** Moves one claimed batch a step on: submits, polls or collects it. */
@@ -111,31 +96,11 @@ async function submit(step: NativeStep, { target }: ResolvedTarget): Promise<voi
   const { sequelize } = runtime.deps;
   const { batch } = plan;
   if (batch.status !== "in_progress") return;
-  const items = await sequelize.query<{ idx: number; body: JsonObject }>("SELECT idx, body FROM batch_items WHERE batch_id = :id AND state = 'pending' ORDER BY idx", {
-    type: QueryTypes.SELECT,
-    replacements: { id: batch.id },
-  });
+  const items = await pendingItems(sequelize, batch.id);
   if (items.length === 0) return;
   const requests = items.map((item) => ({ customId: itemId(batch.id, item.idx), body: plan.format.toPipeline(item.body) }));
   const upstreamId = await api.submit(target, requests, signal);
-  const recorded = await sequelize.transaction(async (transaction) => {
-    const [row] = await sequelize.query<Pick<BatchRow, "status" | "upstream_batch_id">>("SELECT status, upstream_batch_id FROM batches WHERE id = :id FOR UPDATE", {
-      type: QueryTypes.SELECT,
-      replacements: { id: batch.id },
-      transaction,
-    });
-    if (row?.status !== "in_progress" || row.upstream_batch_id) return false;
-    await sequelize.query(
-      `UPDATE batches SET upstream_batch_id = :upstreamId, upstream_next_poll_at = now() + make_interval(secs => :pollS) WHERE id = :id`,
-      { replacements: { id: batch.id, upstreamId, pollS: step.settings.nativePollMs / 1000 }, transaction },
-    );
-    await sequelize.query(
-      `UPDATE batch_items SET state = 'running', lease_owner = :owner, lease_expires_at = 'infinity', attempts = attempts + 1
-        WHERE batch_id = :id AND state = 'pending'`,
-      { replacements: { id: batch.id, owner: nativeLeaseOwner(batch.id) }, transaction },
-    );
-    return true;
-  });
+  const recorded = await recordUpstreamBatch(sequelize, batch.id, upstreamId, { owner: nativeLeaseOwner(batch.id), pollSeconds: step.settings.nativePollMs / 1000 });
   // Cancelled or deleted while the provider took it: that copy must not run on.
   if (!recorded) await api.cancel(target, upstreamId, signal).catch(() => undefined);
 }
@@ -193,7 +158,5 @@ async function collect(step: NativeStep, { target, isByok }: ResolvedTarget, ups
 }
 
 async function pollAgainIn(step: NativeStep, delayMs: number): Promise<void> {
-  await step.runtime.deps.sequelize.query(`UPDATE batches SET upstream_next_poll_at = now() + make_interval(secs => :delayS) WHERE id = :id`, {
-    replacements: { id: step.plan.batch.id, delayS: delayMs / 1000 },
-  });
+  await pollNativeBatchIn(step.runtime.deps.sequelize, step.plan.batch.id, delayMs / 1000);
 }

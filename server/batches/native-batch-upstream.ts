@@ -5,7 +5,7 @@ import type { InferenceRuntime } from "../inference/inference-call.js";
 import type { Attempt } from "../inference/routing.js";
 import { requiredPart } from "../providers/registry.js";
 import type { BatchFormat } from "./batch-formats.js";
-import type { BatchRow } from "./batch-rows.js";
+import type { BatchRow } from "./batch-store.js";
 
 /**
  * Which batches run on a provider's own batch API, and reaching that batch again afterwards.

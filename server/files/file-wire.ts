@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { FileSchema, type File } from "../../gen/gateway/v1/files_pb.js";
 import type { ProviderFile } from "../providers/files-api.js";
-import type { FileRow } from "./file-rows.js";
+import type { FileRow } from "./file-store.js";
 
 /**
  * The File of spec 2.13 in its three variants: own storage (always downloadable), and a file on

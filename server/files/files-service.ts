@@ -10,7 +10,7 @@ import { wireName } from "../../wire/enums.js";
 import type { Deps } from "../deps.js";
 import type { ProviderKind } from "../providers/provider.js";
 import { createLocalBlobStore } from "../storage/local-blob-store.js";
-import { deleteFileRow, findFileRow, insertFileRow, listFileRows, providerFileRows } from "./file-rows.js";
+import { deleteFileRow, findFileRow, insertFileRow, listFileRows, providerFileRows } from "./file-store.js";
 import { contentDisposition, ownFile, providerFile } from "./file-wire.js";
 import { providerFileAccess, providerFileError, type ProviderFileAccess } from "./provider-file-access.js";
 import { openUpload, UploadContent } from "./upload-stream.js";

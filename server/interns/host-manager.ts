@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { QueryTypes, type Sequelize } from "sequelize";
+import type { Sequelize } from "sequelize";
 import type { GatewayConfig, InternRuntimeConfig } from "../config.js";
 import { open, seal } from "../core/secret-box.js";
 import type { Logger } from "../logger.js";
@@ -10,6 +10,7 @@ import type { HostConfig, HostLimits, HostMessage, ParentMessage, ReleasedSecret
 import { killProcessesOf, prepareInternHome, removeInternHome, shellIsolation, type ShellUser } from "./intern-home.js";
 import { HostCallError, hostCall } from "./intern-host-client.js";
 import type { InternHostAccess, InternHosts, InternHostStart } from "./intern-hosts.js";
+import { deleteHost, recordedHost, registerHost, unregisterHost } from "./intern-store-hosts.js";
 
 /**
  * Intern hosts as child processes of this gateway instance (server/interns/host/main.ts). Each
@@ -118,11 +119,7 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
       step(3, "Checking the runtime");
       if (!(await healthy(access, signal))) throw new Error("the intern's runtime does not answer its health check");
       step(4, "Registering the runtime");
-      await sequelize.query(
-        `INSERT INTO intern_hosts (intern_id, origin, sealed_token, instance_id, pid) VALUES (:internId, :origin, :sealed, :instanceId, :pid)
-         ON CONFLICT (intern_id) DO UPDATE SET origin = EXCLUDED.origin, sealed_token = EXCLUDED.sealed_token, instance_id = EXCLUDED.instance_id, pid = EXCLUDED.pid, started_at = now()`,
-        { replacements: { internId: intern.id, origin: access.origin, sealed: seal(masterKey, token, tokenContext(intern.id)), instanceId, pid: child.pid ?? null } },
-      );
+      await registerHost(sequelize, { internId: intern.id, origin: access.origin, sealedToken: seal(masterKey, token, tokenContext(intern.id)), instanceId, pid: child.pid ?? null });
       const host: LocalHost = { child, access, exited, onExit, shellUser: home.shellUser, stopping: false, forgotten: Promise.resolve() };
       host.forgotten = exited.then(() => forget(intern.id, host));
       local.set(intern.id, host);
@@ -161,11 +158,7 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
     const exit = { internId, code: host.child.exitCode, signal: host.child.signalCode };
     if (host.stopping) log.info(exit, "intern host stopped");
     else log.warn(exit, "intern host exited unexpectedly");
-    await sequelize
-      .query("DELETE FROM intern_hosts WHERE intern_id = :internId AND instance_id = :instanceId AND pid = :pid", {
-        replacements: { internId, instanceId, pid: host.child.pid ?? null },
-      })
-      .catch((err: unknown) => log.warn({ internId, err: (err as Error).message }, "could not unregister an intern host"));
+    await unregisterHost(sequelize, { internId, instanceId, pid: host.child.pid ?? null }).catch((err: unknown) => log.warn({ internId, err: (err as Error).message }, "could not unregister an intern host"));
     if (!host.stopping) host.onExit();
   }
 
@@ -181,7 +174,7 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
     // Another instance's child: asked to stop over its API.
     const recorded = await recordedHostAccess(sequelize, masterKey, internId);
     if (recorded) await hostCall(recorded, "POST", "/shutdown", undefined, limits.hostTimeoutMs).catch(() => undefined);
-    await sequelize.query("DELETE FROM intern_hosts WHERE intern_id = :internId", { replacements: { internId } });
+    await deleteHost(sequelize, internId);
   }
 
   async function stopLocal(host: LocalHost): Promise<void> {
@@ -246,10 +239,7 @@ function hostLimits(limits: InternRuntimeConfig): HostLimits {
 
 /** Where the intern's host listens, as recorded by the instance that started it. */
 async function recordedHostAccess(sequelize: Sequelize, masterKey: Buffer, internId: string): Promise<InternHostAccess | undefined> {
-  const [row] = await sequelize.query<{ origin: string; sealed_token: Buffer }>("SELECT origin, sealed_token FROM intern_hosts WHERE intern_id = :internId", {
-    type: QueryTypes.SELECT,
-    replacements: { internId },
-  });
+  const row = await recordedHost(sequelize, internId);
   return row ? { origin: row.origin, token: open(masterKey, row.sealed_token, tokenContext(internId)) } : undefined;
 }
 

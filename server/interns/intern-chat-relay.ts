@@ -14,7 +14,7 @@ import type { RunEndStatus, RunEvent, RunUsage } from "./host/host-protocol.js";
 import { retryableOf } from "./intern-chat-errors.js";
 import { hostCall, type HostEvents } from "./intern-host-client.js";
 import type { InternHostAccess } from "./intern-hosts.js";
-import { finishRun, recordQuestion, type RunStatus } from "./intern-runs-store.js";
+import { finishRun, recordQuestion, type RunStatus } from "./intern-store-runs.js";
 
 /**
  * Relays one attachment to a run (host/host-runs.ts) as the chunks of spec 6, keeping the run's

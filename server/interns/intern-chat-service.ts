@@ -29,7 +29,7 @@ import {
   withinTurnLimit,
   type QuestionRow,
   type RunRow,
-} from "./intern-runs-store.js";
+} from "./intern-store-runs.js";
 
 /**
  * `POST /interns/{internId}/chat/completions` (spec 4.7, 3.5, 6, 7): the relay between a client

@@ -6,6 +6,7 @@ import { HostCallError } from "./intern-host-client.js";
 import type { InternHostAccess } from "./intern-hosts.js";
 import { requireVisibleIntern } from "./intern-scope.js";
 import { failureMessage, type InternRow } from "./intern-store.js";
+import { recordDaemonReveal } from "./intern-store-hosts.js";
 
 /**
  * `GET /interns/{id}/daemon` (spec 2.9, 4.7): the origin and token of a visible, running intern's
@@ -19,10 +20,7 @@ export async function revealDaemon(deps: Deps, caller: Caller, internId: string,
   if (intern.status !== "running") throw notRunning(intern);
   const access = await hostAccess(deps, intern, ctx.signal);
   if (!access) throw notRunning(intern);
-  await deps.sequelize.query(
-    "INSERT INTO intern_daemon_reveals (organization_id, workspace_id, intern_id, caller_key_hash) VALUES (:organizationId, :workspaceId, :internId, :keyHash)",
-    { replacements: { organizationId: intern.organizationId, workspaceId: intern.workspaceId, internId: intern.id, keyHash: caller.key.hash } },
-  );
+  await recordDaemonReveal(deps.sequelize, { organizationId: intern.organizationId, workspaceId: intern.workspaceId, internId: intern.id, keyHash: caller.key.hash });
   ctx.responseHeader.set("cache-control", "no-store");
   return access;
 }

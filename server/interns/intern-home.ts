@@ -1,8 +1,9 @@
 import { chmod, chown, mkdir, readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
-import { QueryTypes, type Sequelize } from "sequelize";
+import type { Sequelize } from "sequelize";
 import type { GatewayConfig } from "../config.js";
 import { makeTraversable } from "../db/traversable.js";
+import { shellNumberOf } from "./intern-store.js";
 
 /**
  * An intern's place on this instance's disk (`<dataDir>/interns/<id>`: `work` for its shell,
@@ -61,12 +62,9 @@ export async function removeInternHome(config: GatewayConfig, internId: string):
 }
 
 async function shellUserOf(config: GatewayConfig, sequelize: Sequelize, internId: string): Promise<ShellUser> {
-  const [row] = await sequelize.query<{ shell_number: number }>("SELECT shell_number FROM interns WHERE id = :internId", {
-    type: QueryTypes.SELECT,
-    replacements: { internId },
-  });
-  if (!row) throw new Error(`intern ${internId} no longer exists`);
-  const id = config.internRuntime.shellUidBase + row.shell_number;
+  const shellNumber = await shellNumberOf(sequelize, internId);
+  if (shellNumber === undefined) throw new Error(`intern ${internId} no longer exists`);
+  const id = config.internRuntime.shellUidBase + shellNumber;
   return { uid: id, gid: id };
 }
 

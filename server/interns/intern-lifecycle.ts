@@ -7,7 +7,7 @@ import type { Deps } from "../deps.js";
 import type { InternHostAccess, ProvisionStep } from "./intern-hosts.js";
 import { issueInternKey, revokeInternKeys } from "./intern-keys.js";
 import type { InternStatusName } from "./intern-record.js";
-import { endOpenRuns } from "./intern-runs-store.js";
+import { endOpenRuns } from "./intern-store-runs.js";
 import { requireNotOwnKey, requireVisibleIntern } from "./intern-scope.js";
 import { changeIntern, deleteIntern, failureMessage, readInternById, releaseRuntimeLeases, type InternRow, type RuntimeLease } from "./intern-store.js";
 

@@ -4,7 +4,9 @@ import type { InternRecord, InternStatusName } from "./intern-record.js";
 /**
  * The `interns` table (migration 0009) in plain SQL: lifecycle changes are conditional updates
  * (`WHERE status = … AND provision_generation = …`) that a Sequelize model would only obscure.
- * InternRow is the record of the seam plus what only the records service reads.
+ * InternRow is the record of the seam plus what only the records service reads. The rest of the
+ * family's tables: intern-store-runs.ts (the chat relay's sessions, runs, questions and steers),
+ * intern-store-hosts.ts (where hosts run, and who was shown their access).
  */
 export interface InternRow extends InternRecord {
   updatedAt: Date;
@@ -94,6 +96,15 @@ export async function readIntern(sequelize: Sequelize, scope: InternScopeFilter,
     transaction: options.transaction,
   });
   return row ? fromStored(row) : undefined;
+}
+
+/** The number that makes the intern's shell user (intern-home.ts); undefined when the intern is gone. */
+export async function shellNumberOf(sequelize: Sequelize, internId: string): Promise<number | undefined> {
+  const [row] = await sequelize.query<{ shell_number: number }>("SELECT shell_number FROM interns WHERE id = :internId", {
+    type: QueryTypes.SELECT,
+    replacements: { internId },
+  });
+  return row?.shell_number;
 }
 
 /** The intern by id alone, for background work that already checked the caller. */

@@ -6,7 +6,7 @@ import { isRetryable, toGatewayError } from "../inference/upstream-errors.js";
 import { UpstreamError } from "../providers/provider.js";
 import type { UpstreamVideo } from "../providers/video-api.js";
 import { videoCost } from "./video-cost.js";
-import { updateHeld, type VideoJobRow, type VideoJobStatus } from "./video-jobs.js";
+import { handBackJob, recordAccepted, recordEnd, recordFailedStep, recordProgress, type StoredOutput, type VideoJobRow, type VideoJobStatus } from "./video-store.js";
 import { copyOutputs } from "./video-outputs.js";
 import { settleJob, type JobOutcome } from "./video-settlement.js";
 import { jobPlan, jobTarget, submissionOf, type JobPlan, type JobTarget } from "./video-upstream.js";
@@ -71,10 +71,7 @@ async function record(ax: Advancer, job: VideoJobRow, plan: JobPlan, handle: Job
     case "completed": {
       const outputs = await copyOutputs(ax.runtime.deps.blobs, handle, job, video.id, video.outputs, ax.signal);
       const cost = videoCost(plan.model, video.seconds ?? job.seconds, job.resolution);
-      return finish(ax, job, "completed", null, { status: "success", httpStatus: 200, costUsd: cost }, {
-        set: "outputs = $outputs::jsonb, outputs_expire_at = now() + make_interval(secs => $retention)",
-        bind: { outputs: JSON.stringify(outputs), retention: ax.settings.retentionSeconds },
-      });
+      return finish(ax, job, "completed", null, { status: "success", httpStatus: 200, costUsd: cost }, outputs);
     }
   }
 }
@@ -90,20 +87,11 @@ async function resubmit(ax: Advancer, job: VideoJobRow, plan: JobPlan, handle: J
 export async function acceptedBy(runtime: InferenceRuntime, jobId: string, owner: string, video: UpstreamVideo, isByok: boolean, pollMs: number): Promise<boolean> {
   // A job the provider finished at once is looked at right away.
   const wait = video.state === "queued" || video.state === "in_progress" ? pollMs / 1000 : 0;
-  return updateHeld(
-    runtime.deps.sequelize,
-    jobId,
-    owner,
-    "upstream_id = $upstream, status = $status, request = NULL, is_byok = $byok, failures = 0, available_at = now() + make_interval(secs => $wait)",
-    { upstream: video.id, status: video.state === "queued" ? "pending" : "in_progress", byok: isByok, wait },
-  );
+  return recordAccepted(runtime.deps.sequelize, jobId, owner, { upstreamId: video.id, status: video.state === "queued" ? "pending" : "in_progress", isByok, waitSeconds: wait });
 }
 
 async function progress(ax: Advancer, job: VideoJobRow, status: VideoJobStatus): Promise<void> {
-  await updateHeld(ax.runtime.deps.sequelize, job.id, ax.owner, "status = $status, failures = 0, available_at = now() + make_interval(secs => $wait)", {
-    status,
-    wait: ax.settings.pollMs / 1000,
-  });
+  await recordProgress(ax.runtime.deps.sequelize, job.id, ax.owner, status, ax.settings.pollMs / 1000);
 }
 
 async function expire(ax: Advancer, job: VideoJobRow): Promise<void> {
@@ -129,11 +117,15 @@ async function finish(
   status: VideoJobStatus,
   error: string | null,
   outcome: JobOutcome,
-  extra: { set: string; bind: Record<string, unknown> } = { set: "", bind: {} },
+  outputs?: StoredOutput[],
 ): Promise<void> {
   await settleJob(ax.runtime.deps.sequelize, job, outcome);
-  const set = `status = $status, error = $error, cost_usd = $cost, request = NULL, finished_at = now()${extra.set ? `, ${extra.set}` : ""}`;
-  await updateHeld(ax.runtime.deps.sequelize, job.id, ax.owner, set, { ...extra.bind, status, error, cost: outcome.costUsd });
+  await recordEnd(ax.runtime.deps.sequelize, job.id, ax.owner, {
+    status,
+    error,
+    costUsd: outcome.costUsd,
+    ...(outputs ? { outputs: { stored: outputs, retentionSeconds: ax.settings.retentionSeconds } } : {}),
+  });
 }
 
 /**
@@ -144,7 +136,7 @@ async function finish(
 async function setBack(ax: Advancer, job: VideoJobRow, plan: JobPlan, err: unknown): Promise<void> {
   const { sequelize, log } = ax.runtime.deps;
   if (ax.signal.aborted) {
-    await updateHeld(sequelize, job.id, ax.owner, "available_at = now()");
+    await handBackJob(sequelize, job.id, ax.owner);
     return;
   }
   // A download that broke off is worth another try, unlike a stream cut in front of a client.
@@ -155,5 +147,5 @@ async function setBack(ax: Advancer, job: VideoJobRow, plan: JobPlan, err: unkno
   if (!(err instanceof UpstreamError)) log.warn({ job: job.id, err: (err as Error).message }, "video job step failed; it will be retried");
   const retryAfterMs = err instanceof UpstreamError ? (err.options.retryAfterS ?? 0) * 1000 : 0;
   const delayMs = Math.min(MAX_BACKOFF_MS, Math.max(retryAfterMs, ax.settings.retryBaseMs * 2 ** Math.min(job.failures, 16)));
-  await updateHeld(sequelize, job.id, ax.owner, "failures = failures + 1, available_at = now() + make_interval(secs => $delay)", { delay: delayMs / 1000 });
+  await recordFailedStep(sequelize, job.id, ax.owner, delayMs / 1000);
 }

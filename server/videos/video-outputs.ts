@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
 import type { BlobStore } from "../storage/blob-store.js";
-import type { StoredOutput, VideoJobRow } from "./video-jobs.js";
+import type { StoredOutput, VideoJobRow } from "./video-store.js";
 import type { JobTarget } from "./video-upstream.js";
 
 /**

@@ -1,9 +1,8 @@
-import { QueryTypes } from "sequelize";
 import { startLeasedWorker } from "../core/leased-worker.js";
 import { newLeaseOwner } from "../core/lease-owner.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { advanceJob, type Advancer } from "./video-advance.js";
-import type { VideoJobRow } from "./video-jobs.js";
+import { claimJobs, jobLeaseOwners, jobsWithExpiredOutputs, markOutputsPurged, releaseJobLeases, renewJobLeases, type VideoJobRow } from "./video-store.js";
 import { deleteOutputs } from "./video-outputs.js";
 
 /**
@@ -40,23 +39,6 @@ export function startVideoPoller(runtime: InferenceRuntime): VideoPoller {
   // Only the jobs being worked on are renewed: a lease left behind by a step that could not finish lapses.
   const held = new Map<string, number>();
 
-  async function claim(limit: number): Promise<VideoJobRow[]> {
-    return sequelize.query<VideoJobRow>(
-      `WITH picked AS (
-         SELECT id FROM video_jobs
-          WHERE status IN ('pending', 'in_progress') AND (available_at <= now() OR deadline_at <= now())
-            AND (lease_owner IS NULL OR lease_expires_at < now())
-          ORDER BY available_at
-          LIMIT $limit
-          FOR UPDATE SKIP LOCKED
-       )
-       UPDATE video_jobs j SET lease_owner = $owner, lease_expires_at = now() + make_interval(secs => $lease)
-         FROM picked p WHERE j.id = p.id
-       RETURNING j.*`,
-      { type: QueryTypes.SELECT, bind: { limit, owner, lease: settings.leaseSeconds } },
-    );
-  }
-
   async function holding<T>(jobId: string, work: () => Promise<T>): Promise<T> {
     held.set(jobId, (held.get(jobId) ?? 0) + 1);
     try {
@@ -77,37 +59,16 @@ export function startVideoPoller(runtime: InferenceRuntime): VideoPoller {
 
   /** Deletes the stored outputs of jobs whose `expires_at` has passed; reads already refuse them. */
   async function sweep(): Promise<void> {
-    const expired = await sequelize.query<Pick<VideoJobRow, "id" | "workspace_id" | "outputs">>(
-      `SELECT id, workspace_id, outputs FROM video_jobs
-        WHERE outputs_expire_at <= now() AND outputs_purged_at IS NULL
-        ORDER BY outputs_expire_at LIMIT $limit`,
-      { type: QueryTypes.SELECT, bind: { limit: PURGE_BATCH } },
-    );
-    for (const job of expired) {
+    for (const job of await jobsWithExpiredOutputs(sequelize, PURGE_BATCH)) {
       await deleteOutputs(deps.blobs, job);
-      await sequelize.query("UPDATE video_jobs SET outputs_purged_at = now() WHERE id = $id AND outputs_purged_at IS NULL", { bind: { id: job.id } });
+      await markOutputsPurged(sequelize, job.id);
     }
   }
 
   /** Extends the leases of the jobs this instance works on, submissions in the request path included. */
   async function renew(): Promise<void> {
     if (held.size === 0) return;
-    await sequelize.query(`UPDATE video_jobs SET lease_expires_at = now() + make_interval(secs => $lease) WHERE id = ANY($ids) AND lease_owner = $owner`, {
-      bind: { lease: settings.leaseSeconds, owner, ids: [...held.keys()] },
-    });
-  }
-
-  /** Gives `holder`'s jobs back at once: the next claim of any instance takes them. */
-  async function handBack(holder: string): Promise<void> {
-    await sequelize.query("UPDATE video_jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $owner", { bind: { owner: holder } });
-  }
-
-  async function leaseOwners(): Promise<string[]> {
-    const rows = await sequelize.query<{ owner: string }>(
-      "SELECT DISTINCT lease_owner AS owner FROM video_jobs WHERE status IN ('pending', 'in_progress') AND lease_owner IS NOT NULL",
-      { type: QueryTypes.SELECT },
-    );
-    return rows.map((row) => row.owner);
+    await renewJobLeases(sequelize, owner, [...held.keys()], settings.leaseSeconds);
   }
 
   const worker = startLeasedWorker({
@@ -115,11 +76,11 @@ export function startVideoPoller(runtime: InferenceRuntime): VideoPoller {
     log,
     concurrency: settings.concurrency,
     pollMs: settings.pollMs,
-    claim,
+    claim: (limit) => claimJobs(sequelize, owner, limit, settings.leaseSeconds),
     work,
     renew: { everyMs: Math.max(200, (settings.leaseSeconds * 1000) / 3), run: renew },
     // A crashed instance of this machine (this one before a restart, say) need not be waited for.
-    releaseDead: { self: owner, owners: leaseOwners, release: handBack },
+    releaseDead: { self: owner, owners: () => jobLeaseOwners(sequelize), release: (holder) => releaseJobLeases(sequelize, holder) },
     sweep,
     sweepEveryMs: SWEEP_MS,
   });
@@ -133,7 +94,7 @@ export function startVideoPoller(runtime: InferenceRuntime): VideoPoller {
       stopping.abort();
       await worker.stop();
       // Handed back now rather than when the leases lapse, so the next instance goes on at once.
-      await handBack(owner).catch((err: unknown) => log.warn({ err: (err as Error).message }, "video job leases could not be handed back; they lapse"));
+      await releaseJobLeases(sequelize, owner).catch((err: unknown) => log.warn({ err: (err as Error).message }, "video job leases could not be handed back; they lapse"));
     },
   };
 }

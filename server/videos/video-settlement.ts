@@ -1,7 +1,7 @@
 import type { Sequelize } from "sequelize";
 import { compareDecimals } from "../catalog/decimal-price.js";
 import { settleCall } from "../usage/usage-ledger.js";
-import type { VideoJobRow } from "./video-jobs.js";
+import type { VideoJobRow } from "./video-store.js";
 
 /**
  * Bills a job that has reached its end: one usage_ledger row (`api = 'video'`, the job's

@@ -1,5 +1,4 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import { QueryTypes } from "sequelize";
 import type { CreateVideoRequest } from "../../gen/gateway/v1/videos_pb.js";
 import { isFreeEndpoint, type CatalogEndpoint } from "../catalog/catalog.js";
 import { findVideoModel, type CatalogVideoModel } from "../catalog/video-models.js";
@@ -14,7 +13,7 @@ import { releaseReservation } from "../usage/usage-ledger.js";
 import { acceptedBy } from "./video-advance.js";
 import { videoCost } from "./video-cost.js";
 import { newGenerationId, newJobId } from "./video-ids.js";
-import { findJob, type StoredRequest, type VideoJobRow } from "./video-jobs.js";
+import { deleteUnacceptedJob, findJob, insertJob, moveJobToEndpoint, type StoredRequest, type VideoJobRow } from "./video-store.js";
 import type { VideoPoller } from "./video-poller.js";
 import { videoRequestSpec } from "./video-request.js";
 import { jobTarget, submissionOf } from "./video-upstream.js";
@@ -50,7 +49,7 @@ export async function submitVideo(runtime: InferenceRuntime, poller: VideoPoller
   const request: StoredRequest = { ...spec, continues: previous?.upstream_id ?? undefined };
   let job: VideoJobRow;
   try {
-    job = await insertJob(runtime, poller, context, model, endpoints[0]!, { request, estimate, reservationId, previousJobId: previous?.id ?? null });
+    job = await newJob(runtime, poller, context, model, endpoints[0]!, { request, estimate, reservationId, previousJobId: previous?.id ?? null });
   } catch (err) {
     if (reservationId) await releaseReservation(deps.sequelize, reservationId).catch(() => undefined);
     throw err;
@@ -72,44 +71,28 @@ interface NewJob {
   previousJobId: string | null;
 }
 
-async function insertJob(runtime: InferenceRuntime, poller: VideoPoller, context: CallerContext, model: CatalogVideoModel, endpoint: CatalogEndpoint, job: NewJob): Promise<VideoJobRow> {
+function newJob(runtime: InferenceRuntime, poller: VideoPoller, context: CallerContext, model: CatalogVideoModel, endpoint: CatalogEndpoint, job: NewJob): Promise<VideoJobRow> {
   const { sequelize, config } = runtime.deps;
   const { key } = context.caller;
-  // Held long enough for the provider's answer; the poller renews it meanwhile.
-  const leaseSeconds = config.video.leaseSeconds + Math.ceil(config.requestTimeoutMs / 1000);
-  const [row] = await sequelize.query<VideoJobRow>(
-    `INSERT INTO video_jobs (id, organization_id, workspace_id, key_hash, member_user_id, model_id, endpoint_id, provider_slug,
-                             previous_job_id, status, request, generation_id, seconds, resolution, estimate_usd, reservation_id,
-                             deadline_at, lease_owner, lease_expires_at)
-     VALUES ($id, $organizationId, $workspaceId, $keyHash, $memberUserId, $modelId, $endpointId, $providerSlug, $previousJobId,
-             'pending', $request::jsonb, $generationId, $seconds, $resolution, $estimate, $reservationId,
-             now() + make_interval(secs => $deadline), $owner, now() + make_interval(secs => $lease))
-     RETURNING *`,
-    {
-      type: QueryTypes.SELECT,
-      bind: {
-        id: newJobId(),
-        organizationId: key.organizationId,
-        workspaceId: key.workspaceId,
-        keyHash: key.hash,
-        memberUserId: key.creatorUserId,
-        modelId: model.id,
-        endpointId: endpoint.id,
-        providerSlug: endpoint.providerSlug,
-        previousJobId: job.previousJobId,
-        request: JSON.stringify(job.request),
-        generationId: newGenerationId(),
-        seconds: job.request.seconds,
-        resolution: job.request.resolution ?? null,
-        estimate: job.estimate,
-        reservationId: job.reservationId,
-        deadline: config.video.deadlineSeconds,
-        owner: poller.owner,
-        lease: leaseSeconds,
-      },
-    },
-  );
-  return row!;
+  return insertJob(sequelize, {
+    id: newJobId(),
+    organizationId: key.organizationId,
+    workspaceId: key.workspaceId,
+    keyHash: key.hash,
+    memberUserId: key.creatorUserId,
+    modelId: model.id,
+    endpointId: endpoint.id,
+    providerSlug: endpoint.providerSlug,
+    previousJobId: job.previousJobId,
+    request: job.request,
+    generationId: newGenerationId(),
+    estimate: job.estimate,
+    reservationId: job.reservationId,
+    deadlineSeconds: config.video.deadlineSeconds,
+    owner: poller.owner,
+    // Held long enough for the provider's answer; the poller renews it meanwhile.
+    leaseSeconds: config.video.leaseSeconds + Math.ceil(config.requestTimeoutMs / 1000),
+  });
 }
 
 /** Tries the endpoints in order until one accepts the job; the last failure is the caller's error. */
@@ -119,9 +102,7 @@ async function handOver(runtime: InferenceRuntime, poller: VideoPoller, context:
   const signal = AbortSignal.timeout(config.requestTimeoutMs);
   for (const [index, endpoint] of endpoints.entries()) {
     if (index > 0) {
-      await sequelize.query("UPDATE video_jobs SET endpoint_id = $endpointId, provider_slug = $providerSlug WHERE id = $id", {
-        bind: { id: job.id, endpointId: endpoint.id, providerSlug: endpoint.providerSlug },
-      });
+      await moveJobToEndpoint(sequelize, job.id, endpoint);
     }
     try {
       const handle = await jobTarget(runtime, context, endpoint);
@@ -143,8 +124,7 @@ async function discard(runtime: InferenceRuntime, job: VideoJobRow): Promise<voi
   const { sequelize, log } = runtime.deps;
   try {
     // A job the provider did accept (the failure came after) stays, and keeps what it holds.
-    const deleted = await sequelize.query("DELETE FROM video_jobs WHERE id = $id AND upstream_id IS NULL RETURNING id", { type: QueryTypes.SELECT, bind: { id: job.id } });
-    if (deleted.length > 0 && job.reservation_id) await releaseReservation(sequelize, job.reservation_id);
+    if ((await deleteUnacceptedJob(sequelize, job.id)) && job.reservation_id) await releaseReservation(sequelize, job.reservation_id);
   } catch (err) {
     // The lease lapses and the poller submits the job again; its reservation lapses with its deadline.
     log.warn({ job: job.id, err: (err as Error).message }, "a video job the provider did not accept could not be removed");

@@ -6,7 +6,7 @@ import type { InferenceRuntime } from "../inference/inference-call.js";
 import { UpstreamError, type UpstreamTarget } from "../providers/provider.js";
 import { providerFor } from "../providers/registry.js";
 import type { VideoApi, VideoSubmission } from "../providers/video-api.js";
-import type { StoredRequest, VideoJobRow } from "./video-jobs.js";
+import type { StoredRequest, VideoJobRow } from "./video-store.js";
 
 /**
  * Where a job's provider calls go: the endpoint's provider with the gateway's key, or the

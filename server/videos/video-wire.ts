@@ -3,7 +3,7 @@ import { VideoStatusSchema, type VideoJobSchema, type VideoModelSchema } from ".
 import type { CatalogVideoModel } from "../catalog/video-models.js";
 import { usdNumber } from "../core/money.js";
 import { enumFromStored } from "../../wire/enums.js";
-import { OPEN, outputsAvailable, type VideoJobRow } from "./video-jobs.js";
+import { OPEN, outputsAvailable, type VideoJobRow } from "./video-store.js";
 import { contentPath, type UrlSigner } from "./video-url-signing.js";
 
 /**

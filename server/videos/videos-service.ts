@@ -3,7 +3,7 @@ import type { VideosService } from "../../gen/gateway/v1/videos_pb.js";
 import { callerOf } from "../core/auth.js";
 import { gatewayError } from "../../wire/errors.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
-import { findJob, outputsAvailable, type VideoJobRow } from "./video-jobs.js";
+import { findJob, outputsAvailable, type VideoJobRow } from "./video-store.js";
 import { readOutput } from "./video-outputs.js";
 import type { VideoPoller } from "./video-poller.js";
 import { submitVideo } from "./video-submission.js";

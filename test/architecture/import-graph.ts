@@ -10,7 +10,7 @@ import path from "node:path";
  * `server/core/auth.ts`.
  */
 export const ROOT = path.resolve(import.meta.dirname, "../..");
-export const LAYERED = ["cmd", "facade", "server", "wire"];
+export const LAYERED = ["cmd", "facade", "server", "tools", "wire"];
 
 export type ImportGraph = Map<string, Set<string>>;
 
@@ -36,7 +36,8 @@ export function importGraph(root = ROOT, folders = LAYERED, { typeOnly = true } 
   return graph;
 }
 
-function tsFiles(dir: string): string[] {
+/** The `.ts` files below `dir` (declaration files aside), in every subfolder. */
+export function tsFiles(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);

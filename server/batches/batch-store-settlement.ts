@@ -1,7 +1,7 @@
 import { QueryTypes, type Sequelize } from "sequelize";
 import { storableJson } from "../../wire/text-rules.js";
 import { currentPeriodStart } from "../usage/budget-layers.js";
-import type { ItemResult } from "./batch-rows.js";
+import type { ItemResult } from "./batch-store.js";
 
 /**
  * Records finished items, many at once. One statement per flush, so for every item whose lease

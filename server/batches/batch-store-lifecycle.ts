@@ -1,8 +1,8 @@
 import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
-import { errorResult, type BatchStatusName, type ItemResult } from "./batch-rows.js";
+import { errorResult, type BatchStatusName, type ItemResult } from "./batch-store.js";
 
 /**
- * The status changes of a batch that are not an item settling (batch-settlement.ts does those):
+ * The status changes of a batch that are not an item settling (batch-store-settlement.ts does those):
  * start, cancel, expire, fail, purge. Each is one statement, safe to run from any number of
  * instances at once.
  */
