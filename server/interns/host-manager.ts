@@ -13,7 +13,7 @@ import type { InternHostAccess, InternHosts, InternHostStart } from "./intern-ho
 import { deleteHost, recordedHost, registerHost, unregisterHost } from "./intern-store-hosts.js";
 
 /**
- * Intern hosts as child processes of this gateway instance (server/interns/host/main.ts). Each
+ * Intern hosts as child processes of this gateway instance (cmd/intern-host.ts). Each
  * gets a random token and the intern's own API key over its IPC channel, listens on a random port
  * (of 127.0.0.1 unless GATEWAY_INTERN_HOST_LISTEN says otherwise), and is recorded in
  * `intern_hosts` (token sealed) so that every instance on the database can relay to it. The child answers the fetch tool's secret releases through its
@@ -48,7 +48,8 @@ interface LocalHost {
   forgotten: Promise<void>;
 }
 
-const HOST_MAIN = fileURLToPath(new URL("./host/main.ts", import.meta.url));
+/** The host's entry point; spawned, never imported (nothing imports cmd/). */
+const HOST_MAIN = fileURLToPath(new URL("../../cmd/intern-host.ts", import.meta.url));
 const TSX_LOADER = import.meta.resolve("tsx");
 const STOP_GRACE_MS = 5_000;
 const TOTAL_STEPS = 4;

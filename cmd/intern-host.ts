@@ -1,11 +1,11 @@
 import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { endShellGroups } from "../agent/shell-tool.js";
-import type { HostConfig, HostMessage, ParentMessage, ReleasedSecret } from "./host-protocol.js";
-import { HostRuns } from "./host-runs.js";
-import { createHostServer } from "./host-server.js";
-import { SessionStore } from "./session-store.js";
+import { endShellGroups } from "../server/interns/agent/shell-tool.js";
+import type { HostConfig, HostMessage, ParentMessage, ReleasedSecret } from "../server/interns/host/host-protocol.js";
+import { HostRuns } from "../server/interns/host/host-runs.js";
+import { createHostServer } from "../server/interns/host/host-server.js";
+import { SessionStore } from "../server/interns/host/session-store.js";
 
 /**
  * An intern host: one intern's agent runtime in its own process, started by the gateway
