@@ -2,7 +2,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { AnalyticsService } from "../../gen/gateway/v1/analytics_pb.js";
 import { callerOf } from "../core/auth.js";
 import type { Deps } from "../deps.js";
-import { compileQuery, runQuery } from "./analytics-query.js";
+import { queryLedger } from "./analytics-store.js";
 import { analyticsMeta } from "./catalog.js";
 
 /** GET /analytics/meta and POST /analytics/query over the usage ledger of the caller's organization. */
@@ -16,7 +16,7 @@ export function analyticsService(deps: Pick<Deps, "sequelize" | "settlement">): 
       const { organization } = callerOf(ctx);
       // The ledger as settled, with this instance's queued calls written first.
       await deps.settlement.barrier();
-      return { data: await runQuery(deps.sequelize, compileQuery(organization.id, req, new Date())) };
+      return { data: await queryLedger(deps.sequelize, organization.id, req, new Date()) };
     },
   };
 }

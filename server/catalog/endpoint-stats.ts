@@ -1,4 +1,5 @@
-import { QueryTypes, type Sequelize } from "sequelize";
+import type { Sequelize } from "sequelize";
+import { endpointCalls } from "./catalog-store.js";
 
 /**
  * Health and speed of endpoints, computed from the calls recorded in usage_ledger:
@@ -33,49 +34,11 @@ export const NO_STATS: EndpointStats = Object.freeze({
   uptimeLast1d: null,
 });
 
-interface Row {
-  endpoint_id: string;
-  latency: number[] | null;
-  throughput: number[] | null;
-  calls_5m: string;
-  down_5m: string;
-  calls_30m: string;
-  down_30m: string;
-  calls_1d: string;
-  down_1d: string;
-}
-
-// One pass over the last day of each endpoint's rows (index usage_ledger_by_endpoint). The
-// aggregates' FILTERs carve out the windows.
-const SQL = `
-  SELECT endpoint_id,
-         percentile_cont(ARRAY[0.5, 0.75, 0.9, 0.99]) WITHIN GROUP (ORDER BY latency_ms)
-           FILTER (WHERE status = 'success' AND latency_ms IS NOT NULL AND created_at > now() - interval '30 minutes') AS latency,
-         percentile_cont(ARRAY[0.5, 0.75, 0.9, 0.99]) WITHIN GROUP (ORDER BY completion_tokens * 1000.0 / (generation_ms - latency_ms))
-           FILTER (WHERE status = 'success' AND completion_tokens > 0 AND generation_ms > latency_ms
-                     AND created_at > now() - interval '30 minutes') AS throughput,
-         count(*) FILTER (WHERE counted AND created_at > now() - interval '5 minutes') AS calls_5m,
-         count(*) FILTER (WHERE down AND created_at > now() - interval '5 minutes') AS down_5m,
-         count(*) FILTER (WHERE counted AND created_at > now() - interval '30 minutes') AS calls_30m,
-         count(*) FILTER (WHERE down AND created_at > now() - interval '30 minutes') AS down_30m,
-         count(*) FILTER (WHERE counted) AS calls_1d,
-         count(*) FILTER (WHERE down) AS down_1d
-    FROM (SELECT endpoint_id, created_at, status, latency_ms, generation_ms, completion_tokens,
-                 status = 'success' OR (status = 'error' AND http_status >= 500) AS counted,
-                 status = 'error' AND http_status >= 500 AS down
-            FROM usage_ledger
-           WHERE endpoint_id = ANY(CAST(:ids AS text[])) AND created_at > now() - interval '1 day') AS calls
-   GROUP BY endpoint_id`;
-
 /** Stats of every id asked for (NO_STATS for endpoints without calls), in one statement. */
 export async function endpointStats(sequelize: Sequelize, endpointIds: readonly string[]): Promise<Map<string, EndpointStats>> {
   const stats = new Map<string, EndpointStats>(endpointIds.map((id) => [id, NO_STATS]));
   if (endpointIds.length === 0) return stats;
-  const rows = await sequelize.query<Row>(SQL, {
-    type: QueryTypes.SELECT,
-    replacements: { ids: arrayLiteral(endpointIds) },
-  });
-  for (const row of rows) {
+  for (const row of await endpointCalls(sequelize, endpointIds)) {
     stats.set(row.endpoint_id, {
       latencyLast30m: percentiles(row.latency),
       throughputLast30m: percentiles(row.throughput),
@@ -85,11 +48,6 @@ export async function endpointStats(sequelize: Sequelize, endpointIds: readonly 
     });
   }
   return stats;
-}
-
-/** A Postgres text[] literal; every element quoted, so ids with commas or braces stay whole. */
-function arrayLiteral(values: readonly string[]): string {
-  return `{${values.map((value) => `"${value.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
 }
 
 function percentiles(values: Array<number | string | null> | null): Percentiles | null {

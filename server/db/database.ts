@@ -3,9 +3,7 @@ import { SequelizeStorage, Umzug } from "umzug";
 import type { Logger } from "../logger.js";
 import { migrations } from "./migrations/index.js";
 import { initModels } from "./models.js";
-
-/** Any constant shared by all gateway instances: they take turns applying migrations. */
-const MIGRATION_LOCK = 727_001;
+import { holdStartUpLock } from "./start-up-locks.js";
 
 export async function openDatabase(url: string, log: Logger): Promise<Sequelize> {
   const sequelize = new Sequelize(url, {
@@ -27,9 +25,8 @@ async function migrate(sequelize: Sequelize, log: Logger): Promise<void> {
     logger: undefined,
   });
   await sequelize.transaction(async (transaction) => {
-    // Held until this transaction ends (or its connection dies): a second instance waits here
-    // while the first one migrates.
-    await sequelize.query("SELECT pg_advisory_xact_lock(:lock)", { replacements: { lock: MIGRATION_LOCK }, transaction });
+    // A second instance waits here while the first one migrates.
+    await holdStartUpLock(sequelize, "migrations", transaction);
     const applied = await umzug.up();
     if (applied.length > 0) log.info({ migrations: applied.map((m) => m.name) }, "applied migrations");
   });

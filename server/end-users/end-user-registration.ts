@@ -1,5 +1,6 @@
-import { QueryTypes, type Sequelize } from "sequelize";
+import type { Sequelize } from "sequelize";
 import { gatewayError } from "../../wire/errors.js";
+import { registerEndUser } from "./end-user-store.js";
 import { assertTrackingString } from "./tracking-string.js";
 
 /**
@@ -11,14 +12,6 @@ export function checkEndUser(user: string | undefined): string | null {
   if (user === "") throw gatewayError(400, "user must be 1 to 512 characters");
   assertTrackingString(user);
   return user;
-}
-
-export async function registerEndUser(sequelize: Sequelize, organizationId: string, user: string): Promise<void> {
-  await sequelize.query(
-    `INSERT INTO end_users (organization_id, "user", is_active, created_at, updated_at) VALUES (:organizationId, :user, true, now(), now())
-     ON CONFLICT (organization_id, "user") DO UPDATE SET updated_at = now()`,
-    { type: QueryTypes.INSERT, replacements: { organizationId, user } },
-  );
 }
 
 /**

@@ -2,13 +2,12 @@ import type { Sequelize } from "sequelize";
 import type { GatewayConfig } from "../config.js";
 import { hashKey, maskKey } from "../core/key-secret.js";
 import { ApiKeyRow, OrganizationRow } from "../db/models.js";
+import { holdStartUpLock } from "../db/start-up-locks.js";
 import { issueManagementKey } from "../keys/key-issuer.js";
 import { ownerOf } from "../members/member-store.js";
 import { createOrganization } from "../operator/organization-store.js";
 import { defaultWorkspaceOf } from "../workspaces/workspace-store.js";
 import type { Logger } from "../logger.js";
-
-const BOOTSTRAP_LOCK = 727_002;
 
 export type BootstrapConfig = Pick<GatewayConfig, "bootstrapKey" | "bootstrapEntitlements" | "ownerEmail">;
 
@@ -23,7 +22,7 @@ export type BootstrapConfig = Pick<GatewayConfig, "bootstrapKey" | "bootstrapEnt
 export async function bootstrap(sequelize: Sequelize, config: BootstrapConfig, log: Logger): Promise<void> {
   const { bootstrapKey } = config;
   const printed = await sequelize.transaction(async (transaction) => {
-    await sequelize.query("SELECT pg_advisory_xact_lock(:lock)", { replacements: { lock: BOOTSTRAP_LOCK }, transaction });
+    await holdStartUpLock(sequelize, "bootstrap", transaction);
     let organization = await OrganizationRow.findOne({ order: [["createdAt", "ASC"]], transaction });
     const firstStart = !organization;
     if (!organization) {

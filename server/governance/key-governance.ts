@@ -1,8 +1,10 @@
-import { QueryTypes, type Sequelize } from "sequelize";
+import type { Sequelize } from "sequelize";
 import type { Caller } from "../core/auth.js";
 import { gatewayError } from "../../wire/errors.js";
+import { ByokCredentialRow } from "../db/governance-models.js";
 import { WorkspaceBudgetRow, WorkspaceRow } from "../db/models.js";
-import { guardrailsApplyingTo, type ApplyingGuardrail } from "../guardrails/applying-guardrails.js";
+import type { ApplyingGuardrail } from "../guardrails/applying-guardrails.js";
+import { guardrailsApplyingTo } from "../guardrails/guardrail-store.js";
 
 /**
  * What governs a key: its workspace (defaults, disabled server tools, BYOK rule), the workspace's
@@ -23,10 +25,7 @@ export async function loadKeyGovernance(sequelize: Sequelize, { key }: Caller): 
     WorkspaceRow.findByPk(key.workspaceId),
     WorkspaceBudgetRow.findAll({ where: { workspaceId: key.workspaceId } }),
     guardrailsApplyingTo(sequelize, key),
-    sequelize.query<{ provider: string }>("SELECT DISTINCT provider FROM byok_credentials WHERE workspace_id = :workspaceId AND NOT disabled", {
-      type: QueryTypes.SELECT,
-      replacements: { workspaceId: key.workspaceId },
-    }),
+    ByokCredentialRow.findAll({ attributes: ["provider"], where: { workspaceId: key.workspaceId, disabled: false } }),
   ]);
   if (!workspace) throw gatewayError(401, "Invalid API key");
   return { workspace, workspaceBudgets, guardrails, byokProviders: new Set(byok.map((row) => row.provider)) };

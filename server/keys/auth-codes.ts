@@ -11,7 +11,7 @@ import { wireName } from "../../wire/enums.js";
 import { AuthCodeRow } from "../db/governance-models.js";
 import type { Deps } from "../deps.js";
 import { isMember } from "../members/member-store.js";
-import { appIdFor } from "./auth-apps.js";
+import { appIdFor, lockCodeChallenge } from "./auth-code-store.js";
 import { callbackTarget } from "./callback-url.js";
 import { futureDate, issueKey } from "./key-issuer.js";
 import { authCodeHash, CODE_LIFETIME_MS, newAuthCode, verifierMatches, type ChallengeMethod } from "./pkce.js";
@@ -38,11 +38,7 @@ export function authCodeHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof K
 
       const row = await sequelize.transaction(async (transaction) => {
         if (req.codeChallenge !== undefined) {
-          // Serialises requests carrying the same challenge, so the replay check below cannot be raced.
-          await sequelize.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", {
-            bind: [`auth-code:${caller.organization.id}:${req.codeChallenge}`],
-            transaction,
-          });
+          await lockCodeChallenge(sequelize, caller.organization.id, req.codeChallenge, transaction);
           const pending = await AuthCodeRow.count({
             where: { ...inOrganization(caller), codeChallenge: req.codeChallenge, usedAt: null, expiresAt: { [Op.gt]: now } },
             transaction,

@@ -7,7 +7,7 @@ import { callerOf, optionalCallerOf, type Caller } from "../core/auth.js";
 import { gatewayError } from "../../wire/errors.js";
 import type { Deps } from "../deps.js";
 import { policyOf, regionalHostOf, UNRESTRICTED } from "../governance/endpoint-policy.js";
-import { guardrailsApplyingTo } from "../guardrails/applying-guardrails.js";
+import { guardrailsApplyingTo } from "../guardrails/guardrail-store.js";
 import { toModelWithEndpoints } from "./endpoint-view.js";
 import { listResponse, usableModels, type ListedModel } from "./model-listing.js";
 

@@ -6,48 +6,77 @@ import * as assert from "uvu/assert";
 import { ROOT, tsFiles } from "./import-graph.js";
 
 /**
- * The data-access rule of docs/architecture.md ("Data access"): in the folders whose table families
- * follow it, SQL is written only in the family's store (`<family>-store.ts`, `<family>-store-<part>.ts`);
- * every other file calls the store's named functions. Sequelize model calls are not SQL text and
- * are not looked for.
+ * The data-access rule of docs/architecture.md ("Data access"): under server/, SQL is written only
+ * in a family's store (`<family>-store.ts`, `<family>-store-<part>.ts`); every other file calls the
+ * store's named functions. Sequelize model calls are not SQL text and are not looked for.
  */
 const test = suite("architecture: data access");
 
-/** The folders under server/ whose SQL lives in stores; a family joins once its SQL has moved. */
-const STORE_FOLDERS = ["batches", "files", "interns", "videos"];
+/** Folders under server/ the rule does not apply to, and why. */
+const EXEMPT_FOLDERS: Record<string, string> = {
+  db: "the connection, the start-up locks and the migrations: SQL of the schema, of no one family",
+};
+/**
+ * Not yet: their query modules (lease-store.ts and exact-admission.ts, the usage ledger, counters
+ * and settlement writer) move once the work that has these folders open is done.
+ */
+const NOT_YET = ["admission", "usage"];
+/** Files that talk to the database without touching a table, and why. */
+const EXEMPT_FILES: Record<string, string> = {
+  "server/governance/governance-changes.ts": "LISTEN on the change feed's own connection names a channel, no table",
+};
+/** Folders whose families run SQL, each through its store: the check has something to find. */
+const SQL_FAMILIES = ["analytics", "batches", "catalog", "end-users", "files", "guardrails", "interns", "keys", "members", "videos"];
+
 const STORE = /^[a-z]+(?:-[a-z]+)*-store(?:-[a-z]+)*\.ts$/;
 /** A statement sent by hand: `sequelize.query(…)` or `.query<Row>(…)` on any name, or the QueryTypes it needs. */
 const RUNS_SQL = /\.query\s*[<(]|\bQueryTypes\b/;
+const runsSql = (file: string) => RUNS_SQL.test(fs.readFileSync(file, "utf8"));
 
-/** Files of `folders` (under `root`/server) that run SQL without being a store. */
-function sqlOutsideStores(root: string, folders: string[]): string[] {
-  return folders
-    .flatMap((folder) => tsFiles(path.join(root, "server", folder)))
-    .filter((file) => !STORE.test(path.basename(file)) && RUNS_SQL.test(fs.readFileSync(file, "utf8")))
+/** Files under `root`/server that run SQL without being a store, outside the exempt and not-yet folders and files. */
+function sqlOutsideStores(root: string): string[] {
+  const skipped = [...Object.keys(EXEMPT_FOLDERS), ...NOT_YET].map((folder) => path.join(root, "server", folder) + path.sep);
+  return tsFiles(path.join(root, "server"))
+    .filter((file) => !skipped.some((folder) => file.startsWith(folder)))
     .map((file) => path.relative(root, file))
+    .filter((file) => !(file in EXEMPT_FILES) && !STORE.test(path.basename(file)) && runsSql(path.join(root, file)))
     .sort();
 }
 
-test("the store folders hold stores that run SQL", () => {
-  for (const folder of STORE_FOLDERS) {
+test("the families that run SQL have stores that do", () => {
+  for (const folder of SQL_FAMILIES) {
     const stores = tsFiles(path.join(ROOT, "server", folder)).filter((file) => STORE.test(path.basename(file)));
-    assert.ok(stores.some((file) => RUNS_SQL.test(fs.readFileSync(file, "utf8"))), `server/${folder} has a store`);
+    assert.ok(stores.some(runsSql), `server/${folder} has a store`);
   }
 });
 
-test("no SQL outside the stores of batches, files, interns and videos", () => {
-  assert.equal(sqlOutsideStores(ROOT, STORE_FOLDERS), []);
+test("no SQL outside the stores of server/", () => {
+  assert.equal(sqlOutsideStores(ROOT), []);
+});
+
+test("every exempt file still talks to the database (else its exemption goes)", () => {
+  for (const file of Object.keys(EXEMPT_FILES)) assert.ok(runsSql(path.join(ROOT, file)), file);
 });
 
 test("the check fails on a planted query in a service file", () => {
   const planted = fs.mkdtempSync(path.join(os.tmpdir(), "data-access-"));
+  const plant = (file: string, text: string) => {
+    fs.mkdirSync(path.dirname(path.join(planted, file)), { recursive: true });
+    fs.writeFileSync(path.join(planted, file), text);
+  };
   try {
-    fs.mkdirSync(path.join(planted, "server/files"), { recursive: true });
-    fs.writeFileSync(path.join(planted, "server/files/file-store.ts"), 'await sequelize.query("SELECT 1");\n');
-    fs.writeFileSync(path.join(planted, "server/files/file-store-parts.ts"), "await sequelize.query<Row>(sql);\n");
-    fs.writeFileSync(path.join(planted, "server/files/files-service.ts"), 'await deps.sequelize.query("DELETE FROM files");\n');
-    fs.writeFileSync(path.join(planted, "server/files/file-wire.ts"), 'import { QueryTypes } from "sequelize";\n');
-    assert.equal(sqlOutsideStores(planted, ["files"]), ["server/files/file-wire.ts", "server/files/files-service.ts"]);
+    plant("server/files/file-store.ts", 'await sequelize.query("SELECT 1");\n');
+    plant("server/files/file-store-parts.ts", "await sequelize.query<Row>(sql);\n");
+    plant("server/files/files-service.ts", 'await deps.sequelize.query("DELETE FROM files");\n');
+    plant("server/files/file-wire.ts", 'import { QueryTypes } from "sequelize";\n');
+    plant("server/workspaces/nested/workspace-fields.ts", 'await sequelize.query("UPDATE workspaces SET name = 1");\n');
+    plant("server/db/migrations/0001-foundation.ts", 'await sequelize.query("CREATE TABLE t ()");\n');
+    plant("server/usage/usage-ledger.ts", 'await sequelize.query("SELECT 1");\n');
+    assert.equal(sqlOutsideStores(planted), [
+      "server/files/file-wire.ts",
+      "server/files/files-service.ts",
+      "server/workspaces/nested/workspace-fields.ts",
+    ]);
   } finally {
     fs.rmSync(planted, { recursive: true, force: true });
   }

@@ -6,9 +6,11 @@ import { gatewayError } from "../../wire/errors.js";
 import { DIMENSIONS, GRANULARITIES, METRICS, OPERATORS } from "./catalog.js";
 
 /**
- * POST /analytics/query: aggregates the caller's organization's usage ledger by the metrics,
- * dimensions, filters and granularity that catalog.ts lists. The statement is built only from the
- * fixed SQL fragments below, chosen by name; every value from the request is a bind parameter.
+ * The store of analytics, POST /analytics/query: aggregates the caller's organization's usage
+ * ledger by the metrics, dimensions, filters and granularity that catalog.ts lists. The statement
+ * is built only from the fixed SQL fragments below, chosen by name; every value from the request is
+ * a bind parameter. Checking a name and choosing its fragment are one step, so the request's
+ * validation lives here with the SQL, and nothing but rows leaves the file.
  */
 type MetricName = (typeof METRICS)[number]["name"];
 type DimensionName = (typeof DIMENSIONS)[number]["name"];
@@ -98,7 +100,7 @@ class Statement {
   }
 }
 
-export interface AnalyticsQuery {
+interface AnalyticsQuery {
   metrics: MetricName[];
   dimensions: DimensionName[];
   granularity: GranularityName | undefined;
@@ -106,8 +108,13 @@ export interface AnalyticsQuery {
   bind: unknown[];
 }
 
+/** Rows of the organization's ledger as `req` asks for them; a 400 naming what is wrong in `req`. */
+export async function queryLedger(sequelize: Sequelize, organizationId: string, req: QueryAnalyticsRequest, now: Date): Promise<JsonObject[]> {
+  return runQuery(sequelize, compileQuery(organizationId, req, now));
+}
+
 /** Validates the request (400 naming what is wrong) and compiles it to one SQL statement. */
-export function compileQuery(organizationId: string, req: QueryAnalyticsRequest, now: Date): AnalyticsQuery {
+function compileQuery(organizationId: string, req: QueryAnalyticsRequest, now: Date): AnalyticsQuery {
   const metrics = unique(req.metrics).map((name) => {
     if (!has(METRIC_SQL, name)) throw gatewayError(400, `Unknown metric '${name}' in metrics; GET /analytics/meta lists the metrics`);
     return name;
@@ -225,7 +232,7 @@ interface ResultRow {
 }
 
 /** Runs a compiled query: one Struct per row, `{bucket?, <dimension>: value, <metric>: number}`. */
-export async function runQuery(sequelize: Sequelize, query: AnalyticsQuery): Promise<JsonObject[]> {
+async function runQuery(sequelize: Sequelize, query: AnalyticsQuery): Promise<JsonObject[]> {
   const rows = await sequelize.query<ResultRow>(query.sql, { type: QueryTypes.SELECT, bind: query.bind });
   return rows.map((row) => {
     const out: JsonObject = {};

@@ -2,6 +2,11 @@ import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
 import type { CallbackTarget } from "./callback-url.js";
 
 /**
+ * The SQL of authorization codes (auth-codes.ts): their apps, and the lock that keeps two pending
+ * codes from sharing a challenge. The codes themselves are read and written as Sequelize models.
+ */
+
+/**
  * The app an authorization code is issued to: one row per organization and callback origin, its
  * number being the code's `app_id`. Found or created in one statement pair that concurrent requests
  * cannot split in two: the insert yields to an existing (or concurrently inserted) row through the
@@ -32,4 +37,15 @@ export async function appIdFor(
   if (!row) throw new Error("auth app vanished between insert and read");
   // BIGINT arrives from pg as a string; the proto field is int64.
   return BigInt(row.id);
+}
+
+/**
+ * Serialises, until `transaction` ends, the requests of one organization carrying the same code
+ * challenge, so that checking for a pending code and creating one cannot be raced.
+ */
+export async function lockCodeChallenge(sequelize: Sequelize, organizationId: string, codeChallenge: string, transaction: Transaction): Promise<void> {
+  await sequelize.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", {
+    bind: [`auth-code:${organizationId}:${codeChallenge}`],
+    transaction,
+  });
 }
