@@ -1,10 +1,11 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { eventually } from "../support/eventually.js";
 import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
 import { at } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 import { abandonOnceUpstream } from "../support/abandoned-call.js";
-import { CALL_USD, EPSILON, ONE_CALL, centralSpend, chat, eventually, newKey } from "./support.js";
+import { CALL_USD, EPSILON, ONE_CALL, centralSpend, chat, newKey } from "./support.js";
 
 /**
  * ARCHITECTURE §4, admission from leases, with two gateway instances on one database (this
@@ -46,7 +47,7 @@ test("50 concurrent calls over two instances against a budget that allows 10: at
   assert.ok(ok <= 10, `${ok} calls succeeded`);
   assert.ok(ok >= 5, `${ok} calls succeeded: slices held by one instance leave the other at least half`);
   for (const refused of results.filter((r) => r.status !== 200)) assert.is(refused.status, 402, refused.text);
-  const central = await eventually(() => centralSpend(env.gw.gateway.sequelize, hash), (c) => c.ledgerRows === ok, "every answered call settles");
+  const central = await eventually(() => centralSpend(env.gw.gateway.sequelize, hash), "every answered call settles", { until: (c) => c.ledgerRows === ok });
   assert.ok(Math.abs(central.spent - ok * CALL_USD) < EPSILON, `spent ${central.spent}`);
   assert.ok(central.spent + central.leased <= 10 * CALL_USD + EPSILON, `spent ${central.spent} + leased ${central.leased}`);
 });
@@ -79,7 +80,7 @@ test("a budget spent on instance A: instance B admits only what its own slice st
   assert.ok(onB * CALL_USD <= held.leased + EPSILON, `B admitted ${onB} calls, more than the ${held.leased} USD still leased`);
   assert.ok(1 + onA + onB <= 10, `${1 + onA + onB} calls admitted in all`);
   assert.is((await chat(env.gw.url, key)).status, 402, "A still refuses");
-  const central = await eventually(() => centralSpend(env.gw.gateway.sequelize, hash), (c) => c.ledgerRows === 1 + onA + onB, "every answered call settles");
+  const central = await eventually(() => centralSpend(env.gw.gateway.sequelize, hash), "every answered call settles", { until: (c) => c.ledgerRows === 1 + onA + onB });
   assert.ok(central.spent + central.leased <= 10 * CALL_USD + EPSILON);
 });
 
@@ -94,7 +95,7 @@ test("failed and cancelled calls give back what they reserved", async ({ env }) 
   await env.upstream.waitForAbort();
 
   env.upstream.rule({ usage: { prompt_tokens: 7, completion_tokens: 3 } });
-  const last = await eventually(() => chat(env.gw.url, key), (r) => r.status === 200, "the whole budget is free again");
+  const last = await eventually(() => chat(env.gw.url, key), "the whole budget is free again", { until: (r) => r.status === 200 });
   assert.is(last.status, 200);
   assert.is((await chat(env.gw.url, key)).status, 402, "and then it is spent");
 });

@@ -6,10 +6,11 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "../../server/db/embedded-postgres.js";
 import { createLogger } from "../../server/logger.js";
+import { eventually } from "../support/eventually.js";
 import { freePort, startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
 import { at } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
-import { CALL_USD, EPSILON, centralSpend, chat, eventually, newKey } from "./support.js";
+import { CALL_USD, EPSILON, centralSpend, chat, newKey } from "./support.js";
 
 /**
  * ARCHITECTURE §4, settlement written behind: SIGTERM drains it (every answered call has its row),
@@ -155,10 +156,10 @@ test("database down: leased calls go on, the rest 503; once it is back everythin
     answered += during;
 
     postgres = await startEmbeddedPostgres(dataDir, port, log);
-    await eventually(() => chat(gateway.url, cold.key), (r) => r.status === 200, "admission recovers by itself", 400);
+    await eventually(() => chat(gateway.url, cold.key), "admission recovers by itself", { until: (r) => r.status === 200 });
     answered++;
     const rows = async () => (await centralSpend(db, warm.hash)).ledgerRows + (await centralSpend(db, cold.hash)).ledgerRows;
-    await eventually(rows, (n) => n === answered, "every call answered during the outage is written", 400);
+    await eventually(rows, "every call answered during the outage is written", { until: (n) => n === answered });
     const central = await centralSpend(db, warm.hash);
     assert.ok(Math.abs(central.spent - (answered - 1) * CALL_USD) < EPSILON, `warm key spent ${central.spent}`);
   } finally {

@@ -36,16 +36,5 @@ export async function centralSpend(sequelize: Sequelize, hash: string): Promise<
   return { spent: Number(row!.spent), leased: Number(row!.leased), ledgerRows: Number(row!.rows) };
 }
 
-/** Polls until `done` holds (settlement is written behind, by other processes too). */
-export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, attempts = 200): Promise<T> {
-  let value = await read();
-  for (let i = 0; i < attempts && !done(value); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    value = await read();
-  }
-  assert.ok(done(value), `${what}: ${JSON.stringify(value)}`);
-  return value;
-}
-
 /** Exact decimals compared as floats: a margin far below any price. */
 export const EPSILON = 1e-12;

@@ -3,7 +3,8 @@ import { QueryTypes } from "sequelize";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { at, call } from "../support/http.js";
-import { eventually, filesUnder, startFilesGateway, type FilesGateway } from "../support/file-gateway.js";
+import { eventually } from "../support/eventually.js";
+import { filesUnder, startFilesGateway, type FilesGateway } from "../support/file-gateway.js";
 import { exe, wav } from "../support/file-samples.js";
 import { pausedUpload, streamUpload } from "../support/file-uploads.js";
 
@@ -41,7 +42,7 @@ test("100 MB + 1 byte is a 413 payload_too_large, and leaves no row and no bytes
   assert.is(res.status, 413, JSON.stringify(res.body));
   assert.equal(at(res.body, "error"), { code: 413, message: `The file exceeds the limit of ${LIMIT} bytes for this endpoint`, metadata: { reason: "payload_too_large", retryable: false } });
   assert.is(await rowCount(env), rowsBefore);
-  await eventually(async () => (await blobs(env)).length === blobsBefore.length, "the refused upload's bytes are removed");
+  await eventually(() => blobs(env), "the refused upload's bytes are removed", { until: (now) => now.length === blobsBefore.length });
 });
 
 test("a longer stream is refused while it is still being sent, and the connection is closed", async ({ env }) => {
@@ -75,9 +76,9 @@ test("a client that disconnects mid-upload leaves nothing behind: no row, no blo
   const upload = pausedUpload(env.gw.url, env.gw.key, { head: wav(), size: 50 * MiB, pauseAfter: 4 * MiB, filename: "abandoned.wav" });
   await upload.paused;
   // The bytes are on their way into the store: its temporary file exists.
-  await eventually(async () => (await blobs(env)).some((file) => file.startsWith(".incoming")), "the upload is being stored");
+  await eventually(() => blobs(env), "the upload is being stored", { until: (now) => now.some((file) => file.startsWith(".incoming")) });
   await upload.cut();
-  await eventually(async () => (await blobs(env)).length === blobsBefore.length, "the abandoned upload's bytes are removed");
+  await eventually(() => blobs(env), "the abandoned upload's bytes are removed", { until: (now) => now.length === blobsBefore.length });
   assert.equal(await blobs(env), blobsBefore);
   assert.is(await rowCount(env), rowsBefore);
 });

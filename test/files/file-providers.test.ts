@@ -2,7 +2,8 @@ import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { at, call } from "../support/http.js";
-import { eventually, filesUnder, startFilesGateway, type FilesGateway } from "../support/file-gateway.js";
+import { eventually } from "../support/eventually.js";
+import { filesUnder, startFilesGateway, type FilesGateway } from "../support/file-gateway.js";
 import { exe, pdf, png, TEXTS, wav } from "../support/file-samples.js";
 import { downloadFile, pausedUpload, streamUpload, uploadFile } from "../support/file-uploads.js";
 
@@ -134,7 +135,7 @@ test("a key the provider refuses is a 502 naming the workspace's own key", async
   assert.is(res.status, 502, res.text);
   assert.match(String(at(res.body, "error", "message")), /own key/);
   assert.not.match(res.text, /sk-not-accepted/);
-  await eventually(async () => (await spooled(env)).length === 0, "the spooled upload is removed");
+  await eventually(() => spooled(env), "the spooled upload is removed", { until: (files) => files.length === 0 });
 });
 
 test("the provider only receives accepted, complete files: refused types, oversize and abandoned uploads never reach it", async ({ env }) => {
@@ -144,9 +145,9 @@ test("the provider only receives accepted, complete files: refused types, oversi
   assert.is(tooLarge.status, 413);
   const abandoned = pausedUpload(env.gw.url, env.gw.key, { head: wav(), size: 20 * 1024 * 1024, pauseAfter: 2 * 1024 * 1024, query: { provider: "openai" } });
   await abandoned.paused;
-  await eventually(async () => (await spooled(env)).length > 0, "the upload is being spooled");
+  await eventually(() => spooled(env), "the upload is being spooled", { until: (files) => files.length > 0 });
   await abandoned.cut();
-  await eventually(async () => (await spooled(env)).length === 0, "the abandoned upload's spool is removed");
+  await eventually(() => spooled(env), "the abandoned upload's spool is removed", { until: (files) => files.length === 0 });
   assert.is(env.upstream.files.uploads, 0);
 });
 

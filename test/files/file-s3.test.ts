@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { at, call } from "../support/http.js";
-import { eventually, startFilesGateway, type FilesGateway } from "../support/file-gateway.js";
+import { eventually } from "../support/eventually.js";
+import { startFilesGateway, type FilesGateway } from "../support/file-gateway.js";
 import { png, wav } from "../support/file-samples.js";
 import { downloadFile, pausedUpload, streamUpload, uploadFile } from "../support/file-uploads.js";
 import { startMockS3, type MockS3 } from "../upstream/mock-s3.js";
@@ -74,7 +75,7 @@ test("a bucket that fails: 503, no object and no open upload", async ({ env, s3 
   assert.is(res.status, 503, JSON.stringify(res.body));
   assert.is(at(res.body, "error", "code"), 503);
   assert.not.match(JSON.stringify(res.body), /test-secret|AKID/);
-  await eventually(async () => s3.openUploads() === 0, "the multipart upload is aborted");
+  await eventually(() => s3.openUploads(), "the multipart upload is aborted", { until: (open) => open === 0 });
   assert.is(s3.objects.size, objects);
 });
 
@@ -85,7 +86,7 @@ test("text that turns out not to be UTF-8 after a part was stored: 400, and the 
   const res = await streamUpload(env.gw.url, env.gw.key, { head: text, size: text.length, filename: "broken.txt" });
   assert.is(res.status, 400, JSON.stringify(res.body));
   assert.ok(s3.partsReceived > partsBefore, "a part had been stored before the bad bytes came");
-  await eventually(async () => s3.openUploads() === 0, "the multipart upload is aborted");
+  await eventually(() => s3.openUploads(), "the multipart upload is aborted", { until: (open) => open === 0 });
   assert.is(s3.objects.size, objects);
 });
 
@@ -94,9 +95,9 @@ test("a client that disconnects mid-upload leaves no object and no open upload",
   const objects = s3.objects.size;
   const upload = pausedUpload(env.gw.url, env.gw.key, { head: wav(), size: 40 * MiB, pauseAfter: 8 * MiB, filename: "abandoned.wav" });
   await upload.paused;
-  await eventually(async () => s3.partsReceived > partsBefore, "a part of the upload is stored");
+  await eventually(() => s3.partsReceived, "a part of the upload is stored", { until: (parts) => parts > partsBefore });
   await upload.cut();
-  await eventually(async () => s3.openUploads() === 0, "the multipart upload is aborted");
+  await eventually(() => s3.openUploads(), "the multipart upload is aborted", { until: (open) => open === 0 });
   assert.is(s3.objects.size, objects);
   const rows = await call(env.gw.url, "GET", "/api/v1/files?limit=100", { key: env.gw.key });
   assert.not.ok((at(rows.body, "data") as Array<{ filename: string }>).some((f) => f.filename === "abandoned.wav"));

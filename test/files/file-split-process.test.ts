@@ -5,7 +5,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startRemoteFacade, type RemoteFacade } from "../support/remote-facade.js";
 import { newKeySecret } from "../../server/core/key-secret.js";
-import { eventually, filesUnder } from "../support/file-gateway.js";
+import { eventually } from "../support/eventually.js";
+import { filesUnder } from "../support/file-gateway.js";
 import { exe, jpeg, wav } from "../support/file-samples.js";
 import { downloadFile, pausedUpload, streamUpload, uploadFile } from "../support/file-uploads.js";
 import { createDatabase } from "../support/gateway.js";
@@ -59,7 +60,7 @@ test("over the limit: 413 from the facade, and the core keeps nothing", async (c
   const before = await blobs(ctx);
   const res = await streamUpload(ctx.url, ctx.key, { head: wav(), size: 104_857_601 });
   assert.is(res.status, 413);
-  await eventually(async () => (await blobs(ctx)).length === before.length, "the core removed the partial upload");
+  await eventually(() => blobs(ctx), "the core removed the partial upload", { until: (now) => now.length === before.length });
 });
 
 test("a refused type is a 400 from the core", async ({ url, key }) => {
@@ -72,9 +73,9 @@ test("a client that disconnects mid-upload leaves nothing behind on the core", a
   const before = await blobs(ctx);
   const upload = pausedUpload(ctx.url, ctx.key, { head: wav(), size: 30 * 1024 * 1024, pauseAfter: 3 * 1024 * 1024 });
   await upload.paused;
-  await eventually(async () => (await blobs(ctx)).some((file) => file.startsWith(".incoming")), "the core is storing the upload");
+  await eventually(() => blobs(ctx), "the core is storing the upload", { until: (now) => now.some((file) => file.startsWith(".incoming")) });
   await upload.cut();
-  await eventually(async () => (await blobs(ctx)).length === before.length, "the core removed the abandoned upload");
+  await eventually(() => blobs(ctx), "the core removed the abandoned upload", { until: (now) => now.length === before.length });
 });
 
 test.run();

@@ -1,6 +1,6 @@
 import * as assert from "uvu/assert";
 import { at } from "../support/http.js";
-import { eventually } from "../support/intern-host-api.js";
+import { eventually } from "../support/eventually.js";
 import { ChatStream, contentOf, finishOf, promptBody, runtimeSuite, shellStep } from "../support/intern-runtime.js";
 
 /**
@@ -18,27 +18,22 @@ test("a host killed during a run's second step: the next run of the session stil
   env.upstream.requests.length = 0;
   const stream = await ChatStream.open(env.gw.url, env.key, internId, promptBody("[script:two-steps] work"));
   assert.is(stream.status, 200, JSON.stringify(stream.body));
-  await eventually(async () => scriptRequests(env, "[script:two-steps]").length >= 2, "the second model call");
+  await eventually(() => scriptRequests(env, "[script:two-steps]").length, "the second model call", { until: (calls) => calls >= 2 });
 
   const pid = env.hosts.pid(internId)!;
   process.kill(pid, "SIGKILL");
   const severed = await stream.rest();
   assert.is(finishOf(severed.at(-3)), "error");
   const sessionId = at(severed.at(-2), "session_id") as string;
-  await eventually(async () => {
-    const next = env.hosts.pid(internId);
-    return next !== undefined && next !== pid;
-  }, "a new host runs the intern");
+  await eventually(() => env.hosts.pid(internId), "a new host runs the intern", { until: (next) => next !== undefined && next !== pid });
 
   env.upstream.scripts.define("recall", [{ reply: "recalled" }]);
   env.upstream.requests.length = 0;
-  let next: ChatStream | undefined;
   // The new host is registered a moment after its process starts.
-  await eventually(async () => {
-    next = await ChatStream.open(env.gw.url, env.key, internId, promptBody("[script:recall] what did you do?", { session_id: sessionId }));
-    return next.isStream || undefined;
-  }, "the restarted intern takes prompts");
-  assert.is(contentOf(await next!.rest()), "recalled");
+  const next = await eventually(() => ChatStream.open(env.gw.url, env.key, internId, promptBody("[script:recall] what did you do?", { session_id: sessionId })), "the restarted intern takes prompts", {
+    until: (stream) => stream.isStream,
+  });
+  assert.is(contentOf(await next.rest()), "recalled");
   const sent = JSON.stringify(scriptRequests(env, "[script:recall]")[0]?.body);
   assert.ok(sent.includes("first-step-output"), "the first step's tool result is in the session's conversation");
 });

@@ -3,7 +3,8 @@ import path from "node:path";
 import pg from "pg";
 import * as assert from "uvu/assert";
 import { at, call, type Reply } from "../support/http.js";
-import { daemonAccess, eventually, hostApi, hostRuns, runRows } from "../support/intern-host-api.js";
+import { eventually } from "../support/eventually.js";
+import { daemonAccess, hostApi, hostRuns, runRows } from "../support/intern-host-api.js";
 import { answerBody, assertReason, ChatStream, contentOf, finishOf, isFinal, pausedQuestion, promptBody, runningInternId, runtimeSuite, shellStep, type RuntimeEnv } from "../support/intern-runtime.js";
 import { seedOrganization } from "../support/seed.js";
 
@@ -206,10 +207,7 @@ test("a database that cannot be reached: 503, retryable, as everywhere else (the
     await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND query NOT LIKE 'LISTEN %'", [database]);
     // A pooled connection whose end the gateway has not read yet fails as a plain query error (500);
     // once they are gone, every query needs a connection the database refuses.
-    const res = await eventually(async () => {
-      const attempt = await post(env, internId, prompt("hi"));
-      return attempt.status !== 500 && attempt;
-    }, "a chat request meets the database outage itself");
+    const res = await eventually(() => post(env, internId, prompt("hi")), "a chat request meets the database outage itself", { until: (attempt) => attempt.status !== 500 });
     assert.is(res.status, 503, res.text);
     assert.is(at(res.body, "error", "code"), 503);
   } finally {
@@ -232,7 +230,7 @@ test("stream_severed: the host dies mid-run: error chunk 410, final chunk, [DONE
   assert.is(at(final, "usage"), null);
   assert.is(rest.at(-1), "[DONE]");
   assert.equal((await runRows(env, at(final, "session_id") as string)).map((row) => row.status), ["unknown"]);
-  await eventually(async () => env.hosts.pid(id) === undefined, "the manager noticed the exit");
+  await eventually(() => env.hosts.pid(id), "the manager noticed the exit", { until: (pid) => pid === undefined });
   assertReason(await post(env, id, prompt("hi")), 502, "intern_unreachable", true);
 });
 

@@ -2,7 +2,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { at, call } from "../support/http.js";
 import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
-import { daemonAccess, eventually, hostRuns, runRows } from "../support/intern-host-api.js";
+import { eventually } from "../support/eventually.js";
+import { daemonAccess, hostRuns, runRows } from "../support/intern-host-api.js";
 import { answerBody, ChatStream, contentOf, finishOf, isFinal, isQuestion, promptBody, runningInternId, shellStep, startRuntimeGateway, type RuntimeEnv } from "../support/intern-runtime.js";
 
 /**
@@ -70,16 +71,16 @@ test("steering and a disconnect that cancels go through the other instance too",
   const resumed = await ChatStream.open(second.url, env.key, internId, answerBody(sessionId, question, "allow_once"));
   await resumed.until((payload) => contentOf([payload]) !== "");
   resumed.abort();
-  await eventually(async () => (await runRows(env, sessionId)).at(-1)?.status === "cancelled", "the other instance cancelled the run");
+  await eventually(() => runRows(env, sessionId), "the other instance cancelled the run", { until: (rows) => rows.at(-1)?.status === "cancelled" });
   const access = await daemonAccess(env, internId);
-  await eventually(async () => (await hostRuns(access)).find((run) => run.session_id === sessionId)?.status === "ended", "the host ended the run");
+  await eventually(() => hostRuns(access), "the host ended the run", { until: (runs) => runs.find((run) => run.session_id === sessionId)?.status === "ended" });
 });
 
 test("suspending through the instance that did not start the host stops it; neither instance logged the daemon token", async ({ env, second, internId }) => {
   const { token } = await daemonAccess(env, internId);
   const suspended = await call(second.url, "POST", `/api/v1/interns/${internId}/suspend`, { key: env.key });
   assert.is(suspended.status, 200, suspended.text);
-  await eventually(async () => env.hosts.pid(internId) === undefined, "the host started by the first instance exited");
+  await eventually(() => env.hosts.pid(internId), "the host started by the first instance exited", { until: (pid) => pid === undefined });
   const res = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, { key: env.key, body: prompt("hi") });
   assert.is(at(res.body, "error", "metadata", "reason"), "intern_not_running");
   assert.ok(second.lines.length > 0);

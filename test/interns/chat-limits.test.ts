@@ -1,7 +1,8 @@
 import { QueryTypes } from "sequelize";
 import * as assert from "uvu/assert";
 import { at, call, type Reply } from "../support/http.js";
-import { daemonAccess, eventually, hostApi, hostRuns, runRows } from "../support/intern-host-api.js";
+import { eventually } from "../support/eventually.js";
+import { daemonAccess, hostApi, hostRuns, runRows } from "../support/intern-host-api.js";
 import { answerBody, assertReason, ChatStream, contentOf, finishOf, isFinal, isQuestion, pausedQuestion, promptBody, runningInternId, runtimeSuite, shellStep, type RuntimeEnv } from "../support/intern-runtime.js";
 
 /**
@@ -21,10 +22,12 @@ async function answeredOnTheHost(env: RuntimeEnv, internId: string, sessionId: s
   const access = await daemonAccess(env, internId);
   const run = (await hostRuns(access)).find((candidate) => candidate.session_id === sessionId)!;
   assert.is((await hostApi(access, "POST", `/runs/${run.id}/answers`, { tool_call_id: toolCallId, answer: "allow_once" })).status, 202);
-  await eventually(async () => {
-    const now = (await hostRuns(access)).find((candidate) => candidate.id === run.id);
-    return now?.pending && now.pending.tool_call_id !== toolCallId;
-  }, "the run paused on its next question");
+  await eventually(() => hostRuns(access), "the run paused on its next question", {
+    until: (runs) => {
+      const pending = runs.find((candidate) => candidate.id === run.id)?.pending;
+      return !!pending && pending.tool_call_id !== toolCallId;
+    },
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -47,7 +50,7 @@ deadline("the deadline passes: the paused run is cancelled; a rejected reply bef
   const pendingAfter = (await hostRuns(access)).find((run) => run.session_id === sessionId)!.pending!;
   assert.is(pendingAfter.deadline_at, pendingBefore.deadline_at, "a rejected reply does not extend the deadline");
 
-  await eventually(async () => (await hostRuns(access)).find((run) => run.session_id === sessionId)?.status === "ended", "the host cancelled the run at its deadline");
+  await eventually(() => hostRuns(access), "the host cancelled the run at its deadline", { until: (runs) => runs.find((run) => run.session_id === sessionId)?.status === "ended" });
   assert.ok(Date.now() >= Date.parse(pendingBefore.deadline_at));
   assertReason(await post(env, internId, answerBody(sessionId, question, "allow_once")), 409, "interaction_not_pending", false);
   assert.equal((await runRows(env, sessionId)).map((run) => run.status), ["cancelled"]);
@@ -149,7 +152,7 @@ capacity("a host that accepts connections but does not answer: 504 timeout, retr
   }
   // The request it could not answer in time is dropped once it reads it: its run gets no slot.
   const access = await daemonAccess(env, internId);
-  await eventually(async () => at((await hostApi(access, "GET", "/health")).body, "open_runs") === 0, "the abandoned run is gone");
+  await eventually(() => hostApi(access, "GET", "/health"), "the abandoned run is gone", { until: (health) => at(health.body, "open_runs") === 0 });
   env.upstream.scripts.define("thawed", [{ reply: "back" }]);
   const stream = await ChatStream.open(env.gw.url, env.key, internId, prompt("[script:thawed] hi"));
   assert.is(contentOf(await stream.rest()), "back");

@@ -6,7 +6,8 @@ import { QueryTypes } from "sequelize";
 import * as assert from "uvu/assert";
 import { InternFinishReason, InternMessageRole, InternsService } from "../../gen/gateway/v1/interns_pb.js";
 import { at, call } from "../support/http.js";
-import { daemonAccess, eventually, hostRuns, runRows } from "../support/intern-host-api.js";
+import { eventually } from "../support/eventually.js";
+import { daemonAccess, hostRuns, runRows } from "../support/intern-host-api.js";
 import { answerBody, ChatStream, contentOf, finishOf, isFinal, isQuestion, promptBody, runtimeSuite, shellStep, type RuntimeEnv } from "../support/intern-runtime.js";
 
 /**
@@ -188,7 +189,7 @@ test("a user message to a running run steers it", async ({ env, internId }) => {
   env.upstream.scripts.define("steer-running", [shellStep("touch started; while [ ! -f go ]; do sleep 0.02; done; echo released"), { reply: "finished" }]);
   const stream = await open(env, internId, prompt("[script:steer-running] wait for go", { session_id: sessionId }));
   await stream.next();
-  await eventually(async () => existsSync(path.join(workDir(env, internId), "started")), "the command started");
+  await eventually(() => existsSync(path.join(workDir(env, internId), "started")), "the command started");
   const steered = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, { key: env.key, body: prompt("use metric units", { session_id: sessionId }) });
   assert.equal(steered.body, { session_id: sessionId, status: "steered" });
   env.upstream.requests.length = 0;
@@ -207,10 +208,10 @@ test("a client that disconnects while the run streams cancels the run", async ({
   const stream = await open(env, internId, prompt("[script:long] count slowly", { session_id: sessionId }));
   await stream.until((payload) => contentOf([payload]) !== "");
   stream.abort();
-  await eventually(async () => (await runRows(env, sessionId)).at(-1)?.status === "cancelled", "the run is recorded cancelled");
+  await eventually(() => runRows(env, sessionId), "the run is recorded cancelled", { until: (rows) => rows.at(-1)?.status === "cancelled" });
   const access = await daemonAccess(env, internId);
   const runId = (await runRows(env, sessionId)).at(-1)!.id;
-  await eventually(async () => (await hostRuns(access)).find((run) => run.id === runId)?.status === "ended", "the host ended the run");
+  await eventually(() => hostRuns(access), "the host ended the run", { until: (runs) => runs.find((run) => run.id === runId)?.status === "ended" });
   // The session has no open run: a new prompt starts one instead of steering.
   env.upstream.scripts.define("after-cancel", [{ reply: "fresh run" }]);
   const next = await (await open(env, internId, prompt("[script:after-cancel] again", { session_id: sessionId }))).rest();

@@ -5,7 +5,8 @@ import { QueryTypes } from "sequelize";
 import * as assert from "uvu/assert";
 import { readInternById } from "../../server/interns/intern-store.js";
 import { at, call } from "../support/http.js";
-import { alive, daemonAccess, eventually, hostApi } from "../support/intern-host-api.js";
+import { eventually } from "../support/eventually.js";
+import { alive, daemonAccess, hostApi } from "../support/intern-host-api.js";
 import { ChatStream, contentOf, runningInternId, runtimeSuite, shellStep, type RuntimeEnv } from "../support/intern-runtime.js";
 
 /**
@@ -110,9 +111,9 @@ test("each intern's shell is its own OS user (root gateway): it reads neither th
     assert.is.not(result!.exit_code, 0, `${what} are out of reach: ${JSON.stringify(result)}`);
     assert.match(String(result!.stderr), /Permission denied/);
   }
-  await eventually(async () => uidProcesses(firstUid).length > 0, "the background command runs");
+  await eventually(() => uidProcesses(firstUid), "the background command runs", { until: (pids) => pids.length > 0 });
   assert.is((await call(env.gw.url, "POST", `/api/v1/interns/${first}/suspend`, { key: env.key })).status, 200);
-  await eventually(async () => uidProcesses(firstUid).length === 0, "nothing of the intern's user runs after its host stopped");
+  await eventually(() => uidProcesses(firstUid), "nothing of the intern's user runs after its host stopped", { until: (pids) => pids.length === 0 });
 });
 
 test("the shell is cut at its time limit and its output limit; its environment is its own", async ({ env }) => {
@@ -144,7 +145,7 @@ test("suspend stops the host; provision starts a new one, and a session continue
   assert.throws(() => process.kill(oldPid, 0), "the old process is gone");
 
   assert.is((await call(env.gw.url, "POST", `/api/v1/interns/${internId}/provision`, { key: env.key })).status, 200);
-  await eventually(async () => at((await call(env.gw.url, "GET", `/api/v1/interns/${internId}`, { key: env.key })).body, "data", "status") === "running", "running again");
+  await eventually(() => call(env.gw.url, "GET", `/api/v1/interns/${internId}`, { key: env.key }), "running again", { until: (res) => at(res.body, "data", "status") === "running" });
   assert.is.not(env.hosts.pid(internId), oldPid);
   env.upstream.scripts.define("after-sleep", [{ reply: "yes" }]);
   env.upstream.requests.length = 0;
@@ -157,11 +158,11 @@ test("delete stops the host, forgets it and removes its files", async ({ env }) 
   const pid = env.hosts.pid(internId)!;
   assert.ok(existsSync(path.join(env.dataDir, "interns", internId)));
   assert.is((await call(env.gw.url, "DELETE", `/api/v1/interns/${internId}`, { key: env.key })).status, 200);
-  await eventually(async () => (await call(env.gw.url, "GET", `/api/v1/interns/${internId}`, { key: env.key })).status === 404, "the intern is gone");
+  await eventually(() => call(env.gw.url, "GET", `/api/v1/interns/${internId}`, { key: env.key }), "the intern is gone", { until: (res) => res.status === 404 });
   assert.is(env.hosts.pid(internId), undefined);
   assert.throws(() => process.kill(pid, 0));
   assert.is(await env.gw.gateway.deps.internHosts.access(internId, AbortSignal.timeout(5000)), undefined);
-  await eventually(async () => !existsSync(path.join(env.dataDir, "interns", internId)), "its working directory and sessions are removed");
+  await eventually(() => !existsSync(path.join(env.dataDir, "interns", internId)), "its working directory and sessions are removed");
 });
 
 test.run();

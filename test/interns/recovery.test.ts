@@ -2,7 +2,8 @@ import { QueryTypes } from "sequelize";
 import * as assert from "uvu/assert";
 import { at, call } from "../support/http.js";
 import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
-import { alive, eventually } from "../support/intern-host-api.js";
+import { eventually } from "../support/eventually.js";
+import { alive } from "../support/intern-host-api.js";
 import { answerBody, ChatStream, contentOf, pausedQuestion, promptBody, runningInternId, runtimeSuite, shellStep, type RuntimeEnv } from "../support/intern-runtime.js";
 
 /**
@@ -25,6 +26,11 @@ async function internView(env: RuntimeEnv, internId: string, key = env.key, base
   return { status: at(res.body, "data", "status") as string, lastFailure: at(res.body, "data", "last_failure_message") as string | null };
 }
 
+/** Which host process of this instance runs the intern, and the status the intern's record shows. */
+async function hosting(env: RuntimeEnv, internId: string): Promise<{ pid: number | undefined; status: string | undefined }> {
+  return { pid: env.hosts.pid(internId), status: (await internView(env, internId))?.status };
+}
+
 async function internKeyHashes(env: RuntimeEnv, internId: string): Promise<string[]> {
   const rows = await env.gw.gateway.sequelize.query<{ hash: string }>("SELECT hash FROM api_keys WHERE intern_id = :internId", { type: QueryTypes.SELECT, replacements: { internId } });
   return rows.map((row) => row.hash);
@@ -39,10 +45,10 @@ async function recordedHostPid(env: RuntimeEnv, internId: string): Promise<numbe
 async function crashAndAwaitRestart(env: RuntimeEnv, internId: string): Promise<number> {
   const pid = env.hosts.pid(internId)!;
   process.kill(pid, "SIGKILL");
-  return eventually(async () => {
-    const next = env.hosts.pid(internId);
-    return next !== undefined && next !== pid && (await internView(env, internId))?.status === "running" && next;
-  }, "a new host runs the intern");
+  const restarted = await eventually(() => hosting(env, internId), "a new host runs the intern", {
+    until: (now) => now.pid !== undefined && now.pid !== pid && now.status === "running",
+  });
+  return restarted.pid!;
 }
 
 async function assertChats(env: RuntimeEnv, internId: string, base = env.gw.url): Promise<void> {
@@ -76,16 +82,13 @@ test("a host that keeps dying ends failed with the reason, its key revoked; prov
   const internId = await runningInternId(env, "fragile");
   for (let crash = 1; crash <= 3; crash++) await crashAndAwaitRestart(env, internId);
   process.kill(env.hosts.pid(internId)!, "SIGKILL");
-  const failed = await eventually(async () => {
-    const view = await internView(env, internId);
-    return view?.status === "failed" && view;
-  }, "the intern fails");
-  assert.match(failed.lastFailure ?? "", /stopped unexpectedly 4 times within 10 minutes/);
+  const failed = await eventually(() => internView(env, internId), "the intern fails", { until: (view) => view?.status === "failed" });
+  assert.match(failed?.lastFailure ?? "", /stopped unexpectedly 4 times within 10 minutes/);
   assert.equal(await internKeyHashes(env, internId), []);
   assert.is(env.hosts.pid(internId), undefined);
 
   assert.is((await call(env.gw.url, "POST", `/api/v1/interns/${internId}/provision`, { key: env.key })).status, 200);
-  await eventually(async () => (await internView(env, internId))?.status === "running", "running again");
+  await eventually(() => internView(env, internId), "running again", { until: (view) => view?.status === "running" });
   // A fresh start: the earlier crashes no longer count.
   await crashAndAwaitRestart(env, internId);
   await assertChats(env, internId);
@@ -97,14 +100,14 @@ test("a boot and a teardown cut short by a crashed instance are finished by anot
   const orphan = at(created.body, "data", "id") as string;
   // What a crashed instance leaves behind: provisioning under its lapsed lease, no host anywhere.
   await sequelize.query("UPDATE interns SET status = 'provisioning', runtime_owner = 'crashed-instance', runtime_lease_until = now() - interval '1 second' WHERE id = :id", { replacements: { id: orphan } });
-  await eventually(async () => (await internView(env, orphan))?.status === "running", "the boot is finished");
+  await eventually(() => internView(env, orphan), "the boot is finished", { until: (view) => view?.status === "running" });
   assert.ok(env.hosts.pid(orphan), "this instance hosts it now");
   await assertChats(env, orphan);
 
   const doomed = await runningInternId(env, "doomed");
   const pid = env.hosts.pid(doomed)!;
   await sequelize.query("UPDATE interns SET status = 'destroying', runtime_owner = 'crashed-instance', runtime_lease_until = now() - interval '1 second' WHERE id = :id", { replacements: { id: doomed } });
-  await eventually(async () => (await internView(env, doomed)) === undefined, "the teardown is finished");
+  await eventually(() => internView(env, doomed), "the teardown is finished", { until: (view) => view === undefined });
   assert.not.ok(alive(pid), "its host is stopped");
 });
 
@@ -126,8 +129,8 @@ test("a gateway instance of this machine that dies has its interns taken over at
     assert.is(env.hosts.pid(internId), undefined, "the other instance hosts it");
     dying.child.kill("SIGKILL");
     await dying.exited;
-    await eventually(async () => env.hosts.pid(internId) !== undefined && (await internView(env, internId))?.status === "running", "this instance hosts it now");
-    await eventually(async () => !alive(oldPid), "the dead instance's host went with it");
+    await eventually(() => hosting(env, internId), "this instance hosts it now", { until: (now) => now.pid !== undefined && now.status === "running" });
+    await eventually(() => !alive(oldPid), "the dead instance's host went with it");
     await assertChats(env, internId);
   } finally {
     await dying.stop();
@@ -139,7 +142,7 @@ test("a gateway instance of this machine that dies has its interns taken over at
     const internId = await runningInternId({ ...env, gw: { ...env.gw, url: stopping.url } }, "handed-over");
     assert.is(env.hosts.pid(internId), undefined);
     await stopping.stop();
-    await eventually(async () => env.hosts.pid(internId) !== undefined && (await internView(env, internId))?.status === "running", "this instance hosts it now");
+    await eventually(() => hosting(env, internId), "this instance hosts it now", { until: (now) => now.pid !== undefined && now.status === "running" });
     await assertChats(env, internId);
   } finally {
     await stopping.stop();

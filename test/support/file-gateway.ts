@@ -50,12 +50,3 @@ export async function filesUnder(dir: string): Promise<string[]> {
     throw err;
   }
 }
-
-/** Polls `check` until it holds; a guard against hanging, never a timing assertion. */
-export async function eventually(check: () => Promise<boolean>, what: string, guardMs = 10_000): Promise<void> {
-  const until = Date.now() + guardMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`still not true after ${guardMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -38,7 +38,6 @@ export async function hostRuns(access: DaemonAccess): Promise<HostRunView[]> {
   return (at((await hostApi(access, "GET", "/runs")).body, "data") as HostRunView[]) ?? [];
 }
 
-/** Polls until `check` holds; fails after a generous guard so a broken suite never hangs. */
 /** Whether a process of this pid still exists. */
 export function alive(pid: number): boolean {
   try {
@@ -47,15 +46,6 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, what: string): Promise<T> {
-  for (let attempt = 0; attempt < 400; attempt++) {
-    const value = await check();
-    if (value) return value;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`never happened: ${what}`);
 }
 
 export interface RunRowView {
