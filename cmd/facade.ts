@@ -2,6 +2,7 @@ import http from "node:http";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { loadConfig } from "../server/config.js";
 import { createLogger } from "../server/logger.js";
+import { accessLog } from "../server/observability/access-log.js";
 import { allServices } from "../wire/services.js";
 import { createFacade } from "../facade/facade.js";
 
@@ -22,6 +23,8 @@ const facade = createFacade({
   transport: createGrpcTransport({ baseUrl: coreUrl }),
   log,
   sseKeepaliveMs: config.sseKeepaliveMs,
+  // The core behind logs the gRPC calls this facade makes; this line is the REST request's.
+  observe: accessLog(log),
 });
 const server = http.createServer((req, res) => facade.handle(req, res));
 server.listen(config.port, config.host, () => log.info({ port: config.port, core: coreUrl }, "facade listening"));

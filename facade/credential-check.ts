@@ -13,7 +13,8 @@ import { bearerTokenOf, MISSING_KEY_MESSAGE } from "../wire/bearer-token.js";
  * A missing or malformed header is refused here; a key this facade has not seen lately is put to
  * the core's EdgeService.CheckCredentials once and its success remembered for `ttlMs`. The core
  * still authenticates every call itself, so a key disabled meanwhile is refused all the same —
- * the memory only spares known callers the extra call.
+ * the memory only spares known callers the extra call. The check answers with the key's label,
+ * remembered with the success, which the facade's access line names the caller by.
  */
 export interface CredentialCheckOptions {
   transport: Transport;
@@ -23,24 +24,33 @@ export interface CredentialCheckOptions {
   maxEntries: number;
 }
 
-export type CredentialCheck = (method: DescMethod, header: Headers, signal: AbortSignal) => Promise<void>;
+/** Resolves with the caller's key label (undefined for a public method called without a key); rejects with the 401. */
+export type CredentialCheck = (method: DescMethod, header: Headers, signal: AbortSignal) => Promise<string | undefined>;
+
+interface Remembered {
+  /** When the success expires (ms). */
+  until: number;
+  keyLabel: string;
+}
 
 export function createCredentialCheck({ transport, ttlMs, maxEntries }: CredentialCheckOptions): CredentialCheck {
-  /** SHA-256 of the header value → when the success expires (ms). Never the key itself. */
-  const known = new Map<string, number>();
+  /** SHA-256 of the header value → the success. Never the key itself. */
+  const known = new Map<string, Remembered>();
   const publicMethods = new WeakMap<DescMethod, boolean>();
 
   return async (method, header, signal) => {
     const authorization = header.get("authorization");
-    if (authorization === null && isPublic(method)) return;
+    if (authorization === null && isPublic(method)) return undefined;
     if (!bearerTokenOf(authorization)) throw gatewayError(401, MISSING_KEY_MESSAGE);
     const digest = createHash("sha256").update(authorization!).digest("base64");
     const now = Date.now();
-    if ((known.get(digest) ?? 0) > now) return;
-    await transport.unary(EdgeService.method.checkCredentials, signal, undefined, header, {});
+    const remembered = known.get(digest);
+    if (remembered !== undefined && remembered.until > now) return remembered.keyLabel;
+    const { message } = await transport.unary(EdgeService.method.checkCredentials, signal, undefined, header, {});
     known.delete(digest);
     if (known.size >= maxEntries) known.delete(known.keys().next().value!);
-    known.set(digest, now + ttlMs);
+    known.set(digest, { until: now + ttlMs, keyLabel: message.keyLabel });
+    return message.keyLabel;
   };
 
   function isPublic(method: DescMethod): boolean {

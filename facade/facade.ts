@@ -4,12 +4,14 @@ import type { Transport } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { gatewayError } from "../wire/errors.js";
 import type { ExchangeObserver } from "../wire/exchange.js";
+import { REQUEST_ID_HEADER, requestIdOf } from "../wire/request-id.js";
 import { OVERHEAD_MS_HEADER, UPSTREAM_MS_HEADER } from "../wire/timing-headers.js";
 import { parseJsonBody, readBody } from "./body-reader.js";
 import { createCredentialCheck } from "./credential-check.js";
 import { sendError, toHttpError } from "./error-response.js";
 import { writeHttpBodyStream } from "./http-body-stream.js";
 import { uploadMultipart } from "./multipart-upload.js";
+import { noRouteError } from "./no-route.js";
 import { splitPath } from "./path-template.js";
 import { uploadRawBody } from "./raw-body-upload.js";
 import { decodeRequest } from "./request-decoder.js";
@@ -50,10 +52,12 @@ export interface Facade {
   handle(req: IncomingMessage, res: ServerResponse): void;
   /** Ends open event streams (shutdown). */
   close(): void;
+  /** Event streams being written now (metrics). */
+  readonly openStreams: number;
 }
 
-/** Request headers the core may act on; everything else stays at the edge. */
-const FORWARDED_REQUEST_HEADERS = ["authorization", "x-session-id", "idempotency-key", "x-request-id"];
+/** Request headers the core may act on; everything else stays at the edge (`x-request-id` is decided here, then forwarded). */
+const FORWARDED_REQUEST_HEADERS = ["authorization", "x-session-id", "idempotency-key"];
 
 /**
  * Why the core's call is aborted once the REST exchange is over (answered, or the client gone):
@@ -68,28 +72,42 @@ const CREDENTIALS_REMEMBERED = 10_000;
 /** Transport-level response headers that must not leak into the REST response. */
 const PROTOCOL_HEADER = /^(content-type|content-length|content-encoding|accept-encoding|transfer-encoding|connection|keep-alive|te|trailer|date|vary|grpc-.*|connect-.*)$/i;
 
+/** What a REST exchange has learnt so far, for its error answer and its observers. */
+interface ExchangeState {
+  /** Decided on arrival (wire/request-id.ts). */
+  requestId: string;
+  /** Set once the request matched one. */
+  route: Route | undefined;
+  /** The caller's key label, once the credential check has passed. */
+  keyLabel: string | undefined;
+  /**
+   * What the answer's head said the gateway had added (x-gateway-overhead-ms); past the head the
+   * gateway relays what the provider produces (an event stream), so the rest was the provider's.
+   */
+  overheadMs: number | undefined;
+}
+
 export function createFacade({ services, transport, log, sseKeepaliveMs, checkCredentialsFirst = true, observe }: FacadeOptions): Facade {
   const routes = RouteTable.fromServices(services);
   const open = new Set<AbortController>();
-  const checkCredentials = checkCredentialsFirst ? createCredentialCheck({ transport, ttlMs: CREDENTIALS_REMEMBERED_MS, maxEntries: CREDENTIALS_REMEMBERED }) : async () => {};
+  const checkCredentials = checkCredentialsFirst ? createCredentialCheck({ transport, ttlMs: CREDENTIALS_REMEMBERED_MS, maxEntries: CREDENTIALS_REMEMBERED }) : async () => undefined;
 
-  /** `matched.route` is set once the request matched one, for its observers. */
-  async function serve(req: IncomingMessage, res: ServerResponse, started: number, matched: { route?: Route }): Promise<void> {
+  async function serve(req: IncomingMessage, res: ServerResponse, started: number, state: ExchangeState): Promise<void> {
     const [rawPath = "", rawQuery = ""] = (req.url ?? "/").split("?", 2);
     const { segments, malformed } = splitPath(rawPath);
     const match = routes.match(req.method ?? "GET", segments);
-    if (match.kind === "none") throw gatewayError(404, `No route for ${req.method} ${rawPath}`);
+    if (match.kind === "none") throw noRouteError(routes, req, rawPath, segments);
     if (match.kind === "wrong-verb") {
       res.setHeader("allow", match.allowed.join(", "));
       throw gatewayError(405, `Method ${req.method} is not allowed on ${rawPath}; allowed: ${match.allowed.join(", ")}`);
     }
     const { route, values } = match;
-    matched.route = route;
-    const header = forwardedHeaders(req);
+    state.route = route;
+    const header = forwardedHeaders(req, state.requestId);
     const abort = new AbortController();
     res.once("close", () => abort.abort(REQUEST_ENDED));
     // Before anything the caller sent is read or decoded (credential-check.ts).
-    await checkCredentials(route.method, header, abort.signal);
+    state.keyLabel = await checkCredentials(route.method, header, abort.signal);
     if (malformed) throw gatewayError(400, "Malformed percent-encoding in the request path");
     for (const value of values) {
       if (value === "." || value === "..") throw gatewayError(400, `The path segment '${value}' cannot address a resource`);
@@ -99,26 +117,26 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
       const reply = await upload(req, route, { transport, header, query: new URLSearchParams(rawQuery), signal: abort.signal });
       // Parts after the file are not read: the connection cannot carry another request.
       closeAfterAnswer(req, res);
-      sendMessage(res, route, reply.message, responseHeaders(reply.header, started));
+      sendMessage(res, route, reply.message, responseHeaders(reply.header, started, state));
       return;
     }
     const body = route.body === "" ? undefined : parseJsonBody(await readBody(req, route.maxBodyBytes));
     const message = decodeRequest(route, { body, values, query: new URLSearchParams(rawQuery) });
-    await call(route, message, header, abort, res, started);
+    await call(route, message, header, abort, res, started, state);
   }
 
-  async function call(route: Route, message: Message, header: Headers, abort: AbortController, res: ServerResponse, started: number): Promise<void> {
+  async function call(route: Route, message: Message, header: Headers, abort: AbortController, res: ServerResponse, started: number, state: ExchangeState): Promise<void> {
     const { method } = route;
     if (isUnary(method)) {
       const response = await transport.unary(method, abort.signal, undefined, header, message);
-      sendMessage(res, route, response.message, responseHeaders(response.header, started));
+      sendMessage(res, route, response.message, responseHeaders(response.header, started, state));
       return;
     }
     // Every method kind but unary is a streaming one; DescMethod is not a discriminated union.
     const response = await transport.stream(method as DescMethodStreaming, abort.signal, undefined, header, single(message));
     const iterator = response.message[Symbol.asyncIterator]();
     const first = await iterator.next();
-    const headers = responseHeaders(response.header, started);
+    const headers = responseHeaders(response.header, started, state);
     if (route.reply === "http-body-stream") {
       if (first.done) throw gatewayError(502, "The service ended the call without a response");
       await writeHttpBodyStream(res, route.successCode, headers, first.value, iterator);
@@ -132,7 +150,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
     }
     open.add(abort);
     try {
-      await writeSse(res, headers, encodeStream(first, iterator, method.output), { keepaliveMs: sseKeepaliveMs, namedEvents: route.sseNamedEvents });
+      await writeSse(res, headers, encodeStream(first, iterator, method.output), { keepaliveMs: sseKeepaliveMs, namedEvents: route.sseNamedEvents, errorDialect: route.errorDialect });
     } finally {
       open.delete(abort);
     }
@@ -142,35 +160,40 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
     routes,
     handle(req, res) {
       const started = performance.now();
-      const matched: { route?: Route } = {};
-      serve(req, res, started, matched)
+      const state: ExchangeState = { requestId: requestIdOf(req.headers[REQUEST_ID_HEADER]), route: undefined, keyLabel: undefined, overheadMs: undefined };
+      serve(req, res, started, state)
         .catch((err: unknown) => {
           if (res.destroyed && !res.writableFinished) {
             // The client went away before its answer: normal traffic, nothing to answer.
-            log.info({ method: req.method, path: req.url?.split("?")[0], requestId: req.headers["x-request-id"] }, "client closed the connection before the answer");
+            log.info({ method: req.method, path: req.url?.split("?")[0], requestId: state.requestId }, "client closed the connection before the answer");
             return;
           }
           const error = toHttpError(err);
-          if (error.status >= 500 && !(err instanceof ConnectError)) log.error({ err: String(err) }, "facade error");
+          if (error.status >= 500 && !(err instanceof ConnectError)) log.error({ err: String(err), requestId: state.requestId }, "facade error");
           closeAfterAnswer(req, res);
-          sendError(res, error, responseHeaders(err instanceof ConnectError ? err.metadata : undefined, started));
+          sendError(res, error, responseHeaders(err instanceof ConnectError ? err.metadata : undefined, started, state), state.route?.errorDialect);
         })
         .finally(() => {
           if (!observe) return;
-          const upstreamMs = Number(res.getHeader(UPSTREAM_MS_HEADER) ?? 0);
+          const durationMs = performance.now() - started;
+          const { overheadMs } = state;
           observe({
             protocol: "rest",
             method: req.method ?? "GET",
-            route: matched.route?.template,
+            route: state.route?.template,
             status: res.statusCode,
-            durationMs: performance.now() - started,
-            upstreamMs: Number.isFinite(upstreamMs) ? upstreamMs : 0,
-            requestId: String(req.headers["x-request-id"] ?? ""),
+            durationMs,
+            upstreamMs: overheadMs === undefined ? 0 : Math.max(0, durationMs - overheadMs),
+            requestId: state.requestId,
+            keyLabel: state.keyLabel,
           });
         });
     },
     close() {
       for (const abort of open) abort.abort();
+    },
+    get openStreams() {
+      return open.size;
     },
   };
 }
@@ -209,26 +232,32 @@ async function* single<T>(value: T): AsyncIterable<T> {
   yield value;
 }
 
-function forwardedHeaders(req: IncomingMessage): Headers {
+function forwardedHeaders(req: IncomingMessage, requestId: string): Headers {
   const headers = new Headers();
   for (const name of FORWARDED_REQUEST_HEADERS) {
     const value = req.headers[name];
     if (typeof value === "string") headers.set(name, value);
   }
+  // Decided once, here: the core logs and records the id the client is told.
+  headers.set(REQUEST_ID_HEADER, requestId);
   if (req.headers.host) headers.set("x-forwarded-host", req.headers.host);
   return headers;
 }
 
 /**
- * The core's response headers a REST client may see, plus what the gateway added to the request so
- * far: the time since it arrived less the time the core reports waiting on providers.
+ * The core's response headers a REST client may see, plus the request id and what the gateway
+ * added to the request so far: the time since it arrived less the time the core reports waiting on
+ * providers. Every answer's head is made here, errors and event streams included.
  */
-function responseHeaders(headers: Headers | undefined, started: number): Record<string, string> {
+function responseHeaders(headers: Headers | undefined, started: number, state: ExchangeState): Record<string, string> {
   const out: Record<string, string> = {};
   headers?.forEach((value, name) => {
     if (!PROTOCOL_HEADER.test(name)) out[name] = value;
   });
   const upstreamMs = Number(out[UPSTREAM_MS_HEADER] ?? 0);
-  out[OVERHEAD_MS_HEADER] = Math.max(0, performance.now() - started - upstreamMs).toFixed(3);
+  const overheadMs = Math.max(0, performance.now() - started - upstreamMs);
+  state.overheadMs = overheadMs;
+  out[OVERHEAD_MS_HEADER] = overheadMs.toFixed(3);
+  out[REQUEST_ID_HEADER] = state.requestId;
   return out;
 }

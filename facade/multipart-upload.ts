@@ -19,7 +19,9 @@ import type { Route } from "./route-table.js";
  * The route's `(gateway.v1.max_body_bytes)` limits the file: the first byte over it stops the
  * reading and answers 413; a connection whose body was not read through is closed in stages after the answer (unread-body.ts).
  */
-const FILE_FIELD = "file";
+export const FILE_FIELD = "file";
+/** Fields of the upload's metadata message filled from the file part's headers, not from the query. */
+export const PART_FILLED_FIELDS: readonly string[] = ["filename", "content_type"];
 /** Room for the multipart framing, part headers and small text fields around the file itself. */
 const MULTIPART_OVERHEAD_BYTES = 1024 * 1024;
 const FILE_SUBJECT = "The file";
@@ -122,7 +124,7 @@ function readForm(req: IncomingMessage, signal: AbortSignal): { file: Promise<Fi
 }
 
 /** The oneof members of a client-streaming upload request: the metadata message and the bytes chunk. */
-function uploadFieldsOf(schema: DescMessage): { metadata: DescField; chunk: DescField } {
+export function uploadFieldsOf(schema: DescMessage): { metadata: DescField; chunk: DescField } {
   const members = schema.oneofs[0]?.fields ?? [];
   const metadata = members.find((f) => f.fieldKind === "message");
   const chunk = members.find((f) => f.fieldKind === "scalar" && f.scalar === ScalarType.BYTES);

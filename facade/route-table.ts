@@ -1,7 +1,7 @@
 import { getOption, hasOption, type DescField, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { http } from "../gen/google/api/annotations_pb.js";
 import type { HttpRule } from "../gen/google/api/http_pb.js";
-import { http_success_code, max_body_bytes, sse_named_events } from "../gen/gateway/v1/options_pb.js";
+import { error_dialect, http_success_code, max_body_bytes, sse_named_events, type ErrorDialect } from "../gen/gateway/v1/options_pb.js";
 import { findField } from "../wire/json-input.js";
 import { resolvePath, type PathStep } from "./field-paths.js";
 import { parseTemplate, type Segment } from "./path-template.js";
@@ -40,6 +40,8 @@ export interface Route {
   maxBodyBytes: number;
   /** SSE events named after each message's `type`, without `[DONE]` (`(gateway.v1.sse_named_events)`). */
   sseNamedEvents: boolean;
+  /** Whose error `type` names its errors carry beside the spec's envelope (`(gateway.v1.error_dialect)`). */
+  errorDialect: ErrorDialect;
 }
 
 export type Match =
@@ -147,6 +149,7 @@ function routeOf(method: DescMethod, rule: HttpRule): Route {
     successCode,
     maxBodyBytes: Number(getOption(method, max_body_bytes)) || DEFAULT_MAX_BODY_BYTES,
     sseNamedEvents: getOption(method, sse_named_events),
+    errorDialect: getOption(method, error_dialect),
   };
 }
 

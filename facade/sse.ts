@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { JsonValue } from "@bufbuild/protobuf";
+import type { ErrorDialect } from "../gen/gateway/v1/options_pb.js";
 import { errorBody, toHttpError } from "./error-response.js";
 
 /**
@@ -16,9 +17,11 @@ import { errorBody, toHttpError } from "./error-response.js";
 export interface SseOptions {
   keepaliveMs: number;
   namedEvents: boolean;
+  /** The error `type` names of a failure event (error-response.ts). */
+  errorDialect?: ErrorDialect;
 }
 
-export async function writeSse(res: ServerResponse, headers: Record<string, string>, events: AsyncIterable<JsonValue>, { keepaliveMs, namedEvents }: SseOptions): Promise<void> {
+export async function writeSse(res: ServerResponse, headers: Record<string, string>, events: AsyncIterable<JsonValue>, { keepaliveMs, namedEvents, errorDialect }: SseOptions): Promise<void> {
   res.writeHead(200, {
     ...headers,
     "content-type": "text/event-stream; charset=utf-8",
@@ -43,7 +46,7 @@ export async function writeSse(res: ServerResponse, headers: Record<string, stri
     }
     if (!namedEvents) res.write("data: [DONE]\n\n");
   } catch (err) {
-    if (!res.destroyed) res.write(`${namedEvents ? eventLine("error") : ""}data: ${errorBody(toHttpError(err))}\n\n`);
+    if (!res.destroyed) res.write(`${namedEvents ? eventLine("error") : ""}data: ${errorBody(toHttpError(err), errorDialect)}\n\n`);
   } finally {
     clearTimeout(timer);
     res.end();

@@ -9,6 +9,8 @@ export interface GatewayConfig {
   port: number;
   /** gRPC over h2c (and Connect over HTTP/2). */
   grpcPort: number;
+  /** GATEWAY_GRPC_REFLECTION: gRPC server reflection on the core's ports, so buf curl and grpcurl need no protos. */
+  grpcReflection: boolean;
   host: string;
   /** Embedded Postgres data and other local state. */
   dataDir: string;
@@ -37,6 +39,8 @@ export interface GatewayConfig {
   shutdownGraceMs: number;
   /** Operator token of OperatorService (`npm run admin`); when unset, kept in `dataDir/operator.token`. */
   operatorToken: string | undefined;
+  /** GATEWAY_METRICS_TOKEN: when set, GET /metrics wants `Authorization: Bearer <it>`; unset, the metrics are public. */
+  metricsToken: string | undefined;
   /** 32-byte master key (64 hex characters) sealing stored credentials; when unset, kept in `dataDir/master.key`. */
   masterKey: string | undefined;
   /**
@@ -66,6 +70,8 @@ export interface GatewayConfig {
   /** Settlement written behind (server/usage/settlement-writer.ts). */
   settlement: SettlementConfig;
   video: VideoPollerConfig;
+  /** OpenTelemetry traces (server/observability/tracing.ts): off unless an OTLP endpoint is set. */
+  tracing: TracingConfig;
 }
 
 /** The video job poller of this instance (server/videos/video-poller.ts). */
@@ -188,6 +194,14 @@ export type StorageConfig =
       credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
     };
 
+/** The OpenTelemetry SDK's standard variables this gateway reads itself; the SDK reads its others (headers, sampler) as usual. */
+export interface TracingConfig {
+  /** Where spans are sent (OTLP over HTTP, JSON); undefined: tracing off, the SDK is not even loaded. */
+  tracesUrl: string | undefined;
+  /** OTEL_SERVICE_NAME, default `model-gateway`. */
+  serviceName: string;
+}
+
 type Env = Record<string, string | undefined>;
 
 /**
@@ -216,6 +230,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     deprecations,
     port: intVar(env, "PORT", 8080, 0, 65535),
     grpcPort: intVar(env, "GRPC_PORT", 50051, 0, 65535),
+    grpcReflection: boolVar(env, "GATEWAY_GRPC_REFLECTION", true),
     host: env.HOST ?? "0.0.0.0",
     dataDir: path.resolve(env.GATEWAY_DATA_DIR ?? ".data"),
     storage: storageConfig(env, path.resolve(env.GATEWAY_DATA_DIR ?? ".data")),
@@ -229,6 +244,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     freeModelDailyRequests: intVar(env, "GATEWAY_FREE_MODEL_DAILY_REQUESTS", 50, 0, 1_000_000),
     shutdownGraceMs: intVar(env, "GATEWAY_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
     operatorToken: nonEmpty(env.GATEWAY_OPERATOR_TOKEN),
+    metricsToken: nonEmpty(env.GATEWAY_METRICS_TOKEN),
     masterKey: nonEmpty(env.GATEWAY_MASTER_KEY),
     privateEndpointAllowedHosts: listVar(env, "GATEWAY_PRIVATE_ENDPOINT_ALLOWED_HOSTS"),
     privateEndpointCaFile: nonEmpty(env.GATEWAY_PRIVATE_ENDPOINT_CA_FILE),
@@ -287,6 +303,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       deadlineSeconds: intVar(env, "GATEWAY_VIDEO_DEADLINE_SECONDS", 86_400, 60, 2_592_000),
       retentionSeconds: intVar(env, "GATEWAY_VIDEO_RETENTION_SECONDS", 604_800, 60, 31_536_000),
     },
+    tracing: tracingConfig(env),
   };
 }
 
@@ -309,6 +326,20 @@ function storageConfig(env: Env, dataDir: string): StorageConfig {
     forcePathStyle: boolVar(env, "GATEWAY_S3_FORCE_PATH_STYLE", endpoint !== undefined),
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
   };
+}
+
+/**
+ * OTLP's own rules: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is the traces URL as it is;
+ * OTEL_EXPORTER_OTLP_ENDPOINT is a base URL that `v1/traces` is appended to.
+ */
+function tracingConfig(env: Env): TracingConfig {
+  const traces = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  const base = nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT);
+  const tracesUrl = traces ?? (base === undefined ? undefined : `${base}${base.endsWith("/") ? "" : "/"}v1/traces`);
+  if (tracesUrl !== undefined && !/^https?:\/\/[^/]/.test(tracesUrl)) {
+    throw new Error(`${traces === undefined ? "OTEL_EXPORTER_OTLP_ENDPOINT" : "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} must be an http:// or https:// URL, got "${traces ?? base}"`);
+  }
+  return { tracesUrl, serviceName: nonEmpty(env.OTEL_SERVICE_NAME) ?? "model-gateway" };
 }
 
 /** GATEWAY_OWNER_EMAIL, checked as a member's email is (members.proto); `owner@localhost` when unset. */

@@ -1,8 +1,10 @@
 import type { Sequelize } from "sequelize";
+import type { AdmissionObserver } from "./admission/admission-observer.js";
 import type { Catalog } from "./catalog/catalog.js";
 import type { GatewayConfig } from "./config.js";
 import type { LocalSecrets } from "./core/local-secrets.js";
 import type { GovernanceCache } from "./governance/governance-cache.js";
+import type { InferenceObserver } from "./inference/inference-observer.js";
 import type { InternHosts } from "./interns/intern-hosts.js";
 import type { Logger } from "./logger.js";
 import type { BlobStore } from "./storage/blob-store.js";
@@ -24,4 +26,6 @@ export interface Deps {
   internHosts: InternHosts;
   /** Answered calls' ledger rows, written behind in group commits; reads of usage wait on its barrier. */
   settlement: SettlementWriter;
+  /** Who is told of inference attempts and admission decisions (the metrics, server/observability); none in some rigs. */
+  observers?: { inference?: InferenceObserver; admission?: AdmissionObserver };
 }

@@ -13,6 +13,8 @@ export interface HttpError {
   message: string;
   reason?: string;
   retryable?: boolean;
+  /** The request field at fault, as a JSON path (`messages[0].role`). */
+  field?: string;
 }
 
 const CODE_FOR_STATUS: Record<number, Code> = {
@@ -62,13 +64,22 @@ const STATUS_FOR_CODE: Record<Code, number> = {
 export function gatewayError(
   status: number,
   message: string,
-  options: { reason?: string; retryable?: boolean; cause?: unknown; /** Response headers, e.g. Retry-After. */ headers?: Record<string, string> } = {},
+  options: {
+    reason?: string;
+    retryable?: boolean;
+    cause?: unknown;
+    /** Response headers, e.g. Retry-After. */
+    headers?: Record<string, string>;
+    /** The request field the error is about (the detail's `field`; OpenAI's `param` on REST). */
+    field?: string;
+  } = {},
 ): ConnectError {
   const code = CODE_FOR_STATUS[status] ?? (status >= 500 ? Code.Internal : Code.InvalidArgument);
   const detail = create(ErrorDetailSchema, {
     httpStatus: status,
     reason: options.reason ?? "",
     retryable: options.retryable ?? false,
+    field: options.field ?? "",
   });
   return new ConnectError(message, code, options.headers ? new Headers(options.headers) : undefined, [{ desc: ErrorDetailSchema, value: detail }], options.cause);
 }
@@ -80,6 +91,7 @@ export function httpErrorOf(error: ConnectError): HttpError {
       status: detail.httpStatus,
       message: error.rawMessage,
       ...(detail.reason ? { reason: detail.reason, retryable: detail.retryable } : {}),
+      ...(detail.field ? { field: detail.field } : {}),
     };
   }
   return { status: STATUS_FOR_CODE[error.code] ?? 500, message: error.rawMessage };

@@ -20,6 +20,11 @@ export interface Exchange {
   /** The part of `durationMs` spent waiting on providers (0 when no provider was called). */
   upstreamMs: number;
   requestId: string;
+  /**
+   * The caller's key as logs may name it: its label (a masked form such as `sk-gw-v1-abc...xyz`),
+   * never the secret or its hash; undefined when no key was authenticated.
+   */
+  keyLabel?: string;
 }
 
 /** Called once per exchange, after the answer; must not throw and must stay cheap (hot path). */

@@ -47,14 +47,14 @@ function normalizeMessage(schema: DescMessage, json: JsonObject, prefix: string)
     const name = prefix + field.name;
     switch (field.fieldKind) {
       case "list":
-        if (!Array.isArray(value)) throw gatewayError(400, `${name} must be an array`);
+        if (!Array.isArray(value)) throw gatewayError(400, `${name} must be an array`, { field: name });
         out[field.name] = value.map((item, i) => {
-          if (item === null) throw gatewayError(400, `${name}[${i}] must not be null`);
+          if (item === null) throw gatewayError(400, `${name}[${i}] must not be null`, { field: `${name}[${i}]` });
           return normalizeValue(field.listKind === "message" ? { message: field.message } : field.listKind === "enum" ? { enum: field.enum } : { scalar: field.scalar }, item, `${name}[${i}]`);
         });
         break;
       case "map":
-        if (!isObject(value)) throw gatewayError(400, `${name} must be an object`);
+        if (!isObject(value)) throw gatewayError(400, `${name} must be an object`, { field: name });
         out[field.name] = Object.fromEntries(
           Object.entries(value).map(([k, v]) => [k, normalizeValue(field.mapKind === "message" ? { message: field.message } : field.mapKind === "enum" ? { enum: field.enum } : { scalar: field.scalar }, v, `${name}.${k}`)]),
         );
@@ -79,7 +79,7 @@ function normalizeValue(kind: Kind, value: JsonValue, name: string): JsonValue {
   if ("enum" in kind) {
     if (kind.enum.typeName === "google.protobuf.NullValue") return value;
     const number = typeof value === "string" ? enumFromWire(kind.enum, value) : undefined;
-    if (number === undefined) throw gatewayError(400, `${name} must be one of: ${wireNames(kind.enum).join(", ")}`);
+    if (number === undefined) throw gatewayError(400, `${name} must be one of: ${wireNames(kind.enum).join(", ")}`, { field: name });
     return number;
   }
   if ("message" in kind) return normalizeMessageValue(kind.message, value, name);
@@ -87,23 +87,23 @@ function normalizeValue(kind: Kind, value: JsonValue, name: string): JsonValue {
     case ScalarType.STRING:
       // What a string may contain is the validation interceptor's rule (text-rules.ts), for every
       // caller alike.
-      if (typeof value !== "string") throw gatewayError(400, `${name} must be a string`);
+      if (typeof value !== "string") throw gatewayError(400, `${name} must be a string`, { field: name });
       return value;
     case ScalarType.BOOL:
-      if (typeof value !== "boolean") throw gatewayError(400, `${name} must be a boolean`);
+      if (typeof value !== "boolean") throw gatewayError(400, `${name} must be a boolean`, { field: name });
       return value;
     case ScalarType.BYTES:
-      if (typeof value !== "string") throw gatewayError(400, `${name} must be a base64 string`);
+      if (typeof value !== "string") throw gatewayError(400, `${name} must be a base64 string`, { field: name });
       return value;
     case ScalarType.DOUBLE:
     case ScalarType.FLOAT:
-      if (typeof value !== "number" || !Number.isFinite(value)) throw gatewayError(400, `${name} must be a number`);
+      if (typeof value !== "number" || !Number.isFinite(value)) throw gatewayError(400, `${name} must be a number`, { field: name });
       return value;
     default: {
       const number = typeof value === "string" && /^-?\d+$/.test(value) ? Number(value) : value;
       const [min, max] = INT_RANGES[kind.scalar] ?? [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER];
-      if (typeof number !== "number" || !Number.isInteger(number)) throw gatewayError(400, `${name} must be an integer`);
-      if (number < min || number > max) throw gatewayError(400, `${name} must be an integer from ${min} to ${max}`);
+      if (typeof number !== "number" || !Number.isInteger(number)) throw gatewayError(400, `${name} must be an integer`, { field: name });
+      if (number < min || number > max) throw gatewayError(400, `${name} must be an integer from ${min} to ${max}`, { field: name });
       return number;
     }
   }
@@ -114,24 +114,24 @@ function normalizeMessageValue(schema: DescMessage, value: JsonValue, name: stri
     case "google.protobuf.Value":
       return value;
     case "google.protobuf.Struct":
-      if (!isObject(value)) throw gatewayError(400, `${name} must be an object`);
+      if (!isObject(value)) throw gatewayError(400, `${name} must be an object`, { field: name });
       return value;
     case "google.protobuf.ListValue":
-      if (!Array.isArray(value)) throw gatewayError(400, `${name} must be an array`);
+      if (!Array.isArray(value)) throw gatewayError(400, `${name} must be an array`, { field: name });
       return value;
     case "google.protobuf.Timestamp":
     case "google.protobuf.Duration":
     case "google.protobuf.FieldMask":
-      if (typeof value !== "string") throw gatewayError(400, `${name} must be a string`);
+      if (typeof value !== "string") throw gatewayError(400, `${name} must be a string`, { field: name });
       try {
         fromJson(schema, value);
       } catch {
-        throw gatewayError(400, schema.typeName === "google.protobuf.Timestamp" ? `${name} must be an ISO 8601 UTC timestamp such as 2030-12-31T23:59:59Z` : `${name} is malformed`);
+        throw gatewayError(400, schema.typeName === "google.protobuf.Timestamp" ? `${name} must be an ISO 8601 UTC timestamp such as 2030-12-31T23:59:59Z` : `${name} is malformed`, { field: name });
       }
       return value;
     default:
       if (schema.typeName.startsWith("google.protobuf.")) return value;
-      if (!isObject(value)) throw gatewayError(400, `${name} must be an object`);
+      if (!isObject(value)) throw gatewayError(400, `${name} must be an object`, { field: name });
       return normalizeMessage(schema, value, `${name}.`);
   }
 }

@@ -1,5 +1,6 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { DecisionsService } from "../gen/gateway/alpha/decisions_pb.js";
+import { ActivityService } from "../gen/gateway/v1/activity_pb.js";
 import { AnalyticsService } from "../gen/gateway/v1/analytics_pb.js";
 import { BatchesService } from "../gen/gateway/v1/batches_pb.js";
 import { ByokService } from "../gen/gateway/v1/byok_pb.js";
@@ -31,6 +32,7 @@ export const allServices: readonly DescService[] = [
   WorkspacesService,
   EndUsersService,
   AnalyticsService,
+  ActivityService,
   GuardrailsService,
   ByokService,
   PrivateEndpointsService,

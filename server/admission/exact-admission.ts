@@ -70,8 +70,10 @@ export async function admit(deps: Deps, context: CallerContext, call: AdmissionR
   });
   const verdict = row!.verdict;
   if (verdict.admitted) return { reservationId };
+  const refusal = verdict.refusal ?? "budget";
+  deps.observers?.admission?.refused(refusal);
   throw refusalError({
-    refusal: verdict.refusal ?? "budget",
+    refusal,
     limit: String(verdict.refusal === "free_quota" ? config.freeModelDailyRequests : config.rateLimitRequests),
     windowS: config.rateLimitWindowSeconds,
     label: verdict.label ?? "",

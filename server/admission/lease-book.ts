@@ -3,6 +3,7 @@ import { gatewayError } from "../../wire/errors.js";
 import { nanosToUsd, usdToNanos } from "../core/money.js";
 import type { Logger } from "../logger.js";
 import type { Consumption } from "../usage/usage-ledger.js";
+import type { AdmissionObserver, GrantTrigger } from "./admission-observer.js";
 import { dropLeases, grantLeases, returnLeases, type GrantRequest, type LeaseTiming, type Returned } from "./lease-store.js";
 import type { Quantity } from "./quantities.js";
 import { shortfallError } from "./refusals.js";
@@ -121,6 +122,7 @@ export class LeaseBook {
     private readonly log: Logger,
     /** Whether settlement can take `n` more calls (its buffer is bounded). */
     private readonly settlementRoom: (n: number) => boolean,
+    private readonly observer?: AdmissionObserver,
   ) {
     this.timing = { leaseS: settings.leaseMs / 1000, holdS: settings.holdMs / 1000 };
   }
@@ -223,6 +225,7 @@ export class LeaseBook {
     let failure: unknown;
     const leases = short.map((s) => s.lease);
     const refill = this.request(
+      "on_demand",
       // Only the shortfall is needed: what the lease still holds counts (no stranded fragments).
       short.map(({ lease, need }) => {
         const held = Math.max(0, lease.available(performance.now()));
@@ -245,6 +248,7 @@ export class LeaseBook {
   private topUp(leases: readonly Lease[]): void {
     const now = performance.now();
     const refill = this.request(
+      "background",
       leases.map((lease) => ({ lease, need: 0, want: Math.max(0, lease.target() - lease.available(now)) })),
       () => undefined,
     ).catch((err: unknown) => this.log.debug({ err: (err as Error).message }, "lease top-up failed"));
@@ -252,6 +256,7 @@ export class LeaseBook {
   }
 
   private async request(
+    trigger: GrantTrigger,
     items: ReadonlyArray<{ lease: Lease; need: number; want: number }>,
     done: (refused: Error | undefined) => void,
   ): Promise<void> {
@@ -262,11 +267,15 @@ export class LeaseBook {
       try {
         result = await grantLeases(this.sequelize, this.owner, this.timing, requests);
       } catch (err) {
+        this.observer?.leaseGrant(trigger, "failed");
         this.log.warn({ err: (err as Error).message }, "admission leases could not be granted");
         throw gatewayError(503, "Admission is unavailable: the database cannot be reached; retry shortly", { retryable: true, headers: { "retry-after": "1" } });
       }
       if (!result.granted) {
         const { lease } = items[result.index]!;
+        this.observer?.leaseGrant(trigger, "refused");
+        // A call waits on an on-demand grant: its refusal is that call's.
+        if (trigger === "on_demand") this.observer?.refused(lease.quantity.refusal);
         done(shortfallError(lease.quantity, { remaining: result.remaining, need: requests[result.index]!.need, label: result.label, retryAfterS: result.retryAfterS }));
         return;
       }
@@ -276,6 +285,7 @@ export class LeaseBook {
         lease.granted += lease.toUnits(result.amounts[i]!);
         lease.usableUntil = Math.max(lease.usableUntil, usableUntil);
       });
+      this.observer?.leaseGrant(trigger, "granted");
       done(undefined);
     } finally {
       for (const { lease } of items) lease.refill = null;

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
-import { createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import { createContextKey, type ContextValues, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { Access, Entitlement, access, entitlement } from "../../gen/gateway/v1/options_pb.js";
 import type { ApiKeyRow, OrganizationRow } from "../db/models.js";
 import { gatewayError } from "../../wire/errors.js";
@@ -84,4 +84,9 @@ export function callerOf(ctx: HandlerContext): Caller {
 
 export function optionalCallerOf(ctx: HandlerContext): Caller | undefined {
   return ctx.values.get(callerKey);
+}
+
+/** The caller once authenticated, as an interceptor outside this one reads it from the call's values. */
+export function callerIn(values: ContextValues): Caller | undefined {
+  return values.get(callerKey);
 }

@@ -2,6 +2,7 @@ import { create, type DescMessage, type DescMethod, type DescMethodStreaming, ty
 import {
   Code,
   ConnectError,
+  createContextKey,
   createContextValues,
   createServiceImplSpec,
   type HandlerContext,
@@ -43,6 +44,12 @@ interface ServedMethod {
   /** `ctx.url`, fixed per method as on a listener. */
   url: string;
 }
+
+/**
+ * Set on every call this transport makes: the facade observes those as REST exchanges (access log,
+ * metrics, traces), so the core's observing interceptor leaves them to it instead of counting them twice.
+ */
+export const inProcessCall = createContextKey(false, { description: "a call of the direct transport" });
 
 /** Handlers read it as `ctx.protocolName`; none branches on it. */
 const PROTOCOL_NAME = "direct";
@@ -107,7 +114,7 @@ export function createDirectTransport(services: Iterable<readonly [DescService, 
       responseHeader: new Headers(),
       responseTrailer: new Headers(),
       // Fresh per call, as over the network: the auth interceptor stores the caller in them.
-      values: createContextValues(),
+      values: createContextValues().set(inProcessCall, true),
       abort,
     };
   }

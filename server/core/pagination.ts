@@ -55,3 +55,17 @@ export function decodeCursor(cursor: string, arity: number, rule: CursorRule = {
   }
   return parts;
 }
+
+/**
+ * A row time as keyset cursors carry it: UTC with microseconds, as Postgres writes it with
+ * `to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')` (a Date keeps milliseconds
+ * only, and a cursor rounded to them skips rows). The `accept` check of such a cursor: only that
+ * form, and a real time, since text Postgres cannot cast (month 13, year 0) would be a 500.
+ */
+export function isCursorTime(at: string): boolean {
+  if (!CURSOR_TIME.test(at) || at.startsWith("0000")) return false;
+  const seconds = `${at.slice(0, 19)}Z`;
+  return !Number.isNaN(Date.parse(seconds)) && new Date(seconds).toISOString().slice(0, 19) === at.slice(0, 19);
+}
+
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;

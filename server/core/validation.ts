@@ -37,22 +37,29 @@ export function validationInterceptor(): Interceptor {
 
 export function assertValid(schema: DescMessage, message: Message): void {
   const violation = firstViolation(reflect(schema, message), "");
-  if (violation) throw gatewayError(400, violation);
+  if (violation) throw gatewayError(400, violation.message, { field: violation.field });
+}
+
+/** A broken rule: the message (which names the field) and the path of the field it sits in. */
+interface Violation {
+  field: string;
+  message: string;
 }
 
 const patterns = new Map<string, RegExp>();
 
-function firstViolation(message: ReflectMessage, prefix: string): string | undefined {
+function firstViolation(message: ReflectMessage, prefix: string): Violation | undefined {
   for (const field of message.fields) {
     const name = prefix + field.name;
     const rules = setOptionOf(field, rulesOption);
     const violation = checkField(message, field, name, rules);
-    if (violation) return violation;
+    // A string is about this field; a nested message's violation already names its own.
+    if (violation) return typeof violation === "string" ? { field: name, message: violation } : violation;
   }
   return undefined;
 }
 
-function checkField(message: ReflectMessage, field: DescField, name: string, rules: FieldRules | undefined): string | undefined {
+function checkField(message: ReflectMessage, field: DescField, name: string, rules: FieldRules | undefined): string | Violation | undefined {
   switch (field.fieldKind) {
     case "list": {
       const list = message.get(field);

@@ -7,7 +7,7 @@ import { issueManagementKey } from "../keys/key-issuer.js";
 import { ownerOf } from "../members/member-store.js";
 import { createOrganization } from "../operator/organization-store.js";
 import { defaultWorkspaceOf } from "../workspaces/workspace-store.js";
-import type { Logger } from "../logger.js";
+import { writeToLogOutput, type Logger } from "../logger.js";
 
 export type BootstrapConfig = Pick<GatewayConfig, "bootstrapKey" | "bootstrapEntitlements" | "ownerEmail">;
 
@@ -17,9 +17,12 @@ export type BootstrapConfig = Pick<GatewayConfig, "bootstrapKey" | "bootstrapEnt
  * first organization, so the whole API answers without operator steps) and a management key that
  * belongs to the owner. Later starts change no entitlement: the operator grants and revokes them.
  * With GATEWAY_BOOTSTRAP_KEY that exact secret becomes (idempotently) a management key of the first
- * organization; otherwise a random one is generated and printed once, on stdout, not in the log.
+ * organization; otherwise a random one is generated and returned, for the start to show
+ * (`showBootstrapKey`) once the listeners are bound, next to the addresses it is used at, or before
+ * it exits should the start fail later on: the key is stored only as a hash, so this is the one
+ * chance to see it. It never reaches the log.
  */
-export async function bootstrap(sequelize: Sequelize, config: BootstrapConfig, log: Logger): Promise<void> {
+export async function bootstrap(sequelize: Sequelize, config: BootstrapConfig, log: Logger): Promise<string | undefined> {
   const { bootstrapKey } = config;
   const printed = await sequelize.transaction(async (transaction) => {
     await holdStartUpLock(sequelize, "bootstrap", transaction);
@@ -41,7 +44,10 @@ export async function bootstrap(sequelize: Sequelize, config: BootstrapConfig, l
     log.info({ label: maskKey(secret) }, "created the bootstrap management key");
     return bootstrapKey ? undefined : secret;
   });
-  if (printed) {
-    process.stdout.write(`\nManagement API key (shown once, store it now):\n\n  ${printed}\n\n`);
-  }
+  return printed;
+}
+
+/** The generated bootstrap key, beside the log and not in it: shown once, on the first start. */
+export function showBootstrapKey(secret: string, log: Logger): void {
+  writeToLogOutput(log, `\nManagement API key (shown once, store it now):\n\n  ${secret}\n\n`);
 }

@@ -20,6 +20,11 @@ export class EdgeEndpoints {
     return this;
   }
 
+  /** The exact paths served, for the start-up line that says where everything is. */
+  paths(): string[] {
+    return [...this.exact.keys()];
+  }
+
   /** The endpoint serving this request URL (query ignored), if any. */
   match(url: string): EdgeEndpoint | undefined {
     const query = url.indexOf("?");

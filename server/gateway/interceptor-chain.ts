@@ -5,14 +5,18 @@ import { globalHostOnlyInterceptor } from "../core/global-host.js";
 import { validationInterceptor } from "../core/validation.js";
 import type { Deps } from "../deps.js";
 import { regionalHostOf } from "../governance/endpoint-policy.js";
+import { observationInterceptor } from "../observability/rpc-observation.js";
+import type { ExchangeObserver } from "../../wire/exchange.js";
 
 /**
- * The core's chain, outermost first: errors → auth → global host only (interns, vault) →
- * validation → handler. Assembled here, where the gateway is composed: the mechanisms of
- * server/core know nothing of the services and stores they are given.
+ * The core's chain, outermost first: observation (request id, access log, metrics, span: calls
+ * over the network only) → errors → auth → global host only (interns, vault) → validation →
+ * handler. Assembled here, where the gateway is composed: the mechanisms of server/core know
+ * nothing of the services and stores they are given.
  */
-export function coreInterceptors({ log, secrets, governance, catalog }: Deps): Interceptor[] {
+export function coreInterceptors({ log, secrets, governance, catalog }: Deps, observe: ExchangeObserver): Interceptor[] {
   return [
+    observationInterceptor(observe),
     errorInterceptor(log),
     authInterceptor(secrets.operatorToken, (keyHash) => governance.caller(keyHash)),
     globalHostOnlyInterceptor((host) => regionalHostOf(catalog, host)),

@@ -2,6 +2,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
 import { allServices } from "../../wire/services.js";
 import { DecisionsService } from "../../gen/gateway/alpha/decisions_pb.js";
+import { ActivityService } from "../../gen/gateway/v1/activity_pb.js";
 import { AnalyticsService } from "../../gen/gateway/v1/analytics_pb.js";
 import { BatchesService } from "../../gen/gateway/v1/batches_pb.js";
 import { ByokService } from "../../gen/gateway/v1/byok_pb.js";
@@ -20,6 +21,7 @@ import { PrivateEndpointsService } from "../../gen/gateway/v1/private_endpoints_
 import { VaultService } from "../../gen/gateway/v1/vault_pb.js";
 import { VideosService } from "../../gen/gateway/v1/videos_pb.js";
 import { WorkspacesService } from "../../gen/gateway/v1/workspaces_pb.js";
+import { activityService } from "../activity/activity-service.js";
 import { analyticsService } from "../analytics/analytics-service.js";
 import type { BatchEngine } from "../batches/batch-engine.js";
 import { batchesService } from "../batches/batches-service.js";
@@ -65,6 +67,7 @@ export function implementations(deps: Deps, engines: Engines): Implementations {
     [WorkspacesService, workspacesService(deps)],
     [EndUsersService, endUsersService()],
     [AnalyticsService, analyticsService(deps)],
+    [ActivityService, activityService(deps)],
     [MembersService, membersService()],
     [GuardrailsService, guardrailsService(deps)],
     [ByokService, byokService(deps)],

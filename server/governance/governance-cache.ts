@@ -22,6 +22,8 @@ export interface GovernanceCache {
   governance(caller: Caller): Promise<KeyGovernance>;
   /** An organization's active private endpoints (routing reads them on every call of an entitled organization). */
   privateEndpoints(organizationId: string): Promise<PrivateEndpointRow[]>;
+  /** Whether the change feed listens; while it does not, nothing loaded is kept (readiness reports it). */
+  feedLive(): boolean;
   close(): Promise<void>;
 }
 
@@ -71,6 +73,7 @@ export async function createGovernanceCache(sequelize: Sequelize, databaseUrl: s
     caller: (keyHash) => callers(keyHash, keyHash),
     governance: (caller) => governance(caller.key.hash, caller),
     privateEndpoints: (organizationId) => privateEndpoints(organizationId, organizationId),
+    feedLive: () => changes.live(),
     close: () => changes.close(),
   };
 }

@@ -64,7 +64,8 @@ async function complete(call: InferenceCall, body: JsonObject, promptTokens: num
   });
   const { completion } = served.value;
   const usage = served.value.usage ?? estimatedUsage(promptTokens, completion.choices.map((c) => c.message?.content ?? "").join(""));
-  const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs });
+  // `model` is still the provider's own here, for the attempt's span.
+  const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs, responseModel: completion.model });
   completion.id = call.generationId;
   completion.object = "chat.completion";
   completion.model = served.attempt.model.id;
@@ -100,7 +101,7 @@ async function* stream(call: InferenceCall, body: JsonObject, promptTokens: numb
       yield frame(chunk);
     }
     const usage = opened.usage() ?? estimatedUsage(promptTokens, delivered);
-    const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: elapsedSince(served) });
+    const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: elapsedSince(served), responseModel: providerModel(first) });
     finished = true;
     yield frame(create(ChatCompletionChunkSchema, { usage: chatUsage(usage, cost, served.attempt.endpoint.pricing, served.isByok) }));
   } catch (err) {
@@ -165,6 +166,12 @@ function parse<T>(decode: () => T): T {
   } catch (err) {
     throw new UpstreamError("protocol", `unexpected answer format (${err instanceof Error ? err.message.slice(0, 120) : "invalid"})`);
   }
+}
+
+/** The model the provider's first chunk names, if it does. */
+function providerModel(first: IteratorResult<JsonObject>): string | undefined {
+  const model = first.done === true ? undefined : first.value.model;
+  return typeof model === "string" && model !== "" ? model : undefined;
 }
 
 function elapsedSince(served: Served<unknown>): number {

@@ -1,5 +1,6 @@
 import { randomFillSync } from "node:crypto";
 import { ConnectError, type HandlerContext } from "@connectrpc/connect";
+import type { Span } from "@opentelemetry/api";
 import type { ProviderPreferences } from "../../gen/gateway/v1/inference_pb.js";
 import type { CatalogEndpoint } from "../catalog/catalog.js";
 import { isFreeEndpoint } from "../catalog/catalog.js";
@@ -16,6 +17,9 @@ import type { CallerContext } from "./caller-context.js";
 import { worstCaseCost } from "./cost-estimate.js";
 import { planRoute, type Attempt, type EndpointRanking, type InferenceApi } from "./routing.js";
 import { UPSTREAM_MS_HEADER } from "../../wire/timing-headers.js";
+import { REQUEST_ID_HEADER } from "../../wire/request-id.js";
+import { logUpstreamFailure } from "../observability/upstream-failures.js";
+import { endUpstreamSpan, startUpstreamSpan, type UpstreamSpanEnd } from "../observability/upstream-spans.js";
 import { checkServerTools } from "./server-tools.js";
 import { isRetryable, toGatewayError } from "./upstream-errors.js";
 import type { TargetResolver } from "./upstream-targets.js";
@@ -77,6 +81,8 @@ export interface Outcome {
   usage: UpstreamUsage;
   latencyMs: number | null;
   generationMs: number | null;
+  /** The model the provider says answered (traces), when it says. */
+  responseModel?: string;
 }
 
 export class InferenceCall {
@@ -87,6 +93,12 @@ export class InferenceCall {
   private settled = false;
   /** Time spent waiting on providers, over every attempt. */
   private upstreamMs = 0;
+  /** The id the client was told (wire/request-id.ts): in the ledger row and the log lines. */
+  readonly requestId: string | null;
+  /** Where the attempt in progress (or the one that answered) went: failure lines name it. */
+  private target: UpstreamTarget | undefined;
+  /** That attempt's span while it is open (tracing on). */
+  private span: Span | undefined;
 
   private constructor(
     private readonly runtime: InferenceRuntime,
@@ -100,6 +112,7 @@ export class InferenceCall {
     // One controller for the handler's abort, the deadline and close(): cheaper per call than
     // AbortSignal.any over AbortSignal.timeout, and every reason is a shared object.
     this.signal = this.controller.signal;
+    this.requestId = ctx.requestHeader.get(REQUEST_ID_HEADER);
     if (ctx.signal.aborted) this.controller.abort(ctx.signal.reason);
     else ctx.signal.addEventListener("abort", this, { once: true });
     this.deadline = setTimeout(() => this.controller.abort(DEADLINE), runtime.deps.config.requestTimeoutMs).unref();
@@ -146,9 +159,12 @@ export class InferenceCall {
     for (const [index, attempt] of this.attempts.entries()) {
       const startedAt = performance.now();
       let isByok = false;
+      this.target = undefined;
       try {
         const resolved = await this.runtime.resolveTarget(this.context, attempt.endpoint);
         isByok = resolved.isByok;
+        this.target = resolved.target;
+        this.span = startUpstreamSpan(this.request.api, attempt.endpoint.providerSlug, attempt.model.id, resolved.target);
         const value = await run(resolved.target, attempt);
         const latencyMs = performance.now() - startedAt;
         this.upstreamMs += latencyMs;
@@ -157,11 +173,12 @@ export class InferenceCall {
         return { value, attempt, isByok, startedAt, latencyMs: Math.round(latencyMs) };
       } catch (err) {
         const upstream = err instanceof UpstreamError ? err : undefined;
-        if (!upstream || this.signal.aborted) throw this.fail(err, attempt, isByok, startedAt);
+        const next = upstream && !this.signal.aborted && isRetryable(upstream) ? this.attempts[index + 1] : undefined;
+        this.report(err, attempt, next);
+        if (!upstream || this.signal.aborted) throw this.settleFailure(err, attempt, isByok, startedAt);
         failure = toGatewayError(upstream, attempt.endpoint.providerName);
-        const last = index === this.attempts.length - 1;
         this.upstreamMs += performance.now() - startedAt;
-        if (last || !isRetryable(upstream)) throw this.fail(failure, attempt, isByok, startedAt);
+        if (next === undefined) throw this.settleFailure(failure, attempt, isByok, startedAt);
         this.record(attempt, isByok, { status: "error", httpStatus: statusOf(failure), usage: NO_USAGE, latencyMs: null, generationMs: elapsed(startedAt) });
       }
     }
@@ -170,6 +187,7 @@ export class InferenceCall {
 
   /** Records the served call with its real cost and releases the reservation; returns the cost. */
   settle(served: Served<unknown>, outcome: Outcome): string {
+    this.endSpan({ inputTokens: outcome.usage.promptTokens, outputTokens: outcome.usage.completionTokens, responseModel: outcome.responseModel });
     return this.record(served.attempt, served.isByok, outcome, true);
   }
 
@@ -178,6 +196,12 @@ export class InferenceCall {
    * `cancelled` (499), the deadline 504, anything else as mapped. Tokens already produced count.
    */
   fail(err: unknown, attempt: Attempt, isByok: boolean, startedAt: number, usage: UpstreamUsage = NO_USAGE): unknown {
+    this.report(err, attempt, undefined, usage);
+    return this.settleFailure(err, attempt, isByok, startedAt, usage);
+  }
+
+  /** `fail` for an attempt already reported. */
+  private settleFailure(err: unknown, attempt: Attempt, isByok: boolean, startedAt: number, usage: UpstreamUsage = NO_USAGE): unknown {
     const error = this.errorFor(err, attempt);
     const cancelled = statusOf(error) === 499;
     if (!this.settled) {
@@ -199,9 +223,42 @@ export class InferenceCall {
     // Deferred: a handler closing a call it is about to fail (with the tokens already produced)
     // records that failure first.
     setImmediate(() => {
+      this.endSpan({ errorType: cancelled ? "cancelled" : OTHER_ERROR });
       if (this.settled) return;
       this.record(this.attempts[0]!, false, { status: cancelled ? "cancelled" : "error", httpStatus: cancelled ? 499 : 500, usage: NO_USAGE, latencyMs: null, generationMs: null }, true);
     });
+  }
+
+  /**
+   * Ends the failed attempt's span and logs the failure, if the provider's side failed: not when
+   * the client went away, nor for errors of the gateway's own (those reach the error interceptor).
+   */
+  private report(err: unknown, attempt: Attempt, next: Attempt | undefined, usage?: UpstreamUsage): void {
+    const deadline = this.signal.aborted && this.signal.reason === DEADLINE;
+    const upstream = err instanceof UpstreamError && !this.signal.aborted ? err : undefined;
+    const status = upstream?.failure === "status" ? upstream.options.status : undefined;
+    if (this.span !== undefined) {
+      const errorType = deadline ? "deadline" : this.signal.aborted ? "cancelled" : upstream ? (status === undefined ? upstream.failure : String(status)) : OTHER_ERROR;
+      this.endSpan({ errorType, status, message: upstream?.message, inputTokens: usage?.promptTokens, outputTokens: usage?.completionTokens });
+    }
+    if ((upstream === undefined && !deadline) || this.target === undefined) return;
+    logUpstreamFailure(this.runtime.deps.log, {
+      requestId: this.requestId,
+      provider: attempt.endpoint.providerSlug,
+      model: attempt.model.id,
+      upstreamModel: this.target.upstreamModelId,
+      baseUrl: this.target.baseUrl,
+      failure: upstream?.failure ?? "deadline",
+      status,
+      detail: upstream?.message ?? "",
+      next: next && { provider: next.endpoint.providerSlug, model: next.model.id },
+    });
+  }
+
+  private endSpan(end: UpstreamSpanEnd): void {
+    if (this.span === undefined) return;
+    endUpstreamSpan(this.span, end);
+    this.span = undefined;
   }
 
   private errorFor(err: unknown, attempt: Attempt): unknown {
@@ -225,6 +282,7 @@ export class InferenceCall {
       memberUserId: caller.key.creatorUserId,
       endUser: this.endUser,
       sessionId: this.request.sessionId ?? null,
+      requestId: this.requestId,
       api: this.request.api,
       modelId: attempt.model.id,
       providerSlug: attempt.endpoint.providerSlug,
@@ -245,6 +303,8 @@ export class InferenceCall {
     };
     // Written behind: the answer does not wait for the database (settlement-writer.ts).
     this.runtime.deps.settlement.enqueue(record, final ? this.ticket.settle(cost) : []);
+    // Only the fallback path of attempt() records an attempt before the call is over.
+    this.runtime.deps.observers?.inference?.attemptRecorded(record, !final);
     return cost;
   }
 }
@@ -252,6 +312,8 @@ export class InferenceCall {
 /** Abort reasons, shared: an abort without one builds a DOMException and its stack on every call. */
 const DEADLINE = new DOMException("The inference call's deadline passed", "TimeoutError");
 const CLOSED = new DOMException("The inference call is over", "AbortError");
+/** OpenTelemetry's `error.type` for a failure of no known kind. */
+const OTHER_ERROR = "_OTHER";
 
 export const NO_USAGE: UpstreamUsage = { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 };
 

@@ -16,7 +16,7 @@ const SETTLEMENT_SLACK_MS = 60_000;
 export function createInferenceRuntime(deps: Deps, owner: string): InferenceRuntime {
   const { catalog, sequelize, log, config } = deps;
   const stats = createEndpointStatsCache(sequelize, STATS_TTL_MS, (err) => log.warn({ err: (err as Error).message }, "endpoint stats refresh failed"));
-  const admission = new LeaseBook(sequelize, owner, { ...config.leases, holdMs: config.requestTimeoutMs + SETTLEMENT_SLACK_MS }, log, (n) => deps.settlement.hasRoom(n));
+  const admission = new LeaseBook(sequelize, owner, { ...config.leases, holdMs: config.requestTimeoutMs + SETTLEMENT_SLACK_MS }, log, (n) => deps.settlement.hasRoom(n), deps.observers?.admission);
   admission.start();
   return {
     deps,

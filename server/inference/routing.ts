@@ -1,6 +1,7 @@
 import { DataCollection, ProviderRoutingSort, type ProviderPreferences } from "../../gen/gateway/v1/inference_pb.js";
 import type { Catalog, CatalogEndpoint, CatalogModel } from "../catalog/catalog.js";
 import { findCatalogModel } from "../catalog/model-lookup.js";
+import { noModelsConfigured } from "../catalog/empty-catalog.js";
 import { gatewayError } from "../../wire/errors.js";
 
 /**
@@ -62,7 +63,7 @@ export async function planRoute(input: RouteInput): Promise<Attempt[]> {
 async function attemptsFor(input: RouteInput, requested: string): Promise<Attempt[]> {
   const { modelId, sortOverride } = modelVariant(requested);
   const model = findCatalogModel(input.catalog, modelId);
-  if (!model) throw gatewayError(400, `${requested} is not a valid model ID`);
+  if (!model) throw gatewayError(400, input.catalog.models.size === 0 ? noModelsConfigured(requested) : `${requested} is not a valid model ID`);
   if (!model.outputModalities.includes(MODALITY[input.api])) {
     throw gatewayError(400, `${modelId} does not produce ${MODALITY[input.api]}; use a model whose output_modalities include it`);
   }

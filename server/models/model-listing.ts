@@ -32,11 +32,12 @@ export interface ListQuery {
 }
 
 /**
- * `output_modalities` (default `text`; `all` lists everything), then one page: the whole list when
- * neither offset nor limit is given. `links.next` is the path of the following page, or null.
+ * `output_modalities` (default `text`, or the list's own; `all` lists everything), then one page:
+ * the whole list when neither offset nor limit is given. `links.next` is the path of the following
+ * page, or null.
  */
-export function listResponse(listed: readonly ListedModel[], query: ListQuery, path: string): ListModelsResponse {
-  const wanted = (query.outputModalities ?? "text").split(",");
+export function listResponse(listed: readonly ListedModel[], query: ListQuery, path: string, defaultModalities = "text"): ListModelsResponse {
+  const wanted = (query.outputModalities ?? defaultModalities).split(",");
   const matching = wanted.includes("all") ? listed : listed.filter(({ model }) => model.outputModalities.some((m) => wanted.includes(m)));
   const { offset, limit } = pageOf(query, matching.length);
   const data = matching.slice(offset, offset + limit).map(({ model, endpoints }) => toModel(model, endpoints));

@@ -10,6 +10,7 @@ import { policyOf, regionalHostOf, UNRESTRICTED } from "../governance/endpoint-p
 import { guardrailsApplyingTo } from "../guardrails/guardrail-store.js";
 import { toModelWithEndpoints } from "./endpoint-view.js";
 import { listResponse, usableModels, type ListedModel } from "./model-listing.js";
+import { toModel } from "./model-view.js";
 
 /**
  * The model catalog (spec 2.4, 2.14, 4.13), answered from the in-memory catalog plus, for a
@@ -28,13 +29,29 @@ export function modelsService({ catalog, sequelize, governance }: Deps): Partial
     return usableModels(catalog, policyOf(guardrails, catalog, regionalHost(ctx)), privateEndpoints);
   }
 
+  /** The public catalog, or the caller's own when its organization filters it (spec 2.4). */
+  async function catalogFor(ctx: HandlerContext): Promise<ListedModel[]> {
+    const caller = optionalCallerOf(ctx);
+    return caller?.organization.isFilteredModelCatalogEnabled ? await modelsFor(caller, ctx) : usableModels(catalog, { ...UNRESTRICTED, regionalHost: regionalHost(ctx) });
+  }
+
   return {
     async listModels(req, ctx) {
-      const caller = optionalCallerOf(ctx);
-      const listed = caller?.organization.isFilteredModelCatalogEnabled
-        ? await modelsFor(caller, ctx)
-        : usableModels(catalog, { ...UNRESTRICTED, regionalHost: regionalHost(ctx) });
-      return listResponse(listed, req, "/api/v1/models");
+      return listResponse(await catalogFor(ctx), req, "/api/v1/models");
+    },
+
+    async listEmbeddingModels(req, ctx) {
+      return listResponse(await catalogFor(ctx), req, "/api/v1/embeddings/models", "embeddings");
+    },
+
+    // Whatever its output modality: a model GET /models lists for this caller (with `output_modalities=all`).
+    async getModel(req, ctx) {
+      const id = req.id || (req.author && req.slug ? `${req.author}/${req.slug}` : "");
+      if (!id) throw gatewayError(400, "Name the model: /models/{author}/{slug}, or its id with the slash encoded", { field: "id" });
+      const model = findCatalogModel(catalog, id.toLowerCase());
+      const listed = model && (await catalogFor(ctx)).find((entry) => entry.model === model);
+      if (!listed) throw gatewayError(404, `Model '${id}' not found`);
+      return toModel(listed.model, listed.endpoints);
     },
 
     async listUserModels(req, ctx) {

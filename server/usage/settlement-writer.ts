@@ -23,6 +23,10 @@ export interface SettlementSettings {
   capacity: number;
 }
 
+/** Told how long each committed row waited since it was queued (for the metrics); must stay cheap. */
+export interface SettlementObserver {
+  committed(waitedMs: number): void;
+}
 
 const RETRY_MIN_MS = 50;
 const RETRY_MAX_MS = 2_000;
@@ -46,6 +50,7 @@ export class SettlementWriter {
     private readonly owner: string,
     private readonly settings: SettlementSettings,
     private readonly log: Logger,
+    private readonly observer?: SettlementObserver,
   ) {}
 
   /** Queues one call's ledger row and what it consumed of its leases. */
@@ -127,6 +132,10 @@ export class SettlementWriter {
         () => {
           this.queue.splice(0, group.length);
           this.committedCount += group.length;
+          if (this.observer) {
+            const now = Date.now();
+            for (const row of group) this.observer.committed(now - row.at.getTime());
+          }
           this.retryMs = RETRY_MIN_MS;
           if (this.failing) this.log.info({ pending: this.queue.length }, "usage settlement resumed");
           this.failing = false;

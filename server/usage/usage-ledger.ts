@@ -13,6 +13,8 @@ export interface CallRecord {
   memberUserId: string | null;
   endUser: string | null;
   sessionId: string | null;
+  /** The `x-request-id` of the request that made the call (wire/request-id.ts); none for work of the gateway's own (batch items, video polls). */
+  requestId?: string | null;
   /** `video`: a video job (server/videos), one row per job. */
   api: "chat" | "embeddings" | "video";
   modelId: string;
@@ -71,18 +73,18 @@ const NAMED_STATEMENT = `
                          $streamed::boolean[], $promptTokens::integer[], $completionTokens::integer[], $reasoningTokens::integer[],
                          $cachedTokens::integer[], $cost::numeric[], $isByok::boolean[], $isFree::boolean[], $latencyMs::integer[],
                          $generationMs::integer[], $daily::timestamptz[], $weekly::timestamptz[], $monthly::timestamptz[],
-                         $reservationId::uuid[])
+                         $reservationId::uuid[], $requestId::text[])
       AS r(id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user, session_id, api,
            model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens, completion_tokens, reasoning_tokens,
-           cached_tokens, cost_usd, is_byok, is_free, latency_ms, generation_ms, daily, weekly, monthly, reservation_id)
+           cached_tokens, cost_usd, is_byok, is_free, latency_ms, generation_ms, daily, weekly, monthly, reservation_id, request_id)
   ), ins AS (
     INSERT INTO usage_ledger (id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user,
                               session_id, api, model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens,
                               completion_tokens, reasoning_tokens, cached_tokens, total_tokens, cost_usd, is_byok, is_free,
-                              latency_ms, generation_ms)
+                              latency_ms, generation_ms, request_id)
     SELECT id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user, session_id, api,
            model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens, completion_tokens, reasoning_tokens,
-           cached_tokens, prompt_tokens + completion_tokens, cost_usd, is_byok, is_free, latency_ms, generation_ms
+           cached_tokens, prompt_tokens + completion_tokens, cost_usd, is_byok, is_free, latency_ms, generation_ms, request_id
       FROM rows
     ON CONFLICT (id) DO NOTHING
     RETURNING id
@@ -123,7 +125,7 @@ const NAMED_STATEMENT = `
 const LEDGER_PARAMETERS = [
   "id", "generationId", "createdAt", "organizationId", "keyHash", "workspaceId", "memberUserId", "endUser", "sessionId", "api",
   "modelId", "providerSlug", "endpointId", "status", "httpStatus", "streamed", "promptTokens", "completionTokens", "reasoningTokens",
-  "cachedTokens", "cost", "isByok", "isFree", "latencyMs", "generationMs", "daily", "weekly", "monthly", "reservationId",
+  "cachedTokens", "cost", "isByok", "isFree", "latencyMs", "generationMs", "daily", "weekly", "monthly", "reservationId", "requestId",
   "useRow", "useQuantity", "useStart", "useAmount", "owner",
 ] as const;
 
@@ -181,6 +183,7 @@ export function ledgerValues(owner: string, group: readonly LedgerRow[]): unknow
     weekly: start("weekly"),
     monthly: start("monthly"),
     reservationId: column((row) => row.record.reservationId),
+    requestId: column((row) => row.record.requestId ?? null),
     useRow: uses.map((u) => u.id),
     useQuantity: uses.map((u) => u.use.quantity),
     useStart: uses.map((u) => u.use.windowStart.toISOString()),

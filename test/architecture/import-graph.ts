@@ -3,7 +3,7 @@ import path from "node:path";
 
 /**
  * The project's own import graph, read from the sources (no TypeScript compiler, no database):
- * every relative `import`/`export … from` and dynamic `import()` of a `.ts` file under the
+ * every relative `import`/`export … from` and dynamic `import()` of a `.ts`/`.tsx` file under the
  * layered folders. Type-only imports count for the layer rules (a layer may not even name a type
  * of a layer above it) and are marked, since they are erased before anything runs: a cycle made
  * of them alone orders no loading. Paths are relative to the repository root, e.g.
@@ -28,7 +28,7 @@ export function importGraph(root = ROOT, folders = LAYERED, { typeOnly = true } 
       for (const match of fs.readFileSync(file, "utf8").matchAll(SPECIFIER)) {
         if (!typeOnly && match[1] && TYPE_ONLY.test(match[1].trim())) continue;
         const specifier = match[2] ?? match[3] ?? match[4]!;
-        targets.add(path.relative(root, path.resolve(path.dirname(file), specifier.replace(/\.js$/, ".ts"))));
+        targets.add(path.relative(root, resolveSource(path.resolve(path.dirname(file), specifier))));
       }
       graph.set(from, targets);
     }
@@ -36,13 +36,20 @@ export function importGraph(root = ROOT, folders = LAYERED, { typeOnly = true } 
   return graph;
 }
 
-/** The `.ts` files below `dir` (declaration files aside), in every subfolder. */
+/** The source file an import names: `./x.js` is `./x.ts`, or `./x.tsx` in the console (ui/). */
+function resolveSource(target: string): string {
+  const stem = target.replace(/\.js$/, "");
+  if (stem === target) return target;
+  return fs.existsSync(`${stem}.tsx`) && !fs.existsSync(`${stem}.ts`) ? `${stem}.tsx` : `${stem}.ts`;
+}
+
+/** The `.ts` and `.tsx` files below `dir` (declaration files aside), in every subfolder. */
 export function tsFiles(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) return tsFiles(full);
-    return entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts") ? [full] : [];
+    return /\.tsx?$/.test(entry.name) && !entry.name.endsWith(".d.ts") ? [full] : [];
   });
 }
 

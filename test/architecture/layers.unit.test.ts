@@ -8,7 +8,8 @@ import { cycles, importGraph, violations, type ImportGraph } from "./import-grap
 /**
  * The layers of ARCHITECTURE §7, checked on every run (no gateway, no database): gen/ → wire/ →
  * server/core and the other mechanisms → the service folders; facade/ stands on gen/ and wire/
- * alone; cmd/ composes everything and nothing imports it. No module imports itself back.
+ * alone; tools/ (build-time generators) stands on gen/, wire/ and facade/, and only cmd/ imports it;
+ * cmd/ composes everything and nothing imports it. No module imports itself back.
  */
 const test = suite("architecture: layers");
 
@@ -36,7 +37,7 @@ const graph = importGraph();
 const runtimeGraph = importGraph(undefined, undefined, { typeOnly: false });
 
 test("the graph is read: every layer has modules", () => {
-  for (const folder of ["cmd", "facade", "server", "wire"]) assert.ok([...graph.keys()].some(under(folder)), folder);
+  for (const folder of ["cmd", "facade", "server", "tools", "wire"]) assert.ok([...graph.keys()].some(under(folder)), folder);
 });
 
 test("no import cycle between modules (imports that load a module; types alone order nothing)", () => {
@@ -53,6 +54,14 @@ test("facade/ imports only gen/, wire/ and itself", () => {
 
 test("wire/ imports only gen/ and itself", () => {
   assert.equal(violations(graph, under("wire"), (t) => under("gen")(t) || under("wire")(t)), []);
+});
+
+test("tools/ (build-time generators) imports only gen/, wire/, facade/ and itself", () => {
+  assert.equal(violations(graph, under("tools"), (t) => under("gen")(t) || under("wire")(t) || under("facade")(t) || under("tools")(t)), []);
+});
+
+test("only cmd/ imports tools/: the running gateway does not depend on its generators", () => {
+  assert.equal(violations(graph, (f) => !under("cmd")(f) && !under("tools")(f), (t) => !under("tools")(t)), []);
 });
 
 test("server/core imports no service folder", () => {

@@ -28,6 +28,8 @@ const EXCEPTIONS: ReadonlyMap<string, string> = new Map([
   ["POST /api/v1/guardrails/{id}/assignments/members/remove", "count {unassigned_count}"],
   ["DELETE /api/v1/byok/{id}", "deletion confirmation {deleted}"],
   ["DELETE /api/v1/private-endpoints/{id}", "deletion confirmation {deleted}"],
+  ["GET /api/v1/models/{author}/{slug}", "OpenAI's retrieve model: the model object itself"],
+  ["GET /api/v1/models/{id}", "OpenAI's retrieve model (the SDK's encoded slash): the model object itself"],
   ["POST /api/v1/chat/completions", "the provider's wire shape (OpenAI chat completion, or SSE chunks)"],
   ["POST /api/v1/responses", "the provider's wire shape (OpenAI Responses)"],
   ["POST /api/v1/messages", "the provider's wire shape (Anthropic Messages)"],

@@ -46,6 +46,8 @@ test.before.each(({ env }) => env.upstream.reset());
 const CONNECTION_HEADERS = new Set(["date", "keep-alive", "connection"]);
 /** Durations the gateway reports (e.g. `x-gateway-upstream-ms`): present on both sides, never equal. */
 const TIMING_HEADER = /^x-gateway-[a-z-]+-ms$/;
+/** Each answer names its own request (a fresh id each; test/observability checks the echo). */
+const REQUEST_ID_HEADER = "x-request-id";
 
 type Normalize = (body: unknown) => unknown;
 
@@ -61,7 +63,7 @@ function comparable(reply: { status: number; headers: Headers; body: unknown }, 
     if (CONNECTION_HEADERS.has(name)) return;
     // A normalized body may differ in length (ids, slugs) before normalization.
     if (normalize && name === "content-length") return;
-    headers[name] = TIMING_HEADER.test(name) ? "<ms>" : value;
+    headers[name] = TIMING_HEADER.test(name) ? "<ms>" : name === REQUEST_ID_HEADER ? "<request id>" : value;
   });
   return { status: reply.status, headers, body: normalize ? normalize(reply.body) : reply.body };
 }

@@ -85,8 +85,12 @@ function envelopeProblem({ status, text }: Answer): string | undefined {
   if (error === null || typeof error !== "object") return "error is not an object";
   if (error.code !== status) return `error.code ${String(error.code)} is not the HTTP status`;
   if (typeof error.message !== "string" || error.message === "") return "error.message is not a non-empty string";
-  const extra = Object.keys(error).filter((k) => !["code", "message", "metadata"].includes(k));
+  // `type` and `param`: another API's names on the routes of its surface ((gateway.v1.error_dialect)).
+  const extra = Object.keys(error).filter((k) => !["code", "message", "metadata", "type", "param"].includes(k));
   if (extra.length > 0) return `error has unexpected fields ${extra.join(", ")}`;
+  for (const name of ["type", "param"]) {
+    if (name in error && (typeof error[name] !== "string" || error[name] === "")) return `error.${name} is not a non-empty string`;
+  }
   return undefined;
 }
 

@@ -27,14 +27,15 @@ function chat(env: InferenceGateway, body: Record<string, unknown> = {}): Promis
   return call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body: { model: "mock/chat", messages: HELLO, provider: MOCKAI, ...body } });
 }
 
-/** The spec's error envelope, exactly: {error: {code, message, metadata?: {reason, retryable}}}, without our provider key. */
+/** The spec's error envelope, exactly: {error: {code, message, metadata?: {reason, retryable}}} plus OpenAI's `type`, without our provider key. */
 function assertErrorBody(env: InferenceGateway, res: Reply, status: number): Record<string, unknown> {
   assert.is(res.status, status, res.text);
   assert.match(res.headers.get("content-type") ?? "", /application\/json/);
   const body = res.body as Record<string, unknown>;
   assert.equal(Object.keys(body), ["error"], res.text);
   const error = body.error as Record<string, unknown>;
-  for (const key of Object.keys(error)) assert.ok(["code", "message", "metadata"].includes(key), `unexpected error field ${key}`);
+  for (const key of Object.keys(error)) assert.ok(["code", "message", "metadata", "type"].includes(key), `unexpected error field ${key}`);
+  assert.is(error.type, status < 500 ? (status === 429 ? "rate_limit_error" : "invalid_request_error") : status === 503 || status === 529 ? "service_unavailable_error" : "server_error", res.text);
   assert.is(error.code, status);
   assert.type(error.message, "string");
   assert.ok((error.message as string).length > 0);

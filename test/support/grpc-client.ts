@@ -4,6 +4,8 @@ import {
   toBinary,
   create,
   type DescMessage,
+  type DescMethodBiDiStreaming,
+  type DescMethodServerStreaming,
   type DescMethodUnary,
   type DescService,
   type MessageInitShape,
@@ -23,7 +25,25 @@ export interface GrpcClient {
     request: MessageInitShape<I>,
     metadata?: Record<string, string>,
   ): Promise<MessageShape<O>>;
+  /** A server stream: its messages as they arrive; a failed call throws a GrpcCallError from the iteration. */
+  serverStream<I extends DescMessage, O extends DescMessage>(
+    method: DescMethodServerStreaming<I, O>,
+    request: MessageInitShape<I>,
+    metadata?: Record<string, string>,
+  ): ServerStream<MessageShape<O>>;
+  /** A bidirectional stream that sends every request, half-closes, and collects every answer. */
+  bidiStream<I extends DescMessage, O extends DescMessage>(
+    method: DescMethodBiDiStreaming<I, O>,
+    requests: Array<MessageInitShape<I>>,
+    metadata?: Record<string, string>,
+  ): Promise<Array<MessageShape<O>>>;
   close(): void;
+}
+
+export interface ServerStream<T> {
+  messages: AsyncIterable<T>;
+  /** Cancels the call (the client went away). */
+  cancel(): void;
 }
 
 /** A failed call as a gRPC client observes it. */
@@ -78,8 +98,43 @@ export function createGrpcClient(service: DescService, baseUrl: string): GrpcCli
         );
       });
     },
+    serverStream(method, request, metadata = {}) {
+      const bytes = toBinary(method.input, create(method.input, request));
+      const call = client.makeServerStreamRequest(pathOf(method), identity, asBytes, bytes, metadataOf(metadata), {});
+      return { messages: decoded(call, method.output), cancel: () => call.cancel() };
+    },
+    async bidiStream(method, requests, metadata = {}) {
+      const call = client.makeBidiStreamRequest(pathOf(method), identity, asBytes, metadataOf(metadata), {});
+      for (const request of requests) call.write(toBinary(method.input, create(method.input, request)));
+      call.end();
+      const answers: Array<MessageShape<typeof method.output>> = [];
+      for await (const answer of decoded(call, method.output)) answers.push(answer);
+      return answers;
+    },
     close: () => client.close(),
   };
+}
+
+const pathOf = (method: { name: string; parent: DescService }): string => `/${method.parent.typeName}/${method.name}`;
+const identity = (value: Uint8Array): Buffer => Buffer.from(value);
+const asBytes = (value: Buffer): Uint8Array => new Uint8Array(value);
+
+function metadataOf(entries: Record<string, string>): grpc.Metadata {
+  const meta = new grpc.Metadata();
+  for (const [name, value] of Object.entries(entries)) meta.set(name, value);
+  return meta;
+}
+
+async function* decoded<O extends DescMessage>(call: AsyncIterable<unknown>, schema: O): AsyncGenerator<MessageShape<O>> {
+  try {
+    for await (const bytes of call) yield fromBinary(schema, bytes as Uint8Array);
+  } catch (err) {
+    throw isServiceError(err) ? toCallError(err) : err;
+  }
+}
+
+function isServiceError(err: unknown): err is grpc.ServiceError {
+  return err instanceof Error && "code" in err && "metadata" in err;
 }
 
 /** Awaits a call that must fail and returns how it failed. */

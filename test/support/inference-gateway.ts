@@ -1,6 +1,7 @@
 import { startMockUpstream, type MockUpstream } from "../upstream/mock-upstream.js";
 import { writeCatalogFile } from "./catalog-file.js";
 import { startTestGateway, type TestGateway } from "./gateway.js";
+import type { Logger } from "../../server/logger.js";
 
 /**
  * A test gateway whose catalog points at our mock upstream:
@@ -28,7 +29,7 @@ export const PRICES = {
   "claude-x": { prompt: "0.000005", completion: "0.00001" },
 } as const;
 
-export async function startInferenceGateway(env: Record<string, string> = {}, options: { nativeBatches?: string[] } = {}): Promise<InferenceGateway> {
+export async function startInferenceGateway(env: Record<string, string> = {}, options: { nativeBatches?: string[]; log?: Logger } = {}): Promise<InferenceGateway> {
   const upstream = await startMockUpstream();
   const declared = [
     { slug: "mockai", name: "MockAI", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: "${MOCK_UPSTREAM_KEY}", region: "us", timeout_ms: 2000 },
@@ -82,7 +83,7 @@ export async function startInferenceGateway(env: Record<string, string> = {}, op
   ];
   const file = await writeCatalogFile({ providers, models, regional_hosts: { "eu.gateway.test": "europe" } });
   process.env.MOCK_UPSTREAM_KEY = upstream.apiKey;
-  const gw = await startTestGateway({ GATEWAY_CONFIG: file, ...env });
+  const gw = await startTestGateway({ GATEWAY_CONFIG: file, ...env }, {}, options.log);
   return {
     gw,
     upstream,

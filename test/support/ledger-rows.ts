@@ -16,9 +16,10 @@ export interface LedgerRow {
   prompt_tokens: number;
   completion_tokens: number;
   cost_usd: string;
+  request_id: string | null;
 }
 
-const COLUMNS = "generation_id, status, http_status, model_id, provider_slug, endpoint_id, session_id, end_user, streamed, prompt_tokens, completion_tokens, cost_usd::text AS cost_usd";
+const COLUMNS = "generation_id, status, http_status, model_id, provider_slug, endpoint_id, session_id, end_user, streamed, prompt_tokens, completion_tokens, cost_usd::text AS cost_usd, request_id";
 
 /** Rows of one generation, oldest first (failed attempts before the one that answered). */
 export async function ledgerRowsOf(gw: TestGateway, generationId: string): Promise<LedgerRow[]> {

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gateway/v1/edge.proto.
  */
 export const file_gateway_v1_edge: GenFile = /*@__PURE__*/
-  fileDesc("ChVnYXRld2F5L3YxL2VkZ2UucHJvdG8SCmdhdGV3YXkudjEiGQoXQ2hlY2tDcmVkZW50aWFsc1JlcXVlc3QiGgoYQ2hlY2tDcmVkZW50aWFsc1Jlc3BvbnNlMnIKC0VkZ2VTZXJ2aWNlEmMKEENoZWNrQ3JlZGVudGlhbHMSIy5nYXRld2F5LnYxLkNoZWNrQ3JlZGVudGlhbHNSZXF1ZXN0GiQuZ2F0ZXdheS52MS5DaGVja0NyZWRlbnRpYWxzUmVzcG9uc2UiBMjzGAFiBnByb3RvMw", [file_gateway_v1_options]);
+  fileDesc("ChVnYXRld2F5L3YxL2VkZ2UucHJvdG8SCmdhdGV3YXkudjEiGQoXQ2hlY2tDcmVkZW50aWFsc1JlcXVlc3QiLQoYQ2hlY2tDcmVkZW50aWFsc1Jlc3BvbnNlEhEKCWtleV9sYWJlbBgBIAEoCTJyCgtFZGdlU2VydmljZRJjChBDaGVja0NyZWRlbnRpYWxzEiMuZ2F0ZXdheS52MS5DaGVja0NyZWRlbnRpYWxzUmVxdWVzdBokLmdhdGV3YXkudjEuQ2hlY2tDcmVkZW50aWFsc1Jlc3BvbnNlIgTI8xgBYgZwcm90bzM", [file_gateway_v1_options]);
 
 /**
  * @generated from message gateway.v1.CheckCredentialsRequest
@@ -33,6 +33,13 @@ export const CheckCredentialsRequestSchema: GenMessage<CheckCredentialsRequest> 
  * @generated from message gateway.v1.CheckCredentialsResponse
  */
 export type CheckCredentialsResponse = Message<"gateway.v1.CheckCredentialsResponse"> & {
+  /**
+   * The key as logs may name it: its label (a masked form, e.g. `sk-gw-v1-abc...xyz`), never the
+   * secret or its hash. Edges put it in their access log lines.
+   *
+   * @generated from field: string key_label = 1;
+   */
+  keyLabel: string;
 };
 
 /**
@@ -52,7 +59,7 @@ export const EdgeService: GenService<{
    * Answers OK when the request's `authorization` header carries a valid, enabled, unexpired API
    * key, and 401 (Unauthenticated) otherwise, so that an edge authenticates a caller before it
    * reads and parses what the caller sends (spec 5.1). The core still checks every call itself;
-   * an edge may remember a success for a short while.
+   * an edge may remember a success, and the key's label, for a short while.
    *
    * @generated from rpc gateway.v1.EdgeService.CheckCredentials
    */

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gateway/v1/errors.proto.
  */
 export const file_gateway_v1_errors: GenFile = /*@__PURE__*/
-  fileDesc("ChdnYXRld2F5L3YxL2Vycm9ycy5wcm90bxIKZ2F0ZXdheS52MSJFCgtFcnJvckRldGFpbBITCgtodHRwX3N0YXR1cxgBIAEoDRIOCgZyZWFzb24YAiABKAkSEQoJcmV0cnlhYmxlGAMgASgIYgZwcm90bzM");
+  fileDesc("ChdnYXRld2F5L3YxL2Vycm9ycy5wcm90bxIKZ2F0ZXdheS52MSJUCgtFcnJvckRldGFpbBITCgtodHRwX3N0YXR1cxgBIAEoDRIOCgZyZWFzb24YAiABKAkSEQoJcmV0cnlhYmxlGAMgASgIEg0KBWZpZWxkGAQgASgJYgZwcm90bzM");
 
 /**
  * Attached to every error the gateway raises (a Connect/gRPC error detail, i.e. an entry of
@@ -40,6 +40,14 @@ export type ErrorDetail = Message<"gateway.v1.ErrorDetail"> & {
    * @generated from field: bool retryable = 3;
    */
   retryable: boolean;
+
+  /**
+   * The request field the error is about, as a path in the request's JSON (`messages[0].role`);
+   * empty when the error is not about one field. REST: OpenAI's `param` on routes of its dialect.
+   *
+   * @generated from field: string field = 4;
+   */
+  field: string;
 };
 
 /**

@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file gateway/v1/models.proto.
  */
 export const file_gateway_v1_models: GenFile = /*@__PURE__*/
-  fileDesc("ChdnYXRld2F5L3YxL21vZGVscy5wcm90bxIKZ2F0ZXdheS52MSKhAQoRTW9kZWxBcmNoaXRlY3R1cmUSGAoQaW5wdXRfbW9kYWxpdGllcxgBIAMoCRIZChFvdXRwdXRfbW9kYWxpdGllcxgCIAMoCRIQCghtb2RhbGl0eRgDIAEoCRIRCgl0b2tlbml6ZXIYBCABKAkSIAoNaW5zdHJ1Y3RfdHlwZRgFIAEoCUIEmPQYAUgAiAEBQhAKDl9pbnN0cnVjdF90eXBlIlIKDE1vZGVsUHJpY2luZxIOCgZwcm9tcHQYASABKAkSEgoKY29tcGxldGlvbhgCIAEoCRINCgVpbWFnZRgDIAEoCRIPCgdyZXF1ZXN0GAQgASgJIqIBChBNb2RlbFRvcFByb3ZpZGVyEiEKDmNvbnRleHRfbGVuZ3RoGAEgASgFQgSY9BgBSACIAQESKAoVbWF4X2NvbXBsZXRpb25fdG9rZW5zGAIgASgFQgSY9BgBSAGIAQESFAoMaXNfbW9kZXJhdGVkGAMgASgIQhEKD19jb250ZXh0X2xlbmd0aEIYChZfbWF4X2NvbXBsZXRpb25fdG9rZW5zIh0KCk1vZGVsTGlua3MSDwoHZGV0YWlscxgBIAEoCSLYBAoFTW9kZWwSCgoCaWQYASABKAkSFgoOY2Fub25pY2FsX3NsdWcYAiABKAkSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIPCgdjcmVhdGVkGAUgASgDEhYKDmNvbnRleHRfbGVuZ3RoGAYgASgFEjMKDGFyY2hpdGVjdHVyZRgHIAEoCzIdLmdhdGV3YXkudjEuTW9kZWxBcmNoaXRlY3R1cmUSKQoHcHJpY2luZxgIIAEoCzIYLmdhdGV3YXkudjEuTW9kZWxQcmljaW5nEjIKDHRvcF9wcm92aWRlchgJIAEoCzIcLmdhdGV3YXkudjEuTW9kZWxUb3BQcm92aWRlchIcChRzdXBwb3J0ZWRfcGFyYW1ldGVycxgKIAMoCRIeChBzdXBwb3J0ZWRfdm9pY2VzGAsgAygJQgSY9BgBEjkKEmRlZmF1bHRfcGFyYW1ldGVycxgMIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBJj0GAESOQoScGVyX3JlcXVlc3RfbGltaXRzGA0gASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIEmPQYARIiCg9leHBpcmF0aW9uX2RhdGUYDiABKAlCBJj0GAFIAIgBARIjChBrbm93bGVkZ2VfY3V0b2ZmGA8gASgJQgSY9BgBSAGIAQESJQoFbGlua3MYECABKAsyFi5nYXRld2F5LnYxLk1vZGVsTGlua3NCEgoQX2V4cGlyYXRpb25fZGF0ZUITChFfa25vd2xlZGdlX2N1dG9mZiIyCg5Nb2RlbExpc3RMaW5rcxIXCgRuZXh0GAEgASgJQgSY9BgBSACIAQFCBwoFX25leHQiygMKEUxpc3RNb2RlbHNSZXF1ZXN0EiIKBm9mZnNldBgBIAEoBUINkvQYCTkAAAAAAAAAAEgAiAEBEioKBWxpbWl0GAIgASgFQhaS9BgSOQAAAAAAAPA/QQAAAAAAQI9ASAGIAQESuQIKEW91dHB1dF9tb2RhbGl0aWVzGAMgASgJQpgCkvQYkwIioAFeKHRleHR8aW1hZ2V8ZW1iZWRkaW5nc3xhdWRpb3x2aWRlb3xyZXJhbmt8ZGVjaXNpb25zfHNwZWVjaHx0cmFuc2NyaXB0aW9ufGFsbCkoLCh0ZXh0fGltYWdlfGVtYmVkZGluZ3N8YXVkaW98dmlkZW98cmVyYW5rfGRlY2lzaW9uc3xzcGVlY2h8dHJhbnNjcmlwdGlvbnxhbGwpKSokKm5jb21tYS1zZXBhcmF0ZWQgbGlzdCBvZiB0ZXh0LCBpbWFnZSwgZW1iZWRkaW5ncywgYXVkaW8sIHZpZGVvLCByZXJhbmssIGRlY2lzaW9ucywgc3BlZWNoLCB0cmFuc2NyaXB0aW9uIG9yIGFsbEgCiAEBQgkKB19vZmZzZXRCCAoGX2xpbWl0QhQKEl9vdXRwdXRfbW9kYWxpdGllcyLOAwoVTGlzdFVzZXJNb2RlbHNSZXF1ZXN0EiIKBm9mZnNldBgBIAEoBUINkvQYCTkAAAAAAAAAAEgAiAEBEioKBWxpbWl0GAIgASgFQhaS9BgSOQAAAAAAAPA/QQAAAAAAQI9ASAGIAQESuQIKEW91dHB1dF9tb2RhbGl0aWVzGAMgASgJQpgCkvQYkwIioAFeKHRleHR8aW1hZ2V8ZW1iZWRkaW5nc3xhdWRpb3x2aWRlb3xyZXJhbmt8ZGVjaXNpb25zfHNwZWVjaHx0cmFuc2NyaXB0aW9ufGFsbCkoLCh0ZXh0fGltYWdlfGVtYmVkZGluZ3N8YXVkaW98dmlkZW98cmVyYW5rfGRlY2lzaW9uc3xzcGVlY2h8dHJhbnNjcmlwdGlvbnxhbGwpKSokKm5jb21tYS1zZXBhcmF0ZWQgbGlzdCBvZiB0ZXh0LCBpbWFnZSwgZW1iZWRkaW5ncywgYXVkaW8sIHZpZGVvLCByZXJhbmssIGRlY2lzaW9ucywgc3BlZWNoLCB0cmFuc2NyaXB0aW9uIG9yIGFsbEgCiAEBQgkKB19vZmZzZXRCCAoGX2xpbWl0QhQKEl9vdXRwdXRfbW9kYWxpdGllcyJ1ChJMaXN0TW9kZWxzUmVzcG9uc2USHwoEZGF0YRgBIAMoCzIRLmdhdGV3YXkudjEuTW9kZWwSKQoFbGlua3MYAiABKAsyGi5nYXRld2F5LnYxLk1vZGVsTGlzdExpbmtzEhMKC3RvdGFsX2NvdW50GAMgASgFIk0KGUxpc3RNb2RlbEVuZHBvaW50c1JlcXVlc3QSGAoGYXV0aG9yGAEgASgJQgiS9BgECAEQARIWCgRzbHVnGAIgASgJQgiS9BgECAEQASJFCg9QZXJjZW50aWxlU3RhdHMSCwoDcDUwGAEgASgBEgsKA3A3NRgCIAEoARILCgNwOTAYAyABKAESCwoDcDk5GAQgASgBIs4FCg1Nb2RlbEVuZHBvaW50EgwKBG5hbWUYASABKAkSEAoIbW9kZWxfaWQYAiABKAkSEgoKbW9kZWxfbmFtZRgDIAEoCRIVCg1wcm92aWRlcl9uYW1lGAQgASgJEgsKA3RhZxgFIAEoCRIWCg5jb250ZXh0X2xlbmd0aBgGIAEoBRIoChVtYXhfY29tcGxldGlvbl90b2tlbnMYByABKAVCBJj0GAFIAIgBARIkChFtYXhfcHJvbXB0X3Rva2VucxgIIAEoBUIEmPQYAUgBiAEBEh8KDHF1YW50aXphdGlvbhgJIAEoCUIEmPQYAUgCiAEBEg4KBnN0YXR1cxgKIAEoBRIpCgdwcmljaW5nGAsgASgLMhguZ2F0ZXdheS52MS5Nb2RlbFByaWNpbmcSHAoUc3VwcG9ydGVkX3BhcmFtZXRlcnMYDCADKAkSIQoZc3VwcG9ydHNfaW1wbGljaXRfY2FjaGluZxgNIAEoCBI7ChBsYXRlbmN5X2xhc3RfMzBtGA4gASgLMhsuZ2F0ZXdheS52MS5QZXJjZW50aWxlU3RhdHNCBJj0GAESPgoTdGhyb3VnaHB1dF9sYXN0XzMwbRgPIAEoCzIbLmdhdGV3YXkudjEuUGVyY2VudGlsZVN0YXRzQgSY9BgBEiEKDnVwdGltZV9sYXN0XzVtGBAgASgBQgSY9BgBSAOIAQESIgoPdXB0aW1lX2xhc3RfMzBtGBEgASgBQgSY9BgBSASIAQESIQoOdXB0aW1lX2xhc3RfMWQYEiABKAFCBJj0GAFIBYgBAUIYChZfbWF4X2NvbXBsZXRpb25fdG9rZW5zQhQKEl9tYXhfcHJvbXB0X3Rva2Vuc0IPCg1fcXVhbnRpemF0aW9uQhEKD191cHRpbWVfbGFzdF81bUISChBfdXB0aW1lX2xhc3RfMzBtQhEKD191cHRpbWVfbGFzdF8xZCK3AQoSTW9kZWxXaXRoRW5kcG9pbnRzEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDwoHY3JlYXRlZBgDIAEoAxITCgtkZXNjcmlwdGlvbhgEIAEoCRIzCgxhcmNoaXRlY3R1cmUYBSABKAsyHS5nYXRld2F5LnYxLk1vZGVsQXJjaGl0ZWN0dXJlEiwKCWVuZHBvaW50cxgGIAMoCzIZLmdhdGV3YXkudjEuTW9kZWxFbmRwb2ludCJKChpMaXN0TW9kZWxFbmRwb2ludHNSZXNwb25zZRIsCgRkYXRhGAEgASgLMh4uZ2F0ZXdheS52MS5Nb2RlbFdpdGhFbmRwb2ludHMyhgMKDU1vZGVsc1NlcnZpY2USZwoKTGlzdE1vZGVscxIdLmdhdGV3YXkudjEuTGlzdE1vZGVsc1JlcXVlc3QaHi5nYXRld2F5LnYxLkxpc3RNb2RlbHNSZXNwb25zZSIayPMYA4LT5JMCEBIOL2FwaS92MS9tb2RlbHMScAoOTGlzdFVzZXJNb2RlbHMSIS5nYXRld2F5LnYxLkxpc3RVc2VyTW9kZWxzUmVxdWVzdBoeLmdhdGV3YXkudjEuTGlzdE1vZGVsc1Jlc3BvbnNlIhuC0+STAhUSEy9hcGkvdjEvbW9kZWxzL3VzZXISmQEKEkxpc3RNb2RlbEVuZHBvaW50cxIlLmdhdGV3YXkudjEuTGlzdE1vZGVsRW5kcG9pbnRzUmVxdWVzdBomLmdhdGV3YXkudjEuTGlzdE1vZGVsRW5kcG9pbnRzUmVzcG9uc2UiNMjzGAOC0+STAioSKC9hcGkvdjEvbW9kZWxzL3thdXRob3J9L3tzbHVnfS9lbmRwb2ludHNiBnByb3RvMw", [file_gateway_v1_options, file_google_api_annotations, file_google_protobuf_struct]);
+  fileDesc("ChdnYXRld2F5L3YxL21vZGVscy5wcm90bxIKZ2F0ZXdheS52MSKhAQoRTW9kZWxBcmNoaXRlY3R1cmUSGAoQaW5wdXRfbW9kYWxpdGllcxgBIAMoCRIZChFvdXRwdXRfbW9kYWxpdGllcxgCIAMoCRIQCghtb2RhbGl0eRgDIAEoCRIRCgl0b2tlbml6ZXIYBCABKAkSIAoNaW5zdHJ1Y3RfdHlwZRgFIAEoCUIEmPQYAUgAiAEBQhAKDl9pbnN0cnVjdF90eXBlIlIKDE1vZGVsUHJpY2luZxIOCgZwcm9tcHQYASABKAkSEgoKY29tcGxldGlvbhgCIAEoCRINCgVpbWFnZRgDIAEoCRIPCgdyZXF1ZXN0GAQgASgJIqIBChBNb2RlbFRvcFByb3ZpZGVyEiEKDmNvbnRleHRfbGVuZ3RoGAEgASgFQgSY9BgBSACIAQESKAoVbWF4X2NvbXBsZXRpb25fdG9rZW5zGAIgASgFQgSY9BgBSAGIAQESFAoMaXNfbW9kZXJhdGVkGAMgASgIQhEKD19jb250ZXh0X2xlbmd0aEIYChZfbWF4X2NvbXBsZXRpb25fdG9rZW5zIh0KCk1vZGVsTGlua3MSDwoHZGV0YWlscxgBIAEoCSLYBAoFTW9kZWwSCgoCaWQYASABKAkSFgoOY2Fub25pY2FsX3NsdWcYAiABKAkSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIPCgdjcmVhdGVkGAUgASgDEhYKDmNvbnRleHRfbGVuZ3RoGAYgASgFEjMKDGFyY2hpdGVjdHVyZRgHIAEoCzIdLmdhdGV3YXkudjEuTW9kZWxBcmNoaXRlY3R1cmUSKQoHcHJpY2luZxgIIAEoCzIYLmdhdGV3YXkudjEuTW9kZWxQcmljaW5nEjIKDHRvcF9wcm92aWRlchgJIAEoCzIcLmdhdGV3YXkudjEuTW9kZWxUb3BQcm92aWRlchIcChRzdXBwb3J0ZWRfcGFyYW1ldGVycxgKIAMoCRIeChBzdXBwb3J0ZWRfdm9pY2VzGAsgAygJQgSY9BgBEjkKEmRlZmF1bHRfcGFyYW1ldGVycxgMIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBJj0GAESOQoScGVyX3JlcXVlc3RfbGltaXRzGA0gASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIEmPQYARIiCg9leHBpcmF0aW9uX2RhdGUYDiABKAlCBJj0GAFIAIgBARIjChBrbm93bGVkZ2VfY3V0b2ZmGA8gASgJQgSY9BgBSAGIAQESJQoFbGlua3MYECABKAsyFi5nYXRld2F5LnYxLk1vZGVsTGlua3NCEgoQX2V4cGlyYXRpb25fZGF0ZUITChFfa25vd2xlZGdlX2N1dG9mZiIyCg5Nb2RlbExpc3RMaW5rcxIXCgRuZXh0GAEgASgJQgSY9BgBSACIAQFCBwoFX25leHQiygMKEUxpc3RNb2RlbHNSZXF1ZXN0EiIKBm9mZnNldBgBIAEoBUINkvQYCTkAAAAAAAAAAEgAiAEBEioKBWxpbWl0GAIgASgFQhaS9BgSOQAAAAAAAPA/QQAAAAAAQI9ASAGIAQESuQIKEW91dHB1dF9tb2RhbGl0aWVzGAMgASgJQpgCkvQYkwIioAFeKHRleHR8aW1hZ2V8ZW1iZWRkaW5nc3xhdWRpb3x2aWRlb3xyZXJhbmt8ZGVjaXNpb25zfHNwZWVjaHx0cmFuc2NyaXB0aW9ufGFsbCkoLCh0ZXh0fGltYWdlfGVtYmVkZGluZ3N8YXVkaW98dmlkZW98cmVyYW5rfGRlY2lzaW9uc3xzcGVlY2h8dHJhbnNjcmlwdGlvbnxhbGwpKSokKm5jb21tYS1zZXBhcmF0ZWQgbGlzdCBvZiB0ZXh0LCBpbWFnZSwgZW1iZWRkaW5ncywgYXVkaW8sIHZpZGVvLCByZXJhbmssIGRlY2lzaW9ucywgc3BlZWNoLCB0cmFuc2NyaXB0aW9uIG9yIGFsbEgCiAEBQgkKB19vZmZzZXRCCAoGX2xpbWl0QhQKEl9vdXRwdXRfbW9kYWxpdGllcyLOAwoVTGlzdFVzZXJNb2RlbHNSZXF1ZXN0EiIKBm9mZnNldBgBIAEoBUINkvQYCTkAAAAAAAAAAEgAiAEBEioKBWxpbWl0GAIgASgFQhaS9BgSOQAAAAAAAPA/QQAAAAAAQI9ASAGIAQESuQIKEW91dHB1dF9tb2RhbGl0aWVzGAMgASgJQpgCkvQYkwIioAFeKHRleHR8aW1hZ2V8ZW1iZWRkaW5nc3xhdWRpb3x2aWRlb3xyZXJhbmt8ZGVjaXNpb25zfHNwZWVjaHx0cmFuc2NyaXB0aW9ufGFsbCkoLCh0ZXh0fGltYWdlfGVtYmVkZGluZ3N8YXVkaW98dmlkZW98cmVyYW5rfGRlY2lzaW9uc3xzcGVlY2h8dHJhbnNjcmlwdGlvbnxhbGwpKSokKm5jb21tYS1zZXBhcmF0ZWQgbGlzdCBvZiB0ZXh0LCBpbWFnZSwgZW1iZWRkaW5ncywgYXVkaW8sIHZpZGVvLCByZXJhbmssIGRlY2lzaW9ucywgc3BlZWNoLCB0cmFuc2NyaXB0aW9uIG9yIGFsbEgCiAEBQgkKB19vZmZzZXRCCAoGX2xpbWl0QhQKEl9vdXRwdXRfbW9kYWxpdGllcyJ1ChJMaXN0TW9kZWxzUmVzcG9uc2USHwoEZGF0YRgBIAMoCzIRLmdhdGV3YXkudjEuTW9kZWwSKQoFbGlua3MYAiABKAsyGi5nYXRld2F5LnYxLk1vZGVsTGlzdExpbmtzEhMKC3RvdGFsX2NvdW50GAMgASgFIk0KGUxpc3RNb2RlbEVuZHBvaW50c1JlcXVlc3QSGAoGYXV0aG9yGAEgASgJQgiS9BgECAEQARIWCgRzbHVnGAIgASgJQgiS9BgECAEQASJWCg9HZXRNb2RlbFJlcXVlc3QSFwoGYXV0aG9yGAEgASgJQgeS9BgDGIACEhUKBHNsdWcYAiABKAlCB5L0GAMYgAISEwoCaWQYAyABKAlCB5L0GAMYgQQigQEKGkxpc3RFbWJlZGRpbmdNb2RlbHNSZXF1ZXN0EiIKBm9mZnNldBgBIAEoBUINkvQYCTkAAAAAAAAAAEgAiAEBEioKBWxpbWl0GAIgASgFQhaS9BgSOQAAAAAAAPA/QQAAAAAAQI9ASAGIAQFCCQoHX29mZnNldEIICgZfbGltaXQiRQoPUGVyY2VudGlsZVN0YXRzEgsKA3A1MBgBIAEoARILCgNwNzUYAiABKAESCwoDcDkwGAMgASgBEgsKA3A5ORgEIAEoASLOBQoNTW9kZWxFbmRwb2ludBIMCgRuYW1lGAEgASgJEhAKCG1vZGVsX2lkGAIgASgJEhIKCm1vZGVsX25hbWUYAyABKAkSFQoNcHJvdmlkZXJfbmFtZRgEIAEoCRILCgN0YWcYBSABKAkSFgoOY29udGV4dF9sZW5ndGgYBiABKAUSKAoVbWF4X2NvbXBsZXRpb25fdG9rZW5zGAcgASgFQgSY9BgBSACIAQESJAoRbWF4X3Byb21wdF90b2tlbnMYCCABKAVCBJj0GAFIAYgBARIfCgxxdWFudGl6YXRpb24YCSABKAlCBJj0GAFIAogBARIOCgZzdGF0dXMYCiABKAUSKQoHcHJpY2luZxgLIAEoCzIYLmdhdGV3YXkudjEuTW9kZWxQcmljaW5nEhwKFHN1cHBvcnRlZF9wYXJhbWV0ZXJzGAwgAygJEiEKGXN1cHBvcnRzX2ltcGxpY2l0X2NhY2hpbmcYDSABKAgSOwoQbGF0ZW5jeV9sYXN0XzMwbRgOIAEoCzIbLmdhdGV3YXkudjEuUGVyY2VudGlsZVN0YXRzQgSY9BgBEj4KE3Rocm91Z2hwdXRfbGFzdF8zMG0YDyABKAsyGy5nYXRld2F5LnYxLlBlcmNlbnRpbGVTdGF0c0IEmPQYARIhCg51cHRpbWVfbGFzdF81bRgQIAEoAUIEmPQYAUgDiAEBEiIKD3VwdGltZV9sYXN0XzMwbRgRIAEoAUIEmPQYAUgEiAEBEiEKDnVwdGltZV9sYXN0XzFkGBIgASgBQgSY9BgBSAWIAQFCGAoWX21heF9jb21wbGV0aW9uX3Rva2Vuc0IUChJfbWF4X3Byb21wdF90b2tlbnNCDwoNX3F1YW50aXphdGlvbkIRCg9fdXB0aW1lX2xhc3RfNW1CEgoQX3VwdGltZV9sYXN0XzMwbUIRCg9fdXB0aW1lX2xhc3RfMWQitwEKEk1vZGVsV2l0aEVuZHBvaW50cxIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg8KB2NyZWF0ZWQYAyABKAMSEwoLZGVzY3JpcHRpb24YBCABKAkSMwoMYXJjaGl0ZWN0dXJlGAUgASgLMh0uZ2F0ZXdheS52MS5Nb2RlbEFyY2hpdGVjdHVyZRIsCgllbmRwb2ludHMYBiADKAsyGS5nYXRld2F5LnYxLk1vZGVsRW5kcG9pbnQiSgoaTGlzdE1vZGVsRW5kcG9pbnRzUmVzcG9uc2USLAoEZGF0YRgBIAEoCzIeLmdhdGV3YXkudjEuTW9kZWxXaXRoRW5kcG9pbnRzMpkFCg1Nb2RlbHNTZXJ2aWNlEmsKCkxpc3RNb2RlbHMSHS5nYXRld2F5LnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh4uZ2F0ZXdheS52MS5MaXN0TW9kZWxzUmVzcG9uc2UiHsjzGAOA9BgBgtPkkwIQEg4vYXBpL3YxL21vZGVscxJwCg5MaXN0VXNlck1vZGVscxIhLmdhdGV3YXkudjEuTGlzdFVzZXJNb2RlbHNSZXF1ZXN0Gh4uZ2F0ZXdheS52MS5MaXN0TW9kZWxzUmVzcG9uc2UiG4LT5JMCFRITL2FwaS92MS9tb2RlbHMvdXNlchKBAQoIR2V0TW9kZWwSGy5nYXRld2F5LnYxLkdldE1vZGVsUmVxdWVzdBoRLmdhdGV3YXkudjEuTW9kZWwiRcjzGAOA9BgBgtPkkwI3WhUSEy9hcGkvdjEvbW9kZWxzL3tpZH0SHi9hcGkvdjEvbW9kZWxzL3thdXRob3J9L3tzbHVnfRKIAQoTTGlzdEVtYmVkZGluZ01vZGVscxImLmdhdGV3YXkudjEuTGlzdEVtYmVkZGluZ01vZGVsc1JlcXVlc3QaHi5nYXRld2F5LnYxLkxpc3RNb2RlbHNSZXNwb25zZSIpyPMYA4D0GAGC0+STAhsSGS9hcGkvdjEvZW1iZWRkaW5ncy9tb2RlbHMSmQEKEkxpc3RNb2RlbEVuZHBvaW50cxIlLmdhdGV3YXkudjEuTGlzdE1vZGVsRW5kcG9pbnRzUmVxdWVzdBomLmdhdGV3YXkudjEuTGlzdE1vZGVsRW5kcG9pbnRzUmVzcG9uc2UiNMjzGAOC0+STAioSKC9hcGkvdjEvbW9kZWxzL3thdXRob3J9L3tzbHVnfS9lbmRwb2ludHNiBnByb3RvMw", [file_gateway_v1_options, file_google_api_annotations, file_google_protobuf_struct]);
 
 /**
  * Input/output modalities and tokenizer of a model.
@@ -403,6 +403,69 @@ export const ListModelEndpointsRequestSchema: GenMessage<ListModelEndpointsReque
   messageDesc(file_gateway_v1_models, 9);
 
 /**
+ * Path of GET /api/v1/models/{author}/{slug} (or /api/v1/models/{id}, the id in one segment).
+ *
+ * @generated from message gateway.v1.GetModelRequest
+ */
+export type GetModelRequest = Message<"gateway.v1.GetModelRequest"> & {
+  /**
+   * The model's author, e.g. `openai`; with `slug`, instead of `id`.
+   *
+   * @generated from field: string author = 1;
+   */
+  author: string;
+
+  /**
+   * The model's slug, e.g. `gpt-4o`.
+   *
+   * @generated from field: string slug = 2;
+   */
+  slug: string;
+
+  /**
+   * The whole model id, e.g. `openai/gpt-4o`; instead of `author` and `slug`.
+   *
+   * @generated from field: string id = 3;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message gateway.v1.GetModelRequest.
+ * Use `create(GetModelRequestSchema)` to create a new message.
+ */
+export const GetModelRequestSchema: GenMessage<GetModelRequest> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_models, 10);
+
+/**
+ * Query of GET /api/v1/embeddings/models.
+ *
+ * @generated from message gateway.v1.ListEmbeddingModelsRequest
+ */
+export type ListEmbeddingModelsRequest = Message<"gateway.v1.ListEmbeddingModelsRequest"> & {
+  /**
+   * At least 0. When neither offset nor limit is given, the full list is returned.
+   *
+   * @generated from field: optional int32 offset = 1;
+   */
+  offset?: number | undefined;
+
+  /**
+   * 1 to 1000.
+   *
+   * @generated from field: optional int32 limit = 2;
+   */
+  limit?: number | undefined;
+};
+
+/**
+ * Describes the message gateway.v1.ListEmbeddingModelsRequest.
+ * Use `create(ListEmbeddingModelsRequestSchema)` to create a new message.
+ */
+export const ListEmbeddingModelsRequestSchema: GenMessage<ListEmbeddingModelsRequest> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_models, 11);
+
+/**
  * Percentiles of a latency (ms) or throughput (tokens/s) measurement.
  *
  * @generated from message gateway.v1.PercentileStats
@@ -434,7 +497,7 @@ export type PercentileStats = Message<"gateway.v1.PercentileStats"> & {
  * Use `create(PercentileStatsSchema)` to create a new message.
  */
 export const PercentileStatsSchema: GenMessage<PercentileStats> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 10);
+  messageDesc(file_gateway_v1_models, 12);
 
 /**
  * One provider deployment serving a model.
@@ -552,7 +615,7 @@ export type ModelEndpoint = Message<"gateway.v1.ModelEndpoint"> & {
  * Use `create(ModelEndpointSchema)` to create a new message.
  */
 export const ModelEndpointSchema: GenMessage<ModelEndpoint> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 11);
+  messageDesc(file_gateway_v1_models, 13);
 
 /**
  * A model with its endpoints (spec 2.14).
@@ -598,7 +661,7 @@ export type ModelWithEndpoints = Message<"gateway.v1.ModelWithEndpoints"> & {
  * Use `create(ModelWithEndpointsSchema)` to create a new message.
  */
 export const ModelWithEndpointsSchema: GenMessage<ModelWithEndpoints> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 12);
+  messageDesc(file_gateway_v1_models, 14);
 
 /**
  * Answer of GET /api/v1/models/{author}/{slug}/endpoints.
@@ -617,7 +680,7 @@ export type ListModelEndpointsResponse = Message<"gateway.v1.ListModelEndpointsR
  * Use `create(ListModelEndpointsResponseSchema)` to create a new message.
  */
 export const ListModelEndpointsResponseSchema: GenMessage<ListModelEndpointsResponse> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 13);
+  messageDesc(file_gateway_v1_models, 15);
 
 /**
  * Read-only model catalog.
@@ -645,6 +708,30 @@ export const ModelsService: GenService<{
   listUserModels: {
     methodKind: "unary";
     input: typeof ListUserModelsRequestSchema;
+    output: typeof ListModelsResponseSchema;
+  },
+  /**
+   * One model of the catalog, as the list shows it: OpenAI's "retrieve model"
+   * (`client.models.retrieve("author/slug")` sends the id as one segment with an encoded slash,
+   * hence the second binding), answered with the model object itself like OpenAI's. Anonymous
+   * callers are allowed, as for the list; 404 for a model the catalog does not list.
+   *
+   * @generated from rpc gateway.v1.ModelsService.GetModel
+   */
+  getModel: {
+    methodKind: "unary";
+    input: typeof GetModelRequestSchema;
+    output: typeof ModelSchema;
+  },
+  /**
+   * The embedding models (output modality `embeddings`), which `GET /models` lists only when asked
+   * with `output_modalities` (its default is `text`): OpenRouter's separate list.
+   *
+   * @generated from rpc gateway.v1.ModelsService.ListEmbeddingModels
+   */
+  listEmbeddingModels: {
+    methodKind: "unary";
+    input: typeof ListEmbeddingModelsRequestSchema;
     output: typeof ListModelsResponseSchema;
   },
   /**

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gateway/v1/options.proto.
  */
 export const file_gateway_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChhnYXRld2F5L3YxL29wdGlvbnMucHJvdG8SCmdhdGV3YXkudjEirwIKCkZpZWxkUnVsZXMSEAoIcmVxdWlyZWQYASABKAgSFAoHbWluX2xlbhgCIAEoDUgAiAEBEhQKB21heF9sZW4YAyABKA1IAYgBARIPCgdwYXR0ZXJuGAQgASgJEhQKDHBhdHRlcm5faGludBgFIAEoCRIMCgR1dWlkGAYgASgIEhAKA2d0ZRgHIAEoAUgCiAEBEhAKA2x0ZRgIIAEoAUgDiAEBEg8KAmd0GAkgASgBSASIAQESFgoJbWluX2l0ZW1zGAogASgNSAWIAQESFgoJbWF4X2l0ZW1zGAsgASgNSAaIAQFCCgoIX21pbl9sZW5CCgoIX21heF9sZW5CBgoEX2d0ZUIGCgRfbHRlQgUKA19ndEIMCgpfbWluX2l0ZW1zQgwKCl9tYXhfaXRlbXMqbwoGQWNjZXNzEhYKEkFDQ0VTU19VTlNQRUNJRklFRBAAEg4KCkFDQ0VTU19LRVkQARIVChFBQ0NFU1NfTUFOQUdFTUVOVBACEhEKDUFDQ0VTU19QVUJMSUMQAxITCg9BQ0NFU1NfT1BFUkFUT1IQBCpmCgtFbnRpdGxlbWVudBIbChdFTlRJVExFTUVOVF9VTlNQRUNJRklFRBAAEhcKE0VOVElUTEVNRU5UX0lOVEVSTlMQARIhCh1FTlRJVExFTUVOVF9QUklWQVRFX0VORFBPSU5UUxACOkwKBmFjY2VzcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLmOAyABKA4yEi5nYXRld2F5LnYxLkFjY2Vzc1IGYWNjZXNzOlsKC2VudGl0bGVtZW50Eh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYuo4DIAEoDjIXLmdhdGV3YXkudjEuRW50aXRsZW1lbnRSC2VudGl0bGVtZW50OkwKEWh0dHBfc3VjY2Vzc19jb2RlEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYu44DIAEoDVIPaHR0cFN1Y2Nlc3NDb2RlOkYKDm1heF9ib2R5X2J5dGVzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYvI4DIAEoBFIMbWF4Qm9keUJ5dGVzOkoKEHNzZV9uYW1lZF9ldmVudHMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxi9jgMgASgIUg5zc2VOYW1lZEV2ZW50czpJCg9yZWFzb25lZF9lcnJvcnMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxi+jgMgASgIUg5yZWFzb25lZEVycm9yczpKChBnbG9iYWxfaG9zdF9vbmx5Eh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYv44DIAEoCFIOZ2xvYmFsSG9zdE9ubHk6TQoFcnVsZXMSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGMKOAyABKAsyFi5nYXRld2F5LnYxLkZpZWxkUnVsZXNSBXJ1bGVzOjsKCG51bGxhYmxlEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjDjgMgASgIUghudWxsYWJsZTo+Cgpqc29uX3JlcGx5Eh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjEjgMgASgIUglqc29uUmVwbHk6PgoKb21pdF9lbXB0eRIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYxY4DIAEoCFIJb21pdEVtcHR5Oj0KCGVudmVsb3BlEh8uZ29vZ2xlLnByb3RvYnVmLk1lc3NhZ2VPcHRpb25zGNaOAyABKAhSCGVudmVsb3BlOjcKBHdpcmUSIS5nb29nbGUucHJvdG9idWYuRW51bVZhbHVlT3B0aW9ucxjMjgMgASgJUgR3aXJlYgZwcm90bzM", [file_google_protobuf_descriptor]);
+  fileDesc("ChhnYXRld2F5L3YxL29wdGlvbnMucHJvdG8SCmdhdGV3YXkudjEirwIKCkZpZWxkUnVsZXMSEAoIcmVxdWlyZWQYASABKAgSFAoHbWluX2xlbhgCIAEoDUgAiAEBEhQKB21heF9sZW4YAyABKA1IAYgBARIPCgdwYXR0ZXJuGAQgASgJEhQKDHBhdHRlcm5faGludBgFIAEoCRIMCgR1dWlkGAYgASgIEhAKA2d0ZRgHIAEoAUgCiAEBEhAKA2x0ZRgIIAEoAUgDiAEBEg8KAmd0GAkgASgBSASIAQESFgoJbWluX2l0ZW1zGAogASgNSAWIAQESFgoJbWF4X2l0ZW1zGAsgASgNSAaIAQFCCgoIX21pbl9sZW5CCgoIX21heF9sZW5CBgoEX2d0ZUIGCgRfbHRlQgUKA19ndEIMCgpfbWluX2l0ZW1zQgwKCl9tYXhfaXRlbXMqbwoGQWNjZXNzEhYKEkFDQ0VTU19VTlNQRUNJRklFRBAAEg4KCkFDQ0VTU19LRVkQARIVChFBQ0NFU1NfTUFOQUdFTUVOVBACEhEKDUFDQ0VTU19QVUJMSUMQAxITCg9BQ0NFU1NfT1BFUkFUT1IQBCpmCgtFbnRpdGxlbWVudBIbChdFTlRJVExFTUVOVF9VTlNQRUNJRklFRBAAEhcKE0VOVElUTEVNRU5UX0lOVEVSTlMQARIhCh1FTlRJVExFTUVOVF9QUklWQVRFX0VORFBPSU5UUxACKmQKDEVycm9yRGlhbGVjdBIdChlFUlJPUl9ESUFMRUNUX1VOU1BFQ0lGSUVEEAASGAoURVJST1JfRElBTEVDVF9PUEVOQUkQARIbChdFUlJPUl9ESUFMRUNUX0FOVEhST1BJQxACOkwKBmFjY2VzcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLmOAyABKA4yEi5nYXRld2F5LnYxLkFjY2Vzc1IGYWNjZXNzOlsKC2VudGl0bGVtZW50Eh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYuo4DIAEoDjIXLmdhdGV3YXkudjEuRW50aXRsZW1lbnRSC2VudGl0bGVtZW50OkwKEWh0dHBfc3VjY2Vzc19jb2RlEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYu44DIAEoDVIPaHR0cFN1Y2Nlc3NDb2RlOkYKDm1heF9ib2R5X2J5dGVzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYvI4DIAEoBFIMbWF4Qm9keUJ5dGVzOkoKEHNzZV9uYW1lZF9ldmVudHMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxi9jgMgASgIUg5zc2VOYW1lZEV2ZW50czpJCg9yZWFzb25lZF9lcnJvcnMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxi+jgMgASgIUg5yZWFzb25lZEVycm9yczpKChBnbG9iYWxfaG9zdF9vbmx5Eh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYv44DIAEoCFIOZ2xvYmFsSG9zdE9ubHk6XwoNZXJyb3JfZGlhbGVjdBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGMCOAyABKA4yGC5nYXRld2F5LnYxLkVycm9yRGlhbGVjdFIMZXJyb3JEaWFsZWN0OkoKEHJhd19ib2R5X21lc3NhZ2USHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjBjgMgASgJUg5yYXdCb2R5TWVzc2FnZTpNCgVydWxlcxIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYwo4DIAEoCzIWLmdhdGV3YXkudjEuRmllbGRSdWxlc1IFcnVsZXM6OwoIbnVsbGFibGUSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGMOOAyABKAhSCG51bGxhYmxlOj4KCmpzb25fcmVwbHkSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGMSOAyABKAhSCWpzb25SZXBseTo+CgpvbWl0X2VtcHR5Eh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjFjgMgASgIUglvbWl0RW1wdHk6PQoIZW52ZWxvcGUSHy5nb29nbGUucHJvdG9idWYuTWVzc2FnZU9wdGlvbnMY1o4DIAEoCFIIZW52ZWxvcGU6NwoEd2lyZRIhLmdvb2dsZS5wcm90b2J1Zi5FbnVtVmFsdWVPcHRpb25zGMyOAyABKAlSBHdpcmViBnByb3RvMw", [file_google_protobuf_descriptor]);
 
 /**
  * Validation rules of one field, enforced by the core's validation interceptor before any handler
@@ -178,6 +178,41 @@ export const EntitlementSchema: GenEnum<Entitlement> = /*@__PURE__*/
   enumDesc(file_gateway_v1_options, 1);
 
 /**
+ * The API whose error `type` names a method's REST errors carry (`(gateway.v1.error_dialect)`).
+ *
+ * @generated from enum gateway.v1.ErrorDialect
+ */
+export enum ErrorDialect {
+  /**
+   * The spec's envelope alone.
+   *
+   * @generated from enum value: ERROR_DIALECT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * OpenAI's names: `invalid_request_error`, `authentication_error`, `rate_limit_error`, ...;
+   * plus `param`, the request field at fault, where it is known.
+   *
+   * @generated from enum value: ERROR_DIALECT_OPENAI = 1;
+   */
+  OPENAI = 1,
+
+  /**
+   * Anthropic's names: `invalid_request_error`, `overloaded_error`, `api_error`, ...
+   *
+   * @generated from enum value: ERROR_DIALECT_ANTHROPIC = 2;
+   */
+  ANTHROPIC = 2,
+}
+
+/**
+ * Describes the enum gateway.v1.ErrorDialect.
+ */
+export const ErrorDialectSchema: GenEnum<ErrorDialect> = /*@__PURE__*/
+  enumDesc(file_gateway_v1_options, 2);
+
+/**
  * @generated from extension: gateway.v1.Access access = 51001;
  */
 export const access: GenExtension<MethodOptions, Access> = /*@__PURE__*/
@@ -235,10 +270,31 @@ export const global_host_only: GenExtension<MethodOptions, boolean> = /*@__PURE_
   extDesc(file_gateway_v1_options, 6);
 
 /**
+ * The method belongs to another API's surface (OpenAI's chat completions, embeddings, responses
+ * and models; Anthropic's messages): its REST errors also carry that API's `type`
+ * (and OpenAI's `param`) inside `error`, beside the spec's code, message and metadata, so that
+ * its SDKs show them as their users expect. The table is wire/error-dialects.ts.
+ *
+ * @generated from extension: gateway.v1.ErrorDialect error_dialect = 51008;
+ */
+export const error_dialect: GenExtension<MethodOptions, ErrorDialect> = /*@__PURE__*/
+  extDesc(file_gateway_v1_options, 7);
+
+/**
+ * On a client-streaming method that takes `google.api.HttpBody` (the raw REST body): the
+ * fully-qualified name of the message whose wire JSON that body is, e.g.
+ * "gateway.v1.CreateBatchRequest". The OpenAPI document describes the body with its schema.
+ *
+ * @generated from extension: string raw_body_message = 51009;
+ */
+export const raw_body_message: GenExtension<MethodOptions, string> = /*@__PURE__*/
+  extDesc(file_gateway_v1_options, 8);
+
+/**
  * @generated from extension: gateway.v1.FieldRules rules = 51010;
  */
 export const rules: GenExtension<FieldOptions, FieldRules> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 7);
+  extDesc(file_gateway_v1_options, 9);
 
 /**
  * Rendered as JSON null when unset (repeated: when empty) instead of being omitted.
@@ -246,7 +302,7 @@ export const rules: GenExtension<FieldOptions, FieldRules> = /*@__PURE__*/
  * @generated from extension: bool nullable = 51011;
  */
 export const nullable: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 8);
+  extDesc(file_gateway_v1_options, 10);
 
 /**
  * On a member of an `envelope` oneof: when the first message of a server stream carries this
@@ -256,7 +312,7 @@ export const nullable: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
  * @generated from extension: bool json_reply = 51012;
  */
 export const json_reply: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 9);
+  extDesc(file_gateway_v1_options, 11);
 
 /**
  * On a repeated field: omitted from the JSON when empty instead of rendered as `[]`. For stream
@@ -265,7 +321,7 @@ export const json_reply: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
  * @generated from extension: bool omit_empty = 51013;
  */
 export const omit_empty: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 10);
+  extDesc(file_gateway_v1_options, 12);
 
 /**
  * A server-stream message made of one oneof: on the REST wire each message is rendered as its
@@ -274,7 +330,7 @@ export const omit_empty: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
  * @generated from extension: bool envelope = 51030;
  */
 export const envelope: GenExtension<MessageOptions, boolean> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 11);
+  extDesc(file_gateway_v1_options, 13);
 
 /**
  * The spec's string for this value on the REST wire ("daily", "S256", "/v1/embeddings").
@@ -283,5 +339,5 @@ export const envelope: GenExtension<MessageOptions, boolean> = /*@__PURE__*/
  * @generated from extension: string wire = 51020;
  */
 export const wire: GenExtension<EnumValueOptions, string> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 12);
+  extDesc(file_gateway_v1_options, 14);
 

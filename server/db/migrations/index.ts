@@ -18,6 +18,8 @@ import * as admissionLeases from "./0015-admission-leases.js";
 import * as workspaceDefaultGuardrails from "./0016-workspace-default-guardrails.js";
 import * as organizationOwners from "./0017-organization-owners.js";
 import * as batchItemLeases from "./0018-batch-item-leases.js";
+import * as ledgerRequestId from "./0019-ledger-request-id.js";
+import * as ledgerByGeneration from "./0020-ledger-by-generation.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
@@ -39,4 +41,6 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0016-workspace-default-guardrails", ...workspaceDefaultGuardrails },
   { name: "0017-organization-owners", ...organizationOwners },
   { name: "0018-batch-item-leases", ...batchItemLeases },
+  { name: "0019-ledger-request-id", ...ledgerRequestId },
+  { name: "0020-ledger-by-generation", ...ledgerByGeneration },
 ];

@@ -1,0 +1,10 @@
+import type { CallRecord } from "../usage/usage-ledger.js";
+
+/**
+ * Told of every upstream attempt of an inference call as the ledger records it (tokens, cost,
+ * latencies by provider and model for the metrics). `fellBack`: the attempt failed and the call
+ * moved on to the next endpoint. Called on the hot path: must stay cheap and never throw.
+ */
+export interface InferenceObserver {
+  attemptRecorded(record: CallRecord, fellBack: boolean): void;
+}
