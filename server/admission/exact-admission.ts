@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { QueryTypes } from "sequelize";
 import type { Deps } from "../deps.js";
 import type { CallerContext } from "../inference/caller-context.js";
 import { budgetLayers } from "../usage/budget-layers.js";
-import type { Refusal } from "./quantities.js";
+import { gatewayAdmit } from "./admission-store.js";
 import { refusalError } from "./refusals.js";
 
 /**
@@ -16,14 +15,6 @@ import { refusalError } from "./refusals.js";
 export interface Admission {
   /** Null when no budget applies, so nothing was reserved. */
   reservationId: string | null;
-}
-
-interface Verdict {
-  admitted: boolean;
-  refusal?: Refusal;
-  retry_after_s?: number;
-  label?: string;
-  remaining_usd?: string | number;
 }
 
 /** Reservations of calls whose instance died lapse after this; longer than any call may run. */
@@ -43,32 +34,26 @@ export async function admit(deps: Deps, context: CallerContext, call: AdmissionR
   const now = new Date();
   const layers = budgetLayers(key, context.guardrails, context.workspaceBudgets, context.workspace, now);
   const reservationId = layers.length > 0 ? randomUUID() : null;
-  const [row] = await sequelize.query<{ verdict: Verdict }>("SELECT gateway_admit(:input::jsonb) AS verdict", {
-    type: QueryTypes.SELECT,
-    replacements: {
-      input: JSON.stringify({
-        key_hash: key.hash,
-        workspace_id: key.workspaceId,
-        rate_limit: config.rateLimitRequests,
-        rate_window_s: config.rateLimitWindowSeconds,
-        free: call.free,
-        free_limit: config.freeModelDailyRequests,
-        estimate_usd: call.estimateUsd,
-        reservation_id: reservationId,
-        reservation_ttl_s: (call.reservationTtlS ?? Math.ceil(config.requestTimeoutMs / 1000)) + RESERVATION_SLACK_S,
-        budgets: layers.map((layer) => ({
-          scope: layer.scope,
-          scope_id: layer.scopeId,
-          period: layer.period,
-          period_start: layer.periodStart.toISOString(),
-          limit_usd: layer.limitUsd,
-          include_byok: layer.includeByok,
-          label: layer.label,
-        })),
-      }),
-    },
+  const verdict = await gatewayAdmit(sequelize, {
+    key_hash: key.hash,
+    workspace_id: key.workspaceId,
+    rate_limit: config.rateLimitRequests,
+    rate_window_s: config.rateLimitWindowSeconds,
+    free: call.free,
+    free_limit: config.freeModelDailyRequests,
+    estimate_usd: call.estimateUsd,
+    reservation_id: reservationId,
+    reservation_ttl_s: (call.reservationTtlS ?? Math.ceil(config.requestTimeoutMs / 1000)) + RESERVATION_SLACK_S,
+    budgets: layers.map((layer) => ({
+      scope: layer.scope,
+      scope_id: layer.scopeId,
+      period: layer.period,
+      period_start: layer.periodStart.toISOString(),
+      limit_usd: layer.limitUsd,
+      include_byok: layer.includeByok,
+      label: layer.label,
+    })),
   });
-  const verdict = row!.verdict;
   if (verdict.admitted) return { reservationId };
   const refusal = verdict.refusal ?? "budget";
   deps.observers?.admission?.refused(refusal);

@@ -2,9 +2,9 @@ import type { Sequelize } from "sequelize";
 import { gatewayError } from "../../wire/errors.js";
 import { nanosToUsd, usdToNanos } from "../core/money.js";
 import type { Logger } from "../logger.js";
-import type { Consumption } from "../usage/usage-ledger.js";
+import type { Consumption } from "../usage/usage-store.js";
 import type { AdmissionObserver, GrantTrigger } from "./admission-observer.js";
-import { dropLeases, grantLeases, returnLeases, type GrantRequest, type LeaseTiming, type Returned } from "./lease-store.js";
+import { dropLeases, grantLeases, returnLeases, type GrantRequest, type LeaseTiming, type Returned } from "./admission-store.js";
 import type { Quantity } from "./quantities.js";
 import { shortfallError } from "./refusals.js";
 

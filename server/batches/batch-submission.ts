@@ -9,7 +9,7 @@ import { admit } from "../admission/exact-admission.js";
 import type { CallerContext } from "../inference/caller-context.js";
 import { estimatePromptTokens, worstCaseCost } from "../inference/cost-estimate.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
-import { releaseReservation } from "../usage/usage-ledger.js";
+import { releaseReservation } from "../usage/usage-store.js";
 import { formatOf, type BatchFormat } from "./batch-formats.js";
 import { BatchItemWriter } from "./batch-item-writer.js";
 import { batchByIdempotencyKey, IdempotencyKeyTaken, type BatchRow } from "./batch-store.js";

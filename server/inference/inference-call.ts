@@ -12,7 +12,7 @@ import type { AdmissionTicket, LeaseBook } from "../admission/lease-book.js";
 import { quantitiesFor } from "../admission/quantities.js";
 import { checkEndUser, type EndUserRegistry } from "../end-users/end-user-registration.js";
 import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../providers/provider.js";
-import type { CallRecord } from "../usage/usage-ledger.js";
+import type { CallRecord } from "../usage/usage-store.js";
 import type { CallerContext } from "./caller-context.js";
 import { worstCaseCost } from "./cost-estimate.js";
 import { planRoute, type Attempt, type EndpointRanking, type InferenceApi } from "./routing.js";

@@ -1,4 +1,4 @@
-import type { CallRecord } from "../usage/usage-ledger.js";
+import type { CallRecord } from "../usage/usage-store.js";
 
 /**
  * Told of every upstream attempt of an inference call as the ledger records it (tokens, cost,

@@ -3,7 +3,7 @@ import type { Exchange, ExchangeObserver } from "../../wire/exchange.js";
 import type { AdmissionObserver, GrantOutcome, GrantTrigger } from "../admission/admission-observer.js";
 import type { Refusal } from "../admission/quantities.js";
 import type { InferenceObserver } from "../inference/inference-observer.js";
-import type { CallRecord } from "../usage/usage-ledger.js";
+import type { CallRecord } from "../usage/usage-store.js";
 import type { SettlementObserver } from "../usage/settlement-writer.js";
 import { BATCH_ITEM_STATES, type BatchItemCounts } from "./metrics-batch-items.js";
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 
 import type { Logger } from "../logger.js";
-import { checkRecord, LEDGER_STATEMENT, ledgerValues, type CallRecord, type Consumption, type LedgerRow } from "./usage-ledger.js";
+import { checkRecord, writeLedgerGroup, type CallRecord, type Consumption, type LedgerRow } from "./usage-store.js";
 
 /**
  * Settlement written behind (ARCHITECTURE §4): answered calls are queued here and written in group
@@ -93,7 +93,7 @@ export class SettlementWriter {
   private async write(group: readonly LedgerRow[]): Promise<void> {
     const client = this.client ?? (await this.connect());
     try {
-      await client.query({ name: "gateway_settle", text: LEDGER_STATEMENT, values: ledgerValues(this.owner, group) });
+      await writeLedgerGroup(client, this.owner, group);
     } catch (err) {
       // Whatever failed, the next try starts on a fresh connection (a restarted server, a broken socket).
       if (this.client === client) this.client = undefined;

@@ -1,10 +1,11 @@
-import { QueryTypes, type Sequelize } from "sequelize";
+import type { Sequelize } from "sequelize";
 import type { Interval } from "../core/budget-periods.js";
 import { addUsd } from "../core/money.js";
 import { currentPeriodStart, type BudgetLayer } from "./budget-layers.js";
+import { readCounters, requestCount } from "./usage-store.js";
 
 /**
- * Reads of the settled spend that settleCall (usage-ledger.ts) adds up in usage_counters, and of
+ * Reads of the settled spend that settleCall (usage-store.ts) adds up in usage_counters, and of
  * the free-model request counter that gateway_admit keeps. Reservations of calls in flight are not
  * spend: they only hold budget room during admission.
  */
@@ -54,34 +55,9 @@ export function currentPeriodRefs(scope: CounterRef["scope"], scopeId: string, n
   return PERIODS.map((period) => ({ scope, scopeId, period, periodStart: currentPeriodStart(period, now) }));
 }
 
-interface CounterRow {
-  i: string;
-  paid: string;
-  byok: string;
-}
-
-// Arrays, not one placeholder per counter, so the statement text is the same for any number of them.
-const READ_COUNTERS = `
-  SELECT r.i, coalesce(c.spent_usd, 0) AS paid, coalesce(c.byok_spent_usd, 0) AS byok
-    FROM unnest($scopes::text[], $ids::text[], $periods::text[], $starts::timestamptz[])
-         WITH ORDINALITY AS r(scope, scope_id, period, period_start, i)
-    LEFT JOIN usage_counters c
-      ON c.scope = r.scope AND c.scope_id = r.scope_id AND c.period = r.period AND c.period_start = r.period_start`;
-
 export async function readSpend(sequelize: Sequelize, refs: readonly CounterRef[]): Promise<SpendIndex> {
-  if (refs.length === 0) return new SpendIndex(new Map());
-  const rows = await sequelize.query<CounterRow>(READ_COUNTERS, {
-    type: QueryTypes.SELECT,
-    bind: {
-      scopes: refs.map((r) => r.scope),
-      ids: refs.map((r) => r.scopeId),
-      periods: refs.map((r) => r.period),
-      starts: refs.map((r) => r.periodStart.toISOString()),
-    },
-  });
-  const spend = new Map<string, Spend>();
-  for (const row of rows) spend.set(refId(refs[Number(row.i) - 1]!), { paidUsd: String(row.paid), byokUsd: String(row.byok) });
-  return new SpendIndex(spend);
+  const spend = await readCounters(sequelize, refs);
+  return new SpendIndex(new Map(refs.map((ref, i) => [refId(ref), spend[i]!])));
 }
 
 /** What counts against a limit: the paid spend, plus BYOK spend when the limit includes it. */
@@ -118,9 +94,5 @@ export function freeQuotaWindow(now: Date): Date {
 
 /** Free-model requests the key made today (UTC), as counted by gateway_admit. */
 export async function freeModelRequestsToday(sequelize: Sequelize, keyHash: string, now: Date): Promise<number> {
-  const [row] = await sequelize.query<{ count: number }>(`SELECT count FROM request_counters WHERE name = $name AND window_start = $start`, {
-    type: QueryTypes.SELECT,
-    bind: { name: `free:${keyHash}`, start: freeQuotaWindow(now).toISOString() },
-  });
-  return row?.count ?? 0;
+  return requestCount(sequelize, `free:${keyHash}`, freeQuotaWindow(now));
 }

@@ -1,12 +1,12 @@
 import type { Sequelize } from "sequelize";
 import { compareDecimals } from "../catalog/decimal-price.js";
-import { settleCall } from "../usage/usage-ledger.js";
+import { settleCall } from "../usage/usage-store.js";
 import type { VideoJobRow } from "./video-store.js";
 
 /**
  * Bills a job that has reached its end: one usage_ledger row (`api = 'video'`, the job's
  * `generation_id`) with its cost, the spend counters, and the release of the budget reservation
- * made at submission, in one statement (usage-ledger.ts). The ledger's unique index on video
+ * made at submission, in one statement (usage-store.ts). The ledger's unique index on video
  * generation ids is the fence: a second settlement of the same job (another instance that took
  * the job over, or a retry after the job's own update failed) fails as a whole and counts as done,
  * so a job is billed exactly once. Failed, cancelled and expired jobs get a row too, at no cost,

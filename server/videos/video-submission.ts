@@ -9,7 +9,7 @@ import type { CallerContext } from "../inference/caller-context.js";
 import type { InferenceRuntime } from "../inference/inference-call.js";
 import { isRetryable, toGatewayError } from "../inference/upstream-errors.js";
 import { UpstreamError } from "../providers/provider.js";
-import { releaseReservation } from "../usage/usage-ledger.js";
+import { releaseReservation } from "../usage/usage-store.js";
 import { acceptedBy } from "./video-advance.js";
 import { videoCost } from "./video-cost.js";
 import { newGenerationId, newJobId } from "./video-ids.js";

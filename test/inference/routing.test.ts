@@ -3,7 +3,7 @@ import { QueryTypes } from "sequelize";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { hashKey } from "../../server/core/key-secret.js";
-import { settleCall } from "../../server/usage/usage-ledger.js";
+import { settleCall } from "../../server/usage/usage-store.js";
 import { writeCatalogFile } from "../support/catalog-file.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call, type Reply } from "../support/http.js";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { DIMENSIONS, GRANULARITIES, METRICS, OPERATORS } from "../../server/analytics/catalog.js";
-import { settleCall, type CallRecord } from "../../server/usage/usage-ledger.js";
+import { settleCall, type CallRecord } from "../../server/usage/usage-store.js";
 import { at, call, type Reply } from "../support/http.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { seedOrganization } from "../support/seed.js";

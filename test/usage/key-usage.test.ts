@@ -3,7 +3,7 @@ import { QueryTypes } from "sequelize";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { periodStart } from "../../server/core/budget-periods.js";
-import { releaseReservation, settleCall, type CallRecord } from "../../server/usage/usage-ledger.js";
+import { releaseReservation, settleCall, type CallRecord } from "../../server/usage/usage-store.js";
 import { at, call } from "../support/http.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 

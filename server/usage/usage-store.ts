@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { Sequelize } from "sequelize";
+import type pg from "pg";
+import { QueryTypes, type Sequelize } from "sequelize";
 import { isUsdDecimal } from "../core/money.js";
 import { currentPeriodStart } from "./budget-layers.js";
+import type { CounterRef, Spend } from "./usage-counters.js";
 
 /** Everything the ledger keeps about one upstream call. */
 export interface CallRecord {
@@ -133,7 +135,7 @@ const LEDGER_PARAMETERS = [
  * Positional, so the write-behind writer can run it as one server-side prepared statement on its
  * own connection (settlement-writer.ts), parsed and planned once instead of at every group.
  */
-export const LEDGER_STATEMENT = NAMED_STATEMENT.replace(/\$([a-zA-Z]+)/g, (_, name: string) => {
+const LEDGER_STATEMENT = NAMED_STATEMENT.replace(/\$([a-zA-Z]+)/g, (_, name: string) => {
   const index = (LEDGER_PARAMETERS as readonly string[]).indexOf(name);
   if (index < 0) throw new Error(`ledger statement parameter $${name} is not listed`);
   return `$${index + 1}`;
@@ -148,8 +150,16 @@ export async function writeLedgerRows(sequelize: Sequelize, owner: string, group
   await sequelize.query(LEDGER_STATEMENT, { bind: ledgerValues(owner, group) });
 }
 
+/**
+ * The same statement for a group commit of the settlement writer, on its own connection, as a
+ * prepared statement (parsed and planned once per connection).
+ */
+export async function writeLedgerGroup(client: pg.ClientBase, owner: string, group: readonly LedgerRow[]): Promise<void> {
+  await client.query({ name: "gateway_settle", text: LEDGER_STATEMENT, values: ledgerValues(owner, group) });
+}
+
 /** The values of LEDGER_STATEMENT's `$1`…`$n`, for a group of rows. */
-export function ledgerValues(owner: string, group: readonly LedgerRow[]): unknown[] {
+function ledgerValues(owner: string, group: readonly LedgerRow[]): unknown[] {
   const column = <T>(pick: (row: LedgerRow) => T): T[] => group.map(pick);
   const start = (period: "daily" | "weekly" | "monthly") => column((row) => currentPeriodStart(period, row.at).toISOString());
   const uses = group.flatMap((row) => row.consumptions.map((use) => ({ id: row.id, use })));
@@ -206,4 +216,38 @@ export async function settleCall(sequelize: Sequelize, record: CallRecord, now: 
 /** Frees the budget held for a call that never reached a provider (refused, or failed before sending). */
 export async function releaseReservation(sequelize: Sequelize, id: string): Promise<void> {
   await sequelize.query(`DELETE FROM budget_reservations WHERE id = $id::uuid`, { bind: { id } });
+}
+
+// Arrays, not one placeholder per counter, so the statement text is the same for any number of them.
+const READ_COUNTERS = `
+  SELECT r.i, coalesce(c.spent_usd, 0) AS paid, coalesce(c.byok_spent_usd, 0) AS byok
+    FROM unnest($scopes::text[], $ids::text[], $periods::text[], $starts::timestamptz[])
+         WITH ORDINALITY AS r(scope, scope_id, period, period_start, i)
+    LEFT JOIN usage_counters c
+      ON c.scope = r.scope AND c.scope_id = r.scope_id AND c.period = r.period AND c.period_start = r.period_start`;
+
+/** The settled spend of each usage counter, in the order of `refs`; a counter without a row is zero. */
+export async function readCounters(sequelize: Sequelize, refs: readonly CounterRef[]): Promise<Spend[]> {
+  if (refs.length === 0) return [];
+  const rows = await sequelize.query<{ i: string; paid: string; byok: string }>(READ_COUNTERS, {
+    type: QueryTypes.SELECT,
+    bind: {
+      scopes: refs.map((r) => r.scope),
+      ids: refs.map((r) => r.scopeId),
+      periods: refs.map((r) => r.period),
+      starts: refs.map((r) => r.periodStart.toISOString()),
+    },
+  });
+  const spend: Spend[] = [];
+  for (const row of rows) spend[Number(row.i) - 1] = { paidUsd: String(row.paid), byokUsd: String(row.byok) };
+  return spend;
+}
+
+/** A request counter of gateway_admit (rate-limit windows, free-model days) in the window that starts at `windowStart`. */
+export async function requestCount(sequelize: Sequelize, name: string, windowStart: Date): Promise<number> {
+  const [row] = await sequelize.query<{ count: number }>(`SELECT count FROM request_counters WHERE name = $name AND window_start = $start`, {
+    type: QueryTypes.SELECT,
+    bind: { name, start: windowStart.toISOString() },
+  });
+  return row?.count ?? 0;
 }

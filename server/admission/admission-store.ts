@@ -1,9 +1,10 @@
 import { QueryTypes, type Sequelize } from "sequelize";
-import type { Quantity } from "./quantities.js";
+import type { Quantity, Refusal } from "./quantities.js";
 
 /**
- * The central side of leases: `gateway_lease_grant` (migration 0015) and the return of unused
- * slices. Amounts cross this boundary as exact decimal strings; the book converts them.
+ * The central side of admission: `gateway_lease_grant` (migration 0015) and the return of unused
+ * slices, and the exact admission of `gateway_admit` (migrations 0003, 0015). Amounts cross this
+ * boundary as exact decimal strings; the lease book converts them.
  */
 export interface GrantRequest {
   quantity: Quantity;
@@ -84,4 +85,22 @@ export async function returnLeases(sequelize: Sequelize, owner: string, returned
 /** Drops every lease of this owner (SIGTERM, after settlement has drained: what is left is unused). */
 export async function dropLeases(sequelize: Sequelize, owner: string): Promise<void> {
   await sequelize.query("DELETE FROM admission_leases WHERE owner = $owner", { bind: { owner } });
+}
+
+/** What gateway_admit answers. */
+export interface Verdict {
+  admitted: boolean;
+  refusal?: Refusal;
+  retry_after_s?: number;
+  label?: string;
+  remaining_usd?: string | number;
+}
+
+/** One exact admission: gateway_admit's verdict on `input` (exact-admission.ts builds it). */
+export async function gatewayAdmit(sequelize: Sequelize, input: object): Promise<Verdict> {
+  const [row] = await sequelize.query<{ verdict: Verdict }>("SELECT gateway_admit(:input::jsonb) AS verdict", {
+    type: QueryTypes.SELECT,
+    replacements: { input: JSON.stringify(input) },
+  });
+  return row!.verdict;
 }
