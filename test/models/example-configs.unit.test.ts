@@ -7,8 +7,15 @@ import { loadGatewayConfig } from "../../server/catalog/gateway-config.js";
 const test = suite("models: example configurations");
 const examples = path.resolve(import.meta.dirname, "../../examples");
 
-test("examples/gateway.yaml: OpenAI and Anthropic, keys from the environment", async () => {
-  const catalog = await loadGatewayConfig(path.join(examples, "gateway.yaml"), { OPENAI_API_KEY: "sk-test", ANTHROPIC_API_KEY: "sk-ant-test" });
+test("examples/gateway.yaml: the README's first chat, one OpenAI-compatible provider with its key from the environment", async () => {
+  const catalog = await loadGatewayConfig(path.join(examples, "gateway.yaml"), { OPENAI_API_KEY: "sk-test" });
+  assert.equal([...catalog.providers.keys()], ["openai"]);
+  assert.is(catalog.providers.get("openai")?.apiKey, "sk-test");
+  assert.equal([...catalog.models.keys()], ["openai/gpt-4o-mini", "openai/text-embedding-3-small"]);
+});
+
+test("examples/openai-and-anthropic.yaml: two providers, keys from the environment", async () => {
+  const catalog = await loadGatewayConfig(path.join(examples, "openai-and-anthropic.yaml"), { OPENAI_API_KEY: "sk-test", ANTHROPIC_API_KEY: "sk-ant-test" });
   assert.equal([...catalog.providers.keys()], ["openai", "anthropic"]);
   assert.equal([...catalog.models.keys()], ["openai/gpt-4o-mini", "anthropic/claude-3.5-haiku", "openai/text-embedding-3-small"]);
 });
