@@ -29,6 +29,7 @@ import { startInternSupervisor } from "../interns/intern-supervisor.js";
 import { createBlobStore } from "../storage/blob-stores.js";
 import { EdgeEndpoints } from "./edge-endpoints.js";
 import { addApiDocsEndpoints } from "./api-docs-endpoints.js";
+import { addConsoleEndpoints } from "./console-endpoints.js";
 import { GatewayMetrics } from "../observability/metrics.js";
 import { batchItemCounts } from "../observability/metrics-batch-items.js";
 import { countItemsOfRunningBatches } from "../batches/batch-store-counts.js";
@@ -149,22 +150,14 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     // Operational paths outside /api/v1 (edge-endpoints.ts).
     const edge = new EdgeEndpoints();
     if (facade) addApiDocsEndpoints(edge);
+    if (facade) addConsoleEndpoints(edge);
     addHealthEndpoints(edge, readiness);
     edge.add("/metrics", metricsEndpoint(metrics, config.metricsToken, log));
     const httpServer = http.createServer((req, res) => {
-      const url = req.url ?? "";
-      const endpoint = edge.match(url);
-      if (endpoint) {
-        Promise.resolve(endpoint(req, res)).catch((err: unknown) => {
-          log.error({ err: String(err), path: url.split("?")[0] }, "edge endpoint failed");
-          if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
-          res.end();
-        });
-        return;
-      }
+      if (edge.handle(req, res, log)) return;
       // Connect and gRPC-Web calls are `/<package>.<Service>/<Method>`; every other path is the
       // facade's, which answers what it has no route for with the JSON error envelope.
-      if (facade && !RPC_PATH.test(url)) handleInSpan(facade.handle, req, res);
+      if (facade && !RPC_PATH.test(req.url ?? "")) handleInSpan(facade.handle, req, res);
       else rpc(req, res);
     });
 

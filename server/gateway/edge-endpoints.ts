@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "../logger.js";
 
 /**
  * Paths the HTTP port serves beside the API and outside `/api/v1`: health, metrics, the OpenAPI
@@ -23,6 +24,22 @@ export class EdgeEndpoints {
   /** The exact paths served, for the start-up line that says where everything is. */
   paths(): string[] {
     return [...this.exact.keys()];
+  }
+
+  /**
+   * Serves the request when one of these paths is its own, and says whether it did. An endpoint
+   * that fails is logged and answered 500: it is the gateway's fault, never the caller's input.
+   */
+  handle(req: IncomingMessage, res: ServerResponse, log: Logger): boolean {
+    const url = req.url ?? "";
+    const endpoint = this.match(url);
+    if (!endpoint) return false;
+    Promise.resolve(endpoint(req, res)).catch((err: unknown) => {
+      log.error({ err: String(err), path: url.split("?")[0] }, "edge endpoint failed");
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+      res.end();
+    });
+    return true;
   }
 
   /** The endpoint serving this request URL (query ignored), if any. */

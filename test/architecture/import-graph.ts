@@ -10,7 +10,7 @@ import path from "node:path";
  * `server/core/auth.ts`.
  */
 export const ROOT = path.resolve(import.meta.dirname, "../..");
-export const LAYERED = ["cmd", "facade", "server", "tools", "wire"];
+export const LAYERED = ["cmd", "facade", "server", "tools", "ui", "wire"];
 
 export type ImportGraph = Map<string, Set<string>>;
 

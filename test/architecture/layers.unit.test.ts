@@ -9,7 +9,9 @@ import { cycles, importGraph, violations, type ImportGraph } from "./import-grap
  * The layers of ARCHITECTURE §7, checked on every run (no gateway, no database): gen/ → wire/ →
  * server/core and the other mechanisms → the service folders; facade/ stands on gen/ and wire/
  * alone; tools/ (build-time generators) stands on gen/, wire/ and facade/, and only cmd/ imports it;
- * cmd/ composes everything and nothing imports it. No module imports itself back.
+ * cmd/ composes everything and nothing imports it; ui/ (the web console, a client of the REST API)
+ * stands alone, and the gateway serves its built files without importing it. No module imports
+ * itself back.
  */
 const test = suite("architecture: layers");
 
@@ -37,7 +39,7 @@ const graph = importGraph();
 const runtimeGraph = importGraph(undefined, undefined, { typeOnly: false });
 
 test("the graph is read: every layer has modules", () => {
-  for (const folder of ["cmd", "facade", "server", "tools", "wire"]) assert.ok([...graph.keys()].some(under(folder)), folder);
+  for (const folder of ["cmd", "facade", "server", "tools", "ui", "wire"]) assert.ok([...graph.keys()].some(under(folder)), folder);
 });
 
 test("no import cycle between modules (imports that load a module; types alone order nothing)", () => {
@@ -62,6 +64,12 @@ test("tools/ (build-time generators) imports only gen/, wire/, facade/ and itsel
 
 test("only cmd/ imports tools/: the running gateway does not depend on its generators", () => {
   assert.equal(violations(graph, (f) => !under("cmd")(f) && !under("tools")(f), (t) => !under("tools")(t)), []);
+});
+
+test("ui/ (the web console) imports nothing of the project outside ui/, and nothing imports ui/", () => {
+  assert.equal(violations(graph, under("ui"), under("ui")), []);
+  assert.equal(violations(graph, (f) => !under("ui")(f), (t) => !under("ui")(t)), []);
+  assert.ok(graph.has("ui/src/pages/keys.tsx"), "the console's .tsx modules are read");
 });
 
 test("server/core imports no service folder", () => {

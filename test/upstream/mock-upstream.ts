@@ -37,6 +37,8 @@ export interface MockRule {
   delayMs?: number;
   /** Never answer. */
   hang?: boolean;
+  /** Answer (after `delayMs`) once this settles: a test holds requests until it has seen them pending. */
+  until?: Promise<unknown>;
   /** Streaming: destroy the socket after N events. */
   cutAfterChunks?: number;
   /** Streaming: end the response cleanly after N events, without the stream's final event. */
@@ -207,8 +209,11 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
         route.answer({ res, body, model, rule, id: sequence, exchange });
       };
       if (rule?.hang) return;
-      if (rule?.delayMs) setTimeout(answer, rule.delayMs);
-      else answer();
+      const release = () => (rule?.delayMs ? setTimeout(answer, rule.delayMs) : answer());
+      // A scripted step has no `until` (ScriptStep is a subset of MockRule's fields).
+      const until = (rule as MockRule | undefined)?.until;
+      if (until) void until.then(release, release);
+      else release();
     });
   });
   server.keepAliveTimeout = 60_000;
