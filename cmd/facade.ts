@@ -1,6 +1,12 @@
 import http from "node:http";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { loadConfig } from "../server/config.js";
+import { addApiDocsEndpoints } from "../server/gateway/api-docs-endpoints.js";
+import { addConsoleEndpoints } from "../server/gateway/console-endpoints.js";
+import { createCoreReadiness } from "../server/gateway/core-readiness.js";
+import { EdgeEndpoints } from "../server/gateway/edge-endpoints.js";
+import { addHealthEndpoints } from "../server/gateway/health-endpoints.js";
+import { urlOf } from "../server/gateway/ports.js";
 import { createLogger } from "../server/logger.js";
 import { accessLog } from "../server/observability/access-log.js";
 import { allServices } from "../wire/services.js";
@@ -18,19 +24,30 @@ if (!coreUrl) {
   process.exit(1);
 }
 
+const transport = createGrpcTransport({ baseUrl: coreUrl });
 const facade = createFacade({
   services: allServices,
-  transport: createGrpcTransport({ baseUrl: coreUrl }),
+  transport,
   log,
   sseKeepaliveMs: config.sseKeepaliveMs,
   // The core behind logs the gRPC calls this facade makes; this line is the REST request's.
   observe: accessLog(log),
 });
-const server = http.createServer((req, res) => facade.handle(req, res));
-server.listen(config.port, config.host, () => log.info({ port: config.port, core: coreUrl }, "facade listening"));
+// The operational paths a facade can answer itself: its probes (from the core's health), the API
+// description and the console; metrics stay with the core, which does the work they count.
+const readiness = createCoreReadiness(transport);
+const edge = new EdgeEndpoints();
+addApiDocsEndpoints(edge);
+addConsoleEndpoints(edge);
+addHealthEndpoints(edge, readiness);
+const server = http.createServer((req, res) => {
+  if (!edge.handle(req, res, log)) facade.handle(req, res);
+});
+server.listen(config.port, config.host, () => log.info({ http: urlOf(server), core: coreUrl }, "facade listening"));
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.on(signal, () => {
+    readiness.startDraining();
     facade.close();
     server.close(() => process.exit(0));
     server.closeIdleConnections();

@@ -37,11 +37,23 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startGatewayProcess(options: { databaseUrl: string; key: string; args?: string[]; env?: Record<string, string>; nodeArgs?: string[] }): Promise<GatewayProcess> {
+export interface GatewayProcessOptions {
+  databaseUrl: string;
+  key: string;
+  args?: string[];
+  env?: Record<string, string>;
+  nodeArgs?: string[];
+  /** The entry point: the gateway (default), or `cmd/facade.ts`, which logs "facade listening". */
+  entry?: "cmd/gateway.ts" | "cmd/facade.ts";
+}
+
+export async function startGatewayProcess(options: GatewayProcessOptions): Promise<GatewayProcess> {
+  const entry = options.entry ?? "cmd/gateway.ts";
+  const ready = entry === "cmd/facade.ts" ? "facade listening" : "gateway listening";
   const httpPort = await freePort();
   let grpcPort = await freePort();
   while (grpcPort === httpPort) grpcPort = await freePort();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", "cmd/gateway.ts", ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", entry, ...(options.args ?? [])], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -64,10 +76,10 @@ export async function startGatewayProcess(options: { databaseUrl: string; key: s
   });
   createInterface({ input: child.stderr! }).on("line", (line) => lines.push(line));
   const listening = new Promise<void>((resolve, reject) => {
-    const guard = setTimeout(() => reject(new Error(`the gateway did not log "gateway listening":\n${lines.join("\n")}`)), START_GUARD_MS);
+    const guard = setTimeout(() => reject(new Error(`${entry} did not log "${ready}":\n${lines.join("\n")}`)), START_GUARD_MS);
     createInterface({ input: child.stdout! }).on("line", (line) => {
       lines.push(line);
-      if (line.includes("gateway listening")) {
+      if (line.includes(ready)) {
         clearTimeout(guard);
         resolve();
       }
