@@ -80,11 +80,14 @@ interface ExchangeState {
   route: Route | undefined;
   /** The caller's key label, once the credential check has passed. */
   keyLabel: string | undefined;
-  /**
-   * What the answer's head said the gateway had added (x-gateway-overhead-ms); past the head the
-   * gateway relays what the provider produces (an event stream), so the rest was the provider's.
-   */
+  /** What the answer's head said the gateway had added (x-gateway-overhead-ms), and the provider's time by then. */
   overheadMs: number | undefined;
+  upstreamMs: number;
+  /**
+   * The answer is relayed past its head (an event stream, streamed bytes): what the provider
+   * produces meanwhile is the provider's time, so the gateway's share stays what the head said.
+   */
+  relaying: boolean;
 }
 
 export function createFacade({ services, transport, log, sseKeepaliveMs, checkCredentialsFirst = true, observe }: FacadeOptions): Facade {
@@ -139,6 +142,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
     const headers = responseHeaders(response.header, started, state);
     if (route.reply === "http-body-stream") {
       if (first.done) throw gatewayError(502, "The service ended the call without a response");
+      state.relaying = true;
       await writeHttpBodyStream(res, route.successCode, headers, first.value, iterator);
       return;
     }
@@ -149,6 +153,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
       return;
     }
     open.add(abort);
+    state.relaying = true;
     try {
       await writeSse(res, headers, encodeStream(first, iterator, method.output), { keepaliveMs: sseKeepaliveMs, namedEvents: route.sseNamedEvents, errorDialect: route.errorDialect });
     } finally {
@@ -160,7 +165,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
     routes,
     handle(req, res) {
       const started = performance.now();
-      const state: ExchangeState = { requestId: requestIdOf(req.headers[REQUEST_ID_HEADER]), route: undefined, keyLabel: undefined, overheadMs: undefined };
+      const state: ExchangeState = { requestId: requestIdOf(req.headers[REQUEST_ID_HEADER]), route: undefined, keyLabel: undefined, overheadMs: undefined, upstreamMs: 0, relaying: false };
       serve(req, res, started, state)
         .catch((err: unknown) => {
           if (res.destroyed && !res.writableFinished) {
@@ -176,14 +181,14 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
         .finally(() => {
           if (!observe) return;
           const durationMs = performance.now() - started;
-          const { overheadMs } = state;
+          const { overheadMs, relaying } = state;
           observe({
             protocol: "rest",
             method: req.method ?? "GET",
             route: state.route?.template,
             status: res.statusCode,
             durationMs,
-            upstreamMs: overheadMs === undefined ? 0 : Math.max(0, durationMs - overheadMs),
+            upstreamMs: relaying && overheadMs !== undefined ? Math.max(0, durationMs - overheadMs) : state.upstreamMs,
             requestId: state.requestId,
             keyLabel: state.keyLabel,
           });
@@ -257,6 +262,7 @@ function responseHeaders(headers: Headers | undefined, started: number, state: E
   const upstreamMs = Number(out[UPSTREAM_MS_HEADER] ?? 0);
   const overheadMs = Math.max(0, performance.now() - started - upstreamMs);
   state.overheadMs = overheadMs;
+  state.upstreamMs = upstreamMs;
   out[OVERHEAD_MS_HEADER] = overheadMs.toFixed(3);
   out[REQUEST_ID_HEADER] = state.requestId;
   return out;

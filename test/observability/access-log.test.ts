@@ -144,6 +144,7 @@ test("a REST request is logged once, though it passes the core's interceptors", 
   for (let i = 0; i < 3; i++) {
     const line = await accessLine(logs, `once-${i}`);
     assert.is(line.protocol, "rest");
+    assert.is(line.upstreamMs, 0, "no provider answers GET /key: none of its time is the provider's");
   }
   assert.not.ok(logs.lines.some((line) => line.msg === "request" && line.route === "/gateway.v1.KeysService/GetCurrentKey" && String(line.requestId).startsWith("once-")));
 });
