@@ -1,8 +1,9 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { timestampDate, type Value } from "@bufbuild/protobuf/wkt";
+import type { Value } from "@bufbuild/protobuf/wkt";
 import { QueryTypes, type Sequelize } from "sequelize";
 import type { AnalyticsFilter, QueryAnalyticsRequest } from "../../gen/gateway/v1/analytics_pb.js";
 import { gatewayError } from "../../wire/errors.js";
+import { requestDate } from "../core/timestamps.js";
 import { DIMENSIONS, GRANULARITIES, METRICS, OPERATORS } from "./catalog.js";
 
 /**
@@ -130,8 +131,8 @@ function compileQuery(organizationId: string, req: QueryAnalyticsRequest, now: D
     }
     granularity = req.granularity;
   }
-  const end = req.end ? validDate(timestampDate(req.end), "end") : now;
-  const start = req.start ? validDate(timestampDate(req.start), "start") : new Date(end.getTime() - DEFAULT_DAYS * 86_400_000);
+  const end = req.end ? requestDate(req.end, "end") : now;
+  const start = req.start ? requestDate(req.start, "start") : new Date(end.getTime() - DEFAULT_DAYS * 86_400_000);
   if (start.getTime() >= end.getTime()) throw gatewayError(400, "start must be before end");
 
   const statement = new Statement();
@@ -215,11 +216,6 @@ function filterValue(value: Value | undefined, type: string, field: string, oper
       });
     }
   }
-}
-
-function validDate(date: Date, field: string): Date {
-  if (Number.isNaN(date.getTime())) throw gatewayError(400, `${field} is not a valid timestamp`);
-  return date;
 }
 
 function unique(names: readonly string[]): string[] {

@@ -3,6 +3,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { DIMENSIONS, GRANULARITIES, METRICS, OPERATORS } from "../../server/analytics/catalog.js";
 import { settleCall, type CallRecord } from "../../server/usage/usage-store.js";
+import { AnalyticsService } from "../../gen/gateway/v1/analytics_pb.js";
+import { bearer, createGrpcClient, grpcFailure } from "../support/grpc-client.js";
 import { at, call, type Reply } from "../support/http.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { seedOrganization } from "../support/seed.js";
@@ -245,6 +247,19 @@ test("bad input: unknown names, wrong value types and impossible ranges give 400
     [{ metrics: ["requests"], limit: 0 }, /limit/],
   ];
   for (const [body, message] of cases) assertError(await call(gw.url, "POST", QUERY, { key: gw.key, body }), 400, message, JSON.stringify(body));
+});
+
+test("over gRPC, a time outside years 1–9999 (which REST's RFC 3339 text cannot carry) is a 400 naming it, not a 500", async ({ gw }) => {
+  const analytics = createGrpcClient(AnalyticsService, gw.grpcUrl);
+  try {
+    for (const [field, seconds] of [["start", 300_000_000_000n], ["end", -70_000_000_000n]] as const) {
+      const failure = await grpcFailure(analytics.unary(AnalyticsService.method.queryAnalytics, { metrics: ["requests"], [field]: { seconds, nanos: 0 } }, bearer(gw.key)));
+      assert.is(failure.detail?.httpStatus, 400, failure.message);
+      assert.match(failure.details, new RegExp(`${field} must be a time from 0001`));
+    }
+  } finally {
+    analytics.close();
+  }
 });
 
 test("every operator of GET /analytics/meta is accepted with a value of its type", async ({ gw }) => {
