@@ -1,5 +1,4 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { DeletedResponseSchema, ResetIntervalSchema } from "../../gen/gateway/v1/common_pb.js";
 import { KeysService, UpdateKeyRequestSchema } from "../../gen/gateway/v1/keys_pb.js";
@@ -8,6 +7,7 @@ import { gatewayError } from "../../wire/errors.js";
 import { storedUsd } from "../core/money.js";
 import { pageOf } from "../core/pagination.js";
 import { findInOrganization, findWorkspace, inOrganization } from "../core/scope.js";
+import { requestDate } from "../core/timestamps.js";
 import { changedFields } from "../core/update-mask.js";
 import { wireName } from "../../wire/enums.js";
 import { ApiKeyRow } from "../db/models.js";
@@ -62,7 +62,7 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
         limitMicros: storedUsd(req.limit, "limit"),
         limitReset: wireName(ResetIntervalSchema, req.limitReset) ?? null,
         includeByokInLimit: req.includeByokInLimit ?? false,
-        expiresAt: req.expiresAt ? futureDate(timestampDate(req.expiresAt)) : null,
+        expiresAt: req.expiresAt ? futureDate(requestDate(req.expiresAt, "expires_at")) : null,
       });
       return { data: toApiKey(row), key: secret };
     },
@@ -98,7 +98,7 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
       if (changed.has("limit")) row.limitMicros = storedUsd(req.limit, "limit");
       if (changed.has("limit_reset")) row.limitReset = wireName(ResetIntervalSchema, req.limitReset) ?? null;
       if (changed.has("include_byok_in_limit")) row.includeByokInLimit = req.includeByokInLimit ?? false;
-      if (changed.has("expires_at")) row.expiresAt = req.expiresAt ? futureDate(timestampDate(req.expiresAt)) : null;
+      if (changed.has("expires_at")) row.expiresAt = req.expiresAt ? futureDate(requestDate(req.expiresAt, "expires_at")) : null;
       if (changed.size > 0) {
         row.updatedAt = new Date();
         await row.save();

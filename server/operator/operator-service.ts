@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Transaction } from "sequelize";
 import { DeletedResponseSchema, ResetIntervalSchema } from "../../gen/gateway/v1/common_pb.js";
@@ -8,6 +8,7 @@ import { Entitlement } from "../../gen/gateway/v1/options_pb.js";
 import { ENTITLEMENT_NAMES } from "../core/auth.js";
 import { gatewayError } from "../../wire/errors.js";
 import { storedUsd } from "../core/money.js";
+import { requestDate } from "../core/timestamps.js";
 import { wireName } from "../../wire/enums.js";
 import { OrganizationRow, WorkspaceRow } from "../db/models.js";
 import type { Deps } from "../deps.js";
@@ -93,7 +94,7 @@ export function operatorService({ sequelize, config }: Deps): ServiceImpl<typeof
         limitMicros: storedUsd(key.limit, "limit"),
         limitReset: wireName(ResetIntervalSchema, key.limitReset) ?? null,
         includeByokInLimit: key.includeByokInLimit ?? false,
-        expiresAt: key.expiresAt ? futureDate(timestampDate(key.expiresAt)) : null,
+        expiresAt: key.expiresAt ? futureDate(requestDate(key.expiresAt, "expires_at")) : null,
       });
       return { data: toApiKey(row), key: secret };
     },
