@@ -17,9 +17,8 @@ export interface Budget {
   scope: "key" | "member" | "workspace" | string;
 }
 
-/** GET /key `data` (spec 2.3). */
-export interface CurrentKey {
-  label: string;
+/** A key's credit limit and spend (USD), as GET /key and GET /keys both carry them. */
+export interface KeySpend {
   limit: number | null;
   limit_remaining: number | null;
   limit_reset: ResetInterval | null;
@@ -27,6 +26,11 @@ export interface CurrentKey {
   usage_daily: number;
   usage_weekly: number;
   usage_monthly: number;
+}
+
+/** GET /key `data` (spec 2.3). */
+export interface CurrentKey extends KeySpend {
+  label: string;
   is_management_key: boolean;
   workspace_id: string;
   expires_at: string | null;
@@ -35,18 +39,11 @@ export interface CurrentKey {
 }
 
 /** A key of GET /keys (OpenRouter's key object). */
-export interface ApiKey {
+export interface ApiKey extends KeySpend {
   hash: string;
   name: string;
   label: string;
   disabled: boolean;
-  limit: number | null;
-  limit_remaining: number | null;
-  limit_reset: ResetInterval | null;
-  usage: number;
-  usage_daily: number;
-  usage_weekly: number;
-  usage_monthly: number;
   created_at: string;
   updated_at: string | null;
   expires_at: string | null;

@@ -95,3 +95,8 @@ export function DataTable<Row>({ caption, columns, rows, rowKey, paging, pageSiz
     </div>
   );
 }
+
+/** The last column of a table whose rows have buttons: a row's buttons side by side. */
+export function actionsColumn<Row>(buttons: (row: Row) => ComponentChildren): Column<Row> {
+  return { header: "Actions", cell: (row) => <span class="actions">{buttons(row)}</span> };
+}

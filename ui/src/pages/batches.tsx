@@ -4,6 +4,7 @@ import { ConfirmButton } from "../components/confirm-button.js";
 import { DataTable } from "../components/data-table.js";
 import { ErrorBanner } from "../components/error-banner.js";
 import { Panel } from "../components/panel.js";
+import { CloseButton, OpenButton, RefreshButton } from "../components/panel-buttons.js";
 import { Progress } from "../components/progress.js";
 import { useCursorPages } from "../cursor-pages.js";
 import { count, dateTime, usd } from "../format.js";
@@ -58,13 +59,7 @@ export function BatchesPage(_props: PageProps) {
           }}
         />
       ) : null}
-      <section aria-labelledby="batch-list-heading" class="panel">
-        <div class="section-head">
-          <h2 id="batch-list-heading">All batches</h2>
-          <button type="button" aria-label="Refresh the batches" onClick={list.reload} disabled={list.loading}>
-            Refresh
-          </button>
-        </div>
+      <Panel title="All batches" actions={<RefreshButton accessibleLabel="Refresh the batches" load={list} />}>
         <ErrorBanner error={list.error} context="The batches could not be listed" />
         {list.loading && !list.data ? <Progress label="Loading batches" /> : null}
         {list.data ? (
@@ -81,18 +76,11 @@ export function BatchesPage(_props: PageProps) {
               { header: "Model", cell: (b) => b.model },
               { header: "Endpoint", cell: (b) => <code>{b.endpoint}</code> },
               { header: "Created", cell: (b) => unixTime(b.created_at) },
-              {
-                header: "Actions",
-                cell: (b) => (
-                  <button type="button" aria-label={`Open batch ${b.id}`} aria-pressed={openId === b.id} onClick={() => setOpenId(b.id)}>
-                    Open
-                  </button>
-                ),
-              },
+              { header: "Actions", cell: (b) => <OpenButton label="Open" accessibleLabel={`Open batch ${b.id}`} open={openId === b.id} onOpen={() => setOpenId(b.id)} /> },
             ]}
           />
         ) : null}
-      </section>
+      </Panel>
     </section>
   );
 }
@@ -135,15 +123,7 @@ function BatchDetail({ id, onChanged, onClose, onDeleted }: { id: string; onChan
 
   const shown = batch.data;
   return (
-    <Panel
-      title={`Batch ${id}`}
-      takeFocus
-      actions={
-        <button type="button" aria-label={`Close batch ${id}`} onClick={onClose}>
-          Close
-        </button>
-      }
-    >
+    <Panel title={`Batch ${id}`} takeFocus actions={<CloseButton accessibleLabel={`Close batch ${id}`} onClose={onClose} />}>
       <ErrorBanner error={batch.error} context="The batch could not be read" />
       <ErrorBanner error={action.error} context="The change was not made" onDismiss={action.clearError} />
       {batch.loading && !shown ? <Progress label="Loading the batch" /> : null}

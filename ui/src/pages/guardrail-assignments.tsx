@@ -5,6 +5,7 @@ import { ConfirmButton } from "../components/confirm-button.js";
 import { DataTable } from "../components/data-table.js";
 import { ErrorBanner } from "../components/error-banner.js";
 import { Panel } from "../components/panel.js";
+import { CloseButton } from "../components/panel-buttons.js";
 import { Progress } from "../components/progress.js";
 import { date } from "../format.js";
 import { useAction, useLoad } from "../hooks.js";
@@ -70,15 +71,7 @@ function memberLabel(member: Member): string {
 
 export function GuardrailAssignments({ guardrail, onClose }: { guardrail: Guardrail; onClose: () => void }) {
   return (
-    <Panel
-      title={`Assignments of guardrail ${guardrail.name}`}
-      takeFocus
-      actions={
-        <button type="button" onClick={onClose} aria-label="Close the assignments">
-          Close
-        </button>
-      }
-    >
+    <Panel title={`Assignments of guardrail ${guardrail.name}`} takeFocus actions={<CloseButton accessibleLabel="Close the assignments" onClose={onClose} />}>
       <div class="columns">
         <Assignments kind={KEYS} guardrail={guardrail} />
         <Assignments kind={MEMBERS} guardrail={guardrail} />

@@ -1,6 +1,5 @@
 import { useRef } from "preact/hooks";
-import { ErrorBanner } from "../components/error-banner.js";
-import { Progress } from "../components/progress.js";
+import { ActionForm } from "../components/action-form.js";
 import { checked, checkedValues, listOf, listText, numberOrNull, text, textOrNull } from "../form-fields.js";
 import { useAction } from "../hooks.js";
 import type { DataRegion, Guardrail, ResetInterval } from "../types.js";
@@ -56,88 +55,85 @@ export function GuardrailForm({ initial, submitLabel, failure, onSubmit, onCance
     void action.run(() => onSubmit(body));
   };
   return (
-    <>
-      <form ref={form} method="post" class="form-grid" onSubmit={submit}>
-        <label>
-          Name
-          <input name="name" required maxLength={200} autocomplete="off" defaultValue={initial?.name ?? ""} />
-        </label>
-        <label>
-          Description
-          <input name="description" maxLength={1000} autocomplete="off" defaultValue={initial?.description ?? ""} />
-        </label>
-        <label>
-          Budget per key or member (USD, empty for none)
-          <input name="limit_usd" type="number" min="0" step="any" inputMode="decimal" defaultValue={initial?.limit_usd == null ? "" : String(initial.limit_usd)} />
-        </label>
-        <label>
-          Budget resets
-          <select name="reset_interval">
-            {RESETS.map((r) => (
-              <option value={r.value} selected={r.value === (initial?.reset_interval ?? "")}>
-                {r.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label class="check">
-          <input name="include_byok_in_budgets" type="checkbox" defaultChecked={initial?.include_byok_in_budgets ?? false} />
-          BYOK spend counts against the budget
-        </label>
-        {LISTS.map((list) => (
-          <label>
-            {list.label}
-            <input name={list.name} autocomplete="off" spellcheck={false} placeholder={list.placeholder} defaultValue={listText(initial?.[list.name])} />
-          </label>
-        ))}
-        <fieldset>
-          <legend>Allowed data regions (none checked: any)</legend>
-          <div class="checks">
-            {REGIONS.map((r) => (
-              <label class="check">
-                <input name="allowed_data_regions" type="checkbox" value={r.value} defaultChecked={regions.has(r.value)} />
-                {r.label}
-              </label>
-            ))}
-          </div>
-        </fieldset>
-        <label>
-          Zero data retention
-          <select name="enforce_zdr">
-            <option value="" selected={zdr === ""}>
-              Not set (inherit)
+    <ActionForm
+      formRef={form}
+      onSubmit={submit}
+      submitLabel={submitLabel}
+      busy={action.busy}
+      onCancel={onCancel}
+      error={action.error}
+      failure={failure}
+      progress="Saving the guardrail"
+    >
+      <label>
+        Name
+        <input name="name" required maxLength={200} autocomplete="off" defaultValue={initial?.name ?? ""} />
+      </label>
+      <label>
+        Description
+        <input name="description" maxLength={1000} autocomplete="off" defaultValue={initial?.description ?? ""} />
+      </label>
+      <label>
+        Budget per key or member (USD, empty for none)
+        <input name="limit_usd" type="number" min="0" step="any" inputMode="decimal" defaultValue={initial?.limit_usd == null ? "" : String(initial.limit_usd)} />
+      </label>
+      <label>
+        Budget resets
+        <select name="reset_interval">
+          {RESETS.map((r) => (
+            <option value={r.value} selected={r.value === (initial?.reset_interval ?? "")}>
+              {r.label}
             </option>
-            <option value="true" selected={zdr === "true"}>
-              Enforce
-            </option>
-            <option value="false" selected={zdr === "false"}>
-              Do not enforce
-            </option>
-          </select>
+          ))}
+        </select>
+      </label>
+      <label class="check">
+        <input name="include_byok_in_budgets" type="checkbox" defaultChecked={initial?.include_byok_in_budgets ?? false} />
+        BYOK spend counts against the budget
+      </label>
+      {LISTS.map((list) => (
+        <label>
+          {list.label}
+          <input name={list.name} autocomplete="off" spellcheck={false} placeholder={list.placeholder} defaultValue={listText(initial?.[list.name])} />
         </label>
-        <fieldset>
-          <legend>Training and publication</legend>
-          <div class="checks">
-            {SWITCHES.map((s) => (
-              <label class="check">
-                <input name={s.name} type="checkbox" defaultChecked={initial?.[s.name] ?? false} />
-                {s.label}
-              </label>
-            ))}
-          </div>
-        </fieldset>
-        <div class="form-actions">
-          <button type="submit" disabled={action.busy}>
-            {submitLabel}
-          </button>
-          <button type="button" onClick={onCancel}>
-            Cancel
-          </button>
+      ))}
+      <fieldset>
+        <legend>Allowed data regions (none checked: any)</legend>
+        <div class="checks">
+          {REGIONS.map((r) => (
+            <label class="check">
+              <input name="allowed_data_regions" type="checkbox" value={r.value} defaultChecked={regions.has(r.value)} />
+              {r.label}
+            </label>
+          ))}
         </div>
-      </form>
-      <ErrorBanner error={action.error} context={failure} />
-      {action.busy ? <Progress label="Saving the guardrail" /> : null}
-    </>
+      </fieldset>
+      <label>
+        Zero data retention
+        <select name="enforce_zdr">
+          <option value="" selected={zdr === ""}>
+            Not set (inherit)
+          </option>
+          <option value="true" selected={zdr === "true"}>
+            Enforce
+          </option>
+          <option value="false" selected={zdr === "false"}>
+            Do not enforce
+          </option>
+        </select>
+      </label>
+      <fieldset>
+        <legend>Training and publication</legend>
+        <div class="checks">
+          {SWITCHES.map((s) => (
+            <label class="check">
+              <input name={s.name} type="checkbox" defaultChecked={initial?.[s.name] ?? false} />
+              {s.label}
+            </label>
+          ))}
+        </div>
+      </fieldset>
+    </ActionForm>
   );
 }
 

@@ -1,9 +1,10 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.js";
-import { ConfirmButton } from "../components/confirm-button.js";
-import { DataTable } from "../components/data-table.js";
+import { DeleteButton } from "../components/confirm-button.js";
+import { actionsColumn, DataTable } from "../components/data-table.js";
 import { ErrorBanner } from "../components/error-banner.js";
 import { Panel } from "../components/panel.js";
+import { RefreshButton } from "../components/panel-buttons.js";
 import { Progress } from "../components/progress.js";
 import { date, usd } from "../format.js";
 import { useAction, useLoad } from "../hooks.js";
@@ -100,14 +101,7 @@ export function GuardrailsPage({ current }: PageProps) {
           <GuardrailAssignments key={openedGuardrail.id} guardrail={openedGuardrail} onClose={() => setOpened(undefined)} />
         )
       ) : null}
-      <Panel
-        title={`Guardrails of ${where}`}
-        actions={
-          <button type="button" aria-label="Refresh the guardrails" onClick={list.reload} disabled={list.loading}>
-            Refresh
-          </button>
-        }
-      >
+      <Panel title={`Guardrails of ${where}`} actions={<RefreshButton accessibleLabel="Refresh the guardrails" load={list} />}>
         <ErrorBanner error={list.error} context="The guardrails could not be listed" />
         <ErrorBanner error={action.error} context="The change was not made" onDismiss={action.clearError} />
         {list.loading || action.busy ? <Progress label={action.busy ? "Deleting" : "Loading guardrails"} /> : null}
@@ -133,27 +127,17 @@ export function GuardrailsPage({ current }: PageProps) {
               { header: "Providers", cell: (g) => allowText(g.allowed_providers, g.ignored_providers) },
               { header: "Data", cell: (g) => dataText(g) },
               { header: "Created", cell: (g) => date(g.created_at) },
-              {
-                header: "Actions",
-                cell: (g) => (
-                  <span class="actions">
-                    <button type="button" aria-label={`Assignments of guardrail ${g.name}`} onClick={() => setOpened({ guardrail: g, view: "assignments" })}>
-                      Assign
-                    </button>
-                    <button type="button" aria-label={`Edit guardrail ${g.name}`} onClick={() => setOpened({ guardrail: g, view: "edit" })}>
-                      Edit
-                    </button>
-                    <ConfirmButton
-                      label="Delete"
-                      accessibleLabel={`Delete guardrail ${g.name}`}
-                      question={`Delete guardrail ${g.name} and its assignments?`}
-                      confirmLabel={`Yes, delete ${g.name}`}
-                      disabled={action.busy}
-                      onConfirm={() => remove(g)}
-                    />
-                  </span>
-                ),
-              },
+              actionsColumn((g) => (
+                <>
+                  <button type="button" aria-label={`Assignments of guardrail ${g.name}`} onClick={() => setOpened({ guardrail: g, view: "assignments" })}>
+                    Assign
+                  </button>
+                  <button type="button" aria-label={`Edit guardrail ${g.name}`} onClick={() => setOpened({ guardrail: g, view: "edit" })}>
+                    Edit
+                  </button>
+                  <DeleteButton noun="guardrail" name={g.name} question={`Delete guardrail ${g.name} and its assignments?`} disabled={action.busy} onConfirm={() => remove(g)} />
+                </>
+              )),
             ]}
           />
         ) : null}

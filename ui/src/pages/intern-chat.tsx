@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { messageOf, postForStream } from "../api.js";
 import { ErrorBanner } from "../components/error-banner.js";
 import { Panel } from "../components/panel.js";
+import { CloseButton } from "../components/panel-buttons.js";
 import { Progress } from "../components/progress.js";
 import { sseData } from "../sse.js";
 import type { Intern, InternChatChunk, InternQuestion, InternToolCall } from "../types.js";
@@ -108,15 +109,7 @@ export function InternChat({ intern, onClose }: { intern: Intern; onClose: () =>
   };
 
   return (
-    <Panel
-      title={`Chat with ${intern.name}`}
-      takeFocus
-      actions={
-        <button type="button" aria-label={`Close the chat with ${intern.name}`} onClick={onClose}>
-          Close
-        </button>
-      }
-    >
+    <Panel title={`Chat with ${intern.name}`} takeFocus actions={<CloseButton accessibleLabel={`Close the chat with ${intern.name}`} onClose={onClose} />}>
       <ol class="chat-log" role="log" aria-label={`Conversation with ${intern.name}`} aria-busy={streaming}>
         {log.length === 0 ? <li class="hint">No messages yet.</li> : null}
         {log.map((entry, i) => (

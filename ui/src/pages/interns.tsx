@@ -1,8 +1,11 @@
 import { useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api.js";
-import { ConfirmButton } from "../components/confirm-button.js";
-import { DataTable } from "../components/data-table.js";
+import { DeleteButton } from "../components/confirm-button.js";
+import { actionsColumn, DataTable } from "../components/data-table.js";
+import { ActionForm } from "../components/action-form.js";
 import { ErrorBanner } from "../components/error-banner.js";
+import { Panel } from "../components/panel.js";
+import { RefreshButton } from "../components/panel-buttons.js";
 import { Progress } from "../components/progress.js";
 import { useCursorPages } from "../cursor-pages.js";
 import { date } from "../format.js";
@@ -68,15 +71,14 @@ export function InternsPage({ current }: PageProps) {
     return (
       <section aria-labelledby="interns-heading">
         <h1 id="interns-heading">Interns</h1>
-        <section aria-labelledby="outside-heading" class="panel">
-          <h2 id="outside-heading">Not in the interns programme</h2>
+        <Panel title="Not in the interns programme">
           <p>
             This organization is not in the interns programme, so it has no interns (the API answers: <q>{interns.data.message}</q>).
           </p>
           <p class="hint">
             An operator admits an organization with <code>npm run admin -- entitlement grant &lt;organization&gt; interns</code>.
           </p>
-        </section>
+        </Panel>
       </section>
     );
   }
@@ -92,13 +94,7 @@ export function InternsPage({ current }: PageProps) {
           interns.reload();
         }}
       />
-      <section aria-labelledby="intern-list-heading" class="panel">
-        <div class="section-head">
-          <h2 id="intern-list-heading">All interns</h2>
-          <button type="button" aria-label="Refresh the interns" onClick={interns.reload} disabled={interns.loading}>
-            Refresh
-          </button>
-        </div>
+      <Panel title="All interns" actions={<RefreshButton accessibleLabel="Refresh the interns" load={interns} />}>
         <ErrorBanner error={interns.error} context="The interns could not be listed" />
         <ErrorBanner error={action.error} context="The change was not made" onDismiss={action.clearError} />
         {interns.loading && !interns.data ? <Progress label="Loading interns" /> : null}
@@ -115,42 +111,32 @@ export function InternsPage({ current }: PageProps) {
               { header: "Status", cell: (i) => <InternState intern={i} /> },
               { header: "Model", cell: (i) => i.model ?? "workspace default" },
               { header: "Created", cell: (i) => date(i.created_at) },
-              {
-                header: "Actions",
-                cell: (i) => (
-                  <span class="actions">
-                    {i.status === "running" ? (
-                      <button type="button" aria-label={`Chat with ${i.name}`} onClick={() => setChatWith(i)}>
-                        Chat
-                      </button>
-                    ) : null}
-                    {CAN_PROVISION.includes(i.status) ? (
-                      <button type="button" aria-label={`Provision ${i.name}`} disabled={action.busy} onClick={() => lifecycle(i, "provision")}>
-                        Provision
-                      </button>
-                    ) : null}
-                    {CAN_SUSPEND.includes(i.status) ? (
-                      <button type="button" aria-label={`Suspend ${i.name}`} disabled={action.busy} onClick={() => lifecycle(i, "suspend")}>
-                        Suspend
-                      </button>
-                    ) : null}
-                    {i.status !== "destroying" ? (
-                      <ConfirmButton
-                        label="Delete"
-                        accessibleLabel={`Delete ${i.name}`}
-                        question={`Delete ${i.name}, its working directory and its vault?`}
-                        confirmLabel={`Yes, delete ${i.name}`}
-                        disabled={action.busy}
-                        onConfirm={() => remove(i)}
-                      />
-                    ) : null}
-                  </span>
-                ),
-              },
+              actionsColumn((i) => (
+                <>
+                  {i.status === "running" ? (
+                    <button type="button" aria-label={`Chat with ${i.name}`} onClick={() => setChatWith(i)}>
+                      Chat
+                    </button>
+                  ) : null}
+                  {CAN_PROVISION.includes(i.status) ? (
+                    <button type="button" aria-label={`Provision ${i.name}`} disabled={action.busy} onClick={() => lifecycle(i, "provision")}>
+                      Provision
+                    </button>
+                  ) : null}
+                  {CAN_SUSPEND.includes(i.status) ? (
+                    <button type="button" aria-label={`Suspend ${i.name}`} disabled={action.busy} onClick={() => lifecycle(i, "suspend")}>
+                      Suspend
+                    </button>
+                  ) : null}
+                  {i.status !== "destroying" ? (
+                    <DeleteButton name={i.name} question={`Delete ${i.name}, its working directory and its vault?`} disabled={action.busy} onConfirm={() => remove(i)} />
+                  ) : null}
+                </>
+              )),
             ]}
           />
         ) : null}
-      </section>
+      </Panel>
     </section>
   );
 }
@@ -194,9 +180,8 @@ function CreateIntern({ workspaceId, onCreated }: { workspaceId: string; onCreat
     });
   };
   return (
-    <section aria-labelledby="create-intern-heading" class="panel">
-      <h2 id="create-intern-heading">Create an intern</h2>
-      <form ref={form} method="post" class="form-grid" onSubmit={submit}>
+    <Panel title="Create an intern">
+      <ActionForm formRef={form} onSubmit={submit} submitLabel="Create intern" busy={action.busy} error={action.error} failure="The intern was not created" progress="Creating the intern">
         <label>
           Name
           <input name="name" required maxLength={100} autocomplete="off" />
@@ -213,14 +198,7 @@ function CreateIntern({ workspaceId, onCreated }: { workspaceId: string; onCreat
           <input name="provision" type="checkbox" defaultChecked />
           Start it now
         </label>
-        <div class="form-actions">
-          <button type="submit" disabled={action.busy}>
-            Create intern
-          </button>
-        </div>
-      </form>
-      <ErrorBanner error={action.error} context="The intern was not created" />
-      {action.busy ? <Progress label="Creating the intern" /> : null}
-    </section>
+      </ActionForm>
+    </Panel>
   );
 }

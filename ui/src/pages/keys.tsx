@@ -1,9 +1,12 @@
 import { useRef, useState } from "preact/hooks";
 import { api } from "../api.js";
-import { ConfirmButton } from "../components/confirm-button.js";
+import { DeleteButton } from "../components/confirm-button.js";
 import { CopyButton } from "../components/copy-button.js";
-import { DataTable } from "../components/data-table.js";
+import { actionsColumn, DataTable } from "../components/data-table.js";
+import { ActionForm } from "../components/action-form.js";
 import { ErrorBanner } from "../components/error-banner.js";
+import { Panel } from "../components/panel.js";
+import { RefreshButton } from "../components/panel-buttons.js";
 import { Progress } from "../components/progress.js";
 import { date, usd } from "../format.js";
 import { useAction, useLoad } from "../hooks.js";
@@ -65,13 +68,7 @@ export function KeysPage({ current }: PageProps) {
           }}
         />
       ) : null}
-      <section aria-labelledby="key-list-heading" class="panel">
-        <div class="section-head">
-          <h2 id="key-list-heading">All keys</h2>
-          <button type="button" aria-label="Refresh the keys" onClick={keys.reload} disabled={keys.loading}>
-            Refresh
-          </button>
-        </div>
+      <Panel title="All keys" actions={<RefreshButton accessibleLabel="Refresh the keys" load={keys} />}>
         <ErrorBanner error={keys.error} context="The keys could not be listed" />
         <ErrorBanner error={action.error} context="The change was not made" onDismiss={action.clearError} />
         {keys.loading || action.busy ? <Progress label={action.busy ? "Saving" : "Loading keys"} /> : null}
@@ -98,31 +95,21 @@ export function KeysPage({ current }: PageProps) {
               { header: "Limit", cell: (k) => limitText(k) },
               { header: "Spent this month", kind: "number", cell: (k) => usd(k.usage_monthly) },
               { header: "Created", cell: (k) => date(k.created_at) },
-              {
-                header: "Actions",
-                cell: (k) => (
-                  <span class="actions">
-                    <button type="button" aria-label={`${k.disabled ? "Enable" : "Disable"} key ${k.name}`} disabled={action.busy} onClick={() => update(k, { disabled: !k.disabled })}>
-                      {k.disabled ? "Enable" : "Disable"}
-                    </button>
-                    <button type="button" aria-label={`Set the limit of key ${k.name}`} disabled={action.busy} onClick={() => setEditing(k)}>
-                      Set limit
-                    </button>
-                    <ConfirmButton
-                      label="Delete"
-                      accessibleLabel={`Delete key ${k.name}`}
-                      question={`Delete key ${k.name}? Calls with it will fail.`}
-                      confirmLabel={`Yes, delete ${k.name}`}
-                      disabled={action.busy}
-                      onConfirm={() => remove(k)}
-                    />
-                  </span>
-                ),
-              },
+              actionsColumn((k) => (
+                <>
+                  <button type="button" aria-label={`${k.disabled ? "Enable" : "Disable"} key ${k.name}`} disabled={action.busy} onClick={() => update(k, { disabled: !k.disabled })}>
+                    {k.disabled ? "Enable" : "Disable"}
+                  </button>
+                  <button type="button" aria-label={`Set the limit of key ${k.name}`} disabled={action.busy} onClick={() => setEditing(k)}>
+                    Set limit
+                  </button>
+                  <DeleteButton noun="key" name={k.name} question={`Delete key ${k.name}? Calls with it will fail.`} disabled={action.busy} onConfirm={() => remove(k)} />
+                </>
+              )),
             ]}
           />
         ) : null}
-      </section>
+      </Panel>
     </section>
   );
 }
@@ -158,9 +145,8 @@ function CreateKey({ onCreated }: { onCreated: (name: string, secret: string) =>
     });
   };
   return (
-    <section aria-labelledby="create-key-heading" class="panel">
-      <h2 id="create-key-heading">Create a key</h2>
-      <form ref={form} method="post" class="form-grid" onSubmit={submit}>
+    <Panel title="Create a key">
+      <ActionForm formRef={form} onSubmit={submit} submitLabel="Create key" busy={action.busy} error={action.error} failure="The key was not created" progress="Creating the key">
         <label>
           Name
           <input name="name" required maxLength={100} autocomplete="off" />
@@ -181,15 +167,8 @@ function CreateKey({ onCreated }: { onCreated: (name: string, secret: string) =>
           <input name="is_management_key" type="checkbox" />
           Management key
         </label>
-        <div class="form-actions">
-          <button type="submit" disabled={action.busy}>
-            Create key
-          </button>
-        </div>
-      </form>
-      <ErrorBanner error={action.error} context="The key was not created" />
-      {action.busy ? <Progress label="Creating the key" /> : null}
-    </section>
+      </ActionForm>
+    </Panel>
   );
 }
 
@@ -221,9 +200,8 @@ function EditLimit({ apiKey, busy, onSave, onCancel }: { apiKey: ApiKey; busy: b
     onSave({ limit: limitOf(String(fields.get("limit") ?? "")), limit_reset: reset === "" ? null : reset });
   };
   return (
-    <section aria-labelledby="edit-limit-heading" class="panel">
-      <h2 id="edit-limit-heading">Limit of key {apiKey.name}</h2>
-      <form ref={form} method="post" class="form-grid" onSubmit={submit} key={apiKey.hash}>
+    <Panel title={`Limit of key ${apiKey.name}`}>
+      <ActionForm key={apiKey.hash} formRef={form} onSubmit={submit} submitLabel="Save limit" busy={busy} onCancel={onCancel}>
         <label>
           Credit limit (USD, empty for none)
           <input name="limit" type="number" min="0" step="any" inputMode="decimal" defaultValue={apiKey.limit === null ? "" : String(apiKey.limit)} />
@@ -237,15 +215,7 @@ function EditLimit({ apiKey, busy, onSave, onCancel }: { apiKey: ApiKey; busy: b
             ))}
           </select>
         </label>
-        <div class="form-actions">
-          <button type="submit" disabled={busy}>
-            Save limit
-          </button>
-          <button type="button" onClick={onCancel}>
-            Cancel
-          </button>
-        </div>
-      </form>
-    </section>
+      </ActionForm>
+    </Panel>
   );
 }

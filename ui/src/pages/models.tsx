@@ -3,6 +3,7 @@ import { API_BASE, api } from "../api.js";
 import { DataTable } from "../components/data-table.js";
 import { ErrorBanner } from "../components/error-banner.js";
 import { Panel } from "../components/panel.js";
+import { CloseButton, RefreshButton } from "../components/panel-buttons.js";
 import { Progress } from "../components/progress.js";
 import { count, date, usd } from "../format.js";
 import { useLoad } from "../hooks.js";
@@ -40,14 +41,7 @@ export function ModelsPage(_props: PageProps) {
     <section aria-labelledby="models-heading">
       <h1 id="models-heading">Models</h1>
       {selected ? <ModelDetails model={selected} onClose={() => setSelected(undefined)} /> : null}
-      <Panel
-        title="Catalog"
-        actions={
-          <button type="button" aria-label="Refresh the catalog" onClick={catalog.reload} disabled={catalog.loading}>
-            Refresh
-          </button>
-        }
-      >
+      <Panel title="Catalog" actions={<RefreshButton accessibleLabel="Refresh the catalog" load={catalog} />}>
         <div class="controls">
           <label>
             Filter models
@@ -110,15 +104,7 @@ export function ModelsPage(_props: PageProps) {
 function ModelDetails({ model, onClose }: { model: Model; onClose: () => void }) {
   const endpoints = useLoad(async (signal) => (await api.get<{ data: ModelWithEndpoints }>(endpointsPath(model), undefined, signal)).data.endpoints, [model.id]);
   return (
-    <Panel
-      title={`Model ${model.id}`}
-      takeFocus
-      actions={
-        <button type="button" onClick={onClose} aria-label="Close the model details">
-          Close
-        </button>
-      }
-    >
+    <Panel title={`Model ${model.id}`} takeFocus actions={<CloseButton accessibleLabel="Close the model details" onClose={onClose} />}>
       {model.description ? <p>{model.description}</p> : null}
       <dl class="facts">
         <div>

@@ -3,6 +3,8 @@ import { api } from "../api.js";
 import { Chart } from "../components/chart.js";
 import { DataTable } from "../components/data-table.js";
 import { ErrorBanner } from "../components/error-banner.js";
+import { Panel } from "../components/panel.js";
+import { RefreshButton } from "../components/panel-buttons.js";
 import { Progress, Remaining } from "../components/progress.js";
 import { count, dateTime, shortId, usd } from "../format.js";
 import { useLoad } from "../hooks.js";
@@ -62,8 +64,7 @@ export function OverviewPage({ current }: PageProps) {
   return (
     <section aria-labelledby="overview-heading">
       <h1 id="overview-heading">Overview</h1>
-      <section aria-labelledby="usage-heading" class="panel">
-        <h2 id="usage-heading">Spend and requests over time</h2>
+      <Panel title="Spend and requests over time">
         <div class="controls">
           <label>
             Period
@@ -81,9 +82,7 @@ export function OverviewPage({ current }: PageProps) {
               ))}
             </select>
           </label>
-          <button type="button" aria-label="Refresh spend and requests" onClick={usage.reload} disabled={usage.loading}>
-            Refresh
-          </button>
+          <RefreshButton accessibleLabel="Refresh spend and requests" load={usage} />
         </div>
         <p class="hint">
           Over {PERIODS[granularity].span}, in UTC.{current.is_management_key ? "" : " Analytics cover the whole organization and need a management key."}
@@ -112,13 +111,12 @@ export function OverviewPage({ current }: PageProps) {
             />
           </>
         ) : null}
-      </section>
-      <section aria-labelledby="budgets-heading" class="panel">
-        <h2 id="budgets-heading">Budgets of this key</h2>
+      </Panel>
+      <Panel title="Budgets of this key">
         <ErrorBanner error={key.error} context="The key's budgets are not available" />
         {key.loading && !key.data ? <Progress label="Loading budgets" /> : null}
         {key.data ? <Budgets current={key.data} /> : null}
-      </section>
+      </Panel>
     </section>
   );
 }

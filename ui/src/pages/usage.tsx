@@ -3,6 +3,7 @@ import { api } from "../api.js";
 import { DataTable } from "../components/data-table.js";
 import { ErrorBanner } from "../components/error-banner.js";
 import { Panel } from "../components/panel.js";
+import { CloseButton, OpenButton, RefreshButton } from "../components/panel-buttons.js";
 import { Progress } from "../components/progress.js";
 import { useCursorPages } from "../cursor-pages.js";
 import { count, shortId, usd } from "../format.js";
@@ -77,8 +78,7 @@ export function UsagePage({ current }: PageProps) {
     <section aria-labelledby="usage-heading">
       <h1 id="usage-heading">Usage log</h1>
       {openId ? <GenerationDetail key={openId} id={openId} keyName={keyName} onClose={() => setOpenId(undefined)} /> : null}
-      <section aria-labelledby="usage-filters-heading" class="panel">
-        <h2 id="usage-filters-heading">Filters</h2>
+      <Panel title="Filters">
         <form ref={form} class="form-grid" onSubmit={apply} aria-label="Filters of the usage log">
           <label>
             Model
@@ -124,14 +124,8 @@ export function UsagePage({ current }: PageProps) {
         {current.is_management_key ? null : <p class="hint">This key sees its own calls only.</p>}
         <ErrorBanner error={filterError} context="The filters were not applied" />
         <ErrorBanner error={keys.error} context="The keys could not be listed" />
-      </section>
-      <section aria-labelledby="calls-heading" class="panel">
-        <div class="section-head">
-          <h2 id="calls-heading">Recent calls</h2>
-          <button type="button" aria-label="Refresh the usage log" onClick={calls.reload} disabled={calls.loading}>
-            Refresh
-          </button>
-        </div>
+      </Panel>
+      <Panel title="Recent calls" actions={<RefreshButton accessibleLabel="Refresh the usage log" load={calls} />}>
         <ErrorBanner error={calls.error} context="The usage log could not be read" />
         {calls.loading ? <Progress label="Loading calls" /> : null}
         {calls.data && !calls.error ? (
@@ -150,18 +144,11 @@ export function UsagePage({ current }: PageProps) {
               { header: "Tokens", kind: "number", cell: (g) => `${count(g.tokens_prompt)} → ${count(g.tokens_completion)}` },
               { header: "Cost", kind: "number", cell: (g) => usd(g.total_cost) },
               { header: "Latency", kind: "number", cell: (g) => milliseconds(g.latency) },
-              {
-                header: "Details",
-                cell: (g) => (
-                  <button type="button" aria-label={`Details of ${g.id}`} aria-pressed={openId === g.id} onClick={() => setOpenId(g.id)}>
-                    Details
-                  </button>
-                ),
-              },
+              { header: "Details", cell: (g) => <OpenButton label="Details" accessibleLabel={`Details of ${g.id}`} open={openId === g.id} onOpen={() => setOpenId(g.id)} /> },
             ]}
           />
         ) : null}
-      </section>
+      </Panel>
     </section>
   );
 }
@@ -191,15 +178,7 @@ function GenerationDetail({ id, keyName, onClose }: { id: string; keyName: (hash
       ]
     : [];
   return (
-    <Panel
-      title={`Generation ${id}`}
-      takeFocus
-      actions={
-        <button type="button" aria-label={`Close generation ${id}`} onClick={onClose}>
-          Close
-        </button>
-      }
-    >
+    <Panel title={`Generation ${id}`} takeFocus actions={<CloseButton accessibleLabel={`Close generation ${id}`} onClose={onClose} />}>
       <ErrorBanner error={generation.error} context="The call could not be read" />
       {generation.loading ? <Progress label="Loading the call" /> : null}
       {g ? (

@@ -1,9 +1,11 @@
 import { useRef, useState } from "preact/hooks";
 import { api } from "../api.js";
-import { ConfirmButton } from "../components/confirm-button.js";
-import { DataTable } from "../components/data-table.js";
+import { ActionForm } from "../components/action-form.js";
+import { ConfirmButton, DeleteButton } from "../components/confirm-button.js";
+import { actionsColumn, DataTable } from "../components/data-table.js";
 import { ErrorBanner } from "../components/error-banner.js";
 import { Panel } from "../components/panel.js";
+import { CloseButton, RefreshButton } from "../components/panel-buttons.js";
 import { Progress } from "../components/progress.js";
 import { checked, checkedValues, numberOrNull, text, textOrNull } from "../form-fields.js";
 import { date, dateTime, shortId, usd } from "../format.js";
@@ -92,14 +94,7 @@ export function WorkspacesPage({ current }: PageProps) {
           <WorkspaceBudgets key={openedWorkspace.id} workspace={openedWorkspace} onClose={() => setOpened(undefined)} />
         )
       ) : null}
-      <Panel
-        title="All workspaces"
-        actions={
-          <button type="button" aria-label="Refresh the workspaces" onClick={list.reload} disabled={list.loading}>
-            Refresh
-          </button>
-        }
-      >
+      <Panel title="All workspaces" actions={<RefreshButton accessibleLabel="Refresh the workspaces" load={list} />}>
         <ErrorBanner error={list.error} context="The workspaces could not be listed" />
         <ErrorBanner error={action.error} context="The change was not made" onDismiss={action.clearError} />
         {list.loading || action.busy ? <Progress label={action.busy ? "Deleting" : "Loading workspaces"} /> : null}
@@ -123,27 +118,17 @@ export function WorkspacesPage({ current }: PageProps) {
               { header: "Slug", cell: (w) => <code>{w.slug}</code> },
               { header: "Defaults", cell: (w) => defaultsText(w) },
               { header: "Created", cell: (w) => date(w.created_at) },
-              {
-                header: "Actions",
-                cell: (w) => (
-                  <span class="actions">
-                    <button type="button" aria-label={`Budgets of workspace ${w.name}`} onClick={() => setOpened({ workspace: w, view: "budgets" })}>
-                      Budgets
-                    </button>
-                    <button type="button" aria-label={`Edit workspace ${w.name}`} onClick={() => setOpened({ workspace: w, view: "edit" })}>
-                      Edit
-                    </button>
-                    <ConfirmButton
-                      label="Delete"
-                      accessibleLabel={`Delete workspace ${w.name}`}
-                      question={`Delete workspace ${w.name} with its budgets and guardrails?`}
-                      confirmLabel={`Yes, delete ${w.name}`}
-                      disabled={action.busy}
-                      onConfirm={() => remove(w)}
-                    />
-                  </span>
-                ),
-              },
+              actionsColumn((w) => (
+                <>
+                  <button type="button" aria-label={`Budgets of workspace ${w.name}`} onClick={() => setOpened({ workspace: w, view: "budgets" })}>
+                    Budgets
+                  </button>
+                  <button type="button" aria-label={`Edit workspace ${w.name}`} onClick={() => setOpened({ workspace: w, view: "edit" })}>
+                    Edit
+                  </button>
+                  <DeleteButton noun="workspace" name={w.name} question={`Delete workspace ${w.name} with its budgets and guardrails?`} disabled={action.busy} onConfirm={() => remove(w)} />
+                </>
+              )),
             ]}
           />
         ) : null}
@@ -182,7 +167,15 @@ function CreateWorkspace({ onCreated }: { onCreated: (workspace: WorkspaceDetail
   };
   return (
     <Panel title="Create a workspace">
-      <form ref={form} method="post" class="form-grid" onSubmit={submit}>
+      <ActionForm
+        formRef={form}
+        onSubmit={submit}
+        submitLabel="Create workspace"
+        busy={action.busy}
+        error={action.error}
+        failure="The workspace was not created"
+        progress="Creating the workspace"
+      >
         <label>
           Name
           <input name="name" required maxLength={100} autocomplete="off" />
@@ -195,14 +188,7 @@ function CreateWorkspace({ onCreated }: { onCreated: (workspace: WorkspaceDetail
           Description (optional)
           <input name="description" maxLength={500} autocomplete="off" />
         </label>
-        <div class="form-actions">
-          <button type="submit" disabled={action.busy}>
-            Create workspace
-          </button>
-        </div>
-      </form>
-      <ErrorBanner error={action.error} context="The workspace was not created" />
-      {action.busy ? <Progress label="Creating the workspace" /> : null}
+      </ActionForm>
     </Panel>
   );
 }
@@ -237,7 +223,17 @@ function EditWorkspace({ workspace, onSaved, onCancel }: { workspace: WorkspaceD
   const options = guardrails.data?.items ?? [];
   return (
     <Panel title={`Edit workspace ${workspace.name}`} takeFocus>
-      <form ref={form} method="post" class="form-grid" onSubmit={submit}>
+      <ActionForm
+        formRef={form}
+        onSubmit={submit}
+        submitLabel="Save workspace"
+        busy={action.busy}
+        onCancel={onCancel}
+        notices={<ErrorBanner error={guardrails.error} context="The guardrails could not be listed" />}
+        error={action.error}
+        failure="The workspace was not saved"
+        progress="Saving the workspace"
+      >
         <label>
           Name
           <input name="name" required maxLength={100} autocomplete="off" defaultValue={workspace.name} />
@@ -298,18 +294,7 @@ function EditWorkspace({ workspace, onSaved, onCancel }: { workspace: WorkspaceD
             ))}
           </div>
         </fieldset>
-        <div class="form-actions">
-          <button type="submit" disabled={action.busy}>
-            Save workspace
-          </button>
-          <button type="button" onClick={onCancel}>
-            Cancel
-          </button>
-        </div>
-      </form>
-      <ErrorBanner error={guardrails.error} context="The guardrails could not be listed" />
-      <ErrorBanner error={action.error} context="The workspace was not saved" />
-      {action.busy ? <Progress label="Saving the workspace" /> : null}
+      </ActionForm>
     </Panel>
   );
 }
@@ -334,20 +319,12 @@ function WorkspaceBudgets({ workspace, onClose }: { workspace: WorkspaceDetail; 
       budgets.reload();
     });
   return (
-    <Panel
-      title={`Budgets of workspace ${workspace.name}`}
-      takeFocus
-      actions={
-        <button type="button" onClick={onClose} aria-label="Close the budgets">
-          Close
-        </button>
-      }
-    >
+    <Panel title={`Budgets of workspace ${workspace.name}`} takeFocus actions={<CloseButton accessibleLabel="Close the budgets" onClose={onClose} />}>
       <p class="hint">
         Every call of the workspace's keys counts against its budgets; limits must shrink as the interval narrows (lifetime &gt; monthly &gt; weekly &gt; daily). Spend and
         what is left show on the Overview of a key of the workspace.
       </p>
-      <form ref={form} method="post" class="form-grid" onSubmit={submit}>
+      <ActionForm formRef={form} onSubmit={submit} submitLabel="Set budget" busy={action.busy}>
         <label>
           Interval
           <select name="interval">
@@ -360,12 +337,7 @@ function WorkspaceBudgets({ workspace, onClose }: { workspace: WorkspaceDetail; 
           Limit (USD)
           <input name="limit_usd" type="number" min="0" step="any" inputMode="decimal" required />
         </label>
-        <div class="form-actions">
-          <button type="submit" disabled={action.busy}>
-            Set budget
-          </button>
-        </div>
-      </form>
+      </ActionForm>
       <ErrorBanner error={budgets.error} context="The budgets could not be listed" />
       <ErrorBanner error={action.error} context="The budget was not changed" onDismiss={action.clearError} />
       {budgets.loading || action.busy ? <Progress label={action.busy ? "Saving" : "Loading budgets"} /> : null}
