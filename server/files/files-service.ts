@@ -4,7 +4,7 @@ import { ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc
 import { FileProviderSchema, type FilesService } from "../../gen/gateway/v1/files_pb.js";
 import { callerOf, type Caller } from "../core/auth.js";
 import { gatewayError } from "../../wire/errors.js";
-import { decodeCursor, encodeCursor } from "../core/pagination.js";
+import { decodeCursor, encodeCursor, isCursorTime } from "../core/pagination.js";
 import { findWorkspace, workspaceOf, type WorkspaceScope } from "../core/scope.js";
 import { wireName } from "../../wire/enums.js";
 import type { Deps } from "../deps.js";
@@ -24,7 +24,6 @@ import { openUpload, UploadContent } from "./upload-stream.js";
  */
 const DEFAULT_PAGE = 20;
 const DEFAULT_FILENAME = "file";
-const OWN_CURSOR_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 export function filesService(deps: Deps): ServiceImpl<typeof FilesService> {
   const { sequelize, blobs, log } = deps;
@@ -239,13 +238,6 @@ function notFound(id: string) {
 function ownCursor(cursor: string): [string, string] {
   const [, at, id] = decodeCursor(cursor, 3, { accept: ([location, at]) => location === "own" && isCursorTime(at!) });
   return [at!, id!];
-}
-
-/** The form the list writes, and a real time: a date Postgres cannot cast (month 13, year 0) would be a 500. */
-function isCursorTime(at: string): boolean {
-  if (!OWN_CURSOR_AT.test(at) || at.startsWith("0000")) return false;
-  const seconds = `${at.slice(0, 19)}Z`;
-  return !Number.isNaN(Date.parse(seconds)) && new Date(seconds).toISOString().slice(0, 19) === at.slice(0, 19);
 }
 
 function providerCursor(cursor: string, provider: ProviderKind): string {
