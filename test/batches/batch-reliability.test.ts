@@ -7,6 +7,7 @@ import * as assert from "uvu/assert";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "../../server/db/embedded-postgres.js";
 import { createLogger } from "../../server/logger.js";
 import { chatItems, FAST_ENGINE, itemCallsSeen, submit, waitTerminal } from "../support/batches.js";
+import { eventually } from "../support/eventually.js";
 import { freePort, startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
 import { at, call } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
@@ -73,7 +74,7 @@ test("SIGKILL of the worker at random points while a 2,000-item batch runs loses
   for (const [from, to] of [[100, 500], [700, 1100], [1300, 1700]] as const) {
     const target = from + Math.floor(Math.random() * (to - from));
     const child = await worker(env, env.gw.databaseUrl, { GATEWAY_BATCH_CONCURRENCY: "16" });
-    while ((await counts(env.gw.databaseUrl, id)).done < target) await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventually(() => counts(env.gw.databaseUrl, id), `${target} items are done`, { until: (now) => now.done >= target });
     child.child.kill("SIGKILL");
     await child.exited;
   }

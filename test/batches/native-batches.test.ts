@@ -1,6 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { batchLedger, chatItems, FAST_ENGINE, submit, waitTerminal } from "../support/batches.js";
+import { eventually } from "../support/eventually.js";
 import { at, call, type Reply } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 
@@ -118,7 +119,7 @@ test("cancel: the provider batch is cancelled there and the batch ends cancelled
   env.upstream.batches.fault({ inProgressPolls: Infinity });
   const accepted = await submit(env.gw.url, env.gw.key, { endpoint: "/v1/chat/completions", model: "mock/claude", requests: chatItems(3, "mock/claude") });
   const id = String(at(accepted.body, "id"));
-  while (env.upstream.batches.created === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  await eventually(() => env.upstream.batches.created, "the provider batch is created");
   const cancelled = await call(env.gw.url, "POST", `/api/v1/batches/${id}/cancel`, { key: env.gw.key });
   assert.is(cancelled.status, 200, cancelled.text);
   const done = await waitTerminal(env.gw.url, env.gw.key, id);

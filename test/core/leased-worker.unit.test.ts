@@ -5,6 +5,7 @@ import * as assert from "uvu/assert";
 import { startLeasedWorker, stopAll } from "../../server/core/leased-worker.js";
 import { isGoneLocalOwner, newLeaseOwner } from "../../server/core/lease-owner.js";
 import { createLogger } from "../../server/logger.js";
+import { eventually } from "../support/eventually.js";
 
 /**
  * The one leased worker loop on an in-memory queue, without a database: the rhythm every queue
@@ -37,7 +38,7 @@ test("claims no more than the free slots, and stop aborts the work in flight and
       ended++;
     },
   });
-  while (queue.length > 7) await new Promise((resolve) => setTimeout(resolve, 5));
+  await eventually(() => queue.length, "three items are claimed", { until: (left) => left <= 7 });
   await stopAll([worker]);
   assert.is(most, 3);
   assert.is(ended, 3, "every started item ended before stop returned");

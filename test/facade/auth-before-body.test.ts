@@ -1,6 +1,7 @@
 import net from "node:net";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { eventually } from "../support/eventually.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call, rawRequest } from "../support/http.js";
 
@@ -166,17 +167,14 @@ async function exchange(
 async function responseIn(received: () => string, closed: Promise<void>): Promise<string> {
   let isClosed = false;
   void closed.then(() => (isClosed = true));
-  for (let waited = 0; waited < 10_000; waited += 10) {
-    const text = received();
+  const complete = (text: string): string | undefined => {
     const end = text.indexOf("\r\n\r\n");
-    if (end >= 0) {
-      const length = Number(/content-length:\s*(\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
-      if (text.length >= end + 4 + length) return text.slice(0, end + 4 + length);
-    }
-    if (isClosed) return text;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return received();
+    if (end < 0) return undefined;
+    const length = Number(/content-length:\s*(\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
+    return text.length >= end + 4 + length ? text.slice(0, end + 4 + length) : undefined;
+  };
+  const seen = await eventually(() => ({ text: received(), closed: isClosed }), "a whole response arrives or the socket closes", { until: (now) => complete(now.text) !== undefined || now.closed });
+  return complete(seen.text) ?? seen.text;
 }
 
 function statusOf(response: string): number {

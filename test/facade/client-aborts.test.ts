@@ -3,6 +3,7 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { eventually } from "../support/eventually.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 
 /**
@@ -37,15 +38,15 @@ async function leaveMidBody(base: string, path: string, headers: Record<string, 
   });
 }
 
-async function until(check: () => boolean): Promise<void> {
-  for (let waited = 0; waited < 5_000 && !check(); waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+/** Lines of the request, once it has any: the gateway logs the client's leaving after it has gone. */
+function loggedFor(before: number, requestId: string): Promise<typeof lines> {
+  return eventually(() => lines.slice(before), `a line of ${requestId} is logged`, { until: (logged) => logged.some((l) => l.requestId === requestId) });
 }
 
 test("a client leaving while its JSON body is read: info with its request id, no error", async ({ gw }) => {
   const before = lines.length;
   await leaveMidBody(gw.url, "/api/v1/chat/completions", { authorization: `Bearer ${gw.key}`, "content-type": "application/json", "content-length": "100000", "x-request-id": "abort-json-1" }, '{"model":"x","messages":[');
-  await until(() => lines.slice(before).some((l) => l.requestId === "abort-json-1"));
-  const logged = lines.slice(before);
+  const logged = await loggedFor(before, "abort-json-1");
   assert.ok(logged.some((l) => l.level === 30 && l.requestId === "abort-json-1"), JSON.stringify(logged));
   assert.equal(logged.filter((l) => l.level >= 50), []);
 });
@@ -55,7 +56,7 @@ test("a client leaving mid-upload: no error line", async ({ gw }) => {
   const boundary = "b0undary";
   const head = `--${boundary}\r\ncontent-disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.jsonl"\r\ncontent-type: application/jsonl\r\n\r\n${'{"a":1}\n'.repeat(2000)}`;
   await leaveMidBody(gw.url, "/api/v1/files", { authorization: `Bearer ${gw.key}`, "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": String(10 * 1024 * 1024), "x-request-id": "abort-upload-1" }, head);
-  await until(() => lines.slice(before).some((l) => l.requestId === "abort-upload-1"));
+  await loggedFor(before, "abort-upload-1");
   // Whatever the core made of the cut-off upload has been logged by now.
   await new Promise((resolve) => setTimeout(resolve, 300));
   assert.equal(lines.slice(before).filter((l) => l.level >= 50), []);

@@ -8,6 +8,7 @@ import * as assert from "uvu/assert";
 import { FileSchema, FilesService, UploadFileRequestSchema, type GetFileContentRequest, type GetFileRequest, type UploadFileRequest } from "../../gen/gateway/v1/files_pb.js";
 import { HttpBodySchema } from "../../gen/google/api/httpbody_pb.js";
 import { createDirectTransport } from "../../server/core/direct-transport.js";
+import { eventually } from "../support/eventually.js";
 
 /**
  * The direct transport's semantics, each against a network call to the same implementation and
@@ -185,7 +186,7 @@ test("a deadline aborts ctx.signal and the caller gets DeadlineExceeded", async 
     probe.signalReasons.length = 0;
     const error = await failure(client.getFile({ fileId: "wait" }, { timeoutMs: 50 }));
     assert.is(error.code, Code.DeadlineExceeded, name);
-    for (let i = 0; i < 100 && probe.signalReasons.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventually(() => probe.signalReasons.length, `${name}: the handler's signal is aborted`);
     assert.is(probe.signalReasons.length, 1, `${name}: the handler's signal was aborted`);
   }
 });
@@ -196,10 +197,10 @@ test("the caller's signal aborts ctx.signal and the caller gets Canceled", async
     probe.signalReasons.length = 0;
     const controller = new AbortController();
     const pending = failure(client.getFile({ fileId: "wait" }, { signal: controller.signal }));
-    for (let i = 0; i < 100 && probe.started.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await eventually(() => probe.started.length, `${name}: the handler started`);
     controller.abort();
     assert.is((await pending).code, Code.Canceled, name);
-    for (let i = 0; i < 100 && probe.signalReasons.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventually(() => probe.signalReasons.length, `${name}: the handler's signal is aborted`);
     assert.is(probe.signalReasons.length, 1, `${name}: the handler's signal was aborted`);
 
     probe.started.length = 0;
@@ -245,7 +246,7 @@ test("a caller that leaves a stream aborts the handler, whose finally runs", asy
       })(),
     );
     assert.is(error.code, Code.Canceled, name);
-    for (let i = 0; i < 100 && probe.finalized === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventually(() => probe.finalized, `${name}: the handler's finally ran`);
     assert.is(probe.finalized, 1, `${name}: the handler's finally ran`);
 
     // As the facade leaves a stream whose first message was the whole answer: abort, never read on.
@@ -254,7 +255,7 @@ test("a caller that leaves a stream aborts the handler, whose finally runs", asy
     const first = await client.getFileContent({ fileId: "hang" }, { signal: leaving.signal })[Symbol.asyncIterator]().next();
     assert.is(first.done, false, name);
     leaving.abort();
-    for (let i = 0; i < 100 && probe.finalized === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventually(() => probe.finalized, `${name}: the handler's finally ran`);
     assert.is(probe.finalized, 1, `${name}: the handler's finally ran without another read`);
   }
 });
@@ -285,7 +286,7 @@ test("the gateway's shutdown signal aborts the handlers in flight", async ({ cli
   probe.started.length = 0;
   probe.signalReasons.length = 0;
   const pending = failure(direct.getFile({ fileId: "wait" }));
-  for (let i = 0; i < 100 && probe.started.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  await eventually(() => probe.started.length, "the handler started");
   shutdown.abort();
   assert.is((await pending).code, Code.Canceled);
   assert.is(probe.signalReasons.length, 1);

@@ -4,6 +4,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createReadiness } from "../../server/gateway/readiness.js";
 import { createLogger } from "../../server/logger.js";
+import { eventually } from "../support/eventually.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call } from "../support/http.js";
 
@@ -20,14 +21,9 @@ test.after(async ({ gw }) => gw.stop());
 
 const ALL_OK = { database: { ok: true }, governance_feed: { ok: true }, draining: { ok: true } };
 
-/** Asks /readyz until it answers `status` (the feed reconnects on its own schedule); a guard, not a timing assertion. */
+/** Asks /readyz until it answers `status`: the feed reconnects on its own schedule. */
 async function readyzUntil(url: string, status: number): Promise<unknown> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const res = await call(url, "GET", "/readyz");
-    if (res.status === status) return res.body;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`/readyz never answered ${status}`);
+  return (await eventually(() => call(url, "GET", "/readyz"), `/readyz answers ${status}`, { until: (res) => res.status === status })).body;
 }
 
 test("GET /healthz: 200 {status: ok} without a key, never cached", async ({ gw }) => {

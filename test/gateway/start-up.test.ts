@@ -3,6 +3,7 @@ import pg from "pg";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { newKeySecret } from "../../server/core/key-secret.js";
+import { eventually } from "../support/eventually.js";
 import { createDatabase } from "../support/gateway.js";
 import { freePort, startGatewayProcess } from "../support/gateway-process.js";
 import { at, call } from "../support/http.js";
@@ -95,17 +96,9 @@ test("first start without GATEWAY_CONFIG: a warning naming it; the listening lin
     assert.ok(endpoints.includes(`${gateway.url}/healthz`) && endpoints.includes(`${gateway.url}/readyz`), String(endpoints));
 
     // The key is written right after the listening line; its lines may still be on their way.
-    let keyAt = -1;
-    for (let attempt = 0; attempt < 100 && keyAt === -1; attempt++) {
-      keyAt = gateway.lines.findIndex((line) => line.includes("Management API key (shown once"));
-      if (keyAt === -1) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const keyAt = await eventually(() => gateway.lines.findIndex((line) => line.includes("Management API key (shown once")), "the key's heading is printed", { until: (at) => at !== -1 });
     assert.ok(keyAt > listeningAt, `the key comes after the listening line:\n${gateway.lines.join("\n")}`);
-    let key: string | undefined;
-    for (let attempt = 0; attempt < 100 && !key; attempt++) {
-      key = gateway.lines.slice(keyAt + 1).map((line) => line.trim()).find((line) => line.length > 0);
-      if (!key) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const key = await eventually(() => gateway.lines.slice(keyAt + 1).map((line) => line.trim()).find((line) => line.length > 0), "the key is printed");
     assert.is((await call(gateway.url, "GET", "/api/v1/key", { key })).status, 200);
     assert.is(gateway.lines.filter((line) => line.includes(key!)).length, 1, "the key appears once, never in a log line");
 

@@ -5,6 +5,7 @@ import * as assert from "uvu/assert";
 import { hashKey } from "../../server/core/key-secret.js";
 import { settleCall } from "../../server/usage/usage-store.js";
 import { writeCatalogFile } from "../support/catalog-file.js";
+import { eventually } from "../support/eventually.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call, type Reply } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
@@ -253,11 +254,7 @@ measured.before(async (ctx) => {
   await seedSpeeds(ctx.gw);
   // Ranking reads stats loaded in the background on first use: until they are in, every
   // endpoint is unmeasured and the sort falls back to config order (cheap first).
-  for (let i = 0; i < 200; i++) {
-    const res = await measuredChat(ctx, { provider: { sort: "throughput" } });
-    if (at(res.body, "provider") === "Fast") break;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  await eventually(() => measuredChat(ctx, { provider: { sort: "throughput" } }), "the measured stats are loaded", { until: (res) => at(res.body, "provider") === "Fast" });
 });
 measured.after(async (ctx) => {
   await ctx.gw.stop();

@@ -7,9 +7,10 @@ import * as assert from "uvu/assert";
 import { KeysService } from "../../gen/gateway/v1/keys_pb.js";
 import { hashKey, maskKey } from "../../server/core/key-secret.js";
 import { writeCatalogFile } from "../support/catalog-file.js";
+import { eventually } from "../support/eventually.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { call } from "../support/http.js";
-import { accessLinesOf, captureLogs, untilLogged, type CapturedLogs, type LogLine } from "../support/log-lines.js";
+import { accessLinesOf, captureLogs, type CapturedLogs, type LogLine } from "../support/log-lines.js";
 import { startMockUpstream, type MockUpstream } from "../upstream/mock-upstream.js";
 
 /**
@@ -72,8 +73,8 @@ async function closedPort(): Promise<number> {
 
 /** The one access line of a request, once written. */
 async function accessLine(logs: CapturedLogs, requestId: string): Promise<LogLine> {
-  await untilLogged(() => accessLinesOf(logs.lines, requestId).length > 0);
-  const lines = accessLinesOf(logs.lines, requestId);
+  // Lines of a streamed or abandoned call are written after the client has its answer.
+  const lines = await eventually(() => accessLinesOf(logs.lines, requestId), `the access line of ${requestId} is written`, { until: (now) => now.length > 0 });
   assert.is(lines.length, 1, JSON.stringify(lines));
   return lines[0]!;
 }

@@ -9,6 +9,7 @@ import { openAiNativeBatch } from "../../server/providers/openai/native-batch.js
 import { openAiVideo } from "../../server/providers/openai/video.js";
 import { UpstreamError } from "../../server/providers/provider.js";
 import { providerFor, requiredPart } from "../../server/providers/registry.js";
+import { eventually } from "../support/eventually.js";
 import { mockSuite, collect, collectUntilFailure, contentOf, failure, signal, targetFor } from "./adapter-helpers.js";
 
 /** The failure kinds of the shared HTTP layer, seen through the adapters against the mock upstream. */
@@ -137,7 +138,7 @@ test("aborted: the caller's signal before the headers closes the upstream reques
   mock.rule({ hang: true });
   const controller = new AbortController();
   const pending = failure(openAiChat.chat(targetFor(mock, "openai", MODEL), chat, controller.signal));
-  while (mock.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  await eventually(() => mock.requests.length, "the request reached the upstream");
   controller.abort();
   assert.is((await pending).failure, "aborted");
   await mock.waitForAbort();

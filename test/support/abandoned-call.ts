@@ -1,5 +1,6 @@
 import * as assert from "uvu/assert";
 import type { MockUpstream } from "../upstream/mock-upstream.js";
+import { eventually } from "./eventually.js";
 
 /**
  * A chat completion whose client goes away once the call has reached the mock upstream, where the
@@ -18,8 +19,8 @@ export async function abandonOnceUpstream(upstream: MockUpstream, base: string, 
     () => "answered" as const,
     () => "aborted" as const,
   );
-  for (let i = 0; i < 400 && upstream.requests.length === seen; i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  assert.is(upstream.requests.length, seen + 1, "the call reached the upstream");
+  await eventually(() => upstream.requests.length, "the call reached the upstream", { until: (now) => now > seen });
+  assert.is(upstream.requests.length, seen + 1, "only this call reached the upstream");
   controller.abort();
   return pending;
 }

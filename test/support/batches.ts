@@ -1,4 +1,5 @@
 import pg from "pg";
+import { eventually } from "./eventually.js";
 import { at, call, type Reply } from "./http.js";
 
 /** Engine settings that keep batch tests fast: short polls, leases and retry delays. */
@@ -9,9 +10,6 @@ export const FAST_ENGINE = {
 };
 
 export const TERMINAL = ["completed", "failed", "expired", "cancelled"];
-
-/** Only a guard so that a stuck batch fails the test instead of hanging it. */
-const TERMINAL_GUARD_MS = 60_000;
 
 export function chatItems(count: number, model = "mock/chat", prefix = "item"): { custom_id: string; body: Record<string, unknown> }[] {
   return Array.from({ length: count }, (_, i) => ({
@@ -29,15 +27,14 @@ export function submit(base: string, key: string, body: Record<string, unknown>,
   return call(base, "POST", "/api/v1/batches", { key, body, headers });
 }
 
-export async function waitTerminal(base: string, key: string, id: string): Promise<Reply> {
-  const deadline = Date.now() + TERMINAL_GUARD_MS;
-  for (;;) {
-    const res = await call(base, "GET", `/api/v1/batches/${id}`, { key });
-    if (res.status !== 200 && res.status !== 503) return res;
-    if (res.status === 200 && TERMINAL.includes(String(at(res.body, "status")))) return res;
-    if (Date.now() > deadline) throw new Error(`batch ${id} did not finish: ${res.text.slice(0, 500)}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/**
+ * Reads the batch until it is terminal; any answer but 200 comes back at once for the test to
+ * judge, except 503, which a gateway whose database is restarting answers meanwhile.
+ */
+export function waitTerminal(base: string, key: string, id: string): Promise<Reply> {
+  return eventually(() => call(base, "GET", `/api/v1/batches/${id}`, { key }), `batch ${id} ends`, {
+    until: (res) => res.status !== 503 && (res.status !== 200 || TERMINAL.includes(String(at(res.body, "status")))),
+  });
 }
 
 /** Ledger rows of a batch's items, straight from the database. */

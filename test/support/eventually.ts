@@ -8,12 +8,12 @@ import { inspect } from "node:util";
  * reads the state until it holds.
  *
  * The guard is not a timing assertion — nothing here measures how fast anything happens. It only
- * keeps a broken suite from hanging, so it is generous: well past the slowest wait of any suite
- * (the earlier helpers allowed 400 polls of 25 ms plus each read's own time — a chat call during a
- * database outage, a fetch against a host that is restarting) on a loaded 2-core machine. Only a
- * failing test ever waits for it.
+ * keeps a broken suite from hanging, so it is generous: well past the slowest wait of any suite on
+ * a loaded 2-core machine (a batch of 2,000 items run to its end, which the batch helper allowed a
+ * minute; an intern provisioned with its host process, allowed 600 polls of 50 ms plus each read).
+ * Only a failing test ever waits for it.
  */
-const GUARD_MS = 30_000;
+const GUARD_MS = 60_000;
 const POLL_MS = 25;
 
 /** What the default predicate lets through: any value JavaScript treats as true. */

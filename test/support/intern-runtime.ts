@@ -4,6 +4,7 @@ import path from "node:path";
 import { suite, type Test } from "uvu";
 import * as assert from "uvu/assert";
 import type { LocalInternHosts } from "../../server/interns/host-manager.js";
+import { eventually } from "./eventually.js";
 import { startInferenceGateway, type InferenceGateway } from "./inference-gateway.js";
 import { takeSseBlocks } from "./sse.js";
 import { at, call, type Reply } from "./http.js";
@@ -54,14 +55,14 @@ export async function runningInternId(env: RuntimeEnv, name: string, body: Recor
   const created = await call(env.gw.url, "POST", "/api/v1/interns", { key, body: { name, model: "mock/chat", provision: true, workspace_id: env.workspaceId, ...body } });
   if (created.status !== 201) throw new Error(`POST /interns answered ${created.status}: ${created.text}`);
   const id = at(created.body, "data", "id") as string;
-  for (let attempt = 0; attempt < 600; attempt++) {
+  // A failed provisioning never turns into running: thrown from the read, it fails at once.
+  const status = async (): Promise<unknown> => {
     const got = await call(env.gw.url, "GET", `/api/v1/interns/${id}`, { key });
-    const status = at(got.body, "data", "status");
-    if (status === "running") return id;
-    if (status === "failed") throw new Error(`intern ${name} failed to provision: ${String(at(got.body, "data", "last_failure_message"))}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`intern ${name} did not reach running`);
+    if (at(got.body, "data", "status") === "failed") throw new Error(`intern ${name} failed to provision: ${String(at(got.body, "data", "last_failure_message"))}`);
+    return at(got.body, "data", "status");
+  };
+  await eventually(status, `intern ${name} runs`, { until: (now) => now === "running" });
+  return id;
 }
 
 /**

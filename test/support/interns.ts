@@ -2,6 +2,7 @@ import { hashKey, maskKey, newKeySecret } from "../../server/core/key-secret.js"
 import { ApiKeyRow, WorkspaceRow } from "../../server/db/models.js";
 import { createWorkspaceRow } from "../../server/workspaces/workspace-store.js";
 import { writeCatalogFile } from "./catalog-file.js";
+import { eventually } from "./eventually.js";
 import { startTestGateway, type TestGateway } from "./gateway.js";
 import { at, call, type Reply } from "./http.js";
 import { TestInternHosts } from "./interns-hosts.js";
@@ -91,20 +92,15 @@ export async function createdIntern(env: InternsEnv, body: Json, workspace: Work
   return at(res.body, "data") as Json;
 }
 
-/** Polls the intern until `until` holds for it (or it is gone, when `until` is "gone"). */
+/** Reads the intern until `until` holds for it (or it is gone, when `until` is "gone"). */
 export function waitForIntern(env: InternsEnv, id: string, until: ((intern: Json) => boolean) | "gone", key = env.main.key): Promise<Json | undefined> {
   return waitForInternAt(env.gw.url, key, id, until);
 }
 
 export async function waitForInternAt(url: string, key: string, id: string, until: ((intern: Json) => boolean) | "gone"): Promise<Json | undefined> {
-  let last: Reply | undefined;
-  for (let attempt = 0; attempt < 500; attempt++) {
-    last = await call(url, "GET", `/api/v1/interns/${id}`, { key });
-    const intern = last.status === 200 ? (at(last.body, "data") as Json) : undefined;
-    if (until === "gone" ? last.status === 404 : intern !== undefined && until(intern)) return intern;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`intern ${id} never reached the awaited state; last answer ${last?.status}: ${last?.text}`);
+  const reached = (res: Reply): boolean => (until === "gone" ? res.status === 404 : res.status === 200 && until(at(res.body, "data") as Json));
+  const res = await eventually(() => call(url, "GET", `/api/v1/interns/${id}`, { key }), until === "gone" ? `intern ${id} is gone` : `intern ${id} reaches the awaited state`, { until: reached });
+  return res.status === 200 ? (at(res.body, "data") as Json) : undefined;
 }
 
 export const hasStatus = (status: string) => (intern: Json) => at(intern, "status") === status;

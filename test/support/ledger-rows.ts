@@ -1,5 +1,6 @@
 import { QueryTypes } from "sequelize";
 import * as assert from "uvu/assert";
+import { eventually } from "./eventually.js";
 import type { TestGateway } from "./gateway.js";
 
 /** The usage_ledger columns request-path tests assert on. */
@@ -38,16 +39,12 @@ export async function allLedgerRows(gw: TestGateway): Promise<LedgerRow[]> {
 }
 
 /**
- * Polls until `found` picks a row: a call the client abandoned is settled after the client has
- * gone, so there is nothing to await but the row itself. Throws after `attempts` polls.
+ * Reads the ledger until `found` picks a row: a call the client abandoned is settled after the
+ * client has gone, so there is nothing to await but the row itself.
  */
-export async function waitForLedgerRow(gw: TestGateway, found: (row: LedgerRow) => boolean, attempts = 200): Promise<LedgerRow> {
-  for (let i = 0; i < attempts; i++) {
-    const row = (await allLedgerRows(gw)).find(found);
-    if (row) return row;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error("no matching usage_ledger row appeared");
+export async function waitForLedgerRow(gw: TestGateway, found: (row: LedgerRow) => boolean): Promise<LedgerRow> {
+  const rows = await eventually(() => allLedgerRows(gw), "a matching usage_ledger row is written", { until: (now) => now.some(found) });
+  return rows.find(found)!;
 }
 
 /** The one successful ledger row of a translated (Responses / Messages) call, with its token counts. */

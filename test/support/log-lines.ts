@@ -33,8 +33,3 @@ export function captureLogs(level = "debug"): CapturedLogs {
 export function accessLinesOf(lines: readonly LogLine[], requestId: string): LogLine[] {
   return lines.filter((line) => line.msg === "request" && line.requestId === requestId);
 }
-
-/** Polls until `found` holds: lines of a streamed or abandoned call are written after the client has its answer. */
-export async function untilLogged(check: () => boolean, attempts = 250): Promise<void> {
-  for (let i = 0; i < attempts && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-}

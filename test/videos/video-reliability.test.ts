@@ -4,6 +4,7 @@ import { QueryTypes } from "sequelize";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Gateway } from "../../server/gateway/app.js";
+import { eventually } from "../support/eventually.js";
 import { startGatewayProcess } from "../support/gateway-process.js";
 import { at, call } from "../support/http.js";
 import { fetchBytes, getVideo, runUntil, sqlOn, startInstance, startVideoGateway, submitted, videoLedger, type VideoGateway } from "../support/videos.js";
@@ -43,13 +44,9 @@ async function state(gateway: Gateway, id: string): Promise<JobState> {
   return row;
 }
 
-/** Waits until the job's lease has lapsed (its holder is gone); a guard, not a timing assertion. */
+/** Waits until the job's lease has lapsed (its holder is gone). */
 async function leaseLapsed(gateway: Gateway, id: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if ((await state(gateway, id)).lapsed) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`the lease of ${id} never lapsed`);
+  await eventually(() => state(gateway, id), `the lease of ${id} lapses`, { until: (job) => job.lapsed });
 }
 
 async function billedOnce(gateway: Gateway, id: string): Promise<void> {
@@ -170,8 +167,7 @@ test("another instance's poller loop finishes a job; a stopping instance hands i
   const other = await startInstance(env, { GATEWAY_VIDEO_POLL_MS: "20" });
   let stopped = false;
   try {
-    for (let i = 0; i < 400 && at((await getVideo(gw.url, gw.key, id)).body, "status") !== "completed"; i++) await new Promise((resolve) => setTimeout(resolve, 25));
-    assert.is(at((await getVideo(gw.url, gw.key, id)).body, "status"), "completed");
+    await eventually(() => getVideo(gw.url, gw.key, id), "the other instance completes the job", { until: (res) => at(res.body, "status") === "completed" });
     await billedOnce(gw.gateway, id);
 
     // A job the instance is downloading when it stops: handed back, and finished here without waiting for a lease.
@@ -234,13 +230,11 @@ test("a step longer than the lease keeps its job: the lease is renewed and no ot
     };
     const first = (await expiry()).at;
     // Past the first lease's end, the job is still held: renewed.
-    let passedFirst = false;
-    for (let i = 0; i < 200 && !passedFirst; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
+    const passedFirst = async () => {
       const [row] = await gw.gateway.sequelize.query<{ passed: boolean }>("SELECT now() > :first AS passed", { type: QueryTypes.SELECT, replacements: { first } });
-      passedFirst = row!.passed;
-    }
-    assert.ok(passedFirst);
+      return row!.passed;
+    };
+    await eventually(passedFirst, "the database clock passes the first lease's end");
     const now = await expiry();
     assert.ok(now.at.getTime() > first.getTime(), "the lease was extended");
     assert.is(now.passed, false);

@@ -5,6 +5,7 @@ import * as assert from "uvu/assert";
 import { openValue, type VaultKey } from "../../../server/interns/vault/vault-keys.js";
 import { secretsForUrl } from "../../../server/interns/vault/vault-release.js";
 import { importLegacySecret, vaultKey } from "../../../server/interns/vault/vault-store.js";
+import { eventually } from "../../support/eventually.js";
 import { at, call, type Reply } from "../../support/http.js";
 import { createdIntern, runningIntern, startInternsGateway, type InternsEnv, type Json } from "../../support/interns.js";
 
@@ -163,15 +164,14 @@ test("legacy rows: listed with null hosts and fingerprint, cannot be deleted or 
 
 /** Until a statement of this suite's database waits for a lock, i.e. a request is blocked behind a test's open transaction. */
 async function untilALockIsAwaited(env: InternsEnv): Promise<void> {
-  for (let attempt = 0; attempt < 500; attempt++) {
+  const waiting = async (): Promise<number> => {
     const [row] = await env.gw.gateway.sequelize.query<{ waiting: number }>(
       "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
       { type: QueryTypes.SELECT },
     );
-    if (row!.waiting > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error("no statement ever waited for the lock");
+    return row!.waiting;
+  };
+  await eventually(waiting, "a statement waits for the lock");
 }
 
 test("a secret stored while its intern is being deleted: 404 not_found, nothing written", async ({ env }) => {
