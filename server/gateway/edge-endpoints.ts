@@ -43,7 +43,7 @@ export class EdgeEndpoints {
   }
 
   /** The endpoint serving this request URL (query ignored), if any. */
-  match(url: string): EdgeEndpoint | undefined {
+  private match(url: string): EdgeEndpoint | undefined {
     const query = url.indexOf("?");
     const path = query === -1 ? url : url.slice(0, query);
     const exact = this.exact.get(path);

@@ -70,12 +70,6 @@ export function layerSpendUsd(layer: BudgetLayer, index: SpendIndex): string {
   return countedSpend(index.get(layer), layer.includeByok);
 }
 
-/** Settled spend of each layer (same order), in one round trip. */
-export async function spendOf(sequelize: Sequelize, layers: readonly BudgetLayer[]): Promise<string[]> {
-  const index = await readSpend(sequelize, layers);
-  return layers.map((layer) => layerSpendUsd(layer, index));
-}
-
 /** A key's spend in the daily, weekly, monthly and lifetime periods that contain `now`. */
 export async function keyUsage(sequelize: Sequelize, keyHash: string, now: Date): Promise<PeriodSpend> {
   return (await readSpend(sequelize, currentPeriodRefs("key", keyHash, now))).periods("key", keyHash, now);
