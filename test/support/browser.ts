@@ -2,7 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Test } from "uvu";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
+import { eventually } from "./eventually.js";
 import { missingTools } from "./required-tools.js";
 
 /**
@@ -85,6 +86,14 @@ export async function goTo(page: Page, link: string, heading = link): Promise<vo
   if (!(await nav.isVisible())) await page.getByRole("button", { name: "Menu" }).click();
   await nav.getByRole("link", { name: link }).click();
   await page.getByRole("heading", { level: 1, name: heading }).waitFor();
+}
+
+/**
+ * Waits until nothing on the page matches: what an action removes goes in the page's next render,
+ * which need not come before whatever else the test waited for (one look could see it still there).
+ */
+export async function gone(locator: Locator, what: string): Promise<void> {
+  await eventually(() => locator.count(), what, { until: (n) => n === 0 });
 }
 
 /*

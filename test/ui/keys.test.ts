@@ -1,7 +1,7 @@
 import type { Page } from "playwright-core";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { chromiumMissing, clipboardText, goTo, openConsole, screenshot, sessionStorageOf, signIn, type ConsoleSession } from "../support/browser.js";
+import { chromiumMissing, clipboardText, gone, goTo, openConsole, screenshot, sessionStorageOf, signIn, type ConsoleSession } from "../support/browser.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call } from "../support/http.js";
 
@@ -93,7 +93,7 @@ if (!chromiumMissing(test, "console keys browser test")) {
     await form.getByLabel("Limit resets").selectOption({ label: "Weekly" });
     await form.getByRole("button", { name: "Save limit" }).click();
     await rowOf(page, NAME).filter({ hasText: "$2.50 left of $2.50, resets weekly" }).waitFor();
-    assert.is(await form.count(), 0, "the form closes once saved");
+    await gone(form, "the form closes once saved");
     let key = await call(gw.url, "GET", `/api/v1/keys/${created!.hash}`, { key: gw.key });
     assert.is(at(key.body, "data", "limit"), 2.5);
     assert.is(at(key.body, "data", "limit_reset"), "weekly");
@@ -121,7 +121,7 @@ if (!chromiumMissing(test, "console keys browser test")) {
     await alert.waitFor();
     assert.match(await alert.innerText(), "API key not found");
     await alert.getByRole("button", { name: "Dismiss the error" }).click();
-    assert.is(await alert.count(), 0);
+    await gone(alert, "the error is dismissed");
   });
 
   test("delete a key after confirming; cancelling keeps it", async ({ page, gw, created }) => {

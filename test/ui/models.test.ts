@@ -1,7 +1,7 @@
 import type { Page } from "playwright-core";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { chromiumMissing, fitsWidth, goTo, openConsole, screenshot, signIn, type ConsoleSession } from "../support/browser.js";
+import { chromiumMissing, fitsWidth, gone, goTo, openConsole, screenshot, signIn, type ConsoleSession } from "../support/browser.js";
 import { at, call } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 
@@ -88,7 +88,7 @@ if (!chromiumMissing(test, "console models browser test")) {
     assert.match(await details.innerText(), /Context\s+32,000 tokens/);
     await screenshot(page, "models");
     await details.getByRole("button", { name: "Close the model details" }).click();
-    assert.is(await details.count(), 0);
+    await gone(details, "the model details close");
     assert.equal(browser.problems, []);
   });
 

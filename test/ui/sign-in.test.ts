@@ -112,7 +112,7 @@ if (!chromiumMissing(test, "console sign-in browser test")) {
       assert.is(await menu.getAttribute("aria-expanded"), "true");
       await page.getByRole("link", { name: "Keys" }).click();
       await page.getByRole("heading", { level: 1, name: "Keys" }).waitFor();
-      assert.is(await menu.getAttribute("aria-expanded"), "false", "the menu closes on navigation");
+      assert.is(await menu.getAttribute("aria-expanded"), "false", "the menu closes in the render that shows the next page");
       // Nothing wider than the screen: tables scroll inside their frame.
       assert.ok(await fitsWidth(page), "no sideways scroll of the page");
       const table = page.getByRole("table", { name: "Keys of the organization" });

@@ -1,7 +1,7 @@
 import type { Page } from "playwright-core";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { chromiumMissing, fitsWidth, goTo, openConsole, screenshot, signIn, type ConsoleSession } from "../support/browser.js";
+import { chromiumMissing, fitsWidth, gone, goTo, openConsole, screenshot, signIn, type ConsoleSession } from "../support/browser.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call } from "../support/http.js";
 
@@ -91,7 +91,7 @@ if (!chromiumMissing(test, "console workspaces browser test")) {
     listed = await call(gw.url, "GET", "/api/v1/workspaces/research/budgets", { key: gw.key });
     assert.equal(at(listed.body, "data"), []);
     await budgets.getByRole("button", { name: "Close the budgets" }).click();
-    assert.is(await budgets.count(), 0);
+    await gone(budgets, "the budgets close");
   });
 
   test("edit a workspace's defaults: the form is filled from the API, the changes are sent", async ({ page, gw }) => {

@@ -68,13 +68,15 @@ export function App() {
 
 function Console({ current, onSignOut }: { current: CurrentKey; onSignOut: () => void }) {
   const route = useCurrentPage();
-  const [menuOpen, setMenuOpen] = useState(false);
+  // The menu is open on the page it was opened on: navigating closes it in the same render that
+  // shows the next page, not in an effect after it (a reader of aria-expanded never sees it stale).
+  const [menuOpenOn, setMenuOpenOn] = useState<string | undefined>(undefined);
+  const menuOpen = menuOpenOn === route;
   const pages = availablePages();
   const entry = pages.find((p) => p.path === (route || DEFAULT_PAGE));
 
   useEffect(() => {
     if (!route) location.replace(href(DEFAULT_PAGE));
-    setMenuOpen(false);
     document.title = `${entry?.title ?? "Not found"} · Model Gateway console`;
   }, [route, entry]);
 
@@ -84,7 +86,7 @@ function Console({ current, onSignOut }: { current: CurrentKey; onSignOut: () =>
         Skip to the page
       </a>
       <header class="topbar">
-        <button type="button" class="menu-toggle" aria-expanded={menuOpen} aria-controls="console-nav" onClick={() => setMenuOpen(!menuOpen)}>
+        <button type="button" class="menu-toggle" aria-expanded={menuOpen} aria-controls="console-nav" onClick={() => setMenuOpenOn(menuOpen ? undefined : route)}>
           Menu
         </button>
         <span class="brand">Model Gateway</span>
