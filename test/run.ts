@@ -14,7 +14,11 @@ import { createLogger } from "../server/logger.js";
  */
 const UNIT = /\.unit\.test\.ts$/;
 const filter = process.argv[2];
-const { suites } = await parse(path.join(import.meta.dirname, "."), filter ? new RegExp(filter) : /\.test\.ts$/);
+// The pattern picks among the test files only: support modules and scripts beside them
+// (architecture/route-map.ts) are never run as suites.
+const matching = filter ? new RegExp(filter) : undefined;
+const { suites: all } = await parse(path.join(import.meta.dirname, "."), /\.test\.ts$/);
+const suites = all.filter((s) => !matching || matching.test(s.name));
 const needsDatabase = suites.some((s) => !UNIT.test(s.name));
 
 const log = createLogger(process.env.TEST_LOG_LEVEL ?? "warn");
@@ -23,22 +27,37 @@ const postgres = dataDir ? await startEmbeddedPostgres(dataDir, 0, log) : undefi
 if (needsDatabase) process.env.TEST_DATABASE_URL = process.env.DATABASE_URL ?? postgres!.url;
 delete process.env.DATABASE_URL;
 
-// uvu prints totals only; keep them to print the plain "N passed, N failed" line CI reads.
+// uvu prints totals only; keep them to print the plain "N passed, N failed" line CI reads. It
+// writes a file's name alone when it starts the file, which times each file: the slowest are
+// listed at the end, to keep the suite within CI's budget.
+const ANSI = /\u001b\[[0-9;]*m/g;
+const names = new Set(suites.map((s) => s.name));
+const started: { name: string; at: number }[] = [];
 let output = "";
 const write = process.stdout.write.bind(process.stdout);
 process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
-  output += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString();
+  const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString();
+  const name = text.replace(ANSI, "").trim();
+  if (names.has(name)) started.push({ name, at: performance.now() });
+  output += text;
   return write(chunk, ...rest);
 }) as typeof process.stdout.write;
 
+let ended = 0;
 try {
   await run(suites, { bail: false });
+  ended = performance.now();
 } finally {
   process.stdout.write = write;
   await postgres?.stop();
   if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
 }
-const plain = output.replace(/\u001b\[[0-9;]*m/g, "");
+const slowest = started
+  .map(({ name, at }, i) => ({ name, seconds: ((started[i + 1]?.at ?? ended) - at) / 1000 }))
+  .sort((a, b) => b.seconds - a.seconds)
+  .slice(0, 10);
+if (slowest.length > 1) console.log(`Slowest files:\n${slowest.map((f) => `  ${f.seconds.toFixed(1).padStart(6)} s  ${f.name}`).join("\n")}\n`);
+const plain = output.replace(ANSI, "");
 const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? 0);
 const passed = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? 0);
 const skipped = Number(/Skipped:\s+(\d+)/.exec(plain)?.[1] ?? 0);
