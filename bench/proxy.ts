@@ -131,8 +131,8 @@ export async function runProxyBenchmark(): Promise<void> {
       await run("gateway embeddings", connections, gateway.url, key, EMBED, embedPath);
     }
     // The floor of the design: a call the auth interceptor refuses (no upstream, no database).
-    await run("gateway, refused by auth (401)", 1, gateway.url, "", CHAT, chatPath, 401);
-    await run("gateway, refused by auth (401)", 10, gateway.url, "", CHAT, chatPath, 401);
+    await run("gateway refused by auth (401)", 1, gateway.url, "", CHAT, chatPath, 401);
+    await run("gateway refused by auth (401)", 10, gateway.url, "", CHAT, chatPath, 401);
 
     let limitReport = "";
     if (!ONLY || ONLY.some((name) => name.startsWith("two gateways"))) {

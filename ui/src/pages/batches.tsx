@@ -3,6 +3,7 @@ import { api } from "../api.js";
 import { ConfirmButton } from "../components/confirm-button.js";
 import { DataTable } from "../components/data-table.js";
 import { ErrorBanner } from "../components/error-banner.js";
+import { Facts } from "../components/facts.js";
 import { Panel } from "../components/panel.js";
 import { CloseButton, OpenButton, RefreshButton } from "../components/panel-buttons.js";
 import { Progress } from "../components/progress.js";
@@ -130,58 +131,25 @@ function BatchDetail({ id, onChanged, onClose, onDeleted }: { id: string; onChan
       {action.busy ? <Progress label="Saving" /> : null}
       {shown ? (
         <>
-          <dl class="facts">
-            <div>
-              <dt>Status</dt>
-              <dd>
+          <Facts
+            facts={[
+              [
+                "Status",
                 <span role="status" aria-label="Batch status">
                   {STATUS_TEXT[shown.status] ?? shown.status}
-                </span>
-              </dd>
-            </div>
-            <div>
-              <dt>Items</dt>
-              <dd>
-                <BatchProgress batch={shown} />
-              </dd>
-            </div>
-            <div>
-              <dt>Completed</dt>
-              <dd>{count(shown.request_counts.completed)}</dd>
-            </div>
-            <div>
-              <dt>Failed</dt>
-              <dd>{count(shown.request_counts.failed)}</dd>
-            </div>
-            <div>
-              <dt>Model</dt>
-              <dd>{shown.model}</dd>
-            </div>
-            <div>
-              <dt>Endpoint</dt>
-              <dd>
-                <code>{shown.endpoint}</code>
-              </dd>
-            </div>
-            <div>
-              <dt>Created</dt>
-              <dd>{unixTime(shown.created_at)}</dd>
-            </div>
-            <div>
-              <dt>Finished</dt>
-              <dd>{shown.finalized_at === null ? "—" : unixTime(shown.finalized_at)}</dd>
-            </div>
-            <div>
-              <dt>Cost</dt>
-              <dd>{usd(shown.usage.cost)}</dd>
-            </div>
-            <div>
-              <dt>Tokens</dt>
-              <dd>
-                {count(shown.usage.prompt_tokens)} in, {count(shown.usage.completion_tokens)} out
-              </dd>
-            </div>
-          </dl>
+                </span>,
+              ],
+              ["Items", <BatchProgress batch={shown} />],
+              ["Completed", count(shown.request_counts.completed)],
+              ["Failed", count(shown.request_counts.failed)],
+              ["Model", shown.model],
+              ["Endpoint", <code>{shown.endpoint}</code>],
+              ["Created", unixTime(shown.created_at)],
+              ["Finished", shown.finalized_at === null ? "—" : unixTime(shown.finalized_at)],
+              ["Cost", usd(shown.usage.cost)],
+              ["Tokens", `${count(shown.usage.prompt_tokens)} in, ${count(shown.usage.completion_tokens)} out`],
+            ]}
+          />
           {shown.error ? <p class="error-text">Failed: {shown.error.message}</p> : null}
           {running ? <p class="hint">Refreshed every {POLL_MS / 1000} seconds while it runs.</p> : null}
           <div class="form-actions spaced">

@@ -2,6 +2,7 @@ import { useMemo, useState } from "preact/hooks";
 import { API_BASE, api } from "../api.js";
 import { DataTable } from "../components/data-table.js";
 import { ErrorBanner } from "../components/error-banner.js";
+import { Facts } from "../components/facts.js";
 import { Panel } from "../components/panel.js";
 import { CloseButton, RefreshButton } from "../components/panel-buttons.js";
 import { Progress } from "../components/progress.js";
@@ -106,48 +107,19 @@ function ModelDetails({ model, onClose }: { model: Model; onClose: () => void })
   return (
     <Panel title={`Model ${model.id}`} takeFocus actions={<CloseButton accessibleLabel="Close the model details" onClose={onClose} />}>
       {model.description ? <p>{model.description}</p> : null}
-      <dl class="facts">
-        <div>
-          <dt>Name</dt>
-          <dd>{model.name}</dd>
-        </div>
-        <div>
-          <dt>Context</dt>
-          <dd>{count(model.context_length)} tokens</dd>
-        </div>
-        <div>
-          <dt>Max output</dt>
-          <dd>{model.top_provider.max_completion_tokens === null ? "—" : `${count(model.top_provider.max_completion_tokens)} tokens`}</dd>
-        </div>
-        <div>
-          <dt>Input / 1M tokens</dt>
-          <dd>{perMillion(model.pricing.prompt)}</dd>
-        </div>
-        <div>
-          <dt>Output / 1M tokens</dt>
-          <dd>{perMillion(model.pricing.completion)}</dd>
-        </div>
-        <div>
-          <dt>Modality</dt>
-          <dd>{model.architecture.modality}</dd>
-        </div>
-        <div>
-          <dt>Added</dt>
-          <dd>{date(new Date(model.created * 1000).toISOString())}</dd>
-        </div>
-        {model.knowledge_cutoff ? (
-          <div>
-            <dt>Knowledge cutoff</dt>
-            <dd>{model.knowledge_cutoff}</dd>
-          </div>
-        ) : null}
-        {model.expiration_date ? (
-          <div>
-            <dt>Withdrawn after</dt>
-            <dd>{model.expiration_date}</dd>
-          </div>
-        ) : null}
-      </dl>
+      <Facts
+        facts={[
+          ["Name", model.name],
+          ["Context", `${count(model.context_length)} tokens`],
+          ["Max output", model.top_provider.max_completion_tokens === null ? "—" : `${count(model.top_provider.max_completion_tokens)} tokens`],
+          ["Input / 1M tokens", perMillion(model.pricing.prompt)],
+          ["Output / 1M tokens", perMillion(model.pricing.completion)],
+          ["Modality", model.architecture.modality],
+          ["Added", date(new Date(model.created * 1000).toISOString())],
+          Boolean(model.knowledge_cutoff) && ["Knowledge cutoff", model.knowledge_cutoff],
+          Boolean(model.expiration_date) && ["Withdrawn after", model.expiration_date],
+        ]}
+      />
       {model.supported_parameters.length ? (
         <p class="hint">
           Parameters: <code>{model.supported_parameters.join(", ")}</code>

@@ -3,6 +3,7 @@ import { api } from "../api.js";
 import { Chart } from "../components/chart.js";
 import { DataTable } from "../components/data-table.js";
 import { ErrorBanner } from "../components/error-banner.js";
+import { Facts } from "../components/facts.js";
 import { Panel } from "../components/panel.js";
 import { RefreshButton } from "../components/panel-buttons.js";
 import { Progress, Remaining } from "../components/progress.js";
@@ -125,24 +126,17 @@ function Budgets({ current }: { current: CurrentKey }) {
   const effective = current.effective_budget;
   return (
     <>
-      <dl class="facts">
-        <div>
-          <dt>Spent today</dt>
-          <dd>{usd(current.usage_daily)}</dd>
-        </div>
-        <div>
-          <dt>This week</dt>
-          <dd>{usd(current.usage_weekly)}</dd>
-        </div>
-        <div>
-          <dt>This month</dt>
-          <dd>{usd(current.usage_monthly)}</dd>
-        </div>
-        <div>
-          <dt>Credit limit</dt>
-          <dd>{current.limit === null ? "None" : `${usd(current.limit_remaining)} left of ${usd(current.limit)}${current.limit_reset ? `, resets ${current.limit_reset}` : ""}`}</dd>
-        </div>
-      </dl>
+      <Facts
+        facts={[
+          ["Spent today", usd(current.usage_daily)],
+          ["This week", usd(current.usage_weekly)],
+          ["This month", usd(current.usage_monthly)],
+          [
+            "Credit limit",
+            current.limit === null ? "None" : `${usd(current.limit_remaining)} left of ${usd(current.limit)}${current.limit_reset ? `, resets ${current.limit_reset}` : ""}`,
+          ],
+        ]}
+      />
       <p>
         {effective
           ? `Binding now: the ${scopeName(effective)} — ${usd(effective.remaining_usd)} left of ${usd(effective.limit_usd)}.`

@@ -2,6 +2,7 @@ import { useMemo, useRef, useState } from "preact/hooks";
 import { api } from "../api.js";
 import { DataTable } from "../components/data-table.js";
 import { ErrorBanner } from "../components/error-banner.js";
+import { Facts, type Fact } from "../components/facts.js";
 import { Panel } from "../components/panel.js";
 import { CloseButton, OpenButton, RefreshButton } from "../components/panel-buttons.js";
 import { Progress } from "../components/progress.js";
@@ -156,7 +157,7 @@ export function UsagePage({ current }: PageProps) {
 function GenerationDetail({ id, keyName, onClose }: { id: string; keyName: (hash: string) => string; onClose: () => void }) {
   const generation = useLoad(async (signal) => (await api.get<Data<Generation>>("/generation", { id }, signal)).data, [id]);
   const g = generation.data;
-  const facts: Array<[string, string]> = g
+  const facts: Fact[] = g
     ? [
         ["Status", statusText(g)],
         ["Time", utcSeconds(g.created_at)],
@@ -183,14 +184,7 @@ function GenerationDetail({ id, keyName, onClose }: { id: string; keyName: (hash
       {generation.loading ? <Progress label="Loading the call" /> : null}
       {g ? (
         <>
-          <dl class="facts">
-            {facts.map(([name, value]) => (
-              <div>
-                <dt>{name}</dt>
-                <dd>{value}</dd>
-              </div>
-            ))}
-          </dl>
+          <Facts facts={facts} />
           <DataTable<Generation["provider_responses"][number]>
             caption={`Provider attempts of ${id}`}
             rows={g.provider_responses}
