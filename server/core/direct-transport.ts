@@ -15,6 +15,7 @@ import {
   type UnaryResponse,
 } from "@connectrpc/connect";
 import { createMethodUrl, getAbortSignalReason, invokeUnaryImplementation } from "@connectrpc/connect/protocol";
+import { withMetadata } from "../../wire/errors.js";
 
 /**
  * The facade's in-process way to the core (ARCHITECTURE §1): a Connect `Transport` that hands the
@@ -353,9 +354,7 @@ function callerError(context: ContextController, err: unknown): ConnectError {
   const metadata = new Headers(context.responseHeader);
   error.metadata.forEach((value, key) => metadata.set(key, value));
   context.responseTrailer.forEach((value, key) => metadata.append(key, value));
-  const remote = new ConnectError(error.rawMessage, error.code, metadata, undefined, error.cause);
-  remote.details = error.details;
-  return remote;
+  return withMetadata(error, metadata);
 }
 
 /** The error of a call its signal aborted, as runUnaryCall and runStreamingCall report it; a caller aborted before the call never reaches a handler. */

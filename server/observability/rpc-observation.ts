@@ -1,7 +1,7 @@
 import { Code, ConnectError, type Interceptor, type StreamRequest, type StreamResponse, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapGetter } from "@opentelemetry/api";
-import { httpErrorOf } from "../../wire/errors.js";
+import { httpErrorOf, withMetadata } from "../../wire/errors.js";
 import type { Exchange, ExchangeObserver } from "../../wire/exchange.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../../wire/request-id.js";
 import { UPSTREAM_MS_HEADER } from "../../wire/timing-headers.js";
@@ -207,7 +207,5 @@ function protocolOf(contentType: string | null): Exchange["protocol"] {
 function withRequestId(error: ConnectError, requestId: string): ConnectError {
   const metadata = new Headers(error.metadata);
   metadata.set(REQUEST_ID_HEADER, requestId);
-  const copy = new ConnectError(error.rawMessage, error.code, metadata, undefined, error.cause);
-  copy.details = error.details;
-  return copy;
+  return withMetadata(error, metadata);
 }
