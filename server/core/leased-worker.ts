@@ -136,7 +136,9 @@ export function startLeasedWorker<T>(spec: LeasedWorkerSpec<T>): LeasedWorker {
     },
     async stop() {
       stopping.abort();
-      wakeUp?.();
+      // As a wake-up: a stop that comes during a look (a claim on its way to the database) must
+      // not let the loop start a whole poll's sleep after it.
+      wake();
       clearInterval(renewal);
       await looping;
       await Promise.allSettled(running);

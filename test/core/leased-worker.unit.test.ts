@@ -46,6 +46,30 @@ test("claims no more than the free slots, and stop aborts the work in flight and
   assert.is(queue.length, 7);
 });
 
+test("a stop that comes while a claim is on its way ends the loop without sleeping a poll first", async () => {
+  let claimed: () => void = () => undefined;
+  let claims = 0;
+  const worker = startLeasedWorker<number>({
+    name: "test",
+    log,
+    concurrency: 1,
+    // Far longer than the eventually guard: a loop that sleeps it before stopping fails the test.
+    pollMs: 3_600_000,
+    claim: async () => {
+      claims++;
+      await new Promise<void>((resolve) => (claimed = resolve));
+      return [];
+    },
+  });
+  await eventually(() => claims, "the first claim is under way");
+  let stopped = false;
+  const stopping = worker.stop().then(() => (stopped = true));
+  claimed();
+  await eventually(() => stopped, "stop returns once the claim is back");
+  await stopping;
+  assert.is(claims, 1, "no claim after the stop");
+});
+
 test("runOnce releases the leases of a gone process of this machine, never an owner of this process", async () => {
   const gonePid = spawnSync(process.execPath, ["-e", "0"]).pid!;
   const gone = `${os.hostname()}:${gonePid}:0badc0de`;
