@@ -11,13 +11,19 @@ import { createLogger } from "../server/logger.js";
  * database per test file (see support/gateway.ts), every `*.test.ts` under test/ through uvu.
  * `*.unit.test.ts` files need neither a gateway nor a database: a run of only those
  * (`npm run test:unit`) starts no PostgreSQL and takes seconds.
+ *
+ * The exit code is decided here, not by uvu: the run fails when a test failed, when a hook threw
+ * (support/suite.ts records those, which uvu would swallow) or when no test ran at all.
+ * `TEST_ROOT` points the run at another folder (the runner's own test plants suites that way);
+ * folders named `fixtures` are never walked.
  */
 const UNIT = /\.unit\.test\.ts$/;
 const filter = process.argv[2];
 // The pattern picks among the test files only: support modules and scripts beside them
 // (architecture/route-map.ts) are never run as suites.
 const matching = filter ? new RegExp(filter) : undefined;
-const { suites: all } = await parse(path.join(import.meta.dirname, "."), /\.test\.ts$/);
+const root = path.resolve(process.env.TEST_ROOT ?? import.meta.dirname);
+const { suites: all } = await parse(root, /\.test\.ts$/, { ignore: /(^|[\\/])fixtures([\\/]|$)/ });
 const suites = all.filter((s) => !matching || matching.test(s.name));
 const needsDatabase = suites.some((s) => !UNIT.test(s.name));
 
@@ -61,6 +67,12 @@ const plain = output.replace(ANSI, "");
 const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? 0);
 const passed = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? 0);
 const skipped = Number(/Skipped:\s+(\d+)/.exec(plain)?.[1] ?? 0);
-// uvu's total counts the tests that ran: skipped ones are not in it.
-console.log(`${passed} passed, ${total - passed} failed, ${skipped} skipped`);
-process.exit(total === 0 ? 1 : (process.exitCode ?? 0));
+// Loaded only now: uvu must first be imported by uvu/run, which tells it that a runner drives it.
+const { hookFailures } = await import("./support/suite.js");
+// uvu's total counts the tests that ran (skipped ones are not in it); a hook that threw counts as
+// one failure besides the tests it stopped.
+const failed = total - passed + hookFailures.length;
+if (hookFailures.length > 0) console.log(`Hooks that threw:\n${hookFailures.map((f) => `  ${f.suite} (${f.hook}): ${f.message}`).join("\n")}\n`);
+if (total === 0) console.log("No test ran.");
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(total === 0 || failed > 0 ? 1 : 0);

@@ -1,0 +1,101 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import * as assert from "uvu/assert";
+import { suite } from "../support/suite.js";
+
+/**
+ * The runner itself (test/run.ts with support/suite.ts): it runs the planted suites of
+ * ./fixtures/ as `npm test` would and reads the exit code and output. A runner that let a failure
+ * through would let every other suite's failures through too.
+ */
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const FIXTURES = path.join(import.meta.dirname, "fixtures");
+
+interface Run {
+  code: number;
+  output: string;
+}
+
+function runPlanted(pattern: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "test/run.ts", pattern],
+      { cwd: ROOT, env: { ...process.env, TEST_ROOT: FIXTURES, FORCE_COLOR: "0" }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        if (error && typeof error.code !== "number") return reject(error);
+        resolve({ code: typeof error?.code === "number" ? error.code : 0, output: `${stdout}${stderr}` });
+      },
+    );
+  });
+}
+
+const test = suite("test runner");
+
+test("a run whose tests all pass exits 0", async () => {
+  const run = await runPlanted("passing");
+  assert.is(run.code, 0, run.output);
+  assert.match(run.output, /^1 passed, 0 failed, 0 skipped$/m);
+});
+
+test("a failing test makes the run exit 1", async () => {
+  const run = await runPlanted("failing");
+  assert.is(run.code, 1, run.output);
+  assert.match(run.output, /^1 passed, 1 failed, 0 skipped$/m);
+});
+
+test("a before hook that throws makes the run exit 1, names its suite and shows the error", async () => {
+  const run = await runPlanted("^before-throws");
+  assert.is(run.code, 1, run.output);
+  assert.match(run.output, /planted: before throws: the before hook threw/);
+  assert.match(run.output, /Error: planted setup failure\n\s+at /, "the stack is printed");
+  assert.match(run.output, /not run: the suite's before hook threw \(planted setup failure\)/);
+  assert.match(run.output, /planted after hook ran/, "the suite's after hooks still run to release what setup started");
+  assert.match(run.output, /^0 passed, 3 failed, 0 skipped$/m);
+});
+
+test("an after hook that throws fails the run, and the suites after it still run", async () => {
+  const run = await runPlanted("(after-throws|passing)");
+  assert.is(run.code, 1, run.output);
+  assert.match(run.output, /planted: after throws: the after hook threw/);
+  assert.match(run.output, /Hooks that threw:\n\s+planted: after throws \(after\): planted teardown failure/);
+  assert.match(run.output, /^2 passed, 1 failed, 0 skipped$/m);
+});
+
+test("an after.each that throws on a failing test does not hide the suite's other tests", async () => {
+  const run = await runPlanted("after-each-throws");
+  assert.is(run.code, 1, run.output);
+  assert.match(run.output, /planted: after\.each throws: the after\.each hook threw/);
+  assert.match(run.output, /^1 passed, 3 failed, 0 skipped$/m);
+});
+
+test("a suite that bypasses the guard still fails the run when its setup throws", async () => {
+  const run = await runPlanted("bare-uvu");
+  assert.is(run.code, 1, run.output);
+  assert.match(run.output, /^0 passed, 1 failed, 0 skipped$/m);
+});
+
+test("a pattern that matches no test file fails the run", async () => {
+  const run = await runPlanted("matches-nothing");
+  assert.is(run.code, 1, run.output);
+  assert.match(run.output, /No test ran\./);
+});
+
+test("every test file makes its suites through support/suite.ts, never uvu's suite directly", () => {
+  const offenders: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== "fixtures") walk(full);
+      } else if (entry.name.endsWith(".ts") && full !== path.join(ROOT, "test/support/suite.ts")) {
+        if (/import\s*\{[^}]*\b(suite|test)\b[^}]*\}\s*from\s*"uvu"/.test(fs.readFileSync(full, "utf8"))) offenders.push(path.relative(ROOT, full));
+      }
+    }
+  };
+  walk(path.join(ROOT, "test"));
+  assert.equal(offenders, []);
+});
+
+test.run();
