@@ -1,5 +1,5 @@
 import { status } from "@grpc/grpc-js";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { ActivityService } from "../../gen/gateway/v1/activity_pb.js";
 import { encodeCursor } from "../../server/core/pagination.js";

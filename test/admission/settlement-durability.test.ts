@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { QueryTypes, Sequelize } from "sequelize";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "../../server/db/embedded-postgres.js";
 import { createLogger } from "../../server/logger.js";

@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { chatItems, FAST_ENGINE, itemCallsSeen, submit, waitTerminal } from "../support/batches.js";
 import { at, call } from "../support/http.js";

@@ -3,7 +3,7 @@ import { create, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import pg from "pg";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { BatchEndpoint, BatchesService } from "../../gen/gateway/v1/batches_pb.js";
 import { ErrorDetailSchema } from "../../gen/gateway/v1/errors_pb.js";

@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { hashKey } from "../../server/core/key-secret.js";
 import { eventually } from "../support/eventually.js";

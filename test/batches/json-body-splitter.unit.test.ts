@@ -1,5 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { JsonBodySplitter, type BodyPart } from "../../server/batches/json-body-splitter.js";
 

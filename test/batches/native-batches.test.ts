@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { batchLedger, chatItems, FAST_ENGINE, submit, waitTerminal } from "../support/batches.js";
 import { eventually } from "../support/eventually.js";

@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { open } from "../../server/core/secret-box.js";
 import { ByokCredentialRow } from "../../server/db/governance-models.js";

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import os from "node:os";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { startLeasedWorker, stopAll } from "../../server/core/leased-worker.js";
 import { isGoneLocalOwner, newLeaseOwner } from "../../server/core/lease-owner.js";

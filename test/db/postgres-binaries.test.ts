@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { ensureOsUser } from "../../server/db/embedded-postgres.js";
 import { reachableBinaries, type Binaries, type Ids } from "../../server/db/postgres-binaries.js";

@@ -1,5 +1,5 @@
 import { QueryTypes, Sequelize } from "sequelize";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { SequelizeStorage, Umzug } from "umzug";
 import { migrations } from "../../server/db/migrations/index.js";

@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { assertError, CHOICE, decide, logprobsRule, NOUL, SCORE } from "../support/decisions.js";
 import { at, call } from "../support/http.js";

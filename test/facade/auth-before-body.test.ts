@@ -1,5 +1,5 @@
 import net from "node:net";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { eventually } from "../support/eventually.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";

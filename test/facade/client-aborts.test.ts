@@ -1,7 +1,7 @@
 import http from "node:http";
 import { Writable } from "node:stream";
 import { pino } from "pino";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { eventually } from "../support/eventually.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";

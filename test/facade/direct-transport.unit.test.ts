@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { isMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, createContextKey, type Client, type HandlerContext, type Interceptor, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { FileSchema, FilesService, UploadFileRequestSchema, type GetFileContentRequest, type GetFileRequest, type UploadFileRequest } from "../../gen/gateway/v1/files_pb.js";
 import { HttpBodySchema } from "../../gen/google/api/httpbody_pb.js";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { hasOption } from "@bufbuild/protobuf";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { RouteTable, type Route } from "../../facade/route-table.js";
 import { envelope } from "../../gen/gateway/v1/options_pb.js";

@@ -1,5 +1,5 @@
 import { getOption, hasOption, type DescMethod } from "@bufbuild/protobuf";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { parseTemplate, splitPath } from "../../facade/path-template.js";
 import { RouteTable, type Route } from "../../facade/route-table.js";

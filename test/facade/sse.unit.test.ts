@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createRouterTransport, type HandlerContext } from "@connectrpc/connect";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { createFacade, type Facade } from "../../facade/facade.js";
 import {

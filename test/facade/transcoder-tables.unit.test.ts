@@ -1,6 +1,6 @@
 import { toJson, type JsonValue } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { parseTemplate, splitPath } from "../../facade/path-template.js";
 import { decodeRequest } from "../../facade/request-decoder.js";

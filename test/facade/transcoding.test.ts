@@ -1,6 +1,6 @@
 import http from "node:http";
 import { create } from "@bufbuild/protobuf";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { encodeResponse } from "../../facade/response-encoder.js";
 import { InternChatChunkSchema, InternFinishReason } from "../../gen/gateway/v1/interns_pb.js";

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { QueryTypes } from "sequelize";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { at, call } from "../support/http.js";
 import { eventually } from "../support/eventually.js";

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { at, call } from "../support/http.js";
 import { eventually } from "../support/eventually.js";

@@ -1,7 +1,7 @@
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { startRemoteFacade, type RemoteFacade } from "../support/remote-facade.js";
 import { newKeySecret } from "../../server/core/key-secret.js";

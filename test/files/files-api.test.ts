@@ -3,7 +3,7 @@ import { status } from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
 import { ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { FilesService, UploadFileRequestSchema, type UploadFileRequest } from "../../gen/gateway/v1/files_pb.js";
 import { ErrorDetailSchema } from "../../gen/gateway/v1/errors_pb.js";

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { ROOT } from "../architecture/import-graph.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { Sequelize } from "sequelize";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { createReadiness } from "../../server/gateway/readiness.js";
 import { createLogger } from "../../server/logger.js";

@@ -1,6 +1,6 @@
 import net from "node:net";
 import pg from "pg";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { newKeySecret } from "../../server/core/key-secret.js";
 import { eventually } from "../support/eventually.js";

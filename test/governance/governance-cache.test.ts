@@ -1,5 +1,5 @@
 import pg from "pg";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { eventually } from "../support/eventually.js";
 import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { status } from "@grpc/grpc-js";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { BatchesService } from "../../gen/gateway/v1/batches_pb.js";
 import { ErrorDetailSchema } from "../../gen/gateway/v1/errors_pb.js";

@@ -3,7 +3,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { at, call } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";

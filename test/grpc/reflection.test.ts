@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 import { createFileRegistry, fromBinary, getOption, type FileRegistry } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { status } from "@grpc/grpc-js";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { http } from "../../gen/google/api/annotations_pb.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";

@@ -1,6 +1,6 @@
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { KeysService } from "../../gen/gateway/v1/keys_pb.js";
 import { startRemoteFacade, type RemoteFacade } from "../support/remote-facade.js";

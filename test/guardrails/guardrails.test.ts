@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { GuardrailKeyAssignmentRow, GuardrailMemberAssignmentRow } from "../../server/db/governance-models.js";
 import { WorkspaceRow } from "../../server/db/models.js";

@@ -1,5 +1,5 @@
 import { getOption } from "@bufbuild/protobuf";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { Access, access } from "../../gen/gateway/v1/options_pb.js";
 import { allServices } from "../../wire/services.js";

@@ -1,5 +1,5 @@
 import { writeFile } from "node:fs/promises";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { allServices } from "../../wire/services.js";
 import { baselinePathValues, casesFor, pathOf, routingCases, type FuzzCase } from "./fuzz-cases.js";

@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { DecisionQuestionType, DecisionsService } from "../../gen/gateway/alpha/decisions_pb.js";
 import { BatchEndpoint, BatchesService } from "../../gen/gateway/v1/batches_pb.js";

@@ -1,6 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { httpErrorOf } from "../../wire/errors.js";
 import { chatToMessage, messagesToChat } from "../../server/inference/formats/messages-format.js";

@@ -1,5 +1,5 @@
 import { QueryTypes } from "sequelize";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { eventually } from "../support/eventually.js";
 import { at, call, rawRequest, type Reply } from "../support/http.js";

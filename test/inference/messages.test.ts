@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { at, call, type Reply } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { QueryTypes } from "sequelize";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { hashKey } from "../../server/core/key-secret.js";
 import { settleCall } from "../../server/usage/usage-store.js";

@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { abandonOnceUpstream } from "../support/abandoned-call.js";
 import { at, call, type Reply } from "../support/http.js";

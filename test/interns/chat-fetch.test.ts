@@ -1,6 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { at, call } from "../support/http.js";
 import { ChatStream, contentOf, runningInternId, startRuntimeGateway, type RuntimeEnv } from "../support/intern-runtime.js";

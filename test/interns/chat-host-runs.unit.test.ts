@@ -1,5 +1,5 @@
 import { getEventListeners } from "node:events";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import type { HostLimits } from "../../server/interns/host/host-protocol.js";
 import { HostRun } from "../../server/interns/host/host-runs.js";

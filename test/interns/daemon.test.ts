@@ -1,5 +1,5 @@
 import { QueryTypes } from "sequelize";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { hashKey } from "../../server/core/key-secret.js";
 import { at, call } from "../support/http.js";

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { hashKey } from "../../server/core/key-secret.js";
 import { AuthCodeRow } from "../../server/db/governance-models.js";

@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { syncCatalog } from "../../server/catalog/catalog-sync.js";
 import { createEndpointStatsCache, NO_STATS } from "../../server/catalog/endpoint-stats.js";

@@ -1,7 +1,7 @@
 import { createClient, ConnectError, Code } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import OpenAI from "openai";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { KeysService } from "../../gen/gateway/v1/keys_pb.js";
 import { call } from "../support/http.js";

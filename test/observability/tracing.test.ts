@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { trace } from "@opentelemetry/api";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { ChatCompletionRequestSchema, ChatRole, InferenceService } from "../../gen/gateway/v1/inference_pb.js";
 import { KeysService } from "../../gen/gateway/v1/keys_pb.js";

@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { validate, compileErrors } from "@readme/openapi-parser";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { Access, access } from "../../gen/gateway/v1/options_pb.js";
 import { RouteTable } from "../../facade/route-table.js";

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { CodeGeneratorRequestSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { OPENAPI_FILE as GENERATED_NAME, openApiPlugin } from "../../tools/openapi/plugin.js";
 import { ROOT } from "../architecture/import-graph.js";

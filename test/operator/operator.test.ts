@@ -3,7 +3,7 @@ import path from "node:path";
 import { toJsonString } from "@bufbuild/protobuf";
 import { ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { ListOrganizationsResponseSchema, OperatorService } from "../../gen/gateway/v1/operator_pb.js";
 import { httpErrorOf } from "../../wire/errors.js";

@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { DIMENSIONS, GRANULARITIES, METRICS, OPERATORS } from "../../server/analytics/catalog.js";
 import { at, call, type Reply } from "../support/http.js";

@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { writeCatalogFile } from "../support/catalog-file.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";

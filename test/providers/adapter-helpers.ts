@@ -1,5 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { suite, type Test } from "uvu";
+import type { Test } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import type { ChatStream } from "../../server/providers/chat-api.js";
 import { UpstreamError, type ProviderKind, type UpstreamTarget } from "../../server/providers/provider.js";

@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { dataUrl, sourceOfMediaUrl } from "../../server/providers/anthropic/media-source.js";
 import { finishReasonOf, stopReasonOf } from "../../server/providers/anthropic/stop-reasons.js";

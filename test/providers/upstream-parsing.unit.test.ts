@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { readSse, type SseEvent } from "../../server/providers/sse-reader.js";
 import { providerErrorMessage, retryAfterSeconds, statusForErrorObject } from "../../server/providers/upstream-error-body.js";

@@ -1,7 +1,8 @@
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { suite, type Test } from "uvu";
+import type { Test } from "uvu";
+import { suite } from "./suite.js";
 import * as assert from "uvu/assert";
 import type { LocalInternHosts } from "../../server/interns/host-manager.js";
 import { eventually } from "./eventually.js";

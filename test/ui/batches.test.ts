@@ -1,5 +1,5 @@
 import type { Page } from "playwright-core";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { chatItems, FAST_ENGINE, submit, waitTerminal } from "../support/batches.js";
 import { chromiumMissing, fitsWidth, gone, goTo, openConsole, screenshot, signIn, type ConsoleSession } from "../support/browser.js";

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import type { Page } from "playwright-core";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { chromiumMissing, fitsWidth, goTo, openConsole, screenshot, signIn, type ConsoleSession } from "../support/browser.js";
 import { at, call } from "../support/http.js";

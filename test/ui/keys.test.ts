@@ -1,5 +1,5 @@
 import type { Page } from "playwright-core";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { chromiumMissing, clipboardText, gone, goTo, openConsole, screenshot, sessionStorageOf, signIn, type ConsoleSession } from "../support/browser.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";

@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { chromiumMissing, openConsole, screenshot, signIn } from "../support/browser.js";
 import { at, call } from "../support/http.js";

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { DIMENSIONS, GRANULARITIES, METRICS, OPERATORS } from "../../server/analytics/catalog.js";
 import { settleCall, type CallRecord } from "../../server/usage/usage-store.js";

@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { catalogFromDocument } from "../../server/catalog/catalog-document.js";
 import { videoCost } from "../../server/videos/video-cost.js";

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { QueryTypes } from "sequelize";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import type { Gateway } from "../../server/gateway/app.js";
 import { eventually } from "../support/eventually.js";

@@ -1,5 +1,5 @@
 import { QueryTypes } from "sequelize";
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { at, call } from "../support/http.js";
 import { startVideoGateway, submitVideo, videoLedger, type VideoGateway } from "../support/videos.js";

@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { at, call } from "../support/http.js";
 import { fetchBytes, getVideo, runUntil, startVideoGateway, submitted, submitVideo, videoLedger, type VideoGateway } from "../support/videos.js";

@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { GuardrailRow } from "../../server/db/governance-models.js";
 import { ApiKeyRow, WorkspaceBudgetRow, WorkspaceRow } from "../../server/db/models.js";

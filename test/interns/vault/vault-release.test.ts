@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
 import { secretsForUrl } from "../../../server/interns/vault/vault-release.js";
 import { call } from "../../support/http.js";

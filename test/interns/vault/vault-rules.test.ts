@@ -1,4 +1,4 @@
-import { suite } from "uvu";
+import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
 import { at, call, type Reply } from "../../support/http.js";
 import { createdIntern, startInternsGateway, type InternsEnv, type Json } from "../../support/interns.js";

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { QueryTypes } from "sequelize";
-import { suite } from "uvu";
+import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
 import { openValue, type VaultKey } from "../../../server/interns/vault/vault-keys.js";
 import { secretsForUrl } from "../../../server/interns/vault/vault-release.js";
