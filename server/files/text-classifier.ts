@@ -3,6 +3,7 @@ import { gatewayError } from "../../wire/errors.js";
 import { ACCEPTED_TYPES_TEXT } from "./accepted-types.js";
 import { CsvShapeCheck } from "./csv-shape-check.js";
 import { JsonSequenceCheck } from "./json-sequence-check.js";
+import { looksLikeMarkdown } from "./markdown-sniffer.js";
 
 /**
  * Decides whether content is UTF-8 text and, if so, which kind, while it streams by in chunks and
@@ -112,24 +113,4 @@ function completeUtf8Length(data: Uint8Array): number {
 
 function notText(why: string) {
   return gatewayError(400, `Unsupported file type: the content is neither an accepted binary format nor UTF-8 text (${why}); accepted are ${ACCEPTED_TYPES_TEXT}`);
-}
-
-const STRONG_MARKDOWN = [
-  /^#{1,6}[ \t]+\S/m,
-  /^ {0,3}(```|~~~)/m,
-  /^\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*$/m,
-  /^[^\s].*\r?\n(=+|-+)[ \t]*\r?$/m,
-];
-
-const LIGHT_MARKDOWN = [
-  /^[ \t]{0,3}([-*+]|\d{1,9}[.)])[ \t]+\S/m,
-  /^ {0,3}>[ \t]?\S/m,
-  /!?\[[^\]\n]+\]\([^)\s]+\)/,
-  /(\*\*|__)(?=\S)[^\n]+?\S\1/,
-  /`[^`\n]+`/,
-];
-
-function looksLikeMarkdown(text: string): boolean {
-  if (STRONG_MARKDOWN.some((pattern) => pattern.test(text))) return true;
-  return LIGHT_MARKDOWN.filter((pattern) => pattern.test(text)).length >= 2;
 }

@@ -1,6 +1,6 @@
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { TextClassifier, type TextType } from "../../server/files/text-classifier.js";
+import { MARKDOWN_PREFIX_BYTES, TextClassifier, type TextType } from "../../server/files/text-classifier.js";
 
 /**
  * The streaming text rules on their own: each case is classified whole and again fed in tiny
@@ -49,6 +49,8 @@ const cases: Array<[string, string | Buffer, TextType]> = [
   ["a table", "| a | b |\n|---|:-:|\n| 1 | 2 |\n", "text/markdown"],
   ["a setext heading", "Title\n=====\n\nText\n", "text/markdown"],
   ["a list and a link", "Items:\n- [docs](https://example.com/docs)\n- more\n", "text/markdown"],
+  ["a link and strong text", "See [the docs](https://x.test/a) for **all** of it.\n", "text/markdown"],
+  ["brackets and stars that pair with nothing", "f(a[1]) * 2 ** 3 and [x] (y)\n", "text/plain"],
   ["a list alone", "Shopping:\n- milk\n- bread\n", "text/plain"],
   ["prose", "It was a dark and stormy night; the rain fell in torrents.\n", "text/plain"],
   ["a 4-byte character", "emoji: 😀 done\n", "text/plain"],
@@ -56,6 +58,30 @@ const cases: Array<[string, string | Buffer, TextType]> = [
 
 for (const [name, text, expected] of cases) {
   test(`${name} → ${expected}`, () => expectEverywhere(text, expected));
+}
+
+/**
+ * One long line built to make a backtracking pattern retry from every position (an unclosed
+ * bracket, delimiter or pipe row that never completes), as long as the Markdown prefix so that the
+ * character breaking a row is still inside it. The answers are what the Markdown rules say; the
+ * sniffer reaches them in one pass over the line.
+ */
+const LONG = MARKDOWN_PREFIX_BYTES;
+const worstCases: Array<[string, string, TextType]> = [
+  ["unclosed link brackets", "[".repeat(LONG), "text/plain"],
+  ["unclosed image brackets", "![".repeat(LONG / 2), "text/plain"],
+  ["link texts whose target never closes", "[a](".repeat(LONG / 4), "text/plain"],
+  ["strong openers that never close", "**a ".repeat(LONG / 4), "text/plain"],
+  ["underscore openers that never close", "__a ".repeat(LONG / 4), "text/plain"],
+  ["backticks (the line opens a code fence)", "`".repeat(LONG), "text/markdown"],
+  ["one backtick and no closing one", `\`${"a".repeat(LONG - 1)}`, "text/plain"],
+  ["a table delimiter row of single cells", "-|".repeat(LONG / 2), "text/markdown"],
+  ["a delimiter row broken by a character after a run of blanks", `-|-${" ".repeat(LONG - 4)}x`, "text/plain"],
+  ["a setext underline broken by a character after a run of blanks", `Title\n-${" ".repeat(LONG - 8)}x`, "text/plain"],
+];
+
+for (const [name, text, expected] of worstCases) {
+  test(`${name}, ${LONG} bytes on one line → ${expected}`, () => assert.is(classify(text), expected));
 }
 
 test("invalid UTF-8 is refused wherever it is, whatever the chunking", () => {
