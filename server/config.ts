@@ -33,6 +33,8 @@ export interface GatewayConfig {
   logLevel: string;
   /** Idle time after which an SSE stream gets a `: keepalive` comment. */
   sseKeepaliveMs: number;
+  /** How often the governance change feed checks that its connection still answers (and how long it waits). */
+  governanceFeedCheckMs: number;
   /** Daily quota of free-model requests per key, reported as `free_model_daily_requests`. */
   freeModelDailyRequests: number;
   /** How long SIGTERM waits for in-flight requests before closing connections. */
@@ -241,6 +243,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     ownerEmail: ownerEmailOf(env),
     logLevel: env.LOG_LEVEL ?? "info",
     sseKeepaliveMs: intVar(env, "GATEWAY_SSE_KEEPALIVE_MS", 30_000, 10, 3_600_000),
+    governanceFeedCheckMs: intVar(env, "GATEWAY_GOVERNANCE_FEED_CHECK_MS", 5_000, 50, 600_000),
     freeModelDailyRequests: intVar(env, "GATEWAY_FREE_MODEL_DAILY_REQUESTS", 50, 0, 1_000_000),
     shutdownGraceMs: intVar(env, "GATEWAY_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
     operatorToken: nonEmpty(env.GATEWAY_OPERATOR_TOKEN),

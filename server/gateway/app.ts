@@ -99,7 +99,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     generatedKey = await bootstrap(sequelize, config, log);
     const secrets = await loadLocalSecrets(config);
     await syncCatalog(sequelize, catalog);
-    const governance = await createGovernanceCache(sequelize, databaseUrl, log);
+    const governance = await createGovernanceCache(sequelize, databaseUrl, log, config.governanceFeedCheckMs);
     // Behind GET /readyz and gRPC health alike.
     const readiness = createReadiness({ sequelize, governance, log });
     // The hosts' model calls come back to this instance's REST listener, known once it listens.

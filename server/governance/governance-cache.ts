@@ -30,9 +30,10 @@ export interface GovernanceCache {
 /** Entries expire after this; entries of each kind are bounded (generation-memo.ts). */
 const BOUNDS: MemoBounds = { maxEntries: 10_000, maxUnknown: 10_000, ttlMs: 30_000 };
 
-export async function createGovernanceCache(sequelize: Sequelize, databaseUrl: string, log: Logger): Promise<GovernanceCache> {
+/** `feedCheckMs`: how often the change feed makes sure its connection still answers (governance-changes.ts). */
+export async function createGovernanceCache(sequelize: Sequelize, databaseUrl: string, log: Logger, feedCheckMs: number): Promise<GovernanceCache> {
   let generation = 0;
-  const changes = await watchGovernanceChanges(sequelize, databaseUrl, log, () => {
+  const changes = await watchGovernanceChanges(sequelize, databaseUrl, log, feedCheckMs, () => {
     generation++;
   });
   const generations: Generations = { current: () => generation, live: () => changes.live() };

@@ -11,6 +11,12 @@ import type { Logger } from "../logger.js";
  * While the LISTEN connection is down the feed is not `live`: the cache serves what it loaded
  * before, up to its TTL, and stores nothing new (a change could be missed). Reconnecting counts as
  * a change.
+ *
+ * A connection can also die without a word (a dropped route, a failed-over database, a NAT that
+ * forgot it): no error, no end, and no notification ever again. So the feed asks its own
+ * connection a question every `checkMs` and counts it lost when no answer comes within as long,
+ * and TCP keepalive lets the kernel notice a dead peer too. A change made elsewhere thus reaches
+ * this instance within about 2 × `checkMs` plus a reconnect even then (docs/operating.md).
  */
 export interface GovernanceChanges {
   live(): boolean;
@@ -24,7 +30,7 @@ const TABLES = new Set(GOVERNANCE_TABLES);
 const WRITE_HOOKS = ["afterCreate", "afterUpdate", "afterDestroy", "afterUpsert", "afterBulkCreate", "afterBulkUpdate", "afterBulkDestroy"] as const;
 
 /** Resolves once the first LISTEN attempt is over (a failed one keeps retrying in the background). */
-export async function watchGovernanceChanges(sequelize: Sequelize, databaseUrl: string, log: Logger, onChange: () => void): Promise<GovernanceChanges> {
+export async function watchGovernanceChanges(sequelize: Sequelize, databaseUrl: string, log: Logger, checkMs: number, onChange: () => void): Promise<GovernanceChanges> {
   for (const hook of WRITE_HOOKS) {
     sequelize.addHook(hook, "governance-changes", function (this: { getTableName(): string | { tableName: string } }, ...args: unknown[]) {
       const table = this.getTableName();
@@ -40,8 +46,10 @@ export async function watchGovernanceChanges(sequelize: Sequelize, databaseUrl: 
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
 
+  let check: NodeJS.Timeout | undefined;
+
   const connect = async () => {
-    const next = new pg.Client({ connectionString: databaseUrl });
+    const next = new pg.Client({ connectionString: databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: checkMs, connectionTimeoutMillis: checkMs });
     next.on("notification", onChange);
     next.on("error", (err) => {
       log.warn({ err: err.message }, "governance change feed lost; cached governance is bypassed until it is back");
@@ -56,13 +64,31 @@ export async function watchGovernanceChanges(sequelize: Sequelize, databaseUrl: 
       connected = true;
       // Whatever changed while no one listened.
       onChange();
+      check = setTimeout(() => void stillThere(next), checkMs);
     } catch (err) {
       log.warn({ err: (err as Error).message }, "governance change feed could not connect");
       drop(next);
     }
   };
+  const stillThere = async (which: pg.Client) => {
+    let timer: NodeJS.Timeout | undefined;
+    const silence = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${checkMs} ms`)), checkMs);
+    });
+    try {
+      await Promise.race([which.query("SELECT 1"), silence]);
+      if (client === which) check = setTimeout(() => void stillThere(which), checkMs);
+    } catch (err) {
+      if (client !== which) return;
+      log.warn({ err: (err as Error).message }, "governance change feed lost; cached governance is bypassed until it is back");
+      drop(which);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   const drop = (which: pg.Client) => {
     if (client !== which) return;
+    clearTimeout(check);
     connected = false;
     client = undefined;
     // No new generation here: entries loaded before the feed went down stay servable until their
@@ -78,6 +104,7 @@ export async function watchGovernanceChanges(sequelize: Sequelize, databaseUrl: 
     async close() {
       closed = true;
       clearTimeout(retry);
+      clearTimeout(check);
       const last = client;
       client = undefined;
       connected = false;

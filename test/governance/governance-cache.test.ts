@@ -5,24 +5,31 @@ import { eventually } from "../support/eventually.js";
 import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
 import { at, call, type Reply } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
+import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
 
 /**
  * Keys and their governance are cached between requests (server/governance/governance-cache.ts).
  * A change must be seen by the next request of the instance that made it, by every other instance
  * (LISTEN/NOTIFY), and also when it was written to the database by something else entirely.
  */
-const test = suite<{ env: InferenceGateway; second: GatewayProcess }>("governance cache");
+const test = suite<{ env: InferenceGateway; second: GatewayProcess; proxy: TcpProxy }>("governance cache");
+// The second instance reaches the database through a relay that can silence its connections.
+const FEED_CHECK_MS = 300;
 test.before(async (ctx) => {
   ctx.env = await startInferenceGateway();
+  const database = new URL(ctx.env.gw.databaseUrl);
+  ctx.proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port) });
+  database.port = String(ctx.proxy.port);
   ctx.second = await startGatewayProcess({
-    databaseUrl: ctx.env.gw.databaseUrl,
+    databaseUrl: database.toString(),
     key: ctx.env.gw.key,
-    env: { GATEWAY_CONFIG: ctx.env.configFile, MOCK_UPSTREAM_KEY: ctx.env.upstream.apiKey },
+    env: { GATEWAY_CONFIG: ctx.env.configFile, MOCK_UPSTREAM_KEY: ctx.env.upstream.apiKey, GATEWAY_GOVERNANCE_FEED_CHECK_MS: String(FEED_CHECK_MS) },
   });
 });
 test.after(async (ctx) => {
   await ctx.second?.stop();
-  await ctx.env.stop();
+  await ctx.proxy?.close();
+  await ctx.env?.stop();
 });
 
 function chat(base: string, key: string): Promise<Reply> {
@@ -50,6 +57,20 @@ test("a key disabled through one instance is refused by the next request there a
   const here = await chat(env.gw.url, key);
   assert.is(here.status, 401, here.text);
   await chatUntilStatus(second.url, key, 401);
+});
+
+test("a feed connection that dies without a word is noticed, and a key disabled meanwhile is refused there", async ({ env, second, proxy }) => {
+  const { key, hash } = await newKey(env);
+  assert.is((await chat(second.url, key)).status, 200);
+  const lostBefore = second.lines.filter((line) => line.includes("governance change feed lost")).length;
+  assert.is(proxy.silence((sent) => sent.includes("LISTEN gateway_governance")), 1, "the second instance's LISTEN connection");
+  const disabledAt = performance.now();
+  const patched = await call(env.gw.url, "PATCH", `/api/v1/keys/${hash}`, { key: env.gw.key, body: { disabled: true } });
+  assert.is(patched.status, 200, patched.text);
+  // The notification went into the silenced connection: only the feed's own check can find out.
+  await eventually(() => second.lines.filter((line) => line.includes("governance change feed lost")).length, "the second instance notices its feed is gone", { until: (lost) => lost > lostBefore });
+  await chatUntilStatus(second.url, key, 401);
+  console.log(`  disabled → refused on the other instance, feed silently dead, check every ${FEED_CHECK_MS} ms: ${Math.round(performance.now() - disabledAt)} ms`);
 });
 
 test("a guardrail assigned through one instance governs the other's next calls", async ({ env, second }) => {
