@@ -9,10 +9,12 @@ import { answerBody, assertReason, ChatStream, contentOf, finishOf, isFinal, pau
 import { seedOrganization } from "../support/seed.js";
 
 /**
- * The reasons of spec 7 that a chat request meets with the default settings, each with its status
- * and `retryable`, and the in-stream errors `run_ended` and `stream_severed` (spec 3.5, 6.4).
+ * The reasons a chat request meets, each with its status and `retryable`, and the in-stream errors
+ * `run_ended` and `stream_severed`.
  */
-const test = runtimeSuite("interns: chat errors and reasons", { intern: "errors" });
+// A turn limit no test reaches, so that every prompt takes the intern's turn lock: the outage test
+// parks a request on it.
+const test = runtimeSuite("interns: chat errors and reasons", { intern: "errors", settings: { GATEWAY_INTERN_TURNS_PER_MINUTE: "1000000" } });
 const prompt = promptBody;
 
 test.before(({ env }) => {
@@ -93,7 +95,7 @@ test("no pending question with this tool_call_id: 404 interaction_unknown; answe
   messages[1] = { role: "tool", tool_call_id: "call_unknown", content: "allow_once" };
   assertReason(await post(env, internId, unknown), 404, "interaction_unknown", false);
   assertReason(await post(env, internId, { ...answerBody("sess_00000000000000000000000000000000", question, "allow_once") }), 404, "interaction_unknown", false);
-  // Ids with a character Postgres cannot store in text: the one text rule's 400, never a 500 (issue 16).
+  // Ids with a character Postgres cannot store in text: the one text rule's 400, never a 500.
   const nul = answerBody(sessionId, question, "allow_once");
   (nul.messages as Array<Record<string, unknown>>)[1]!.tool_call_id = "call_\u0000";
   (nul.messages as Array<Record<string, unknown>>).shift();
@@ -194,27 +196,40 @@ test("run_ended: suspending the intern ends its running run; then chat answers 4
   assertReason(await post(env, id, prompt("hi")), 409, "intern_not_running", false);
 });
 
-test("a database that cannot be reached: 503, retryable, as everywhere else (the error interceptor's mapping, not a 500)", async ({ env, internId }) => {
+test("a database that goes away: 503 unavailable, retryable, from the first request on (the error interceptor's mapping, not a 500)", async ({ env, internId }) => {
   env.upstream.scripts.define("warm", [{ reply: "warm" }]);
   assert.is(contentOf(await (await streaming(env, internId, prompt("[script:warm] hi"))).rest()), "warm");
   const database = new URL(env.gw.databaseUrl).pathname.slice(1);
   const admin = new pg.Client(process.env.TEST_DATABASE_URL);
   await admin.connect();
+  // Holds the intern's turn lock (the advisory lock every prompt takes in its transaction), so that
+  // the request below is parked on a live pooled connection when the outage begins: its query then
+  // fails as a plain query error (SQLSTATE 57P01), as one on a connection whose end the gateway has
+  // not read yet does.
+  const turnLock = new pg.Client(env.gw.databaseUrl);
+  await turnLock.connect();
   try {
+    const { rows } = await turnLock.query<{ pid: number }>("SELECT pg_backend_pid() AS pid, pg_advisory_lock(hashtextextended('intern-turns:' || $1, 0))", [internId]);
+    const parked = post(env, internId, prompt("hi"));
+    await eventually(() => waitingForAdvisoryLock(admin, database), "the chat's query waits for the intern's turn lock");
     await admin.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
     // The pool's connections go; the governance feed's LISTEN connection stays, so callers are still
     // served from the cache and the chat's own queries are the ones that meet the outage.
-    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND query NOT LIKE 'LISTEN %'", [database]);
-    // A pooled connection whose end the gateway has not read yet fails as a plain query error (500);
-    // once they are gone, every query needs a connection the database refuses.
-    const res = await eventually(() => post(env, internId, prompt("hi")), "a chat request meets the database outage itself", { until: (attempt) => attempt.status !== 500 });
-    assert.is(res.status, 503, res.text);
-    assert.is(at(res.body, "error", "code"), 503);
+    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> $2 AND query NOT LIKE 'LISTEN %'", [database, rows[0]!.pid]);
+    assertReason(await parked, 503, "unavailable", true);
+    // Then every query needs a connection the database refuses, or meets another cut one.
+    assertReason(await post(env, internId, prompt("hi")), 503, "unavailable", true);
   } finally {
+    await turnLock.end();
     await admin.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS true`);
     await admin.end();
   }
 });
+
+async function waitingForAdvisoryLock(admin: pg.Client, database: string): Promise<boolean> {
+  const { rows } = await admin.query<{ waiting: number }>("SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'", [database]);
+  return rows[0]!.waiting > 0;
+}
 
 test("stream_severed: the host dies mid-run: error chunk 410, final chunk, [DONE]; then 502 intern_unreachable", async ({ env }) => {
   const id = await runningInternId(env, "crasher");
