@@ -3,14 +3,14 @@ import { QueryTypes, UniqueConstraintError, type Transaction } from "sequelize";
 import { gatewayError } from "../../wire/errors.js";
 import { findPage } from "../core/pagination.js";
 import { MemberRow } from "../db/governance-models.js";
+import { ApiKeyRow } from "../db/models.js";
 
 /**
  * Organization members, shared by the management API (MembersService) and the operator
  * (OperatorService). A member's id is `user_` + 26 lowercase alphanumerics.
  *
- * Removing a member deletes their guardrail assignments (ON DELETE CASCADE); keys they created keep
- * working everywhere except intern chat, which answers 403 for a key whose creator is no longer a
- * member (spec 5.4; see `isMember`).
+ * Removing a member deletes their guardrail assignments (ON DELETE CASCADE) and disables the API
+ * keys they created (see `removeMember`).
  */
 export interface NewMember {
   email: string;
@@ -60,10 +60,21 @@ export async function ownerOf(organizationId: string, transaction?: Transaction)
   return row?.id ?? null;
 }
 
+/**
+ * Removes a member and, in the same transaction, disables the API keys they created, management
+ * keys included: someone who left must not keep acting for the organization through a key. An
+ * admin who wants one of those keys to go on (a service's key minted by a departed colleague)
+ * re-enables it with `PATCH /keys/{hash}`; it then works everywhere except intern chat, which
+ * refuses a key whose creator is no longer a member (`isMember`). Interns' own keys are left to
+ * their interns, whose chat refuses the same way once their creator left.
+ */
 export async function removeMember(organizationId: string, userId: string): Promise<void> {
   if ((await ownerOf(organizationId)) === userId) throw gatewayError(409, `Member '${userId}' is the organization's owner and cannot be removed`);
-  const removed = await MemberRow.destroy({ where: { organizationId, id: userId } });
-  if (removed === 0) throw gatewayError(404, `Member '${userId}' not found`);
+  await MemberRow.sequelize!.transaction(async (transaction) => {
+    const removed = await MemberRow.destroy({ where: { organizationId, id: userId }, transaction });
+    if (removed === 0) throw gatewayError(404, `Member '${userId}' not found`);
+    await ApiKeyRow.update({ disabled: true }, { where: { organizationId, creatorUserId: userId, internId: null, disabled: false }, transaction });
+  });
 }
 
 export async function isMember(organizationId: string, userId: string, transaction?: Transaction): Promise<boolean> {

@@ -110,10 +110,14 @@ test("a key's creator must be a member of the key's organization", async ({ gw }
   assert.is(crossOrg.status, 400, "a member of another organization is not a member here");
 });
 
-test("removing a member: 404 when unknown or of another organization; their keys keep working", async ({ gw }) => {
+test("removing a member: 404 when unknown or of another organization; the keys they created stop working", async ({ gw }) => {
   const id = await memberId(gw, "leaver@example.com");
   const key = await plainKey(gw, { creator_user_id: id });
   assert.is(key.status, 201, key.text);
+  const management = await plainKey(gw, { creator_user_id: id, is_management_key: true });
+  assert.is(management.status, 201, management.text);
+  const colleague = await plainKey(gw);
+  for (const secret of [key.secret, management.secret]) assert.is((await call(gw.url, "GET", "/api/v1/key", { key: secret })).status, 200, "working before");
 
   const other = await seedOrganization("members-remove");
   assert.is((await call(gw.url, "DELETE", `${MEMBERS}/${id}`, { key: other.key })).status, 404, "another organization cannot remove them");
@@ -123,8 +127,20 @@ test("removing a member: 404 when unknown or of another organization; their keys
   assert.equal(removed.body, { deleted: true });
   assert.is((await call(gw.url, "DELETE", `${MEMBERS}/${id}`, { key: gw.key })).status, 404);
 
+  for (const secret of [key.secret, management.secret]) {
+    const refused = await call(gw.url, "GET", "/api/v1/key", { key: secret });
+    assert.is(refused.status, 401, refused.text);
+    assert.match(String(at(refused.body, "error", "message")), /disabled/);
+  }
+  assert.is((await call(gw.url, "POST", "/api/v1/keys", { key: management.secret, body: { name: "after leaving" } })).status, 401, "their management key mints nothing");
+  assert.is((await call(gw.url, "GET", "/api/v1/key", { key: colleague.secret })).status, 200, "keys of others are untouched");
+
+  // An admin may keep one of them going on purpose: it works again, still naming its creator.
+  const listed = await call(gw.url, "GET", "/api/v1/keys?include_disabled=true", { key: gw.key });
+  const hash = (at(listed.body, "data") as Array<{ hash: string; creator_user_id: string; is_management_key: boolean }>).find((k) => k.creator_user_id === id && !k.is_management_key)!.hash;
+  assert.is((await call(gw.url, "PATCH", `/api/v1/keys/${hash}`, { key: gw.key, body: { disabled: false } })).status, 200);
   const own = await call(gw.url, "GET", "/api/v1/key", { key: key.secret });
-  assert.is(own.status, 200, "a key whose creator left keeps working (intern chat is the exception)");
+  assert.is(own.status, 200, own.text);
   assert.is(at(own.body, "data", "creator_user_id"), id);
 });
 
