@@ -149,6 +149,10 @@ test("403 when the key's creator, or the intern's creator, left the organization
   assert.is(contentOf(await (await ChatStream.open(env.gw.url, memberKey, internId, prompt("[script:member] hi"))).rest()), "hello member");
 
   assert.is((await call(env.gw.url, "DELETE", `/api/v1/organization/members/${userId}`, { key: env.key })).status, 200);
+  // Removal disables the member's keys; an admin re-enables this one, and intern chat still refuses it.
+  assert.is((await post(env, internId, prompt("[script:member] hi"), memberKey)).status, 401);
+  const hash = at(minted.body, "data", "hash") as string;
+  assert.is((await call(env.gw.url, "PATCH", `/api/v1/keys/${hash}`, { key: env.key, body: { disabled: false } })).status, 200);
   const byKey = await post(env, internId, prompt("[script:member] hi"), memberKey);
   assert.is(byKey.status, 403, byKey.text);
   const byIntern = await post(env, theirs, prompt("[script:member] hi"));
