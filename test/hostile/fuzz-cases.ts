@@ -11,6 +11,12 @@ import { poolOf, queryPool, SEGMENT_POOL, STRUCT_POOL, type Labeled, type Pool }
  */
 export interface FuzzCase {
   shape: RouteShape;
+  kind: CaseKind;
+  /**
+   * Whether the hostile value was drawn by the seeded sample of its pool rather than being one of
+   * the values every field, parameter or segment of its type gets.
+   */
+  sampled: boolean;
   label: string;
   method: string;
   /** Path and query exactly as sent (percent-escapes included). */
@@ -20,6 +26,14 @@ export interface FuzzCase {
   /** The JSON body as built, for the read-back check of accepted values. */
   sent?: FuzzObject;
 }
+
+/**
+ * What a case breaks, set where it is made, so that a suite selects cases without parsing labels:
+ * `path` a path variable, `query` the query string, `body` the whole body (malformed or oddly
+ * wrapped), `field` one field of a JSON body, `free-form` a Struct body, `upload` the multipart.
+ */
+export const CASE_KINDS = ["baseline", "path", "query", "body", "field", "free-form", "upload"] as const;
+export type CaseKind = (typeof CASE_KINDS)[number];
 
 export interface CaseOptions {
   ctx: ShapeContext;
@@ -53,7 +67,7 @@ function plainValue(field: DescField, ctx: ShapeContext): string | number | bool
 
 export function casesFor(shape: RouteShape, { ctx, seeded, pathValues }: CaseOptions): FuzzCase[] {
   const method = shape.route.verb;
-  const make = (label: string, path: string, body: string | Buffer | undefined, headers: Record<string, string>, sent?: FuzzObject): FuzzCase => ({ shape, label, method, path, body, headers, sent });
+  const make = (kind: CaseKind, [label, sampled]: Picked, path: string, body: string | Buffer | undefined, headers: Record<string, string>, sent?: FuzzObject): FuzzCase => ({ shape, kind, sampled, label, method, path, body, headers, sent });
   const body = shape.body;
   // Each case gets fresh unique names, so that creates do not collide on them (409).
   const fresh = (): FuzzObject | undefined => (body.kind === "json" ? baselineOf(body.schema, ctx, body.exclude) : undefined);
@@ -66,50 +80,56 @@ export function casesFor(shape: RouteShape, { ctx, seeded, pathValues }: CaseOpt
     return json ? jsonText(json) : upload?.body;
   };
   const at = (query = "") => pathOf(shape, pathValues, query);
-  const cases: FuzzCase[] = [make("baseline", at(), baseline ? jsonText(baseline) : upload?.body, headers, baseline)];
+  const cases: FuzzCase[] = [make("baseline", fixed("baseline"), at(), baseline ? jsonText(baseline) : upload?.body, headers, baseline)];
 
   shape.variables.forEach((variable, index) => {
-    for (const [label, segment] of pick(seeded, SEGMENT_POOL, SAMPLED_TOP)) {
+    for (const [label, segment, sampled] of pick(seeded, SEGMENT_POOL, SAMPLED_TOP)) {
       const values = pathValues.map((v, i) => (i === index ? segment : v));
-      cases.push(make(`path {${variable.name}}: ${label}`, pathOf(shape, values), again(), headers));
+      cases.push(make("path", [`path {${variable.name}}: ${label}`, sampled], pathOf(shape, values), again(), headers));
     }
   });
 
-  cases.push(make("unknown and malformed query parameters", at(`%zz=1&a=%00&__proto__=x&constructor%5Bprototype%5D=y&unknown=${"q".repeat(2000)}`), again(), headers));
+  cases.push(make("query", fixed("unknown and malformed query parameters"), at(`%zz=1&a=%00&__proto__=x&constructor%5Bprototype%5D=y&unknown=${"q".repeat(2000)}`), again(), headers));
   for (const field of shape.queryFields) {
-    for (const [label, text] of pick(seeded, queryPool(field), SAMPLED_NESTED)) cases.push(make(`query ${field.name}: ${label}`, at(`${field.name}=${text}`), again(), headers));
-    if (field.fieldKind === "list") cases.push(make(`query ${field.name}: repeated`, at(`${field.name}=a&${field.name}=%00`), again(), headers));
+    for (const [label, text, sampled] of pick(seeded, queryPool(field), SAMPLED_NESTED)) cases.push(make("query", [`query ${field.name}: ${label}`, sampled], at(`${field.name}=${text}`), again(), headers));
+    if (field.fieldKind === "list") cases.push(make("query", fixed(`query ${field.name}: repeated`), at(`${field.name}=a&${field.name}=%00`), again(), headers));
   }
 
   const hugeBytes = Math.min(Math.floor(shape.route.maxBodyBytes / 4), 256 * 1024);
   if (baseline) {
     for (const [label, raw, headers, sent] of malformedBodies(fresh()!, Math.min(shape.route.maxBodyBytes, 1024 * 1024))) {
-      cases.push(make(`body: ${label}`, at(), raw, headers ?? JSON_HEADERS, sent));
+      cases.push(make("body", fixed(`body: ${label}`), at(), raw, headers ?? JSON_HEADERS, sent));
     }
   }
   if (body.kind === "json" && body.schema && baseline) {
     for (const slot of slotsOf(body.schema, body.exclude)) {
       const valid = fieldValue(slot.field, ctx, 0);
       const pool = poolOf(slot.field, valid, hugeBytes);
-      for (const [label, value] of pick(seeded, pool, slot.path.length === 1 ? SAMPLED_TOP : SAMPLED_NESTED)) {
+      for (const [label, value, sampled] of pick(seeded, pool, slot.path.length === 1 ? SAMPLED_TOP : SAMPLED_NESTED)) {
         const sent = withValueAt(fresh()!, slot.path, value);
-        cases.push(make(`${slot.path.join(".")}: ${label}`, at(), jsonText(sent), JSON_HEADERS, sent));
+        cases.push(make("field", [`${slot.path.join(".")}: ${label}`, sampled], at(), jsonText(sent), JSON_HEADERS, sent));
       }
     }
   }
   if (body.kind === "json" && !body.schema) {
-    for (const [label, value] of pick(seeded, STRUCT_POOL, SAMPLED_TOP)) {
-      cases.push(make(`free-form body: ${label}`, at(), jsonText(value), JSON_HEADERS));
+    for (const [label, value, sampled] of pick(seeded, STRUCT_POOL, SAMPLED_TOP)) {
+      cases.push(make("free-form", [`free-form body: ${label}`, sampled], at(), jsonText(value), JSON_HEADERS));
     }
   }
   if (body.kind === "multipart") {
-    for (const [label, upload, sent] of multipartCases()) cases.push(make(`upload: ${label}`, at(), upload.body, upload.headers, sent));
+    for (const [label, upload, sent] of multipartCases()) cases.push(make("upload", fixed(`upload: ${label}`), at(), upload.body, upload.headers, sent));
   }
   return cases;
 }
 
-function pick<T>(seeded: Seeded, pool: Pool<T>, extra: number): Labeled<T>[] {
-  return [...pool.must, ...seeded.sample(pool.rest, extra)];
+/** A case's label, and whether its value was drawn by the seeded sample. */
+type Picked = [label: string, sampled: boolean];
+const fixed = (label: string): Picked => [label, false];
+
+/** The pool's `must` values, then a seeded sample of the rest, each marked as sampled or not. */
+function pick<T>(seeded: Seeded, pool: Pool<T>, extra: number): Array<[...Labeled<T>, boolean]> {
+  const mark = (sampled: boolean) => ([label, value]: Labeled<T>): [...Labeled<T>, boolean] => [label, value, sampled];
+  return [...pool.must.map(mark(false)), ...seeded.sample(pool.rest, extra).map(mark(true))];
 }
 
 interface Slot {

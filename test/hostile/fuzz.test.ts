@@ -9,7 +9,7 @@ import { Seeded } from "./fuzz-json.js";
 import { responseField, routeShapes, type RouteShape, type ShapeContext } from "./fuzz-shapes.js";
 
 /**
- * Issue 16: every REST route, fuzzed from its proto with a valid management key. The routes,
+ * Every REST route, fuzzed from its proto with a valid management key. The routes,
  * their fields, types and rules come from the facade's own route table, so a new route or field is
  * fuzzed without touching this file. Resources the baseline requests create are addressed by the
  * later routes (updates, sub-resources), and deletions run last. Every answer must be 2xx or a
@@ -28,12 +28,25 @@ const CONCURRENCY = 6;
 const SEED = 16;
 /** Failures listed in the assertion message (all are counted). */
 const SHOWN = 40;
+/**
+ * What a run must at least reach, a margin under what it reaches today (the log line prints it):
+ * a run whose baseline requests fail answers every case with a tidy 4xx and would pass on
+ * nothing — refused creates leave the later routes addressing no resource, refused writes leave
+ * nothing to read back.
+ */
+const FLOORS = { cases: 2_500, created: 5, accepted: 140, readBack: 90 };
 
 class Run {
   readonly failures: string[] = [];
   /** Every answer, one line each (written to $FUZZ_STATS when set: what the suite reaches). */
   readonly stats: string[] = [];
   sent = 0;
+  /** Cases checked, by route label. */
+  readonly checked = new Map<string, number>();
+  /** Writes answered 2xx whose answer was compared with what they sent. */
+  accepted = 0;
+  /** Of those, the ones a GET of the resource then showed, compared too. */
+  readBack = 0;
   /** Id of the resource a POST to this template created. */
   private readonly created = new Map<string, string>();
   /** The same ids by the path variable that addresses them elsewhere. */
@@ -84,18 +97,27 @@ class Run {
   }
 
   async check(request: FuzzCase): Promise<void> {
+    this.checked.set(request.shape.label, (this.checked.get(request.shape.label) ?? 0) + 1);
     const answer = await this.exchange(request);
     if (process.env.FUZZ_STATS) this.stats.push(`${request.shape.label}\t${answer.status}\t${request.label}\t${answer.text.slice(0, 160).replace(/\s+/g, " ")}`);
     const where = `${request.shape.label} [${request.label}]`;
     for (const problem of answerProblems(answer)) this.failures.push(`${where}: ${problem}: ${excerpt(answer.text, 300)}`);
     if (answer.status < 200 || answer.status >= 300 || !request.sent || request.method === "GET" || request.method === "DELETE") return;
     const body = parsed(answer);
+    this.accepted++;
     this.failures.push(...readBackProblems(request.sent, body, `${where} answer`));
     const follow = this.followUp(request, body);
     if (!follow) return;
     this.sent++;
     const fetched = await send(this.fuzz.url, "GET", follow, { key: this.fuzz.key });
-    if (fetched.status === 200) this.failures.push(...readBackProblems(request.sent, parsed(fetched), `${where} then GET ${follow}`));
+    if (fetched.status !== 200) return;
+    this.readBack++;
+    this.failures.push(...readBackProblems(request.sent, parsed(fetched), `${where} then GET ${follow}`));
+  }
+
+  /** How many created resources the later routes address. */
+  get createdCount(): number {
+    return this.created.size;
   }
 
   /** After an accepted create, the ids of what it created, for the routes that address it. */
@@ -160,8 +182,17 @@ test("every route: 2xx or a 4xx envelope, nothing leaked, accepted text read bac
     for (const problem of answerProblems(answer)) run.failures.push(`${method} ${excerpt(path, 60)} [${label}]: ${problem}: ${excerpt(answer.text, 300)}`);
   }
   if (process.env.FUZZ_STATS) await writeFile(process.env.FUZZ_STATS, [...run.stats, "FAILURES", ...run.failures].join("\n"));
-  console.log(`  fuzzed ${shapes.length} routes with ${cases} cases (${run.sent} requests with follow-ups)`);
+  console.log(`  fuzzed ${shapes.length} routes with ${cases} cases (${run.sent} requests with follow-ups); ${run.createdCount} resources created, ${run.accepted} writes accepted, ${run.readBack} read back`);
   assert.ok(run.failures.length === 0, `${run.failures.length} failures:\n${run.failures.slice(0, SHOWN).join("\n")}`);
+
+  const checked = [...run.checked.values()].reduce((n, c) => n + c, 0);
+  assert.is(checked, cases, "every generated case is sent");
+  assert.ok(cases >= FLOORS.cases, `${cases} cases, fewer than ${FLOORS.cases}`);
+  const unfuzzed = shapes.filter((s) => (run.checked.get(s.label) ?? 0) < 2).map((s) => s.label);
+  assert.ok(unfuzzed.length === 0, `routes sent no more than their baseline:\n${unfuzzed.join("\n")}`);
+  assert.ok(run.createdCount >= FLOORS.created, `${run.createdCount} resources created for the later routes, fewer than ${FLOORS.created}`);
+  assert.ok(run.accepted >= FLOORS.accepted, `${run.accepted} writes accepted, fewer than ${FLOORS.accepted}`);
+  assert.ok(run.readBack >= FLOORS.readBack, `${run.readBack} accepted writes read back with a GET, fewer than ${FLOORS.readBack}`);
 });
 
 test.run();
