@@ -69,6 +69,7 @@ test("Anthropic message batch: Messages-format items translated both ways", asyn
   assert.is(at(done.body, "status"), "completed");
   assert.is(env.upstream.batches.created, 1);
   assert.is(liveCalls(env), 0);
+  assert.equal(results.map((r) => r.custom_id), ["m0", "m1", "m2"]);
   for (const result of results) {
     assert.is(at(result.response?.body, "type"), "message");
     assert.is(at(result.response?.body, "role"), "assistant");
@@ -95,6 +96,7 @@ test("a provider that rejects the submission (400): the batch fails with the rea
   const { done, results } = await runBatch(env, { endpoint: "/v1/chat/completions", model: "mock/chat", requests: chatItems(2) });
   assert.is(at(done.body, "status"), "failed");
   assert.match(String(at(done.body, "error", "message")), /rejected/);
+  assert.is(results.length, 2, "one result per item");
   assert.ok(results.every((r) => r.error?.error_type === "batch_failed"));
 });
 
