@@ -3,10 +3,11 @@ import os from "node:os";
 import path from "node:path";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { cycles, importGraph, violations, type ImportGraph } from "./import-graph.js";
+import { allServices } from "../../wire/services.js";
+import { cycles, importGraph, ROOT, violations, type ImportGraph } from "./import-graph.js";
 
 /**
- * The layers of ARCHITECTURE §7, checked on every run (no gateway, no database): gen/ → wire/ →
+ * The layers of the architecture, checked on every run (no gateway, no database): gen/ → wire/ →
  * server/core and the other mechanisms → the service folders; facade/ stands on gen/ and wire/
  * alone; tools/ (build-time generators) stands on gen/, wire/ and facade/, and only cmd/ imports it;
  * cmd/ composes everything and nothing imports it; ui/ (the web console, a client of the REST API)
@@ -15,17 +16,12 @@ import { cycles, importGraph, violations, type ImportGraph } from "./import-grap
  */
 const test = suite("architecture: layers");
 
-/** The folders under server/ that implement a service of the API (what server/core must not know). */
-const SERVICE_FOLDERS = [
-  "analytics", "batches", "byok", "decisions", "edge", "end-users", "files", "guardrails", "inference", "interns",
-  "keys", "members", "models", "operator", "organization", "private-endpoints", "videos", "workspaces",
-];
-
 const under = (folder: string) => (file: string) => file.startsWith(`${folder}/`);
+/** `server/keys/x.ts` → `server/keys`, `server/interns/vault/x.ts` → `server/interns`; `server/config.ts` → `server`. */
+const folderOf = (file: string) => (file.split("/").length > 2 ? file.split("/").slice(0, 2).join("/") : "server");
 
-/** The import graph between server/'s folders (`server/keys/x.ts` → `server/keys`; `server/config.ts` → `server`). */
+/** The import graph between server/'s folders (its top-level files count as one folder, `server`). */
 function folderGraph(modules: ImportGraph): ImportGraph {
-  const folderOf = (file: string) => (file.split("/").length > 2 ? file.split("/").slice(0, 2).join("/") : "server");
   const folders: ImportGraph = new Map();
   for (const [from, targets] of modules) {
     if (!under("server")(from)) continue;
@@ -35,8 +31,29 @@ function folderGraph(modules: ImportGraph): ImportGraph {
   }
   return folders;
 }
+
+/** Where the core's services are composed: it loads every implementation the gateway serves. */
+const COMPOSITION = "server/gateway/services.ts";
+const API_SERVICES = new Set(allServices.map((service) => service.name));
+
+/** The services of the API a module implements (`ServiceImpl<typeof KeysService>`, also inside a `Pick<…>`). */
+function implementedServices(file: string, root = ROOT): string[] {
+  return [...fs.readFileSync(path.join(root, file), "utf8").matchAll(/\bServiceImpl<typeof (\w+)>/g)].map((match) => match[1]!).filter((name) => API_SERVICES.has(name));
+}
+
+/**
+ * The folders under server/ that implement a service of the API (what server/core must not know),
+ * read from the source rather than listed by hand: the folders of the modules the composition
+ * loads that implement one. A new service folder is in it as soon as the gateway serves it.
+ */
+function serviceFolders(modules: ImportGraph, root = ROOT): string[] {
+  const implementations = [...(modules.get(COMPOSITION) ?? [])].filter((file) => under("server")(file) && implementedServices(file, root).length > 0);
+  return [...new Set(implementations.map(folderOf))].sort();
+}
+
 const graph = importGraph();
 const runtimeGraph = importGraph(undefined, undefined, { typeOnly: false });
+const SERVICE_FOLDERS = serviceFolders(runtimeGraph);
 
 test("the graph is read: every layer has modules", () => {
   for (const folder of ["cmd", "facade", "server", "tools", "ui", "wire"]) assert.ok([...graph.keys()].some(under(folder)), folder);
@@ -72,8 +89,15 @@ test("ui/ (the web console) imports nothing of the project outside ui/, and noth
   assert.ok(graph.has("ui/src/pages/keys.tsx"), "the console's .tsx modules are read");
 });
 
+test("the service folders hold every implementation of an API service, and every service has one", () => {
+  const implementations = [...graph.keys()].filter(under("server")).map((file) => ({ file, services: implementedServices(file) }));
+  assert.equal(implementations.filter(({ services, file }) => services.length > 0 && !SERVICE_FOLDERS.includes(folderOf(file))).map(({ file }) => file), []);
+  const implemented = new Set(implementations.flatMap(({ services }) => services));
+  assert.equal([...API_SERVICES].filter((name) => !implemented.has(name)), []);
+});
+
 test("server/core imports no service folder", () => {
-  assert.equal(violations(graph, under("server/core"), (t) => !SERVICE_FOLDERS.some((folder) => under(`server/${folder}`)(t))), []);
+  assert.equal(violations(graph, under("server/core"), (t) => !SERVICE_FOLDERS.some((folder) => under(folder)(t))), []);
 });
 
 test("nothing imports cmd/ (entry points compose; they are not composed)", () => {
