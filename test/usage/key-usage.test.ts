@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import { QueryTypes } from "sequelize";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { periodStart } from "../../server/core/budget-periods.js";
 import { releaseReservation, settleCall, type CallRecord } from "../../server/usage/usage-store.js";
 import { at, call } from "../support/http.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
@@ -84,28 +83,66 @@ function usageOf(data: Json): Json {
   return Object.fromEntries(USAGE_FIELDS.map((field) => [field, data[field]]));
 }
 
-/** Which current periods a call made at `when` counts in, by the same UTC boundaries as budgets. */
-function sameMonth(when: Date, now = new Date()): boolean {
-  return periodStart("monthly", when)!.getTime() === periodStart("monthly", now)!.getTime();
+/** Today's start in UTC, read off the ISO date rather than worked out by the code under test. */
+function utcMidnight(now = new Date()): Date {
+  return new Date(`${now.toISOString().slice(0, 10)}T00:00:00.000Z`);
 }
 
-test("usage, usage_daily/weekly/monthly: each call counts in the periods that contain it", async ({ gw, organizationId }) => {
+/**
+ * Instants and the daily, weekly and monthly period each one counts in (the period's first UTC
+ * day), worked out by hand: days start at midnight UTC, weeks on Monday, months on the first.
+ */
+const PERIODS_OF: Array<[instant: string, daily: string, weekly: string, monthly: string]> = [
+  // Leap day (a Thursday), its last millisecond, and the next day: a new month in the same week.
+  ["2024-02-29T12:00:00.000Z", "2024-02-29", "2024-02-26", "2024-02-01"],
+  ["2024-02-29T23:59:59.999Z", "2024-02-29", "2024-02-26", "2024-02-01"],
+  ["2024-03-01T00:00:00.000Z", "2024-03-01", "2024-02-26", "2024-03-01"],
+  // The last millisecond of February in a common year, and of a 30-day month.
+  ["2023-02-28T23:59:59.999Z", "2023-02-28", "2023-02-27", "2023-02-01"],
+  ["2024-04-30T23:59:59.999Z", "2024-04-30", "2024-04-29", "2024-04-01"],
+  // A week boundary: Sunday's last millisecond, Monday's first.
+  ["2024-06-16T23:59:59.999Z", "2024-06-16", "2024-06-10", "2024-06-01"],
+  ["2024-06-17T00:00:00.000Z", "2024-06-17", "2024-06-17", "2024-06-01"],
+  // The year's end on a Sunday; Monday 1 January opens a day, a week and a month at once.
+  ["2023-12-31T23:59:59.999Z", "2023-12-31", "2023-12-25", "2023-12-01"],
+  ["2024-01-01T00:00:00.000Z", "2024-01-01", "2024-01-01", "2024-01-01"],
+  // The UTC day, never the caller's local one: late Sunday at UTC−2 is Monday in UTC, early Monday
+  // at UTC+2 still Sunday; late 31 March at UTC−2 is already April, early 1 May at UTC+2 still April.
+  ["2024-06-09T23:30:00.000-02:00", "2024-06-10", "2024-06-10", "2024-06-01"],
+  ["2024-06-10T00:30:00.000+02:00", "2024-06-09", "2024-06-03", "2024-06-01"],
+  ["2024-03-31T22:30:00.000-02:00", "2024-04-01", "2024-04-01", "2024-04-01"],
+  ["2024-05-01T01:00:00.000+02:00", "2024-04-30", "2024-04-29", "2024-04-01"],
+];
+
+test("each call counts in the day, week and month that contain it, in UTC", async ({ gw, organizationId }) => {
+  for (const [instant, daily, weekly, monthly] of PERIODS_OF) {
+    const key = await newKey(gw);
+    await settle(gw, organizationId, key, { costUsd: "1" }, new Date(instant));
+    const counters = await gw.gateway.sequelize.query<{ period: string; start: string }>(
+      `SELECT period, to_char(period_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS start
+         FROM usage_counters WHERE scope = 'key' AND scope_id = $hash ORDER BY period`,
+      { type: QueryTypes.SELECT, bind: { hash: key.hash } },
+    );
+    assert.equal(
+      Object.fromEntries(counters.map((row) => [row.period, row.start])),
+      { daily: `${daily}T00:00:00.000Z`, weekly: `${weekly}T00:00:00.000Z`, monthly: `${monthly}T00:00:00.000Z`, lifetime: "1970-01-01T00:00:00.000Z" },
+      instant,
+    );
+  }
+});
+
+test("usage, usage_daily/weekly/monthly: the current periods' counters, lifetime for usage", async ({ gw, organizationId }) => {
   const key = await newKey(gw);
-  const now = new Date();
-  const lastWeek = new Date(periodStart("weekly", now)!.getTime() - 1);
-  const yesterdayOrEarlier = new Date(periodStart("daily", now)!.getTime() - 1);
   await settle(gw, organizationId, key, { costUsd: "0.5" });
   await settle(gw, organizationId, key, { costUsd: "0.25" }, new Date("2020-01-15T12:00:00Z"));
-  await settle(gw, organizationId, key, { costUsd: "0.125" }, lastWeek);
-  await settle(gw, organizationId, key, { costUsd: "0.0625" }, yesterdayOrEarlier);
+  // More than a month ago, whatever today is: in no current day, week or month.
+  await settle(gw, organizationId, key, { costUsd: "0.125" }, new Date(Date.now() - 40 * 86_400_000));
 
-  const weekly = 0.5 + (periodStart("weekly", yesterdayOrEarlier)!.getTime() === periodStart("weekly", now)!.getTime() ? 0.0625 : 0);
-  const monthly = 0.5 + (sameMonth(lastWeek) ? 0.125 : 0) + (sameMonth(yesterdayOrEarlier) ? 0.0625 : 0);
   const expected = {
-    usage: 0.9375,
+    usage: 0.875,
     usage_daily: 0.5,
-    usage_weekly: weekly,
-    usage_monthly: monthly,
+    usage_weekly: 0.5,
+    usage_monthly: 0.5,
     byok_usage: 0,
     byok_usage_daily: 0,
     byok_usage_weekly: 0,
@@ -157,7 +194,7 @@ test("BYOK spend is reported apart and counts against the key's limit only with 
 
 test("limit_remaining counts the current limit period only and never goes below zero", async ({ gw, organizationId }) => {
   const daily = await newKey(gw, { limit: 1, limit_reset: "daily" });
-  await settle(gw, organizationId, daily, { costUsd: "0.4" }, new Date(periodStart("daily", new Date())!.getTime() - 1));
+  await settle(gw, organizationId, daily, { costUsd: "0.4" }, new Date(utcMidnight().getTime() - 1));
   await settle(gw, organizationId, daily, { costUsd: "0.3" });
   let info = await currentKey(gw, daily.secret);
   assert.is(info.limit_remaining, 0.7, "yesterday's spend does not count against a daily limit");
@@ -294,7 +331,7 @@ test("a free call is recorded in the ledger but adds to no counter", async ({ gw
 
 test("free_model_daily_requests: used and remaining come from today's counter only", async ({ gw }) => {
   const key = await newKey(gw);
-  const today = periodStart("daily", new Date())!;
+  const today = utcMidnight();
   const put = (start: Date, count: number) =>
     gw.gateway.sequelize.query("INSERT INTO request_counters (name, window_start, count) VALUES ($name, $start, $count)", {
       bind: { name: `free:${key.hash}`, start: start.toISOString(), count },
