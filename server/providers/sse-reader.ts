@@ -1,9 +1,15 @@
+import { LineSplitter } from "./line-splitter.js";
+import { UpstreamError } from "./provider.js";
+
 /**
  * Incremental Server-Sent Events parsing (the WHATWG event-stream format as providers send it):
  * `data:` lines of one event are joined with "\n", `event:` names it, a blank line dispatches it,
  * `:` comments (keep-alives) are skipped. Bytes may be split anywhere, also inside a UTF-8
  * sequence. An event still open when the body ends is dropped, as the format says: a stream
  * cut in the middle of an event must not look like a complete one.
+ *
+ * A line or an event past its limit fails as "protocol" and nothing more is read: the stream's
+ * iterator is closed, which destroys a response body.
  */
 export interface SseEvent {
   /** The `event:` field, undefined when the event had none (OpenAI never names events). */
@@ -11,21 +17,35 @@ export interface SseEvent {
   data: string;
 }
 
+/**
+ * The longest line of an event stream. One line is one streamed chunk: a few tokens with their
+ * metadata, at most a whole generated image or audio clip in base64, a few MB. Reaching 16 MiB
+ * means a line that never ends, which would otherwise be held in memory whole.
+ */
+export const MAX_SSE_LINE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The most characters the `data:` lines of one event may add up to, "data:" and line breaks
+ * included (so an event of endless empty `data:` lines is bounded too). Providers send one data
+ * line per event; the limit is the line's, for an event spread over many lines.
+ */
+export const MAX_SSE_EVENT_CHARS = 16 * 1024 * 1024;
+
+const MIB = 1024 * 1024;
+
 export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent, void, undefined> {
-  const decoder = new TextDecoder();
-  let pending = "";
+  const lines = new LineSplitter(MAX_SSE_LINE_BYTES, () => new UpstreamError("protocol", `an upstream stream line is longer than ${MAX_SSE_LINE_BYTES / MIB} MiB`));
   let event: string | undefined;
-  let data: string | undefined;
+  const data: string[] = [];
+  let eventChars = 0;
   for await (const bytes of body) {
-    pending += decoder.decode(bytes, { stream: true });
-    let start = 0;
-    for (let end = pending.indexOf("\n", start); end !== -1; end = pending.indexOf("\n", start)) {
-      const line = pending.charCodeAt(end - 1) === 13 && end > start ? pending.slice(start, end - 1) : pending.slice(start, end);
-      start = end + 1;
+    for (const text of lines.push(bytes)) {
+      const line = text.charCodeAt(text.length - 1) === 13 ? text.slice(0, -1) : text;
       if (line === "") {
-        if (data !== undefined) yield { event, data };
+        if (data.length > 0) yield { event, data: data.length === 1 ? data[0]! : data.join("\n") };
         event = undefined;
-        data = undefined;
+        data.length = 0;
+        eventChars = 0;
         continue;
       }
       if (line.charCodeAt(0) === 58 /* ":" */) continue;
@@ -33,9 +53,11 @@ export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<
       const field = colon === -1 ? line : line.slice(0, colon);
       let value = colon === -1 ? "" : line.slice(colon + 1);
       if (value.charCodeAt(0) === 32) value = value.slice(1);
-      if (field === "data") data = data === undefined ? value : `${data}\n${value}`;
-      else if (field === "event") event = value;
+      if (field === "data") {
+        eventChars += line.length + 1;
+        if (eventChars > MAX_SSE_EVENT_CHARS) throw new UpstreamError("protocol", `an upstream stream event is longer than ${MAX_SSE_EVENT_CHARS / MIB} Mi characters`);
+        data.push(value);
+      } else if (field === "event") event = value;
     }
-    pending = start === 0 ? pending : pending.slice(start);
   }
 }

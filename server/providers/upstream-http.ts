@@ -24,6 +24,15 @@ const agents = { "http:": new http.Agent(POOL), "https:": new https.Agent(POOL) 
 /** Error bodies are only read for their message; a proxy's HTML page needs no more than this. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
+/**
+ * The largest 2xx answer read whole (JSON answers, and bodies read only to be discarded). The
+ * largest real ones are embeddings: 2048 inputs of 3072 dimensions, as OpenAI prints them (one
+ * number per indented line), come to about 200 MB. The limit leaves room above that and stays
+ * below V8's longest string (about 512 MiB), where decoding the answer would fail anyway; past it
+ * the body is an endless one, which would otherwise be held until memory runs out.
+ */
+export const MAX_JSON_ANSWER_BYTES = 256 * 1024 * 1024;
+
 export interface UpstreamResponse {
   status: number;
   headers: IncomingHttpHeaders;
@@ -124,15 +133,20 @@ function send(target: UpstreamTarget, call: UpstreamCall, signal: AbortSignal): 
   });
 }
 
-/** The whole 2xx body as a JSON object; anything else is the provider breaking its format. */
+/**
+ * The whole 2xx body as a JSON object; anything else is the provider breaking its format, as is
+ * an answer over MAX_JSON_ANSWER_BYTES.
+ */
 export async function readJsonObject(response: UpstreamResponse): Promise<JsonObject> {
-  let text: string;
+  const chunks: Buffer[] = [];
   try {
-    text = await readAll(response.body);
+    for await (const chunk of answerChunks(response)) chunks.push(chunk);
   } catch (err) {
+    if (err instanceof UpstreamError) throw err;
     if (response.signal.aborted) throw abortedError();
     throw new UpstreamError("connect", `the upstream connection broke while reading the answer (${errorCode(err)})`);
   }
+  const text = chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
   const json = parseJsonOrUndefined(text);
   if (!isObject(json)) throw new UpstreamError("protocol", "the upstream answer is not a JSON object");
   return json;
@@ -171,9 +185,12 @@ export async function* upstreamLines(response: UpstreamResponse): AsyncGenerator
   }
 }
 
-/** Reads a 2xx body we do not need (DELETE, cancel answers) so its connection can be reused. */
+/**
+ * Reads a 2xx body we do not need (DELETE, cancel answers) so its connection can be reused; one
+ * over MAX_JSON_ANSWER_BYTES is not what was asked for either, and fails as "protocol".
+ */
 export async function discardBody(response: UpstreamResponse): Promise<void> {
-  for await (const _chunk of response.body);
+  for await (const _chunk of answerChunks(response));
 }
 
 /**
@@ -241,10 +258,25 @@ function headerValue(headers: IncomingHttpHeaders, name: string): string | undef
   return Array.isArray(value) ? value[0] : value;
 }
 
-async function readAll(body: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(chunk as Buffer);
-  return chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
+/** A 2xx body's chunks as they arrive, failing as "protocol" past MAX_JSON_ANSWER_BYTES. */
+async function* answerChunks(response: UpstreamResponse): AsyncGenerator<Buffer, void, undefined> {
+  const { body } = response;
+  if (Number(headerValue(response.headers, "content-length")) > MAX_JSON_ANSWER_BYTES) throw answerTooLarge(body);
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_JSON_ANSWER_BYTES) throw answerTooLarge(body);
+    yield chunk as Buffer;
+  }
+}
+
+/**
+ * Destroys the body, so nothing more of it is read and its connection closes. The message states
+ * the limit, never the bytes.
+ */
+function answerTooLarge(body: IncomingMessage): UpstreamError {
+  body.destroy();
+  return new UpstreamError("protocol", `the upstream answer is larger than ${MAX_JSON_ANSWER_BYTES / 1024 / 1024} MiB`);
 }
 
 async function readLimited(body: IncomingMessage, limit: number): Promise<string> {
