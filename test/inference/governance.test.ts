@@ -118,7 +118,8 @@ test("disabled and expired keys get 401", async ({ env }) => {
   const { key, hash } = await newKey(env);
   await call(env.gw.url, "PATCH", `/api/v1/keys/${hash}`, { key: env.gw.key, body: { disabled: true } });
   assertError(await chat(env, key, {}), 401);
-  const expiring = await newKey(env, { expires_at: new Date(Date.now() + 1500).toISOString() });
+  // An hour away: still ahead at the first call however slow the machine; the test then moves it into the past.
+  const expiring = await newKey(env, { expires_at: new Date(Date.now() + 3_600_000).toISOString() });
   assert.is((await chat(env, expiring.key, {})).status, 200);
   await env.gw.gateway.sequelize.query("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE hash = :hash", { replacements: { hash: expiring.hash } });
   // A write behind the API's back reaches the governance cache through the change feed (NOTIFY), a moment later.
