@@ -2,11 +2,12 @@ import { promises as dns, type LookupAddress } from "node:dns";
 import net from "node:net";
 
 /**
- * SSRF guard of private endpoints: the gateway only calls deployments on the public internet, so
- * a caller cannot point it at loopback, the private network, or a cloud metadata service. The
- * host is resolved here and every address must be public; the caller then connects to exactly
- * these addresses (see upstream-probe.ts), so DNS cannot be rebound between check and connect.
- * Operators open holes for on-premises deployments with GATEWAY_PRIVATE_ENDPOINT_ALLOWED_HOSTS.
+ * SSRF guard of every request the gateway sends to a caller-chosen URL (private endpoints, the
+ * interns' fetch tool): a caller cannot point it at loopback, the private network, or a cloud
+ * metadata service. The host is resolved here and every address must be public; the caller then
+ * connects to exactly these addresses (see upstream-probe.ts), so DNS cannot be rebound between
+ * check and connect. Operators open holes with an allow-list of hosts
+ * (GATEWAY_PRIVATE_ENDPOINT_ALLOWED_HOSTS, GATEWAY_INTERN_FETCH_ALLOWED_HOSTS).
  */
 export interface VettedDestination {
   /** Host name (or IP literal, without brackets) as the URL names it; TLS is verified against it. */
@@ -14,8 +15,19 @@ export interface VettedDestination {
   addresses: LookupAddress[];
 }
 
-/** A destination the gateway must not call. The message names the host, never the whole URL. */
-export class DestinationRefused extends Error {}
+/**
+ * A destination the gateway must not call. The message names the host, never the whole URL;
+ * `host` and `reason` let a caller word its own message.
+ */
+export class DestinationRefused extends Error {
+  constructor(
+    message: string,
+    readonly host: string,
+    readonly reason: "not_public" | "unresolved",
+  ) {
+    super(message);
+  }
+}
 
 export interface DestinationGuard {
   vet(url: URL): Promise<VettedDestination>;
@@ -49,18 +61,24 @@ const NON_PUBLIC_V6: Array<[string, number]> = [
   ["2001:20::", 28], // ORCHIDv2
   ["2001:db8::", 32], // documentation
   ["3fff::", 20], // documentation
-  ["fc00::", 7], // unique local
+  ["fc00::", 7], // unique local, incl. fd00:ec2::254, the metadata service over IPv6
   ["fe80::", 10], // link-local
   ["fec0::", 10], // site-local (deprecated)
   ["ff00::", 8], // multicast
 ];
 
+/** Public addresses that are nonetheless a cloud host's own services: Azure's wireserver, which serves its metadata. */
+export const HOST_SERVICES_V4: Array<[string, number]> = [["168.63.129.16", 32]];
+
 const nonPublicV4 = new net.BlockList();
-for (const [network, prefix] of NON_PUBLIC_V4) nonPublicV4.addSubnet(network, prefix, "ipv4");
+for (const [network, prefix] of [...NON_PUBLIC_V4, ...HOST_SERVICES_V4]) nonPublicV4.addSubnet(network, prefix, "ipv4");
 const nonPublicV6 = new net.BlockList();
 for (const [network, prefix] of NON_PUBLIC_V6) nonPublicV6.addSubnet(network, prefix, "ipv6");
 
-/** Whether an address is public unicast, looking through IPv6 forms that carry an IPv4 address. */
+/**
+ * Whether an address is public unicast and no cloud host's own service, looking through IPv6 forms
+ * that carry an IPv4 address.
+ */
 export function isPublicAddress(address: string): boolean {
   const family = net.isIP(address);
   if (family === 4) return !nonPublicV4.check(address, "ipv4");
@@ -100,7 +118,14 @@ function hextets(address: string): number[] {
   return [...front, ...new Array<number>(8 - front.length - back.length).fill(0), ...back];
 }
 
-export function createDestinationGuard(options: { allowedHosts: readonly string[]; resolveTimeoutMs: number }): DestinationGuard {
+export interface DestinationGuardOptions {
+  allowedHosts: readonly string[];
+  resolveTimeoutMs: number;
+  /** Addresses fixed for host names (lower-case, like curl --resolve): used instead of DNS and vetted like resolved ones. */
+  fixedAddresses?: Readonly<Record<string, string>>;
+}
+
+export function createDestinationGuard(options: DestinationGuardOptions): DestinationGuard {
   // Allow-list entries are exact host names or IP literals; literals are matched as addresses so
   // that "::1" and "0::1" are the same entry, and also allow a name that resolves to them.
   const allowedNames = new Set<string>();
@@ -120,7 +145,7 @@ export function createDestinationGuard(options: { allowedHosts: readonly string[
     async vet(url) {
       const host = unbracket(url.hostname.toLowerCase());
       const hostAllowed = allowedNames.has(withoutTrailingDot(host));
-      const addresses = net.isIP(host) ? [{ address: host, family: net.isIP(host) }] : await resolve(host, options.resolveTimeoutMs);
+      const addresses = await addressesOf(host, options);
       for (const { address } of addresses) {
         if (hostAllowed || addressAllowed(address) || isPublicAddress(address)) continue;
         // The resolved address is not named: it would tell a caller how internal names resolve.
@@ -128,6 +153,8 @@ export function createDestinationGuard(options: { allowedHosts: readonly string[
           net.isIP(host)
             ? `base_url host '${host}' is not a public address; private endpoints must be reachable on the public internet`
             : `base_url host '${host}' resolves to a non-public address; private endpoints must be reachable on the public internet`,
+          host,
+          "not_public",
         );
       }
       return { host, addresses };
@@ -135,18 +162,25 @@ export function createDestinationGuard(options: { allowedHosts: readonly string[
   };
 }
 
+async function addressesOf(host: string, options: DestinationGuardOptions): Promise<LookupAddress[]> {
+  const address = net.isIP(host) ? host : options.fixedAddresses?.[withoutTrailingDot(host)];
+  if (address === undefined) return resolve(host, options.resolveTimeoutMs);
+  if (net.isIP(address) === 0) throw new DestinationRefused(`host '${host}' has a fixed address that is not an IP address`, host, "unresolved");
+  return [{ address, family: net.isIP(address) }];
+}
+
 async function resolve(host: string, timeoutMs: number): Promise<LookupAddress[]> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DestinationRefused(`base_url host '${host}' could not be resolved in time`)), timeoutMs);
+    timer = setTimeout(() => reject(new DestinationRefused(`base_url host '${host}' could not be resolved in time`, host, "unresolved")), timeoutMs);
   });
   try {
     const addresses = await Promise.race([dns.lookup(host, { all: true, verbatim: true }), deadline]);
-    if (addresses.length === 0) throw new DestinationRefused(`base_url host '${host}' could not be resolved`);
+    if (addresses.length === 0) throw new DestinationRefused(`base_url host '${host}' could not be resolved`, host, "unresolved");
     return addresses;
   } catch (err) {
     if (err instanceof DestinationRefused) throw err;
-    throw new DestinationRefused(`base_url host '${host}' could not be resolved`);
+    throw new DestinationRefused(`base_url host '${host}' could not be resolved`, host, "unresolved");
   } finally {
     clearTimeout(timer);
   }
