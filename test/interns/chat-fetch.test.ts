@@ -7,9 +7,11 @@ import { ChatStream, contentOf, runningInternId, startRuntimeGateway, type Runti
 
 /**
  * Host binding of vault secrets in the intern's fetch tool (spec 4.8): a second local HTTP server
- * stands for several host names (GATEWAY_INTERN_FETCH_RESOLVE points them all at it) and records
+ * stands for several host names (GATEWAY_INTERN_FETCH_RESOLVE points them all at it, and
+ * GATEWAY_INTERN_FETCH_ALLOWED_HOSTS lets the tool call them at that loopback address) and records
  * which requests carried the secret. Only requests to exactly the secret's host do; its parent
  * domain, a sub-domain and a redirect to another host never get it, and the model never sees it.
+ * The server speaks plain http, so the secrets are stored with allow_http.
  */
 interface Seen {
   host: string;
@@ -42,7 +44,11 @@ test.before(async (context) => {
   await new Promise<void>((resolve) => context.target.listen(0, "127.0.0.1", resolve));
   context.port = (context.target.address() as AddressInfo).port;
   const names = ["api.example.test", "example.test", "sub.api.example.test", "other.example.test"];
-  context.env = await startRuntimeGateway({ GATEWAY_INTERN_FETCH_RESOLVE: names.map((name) => `${name}=127.0.0.1`).join(","), GATEWAY_INTERN_FETCH_BODY_BYTES: String(BODY_BYTES) });
+  context.env = await startRuntimeGateway({
+    GATEWAY_INTERN_FETCH_RESOLVE: names.map((name) => `${name}=127.0.0.1`).join(","),
+    GATEWAY_INTERN_FETCH_ALLOWED_HOSTS: names.join(","),
+    GATEWAY_INTERN_FETCH_BODY_BYTES: String(BODY_BYTES),
+  });
 });
 test.after(async ({ env, target }) => {
   await env.stop();
@@ -52,7 +58,7 @@ test.after(async ({ env, target }) => {
 
 test("a secret is filled in only for exactly its host; parent, sub-domain and cross-host redirects never get it; the model never sees it", async ({ env, port, seen }) => {
   const internId = await runningInternId(env, "fetcher");
-  const stored = await call(env.gw.url, "PUT", `/api/v1/vault/interns/${internId}/secrets/api_token`, { key: env.key, body: { hosts: ["api.example.test"], value: SECRET } });
+  const stored = await call(env.gw.url, "PUT", `/api/v1/vault/interns/${internId}/secrets/api_token`, { key: env.key, body: { hosts: ["api.example.test"], value: SECRET, allow_http: true } });
   assert.is(stored.status, 200, stored.text);
 
   const withSecret = { authorization: "Bearer {{secrets.api_token}}" };
@@ -121,7 +127,7 @@ test("a secret in the URL is refused; an unknown secret name sends nothing", asy
 test("echoes in a redirect's URL, a shown Location header and across the body's cut come back as placeholders", async ({ env, port }) => {
   const internId = await runningInternId(env, "echoed");
   for (const [name, value] of [["api_token", SECRET], ["api_special", SPECIAL]]) {
-    const stored = await call(env.gw.url, "PUT", `/api/v1/vault/interns/${internId}/secrets/${name}`, { key: env.key, body: { hosts: ["api.example.test"], value } });
+    const stored = await call(env.gw.url, "PUT", `/api/v1/vault/interns/${internId}/secrets/${name}`, { key: env.key, body: { hosts: ["api.example.test"], value, allow_http: true } });
     assert.is(stored.status, 200, stored.text);
   }
   const fetchStep = (path: string, secret: string) => ({

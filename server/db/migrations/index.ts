@@ -20,6 +20,7 @@ import * as organizationOwners from "./0017-organization-owners.js";
 import * as batchItemLeases from "./0018-batch-item-leases.js";
 import * as ledgerRequestId from "./0019-ledger-request-id.js";
 import * as ledgerByGeneration from "./0020-ledger-by-generation.js";
+import * as vaultAllowHttp from "./0021-vault-allow-http.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
@@ -43,4 +44,5 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0018-batch-item-leases", ...batchItemLeases },
   { name: "0019-ledger-request-id", ...ledgerRequestId },
   { name: "0020-ledger-by-generation", ...ledgerByGeneration },
+  { name: "0021-vault-allow-http", ...vaultAllowHttp },
 ];

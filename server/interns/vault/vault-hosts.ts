@@ -27,11 +27,12 @@ export function normalizeHosts(hosts: readonly string[]): string[] {
 }
 
 /**
- * The hostname a request to `url` goes to, in the stored form; undefined for anything that is
- * not an http(s) URL. The WHATWG parser has already lowercased it, decoded percent-escapes and
- * turned an internationalized name into its ASCII form, i.e. the name that is actually resolved.
+ * The hostname a request to `url` goes to, in the stored form, and whether it goes over https;
+ * undefined for anything that is not an http(s) URL. The WHATWG parser has already lowercased the
+ * name, decoded percent-escapes and turned an internationalized name into its ASCII form, i.e. the
+ * name that is actually resolved.
  */
-export function requestHostOf(url: string | URL): string | undefined {
+export function requestTargetOf(url: string | URL): { host: string; https: boolean } | undefined {
   let parsed: URL;
   try {
     parsed = typeof url === "string" ? new URL(url) : url;
@@ -39,5 +40,6 @@ export function requestHostOf(url: string | URL): string | undefined {
     return undefined;
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return undefined;
-  return parsed.hostname.replace(/\.$/, "") || undefined;
+  const host = parsed.hostname.replace(/\.$/, "");
+  return host ? { host, https: parsed.protocol === "https:" } : undefined;
 }

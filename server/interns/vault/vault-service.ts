@@ -40,7 +40,7 @@ const SCOPES: Record<EffectiveScope, VaultSecretScope> = {
 };
 
 function toSecret(meta: SecretMeta) {
-  return { name: meta.name, hosts: meta.hosts ?? [], fingerprint: meta.fingerprint ?? undefined, createdAt: timestampFromDate(meta.createdAt) };
+  return { name: meta.name, hosts: meta.hosts ?? [], fingerprint: meta.fingerprint ?? undefined, createdAt: timestampFromDate(meta.createdAt), allowHttp: meta.allowHttp };
 }
 
 export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
@@ -69,12 +69,12 @@ export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
   const workspaceGone = (caller: Caller) => workspaceNotFound(caller.key.workspaceId);
 
   /** `gone` answers a vault deleted since the request found it (with its intern, say): a 404, not a failed write. */
-  async function store(vaultId: string, req: { name: string; hosts: string[]; value: string }, gone: () => Error) {
+  async function store(vaultId: string, req: { name: string; hosts: string[]; value: string; allowHttp: boolean }, gone: () => Error) {
     const hosts = normalizeHosts(req.hosts);
     const stored = await sequelize.transaction(async (transaction) => {
       const key = await vaultKey(sequelize, masterKey, vaultId, transaction);
       if (!key) throw gone();
-      return putSecret(sequelize, key, { name: req.name, hosts, value: req.value }, transaction);
+      return putSecret(sequelize, key, { name: req.name, hosts, value: req.value, allowHttp: req.allowHttp }, transaction);
     });
     return { data: toSecret(stored) };
   }
@@ -154,7 +154,7 @@ export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
         const stored: SecretMeta[] = [];
         for (const name of req.names) {
           const source = sources.get(name)!;
-          stored.push(await putSecret(sequelize, targetKey, { name, hosts: source.hosts!, value: openSealed(sourceKey, source) }, transaction));
+          stored.push(await putSecret(sequelize, targetKey, { name, hosts: source.hosts!, value: openSealed(sourceKey, source), allowHttp: source.allowHttp }, transaction));
         }
         return stored;
       });

@@ -15,6 +15,8 @@ export interface SecretMeta {
   hosts: string[] | null;
   fingerprint: string | null;
   createdAt: Date;
+  /** Released to http URLs too; otherwise to https URLs only. */
+  allowHttp: boolean;
 }
 
 export type EffectiveScope = "intern" | "attached" | "workspace";
@@ -28,9 +30,10 @@ interface StoredSecret {
   hosts: string[] | null;
   fingerprint: string | null;
   created_at: Date;
+  allow_http: boolean;
 }
 
-const toMeta = (row: StoredSecret): SecretMeta => ({ name: row.name, hosts: row.hosts, fingerprint: row.fingerprint, createdAt: row.created_at });
+const toMeta = (row: StoredSecret): SecretMeta => ({ name: row.name, hosts: row.hosts, fingerprint: row.fingerprint, createdAt: row.created_at, allowHttp: row.allow_http });
 
 export async function createInternVault(sequelize: Sequelize, masterKey: Buffer, owner: WorkspaceScope & { internId: string }, transaction: Transaction): Promise<string> {
   const id = randomUUID();
@@ -78,20 +81,21 @@ export async function vaultKey(sequelize: Sequelize, masterKey: Buffer, vaultId:
 }
 
 /** Creates or replaces the current secret `name` (and drops a legacy row of that name). */
-export async function putSecret(sequelize: Sequelize, key: VaultKey, secret: { name: string; hosts: string[]; value: string }, transaction?: Transaction): Promise<SecretMeta> {
+export async function putSecret(sequelize: Sequelize, key: VaultKey, secret: { name: string; hosts: string[]; value: string; allowHttp: boolean }, transaction?: Transaction): Promise<SecretMeta> {
   const replacements = {
     vaultId: key.vaultId,
     name: secret.name,
     hosts: secret.hosts,
+    allowHttp: secret.allowHttp,
     fingerprint: fingerprintOf(key, secret.value),
     sealed: sealValue(key, secret.name, secret.value),
   };
   const write = async (t: Transaction) => {
     await sequelize.query("DELETE FROM vault_secrets WHERE vault_id = :vaultId AND name = :name AND legacy", { replacements, transaction: t });
     const [rows] = (await sequelize.query(
-      `INSERT INTO vault_secrets (vault_id, name, legacy, hosts, fingerprint, sealed_value) VALUES (:vaultId, :name, false, ARRAY[:hosts]::text[], :fingerprint, :sealed)
-       ON CONFLICT (vault_id, name, legacy) DO UPDATE SET hosts = EXCLUDED.hosts, fingerprint = EXCLUDED.fingerprint, sealed_value = EXCLUDED.sealed_value, created_at = now()
-       RETURNING name, hosts, fingerprint, created_at`,
+      `INSERT INTO vault_secrets (vault_id, name, legacy, hosts, fingerprint, sealed_value, allow_http) VALUES (:vaultId, :name, false, ARRAY[:hosts]::text[], :fingerprint, :sealed, :allowHttp)
+       ON CONFLICT (vault_id, name, legacy) DO UPDATE SET hosts = EXCLUDED.hosts, fingerprint = EXCLUDED.fingerprint, sealed_value = EXCLUDED.sealed_value, allow_http = EXCLUDED.allow_http, created_at = now()
+       RETURNING name, hosts, fingerprint, created_at, allow_http`,
       { replacements, transaction: t },
     )) as [StoredSecret[], unknown];
     return toMeta(rows[0]!);
@@ -116,8 +120,8 @@ export async function importLegacySecret(sequelize: Sequelize, key: VaultKey, na
 export async function listSecrets(sequelize: Sequelize, vaultId: string | undefined, page: Page): Promise<{ data: SecretMeta[]; hasMore: boolean }> {
   if (!vaultId) return { data: [], hasMore: false };
   const rows = await sequelize.query<StoredSecret>(
-    `SELECT name, hosts, fingerprint, created_at FROM (
-       SELECT DISTINCT ON (name) name, hosts, fingerprint, created_at FROM vault_secrets WHERE vault_id = :vaultId ORDER BY name, legacy
+    `SELECT name, hosts, fingerprint, created_at, allow_http FROM (
+       SELECT DISTINCT ON (name) name, hosts, fingerprint, created_at, allow_http FROM vault_secrets WHERE vault_id = :vaultId ORDER BY name, legacy
      ) named
      ORDER BY name LIMIT :limit OFFSET :offset`,
     { type: QueryTypes.SELECT, replacements: { vaultId, limit: page.limit + 1, offset: page.offset } },
@@ -154,7 +158,7 @@ interface StoredSealed extends StoredSecret {
 export async function sealedSecrets(sequelize: Sequelize, vaultId: string | undefined, names: readonly string[], transaction?: Transaction): Promise<Map<string, SealedSecret>> {
   if (!vaultId || names.length === 0) return new Map();
   const rows = await sequelize.query<StoredSealed>(
-    `SELECT DISTINCT ON (name) name, hosts, fingerprint, created_at, legacy, vault_id, sealed_value
+    `SELECT DISTINCT ON (name) name, hosts, fingerprint, created_at, allow_http, legacy, vault_id, sealed_value
        FROM vault_secrets WHERE vault_id = :vaultId AND name IN (:names) ORDER BY name, legacy`,
     { type: QueryTypes.SELECT, replacements: { vaultId, names }, transaction },
   );
@@ -183,7 +187,7 @@ const EFFECTIVE_SQL = `
     UNION ALL SELECT CAST(:attached AS uuid), 2, 'attached'
     UNION ALL SELECT id, 3, 'workspace' FROM vaults WHERE workspace_id = :workspaceId AND intern_id IS NULL
   )
-  SELECT DISTINCT ON (s.name) s.name, s.hosts, s.fingerprint, s.created_at, s.legacy, s.vault_id, s.sealed_value, o.scope, v.sealed_data_key
+  SELECT DISTINCT ON (s.name) s.name, s.hosts, s.fingerprint, s.created_at, s.allow_http, s.legacy, s.vault_id, s.sealed_value, o.scope, v.sealed_data_key
     FROM sources o
     JOIN vault_secrets s ON s.vault_id = o.vault_id
     JOIN vaults v ON v.id = s.vault_id
@@ -199,14 +203,20 @@ export async function effectiveSecrets(sequelize: Sequelize, vaults: InternVault
 }
 
 /**
- * The effective secrets bound to exactly `host`, opened. Names are resolved first and hosts
- * matched after, so a more specific secret that is bound elsewhere hides a broader one of the same
- * name rather than letting it through. Legacy rows have no hosts and never match.
+ * The effective secrets bound to exactly `host`, opened; for a request over http only those that
+ * allow it. Names are resolved first and hosts matched after, so a more specific secret that is
+ * bound elsewhere (or https-only) hides a broader one of the same name rather than letting it
+ * through. Legacy rows have no hosts and never match.
  */
-export async function releasableSecrets(sequelize: Sequelize, masterKey: Buffer, vaults: InternVaults, host: string): Promise<Array<{ name: string; value: string }>> {
-  const rows = await sequelize.query<StoredEffective>(`SELECT * FROM (${EFFECTIVE_SQL}) effective WHERE :host = ANY(hosts) ORDER BY name`, {
+export async function releasableSecrets(
+  sequelize: Sequelize,
+  masterKey: Buffer,
+  vaults: InternVaults,
+  request: { host: string; https: boolean },
+): Promise<Array<{ name: string; value: string }>> {
+  const rows = await sequelize.query<StoredEffective>(`SELECT * FROM (${EFFECTIVE_SQL}) effective WHERE :host = ANY(hosts) AND (:https OR allow_http) ORDER BY name`, {
     type: QueryTypes.SELECT,
-    replacements: { ...vaults, host },
+    replacements: { ...vaults, ...request },
   });
   return rows.map((row) => {
     const key = openDataKey(masterKey, row.vault_id, row.sealed_data_key);

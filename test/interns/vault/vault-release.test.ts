@@ -6,7 +6,8 @@ import { createdIntern, hasStatus, runningIntern, startInternsGateway, waitForIn
 
 /**
  * Release to the intern's HTTP tool (spec 4.8): a secret goes only to exactly the hostnames it is
- * bound to, never to a parent domain, a sub-domain or another host.
+ * bound to, never to a parent domain, a sub-domain or another host; and to http URLs only when it
+ * is stored with allow_http.
  */
 const test = suite<{ env: InternsEnv; internId: string; borrowerId: string }>("vault release");
 test.before(async (ctx) => {
@@ -17,14 +18,17 @@ test.before(async (ctx) => {
   await waitForIntern(env, borrower.id as string, hasStatus("running"));
   ctx.internId = intern.id as string;
   const own = `/api/v1/vault/interns/${ctx.internId}/secrets`;
-  const store = async (route: string, name: string, hosts: string[], value = `${name}-value`) => {
-    const res = await call(env.gw.url, "PUT", `${route}/${name}`, { key: env.main.key, body: { hosts, value } });
+  const store = async (route: string, name: string, hosts: string[], value = `${name}-value`, allowHttp = false) => {
+    const res = await call(env.gw.url, "PUT", `${route}/${name}`, { key: env.main.key, body: { hosts, value, allow_http: allowHttp } });
     if (res.status !== 200) throw new Error(res.text);
   };
   await store(own, "exact", ["api.example.com"]);
   await store(own, "multi", ["a.example.com", "B.Example.com."]);
   await store(own, "parent", ["example.com"]);
-  await store(own, "ip", ["10.0.0.7"]);
+  await store(own, "ip", ["10.0.0.7"], "ip-value", true);
+  await store(own, "plain", ["plain.example.com"], "plain-value", true);
+  await store(own, "tls_only", ["plain.example.com"], "intern-tls-only");
+  await store("/api/v1/vault/secrets", "tls_only", ["plain.example.com"], "workspace-plain", true);
   await store(own, "shadow", ["intern.example.com"], "intern-shadow");
   await store("/api/v1/vault/secrets", "shadow", ["api.example.com"], "workspace-shadow");
   await store("/api/v1/vault/secrets", "ws_only", ["api.example.com"]);
@@ -45,7 +49,7 @@ test("exactly the URL's hostname, normalized; never a parent, a sub-domain or a 
     ["https://API.Example.COM/", ["exact=exact-value", "ws_only=ws_only-value"]],
     ["https://api.example.com./", ["exact=exact-value", "ws_only=ws_only-value"]],
     ["https://api.example.com:8443/x", ["exact=exact-value", "ws_only=ws_only-value"]],
-    ["http://api.example.com/", ["exact=exact-value", "ws_only=ws_only-value"]],
+    ["http://api.example.com/", []],
     ["https://user:pass@api.example.com/", ["exact=exact-value", "ws_only=ws_only-value"]],
     ["https://api%2Eexample.com/", ["exact=exact-value", "ws_only=ws_only-value"]],
     ["https://example.com/", ["parent=parent-value"]],
@@ -69,6 +73,13 @@ test("exactly the URL's hostname, normalized; never a parent, a sub-domain or a 
     ["https://lent.example.com/", []],
   ];
   for (const [url, expected] of cases) assert.equal(await release(env, internId, url), expected, url);
+});
+
+test("over http only the secrets stored with allow_http; an https-only secret still hides a broader one of its name", async ({ env, internId }) => {
+  assert.equal(await release(env, internId, "https://plain.example.com/"), ["plain=plain-value", "tls_only=intern-tls-only"]);
+  assert.equal(await release(env, internId, "http://plain.example.com/"), ["plain=plain-value"]);
+  assert.equal(await release(env, internId, "http://api.example.com/"), [], "exact and ws_only are https-only");
+  assert.equal(await release(env, internId, "https://api.example.com/"), ["exact=exact-value", "ws_only=ws_only-value"]);
 });
 
 test("an intern secret of a name hides the workspace's of that name, wherever each is bound", async ({ env, internId }) => {

@@ -18,11 +18,12 @@ const internSecrets = (internId: string) => `/api/v1/vault/interns/${internId}/s
 const put = (env: InternsEnv, route: string, name: string, body: unknown, key = env.main.key) => call(env.gw.url, "PUT", `${route}/${name}`, { key, body });
 const names = (res: Reply) => (at(res.body, "data") as Json[]).map((secret) => secret.name);
 
-test("store answers {data} with metadata only: name, hosts, fingerprint, created_at (ms)", async ({ env, internId }) => {
+test("store answers {data} with metadata only: name, hosts, fingerprint, created_at (ms), allow_http", async ({ env, internId }) => {
   const res = await put(env, internSecrets(internId), "github_token", { hosts: ["api.github.com"], value: "ghp_exampleTokenValue" });
   assert.is(res.status, 200, res.text);
   const data = at(res.body, "data") as Json;
-  assert.equal(Object.keys(data).sort(), ["created_at", "fingerprint", "hosts", "name"]);
+  assert.equal(Object.keys(data).sort(), ["allow_http", "created_at", "fingerprint", "hosts", "name"]);
+  assert.is(data.allow_http, false, "https only unless asked");
   assert.is(data.name, "github_token");
   assert.equal(data.hosts, ["api.github.com"]);
   assert.match(data.fingerprint as string, /^sha256:[0-9a-f]{64}$/);
@@ -31,6 +32,23 @@ test("store answers {data} with metadata only: name, hosts, fingerprint, created
   assert.not.ok(res.text.includes("ghp_exampleTokenValue"), "the value is never returned");
   const listed = await call(env.gw.url, "GET", internSecrets(internId), { key: env.main.key });
   assert.not.ok(listed.text.includes("ghp_exampleTokenValue"));
+});
+
+test("allow_http: written with the secret, read back by every list and the copy, cleared by a store without it", async ({ env }) => {
+  const intern = (await createdIntern(env, { name: "plain-http" })).id as string;
+  const stored = await put(env, internSecrets(intern), "lan_token", { hosts: ["printer.example.com"], value: "v", allow_http: true });
+  assert.is(stored.status, 200, stored.text);
+  assert.is(at(stored.body, "data", "allow_http"), true);
+  await put(env, "/api/v1/vault/secrets", "http_pool", { hosts: ["printer.example.com"], value: "w", allow_http: true });
+  const copied = await call(env.gw.url, "POST", `${internSecrets(intern)}/copy`, { key: env.main.key, body: { names: ["http_pool"] } });
+  assert.is(at(copied.body, "data", 0, "allow_http"), true, "the copy keeps it");
+  const flags = async (route: string) => Object.fromEntries(((at((await call(env.gw.url, "GET", route, { key: env.main.key })).body, "data") as Json[]) ?? []).map((s) => [s.name, s.allow_http]));
+  assert.equal(await flags(internSecrets(intern)), { http_pool: true, lan_token: true });
+  assert.equal((await flags("/api/v1/vault/secrets")).http_pool, true);
+  assert.equal(await flags(`/api/v1/vault/interns/${intern}/effective-secrets`), { http_pool: true, lan_token: true });
+  await put(env, internSecrets(intern), "lan_token", { hosts: ["printer.example.com"], value: "v" });
+  assert.equal((await flags(internSecrets(intern))).lan_token, false, "storing the name again without it clears it");
+  assert.is((await put(env, internSecrets(intern), "lan_token", { hosts: ["printer.example.com"], value: "v", allow_http: "yes" })).status, 400);
 });
 
 test("names: 1 to 255 lowercase letters, digits and single underscores, from a letter, not ending in _", async ({ env, internId }) => {
@@ -239,7 +257,7 @@ test("effective secrets: the intern's own, then its attached vault, then the wor
       ["eff_workspace", "workspace", ["workspace.example.com"]],
     ],
   );
-  assert.equal(Object.keys(effective[0]!).sort(), ["created_at", "fingerprint", "hosts", "name", "scope"]);
+  assert.equal(Object.keys(effective[0]!).sort(), ["allow_http", "created_at", "fingerprint", "hosts", "name", "scope"]);
   const page = await call(env.gw.url, "GET", `/api/v1/vault/interns/${intern}/effective-secrets?limit=1`, { key: env.main.key });
   assert.is((at(page.body, "data") as Json[]).length, 1);
   assert.is(at(page.body, "has_more"), true);

@@ -127,8 +127,8 @@ test("legacy rows: listed with null hosts and fingerprint, cannot be deleted or 
 
   const listed = await call(env.gw.url, "GET", internSecrets(id), { key: env.main.key });
   const legacy = (at(listed.body, "data") as Json[]).find((s) => s.name === "legacy_token")!;
-  assert.equal({ hosts: legacy.hosts, fingerprint: legacy.fingerprint }, { hosts: null, fingerprint: null });
-  assert.equal(Object.keys(legacy).sort(), ["created_at", "fingerprint", "hosts", "name"]);
+  assert.equal({ hosts: legacy.hosts, fingerprint: legacy.fingerprint, allow_http: legacy.allow_http }, { hosts: null, fingerprint: null, allow_http: false });
+  assert.equal(Object.keys(legacy).sort(), ["allow_http", "created_at", "fingerprint", "hosts", "name"]);
   const effective = await call(env.gw.url, "GET", `/api/v1/vault/interns/${id}/effective-secrets`, { key: env.main.key });
   assert.equal((at(effective.body, "data") as Json[]).find((s) => s.name === "legacy_token")?.hosts, null);
   assert.equal(await secretsForUrl(env.gw.gateway.deps, id, "https://legacy.example.com/"), [{ name: "ws_current", value: "current" }], "a legacy row is released to no host");
