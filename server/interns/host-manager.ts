@@ -29,6 +29,8 @@ export interface InternHostsOptions {
   releaseSecrets(internId: string, url: string): Promise<ReleasedSecret[]>;
   /** The REST base URL the hosts' model calls use (known once this instance listens). */
   gatewayUrl(): string;
+  /** This instance's HTTP and gRPC ports (known once it listens), which the hosts' fetch tool never reaches. */
+  gatewayPorts(): number[];
 }
 
 /** This process's hosts, for tests that need to break one (SIGKILL, SIGSTOP). */
@@ -112,6 +114,8 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
       shellUser: home.shellUser,
       limits: hostLimits(limits),
       fetchResolve: limits.fetchResolve,
+      fetchAllowedHosts: limits.fetchAllowedHosts,
+      gatewayPorts: options.gatewayPorts(),
       listenAddress: limits.hostListen,
     };
     try {

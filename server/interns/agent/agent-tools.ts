@@ -5,9 +5,10 @@ import { runShell, type ShellSettings } from "./shell-tool.js";
 
 /**
  * The tools an intern's model may call, and how a call becomes the text of its tool result.
- * The shell is approval-bearing: in `manual` mode every command is asked about first (a
- * `svc.provide_input` permission question) unless the run was told `allow_always` or
- * `reject_always` already. `ask_user` puts the model's own question to the user the same way.
+ * The shell and fetch are approval-bearing: in `manual` mode every command, and every request
+ * (method and URL), is asked about first (a `svc.provide_input` permission question) unless the
+ * run was told `allow_always` or `reject_always` for that tool already. `ask_user` puts the
+ * model's own question to the user the same way.
  */
 export const AGENT_TOOLS: ToolDefinition[] = [
   {
@@ -50,13 +51,16 @@ export interface ToolContext {
   approvalMode: ApprovalMode;
   workDir: string;
   shell: ShellSettings;
-  fetch: Omit<FetchContext, "signal">;
+  fetch: Omit<FetchContext, "signal" | "approve">;
   signal: AbortSignal;
   /** Puts a `svc.provide_input` question to the user; resolves with the accepted answer. */
   ask(question: QuestionArguments): Promise<string>;
-  /** Standing shell decision of this run (`allow_always` / `reject_always`). */
-  shellDecision: { always?: "allow" | "reject" };
+  /** Standing decisions of this run (`allow_always` / `reject_always`), one per tool. */
+  standing: Partial<Record<ApprovedOperation, "allow" | "reject">>;
 }
+
+/** The tools whose calls are asked about in manual mode. */
+export type ApprovedOperation = "shell" | "fetch";
 
 export async function runTool(call: ToolCall, context: ToolContext): Promise<string> {
   let args: Record<string, unknown>;
@@ -82,24 +86,26 @@ export async function runTool(call: ToolCall, context: ToolContext): Promise<str
 async function shell(args: Record<string, unknown>, context: ToolContext): Promise<string> {
   const command = args.command;
   if (typeof command !== "string" || command.trim() === "") return failure("shell needs a non-empty command");
-  if (context.approvalMode === "manual" && !(await shellAllowed(command, context))) {
-    return failure("the user did not allow this command");
-  }
+  if (!(await allowed("shell", command, context))) return failure("the user did not allow this command");
   return JSON.stringify(await runShell(command, context.workDir, context.shell, context.signal));
 }
 
-async function shellAllowed(command: string, context: ToolContext): Promise<boolean> {
-  const standing = context.shellDecision.always;
+/** Whether the call may go ahead: always in `auto` mode; in `manual` mode the run's standing decision for the tool, else the user's answer. */
+async function allowed(operation: ApprovedOperation, command: string, context: ToolContext): Promise<boolean> {
+  if (context.approvalMode !== "manual") return true;
+  const standing = context.standing[operation];
   if (standing) return standing === "allow";
-  const answer = await context.ask({ kind: "permission", operation: "shell", command, options: [...PERMISSION_OPTIONS] });
-  if (answer === "allow_always") context.shellDecision.always = "allow";
-  if (answer === "reject_always") context.shellDecision.always = "reject";
+  const answer = await context.ask({ kind: "permission", operation, command, options: [...PERMISSION_OPTIONS] });
+  if (answer === "allow_always") context.standing[operation] = "allow";
+  if (answer === "reject_always") context.standing[operation] = "reject";
   return answer === "allow_once" || answer === "allow_always";
 }
 
 async function fetchTool(args: Record<string, unknown>, context: ToolContext): Promise<string> {
+  // The URL as parsed, never a header or the body: those are where secrets go.
+  const approve = (method: string, url: URL) => allowed("fetch", `${method} ${url.href}`, context);
   try {
-    return JSON.stringify(await runFetch(args as unknown as FetchArguments, { ...context.fetch, signal: context.signal }));
+    return JSON.stringify(await runFetch(args as unknown as FetchArguments, { ...context.fetch, signal: context.signal, approve }));
   } catch (err) {
     if (context.signal.aborted) throw err;
     return failure(err instanceof FetchRefused ? err.message : `the request failed: ${(err as Error).message}`);

@@ -1,18 +1,25 @@
-import dns from "node:dns";
 import http from "node:http";
 import https from "node:https";
-import type { LookupFunction } from "node:net";
+import net from "node:net";
+import { DestinationRefused, type DestinationGuard, type VettedDestination } from "../../private-endpoints/destination-guard.js";
+import { pinnedLookup } from "../../private-endpoints/upstream-probe.js";
 import type { ReleasedSecret } from "../host/host-protocol.js";
 
 /**
- * The HTTP fetch tool. The model refers to a vault secret as `{{secrets.NAME}}` in a header value
- * or the body and never sees its value: the placeholder is filled in only when the vault releases
- * that secret to exactly the request's host name (the gateway decides, per request). A request
- * whose secret is not released to its host is not sent at all. Redirects are followed by hand, at
- * most 5: each hop's secrets are released for that hop's host again, and a request that carries
- * secrets never follows a redirect to another host (or from https to http); its 3xx is returned
- * instead. Released values are masked in everything that goes back to the model: body, shown
- * headers, URL and note.
+ * The HTTP fetch tool. Every hop (the request and each redirect) is vetted before anything is
+ * sent: never the gateway's own ports, on any host, and only public addresses unless the operator
+ * allowed the host (the destination guard, shared with private endpoints); the connection then
+ * goes to exactly the vetted addresses, so DNS cannot be rebound between check and connect. In
+ * manual approval mode the user is asked (method and URL, never a secret) before the first request.
+ *
+ * The model refers to a vault secret as `{{secrets.NAME}}` in a header value or the body and never
+ * sees its value: the placeholder is filled in only when the vault releases that secret to exactly
+ * the request's host name (the gateway decides, per request), and over http only when the secret
+ * is stored with `allow_http`. A request whose secret is not released is not sent at all.
+ * Redirects are followed by hand, at most 5: each hop's secrets are released for that hop's URL
+ * again, and a request that carries secrets never follows a redirect to another host (or from
+ * https to http); its 3xx is returned instead. Released values are masked in everything that goes
+ * back to the model: body, shown headers, URL and note.
  */
 export interface FetchArguments {
   url: string;
@@ -22,10 +29,14 @@ export interface FetchArguments {
 }
 
 export interface FetchContext {
-  /** The secrets the vault releases to exactly this URL's host. */
+  /** The secrets the vault releases to exactly this URL's host (over http, only those that allow it). */
   release(url: string): Promise<ReleasedSecret[]>;
-  /** Fixed addresses for host names (GATEWAY_INTERN_FETCH_RESOLVE). */
-  resolve: Record<string, string>;
+  /** Vets each hop's host and answers the addresses to connect to. */
+  guard: DestinationGuard;
+  /** Ports never called, on any host: the gateway's own. */
+  gatewayPorts: readonly number[];
+  /** Asked once, before the first request is sent; false: nothing is sent. */
+  approve(method: string, url: URL): Promise<boolean>;
   timeoutMs: number;
   bodyBytes: number;
   signal: AbortSignal;
@@ -59,14 +70,19 @@ export async function runFetch(args: FetchArguments, context: FetchContext): Pro
   // Every hop's: a server may echo an earlier hop's value into the URL it redirects to.
   const releasedSoFar: ReleasedSecret[] = [];
   for (let hop = 0; ; hop++) {
+    const destination = await vetted(url, hop, context);
     const released = wanted.size === 0 ? [] : await context.release(url.href);
     releasedSoFar.push(...released);
     const values = new Map(released.filter((secret) => wanted.has(secret.name)).map((secret) => [secret.name, secret.value]));
     const missing = [...wanted].filter((name) => !values.has(name));
-    if (missing.length > 0) throw new FetchRefused(`secret ${missing.map((name) => `"${name}"`).join(", ")} is not released to host ${url.hostname}; nothing was sent`);
+    if (missing.length > 0) {
+      const overHttp = url.protocol === "http:" ? " over http (only a secret stored with allow_http goes to an http URL)" : "";
+      throw new FetchRefused(`secret ${missing.map((name) => `"${name}"`).join(", ")} is not released to host ${url.hostname}${overHttp}; nothing was sent`);
+    }
+    if (hop === 0 && !(await context.approve(method, url))) throw new FetchRefused("the user did not allow this request; nothing was sent");
     const fill = (text: string) => text.replace(PLACEHOLDER, (_, name: string) => values.get(name) ?? "");
     const headers = Object.fromEntries(headerTemplates.map(([name, value]) => [name, fill(value)]));
-    const response = await send(url, method, headers, bodyTemplate === undefined ? undefined : fill(bodyTemplate), context);
+    const response = await send(url, destination, method, headers, bodyTemplate === undefined ? undefined : fill(bodyTemplate), context);
     const location = response.headers.location;
     if (response.status >= 300 && response.status < 400 && typeof location === "string") {
       const next = new URL(location, url);
@@ -87,6 +103,26 @@ export async function runFetch(args: FetchArguments, context: FetchContext): Pro
     // Past the cut by up to the longest value: one that the cut would split is still recognized and masked whole.
     const body = await response.read(context.bodyBytes + Math.max(0, ...masks.map((mask) => mask.needle.length)));
     return finish(url, response, body, context.bodyBytes, masks);
+  }
+}
+
+/**
+ * The addresses one hop may connect to. A refusal names the host alone (never the URL, whose
+ * query may carry anything) and not the address it resolved to.
+ */
+async function vetted(url: URL, hop: number, context: FetchContext): Promise<VettedDestination> {
+  const what = hop === 0 ? "request" : "redirect";
+  const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
+  if (context.gatewayPorts.includes(port)) throw new FetchRefused(`${what} to host ${url.hostname} refused: port ${port} is the gateway's own; nothing was sent there`);
+  try {
+    return await context.guard.vet(url);
+  } catch (err) {
+    if (!(err instanceof DestinationRefused)) throw err;
+    if (err.reason === "unresolved") throw new FetchRefused(`${what} to host ${err.host} refused: the host could not be resolved; nothing was sent there`);
+    const is = net.isIP(err.host) ? "is" : "resolves to";
+    throw new FetchRefused(
+      `${what} to host ${err.host} refused: it ${is} a loopback, private, link-local or cloud metadata address, which only hosts in GATEWAY_INTERN_FETCH_ALLOWED_HOSTS may be; nothing was sent there`,
+    );
   }
 }
 
@@ -173,12 +209,12 @@ interface Sent {
   discard(): void;
 }
 
-function send(url: URL, method: string, headers: Record<string, string>, body: string | undefined, context: FetchContext): Promise<Sent> {
+/** Connects to the vetted addresses only, on a connection of its own: a pooled one could lead elsewhere. */
+function send(url: URL, destination: VettedDestination, method: string, headers: Record<string, string>, body: string | undefined, context: FetchContext): Promise<Sent> {
   const client = url.protocol === "https:" ? https : http;
-  const fixed = context.resolve[url.hostname.toLowerCase()];
-  const lookup: LookupFunction | undefined = fixed === undefined ? undefined : fixedLookup(fixed);
+  const lookup = pinnedLookup(destination.addresses);
   return new Promise((resolve, reject) => {
-    const req = client.request(url, { method, headers, signal: context.signal, timeout: context.timeoutMs, ...(lookup ? { lookup } : {}) }, (res) => {
+    const req = client.request(url, { method, headers, signal: context.signal, timeout: context.timeoutMs, lookup, agent: false }, (res) => {
       resolve({
         status: res.statusCode ?? 0,
         headers: res.headers,
@@ -210,10 +246,3 @@ function send(url: URL, method: string, headers: Record<string, string>, body: s
   });
 }
 
-function fixedLookup(address: string): LookupFunction {
-  const family = address.includes(":") ? 6 : 4;
-  return (_hostname, options, callback) => {
-    if (options.all) (callback as unknown as (err: null, addresses: dns.LookupAddress[]) => void)(null, [{ address, family }]);
-    else callback(null, address, family);
-  };
-}

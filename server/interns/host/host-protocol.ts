@@ -60,8 +60,12 @@ export interface HostConfig {
   /** The OS user the shell runs as (a root gateway's isolation); null: the host's own user. */
   shellUser: ShellUser | null;
   limits: HostLimits;
-  /** Fixed addresses for the fetch tool's host names. */
+  /** Fixed addresses for the fetch tool's host names, vetted like resolved ones. */
   fetchResolve: Record<string, string>;
+  /** Hosts the fetch tool may call although they are not public (GATEWAY_INTERN_FETCH_ALLOWED_HOSTS). */
+  fetchAllowedHosts: string[];
+  /** The gateway's own HTTP and gRPC ports: the fetch tool reaches neither, on any address. */
+  gatewayPorts: number[];
   /** Address the HTTP API listens on (127.0.0.1 unless instances on other machines relay to it). */
   listenAddress: string;
 }

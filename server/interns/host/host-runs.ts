@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { createDestinationGuard, type DestinationGuard } from "../../private-endpoints/destination-guard.js";
 import { runAgent } from "../agent/agent-loop.js";
 import type { ChatMessage } from "../agent/model-client.js";
 import type { ApprovalMode, HostConfig, QuestionArguments, ReleasedSecret, RunEndStatus, RunEvent, RunUsage } from "./host-protocol.js";
@@ -217,8 +218,13 @@ export interface HostRunsDeps {
 
 export class HostRuns {
   private readonly runs = new Map<string, HostRun>();
+  /** Where the fetch tool may go, the same for every run of this host. */
+  private readonly fetchGuard: DestinationGuard;
 
-  constructor(private readonly deps: HostRunsDeps) {}
+  constructor(private readonly deps: HostRunsDeps) {
+    const { config } = deps;
+    this.fetchGuard = createDestinationGuard({ allowedHosts: config.fetchAllowedHosts, resolveTimeoutMs: config.limits.fetchTimeoutMs, fixedAddresses: config.fetchResolve });
+  }
 
   get(id: string): HostRun | undefined {
     return this.runs.get(id);
@@ -252,7 +258,6 @@ export class HostRuns {
 
   private drive(run: HostRun, prompt: string, history: ChatMessage[]): void {
     const { config } = this.deps;
-    const shellDecision: { always?: "allow" | "reject" } = {};
     runAgent(
       { gatewayUrl: config.gatewayUrl, apiKey: config.apiKey, model: config.model, instructions: config.instructions, maxSteps: config.limits.maxSteps },
       {
@@ -272,9 +277,9 @@ export class HostRuns {
           approvalMode: run.approvalMode,
           workDir: config.workDir,
           shell: { timeoutMs: config.limits.shellTimeoutMs, outputBytes: config.limits.shellOutputBytes, user: config.shellUser },
-          fetch: { release: this.deps.release, resolve: config.fetchResolve, timeoutMs: config.limits.fetchTimeoutMs, bodyBytes: config.limits.fetchBodyBytes },
+          fetch: { release: this.deps.release, guard: this.fetchGuard, gatewayPorts: config.gatewayPorts, timeoutMs: config.limits.fetchTimeoutMs, bodyBytes: config.limits.fetchBodyBytes },
           ask: (question) => run.ask(question),
-          shellDecision,
+          standing: {},
         },
       },
     ).then(
