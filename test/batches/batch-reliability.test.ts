@@ -6,7 +6,7 @@ import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "../../server/db/embedded-postgres.js";
 import { createLogger } from "../../server/logger.js";
-import { chatItems, FAST_ENGINE, itemCallsSeen, submit, waitTerminal } from "../support/batches.js";
+import { chatItems, FAST_ENGINE, itemCallsSeen, itemsFinishedByPid, recordItemFinishers, submit, waitTerminal } from "../support/batches.js";
 import { eventually } from "../support/eventually.js";
 import { freePort, startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
 import { at, call } from "../support/http.js";
@@ -53,6 +53,18 @@ async function counts(databaseUrl: string, batchId: string): Promise<{ items: nu
   }
 }
 
+/** Whether the batch ended after `moment` (the database and the test read the same machine's clock). */
+async function finalizedAfter(databaseUrl: string, batchId: string, moment: Date): Promise<boolean> {
+  const client = new pg.Client(databaseUrl);
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ later: boolean }>("SELECT finalized_at > $2 AS later FROM batches WHERE id = $1", [batchId, moment]);
+    return rows[0]?.later === true;
+  } finally {
+    await client.end();
+  }
+}
+
 function assertExactlyOnce(done: { body: unknown; text: string }, total: number, tally: Awaited<ReturnType<typeof counts>>): void {
   assert.is(at(done.body, "status"), "completed", done.text.slice(0, 500));
   assert.equal(at(done.body, "request_counts"), { completed: total, failed: 0, total });
@@ -93,6 +105,7 @@ test("two gateway processes on one database share a batch and run no item twice 
   const total = 600;
   const [a, b] = await Promise.all([worker(env), worker(env)]);
   try {
+    await recordItemFinishers(env.gw.databaseUrl);
     env.upstream.rule({ delayMs: 2 });
     const accepted = await submit(env.gw.url, env.gw.key, { endpoint: "/v1/chat/completions", model: "mock/chat", requests: chatItems(total, "mock/chat", "shared") });
     const id = String(at(accepted.body, "id"));
@@ -100,6 +113,10 @@ test("two gateway processes on one database share a batch and run no item twice 
     assertExactlyOnce(done, total, await counts(env.gw.databaseUrl, id));
     const calls = itemCallsSeen(env.upstream);
     assert.is(calls, total, "every item was sent upstream exactly once");
+    const finished = await itemsFinishedByPid(env.gw.databaseUrl, id);
+    const [byA, byB] = [finished.get(a.child.pid!) ?? 0, finished.get(b.child.pid!) ?? 0];
+    assert.ok(byA > 0 && byB > 0, `both processes ran items: ${byA} and ${byB} of ${total}`);
+    assert.is(byA + byB, total, "every item was finished by one of the two");
   } finally {
     await Promise.all([a.stop(), b.stop()]);
   }
@@ -112,20 +129,30 @@ test("a database restart mid-batch: callers get 503 meanwhile, then the batch co
   let postgres: EmbeddedPostgres | undefined = await startEmbeddedPostgres(dataDir, port, log);
   const child = await worker(env, postgres.url);
   try {
-    env.upstream.rule({ delayMs: 5 });
     const total = 300;
+    // The first items are answered; the others wait upstream until the database is down, so the
+    // batch is mid-run when it goes.
+    const answered = 100;
+    let databaseDown!: () => void;
+    const held = new Promise<void>((resolve) => (databaseDown = resolve));
+    env.upstream.rule({ delayMs: 5, times: answered });
+    env.upstream.rule({ delayMs: 5, until: held });
     const accepted = await submit(child.url, env.gw.key, { endpoint: "/v1/chat/completions", model: "mock/chat", requests: chatItems(total, "mock/chat", "restart") });
     assert.is(accepted.status, 202, accepted.text);
     const id = String(at(accepted.body, "id"));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await eventually(() => counts(postgres!.url, id), `${answered} items are done`, { until: (now) => now.done >= answered });
+    await eventually(() => itemCallsSeen(env.upstream), "more items are under way", { until: (calls) => calls > answered });
+    const stoppedAt = new Date();
     await postgres.stop();
     postgres = undefined;
+    databaseDown();
     const during = await call(child.url, "GET", `/api/v1/batches/${id}`, { key: env.gw.key });
     assert.is(during.status, 503, during.text);
     assert.is(at(during.body, "error", "code"), 503);
     postgres = await startEmbeddedPostgres(dataDir, port, log);
     const done = await waitTerminal(child.url, env.gw.key, id);
     assertExactlyOnce(done, total, await counts(postgres.url, id));
+    assert.ok(await finalizedAfter(postgres.url, id, stoppedAt), "the batch was still running when the database stopped");
   } finally {
     await child.stop();
     await postgres?.stop();

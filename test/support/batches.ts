@@ -61,3 +61,35 @@ export async function sql(databaseUrl: string, text: string, values: unknown[] =
     await client.end();
   }
 }
+
+/**
+ * Records from now on which gateway process finished each batch item of the database: the item's
+ * lease owner (`host:pid:suffix`) at the moment its result is written. Settlement applies only
+ * under the writer's own lease and clears it, so the gateway's tables keep no trace of it after.
+ */
+export async function recordItemFinishers(databaseUrl: string): Promise<void> {
+  await sql(
+    databaseUrl,
+    `CREATE TABLE IF NOT EXISTS test_item_finishers (batch_id text NOT NULL, idx integer NOT NULL, owner text);
+     CREATE OR REPLACE FUNCTION test_record_item_finisher() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN
+       INSERT INTO test_item_finishers VALUES (NEW.batch_id, NEW.idx, OLD.lease_owner);
+       RETURN NEW;
+     END $$;
+     CREATE OR REPLACE TRIGGER test_item_finishers AFTER UPDATE OF state ON batch_items
+       FOR EACH ROW WHEN (OLD.state = 'running' AND NEW.state = 'done') EXECUTE FUNCTION test_record_item_finisher();`,
+  );
+}
+
+/** Items of the batch finished by each process (by pid) since `recordItemFinishers`. */
+export async function itemsFinishedByPid(databaseUrl: string, batchId: string): Promise<Map<number, number>> {
+  const client = new pg.Client(databaseUrl);
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ owner: string | null; items: number }>("SELECT owner, count(*)::int AS items FROM test_item_finishers WHERE batch_id = $1 GROUP BY owner", [batchId]);
+    // A lease owner ends with the process id and a random suffix (server/core/lease-owner.ts).
+    return new Map(rows.map((row) => [Number(row.owner?.split(":").at(-2)), row.items]));
+  } finally {
+    await client.end();
+  }
+}
