@@ -128,6 +128,11 @@ export interface InternRuntimeConfig {
   fetchBodyBytes: number;
   /** GATEWAY_INTERN_FETCH_RESOLVE `host=address,…`: fixed addresses for the fetch tool (like curl --resolve). */
   fetchResolve: Record<string, string>;
+  /**
+   * GATEWAY_INTERN_FETCH_ALLOWED_HOSTS: host names and addresses the fetch tool may call although
+   * they are loopback, private, link-local or metadata addresses (never the gateway's own ports).
+   */
+  fetchAllowedHosts: string[];
   /** REST base URL the hosts' model calls use; default this process's own HTTP listener. */
   gatewayUrl: string | undefined;
   /** Address the hosts' HTTP APIs listen on (GATEWAY_INTERN_HOST_LISTEN, default 127.0.0.1). */
@@ -274,6 +279,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       fetchTimeoutMs: intVar(env, "GATEWAY_INTERN_FETCH_TIMEOUT_MS", 30_000, 100, 600_000),
       fetchBodyBytes: intVar(env, "GATEWAY_INTERN_FETCH_BODY_BYTES", 262_144, 256, 16_777_216),
       fetchResolve: resolveVar(env, "GATEWAY_INTERN_FETCH_RESOLVE"),
+      fetchAllowedHosts: listVar(env, "GATEWAY_INTERN_FETCH_ALLOWED_HOSTS"),
       gatewayUrl: nonEmpty(env.GATEWAY_INTERN_GATEWAY_URL),
       hostListen: internHostListen,
       hostAdvertise: nonEmpty(env.GATEWAY_INTERN_HOST_ADVERTISE) ?? (["0.0.0.0", "::"].includes(internHostListen) ? os.hostname() : internHostListen),

@@ -16,6 +16,7 @@ import { openDatabase } from "../db/database.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "../db/embedded-postgres.js";
 import type { Deps } from "../deps.js";
 import { createGovernanceCache } from "../governance/governance-cache.js";
+import { shellEgressFor } from "../interns/shell-egress.js";
 import type { Logger } from "../logger.js";
 import { startBatchEngine } from "../batches/batch-engine.js";
 import { stopAll } from "../core/leased-worker.js";
@@ -102,11 +103,12 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     const governance = await createGovernanceCache(sequelize, databaseUrl, log, config.governanceFeedCheckMs);
     // Behind GET /readyz and gRPC health alike.
     const readiness = createReadiness({ sequelize, governance, log });
-    // The hosts' model calls come back to this instance's REST listener, known once it listens.
+    // The hosts' model calls come back to this instance's REST listener, known once it listens; their fetch tool must reach none of its ports.
     let ownUrl = "";
+    let ownPorts: number[] = [];
     const internHosts =
       options.internHosts ??
-      createInternHosts({ config, log, sequelize, masterKey: secrets.masterKey, releaseSecrets: (internId, url) => secretsForUrl({ sequelize, secrets }, internId, url), gatewayUrl: () => ownUrl });
+      createInternHosts({ config, log, sequelize, masterKey: secrets.masterKey, releaseSecrets: (internId, url) => secretsForUrl({ sequelize, secrets }, internId, url), gatewayUrl: () => ownUrl, gatewayPorts: () => ownPorts });
     // One name for this instance's admission leases and the settlements that consume them.
     const owner = newLeaseOwner();
     // This instance's metrics (GET /metrics); the facade's open streams are read at scrape time, once it exists.
@@ -167,9 +169,12 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     const tracing = await startTracing(config.tracing, log);
     const httpUrl = urlOf(httpServer);
     ownUrl = httpUrl;
+    ownPorts = [httpUrl, urlOf(grpcServer)].map((url) => Number(new URL(url).port));
     // Once listening: the hosts it starts call back into this instance.
     const internSupervisor = startInternSupervisor(deps, interns);
     const grpcUrl = urlOf(grpcServer);
+    // Closed to the interns' shells as their fetch tool closes them (server/interns/shell-egress.ts).
+    const shellEgress = await shellEgressFor(config, ownPorts, config.internRuntime.fetchAllowedHosts, log);
     const api = facade ? { api: `${httpUrl}/api/v1` } : {};
     log.info({ http: httpUrl, grpc: grpcUrl, ...api, endpoints: edge.paths().map((path) => httpUrl + path), coreOnly: options.coreOnly ?? false }, "gateway listening");
     if (generatedKey) showBootstrapKey(generatedKey, log);
@@ -197,6 +202,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
         // Their interns stay `running`: handed over, another instance (or this one restarted) hosts them.
         await internSupervisor.stop();
         await internHosts.close();
+        await shellEgress.stop();
         await internSupervisor.handOver();
         await Promise.all([closeHttp(httpServer), closeHttp2(grpcServer, sessions)]);
         clearTimeout(timer);

@@ -34,7 +34,7 @@ export interface DestinationGuard {
 }
 
 /** IPv4 ranges that are not public unicast (IANA special-purpose registry). */
-const NON_PUBLIC_V4: Array<[string, number]> = [
+export const NON_PUBLIC_V4: Array<[string, number]> = [
   ["0.0.0.0", 8], // "this network"
   ["10.0.0.0", 8], // private
   ["100.64.0.0", 10], // carrier-grade NAT
@@ -52,7 +52,7 @@ const NON_PUBLIC_V4: Array<[string, number]> = [
   ["240.0.0.0", 4], // reserved, incl. broadcast 255.255.255.255
 ];
 
-const NON_PUBLIC_V6: Array<[string, number]> = [
+export const NON_PUBLIC_V6: Array<[string, number]> = [
   ["::", 96], // unspecified ::, loopback ::1 and the deprecated IPv4-compatible form
   ["64:ff9b:1::", 48], // local-use NAT64
   ["100::", 64], // discard-only
