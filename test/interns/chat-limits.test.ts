@@ -32,7 +32,16 @@ async function answeredOnTheHost(env: RuntimeEnv, internId: string, sessionId: s
 
 // ---------------------------------------------------------------------------------------------
 
-const deadline = runtimeSuite("interns: question deadline and replay of output", { settings: { GATEWAY_INTERN_INTERACTION_TIMEOUT_SECONDS: "2" }, intern: "deadline" });
+/**
+ * Far longer than the steps a test takes while a question is pending, on a loaded machine too (a
+ * rejected reply must reach the host before the deadline, a terminal's answer before the next
+ * question's); only the test that waits for the deadline sees it pass.
+ */
+const QUESTION_DEADLINE_SECONDS = 5;
+const deadline = runtimeSuite("interns: question deadline and replay of output", {
+  settings: { GATEWAY_INTERN_INTERACTION_TIMEOUT_SECONDS: String(QUESTION_DEADLINE_SECONDS) },
+  intern: "deadline",
+});
 
 deadline("the deadline passes: the paused run is cancelled; a rejected reply before it did not move it; the late answer is 409 interaction_not_pending", async ({ env, internId }) => {
   env.upstream.scripts.define("deadline", [shellStep("echo late"), { reply: "never" }]);
