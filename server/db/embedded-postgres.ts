@@ -5,6 +5,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { closeDataDir } from "../storage/private-paths.js";
 import { makeTraversable } from "./traversable.js";
 import type { Logger } from "../logger.js";
 import { reachableBinaries, type Binaries, type Ids } from "./postgres-binaries.js";
@@ -33,9 +34,10 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
   const runAs = process.getuid?.() === 0 ? ensureOsUser() : undefined;
   const bins = runAs ? await reachableBinaries(await loadBinaries(), runAs, log) : await loadBinaries();
 
-  await fs.mkdir(dataDir, { recursive: true, mode: 0o755 });
-  // The postgres user must reach the cluster directory through every parent directory.
-  if (runAs) await makeTraversable(dataDir);
+  // The postgres user must reach the cluster directory: through every parent directory, and
+  // through the data directory by its group alone.
+  await closeDataDir(dataDir, log, runAs);
+  if (runAs) await makeTraversable(path.dirname(dataDir));
   const password = await readOrCreatePassword(passwordFile);
 
   if (!(await exists(path.join(clusterDir, "PG_VERSION")))) {

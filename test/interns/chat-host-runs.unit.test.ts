@@ -16,6 +16,7 @@ const LIMITS: HostLimits = {
   maxSteps: 50,
   shellTimeoutMs: 1000,
   shellOutputBytes: 1024,
+  shellLimits: { maxProcesses: 64, maxMemoryMiB: 1024, maxFileMiB: 64, cpuSeconds: 1 },
   fetchTimeoutMs: 1000,
   fetchBodyBytes: 1024,
   interactionTimeoutMs: 60_000,

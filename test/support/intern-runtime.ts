@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Test } from "uvu";
@@ -21,13 +21,15 @@ export interface RuntimeEnv extends InferenceGateway {
   organizationId: string;
   workspaceId: string;
   key: string;
+  /** The test's own directory: the gateway's data directory is `data` in it, the interns' homes are `interns/<id>`. */
   dataDir: string;
 }
 
 export async function startRuntimeGateway(env: Record<string, string> = {}): Promise<RuntimeEnv> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "intern-runtime-"));
+  const dirs = { GATEWAY_DATA_DIR: path.join(dataDir, "data"), GATEWAY_INTERN_HOME_DIR: path.join(dataDir, "interns") };
   // Short keepalives so that streams waiting on a slow model show them; limits off unless a test sets them.
-  const inference = await startInferenceGateway({ GATEWAY_DATA_DIR: dataDir, GATEWAY_SSE_KEEPALIVE_MS: "200", GATEWAY_INTERN_TURNS_PER_MINUTE: "0", GATEWAY_RATE_LIMIT_REQUESTS: "0", ...env });
+  const inference = await startInferenceGateway({ ...dirs, GATEWAY_SSE_KEEPALIVE_MS: "200", GATEWAY_INTERN_TURNS_PER_MINUTE: "0", GATEWAY_RATE_LIMIT_REQUESTS: "0", ...env });
   const org = await seedOrganization(`interns-${path.basename(dataDir)}`, ["interns"]);
   return { ...inference, hosts: inference.gw.gateway.deps.internHosts as LocalInternHosts, organizationId: org.organizationId, workspaceId: org.workspaceId, key: org.key, dataDir };
 }
@@ -172,6 +174,42 @@ export function promptBody(content: string, extra: Record<string, unknown> = {})
 /** A scripted model step that calls the shell. */
 export function shellStep(command: string): { toolCall: { name: string; arguments: string } } {
   return { toolCall: { name: "shell", arguments: JSON.stringify({ command }) } };
+}
+
+/**
+ * Runs `commands` through the intern's shell, one model step each, in one run scripted as `name`;
+ * answers each command's result as the model saw it (`exit_code`, `stdout`, `stderr`, `timed_out`, …).
+ * `whileRunning` watches the run from the side (`ended()` turns true once its stream has ended).
+ */
+export async function shellResults(
+  env: RuntimeEnv,
+  internId: string,
+  name: string,
+  commands: string[],
+  options: { whileRunning?: (ended: () => boolean) => Promise<void> } = {},
+): Promise<Array<Record<string, unknown>>> {
+  env.upstream.scripts.define(name, [...commands.map(shellStep), { reply: "done" }]);
+  const stream = await ChatStream.open(env.gw.url, env.key, internId, promptBody(`[script:${name}] go`));
+  let ended = false;
+  const payloads = stream.rest().finally(() => (ended = true));
+  await options.whileRunning?.(() => ended);
+  assert.is(contentOf(await payloads), "done");
+  const messages = at(env.upstream.requests.at(-1)?.body, "messages") as Array<Record<string, unknown>>;
+  return messages.filter((message) => message.role === "tool").map((message) => JSON.parse(message.content as string) as Record<string, unknown>);
+}
+
+/** The processes whose real user is `uid` (an intern's shell user), from /proc. */
+export function processesOf(uid: number): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) === uid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 /** An error answer of the intern chat: status, `metadata.reason` and `retryable`. */

@@ -1,11 +1,18 @@
 import { spawn } from "node:child_process";
+import type { ShellLimits } from "../../config.js";
 import type { ShellUser } from "../intern-home.js";
 
 /**
  * The shell tool: `/bin/sh -c <command>` in the intern's own working directory, as the intern's
  * own OS user when the gateway gives it one (intern-home.ts), with a time limit (the whole process
  * group is killed) and an output limit (each stream cut at `outputBytes`). The environment is a
- * minimal one of its own: the host's credentials are not in it, and HOME is the working directory.
+ * minimal one of its own: the host's credentials are not in it, HOME is the working directory and
+ * TMPDIR the intern's own temporary directory. The command runs with umask 077, so that what it
+ * writes, in the shared /tmp too, is its user's alone, and under rlimits that prlimit (util-linux)
+ * sets before the shell starts, hard and soft alike so that no command can raise them: address
+ * space, file size and CPU time of each process, no core files, and the number of processes of its
+ * user (only a user of its own: the gateway's user also counts the gateway's threads and its
+ * database). A fork bomb stops at that number, `dd` of an endless file at the file size.
  * What a command leaves running in the background lives until the host stops (`endShellGroups`).
  */
 export interface ShellSettings {
@@ -13,6 +20,21 @@ export interface ShellSettings {
   outputBytes: number;
   /** The intern's own OS user; null: the host's user. */
   user: ShellUser | null;
+  /** The command's TMPDIR. */
+  tmpDir: string;
+  limits: ShellLimits;
+}
+
+const MIB = 1024 * 1024;
+/** Sets the umask, then runs the command (`$1`) as `sh -c` would have: a shell of its own, `$0` as ever. */
+const WITH_UMASK = 'umask 077 && exec /bin/sh -c "$1"';
+
+/** The program and arguments that run `command` under the settings' limits. */
+export function limitedCommand(command: string, settings: Pick<ShellSettings, "limits" | "user">): [string, string[]] {
+  const { limits, user } = settings;
+  const rlimits = [`--as=${limits.maxMemoryMiB * MIB}`, `--fsize=${limits.maxFileMiB * MIB}`, `--cpu=${limits.cpuSeconds}`, "--core=0"];
+  if (user) rlimits.push(`--nproc=${limits.maxProcesses}`);
+  return ["prlimit", [...rlimits, "--", "/bin/sh", "-c", WITH_UMASK, "sh", command]];
 }
 
 /** Process groups of this host's commands, some maybe still running in the background. */
@@ -44,9 +66,10 @@ export interface ShellResult {
 export function runShell(command: string, workDir: string, settings: ShellSettings, signal: AbortSignal): Promise<ShellResult> {
   const { user } = settings;
   return new Promise((resolve, reject) => {
-    const child = spawn("/bin/sh", ["-c", command], {
+    const [program, args] = limitedCommand(command, settings);
+    const child = spawn(program, args, {
       cwd: workDir,
-      env: { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: workDir, LANG: "C.UTF-8" },
+      env: { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: workDir, TMPDIR: settings.tmpDir, LANG: "C.UTF-8" },
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group, so a timeout or cancel also ends what the command started.
       detached: true,
@@ -68,10 +91,11 @@ export function runShell(command: string, workDir: string, settings: ShellSettin
     }, settings.timeoutMs);
     const onAbort = () => end();
     signal.addEventListener("abort", onAbort, { once: true });
-    child.once("error", (error) => {
+    child.once("error", (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       signal.removeEventListener("abort", onAbort);
-      reject(error);
+      // Never without the limits: no prlimit, no shell.
+      reject(error.code === "ENOENT" ? new Error(`${error.message}: is util-linux's prlimit installed, and does ${workDir} exist?`) : error);
     });
     child.once("close", (code, closeSignal) => {
       clearTimeout(timer);
