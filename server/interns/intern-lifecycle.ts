@@ -4,6 +4,7 @@ import type { Caller } from "../core/auth.js";
 import { gatewayError } from "../../wire/errors.js";
 import { newLeaseOwner } from "../core/lease-owner.js";
 import type { Deps } from "../deps.js";
+import { requireRoomFor } from "./intern-caps.js";
 import type { InternHostAccess, ProvisionStep } from "./intern-hosts.js";
 import { issueInternKey, revokeInternKeys } from "./intern-keys.js";
 import type { InternStatusName } from "./intern-record.js";
@@ -15,7 +16,7 @@ import { changeIntern, deleteIntern, failureMessage, readInternById, releaseRunt
  * The transitions of an intern's runtime (provision, suspend, delete), with the host work done by
  * InternHosts (the runtime seam) in the background of this instance:
  *
- *   queued | stopped | failed ─provision─▶ provisioning ─host up─▶ running
+ *   queued | stopped | failed ─provision─▶ provisioning ─host up─▶ running   (429 past a cap: intern-caps.ts)
  *                                          provisioning ─host failed─▶ failed (last_failure_message)
  *   running | provisioning ─suspend─▶ stopped (host stopped first)
  *   any ─delete─▶ destroying ─host stopped─▶ (gone)   destroying ─stop failed─▶ destroy_failed
@@ -71,6 +72,7 @@ export function internLifecycle(deps: Deps): InternLifecycle {
 
   async function provisionLocked(intern: InternRow, transaction: Transaction): Promise<InternRow> {
     if (!PROVISIONABLE.includes(intern.status)) throw conflict(intern, "provisioned", PROVISIONABLE);
+    await requireRoomFor(sequelize, deps.config.internRuntime, intern, lease, transaction);
     const changed = await changeIntern(
       sequelize,
       intern.id,
