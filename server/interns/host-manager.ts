@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -7,7 +7,7 @@ import type { GatewayConfig, InternRuntimeConfig } from "../config.js";
 import { open, seal } from "../core/secret-box.js";
 import type { Logger } from "../logger.js";
 import type { HostConfig, HostLimits, HostMessage, ParentMessage, ReleasedSecret } from "./host/host-protocol.js";
-import { killProcessesOf, prepareInternHome, removeInternHome, shellIsolation, type ShellUser } from "./intern-home.js";
+import { killProcessesOf, moveHomesOutOfDataDir, prepareInternHome, removeInternHome, shellIsolation, type ShellUser } from "./intern-home.js";
 import { HostCallError, hostCall } from "./intern-host-client.js";
 import type { InternHostAccess, InternHosts, InternHostStart } from "./intern-hosts.js";
 import { deleteHost, recordedHost, registerHost, unregisterHost } from "./intern-store-hosts.js";
@@ -73,6 +73,14 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
     }
   }
 
+  // Before any host starts: a home still in the data directory is moved out first.
+  const homesMoved = moveHomesOutOfDataDir(config, log).catch((err: unknown) => log.error({ err: (err as Error).message }, "the interns' homes could not be moved out of the data directory"));
+
+  // Shell commands run only under their limits (shell-tool.ts): without prlimit, none runs.
+  execFile("prlimit", ["--version"], (err) => {
+    if (err) log.error({ err: err.message }, "prlimit (util-linux) cannot be run: interns' shell commands will fail; install util-linux");
+  });
+
   if (!shellIsolation(config)) {
     log.warn("intern shells run as the gateway's own OS user: an intern's commands can read what the gateway can (run as root for an OS user per intern)");
   }
@@ -82,6 +90,7 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
     await stopRegistered(intern.id);
     const step = (number: number, label: string) => onStep({ number, total: TOTAL_STEPS, label });
     step(1, "Preparing the working directory");
+    await homesMoved;
     const home = await prepareInternHome(config, sequelize, intern.id);
     // What the shell of a host that crashed left running.
     if (home.shellUser) await killProcessesOf(home.shellUser);
@@ -112,6 +121,7 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
       workDir: home.workDir,
       stateDir: home.stateDir,
       shellUser: home.shellUser,
+      tmpDir: home.tmpDir,
       limits: hostLimits(limits),
       fetchResolve: limits.fetchResolve,
       fetchAllowedHosts: limits.fetchAllowedHosts,
@@ -228,13 +238,14 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
 
 /** The settings the host applies itself, and nothing else of the configuration. */
 function hostLimits(limits: InternRuntimeConfig): HostLimits {
-  const { maxOpenRuns, replayBytes, maxSteps, shellTimeoutMs, shellOutputBytes, fetchTimeoutMs, fetchBodyBytes } = limits;
+  const { maxOpenRuns, replayBytes, maxSteps, shellTimeoutMs, shellOutputBytes, shellLimits, fetchTimeoutMs, fetchBodyBytes } = limits;
   return {
     maxOpenRuns,
     replayBytes,
     maxSteps,
     shellTimeoutMs,
     shellOutputBytes,
+    shellLimits,
     fetchTimeoutMs,
     fetchBodyBytes,
     interactionTimeoutMs: limits.interactionTimeoutSeconds * 1000,

@@ -37,7 +37,7 @@ export type ApprovalMode = "manual" | "auto";
 export const ATTACHMENT_HEADER = "x-attachment-id";
 
 /** The runtime settings a host applies itself (server/config.ts), its two deadlines in milliseconds. */
-export type HostLimits = Pick<InternRuntimeConfig, "maxOpenRuns" | "replayBytes" | "maxSteps" | "shellTimeoutMs" | "shellOutputBytes" | "fetchTimeoutMs" | "fetchBodyBytes"> & {
+export type HostLimits = Pick<InternRuntimeConfig, "maxOpenRuns" | "replayBytes" | "maxSteps" | "shellTimeoutMs" | "shellOutputBytes" | "shellLimits" | "fetchTimeoutMs" | "fetchBodyBytes"> & {
   interactionTimeoutMs: number;
   runTimeoutMs: number;
 };
@@ -59,6 +59,8 @@ export interface HostConfig {
   stateDir: string;
   /** The OS user the shell runs as (a root gateway's isolation); null: the host's own user. */
   shellUser: ShellUser | null;
+  /** The shell's TMPDIR, in the intern's home. */
+  tmpDir: string;
   limits: HostLimits;
   /** Fixed addresses for the fetch tool's host names, vetted like resolved ones. */
   fetchResolve: Record<string, string>;

@@ -276,7 +276,7 @@ export class HostRuns {
         tools: {
           approvalMode: run.approvalMode,
           workDir: config.workDir,
-          shell: { timeoutMs: config.limits.shellTimeoutMs, outputBytes: config.limits.shellOutputBytes, user: config.shellUser },
+          shell: { timeoutMs: config.limits.shellTimeoutMs, outputBytes: config.limits.shellOutputBytes, user: config.shellUser, tmpDir: config.tmpDir, limits: config.limits.shellLimits },
           fetch: { release: this.deps.release, guard: this.fetchGuard, gatewayPorts: config.gatewayPorts, timeoutMs: config.limits.fetchTimeoutMs, bodyBytes: config.limits.fetchBodyBytes },
           ask: (question) => run.ask(question),
           standing: {},
