@@ -123,6 +123,18 @@ export interface InternRuntimeConfig {
   shellUidBase: number;
   /** stdout and stderr a shell command may return to the model (each), in bytes. */
   shellOutputBytes: number;
+  /** The resource limits of every shell command (server/interns/agent/shell-tool.ts). */
+  shellLimits: ShellLimits;
+  /**
+   * GATEWAY_INTERN_HOME_DIR: where the interns' homes are (`<it>/<intern id>`). Never inside the
+   * data directory, which stays closed to every other OS user while each intern's user must
+   * reach its own home.
+   */
+  homeDir: string;
+  /** Interns provisioning or running at once in one organization (429 `intern_limit` beyond); 0 = no cap. */
+  maxRunningPerOrg: number;
+  /** Interns this instance provisions or runs at once (429 `intern_limit` beyond); 0 = no cap. */
+  maxRunningPerInstance: number;
   fetchTimeoutMs: number;
   /** Response body the fetch tool returns to the model, in bytes. */
   fetchBodyBytes: number;
@@ -142,6 +154,18 @@ export interface InternRuntimeConfig {
    * connect to. Default the listen address, or this machine's name when it listens on all.
    */
   hostAdvertise: string;
+}
+
+/** rlimits of each intern shell command, applied with prlimit (util-linux). */
+export interface ShellLimits {
+  /** Processes (and threads) of the intern's own OS user at once; applied only when it has one (a root gateway). */
+  maxProcesses: number;
+  /** Address space of each process, in MiB. */
+  maxMemoryMiB: number;
+  /** Size of any file a command writes, in MiB. */
+  maxFileMiB: number;
+  /** CPU time of each process, in seconds. */
+  cpuSeconds: number;
 }
 
 /** How this instance leases slices of every limit (ARCHITECTURE §4). */
@@ -226,6 +250,8 @@ const RENAMED = {
 export function loadConfig(env: Env = process.env): GatewayConfig {
   const internHostListen = nonEmpty(env.GATEWAY_INTERN_HOST_LISTEN) ?? "127.0.0.1";
   const deprecations: string[] = [];
+  const dataDir = path.resolve(env.GATEWAY_DATA_DIR ?? ".data");
+  const shellTimeoutMs = intVar(env, "GATEWAY_INTERN_SHELL_TIMEOUT_MS", 60_000, 100, 3_600_000);
   /** A renamed setting: its new name, else its old one converted to the new unit. */
   const renamedVar = (name: keyof typeof RENAMED, fallback: number, min: number, max: number): number => {
     const { old, factor } = RENAMED[name];
@@ -239,8 +265,8 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     grpcPort: intVar(env, "GRPC_PORT", 50051, 0, 65535),
     grpcReflection: boolVar(env, "GATEWAY_GRPC_REFLECTION", true),
     host: env.HOST ?? "0.0.0.0",
-    dataDir: path.resolve(env.GATEWAY_DATA_DIR ?? ".data"),
-    storage: storageConfig(env, path.resolve(env.GATEWAY_DATA_DIR ?? ".data")),
+    dataDir,
+    storage: storageConfig(env, dataDir),
     databaseUrl: nonEmpty(env.DATABASE_URL),
     embeddedPostgresPort: intVar(env, "GATEWAY_PG_PORT", 0, 0, 65535),
     bootstrapKey: nonEmpty(env.GATEWAY_BOOTSTRAP_KEY),
@@ -273,9 +299,13 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       turnsPerMinute: intVar(env, "GATEWAY_INTERN_TURNS_PER_MINUTE", 60, 0, 1_000_000),
       replayBytes: intVar(env, "GATEWAY_INTERN_REPLAY_BYTES", 1_048_576, 256, 1_073_741_824),
       maxSteps: intVar(env, "GATEWAY_INTERN_MAX_STEPS", 50, 1, 10_000),
-      shellTimeoutMs: intVar(env, "GATEWAY_INTERN_SHELL_TIMEOUT_MS", 60_000, 100, 3_600_000),
+      shellTimeoutMs,
       shellOutputBytes: intVar(env, "GATEWAY_INTERN_SHELL_OUTPUT_BYTES", 65_536, 256, 16_777_216),
       shellUidBase: intVar(env, "GATEWAY_INTERN_SHELL_UID_BASE", 100_000, 0, 2_000_000_000),
+      shellLimits: shellLimits(env, shellTimeoutMs),
+      homeDir: internHomeDirVar(env, dataDir),
+      maxRunningPerOrg: intVar(env, "GATEWAY_INTERN_MAX_RUNNING_PER_ORG", 10, 0, 1_000_000),
+      maxRunningPerInstance: intVar(env, "GATEWAY_INTERN_MAX_RUNNING_PER_INSTANCE", 32, 0, 1_000_000),
       fetchTimeoutMs: intVar(env, "GATEWAY_INTERN_FETCH_TIMEOUT_MS", 30_000, 100, 600_000),
       fetchBodyBytes: intVar(env, "GATEWAY_INTERN_FETCH_BODY_BYTES", 262_144, 256, 16_777_216),
       fetchResolve: resolveVar(env, "GATEWAY_INTERN_FETCH_RESOLVE"),
@@ -314,6 +344,30 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     },
     tracing: tracingConfig(env),
   };
+}
+
+/** The CPU limit defaults to the shell's time limit: a command never needs more than it may run. */
+function shellLimits(env: Env, shellTimeoutMs: number): ShellLimits {
+  return {
+    maxProcesses: intVar(env, "GATEWAY_INTERN_SHELL_MAX_PROCESSES", 256, 1, 1_000_000),
+    maxMemoryMiB: intVar(env, "GATEWAY_INTERN_SHELL_MAX_MEMORY_MIB", 1_024, 16, 1_048_576),
+    maxFileMiB: intVar(env, "GATEWAY_INTERN_SHELL_MAX_FILE_MIB", 1_024, 1, 1_048_576),
+    cpuSeconds: intVar(env, "GATEWAY_INTERN_SHELL_CPU_SECONDS", Math.ceil(shellTimeoutMs / 1000), 1, 86_400),
+  };
+}
+
+/**
+ * Default `<dataDir>-interns`: beside the data directory (the same volume, as a rule, so a restart
+ * keeps the homes) but not in it. Inside it, the data directory would have to let the interns'
+ * users through; a home directory that holds the data directory would hand it to them.
+ */
+function internHomeDirVar(env: Env, dataDir: string): string {
+  const dir = path.resolve(nonEmpty(env.GATEWAY_INTERN_HOME_DIR) ?? `${dataDir}-interns`);
+  const within = (inner: string, outer: string) => inner === outer || inner.startsWith(outer + path.sep);
+  if (within(dir, dataDir) || within(dataDir, dir)) {
+    throw new Error(`GATEWAY_INTERN_HOME_DIR (${dir}) must be outside GATEWAY_DATA_DIR (${dataDir}), and the other way round`);
+  }
+  return dir;
 }
 
 function storageConfig(env: Env, dataDir: string): StorageConfig {
