@@ -2,7 +2,6 @@ import { setMaxListeners } from "node:events";
 import http from "node:http";
 import http2 from "node:http2";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Sequelize } from "sequelize";
 import { createFacade } from "../../facade/facade.js";
 import { bootstrap, showBootstrapKey } from "./bootstrap.js";
@@ -47,6 +46,10 @@ import { checkPortsFree, listenOn, urlOf } from "./ports.js";
 import { createReadiness, type Readiness } from "./readiness.js";
 import { allServices } from "../../wire/services.js";
 import { implementations, registerServices, servedServices, type Implementations } from "./services.js";
+import { DEFAULT_MAX_BODY_BYTES } from "./body-limits.js";
+import { doorAdmission } from "./door-admission.js";
+import { rpcDoor } from "./rpc-door.js";
+import { limitedHttp2Server, limitedHttpServer } from "./server-limits.js";
 import { secretsForUrl } from "../interns/vault/vault-release.js";
 import { startVideoPoller, type VideoPoller } from "../videos/video-poller.js";
 
@@ -136,9 +139,19 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     const shutdown = new AbortController();
     // Every call in flight listens on it; the default cap of 10 listeners is not a leak signal here.
     setMaxListeners(0, shutdown.signal);
-    const rpc = connectNodeAdapter({ routes, interceptors, shutdownSignal: shutdown.signal });
+    // The core in-process: the facade's calls, and the questions the RPC door asks before it reads a call.
+    const core = createDirectTransport(servedServices(impls), { interceptors, shutdownSignal: shutdown.signal });
+    const rpc = rpcDoor({
+      routes,
+      interceptors,
+      shutdownSignal: shutdown.signal,
+      // Health and reflection, registered without a limit of their own: the default.
+      readMaxBytes: DEFAULT_MAX_BODY_BYTES,
+      admit: doorAdmission(allServices, core),
+      log,
+    });
 
-    const grpcServer = http2.createServer(rpc);
+    const grpcServer = limitedHttp2Server(config.listeners, rpc);
     const sessions = new Set<http2.ServerHttp2Session>();
     grpcServer.on("session", (session) => {
       sessions.add(session);
@@ -148,7 +161,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
       ? undefined
       : createFacade({
           services: allServices,
-          transport: createDirectTransport(servedServices(impls), { interceptors, shutdownSignal: shutdown.signal }),
+          transport: core,
           log,
           sseKeepaliveMs: config.sseKeepaliveMs,
           observe,
@@ -159,7 +172,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     if (facade) addConsoleEndpoints(edge);
     addHealthEndpoints(edge, readiness);
     edge.add("/metrics", metricsEndpoint(metrics, config.metricsToken, log));
-    const httpServer = http.createServer((req, res) => {
+    const httpServer = limitedHttpServer(config.listeners, (req, res) => {
       if (edge.handle(req, res, log)) return;
       // Connect and gRPC-Web calls are `/<package>.<Service>/<Method>`; every other path is the
       // facade's, which answers what it has no route for with the JSON error envelope.

@@ -1,4 +1,4 @@
-import type { ConnectRouter } from "@connectrpc/connect";
+import { createServiceImplSpec, type ConnectRouter, type MethodImplSpec } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
 import { allServices } from "../../wire/services.js";
 import { DecisionsService } from "../../gen/gateway/alpha/decisions_pb.js";
@@ -45,6 +45,7 @@ import { organizationService } from "../organization/organization-service.js";
 import { privateEndpointsService } from "../private-endpoints/private-endpoints-service.js";
 import { vaultService } from "../interns/vault/vault-service.js";
 import type { VideoPoller } from "../videos/video-poller.js";
+import { maxBodyBytesOf } from "./body-limits.js";
 import { videosService } from "../videos/videos-service.js";
 import { workspacesService } from "../workspaces/workspaces-service.js";
 
@@ -94,6 +95,26 @@ export function servedServices(impls: Implementations): Array<readonly [DescServ
   return allServices.map((service) => [service, impls.get(service) ?? {}] as const);
 }
 
+/** Every method on its own, each reading at most its `max_body_bytes` (body-limits.ts). */
 export function registerServices(router: ConnectRouter, impls: Implementations): void {
-  for (const [service, impl] of servedServices(impls)) router.service(service, impl);
+  for (const [service, impl] of servedServices(impls)) {
+    for (const spec of Object.values(createServiceImplSpec(service, impl).methods)) registerMethod(router, spec, { readMaxBytes: maxBodyBytesOf(spec.method) });
+  }
+}
+
+/** `router.rpc` for a spec of any kind: the switch lets TypeScript pair each kind's method with its implementation. */
+function registerMethod(router: ConnectRouter, spec: MethodImplSpec, options: { readMaxBytes: number }): void {
+  switch (spec.kind) {
+    case "unary":
+      router.rpc(spec.method, spec.impl, options);
+      return;
+    case "server_streaming":
+      router.rpc(spec.method, spec.impl, options);
+      return;
+    case "client_streaming":
+      router.rpc(spec.method, spec.impl, options);
+      return;
+    case "bidi_streaming":
+      router.rpc(spec.method, spec.impl, options);
+  }
 }
