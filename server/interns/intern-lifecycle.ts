@@ -4,7 +4,7 @@ import type { Caller } from "../core/auth.js";
 import { gatewayError } from "../../wire/errors.js";
 import { newLeaseOwner } from "../core/lease-owner.js";
 import type { Deps } from "../deps.js";
-import { requireRoomFor } from "./intern-caps.js";
+import { requireRoomFor } from "./intern-store-caps.js";
 import type { InternHostAccess, ProvisionStep } from "./intern-hosts.js";
 import { issueInternKey, revokeInternKeys } from "./intern-keys.js";
 import type { InternStatusName } from "./intern-record.js";
@@ -16,7 +16,7 @@ import { changeIntern, deleteIntern, failureMessage, readInternById, releaseRunt
  * The transitions of an intern's runtime (provision, suspend, delete), with the host work done by
  * InternHosts (the runtime seam) in the background of this instance:
  *
- *   queued | stopped | failed ─provision─▶ provisioning ─host up─▶ running   (429 past a cap: intern-caps.ts)
+ *   queued | stopped | failed ─provision─▶ provisioning ─host up─▶ running   (429 past a cap: intern-store-caps.ts)
  *                                          provisioning ─host failed─▶ failed (last_failure_message)
  *   running | provisioning ─suspend─▶ stopped (host stopped first)
  *   any ─delete─▶ destroying ─host stopped─▶ (gone)   destroying ─stop failed─▶ destroy_failed
