@@ -46,7 +46,7 @@ import { checkPortsFree, listenOn, urlOf } from "./ports.js";
 import { createReadiness, type Readiness } from "./readiness.js";
 import { allServices } from "../../wire/services.js";
 import { implementations, registerServices, servedServices, type Implementations } from "./services.js";
-import { DEFAULT_MAX_BODY_BYTES } from "./body-limits.js";
+import { DEFAULT_MAX_BODY_BYTES } from "../../wire/body-limits.js";
 import { doorAdmission } from "./door-admission.js";
 import { rpcDoor } from "./rpc-door.js";
 import { limitedHttp2Server, limitedHttpServer } from "./server-limits.js";

@@ -45,7 +45,7 @@ import { organizationService } from "../organization/organization-service.js";
 import { privateEndpointsService } from "../private-endpoints/private-endpoints-service.js";
 import { vaultService } from "../interns/vault/vault-service.js";
 import type { VideoPoller } from "../videos/video-poller.js";
-import { maxBodyBytesOf } from "./body-limits.js";
+import { maxBodyBytesOf } from "../../wire/body-limits.js";
 import { videosService } from "../videos/videos-service.js";
 import { workspacesService } from "../workspaces/workspaces-service.js";
 
@@ -95,7 +95,7 @@ export function servedServices(impls: Implementations): Array<readonly [DescServ
   return allServices.map((service) => [service, impls.get(service) ?? {}] as const);
 }
 
-/** Every method on its own, each reading at most its `max_body_bytes` (body-limits.ts). */
+/** Every method on its own, each reading at most its `max_body_bytes` (wire/body-limits.ts). */
 export function registerServices(router: ConnectRouter, impls: Implementations): void {
   for (const [service, impl] of servedServices(impls)) {
     for (const spec of Object.values(createServiceImplSpec(service, impl).methods)) registerMethod(router, spec, { readMaxBytes: maxBodyBytesOf(spec.method) });

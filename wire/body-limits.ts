@@ -1,6 +1,6 @@
 import type { DescMethod } from "@bufbuild/protobuf";
-import { max_body_bytes } from "../../gen/gateway/v1/options_pb.js";
-import { optionOf } from "../../wire/proto-options.js";
+import { max_body_bytes } from "../gen/gateway/v1/options_pb.js";
+import { optionOf } from "./proto-options.js";
 
 /** A method without `(gateway.v1.max_body_bytes)` takes 1 MiB, as options.proto says and the REST facade applies. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
