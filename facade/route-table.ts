@@ -1,7 +1,8 @@
 import { getOption, hasOption, type DescField, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { http } from "../gen/google/api/annotations_pb.js";
 import type { HttpRule } from "../gen/google/api/http_pb.js";
-import { error_dialect, http_success_code, max_body_bytes, sse_named_events, type ErrorDialect } from "../gen/gateway/v1/options_pb.js";
+import { error_dialect, http_success_code, sse_named_events, type ErrorDialect } from "../gen/gateway/v1/options_pb.js";
+import { maxBodyBytesOf } from "../wire/body-limits.js";
 import { findField } from "../wire/json-input.js";
 import { resolvePath, type PathStep } from "./field-paths.js";
 import { parseTemplate, type Segment } from "./path-template.js";
@@ -49,7 +50,6 @@ export type Match =
   | { kind: "wrong-verb"; allowed: string[] }
   | { kind: "none" };
 
-const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 interface Node {
   literals: Map<string, Node>;
@@ -147,7 +147,7 @@ function routeOf(method: DescMethod, rule: HttpRule): Route {
     updateMask: mask?.fieldKind === "message" && mask.message.typeName === "google.protobuf.FieldMask" ? mask : undefined,
     reply: replyMode(method, successCode),
     successCode,
-    maxBodyBytes: Number(getOption(method, max_body_bytes)) || DEFAULT_MAX_BODY_BYTES,
+    maxBodyBytes: maxBodyBytesOf(method),
     sseNamedEvents: getOption(method, sse_named_events),
     errorDialect: getOption(method, error_dialect),
   };
