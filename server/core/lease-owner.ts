@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
+import { processRuns } from "./process-runs.js";
 
 /** Owners named by this process: several gateway instances may share one (tests, embedders), and they all live. */
 const mintedHere = new Set<string>();
@@ -25,11 +26,5 @@ export function isGoneLocalOwner(owner: string, self: string): boolean {
   const host = owner.split(":").slice(0, -2).join(":");
   if (owner === self || host !== os.hostname() || !pid || !suffix || !/^\d+$/.test(pid)) return false;
   if (Number(pid) === process.pid) return !mintedHere.has(owner);
-  try {
-    process.kill(Number(pid), 0);
-    return false;
-  } catch (err) {
-    // EPERM: it runs, as another user.
-    return (err as NodeJS.ErrnoException).code === "ESRCH";
-  }
+  return !processRuns(Number(pid));
 }

@@ -3,6 +3,7 @@ import { promises as dns } from "node:dns";
 import { readFile } from "node:fs/promises";
 import net from "node:net";
 import type { GatewayConfig } from "../config.js";
+import { processRuns } from "../core/process-runs.js";
 import type { Logger } from "../logger.js";
 import { shellIsolation } from "./intern-home.js";
 import { HOST_SERVICES_V4, NON_PUBLIC_V4, NON_PUBLIC_V6 } from "../private-endpoints/destination-guard.js";
@@ -121,16 +122,7 @@ function dnsLookup(host: string): Promise<Array<{ address: string }>> {
 async function removeStaleTables(): Promise<void> {
   const listing = await nft(["list", "tables"]);
   for (const [, name, pid] of listing.matchAll(new RegExp(`^table inet (${TABLE_PREFIX}(\\d+)_\\d+)$`, "gm"))) {
-    if (!alive(Number(pid))) await nft(["delete", "table", "inet", name!]).catch(() => undefined);
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
+    if (!processRuns(Number(pid))) await nft(["delete", "table", "inet", name!]).catch(() => undefined);
   }
 }
 

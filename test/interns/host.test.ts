@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { QueryTypes } from "sequelize";
@@ -7,7 +7,7 @@ import { readInternById } from "../../server/interns/intern-store.js";
 import { at, call } from "../support/http.js";
 import { eventually } from "../support/eventually.js";
 import { alive, daemonAccess, hostApi } from "../support/intern-host-api.js";
-import { ChatStream, contentOf, runningInternId, runtimeSuite, shellStep, type RuntimeEnv } from "../support/intern-runtime.js";
+import { ChatStream, contentOf, processesOf, runningInternId, runtimeSuite, shellResults, shellStep, type RuntimeEnv } from "../support/intern-runtime.js";
 import { notRoot } from "../support/required-tools.js";
 
 /**
@@ -66,49 +66,23 @@ test("provisioning starts a host process on 127.0.0.1 with its own working direc
   assert.not.ok(alive(row.pid), "the earlier host is stopped");
 });
 
-/** The tool results the model saw in its latest call, parsed. */
-function toolResults(env: RuntimeEnv): Array<Record<string, unknown>> {
-  const messages = at(env.upstream.requests.at(-1)?.body, "messages") as Array<Record<string, unknown>>;
-  return messages.filter((message) => message.role === "tool").map((message) => JSON.parse(message.content as string) as Record<string, unknown>);
-}
-
-async function runScript(env: RuntimeEnv, internId: string, name: string, commands: string[]): Promise<Array<Record<string, unknown>>> {
-  env.upstream.scripts.define(name, [...commands.map(shellStep), { reply: "done" }]);
-  const stream = await ChatStream.open(env.gw.url, env.key, internId, { stream: true, messages: [{ role: "user", content: `[script:${name}] go` }] });
-  assert.is(contentOf(await stream.rest()), "done");
-  return toolResults(env);
-}
-
-function uidProcesses(uid: number): number[] {
-  return readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .filter((pid) => {
-      try {
-        return Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) === uid;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
 const ISOLATION = "each intern's shell is its own OS user (root gateway): it reads neither the gateway's files nor another intern's; what it leaves running ends with its host";
 
 if (notRoot(test, { suite: ISOLATION, why: "only root can run a shell as another user" })) {
   // What docs/api/interns.md ("Runtime settings") promises a gateway that is not root.
   test("not root: with no other user to run as, the shell is the gateway's own user", async ({ env }) => {
     const internId = await runningInternId(env, "unisolated");
-    const [uid] = await runScript(env, internId, "unisolated", ["id -u"]);
+    const [uid] = await shellResults(env, internId, "unisolated", ["id -u"]);
     assert.is(String(uid!.stdout).trim(), String(process.getuid?.()));
   });
 } else {
   test(ISOLATION, async ({ env }) => {
     const first = await runningInternId(env, "isolated-a");
     const second = await runningInternId(env, "isolated-b");
-    const [secondUid] = await runScript(env, second, "iso-b", ["id -u", "echo private > note.txt"]);
+    const [secondUid] = await shellResults(env, second, "iso-b", ["id -u", "echo private > note.txt"]);
     writeFileSync(path.join(env.dataDir, "probe.secret"), "the gateway's own", { mode: 0o600 });
     const home = (id: string) => path.join(env.dataDir, "interns", id);
-    const results = await runScript(env, first, "iso-a", [
+    const results = await shellResults(env, first, "iso-a", [
       "id -u",
       `cat ${path.join(env.dataDir, "probe.secret")}`,
       `ls ${path.join(env.dataDir, "interns")}`,
@@ -123,9 +97,9 @@ if (notRoot(test, { suite: ISOLATION, why: "only root can run a shell as another
       assert.is.not(result!.exit_code, 0, `${what} are out of reach: ${JSON.stringify(result)}`);
       assert.match(String(result!.stderr), /Permission denied/);
     }
-    await eventually(() => uidProcesses(firstUid), "the background command runs", { until: (pids) => pids.length > 0 });
+    await eventually(() => processesOf(firstUid), "the background command runs", { until: (pids) => pids.length > 0 });
     assert.is((await call(env.gw.url, "POST", `/api/v1/interns/${first}/suspend`, { key: env.key })).status, 200);
-    await eventually(() => uidProcesses(firstUid), "nothing of the intern's user runs after its host stopped", { until: (pids) => pids.length === 0 });
+    await eventually(() => processesOf(firstUid), "nothing of the intern's user runs after its host stopped", { until: (pids) => pids.length === 0 });
   });
 }
 
