@@ -126,7 +126,7 @@ async function removeStaleTables(): Promise<void> {
   }
 }
 
-function nft(args: string[], input?: string): Promise<string> {
+function nft(args: string[], input = ""): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn("nft", args, { stdio: ["pipe", "pipe", "pipe"] });
     let out = "";
@@ -135,6 +135,8 @@ function nft(args: string[], input?: string): Promise<string> {
     child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
     child.once("error", reject);
     child.once("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`nft ${args.join(" ")}: ${err.trim() || `exit ${code}`}`))));
-    child.stdin.end(input ?? "");
+    // nft exits without reading its input when it has none to read (or fails first): its exit says what happened.
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(input);
   });
 }
