@@ -13,7 +13,7 @@ import { sseData } from "../support/sse.js";
  * machine, so that a fast call never races it; the calls it must end are held by a provider that
  * does not answer, or stops in the middle of a stream, until the deadline ends them.
  */
-const DEADLINE_MS = 5_000;
+const DEADLINE_MS = 2_500;
 /** The providers wait for headers longer still, so that the deadline and not their own timeout ends the calls. */
 const PROVIDER_TIMEOUT_MS = 12 * DEADLINE_MS;
 

@@ -3,6 +3,7 @@ import pg from "pg";
 import { startGateway, type Gateway, type GatewayOptions } from "../../server/gateway/app.js";
 import { loadConfig } from "../../server/config.js";
 import { newKeySecret } from "../../server/core/key-secret.js";
+import { openDatabase } from "../../server/db/database.js";
 import { createLogger, type Logger } from "../../server/logger.js";
 
 /** A real gateway on ephemeral ports over its own fresh database, with a known management key. */
@@ -19,7 +20,7 @@ export interface TestGateway {
 }
 
 export async function startTestGateway(env: Record<string, string> = {}, options: GatewayOptions = {}, log: Logger = createLogger(process.env.TEST_LOG_LEVEL ?? "silent")): Promise<TestGateway> {
-  const databaseUrl = await createDatabase();
+  const databaseUrl = await createDatabase({ migrated: true });
   const key = newKeySecret();
   const operatorToken = randomBytes(32).toString("hex");
   const config = loadConfig({
@@ -37,18 +38,42 @@ export async function startTestGateway(env: Record<string, string> = {}, options
   return { url: gateway.httpUrl, grpcUrl: gateway.grpcUrl, key, operatorToken, databaseUrl, gateway, stop: () => gateway.stop() };
 }
 
-/** A new, empty database on the test run's PostgreSQL (see test/run.ts). */
-export async function createDatabase(): Promise<string> {
+/**
+ * A new database on the test run's PostgreSQL (see test/run.ts): empty, or `migrated` — a copy of
+ * a template this process migrated once, which saves every gateway start its migrations (about
+ * 0.4 s each, a minute over the suite). The gateway still runs its migrator, which finds nothing
+ * to do; suites about migrations and first starts take an empty one.
+ */
+export async function createDatabase(options: { migrated?: boolean } = {}): Promise<string> {
   const admin = process.env.TEST_DATABASE_URL;
   if (!admin) throw new Error("TEST_DATABASE_URL is not set: run the tests with `npm test`");
+  const template = options.migrated ? await (migratedTemplate ??= createTemplate(admin)) : undefined;
   const name = `test_${randomBytes(6).toString("hex")}`;
+  await asAdmin(admin, `CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
+  return databaseNamed(admin, name);
+}
+
+let migratedTemplate: Promise<string> | undefined;
+
+async function createTemplate(admin: string): Promise<string> {
+  const name = `test_template_${randomBytes(6).toString("hex")}`;
+  await asAdmin(admin, `CREATE DATABASE ${name}`);
+  const sequelize = await openDatabase(databaseNamed(admin, name), createLogger("silent"));
+  await sequelize.close();
+  return name;
+}
+
+async function asAdmin(admin: string, statement: string): Promise<void> {
   const client = new pg.Client(admin);
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE ${name}`);
+    await client.query(statement);
   } finally {
     await client.end();
   }
+}
+
+function databaseNamed(admin: string, name: string): string {
   const url = new URL(admin);
   url.pathname = `/${name}`;
   return url.toString();
