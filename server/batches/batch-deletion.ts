@@ -7,8 +7,12 @@ export interface UpstreamDeletion {
   status: string;
 }
 
-/** No provider holds a copy of the batch: the gateway ran its items itself, one call each. */
-export const NO_PROVIDER_COPY = "none";
+/**
+ * No provider holds a copy of the batch (the gateway ran its items itself, one call each), so no
+ * upstream batch could be deleted: `unsupported`, one of the two values the contract lists, which
+ * clients with an enum of them accept (an earlier `none` was outside it).
+ */
+export const NO_PROVIDER_COPY = "unsupported";
 
 /**
  * The answer for a batch that has no provider-side copy: the provider its items went to (the one

@@ -200,12 +200,12 @@ test("delete: 409 before the end, then purges the batch (404 after) and keeps th
   const deleted = await call(env.gw.url, "DELETE", `/api/v1/batches/${id}`, { key });
   assert.is(deleted.status, 200, deleted.text);
   // Run item by item: no provider holds a copy (status none); provider names where the items went.
-  assert.equal(deleted.body, { id, object: "batch", deletion: { svc: "deleted", upstream: { provider: "mockai", status: "none" } } });
+  assert.equal(deleted.body, { id, object: "batch", deletion: { svc: "deleted", upstream: { provider: "mockai", status: "unsupported" } } });
   assert.is((await call(env.gw.url, "GET", `/api/v1/batches/${id}`, { key })).status, 404);
   assert.is((await batchLedger(env.gw.databaseUrl, id)).length, 2, "billing records survive deletion");
 });
 
-test("delete of a batch none of whose items reached a provider: upstream {provider: \"\", status: none}", async ({ env, key }) => {
+test("delete of a batch none of whose items reached a provider: upstream {provider: \"\", status: unsupported}", async ({ env, key }) => {
   // Cancelled before any item ran: written as such, since the engine would race a real submission.
   const me = at((await call(env.gw.url, "GET", "/api/v1/key", { key })).body, "data") as { organization_id: string; workspace_id: string };
   const id = `batch_never_ran_${process.pid}`;
@@ -217,7 +217,7 @@ test("delete of a batch none of whose items reached a provider: upstream {provid
   );
   const deleted = await call(env.gw.url, "DELETE", `/api/v1/batches/${id}`, { key });
   assert.is(deleted.status, 200, deleted.text);
-  assert.equal(at(deleted.body, "deletion", "upstream"), { provider: "", status: "none" });
+  assert.equal(at(deleted.body, "deletion", "upstream"), { provider: "", status: "unsupported" });
 });
 
 test("another workspace's batch is a 404; a batch older than 30 days answers 410", async ({ env, key }) => {

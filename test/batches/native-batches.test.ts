@@ -156,12 +156,12 @@ test("DELETE of an OpenAI file batch removes its input and result files there", 
   assert.is(env.upstream.batches.files(), 0);
 });
 
-test("DELETE of a batch run item by item (embeddings have no provider batch API): upstream {provider, status: none}", async ({ env }) => {
+test("DELETE of a batch run item by item (embeddings have no provider batch API): upstream {provider, status: unsupported}", async ({ env }) => {
   const requests = [{ custom_id: "e0", body: { model: "mock/embed", input: "text" } }];
   const { id } = await runBatch(env, { endpoint: "/v1/embeddings", model: "mock/embed", requests });
   const deleted = await call(env.gw.url, "DELETE", `/api/v1/batches/${id}`, { key: env.gw.key });
   assert.is(deleted.status, 200, deleted.text);
-  assert.equal(at(deleted.body, "deletion"), { svc: "deleted", upstream: { provider: "mockai", status: "none" } });
+  assert.equal(at(deleted.body, "deletion"), { svc: "deleted", upstream: { provider: "mockai", status: "unsupported" } });
 });
 
 test.run();

@@ -547,8 +547,8 @@ export type BatchUpstreamDeletion = Message<"gateway.v1.BatchUpstreamDeletion"> 
   provider: string;
 
   /**
-   * Open set: `deleted`, `unsupported` (the provider cannot delete batches), `none` (no provider
-   * holds a copy: the gateway ran the items itself).
+   * `deleted`, or `unsupported`: the provider cannot delete batches, or no provider holds a copy
+   * (the gateway ran the items itself).
    *
    * @generated from field: string status = 2;
    */
@@ -576,7 +576,7 @@ export type BatchDeletion = Message<"gateway.v1.BatchDeletion"> & {
   svc: string;
 
   /**
-   * Never null (spec 4.1): status `none` when no provider holds a copy.
+   * Never null: status `unsupported` when no provider holds a copy.
    *
    * @generated from field: gateway.v1.BatchUpstreamDeletion upstream = 2;
    */
