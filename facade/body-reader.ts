@@ -35,12 +35,3 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 export function tooLarge(limit: number, subject = "Request body"): ConnectError {
   return gatewayError(413, `${subject} exceeds the limit of ${limit} bytes for this endpoint`, { reason: "payload_too_large", retryable: false });
 }
-
-export function parseJsonBody(raw: Buffer): unknown {
-  if (raw.length === 0) return {};
-  try {
-    return JSON.parse(raw.toString("utf8"));
-  } catch (err) {
-    throw gatewayError(400, `Malformed JSON body: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}

@@ -1,15 +1,17 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { DescMethod, DescMethodStreaming, DescMethodUnary, DescService, JsonValue, Message } from "@bufbuild/protobuf";
+import { create, type DescMethod, type DescMethodStreaming, type DescMethodUnary, type DescService, type JsonValue, type Message } from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { gatewayError } from "../wire/errors.js";
+import { parseJsonBody } from "../wire/json-body.js";
 import type { ExchangeObserver } from "../wire/exchange.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../wire/request-id.js";
 import { OVERHEAD_MS_HEADER, UPSTREAM_MS_HEADER } from "../wire/timing-headers.js";
-import { parseJsonBody, readBody } from "./body-reader.js";
+import { readBody } from "./body-reader.js";
 import { createCredentialCheck } from "./credential-check.js";
 import { sendError, toHttpError } from "./error-response.js";
-import { writeHttpBodyStream } from "./http-body-stream.js";
+import { HttpBodySchema, type HttpBody } from "../gen/google/api/httpbody_pb.js";
+import { httpBodyFrames, isEventStream, writeHttpBodyStream } from "./http-body-stream.js";
 import { uploadMultipart } from "./multipart-upload.js";
 import { noRouteError } from "./no-route.js";
 import { splitPath } from "./path-template.js";
@@ -17,7 +19,7 @@ import { uploadRawBody } from "./raw-body-upload.js";
 import { decodeRequest } from "./request-decoder.js";
 import { encodeResponse, jsonReplyOf } from "./response-encoder.js";
 import { RouteTable, type Route } from "./route-table.js";
-import { writeSse } from "./sse.js";
+import { messageFrames, writeSse } from "./sse.js";
 import { closeAfterAnswer } from "./unread-body.js";
 
 /**
@@ -123,8 +125,11 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
       sendMessage(res, route, reply.message, responseHeaders(reply.header, started, state));
       return;
     }
-    const body = route.body === "" ? undefined : parseJsonBody(await readBody(req, route.maxBodyBytes));
-    const message = decodeRequest(route, { body, values, query: new URLSearchParams(rawQuery) });
+    const message =
+      route.method.input.typeName === "google.api.HttpBody"
+        ? // The raw body as the service parses it (the JSON-native inference routes).
+          create(HttpBodySchema, { contentType: req.headers["content-type"] ?? "", data: await readBody(req, route.maxBodyBytes) })
+        : decodeRequest(route, { body: route.body === "" ? undefined : parseJsonBody(await readBody(req, route.maxBodyBytes)), values, query: new URLSearchParams(rawQuery) });
     await call(route, message, header, abort, res, started, state);
   }
 
@@ -143,7 +148,8 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
     if (route.reply === "http-body-stream") {
       if (first.done) throw gatewayError(502, "The service ended the call without a response");
       state.relaying = true;
-      await writeHttpBodyStream(res, route.successCode, headers, first.value, iterator);
+      if (isEventStream(first.value as HttpBody)) await relaySse(abort, res, headers, httpBodyFrames(first.value as HttpBody, iterator as AsyncIterator<HttpBody>), route);
+      else await writeHttpBodyStream(res, route.successCode, headers, first.value as HttpBody, iterator as AsyncIterator<HttpBody>);
       return;
     }
     if (route.reply !== "stream" || (!first.done && jsonReplyOf(method.output, first.value))) {
@@ -152,10 +158,15 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
       abort.abort(REQUEST_ENDED);
       return;
     }
-    open.add(abort);
     state.relaying = true;
+    await relaySse(abort, res, headers, messageFrames(encodeStream(first, iterator, method.output), route.sseNamedEvents), route);
+  }
+
+  /** An event stream, ended early by close() at shutdown. */
+  async function relaySse(abort: AbortController, res: ServerResponse, headers: Record<string, string>, frames: AsyncIterable<string | Uint8Array>, route: Route): Promise<void> {
+    open.add(abort);
     try {
-      await writeSse(res, headers, encodeStream(first, iterator, method.output), { keepaliveMs: sseKeepaliveMs, namedEvents: route.sseNamedEvents, errorDialect: route.errorDialect });
+      await writeSse(res, headers, frames, { keepaliveMs: sseKeepaliveMs, namedEvents: route.sseNamedEvents, errorDialect: route.errorDialect });
     } finally {
       open.delete(abort);
     }

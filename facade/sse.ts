@@ -1,18 +1,16 @@
 import type { ServerResponse } from "node:http";
 import type { JsonValue } from "@bufbuild/protobuf";
 import type { ErrorDialect } from "../gen/gateway/v1/options_pb.js";
+import { SSE_CONTENT_TYPE, SSE_DONE, SSE_KEEPALIVE, sseFrame } from "../wire/sse-frames.js";
 import { errorBody, toHttpError } from "./error-response.js";
 
 /**
- * Writes a server stream as `text/event-stream`: one `data: <json>` event per message, a
- * `: keepalive` comment after `keepaliveMs` without output, and `data: [DONE]` after the last
- * message. A stream that fails midway ends with an error event and no `[DONE]`, so a client can
- * never mistake it for a complete answer.
+ * Writes an answer as `text/event-stream` (framing: wire/sse-frames.ts): the frames in order, a
+ * `: keepalive` comment after `keepaliveMs` without output. A stream that fails midway ends with
+ * an error event and no `[DONE]`, so a client can never mistake it for a complete answer.
  *
- * With `namedEvents` (methods marked `(gateway.v1.sse_named_events)`) each event also carries
- * `event: <the message's "type">`, a failure is `event: error`, and there is no `[DONE]`: the
- * framing of the Anthropic Messages and OpenAI Responses streams, whose SDKs dispatch on the event
- * name and know the end from the last event's type.
+ * With `namedEvents` (methods marked `(gateway.v1.sse_named_events)`) a failure is `event: error`:
+ * the framing of the Anthropic Messages and OpenAI Responses streams.
  */
 export interface SseOptions {
   keepaliveMs: number;
@@ -21,10 +19,10 @@ export interface SseOptions {
   errorDialect?: ErrorDialect;
 }
 
-export async function writeSse(res: ServerResponse, headers: Record<string, string>, events: AsyncIterable<JsonValue>, { keepaliveMs, namedEvents, errorDialect }: SseOptions): Promise<void> {
+export async function writeSse(res: ServerResponse, headers: Record<string, string>, frames: AsyncIterable<string | Uint8Array>, { keepaliveMs, namedEvents, errorDialect }: SseOptions): Promise<void> {
   res.writeHead(200, {
     ...headers,
-    "content-type": "text/event-stream; charset=utf-8",
+    "content-type": SSE_CONTENT_TYPE,
     "cache-control": "no-cache",
     connection: "keep-alive",
     "x-accel-buffering": "no",
@@ -34,30 +32,33 @@ export async function writeSse(res: ServerResponse, headers: Record<string, stri
   const arm = () => {
     clearTimeout(timer);
     timer = setTimeout(() => {
-      res.write(": keepalive\n\n");
+      res.write(SSE_KEEPALIVE);
       arm();
     }, keepaliveMs);
   };
   arm();
   try {
-    for await (const event of events) {
-      res.write(`${namedEvents ? eventLine(typeOf(event)) : ""}data: ${JSON.stringify(event)}\n\n`);
+    for await (const frame of frames) {
+      if (frame.length > 0) res.write(frame);
       arm();
     }
-    if (!namedEvents) res.write("data: [DONE]\n\n");
   } catch (err) {
-    if (!res.destroyed) res.write(`${namedEvents ? eventLine("error") : ""}data: ${errorBody(toHttpError(err), errorDialect)}\n\n`);
+    if (!res.destroyed) res.write(sseFrame(errorBody(toHttpError(err), errorDialect), namedEvents ? "error" : undefined));
   } finally {
     clearTimeout(timer);
     res.end();
   }
 }
 
-function typeOf(event: JsonValue): string | undefined {
-  return typeof event === "object" && event !== null && !Array.isArray(event) && typeof event.type === "string" ? event.type : undefined;
+/**
+ * The frames of a stream of messages rendered as JSON: one event per message (named after its
+ * `type` with `namedEvents`), then `[DONE]` unless the events are named.
+ */
+export async function* messageFrames(events: AsyncIterable<JsonValue>, namedEvents: boolean): AsyncGenerator<string> {
+  for await (const event of events) yield sseFrame(JSON.stringify(event), namedEvents ? typeOf(event) : undefined);
+  if (!namedEvents) yield SSE_DONE;
 }
 
-/** A type with a line break would end the field early and forge another one; such a value is left out. */
-function eventLine(type: string | undefined): string {
-  return type === undefined || /[\r\n]/.test(type) ? "" : `event: ${type}\n`;
+function typeOf(event: JsonValue): string | undefined {
+  return typeof event === "object" && event !== null && !Array.isArray(event) && typeof event.type === "string" ? event.type : undefined;
 }

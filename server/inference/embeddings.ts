@@ -1,69 +1,56 @@
-import type { JsonValue, MessageInitShape } from "@bufbuild/protobuf";
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { toJson } from "@bufbuild/protobuf";
-import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import {
-  EmbeddingEncodingFormat,
-  type CreateEmbeddingRequest,
-  type CreateEmbeddingResponseSchema,
-} from "../../gen/gateway/v1/inference_pb.js";
+import { ProviderPreferencesSchema } from "../../gen/gateway/v1/inference_pb.js";
 import { gatewayError } from "../../wire/errors.js";
+import { decodeWireJson } from "../../wire/json-input.js";
 import { usdNumber } from "../core/money.js";
 import { providerFor } from "../providers/registry.js";
+import { isObject } from "../providers/json-shape.js";
 import { UpstreamError } from "../providers/provider.js";
 import { estimatePromptTokens } from "./cost-estimate.js";
 import { InferenceCall, type InferenceRuntime } from "./inference-call.js";
-import { parametersIn, sessionIdOf } from "./request-fields.js";
+import { parametersIn, sessionIdOf, withoutGatewayFields } from "./request-fields.js";
 
 /**
- * POST /embeddings (spec 4.11). Providers are always asked for float vectors; `base64` is made
- * here as OpenAI defines it (little-endian float32, base64), so every provider supports both.
- * `session_id` and `user` stay at the gateway; `dimensions` and `input_type` go upstream.
+ * POST /embeddings, on plain JSON like the chat pipeline (README.md beside this file). Providers
+ * are always asked for float vectors; `base64` is made here as OpenAI defines it (little-endian
+ * float32, base64), so every provider supports both. `session_id` and `user` stay at the gateway;
+ * every other field goes upstream as sent, and answer fields the gateway does not know come back.
  */
-type EmbeddingResponse = MessageInitShape<typeof CreateEmbeddingResponseSchema>;
-
-export async function createEmbeddings(runtime: InferenceRuntime, req: CreateEmbeddingRequest, ctx: HandlerContext): Promise<EmbeddingResponse> {
-  const input = req.input ? toJson(ValueSchema, req.input) : null;
+export async function createEmbeddings(runtime: InferenceRuntime, body: JsonObject, ctx: HandlerContext): Promise<JsonObject> {
+  const input = body.input ?? null;
   const count = checkInput(input);
-  const body = {
-    input: input as JsonValue,
-    ...(req.dimensions !== undefined ? { dimensions: req.dimensions } : {}),
-    ...(req.inputType !== undefined ? { input_type: req.inputType } : {}),
-  };
+  const upstreamBody = withoutGatewayFields(body);
+  delete upstreamBody.encoding_format;
   const call = await InferenceCall.open(runtime, ctx, {
     api: "embeddings",
-    modelIds: [req.model],
-    preferences: req.provider,
-    parameters: parametersIn(body),
-    user: req.user,
-    sessionId: sessionIdOf(req.sessionId, ctx),
-    promptTokens: estimatePromptTokens(Array.isArray(input) ? input : [input as JsonValue]),
+    modelIds: [typeof body.model === "string" ? body.model : ""],
+    preferences: isObject(body.provider) ? decodeWireJson(ProviderPreferencesSchema, body.provider) : undefined,
+    parameters: parametersIn(upstreamBody),
+    user: typeof body.user === "string" ? body.user : undefined,
+    sessionId: sessionIdOf(typeof body.session_id === "string" ? body.session_id : undefined, ctx),
+    promptTokens: estimatePromptTokens(Array.isArray(input) ? input : [input]),
     completionTokens: 0,
     serverTools: [],
     streamed: false,
   });
   try {
     const served = await call.attempt(async (target) => {
-      const result = await providerFor(target.kind).chat.embeddings(target, body, call.signal);
+      const result = await providerFor(target.kind).chat.embeddings(target, upstreamBody, call.signal);
       if (result.vectors.length !== count) throw new UpstreamError("protocol", `expected ${count} vectors, got ${result.vectors.length}`);
       return result;
     });
-    const { vectors, promptTokens } = served.value;
+    const { vectors, promptTokens, body: answer } = served.value;
     const usage = { promptTokens, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 };
     const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs });
-    const base64 = req.encodingFormat === EmbeddingEncodingFormat.BASE64;
+    const base64 = body.encoding_format === "base64";
     return {
+      ...answer,
       object: "list",
       id: call.generationId,
       model: served.attempt.model.id,
-      data: vectors.map((vector, index) => ({
-        object: "embedding",
-        index,
-        embedding: base64
-          ? { kind: { case: "stringValue", value: toBase64(vector) } }
-          : { kind: { case: "listValue", value: { values: vector.map((n) => ({ kind: { case: "numberValue", value: n } })) } } },
-      })),
-      usage: { promptTokens: BigInt(promptTokens), totalTokens: BigInt(promptTokens), cost: usdNumber(cost) },
+      data: vectors.map((vector, index) => ({ object: "embedding", index, embedding: base64 ? toBase64(vector) : vector })),
+      usage: { prompt_tokens: promptTokens, total_tokens: promptTokens, cost: usdNumber(cost) },
     };
   } finally {
     call.close();

@@ -1,6 +1,7 @@
-import type { JsonObject } from "@bufbuild/protobuf";
+import type { DescMessage, JsonObject } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import { gatewayError } from "../../wire/errors.js";
+import { findField } from "../../wire/json-input.js";
 
 /**
  * Request fields that several inference calls read the same way.
@@ -29,12 +30,40 @@ const ROUTABLE_PARAMETERS = new Set([
   "input_type",
 ]);
 
-/** Fields that steer the gateway, not the model: never sent upstream. */
-const GATEWAY_FIELDS = new Set(["model", "models", "provider", "session_id", "user", "stream", "stream_options"]);
+/**
+ * Fields that steer the gateway, not the model: never sent upstream. Every other field passes
+ * through to the provider as the client sent it (docs/decisions.md, "Inference requests pass
+ * through"). `stream` and `stream_options` are set by the provider adapter; `extra_body` has been
+ * merged into the body by then (withExtraBody). The rest are OpenRouter's routing and accounting
+ * fields, which an upstream would refuse.
+ */
+const GATEWAY_FIELDS = new Set(["model", "models", "provider", "session_id", "user", "stream", "stream_options", "extra_body", "transforms", "usage", "route", "plugins", "preset", "trace", "debug"]);
 
 /** A chat or embeddings body as the provider gets it (the adapter sets the model and streaming). */
 export function withoutGatewayFields(body: JsonObject): JsonObject {
-  return Object.fromEntries(Object.entries(body).filter(([name]) => !GATEWAY_FIELDS.has(name)));
+  const out: JsonObject = {};
+  for (const name in body) {
+    if (!GATEWAY_FIELDS.has(name)) out[name] = body[name]!;
+  }
+  return out;
+}
+
+/**
+ * `extra_body` (the typed requests' way to send fields their message lacks) as top-level fields of
+ * the body, where a REST client puts them. A field the request message has is refused: it has a
+ * place of its own, and two values for it would be ambiguous.
+ */
+export function withExtraBody(body: JsonObject, schema: DescMessage): JsonObject {
+  const extra = body.extra_body;
+  if (extra === undefined) return body;
+  const { extra_body: _extra, ...rest } = body;
+  if (extra === null) return rest;
+  if (typeof extra !== "object" || Array.isArray(extra)) throw gatewayError(400, "extra_body must be an object", { field: "extra_body" });
+  for (const name of Object.keys(extra)) {
+    if (findField(schema, name)) throw gatewayError(400, `extra_body.${name} is a field of the request: set it directly`, { field: `extra_body.${name}` });
+    rest[name] = extra[name]!;
+  }
+  return rest;
 }
 
 export function parametersIn(body: JsonObject): string[] {

@@ -23,13 +23,18 @@ export interface ChatStream {
   usage(): UpstreamUsage | undefined;
 }
 
-/** An OpenAI embeddings request body: `input`, `dimensions`, `input_type`; always float vectors. */
+/**
+ * An OpenAI embeddings request body (`input`, `dimensions`, `input_type`, and whatever else the
+ * client sent), stripped of gateway-only fields like a chat body; the adapter asks for float vectors.
+ */
 export type EmbeddingsRequestJson = JsonObject;
 
 export interface EmbeddingsResult {
   /** Vectors in input order. */
   vectors: number[][];
   promptTokens: number;
+  /** The provider's answer as it came, for the fields the gateway does not know. */
+  body: JsonObject;
 }
 
 /** Chat completions and embeddings; every method throws UpstreamError (provider.ts) on failure. */

@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { hasOption } from "@bufbuild/protobuf";
+import { hasOption, type DescMessage } from "@bufbuild/protobuf";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { RouteTable, type Route } from "../../facade/route-table.js";
-import { envelope } from "../../gen/gateway/v1/options_pb.js";
+import { envelope, raw_reply_message } from "../../gen/gateway/v1/options_pb.js";
+import { optionOf } from "../../wire/proto-options.js";
 import { allServices } from "../../wire/services.js";
 
 /**
@@ -58,9 +59,15 @@ const nameOf = (route: Route) => `${route.verb} ${route.template}`;
 
 /** Whether the route answers `{data: …}`: a JSON message (not raw bytes, not a stream envelope) with a `data` field. */
 function wrapped(route: Route): boolean {
-  const output = route.method.output;
+  const output = rawReplyOf(route) ?? route.method.output;
   if (output.typeName === "google.api.HttpBody" || hasOption(output, envelope)) return false;
   return output.fields.some((field) => field.name === "data");
+}
+
+/** The message a raw JSON answer is (`(gateway.v1.raw_reply_message)`), declared beside the method. */
+function rawReplyOf(route: Route): DescMessage | undefined {
+  const name = optionOf(route.method, raw_reply_message);
+  return name === "" ? undefined : route.method.parent.file.messages.find((m) => m.typeName === name);
 }
 
 test("every route wraps its record in data unless it is a named exception", () => {

@@ -65,7 +65,10 @@ test("reply modes are fixed per route at start-up", () => {
   };
   const cases: Array<[string, string, string]> = [
     ["GET", "/api/v1/keys", "json"],
-    ["POST", "/api/v1/chat/completions", "stream"],
+    ["POST", "/api/v1/interns/i/chat/completions", "stream"],
+    // The JSON-native inference routes: raw bytes each way.
+    ["POST", "/api/v1/chat/completions", "http-body-stream"],
+    ["POST", "/api/v1/embeddings", "http-body"],
     ["GET", "/api/v1/videos/j/content", "http-body"],
     ["GET", "/api/v1/files/f/content", "http-body-stream"],
     ["POST", "/api/v1/files", "json"],

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { ScalarType, type DescField, type DescMessage, type DescService } from "@bufbuild/protobuf";
 import { RouteTable, type Route } from "../../facade/route-table.js";
-import { rules as rulesOption, type FieldRules } from "../../gen/gateway/v1/options_pb.js";
-import { setOptionOf } from "../../wire/proto-options.js";
+import { raw_body_message, rules as rulesOption, type FieldRules } from "../../gen/gateway/v1/options_pb.js";
+import { optionOf, setOptionOf } from "../../wire/proto-options.js";
 import { wireNames } from "../../wire/enums.js";
 import { isFuzzObject, type FuzzJson, type FuzzObject } from "./fuzz-json.js";
 
@@ -40,25 +40,21 @@ export interface ShapeContext {
 }
 
 export function routeShapes(services: readonly DescService[]): RouteShape[] {
-  return RouteTable.fromServices(services).routes.map((route) => shapeOf(route, services));
+  return RouteTable.fromServices(services).routes.map(shapeOf);
 }
 
-function shapeOf(route: Route, services: readonly DescService[]): RouteShape {
+function shapeOf(route: Route): RouteShape {
   const input = route.method.input;
   const variables = route.segments.flatMap((segment, index) =>
     segment.kind === "variable" ? [{ index, field: fieldAt(input, segment.field), name: segment.field.join(".") }] : [],
   );
   const bound = new Set(variables.map((v) => v.name.split(".")[0]!));
   const label = `${route.verb} ${route.template}`;
+  if (input.typeName === "google.api.HttpBody") {
+    // A raw JSON body, described by the message `(gateway.v1.raw_body_message)` names; free-form without one.
+    return { route, label, variables, body: { kind: "json", schema: rawBodyMessageOf(route), exclude: bound }, queryFields: [] };
+  }
   if (route.method.methodKind === "client_streaming") {
-    if (input.typeName === "google.api.HttpBody") {
-      // The JSON of a raw-body upload is described by the service's method that takes the same
-      // request as a message (CreateBatch beside CreateBatchFromJson): same output, no route.
-      const twin = services
-        .flatMap((s) => s.methods)
-        .find((m) => m.parent === route.method.parent && m !== route.method && m.output === route.method.output && m.methodKind === "unary");
-      return { route, label, variables, body: { kind: "json", schema: twin?.input, exclude: bound }, queryFields: [] };
-    }
     const metadata = input.oneofs[0]?.fields.find((f) => f.fieldKind === "message")?.message;
     if (!metadata) throw new Error(`${label}: a client-streaming route without a metadata message`);
     return { route, label, variables, body: { kind: "multipart", metadata }, queryFields: metadata.fields.filter(isQueryable) };
@@ -70,6 +66,11 @@ function shapeOf(route: Route, services: readonly DescService[]): RouteShape {
   const field = input.fields.find((f) => f.name === route.body);
   const schema = field?.fieldKind === "message" && !field.message.typeName.startsWith("google.protobuf.") ? field.message : undefined;
   return { route, label, variables, body: { kind: "json", schema, exclude: new Set() }, queryFields: [] };
+}
+
+function rawBodyMessageOf(route: Route): DescMessage | undefined {
+  const name = optionOf(route.method, raw_body_message);
+  return name === "" ? undefined : route.method.parent.file.messages.find((m) => m.typeName === name);
 }
 
 function fieldAt(schema: DescMessage, path: string[]): DescField | undefined {

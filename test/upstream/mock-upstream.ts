@@ -55,6 +55,8 @@ export interface MockRule {
   logprobs?: Array<{ token: string; logprob: number; top_logprobs: Array<{ token: string; logprob: number }> }>;
   /** Sent as the body instead of the normal answer (status `status` or 200, JSON content type). */
   rawBody?: string;
+  /** Top-level fields added to an OpenAI-compatible answer: the chat completion, every stream chunk, the embeddings list (a provider's own `citations`, …). */
+  answerFields?: Json;
   /** Apply to the next N matching requests only. */
   times?: number;
 }
@@ -365,6 +367,7 @@ export function openAiCompletion(x: MockReplyInput): Json {
     model: x.model,
     choices: [{ index: 0, message, logprobs: logprobs ? { content: logprobs } : null, finish_reason: p.finish }],
     usage,
+    ...x.rule?.answerFields,
   };
 }
 
@@ -373,7 +376,7 @@ function openAiChat(x: Exchange): void {
   if (body.stream !== true) return sendJson(x.res, 200, openAiCompletion(x));
   const { p, id, created, logprobs, toolCall, usage } = openAiAnswer(x);
   const chunk = (delta: Json, extra: Json = {}) =>
-    `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }] })}\n\n`;
+    `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }], ...x.rule?.answerFields })}\n\n`;
   const events = [chunk({ role: "assistant", content: "" })];
   for (const word of p.reasoningWords) events.push(chunk({ reasoning: word }));
   p.words.forEach((word, i) => {
@@ -426,6 +429,7 @@ function openAiEmbeddings(x: Exchange): void {
     data: inputs.map((input, index) => ({ object: "embedding", index, embedding: mockVector(input, dimensions) })),
     model,
     usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+    ...rule?.answerFields,
   });
 }
 

@@ -4,7 +4,7 @@ import { commentOf } from "./comments.js";
 import { ERROR_RESPONSE_NAME, ERROR_SCHEMA_NAME, errorResponse, errorSchema } from "./error-envelope.js";
 import type { HttpVerb, OpenApiDocument, PathItem, Tag } from "./openapi-types.js";
 import { operationOf } from "./operation.js";
-import { rawBodyMessage, type FindMessage } from "./request-body.js";
+import { rawBodyMessage, rawReplyMessage, type FindMessage } from "./request-body.js";
 import { MessageSchemas, type Direction } from "./schemas.js";
 
 /**
@@ -58,9 +58,10 @@ export function openApiDocument(services: readonly DescService[], findMessage: F
 function schemaRoots(route: Route, findMessage: FindMessage): Array<readonly [DescMessage, Direction]> {
   const roots: Array<readonly [DescMessage, Direction]> = [];
   const { input, output } = route.method;
-  if (output.typeName !== "google.api.HttpBody") roots.push([output, "response"]);
-  if (route.method.methodKind === "client_streaming") {
-    const raw = input.typeName === "google.api.HttpBody" ? rawBodyMessage(route, findMessage) : undefined;
+  const rawReply = output.typeName === "google.api.HttpBody" ? rawReplyMessage(route, findMessage) : output;
+  if (rawReply) roots.push([rawReply, "response"]);
+  if (input.typeName === "google.api.HttpBody") {
+    const raw = rawBodyMessage(route, findMessage);
     if (raw) roots.push([raw, "request"]);
   } else if (route.bodyField?.fieldKind === "message") {
     roots.push([route.bodyField.message, "request"]);

@@ -32,7 +32,7 @@ export function operationOf(route: Route, operationId: string, schemas: MessageS
     ...(optionOf(method, access) === Access.PUBLIC ? { security: [] } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
-    responses: responsesOf(route, schemas),
+    responses: responsesOf(route, schemas, findMessage),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { DescField, DescMessage } from "@bufbuild/protobuf";
-import { raw_body_message } from "../../gen/gateway/v1/options_pb.js";
+import { raw_body_message, raw_reply_message } from "../../gen/gateway/v1/options_pb.js";
 import { FILE_FIELD } from "../../facade/multipart-upload.js";
 import type { Route } from "../../facade/route-table.js";
 import { optionOf } from "../../wire/proto-options.js";
@@ -13,7 +13,8 @@ export type FindMessage = (typeName: string) => DescMessage | undefined;
  * A route's request body, as the facade reads it: the JSON of the whole request (`body: "*"`,
  * less what the path fills) or of one field (`body: "<field>"`); for a client-streaming RPC a
  * multipart upload, or the raw body when it takes `google.api.HttpBody` (described as the
- * message `(gateway.v1.raw_body_message)` names, when it names one). Every body is bounded by the
+ * message `(gateway.v1.raw_body_message)` names, when it names one; a JSON object otherwise unless
+ * streamed). Every body is bounded by the
  * route's `(gateway.v1.max_body_bytes)`.
  */
 export function requestBodyOf(route: Route, schemas: MessageSchemas, findMessage: FindMessage): RequestBody | undefined {
@@ -35,16 +36,29 @@ export function requestBodyOf(route: Route, schemas: MessageSchemas, findMessage
     };
   }
   if (route.body === "") return undefined;
+  if (method.input.typeName === "google.api.HttpBody") {
+    // Read whole and parsed by the service (the JSON-native inference routes).
+    const message = rawBodyMessage(route, findMessage);
+    return { description: limit, required: true, content: { "application/json": { schema: message ? schemas.ref(message, "request") : { type: "object" } } } };
+  }
   const schema = route.bodyField ? schemas.field(route.bodyField, "request").schema : wholeRequest(route, schemas);
   return { description: limit, required: true, content: { "application/json": { schema } } };
 }
 
 /** The message the raw body of an HttpBody upload is the JSON of, if the method names one. */
 export function rawBodyMessage(route: Route, findMessage: FindMessage): DescMessage | undefined {
-  const name = optionOf(route.method, raw_body_message);
+  return namedMessage(route, optionOf(route.method, raw_body_message), "raw_body_message", findMessage);
+}
+
+/** The message an HttpBody answer is the JSON of, if the method names one. */
+export function rawReplyMessage(route: Route, findMessage: FindMessage): DescMessage | undefined {
+  return namedMessage(route, optionOf(route.method, raw_reply_message), "raw_reply_message", findMessage);
+}
+
+function namedMessage(route: Route, name: string, option: string, findMessage: FindMessage): DescMessage | undefined {
   if (name === "") return undefined;
   const message = findMessage(name);
-  if (!message) throw new Error(`${route.method.parent.typeName}.${route.method.name}: (gateway.v1.raw_body_message) names no message: ${name}`);
+  if (!message) throw new Error(`${route.method.parent.typeName}.${route.method.name}: (gateway.v1.${option}) names no message: ${name}`);
   return message;
 }
 

@@ -1,10 +1,11 @@
 import { STATUS_CODES } from "node:http";
+import type { DescMessage } from "@bufbuild/protobuf";
 import { envelope, json_reply } from "../../gen/gateway/v1/options_pb.js";
 import type { Route } from "../../facade/route-table.js";
 import { optionOf } from "../../wire/proto-options.js";
 import { errorRef, errorResponses } from "./error-envelope.js";
 import type { JsonSchema, MediaType, ResponseOrRef } from "./openapi-types.js";
-import { BINARY } from "./request-body.js";
+import { BINARY, rawReplyMessage, type FindMessage } from "./request-body.js";
 import type { MessageSchemas } from "./schemas.js";
 
 /**
@@ -15,14 +16,16 @@ import type { MessageSchemas } from "./schemas.js";
  * whenever the first message carries one of them (chat with `stream: false`). Every error is the
  * shared error envelope.
  */
-export function responsesOf(route: Route, schemas: MessageSchemas): Record<string, ResponseOrRef> {
-  return { ...successOf(route, schemas), ...errorResponses() };
+export function responsesOf(route: Route, schemas: MessageSchemas, findMessage: FindMessage): Record<string, ResponseOrRef> {
+  return { ...successOf(route, schemas, rawReplyMessage(route, findMessage)), ...errorResponses() };
 }
 
-function successOf(route: Route, schemas: MessageSchemas): Record<string, ResponseOrRef> {
+/** `rawReply`: the message an HttpBody answer is the wire JSON of (`(gateway.v1.raw_reply_message)`). */
+function successOf(route: Route, schemas: MessageSchemas, rawReply: DescMessage | undefined): Record<string, ResponseOrRef> {
   const status = String(route.successCode);
-  const output = route.method.output;
-  switch (route.reply) {
+  const output = rawReply ?? route.method.output;
+  const reply = rawReply === undefined ? route.reply : route.reply === "http-body" ? "json" : "stream";
+  switch (reply) {
     case "empty":
       return { [status]: { description: statusText(route.successCode) } };
     case "http-body":

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gateway/v1/options.proto.
  */
 export const file_gateway_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChhnYXRld2F5L3YxL29wdGlvbnMucHJvdG8SCmdhdGV3YXkudjEirwIKCkZpZWxkUnVsZXMSEAoIcmVxdWlyZWQYASABKAgSFAoHbWluX2xlbhgCIAEoDUgAiAEBEhQKB21heF9sZW4YAyABKA1IAYgBARIPCgdwYXR0ZXJuGAQgASgJEhQKDHBhdHRlcm5faGludBgFIAEoCRIMCgR1dWlkGAYgASgIEhAKA2d0ZRgHIAEoAUgCiAEBEhAKA2x0ZRgIIAEoAUgDiAEBEg8KAmd0GAkgASgBSASIAQESFgoJbWluX2l0ZW1zGAogASgNSAWIAQESFgoJbWF4X2l0ZW1zGAsgASgNSAaIAQFCCgoIX21pbl9sZW5CCgoIX21heF9sZW5CBgoEX2d0ZUIGCgRfbHRlQgUKA19ndEIMCgpfbWluX2l0ZW1zQgwKCl9tYXhfaXRlbXMqbwoGQWNjZXNzEhYKEkFDQ0VTU19VTlNQRUNJRklFRBAAEg4KCkFDQ0VTU19LRVkQARIVChFBQ0NFU1NfTUFOQUdFTUVOVBACEhEKDUFDQ0VTU19QVUJMSUMQAxITCg9BQ0NFU1NfT1BFUkFUT1IQBCpmCgtFbnRpdGxlbWVudBIbChdFTlRJVExFTUVOVF9VTlNQRUNJRklFRBAAEhcKE0VOVElUTEVNRU5UX0lOVEVSTlMQARIhCh1FTlRJVExFTUVOVF9QUklWQVRFX0VORFBPSU5UUxACKmQKDEVycm9yRGlhbGVjdBIdChlFUlJPUl9ESUFMRUNUX1VOU1BFQ0lGSUVEEAASGAoURVJST1JfRElBTEVDVF9PUEVOQUkQARIbChdFUlJPUl9ESUFMRUNUX0FOVEhST1BJQxACOkwKBmFjY2VzcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLmOAyABKA4yEi5nYXRld2F5LnYxLkFjY2Vzc1IGYWNjZXNzOlsKC2VudGl0bGVtZW50Eh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYuo4DIAEoDjIXLmdhdGV3YXkudjEuRW50aXRsZW1lbnRSC2VudGl0bGVtZW50OkwKEWh0dHBfc3VjY2Vzc19jb2RlEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYu44DIAEoDVIPaHR0cFN1Y2Nlc3NDb2RlOkYKDm1heF9ib2R5X2J5dGVzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYvI4DIAEoBFIMbWF4Qm9keUJ5dGVzOkoKEHNzZV9uYW1lZF9ldmVudHMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxi9jgMgASgIUg5zc2VOYW1lZEV2ZW50czpJCg9yZWFzb25lZF9lcnJvcnMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxi+jgMgASgIUg5yZWFzb25lZEVycm9yczpKChBnbG9iYWxfaG9zdF9vbmx5Eh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYv44DIAEoCFIOZ2xvYmFsSG9zdE9ubHk6XwoNZXJyb3JfZGlhbGVjdBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGMCOAyABKA4yGC5nYXRld2F5LnYxLkVycm9yRGlhbGVjdFIMZXJyb3JEaWFsZWN0OkoKEHJhd19ib2R5X21lc3NhZ2USHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjBjgMgASgJUg5yYXdCb2R5TWVzc2FnZTpNCgVydWxlcxIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYwo4DIAEoCzIWLmdhdGV3YXkudjEuRmllbGRSdWxlc1IFcnVsZXM6OwoIbnVsbGFibGUSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGMOOAyABKAhSCG51bGxhYmxlOj4KCmpzb25fcmVwbHkSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGMSOAyABKAhSCWpzb25SZXBseTo+CgpvbWl0X2VtcHR5Eh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjFjgMgASgIUglvbWl0RW1wdHk6PQoIZW52ZWxvcGUSHy5nb29nbGUucHJvdG9idWYuTWVzc2FnZU9wdGlvbnMY1o4DIAEoCFIIZW52ZWxvcGU6NwoEd2lyZRIhLmdvb2dsZS5wcm90b2J1Zi5FbnVtVmFsdWVPcHRpb25zGMyOAyABKAlSBHdpcmViBnByb3RvMw", [file_google_protobuf_descriptor]);
+  fileDesc("ChhnYXRld2F5L3YxL29wdGlvbnMucHJvdG8SCmdhdGV3YXkudjEirwIKCkZpZWxkUnVsZXMSEAoIcmVxdWlyZWQYASABKAgSFAoHbWluX2xlbhgCIAEoDUgAiAEBEhQKB21heF9sZW4YAyABKA1IAYgBARIPCgdwYXR0ZXJuGAQgASgJEhQKDHBhdHRlcm5faGludBgFIAEoCRIMCgR1dWlkGAYgASgIEhAKA2d0ZRgHIAEoAUgCiAEBEhAKA2x0ZRgIIAEoAUgDiAEBEg8KAmd0GAkgASgBSASIAQESFgoJbWluX2l0ZW1zGAogASgNSAWIAQESFgoJbWF4X2l0ZW1zGAsgASgNSAaIAQFCCgoIX21pbl9sZW5CCgoIX21heF9sZW5CBgoEX2d0ZUIGCgRfbHRlQgUKA19ndEIMCgpfbWluX2l0ZW1zQgwKCl9tYXhfaXRlbXMqbwoGQWNjZXNzEhYKEkFDQ0VTU19VTlNQRUNJRklFRBAAEg4KCkFDQ0VTU19LRVkQARIVChFBQ0NFU1NfTUFOQUdFTUVOVBACEhEKDUFDQ0VTU19QVUJMSUMQAxITCg9BQ0NFU1NfT1BFUkFUT1IQBCpmCgtFbnRpdGxlbWVudBIbChdFTlRJVExFTUVOVF9VTlNQRUNJRklFRBAAEhcKE0VOVElUTEVNRU5UX0lOVEVSTlMQARIhCh1FTlRJVExFTUVOVF9QUklWQVRFX0VORFBPSU5UUxACKmQKDEVycm9yRGlhbGVjdBIdChlFUlJPUl9ESUFMRUNUX1VOU1BFQ0lGSUVEEAASGAoURVJST1JfRElBTEVDVF9PUEVOQUkQARIbChdFUlJPUl9ESUFMRUNUX0FOVEhST1BJQxACOkwKBmFjY2VzcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLmOAyABKA4yEi5nYXRld2F5LnYxLkFjY2Vzc1IGYWNjZXNzOlsKC2VudGl0bGVtZW50Eh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYuo4DIAEoDjIXLmdhdGV3YXkudjEuRW50aXRsZW1lbnRSC2VudGl0bGVtZW50OkwKEWh0dHBfc3VjY2Vzc19jb2RlEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYu44DIAEoDVIPaHR0cFN1Y2Nlc3NDb2RlOkYKDm1heF9ib2R5X2J5dGVzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYvI4DIAEoBFIMbWF4Qm9keUJ5dGVzOkoKEHNzZV9uYW1lZF9ldmVudHMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxi9jgMgASgIUg5zc2VOYW1lZEV2ZW50czpJCg9yZWFzb25lZF9lcnJvcnMSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxi+jgMgASgIUg5yZWFzb25lZEVycm9yczpKChBnbG9iYWxfaG9zdF9vbmx5Eh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYv44DIAEoCFIOZ2xvYmFsSG9zdE9ubHk6XwoNZXJyb3JfZGlhbGVjdBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGMCOAyABKA4yGC5nYXRld2F5LnYxLkVycm9yRGlhbGVjdFIMZXJyb3JEaWFsZWN0OkoKEHJhd19ib2R5X21lc3NhZ2USHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjBjgMgASgJUg5yYXdCb2R5TWVzc2FnZTpMChFyYXdfcmVwbHlfbWVzc2FnZRIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGMaOAyABKAlSD3Jhd1JlcGx5TWVzc2FnZTpNCgVydWxlcxIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYwo4DIAEoCzIWLmdhdGV3YXkudjEuRmllbGRSdWxlc1IFcnVsZXM6OwoIbnVsbGFibGUSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGMOOAyABKAhSCG51bGxhYmxlOj4KCmpzb25fcmVwbHkSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGMSOAyABKAhSCWpzb25SZXBseTo+CgpvbWl0X2VtcHR5Eh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjFjgMgASgIUglvbWl0RW1wdHk6PQoIZW52ZWxvcGUSHy5nb29nbGUucHJvdG9idWYuTWVzc2FnZU9wdGlvbnMY1o4DIAEoCFIIZW52ZWxvcGU6NwoEd2lyZRIhLmdvb2dsZS5wcm90b2J1Zi5FbnVtVmFsdWVPcHRpb25zGMyOAyABKAlSBHdpcmViBnByb3RvMw", [file_google_protobuf_descriptor]);
 
 /**
  * Validation rules of one field, enforced by the core's validation interceptor before any handler
@@ -281,9 +281,9 @@ export const error_dialect: GenExtension<MethodOptions, ErrorDialect> = /*@__PUR
   extDesc(file_gateway_v1_options, 7);
 
 /**
- * On a client-streaming method that takes `google.api.HttpBody` (the raw REST body): the
- * fully-qualified name of the message whose wire JSON that body is, e.g.
- * "gateway.v1.CreateBatchRequest". The OpenAPI document describes the body with its schema.
+ * On a method that takes `google.api.HttpBody` (the raw REST body): the fully-qualified name of
+ * the message whose wire JSON that body is, e.g. "gateway.v1.CreateBatchRequest". The OpenAPI
+ * document describes the body with its schema.
  *
  * @generated from extension: string raw_body_message = 51009;
  */
@@ -291,10 +291,20 @@ export const raw_body_message: GenExtension<MethodOptions, string> = /*@__PURE__
   extDesc(file_gateway_v1_options, 8);
 
 /**
+ * On a method that returns `google.api.HttpBody` holding wire JSON: the message that JSON is (for
+ * a server stream, an `envelope` message: its `json_reply` member is a JSON body, the others are
+ * SSE events). The OpenAPI document describes the answer with its schema.
+ *
+ * @generated from extension: string raw_reply_message = 51014;
+ */
+export const raw_reply_message: GenExtension<MethodOptions, string> = /*@__PURE__*/
+  extDesc(file_gateway_v1_options, 9);
+
+/**
  * @generated from extension: gateway.v1.FieldRules rules = 51010;
  */
 export const rules: GenExtension<FieldOptions, FieldRules> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 9);
+  extDesc(file_gateway_v1_options, 10);
 
 /**
  * Rendered as JSON null when unset (repeated: when empty) instead of being omitted.
@@ -302,7 +312,7 @@ export const rules: GenExtension<FieldOptions, FieldRules> = /*@__PURE__*/
  * @generated from extension: bool nullable = 51011;
  */
 export const nullable: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 10);
+  extDesc(file_gateway_v1_options, 11);
 
 /**
  * On a member of an `envelope` oneof: when the first message of a server stream carries this
@@ -312,7 +322,7 @@ export const nullable: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
  * @generated from extension: bool json_reply = 51012;
  */
 export const json_reply: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 11);
+  extDesc(file_gateway_v1_options, 12);
 
 /**
  * On a repeated field: omitted from the JSON when empty instead of rendered as `[]`. For stream
@@ -321,7 +331,7 @@ export const json_reply: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
  * @generated from extension: bool omit_empty = 51013;
  */
 export const omit_empty: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 12);
+  extDesc(file_gateway_v1_options, 13);
 
 /**
  * A server-stream message made of one oneof: on the REST wire each message is rendered as its
@@ -330,7 +340,7 @@ export const omit_empty: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
  * @generated from extension: bool envelope = 51030;
  */
 export const envelope: GenExtension<MessageOptions, boolean> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 13);
+  extDesc(file_gateway_v1_options, 14);
 
 /**
  * The spec's string for this value on the REST wire ("daily", "S256", "/v1/embeddings").
@@ -339,5 +349,5 @@ export const envelope: GenExtension<MessageOptions, boolean> = /*@__PURE__*/
  * @generated from extension: string wire = 51020;
  */
 export const wire: GenExtension<EnumValueOptions, string> = /*@__PURE__*/
-  extDesc(file_gateway_v1_options, 14);
+  extDesc(file_gateway_v1_options, 15);
 

@@ -40,13 +40,11 @@ export const openAiChat: ChatApi = {
   },
 
   async embeddings(target, request, signal) {
-    const payload: JsonObject = { model: target.upstreamModelId, input: request.input ?? null, encoding_format: "float" };
-    if (request.dimensions !== undefined && request.dimensions !== null) payload.dimensions = request.dimensions;
-    if (request.input_type !== undefined && request.input_type !== null) payload.input_type = request.input_type;
+    const payload: JsonObject = { ...request, model: target.upstreamModelId, input: request.input ?? null, encoding_format: "float" };
     const response = await postUpstream(target, "/embeddings", headersFor(target, "application/json"), payload, signal);
     const body = await readJsonObject(response);
     if (isObject(body.error)) throw inBodyError(body, target.apiKey);
-    return { vectors: vectorsOf(body), promptTokens: usageFromOpenAi(body.usage)?.promptTokens ?? 0 };
+    return { vectors: vectorsOf(body), promptTokens: usageFromOpenAi(body.usage)?.promptTokens ?? 0, body };
   },
 };
 
