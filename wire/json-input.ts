@@ -26,7 +26,8 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-const INT_RANGES: Partial<Record<ScalarType, [number, number]>> = {
+/** The JSON numbers each integer type takes (64-bit ones: those a JSON number holds exactly). */
+export const INT_RANGES: Partial<Record<ScalarType, [number, number]>> = {
   [ScalarType.INT32]: [-2147483648, 2147483647],
   [ScalarType.SINT32]: [-2147483648, 2147483647],
   [ScalarType.SFIXED32]: [-2147483648, 2147483647],
@@ -109,7 +110,8 @@ function normalizeValue(kind: Kind, value: JsonValue, name: string): JsonValue {
   }
 }
 
-function normalizeMessageValue(schema: DescMessage, value: JsonValue, name: string): JsonValue {
+/** A message-typed value's check; a gateway message's fields are normalized into a copy. */
+export function normalizeMessageValue(schema: DescMessage, value: JsonValue, name: string): JsonValue {
   switch (schema.typeName) {
     case "google.protobuf.Value":
       return value;

@@ -5,7 +5,7 @@ import type { Interceptor } from "@connectrpc/connect";
 import { rules as rulesOption, type FieldRules } from "../../gen/gateway/v1/options_pb.js";
 import { gatewayError } from "../../wire/errors.js";
 import { setOptionOf } from "../../wire/proto-options.js";
-import { textProblem, UUID_PATTERN } from "../../wire/text-rules.js";
+import { FREE_FORM, jsonViolation, keySegment, keyViolation, sizeViolation, valueViolation } from "./json-rules.js";
 
 /**
  * Enforces the `(gateway.v1.rules)` of every request field before a handler runs, for REST and
@@ -46,8 +46,6 @@ interface Violation {
   message: string;
 }
 
-const patterns = new Map<string, RegExp>();
-
 function firstViolation(message: ReflectMessage, prefix: string): Violation | undefined {
   for (const field of message.fields) {
     const name = prefix + field.name;
@@ -63,9 +61,8 @@ function checkField(message: ReflectMessage, field: DescField, name: string, rul
   switch (field.fieldKind) {
     case "list": {
       const list = message.get(field);
-      if (rules?.required && list.size === 0) return `${name} is required`;
-      if (rules?.minItems !== undefined && list.size < rules.minItems) return `${name} must have at least ${rules.minItems} item(s)`;
-      if (rules?.maxItems !== undefined && list.size > rules.maxItems) return `${name} must have at most ${rules.maxItems} items`;
+      const size = sizeViolation("list", list.size, name, rules);
+      if (size) return size;
       if (field.listKind === "message" && FREE_FORM.has(field.message.typeName)) {
         const items = localOf(message, field) as unknown[];
         return firstOf(items, (item, i) => jsonViolation(freeFormJson(field.message, item), `${name}[${i}]`));
@@ -78,20 +75,19 @@ function checkField(message: ReflectMessage, field: DescField, name: string, rul
             ? firstViolation(item as ReflectMessage, `${itemName}.`)
             : field.listKind === "enum"
               ? checkEnum(field.enum, item as number, itemName, true)
-              : checkValue(item, itemName, rules);
+              : valueViolation(item, itemName, rules);
         if (violation) return violation;
       }
       return undefined;
     }
     case "map": {
       const map = message.get(field);
-      if (rules?.required && map.size === 0) return `${name} is required`;
-      if (rules?.minItems !== undefined && map.size < rules.minItems) return `${name} must have at least ${rules.minItems} entr${rules.minItems === 1 ? "y" : "ies"}`;
-      if (rules?.maxItems !== undefined && map.size > rules.maxItems) return `${name} must have at most ${rules.maxItems} entries`;
+      const size = sizeViolation("map", map.size, name, rules);
+      if (size) return size;
       const locals = field.mapKind === "message" && FREE_FORM.has(field.message.typeName) ? (localOf(message, field) as Record<string, unknown>) : undefined;
       for (const [key, value] of map) {
-        const keyViolation = typeof key === "string" ? keyProblem(key, undefined, name) : undefined;
-        if (keyViolation) return keyViolation;
+        const badKey = typeof key === "string" ? keyViolation(key, name) : undefined;
+        if (badKey) return badKey;
         const entryName = name + keySegment(String(key));
         const violation =
           field.mapKind === "message"
@@ -100,7 +96,7 @@ function checkField(message: ReflectMessage, field: DescField, name: string, rul
               : firstViolation(value as ReflectMessage, `${entryName}.`)
             : field.mapKind === "enum"
               ? undefined
-              : checkValue(value, entryName, undefined);
+              : valueViolation(value, entryName, undefined);
         if (violation) return violation;
       }
       return undefined;
@@ -118,7 +114,7 @@ function checkField(message: ReflectMessage, field: DescField, name: string, rul
     default: {
       // For implicit-presence fields isSet means "not the zero value".
       if (!message.isSet(field)) return rules?.required ? `${name} is required` : undefined;
-      return checkValue(message.get(field), name, rules);
+      return valueViolation(message.get(field), name, rules);
     }
   }
 }
@@ -130,100 +126,6 @@ function checkField(message: ReflectMessage, field: DescField, name: string, rul
 function checkEnum(desc: DescEnum, value: number, name: string, inList: boolean): string | undefined {
   if (desc.values.some((v) => v.number === value && (v.number !== 0 || !inList))) return undefined;
   return `${name} has an unknown value (${value})`;
-}
-
-function checkValue(value: unknown, name: string, rules: FieldRules | undefined): string | undefined {
-  if (typeof value === "string") {
-    const problem = textProblem(value);
-    if (problem) return `${name} ${problem}`;
-    if (!rules) return undefined;
-    const length = [...value].length;
-    if (rules.required && length === 0) return `${name} is required`;
-    if (rules.minLen !== undefined && length < rules.minLen) return `${name} must be at least ${rules.minLen} character(s)`;
-    if (rules.maxLen !== undefined && length > rules.maxLen) return `${name} must be at most ${rules.maxLen} characters`;
-    if (rules.uuid && !UUID_PATTERN.test(value)) return `${name} must be a UUID`;
-    if (rules.pattern && !patternOf(rules.pattern).test(value)) {
-      return `${name} must match ${rules.patternHint || rules.pattern}`;
-    }
-    return undefined;
-  }
-  if (typeof value === "number" && !Number.isFinite(value)) return `${name} ${NOT_FINITE}`;
-  if (rules && (typeof value === "number" || typeof value === "bigint")) {
-    const number = Number(value);
-    if (rules.gte !== undefined && number < rules.gte) return `${name} must be at least ${rules.gte}`;
-    if (rules.gt !== undefined && number <= rules.gt) return `${name} must be greater than ${rules.gt}`;
-    if (rules.lte !== undefined && number > rules.lte) return `${name} must be at most ${rules.lte}`;
-  }
-  return undefined;
-}
-
-const NOT_FINITE = "must be a finite number";
-
-/** How deep free-form JSON may nest, as protobuf-es' own JSON and binary readers allow. */
-const MAX_JSON_DEPTH = 100;
-
-/** Free-form JSON types; a Struct field holds a JsonObject, Value and ListValue fields hold messages. */
-const FREE_FORM = new Set(["google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"]);
-
-/**
- * The first value of free-form JSON that breaks the text or number rule, or nests too deep; `name`
- * is the field it sits in. Iterative, since JSON parsed from a request (the streamed batch body)
- * can nest deeper than a call stack; names are built only for a violation, as this runs on every
- * inference request.
- */
-function jsonViolation(root: JsonValue, name: string): string | undefined {
-  const pending: JsonNode[] = [{ value: root, parent: undefined, step: "", depth: 0 }];
-  for (let node = pending.pop(); node; node = pending.pop()) {
-    const { value, depth } = node;
-    if (typeof value === "string") {
-      const problem = textProblem(value);
-      if (problem) return `${nameOf(node, name)} ${problem}`;
-    } else if (typeof value === "number") {
-      if (!Number.isFinite(value)) return `${nameOf(node, name)} ${NOT_FINITE}`;
-    } else if (value !== null && typeof value === "object") {
-      if (depth === MAX_JSON_DEPTH) return `${name} is nested more than ${MAX_JSON_DEPTH} levels deep`;
-      // Pushed in reverse so that the first violation in document order is the one reported.
-      if (Array.isArray(value)) {
-        for (let i = value.length - 1; i >= 0; i--) pending.push({ value: value[i]!, parent: node, step: i, depth: depth + 1 });
-      } else {
-        const keys = Object.keys(value);
-        for (const key of keys) {
-          const problem = keyProblem(key, node, name);
-          if (problem) return problem;
-        }
-        for (let i = keys.length - 1; i >= 0; i--) pending.push({ value: value[keys[i]!]!, parent: node, step: keys[i]!, depth: depth + 1 });
-      }
-    }
-  }
-  return undefined;
-}
-
-interface JsonNode {
-  value: JsonValue;
-  parent: JsonNode | undefined;
-  /** Key or index in the parent. */
-  step: string | number;
-  depth: number;
-}
-
-function nameOf(node: JsonNode, root: string): string {
-  const steps: Array<string | number> = [];
-  for (let at: JsonNode | undefined = node; at?.parent; at = at.parent) steps.push(at.step);
-  return steps.reduceRight<string>((name, step) => (typeof step === "number" ? `${name}[${step}]` : name + keySegment(step)), root);
-}
-
-function keyProblem(key: string, node: JsonNode | undefined, root: string): string | undefined {
-  const problem = textProblem(key);
-  return problem && `${node ? nameOf(node, root) : root} has a key ${JSON.stringify(shortened(key))} that ${problem}`;
-}
-
-/** `.key` where the key reads as a name, else `["key"]`, shortened: error messages echo it. */
-function keySegment(key: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/.test(key) ? `.${key}` : `[${JSON.stringify(shortened(key))}]`;
-}
-
-function shortened(key: string): string {
-  return key.length > 64 ? `${key.slice(0, 64)}…` : key;
 }
 
 /**
@@ -269,13 +171,4 @@ function firstOf<T>(items: readonly T[], check: (item: T, index: number) => stri
     if (violation) return violation;
   }
   return undefined;
-}
-
-function patternOf(source: string): RegExp {
-  let pattern = patterns.get(source);
-  if (!pattern) {
-    pattern = new RegExp(source, "u");
-    patterns.set(source, pattern);
-  }
-  return pattern;
 }
