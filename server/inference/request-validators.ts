@@ -1,11 +1,11 @@
-import type { DescMessage, JsonObject } from "@bufbuild/protobuf";
 import { ChatCompletionRequestSchema, CreateEmbeddingRequestSchema } from "../../gen/gateway/v1/inference_pb.js";
-import { decodeWireJson } from "../../wire/json-input.js";
-import { assertValid } from "../core/validation.js";
+import { compileJsonValidator } from "../core/json-validator.js";
 
-// TEMPORARY until the compiled validator lands.
-function compileJsonValidator(schema: DescMessage): (body: JsonObject) => void {
-  return (body) => assertValid(schema, decodeWireJson(schema, body));
-}
+/**
+ * The checks of the JSON-native inference bodies, compiled once at start-up from the typed request
+ * messages and their `(gateway.v1.rules)`: the 400s a typed request gets from the validation
+ * interceptor, naming the same fields, without building the message (server/core/json-validator.ts).
+ * Each also normalizes the body it passes (lowerCamel names of known fields, `null` as not set).
+ */
 export const validateChatRequest = compileJsonValidator(ChatCompletionRequestSchema);
 export const validateEmbeddingRequest = compileJsonValidator(CreateEmbeddingRequestSchema);
