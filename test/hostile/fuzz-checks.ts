@@ -94,6 +94,11 @@ function envelopeProblem({ status, text }: Answer): string | undefined {
   return undefined;
 }
 
+/** A list stored as a set (guardrails' allow and ignore lists): each value once, in the order first sent. */
+function sameSet(sent: FuzzJson, got: unknown): boolean {
+  return Array.isArray(sent) && JSON.stringify(got) === JSON.stringify([...new Set(sent)]);
+}
+
 /** The top-level strings (and lists of strings) sent that an answer shows under the same name and changed. */
 export function readBackProblems(sent: FuzzObject, body: unknown, where: string): string[] {
   const problems: string[] = [];
@@ -101,7 +106,7 @@ export function readBackProblems(sent: FuzzObject, body: unknown, where: string)
     if (!isText(value)) continue;
     const got = responseField(body, name);
     if (got === undefined || got === null || typeof got !== typeof value || Array.isArray(got) !== Array.isArray(value)) continue;
-    if (JSON.stringify(got) !== JSON.stringify(value) && !sameInstant(value, got)) problems.push(`${where}: ${name} was sent as ${excerpt(value)} and reads back as ${excerpt(got)}`);
+    if (JSON.stringify(got) !== JSON.stringify(value) && !sameInstant(value, got) && !sameSet(value, got)) problems.push(`${where}: ${name} was sent as ${excerpt(value)} and reads back as ${excerpt(got)}`);
   }
   return problems;
 }
