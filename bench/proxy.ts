@@ -69,11 +69,12 @@ export async function runProxyBenchmark(): Promise<void> {
       ],
     });
     const bootstrapKey = newKeySecret();
-    const start = (profile: boolean) =>
+    const start = (profile: boolean, workers = 1) =>
       startGatewayProcess({
         databaseUrl: postgres.url,
         key: bootstrapKey,
-        env: { GATEWAY_CONFIG: configFile, GATEWAY_RATE_LIMIT_REQUESTS: "100000000", GATEWAY_RATE_LIMIT_WINDOW_SECONDS: "60" },
+        env: { GATEWAY_CONFIG: configFile, GATEWAY_RATE_LIMIT_REQUESTS: "100000000", GATEWAY_RATE_LIMIT_WINDOW_SECONDS: "60", GATEWAY_WORKERS: String(workers) },
+        ...(workers > 1 ? { ready: "all workers listening" } : {}),
         nodeArgs: profile && process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
       });
     const gateway = await start(true);
@@ -86,7 +87,7 @@ export async function runProxyBenchmark(): Promise<void> {
       if (ONLY && !ONLY.includes(`${name} ${connections}`)) return undefined;
       const bases = Array.isArray(base) ? base : [base];
       // The proxy's own CPU (the bare proxy's too), so a row says what a call costs the process that serves it.
-      const pids = bases.includes(bare) ? [bareChild.pid!] : gateways.filter((g) => bases.includes(g.url)).map((g) => g.child.pid!);
+      const pids = bases.includes(bare) ? [bareChild.pid!] : gateways.filter((g) => bases.includes(g.url)).flatMap(processesOf);
       // The measured part only: runLoad warms up first, so the CPU is read once warm-up is over.
       let cpuBefore = 0;
       const warm = setTimeout(() => (cpuBefore = cpuMs(pids)), WARMUP_MS);
@@ -150,6 +151,14 @@ export async function runProxyBenchmark(): Promise<void> {
       }
     }
 
+    if (!ONLY || ONLY.includes("gateway 2 workers chat 10")) {
+      // One gateway as a primary and two workers sharing its port (GATEWAY_WORKERS); its CPU is theirs together.
+      const workers = await start(false, 2);
+      gateways.push(workers);
+      await run("gateway 2 workers chat", 10, workers.url, key, CHAT, chatPath);
+      await gateways.splice(gateways.indexOf(workers), 1)[0]!.stop();
+    }
+
     for (const g of gateways.splice(0)) await g.stop();
     const client = new pg.Client(postgres.url);
     await client.connect();
@@ -162,6 +171,15 @@ export async function runProxyBenchmark(): Promise<void> {
     await postgres.stop();
     await fs.rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/** A gateway's process and, when it runs GATEWAY_WORKERS, its workers (their "gateway listening" lines carry their pids). */
+function processesOf(gateway: GatewayProcess): number[] {
+  const workers = gateway.lines.flatMap((line) => {
+    const pid = /"pid":(\d+).*"msg":"gateway listening"/.exec(line)?.[1];
+    return pid ? [Number(pid)] : [];
+  });
+  return [gateway.child.pid!, ...workers];
 }
 
 /** User + system CPU of these processes so far (/proc/<pid>/stat, clock ticks of 10 ms). */

@@ -1,17 +1,36 @@
-import { startGateway } from "../server/gateway/app.js";
+import cluster from "node:cluster";
+import { startGateway, type GatewayOptions } from "../server/gateway/app.js";
+import { runClusterPrimary } from "../server/gateway/cluster-primary.js";
+import { announceListening, workerLogger } from "../server/gateway/cluster-worker.js";
 import { loadConfig } from "../server/config.js";
 import { createLogger } from "../server/logger.js";
 
-/** `npm start`: the gateway. `--core-only`: the gRPC/Connect core without the REST facade. */
+/**
+ * `npm start`: the gateway; with GATEWAY_WORKERS above 1, a primary process and that many
+ * gateway workers sharing the ports (server/gateway/cluster-primary.ts). `--core-only`: the
+ * gRPC/Connect core without the REST facade.
+ */
 const config = loadConfig();
 // tsx turns on source-mapped stack traces, and mapping is paid on every error object a request
 // creates (each aborted signal makes a DOMException): a third of the CPU of a short call. No
 // stack reaches a body or a log line, so serving runs without; `--enable-source-maps` keeps them.
 if (!process.execArgv.includes("--enable-source-maps")) process.setSourceMapsEnabled(false);
-const log = createLogger(config.logLevel);
+const log = cluster.isWorker ? workerLogger(createLogger(config.logLevel)) : createLogger(config.logLevel);
+const coreOnly = process.argv.includes("--core-only");
 
 try {
-  const gateway = await startGateway(config, log, { coreOnly: process.argv.includes("--core-only") });
+  if (cluster.isWorker) await serve({ coreOnly, preparedByPrimary: true });
+  else if (config.workers > 1) await runClusterPrimary(config, log);
+  else await serve({ coreOnly });
+} catch (err) {
+  log.fatal({ err: err instanceof Error ? err.message : String(err) }, "gateway failed to start");
+  process.exit(1);
+}
+
+/** One gateway in this process, until SIGTERM or SIGINT drains it. */
+async function serve(options: GatewayOptions): Promise<void> {
+  const gateway = await startGateway(config, log, options);
+  if (cluster.isWorker) announceListening();
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -27,7 +46,4 @@ try {
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
-} catch (err) {
-  log.fatal({ err: err instanceof Error ? err.message : String(err) }, "gateway failed to start");
-  process.exit(1);
 }

@@ -39,6 +39,8 @@ export interface GatewayConfig {
   freeModelDailyRequests: number;
   /** How long SIGTERM waits for in-flight requests before closing connections. */
   shutdownGraceMs: number;
+  /** GATEWAY_WORKERS: gateway processes sharing the two ports (node:cluster, server/gateway/cluster-primary.ts); 1: this process alone. */
+  workers: number;
   /** Operator token of OperatorService (`npm run admin`); when unset, kept in `dataDir/operator.token`. */
   operatorToken: string | undefined;
   /** GATEWAY_METRICS_TOKEN: when set, GET /metrics wants `Authorization: Bearer <it>`; unset, the metrics are public. */
@@ -297,6 +299,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     governanceFeedCheckMs: intVar(env, "GATEWAY_GOVERNANCE_FEED_CHECK_MS", 5_000, 50, 600_000),
     freeModelDailyRequests: intVar(env, "GATEWAY_FREE_MODEL_DAILY_REQUESTS", 50, 0, 1_000_000),
     shutdownGraceMs: intVar(env, "GATEWAY_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+    workers: workersVar(env),
     operatorToken: nonEmpty(env.GATEWAY_OPERATOR_TOKEN),
     metricsToken: nonEmpty(env.GATEWAY_METRICS_TOKEN),
     masterKey: nonEmpty(env.GATEWAY_MASTER_KEY),
@@ -382,6 +385,15 @@ function listenerLimits(env: Env): ListenerLimits {
     sessionMemoryMiB: intVar(env, "GATEWAY_GRPC_SESSION_MEMORY_MIB", 32, 1, 4_096),
     idleSessionMs: intVar(env, "GATEWAY_GRPC_IDLE_TIMEOUT_MS", 300_000, 0, 86_400_000),
   };
+}
+
+/** A positive integer, or `auto`: one per CPU this process may use. */
+function workersVar(env: Env): number {
+  const raw = nonEmpty(env.GATEWAY_WORKERS);
+  if (raw?.toLowerCase() === "auto") return os.availableParallelism();
+  const workers = Number(raw ?? 1);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 1_024) throw new Error(`GATEWAY_WORKERS must be "auto" or an integer from 1 to 1024, got "${raw}"`);
+  return workers;
 }
 
 /** The CPU limit defaults to the shell's time limit: a command never needs more than it may run. */

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Exchange, ExchangeObserver } from "../../wire/exchange.js";
 import type { AdmissionObserver, GrantOutcome, GrantTrigger } from "../admission/admission-observer.js";
 import type { Refusal } from "../admission/quantities.js";
@@ -25,6 +25,25 @@ export interface ScrapeSources {
   openStreams(): number;
   /** Batch items by state, cached briefly (metrics-batch-items.ts). */
   batchItems(): Promise<BatchItemCounts>;
+}
+
+/** One registry's values as plain data (`getMetricsAsJSON`), which crosses a cluster's IPC channel. */
+export type MetricsSnapshot = Awaited<ReturnType<Registry["getMetricsAsJSON"]>>;
+
+/** A text exposition (format 0.0.4) and its content type. */
+export interface Exposition {
+  body: string;
+  contentType: string;
+}
+
+/**
+ * The exposition of several workers' snapshots as one instance's: counters and histograms summed,
+ * gauges by their `aggregator` (a sum unless the metric says otherwise; the process metrics of
+ * `collectDefaultMetrics` bring their own).
+ */
+export async function aggregateExposition(snapshots: MetricsSnapshot[]): Promise<Exposition> {
+  const registry = AggregatorRegistry.aggregate(snapshots);
+  return { body: await registry.metrics(), contentType: registry.contentType };
 }
 
 const GEN_AI_LABELS = ["gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model"] as const;
@@ -188,6 +207,8 @@ export class GatewayMetrics {
       help: "Items of the batches still running (all instances: read from the database), by state: pending, running, succeeded, failed",
       labelNames: ["state"],
       registers: [this.registry],
+      // Every worker of a cluster reads the same database: their sum would count each item once per worker.
+      aggregator: "first",
       async collect() {
         const counts = await sources.batchItems();
         for (const state of BATCH_ITEM_STATES) this.set({ state }, counts[state]);
@@ -196,8 +217,13 @@ export class GatewayMetrics {
   }
 
   /** The exposition (text format 0.0.4) and its content type. */
-  async scrape(): Promise<{ body: string; contentType: string }> {
+  async scrape(): Promise<Exposition> {
     return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+
+  /** This instance's values, for a cluster's scrape to add to the other workers' (`aggregateExposition`). */
+  snapshot(): Promise<MetricsSnapshot> {
+    return this.registry.getMetricsAsJSON();
   }
 
   private exchange({ protocol, method, route, status, durationMs, upstreamMs }: Exchange): void {

@@ -45,11 +45,13 @@ export interface GatewayProcessOptions {
   nodeArgs?: string[];
   /** The entry point: the gateway (default), or `cmd/facade.ts`, which logs "facade listening". */
   entry?: "cmd/gateway.ts" | "cmd/facade.ts";
+  /** The line that says it is ready, when not its entry's: a cluster's primary logs "all workers listening". */
+  ready?: string;
 }
 
 export async function startGatewayProcess(options: GatewayProcessOptions): Promise<GatewayProcess> {
   const entry = options.entry ?? "cmd/gateway.ts";
-  const ready = entry === "cmd/facade.ts" ? "facade listening" : "gateway listening";
+  const ready = options.ready ?? (entry === "cmd/facade.ts" ? "facade listening" : "gateway listening");
   const httpPort = await freePort();
   let grpcPort = await freePort();
   while (grpcPort === httpPort) grpcPort = await freePort();
