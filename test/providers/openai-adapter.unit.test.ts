@@ -119,15 +119,16 @@ test("logprobs: the request flags pass through and the provider's logprobs come 
   assert.equal(streamed, custom);
 });
 
-test("embeddings: always float, dimensions and input_type only when set, vectors in input order", async ({ mock }) => {
-  const result = await openAiChat.embeddings(targetFor(mock, "openai", "embed-mock"), { input: ["first", "second"], dimensions: 4, encoding_format: "base64", user: "u-1" }, signal());
+test("embeddings: always float, every other field as the pipeline passed it, vectors in input order", async ({ mock }) => {
+  // The pipeline has already removed the gateway's own fields (request-fields.ts); the adapter sets model and format only.
+  const result = await openAiChat.embeddings(targetFor(mock, "openai", "embed-mock"), { input: ["first", "second"], dimensions: 4, encoding_format: "base64", truncate: "END" }, signal());
   const sent = lastBody(mock);
-  assert.equal(sent, { model: "embed-mock", input: ["first", "second"], encoding_format: "float", dimensions: 4 });
+  assert.equal(sent, { model: "embed-mock", input: ["first", "second"], encoding_format: "float", dimensions: 4, truncate: "END" });
   assert.is(mock.requests[0]?.path, "/openai/v1/embeddings");
   assert.equal(result.vectors, [mockVector("first", 4), mockVector("second", 4)]);
   assert.is(result.promptTokens, Math.ceil("firstsecond".length / 4));
 
-  await openAiChat.embeddings(targetFor(mock, "openai", "embed-mock"), { input: "one", input_type: "query", dimensions: null }, signal());
+  await openAiChat.embeddings(targetFor(mock, "openai", "embed-mock"), { input: "one", input_type: "query" }, signal());
   assert.equal(lastBody(mock), { model: "embed-mock", input: "one", encoding_format: "float", input_type: "query" });
 });
 
