@@ -9,27 +9,44 @@ import { ListOrganizationsResponseSchema, OperatorService } from "../../gen/gate
 import { httpErrorOf } from "../../wire/errors.js";
 import { at, call } from "../support/http.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
+import { runAdmin } from "../../cmd/admin-command.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
-/** `npm run admin -- …` as an operator runs it, against the test gateway's gRPC port. */
-function admin(gw: TestGateway, args: string[], token = gw.operatorToken): Promise<{ code: number; stdout: string; stderr: string; json: unknown }> {
+interface AdminRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: unknown;
+}
+
+/** The admin command run in-process against the test gateway's gRPC port (its process is `cli` below). */
+async function admin(gw: TestGateway, args: string[], token = gw.operatorToken): Promise<AdminRun> {
+  let stdout = "";
+  let stderr = "";
+  const env = { GATEWAY_GRPC_URL: gw.grpcUrl, GATEWAY_OPERATOR_TOKEN: token };
+  const code = await runAdmin(args, env, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
+  return { code, stdout, stderr, json: jsonOf(stdout) };
+}
+
+/** `npm run admin -- …` as an operator runs it: a process of its own, whose exit status is the answer. */
+function cli(gw: TestGateway, args: string[], token = gw.operatorToken): Promise<AdminRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ["--import", "tsx", "cmd/admin.ts", ...args],
       { cwd: ROOT, env: { ...process.env, GATEWAY_GRPC_URL: gw.grpcUrl, GATEWAY_OPERATOR_TOKEN: token } },
-      (error, stdout, stderr) => {
-        let json: unknown;
-        try {
-          json = JSON.parse(stdout);
-        } catch {
-          json = undefined;
-        }
-        resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr, json });
-      },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr, json: jsonOf(stdout) }),
     );
   });
+}
+
+function jsonOf(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 const test = suite<{ gw: TestGateway }>("operator");
@@ -131,7 +148,18 @@ test("an organization starts with its owner: its first key and keys minted witho
   assert.is(at(defaultMembers.json, "data", 0, "email"), "owner@localhost", "GATEWAY_OWNER_EMAIL's default");
 });
 
-test("errors: bad usage exits 2, gateway errors exit 1 with their status", async ({ gw }) => {
+test("the command's process: its output and its exit status (0, 2 for bad usage, 1 for a gateway error)", async ({ gw }) => {
+  const listed = await cli(gw, ["org", "list"]);
+  assert.is(listed.code, 0, listed.stderr);
+  assert.ok((at(listed.json, "data") as unknown[]).length >= 1, listed.stdout);
+  const [usage, refused] = await Promise.all([cli(gw, ["org", "frobnicate"]), cli(gw, ["org", "list"], "not-the-token")]);
+  assert.is(usage.code, 2);
+  assert.match(usage.stderr, /unknown command/);
+  assert.is(refused.code, 1);
+  assert.match(refused.stderr, /^admin: 401 /);
+});
+
+test("errors: bad usage is status 2, gateway errors status 1 with their HTTP status", async ({ gw }) => {
   const usage = await admin(gw, ["org", "frobnicate"]);
   assert.is(usage.code, 2);
   assert.match(usage.stderr, /unknown command/);
