@@ -1,11 +1,12 @@
 import type { ServerResponse } from "node:http";
 import type { HttpBody } from "../gen/google/api/httpbody_pb.js";
+import { writeRespectingDrain } from "./response-write.js";
 
 /**
  * A server stream of `google.api.HttpBody` is one raw response body, as grpc-gateway renders it:
  * the content type of the first message, then the bytes of every message in order, written only as
- * fast as the client reads them. A stream that fails midway is cut off (the caller destroys the
- * response), so a client never takes a partial body for a whole one. A body that is one message
+ * fast as the client reads them (response-write.ts). A stream that fails midway is cut off (the
+ * caller destroys the response), so a client never takes a partial body for a whole one. A body that is one message
  * goes out with its length.
  *
  * A `text/event-stream` body is made of ready frames (wire/sse-frames.ts) and is relayed as an event
@@ -20,8 +21,8 @@ export async function writeHttpBodyStream(res: ServerResponse, status: number, h
     return;
   }
   res.writeHead(status, { ...headers, "content-type": contentType });
-  await write(res, first.data);
-  for (let next: IteratorResult<HttpBody> = second; !next.done; next = await rest.next()) await write(res, next.value.data);
+  await writeRespectingDrain(res, first.data);
+  for (let next: IteratorResult<HttpBody> = second; !next.done; next = await rest.next()) await writeRespectingDrain(res, next.value.data);
   res.end();
 }
 
@@ -31,18 +32,4 @@ export function isEventStream(body: HttpBody): boolean {
 
 export async function* httpBodyFrames(first: HttpBody, rest: AsyncIterator<HttpBody>): AsyncGenerator<Uint8Array> {
   for (let next: IteratorResult<HttpBody> = { done: false, value: first }; !next.done; next = await rest.next()) yield next.value.data;
-}
-
-function write(res: ServerResponse, data: Uint8Array): Promise<void> | void {
-  if (data.length === 0 || res.write(data)) return;
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
-    };
-    res.on("drain", done);
-    // A client that went away aborts the call; the next read of the stream fails.
-    res.on("close", done);
-  });
 }

@@ -3,10 +3,12 @@ import type { JsonValue } from "@bufbuild/protobuf";
 import type { ErrorDialect } from "../gen/gateway/v1/options_pb.js";
 import { SSE_CONTENT_TYPE, SSE_DONE, SSE_KEEPALIVE, sseFrame } from "../wire/sse-frames.js";
 import { errorBody, toHttpError } from "./error-response.js";
+import { writeRespectingDrain } from "./response-write.js";
 
 /**
- * Writes an answer as `text/event-stream` (framing: wire/sse-frames.ts): the frames in order, a
- * `: keepalive` comment after `keepaliveMs` without output. A stream that fails midway ends with
+ * Writes an answer as `text/event-stream` (framing: wire/sse-frames.ts): the frames in order, each
+ * only once the client has read what came before (response-write.ts), and a `: keepalive` comment
+ * after `keepaliveMs` without output. A stream that fails midway ends with
  * an error event and no `[DONE]`, so a client can never mistake it for a complete answer.
  *
  * With `namedEvents` (methods marked `(gateway.v1.sse_named_events)`) a failure is `event: error`:
@@ -39,7 +41,7 @@ export async function writeSse(res: ServerResponse, headers: Record<string, stri
   arm();
   try {
     for await (const frame of frames) {
-      if (frame.length > 0) res.write(frame);
+      await writeRespectingDrain(res, frame);
       arm();
     }
   } catch (err) {

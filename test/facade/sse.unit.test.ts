@@ -17,6 +17,7 @@ import {
 import { gatewayError } from "../../wire/errors.js";
 import { createLogger } from "../../server/logger.js";
 import { at } from "../support/http.js";
+import { eventually } from "../support/eventually.js";
 import { sseData } from "../support/sse.js";
 
 /**
@@ -51,7 +52,14 @@ const probe = {
   keepaliveSeen: deferred(false, 0),
   aborted: deferred(false, 0),
   requests: [] as InternChatRequest[],
+  /** The facade's response of the latest request, and how often a chunk was asked for while it could take no more. */
+  response: undefined as http.ServerResponse | undefined,
+  pulledWhileFull: 0,
 };
+
+/** Chunks of the `flood` stream: far more than the socket and the response buffer hold together. */
+const FLOOD_CHUNKS = 200;
+const FLOOD_TEXT = "x".repeat(64 * 1024);
 
 const chunk = (id: string, content: string | undefined, finish = InternFinishReason.UNSPECIFIED): InternChatEvent =>
   create(InternChatEventSchema, {
@@ -108,6 +116,13 @@ async function* chatCompletions(req: InternChatRequest, ctx: HandlerContext): As
       yield create(InternChatEventSchema, { event: { case: "steered", value: { sessionId: "sess-9", status: InternReplyStatus.STEERED } } });
       yield chunk("never", "must not be rendered");
       return;
+    case "flood":
+      for (let i = 0; i < FLOOD_CHUNKS; i++) {
+        if (probe.response?.writableNeedDrain) probe.pulledWhileFull += 1;
+        yield chunk("c6", FLOOD_TEXT);
+      }
+      yield finalChunk("c6");
+      return;
     case "hang":
       yield chunk("c5", "waiting");
       await Promise.race([abortedOf(ctx.signal), new Promise((resolve) => setTimeout(resolve, 5000))]);
@@ -131,7 +146,10 @@ test.before(async (ctx) => {
     // The stub service has no authentication to ask first.
     checkCredentialsFirst: false,
   });
-  ctx.server = http.createServer((req, res) => ctx.facade.handle(req, res));
+  ctx.server = http.createServer((req, res) => {
+    probe.response = res;
+    ctx.facade.handle(req, res);
+  });
   await new Promise<void>((resolve) => ctx.server.listen(0, "127.0.0.1", resolve));
   const { port } = ctx.server.address() as AddressInfo;
   ctx.url = `http://127.0.0.1:${port}`;
@@ -280,6 +298,27 @@ test("the facade still serves streams after a client left", async ({ url }) => {
   const res = await post(url, "/api/v1/interns/ok/chat/completions", USER_PROMPT);
   assert.is(res.status, 200);
   assert.is(res.data.at(-1), "[DONE]");
+});
+
+test("a stream is produced only as fast as its client reads: no message is asked for while the response cannot take more", async ({ url }) => {
+  probe.pulledWhileFull = 0;
+  const body = JSON.stringify({ messages: [{ role: "user", content: "flood" }] });
+  const reply = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    const req = http.request(`${url}/api/v1/interns/flood/chat/completions`, { method: "POST", headers: { "content-type": "application/json" } }, resolve);
+    req.once("error", reject);
+    req.end(body);
+  });
+  // The client reads nothing until the response's buffer is full, so that the facade must wait.
+  reply.pause();
+  await eventually(() => probe.response?.writableNeedDrain === true, "the response's buffer fills while the client does not read");
+  let text = "";
+  reply.setEncoding("utf8").on("data", (part: string) => (text += part));
+  reply.resume();
+  await new Promise((resolve) => reply.once("end", resolve));
+  const events = sseData(text);
+  assert.is(events.length, FLOOD_CHUNKS + 2, "every chunk, the final chunk and [DONE]");
+  assert.is(events.at(-1), "[DONE]");
+  assert.is(probe.pulledWhileFull, 0, "chunks asked for while the response buffer was full");
 });
 
 test.run();
