@@ -1,3 +1,5 @@
+import type { ContentFilter } from "./content-filters/content-filter.js";
+
 /**
  * The guardrails that govern one key, each once, with the narrowest way it reaches the key: an
  * assignment to the key itself, to the member who created the key, or being the default guardrail
@@ -26,5 +28,7 @@ export interface ApplyingGuardrail {
   enforceZdrXai: boolean | null;
   enableFreeModelTraining: boolean;
   enablePaidModelTraining: boolean;
+  /** Compiled once per version of the guardrail's filters (content-filters/guardrail-filters.ts); empty for most. */
+  contentFilters: readonly ContentFilter[];
   path: GuardrailPath;
 }

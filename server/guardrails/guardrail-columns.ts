@@ -1,9 +1,11 @@
 import type { CreationAttributes } from "sequelize";
 import { DataRegionSchema, ResetIntervalSchema } from "../../gen/gateway/v1/common_pb.js";
 import type { CreateGuardrailRequest, GuardrailContentFilterBuiltin, UpdateGuardrailRequest } from "../../gen/gateway/v1/guardrails_pb.js";
+import type { JsonObject } from "@bufbuild/protobuf";
 import { gatewayError } from "../../wire/errors.js";
 import { wireName, wireNamesOf } from "../../wire/enums.js";
 import type { GuardrailRow, StoredContentFilterBuiltin } from "../db/governance-models.js";
+import { checkBuiltin, checkCustomFilter } from "./content-filters/content-filter.js";
 
 /**
  * Request fields of a guardrail as stored columns. Create and update carry the same field names,
@@ -31,7 +33,7 @@ const POLICY_COLUMNS: Record<string, (req: PolicyRequest) => GuardrailColumns> =
   enable_free_model_training: (r) => ({ enableFreeModelTraining: r.enableFreeModelTraining ?? false }),
   enable_paid_model_training: (r) => ({ enablePaidModelTraining: r.enablePaidModelTraining ?? false }),
   content_filter_builtins: (r) => ({ contentFilterBuiltins: storedBuiltins(r.contentFilterBuiltins) }),
-  content_filters: (r) => ({ contentFilters: r.contentFilters.length === 0 ? null : r.contentFilters }),
+  content_filters: (r) => ({ contentFilters: storedCustomFilters(r.contentFilters) }),
 };
 
 /** Every policy field of a create request, defaults included. */
@@ -69,6 +71,13 @@ function storedBuiltins(builtins: GuardrailContentFilterBuiltin[]): StoredConten
   return builtins.map(({ slug, label, action }) => {
     if (seen.has(slug)) throw gatewayError(400, `content_filter_builtins names slug '${slug}' more than once`);
     seen.add(slug);
+    checkBuiltin({ slug, action });
     return { slug, label: label || `[${slug.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}]`, action };
   });
+}
+
+/** Each custom filter checked (its RE2 pattern compiles) before it is stored as given. */
+function storedCustomFilters(filters: JsonObject[]): JsonObject[] | null {
+  filters.forEach(checkCustomFilter);
+  return filters.length === 0 ? null : filters;
 }

@@ -1,12 +1,14 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
 import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
 import type { Caller } from "../core/auth.js";
 import { gatewayError } from "../../wire/errors.js";
 import { findInOrganization, inOrganization, type LookupOptions } from "../core/scope.js";
-import { GuardrailRow } from "../db/governance-models.js";
+import { GuardrailRow, type StoredContentFilterBuiltin } from "../db/governance-models.js";
 import { ApiKeyRow, type WorkspaceRow } from "../db/models.js";
 import { membersAmong } from "../members/member-store.js";
 import type { ApplyingGuardrail, GuardrailPath } from "./applying-guardrails.js";
+import { guardrailFilters } from "./content-filters/guardrail-filters.js";
 
 /** A guardrail of the caller's organization (404 otherwise), optionally locked. */
 export function findGuardrail(caller: Caller, id: string, options: LookupOptions = {}): Promise<GuardrailRow> {
@@ -71,6 +73,8 @@ interface ApplyingRow {
   enforce_zdr_xai: boolean | null;
   enable_free_model_training: boolean;
   enable_paid_model_training: boolean;
+  content_filter_builtins: StoredContentFilterBuiltin[];
+  content_filters: JsonObject[] | null;
   path: GuardrailPath;
 }
 
@@ -81,7 +85,7 @@ const APPLYING_TO_KEY = `
   SELECT g.id, g.name, g.limit_micros, g.reset_interval, g.include_byok_in_budgets, g.allowed_models, g.ignored_models,
          g.allowed_providers, g.ignored_providers, g.allowed_data_regions, g.enforce_zdr, g.enforce_zdr_anthropic,
          g.enforce_zdr_google, g.enforce_zdr_openai, g.enforce_zdr_other, g.enforce_zdr_xai,
-         g.enable_free_model_training, g.enable_paid_model_training,
+         g.enable_free_model_training, g.enable_paid_model_training, g.content_filter_builtins, g.content_filters,
          CASE min(r.rank) WHEN 1 THEN 'key' WHEN 2 THEN 'member' ELSE 'workspace' END AS path
     FROM (SELECT guardrail_id, 1 AS rank FROM guardrail_key_assignments WHERE key_hash = :keyHash
           UNION ALL
@@ -124,6 +128,7 @@ export async function guardrailsApplyingTo(sequelize: Sequelize, key: ApiKeyRow)
     enforceZdrXai: row.enforce_zdr_xai,
     enableFreeModelTraining: row.enable_free_model_training,
     enablePaidModelTraining: row.enable_paid_model_training,
+    contentFilters: guardrailFilters(row.id, row.name, row.content_filter_builtins, row.content_filters),
     path: row.path,
   }));
 }

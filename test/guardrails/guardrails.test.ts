@@ -143,7 +143,7 @@ test("POST /guardrails with every field: each value round-trips through create a
       { slug: "credit-card", label: "[CARD]", action: "block" },
       { slug: "regex-prompt-injection", action: "flag" },
     ],
-    content_filters: [{ pattern: "secret-\\d+", action: "redact", label: "[SECRET]" }, { nested: { a: [1, true, null] } }],
+    content_filters: [{ pattern: "secret-\\d+", action: "redact", label: "[SECRET]" }, { pattern: "(?i)project zeus", action: "block" }],
   };
   const created = await createGuardrail(gw, body);
   assert.is(created.status, 201, created.text);
@@ -224,6 +224,19 @@ test("POST /guardrails: bad input gives 400 naming the field, and creates nothin
     [{ name: "x", content_filter_builtins: [{ slug: "email", action: "redact" }, { slug: "email", action: "block" }] }, /content_filter_builtins/],
     [{ name: "x", content_filters: ["not an object"] }, /content_filters/],
     [{ name: "x", content_filters: { pattern: "a" } }, /content_filters/],
+    // What the gateway cannot enforce is refused, naming what it accepts.
+    [{ name: "x", content_filter_builtins: [{ slug: "passport", action: "redact" }] }, /unknown slug 'passport'; accepted slugs: email, credit-card, ssn, ip-address, phone, regex-prompt-injection/],
+    [{ name: "x", content_filter_builtins: [{ slug: "person-name", action: "redact" }] }, /'person-name' is not available in this gateway/],
+    [{ name: "x", content_filter_builtins: [{ slug: "address", action: "block" }] }, /'address' is not available in this gateway/],
+    [{ name: "x", content_filter_builtins: [{ slug: "email", action: "flag" }] }, /slug 'email' does not take action 'flag'; accepted: redact, block/],
+    [{ name: "x", content_filters: [{ pattern: "(?<=a)b", action: "redact" }] }, /content_filters\[0\]\.pattern '\(\?<=a\)b' is not a pattern RE2 accepts/],
+    [{ name: "x", content_filters: [{ pattern: "ok", action: "redact" }, { pattern: "(a", action: "block" }] }, /content_filters\[1\]\.pattern '\(a'/],
+    [{ name: "x", content_filters: [{ pattern: "a*", action: "redact" }] }, /content_filters\[0\]\.pattern 'a\*' matches the empty text/],
+    [{ name: "x", content_filters: [{ pattern: "a" }] }, /content_filters\[0\]\.action must be one of redact, block, flag/],
+    [{ name: "x", content_filters: [{ pattern: "a", action: "delete" }] }, /content_filters\[0\]\.action/],
+    [{ name: "x", content_filters: [{ action: "redact" }] }, /content_filters\[0\]\.pattern is required/],
+    [{ name: "x", content_filters: [{ pattern: "a", action: "redact", label: 7 }] }, /content_filters\[0\]\.label/],
+    [{ name: "x", content_filters: [{ pattern: "a", action: "redact", flags: "i" }] }, /content_filters\[0\]: unknown field 'flags'/],
     [{ name: "x", workspace_id: "not-a-uuid" }, /workspace_id/],
   ];
   const before = await call(gw.url, "GET", "/api/v1/guardrails", { key: gw.key });
@@ -347,7 +360,7 @@ test("PATCH /guardrails/{id}: changes only the given fields; updated_at is null 
     allowed_data_regions: ["global"],
     enable_free_model_training: true,
     content_filter_builtins: [{ slug: "phone", action: "redact" }],
-    content_filters: [{ pattern: "x" }],
+    content_filters: [{ pattern: "x", action: "flag" }],
   });
   assert.is(res.status, 200, res.text);
   const data = at(res.body, "data") as Json;
@@ -360,7 +373,7 @@ test("PATCH /guardrails/{id}: changes only the given fields; updated_at is null 
   assert.equal(data.allowed_data_regions, ["global"]);
   assert.is(data.enable_free_model_training, true);
   assert.equal(data.content_filter_builtins, [{ slug: "phone", label: "[PHONE]", action: "redact" }]);
-  assert.equal(data.content_filters, [{ pattern: "x" }]);
+  assert.equal(data.content_filters, [{ pattern: "x", action: "flag" }]);
   // Untouched fields keep their values.
   assert.is(data.description, "old");
   assert.is(data.limit_usd, 10);
@@ -381,7 +394,7 @@ test("PATCH /guardrails/{id}: null clears nullable fields, null or [] clears lis
     enforce_zdr: true,
     enforce_zdr_xai: false,
     content_filter_builtins: [{ slug: "email", action: "redact" }],
-    content_filters: [{ a: 1 }],
+    content_filters: [{ pattern: "a", action: "redact" }],
   });
   const res = await patchGuardrail(gw, created.id as string, {
     description: null,
@@ -447,6 +460,8 @@ test("PATCH /guardrails/{id}: bad input gives 400 naming the field", async ({ gw
     [{ enforce_zdr_anthropic: "on" }, /enforce_zdr_anthropic/],
     [{ content_filter_builtins: [{ slug: "", action: "redact" }] }, /content_filter_builtins\[0\]\.slug/],
     [{ content_filters: [3] }, /content_filters/],
+    [{ content_filter_builtins: [{ slug: "person-name", action: "redact" }] }, /not available in this gateway/],
+    [{ content_filters: [{ pattern: "[", action: "block" }] }, /content_filters\[0\]\.pattern '\['/],
   ];
   for (const [body, message] of cases) assertError(await patchGuardrail(gw, id, body), 400, message, JSON.stringify(body).slice(0, 80));
   const after = await getGuardrail(gw, id);
