@@ -34,7 +34,7 @@ function assertServedBy(res: Reply, providerName: string): void {
 
 // ---------------------------------------------------------------------------------------------
 
-const test = suite<{ env: InferenceGateway }>("routing: provider preferences and fallbacks");
+const test = suite<{ env: InferenceGateway }>("routing: provider preferences");
 test.before(async (ctx) => {
   ctx.env = await startInferenceGateway();
 });
@@ -48,8 +48,6 @@ function chat(env: InferenceGateway, body: Record<string, unknown>): Promise<Rep
 function upstreamModels(env: InferenceGateway): string[] {
   return env.upstream.requests.map((r) => r.model);
 }
-
-// Tests that make endpoints fail come last: failures feed the health ranking of later calls.
 
 test("by default the cheapest endpoint answers", async ({ env }) => {
   const res = await chat(env, {});
@@ -136,9 +134,31 @@ test("models: an unknown primary model falls back to the next model", async ({ e
   assertError(await chat(env, { model: "mock/nope", models: ["mock/also-nope"] }), 400, /mock\/nope/);
 });
 
-test("a retryable failure falls back to the next endpoint; the ledger records both attempts", async ({ env }) => {
+test.run();
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Fallbacks make endpoints fail, and failures feed the health ranking of later calls (an endpoint
+ * failing lately is tried last): these tests have a gateway of their own, and every call names the
+ * order of the endpoints, so that no test depends on what an earlier one made fail.
+ */
+const fallbacks = suite<{ env: InferenceGateway }>("routing: fallbacks");
+fallbacks.before(async (ctx) => {
+  ctx.env = await startInferenceGateway();
+});
+fallbacks.after(async (ctx) => ctx.env.stop());
+fallbacks.before.each(({ env }) => env.upstream.reset());
+
+/** The catalog's order (mockai, backup, mockanthropic), stated; a test's own provider preferences are kept. */
+function chatInOrder(env: InferenceGateway, body: Record<string, unknown>): Promise<Reply> {
+  const provider = { order: ["mockai", "backup", "mockanthropic"], ...(body.provider as Record<string, unknown> | undefined) };
+  return chat(env, { ...body, provider });
+}
+
+fallbacks("a retryable failure falls back to the next endpoint; the ledger records both attempts", async ({ env }) => {
   env.upstream.rule({ model: "chat-a", status: 500, times: 1 });
-  const res = await chat(env, {});
+  const res = await chatInOrder(env, {});
   assertServedBy(res, "Backup");
   assert.is(at(res.body, "choices", 0, "message", "content"), "Hello from chat-b");
   assert.equal(upstreamModels(env), ["chat-a", "chat-b"]);
@@ -154,9 +174,9 @@ test("a retryable failure falls back to the next endpoint; the ledger records bo
   assert.ok(Number(served.cost_usd) > 0);
 });
 
-test("a streamed call falls back while no chunk has been sent", async ({ env }) => {
+fallbacks("a streamed call falls back while no chunk has been sent", async ({ env }) => {
   env.upstream.rule({ model: "chat-a", status: 503, times: 1 });
-  const res = await chat(env, { stream: true });
+  const res = await chatInOrder(env, { stream: true });
   assert.is(res.status, 200, res.text);
   assert.match(res.text, /"provider":"Backup"/);
   assert.match(res.text, /data: \[DONE\]/);
@@ -164,9 +184,9 @@ test("a streamed call falls back while no chunk has been sent", async ({ env }) 
   assert.equal(upstreamModels(env), ["chat-a", "chat-b"]);
 });
 
-test("the primary model's endpoints all failing, the fallback model serves", async ({ env }) => {
+fallbacks("the primary model's endpoints all failing, the fallback model serves", async ({ env }) => {
   for (const model of ["chat-a", "chat-b", "claude-x"]) env.upstream.rule({ model, status: 529, times: 1 });
-  const res = await chat(env, { models: ["mock/claude"] });
+  const res = await chatInOrder(env, { models: ["mock/claude"] });
   assertServedBy(res, "MockAnthropic");
   assert.is(at(res.body, "model"), "mock/claude");
   assert.equal(upstreamModels(env), ["chat-a", "chat-b", "claude-x", "claude-only"]);
@@ -175,32 +195,32 @@ test("the primary model's endpoints all failing, the fallback model serves", asy
   assert.equal(rows.filter((r) => r.status === "success").map((r) => [r.model_id, r.endpoint_id]), [["mock/claude", "mock/claude@mockanthropic"]]);
 });
 
-test("a non-retryable failure (the request itself is bad) does not fall back", async ({ env }) => {
+fallbacks("a non-retryable failure (the request itself is bad) does not fall back", async ({ env }) => {
   env.upstream.rule({ model: "chat-a", status: 400, times: 1 });
-  assertError(await chat(env, {}), 400);
+  assertError(await chatInOrder(env, {}), 400);
   assert.equal(upstreamModels(env), ["chat-a"]);
 });
 
-test("allow_fallbacks false: the first endpoint's error, no other endpoint tried", async ({ env }) => {
+fallbacks("allow_fallbacks false: the first endpoint's error, no other endpoint tried", async ({ env }) => {
   env.upstream.rule({ model: "chat-a", status: 500, times: 1 });
-  assertError(await chat(env, { provider: { allow_fallbacks: false } }), 502);
+  assertError(await chatInOrder(env, { provider: { allow_fallbacks: false } }), 502);
   assert.equal(upstreamModels(env), ["chat-a"]);
 
   env.upstream.reset();
   env.upstream.rule({ model: "chat-b", status: 503, times: 1 });
-  assertError(await chat(env, { provider: { order: ["backup"], allow_fallbacks: false } }), 503);
+  assertError(await chatInOrder(env, { provider: { order: ["backup"], allow_fallbacks: false } }), 503);
   assert.equal(upstreamModels(env), ["chat-b"]);
 });
 
-test("every endpoint failing: the caller gets the last endpoint's error", async ({ env }) => {
+fallbacks("every endpoint failing: the caller gets the last endpoint's error", async ({ env }) => {
   env.upstream.rule({ model: "chat-a", status: 429, times: 1 });
   env.upstream.rule({ model: "chat-b", status: 503, times: 1 });
   env.upstream.rule({ model: "claude-x", status: 529, times: 1 });
-  assertError(await chat(env, {}), 529);
+  assertError(await chatInOrder(env, {}), 529);
   assert.equal(upstreamModels(env), ["chat-a", "chat-b", "claude-x"]);
 });
 
-test.run();
+fallbacks.run();
 
 // ---------------------------------------------------------------------------------------------
 
