@@ -35,7 +35,7 @@ const ENDPOINT_FIELDS = [
   "provider", "upstream_model_id", "pricing", "tag", "context_length", "max_completion_tokens", "max_prompt_tokens",
   "quantization", "supported_parameters", "supports_implicit_caching", "region", "zdr", "data_collection",
 ] as const;
-const PRICING_FIELDS = ["prompt", "completion", "image", "request"] as const;
+const PRICING_FIELDS = ["prompt", "completion", "image", "request", "input_cache_read", "input_cache_write"] as const;
 
 export function catalogFromDocument(document: unknown, source: string, env: Env): Catalog {
   const reader = new ConfigReader(source);
@@ -180,19 +180,27 @@ function readEndpoint(
 function readPricing(reader: ConfigReader, value: unknown, path: string): Pricing {
   if (value === undefined || value === null) reader.fail(path, "is required: {prompt, completion} in USD per token as decimal strings");
   const p = reader.object(value, path, PRICING_FIELDS);
-  const price = (field: (typeof PRICING_FIELDS)[number], required: boolean): string => {
+  const optionalPrice = (field: (typeof PRICING_FIELDS)[number]): string | undefined => {
     const raw = p[field];
+    if (raw === undefined || raw === null) return undefined;
     const fieldPath = child(path, field);
-    if (raw === undefined || raw === null) {
-      if (required) reader.fail(fieldPath, `is required: ${PRICE_RULE.replace(/^must be /, "")}`);
-      return "0";
-    }
     // A number in the file has already lost precision (1e-7 is not 0.0000001 in binary).
     if (typeof raw === "number") reader.fail(fieldPath, `${PRICE_RULE}; write it as a quoted string`);
     if (typeof raw !== "string" || !CONFIG_PRICE.test(raw)) reader.fail(fieldPath, `${PRICE_RULE}, got ${JSON.stringify(raw)}`);
     return raw;
   };
-  return { prompt: price("prompt", true), completion: price("completion", true), image: price("image", false), request: price("request", false) };
+  const price = (field: (typeof PRICING_FIELDS)[number], required: boolean): string => {
+    const value = optionalPrice(field);
+    if (value === undefined && required) reader.fail(child(path, field), `is required: ${PRICE_RULE.replace(/^must be /, "")}`);
+    return value ?? "0";
+  };
+  const pricing: Pricing = { prompt: price("prompt", true), completion: price("completion", true), image: price("image", false), request: price("request", false) };
+  // Absent stays absent: the models list shows a cache price only where the endpoint has one.
+  const inputCacheRead = optionalPrice("input_cache_read");
+  const inputCacheWrite = optionalPrice("input_cache_write");
+  if (inputCacheRead !== undefined) pricing.inputCacheRead = inputCacheRead;
+  if (inputCacheWrite !== undefined) pricing.inputCacheWrite = inputCacheWrite;
+  return pricing;
 }
 
 function readModalities(reader: ConfigReader, value: unknown, path: string, allowed: readonly string[]): string[] {

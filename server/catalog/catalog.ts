@@ -23,12 +23,19 @@ export interface CatalogProvider {
   nativeBatches: boolean;
 }
 
-/** USD per token (prompt, completion), per image, per request, as exact decimal strings. */
+/**
+ * USD per token (prompt, completion), per image, per request, as exact decimal strings. The cache
+ * prices are absent when the endpoint has none: its cached prompt tokens then cost `prompt`.
+ */
 export interface Pricing {
   prompt: string;
   completion: string;
   image: string;
   request: string;
+  /** Per prompt token read from the provider's prompt cache. */
+  inputCacheRead?: string;
+  /** Per prompt token written to the provider's prompt cache. */
+  inputCacheWrite?: string;
 }
 
 export interface CatalogEndpoint {
@@ -91,6 +98,6 @@ export interface Catalog {
 
 /** A model is free when every price of every endpoint is zero. */
 export function isFreeEndpoint(endpoint: CatalogEndpoint): boolean {
-  const { prompt, completion, image, request } = endpoint.pricing;
-  return [prompt, completion, image, request].every((price) => Number(price) === 0);
+  const { prompt, completion, image, request, inputCacheRead = "0", inputCacheWrite = "0" } = endpoint.pricing;
+  return [prompt, completion, image, request, inputCacheRead, inputCacheWrite].every((price) => Number(price) === 0);
 }

@@ -39,7 +39,9 @@ import { catalogFromDocument } from "./catalog-document.js";
  *     provider                 a declared provider slug
  *     upstream_model_id        the provider's own model name
  *     pricing                  {prompt, completion} required, {image, request} default "0": USD per
- *                              token / image / request as decimal strings, at most 12 decimals
+ *                              token / image / request as decimal strings, at most 12 decimals;
+ *                              {input_cache_read, input_cache_write} optional: USD per prompt token
+ *                              read from / written to the provider's prompt cache (absent: `prompt`)
  *     tag                      distinguishes two endpoints of one provider (default: provider slug)
  *     context_length           (default: the model's); max_completion_tokens, max_prompt_tokens,
  *     quantization             (default null)

@@ -136,7 +136,7 @@ models:
     endpoints:
       - provider: anthropic-eu
         upstream_model_id: claude-sonnet-4
-        pricing: { prompt: "0.000003", completion: "0.000015", image: "0.0048", request: "0.001" }
+        pricing: { prompt: "0.000003", completion: "0.000015", image: "0.0048", request: "0.001", input_cache_read: "0.0000003", input_cache_write: "0.00000375" }
       - provider: anthropic-eu
         tag: anthropic-eu/batch
         upstream_model_id: claude-sonnet-4-batch
@@ -179,7 +179,8 @@ regional_hosts:
     assert.is(main!.id, "anthropic/claude-sonnet@anthropic-eu");
     assert.equal([main!.region, main!.zdr, main!.dataCollection], ["europe", true, "allow"], "provider defaults");
     assert.equal(main!.supportedParameters, ["temperature", "top_p", "top_k", "max_tokens", "stop", "tools", "tool_choice", "reasoning"]);
-    assert.equal(main!.pricing, { prompt: "0.000003", completion: "0.000015", image: "0.0048", request: "0.001" });
+    assert.equal(main!.pricing, { prompt: "0.000003", completion: "0.000015", image: "0.0048", request: "0.001", inputCacheRead: "0.0000003", inputCacheWrite: "0.00000375" });
+    assert.not.ok("inputCacheRead" in batch!.pricing, "no cache price unless configured");
     assert.is(batch!.id, "anthropic/claude-sonnet@anthropic-eu/anthropic-eu/batch", "the tag joins the id when it differs from the slug");
     assert.equal(
       [batch!.contextLength, batch!.maxCompletionTokens, batch!.maxPromptTokens, batch!.quantization, batch!.supportedParameters, batch!.supportsImplicitCaching],
@@ -265,6 +266,8 @@ const BAD: Array<[string, Json, RegExp]> = [
   ["prompt number", config({ models: [model({}, { pricing: { prompt: 0.000001, completion: "0" } })] }), /models\[0\]\.endpoints\[0\]\.pricing\.prompt .* write it as a quoted string/],
   ["completion precision", config({ models: [model({}, { pricing: { prompt: "0", completion: "0.0000000000001" } })] }), /pricing\.completion must be .* at most 12 decimal places/],
   ["image price", config({ models: [model({}, { pricing: { prompt: "0", completion: "0", image: "abc" } })] }), /pricing\.image must be a non-negative decimal/],
+  ["cache read price", config({ models: [model({}, { pricing: { prompt: "0", completion: "0", input_cache_read: 0.0000003 } })] }), /pricing\.input_cache_read .* write it as a quoted string/],
+  ["cache write price", config({ models: [model({}, { pricing: { prompt: "0", completion: "0", input_cache_write: "-1" } })] }), /pricing\.input_cache_write must be a non-negative decimal/],
   ["unknown pricing key", config({ models: [model({}, { pricing: { prompt: "0", completion: "0", cache: "0" } })] }), /pricing\.cache is not a known field/],
   ["tag", config({ models: [model({}, { tag: "Fast Lane" })] }), /models\[0\]\.endpoints\[0\]\.tag must be lowercase letters/],
   ["endpoint region", config({ models: [model({}, { region: "mars" })] }), /models\[0\]\.endpoints\[0\]\.region must be one of global, europe, us/],
