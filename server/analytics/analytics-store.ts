@@ -25,6 +25,7 @@ const METRIC_SQL: Record<MetricName, string> = {
   completion_tokens: "coalesce(sum(l.completion_tokens), 0)",
   reasoning_tokens: "coalesce(sum(l.reasoning_tokens), 0)",
   cached_tokens: "coalesce(sum(l.cached_tokens), 0)",
+  cache_write_tokens: "coalesce(sum(l.cache_write_tokens), 0)",
   total_tokens: "coalesce(sum(l.total_tokens), 0)",
   // Paid spend as GET /key `usage` counts it; BYOK spend apart, as `byok_usage`.
   cost_usd: "coalesce(sum(l.cost_usd) FILTER (WHERE NOT l.is_byok), 0)",

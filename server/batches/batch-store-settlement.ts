@@ -28,6 +28,8 @@ export interface SettledItem {
   completionTokens: number;
   reasoningTokens: number;
   cachedTokens: number;
+  /** Prompt tokens written to the provider's prompt cache (0 when absent). */
+  cacheWriteTokens?: number;
   /** Exact decimal USD. */
   cost: string;
   isByok: boolean;
@@ -40,7 +42,8 @@ const SETTLE = `
     SELECT * FROM jsonb_to_recordset($items::jsonb) AS x(
       "batchId" text, idx integer, "itemId" text, succeeded boolean, result jsonb, api text, "modelId" text,
       "providerSlug" text, "endpointId" text, "httpStatus" integer, "promptTokens" integer, "completionTokens" integer,
-      "reasoningTokens" integer, "cachedTokens" integer, cost numeric, "isByok" boolean, "isFree" boolean, "latencyMs" integer)
+      "reasoningTokens" integer, "cachedTokens" integer, cost numeric, "isByok" boolean, "isFree" boolean, "latencyMs" integer,
+      "cacheWriteTokens" integer)
   ), done AS (
     UPDATE batch_items i SET state = 'done', succeeded = x.succeeded, result = x.result, lease_owner = NULL, lease_expires_at = NULL
       FROM input x
@@ -55,11 +58,11 @@ const SETTLE = `
     INSERT INTO usage_ledger (id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, api,
                               model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens,
                               completion_tokens, reasoning_tokens, cached_tokens, total_tokens, cost_usd, is_byok, is_free,
-                              latency_ms, generation_ms, batch_id)
+                              latency_ms, generation_ms, batch_id, cache_write_tokens)
     SELECT gen_random_uuid(), "itemId", $now::timestamptz, organization_id, key_hash, workspace_id, member_user_id, api,
            "modelId", "providerSlug", "endpointId", CASE WHEN succeeded THEN 'success' ELSE 'error' END, "httpStatus", false,
            "promptTokens", "completionTokens", "reasoningTokens", "cachedTokens", "promptTokens" + "completionTokens", cost,
-           "isByok", "isFree", "latencyMs", "latencyMs", "batchId"
+           "isByok", "isFree", "latencyMs", "latencyMs", "batchId", coalesce("cacheWriteTokens", 0)
       FROM kept
   ), spend AS (
     SELECT s.n, s.scope, s.scope_id, p.period, p.period_start,

@@ -99,30 +99,76 @@ export function isUsdDecimal(text: string): boolean {
   }
 }
 
-/** USD per token (prompt, completion), per input image and per request, as decimal strings. */
+/**
+ * USD per token (prompt, completion), per input image and per request, as decimal strings. A
+ * cache price, when the endpoint has one, replaces `prompt` for the prompt tokens read from or
+ * written to the provider's prompt cache.
+ */
 export interface UsdPricing {
   prompt: string;
   completion: string;
   image?: string;
   request?: string;
+  inputCacheRead?: string;
+  inputCacheWrite?: string;
 }
 
 export interface TokenUsage {
+  /** Every prompt token, cached or not. */
   promptTokens: number;
   completionTokens: number;
   /** Input images, priced by `image`. */
   images?: number;
+  /** Of `promptTokens`, those read from the prompt cache. */
+  cachedTokens?: number;
+  /** Of `promptTokens`, those written to the prompt cache. */
+  cacheWriteTokens?: number;
 }
 
-/** Exact cost of one call: prompt × prompt tokens + completion × completion tokens + images + request. */
+/** The prompt tokens of a call by price: uncached, read from the cache, written to it. */
+export interface PromptSplit {
+  uncached: bigint;
+  cacheRead: bigint;
+  cacheWrite: bigint;
+}
+
+/**
+ * Splits the prompt tokens. Cache counts beyond the prompt (a provider's inconsistent report) are
+ * cut to it, reads first, so no call is billed for more prompt tokens than it reported.
+ */
+export function promptSplit(usage: TokenUsage): PromptSplit {
+  const prompt = tokenCount(usage.promptTokens, "promptTokens");
+  const min = (a: bigint, b: bigint) => (a < b ? a : b);
+  const cacheRead = min(tokenCount(usage.cachedTokens ?? 0, "cachedTokens"), prompt);
+  const cacheWrite = min(tokenCount(usage.cacheWriteTokens ?? 0, "cacheWriteTokens"), prompt - cacheRead);
+  return { uncached: prompt - cacheRead - cacheWrite, cacheRead, cacheWrite };
+}
+
+function term(price: string | undefined, count: bigint): Scaled {
+  const scaled = parseDecimal(price ?? "0");
+  return { units: scaled.units * count, scale: scaled.scale };
+}
+
+/** The prompt's terms: uncached tokens at `prompt`, cache reads and writes at their prices (else `prompt`). */
+function promptTerms(pricing: UsdPricing, usage: TokenUsage): Scaled[] {
+  const split = promptSplit(usage);
+  return [
+    term(pricing.prompt, split.uncached),
+    term(pricing.inputCacheRead ?? pricing.prompt, split.cacheRead),
+    term(pricing.inputCacheWrite ?? pricing.prompt, split.cacheWrite),
+  ];
+}
+
+/** Exact cost of the prompt tokens alone, cache reads and writes included. */
+export function promptCostUsd(pricing: UsdPricing, usage: TokenUsage): string {
+  return formatDecimal(sum(promptTerms(pricing, usage)));
+}
+
+/** Exact cost of one call: the prompt (promptCostUsd) + completion × completion tokens + images + request. */
 export function costUsd(pricing: UsdPricing, usage: TokenUsage): string {
-  const term = (price: string | undefined, count: bigint): Scaled => {
-    const scaled = parseDecimal(price ?? "0");
-    return { units: scaled.units * count, scale: scaled.scale };
-  };
   return formatDecimal(
     sum([
-      term(pricing.prompt, tokenCount(usage.promptTokens, "promptTokens")),
+      ...promptTerms(pricing, usage),
       term(pricing.completion, tokenCount(usage.completionTokens, "completionTokens")),
       term(pricing.image, tokenCount(usage.images ?? 0, "images")),
       term(pricing.request, 1n),

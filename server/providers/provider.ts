@@ -48,12 +48,18 @@ export interface UpstreamTarget {
   pinned?: PinnedConnection;
 }
 
-/** Token counts as the OpenAI `usage` object has them, with the details the ledger records. */
+/**
+ * Token counts as the OpenAI `usage` object has them, with the details the ledger records.
+ * `promptTokens` counts every prompt token; the cache reads and writes are parts of it.
+ */
 export interface UpstreamUsage {
   promptTokens: number;
   completionTokens: number;
   reasoningTokens: number;
+  /** Prompt tokens read from the provider's prompt cache. */
   cachedTokens: number;
+  /** Prompt tokens written to the provider's prompt cache; absent where nothing reports them (counted 0). */
+  cacheWriteTokens?: number;
 }
 
 /**

@@ -152,6 +152,7 @@ test("GET /analytics/meta: the names, labels and types callers rely on, in order
     { name: "completion_tokens", display_label: "Completion tokens", display_format: "number", is_rate: false },
     { name: "reasoning_tokens", display_label: "Reasoning tokens", display_format: "number", is_rate: false },
     { name: "cached_tokens", display_label: "Cached prompt tokens", display_format: "number", is_rate: false },
+    { name: "cache_write_tokens", display_label: "Prompt tokens written to cache", display_format: "number", is_rate: false },
     { name: "total_tokens", display_label: "Total tokens", display_format: "number", is_rate: false },
     { name: "cost_usd", display_label: "Cost", display_format: "currency", is_rate: false },
     { name: "byok_cost_usd", display_label: "BYOK cost", display_format: "currency", is_rate: false },

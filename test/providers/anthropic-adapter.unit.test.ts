@@ -127,7 +127,7 @@ test("chat: the answer comes back as a chat.completion with usage and finish rea
   assert.equal(choice.message, { role: "assistant", content: `Hello from ${MODEL}` });
   assert.is(choice.finish_reason, "stop");
   assert.is(choice.native_finish_reason, "end_turn");
-  assert.equal(result.usage, { promptTokens: 8, completionTokens: 3, reasoningTokens: 0, cachedTokens: 0 });
+  assert.equal(result.usage, { promptTokens: 8, completionTokens: 3, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 });
   assert.equal((result.body.usage as Record<string, unknown>).total_tokens, 11);
 
   const cut = await anthropicChat.chat(targetFor(mock, "anthropic", MODEL), { messages: [{ role: "user", content: "hi" }], max_tokens: 1 }, signal());
@@ -143,7 +143,7 @@ test("chat: cache reads and writes count into prompt tokens, reads as cached tok
     }),
   });
   const result = await anthropicChat.chat(targetFor(mock, "anthropic", MODEL), { messages: [{ role: "user", content: "hi" }] }, signal());
-  assert.equal(result.usage, { promptTokens: 240, completionTokens: 5, reasoningTokens: 0, cachedTokens: 200 });
+  assert.equal(result.usage, { promptTokens: 240, completionTokens: 5, reasoningTokens: 0, cachedTokens: 200, cacheWriteTokens: 30 });
   assert.equal((result.body.usage as Record<string, unknown>).prompt_tokens_details, { cached_tokens: 200, cache_write_tokens: 30 });
 });
 
@@ -177,7 +177,7 @@ test("chatStream: events become OpenAI chunks: role first, text deltas, finish, 
   assert.equal(finishReasons(chunks), ["stop"]);
   const finish = chunks.flatMap((chunk) => chunk.choices as Array<Record<string, unknown>>).find((c) => c.finish_reason !== null);
   assert.is(finish?.native_finish_reason, "end_turn");
-  assert.equal(stream.usage(), { promptTokens: 6, completionTokens: 3, reasoningTokens: 0, cachedTokens: 0 });
+  assert.equal(stream.usage(), { promptTokens: 6, completionTokens: 3, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 });
   const last = chunks[chunks.length - 1];
   assert.equal(last?.choices, []);
   assert.is((last?.usage as Record<string, unknown>).total_tokens, 9);

@@ -25,7 +25,7 @@ test("chat: sends the upstream model id with a Bearer key and returns the comple
   const choice = (result.body.choices as Array<Record<string, unknown>>)[0];
   assert.equal(choice?.message, { role: "assistant", content: `Hello from ${MODEL}` });
   assert.is(choice?.finish_reason, "stop");
-  assert.equal(result.usage, { promptTokens: PROMPT_TOKENS, completionTokens: 3, reasoningTokens: 0, cachedTokens: 0 });
+  assert.equal(result.usage, { promptTokens: PROMPT_TOKENS, completionTokens: 3, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 });
 });
 
 test("chat: max_completion_tokens below the reply length ends with finish_reason length", async ({ mock }) => {
@@ -45,7 +45,7 @@ test("chat: reasoning and cached token details are read from usage", async ({ mo
     }),
   });
   const result = await openAiChat.chat(targetFor(mock, "openai", MODEL), { messages }, signal());
-  assert.equal(result.usage, { promptTokens: 100, completionTokens: 40, reasoningTokens: 25, cachedTokens: 64 });
+  assert.equal(result.usage, { promptTokens: 100, completionTokens: 40, reasoningTokens: 25, cachedTokens: 64, cacheWriteTokens: 0 });
 });
 
 test("chatStream: asks for usage, chunks reassemble to the reply, usage arrives after the end", async ({ mock }) => {
@@ -59,7 +59,7 @@ test("chatStream: asks for usage, chunks reassemble to the reply, usage arrives 
   assert.is(contentOf(chunks), `Hello from ${MODEL}`);
   assert.ok(chunks.length >= 4, "one chunk per word, plus role and finish chunks");
   assert.equal(finishReasons(chunks), ["stop"]);
-  assert.equal(stream.usage(), { promptTokens: PROMPT_TOKENS, completionTokens: 3, reasoningTokens: 0, cachedTokens: 0 });
+  assert.equal(stream.usage(), { promptTokens: PROMPT_TOKENS, completionTokens: 3, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 });
   const last = chunks[chunks.length - 1];
   assert.equal(last?.choices, [], "the usage chunk passes through as OpenAI sends it");
 });

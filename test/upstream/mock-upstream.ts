@@ -50,7 +50,12 @@ export interface MockRule {
   reply?: string;
   /** Thinking text: Anthropic `thinking` blocks, OpenAI-compatible `reasoning`. */
   reasoning?: string;
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  /**
+   * Reported counts. `prompt_tokens` counts every prompt token; of them, `cached_tokens` were read
+   * from the prompt cache and `cache_write_tokens` written to it: OpenAI-compatible answers repeat
+   * them in `prompt_tokens_details`, Anthropic's count them apart from `input_tokens`.
+   */
+  usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number; cache_write_tokens?: number };
   toolCall?: { name: string; arguments: string };
   logprobs?: Array<{ token: string; logprob: number; top_logprobs: Array<{ token: string; logprob: number }> }>;
   /** Sent as the body instead of the normal answer (status `status` or 200, JSON content type). */
@@ -271,6 +276,8 @@ interface Plan {
   finish: "stop" | "length" | "tool_calls";
   promptTokens: number;
   completionTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
 }
 
 function plan(body: Json, rule: MockRule | undefined, model: string, maxTokens: unknown): Plan {
@@ -293,6 +300,8 @@ function plan(body: Json, rule: MockRule | undefined, model: string, maxTokens: 
     finish,
     promptTokens: rule?.usage?.prompt_tokens ?? Math.max(1, Math.ceil(promptChars(body) / 4)),
     completionTokens: rule?.usage?.completion_tokens ?? words.length + reasoningWords.length + (toolCall ? Math.ceil(toolCall.arguments.length / 4) : 0),
+    cacheReadTokens: rule?.usage?.cached_tokens ?? 0,
+    cacheWriteTokens: rule?.usage?.cache_write_tokens ?? 0,
   };
 }
 
@@ -348,7 +357,7 @@ function openAiAnswer(x: MockReplyInput) {
     prompt_tokens: p.promptTokens,
     completion_tokens: p.completionTokens,
     total_tokens: p.promptTokens + p.completionTokens,
-    prompt_tokens_details: { cached_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: p.cacheReadTokens, ...(rule?.usage?.cache_write_tokens === undefined ? {} : { cache_write_tokens: p.cacheWriteTokens }) },
     completion_tokens_details: { reasoning_tokens: rule?.usage ? 0 : p.reasoningWords.length },
   };
   return { p, id, created, logprobs, toolCall, usage };
@@ -467,7 +476,12 @@ function anthropicAnswer(x: MockReplyInput) {
   const p = plan(body, rule, model, body.max_tokens);
   const id = `msg_mock_${x.id}`;
   const toolUse = p.toolCall ? { type: "tool_use", id: `toolu_mock_${x.id}`, name: p.toolCall.name, input: parseObject(p.toolCall.arguments) } : undefined;
-  const usage = { input_tokens: p.promptTokens, output_tokens: p.completionTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const usage = {
+    input_tokens: p.promptTokens - p.cacheReadTokens - p.cacheWriteTokens,
+    output_tokens: p.completionTokens,
+    cache_creation_input_tokens: p.cacheWriteTokens,
+    cache_read_input_tokens: p.cacheReadTokens,
+  };
   const hasText = p.words.length > 0 || !toolUse;
   return { p, id, toolUse, usage, hasText };
 }

@@ -26,7 +26,7 @@ const QUERY = "/api/v1/analytics/query";
 const MARCH = { start: "2024-03-01T00:00:00Z", end: "2024-04-01T00:00:00Z" };
 /** Every metric callers may ask for, by the name they use. */
 const METRIC_NAMES = [
-  "requests", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens", "total_tokens",
+  "requests", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens", "cache_write_tokens", "total_tokens",
   "cost_usd", "byok_cost_usd", "avg_latency_ms", "p95_latency_ms", "error_rate", "tokens_per_second",
 ];
 
@@ -73,7 +73,7 @@ test.before(async (ctx) => {
   const rows: Array<[CallRecord, string]> = [
     [record(mine(ctx.keyA), { modelId: "acme/small", promptTokens: 100, completionTokens: 50, costUsd: "0.01", latencyMs: 100, generationMs: 1000, memberUserId: "user_1", endUser: "alice" }), "2024-03-04T10:00:00Z"],
     [record(mine(ctx.keyA), { modelId: "acme/small", providerSlug: "beta", status: "error", httpStatus: 502, promptTokens: 100, latencyMs: 300 }), "2024-03-04T11:30:00Z"],
-    [record(mine(ctx.keyB), { modelId: "acme/large", promptTokens: 200, completionTokens: 100, costUsd: "0.05", isByok: true, latencyMs: 200, generationMs: 2000, endUser: "bob" }), "2024-03-05T09:00:00Z"],
+    [record(mine(ctx.keyB), { modelId: "acme/large", promptTokens: 200, cachedTokens: 120, cacheWriteTokens: 30, completionTokens: 100, costUsd: "0.05", isByok: true, latencyMs: 200, generationMs: 2000, endUser: "bob" }), "2024-03-05T09:00:00Z"],
     [record(mine(ctx.keyB), { modelId: "acme/embed", api: "embeddings", promptTokens: 1000, costUsd: "0.001", latencyMs: 50, generationMs: 60 }), "2024-03-05T09:45:00Z"],
     [record(mine(ctx.keyA), { modelId: "acme/large", providerSlug: null, status: "cancelled", httpStatus: 499, promptTokens: 10, completionTokens: 5, costUsd: "0.002" }), "2024-03-11T08:00:00Z"],
     // Outside March, and in the last 30 days.
@@ -113,7 +113,8 @@ test("totals over a window: sums, costs apart from BYOK, rates and latency", asy
     prompt_tokens: 1410,
     completion_tokens: 155,
     reasoning_tokens: 0,
-    cached_tokens: 0,
+    cached_tokens: 120,
+    cache_write_tokens: 30,
     total_tokens: 1565,
     cost_usd: 0.013,
     byok_cost_usd: 0.05,

@@ -21,6 +21,7 @@ import * as batchItemLeases from "./0018-batch-item-leases.js";
 import * as ledgerRequestId from "./0019-ledger-request-id.js";
 import * as ledgerByGeneration from "./0020-ledger-by-generation.js";
 import * as vaultAllowHttp from "./0021-vault-allow-http.js";
+import * as ledgerCacheWrites from "./0022-ledger-cache-writes.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
@@ -45,4 +46,5 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0019-ledger-request-id", ...ledgerRequestId },
   { name: "0020-ledger-by-generation", ...ledgerByGeneration },
   { name: "0021-vault-allow-http", ...vaultAllowHttp },
+  { name: "0022-ledger-cache-writes", ...ledgerCacheWrites },
 ];

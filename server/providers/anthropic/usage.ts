@@ -34,6 +34,7 @@ export function upstreamUsage(tokens: AnthropicTokens): UpstreamUsage {
     // Anthropic bills thinking as output without counting it separately.
     reasoningTokens: 0,
     cachedTokens: tokens.cacheRead,
+    cacheWriteTokens: tokens.cacheWrite,
   };
 }
 

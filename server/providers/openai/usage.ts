@@ -11,5 +11,7 @@ export function usageFromOpenAi(value: unknown): UpstreamUsage | undefined {
     completionTokens: tokenCount(value.completion_tokens),
     reasoningTokens: tokenCount(completionDetails.reasoning_tokens),
     cachedTokens: tokenCount(promptDetails.cached_tokens),
+    // Not OpenAI's own: OpenAI-compatible providers that bill cache writes report them here.
+    cacheWriteTokens: tokenCount(promptDetails.cache_write_tokens),
   };
 }
