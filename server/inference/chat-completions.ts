@@ -3,7 +3,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { ChatCompletionChunkSchema, ChatCompletionSchema, ProviderPreferencesSchema } from "../../gen/gateway/v1/inference_pb.js";
 import { gatewayError } from "../../wire/errors.js";
 import { decodeWireJson } from "../../wire/json-input.js";
-import { costUsd, usdNumber } from "../core/money.js";
+import { costUsd, promptCostUsd, usdNumber } from "../core/money.js";
 import type { Pricing } from "../catalog/catalog.js";
 import { providerFor } from "../providers/registry.js";
 import { isObject } from "../providers/json-shape.js";
@@ -152,23 +152,24 @@ function checkChoices(choices: JsonValue | undefined, part: "message" | "delta")
 
 /**
  * The `usage` of an answer, in the shape the typed ChatUsage message renders to (every counter
- * present): tokens, their details, and the cost of the call with its prompt/completion split.
+ * present): tokens, their details, and the cost of the call with its prompt/completion split. The
+ * prompt cost includes the cache reads and writes at their prices, so the two parts add up to the
+ * cost (bar image and request prices).
  */
 function chatUsage(usage: UpstreamUsage, cost: string, pricing: Pricing, isByok: boolean): JsonObject {
-  const part = (promptTokens: number, completionTokens: number) => usdNumber(costUsd({ prompt: pricing.prompt, completion: pricing.completion }, { promptTokens, completionTokens }));
   const charged = usdNumber(cost);
   return {
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
     total_tokens: usage.promptTokens + usage.completionTokens,
     completion_tokens_details: { audio_tokens: 0, image_tokens: 0, reasoning_tokens: usage.reasoningTokens },
-    prompt_tokens_details: { audio_tokens: 0, cache_write_tokens: 0, cached_tokens: usage.cachedTokens, file_tokens: 0, video_tokens: 0 },
+    prompt_tokens_details: { audio_tokens: 0, cache_write_tokens: usage.cacheWriteTokens ?? 0, cached_tokens: usage.cachedTokens, file_tokens: 0, video_tokens: 0 },
     cost: charged,
     is_byok: isByok,
     cost_details: {
-      upstream_inference_completions_cost: part(0, usage.completionTokens),
+      upstream_inference_completions_cost: usdNumber(costUsd({ prompt: "0", completion: pricing.completion }, { promptTokens: 0, completionTokens: usage.completionTokens })),
       upstream_inference_cost: charged,
-      upstream_inference_prompt_cost: part(usage.promptTokens, 0),
+      upstream_inference_prompt_cost: usdNumber(promptCostUsd(pricing, usage)),
     },
   };
 }
