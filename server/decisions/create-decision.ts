@@ -1,5 +1,5 @@
 import { setMaxListeners } from "node:events";
-import { create, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { CreateDecisionRequest, CreateDecisionResponseSchema, DecisionAnswer } from "../../gen/gateway/alpha/decisions_pb.js";
 import { ProviderPreferencesSchema } from "../../gen/gateway/v1/inference_pb.js";
@@ -31,7 +31,7 @@ export async function createDecision(runtime: InferenceRuntime, req: CreateDecis
   const state = stateText(req);
   const requests = questions.map((question) => ({ question, body: questionRequest(question, state) }));
   const promptTokensOf = requests.map(({ body }) => estimatePromptTokens(body.messages as JsonValue[]));
-  const call = await openCall(runtime, ctx, req.model, {
+  const call = await openCall(runtime, ctx, req.model, requests.map(({ body }) => body), {
     promptTokens: promptTokensOf.reduce((sum, n) => sum + n, 0),
     // One answer token per question.
     completionTokens: questions.length,
@@ -73,10 +73,12 @@ export async function createDecision(runtime: InferenceRuntime, req: CreateDecis
   }
 }
 
-async function openCall(runtime: InferenceRuntime, ctx: HandlerContext, model: string, tokens: { promptTokens: number; completionTokens: number }): Promise<InferenceCall> {
+async function openCall(runtime: InferenceRuntime, ctx: HandlerContext, model: string, bodies: JsonObject[], tokens: { promptTokens: number; completionTokens: number }): Promise<InferenceCall> {
   try {
     return await InferenceCall.open(runtime, ctx, {
       api: "chat",
+      // The guardrails' content filters see (and redact) every question's prompt.
+      bodies,
       modelIds: [model],
       // Endpoints that cannot return logprobs are skipped, as `require_parameters` does for chat.
       preferences: create(ProviderPreferencesSchema, { requireParameters: true }),

@@ -33,6 +33,7 @@ export async function* chatCompletions(runtime: InferenceRuntime, body: JsonObje
   const streamed = body.stream === true;
   const call = await InferenceCall.open(runtime, ctx, {
     api: "chat",
+    bodies: [upstreamBody],
     modelIds: [stringOf(body.model) ?? "", ...(arrayOf(body.models) as string[])],
     preferences: isObject(body.provider) ? decodeWireJson(ProviderPreferencesSchema, body.provider) : undefined,
     parameters: parametersIn(upstreamBody),

@@ -24,6 +24,7 @@ export async function createEmbeddings(runtime: InferenceRuntime, body: JsonObje
   delete upstreamBody.encoding_format;
   const call = await InferenceCall.open(runtime, ctx, {
     api: "embeddings",
+    bodies: [upstreamBody],
     modelIds: [typeof body.model === "string" ? body.model : ""],
     preferences: isObject(body.provider) ? decodeWireJson(ProviderPreferencesSchema, body.provider) : undefined,
     parameters: parametersIn(upstreamBody),

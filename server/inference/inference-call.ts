@@ -1,6 +1,7 @@
 import { randomFillSync } from "node:crypto";
 import { ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { Span } from "@opentelemetry/api";
+import type { JsonObject } from "@bufbuild/protobuf";
 import type { ProviderPreferences } from "../../gen/gateway/v1/inference_pb.js";
 import type { CatalogEndpoint } from "../catalog/catalog.js";
 import { isFreeEndpoint } from "../catalog/catalog.js";
@@ -10,6 +11,8 @@ import { costUsd } from "../core/money.js";
 import type { Deps } from "../deps.js";
 import type { AdmissionTicket, LeaseBook } from "../admission/lease-book.js";
 import { quantitiesFor } from "../admission/quantities.js";
+import { filterCall, type CallFiltering } from "../guardrails/content-filters/call-filters.js";
+import { blockedError } from "../guardrails/content-filters/request-content.js";
 import { checkEndUser, type EndUserRegistry } from "../end-users/end-user-registration.js";
 import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../providers/provider.js";
 import type { CallRecord } from "../usage/usage-store.js";
@@ -50,6 +53,12 @@ export interface InferenceRuntime {
 
 export interface CallRequest {
   api: InferenceApi;
+  /**
+   * The bodies the call will send upstream (one per upstream request of an attempt): the content
+   * filters of the caller's guardrails rewrite their input side in place, or refuse the call,
+   * before it is routed or admitted.
+   */
+  bodies: readonly JsonObject[];
   /** The requested model, then fallbacks. */
   modelIds: string[];
   preferences: ProviderPreferences | undefined;
@@ -129,6 +138,10 @@ export class InferenceCall {
     const caller = callerOf(ctx);
     const context: CallerContext = { ...(await deps.governance.governance(caller)), caller };
     checkServerTools(request.serverTools, context.workspace);
+    const filtering = filterCall(context.guardrails, request.api, request.bodies);
+    for (const filter of filtering.matched) deps.observers?.inference?.contentFiltered(filter.slug, filter.action);
+    // Refused before routing and admission: nothing is reserved, nothing is billed.
+    if (filtering.blockedBy !== undefined) throw blockedError(filtering.blockedBy);
     const attempts = await planRoute({
       catalog: deps.catalog,
       modelIds: request.modelIds.length > 0 ? request.modelIds : [context.workspace.defaultTextModel ?? ""],
@@ -146,7 +159,20 @@ export class InferenceCall {
       runtime.admission.admit(quantities, worstCaseCost(endpoints, request.promptTokens, request.completionTokens)),
       endUser ? runtime.endUsers.register(context.caller.organization.id, endUser) : undefined,
     ]);
-    return new InferenceCall(runtime, context, request, attempts, ticket, endUser, ctx);
+    const call = new InferenceCall(runtime, context, request, attempts, ticket, endUser, ctx);
+    call.logFlags(filtering);
+    return call;
+  }
+
+  /**
+   * One line per flag filter that matched, naming the guardrail and the filter (never the text):
+   * the call went through, and this line and its generation id are how an operator finds it.
+   */
+  private logFlags({ matched }: CallFiltering): void {
+    for (const filter of matched) {
+      if (filter.action !== "flag") continue;
+      this.runtime.deps.log.warn({ requestId: this.requestId, generationId: this.generationId, guardrail: filter.guardrail, filter: filter.name }, "content filter flagged the input");
+    }
   }
 
   /**

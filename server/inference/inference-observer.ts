@@ -7,4 +7,6 @@ import type { CallRecord } from "../usage/usage-store.js";
  */
 export interface InferenceObserver {
   attemptRecorded(record: CallRecord, fellBack: boolean): void;
+  /** A guardrail's content filter matched a call's input (`filter`: a built-in slug or `custom`). */
+  contentFiltered(filter: string, action: string): void;
 }

@@ -115,6 +115,13 @@ export class GatewayMetrics {
     labelNames: ["reason", "status"],
     registers: [this.registry],
   });
+  /** Labels are bounded: a built-in slug or `custom`, and the action; never a guardrail or the text. */
+  private readonly contentFilterMatches = new Counter({
+    name: "gateway_content_filter_matches_total",
+    help: "Calls whose input a guardrail content filter matched, by filter (built-in slug or custom) and action (block, redact, flag)",
+    labelNames: ["filter", "action"],
+    registers: [this.registry],
+  });
   private readonly tokens = new Histogram({
     name: "gen_ai_client_token_usage",
     help: "Tokens per upstream call, by type (input, output), operation, provider and model",
@@ -168,7 +175,11 @@ export class GatewayMetrics {
 
   /** Exchanges (wire/exchange.ts): requests, their latency and overhead, 401/403 refusals. */
   readonly observeExchange: ExchangeObserver = (exchange) => this.exchange(exchange);
-  readonly inference: InferenceObserver = { attemptRecorded: (record, fellBack) => this.attempt(record, fellBack) };
+  readonly inference: InferenceObserver = {
+    attemptRecorded: (record, fellBack) => this.attempt(record, fellBack),
+    // Rare (only calls a filter matched), so the child is looked up each time.
+    contentFiltered: (filter, action) => this.contentFilterMatches.labels(filter, action).inc(),
+  };
   readonly admission: AdmissionObserver = {
     refused: (refusal) => this.refusalChildren[refusal].inc(),
     leaseGrant: (trigger, outcome) => this.grantChildren[trigger][outcome].inc(),

@@ -6,45 +6,55 @@ import type { ContentFilter } from "./content-filter.js";
 /** Which request shape a body has: its text lives in different fields. */
 export type ScannedShape = "chat" | "embeddings";
 
-/** The filters of every guardrail that applies, with the flag filters that matched. */
+/** What the filters found in a body: the filters that matched, and the block filter that refuses it. */
 export interface FilterVerdict {
-  flagged: readonly ContentFilter[];
+  matched: ReadonlySet<ContentFilter>;
+  blockedBy?: ContentFilter;
 }
 
-const CLEAN: FilterVerdict = { flagged: [] };
-
 /**
- * Applies the content filters of every guardrail that governs the call to the input side of a
- * request body, in place, before any provider sees it: a block filter that matches refuses the
- * call (403 naming the guardrail and the filter, never the text), redact filters replace each
- * match by their label, flag filters let it through and are reported. Block wins over redact:
- * every text is checked against every block filter before anything is sent. The body belongs to
- * this call (parsed from its request), so rewriting it is safe, and it means nothing later in the
- * call (a stored generation, a log line) can hold what was redacted.
+ * Applies content filters to the input side of a request body, in place, before any provider
+ * sees it: redact filters replace each match by their label, flag filters leave the text and are
+ * reported, and a block filter that matches stops the walk (the caller refuses the call). Block
+ * wins over redact: every text is checked against the block filters on what the client sent. The
+ * body belongs to this call (parsed from its request), so rewriting it is safe, and it means
+ * nothing later in the call (a stored generation, a log line) can hold what was redacted.
  */
-export function filterRequest(filters: readonly ContentFilter[], shape: ScannedShape, body: JsonObject): FilterVerdict {
-  if (filters.length === 0) return CLEAN;
-  const flagged = new Set<ContentFilter>();
+export function filterRequest(filters: readonly ContentFilter[], shape: ScannedShape, body: JsonObject, matched = new Set<ContentFilter>()): FilterVerdict {
   const rewrite = (text: string): string => {
     let out = text;
     for (const filter of filters) {
       if (filter.action === "block") {
-        if (filter.matches(text)) throw blocked(filter);
+        if (filter.matches(text)) throw new Blocked(filter);
       } else if (filter.action === "flag") {
-        if (!flagged.has(filter) && filter.matches(text)) flagged.add(filter);
+        if (!matched.has(filter) && filter.matches(text)) matched.add(filter);
       } else {
-        out = filter.redact(out);
+        const redacted = filter.redact(out);
+        if (redacted !== out) matched.add(filter);
+        out = redacted;
       }
     }
     return out;
   };
-  if (shape === "chat") rewriteChat(body, rewrite);
-  else if (body.input !== undefined) body.input = rewriteInput(body.input, rewrite);
-  return flagged.size === 0 ? CLEAN : { flagged: [...flagged] };
+  try {
+    if (shape === "chat") rewriteChat(body, rewrite);
+    else if (body.input !== undefined) body.input = rewriteInput(body.input, rewrite);
+  } catch (err) {
+    if (!(err instanceof Blocked)) throw err;
+    matched.add(err.filter);
+    return { matched, blockedBy: err.filter };
+  }
+  return { matched };
 }
 
-function blocked(filter: ContentFilter) {
+/** The refusal of a blocked call: it names the guardrail and the filter, never the text. */
+export function blockedError(filter: ContentFilter) {
   return gatewayError(403, `Request blocked by guardrail '${filter.guardrail}': content filter '${filter.name}' matched the input`, { reason: "CONTENT_FILTERED" });
+}
+
+/** Ends the walk at the first block. */
+class Blocked {
+  constructor(readonly filter: ContentFilter) {}
 }
 
 /** Message content (a string or text parts) and the arguments of the tool calls the messages carry. */
