@@ -31,7 +31,9 @@ export function worstCaseCost(endpoints: readonly CatalogEndpoint[], promptToken
     endpoints.map((endpoint) => {
       const room = Math.max(1, endpoint.contextLength - promptTokens);
       const completionTokens = Math.min(requestedCompletionTokens ?? endpoint.maxCompletionTokens ?? DEFAULT_COMPLETION_TOKENS, room);
-      return costUsd(endpoint.pricing, { promptTokens, completionTokens });
+      // Any prompt token may turn out a cache write, which some providers price above `prompt`.
+      const uncached = costUsd(endpoint.pricing, { promptTokens, completionTokens });
+      return maxUsd([uncached, costUsd(endpoint.pricing, { promptTokens, completionTokens, cacheWriteTokens: promptTokens })]);
     }),
   );
 }
