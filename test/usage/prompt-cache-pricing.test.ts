@@ -92,6 +92,30 @@ for (const [kind, model] of [["OpenAI-compatible", "cache/compat"], ["Anthropic"
   }
 }
 
+test("GET /generation shows the cached tokens and the cost the ledger holds", async ({ gw }) => {
+  const { id } = await chat(gw, "cache/compat", false);
+  await gw.gateway.deps.settlement.barrier();
+  const res = await call(gw.url, "GET", `/api/v1/generation?id=${encodeURIComponent(id)}`, { key: gw.key });
+  assert.is(res.status, 200, res.text);
+  assert.is(at(res.body, "data", "native_tokens_prompt"), 1000);
+  assert.is(at(res.body, "data", "native_tokens_cached"), 600);
+  assert.is(at(res.body, "data", "total_cost"), Number(CACHED_COST));
+});
+
+test("Messages: Anthropic's own cache counts and the cache-priced cost", async ({ gw }) => {
+  const res = await call(gw.url, "POST", "/api/v1/messages", { key: gw.key, body: { model: "cache/anth", max_tokens: 100, messages: [{ role: "user", content: "hi" }] } });
+  assert.is(res.status, 200, res.text);
+  assert.equal(at(res.body, "usage"), { input_tokens: 200, output_tokens: 100, cache_read_input_tokens: 600, cache_creation_input_tokens: 200, cost: Number(CACHED_COST) });
+});
+
+test("Responses: cached tokens in input_tokens_details and the cache-priced cost", async ({ gw }) => {
+  const res = await call(gw.url, "POST", "/api/v1/responses", { key: gw.key, body: { model: "cache/compat", input: "hi" } });
+  assert.is(res.status, 200, res.text);
+  assert.is(at(res.body, "usage", "input_tokens"), 1000);
+  assert.is(at(res.body, "usage", "input_tokens_details", "cached_tokens"), 600);
+  assert.is(at(res.body, "usage", "cost"), Number(CACHED_COST));
+});
+
 test("an endpoint without cache prices bills every prompt token at `prompt`", async ({ gw }) => {
   const before = await keyUsage(gw);
   const { id, usage } = await chat(gw, "cache/plain", false);
