@@ -5,7 +5,7 @@ import { startChatStack } from "./chat-stack.js";
 import { percentile } from "./load.js";
 
 /**
- * `npm run bench -- stall` (issue 16): whether one large request stalls the others. Small chat
+ * `npm run bench -- stall`: whether one large request stalls the others. Small chat
  * calls (2 connections, zero-latency mock) are timed on an idle gateway, then while a 100,000-item
  * batch (~10 MB) and a 200 MB batch are being accepted; each row gives their latency percentiles
  * and the longest gap, beside the time the large submission took to be answered 202. The batch

@@ -147,7 +147,7 @@ async function provisionedIntern(base: string, key: string, workspaceId: string)
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify({ name: "bench", model: "bench/chat", provision: true, workspace_id: workspaceId }),
   });
-  // Intern records are wrapped in `data` (issue 17).
+  // Intern records are wrapped in `data`.
   const body = (await created.body.json()) as { data?: { id?: string } };
   const id = body.data?.id;
   if (created.statusCode !== 201 || !id) throw new Error(`POST /interns answered ${created.statusCode}: ${JSON.stringify(body)}`);

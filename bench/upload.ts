@@ -20,7 +20,7 @@ import { startMockS3, type MockS3 } from "../test/upstream/mock-s3.js";
  * its download; a CSV text file (every byte checked: UTF-8, JSON and CSV shape); the binary file
  * into an S3 bucket (our mock S3 server, in the benchmark's process), first after start, again, and
  * into a slow bucket (every part answered 250 ms late), where backpressure must hold the memory.
- * Target (issue 6): a peak RSS increase under 64 MB.
+ * Target: a peak RSS increase under 64 MB.
  */
 const SIZE = 104_857_600;
 const CSV_ROW = Buffer.from("2026-11-21T10:00:00Z,gateway,upload,12345.678,\"quoted, text\"\n");

@@ -10,7 +10,7 @@ import { decodeRequest } from "./request-decoder.js";
 import type { Route } from "./route-table.js";
 
 /**
- * The one hand-written route (ARCHITECTURE §1): a client-streaming RPC bound to an HTTP rule takes
+ * The one hand-written route (docs/architecture.md): a client-streaming RPC bound to an HTTP rule takes
  * a multipart/form-data body, and the part named `file` is streamed into it, never held whole. The
  * RPC's request has a oneof of a metadata message and a bytes chunk: the first message is the
  * metadata, filled from the part's file name and content type and then, as for any route, from the

@@ -190,7 +190,7 @@ export interface ShellLimits {
   cpuSeconds: number;
 }
 
-/** How this instance leases slices of every limit (ARCHITECTURE §4). */
+/** How this instance leases slices of every limit (docs/architecture.md). */
 export interface LeaseConfig {
   /** How long a grant is usable; renewed while in use. */
   leaseMs: number;
@@ -258,7 +258,7 @@ export interface TracingConfig {
 type Env = Record<string, string | undefined>;
 
 /**
- * Settings renamed when the names were settled (issue 18): one spelling per unit (`_MS`,
+ * Settings renamed when the names were settled: one spelling per unit (`_MS`,
  * `_SECONDS`) and every lease in milliseconds. An old name is still read for one release, with a
  * warning at start (`deprecations`); the new name wins when both are set.
  */

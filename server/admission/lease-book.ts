@@ -9,7 +9,7 @@ import type { Quantity } from "./quantities.js";
 import { shortfallError } from "./refusals.js";
 
 /**
- * This instance's admission leases (ARCHITECTURE §4). A call is admitted locally, without any
+ * This instance's admission leases (docs/architecture.md). A call is admitted locally, without any
  * round trip, when every quantity it draws on has a live lease whose unreserved part covers the
  * call's worst case; the reservation is then taken from all of them at once (never on partial
  * headroom). A lease that runs low is topped up in the background; a call that finds one short

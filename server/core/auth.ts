@@ -70,7 +70,7 @@ async function authenticate(findCaller: CallerLookup, header: string | null): Pr
 function requireEntitlement(caller: Caller, needed: Entitlement): void {
   const name = ENTITLEMENT_NAMES[needed];
   if (!name || caller.organization.entitlements.includes(name)) return;
-  // Outside the interns programme the routes do not exist for the caller (spec 4.7, 4.8).
+  // Outside the interns programme the routes do not exist for the caller.
   if (needed === Entitlement.INTERNS) throw gatewayError(404, "Not found", { reason: "not_found", retryable: false });
   throw gatewayError(403, "Private endpoints are not enabled for this organization");
 }

@@ -18,7 +18,7 @@ import { createMethodUrl, getAbortSignalReason, invokeUnaryImplementation } from
 import { withMetadata } from "../../wire/errors.js";
 
 /**
- * The facade's in-process way to the core (ARCHITECTURE §1): a Connect `Transport` that hands the
+ * The facade's in-process way to the core (docs/architecture.md): a Connect `Transport` that hands the
  * message objects to the service implementation, without serialization or envelopes, through the
  * core's interceptor chain and under a handler context like the one connect's handlers make (the
  * deadline, the caller's signal and the gateway's shutdown all abort `ctx.signal`). The caller sees

@@ -71,7 +71,7 @@ export function findWorkspace(caller: Caller, ref: string, options: LookupOption
 }
 
 /**
- * An intern's own key (created at provisioning) acts for that intern alone (spec 4.8, 5.3): the
+ * An intern's own key (created at provisioning) acts for that intern alone: the
  * intern it is confined to, or null for every other key.
  */
 export function confinedInternOf(caller: Caller): string | null {

@@ -4,8 +4,8 @@ import { registerEndUser } from "./end-user-store.js";
 import { assertTrackingString } from "./tracking-string.js";
 
 /**
- * The `user` of an inference request registers the end user (spec 2.6), or touches `updated_at`
- * of one already registered. Registration only: an inactive end user is still served (spec 3.4).
+ * The `user` of an inference request registers the end user, or touches `updated_at`
+ * of one already registered. Registration only: an inactive end user is still served.
  */
 export function checkEndUser(user: string | undefined): string | null {
   if (user === undefined) return null;

@@ -10,7 +10,7 @@ import { findInOrganization, inOrganization } from "../core/scope.js";
 import { EndUserRow } from "../db/models.js";
 import { assertAddressable, assertTrackingString } from "./tracking-string.js";
 
-/** Registered end users of the caller's organization (spec 2.6, 3.4, 4.5). */
+/** Registered end users of the caller's organization. */
 export function endUsersService(): Partial<ServiceImpl<typeof EndUsersService>> {
   return {
     async listEndUsers(req, ctx) {

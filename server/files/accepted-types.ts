@@ -1,4 +1,4 @@
-/** What an upload may be (spec 4.12): the binary formats by their file-type extension, and text. */
+/** What an upload may be: the binary formats by their file-type extension, and text. */
 
 /** file-type's extension → the type we report. */
 export const ACCEPTED_BINARY: Record<string, string> = {

@@ -16,7 +16,7 @@ import { providerFileAccess, providerFileError, type ProviderFileAccess } from "
 import { openUpload, UploadContent } from "./upload-stream.js";
 
 /**
- * Files of a workspace (spec 2.13, 4.12). Without `provider` the bytes go to the gateway's blob
+ * Files of a workspace. Without `provider` the bytes go to the gateway's blob
  * store (`deps.blobs`) and a row records them, written only once the bytes are stored: a failed or
  * cancelled upload leaves neither. With `provider` the file is uploaded to that provider with the
  * workspace's own key, after it has been spooled to local disk and validated in full (the provider
@@ -212,7 +212,7 @@ interface Content {
 /**
  * The workspace a call acts in: the key's own, or the one `workspace_id` names. A management key
  * may name any workspace of its organization; another key only its own, and any other is answered
- * as if it did not exist (ARCHITECTURE §5).
+ * as if it did not exist (docs/api/conventions.md).
  */
 async function workspaceScope(caller: Caller, workspaceId: string | undefined): Promise<WorkspaceScope> {
   if (workspaceId === undefined) return workspaceOf(caller);

@@ -1,7 +1,7 @@
 import { gatewayError } from "../../wire/errors.js";
 
 /**
- * The callback URL of an authorization code (spec 4.2): https anywhere, or http(s) on the loopback
+ * The callback URL of an authorization code: https anywhere, or http(s) on the loopback
  * names local tools listen on. Credentials in a URL would end up in logs and browser history, so a
  * URL with userinfo is refused.
  */

@@ -1,7 +1,7 @@
 import { gatewayError } from "../../wire/errors.js";
 
 /**
- * The strict timestamp form of the authorization-code expiry (spec 4.2): UTC with seconds,
+ * The strict timestamp form of the authorization-code expiry: UTC with seconds,
  * optional fraction. Offsets and minute precision are refused rather than guessed at, and the
  * calendar is checked because Date.parse rolls 2030-02-30 over into March.
  */

@@ -4,7 +4,7 @@ import type { CatalogEndpoint, CatalogModel } from "../catalog/catalog.js";
 import type { EndpointStats } from "../catalog/endpoint-stats.js";
 import { architectureOf, pricingOf } from "./model-view.js";
 
-/** A model with the endpoints that serve it (spec 2.14), each with its recent stats. */
+/** A model with the endpoints that serve it, each with its recent stats. */
 export function toModelWithEndpoints(model: CatalogModel, endpoints: ReadonlyArray<{ endpoint: CatalogEndpoint; stats: EndpointStats }>): ModelWithEndpoints {
   return create(ModelWithEndpointsSchema, {
     id: model.id,

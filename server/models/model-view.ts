@@ -11,7 +11,7 @@ import type { CatalogEndpoint, CatalogModel, Pricing } from "../catalog/catalog.
 import { comparePricing } from "../catalog/decimal-price.js";
 
 /**
- * A catalog model as the models list shows it (spec 2.14), summarized over the endpoints the
+ * A catalog model as the models list shows it, summarized over the endpoints the
  * caller may use: pricing of the cheapest, limits of the first (the config's order is the
  * operator's preference), parameters any of them accepts.
  */

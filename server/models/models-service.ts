@@ -13,7 +13,7 @@ import { listResponse, usableModels, type ListedModel } from "./model-listing.js
 import { toModel } from "./model-view.js";
 
 /**
- * The model catalog (spec 2.4, 2.14, 4.13), answered from the in-memory catalog plus, for a
+ * The model catalog, answered from the in-memory catalog plus, for a
  * caller, its guardrails and its organization's active private endpoints. On a regional host name
  * every list keeps only what can be served within that region.
  */
@@ -29,7 +29,7 @@ export function modelsService({ catalog, sequelize, governance }: Deps): Partial
     return usableModels(catalog, policyOf(guardrails, catalog, regionalHost(ctx)), privateEndpoints);
   }
 
-  /** The public catalog, or the caller's own when its organization filters it (spec 2.4). */
+  /** The public catalog, or the caller's own when its organization filters it. */
   async function catalogFor(ctx: HandlerContext): Promise<ListedModel[]> {
     const caller = optionalCallerOf(ctx);
     return caller?.organization.isFilteredModelCatalogEnabled ? await modelsFor(caller, ctx) : usableModels(catalog, { ...UNRESTRICTED, regionalHost: regionalHost(ctx) });

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 
 /**
- * Ids of video jobs in OpenRouter's generation-id form (spec 2.15): `gen-vid-<unix seconds>-<20
+ * Ids of video jobs in OpenRouter's generation-id form: `gen-vid-<unix seconds>-<20
  * alphanumerics>` for the job, `gen-<unix seconds>-<20 alphanumerics>` for its generation (the
  * usage ledger row that bills it), like the ids of chat generations.
  */

@@ -51,7 +51,7 @@ const RULES: Record<string, FieldRule> = {
   is_observability_broadcast_enabled: (v) => ({ isObservabilityBroadcastEnabled: v.isObservabilityBroadcastEnabled ?? false }),
   is_observability_io_logging_enabled: (v) => ({ isObservabilityIoLoggingEnabled: v.isObservabilityIoLoggingEnabled ?? false }),
   include_byok_in_budgets: (v) => ({ includeByokInBudgets: v.includeByokInBudgets ?? false }),
-  // Never null (spec 2.5): a PATCH replaces it with another guardrail, it cannot clear it.
+  // Never null: a PATCH replaces it with another guardrail, it cannot clear it.
   default_guardrail_id: async (v, organizationId, transaction) => ({
     defaultGuardrailId: await guardrailOf(organizationId, notNull(v.defaultGuardrailId, "default_guardrail_id"), transaction),
   }),

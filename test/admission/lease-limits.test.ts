@@ -8,7 +8,7 @@ import { abandonOnceUpstream } from "../support/abandoned-call.js";
 import { CALL_USD, EPSILON, ONE_CALL, centralSpend, chat, newKey } from "./support.js";
 
 /**
- * ARCHITECTURE §4, admission from leases, with two gateway instances on one database (this
+ * docs/architecture.md, admission from leases, with two gateway instances on one database (this
  * process and a child): no budget is exceeded whatever the concurrency (rate limits: the same
  * over two instances in test/inference/limits.test.ts), a budget spent on one
  * instance is refused on the other once its own slice is gone, and failed or cancelled calls

@@ -13,7 +13,7 @@ import { startInferenceGateway, type InferenceGateway } from "../support/inferen
 import { CALL_USD, EPSILON, centralSpend, chat, newKey } from "./support.js";
 
 /**
- * ARCHITECTURE §4, settlement written behind: SIGTERM drains it (every answered call has its row),
+ * docs/architecture.md, settlement written behind: SIGTERM drains it (every answered call has its row),
  * `kill -9` loses at most the queued window and never budget safety, and while the database is
  * away calls go on only within leases already held, the rest 503, and what was queued is written
  * once it is back.

@@ -5,7 +5,7 @@ import * as assert from "uvu/assert";
 import { LAYERED, ROOT } from "./import-graph.js";
 
 /**
- * The configuration reference lists exactly the settings the code reads (issue 18): a setting
+ * The configuration reference lists exactly the settings the code reads: a setting
  * added to the code without a row, or a row left behind by a removed setting, fails here.
  * Settings are environment variables: `GATEWAY_*`, and the few plain ones every server has.
  */

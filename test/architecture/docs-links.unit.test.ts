@@ -5,7 +5,7 @@ import * as assert from "uvu/assert";
 import { ROOT } from "./import-graph.js";
 
 /**
- * The documentation stays inside the repository (issue 18): every Markdown link of the README and
+ * The documentation stays inside the repository: every Markdown link of the README and
  * docs/ is relative and names a file that exists; a link may point at the gateway a reader runs
  * (localhost), never at another site, which may move or be unreachable where the gateway runs.
  */

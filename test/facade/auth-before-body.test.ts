@@ -6,7 +6,7 @@ import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call, rawRequest } from "../support/http.js";
 
 /**
- * The facade authenticates before it reads anything the caller sent (issue 16): without a valid
+ * The facade authenticates before it reads anything the caller sent: without a valid
  * key, a bad body, a wrong-typed query value or a `..` segment is a 401, and a body is not read at
  * all; a request answered before its body was read through (401, 413) says `connection: close` and keeps reading until
  * the client has sent it, so the client reliably reads the answer (RFC 9112 §9.6).

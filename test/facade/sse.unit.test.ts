@@ -21,7 +21,7 @@ import { eventually } from "../support/eventually.js";
 import { sseData } from "../support/sse.js";
 
 /**
- * The facade's generic rendering of server-streaming RPCs (ARCHITECTURE §1): `text/event-stream`,
+ * The facade's generic rendering of server-streaming RPCs (docs/architecture.md): `text/event-stream`,
  * one `data: <json>` per message rendered as its envelope member alone, `: keepalive` comments,
  * `data: [DONE]`, an error event instead of `[DONE]` when the stream fails, a plain JSON body when
  * the first message is a `json_reply` member, and cancellation of the RPC when the client leaves.

@@ -9,7 +9,7 @@ import { httpErrorOf } from "../../wire/errors.js";
 import { allServices } from "../../wire/services.js";
 
 /**
- * The transcoder's parts as tables, without a gateway (issue 18): path templates, path splitting,
+ * The transcoder's parts as tables, without a gateway: path templates, path splitting,
  * route matching and reply modes compiled from the real protos, and request decoding (body, path
  * variables, query, update masks, type errors). Runs in milliseconds; the gateway-level suites
  * (routes, transcoding) show the same behaviour end to end.

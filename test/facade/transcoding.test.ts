@@ -8,7 +8,7 @@ import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call, rawRequest } from "../support/http.js";
 
 /**
- * JSON on the wire (ARCHITECTURE §2) and the error envelope (§3), through the real gateway: how the
+ * JSON on the wire (docs/api/conventions.md) and the error envelope (§3), through the real gateway: how the
  * facade turns bodies, path segments and query strings into request messages, and messages back
  * into the spec's JSON.
  */
@@ -245,7 +245,7 @@ test("nullable fields render null; enums are lowercase wire strings; lists are p
   assert.is(data.updated_at, null);
   assert.is(data.description, null);
   assert.is(data.default_provider_sort, null);
-  assert.match(String(data.default_guardrail_id), /^[0-9a-f-]{36}$/, "never null (spec 2.5)");
+  assert.match(String(data.default_guardrail_id), /^[0-9a-f-]{36}$/, "never null");
   assert.is(data.disabled_server_tools, null);
   assert.is(data.io_logging_api_key_ids, null);
   assert.is(data.include_byok_in_budgets, false, "non-nullable scalars are always present");

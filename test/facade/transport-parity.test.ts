@@ -119,7 +119,7 @@ test("writes: a create through each answers the same but for its id, slug and ti
   const direct = await call(ctx.env.gw.url, "POST", "/api/v1/workspaces", { key, body: { name: "Parity", slug: "parity-direct" } });
   const remote = await call(ctx.remote.url, "POST", "/api/v1/workspaces", { key, body: { name: "Parity", slug: "parity-remote" } });
   assert.is(direct.status, 201, direct.text);
-  // Each workspace is created with a default guardrail of its own (issue 17).
+  // Each workspace is created with a default guardrail of its own.
   assertSame("POST /workspaces", direct, remote, without("id", "slug", "created_at", "updated_at", "default_guardrail_id"));
 
   const duplicate = await both(ctx, "POST", "/api/v1/workspaces", { key, body: { name: "Again", slug: "parity-direct" } });

@@ -2,7 +2,7 @@ import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { loadConfig } from "../../server/config.js";
 
-/** Renamed settings (issue 18): the old name is read, converted to the new unit, and named in a warning; the new name wins. */
+/** Renamed settings: the old name is read, converted to the new unit, and named in a warning; the new name wins. */
 const test = suite("foundation: renamed settings");
 
 test("an old name is read in its old unit and warned about", () => {

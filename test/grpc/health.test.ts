@@ -9,7 +9,7 @@ import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { bearer, createGrpcClient, grpcFailure, type GrpcClient } from "../support/grpc-client.js";
 
 /**
- * grpc.health.v1.Health on the gRPC port (issue 19): public, the readiness of GET /readyz, NOT_FOUND
+ * grpc.health.v1.Health on the gRPC port: public, the readiness of GET /readyz, NOT_FOUND
  * for a service it does not know, and a Watch that reports the drain and ends so it cannot hold
  * the drain up.
  */

@@ -15,7 +15,7 @@ import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { createGrpcClient, grpcFailure, type GrpcClient } from "../support/grpc-client.js";
 
 /**
- * gRPC server reflection (issue 19): what buf curl and grpcurl read to call the gateway without
+ * gRPC server reflection: what buf curl and grpcurl read to call the gateway without
  * its protos. Switched off, the service is not there at all; health stays.
  */
 const test = suite<{ gw: TestGateway; reflection: GrpcClient }>("gRPC server reflection");

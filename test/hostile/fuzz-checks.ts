@@ -3,7 +3,7 @@ import { isFuzzObject, type FuzzJson, type FuzzObject } from "./fuzz-json.js";
 import { responseField } from "./fuzz-shapes.js";
 
 /**
- * Sending a hostile request byte for byte, and what every answer must be (issue 16): 2xx, or 4xx
+ * Sending a hostile request byte for byte, and what every answer must be: 2xx, or 4xx
  * with the spec's envelope whose `code` is the HTTP status; never 5xx; no stack trace, SQL or
  * source path in any body; and an accepted value reads back exactly as it was sent.
  */
@@ -111,7 +111,7 @@ export function readBackProblems(sent: FuzzObject, body: unknown, where: string)
   return problems;
 }
 
-/** Timestamps travel with milliseconds (ARCHITECTURE §2): another spelling of the same instant, to the millisecond, is the value sent. */
+/** Timestamps travel with milliseconds (docs/api/conventions.md): another spelling of the same instant, to the millisecond, is the value sent. */
 function sameInstant(sent: unknown, got: unknown): boolean {
   if (typeof sent !== "string" || typeof got !== "string" || !ISO_TIME.test(sent)) return false;
   return Math.abs(Date.parse(sent) - Date.parse(got)) <= 1;

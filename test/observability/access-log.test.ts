@@ -14,7 +14,7 @@ import { accessLinesOf, captureLogs, type CapturedLogs, type LogLine } from "../
 import { startMockUpstream, type MockUpstream } from "../upstream/mock-upstream.js";
 
 /**
- * Logs (issue 19): one info access line per request on every protocol, named by route template or
+ * Logs: one info access line per request on every protocol, named by route template or
  * RPC path, with status, duration, request id and the key's label, never the key; REST requests,
  * which pass the core's interceptors in-process, are not logged twice. Upstream failures are
  * logged with provider, endpoint, model and status, and the fallback taken.

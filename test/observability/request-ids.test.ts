@@ -10,7 +10,7 @@ import { ledgerRowsOf } from "../support/ledger-rows.js";
 import { sseData } from "../support/sse.js";
 
 /**
- * Request ids (issue 19): every answer carries `x-request-id` on every protocol, the caller's own
+ * Request ids: every answer carries `x-request-id` on every protocol, the caller's own
  * when acceptable and a fresh one otherwise, and the usage ledger row of a call records it.
  */
 const test = suite<{ env: InferenceGateway }>("observability: request ids");

@@ -13,7 +13,7 @@ import { accessLinesOf, captureLogs, type CapturedLogs } from "../support/log-li
 import { SPAN_KIND_CLIENT, SPAN_KIND_SERVER, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.js";
 
 /**
- * Traces (issue 19), against an OTLP/HTTP receiver of our own: a SERVER span per request (REST
+ * Traces, against an OTLP/HTTP receiver of our own: a SERVER span per request (REST
  * route template or RPC method) and under it a CLIENT span per upstream attempt with the GenAI
  * attributes, all of one trace; the trace id in the request's log lines. Every call is made in
  * `before`, then the gateway is stopped, which flushes the exporter: the tests read what arrived.

@@ -228,7 +228,7 @@ test("PATCH null: clears lists and optional fields, resets the sampling rate to 
   };
   const ws = await newWorkspace(gw, "patch-null", full);
   assert.is(ws.default_guardrail_id, guardrail.id);
-  // default_guardrail_id is not nullable (spec 2.5): it is replaced, never cleared.
+  // default_guardrail_id is not nullable: it is replaced, never cleared.
   const nullable = Object.keys(full).filter((k) => k !== "default_guardrail_id");
   const cleared = await patchWorkspace(gw, ws.id as string, Object.fromEntries(nullable.map((k) => [k, null])));
   assert.is(cleared.status, 200, cleared.text);

@@ -231,7 +231,7 @@ function scalarSchema(type: ScalarType): JsonSchema {
       return { type: "integer", minimum: 0, maximum: 4294967295 };
     case ScalarType.UINT64:
     case ScalarType.FIXED64:
-      // JSON numbers, not strings, even where 64-bit (ARCHITECTURE §2).
+      // JSON numbers, not strings, even where 64-bit (docs/api/conventions.md).
       return { type: "integer", format: "int64", minimum: 0 };
     case ScalarType.INT64:
     case ScalarType.SINT64:

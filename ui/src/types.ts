@@ -28,7 +28,7 @@ export interface KeySpend {
   usage_monthly: number;
 }
 
-/** GET /key `data` (spec 2.3). */
+/** GET /key `data`. */
 export interface CurrentKey extends KeySpend {
   label: string;
   is_management_key: boolean;
@@ -78,7 +78,7 @@ export interface Counted<T> {
 
 export type ProviderSort = "price" | "throughput" | "latency" | "exacto";
 
-/** A workspace with its defaults (spec 2.5), as GET /workspaces lists it. */
+/** A workspace with its defaults, as GET /workspaces lists it. */
 export interface WorkspaceDetail extends Workspace {
   description: string | null;
   created_at: string;
@@ -105,7 +105,7 @@ export interface WorkspaceBudget {
 
 export type DataRegion = "global" | "europe" | "us";
 
-/** A guardrail (spec 2.12); a null list allows or ignores nothing. */
+/** A guardrail; a null list allows or ignores nothing. */
 export interface Guardrail {
   id: string;
   name: string;
@@ -173,7 +173,7 @@ export interface ModelArchitecture {
   instruct_type: string | null;
 }
 
-/** A model of GET /models (spec 2.14). */
+/** A model of GET /models. */
 export interface Model {
   id: string;
   canonical_slug: string;
@@ -301,7 +301,7 @@ export interface InternToolCall {
   function: { name: string; arguments: string };
 }
 
-/** One `chat.completion.chunk` of the intern chat stream (spec 6). */
+/** One `chat.completion.chunk` of the intern chat stream. */
 export interface InternChatChunk {
   id: string;
   choices: Array<{ index: number; delta: { role?: string; content?: string; tool_calls?: InternToolCall[] }; finish_reason: "stop" | "tool_calls" | "error" | null }>;
