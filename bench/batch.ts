@@ -10,7 +10,7 @@ import { startChatStack } from "./chat-stack.js";
  * is completed (items/s); then the same submission again BENCH_BATCH_REPEATS times (warm, each
  * cancelled once accepted); then a submission of almost 200 MB (time to the 202). The gateway runs
  * in its own process; its peak RSS (VmHWM) is read after each phase, and the CPU time the gateway
- * and PostgreSQL (postmaster and backends) spent in each submission. Targets (issue 5, issue 15):
+ * and PostgreSQL (postmaster and backends) spent in each submission. Targets (docs/benchmarks.md):
  * the 202 for 10,000 items in under 0.5 s, ≥ 1,000 items/s on this 2-core machine, the 200 MB
  * submission accepted with a peak RSS under 1 GiB.
  *

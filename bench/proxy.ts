@@ -19,7 +19,7 @@ import { percentile, runLoad, type LoadResult } from "./load.js";
  * zero-latency mock upstream, beside a bare node:http pass-through proxy to the same mock in the
  * same run: chat completions, streamed chat (time to first byte), embeddings, the auth refusal
  * floor, and two gateway instances on one database (aggregate req/s, and whether a limit held).
- * Each server runs in its own process; the load generator runs here. Targets (issue 15):
+ * Each server runs in its own process; the load generator runs here. Targets (docs/benchmarks.md):
  * ≥ 50% of the bare proxy's req/s at 10 connections; added latency p50 ≤ 0.4 ms, p99 ≤ 2 ms at 1
  * connection; streamed: added time to first byte p50 ≤ 0.5 ms; embeddings as chat.
  *

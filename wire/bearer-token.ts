@@ -1,5 +1,5 @@
 /**
- * How a caller presents an API key (spec 5.1: `Authorization: Bearer <key>`), read the same way by
+ * How a caller presents an API key (`Authorization: Bearer <key>`, docs/api/conventions.md), read the same way by
  * the core's auth interceptor and by the REST facade, which refuses a request without one before
  * it reads the body.
  */

@@ -10,7 +10,7 @@ export interface RegionalHost {
 }
 
 /**
- * Methods marked `(gateway.v1.global_host_only)` (interns and the vault, spec 4.7, 4.8) are served
+ * Methods marked `(gateway.v1.global_host_only)` (interns and the vault) are served
  * on the global hostname only: a call that arrived on a regional hostname (the Host the facade
  * forwards as `x-forwarded-host`) is refused with 403, as inference refuses what a regional host
  * does not allow. Runs after authentication, so callers outside the programme still get its 404

@@ -5,7 +5,7 @@ import type { ProviderFile } from "../providers/files-api.js";
 import type { FileRow } from "./file-store.js";
 
 /**
- * The File of spec 2.13 in its three variants: own storage (always downloadable), and a file on
+ * The File object (docs/api/files.md) in its three variants: own storage (always downloadable), and a file on
  * OpenAI or Anthropic (id, size, date and downloadability as the provider reports them; the type
  * the gateway detected when it uploaded the file, else the provider's, else unknown).
  */

@@ -18,7 +18,7 @@ import { authCodeHash, CODE_LIFETIME_MS, newAuthCode, verifierMatches, type Chal
 import { parseUtcSeconds } from "./utc-timestamp.js";
 
 /**
- * The authorization-code (PKCE) flow of spec 4.2 and 5.6: a management key issues a short-lived,
+ * The authorization-code (PKCE) flow (docs/api/endpoints.md): a management key issues a short-lived,
  * single-use code; whoever holds it (and the verifier, when the code has a challenge) exchanges it
  * for a key in the code's organization and workspace, owned by the member who issued the code.
  */

@@ -6,7 +6,7 @@ import { GuardrailRow } from "../db/governance-models.js";
 import type { WorkspaceRow } from "../db/models.js";
 
 /**
- * The writable fields of a workspace (spec 2.5, rules of 4.4) and the columns they set, shared by
+ * The writable fields of a workspace  and the columns they set, shared by
  * POST (every field, absent ones taking their default) and PATCH (the fields sent, where null
  * restores the default). Length, pattern and range rules are the proto's and were checked before
  * the handler ran; what needs the database or the enum tables is checked here.

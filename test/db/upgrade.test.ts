@@ -6,7 +6,7 @@ import { migrations } from "../../server/db/migrations/index.js";
 import { createDatabase } from "../support/gateway.js";
 
 /**
- * A database written before issue 17, upgraded by the migrations that came with it: every
+ * A database written by an older gateway (before the first-run changes), upgraded by the migrations that came later: every
  * workspace gets a default guardrail that restricts nothing (0016), every organization an owner
  * member, and every key without a creator that owner (0017).
  */

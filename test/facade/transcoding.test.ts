@@ -8,7 +8,7 @@ import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call, rawRequest } from "../support/http.js";
 
 /**
- * JSON on the wire (docs/api/conventions.md) and the error envelope (§3), through the real gateway: how the
+ * JSON on the wire (docs/api/conventions.md) and the error envelope, through the real gateway: how the
  * facade turns bodies, path segments and query strings into request messages, and messages back
  * into the spec's JSON.
  */

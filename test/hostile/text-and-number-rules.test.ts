@@ -8,7 +8,7 @@ import { at, call, rawRequest, type Reply } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 
 /**
- * Issue 16, classes 1 and 2: text PostgreSQL cannot hold (U+0000, unpaired surrogates) and numbers
+ * Hostile text and numbers: text PostgreSQL cannot hold (U+0000, unpaired surrogates) and numbers
  * that are not finite doubles (`1e400` parses as Infinity) are refused with a 400 naming the field,
  * wherever they are: plain fields, list elements, map keys, free-form JSON keys and values at any
  * depth, path and query values, the streamed batch body, and gRPC requests. Never a 500, and

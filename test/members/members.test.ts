@@ -54,7 +54,7 @@ test("the first start's owner: listed first, an admin with GATEWAY_OWNER_EMAIL, 
   assert.is(owner.email, "boss@example.com");
   assert.is(owner.role, "org:admin");
   const me = await call(gw.url, "GET", "/api/v1/key", { key: gw.key });
-  assert.is(at(me.body, "data", "creator_user_id"), owner.id, "spec 2.3: a string, the bootstrap key's owner");
+  assert.is(at(me.body, "data", "creator_user_id"), owner.id, "a string, the bootstrap key's owner");
   const { secret } = await plainKey(gw);
   assert.is(at((await call(gw.url, "GET", "/api/v1/key", { key: secret })).body, "data", "creator_user_id"), owner.id, "minted by the owner's key");
   const listedKeys = await call(gw.url, "GET", "/api/v1/keys", { key: gw.key });

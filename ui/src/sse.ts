@@ -1,5 +1,5 @@
 /**
- * The console's one reader of a server-sent event stream (the intern chat, spec 6): events are
+ * The console's one reader of a server-sent event stream (the intern chat): events are
  * blocks separated by a blank line; the `data:` lines of a block (joined by "\n") are its payload,
  * parsed as JSON; a block of comments only (`: keepalive`) carries nothing and is skipped. The
  * stream ends at `data: [DONE]` (or when the connection closes). Payloads are yielded as they

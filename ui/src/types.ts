@@ -1,6 +1,6 @@
 /**
  * The JSON shapes of the API that the console reads, as the REST facade renders them (proto field
- * names, spec §2). Written by hand: ui/ depends on nothing outside itself (test/architecture).
+ * names, docs/api/conventions.md). Written by hand: ui/ depends on nothing outside itself (test/architecture).
  */
 export type ResetInterval = "daily" | "weekly" | "monthly";
 export type BudgetInterval = ResetInterval | "lifetime";
@@ -231,7 +231,7 @@ export interface ModelWithEndpoints {
   endpoints: ModelEndpoint[];
 }
 
-/** GET /batches/{id} (unwrapped, spec 2.1); `results` only in a terminal status, null in lists. */
+/** GET /batches/{id} (unwrapped); `results` only in a terminal status, null in lists. */
 export type BatchStatus = "validating" | "in_progress" | "finalizing" | "completed" | "failed" | "expired" | "cancelling" | "cancelled";
 
 export interface BatchResult {

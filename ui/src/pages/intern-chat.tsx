@@ -8,7 +8,7 @@ import { sseData } from "../sse.js";
 import type { Intern, InternChatChunk, InternQuestion, InternToolCall } from "../types.js";
 
 /**
- * A chat with a running intern (POST /interns/{id}/chat/completions, spec 6): each answer is
+ * A chat with a running intern (POST /interns/{id}/chat/completions): each answer is
  * rendered as its SSE chunks arrive. When the intern asks (a `svc.provide_input` tool call, then
  * `finish_reason` `tool_calls` and the final chunk with the `session_id`), the question is shown
  * with a button per offered option; the answer is a second request with that `session_id`, the
