@@ -6,6 +6,8 @@ import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call, type Reply } from "../support/http.js";
 import { sseData } from "../support/sse.js";
 import { ledgerRowsOf } from "../support/ledger-rows.js";
+import { QueryTypes } from "sequelize";
+import { FAST_ENGINE, submit, waitTerminal } from "../support/batches.js";
 
 /**
  * Prompt caching priced as providers price it: cache reads and writes at the endpoint's
@@ -45,7 +47,7 @@ test.before(async (ctx) => {
       { id: "cache/plain", name: "Plain", context_length: 32_000, endpoints: [{ provider: "compat", upstream_model_id: "compat-plain", pricing: PLAIN_PRICES }] },
     ],
   });
-  ctx.gw = await startTestGateway({ GATEWAY_CONFIG: file });
+  ctx.gw = await startTestGateway({ GATEWAY_CONFIG: file, ...FAST_ENGINE });
   ctx.upstream.rule({ usage: USAGE });
 });
 test.after(async (ctx) => {
@@ -114,6 +116,23 @@ test("Responses: cached tokens in input_tokens_details and the cache-priced cost
   assert.is(at(res.body, "usage", "input_tokens"), 1000);
   assert.is(at(res.body, "usage", "input_tokens_details", "cached_tokens"), 600);
   assert.is(at(res.body, "usage", "cost"), Number(CACHED_COST));
+});
+
+test("batch items: cache counts in each result body; ledger rows with both counts, at the cache prices", async ({ gw }) => {
+  const requests = ["a", "b"].map((id) => ({ custom_id: id, body: { model: "cache/anth", max_tokens: 100, messages: [{ role: "user", content: "hi" }] } }));
+  const accepted = await submit(gw.url, gw.key, { endpoint: "/v1/chat/completions", model: "cache/anth", requests });
+  assert.is(accepted.status, 202, accepted.text);
+  const batchId = String(at(accepted.body, "id"));
+  const done = await waitTerminal(gw.url, gw.key, batchId);
+  assert.is(at(done.body, "status"), "completed", done.text);
+  for (const result of at(done.body, "results") as Json[]) {
+    assert.equal(at(result, "response", "body", "usage", "prompt_tokens_details", "cache_write_tokens"), 200);
+  }
+  const rows = await gw.gateway.sequelize.query<{ cached_tokens: number; cache_write_tokens: number; cost_usd: string }>(
+    "SELECT cached_tokens, cache_write_tokens, cost_usd::text AS cost_usd FROM usage_ledger WHERE batch_id = :batchId",
+    { type: QueryTypes.SELECT, replacements: { batchId } },
+  );
+  assert.equal(rows, [1, 2].map(() => ({ cached_tokens: 600, cache_write_tokens: 200, cost_usd: CACHED_COST })));
 });
 
 test("an endpoint without cache prices bills every prompt token at `prompt`", async ({ gw }) => {
