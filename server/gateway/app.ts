@@ -74,13 +74,9 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-/**
- * Starts the whole gateway in one process: database (embedded unless DATABASE_URL), migrations,
- * bootstrap, the core on the gRPC port, and REST + Connect on the HTTP port, where the facade calls
- * the core in-process through the direct transport (core/direct-transport.ts) with the same interceptors.
- * With `coreOnly` the HTTP port serves Connect/gRPC-Web but no REST (run cmd/facade.ts instead).
- */
+/** How startGateway serves. */
 export interface GatewayOptions {
+  /** The HTTP port serves Connect/gRPC-Web but no REST (run cmd/facade.ts beside it). */
   coreOnly?: boolean;
   /** The intern runtime; tests may bring their own (test/support/interns-hosts.ts). */
   internHosts?: InternHosts;
@@ -141,6 +137,11 @@ async function joinPrepared(config: GatewayConfig, log: Logger): Promise<Prepare
   return { catalog, databaseUrl: config.databaseUrl, sequelize: await openDatabase(config.databaseUrl, log), embedded: undefined, generatedKey: undefined };
 }
 
+/**
+ * Starts the whole gateway in one process: database (embedded unless DATABASE_URL), migrations,
+ * bootstrap, the core on the gRPC port, and REST + Connect on the HTTP port, where the facade calls
+ * the core in-process through the direct transport (core/direct-transport.ts) with the same interceptors.
+ */
 export async function startGateway(config: GatewayConfig, log: Logger, options: GatewayOptions = {}): Promise<Gateway> {
   const { catalog, databaseUrl, sequelize, embedded, ...prepared } = options.preparedByPrimary ? await joinPrepared(config, log) : await prepareStart(config, log);
   const ports = listenerPorts(config);
