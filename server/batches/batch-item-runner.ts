@@ -1,4 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
+import type { ConnectError } from "@connectrpc/connect";
 import { isFreeEndpoint } from "../catalog/catalog.js";
 import { httpErrorOf } from "../../wire/errors.js";
 import { costUsd } from "../core/money.js";
@@ -8,6 +9,7 @@ import { isRetryable, toGatewayError } from "../inference/upstream-errors.js";
 import { providerFor } from "../providers/registry.js";
 import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../providers/provider.js";
 import type { BatchFormat } from "./batch-formats.js";
+import { filteredItem } from "./batch-item-filters.js";
 import type { BatchPlan } from "./batch-plan.js";
 import { errorResult } from "./batch-store.js";
 import type { SettledItem } from "./batch-store-settlement.js";
@@ -40,7 +42,9 @@ export interface RunLimits {
 export async function runItem(runtime: InferenceRuntime, plan: BatchPlan, item: ClaimedItem, limits: RunLimits, signal: AbortSignal): Promise<ItemOutcome> {
   let lastFailure: UpstreamError | undefined;
   let lastAttempt: Attempt | undefined;
-  const request = plan.format.toPipeline(item.body);
+  const filtered = filteredItem(runtime, plan, item);
+  if ("refusal" in filtered) return { kind: "final", item: blockedItem(item, plan.format, plan.attempts[0]!, filtered.refusal) };
+  const { request } = filtered;
   for (const attempt of plan.attempts) {
     lastAttempt = attempt;
     const startedAt = performance.now();
@@ -80,6 +84,12 @@ export function refused(item: ItemRef, format: BatchFormat, attempt: Attempt, fa
   // Upstream 408 and 429 both map to 429 (upstream-errors.ts).
   const result = errorResult(error.message, typeOf(error.status), error.status === 429 ? "rate_limit_exceeded" : errorTypeOf(failure, error.status));
   return settled(item, format.api, attempt, false, false, error.status, result, undefined, null);
+}
+
+/** An item a guardrail's content filter refused: the live route's 403, never sent, nothing to bill. */
+export function blockedItem(item: ItemRef, format: BatchFormat, attempt: Attempt, refusal: ConnectError): SettledItem {
+  const { status, message } = httpErrorOf(refusal);
+  return settled(item, format.api, attempt, false, false, status, errorResult(message, typeOf(status), "content_filtered"), undefined, null);
 }
 
 /** Which item a result belongs to. */

@@ -89,6 +89,16 @@ export function pendingItems(sequelize: Sequelize, batchId: string): Promise<{ i
   });
 }
 
+/** Holds some pending items under `owner`, so that the settlement (fenced by owner) takes their results. */
+export async function holdPendingItems(sequelize: Sequelize, batchId: string, idxs: number[], owner: string): Promise<void> {
+  if (idxs.length === 0) return;
+  await sequelize.query(
+    `UPDATE batch_items SET state = 'running', lease_owner = :owner, lease_expires_at = 'infinity', attempts = attempts + 1
+      WHERE batch_id = :id AND state = 'pending' AND idx IN (:idxs)`,
+    { replacements: { id: batchId, owner, idxs } },
+  );
+}
+
 /**
  * Records the provider's batch `upstreamId` and holds the pending items under `owner` for as long
  * as the provider has them; false (nothing written) when the batch stopped running or has a

@@ -5,14 +5,15 @@ import type { InferenceRuntime } from "../inference/inference-call.js";
 import type { Attempt } from "../inference/routing.js";
 import { isRetryable, toGatewayError } from "../inference/upstream-errors.js";
 import type { ResolvedTarget } from "../inference/upstream-targets.js";
-import type { NativeBatchApi, NativeBatchState } from "../providers/native-batch-api.js";
+import type { NativeBatchApi, NativeBatchRequest, NativeBatchState } from "../providers/native-batch-api.js";
 import { requiredPart } from "../providers/registry.js";
 import { UpstreamError } from "../providers/provider.js";
-import { answered, refused } from "./batch-item-runner.js";
+import { filteredItem } from "./batch-item-filters.js";
+import { answered, blockedItem, refused } from "./batch-item-runner.js";
 import { CANCELLED_RESULT, closeOpenItems, EXPIRED_RESULT, failBatch } from "./batch-store-lifecycle.js";
 import { loadPlan, type BatchPlan } from "./batch-plan.js";
 import { errorResult, itemId, type BatchStatusName, type ItemResult } from "./batch-store.js";
-import { pendingItems, pollNativeBatchIn, recordUpstreamBatch } from "./batch-store-queue.js";
+import { holdPendingItems, pendingItems, pollNativeBatchIn, recordUpstreamBatch } from "./batch-store-queue.js";
 import { settleItems, type SettledItem } from "./batch-store-settlement.js";
 
 /**
@@ -98,7 +99,18 @@ async function submit(step: NativeStep, { target }: ResolvedTarget): Promise<voi
   if (batch.status !== "in_progress") return;
   const items = await pendingItems(sequelize, batch.id);
   if (items.length === 0) return;
-  const requests = items.map((item) => ({ customId: itemId(batch.id, item.idx), body: plan.format.toPipeline(item.body) }));
+  const requests: NativeBatchRequest[] = [];
+  const blocked: SettledItem[] = [];
+  for (const item of items) {
+    const ref = { batchId: batch.id, idx: item.idx, itemId: itemId(batch.id, item.idx) };
+    const filtered = filteredItem(runtime, plan, { ...ref, body: item.body });
+    if ("refusal" in filtered) blocked.push(blockedItem(ref, plan.format, step.attempt, filtered.refusal));
+    else requests.push({ customId: ref.itemId, body: filtered.request });
+  }
+  // Items a content filter refused are settled here and never reach the provider.
+  await holdPendingItems(sequelize, batch.id, blocked.map((item) => item.idx), nativeLeaseOwner(batch.id));
+  await settleItems(sequelize, nativeLeaseOwner(batch.id), blocked);
+  if (requests.length === 0) return;
   const upstreamId = await api.submit(target, requests, signal);
   const recorded = await recordUpstreamBatch(sequelize, batch.id, upstreamId, { owner: nativeLeaseOwner(batch.id), pollSeconds: step.settings.nativePollMs / 1000 });
   // Cancelled or deleted while the provider took it: that copy must not run on.

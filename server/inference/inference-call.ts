@@ -139,7 +139,7 @@ export class InferenceCall {
     const context: CallerContext = { ...(await deps.governance.governance(caller)), caller };
     checkServerTools(request.serverTools, context.workspace);
     const filtering = filterCall(context.guardrails, request.api, request.bodies);
-    for (const filter of filtering.matched) deps.observers?.inference?.contentFiltered(filter.slug, filter.action);
+    countFiltering(deps, filtering);
     // Refused before routing and admission: nothing is reserved, nothing is billed.
     if (filtering.blockedBy !== undefined) throw blockedError(filtering.blockedBy);
     const attempts = await planRoute({
@@ -160,19 +160,8 @@ export class InferenceCall {
       endUser ? runtime.endUsers.register(context.caller.organization.id, endUser) : undefined,
     ]);
     const call = new InferenceCall(runtime, context, request, attempts, ticket, endUser, ctx);
-    call.logFlags(filtering);
+    logFlags(deps, filtering, { requestId: call.requestId, generationId: call.generationId });
     return call;
-  }
-
-  /**
-   * One line per flag filter that matched, naming the guardrail and the filter (never the text):
-   * the call went through, and this line and its generation id are how an operator finds it.
-   */
-  private logFlags({ matched }: CallFiltering): void {
-    for (const filter of matched) {
-      if (filter.action !== "flag") continue;
-      this.runtime.deps.log.warn({ requestId: this.requestId, generationId: this.generationId, guardrail: filter.guardrail, filter: filter.name }, "content filter flagged the input");
-    }
   }
 
   /**
@@ -332,6 +321,21 @@ export class InferenceCall {
     // Only the fallback path of attempt() records an attempt before the call is over.
     this.runtime.deps.observers?.inference?.attemptRecorded(record, !final);
     return cost;
+  }
+}
+
+/** Counts the filters that matched a call's input, by slug and action (the metrics' labels). */
+export function countFiltering(deps: Deps, { matched }: CallFiltering): void {
+  for (const filter of matched) deps.observers?.inference?.contentFiltered(filter.slug, filter.action);
+}
+
+/**
+ * One line per flag filter that matched, naming the guardrail and the filter (never the text):
+ * the call went through, and this line and its ids are how an operator finds it.
+ */
+export function logFlags(deps: Deps, { matched }: CallFiltering, ids: { requestId: string | null; generationId: string }): void {
+  for (const filter of matched) {
+    if (filter.action === "flag") deps.log.warn({ ...ids, guardrail: filter.guardrail, filter: filter.name }, "content filter flagged the input");
   }
 }
 

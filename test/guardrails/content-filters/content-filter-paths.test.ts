@@ -1,6 +1,8 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import * as assert from "uvu/assert";
 import { suite } from "../../support/suite.js";
+import { batchLedger, FAST_ENGINE, submit, waitTerminal } from "../../support/batches.js";
+import { callModel, ModelCallError } from "../../../server/interns/agent/model-client.js";
 import { decide, logprobsRule, NOUL } from "../../support/decisions.js";
 import { at, call, type Reply } from "../../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../../support/inference-gateway.js";
@@ -16,7 +18,8 @@ import { captureLogs, type CapturedLogs } from "../../support/log-lines.js";
 const test = suite<{ env: InferenceGateway; logs: CapturedLogs }>("guardrails: content filters on the inference paths");
 test.before(async (ctx) => {
   ctx.logs = captureLogs("info");
-  ctx.env = await startInferenceGateway({}, { log: ctx.logs.log });
+  // Batches on mock/chat run item by item; on mock/claude through the provider's own batch API.
+  ctx.env = await startInferenceGateway({ ...FAST_ENGINE, GATEWAY_BATCH_NATIVE_POLL_MS: "20" }, { log: ctx.logs.log, nativeBatches: ["mockanthropic"] });
 });
 test.after(async (ctx) => ctx.env.stop());
 test.before.each(({ env }) => env.upstream.reset());
@@ -25,7 +28,7 @@ test.before.each(({ env }) => env.upstream.reset());
 const EMAIL = "jane.planted@example.com";
 const CARD = "4111 1111 1111 1111";
 const SECRET = "ZEUS-4417";
-const PLANTED = [EMAIL, CARD, SECRET, "4111"];
+const PLANTED = [EMAIL, CARD, SECRET, "4111", "078-05-1120"];
 
 const REDACTING = {
   content_filter_builtins: [
@@ -139,6 +142,58 @@ test("decisions: every question's prompt is filtered; a block refuses the decisi
   assert.match(String(at(refused.body, "error", "message")), /guardrail 'No mail': content filter 'email'/);
   assert.is(env.upstream.requests.length, 2, "the blocked decision reached no provider");
 });
+
+test("interns: the agent's model calls (REST chat with the intern's key) are filtered like any caller's", async ({ env }) => {
+  const call = (apiKey: string) =>
+    callModel({ gatewayUrl: env.gw.url, apiKey, model: "mock/chat", sessionId: "s-intern", messages: [{ role: "user", content: PROMPT }, { role: "tool", tool_call_id: "t", content: `found ${EMAIL}` }], tools: [], signal: AbortSignal.timeout(10_000), onContent: () => undefined });
+  await call(await keyWith(env, REDACTING));
+  const sent = lastUpstreamBody(env);
+  assert.ok(sent.includes(REDACTED) && sent.includes("found [EMAIL]"), sent);
+  assertNothingPlanted(sent, "the agent's upstream body");
+  const blocking = await keyWith(env, { name: "Agent fence", content_filter_builtins: [{ slug: "email", action: "block" }] });
+  const err = await call(blocking).then(() => undefined, (error: unknown) => error);
+  assert.ok(err instanceof ModelCallError, String(err));
+  assert.is(err.status, 403);
+  assert.match(err.message, /guardrail 'Agent fence': content filter 'email'/);
+});
+
+interface ItemView {
+  custom_id: string;
+  response: { status_code: number } | null;
+  error: { message: string; type: string; error_type: string } | null;
+}
+
+for (const [model, engine] of [["mock/chat", "item by item"], ["mock/claude", "the provider's batch API"]] as const) {
+  test(`batches (${engine}): items are redacted; a blocked item fails with a 403 result, is never sent and costs nothing`, async ({ env }) => {
+    const key = await keyWith(env, REDACTING, { name: "No SSN", content_filter_builtins: [{ slug: "ssn", action: "block" }] });
+    const requests = [
+      { custom_id: "mail", body: { model, max_tokens: 10, messages: [{ role: "user", content: PROMPT }] } },
+      { custom_id: "ssn", body: { model, max_tokens: 10, messages: [{ role: "user", content: "My SSN is 078-05-1120" }] } },
+      { custom_id: "plain", body: { model, max_tokens: 10, messages: [{ role: "user", content: "Hello" }] } },
+    ];
+    const accepted = await submit(env.gw.url, key, { endpoint: "/v1/chat/completions", model, requests });
+    assert.is(accepted.status, 202, accepted.text);
+    const id = String(at(accepted.body, "id"));
+    const done = await waitTerminal(env.gw.url, key, id);
+    assert.is(at(done.body, "status"), "completed", done.text);
+    assert.equal(at(done.body, "request_counts"), { total: 3, completed: 2, failed: 1 });
+    assert.is(env.upstream.batches.created, model === "mock/claude" ? 1 : 0, "which engine ran the batch");
+    const results = at(done.body, "results") as ItemView[];
+    const blocked = results.find((r) => r.custom_id === "ssn")!;
+    assert.is(blocked.response, null);
+    assert.is(blocked.error?.type, "permission_error");
+    assert.is(blocked.error?.error_type, "content_filtered");
+    assert.match(blocked.error?.message ?? "", /guardrail 'No SSN': content filter 'ssn'/);
+    assert.not.ok(JSON.stringify(results).includes("078-05-1120"), "the result does not repeat the blocked value");
+    const sent = JSON.stringify(env.upstream.requests.map((r) => r.body));
+    assert.ok(sent.includes(REDACTED), sent.slice(0, 600));
+    assert.not.ok(sent.includes("078-05-1120"), "the blocked item reached no provider");
+    assertNothingPlanted(sent, "the batch's upstream requests");
+    const ledger = await batchLedger(env.gw.databaseUrl, id);
+    assert.is(ledger.length, 3);
+    assert.is(Number(ledger.find((row) => row.generation_id === `${id}-1`)?.cost_usd), 0, "the blocked item is not billed");
+  });
+}
 
 test("flag: the call goes through unchanged, one log line names guardrail and filter, the metric counts it", async ({ env, logs }) => {
   const key = await keyWith(env, { name: "Watch", content_filter_builtins: [{ slug: "regex-prompt-injection", action: "flag" }], content_filters: [{ pattern: "ZEUS-\\d+", action: "flag", label: "codename" }] });
