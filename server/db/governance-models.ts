@@ -105,6 +105,9 @@ export class PrivateEndpointRow extends Model<InferAttributes<PrivateEndpointRow
   /** NUMERIC USD per token, as strings. */
   declare pricingPrompt: CreationOptional<string | null>;
   declare pricingCompletion: CreationOptional<string | null>;
+  /** Prompt cache prices; null: the prompt price applies. */
+  declare pricingInputCacheRead: CreationOptional<string | null>;
+  declare pricingInputCacheWrite: CreationOptional<string | null>;
   declare status: CreationOptional<string>;
   declare validatedAt: CreationOptional<Date | null>;
   declare createdAt: CreationOptional<Date>;
@@ -251,6 +254,8 @@ export function initGovernanceModels(sequelize: Sequelize): void {
       declaredZdr: flag(false),
       pricingPrompt: { type: DataTypes.DECIMAL },
       pricingCompletion: { type: DataTypes.DECIMAL },
+      pricingInputCacheRead: { type: DataTypes.DECIMAL },
+      pricingInputCacheWrite: { type: DataTypes.DECIMAL },
       status: { type: DataTypes.TEXT, allowNull: false, defaultValue: "draft" },
       validatedAt: { type: DataTypes.DATE },
       createdAt: createdAt(),

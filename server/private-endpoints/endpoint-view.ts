@@ -25,7 +25,15 @@ export function toPrivateEndpoint(row: PrivateEndpointRow): PrivateEndpoint {
     modelSlug: row.modelSlug,
     providerName: row.providerName,
     providerSlug: row.providerSlug,
-    pricing: row.pricingPrompt !== null && row.pricingCompletion !== null ? { prompt: row.pricingPrompt, completion: row.pricingCompletion } : undefined,
+    pricing:
+      row.pricingPrompt !== null && row.pricingCompletion !== null
+        ? {
+            prompt: row.pricingPrompt,
+            completion: row.pricingCompletion,
+            inputCacheRead: row.pricingInputCacheRead ?? undefined,
+            inputCacheWrite: row.pricingInputCacheWrite ?? undefined,
+          }
+        : undefined,
     status: enumFromStored(PrivateEndpointStatusSchema, row.status),
     createdAt: timestampFromDate(row.createdAt),
     validatedAt: optionalTimestamp(row.validatedAt),

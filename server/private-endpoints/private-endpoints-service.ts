@@ -59,6 +59,8 @@ export function privateEndpointsService({ config, secrets, sequelize, catalog }:
         declaredZdr: req.declaredZdr ?? false,
         pricingPrompt: req.pricing?.prompt ?? null,
         pricingCompletion: req.pricing?.completion ?? null,
+        pricingInputCacheRead: req.pricing?.inputCacheRead ?? null,
+        pricingInputCacheWrite: req.pricing?.inputCacheWrite ?? null,
         status: "draft",
       });
       return { data: toPrivateEndpoint(row) };

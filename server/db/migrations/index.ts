@@ -22,6 +22,7 @@ import * as ledgerRequestId from "./0019-ledger-request-id.js";
 import * as ledgerByGeneration from "./0020-ledger-by-generation.js";
 import * as vaultAllowHttp from "./0021-vault-allow-http.js";
 import * as ledgerCacheWrites from "./0022-ledger-cache-writes.js";
+import * as privateEndpointCachePrices from "./0023-private-endpoint-cache-prices.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
@@ -47,4 +48,5 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0020-ledger-by-generation", ...ledgerByGeneration },
   { name: "0021-vault-allow-http", ...vaultAllowHttp },
   { name: "0022-ledger-cache-writes", ...ledgerCacheWrites },
+  { name: "0023-private-endpoint-cache-prices", ...privateEndpointCachePrices },
 ];
