@@ -1,4 +1,5 @@
 import type { ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -36,6 +37,11 @@ const LIMITED_CALLS = 2_000;
 const CHAT = JSON.stringify({ model: "bench/chat", messages: [{ role: "user", content: "Say hello" }], max_tokens: 16 });
 const STREAM = JSON.stringify({ model: "bench/chat", messages: [{ role: "user", content: "Say hello" }], max_tokens: 16, stream: true });
 const EMBED = JSON.stringify({ model: "bench/embed", input: "Say hello" });
+/** A 4 KB prompt of plain prose with an email, a phone number, a card number and a project code every ~1 KB. */
+const FILTERED_PROMPT = Array.from({ length: 4 }, (_, i) =>
+  `${"The quarterly report covers revenue, churn and hiring across every region we operate in. ".repeat(11)}Contact ops${i}@example.com or +1 (555) 010-${1000 + i}, card 4111 1111 1111 1111, Project Apollo-${100 + i}. `,
+).join("");
+const FILTERED_CHAT = JSON.stringify({ model: "bench/chat", messages: [{ role: "user", content: FILTERED_PROMPT }], max_tokens: 16 });
 const PRICES = { chat: { prompt: "0.000001", completion: "0.000002" }, embed: { prompt: "0.0000001", completion: "0" } };
 
 interface Row {
@@ -131,6 +137,18 @@ export async function runProxyBenchmark(): Promise<void> {
       await run("bare embeddings", connections, bare, MOCK_UPSTREAM_API_KEY, EMBED, embedPath);
       await run("gateway embeddings", connections, gateway.url, key, EMBED, embedPath);
     }
+    if (!ONLY || ONLY.includes("gateway chat content-filtered 10")) {
+      // Three built-in detectors and one RE2 pattern over a 4 KB prompt that holds some of each.
+      const filteredKey = await keyWithGuardrail(gateway.url, bootstrapKey, {
+        content_filter_builtins: [
+          { slug: "email", action: "redact" },
+          { slug: "phone", action: "redact" },
+          { slug: "credit-card", action: "redact" },
+        ],
+        content_filters: [{ pattern: "(?i)project\\s+[a-z]+-\\d{3}", label: "[PROJECT]", action: "redact" }],
+      });
+      await run("gateway chat content-filtered", 10, gateway.url, filteredKey, FILTERED_CHAT, chatPath);
+    }
     // The floor of the design: a call the auth interceptor refuses (no upstream, no database).
     await run("gateway refused by auth (401)", 1, gateway.url, "", CHAT, chatPath, 401);
     await run("gateway refused by auth (401)", 10, gateway.url, "", CHAT, chatPath, 401);
@@ -201,8 +219,18 @@ async function createKey(base: string, managementKey: string, limit: number): Pr
   return ((await created.json()) as { key: string }).key;
 }
 
+/** A key (with a generous limit) that a new guardrail of these fields is assigned to. */
+async function keyWithGuardrail(base: string, managementKey: string, guardrail: Record<string, unknown>): Promise<string> {
+  const headers = { authorization: `Bearer ${managementKey}`, "content-type": "application/json" };
+  const key = await createKey(base, managementKey, 1_000_000);
+  const hash = createHash("sha256").update(key).digest("hex");
+  const created = await fetch(`${base}/api/v1/guardrails`, { method: "POST", headers, body: JSON.stringify({ name: `bench-${hash.slice(0, 8)}`, ...guardrail }) });
+  const { data } = (await created.json()) as { data: { id: string } };
+  await fetch(`${base}/api/v1/guardrails/${data.id}/assignments/keys`, { method: "POST", headers, body: JSON.stringify({ key_hashes: [hash] }) });
+  return key;
+}
+
 async function spentOf(databaseUrl: string, key: string): Promise<{ spent: number; leased: number }> {
-  const { createHash } = await import("node:crypto");
   const hash = createHash("sha256").update(key).digest("hex");
   const client = new pg.Client(databaseUrl);
   await client.connect();

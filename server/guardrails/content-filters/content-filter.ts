@@ -94,8 +94,10 @@ export function customFilter(guardrail: string, stored: JsonObject, index: numbe
     name,
     action,
     label,
-    matches: (text) => nextMatch(re.matcher(text)),
+    // `test` runs on RE2's DFA, several times faster than a matcher: most texts stop there.
+    matches: (text) => re.test(text) && nextMatch(re.matcher(text)),
     redact: (text) => {
+      if (!re.test(text)) return text;
       const matcher = re.matcher(text);
       let out = "";
       let from = 0;
