@@ -4,6 +4,7 @@ import { suite } from "../../support/suite.js";
 import { batchLedger, FAST_ENGINE, submit, waitTerminal } from "../../support/batches.js";
 import { callModel, ModelCallError } from "../../../server/interns/agent/model-client.js";
 import { decide, logprobsRule, NOUL } from "../../support/decisions.js";
+import { eventually } from "../../support/eventually.js";
 import { at, call, type Reply } from "../../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../../support/inference-gateway.js";
 import { allLedgerRows } from "../../support/ledger-rows.js";
@@ -28,7 +29,8 @@ test.before.each(({ env }) => env.upstream.reset());
 const EMAIL = "jane.planted@example.com";
 const CARD = "4111 1111 1111 1111";
 const SECRET = "ZEUS-4417";
-const PLANTED = [EMAIL, CARD, SECRET, "4111", "078-05-1120"];
+// Whole values only: a fragment such as "4111" turns up by chance in request ids (hex).
+const PLANTED = [EMAIL, CARD, CARD.replaceAll(" ", ""), SECRET, "078-05-1120"];
 
 const REDACTING = {
   content_filter_builtins: [
@@ -40,17 +42,24 @@ const REDACTING = {
 const PROMPT = `Mail ${EMAIL} about card ${CARD} and ${SECRET}.`;
 const REDACTED = "Mail [EMAIL] about card [CREDIT_CARD] and [CODENAME].";
 
+/** A new key with new guardrails of these fields assigned to it. */
 async function keyWith(env: InferenceGateway, ...guardrails: JsonObject[]): Promise<string> {
+  return (await keyAndGuardrails(env, ...guardrails)).key;
+}
+
+async function keyAndGuardrails(env: InferenceGateway, ...guardrails: JsonObject[]): Promise<{ key: string; ids: string[] }> {
+  const ids: string[] = [];
   const res = await call(env.gw.url, "POST", "/api/v1/keys", { key: env.gw.key, body: { name: `k-${Math.random().toString(36).slice(2)}` } });
   assert.is(res.status, 201, res.text);
   const hash = String(at(res.body, "data", "hash"));
   for (const body of guardrails) {
     const created = await call(env.gw.url, "POST", "/api/v1/guardrails", { key: env.gw.key, body: { name: `g-${Math.random().toString(36).slice(2)}`, ...body } });
     assert.is(created.status, 201, created.text);
-    const assigned = await call(env.gw.url, "POST", `/api/v1/guardrails/${String(at(created.body, "data", "id"))}/assignments/keys`, { key: env.gw.key, body: { key_hashes: [hash] } });
+    ids.push(String(at(created.body, "data", "id")));
+    const assigned = await call(env.gw.url, "POST", `/api/v1/guardrails/${ids.at(-1)!}/assignments/keys`, { key: env.gw.key, body: { key_hashes: [hash] } });
     assert.is(assigned.status, 200, assigned.text);
   }
-  return String(at(res.body, "key"));
+  return { key: String(at(res.body, "key")), ids };
 }
 
 function post(env: InferenceGateway, key: string, path: string, body: Record<string, unknown>): Promise<Reply> {
@@ -82,6 +91,21 @@ test("chat, streamed or not: the provider receives the redacted prompt, tool-cal
     assert.equal(at(sent.messages[1], "tool_calls", 0, "function", "arguments"), JSON.stringify({ to: "[EMAIL]" }));
     assert.equal(sent.messages[2]!.content, [{ type: "text", text: "sent to [EMAIL]" }]);
   }
+});
+
+test("an updated guardrail's filters apply to the next calls (filters are compiled per version)", async ({ env }) => {
+  const { key, ids } = await keyAndGuardrails(env, { name: "Changing", content_filter_builtins: [{ slug: "email", action: "redact" }] });
+  const body = { model: "mock/chat", messages: [{ role: "user", content: PROMPT }] };
+  assert.is((await post(env, key, "/api/v1/chat/completions", body)).status, 200);
+  const patched = await call(env.gw.url, "PATCH", `/api/v1/guardrails/${ids[0]!}`, { key: env.gw.key, body: { content_filter_builtins: [{ slug: "email", action: "block" }] } });
+  assert.is(patched.status, 200, patched.text);
+  const refused = await eventually(() => post(env, key, "/api/v1/chat/completions", body), "the block applies", { until: (res) => res.status !== 200 });
+  assert.is(refused.status, 403, refused.text);
+  assert.match(String(at(refused.body, "error", "message")), /guardrail 'Changing': content filter 'email'/);
+  const cleared = await call(env.gw.url, "PATCH", `/api/v1/guardrails/${ids[0]!}`, { key: env.gw.key, body: { content_filter_builtins: [] } });
+  assert.is(cleared.status, 200, cleared.text);
+  await eventually(() => post(env, key, "/api/v1/chat/completions", body), "no filter is left", { until: (res) => res.status === 200 });
+  assert.ok(lastUpstreamBody(env).includes(EMAIL), "without filters the prompt goes as sent");
 });
 
 test("Responses and Messages: translated to chat first, so their input is redacted too", async ({ env }) => {
