@@ -232,8 +232,9 @@ test("POST /guardrails: bad input gives 400 naming the field, and creates nothin
     [{ name: "x", content_filters: [{ pattern: "(?<=a)b", action: "redact" }] }, /content_filters\[0\]\.pattern '\(\?<=a\)b' is not a pattern RE2 accepts/],
     [{ name: "x", content_filters: [{ pattern: "ok", action: "redact" }, { pattern: "(a", action: "block" }] }, /content_filters\[1\]\.pattern '\(a'/],
     [{ name: "x", content_filters: [{ pattern: "a*", action: "redact" }] }, /content_filters\[0\]\.pattern 'a\*' matches the empty text/],
-    [{ name: "x", content_filters: [{ pattern: "a" }] }, /content_filters\[0\]\.action must be one of redact, block, flag/],
+    [{ name: "x", content_filters: [{ pattern: "a" }] }, /content_filters\[0\]\.action must be one of redact, block/],
     [{ name: "x", content_filters: [{ pattern: "a", action: "delete" }] }, /content_filters\[0\]\.action/],
+    [{ name: "x", content_filters: [{ pattern: "a", action: "flag" }] }, /content_filters\[0\]\.action must be one of redact, block/],
     [{ name: "x", content_filters: [{ action: "redact" }] }, /content_filters\[0\]\.pattern is required/],
     [{ name: "x", content_filters: [{ pattern: "a", action: "redact", label: 7 }] }, /content_filters\[0\]\.label/],
     [{ name: "x", content_filters: [{ pattern: "a", action: "redact", flags: "i" }] }, /content_filters\[0\]: unknown field 'flags'/],
@@ -360,7 +361,7 @@ test("PATCH /guardrails/{id}: changes only the given fields; updated_at is null 
     allowed_data_regions: ["global"],
     enable_free_model_training: true,
     content_filter_builtins: [{ slug: "phone", action: "redact" }],
-    content_filters: [{ pattern: "x", action: "flag" }],
+    content_filters: [{ pattern: "x", action: "block" }],
   });
   assert.is(res.status, 200, res.text);
   const data = at(res.body, "data") as Json;
@@ -373,7 +374,7 @@ test("PATCH /guardrails/{id}: changes only the given fields; updated_at is null 
   assert.equal(data.allowed_data_regions, ["global"]);
   assert.is(data.enable_free_model_training, true);
   assert.equal(data.content_filter_builtins, [{ slug: "phone", label: "[PHONE]", action: "redact" }]);
-  assert.equal(data.content_filters, [{ pattern: "x", action: "flag" }]);
+  assert.equal(data.content_filters, [{ pattern: "x", action: "block" }]);
   // Untouched fields keep their values.
   assert.is(data.description, "old");
   assert.is(data.limit_usd, 10);

@@ -22,7 +22,8 @@ export interface ContentFilter {
   redact(text: string): string;
 }
 
-const CUSTOM_ACTIONS: readonly FilterAction[] = ["redact", "block", "flag"];
+/** As OpenRouter: a custom pattern redacts or blocks (flagging is the prompt-injection detector's). */
+const CUSTOM_ACTIONS: readonly FilterAction[] = ["redact", "block"];
 /** A custom filter's label when it has none. */
 const CUSTOM_LABEL = "[REDACTED]";
 const MAX_PATTERN_LENGTH = 1000;
