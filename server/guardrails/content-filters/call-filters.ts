@@ -21,6 +21,8 @@ const UNFILTERED: CallFiltering = { matched: [] };
 export function filterCall(guardrails: readonly ApplyingGuardrail[], shape: ScannedShape, bodies: readonly JsonObject[]): CallFiltering {
   if (!guardrails.some((guardrail) => guardrail.contentFilters.length > 0)) return UNFILTERED;
   const filters = guardrails.flatMap((guardrail) => guardrail.contentFilters);
+  const unusable = filters.find((filter) => filter.unusable !== undefined);
+  if (unusable !== undefined) return { matched: [unusable], blockedBy: unusable };
   const matched = new Set<ContentFilter>();
   for (const body of bodies) {
     const { blockedBy } = filterRequest(filters, shape, body, matched);

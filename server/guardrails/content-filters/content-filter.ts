@@ -20,6 +20,12 @@ export interface ContentFilter {
   matches(text: string): boolean;
   /** `text` with each match replaced by the label. */
   redact(text: string): string;
+  /**
+   * Why the stored filter cannot be applied (a row saved before filters were checked names a slug
+   * or pattern this gateway refuses): the calls it governs are refused saying so, never let
+   * through unfiltered.
+   */
+  unusable?: string;
 }
 
 /** As OpenRouter: a custom pattern redacts or blocks (flagging is the prompt-injection detector's). */
@@ -79,10 +85,13 @@ function compilePattern(pattern: string, where: string): RE2JS {
 }
 
 export function builtinFilter(guardrail: string, { slug, label, action }: StoredContentFilterBuiltin): ContentFilter {
-  const detector = DETECTORS.get(slug);
-  // Rows stored before the slugs were checked may name one that is not detected: refused loudly.
-  if (detector === undefined) throw gatewayError(500, `Guardrail '${guardrail}' names content filter '${slug}', which this gateway does not detect`);
-  return { guardrail, slug, name: slug, action: action as FilterAction, label, ...detectorOps(detector, label) };
+  checkBuiltin({ slug, action });
+  return { guardrail, slug, name: slug, action: action as FilterAction, label, ...detectorOps(DETECTORS.get(slug)!, label) };
+}
+
+/** A stored filter that cannot be compiled; `slug` is `unusable` so that the metric's labels stay bounded. */
+export function unusableFilter(guardrail: string, name: string, reason: string): ContentFilter {
+  return { guardrail, slug: "unusable", name, action: "block", label: "", matches: () => true, redact: (text) => text, unusable: reason };
 }
 
 export function customFilter(guardrail: string, stored: JsonObject, index: number): ContentFilter {

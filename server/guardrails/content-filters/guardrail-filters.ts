@@ -1,6 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { StoredContentFilterBuiltin } from "../../db/governance-models.js";
-import { builtinFilter, customFilter, type ContentFilter } from "./content-filter.js";
+import { builtinFilter, customFilter, unusableFilter, type ContentFilter } from "./content-filter.js";
 
 const NONE: readonly ContentFilter[] = [];
 
@@ -20,7 +20,18 @@ export function guardrailFilters(id: string, name: string, builtins: StoredConte
   const version = JSON.stringify([name, builtins, custom]);
   const cached = compiled.get(id);
   if (cached?.version === version) return cached.filters;
-  const filters = [...builtins.map((builtin) => builtinFilter(name, builtin)), ...(custom ?? []).map((filter, index) => customFilter(name, filter, index))];
+  const filters = [
+    ...builtins.map((builtin) => compiledOrUnusable(name, builtin.slug, () => builtinFilter(name, builtin))),
+    ...(custom ?? []).map((filter, index) => compiledOrUnusable(name, `content_filters[${index}]`, () => customFilter(name, filter, index))),
+  ];
   compiled.set(id, { version, filters });
   return filters;
+}
+
+function compiledOrUnusable(guardrail: string, name: string, compile: () => ContentFilter): ContentFilter {
+  try {
+    return compile();
+  } catch (err) {
+    return unusableFilter(guardrail, name, (err as Error).message);
+  }
 }

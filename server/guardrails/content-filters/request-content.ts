@@ -49,6 +49,9 @@ export function filterRequest(filters: readonly ContentFilter[], shape: ScannedS
 
 /** The refusal of a blocked call: it names the guardrail and the filter, never the text. */
 export function blockedError(filter: ContentFilter) {
+  if (filter.unusable !== undefined) {
+    return gatewayError(403, `Guardrail '${filter.guardrail}' has a content filter this gateway cannot apply (${filter.unusable}); update the guardrail`, { reason: "CONTENT_FILTERED" });
+  }
   return gatewayError(403, `Request blocked by guardrail '${filter.guardrail}': content filter '${filter.name}' matched the input`, { reason: "CONTENT_FILTERED" });
 }
 

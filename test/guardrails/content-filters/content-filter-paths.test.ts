@@ -1,7 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import * as assert from "uvu/assert";
 import { suite } from "../../support/suite.js";
-import { batchLedger, FAST_ENGINE, submit, waitTerminal } from "../../support/batches.js";
+import { batchLedger, FAST_ENGINE, sql, submit, waitTerminal } from "../../support/batches.js";
 import { callModel, ModelCallError } from "../../../server/interns/agent/model-client.js";
 import { decide, logprobsRule, NOUL } from "../../support/decisions.js";
 import { eventually } from "../../support/eventually.js";
@@ -106,6 +106,24 @@ test("an updated guardrail's filters apply to the next calls (filters are compil
   assert.is(cleared.status, 200, cleared.text);
   await eventually(() => post(env, key, "/api/v1/chat/completions", body), "no filter is left", { until: (res) => res.status === 200 });
   assert.ok(lastUpstreamBody(env).includes(EMAIL), "without filters the prompt goes as sent");
+});
+
+test("a stored filter the gateway cannot apply (saved before filters were checked) refuses the calls it governs, saying why", async ({ env }) => {
+  const { key, ids } = await keyAndGuardrails(env, { name: "Legacy", content_filter_builtins: [{ slug: "email", action: "redact" }] });
+  const body = { model: "mock/chat", messages: [{ role: "user", content: "Hello" }] };
+  for (const [column, value, reason] of [
+    ["content_filter_builtins", [{ slug: "person-name", label: "[NAME]", action: "redact" }], /'person-name' is not available in this gateway/],
+    ["content_filters", [{ nested: { a: 1 } }], /content_filters\[0\]: unknown field 'nested'/],
+  ] as const) {
+    await sql(env.gw.databaseUrl, `UPDATE guardrails SET ${column} = $1::jsonb WHERE id = $2`, [JSON.stringify(value), ids[0]]);
+    const refused = await eventually(() => post(env, key, "/api/v1/chat/completions", body), `${column} is read`, { until: (res) => res.status !== 200 });
+    assert.is(refused.status, 403, refused.text);
+    const message = String(at(refused.body, "error", "message"));
+    assert.match(message, /Guardrail 'Legacy' has a content filter this gateway cannot apply/);
+    assert.match(message, reason);
+    await sql(env.gw.databaseUrl, `UPDATE guardrails SET ${column} = $1::jsonb WHERE id = $2`, [column === "content_filters" ? null : "[]", ids[0]]);
+    await eventually(() => post(env, key, "/api/v1/chat/completions", body), "the guardrail is usable again", { until: (res) => res.status === 200 });
+  }
 });
 
 test("Responses and Messages: translated to chat first, so their input is redacted too", async ({ env }) => {
