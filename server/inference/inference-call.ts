@@ -309,6 +309,7 @@ export class InferenceCall {
       completionTokens: outcome.usage.completionTokens,
       reasoningTokens: outcome.usage.reasoningTokens,
       cachedTokens: outcome.usage.cachedTokens,
+      cacheWriteTokens: outcome.usage.cacheWriteTokens ?? 0,
       costUsd: cost,
       isByok,
       isFree: isFreeEndpoint(attempt.endpoint),

@@ -88,6 +88,7 @@ for (const [kind, model] of [["OpenAI-compatible", "cache/compat"], ["Anthropic"
       assert.is(others.length, 0);
       assert.is(row!.prompt_tokens, 1000);
       assert.is(row!.cached_tokens, 600);
+      assert.is(row!.cache_write_tokens, 200);
       assert.is(row!.cost_usd, CACHED_COST);
       assert.is(Number(((await keyUsage(gw)) - before).toFixed(9)), Number(CACHED_COST));
     });
