@@ -116,6 +116,8 @@ export class InferenceCall {
     readonly attempts: Attempt[],
     private readonly ticket: AdmissionTicket,
     private readonly endUser: string | null,
+    /** A `flag` content filter matched the input: marked on the ledger row. */
+    private readonly contentFlagged: boolean,
     private readonly ctx: HandlerContext,
   ) {
     // One controller for the handler's abort, the deadline and close(): cheaper per call than
@@ -159,7 +161,8 @@ export class InferenceCall {
       runtime.admission.admit(quantities, worstCaseCost(endpoints, request.promptTokens, request.completionTokens)),
       endUser ? runtime.endUsers.register(context.caller.organization.id, endUser) : undefined,
     ]);
-    const call = new InferenceCall(runtime, context, request, attempts, ticket, endUser, ctx);
+    const flagged = filtering.matched.some((filter) => filter.action === "flag");
+    const call = new InferenceCall(runtime, context, request, attempts, ticket, endUser, flagged, ctx);
     logFlags(deps, filtering, { requestId: call.requestId, generationId: call.generationId });
     return call;
   }
@@ -310,6 +313,7 @@ export class InferenceCall {
       reasoningTokens: outcome.usage.reasoningTokens,
       cachedTokens: outcome.usage.cachedTokens,
       cacheWriteTokens: outcome.usage.cacheWriteTokens ?? 0,
+      contentFlagged: this.contentFlagged,
       costUsd: cost,
       isByok,
       isFree: isFreeEndpoint(attempt.endpoint),

@@ -31,6 +31,8 @@ export interface CallRecord {
   cachedTokens: number;
   /** Prompt tokens written to the provider's prompt cache (0 when absent). */
   cacheWriteTokens?: number;
+  /** A guardrail's `flag` content filter matched the input (the call went through unchanged). */
+  contentFlagged?: boolean;
   /** Exact decimal USD (money.ts costUsd). */
   costUsd: string;
   /** Paid with the caller's own provider key: counted as BYOK spend, apart from paid spend. */
@@ -77,20 +79,20 @@ const NAMED_STATEMENT = `
                          $streamed::boolean[], $promptTokens::integer[], $completionTokens::integer[], $reasoningTokens::integer[],
                          $cachedTokens::integer[], $cost::numeric[], $isByok::boolean[], $isFree::boolean[], $latencyMs::integer[],
                          $generationMs::integer[], $daily::timestamptz[], $weekly::timestamptz[], $monthly::timestamptz[],
-                         $reservationId::uuid[], $requestId::text[], $cacheWriteTokens::integer[])
+                         $reservationId::uuid[], $requestId::text[], $cacheWriteTokens::integer[], $contentFlagged::boolean[])
       AS r(id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user, session_id, api,
            model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens, completion_tokens, reasoning_tokens,
            cached_tokens, cost_usd, is_byok, is_free, latency_ms, generation_ms, daily, weekly, monthly, reservation_id, request_id,
-           cache_write_tokens)
+           cache_write_tokens, content_flagged)
   ), ins AS (
     INSERT INTO usage_ledger (id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user,
                               session_id, api, model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens,
                               completion_tokens, reasoning_tokens, cached_tokens, total_tokens, cost_usd, is_byok, is_free,
-                              latency_ms, generation_ms, request_id, cache_write_tokens)
+                              latency_ms, generation_ms, request_id, cache_write_tokens, content_flagged)
     SELECT id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user, session_id, api,
            model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens, completion_tokens, reasoning_tokens,
            cached_tokens, prompt_tokens + completion_tokens, cost_usd, is_byok, is_free, latency_ms, generation_ms, request_id,
-           cache_write_tokens
+           cache_write_tokens, content_flagged
       FROM rows
     ON CONFLICT (id) DO NOTHING
     RETURNING id
@@ -132,7 +134,7 @@ const LEDGER_PARAMETERS = [
   "id", "generationId", "createdAt", "organizationId", "keyHash", "workspaceId", "memberUserId", "endUser", "sessionId", "api",
   "modelId", "providerSlug", "endpointId", "status", "httpStatus", "streamed", "promptTokens", "completionTokens", "reasoningTokens",
   "cachedTokens", "cost", "isByok", "isFree", "latencyMs", "generationMs", "daily", "weekly", "monthly", "reservationId", "requestId",
-  "cacheWriteTokens",
+  "cacheWriteTokens", "contentFlagged",
   "useRow", "useQuantity", "useStart", "useAmount", "owner",
 ] as const;
 
@@ -200,6 +202,7 @@ function ledgerValues(owner: string, group: readonly LedgerRow[]): unknown[] {
     reservationId: column((row) => row.record.reservationId),
     requestId: column((row) => row.record.requestId ?? null),
     cacheWriteTokens: column((row) => row.record.cacheWriteTokens ?? 0),
+    contentFlagged: column((row) => row.record.contentFlagged ?? false),
     useRow: uses.map((u) => u.id),
     useQuantity: uses.map((u) => u.use.quantity),
     useStart: uses.map((u) => u.use.windowStart.toISOString()),

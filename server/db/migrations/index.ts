@@ -23,6 +23,7 @@ import * as ledgerByGeneration from "./0020-ledger-by-generation.js";
 import * as vaultAllowHttp from "./0021-vault-allow-http.js";
 import * as ledgerCacheWrites from "./0022-ledger-cache-writes.js";
 import * as privateEndpointCachePrices from "./0023-private-endpoint-cache-prices.js";
+import * as ledgerContentFlagged from "./0024-ledger-content-flagged.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
@@ -49,4 +50,5 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0021-vault-allow-http", ...vaultAllowHttp },
   { name: "0022-ledger-cache-writes", ...ledgerCacheWrites },
   { name: "0023-private-endpoint-cache-prices", ...privateEndpointCachePrices },
+  { name: "0024-ledger-content-flagged", ...ledgerContentFlagged },
 ];

@@ -7,7 +7,7 @@ import { decide, logprobsRule, NOUL } from "../../support/decisions.js";
 import { eventually } from "../../support/eventually.js";
 import { at, call, type Reply } from "../../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../../support/inference-gateway.js";
-import { allLedgerRows } from "../../support/ledger-rows.js";
+import { allLedgerRows, ledgerRowsOf } from "../../support/ledger-rows.js";
 import { captureLogs, type CapturedLogs } from "../../support/log-lines.js";
 
 /**
@@ -245,6 +245,10 @@ test("flag: the call goes through unchanged, one log line names guardrail and fi
   assert.ok(lastUpstreamBody(env).includes(prompt), "a flag changes nothing");
   const flagged = logs.lines.filter((line) => line.msg === "content filter flagged the input" && line.generationId === at(res.body, "id"));
   assert.equal(flagged.map((line) => [line.guardrail, line.filter]), [["Watch", "regex-prompt-injection"]]);
+  const [row] = await ledgerRowsOf(env.gw, String(at(res.body, "id")));
+  assert.is(row?.content_flagged, true, "the ledger row is marked");
+  const plain = await post(env, key, "/api/v1/chat/completions", { model: "mock/chat", messages: [{ role: "user", content: "What is the weather?" }] });
+  assert.is((await ledgerRowsOf(env.gw, String(at(plain.body, "id"))))[0]?.content_flagged, false, "an unflagged call is not");
   const metrics = await call(env.gw.url, "GET", "/metrics", {});
   assert.match(metrics.text, /gateway_content_filter_matches_total\{filter="regex-prompt-injection",action="flag"\} 1\b/);
   assert.match(metrics.text, /gateway_content_filter_matches_total\{filter="custom",action="redact"\} [1-9]/);
