@@ -4,7 +4,7 @@ import type { Transport } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { gatewayError } from "../wire/errors.js";
 import { parseJsonBody } from "../wire/json-body.js";
-import type { ExchangeObserver } from "../wire/exchange.js";
+import { CONTENT_FLAGGED_HEADER, type ExchangeObserver } from "../wire/exchange.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../wire/request-id.js";
 import { OVERHEAD_MS_HEADER, UPSTREAM_MS_HEADER } from "../wire/timing-headers.js";
 import { readBody } from "./body-reader.js";
@@ -90,6 +90,8 @@ interface ExchangeState {
    * produces meanwhile is the provider's time, so the gateway's share stays what the head said.
    */
   relaying: boolean;
+  /** The core said a `flag` content filter matched (CONTENT_FLAGGED_HEADER). */
+  contentFlagged: boolean;
 }
 
 export function createFacade({ services, transport, log, sseKeepaliveMs, checkCredentialsFirst = true, observe }: FacadeOptions): Facade {
@@ -176,7 +178,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
     routes,
     handle(req, res) {
       const started = performance.now();
-      const state: ExchangeState = { requestId: requestIdOf(req.headers[REQUEST_ID_HEADER]), route: undefined, keyLabel: undefined, overheadMs: undefined, upstreamMs: 0, relaying: false };
+      const state: ExchangeState = { requestId: requestIdOf(req.headers[REQUEST_ID_HEADER]), route: undefined, keyLabel: undefined, overheadMs: undefined, upstreamMs: 0, relaying: false, contentFlagged: false };
       serve(req, res, started, state)
         .catch((err: unknown) => {
           if (res.destroyed && !res.writableFinished) {
@@ -202,6 +204,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
             upstreamMs: relaying && overheadMs !== undefined ? Math.max(0, durationMs - overheadMs) : state.upstreamMs,
             requestId: state.requestId,
             keyLabel: state.keyLabel,
+            contentFlagged: state.contentFlagged,
           });
         });
     },
@@ -271,6 +274,7 @@ function responseHeaders(headers: Headers | undefined, started: number, state: E
     if (!PROTOCOL_HEADER.test(name)) out[name] = value;
   });
   const upstreamMs = Number(out[UPSTREAM_MS_HEADER] ?? 0);
+  if (out[CONTENT_FLAGGED_HEADER] === "true") state.contentFlagged = true;
   const overheadMs = Math.max(0, performance.now() - started - upstreamMs);
   state.overheadMs = overheadMs;
   state.upstreamMs = upstreamMs;

@@ -25,7 +25,15 @@ export interface Exchange {
    * never the secret or its hash; undefined when no key was authenticated.
    */
   keyLabel?: string;
+  /** A guardrail's `flag` content filter matched the call's input (CONTENT_FLAGGED_HEADER). */
+  contentFlagged?: boolean;
 }
+
+/**
+ * Set by the core on a call a `flag` content filter matched (the call went through unchanged):
+ * the access line of whichever door observed the call marks it, and the caller sees it too.
+ */
+export const CONTENT_FLAGGED_HEADER = "x-gateway-content-flagged";
 
 /** Called once per exchange, after the answer; must not throw and must stay cheap (hot path). */
 export type ExchangeObserver = (exchange: Exchange) => void;

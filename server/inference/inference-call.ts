@@ -21,6 +21,7 @@ import { worstCaseCost } from "./cost-estimate.js";
 import { planRoute, type Attempt, type EndpointRanking, type InferenceApi } from "./routing.js";
 import { UPSTREAM_MS_HEADER } from "../../wire/timing-headers.js";
 import { REQUEST_ID_HEADER } from "../../wire/request-id.js";
+import { CONTENT_FLAGGED_HEADER } from "../../wire/exchange.js";
 import { logUpstreamFailure } from "../observability/upstream-failures.js";
 import { endUpstreamSpan, startUpstreamSpan, type UpstreamSpanEnd } from "../observability/upstream-spans.js";
 import { checkServerTools } from "./server-tools.js";
@@ -163,6 +164,7 @@ export class InferenceCall {
     ]);
     const flagged = filtering.matched.some((filter) => filter.action === "flag");
     const call = new InferenceCall(runtime, context, request, attempts, ticket, endUser, flagged, ctx);
+    if (flagged) ctx.responseHeader.set(CONTENT_FLAGGED_HEADER, "true");
     logFlags(deps, filtering, { requestId: call.requestId, generationId: call.generationId });
     return call;
   }

@@ -22,6 +22,7 @@ export function accessLog(log: Logger): ExchangeObserver {
         upstreamMs: Math.round(exchange.upstreamMs * 1000) / 1000,
         requestId: exchange.requestId,
         keyLabel: exchange.keyLabel ?? null,
+        ...(exchange.contentFlagged === true ? { contentFlagged: true } : {}),
       },
       "request",
     );

@@ -247,8 +247,13 @@ test("flag: the call goes through unchanged, one log line names guardrail and fi
   assert.equal(flagged.map((line) => [line.guardrail, line.filter]), [["Watch", "regex-prompt-injection"]]);
   const [row] = await ledgerRowsOf(env.gw, String(at(res.body, "id")));
   assert.is(row?.content_flagged, true, "the ledger row is marked");
+  assert.is(res.headers.get("x-gateway-content-flagged"), "true");
+  const requestId = res.headers.get("x-request-id");
+  const access = await eventually(() => logs.lines.find((line) => line.msg === "request" && line.requestId === requestId), "the call's access line");
+  assert.is(access.contentFlagged, true, "the access line is marked");
   const plain = await post(env, key, "/api/v1/chat/completions", { model: "mock/chat", messages: [{ role: "user", content: "What is the weather?" }] });
   assert.is((await ledgerRowsOf(env.gw, String(at(plain.body, "id"))))[0]?.content_flagged, false, "an unflagged call is not");
+  assert.is(plain.headers.get("x-gateway-content-flagged"), null);
   const metrics = await call(env.gw.url, "GET", "/metrics", {});
   assert.match(metrics.text, /gateway_content_filter_matches_total\{filter="regex-prompt-injection",action="flag"\} 1\b/);
   assert.match(metrics.text, /gateway_content_filter_matches_total\{filter="custom",action="redact"\} [1-9]/);
