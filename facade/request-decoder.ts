@@ -1,4 +1,5 @@
 import { ScalarType, type DescField, type DescMessage, type JsonValue, type Message } from "@bufbuild/protobuf";
+import { isJsonObject } from "../wire/json-body.js";
 import { gatewayError } from "../wire/errors.js";
 import { decodeWireJson, findField } from "../wire/json-input.js";
 import { resolvePath, type PathStep } from "./field-paths.js";
@@ -25,14 +26,14 @@ export function decodeRequest(route: Route, input: RestInput): Message {
   const schema = route.method.input;
   const json: JsonObject = {};
   if (route.body === "*") {
-    if (!isObject(input.body)) throw gatewayError(400, "The request body must be a JSON object");
+    if (!isJsonObject(input.body)) throw gatewayError(400, "The request body must be a JSON object");
     Object.assign(json, input.body);
     if (route.updateMask) addUpdateMask(schema, route.updateMask, json, input.body, route.variableFields.map((path) => path[0]!.field));
   } else if (route.bodyField && input.body !== undefined) {
     // The client never sees the name of the field its body fills.
     const field = route.bodyField;
     const wantsObject = field.fieldKind === "message" && !["google.protobuf.Value", "google.protobuf.ListValue"].includes(field.message.typeName);
-    if (wantsObject && !isObject(input.body)) throw gatewayError(400, "The request body must be a JSON object");
+    if (wantsObject && !isJsonObject(input.body)) throw gatewayError(400, "The request body must be a JSON object");
     json[route.body] = input.body as JsonValue;
   }
   for (const [key, values] of groupQuery(input.query)) {
@@ -63,9 +64,6 @@ function queryPath(route: Route, key: string): PathStep[] | undefined {
   return path ?? undefined;
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function addUpdateMask(schema: DescMessage, mask: DescField, json: JsonObject, body: JsonObject, addressing: DescField[]): void {
   if ("update_mask" in body || "updateMask" in body) return;
@@ -84,7 +82,7 @@ function groupQuery(query: URLSearchParams): Map<string, string[]> {
 function getAt(json: JsonObject, path: PathStep[]): JsonValue | undefined {
   let node: JsonValue | undefined = json;
   for (const { field } of path) {
-    if (!isObject(node)) return undefined;
+    if (!isJsonObject(node)) return undefined;
     node = node[field.name] ?? node[field.jsonName];
   }
   return node;
@@ -94,7 +92,7 @@ function setAt(json: JsonObject, path: PathStep[], value: JsonValue): void {
   let node = json;
   for (const { field } of path.slice(0, -1)) {
     const existing = node[field.name] ?? node[field.jsonName];
-    const next: JsonObject = isObject(existing) ? existing : {};
+    const next: JsonObject = isJsonObject(existing) ? existing : {};
     delete node[field.jsonName];
     node[field.name] = next;
     node = next;

@@ -1,4 +1,5 @@
 import { fromJson, ScalarType, type DescEnum, type DescField, type DescMessage, type JsonObject, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
+import { isJsonObject } from "./json-body.js";
 import { gatewayError } from "./errors.js";
 import { enumFromWire, wireNames } from "./enums.js";
 
@@ -22,9 +23,6 @@ export function findField(schema: DescMessage, key: string): DescField | undefin
   return schema.fields.find((f) => f.name === key || f.jsonName === key);
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The JSON numbers each integer type takes (64-bit ones: those a JSON number holds exactly). */
 export const INT_RANGES: Partial<Record<ScalarType, [number, number]>> = {
@@ -55,7 +53,7 @@ function normalizeMessage(schema: DescMessage, json: JsonObject, prefix: string)
         });
         break;
       case "map":
-        if (!isObject(value)) throw gatewayError(400, `${name} must be an object`, { field: name });
+        if (!isJsonObject(value)) throw gatewayError(400, `${name} must be an object`, { field: name });
         out[field.name] = Object.fromEntries(
           Object.entries(value).map(([k, v]) => [k, normalizeValue(field.mapKind === "message" ? { message: field.message } : field.mapKind === "enum" ? { enum: field.enum } : { scalar: field.scalar }, v, `${name}.${k}`)]),
         );
@@ -116,7 +114,7 @@ export function normalizeMessageValue(schema: DescMessage, value: JsonValue, nam
     case "google.protobuf.Value":
       return value;
     case "google.protobuf.Struct":
-      if (!isObject(value)) throw gatewayError(400, `${name} must be an object`, { field: name });
+      if (!isJsonObject(value)) throw gatewayError(400, `${name} must be an object`, { field: name });
       return value;
     case "google.protobuf.ListValue":
       if (!Array.isArray(value)) throw gatewayError(400, `${name} must be an array`, { field: name });
@@ -133,7 +131,7 @@ export function normalizeMessageValue(schema: DescMessage, value: JsonValue, nam
       return value;
     default:
       if (schema.typeName.startsWith("google.protobuf.")) return value;
-      if (!isObject(value)) throw gatewayError(400, `${name} must be an object`, { field: name });
+      if (!isJsonObject(value)) throw gatewayError(400, `${name} must be an object`, { field: name });
       return normalizeMessage(schema, value, `${name}.`);
   }
 }

@@ -1,4 +1,5 @@
 import { fromJson, ScalarType, type DescEnum, type DescField, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { isJsonObject } from "../../wire/json-body.js";
 import { base64Decode } from "@bufbuild/protobuf/wire";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { rules as rulesOption, type FieldRules } from "../../gen/gateway/v1/options_pb.js";
@@ -281,9 +282,6 @@ function validate(plan: MessagePlan, body: JsonObject): void {
 
 const hasOwn = (object: object, key: string): boolean => Object.prototype.hasOwnProperty.call(object, key);
 
-function isObject(value: JsonValue | undefined): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function flagViolation(): void {
   if (state.quiet === 0) state.violated = true;
@@ -395,7 +393,7 @@ function readList(field: FieldPlan, list: JsonValue, level: number): void {
 }
 
 function readMap(field: FieldPlan, map: JsonValue, level: number): void {
-  if (!isObject(map)) decodeError("must be an object");
+  if (!isJsonObject(map)) decodeError("must be an object");
   const item = field.value;
   let size = 0;
   for (const key in map) {
@@ -482,7 +480,7 @@ function readValue(field: FieldPlan, plan: ValuePlan, value: JsonValue, level: n
       readFreeForm(plan, value, level);
       return value;
     case T.STRUCT:
-      if (!isObject(value)) decodeError("must be an object", mapKey);
+      if (!isJsonObject(value)) decodeError("must be an object", mapKey);
       readFreeForm(plan, value, level);
       return value;
     case T.LIST_VALUE:
@@ -504,7 +502,7 @@ function readValue(field: FieldPlan, plan: ValuePlan, value: JsonValue, level: n
       }
       return value;
     default:
-      if (!isObject(value)) decodeError("must be an object", mapKey);
+      if (!isJsonObject(value)) decodeError("must be an object", mapKey);
       if (mapKey !== undefined) state.steps.push(new MapKey(mapKey));
       readMessage(plan.plan!, value, level + 1);
       if (mapKey !== undefined) state.steps.pop();

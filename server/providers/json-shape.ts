@@ -1,9 +1,7 @@
-import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { JsonValue } from "@bufbuild/protobuf";
 
-/** Narrowing helpers for provider JSON, whose shape is only ever a claim until checked. */
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+/** Narrowing helpers for provider JSON, whose shape is only ever a claim until checked; the object test is the wire's one. */
+export { isJsonObject as isObject } from "../../wire/json-body.js";
 
 export function stringOr(value: JsonValue | undefined, fallback: string): string {
   return typeof value === "string" ? value : fallback;
