@@ -1,10 +1,11 @@
+import { fork } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { parse } from "uvu/parse";
-import { run } from "uvu/run";
 import { startEmbeddedPostgres } from "../server/db/embedded-postgres.js";
 import { createLogger } from "../server/logger.js";
+import type { FileDone, FileToRun } from "./run-protocol.js";
 
 /**
  * `npm test [pattern]`: one PostgreSQL for the whole run (embedded, or DATABASE_URL), a fresh
@@ -29,50 +30,84 @@ const needsDatabase = suites.some((s) => !UNIT.test(s.name));
 
 const log = createLogger(process.env.TEST_LOG_LEVEL ?? "warn");
 const dataDir = needsDatabase && !process.env.DATABASE_URL ? await fs.mkdtemp(path.join(os.tmpdir(), "gateway-test-")) : undefined;
-const postgres = dataDir ? await startEmbeddedPostgres(dataDir, 0, log) : undefined;
+// The run's PostgreSQL never outlives the run, so it need not survive a machine crash: without
+// fsync, creating a database per test file and every commit cost no disk flush.
+const UNDURABLE = { fsync: "off", synchronous_commit: "off", full_page_writes: "off" };
+const postgres = dataDir ? await startEmbeddedPostgres(dataDir, 0, log, UNDURABLE) : undefined;
 if (needsDatabase) process.env.TEST_DATABASE_URL = process.env.DATABASE_URL ?? postgres!.url;
 delete process.env.DATABASE_URL;
 
-// uvu prints totals only; keep them to print the plain "N passed, N failed" line CI reads. It
-// writes a file's name alone when it starts the file, which times each file: the slowest are
-// listed at the end, to keep the suite within CI's budget.
-const ANSI = /\u001b\[[0-9;]*m/g;
-const names = new Set(suites.map((s) => s.name));
-const started: { name: string; at: number }[] = [];
-let output = "";
-const write = process.stdout.write.bind(process.stdout);
-process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
-  const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString();
-  const name = text.replace(ANSI, "").trim();
-  if (names.has(name)) started.push({ name, at: performance.now() });
-  output += text;
-  return write(chunk, ...rest);
-}) as typeof process.stdout.write;
-
-let ended = 0;
+// Test files run in worker processes (run-worker.ts), TEST_JOBS at a time (default: one per core):
+// most of a file's time is spent waiting on the gateways, databases and browsers it starts, so
+// two files at once take little more than one. Each file gets a fresh database, whichever worker
+// runs it. Files that need a database go first and the quick unit files fill the end, so that no
+// worker starts a long file when the others are nearly done.
+const jobs = Math.max(1, Math.min(Number(process.env.TEST_JOBS) || os.availableParallelism(), suites.length));
+const queue = [...suites.filter((s) => !UNIT.test(s.name)), ...suites.filter((s) => UNIT.test(s.name))];
+const results: FileDone[] = [];
+const started = performance.now();
 try {
-  await run(suites, { bail: false });
-  ended = performance.now();
+  await Promise.all(Array.from({ length: jobs }, (_, slot) => runWorker(slot)));
 } finally {
-  process.stdout.write = write;
   await postgres?.stop();
   if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
 }
-const slowest = started
-  .map(({ name, at }, i) => ({ name, seconds: ((started[i + 1]?.at ?? ended) - at) / 1000 }))
-  .sort((a, b) => b.seconds - a.seconds)
-  .slice(0, 10);
+const seconds = (performance.now() - started) / 1000;
+
+/**
+ * One worker process fed from the queue until it is empty; a worker that dies fails its file and
+ * is replaced. `TEST_WORKER` is its slot, which keeps what must not be shared between files that
+ * run at the same time apart (support/gateway.ts).
+ */
+async function runWorker(slot: number): Promise<void> {
+  while (queue.length > 0) {
+    const worker = fork(path.join(import.meta.dirname, "run-worker.ts"), { stdio: ["ignore", "inherit", "inherit", "ipc"], env: { ...process.env, TEST_WORKER: String(slot) } });
+    let current: FileToRun | undefined;
+    let ready = false;
+    const exited = new Promise<number | null>((resolve) => worker.once("exit", (code) => resolve(code)));
+    await new Promise<void>((resolve) => {
+      const next = () => {
+        const suite = queue.shift();
+        if (!suite) {
+          current = undefined;
+          worker.send("stop");
+          return resolve();
+        }
+        current = { name: suite.name, file: suite.file };
+        worker.send(current);
+      };
+      worker.on("message", (message: FileDone | "ready") => {
+        if (message === "ready") ready = true;
+        else report(message);
+        next();
+      });
+      void exited.then((code) => {
+        if (!ready) throw new Error(`a test worker exited (code ${code}) before it could run a file`);
+        if (current) report({ name: current.name, seconds: 0, total: 1, passed: 0, skipped: 0, output: `${current.name}\n  ✘ the worker process exited (code ${code}) while running this file\n`, hookFailures: [] });
+        resolve();
+      });
+    });
+    await exited;
+  }
+}
+
+function report(done: FileDone): void {
+  results.push(done);
+  process.stdout.write(`${done.output}\n`);
+}
+
+const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10);
 if (slowest.length > 1) console.log(`Slowest files:\n${slowest.map((f) => `  ${f.seconds.toFixed(1).padStart(6)} s  ${f.name}`).join("\n")}\n`);
-const plain = output.replace(ANSI, "");
-const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? 0);
-const passed = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? 0);
-const skipped = Number(/Skipped:\s+(\d+)/.exec(plain)?.[1] ?? 0);
-// Loaded only now: uvu must first be imported by uvu/run, which tells it that a runner drives it.
-const { hookFailures } = await import("./support/suite.js");
+const sum = (count: (done: FileDone) => number) => results.reduce((total, done) => total + count(done), 0);
+const total = sum((d) => d.total);
+const passed = sum((d) => d.passed);
+const skipped = sum((d) => d.skipped);
+const hookFailures = results.flatMap((d) => d.hookFailures);
 // uvu's total counts the tests that ran (skipped ones are not in it); a hook that threw counts as
 // one failure besides the tests it stopped.
 const failed = total - passed + hookFailures.length;
 if (hookFailures.length > 0) console.log(`Hooks that threw:\n${hookFailures.map((f) => `  ${f.suite} (${f.hook}): ${f.message}`).join("\n")}\n`);
 if (total === 0) console.log("No test ran.");
+console.log(`${results.length} files in ${seconds.toFixed(1)} s with ${jobs} worker${jobs === 1 ? "" : "s"}`);
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(total === 0 || failed > 0 ? 1 : 0);

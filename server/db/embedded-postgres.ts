@@ -28,7 +28,11 @@ const OS_USER = "postgres";
 const DB_USER = "gateway";
 const DB_NAME = "gateway";
 
-export async function startEmbeddedPostgres(dataDir: string, port: number, log: Logger): Promise<EmbeddedPostgres> {
+/**
+ * `settings` are extra server settings (`-c name=value`): the test runner trades durability across
+ * a machine crash for speed with them, which the gateway itself never does.
+ */
+export async function startEmbeddedPostgres(dataDir: string, port: number, log: Logger, settings: Record<string, string> = {}): Promise<EmbeddedPostgres> {
   const clusterDir = path.join(dataDir, "postgres");
   const passwordFile = path.join(dataDir, "postgres.password");
   const runAs = process.getuid?.() === 0 ? ensureOsUser() : undefined;
@@ -49,7 +53,7 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
   await stopOrphan(clusterDir, log);
 
   const listenPort = port === 0 ? await freePort() : port;
-  const child = await launch(bins.postgres, clusterDir, listenPort, runAs, log);
+  const child = await launch(bins.postgres, clusterDir, listenPort, settings, runAs, log);
   const url = `postgres://${DB_USER}:${encodeURIComponent(password)}@127.0.0.1:${listenPort}/${DB_NAME}`;
   await ensureDatabase(listenPort, password);
   log.info({ port: listenPort, dir: clusterDir }, "embedded postgres ready");
@@ -157,8 +161,9 @@ function alive(pid: number): boolean {
   }
 }
 
-function launch(bin: string, clusterDir: string, port: number, runAs: Ids | undefined, log: Logger): Promise<ChildProcess> {
-  const args = ["-D", clusterDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=300"];
+function launch(bin: string, clusterDir: string, port: number, settings: Record<string, string>, runAs: Ids | undefined, log: Logger): Promise<ChildProcess> {
+  const all = { listen_addresses: "127.0.0.1", unix_socket_directories: "", max_connections: "300", ...settings };
+  const args = ["-D", clusterDir, "-p", String(port), ...Object.entries(all).flatMap(([name, value]) => ["-c", `${name}=${value}`])];
   return new Promise((resolve, reject) => {
     const child = spawn(bin, args, { ...runAs, stdio: ["ignore", "ignore", "pipe"] });
     let recent = "";

@@ -22,7 +22,7 @@ function runPlanted(pattern: string): Promise<Run> {
     execFile(
       process.execPath,
       ["--import", "tsx", "test/run.ts", pattern],
-      { cwd: ROOT, env: { ...process.env, TEST_ROOT: FIXTURES, FORCE_COLOR: "0" }, timeout: 60_000 },
+      { cwd: ROOT, env: { ...process.env, TEST_ROOT: FIXTURES, TEST_JOBS: "2", FORCE_COLOR: "0" }, timeout: 60_000 },
       (error, stdout, stderr) => {
         if (error && typeof error.code !== "number") return reject(error);
         resolve({ code: typeof error?.code === "number" ? error.code : 0, output: `${stdout}${stderr}` });
@@ -80,6 +80,19 @@ test("a pattern that matches no test file fails the run", async () => {
   const run = await runPlanted("matches-nothing");
   assert.is(run.code, 1, run.output);
   assert.match(run.output, /No test ran\./);
+});
+
+test("a file that ends its worker process fails the run, and a new worker runs the other files", async () => {
+  const run = await runPlanted("(worker-exits|passing|failing)");
+  assert.is(run.code, 1, run.output);
+  assert.match(run.output, /worker-exits\.unit\.test\.ts\n\s+✘ the worker process exited \(code 7\) while running this file/);
+  assert.match(run.output, /^2 passed, 2 failed, 0 skipped$/m);
+});
+
+test("files run in parallel workers, each file's output in one piece", async () => {
+  const run = await runPlanted("(passing|failing|after-throws)");
+  assert.match(run.output, /with 2 workers/);
+  for (const name of ["passing", "failing", "after-throws"]) assert.match(run.output, new RegExp(`${name}\\.unit\\.test\\.ts\\n\\s+planted: `), name);
 });
 
 test("every test file makes its suites through support/suite.ts, never uvu's suite directly", () => {

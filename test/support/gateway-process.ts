@@ -4,6 +4,7 @@ import net, { type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
+import { SHELL_UID_BASE } from "./gateway.js";
 
 /**
  * A gateway in a child process (`cmd/gateway.ts`), for what one process cannot show: a remote
@@ -68,6 +69,7 @@ export async function startGatewayProcess(options: GatewayProcessOptions): Promi
       // Its operator token and master key files go here, not into the repository's .data.
       GATEWAY_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "gateway-process-")),
       LOG_LEVEL: "info",
+      GATEWAY_INTERN_SHELL_UID_BASE: SHELL_UID_BASE,
       ...options.env,
     },
     stdio: ["ignore", "pipe", "pipe"],

@@ -19,6 +19,14 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
+/**
+ * The first uid of the interns' shells of this test worker's gateways. `npm test` runs files in
+ * parallel worker processes (test/run.ts); a uid's processes are counted against one process limit
+ * and ended together, and the shells' egress rules select by uid, so gateways of different workers
+ * must not share uids. Gateways of one worker run one file at a time, as before.
+ */
+export const SHELL_UID_BASE = String(100_000 + Number(process.env.TEST_WORKER ?? 0) * 1_000_000);
+
 export async function startTestGateway(env: Record<string, string> = {}, options: GatewayOptions = {}, log: Logger = createLogger(process.env.TEST_LOG_LEVEL ?? "silent")): Promise<TestGateway> {
   const databaseUrl = await createDatabase({ migrated: true });
   const key = newKeySecret();
@@ -32,6 +40,7 @@ export async function startTestGateway(env: Record<string, string> = {}, options
     GATEWAY_SHUTDOWN_GRACE_MS: "2000",
     GATEWAY_OPERATOR_TOKEN: operatorToken,
     GATEWAY_MASTER_KEY: randomBytes(32).toString("hex"),
+    GATEWAY_INTERN_SHELL_UID_BASE: SHELL_UID_BASE,
     ...env,
   });
   const gateway = await startGateway(config, log, options);

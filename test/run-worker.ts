@@ -1,0 +1,69 @@
+import { pathToFileURL } from "node:url";
+import type { FileDone, FileToRun } from "./run-protocol.js";
+
+/**
+ * One of `npm test`'s worker processes (forked by test/run.ts): it runs the test files the runner
+ * sends, one at a time through uvu, and answers each with its counts, its hook failures and
+ * everything it printed, so that the runner prints every file's output in one piece.
+ *
+ * uvu keeps one queue of suites in a global and runs it with `exec`; emptying the queue before each
+ * file makes each `exec` run exactly that file's suites. `UVU_DEFER` must be set before uvu is first
+ * imported (it tells uvu that a runner drives it), hence the dynamic imports.
+ */
+interface UvuGlobals {
+  UVU_DEFER: number;
+  UVU_INDEX: number;
+  UVU_QUEUE: unknown[][];
+}
+const uvuGlobals = globalThis as unknown as UvuGlobals;
+uvuGlobals.UVU_DEFER = 1;
+const uvu = await import("uvu");
+const { hookFailures } = await import("./support/suite.js");
+
+const ANSI = /\u001b\[[0-9;]*m/g;
+
+async function runFile({ name, file }: FileToRun): Promise<FileDone> {
+  uvuGlobals.UVU_QUEUE.length = 0;
+  uvuGlobals.UVU_INDEX = 0;
+  uvuGlobals.UVU_QUEUE.push([name]);
+  const hooksBefore = hookFailures.length;
+  let output = "";
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    output += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString();
+    return true;
+  }) as typeof process.stdout.write;
+  const started = performance.now();
+  let importError: string | undefined;
+  try {
+    await import(pathToFileURL(file).href);
+    await uvu.exec(false);
+  } catch (error) {
+    // A file that throws while it loads ran no test; it still fails the run.
+    importError = error instanceof Error && error.stack ? error.stack : String(error);
+  } finally {
+    process.stdout.write = write;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  if (importError !== undefined) return { name, seconds, total: 1, passed: 0, skipped: 0, output: `${name}\n  ✘ the file threw while loading\n    ${importError}\n`, hookFailures: [] };
+  // uvu ends each exec with its totals; the runner prints one set for the whole run.
+  const totalsAt = output.indexOf("\n  Total:");
+  const plain = output.replace(ANSI, "");
+  const count = (label: string) => Number(new RegExp(`${label}:\\s+(\\d+)`).exec(plain)?.[1] ?? 0);
+  return {
+    name,
+    seconds,
+    total: count("Total"),
+    passed: count("Passed"),
+    skipped: count("Skipped"),
+    output: totalsAt >= 0 ? output.slice(0, totalsAt) : output,
+    hookFailures: hookFailures.slice(hooksBefore),
+  };
+}
+
+process.on("message", (message: FileToRun | "stop") => {
+  // Suites may leave handles open (a leaked timer, a socket); the runner's word ends the process.
+  if (message === "stop") process.exit(0);
+  void runFile(message).then((done) => process.send?.(done));
+});
+process.send?.("ready");
