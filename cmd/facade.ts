@@ -1,14 +1,14 @@
 import http from "node:http";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { loadConfig } from "../server/config.js";
-import { addApiDocsEndpoints } from "../server/gateway/api-docs-endpoints.js";
-import { addConsoleEndpoints } from "../server/gateway/console-endpoints.js";
-import { createCoreReadiness } from "../server/gateway/core-readiness.js";
-import { EdgeEndpoints } from "../server/gateway/edge-endpoints.js";
-import { addHealthEndpoints } from "../server/gateway/health-endpoints.js";
-import { urlOf } from "../server/gateway/ports.js";
-import { createLogger } from "../server/logger.js";
-import { accessLog } from "../server/observability/access-log.js";
+import { loadConfig } from "../server/platform/config.js";
+import { addApiDocsEndpoints } from "../server/app/api-docs-endpoints.js";
+import { addConsoleEndpoints } from "../server/app/console-endpoints.js";
+import { createCoreReadiness } from "../server/app/core-readiness.js";
+import { EdgeEndpoints } from "../server/app/edge-endpoints.js";
+import { addHealthEndpoints } from "../server/app/health-endpoints.js";
+import { urlOf } from "../server/app/ports.js";
+import { createLogger } from "../server/platform/logger.js";
+import { accessLog } from "../server/platform/observability/access-log.js";
 import { allServices } from "../wire/services.js";
 import { createFacade } from "../facade/facade.js";
 

@@ -1,13 +1,13 @@
 import cluster from "node:cluster";
-import { startGateway, type GatewayOptions } from "../server/gateway/app.js";
-import { runClusterPrimary } from "../server/gateway/cluster-primary.js";
-import { announceListening, workerLogger } from "../server/gateway/cluster-worker.js";
-import { loadConfig } from "../server/config.js";
-import { createLogger } from "../server/logger.js";
+import { startGateway, type GatewayOptions } from "../server/app/app.js";
+import { runClusterPrimary } from "../server/app/cluster-primary.js";
+import { announceListening, workerLogger } from "../server/app/cluster-worker.js";
+import { loadConfig } from "../server/platform/config.js";
+import { createLogger } from "../server/platform/logger.js";
 
 /**
  * `npm start`: the gateway; with GATEWAY_WORKERS above 1, a primary process and that many
- * gateway workers sharing the ports (server/gateway/cluster-primary.ts). `--core-only`: the
+ * gateway workers sharing the ports (server/app/cluster-primary.ts). `--core-only`: the
  * gRPC/Connect core without the REST facade.
  */
 const config = loadConfig();

@@ -1,15 +1,15 @@
 import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { endShellGroups } from "../server/interns/agent/shell-tool.js";
-import type { HostConfig, HostMessage, ParentMessage, ReleasedSecret } from "../server/interns/host/host-protocol.js";
-import { HostRuns } from "../server/interns/host/host-runs.js";
-import { createHostServer } from "../server/interns/host/host-server.js";
-import { SessionStore } from "../server/interns/host/session-store.js";
+import { endShellGroups } from "../intern-host/agent/shell-tool.js";
+import type { HostConfig, HostMessage, ParentMessage, ReleasedSecret } from "../intern-host/host-protocol.js";
+import { HostRuns } from "../intern-host/host-runs.js";
+import { createHostServer } from "../intern-host/host-server.js";
+import { SessionStore } from "../intern-host/session-store.js";
 
 /**
  * An intern host: one intern's agent runtime in its own process, started by the gateway
- * (server/interns/host-manager.ts) with an IPC channel. It takes its configuration over that
+ * (server/services/interns/host-manager.ts) with an IPC channel. It takes its configuration over that
  * channel, listens on a random port (of 127.0.0.1 unless configured), says `ready`, and exits when told to or when
  * the gateway that started it goes away.
  */

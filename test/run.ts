@@ -3,8 +3,8 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { parse } from "uvu/parse";
-import { startEmbeddedPostgres } from "../server/db/embedded-postgres.js";
-import { createLogger } from "../server/logger.js";
+import { startEmbeddedPostgres } from "../server/platform/db/embedded-postgres.js";
+import { createLogger } from "../server/platform/logger.js";
 import type { FileDone, FileToRun } from "./run-protocol.js";
 
 /**

@@ -14,15 +14,15 @@ const test = suite("architecture: data access");
 
 /** Folders under server/ the rule does not apply to, and why. */
 const EXEMPT_FOLDERS: Record<string, string> = {
-  db: "the connection, the start-up locks and the migrations: SQL of the schema, of no one family",
+  "platform/db": "the connection, the start-up locks and the migrations: SQL of the schema, of no one family",
 };
 /** Files that talk to the database without touching a table, and why. */
 const EXEMPT_FILES: Record<string, string> = {
-  "server/gateway/readiness.ts": "the readiness probe's `SELECT 1` asks whether the database answers",
-  "server/governance/governance-changes.ts": "LISTEN on the change feed's own connection names a channel, no table",
+  "server/app/readiness.ts": "the readiness probe's `SELECT 1` asks whether the database answers",
+  "server/engine/governance/governance-changes.ts": "LISTEN on the change feed's own connection names a channel, no table",
 };
 /** Folders whose families run SQL, each through its store: the check has something to find. */
-const SQL_FAMILIES = ["activity", "admission", "analytics", "batches", "catalog", "end-users", "files", "guardrails", "interns", "keys", "members", "usage", "videos"];
+const SQL_FAMILIES = ["services/activity", "engine/admission", "services/analytics", "services/batches", "engine/catalog", "services/end-users", "services/files", "services/guardrails", "services/interns", "services/keys", "services/members", "engine/usage", "services/videos"];
 
 const STORE = /^[a-z]+(?:-[a-z]+)*-store(?:-[a-z]+)*\.ts$/;
 /** A statement sent by hand: `sequelize.query(…)` or `.query<Row>(…)` on any name, or the QueryTypes it needs. */
@@ -61,19 +61,19 @@ test("the check fails on a planted query in a service file", () => {
     fs.writeFileSync(path.join(planted, file), text);
   };
   try {
-    plant("server/files/file-store.ts", 'await sequelize.query("SELECT 1");\n');
-    plant("server/files/file-store-parts.ts", "await sequelize.query<Row>(sql);\n");
-    plant("server/files/files-service.ts", 'await deps.sequelize.query("DELETE FROM files");\n');
-    plant("server/files/file-wire.ts", 'import { QueryTypes } from "sequelize";\n');
-    plant("server/workspaces/nested/workspace-fields.ts", 'await sequelize.query("UPDATE workspaces SET name = 1");\n');
-    plant("server/db/migrations/0001-foundation.ts", 'await sequelize.query("CREATE TABLE t ()");\n');
-    plant("server/usage/usage-store.ts", 'await sequelize.query("SELECT 1");\n');
-    plant("server/usage/settlement-writer.ts", 'await client.query({ name: "gateway_settle", text });\n');
+    plant("server/services/files/file-store.ts", 'await sequelize.query("SELECT 1");\n');
+    plant("server/services/files/file-store-parts.ts", "await sequelize.query<Row>(sql);\n");
+    plant("server/services/files/files-service.ts", 'await deps.sequelize.query("DELETE FROM files");\n');
+    plant("server/services/files/file-wire.ts", 'import { QueryTypes } from "sequelize";\n');
+    plant("server/services/workspaces/nested/workspace-fields.ts", 'await sequelize.query("UPDATE workspaces SET name = 1");\n');
+    plant("server/platform/db/migrations/0001-foundation.ts", 'await sequelize.query("CREATE TABLE t ()");\n');
+    plant("server/engine/usage/usage-store.ts", 'await sequelize.query("SELECT 1");\n');
+    plant("server/engine/usage/settlement-writer.ts", 'await client.query({ name: "gateway_settle", text });\n');
     assert.equal(sqlOutsideStores(planted), [
-      "server/files/file-wire.ts",
-      "server/files/files-service.ts",
-      "server/usage/settlement-writer.ts",
-      "server/workspaces/nested/workspace-fields.ts",
+      "server/engine/usage/settlement-writer.ts",
+      "server/services/files/file-wire.ts",
+      "server/services/files/files-service.ts",
+      "server/services/workspaces/nested/workspace-fields.ts",
     ]);
   } finally {
     fs.rmSync(planted, { recursive: true, force: true });

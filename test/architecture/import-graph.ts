@@ -7,10 +7,10 @@ import path from "node:path";
  * layered folders. Type-only imports count for the layer rules (a layer may not even name a type
  * of a layer above it) and are marked, since they are erased before anything runs: a cycle made
  * of them alone orders no loading. Paths are relative to the repository root, e.g.
- * `server/core/auth.ts`.
+ * `server/platform/core/auth.ts`.
  */
 export const ROOT = path.resolve(import.meta.dirname, "../..");
-export const LAYERED = ["cmd", "facade", "server", "tools", "ui", "wire"];
+export const LAYERED = ["cmd", "facade", "intern-host", "server", "tools", "ui", "wire"];
 
 export type ImportGraph = Map<string, Set<string>>;
 

@@ -8,7 +8,7 @@ import { cycles, importGraph, ROOT, violations, type ImportGraph } from "./impor
 
 /**
  * The layers of the architecture, checked on every run (no gateway, no database): gen/ → wire/ →
- * server/core and the other mechanisms → the service folders; facade/ stands on gen/ and wire/
+ * server/platform/core and the other mechanisms → the service folders; facade/ stands on gen/ and wire/
  * alone; tools/ (build-time generators) stands on gen/, wire/ and facade/, and only cmd/ imports it;
  * cmd/ composes everything and nothing imports it; ui/ (the web console, a client of the REST API)
  * stands alone, and the gateway serves its built files without importing it. No module imports
@@ -17,8 +17,8 @@ import { cycles, importGraph, ROOT, violations, type ImportGraph } from "./impor
 const test = suite("architecture: layers");
 
 const under = (folder: string) => (file: string) => file.startsWith(`${folder}/`);
-/** `server/keys/x.ts` → `server/keys`, `server/interns/vault/x.ts` → `server/interns`; `server/config.ts` → `server`. */
-const folderOf = (file: string) => (file.split("/").length > 2 ? file.split("/").slice(0, 2).join("/") : "server");
+/** `server/services/keys/x.ts` → `server/services/keys`, `server/services/interns/vault/x.ts` → `server/services/interns`; `server/platform/config.ts` → `server`. */
+const folderOf = (file: string) => file.split("/").slice(0, Math.min(3, file.split("/").length - 1)).join("/");
 
 /** The import graph between server/'s folders (its top-level files count as one folder, `server`). */
 function folderGraph(modules: ImportGraph): ImportGraph {
@@ -33,7 +33,7 @@ function folderGraph(modules: ImportGraph): ImportGraph {
 }
 
 /** Where the core's services are composed: it loads every implementation the gateway serves. */
-const COMPOSITION = "server/gateway/services.ts";
+const COMPOSITION = "server/app/services.ts";
 const API_SERVICES = new Set(allServices.map((service) => service.name));
 
 /** The services of the API a module implements (`ServiceImpl<typeof KeysService>`, also inside a `Pick<…>`). */
@@ -42,7 +42,7 @@ function implementedServices(file: string, root = ROOT): string[] {
 }
 
 /**
- * The folders under server/ that implement a service of the API (what server/core must not know),
+ * The folders under server/ that implement a service of the API (what server/platform/core must not know),
  * read from the source rather than listed by hand: the folders of the modules the composition
  * loads that implement one. A new service folder is in it as soon as the gateway serves it.
  */
@@ -96,8 +96,8 @@ test("the service folders hold every implementation of an API service, and every
   assert.equal([...API_SERVICES].filter((name) => !implemented.has(name)), []);
 });
 
-test("server/core imports no service folder", () => {
-  assert.equal(violations(graph, under("server/core"), (t) => !SERVICE_FOLDERS.some((folder) => under(folder)(t))), []);
+test("server/platform/core imports no service folder", () => {
+  assert.equal(violations(graph, under("server/platform/core"), (t) => !SERVICE_FOLDERS.some((folder) => under(folder)(t))), []);
 });
 
 test("nothing imports cmd/ (entry points compose; they are not composed)", () => {
@@ -107,17 +107,17 @@ test("nothing imports cmd/ (entry points compose; they are not composed)", () =>
 test("the checks fail on a planted cycle and a planted upward import", () => {
   const planted = fs.mkdtempSync(path.join(os.tmpdir(), "architecture-"));
   try {
-    fs.mkdirSync(path.join(planted, "server/core"), { recursive: true });
-    fs.mkdirSync(path.join(planted, "server/keys"), { recursive: true });
+    fs.mkdirSync(path.join(planted, "server/platform/core"), { recursive: true });
+    fs.mkdirSync(path.join(planted, "server/services/keys"), { recursive: true });
     fs.mkdirSync(path.join(planted, "facade"), { recursive: true });
-    fs.writeFileSync(path.join(planted, "server/core/a.ts"), 'import { b } from "../keys/b.js";\nexport const a = 1;\n');
-    fs.writeFileSync(path.join(planted, "server/keys/b.ts"), 'import { a } from "../core/a.js";\nexport const b = 2;\n');
-    fs.writeFileSync(path.join(planted, "facade/f.ts"), 'import { a } from "../server/core/a.js";\n');
+    fs.writeFileSync(path.join(planted, "server/platform/core/a.ts"), 'import { b } from "../../services/keys/b.js";\nexport const a = 1;\n');
+    fs.writeFileSync(path.join(planted, "server/services/keys/b.ts"), 'import { a } from "../../platform/core/a.js";\nexport const b = 2;\n');
+    fs.writeFileSync(path.join(planted, "facade/f.ts"), 'import { a } from "../server/platform/core/a.js";\n');
     const plantedGraph = importGraph(planted, ["facade", "server"], { typeOnly: false });
-    assert.equal(cycles(plantedGraph), [["server/core/a.ts", "server/keys/b.ts"]]);
-    assert.equal(cycles(folderGraph(plantedGraph)), [["server/core", "server/keys"]]);
-    assert.equal(violations(plantedGraph, under("facade"), (t) => under("gen")(t) || under("wire")(t) || under("facade")(t)), ["facade/f.ts → server/core/a.ts"]);
-    assert.equal(violations(plantedGraph, under("server/core"), (t) => !under("server/keys")(t)), ["server/core/a.ts → server/keys/b.ts"]);
+    assert.equal(cycles(plantedGraph), [["server/platform/core/a.ts", "server/services/keys/b.ts"]]);
+    assert.equal(cycles(folderGraph(plantedGraph)), [["server/platform/core", "server/services/keys"]]);
+    assert.equal(violations(plantedGraph, under("facade"), (t) => under("gen")(t) || under("wire")(t) || under("facade")(t)), ["facade/f.ts → server/platform/core/a.ts"]);
+    assert.equal(violations(plantedGraph, under("server/platform/core"), (t) => !under("server/services/keys")(t)), ["server/platform/core/a.ts → server/services/keys/b.ts"]);
   } finally {
     fs.rmSync(planted, { recursive: true, force: true });
   }

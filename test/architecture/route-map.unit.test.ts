@@ -8,7 +8,7 @@ import { renderRouteMap, ROUTE_MAP } from "./route-map.js";
 /** The generated route map is current (run `npm run docs:routes` after changing a route or a service). */
 const test = suite("architecture: route map");
 
-test(`${ROUTE_MAP} is what the protos and server/gateway/services.ts give`, () => {
+test(`${ROUTE_MAP} is what the protos and server/app/services.ts give`, () => {
   const written = fs.readFileSync(path.join(ROOT, ROUTE_MAP), "utf8");
   assert.ok(written === renderRouteMap(), `${ROUTE_MAP} is stale: run npm run docs:routes`);
 });

@@ -1,7 +1,7 @@
 import { ConnectError } from "@connectrpc/connect";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { JsonBodySplitter, type BodyPart } from "../../server/batches/json-body-splitter.js";
+import { JsonBodySplitter, type BodyPart } from "../../server/services/batches/json-body-splitter.js";
 
 /**
  * The splitter behind streamed batch submissions, on its own: whatever the slicing of a body, the

@@ -8,9 +8,9 @@ import { ChatCompletionRequestSchema, CreateEmbeddingRequestSchema } from "../..
 import { CreateKeyRequestSchema } from "../../gen/gateway/v1/keys_pb.js";
 import { file_gateway_v1_options, FieldRulesSchema, rules as rulesOption, type FieldRules } from "../../gen/gateway/v1/options_pb.js";
 import { CreatePrivateEndpointRequestSchema } from "../../gen/gateway/v1/private_endpoints_pb.js";
-import { jsonViolation, keySegment, keyViolation } from "../../server/core/json-rules.js";
-import { compileJsonValidator } from "../../server/core/json-validator.js";
-import { assertValid } from "../../server/core/validation.js";
+import { jsonViolation, keySegment, keyViolation } from "../../server/platform/core/json-rules.js";
+import { compileJsonValidator } from "../../server/platform/core/json-validator.js";
+import { assertValid } from "../../server/platform/core/validation.js";
 import { httpErrorOf } from "../../wire/errors.js";
 import { decodeWireJson, findField } from "../../wire/json-input.js";
 import { suite } from "../support/suite.js";

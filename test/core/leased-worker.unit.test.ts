@@ -2,9 +2,9 @@ import { spawnSync } from "node:child_process";
 import os from "node:os";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { startLeasedWorker, stopAll } from "../../server/core/leased-worker.js";
-import { isGoneLocalOwner, newLeaseOwner } from "../../server/core/lease-owner.js";
-import { createLogger } from "../../server/logger.js";
+import { startLeasedWorker, stopAll } from "../../server/platform/core/leased-worker.js";
+import { isGoneLocalOwner, newLeaseOwner } from "../../server/platform/core/lease-owner.js";
+import { createLogger } from "../../server/platform/logger.js";
 import { eventually } from "../support/eventually.js";
 
 /**

@@ -1,8 +1,8 @@
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { costUsd, promptCostUsd } from "../../server/core/money.js";
+import { costUsd, promptCostUsd } from "../../server/platform/core/money.js";
 
-/** Prompt cache prices in the exact cost of a call (server/core/money.ts). */
+/** Prompt cache prices in the exact cost of a call (server/platform/core/money.ts). */
 const test = suite("money: prompt cache prices");
 
 const CACHED = { prompt: "0.000003", completion: "0.000015", inputCacheRead: "0.0000003", inputCacheWrite: "0.00000375" };

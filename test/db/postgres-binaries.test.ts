@@ -5,9 +5,9 @@ import os from "node:os";
 import path from "node:path";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { ensureOsUser } from "../../server/db/embedded-postgres.js";
-import { reachableBinaries, type Binaries, type Ids } from "../../server/db/postgres-binaries.js";
-import { createLogger } from "../../server/logger.js";
+import { ensureOsUser } from "../../server/platform/db/embedded-postgres.js";
+import { reachableBinaries, type Binaries, type Ids } from "../../server/platform/db/postgres-binaries.js";
+import { createLogger } from "../../server/platform/logger.js";
 import { notRoot } from "../support/required-tools.js";
 
 /**

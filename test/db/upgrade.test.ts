@@ -2,7 +2,7 @@ import { QueryTypes, Sequelize } from "sequelize";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { SequelizeStorage, Umzug } from "umzug";
-import { migrations } from "../../server/db/migrations/index.js";
+import { migrations } from "../../server/platform/db/migrations/index.js";
 import { createDatabase } from "../support/gateway.js";
 
 /**

@@ -7,7 +7,7 @@ import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { FileSchema, FilesService, UploadFileRequestSchema, type GetFileContentRequest, type GetFileRequest, type UploadFileRequest } from "../../gen/gateway/v1/files_pb.js";
 import { HttpBodySchema } from "../../gen/google/api/httpbody_pb.js";
-import { createDirectTransport } from "../../server/core/direct-transport.js";
+import { createDirectTransport } from "../../server/platform/core/direct-transport.js";
 import { eventually } from "../support/eventually.js";
 
 /**

@@ -15,7 +15,7 @@ import {
   type InternChatRequest,
 } from "../../gen/gateway/v1/interns_pb.js";
 import { gatewayError } from "../../wire/errors.js";
-import { createLogger } from "../../server/logger.js";
+import { createLogger } from "../../server/platform/logger.js";
 import { at } from "../support/http.js";
 import { eventually } from "../support/eventually.js";
 import { sseData } from "../support/sse.js";

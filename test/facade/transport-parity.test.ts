@@ -12,7 +12,7 @@ import { startRemoteFacade, type RemoteFacade } from "../support/remote-facade.j
 import { sseData } from "../support/sse.js";
 
 /**
- * The direct in-process transport (server/core/direct-transport.ts) against the remote path, which
+ * The direct in-process transport (server/platform/core/direct-transport.ts) against the remote path, which
  * is the oracle: one gateway, whose own REST facade calls its core in-process, and a second facade
  * in this process calling the same core over gRPC. The same requests through both must answer the
  * same status, headers (but the connection's own) and body; where a write makes ids and timestamps

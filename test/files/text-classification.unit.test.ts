@@ -1,6 +1,6 @@
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { MARKDOWN_PREFIX_BYTES, TextClassifier, type TextType } from "../../server/files/text-classifier.js";
+import { MARKDOWN_PREFIX_BYTES, TextClassifier, type TextType } from "../../server/services/files/text-classifier.js";
 
 /**
  * The streaming text rules on their own: each case is classified whole and again fed in tiny

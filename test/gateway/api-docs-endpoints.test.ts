@@ -8,7 +8,7 @@ import { call, rawRequest } from "../support/http.js";
 import { openApiText } from "../support/openapi.js";
 
 /**
- * GET /openapi.json and the Swagger UI under /docs/ (server/gateway/api-docs-endpoints.ts): no key,
+ * GET /openapi.json and the Swagger UI under /docs/ (server/app/api-docs-endpoints.ts): no key,
  * the generated document as it is, a page that loads only files of this origin, caching headers,
  * and nothing but the page's own files under /docs/, whatever the path tries.
  */

@@ -7,7 +7,7 @@ import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { call, rawRequest } from "../support/http.js";
 
 /**
- * The web console's files at /ui/ (server/gateway/console-endpoints.ts): ui/dist as built, without
+ * The web console's files at /ui/ (server/app/console-endpoints.ts): ui/dist as built, without
  * a key, a strict Content-Security-Policy and the other security headers on every answer,
  * revalidation by ETag, the page for the app's sub-paths, and nothing outside ui/dist whatever the
  * path tries. The browser suites (test/ui/) drive the app itself.

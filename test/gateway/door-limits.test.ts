@@ -4,7 +4,7 @@ import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { UploadFileRequestSchema } from "../../gen/gateway/v1/files_pb.js";
-import { newKeySecret } from "../../server/core/key-secret.js";
+import { newKeySecret } from "../../server/platform/core/key-secret.js";
 import { eventually } from "../support/eventually.js";
 import { createDatabase, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";

@@ -1,6 +1,6 @@
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { loadConfig } from "../../server/config.js";
+import { loadConfig } from "../../server/platform/config.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { call } from "../support/http.js";
 

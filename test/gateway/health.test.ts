@@ -2,14 +2,14 @@ import pg from "pg";
 import { Sequelize } from "sequelize";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { createReadiness } from "../../server/gateway/readiness.js";
-import { createLogger } from "../../server/logger.js";
+import { createReadiness } from "../../server/app/readiness.js";
+import { createLogger } from "../../server/platform/logger.js";
 import { eventually } from "../support/eventually.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call } from "../support/http.js";
 
 /**
- * GET /healthz and GET /readyz (server/gateway/health-endpoints.ts, readiness.ts): no key, on the
+ * GET /healthz and GET /readyz (server/app/health-endpoints.ts, readiness.ts): no key, on the
  * HTTP port of a whole gateway and of a core-only one; readiness fails while the governance change
  * feed is down, when the database does not answer, and once draining has begun.
  */

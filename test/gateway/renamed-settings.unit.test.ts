@@ -1,6 +1,6 @@
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { loadConfig } from "../../server/config.js";
+import { loadConfig } from "../../server/platform/config.js";
 
 /** Renamed settings: the old name is read, converted to the new unit, and named in a warning; the new name wins. */
 const test = suite("foundation: renamed settings");

@@ -2,14 +2,14 @@ import net from "node:net";
 import pg from "pg";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { newKeySecret } from "../../server/core/key-secret.js";
+import { newKeySecret } from "../../server/platform/core/key-secret.js";
 import { eventually } from "../support/eventually.js";
 import { createDatabase } from "../support/gateway.js";
 import { freePort, startGatewayProcess } from "../support/gateway-process.js";
 import { at, call } from "../support/http.js";
 
 /**
- * What `npm start` tells its operator (cmd/gateway.ts, server/gateway/app.ts): a port held by
+ * What `npm start` tells its operator (cmd/gateway.ts, server/app/app.ts): a port held by
  * another process stops the start naming its setting before any migration ran; an empty catalog
  * is warned about; the listening line has the real addresses; a generated bootstrap key is shown
  * after it.

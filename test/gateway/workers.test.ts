@@ -4,8 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { QueryTypes, Sequelize } from "sequelize";
 import * as assert from "uvu/assert";
-import { processRuns } from "../../server/core/process-runs.js";
-import { FAILED_STARTS_ALLOWED, RestartPolicy } from "../../server/gateway/cluster-restarts.js";
+import { processRuns } from "../../server/platform/core/process-runs.js";
+import { FAILED_STARTS_ALLOWED, RestartPolicy } from "../../server/app/cluster-restarts.js";
 import { CALL_USD, EPSILON, ONE_CALL, centralSpend, newKey } from "../admission/support.js";
 import { eventually } from "../support/eventually.js";
 import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
@@ -15,7 +15,7 @@ import type { LogLine } from "../support/log-lines.js";
 import { suite } from "../support/suite.js";
 
 /**
- * GATEWAY_WORKERS (cmd/gateway.ts, server/gateway/cluster-primary.ts): a primary that does the
+ * GATEWAY_WORKERS (cmd/gateway.ts, server/app/cluster-primary.ts): a primary that does the
  * start's one-time work (the embedded PostgreSQL, migrations, the generated key) and forks gateway
  * workers sharing the two ports. Calls reach every worker, each worker's lines name it, /metrics
  * answers the sum over the workers, a key's limit holds across them, a killed worker is replaced
@@ -142,7 +142,7 @@ test.before(async (ctx) => {
   // Written right after the ready line, which ended the wait for the start.
   ctx.key = await eventually(() => ctx.gateway.lines.map((line) => /^\s+(sk-gw-\S+)$/.exec(line)?.[1]).find(Boolean), "the generated key is shown");
   ctx.pgPort = Number(logLines(ctx.gateway).find((line) => line.msg === "embedded postgres ready")?.port);
-  // The embedded database's own user and database, with the password it keeps in the data directory (server/db/embedded-postgres.ts).
+  // The embedded database's own user and database, with the password it keeps in the data directory (server/platform/db/embedded-postgres.ts).
   const password = (await fs.readFile(path.join(ctx.dataDir, "postgres.password"), "utf8")).trim();
   ctx.db = new Sequelize(`postgres://gateway:${encodeURIComponent(password)}@127.0.0.1:${ctx.pgPort}/gateway`, { logging: false, pool: { max: 2 } });
 });

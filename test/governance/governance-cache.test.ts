@@ -8,7 +8,7 @@ import { startInferenceGateway, type InferenceGateway } from "../support/inferen
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
 
 /**
- * Keys and their governance are cached between requests (server/governance/governance-cache.ts).
+ * Keys and their governance are cached between requests (server/engine/governance/governance-cache.ts).
  * A change must be seen by the next request of the instance that made it, by every other instance
  * (LISTEN/NOTIFY), and also when it was written to the database by something else entirely.
  */

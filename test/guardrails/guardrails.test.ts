@@ -1,7 +1,7 @@
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { GuardrailKeyAssignmentRow, GuardrailMemberAssignmentRow } from "../../server/db/governance-models.js";
-import { WorkspaceRow } from "../../server/db/models.js";
+import { GuardrailKeyAssignmentRow, GuardrailMemberAssignmentRow } from "../../server/platform/db/governance-models.js";
+import { WorkspaceRow } from "../../server/platform/db/models.js";
 import { at, call, type Reply } from "../support/http.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { seedOrganization } from "../support/seed.js";

@@ -1,7 +1,7 @@
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import type { CatalogEndpoint, Pricing } from "../../server/catalog/catalog.js";
-import { DEFAULT_COMPLETION_TOKENS, estimatePromptTokens, worstCaseCost } from "../../server/inference/cost-estimate.js";
+import type { CatalogEndpoint, Pricing } from "../../server/engine/catalog/catalog.js";
+import { DEFAULT_COMPLETION_TOKENS, estimatePromptTokens, worstCaseCost } from "../../server/engine/inference/cost-estimate.js";
 
 /**
  * The worst-case cost admission reserves before a call, as a table computed by hand: which

@@ -3,10 +3,10 @@ import { ConnectError } from "@connectrpc/connect";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { httpErrorOf } from "../../wire/errors.js";
-import { chatToMessage, messagesToChat } from "../../server/inference/formats/messages-format.js";
-import { chatStreamToMessageEvents } from "../../server/inference/formats/messages-stream.js";
-import { chatToResponse, responsesToChat } from "../../server/inference/formats/responses-format.js";
-import { chatStreamToResponseEvents } from "../../server/inference/formats/responses-stream.js";
+import { chatToMessage, messagesToChat } from "../../server/engine/inference/formats/messages-format.js";
+import { chatStreamToMessageEvents } from "../../server/engine/inference/formats/messages-stream.js";
+import { chatToResponse, responsesToChat } from "../../server/engine/inference/formats/responses-format.js";
+import { chatStreamToResponseEvents } from "../../server/engine/inference/formats/responses-stream.js";
 
 /** The pure translators between the Responses / Messages formats and chat completions. */
 const test = suite("api format translators");

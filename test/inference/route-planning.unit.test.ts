@@ -3,8 +3,8 @@ import { ConnectError } from "@connectrpc/connect";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { ProviderPreferencesSchema } from "../../gen/gateway/v1/inference_pb.js";
-import type { Catalog, CatalogEndpoint, CatalogModel } from "../../server/catalog/catalog.js";
-import { planRoute, type EndpointRanking, type RouteInput } from "../../server/inference/routing.js";
+import type { Catalog, CatalogEndpoint, CatalogModel } from "../../server/engine/catalog/catalog.js";
+import { planRoute, type EndpointRanking, type RouteInput } from "../../server/engine/inference/routing.js";
 import { httpErrorOf } from "../../wire/errors.js";
 
 /**

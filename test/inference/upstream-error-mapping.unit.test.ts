@@ -1,7 +1,7 @@
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { UpstreamError, type UpstreamFailure } from "../../server/providers/provider.js";
-import { isRetryable, toGatewayError } from "../../server/inference/upstream-errors.js";
+import { UpstreamError, type UpstreamFailure } from "../../server/engine/providers/provider.js";
+import { isRetryable, toGatewayError } from "../../server/engine/inference/upstream-errors.js";
 import { httpErrorOf } from "../../wire/errors.js";
 
 /**

@@ -8,7 +8,7 @@ import { sseData } from "../support/sse.js";
 import type { MockRule } from "../upstream/mock-upstream.js";
 
 /**
- * Every row of the mapping table in server/inference/upstream-errors.ts, one upstream failure at
+ * Every row of the mapping table in server/engine/inference/upstream-errors.ts, one upstream failure at
  * a time. Each request is pinned to one provider (`only`) so that no fallback hides the mapping.
  * Then the streamed failures (a cut stream, an in-stream error event), which must end the stream
  * with an error event and never with `[DONE]`, and the client that goes away.

@@ -1,8 +1,8 @@
 import { getEventListeners } from "node:events";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import type { HostLimits } from "../../server/interns/host/host-protocol.js";
-import { HostRun } from "../../server/interns/host/host-runs.js";
+import type { HostLimits } from "../../intern-host/host-protocol.js";
+import { HostRun } from "../../intern-host/host-runs.js";
 
 /**
  * A host's run object on its own (the chat suites drive it through real hosts): what it keeps per

@@ -1,6 +1,6 @@
 import * as assert from "uvu/assert";
-import type { RunEvent } from "../../server/interns/host/host-protocol.js";
-import { readLines } from "../../server/providers/line-reader.js";
+import type { RunEvent } from "../../intern-host/host-protocol.js";
+import { readLines } from "../../server/engine/providers/line-reader.js";
 import { at } from "../support/http.js";
 import { daemonAccess, hostRuns, runRows, type DaemonAccess } from "../support/intern-host-api.js";
 import { answerBody, ChatStream, contentOf, pausedQuestion, promptBody, runtimeSuite, shellStep } from "../support/intern-runtime.js";

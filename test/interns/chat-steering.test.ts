@@ -1,6 +1,6 @@
 import { QueryTypes } from "sequelize";
 import * as assert from "uvu/assert";
-import { MAX_UNREAD_MESSAGES } from "../../server/interns/host/host-runs.js";
+import { MAX_UNREAD_MESSAGES } from "../../intern-host/host-runs.js";
 import { at, call, type Reply } from "../support/http.js";
 import { daemonAccess, hostRuns } from "../support/intern-host-api.js";
 import { answerBody, assertReason, ChatStream, contentOf, finishOf, pausedQuestion, promptBody, runningInternId, runtimeSuite, shellStep, type RuntimeEnv } from "../support/intern-runtime.js";

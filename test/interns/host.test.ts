@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { QueryTypes } from "sequelize";
 import * as assert from "uvu/assert";
-import { readInternById } from "../../server/interns/intern-store.js";
+import { readInternById } from "../../server/services/interns/intern-store.js";
 import { at, call } from "../support/http.js";
 import { eventually } from "../support/eventually.js";
 import { alive, daemonAccess, hostApi } from "../support/intern-host-api.js";

@@ -2,8 +2,8 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import * as assert from "uvu/assert";
-import { loadConfig } from "../../server/config.js";
-import { internHomeDir, moveHomesOutOfDataDir } from "../../server/interns/intern-home.js";
+import { loadConfig } from "../../server/platform/config.js";
+import { internHomeDir, moveHomesOutOfDataDir } from "../../server/services/interns/intern-home.js";
 import { captureLogs } from "../support/log-lines.js";
 import { suite } from "../support/suite.js";
 

@@ -7,7 +7,7 @@ import { alive } from "../support/intern-host-api.js";
 import { answerBody, ChatStream, contentOf, pausedQuestion, promptBody, runningInternId, runtimeSuite, shellStep, type RuntimeEnv } from "../support/intern-runtime.js";
 
 /**
- * Interns outlive their hosts and gateway instances (server/interns/intern-supervisor.ts): a host
+ * Interns outlive their hosts and gateway instances (server/services/interns/intern-supervisor.ts): a host
  * that exits is restarted with a fresh key, one that keeps dying ends `failed`, an instance that
  * dies or stops has its interns taken over by another, and work cut short by a crashed instance
  * (a boot, a teardown) is finished. Short leases, so that a lapse takes about a second.

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import * as assert from "uvu/assert";
-import { outputKey } from "../../server/videos/video-outputs.js";
+import { outputKey } from "../../server/services/videos/video-outputs.js";
 import { eventually } from "../support/eventually.js";
 import { uploadFile } from "../support/file-uploads.js";
 import { at, call } from "../support/http.js";

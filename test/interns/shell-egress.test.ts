@@ -7,7 +7,7 @@ import { ChatStream, contentOf, promptBody, runtimeSuite, shellStep, type Runtim
 import { missingTools, notRoot } from "../support/required-tools.js";
 
 /**
- * What an intern's shell reaches on the network (server/interns/shell-egress.ts). Addresses of the
+ * What an intern's shell reaches on the network (server/services/interns/shell-egress.ts). Addresses of the
  * test's own stand in for the outside world: a network namespace made here holds a "public" host
  * (203.0.113.2, a documentation address, which the rules leave open) and a "private" one
  * (10.213.7.2), each with a TCP server, routed through a veth pair. The shell runs as the intern's

@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { hashKey } from "../../server/core/key-secret.js";
-import { AuthCodeRow } from "../../server/db/governance-models.js";
-import { createMember, removeMember } from "../../server/members/member-store.js";
+import { hashKey } from "../../server/platform/core/key-secret.js";
+import { AuthCodeRow } from "../../server/platform/db/governance-models.js";
+import { createMember, removeMember } from "../../server/services/members/member-store.js";
 import { at, call, type Reply } from "../support/http.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { seedOrganization } from "../support/seed.js";

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { loadGatewayConfig } from "../../server/catalog/gateway-config.js";
+import { loadGatewayConfig } from "../../server/engine/catalog/gateway-config.js";
 import { writeCatalogFile } from "../support/catalog-file.js";
 
 const test = suite("catalog config");

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { loadGatewayConfig } from "../../server/catalog/gateway-config.js";
+import { loadGatewayConfig } from "../../server/engine/catalog/gateway-config.js";
 
 /** The GATEWAY_CONFIG files of examples/ that the README starts users with stay valid. */
 const test = suite("models: example configurations");

@@ -1,9 +1,9 @@
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { syncCatalog } from "../../server/catalog/catalog-sync.js";
-import { createEndpointStatsCache, NO_STATS } from "../../server/catalog/endpoint-stats.js";
-import { loadGatewayConfig } from "../../server/catalog/gateway-config.js";
-import { PrivateEndpointRow } from "../../server/db/governance-models.js";
+import { syncCatalog } from "../../server/engine/catalog/catalog-sync.js";
+import { createEndpointStatsCache, NO_STATS } from "../../server/engine/catalog/endpoint-stats.js";
+import { loadGatewayConfig } from "../../server/engine/catalog/gateway-config.js";
+import { PrivateEndpointRow } from "../../server/platform/db/governance-models.js";
 import { writeCatalogFile } from "../support/catalog-file.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call, rawRequest, type Reply } from "../support/http.js";

@@ -6,7 +6,7 @@ import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { ChatCompletionRequestSchema, ChatRole, InferenceService } from "../../gen/gateway/v1/inference_pb.js";
 import { KeysService } from "../../gen/gateway/v1/keys_pb.js";
-import { activeTracer } from "../../server/observability/tracing.js";
+import { activeTracer } from "../../server/platform/observability/tracing.js";
 import { call } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 import { accessLinesOf, captureLogs, type CapturedLogs } from "../support/log-lines.js";

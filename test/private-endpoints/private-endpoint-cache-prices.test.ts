@@ -5,8 +5,8 @@ import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call } from "../support/http.js";
 import { seedOrganization } from "../support/seed.js";
 import { startTlsUpstream, type TlsUpstream } from "../support/tls-upstream.js";
-import { PrivateEndpointRow } from "../../server/db/governance-models.js";
-import { privateEndpointsOf } from "../../server/catalog/private-endpoint-catalog.js";
+import { PrivateEndpointRow } from "../../server/platform/db/governance-models.js";
+import { privateEndpointsOf } from "../../server/engine/catalog/private-endpoint-catalog.js";
 
 /**
  * A private endpoint's negotiated prompt cache prices: accepted on creation, shown in its

@@ -2,8 +2,8 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { Test } from "uvu";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import type { ChatStream } from "../../server/providers/chat-api.js";
-import { UpstreamError, type ProviderKind, type UpstreamTarget } from "../../server/providers/provider.js";
+import type { ChatStream } from "../../server/engine/providers/chat-api.js";
+import { UpstreamError, type ProviderKind, type UpstreamTarget } from "../../server/engine/providers/provider.js";
 import { startMockUpstream, type MockUpstream } from "../upstream/mock-upstream.js";
 
 /** A suite with its own mock upstream, reset before each test. */

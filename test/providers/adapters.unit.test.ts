@@ -1,14 +1,14 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as assert from "uvu/assert";
-import { pinnedLookup } from "../../server/private-endpoints/upstream-probe.js";
-import { anthropicChat } from "../../server/providers/anthropic/chat.js";
-import { openAiChat } from "../../server/providers/openai/chat.js";
-import { openAiFiles } from "../../server/providers/openai/files.js";
-import { openAiNativeBatch } from "../../server/providers/openai/native-batch.js";
-import { openAiVideo } from "../../server/providers/openai/video.js";
-import { UpstreamError } from "../../server/providers/provider.js";
-import { providerFor, requiredPart } from "../../server/providers/registry.js";
+import { pinnedLookup } from "../../server/platform/outbound/upstream-probe.js";
+import { anthropicChat } from "../../server/engine/providers/anthropic/chat.js";
+import { openAiChat } from "../../server/engine/providers/openai/chat.js";
+import { openAiFiles } from "../../server/engine/providers/openai/files.js";
+import { openAiNativeBatch } from "../../server/engine/providers/openai/native-batch.js";
+import { openAiVideo } from "../../server/engine/providers/openai/video.js";
+import { UpstreamError } from "../../server/engine/providers/provider.js";
+import { providerFor, requiredPart } from "../../server/engine/providers/registry.js";
 import { eventually } from "../support/eventually.js";
 import { mockSuite, collect, collectUntilFailure, contentOf, failure, signal, targetFor } from "./adapter-helpers.js";
 

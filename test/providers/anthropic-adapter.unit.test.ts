@@ -1,7 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import * as assert from "uvu/assert";
-import { anthropicChat } from "../../server/providers/anthropic/chat.js";
-import { ANTHROPIC_DEFAULT_MAX_TOKENS } from "../../server/providers/anthropic/chat-request.js";
+import { anthropicChat } from "../../server/engine/providers/anthropic/chat.js";
+import { ANTHROPIC_DEFAULT_MAX_TOKENS } from "../../server/engine/providers/anthropic/chat-request.js";
 import { mockSuite, collect, collectUntilFailure, contentOf, deltas, failure, finishReasons, lastBody, signal, targetFor } from "./adapter-helpers.js";
 
 const test = mockSuite("providers: Anthropic adapter");

@@ -1,9 +1,9 @@
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { dataUrl, sourceOfMediaUrl } from "../../server/providers/anthropic/media-source.js";
-import { finishReasonOf, stopReasonOf } from "../../server/providers/anthropic/stop-reasons.js";
-import { anthropicToolChoiceType, chatToolChoice } from "../../server/providers/anthropic/tool-choice.js";
-import { anthropicTokens, anthropicUsageJson, chatUsageJson, tokensOfChatUsage } from "../../server/providers/anthropic/usage.js";
+import { dataUrl, sourceOfMediaUrl } from "../../server/engine/providers/anthropic/media-source.js";
+import { finishReasonOf, stopReasonOf } from "../../server/engine/providers/anthropic/stop-reasons.js";
+import { anthropicToolChoiceType, chatToolChoice } from "../../server/engine/providers/anthropic/tool-choice.js";
+import { anthropicTokens, anthropicUsageJson, chatUsageJson, tokensOfChatUsage } from "../../server/engine/providers/anthropic/usage.js";
 
 /** The one Anthropic ↔ chat stop-reason table, tool-choice table, media sources and usage mapping, pinned in both directions. */
 const test = suite("providers: Anthropic stop reasons and usage");

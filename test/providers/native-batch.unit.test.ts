@@ -1,11 +1,11 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import * as assert from "uvu/assert";
-import { anthropicChat } from "../../server/providers/anthropic/chat.js";
-import { readLines } from "../../server/providers/line-reader.js";
-import type { NativeBatchApi, NativeBatchRequest, NativeBatchResult, NativeBatchStatus } from "../../server/providers/native-batch-api.js";
-import { requiredPart } from "../../server/providers/registry.js";
-import { openAiChat } from "../../server/providers/openai/chat.js";
-import type { ProviderKind, UpstreamTarget } from "../../server/providers/provider.js";
+import { anthropicChat } from "../../server/engine/providers/anthropic/chat.js";
+import { readLines } from "../../server/engine/providers/line-reader.js";
+import type { NativeBatchApi, NativeBatchRequest, NativeBatchResult, NativeBatchStatus } from "../../server/engine/providers/native-batch-api.js";
+import { requiredPart } from "../../server/engine/providers/registry.js";
+import { openAiChat } from "../../server/engine/providers/openai/chat.js";
+import type { ProviderKind, UpstreamTarget } from "../../server/engine/providers/provider.js";
 import { failure, mockSuite, signal, targetFor } from "./adapter-helpers.js";
 
 const test = mockSuite("providers: native batch APIs");

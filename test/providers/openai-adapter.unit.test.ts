@@ -1,6 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import * as assert from "uvu/assert";
-import { openAiChat } from "../../server/providers/openai/chat.js";
+import { openAiChat } from "../../server/engine/providers/openai/chat.js";
 import { mockVector } from "../upstream/mock-upstream.js";
 import { mockSuite, collect, contentOf, deltas, finishReasons, lastBody, signal, targetFor } from "./adapter-helpers.js";
 

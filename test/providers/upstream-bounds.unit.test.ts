@@ -3,10 +3,10 @@ import type { AddressInfo } from "node:net";
 import { Readable, pipeline } from "node:stream";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { readLines, MAX_JSONL_LINE_BYTES } from "../../server/providers/line-reader.js";
-import type { UpstreamTarget } from "../../server/providers/provider.js";
-import { readSse, MAX_SSE_EVENT_CHARS, MAX_SSE_LINE_BYTES, type SseEvent } from "../../server/providers/sse-reader.js";
-import { callUpstream, discardBody, readJsonObject, MAX_JSON_ANSWER_BYTES } from "../../server/providers/upstream-http.js";
+import { readLines, MAX_JSONL_LINE_BYTES } from "../../server/engine/providers/line-reader.js";
+import type { UpstreamTarget } from "../../server/engine/providers/provider.js";
+import { readSse, MAX_SSE_EVENT_CHARS, MAX_SSE_LINE_BYTES, type SseEvent } from "../../server/engine/providers/sse-reader.js";
+import { callUpstream, discardBody, readJsonObject, MAX_JSON_ANSWER_BYTES } from "../../server/engine/providers/upstream-http.js";
 import { failure, signal } from "./adapter-helpers.js";
 
 /**

@@ -3,8 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import * as assert from "uvu/assert";
-import { createLocalBlobStore, narrowModes } from "../../server/storage/local-blob-store.js";
-import { closeConfigFile, closeDataDir } from "../../server/storage/private-paths.js";
+import { createLocalBlobStore, narrowModes } from "../../server/platform/storage/local-blob-store.js";
+import { closeConfigFile, closeDataDir } from "../../server/platform/storage/private-paths.js";
 import { captureLogs } from "../support/log-lines.js";
 import { suite } from "../support/suite.js";
 

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { startGateway, type Gateway, type GatewayOptions } from "../../server/gateway/app.js";
-import { loadConfig } from "../../server/config.js";
-import { newKeySecret } from "../../server/core/key-secret.js";
-import { openDatabase } from "../../server/db/database.js";
-import { createLogger, type Logger } from "../../server/logger.js";
+import { startGateway, type Gateway, type GatewayOptions } from "../../server/app/app.js";
+import { loadConfig } from "../../server/platform/config.js";
+import { newKeySecret } from "../../server/platform/core/key-secret.js";
+import { openDatabase } from "../../server/platform/db/database.js";
+import { createLogger, type Logger } from "../../server/platform/logger.js";
 
 /** A real gateway on ephemeral ports over its own fresh database, with a known management key. */
 export interface TestGateway {

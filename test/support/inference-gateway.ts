@@ -1,7 +1,7 @@
 import { startMockUpstream, type MockUpstream } from "../upstream/mock-upstream.js";
 import { writeCatalogFile } from "./catalog-file.js";
 import { startTestGateway, type TestGateway } from "./gateway.js";
-import type { Logger } from "../../server/logger.js";
+import type { Logger } from "../../server/platform/logger.js";
 
 /**
  * A test gateway whose catalog points at our mock upstream:

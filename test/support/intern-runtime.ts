@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Test } from "uvu";
 import { suite } from "./suite.js";
 import * as assert from "uvu/assert";
-import type { LocalInternHosts } from "../../server/interns/host-manager.js";
+import type { LocalInternHosts } from "../../server/services/interns/host-manager.js";
 import { eventually } from "./eventually.js";
 import { startInferenceGateway, type InferenceGateway } from "./inference-gateway.js";
 import { takeSseBlocks } from "./sse.js";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { InternHostAccess, InternHostStart, InternHosts } from "../../server/interns/intern-hosts.js";
+import type { InternHostAccess, InternHostStart, InternHosts } from "../../server/services/interns/intern-hosts.js";
 
 /**
  * A test-only InternHosts for the records and vault tests: each intern's "host" is a real tiny

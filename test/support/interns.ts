@@ -1,6 +1,6 @@
-import { hashKey, maskKey, newKeySecret } from "../../server/core/key-secret.js";
-import { ApiKeyRow, WorkspaceRow } from "../../server/db/models.js";
-import { createWorkspaceRow } from "../../server/workspaces/workspace-store.js";
+import { hashKey, maskKey, newKeySecret } from "../../server/platform/core/key-secret.js";
+import { ApiKeyRow, WorkspaceRow } from "../../server/platform/db/models.js";
+import { createWorkspaceRow } from "../../server/services/workspaces/workspace-store.js";
 import { writeCatalogFile } from "./catalog-file.js";
 import { eventually } from "./eventually.js";
 import { startTestGateway, type TestGateway } from "./gateway.js";

@@ -1,11 +1,11 @@
 import { Writable } from "node:stream";
-import { createLogger, type Logger } from "../../server/logger.js";
+import { createLogger, type Logger } from "../../server/platform/logger.js";
 
 /** One JSON log line as pino wrote it. */
 export type LogLine = Record<string, unknown> & { level: number; msg: string };
 
 /**
- * A logger made as the gateway makes its own (server/logger.ts: redaction, trace ids), writing into
+ * A logger made as the gateway makes its own (server/platform/logger.ts: redaction, trace ids), writing into
  * memory, so that tests read exactly the lines an operator would get on stdout.
  */
 export interface CapturedLogs {
@@ -29,7 +29,7 @@ export function captureLogs(level = "debug"): CapturedLogs {
   return { log: createLogger(level, stream), lines, text: () => written };
 }
 
-/** The access lines (server/observability/access-log.ts) of one request id. */
+/** The access lines (server/platform/observability/access-log.ts) of one request id. */
 export function accessLinesOf(lines: readonly LogLine[], requestId: string): LogLine[] {
   return lines.filter((line) => line.msg === "request" && line.requestId === requestId);
 }

@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { createFacade } from "../../facade/facade.js";
-import { createLogger } from "../../server/logger.js";
+import { createLogger } from "../../server/platform/logger.js";
 import { allServices } from "../../wire/services.js";
 
 /** The REST facade in this process, calling a core (a `--core-only` child) over gRPC only. */

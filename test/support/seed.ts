@@ -1,6 +1,6 @@
-import { OrganizationRow } from "../../server/db/models.js";
-import { issueManagementKey } from "../../server/keys/key-issuer.js";
-import { createOrganization } from "../../server/operator/organization-store.js";
+import { OrganizationRow } from "../../server/platform/db/models.js";
+import { issueManagementKey } from "../../server/services/keys/key-issuer.js";
+import { createOrganization } from "../../server/services/operator/organization-store.js";
 
 /**
  * A second organization with its owner, its own workspace and a management key of the owner,

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { settleCall, type CallRecord } from "../../server/usage/usage-store.js";
+import { settleCall, type CallRecord } from "../../server/engine/usage/usage-store.js";
 import { AnalyticsService } from "../../gen/gateway/v1/analytics_pb.js";
 import { bearer, createGrpcClient, grpcFailure } from "../support/grpc-client.js";
 import { at, call, type Reply } from "../support/http.js";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { QueryTypes } from "sequelize";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { releaseReservation, settleCall, type CallRecord } from "../../server/usage/usage-store.js";
+import { releaseReservation, settleCall, type CallRecord } from "../../server/engine/usage/usage-store.js";
 import { at, call } from "../support/http.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 

@@ -1,7 +1,7 @@
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { catalogFromDocument } from "../../server/catalog/catalog-document.js";
-import { videoCost } from "../../server/videos/video-cost.js";
+import { catalogFromDocument } from "../../server/engine/catalog/catalog-document.js";
+import { videoCost } from "../../server/services/videos/video-cost.js";
 
 /**
  * The `video_models` section of GATEWAY_CONFIG: defaults, the endpoint policy fields inherited

@@ -3,7 +3,7 @@ import path from "node:path";
 import { QueryTypes } from "sequelize";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import type { Gateway } from "../../server/gateway/app.js";
+import type { Gateway } from "../../server/app/app.js";
 import { eventually } from "../support/eventually.js";
 import { startGatewayProcess } from "../support/gateway-process.js";
 import { at, call } from "../support/http.js";
@@ -284,7 +284,7 @@ test("signed URLs never reach the logs, even at debug level", async ({ env }) =>
     assert.is((await fetchBytes(child.url, signed)).status, 200);
     assert.is((await fetchBytes(child.url, signed.replace(sig, sig.split("").reverse().join("")))).status, 401);
     await child.stop();
-    // Access lines name the route template, never the raw path (server/observability/access-log.ts).
+    // Access lines name the route template, never the raw path (server/platform/observability/access-log.ts).
     assert.is(child.lines.filter((line) => line.includes('"route":"/api/v1/videos/{job_id}/content"')).length, 2, "the requests were logged");
     assert.not.ok(child.lines.some((line) => line.includes(sig) || line.includes("sig=")), "no signature in the logs");
   } finally {

@@ -124,7 +124,7 @@ test("a tampered, mismatched, partial or expired signature is a 401", async ({ e
   }
   // A valid signature past its expiry: the gateway's own signature of an earlier time.
   const past = Math.floor(Date.now() / 1000) - 60;
-  const { createUrlSigner } = await import("../../server/videos/video-url-signing.js");
+  const { createUrlSigner } = await import("../../server/services/videos/video-url-signing.js");
   const stale = createUrlSigner(gw.gateway.deps.secrets.masterKey).url(id, 0, past);
   const expired = await fetchBytes(gw.url, stale);
   assert.is(expired.status, 401);

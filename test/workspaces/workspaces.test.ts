@@ -1,6 +1,6 @@
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { WorkspaceRow } from "../../server/db/models.js";
+import { WorkspaceRow } from "../../server/platform/db/models.js";
 import { at, call, type Reply } from "../support/http.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { seedOrganization } from "../support/seed.js";

@@ -24,7 +24,7 @@ export const file_gateway_v1_guardrails: GenFile = /*@__PURE__*/
 
 /**
  * One built-in content filter of a guardrail: a detector run over every model call's input
- * (server/guardrails/README.md, "Content filters").
+ * (server/services/guardrails/README.md, "Content filters").
  *
  * @generated from message gateway.v1.GuardrailContentFilterBuiltin
  */

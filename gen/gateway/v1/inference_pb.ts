@@ -1911,7 +1911,7 @@ export const EmbeddingEncodingFormatSchema: GenEnum<EmbeddingEncodingFormat> = /
 /**
  * Inference calls that are answered while the client waits.
  *
- * Each call has two doors into one pipeline (server/inference/README.md). The REST routes are the
+ * Each call has two doors into one pipeline (server/engine/inference/README.md). The REST routes are the
  * `…FromJson` methods: the raw request body in (`google.api.HttpBody`, parsed once and checked by a
  * validator compiled from the typed request message), the answer out as the raw JSON body or, when
  * streamed, as `text/event-stream` frames. Fields the gateway does not consume pass through to the

@@ -2,7 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import * as assert from "uvu/assert";
 import { suite } from "../../support/suite.js";
 import { batchLedger, FAST_ENGINE, sql, submit, waitTerminal } from "../../support/batches.js";
-import { callModel, ModelCallError } from "../../../server/interns/agent/model-client.js";
+import { callModel, ModelCallError } from "../../../intern-host/agent/model-client.js";
 import { decide, logprobsRule, NOUL } from "../../support/decisions.js";
 import { eventually } from "../../support/eventually.js";
 import { at, call, type Reply } from "../../support/http.js";

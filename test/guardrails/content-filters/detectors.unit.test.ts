@@ -1,8 +1,8 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import * as assert from "uvu/assert";
 import { suite } from "../../support/suite.js";
-import { builtinFilter, customFilter, type ContentFilter } from "../../../server/guardrails/content-filters/content-filter.js";
-import { blockedError, filterRequest } from "../../../server/guardrails/content-filters/request-content.js";
+import { builtinFilter, customFilter, type ContentFilter } from "../../../server/engine/content-filters/content-filter.js";
+import { blockedError, filterRequest } from "../../../server/engine/content-filters/request-content.js";
 
 /**
  * The built-in detectors on a table of true positives (each redacted whole, in a sentence) and

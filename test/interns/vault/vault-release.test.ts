@@ -1,6 +1,6 @@
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { secretsForUrl } from "../../../server/interns/vault/vault-release.js";
+import { secretsForUrl } from "../../../server/services/interns/vault/vault-release.js";
 import { call } from "../../support/http.js";
 import { createdIntern, hasStatus, runningIntern, startInternsGateway, waitForIntern, type InternsEnv } from "../../support/interns.js";
 

@@ -1,0 +1,25 @@
+import type { Interceptor } from "@connectrpc/connect";
+import { authInterceptor } from "../platform/core/auth.js";
+import { errorInterceptor } from "../platform/core/error-interceptor.js";
+import { globalHostOnlyInterceptor } from "../platform/core/global-host.js";
+import { validationInterceptor } from "../platform/core/validation.js";
+import type { Deps } from "./deps.js";
+import { regionalHostOf } from "../engine/governance/endpoint-policy.js";
+import { observationInterceptor } from "../platform/observability/rpc-observation.js";
+import type { ExchangeObserver } from "../../wire/exchange.js";
+
+/**
+ * The core's chain, outermost first: observation (request id, access log, metrics, span: calls
+ * over the network only) → errors → auth → global host only (interns, vault) → validation →
+ * handler. Assembled here, where the gateway is composed: the mechanisms of server/platform/core know
+ * nothing of the services and stores they are given.
+ */
+export function coreInterceptors({ log, secrets, governance, catalog }: Deps, observe: ExchangeObserver): Interceptor[] {
+  return [
+    observationInterceptor(observe),
+    errorInterceptor(log),
+    authInterceptor(secrets.operatorToken, (keyHash) => governance.caller(keyHash)),
+    globalHostOnlyInterceptor((host) => regionalHostOf(catalog, host)),
+    validationInterceptor(),
+  ];
+}

@@ -1,0 +1,37 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { StoredContentFilterBuiltin } from "../../platform/db/governance-models.js";
+import { builtinFilter, customFilter, unusableFilter, type ContentFilter } from "./content-filter.js";
+
+const NONE: readonly ContentFilter[] = [];
+
+/** Compiled filters by guardrail id, with the stored columns they were compiled from. */
+const compiled = new Map<string, { version: string; filters: readonly ContentFilter[] }>();
+
+/**
+ * A guardrail's content filters, compiled once per version of its two columns: the governance
+ * cache reloads a key's guardrails often, and RE2 compilation is the expensive part. A guardrail
+ * without filters costs nothing here and nothing per call.
+ */
+export function guardrailFilters(id: string, name: string, builtins: StoredContentFilterBuiltin[], custom: JsonObject[] | null): readonly ContentFilter[] {
+  if (builtins.length === 0 && (custom === null || custom.length === 0)) {
+    compiled.delete(id);
+    return NONE;
+  }
+  const version = JSON.stringify([name, builtins, custom]);
+  const cached = compiled.get(id);
+  if (cached?.version === version) return cached.filters;
+  const filters = [
+    ...builtins.map((builtin) => compiledOrUnusable(name, builtin.slug, () => builtinFilter(name, builtin))),
+    ...(custom ?? []).map((filter, index) => compiledOrUnusable(name, `content_filters[${index}]`, () => customFilter(name, filter, index))),
+  ];
+  compiled.set(id, { version, filters });
+  return filters;
+}
+
+function compiledOrUnusable(guardrail: string, name: string, compile: () => ContentFilter): ContentFilter {
+  try {
+    return compile();
+  } catch (err) {
+    return unusableFilter(guardrail, name, (err as Error).message);
+  }
+}

@@ -1,0 +1,201 @@
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { ChatCompletionChunkSchema, ChatCompletionSchema, ProviderPreferencesSchema } from "../../../gen/gateway/v1/inference_pb.js";
+import { gatewayError } from "../../../wire/errors.js";
+import { decodeWireJson } from "../../../wire/json-input.js";
+import { costUsd, promptCostUsd, usdNumber } from "../../platform/core/money.js";
+import type { Pricing } from "../catalog/catalog.js";
+import { providerFor } from "../providers/registry.js";
+import { isObject } from "../providers/json-shape.js";
+import { UpstreamError, type UpstreamUsage } from "../providers/provider.js";
+import { answerShape } from "./answer-shape.js";
+import { estimatePromptTokens } from "./cost-estimate.js";
+import { InferenceCall, type InferenceRuntime, type Served } from "./inference-call.js";
+import type { InferenceOutput } from "./inference-output.js";
+import { parametersIn, sessionIdOf, withoutGatewayFields } from "./request-fields.js";
+
+/**
+ * The chat completions pipeline, on plain JSON in the OpenAI wire shape (README.md beside this
+ * file): a validated request body in, the answer out as the provider sent it, with the gateway's
+ * own fields set (`id`, `object`, `model`, `provider`, `usage` with its cost). Request fields the
+ * gateway does not consume reach the provider untouched, answer fields it does not know reach the
+ * client untouched. A non-streamed call yields one `completion`; a streamed one yields the
+ * provider's chunks under our generation id, then a final chunk with the usage and its cost. The
+ * route may fall back to another endpoint until the first chunk has arrived; after that a failure
+ * ends the stream with an error event.
+ */
+/** `body` has passed the chat request validator (request-validators.ts), which also normalized it. */
+export async function* chatCompletions(runtime: InferenceRuntime, body: JsonObject, ctx: HandlerContext): AsyncGenerator<InferenceOutput> {
+  const upstreamBody = withoutGatewayFields(body);
+  const tools = arrayOf(body.tools);
+  const serverTools = checkTools(tools);
+  const promptTokens = estimatePromptTokens([...arrayOf(body.messages), ...tools]);
+  const streamed = body.stream === true;
+  const call = await InferenceCall.open(runtime, ctx, {
+    api: "chat",
+    bodies: [upstreamBody],
+    modelIds: [stringOf(body.model) ?? "", ...(arrayOf(body.models) as string[])],
+    preferences: isObject(body.provider) ? decodeWireJson(ProviderPreferencesSchema, body.provider) : undefined,
+    parameters: parametersIn(upstreamBody),
+    user: stringOf(body.user),
+    sessionId: sessionIdOf(stringOf(body.session_id), ctx),
+    promptTokens,
+    completionTokens: numberOf(body.max_completion_tokens) ?? numberOf(body.max_tokens),
+    serverTools,
+    streamed,
+  });
+  try {
+    if (streamed) yield* stream(call, upstreamBody, promptTokens);
+    else yield { kind: "reply", value: await complete(call, upstreamBody, promptTokens) };
+  } finally {
+    call.close();
+  }
+}
+
+async function complete(call: InferenceCall, body: JsonObject, promptTokens: number): Promise<JsonObject> {
+  const served = await call.attempt(async (target) => {
+    const result = await providerFor(target.kind).chat.chat(target, body, call.signal);
+    // Checked inside the attempt: a malformed answer is a provider failure that may fall back.
+    checkChoices(result.body.choices, "message");
+    return result;
+  });
+  const completion = served.value.body;
+  const choices = completion.choices as JsonObject[];
+  const usage = served.value.usage ?? estimatedUsage(promptTokens, choices.map((c) => textOf(c.message)).join(""));
+  const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs, responseModel: stringOf(completion.model) });
+  completion.id = call.generationId;
+  completion.object = "chat.completion";
+  if (typeof completion.created !== "number") completion.created = Math.floor(Date.now() / 1000);
+  completion.model = served.attempt.model.id;
+  completion.provider = served.attempt.endpoint.providerName;
+  completion.usage = chatUsage(usage, cost, served.attempt.endpoint.pricing, served.isByok);
+  completionShape(completion);
+  return completion;
+}
+
+async function* stream(call: InferenceCall, body: JsonObject, promptTokens: number): AsyncGenerator<InferenceOutput> {
+  const served = await call.attempt(async (target) => {
+    const opened = await providerFor(target.kind).chat.chatStream(target, body, call.signal);
+    const chunks = opened.chunks[Symbol.asyncIterator]();
+    // Until the first chunk is in, a failure may still fall back to the next endpoint.
+    return { opened, chunks, first: await chunks.next() };
+  });
+  const { opened, chunks, first } = served.value;
+  const created = Math.floor(Date.now() / 1000);
+  const { generationId } = call;
+  const model = served.attempt.model.id;
+  const provider = served.attempt.endpoint.providerName;
+  let delivered = "";
+  let finished = false;
+  try {
+    for (let next = first; !next.done; next = await chunks.next()) {
+      const chunk = next.value;
+      checkChoices(chunk.choices, "delta");
+      // The provider's usage chunk is replaced by ours, with the cost, at the end.
+      const choices = chunk.choices as JsonObject[] | undefined;
+      if (choices === undefined || choices.length === 0) continue;
+      delete chunk.usage;
+      for (const choice of choices) delivered += textOf(choice.delta);
+      chunk.id = generationId;
+      chunk.object = "chat.completion.chunk";
+      chunk.created = created;
+      chunk.model = model;
+      chunk.provider = provider;
+      chunkShape(chunk);
+      yield { kind: "event", value: chunk };
+    }
+    const usage = opened.usage() ?? estimatedUsage(promptTokens, delivered);
+    const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: elapsedSince(served), responseModel: first.done === true ? undefined : stringOf(first.value.model) });
+    finished = true;
+    const usageChunk: JsonObject = { id: generationId, object: "chat.completion.chunk", created, model, provider, choices: [], usage: chatUsage(usage, cost, served.attempt.endpoint.pricing, served.isByok) };
+    yield { kind: "event", value: usageChunk };
+  } catch (err) {
+    finished = true;
+    throw call.fail(err, served.attempt, served.isByok, served.startedAt, estimatedUsage(promptTokens, delivered));
+  } finally {
+    // The client went away while a chunk was on its way: the generator is closed without an error.
+    if (!finished) {
+      call.close();
+      call.fail(new UpstreamError("aborted", "client disconnected"), served.attempt, served.isByok, served.startedAt, estimatedUsage(promptTokens, delivered));
+    }
+  }
+}
+
+const completionShape = answerShape(ChatCompletionSchema);
+const chunkShape = answerShape(ChatCompletionChunkSchema);
+
+/** Function tools need their definition; `svc:` tools are server tools, checked against the workspace. */
+function checkTools(tools: readonly JsonValue[]): string[] {
+  const serverTools: string[] = [];
+  tools.forEach((tool, index) => {
+    const type = isObject(tool) ? stringOf(tool.type) ?? "" : "";
+    if (type === "function") {
+      if (!isObject((tool as JsonObject).function)) throw gatewayError(400, `tools[${index}].function is required when type is function`);
+    } else if (type.startsWith("svc:")) {
+      serverTools.push(type);
+    } else {
+      throw gatewayError(400, `tools[${index}].type must be function or a server tool (svc:…), got ${type}`);
+    }
+  });
+  return serverTools;
+}
+
+/** An answer's `choices` (a chunk may have none): objects, each with an object `message`/`delta` if any. */
+function checkChoices(choices: JsonValue | undefined, part: "message" | "delta"): void {
+  if (choices === undefined && part === "delta") return;
+  if (!Array.isArray(choices)) throw new UpstreamError("protocol", "unexpected answer format (choices is not an array)");
+  for (const choice of choices) {
+    if (!isObject(choice) || (choice[part] !== undefined && choice[part] !== null && !isObject(choice[part]))) {
+      throw new UpstreamError("protocol", `unexpected answer format (a choice or its ${part} is not an object)`);
+    }
+  }
+}
+
+/**
+ * The `usage` of an answer, in the shape the typed ChatUsage message renders to (every counter
+ * present): tokens, their details, and the cost of the call with its prompt/completion split. The
+ * prompt cost includes the cache reads and writes at their prices, so the two parts add up to the
+ * cost (bar image and request prices).
+ */
+function chatUsage(usage: UpstreamUsage, cost: string, pricing: Pricing, isByok: boolean): JsonObject {
+  const charged = usdNumber(cost);
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+    completion_tokens_details: { audio_tokens: 0, image_tokens: 0, reasoning_tokens: usage.reasoningTokens },
+    prompt_tokens_details: { audio_tokens: 0, cache_write_tokens: usage.cacheWriteTokens ?? 0, cached_tokens: usage.cachedTokens, file_tokens: 0, video_tokens: 0 },
+    cost: charged,
+    is_byok: isByok,
+    cost_details: {
+      upstream_inference_completions_cost: usdNumber(costUsd({ prompt: "0", completion: pricing.completion }, { promptTokens: 0, completionTokens: usage.completionTokens })),
+      upstream_inference_cost: charged,
+      upstream_inference_prompt_cost: usdNumber(promptCostUsd(pricing, usage)),
+    },
+  };
+}
+
+/** When a provider reports no usage (or a stream broke), tokens are estimated from the text. */
+function estimatedUsage(promptTokens: number, completion: string): UpstreamUsage {
+  return { promptTokens, completionTokens: Math.ceil(completion.length / 4), reasoningTokens: 0, cachedTokens: 0 };
+}
+
+function textOf(part: JsonValue | undefined): string {
+  return isObject(part) && typeof part.content === "string" ? part.content : "";
+}
+
+function arrayOf(value: JsonValue | undefined): readonly JsonValue[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function stringOf(value: JsonValue | undefined): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+function numberOf(value: JsonValue | undefined): number | undefined {
+  return typeof value === "number" ? value : undefined;
+}
+
+function elapsedSince(served: Served<unknown>): number {
+  return Math.round(performance.now() - served.startedAt);
+}

@@ -1,0 +1,381 @@
+import { randomFillSync } from "node:crypto";
+import { ConnectError, type HandlerContext } from "@connectrpc/connect";
+import type { Span } from "@opentelemetry/api";
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { ProviderPreferences } from "../../../gen/gateway/v1/inference_pb.js";
+import type { CatalogEndpoint } from "../catalog/catalog.js";
+import { isFreeEndpoint } from "../catalog/catalog.js";
+import { callerOf } from "../../platform/core/auth.js";
+import { gatewayError, httpErrorOf } from "../../../wire/errors.js";
+import { costUsd } from "../../platform/core/money.js";
+import type { Deps } from "../../app/deps.js";
+import type { AdmissionTicket, LeaseBook } from "../admission/lease-book.js";
+import { quantitiesFor } from "../admission/quantities.js";
+import { filterCall, type CallFiltering } from "../content-filters/call-filters.js";
+import { blockedError } from "../content-filters/request-content.js";
+import { checkEndUser, type EndUserRegistry } from "../../services/end-users/end-user-registration.js";
+import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../providers/provider.js";
+import type { CallRecord } from "../usage/usage-store.js";
+import type { CallerContext } from "./caller-context.js";
+import { worstCaseCost } from "./cost-estimate.js";
+import { planRoute, type Attempt, type EndpointRanking, type InferenceApi } from "./routing.js";
+import { UPSTREAM_MS_HEADER } from "../../../wire/timing-headers.js";
+import { REQUEST_ID_HEADER } from "../../../wire/request-id.js";
+import { CONTENT_FLAGGED_HEADER } from "../../../wire/exchange.js";
+import { logUpstreamFailure } from "./upstream-failures.js";
+import { endUpstreamSpan, startUpstreamSpan, type UpstreamSpanEnd } from "./upstream-spans.js";
+import { checkServerTools } from "./server-tools.js";
+import { isRetryable, toGatewayError } from "./upstream-errors.js";
+import type { TargetResolver } from "./upstream-targets.js";
+
+/**
+ * One inference call from admission to settlement, shared by chat completions, embeddings and
+ * decisions: take the caller's governance context (cached), refuse what policy forbids, plan the
+ * route, admit the worst-case cost against this instance's leases (rate limit, free-model quota,
+ * every budget layer; no round trip while the leases cover it), try the endpoints in order with
+ * fallbacks on retryable failures, and queue the settlement of the real cost (written behind) —
+ * which also ends the reservation when the call fails or the client goes away.
+ */
+export interface InferenceRuntime {
+  deps: Deps;
+  /** This instance's admission leases. */
+  admission: LeaseBook;
+  /** End users this instance has registered lately (end-user-registration.ts). */
+  endUsers: EndUserRegistry;
+  resolveTarget: TargetResolver;
+  ranking(endpointIds: string[]): Map<string, EndpointRanking>;
+  /**
+   * Why policy forbids an endpoint to this caller, or undefined: its guardrails, and the regional
+   * hostname the request arrived on (`x-forwarded-host`, passed on by the facade).
+   */
+  refusalFor(context: CallerContext, host: string | null): (endpoint: CatalogEndpoint) => string | undefined;
+  privateEndpoints(context: CallerContext, modelId: string): Promise<CatalogEndpoint[]>;
+}
+
+export interface CallRequest {
+  api: InferenceApi;
+  /**
+   * The bodies the call will send upstream (one per upstream request of an attempt): the content
+   * filters of the caller's guardrails rewrite their input side in place, or refuse the call,
+   * before it is routed or admitted.
+   */
+  bodies: readonly JsonObject[];
+  /** The requested model, then fallbacks. */
+  modelIds: string[];
+  preferences: ProviderPreferences | undefined;
+  /** Request parameters in use (for `require_parameters`). */
+  parameters: string[];
+  user: string | undefined;
+  /** From the body, else the `x-session-id` header. */
+  sessionId: string | undefined;
+  promptTokens: number;
+  /** The request's completion token cap, if any. */
+  completionTokens: number | undefined;
+  serverTools: string[];
+  streamed: boolean;
+}
+
+/** The attempt that answered. */
+export interface Served<T> {
+  value: T;
+  attempt: Attempt;
+  isByok: boolean;
+  startedAt: number;
+  /** Milliseconds from sending the attempt to its first answer byte (whole answer when not streamed). */
+  latencyMs: number;
+}
+
+export interface Outcome {
+  status: CallRecord["status"];
+  httpStatus: number;
+  usage: UpstreamUsage;
+  latencyMs: number | null;
+  generationMs: number | null;
+  /** The model the provider says answered (traces), when it says. */
+  responseModel?: string;
+}
+
+export class InferenceCall {
+  readonly generationId = generationId();
+  readonly signal: AbortSignal;
+  private readonly controller = new AbortController();
+  private readonly deadline: NodeJS.Timeout;
+  private settled = false;
+  /** Time spent waiting on providers, over every attempt. */
+  private upstreamMs = 0;
+  /** The id the client was told (wire/request-id.ts): in the ledger row and the log lines. */
+  readonly requestId: string | null;
+  /** Where the attempt in progress (or the one that answered) went: failure lines name it. */
+  private target: UpstreamTarget | undefined;
+  /** That attempt's span while it is open (tracing on). */
+  private span: Span | undefined;
+
+  private constructor(
+    private readonly runtime: InferenceRuntime,
+    readonly context: CallerContext,
+    private readonly request: CallRequest,
+    readonly attempts: Attempt[],
+    private readonly ticket: AdmissionTicket,
+    private readonly endUser: string | null,
+    /** A `flag` content filter matched the input: marked on the ledger row. */
+    private readonly contentFlagged: boolean,
+    private readonly ctx: HandlerContext,
+  ) {
+    // One controller for the handler's abort, the deadline and close(): cheaper per call than
+    // AbortSignal.any over AbortSignal.timeout, and every reason is a shared object.
+    this.signal = this.controller.signal;
+    this.requestId = ctx.requestHeader.get(REQUEST_ID_HEADER);
+    if (ctx.signal.aborted) this.controller.abort(ctx.signal.reason);
+    else ctx.signal.addEventListener("abort", this, { once: true });
+    this.deadline = setTimeout(() => this.controller.abort(DEADLINE), runtime.deps.config.requestTimeoutMs).unref();
+  }
+
+  /** The handler's signal fired (this object is its listener: no closure per call). */
+  handleEvent(): void {
+    this.controller.abort(this.ctx.signal.reason);
+  }
+
+  static async open(runtime: InferenceRuntime, ctx: HandlerContext, request: CallRequest): Promise<InferenceCall> {
+    const { deps } = runtime;
+    const endUser = checkEndUser(request.user);
+    const caller = callerOf(ctx);
+    const context: CallerContext = { ...(await deps.governance.governance(caller)), caller };
+    checkServerTools(request.serverTools, context.workspace);
+    const filtering = filterCall(context.guardrails, request.api, request.bodies);
+    countFiltering(deps, filtering);
+    // Refused before routing and admission: nothing is reserved, nothing is billed.
+    if (filtering.blockedBy !== undefined) throw blockedError(filtering.blockedBy);
+    const attempts = await planRoute({
+      catalog: deps.catalog,
+      modelIds: request.modelIds.length > 0 ? request.modelIds : [context.workspace.defaultTextModel ?? ""],
+      api: request.api,
+      preferences: request.preferences,
+      defaultSort: context.workspace.defaultProviderSort,
+      parameters: request.parameters,
+      privateEndpoints: (modelId) => runtime.privateEndpoints(context, modelId),
+      refusal: runtime.refusalFor(context, ctx.requestHeader.get("x-forwarded-host")),
+      ranking: runtime.ranking,
+    });
+    const endpoints = attempts.map((a) => a.endpoint);
+    const quantities = quantitiesFor(context, deps.config, endpoints.every(isFreeEndpoint), new Date());
+    const [ticket] = await Promise.all([
+      runtime.admission.admit(quantities, worstCaseCost(endpoints, request.promptTokens, request.completionTokens)),
+      endUser ? runtime.endUsers.register(context.caller.organization.id, endUser) : undefined,
+    ]);
+    const flagged = filtering.matched.some((filter) => filter.action === "flag");
+    const call = new InferenceCall(runtime, context, request, attempts, ticket, endUser, flagged, ctx);
+    if (flagged) ctx.responseHeader.set(CONTENT_FLAGGED_HEADER, "true");
+    logFlags(deps, filtering, { requestId: call.requestId, generationId: call.generationId });
+    return call;
+  }
+
+  /**
+   * Runs `run` against each planned endpoint until one answers. A retryable failure moves on to the
+   * next endpoint (each failed attempt is recorded in the ledger, which feeds endpoint uptime);
+   * the last failure, or a non-retryable one, settles the call and is thrown as the spec's error.
+   */
+  async attempt<T>(run: (target: UpstreamTarget, attempt: Attempt) => Promise<T>): Promise<Served<T>> {
+    let failure: ConnectError | undefined;
+    for (const [index, attempt] of this.attempts.entries()) {
+      const startedAt = performance.now();
+      let isByok = false;
+      this.target = undefined;
+      try {
+        const resolved = await this.runtime.resolveTarget(this.context, attempt.endpoint);
+        isByok = resolved.isByok;
+        this.target = resolved.target;
+        this.span = startUpstreamSpan(this.request.api, attempt.endpoint.providerSlug, attempt.model.id, resolved.target);
+        const value = await run(resolved.target, attempt);
+        const latencyMs = performance.now() - startedAt;
+        this.upstreamMs += latencyMs;
+        // What the provider took (every attempt's wait), so the edge can say what the gateway added.
+        this.ctx.responseHeader.set(UPSTREAM_MS_HEADER, this.upstreamMs.toFixed(3));
+        return { value, attempt, isByok, startedAt, latencyMs: Math.round(latencyMs) };
+      } catch (err) {
+        const upstream = err instanceof UpstreamError ? err : undefined;
+        const next = upstream && !this.signal.aborted && isRetryable(upstream) ? this.attempts[index + 1] : undefined;
+        this.report(err, attempt, next);
+        if (!upstream || this.signal.aborted) throw this.settleFailure(err, attempt, isByok, startedAt);
+        failure = toGatewayError(upstream, attempt.endpoint.providerName);
+        this.upstreamMs += performance.now() - startedAt;
+        if (next === undefined) throw this.settleFailure(failure, attempt, isByok, startedAt);
+        this.record(attempt, isByok, { status: "error", httpStatus: statusOf(failure), usage: NO_USAGE, latencyMs: null, generationMs: elapsed(startedAt) });
+      }
+    }
+    throw failure ?? gatewayError(502, "No endpoint could serve the request");
+  }
+
+  /** Records the served call with its real cost and releases the reservation; returns the cost. */
+  settle(served: Served<unknown>, outcome: Outcome): string {
+    this.endSpan({ inputTokens: outcome.usage.promptTokens, outputTokens: outcome.usage.completionTokens, responseModel: outcome.responseModel });
+    return this.record(served.attempt, served.isByok, outcome, true);
+  }
+
+  /**
+   * Turns a failure into the error the caller sees and settles the call: an abort by the client is
+   * `cancelled` (499), the deadline 504, anything else as mapped. Tokens already produced count.
+   */
+  fail(err: unknown, attempt: Attempt, isByok: boolean, startedAt: number, usage: UpstreamUsage = NO_USAGE): unknown {
+    this.report(err, attempt, undefined, usage);
+    return this.settleFailure(err, attempt, isByok, startedAt, usage);
+  }
+
+  /** `fail` for an attempt already reported. */
+  private settleFailure(err: unknown, attempt: Attempt, isByok: boolean, startedAt: number, usage: UpstreamUsage = NO_USAGE): unknown {
+    const error = this.errorFor(err, attempt);
+    const cancelled = statusOf(error) === 499;
+    if (!this.settled) {
+      this.record(attempt, isByok, { status: cancelled ? "cancelled" : "error", httpStatus: statusOf(error), usage, latencyMs: null, generationMs: elapsed(startedAt) }, true);
+    }
+    return error;
+  }
+
+  /**
+   * Ends the call: aborts the upstream request if it is still open. A call that ends here without
+   * having been settled (its handler failed between admission and an answer) is settled as failed,
+   * so its reservation never outlives it.
+   */
+  close(): void {
+    const cancelled = this.signal.aborted;
+    clearTimeout(this.deadline);
+    this.ctx.signal.removeEventListener("abort", this);
+    this.controller.abort(CLOSED);
+    // Deferred: a handler closing a call it is about to fail (with the tokens already produced)
+    // records that failure first.
+    setImmediate(() => {
+      this.endSpan({ errorType: cancelled ? "cancelled" : OTHER_ERROR });
+      if (this.settled) return;
+      this.record(this.attempts[0]!, false, { status: cancelled ? "cancelled" : "error", httpStatus: cancelled ? 499 : 500, usage: NO_USAGE, latencyMs: null, generationMs: null }, true);
+    });
+  }
+
+  /**
+   * Ends the failed attempt's span and logs the failure, if the provider's side failed: not when
+   * the client went away, nor for errors of the gateway's own (those reach the error interceptor).
+   */
+  private report(err: unknown, attempt: Attempt, next: Attempt | undefined, usage?: UpstreamUsage): void {
+    const deadline = this.signal.aborted && this.signal.reason === DEADLINE;
+    const upstream = err instanceof UpstreamError && !this.signal.aborted ? err : undefined;
+    const status = upstream?.failure === "status" ? upstream.options.status : undefined;
+    if (this.span !== undefined) {
+      const errorType = deadline ? "deadline" : this.signal.aborted ? "cancelled" : upstream ? (status === undefined ? upstream.failure : String(status)) : OTHER_ERROR;
+      this.endSpan({ errorType, status, message: upstream?.message, inputTokens: usage?.promptTokens, outputTokens: usage?.completionTokens });
+    }
+    if ((upstream === undefined && !deadline) || this.target === undefined) return;
+    logUpstreamFailure(this.runtime.deps.log, {
+      requestId: this.requestId,
+      provider: attempt.endpoint.providerSlug,
+      model: attempt.model.id,
+      upstreamModel: this.target.upstreamModelId,
+      baseUrl: this.target.baseUrl,
+      failure: upstream?.failure ?? "deadline",
+      status,
+      detail: upstream?.message ?? "",
+      next: next && { provider: next.endpoint.providerSlug, model: next.model.id },
+    });
+  }
+
+  private endSpan(end: UpstreamSpanEnd): void {
+    if (this.span === undefined) return;
+    endUpstreamSpan(this.span, end);
+    this.span = undefined;
+  }
+
+  private errorFor(err: unknown, attempt: Attempt): unknown {
+    if (this.signal.aborted) {
+      const reason: unknown = this.signal.reason;
+      if (reason === DEADLINE) return gatewayError(504, "Operation aborted due to timeout", { retryable: true });
+      return gatewayError(499, "Request cancelled by the client");
+    }
+    return err instanceof UpstreamError ? toGatewayError(err, attempt.endpoint.providerName) : err;
+  }
+
+  private record(attempt: Attempt, isByok: boolean, outcome: Outcome, final = false): string {
+    const { caller } = this.context;
+    const cost = costUsd(attempt.endpoint.pricing, outcome.usage);
+    if (final) this.settled = true;
+    const record: CallRecord = {
+      generationId: this.generationId,
+      organizationId: caller.organization.id,
+      keyHash: caller.key.hash,
+      workspaceId: caller.key.workspaceId,
+      memberUserId: caller.key.creatorUserId,
+      endUser: this.endUser,
+      sessionId: this.request.sessionId ?? null,
+      requestId: this.requestId,
+      api: this.request.api,
+      modelId: attempt.model.id,
+      providerSlug: attempt.endpoint.providerSlug,
+      endpointId: attempt.endpoint.id,
+      status: outcome.status,
+      httpStatus: outcome.httpStatus,
+      streamed: this.request.streamed,
+      promptTokens: outcome.usage.promptTokens,
+      completionTokens: outcome.usage.completionTokens,
+      reasoningTokens: outcome.usage.reasoningTokens,
+      cachedTokens: outcome.usage.cachedTokens,
+      cacheWriteTokens: outcome.usage.cacheWriteTokens ?? 0,
+      contentFlagged: this.contentFlagged,
+      costUsd: cost,
+      isByok,
+      isFree: isFreeEndpoint(attempt.endpoint),
+      latencyMs: outcome.latencyMs,
+      generationMs: outcome.generationMs,
+      reservationId: null,
+    };
+    // Written behind: the answer does not wait for the database (settlement-writer.ts).
+    this.runtime.deps.settlement.enqueue(record, final ? this.ticket.settle(cost) : []);
+    // Only the fallback path of attempt() records an attempt before the call is over.
+    this.runtime.deps.observers?.inference?.attemptRecorded(record, !final);
+    return cost;
+  }
+}
+
+/** Counts the filters that matched a call's input, by slug and action (the metrics' labels). */
+export function countFiltering(deps: Deps, { matched }: CallFiltering): void {
+  for (const filter of matched) deps.observers?.inference?.contentFiltered(filter.slug, filter.action);
+}
+
+/**
+ * One line per flag filter that matched, naming the guardrail and the filter (never the text):
+ * the call went through, and this line and its ids are how an operator finds it.
+ */
+export function logFlags(deps: Deps, { matched }: CallFiltering, ids: { requestId: string | null; generationId: string }): void {
+  for (const filter of matched) {
+    if (filter.action === "flag") deps.log.warn({ ...ids, guardrail: filter.guardrail, filter: filter.name }, "content filter flagged the input");
+  }
+}
+
+/** Abort reasons, shared: an abort without one builds a DOMException and its stack on every call. */
+const DEADLINE = new DOMException("The inference call's deadline passed", "TimeoutError");
+const CLOSED = new DOMException("The inference call is over", "AbortError");
+/** OpenTelemetry's `error.type` for a failure of no known kind. */
+const OTHER_ERROR = "_OTHER";
+
+export const NO_USAGE: UpstreamUsage = { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 };
+
+function statusOf(error: unknown): number {
+  return error instanceof ConnectError ? httpErrorOf(error).status : 500;
+}
+
+function elapsed(startedAt: number): number {
+  return Math.round(performance.now() - startedAt);
+}
+
+/** Random bytes drawn from a pool refilled 256 ids at a time: one system call per 256 calls. */
+const ID_BYTES = 20;
+const idPool = Buffer.alloc(ID_BYTES * 256);
+let idOffset = idPool.length;
+
+/** OpenRouter's form: `gen-<unix seconds>-<20 alphanumerics>`. */
+function generationId(): string {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  if (idOffset + ID_BYTES > idPool.length) {
+    randomFillSync(idPool);
+    idOffset = 0;
+  }
+  let suffix = "";
+  for (let i = idOffset; i < idOffset + ID_BYTES; i++) suffix += alphabet[idPool[i]! % alphabet.length];
+  idOffset += ID_BYTES;
+  return `gen-${Math.floor(Date.now() / 1000)}-${suffix}`;
+}

@@ -1,0 +1,45 @@
+import { LeaseBook } from "../admission/lease-book.js";
+import { createEndpointStatsCache } from "../catalog/endpoint-stats.js";
+import { privateEndpointsOf } from "../catalog/private-endpoint-catalog.js";
+import type { Deps } from "../../app/deps.js";
+import { EndUserRegistry } from "../../services/end-users/end-user-registration.js";
+import { endpointAllowed, policyOf, regionalHostOf } from "../governance/endpoint-policy.js";
+import type { InferenceRuntime } from "./inference-call.js";
+import { createTargetResolver } from "./upstream-targets.js";
+
+/** How often endpoint stats used for ranking are refreshed from the ledger. */
+const STATS_TTL_MS = 10_000;
+/** A lease stays counted this much past the longest call admitted under it, for its settlement to land. */
+const SETTLEMENT_SLACK_MS = 60_000;
+
+/** The long-lived parts of inference, built once per gateway; `owner` names this instance's leases. */
+export function createInferenceRuntime(deps: Deps, owner: string): InferenceRuntime {
+  const { catalog, sequelize, log, config } = deps;
+  const stats = createEndpointStatsCache(sequelize, STATS_TTL_MS, (err) => log.warn({ err: (err as Error).message }, "endpoint stats refresh failed"));
+  const admission = new LeaseBook(sequelize, owner, { ...config.leases, holdMs: config.requestTimeoutMs + SETTLEMENT_SLACK_MS }, log, (n) => deps.settlement.hasRoom(n), deps.observers?.admission);
+  admission.start();
+  return {
+    deps,
+    admission,
+    endUsers: new EndUserRegistry(sequelize),
+    resolveTarget: createTargetResolver(deps),
+    ranking(endpointIds) {
+      const known = stats.peek(endpointIds);
+      return new Map(
+        [...known].map(([id, s]) => [id, { latencyP50: s.latencyLast30m?.p50 ?? null, throughputP50: s.throughputLast30m?.p50 ?? null, uptime5m: s.uptimeLast5m }]),
+      );
+    },
+    refusalFor(context, host) {
+      const policy = policyOf(context.guardrails, catalog, regionalHostOf(catalog, host));
+      return (endpoint) => {
+        const verdict = endpointAllowed(policy, endpoint);
+        return verdict.allowed ? undefined : verdict.reason;
+      };
+    },
+    async privateEndpoints(context, modelId) {
+      // Only organizations in the programme have any; theirs come from the governance cache.
+      if (!context.caller.organization.entitlements.includes("private_endpoints")) return [];
+      return privateEndpointsOf(catalog, await deps.governance.privateEndpoints(context.caller.organization.id), modelId);
+    },
+  };
+}

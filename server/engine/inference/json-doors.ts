@@ -1,0 +1,65 @@
+import { create, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { HttpBodySchema, type HttpBody } from "../../../gen/google/api/httpbody_pb.js";
+import { parseJsonObjectBody } from "../../../wire/json-body.js";
+import { SSE_CONTENT_TYPE, SSE_DONE, sseFrame } from "../../../wire/sse-frames.js";
+import { ChatCompletionRequestSchema, CreateEmbeddingRequestSchema } from "../../../gen/gateway/v1/inference_pb.js";
+import { chatCompletions } from "./chat-completions.js";
+import { createEmbeddings } from "./embeddings.js";
+import type { InferenceRuntime } from "./inference-call.js";
+import type { InferenceOutput } from "./inference-output.js";
+import { withExtraBody } from "./request-fields.js";
+import { validateChatRequest, validateEmbeddingRequest } from "./request-validators.js";
+import { MESSAGES_API, RESPONSES_API, translatedChat } from "./translated-chat.js";
+
+/**
+ * The REST doors of inference (the `…FromJson` methods): the raw body, parsed once, checked by the
+ * compiled validator, and handed to the pipeline as the client sent it; the pipeline's JSON goes
+ * back as the answer body, or as ready SSE frames when streamed (the facade adds keepalives and
+ * the error event of a stream that fails midway).
+ */
+type HttpBodyOut = MessageInitShape<typeof HttpBodySchema>;
+
+export async function* chatCompletionFromJson(runtime: InferenceRuntime, req: HttpBody, ctx: HandlerContext): AsyncGenerator<HttpBodyOut> {
+  const body = parseJsonObjectBody(req.data);
+  validateChatRequest(body);
+  yield* rendered(chatCompletions(runtime, withExtraBody(body, ChatCompletionRequestSchema), ctx), false);
+}
+
+export async function embeddingFromJson(runtime: InferenceRuntime, req: HttpBody, ctx: HandlerContext): Promise<HttpBodyOut> {
+  const body = parseJsonObjectBody(req.data);
+  validateEmbeddingRequest(body);
+  return jsonBody(await createEmbeddings(runtime, withExtraBody(body, CreateEmbeddingRequestSchema), ctx));
+}
+
+/** The Responses and Messages bodies are checked by their translation to chat (translated-chat.ts). */
+export function responseFromJson(runtime: InferenceRuntime, req: HttpBody, ctx: HandlerContext): AsyncGenerator<HttpBodyOut> {
+  return rendered(translatedChat(runtime, parseJsonObjectBody(req.data), ctx, RESPONSES_API), true);
+}
+
+export function messageFromJson(runtime: InferenceRuntime, req: HttpBody, ctx: HandlerContext): AsyncGenerator<HttpBodyOut> {
+  return rendered(translatedChat(runtime, parseJsonObjectBody(req.data), ctx, MESSAGES_API), true);
+}
+
+/**
+ * A reply as one JSON body; events as SSE frames, the first carrying the content type, each named
+ * after its `type` with `namedEvents` (the Responses and Messages streams, which end without
+ * `[DONE]`).
+ */
+async function* rendered(outputs: AsyncIterable<InferenceOutput>, namedEvents: boolean): AsyncGenerator<HttpBodyOut> {
+  let contentType = SSE_CONTENT_TYPE;
+  for await (const out of outputs) {
+    if (out.kind === "reply") {
+      yield jsonBody(out.value);
+      return;
+    }
+    const name = namedEvents && typeof out.value.type === "string" ? out.value.type : undefined;
+    yield { contentType, data: Buffer.from(sseFrame(JSON.stringify(out.value), name)) };
+    contentType = "";
+  }
+  if (!namedEvents) yield { contentType, data: Buffer.from(SSE_DONE) };
+}
+
+function jsonBody(value: JsonObject): HttpBodyOut {
+  return create(HttpBodySchema, { contentType: "application/json", data: Buffer.from(JSON.stringify(value)) });
+}

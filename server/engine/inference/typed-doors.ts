@@ -1,0 +1,85 @@
+import { fromJson, type DescMessage, type JsonObject, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import {
+  ChatCompletionChunkSchema,
+  ChatCompletionRequestSchema,
+  ChatCompletionSchema,
+  CreateEmbeddingRequestSchema,
+  CreateEmbeddingResponseSchema,
+  type ChatCompletionEventSchema,
+  type ChatCompletionRequest,
+  type CreateEmbeddingRequest,
+  type CreateEmbeddingResponse,
+  type CreateMessageRequest,
+  type CreateResponseRequest,
+  type MessageStreamEventSchema,
+  type ResponseStreamEventSchema,
+} from "../../../gen/gateway/v1/inference_pb.js";
+import { gatewayError } from "../../../wire/errors.js";
+import { findField } from "../../../wire/json-input.js";
+import { wireJson } from "../../../wire/json.js";
+import { chatCompletions } from "./chat-completions.js";
+import { createEmbeddings } from "./embeddings.js";
+import type { InferenceRuntime } from "./inference-call.js";
+import { withExtraBody } from "./request-fields.js";
+import { MESSAGES_API, RESPONSES_API, translatedChat } from "./translated-chat.js";
+
+/**
+ * The gRPC doors of inference (the typed methods): adapters into the same pipelines as the REST
+ * doors. The request message becomes its wire JSON (the validation interceptor has checked it),
+ * with `extra_body` as top-level fields; the pipeline's JSON becomes the answer message, with the
+ * top-level fields the message has no field for in `extra`.
+ */
+export async function* chatCompletionTyped(runtime: InferenceRuntime, req: ChatCompletionRequest, ctx: HandlerContext): AsyncGenerator<MessageInitShape<typeof ChatCompletionEventSchema>> {
+  for await (const out of chatCompletions(runtime, requestJson(ChatCompletionRequestSchema, req), ctx)) {
+    yield out.kind === "reply"
+      ? { event: { case: "completion", value: typedAnswer(ChatCompletionSchema, out.value) } }
+      : { event: { case: "chunk", value: typedAnswer(ChatCompletionChunkSchema, out.value) } };
+  }
+}
+
+export async function embeddingTyped(runtime: InferenceRuntime, req: CreateEmbeddingRequest, ctx: HandlerContext): Promise<CreateEmbeddingResponse> {
+  return typedAnswer(CreateEmbeddingResponseSchema, await createEmbeddings(runtime, requestJson(CreateEmbeddingRequestSchema, req), ctx));
+}
+
+export async function* responseTyped(runtime: InferenceRuntime, req: CreateResponseRequest, ctx: HandlerContext): AsyncGenerator<MessageInitShape<typeof ResponseStreamEventSchema>> {
+  for await (const out of translatedChat(runtime, req.body ?? {}, ctx, RESPONSES_API)) {
+    yield { event: out.kind === "reply" ? { case: "response", value: out.value } : { case: "streamEvent", value: out.value } };
+  }
+}
+
+export async function* messageTyped(runtime: InferenceRuntime, req: CreateMessageRequest, ctx: HandlerContext): AsyncGenerator<MessageInitShape<typeof MessageStreamEventSchema>> {
+  for await (const out of translatedChat(runtime, req.body ?? {}, ctx, MESSAGES_API)) {
+    yield { event: out.kind === "reply" ? { case: "message", value: out.value } : { case: "streamEvent", value: out.value } };
+  }
+}
+
+/** A typed request as the body a REST client would have sent for it. */
+function requestJson<Desc extends DescMessage>(schema: Desc, req: MessageShape<Desc>): JsonObject {
+  return withExtraBody(wireJson(schema, req, { compact: true }) as JsonObject, schema);
+}
+
+/**
+ * An answer message from the pipeline's JSON. Its top-level fields without a place in the message
+ * go to `extra`; nested ones the message cannot hold are dropped, as a typed client could not read
+ * them anyway. An answer the message cannot represent at all (a provider's field of another type)
+ * is a 502: the call itself succeeded and is billed, but this door cannot carry its answer.
+ */
+function typedAnswer<Desc extends DescMessage>(schema: Desc, json: JsonObject): MessageShape<Desc> {
+  const known: JsonObject = {};
+  const extra: JsonObject = {};
+  let hasExtra = false;
+  for (const name in json) {
+    if (name !== "extra" && findField(schema, name)) known[name] = json[name]!;
+    else {
+      extra[name] = json[name]!;
+      hasExtra = true;
+    }
+  }
+  if (hasExtra) known.extra = extra;
+  try {
+    return fromJson(schema, known, { ignoreUnknownFields: true });
+  } catch (err) {
+    throw gatewayError(502, `The provider's answer does not fit ${schema.name} (${err instanceof Error ? err.message.slice(0, 200) : "invalid"}); the REST API carries it as it is`);
+  }
+}

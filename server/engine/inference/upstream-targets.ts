@@ -1,0 +1,75 @@
+import { findByokProvider } from "../providers/byok-providers.js";
+import { usableCredential } from "../providers/byok-credentials.js";
+import type { CatalogEndpoint } from "../catalog/catalog.js";
+import type { Deps } from "../../app/deps.js";
+import { PrivateEndpointRow } from "../../platform/db/governance-models.js";
+import { parseBaseUrl } from "../../platform/outbound/base-url.js";
+import { createDestinationGuard, DestinationRefused } from "../../platform/outbound/destination-guard.js";
+import { loadTrustStore } from "../../platform/outbound/trust-store.js";
+import { pinnedLookup } from "../../platform/outbound/upstream-probe.js";
+import { UpstreamError, type UpstreamTarget } from "../providers/provider.js";
+import { providerFor } from "../providers/registry.js";
+import type { CallerContext } from "./caller-context.js";
+
+/**
+ * Where one attempt goes and with whose key. A catalog endpoint uses the provider's key from
+ * GATEWAY_CONFIG, or the workspace's own (BYOK) key for that provider when it has one, which makes
+ * the call a BYOK call. A private endpoint always uses the workspace's key for its provider, and
+ * is called like a private endpoint validation: only at addresses the SSRF guard vetted, with the
+ * configured trust store. A target that cannot be built fails as a `connect` failure, so routing
+ * falls back to the next endpoint.
+ */
+export interface ResolvedTarget {
+  target: UpstreamTarget;
+  isByok: boolean;
+}
+
+export type TargetResolver = (context: CallerContext, endpoint: CatalogEndpoint) => Promise<ResolvedTarget>;
+
+export function createTargetResolver({ config, catalog, secrets, log }: Deps): TargetResolver {
+  const guard = createDestinationGuard({ allowedHosts: config.privateEndpointAllowedHosts, resolveTimeoutMs: config.privateEndpointTimeoutMs });
+  const ca = loadTrustStore(config.privateEndpointCaFile);
+
+  async function workspaceKey(context: CallerContext, provider: string): Promise<string | undefined> {
+    if (!context.byokProviders.has(provider)) return undefined;
+    const { organizationId, workspaceId } = context.caller.key;
+    const credential = await usableCredential(secrets.masterKey, { organizationId, workspaceId, provider });
+    if (credential.state === "found") return credential.secret;
+    if (credential.state === "unreadable") log.warn({ credential: credential.id }, "BYOK credential cannot be opened with the current master key");
+    return undefined;
+  }
+
+  return async (context, endpoint) => {
+    if (endpoint.privateEndpointId) return privateTarget(context, endpoint);
+    const provider = catalog.providers.get(endpoint.providerSlug);
+    if (!provider) throw new UpstreamError("connect", `provider ${endpoint.providerSlug} is not configured`);
+    const own = await workspaceKey(context, provider.slug);
+    return {
+      target: { kind: provider.kind, baseUrl: provider.baseUrl, apiKey: own ?? provider.apiKey, upstreamModelId: endpoint.upstreamModelId, timeoutMs: provider.timeoutMs },
+      isByok: own !== undefined,
+    };
+  };
+
+  async function privateTarget(context: CallerContext, endpoint: CatalogEndpoint): Promise<ResolvedTarget> {
+    const row = await PrivateEndpointRow.findByPk(endpoint.privateEndpointId);
+    const kind = findByokProvider(endpoint.providerSlug)?.kind;
+    if (!row?.baseUrl || !kind) throw new UpstreamError("connect", "the private endpoint has no usable base URL");
+    const apiKey = await workspaceKey(context, endpoint.providerSlug);
+    if (!apiKey) throw new UpstreamError("connect", `the workspace has no ${endpoint.providerSlug} key for its private endpoint`);
+    const url = parseBaseUrl(row.baseUrl);
+    let addresses;
+    try {
+      ({ addresses } = await guard.vet(url));
+    } catch (err) {
+      if (err instanceof DestinationRefused) throw new UpstreamError("connect", err.message);
+      throw err;
+    }
+    // Private endpoints name the host's root, as validation does (provider-dialects.ts); the
+    // adapters expect the API's root (Anthropic's `/v1`) in the base URL.
+    const baseUrl = url.toString().replace(/\/$/, "") + providerFor(kind).privateRootPath;
+    return {
+      target: { kind, baseUrl, apiKey, upstreamModelId: endpoint.upstreamModelId, timeoutMs: config.requestTimeoutMs, pinned: { lookup: pinnedLookup(addresses), ca: [...ca] } },
+      isByok: true,
+    };
+  }
+}

@@ -1,0 +1,30 @@
+import type { ExchangeObserver } from "../../../wire/exchange.js";
+import type { Logger } from "../logger.js";
+
+/**
+ * One info line per answered request, on every protocol (`msg: "request"`): REST requests as the
+ * facade reports them, gRPC, Connect and gRPC-Web calls as the core's observing interceptor does
+ * (rpc-observation.ts). What was asked is named by its route template or RPC path, never the raw
+ * path (which may hold ids); the caller by its key's label, never the key or its hash. With
+ * tracing on, the line also carries the request's `trace_id` (server/platform/logger.ts).
+ */
+export function accessLog(log: Logger): ExchangeObserver {
+  return (exchange) => {
+    // Below info (LOG_LEVEL=warn) the line is not even built.
+    if (!log.isLevelEnabled("info")) return;
+    log.info(
+      {
+        protocol: exchange.protocol,
+        method: exchange.method,
+        route: exchange.route ?? null,
+        status: exchange.status,
+        durationMs: Math.round(exchange.durationMs * 1000) / 1000,
+        upstreamMs: Math.round(exchange.upstreamMs * 1000) / 1000,
+        requestId: exchange.requestId,
+        keyLabel: exchange.keyLabel ?? null,
+        ...(exchange.contentFlagged === true ? { contentFlagged: true } : {}),
+      },
+      "request",
+    );
+  };
+}

@@ -1,0 +1,21 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { ConnectError } from "@connectrpc/connect";
+import { filterCall } from "../../engine/content-filters/call-filters.js";
+import { blockedError } from "../../engine/content-filters/request-content.js";
+import { countFiltering, logFlags, type InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { BatchPlan } from "./batch-plan.js";
+
+/**
+ * A batch item's request as the provider will get it: its body in the pipeline's shape with the
+ * content filters of the batch key's guardrails applied, as on the live route; or, when a block
+ * filter matches, the live route's refusal (the item's result: never sent, not billed).
+ */
+export function filteredItem(runtime: InferenceRuntime, plan: BatchPlan, item: { itemId: string; body: JsonObject }): { request: JsonObject } | { refusal: ConnectError } {
+  const request = plan.format.toPipeline(item.body);
+  const filtering = filterCall(plan.context.guardrails, plan.format.api, [request]);
+  if (filtering.matched.length === 0) return { request };
+  countFiltering(runtime.deps, filtering);
+  if (filtering.blockedBy !== undefined) return { refusal: blockedError(filtering.blockedBy) };
+  logFlags(runtime.deps, filtering, { requestId: null, generationId: item.itemId });
+  return { request };
+}

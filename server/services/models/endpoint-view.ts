@@ -1,0 +1,51 @@
+import { create } from "@bufbuild/protobuf";
+import { ModelEndpointSchema, ModelWithEndpointsSchema, type ModelEndpoint, type ModelWithEndpoints } from "../../../gen/gateway/v1/models_pb.js";
+import type { CatalogEndpoint, CatalogModel } from "../../engine/catalog/catalog.js";
+import type { EndpointStats } from "../../engine/catalog/endpoint-stats.js";
+import { architectureOf, pricingOf } from "./model-view.js";
+
+/** A model with the endpoints that serve it, each with its recent stats. */
+export function toModelWithEndpoints(model: CatalogModel, endpoints: ReadonlyArray<{ endpoint: CatalogEndpoint; stats: EndpointStats }>): ModelWithEndpoints {
+  return create(ModelWithEndpointsSchema, {
+    id: model.id,
+    name: model.name,
+    created: BigInt(model.created),
+    description: model.description,
+    architecture: architectureOf(model),
+    endpoints: endpoints.map(({ endpoint, stats }) => toModelEndpoint(model, endpoint, stats)),
+  });
+}
+
+function toModelEndpoint(model: CatalogModel, endpoint: CatalogEndpoint, stats: EndpointStats): ModelEndpoint {
+  return create(ModelEndpointSchema, {
+    name: `${endpoint.providerName} | ${model.id}`,
+    modelId: model.id,
+    modelName: model.name,
+    providerName: endpoint.providerName,
+    tag: endpoint.tag,
+    contextLength: endpoint.contextLength,
+    maxCompletionTokens: endpoint.maxCompletionTokens ?? undefined,
+    maxPromptTokens: endpoint.maxPromptTokens ?? undefined,
+    quantization: endpoint.quantization ?? undefined,
+    status: endpointStatus(stats),
+    pricing: pricingOf(endpoint.pricing),
+    supportedParameters: endpoint.supportedParameters,
+    supportsImplicitCaching: endpoint.supportsImplicitCaching,
+    latencyLast30m: stats.latencyLast30m ?? undefined,
+    throughputLast30m: stats.throughputLast30m ?? undefined,
+    uptimeLast5m: stats.uptimeLast5m ?? undefined,
+    uptimeLast30m: stats.uptimeLast30m ?? undefined,
+    uptimeLast1d: stats.uptimeLast1d ?? undefined,
+  });
+}
+
+/**
+ * 0 when the endpoint is healthy or has no recent calls; -1 (degraded) when fewer than 90% of
+ * its calls in the last 30 minutes succeeded upstream; -2 (down) when fewer than half did in the
+ * last 5 minutes.
+ */
+export function endpointStatus(stats: EndpointStats): number {
+  if (stats.uptimeLast5m !== null && stats.uptimeLast5m < 50) return -2;
+  if (stats.uptimeLast30m !== null && stats.uptimeLast30m < 90) return -1;
+  return 0;
+}
