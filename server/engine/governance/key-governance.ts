@@ -4,7 +4,7 @@ import { gatewayError } from "../../../wire/errors.js";
 import { ByokCredentialRow } from "../../platform/db/governance-models.js";
 import { WorkspaceBudgetRow, WorkspaceRow } from "../../platform/db/models.js";
 import type { ApplyingGuardrail } from "./applying-guardrails.js";
-import { guardrailsApplyingTo } from "../../services/guardrails/guardrail-store.js";
+import { guardrailsApplyingTo } from "./applying-guardrails-store.js";
 
 /**
  * What governs a key: its workspace (defaults, disabled server tools, BYOK rule), the workspace's

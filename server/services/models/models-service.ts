@@ -7,7 +7,7 @@ import { callerOf, optionalCallerOf, type Caller } from "../../platform/core/aut
 import { gatewayError } from "../../../wire/errors.js";
 import type { Deps } from "../../app/deps.js";
 import { policyOf, regionalHostOf, UNRESTRICTED } from "../../engine/governance/endpoint-policy.js";
-import { guardrailsApplyingTo } from "../guardrails/guardrail-store.js";
+import { guardrailsApplyingTo } from "../../engine/governance/applying-guardrails-store.js";
 import { toModelWithEndpoints } from "./endpoint-view.js";
 import { listResponse, usableModels, type ListedModel } from "./model-listing.js";
 import { toModel } from "./model-view.js";
