@@ -13,7 +13,7 @@ import type { AdmissionTicket, LeaseBook } from "../admission/lease-book.js";
 import { quantitiesFor } from "../admission/quantities.js";
 import { filterCall, type CallFiltering } from "../content-filters/call-filters.js";
 import { blockedError } from "../content-filters/request-content.js";
-import { checkEndUser, type EndUserRegistry } from "../../services/end-users/end-user-registration.js";
+import { checkEndUser, type EndUserRegistry } from "../governance/end-user-registration.js";
 import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../providers/provider.js";
 import type { CallRecord } from "../usage/usage-store.js";
 import type { CallerContext } from "./caller-context.js";

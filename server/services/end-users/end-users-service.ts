@@ -8,7 +8,7 @@ import { gatewayError } from "../../../wire/errors.js";
 import { findPage } from "../../platform/core/pagination.js";
 import { findInOrganization, inOrganization } from "../../platform/core/scope.js";
 import { EndUserRow } from "../../platform/db/models.js";
-import { assertAddressable, assertTrackingString } from "./tracking-string.js";
+import { assertAddressable, assertTrackingString } from "../../engine/governance/tracking-string.js";
 
 /** Registered end users of the caller's organization. */
 export function endUsersService(): Partial<ServiceImpl<typeof EndUsersService>> {
