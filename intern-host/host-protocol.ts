@@ -1,5 +1,4 @@
 import type { InternRuntimeConfig } from "../server/platform/config.js";
-import type { ShellUser } from "../server/services/interns/intern-home.js";
 
 /**
  * What an intern host (this folder, its own process) and the gateway say to each other.
@@ -116,4 +115,10 @@ export interface StartRunBody {
   session_id: string;
   prompt: string;
   approval_mode: ApprovalMode;
+}
+
+/** The OS user an intern's shell runs as (the gateway's interns service gives each intern its own). */
+export interface ShellUser {
+  uid: number;
+  gid: number;
 }

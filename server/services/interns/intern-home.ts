@@ -7,6 +7,7 @@ import type { GatewayConfig } from "../../platform/config.js";
 import { makeTraversable } from "../../platform/db/traversable.js";
 import type { Logger } from "../../platform/logger.js";
 import { shellNumberOf } from "./intern-store.js";
+import type { ShellUser } from "../../../intern-host/host-protocol.js";
 
 /**
  * An intern's place on this instance's disk (`<GATEWAY_INTERN_HOME_DIR>/<id>`: `work` for its
@@ -31,10 +32,6 @@ export interface InternHome {
   shellUser: ShellUser | null;
 }
 
-export interface ShellUser {
-  uid: number;
-  gid: number;
-}
 
 export function shellIsolation(config: GatewayConfig): boolean {
   return config.internRuntime.shellUidBase > 0 && process.getuid?.() === 0;
