@@ -14,7 +14,7 @@ import { coreInterceptors } from "./interceptor-chain.js";
 import { loadLocalSecrets } from "../platform/core/local-secrets.js";
 import { openDatabase } from "../platform/db/database.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "../platform/db/embedded-postgres.js";
-import type { Deps } from "./deps.js";
+import type { Deps } from "../services/deps.js";
 import { createGovernanceCache } from "../engine/governance/governance-cache.js";
 import { shellEgressFor } from "../services/interns/shell-egress.js";
 import type { Logger } from "../platform/logger.js";

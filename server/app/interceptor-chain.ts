@@ -3,7 +3,7 @@ import { authInterceptor } from "../platform/core/auth.js";
 import { errorInterceptor } from "../platform/core/error-interceptor.js";
 import { globalHostOnlyInterceptor } from "../platform/core/global-host.js";
 import { validationInterceptor } from "../platform/core/validation.js";
-import type { Deps } from "./deps.js";
+import type { Deps } from "../services/deps.js";
 import { regionalHostOf } from "../engine/governance/endpoint-policy.js";
 import { observationInterceptor } from "../platform/observability/rpc-observation.js";
 import type { ExchangeObserver } from "../../wire/exchange.js";

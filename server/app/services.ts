@@ -28,7 +28,7 @@ import { batchesService } from "../services/batches/batches-service.js";
 import { byokService } from "../services/byok/byok-service.js";
 import { decisionsService } from "../services/decisions/decisions-service.js";
 import { edgeService } from "../services/edge/edge-service.js";
-import type { Deps } from "./deps.js";
+import type { Deps } from "../services/deps.js";
 import { endUsersService } from "../services/end-users/end-users-service.js";
 import { filesService } from "../services/files/files-service.js";
 import { guardrailsService } from "../services/guardrails/guardrails-service.js";

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../../services/deps.js";
 import type { CallerContext } from "../inference/caller-context.js";
 import { budgetLayers } from "../usage/budget-layers.js";
 import { gatewayAdmit } from "./admission-store.js";

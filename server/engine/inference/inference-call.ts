@@ -8,7 +8,7 @@ import { isFreeEndpoint } from "../catalog/catalog.js";
 import { callerOf } from "../../platform/core/auth.js";
 import { gatewayError, httpErrorOf } from "../../../wire/errors.js";
 import { costUsd } from "../../platform/core/money.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../../services/deps.js";
 import type { AdmissionTicket, LeaseBook } from "../admission/lease-book.js";
 import { quantitiesFor } from "../admission/quantities.js";
 import { filterCall, type CallFiltering } from "../content-filters/call-filters.js";

@@ -1,7 +1,7 @@
 import { LeaseBook } from "../admission/lease-book.js";
 import { createEndpointStatsCache } from "../catalog/endpoint-stats.js";
 import { privateEndpointsOf } from "../catalog/private-endpoint-catalog.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../../services/deps.js";
 import { EndUserRegistry } from "../governance/end-user-registration.js";
 import { endpointAllowed, policyOf, regionalHostOf } from "../governance/endpoint-policy.js";
 import type { InferenceRuntime } from "./inference-call.js";

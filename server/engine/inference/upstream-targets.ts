@@ -1,7 +1,7 @@
 import { findByokProvider } from "../providers/byok-providers.js";
 import { usableCredential } from "../providers/byok-credentials.js";
 import type { CatalogEndpoint } from "../catalog/catalog.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../../services/deps.js";
 import { PrivateEndpointRow } from "../../platform/db/governance-models.js";
 import { parseBaseUrl } from "../../platform/outbound/base-url.js";
 import { createDestinationGuard, DestinationRefused } from "../../platform/outbound/destination-guard.js";

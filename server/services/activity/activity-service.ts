@@ -4,7 +4,7 @@ import { callerOf, type Caller } from "../../platform/core/auth.js";
 import { decodeCursor, encodeCursor, isCursorTime } from "../../platform/core/pagination.js";
 import { inOrganization } from "../../platform/core/scope.js";
 import { requestDate } from "../../platform/core/timestamps.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import { wireName } from "../../../wire/enums.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { UUID_PATTERN } from "../../../wire/text-rules.js";

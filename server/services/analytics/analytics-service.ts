@@ -1,7 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AnalyticsService } from "../../../gen/gateway/v1/analytics_pb.js";
 import { callerOf } from "../../platform/core/auth.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import { queryLedger } from "./analytics-store.js";
 import { analyticsMeta } from "./catalog.js";
 

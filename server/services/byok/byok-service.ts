@@ -9,7 +9,7 @@ import { findPage } from "../../platform/core/pagination.js";
 import { findInOrganization, findWorkspace, inOrganization } from "../../platform/core/scope.js";
 import { seal } from "../../platform/core/secret-box.js";
 import { ByokCredentialRow } from "../../platform/db/governance-models.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import { requireByokProvider } from "../../engine/providers/byok-providers.js";
 import { maskProviderKey, toByokKey } from "./byok-view.js";
 

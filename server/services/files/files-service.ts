@@ -7,7 +7,7 @@ import { gatewayError } from "../../../wire/errors.js";
 import { decodeCursor, encodeCursor, isCursorTime } from "../../platform/core/pagination.js";
 import { findWorkspace, workspaceOf, type WorkspaceScope } from "../../platform/core/scope.js";
 import { wireName } from "../../../wire/enums.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import type { ProviderKind } from "../../engine/providers/provider.js";
 import { createLocalBlobStore } from "../../platform/storage/local-blob-store.js";
 import { deleteFileRow, findFileRow, insertFileRow, listFileRows, providerFileRows } from "./file-store.js";

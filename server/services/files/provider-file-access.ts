@@ -1,7 +1,7 @@
 import { findByokProvider } from "../../engine/providers/byok-providers.js";
 import { usableCredential } from "../../engine/providers/byok-credentials.js";
 import { gatewayError } from "../../../wire/errors.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import { toGatewayError } from "../../engine/inference/upstream-errors.js";
 import { UpstreamError, type ProviderKind, type UpstreamTarget } from "../../engine/providers/provider.js";
 import type { ProviderFileApi } from "../../engine/providers/files-api.js";

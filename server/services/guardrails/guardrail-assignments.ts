@@ -4,7 +4,7 @@ import { callerOf } from "../../platform/core/auth.js";
 import { findPage } from "../../platform/core/pagination.js";
 import { GuardrailKeyAssignmentRow, GuardrailMemberAssignmentRow } from "../../platform/db/governance-models.js";
 import { ApiKeyRow } from "../../platform/db/models.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import { distinct, findGuardrail, requireMembers, requireOrganizationKeys } from "./guardrail-store.js";
 import { toKeyAssignment, toMemberAssignment } from "./guardrail-view.js";
 

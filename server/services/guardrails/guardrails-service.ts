@@ -11,7 +11,7 @@ import { findWorkspace, inOrganization } from "../../platform/core/scope.js";
 import { changedFields } from "../../platform/core/update-mask.js";
 import { GuardrailRow } from "../../platform/db/governance-models.js";
 import { WorkspaceRow } from "../../platform/db/models.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import { budgetColumns, createdColumns, policyColumns, storedResetInterval } from "./guardrail-columns.js";
 import { assignmentHandlers } from "./guardrail-assignments.js";
 import { defaultGuardrailInUse, findGuardrail } from "./guardrail-store.js";

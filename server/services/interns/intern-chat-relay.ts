@@ -9,7 +9,7 @@ import {
   type InternChatEventSchema,
   type InternChatChunk,
 } from "../../../gen/gateway/v1/interns_pb.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import type { RunEndStatus, RunEvent, RunUsage } from "../../../intern-host/host-protocol.js";
 import { retryableOf } from "./intern-chat-errors.js";
 import { hostCall, type HostEvents } from "./intern-host-client.js";

@@ -5,7 +5,7 @@ import type { Transaction } from "sequelize";
 import { InternReplyStatus, type InternChatEventSchema, type InternChatRequest, type InternsService } from "../../../gen/gateway/v1/interns_pb.js";
 import { callerOf, type Caller } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import { isMember } from "../members/member-store.js";
 import { internChatError, type InternChatReason } from "./intern-chat-errors.js";
 import { relayRun } from "./intern-chat-relay.js";

@@ -1,7 +1,7 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { Caller } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import { HostCallError } from "./intern-host-client.js";
 import type { InternHostAccess } from "./intern-hosts.js";
 import { requireVisibleIntern } from "./intern-scope.js";

@@ -1,5 +1,5 @@
 import { startLeasedWorker } from "../../platform/core/leased-worker.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import type { InternLifecycle } from "./intern-lifecycle.js";
 import { lockLapsedInterns, releaseRuntimeLeases, renewRuntimeLeases, runtimeLeaseOwners, type InternRow } from "./intern-store.js";
 

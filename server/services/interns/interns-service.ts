@@ -10,7 +10,7 @@ import { decodeCursor, encodeCursor } from "../../platform/core/pagination.js";
 import { requireKeyWorkspace, requireWorkspaceKey, workspaceOf } from "../../platform/core/scope.js";
 import { UUID_PATTERN } from "../../../wire/text-rules.js";
 import { changedFields } from "../../platform/core/update-mask.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import { createInternVault, isInternVaultOf } from "./vault/vault-store.js";
 import { revealDaemon } from "./intern-daemon.js";
 import type { InternLifecycle } from "./intern-lifecycle.js";

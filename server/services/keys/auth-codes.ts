@@ -9,7 +9,7 @@ import { storedUsd } from "../../platform/core/money.js";
 import { findWorkspace, inOrganization } from "../../platform/core/scope.js";
 import { wireName } from "../../../wire/enums.js";
 import { AuthCodeRow } from "../../platform/db/governance-models.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import { isMember } from "../members/member-store.js";
 import { appIdFor, lockCodeChallenge } from "./auth-code-store.js";
 import { callbackTarget } from "./callback-url.js";

@@ -11,7 +11,7 @@ import { requestDate } from "../../platform/core/timestamps.js";
 import { changedFields } from "../../platform/core/update-mask.js";
 import { wireName } from "../../../wire/enums.js";
 import { ApiKeyRow } from "../../platform/db/models.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import { budgetLayers } from "../../engine/usage/budget-layers.js";
 import { currentPeriodRefs, freeModelRequestsToday, keysUsage, keyUsage, readSpend } from "../../engine/usage/usage-counters.js";
 import { authCodeHandlers } from "./auth-codes.js";

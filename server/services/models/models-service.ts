@@ -5,7 +5,7 @@ import { findCatalogModel } from "../../engine/catalog/model-lookup.js";
 import { privateEndpointsOf } from "../../engine/catalog/private-endpoint-catalog.js";
 import { callerOf, optionalCallerOf, type Caller } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import { policyOf, regionalHostOf, UNRESTRICTED } from "../../engine/governance/endpoint-policy.js";
 import { guardrailsApplyingTo } from "../../engine/governance/applying-guardrails-store.js";
 import { toModelWithEndpoints } from "./endpoint-view.js";

@@ -11,7 +11,7 @@ import { storedUsd } from "../../platform/core/money.js";
 import { requestDate } from "../../platform/core/timestamps.js";
 import { wireName } from "../../../wire/enums.js";
 import { OrganizationRow, WorkspaceRow } from "../../platform/db/models.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import { futureDate, issueKey, issueManagementKey } from "../keys/key-issuer.js";
 import { toApiKey } from "../keys/key-view.js";
 import { createMember, listMembers, removeMember } from "../members/member-store.js";

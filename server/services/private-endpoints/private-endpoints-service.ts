@@ -10,7 +10,7 @@ import { findInOrganization, findWorkspace, inOrganization } from "../../platfor
 import { changedFields } from "../../platform/core/update-mask.js";
 import { wireName } from "../../../wire/enums.js";
 import { PrivateEndpointRow } from "../../platform/db/governance-models.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import { parseBaseUrl } from "../../platform/outbound/base-url.js";
 import { createDestinationGuard, DestinationRefused } from "../../platform/outbound/destination-guard.js";
 import { patchUpstream } from "./endpoint-update.js";

@@ -10,7 +10,7 @@ import { findWorkspace, inOrganization } from "../../platform/core/scope.js";
 import { changedFields } from "../../platform/core/update-mask.js";
 import { wireName } from "../../../wire/enums.js";
 import { WorkspaceBudgetRow, WorkspaceRow } from "../../platform/db/models.js";
-import type { Deps } from "../../app/deps.js";
+import type { Deps } from "../deps.js";
 import { assertBudgetOrder, byWidth } from "../../engine/usage/budget-order.js";
 import { createdWorkspaceFields, workspaceColumns } from "./workspace-fields.js";
 import { applyWorkspaceChanges, insertWorkspace, removeWorkspace } from "./workspace-store.js";

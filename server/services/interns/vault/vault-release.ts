@@ -1,5 +1,5 @@
 import { UUID_PATTERN } from "../../../../wire/text-rules.js";
-import type { Deps } from "../../../app/deps.js";
+import type { Deps } from "../../deps.js";
 import type { InternStatusName } from "../intern-record.js";
 import { readInternById } from "../intern-store.js";
 import { requestTargetOf } from "./vault-hosts.js";

@@ -5,7 +5,7 @@ import { callerOf, type Caller } from "../../../platform/core/auth.js";
 import { gatewayError } from "../../../../wire/errors.js";
 import { pageOf } from "../../../platform/core/pagination.js";
 import { requireWorkspaceKey, workspaceNotFound, workspaceOf } from "../../../platform/core/scope.js";
-import type { Deps } from "../../../app/deps.js";
+import type { Deps } from "../../deps.js";
 import { internNotFound, requireVisibleIntern } from "../intern-scope.js";
 import type { InternRow } from "../intern-store.js";
 import { normalizeHosts } from "./vault-hosts.js";

@@ -5,7 +5,7 @@ import type { GatewayConfig } from "../platform/config.js";
 import type { LocalSecrets } from "../platform/core/local-secrets.js";
 import type { GovernanceCache } from "../engine/governance/governance-cache.js";
 import type { InferenceObserver } from "../engine/inference/inference-observer.js";
-import type { InternHosts } from "../services/interns/intern-hosts.js";
+import type { InternHosts } from "./interns/intern-hosts.js";
 import type { Logger } from "../platform/logger.js";
 import type { BlobStore } from "../platform/storage/blob-store.js";
 import type { SettlementWriter } from "../engine/usage/settlement-writer.js";
