@@ -167,7 +167,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     const deps: Deps = { config, log, sequelize, secrets, catalog, governance, blobs: createBlobStore(config.storage, log), internHosts, settlement, observers };
     const inference = createInferenceRuntime(deps, owner);
     const batches = startBatchEngine(inference);
-    const videos = startVideoPoller(inference);
+    const videos = startVideoPoller(inference, deps.blobs);
     const interns = internLifecycle(deps);
     const impls = implementations(deps, { inference, batches, videos, interns });
     const routes = (router: ConnectRouter) => {

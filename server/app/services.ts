@@ -78,7 +78,7 @@ export function implementations(deps: Deps, engines: Engines): Implementations {
     [InferenceService, inferenceService(engines.inference)],
     [BatchesService, batchesService(engines.inference, engines.batches.wake)],
     [FilesService, filesService(deps)],
-    [VideosService, videosService(engines.inference, engines.videos)],
+    [VideosService, videosService(engines.inference, deps.blobs, engines.videos)],
     [DecisionsService, decisionsService(engines.inference)],
     // The chat relay of the intern runtime joins the record methods here: { ...records, ...chat }.
     [InternsService, { ...internRecordsService(deps, engines.interns), ...internChatService(deps) }],

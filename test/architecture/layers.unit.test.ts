@@ -8,11 +8,12 @@ import { cycles, importGraph, ROOT, violations, type ImportGraph } from "./impor
 
 /**
  * The layers of the architecture, checked on every run (no gateway, no database): gen/ → wire/ →
- * server/platform/core and the other mechanisms → the service folders; facade/ stands on gen/ and wire/
- * alone; tools/ (build-time generators) stands on gen/, wire/ and facade/, and only cmd/ imports it;
- * cmd/ composes everything and nothing imports it; ui/ (the web console, a client of the REST API)
- * stands alone, and the gateway serves its built files without importing it. No module imports
- * itself back.
+ * server/platform → server/engine → server/services → server/app; facade/ stands on gen/ and wire/
+ * alone; the intern host program (intern-host/) stands on the platform and the engine, and the
+ * server knows only its protocol; tools/ (build-time generators) stands on gen/, wire/ and facade/,
+ * and only cmd/ imports it; cmd/ composes everything and nothing imports it; ui/ (the web console, a
+ * client of the REST API) stands alone, and the gateway serves its built files without importing
+ * it. No module imports itself back. docs/architecture.md draws the house.
  */
 const test = suite("architecture: layers");
 
@@ -56,7 +57,7 @@ const runtimeGraph = importGraph(undefined, undefined, { typeOnly: false });
 const SERVICE_FOLDERS = serviceFolders(runtimeGraph);
 
 test("the graph is read: every layer has modules", () => {
-  for (const folder of ["cmd", "facade", "server", "tools", "ui", "wire"]) assert.ok([...graph.keys()].some(under(folder)), folder);
+  for (const folder of ["cmd", "facade", "intern-host", "server", "tools", "ui", "wire"]) assert.ok([...graph.keys()].some(under(folder)), folder);
 });
 
 test("no import cycle between modules (imports that load a module; types alone order nothing)", () => {
@@ -96,8 +97,28 @@ test("the service folders hold every implementation of an API service, and every
   assert.equal([...API_SERVICES].filter((name) => !implemented.has(name)), []);
 });
 
-test("server/platform/core imports no service folder", () => {
-  assert.equal(violations(graph, under("server/platform/core"), (t) => !SERVICE_FOLDERS.some((folder) => under(folder)(t))), []);
+/** The kinds of folder under server/, in layer order: each may import the ones before it. */
+const KINDS = ["server/platform", "server/engine", "server/services", "server/app"];
+/** What the intern host program may not import: it runs as another process, with no service or composition in it. */
+const NOT_FOR_THE_HOST = ["server/services", "server/app"];
+/** The one module of intern-host/ that the server imports: the protocol both sides speak. */
+const HOST_PROTOCOL = "intern-host/host-protocol.ts";
+
+/** Imports from one kind of server/ into a later one, or from the host into what it may not use. */
+function layerViolations(modules: ImportGraph): string[] {
+  const found = KINDS.flatMap((kind, i) => violations(modules, under(kind), (t) => !KINDS.slice(i + 1).some((later) => under(later)(t))));
+  found.push(...violations(modules, under("intern-host"), (t) => !NOT_FOR_THE_HOST.some((kind) => under(kind)(t))));
+  found.push(...violations(modules, under("server"), (t) => !under("intern-host")(t) || t === HOST_PROTOCOL));
+  return found;
+}
+
+test("server/ holds its four kinds and nothing else: app, engine, platform, services", () => {
+  const entries = fs.readdirSync(path.join(ROOT, "server")).filter((name) => name !== "README.md").sort();
+  assert.equal(entries, KINDS.map((kind) => kind.slice("server/".length)).sort());
+});
+
+test("the platform imports no engine, the engine no service, the services not the composition; the host no service", () => {
+  assert.equal(layerViolations(graph), []);
 });
 
 test("nothing imports cmd/ (entry points compose; they are not composed)", () => {
@@ -117,7 +138,19 @@ test("the checks fail on a planted cycle and a planted upward import", () => {
     assert.equal(cycles(plantedGraph), [["server/platform/core/a.ts", "server/services/keys/b.ts"]]);
     assert.equal(cycles(folderGraph(plantedGraph)), [["server/platform/core", "server/services/keys"]]);
     assert.equal(violations(plantedGraph, under("facade"), (t) => under("gen")(t) || under("wire")(t) || under("facade")(t)), ["facade/f.ts → server/platform/core/a.ts"]);
-    assert.equal(violations(plantedGraph, under("server/platform/core"), (t) => !under("server/services/keys")(t)), ["server/platform/core/a.ts → server/services/keys/b.ts"]);
+    assert.equal(layerViolations(plantedGraph), ["server/platform/core/a.ts → server/services/keys/b.ts"]);
+    fs.mkdirSync(path.join(planted, "server/engine/usage"), { recursive: true });
+    fs.mkdirSync(path.join(planted, "intern-host"), { recursive: true });
+    fs.writeFileSync(path.join(planted, "server/engine/usage/u.ts"), 'import { b } from "../../services/keys/b.js";\nimport { a } from "../../platform/core/a.js";\n');
+    fs.writeFileSync(path.join(planted, "intern-host/h.ts"), 'import { b } from "../server/services/keys/b.js";\nimport { a } from "../server/platform/core/a.js";\n');
+    fs.writeFileSync(path.join(planted, "server/services/keys/c.ts"), 'import { h } from "../../../intern-host/h.js";\n');
+    const more = importGraph(planted, ["intern-host", "server"], { typeOnly: false });
+    assert.equal(layerViolations(more), [
+      "server/platform/core/a.ts → server/services/keys/b.ts",
+      "server/engine/usage/u.ts → server/services/keys/b.ts",
+      "intern-host/h.ts → server/services/keys/b.ts",
+      "server/services/keys/c.ts → intern-host/h.ts",
+    ]);
   } finally {
     fs.rmSync(planted, { recursive: true, force: true });
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Deps } from "../../services/deps.js";
+import type { EngineDeps } from "../engine-deps.js";
 import type { CallerContext } from "../inference/caller-context.js";
 import { budgetLayers } from "../usage/budget-layers.js";
 import { gatewayAdmit } from "./admission-store.js";
@@ -28,7 +28,7 @@ export interface AdmissionRequest {
   reservationTtlS?: number;
 }
 
-export async function admit(deps: Deps, context: CallerContext, call: AdmissionRequest): Promise<Admission> {
+export async function admit(deps: EngineDeps, context: CallerContext, call: AdmissionRequest): Promise<Admission> {
   const { config, sequelize } = deps;
   const { key } = context.caller;
   const now = new Date();

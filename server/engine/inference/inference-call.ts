@@ -8,7 +8,7 @@ import { isFreeEndpoint } from "../catalog/catalog.js";
 import { callerOf } from "../../platform/core/auth.js";
 import { gatewayError, httpErrorOf } from "../../../wire/errors.js";
 import { costUsd } from "../../platform/core/money.js";
-import type { Deps } from "../../services/deps.js";
+import type { EngineDeps } from "../engine-deps.js";
 import type { AdmissionTicket, LeaseBook } from "../admission/lease-book.js";
 import { quantitiesFor } from "../admission/quantities.js";
 import { filterCall, type CallFiltering } from "../content-filters/call-filters.js";
@@ -37,7 +37,7 @@ import type { TargetResolver } from "./upstream-targets.js";
  * which also ends the reservation when the call fails or the client goes away.
  */
 export interface InferenceRuntime {
-  deps: Deps;
+  deps: EngineDeps;
   /** This instance's admission leases. */
   admission: LeaseBook;
   /** End users this instance has registered lately (end-user-registration.ts). */
@@ -332,7 +332,7 @@ export class InferenceCall {
 }
 
 /** Counts the filters that matched a call's input, by slug and action (the metrics' labels). */
-export function countFiltering(deps: Deps, { matched }: CallFiltering): void {
+export function countFiltering(deps: EngineDeps, { matched }: CallFiltering): void {
   for (const filter of matched) deps.observers?.inference?.contentFiltered(filter.slug, filter.action);
 }
 
@@ -340,7 +340,7 @@ export function countFiltering(deps: Deps, { matched }: CallFiltering): void {
  * One line per flag filter that matched, naming the guardrail and the filter (never the text):
  * the call went through, and this line and its ids are how an operator finds it.
  */
-export function logFlags(deps: Deps, { matched }: CallFiltering, ids: { requestId: string | null; generationId: string }): void {
+export function logFlags(deps: EngineDeps, { matched }: CallFiltering, ids: { requestId: string | null; generationId: string }): void {
   for (const filter of matched) {
     if (filter.action === "flag") deps.log.warn({ ...ids, guardrail: filter.guardrail, filter: filter.name }, "content filter flagged the input");
   }

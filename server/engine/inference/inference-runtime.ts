@@ -1,7 +1,7 @@
 import { LeaseBook } from "../admission/lease-book.js";
 import { createEndpointStatsCache } from "../catalog/endpoint-stats.js";
 import { privateEndpointsOf } from "../catalog/private-endpoint-catalog.js";
-import type { Deps } from "../../services/deps.js";
+import type { EngineDeps } from "../engine-deps.js";
 import { EndUserRegistry } from "../governance/end-user-registration.js";
 import { endpointAllowed, policyOf, regionalHostOf } from "../governance/endpoint-policy.js";
 import type { InferenceRuntime } from "./inference-call.js";
@@ -13,7 +13,7 @@ const STATS_TTL_MS = 10_000;
 const SETTLEMENT_SLACK_MS = 60_000;
 
 /** The long-lived parts of inference, built once per gateway; `owner` names this instance's leases. */
-export function createInferenceRuntime(deps: Deps, owner: string): InferenceRuntime {
+export function createInferenceRuntime(deps: EngineDeps, owner: string): InferenceRuntime {
   const { catalog, sequelize, log, config } = deps;
   const stats = createEndpointStatsCache(sequelize, STATS_TTL_MS, (err) => log.warn({ err: (err as Error).message }, "endpoint stats refresh failed"));
   const admission = new LeaseBook(sequelize, owner, { ...config.leases, holdMs: config.requestTimeoutMs + SETTLEMENT_SLACK_MS }, log, (n) => deps.settlement.hasRoom(n), deps.observers?.admission);

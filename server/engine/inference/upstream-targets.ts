@@ -1,7 +1,7 @@
 import { findByokProvider } from "../providers/byok-providers.js";
 import { usableCredential } from "../providers/byok-credentials.js";
 import type { CatalogEndpoint } from "../catalog/catalog.js";
-import type { Deps } from "../../services/deps.js";
+import type { EngineDeps } from "../engine-deps.js";
 import { PrivateEndpointRow } from "../../platform/db/governance-models.js";
 import { parseBaseUrl } from "../../platform/outbound/base-url.js";
 import { createDestinationGuard, DestinationRefused } from "../../platform/outbound/destination-guard.js";
@@ -26,7 +26,7 @@ export interface ResolvedTarget {
 
 export type TargetResolver = (context: CallerContext, endpoint: CatalogEndpoint) => Promise<ResolvedTarget>;
 
-export function createTargetResolver({ config, catalog, secrets, log }: Deps): TargetResolver {
+export function createTargetResolver({ config, catalog, secrets, log }: EngineDeps): TargetResolver {
   const guard = createDestinationGuard({ allowedHosts: config.privateEndpointAllowedHosts, resolveTimeoutMs: config.privateEndpointTimeoutMs });
   const ca = loadTrustStore(config.privateEndpointCaFile);
 

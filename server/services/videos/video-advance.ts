@@ -1,3 +1,4 @@
+import type { BlobStore } from "../../platform/storage/blob-store.js";
 import { ConnectError } from "@connectrpc/connect";
 import type { VideoPollerConfig } from "../../platform/config.js";
 import { httpErrorOf } from "../../../wire/errors.js";
@@ -29,6 +30,8 @@ import { jobPlan, jobTarget, submissionOf, type JobPlan, type JobTarget } from "
  */
 export interface Advancer {
   runtime: InferenceRuntime;
+  /** Where completed jobs' outputs are copied to. */
+  blobs: BlobStore;
   owner: string;
   settings: VideoPollerConfig;
   /** Aborted when the instance stops: the job is handed back untouched. */
@@ -69,7 +72,7 @@ async function record(ax: Advancer, job: VideoJobRow, plan: JobPlan, handle: Job
     case "cancelled":
       return finish(ax, job, "cancelled", "The provider cancelled the job", { status: "cancelled", httpStatus: 499, costUsd: NO_COST });
     case "completed": {
-      const outputs = await copyOutputs(ax.runtime.deps.blobs, handle, job, video.id, video.outputs, ax.signal);
+      const outputs = await copyOutputs(ax.blobs, handle, job, video.id, video.outputs, ax.signal);
       const cost = videoCost(plan.model, video.seconds ?? job.seconds, job.resolution);
       return finish(ax, job, "completed", null, { status: "success", httpStatus: 200, costUsd: cost }, outputs);
     }

@@ -1,3 +1,4 @@
+import type { BlobStore } from "../../platform/storage/blob-store.js";
 import { startLeasedWorker } from "../../platform/core/leased-worker.js";
 import { newLeaseOwner } from "../../platform/core/lease-owner.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
@@ -29,13 +30,13 @@ export interface VideoPoller {
 const PURGE_BATCH = 100;
 const SWEEP_MS = 10_000;
 
-export function startVideoPoller(runtime: InferenceRuntime): VideoPoller {
+export function startVideoPoller(runtime: InferenceRuntime, blobs: BlobStore): VideoPoller {
   const { deps } = runtime;
   const { sequelize, log } = deps;
   const settings = deps.config.video;
   const owner = newLeaseOwner();
   const stopping = new AbortController();
-  const advancer: Advancer = { runtime, owner, settings, signal: stopping.signal };
+  const advancer: Advancer = { runtime, blobs, owner, settings, signal: stopping.signal };
   // Only the jobs being worked on are renewed: a lease left behind by a step that could not finish lapses.
   const held = new Map<string, number>();
 
@@ -60,7 +61,7 @@ export function startVideoPoller(runtime: InferenceRuntime): VideoPoller {
   /** Deletes the stored outputs of jobs whose `expires_at` has passed; reads already refuse them. */
   async function sweep(): Promise<void> {
     for (const job of await jobsWithExpiredOutputs(sequelize, PURGE_BATCH)) {
-      await deleteOutputs(deps.blobs, job);
+      await deleteOutputs(blobs, job);
       await markOutputsPurged(sequelize, job.id);
     }
   }

@@ -1,3 +1,4 @@
+import type { BlobStore } from "../../platform/storage/blob-store.js";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { VideosService } from "../../../gen/gateway/v1/videos_pb.js";
 import { callerOf } from "../../platform/core/auth.js";
@@ -17,7 +18,7 @@ import { toVideoJob, toVideoModel } from "./video-wire.js";
  * or to a valid signed URL (video-url-signing.ts): a missing, malformed, wrong or expired
  * signature is a 401 like a missing or invalid key.
  */
-export function videosService(runtime: InferenceRuntime, poller: VideoPoller): ServiceImpl<typeof VideosService> {
+export function videosService(runtime: InferenceRuntime, blobs: BlobStore, poller: VideoPoller): ServiceImpl<typeof VideosService> {
   const { sequelize, secrets, catalog } = runtime.deps;
   const signer = createUrlSigner(secrets.masterKey);
 
@@ -51,7 +52,7 @@ export function videosService(runtime: InferenceRuntime, poller: VideoPoller): S
       if (!outputsAvailable(job)) throw gatewayError(410, `The stored outputs of video job ${job.id} have expired: they are kept for a limited time after completion`);
       const output = job.outputs[index];
       if (!output) throw gatewayError(404, `Video job ${job.id} has ${job.outputs.length} output(s); index ${index} does not exist`);
-      const stream = await readOutput(runtime.deps.blobs, job, index);
+      const stream = await readOutput(blobs, job, index);
       if (!stream) throw gatewayError(410, `The stored output ${index} of video job ${job.id} is no longer available`);
       const chunks: Buffer[] = [];
       for await (const chunk of stream) chunks.push(chunk as Buffer);
