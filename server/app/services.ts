@@ -36,7 +36,7 @@ import { internChatService } from "../services/interns/intern-chat-service.js";
 import type { InternLifecycle } from "../services/interns/intern-lifecycle.js";
 import { internRecordsService } from "../services/interns/interns-service.js";
 import type { InferenceRuntime } from "../engine/inference/inference-call.js";
-import { inferenceService } from "../engine/inference/inference-service.js";
+import { inferenceService } from "../services/inference/inference-service.js";
 import { keysService } from "../services/keys/keys-service.js";
 import { membersService } from "../services/members/members-service.js";
 import { modelsService } from "../services/models/models-service.js";

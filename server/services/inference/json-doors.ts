@@ -4,13 +4,13 @@ import { HttpBodySchema, type HttpBody } from "../../../gen/google/api/httpbody_
 import { parseJsonObjectBody } from "../../../wire/json-body.js";
 import { SSE_CONTENT_TYPE, SSE_DONE, sseFrame } from "../../../wire/sse-frames.js";
 import { ChatCompletionRequestSchema, CreateEmbeddingRequestSchema } from "../../../gen/gateway/v1/inference_pb.js";
-import { chatCompletions } from "./chat-completions.js";
-import { createEmbeddings } from "./embeddings.js";
-import type { InferenceRuntime } from "./inference-call.js";
-import type { InferenceOutput } from "./inference-output.js";
-import { withExtraBody } from "./request-fields.js";
-import { validateChatRequest, validateEmbeddingRequest } from "./request-validators.js";
-import { MESSAGES_API, RESPONSES_API, translatedChat } from "./translated-chat.js";
+import { chatCompletions } from "../../engine/inference/chat-completions.js";
+import { createEmbeddings } from "../../engine/inference/embeddings.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceOutput } from "../../engine/inference/inference-output.js";
+import { withExtraBody } from "../../engine/inference/request-fields.js";
+import { validateChatRequest, validateEmbeddingRequest } from "../../engine/inference/request-validators.js";
+import { MESSAGES_API, RESPONSES_API, translatedChat } from "../../engine/inference/translated-chat.js";
 
 /**
  * The REST doors of inference (the `…FromJson` methods): the raw body, parsed once, checked by the

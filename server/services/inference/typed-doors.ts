@@ -18,11 +18,11 @@ import {
 import { gatewayError } from "../../../wire/errors.js";
 import { findField } from "../../../wire/json-input.js";
 import { wireJson } from "../../../wire/json.js";
-import { chatCompletions } from "./chat-completions.js";
-import { createEmbeddings } from "./embeddings.js";
-import type { InferenceRuntime } from "./inference-call.js";
-import { withExtraBody } from "./request-fields.js";
-import { MESSAGES_API, RESPONSES_API, translatedChat } from "./translated-chat.js";
+import { chatCompletions } from "../../engine/inference/chat-completions.js";
+import { createEmbeddings } from "../../engine/inference/embeddings.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import { withExtraBody } from "../../engine/inference/request-fields.js";
+import { MESSAGES_API, RESPONSES_API, translatedChat } from "../../engine/inference/translated-chat.js";
 
 /**
  * The gRPC doors of inference (the typed methods): adapters into the same pipelines as the REST
