@@ -7,7 +7,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { MemberRole } from "../gen/gateway/v1/members_pb.js";
 import { OperatorService } from "../gen/gateway/v1/operator_pb.js";
 import { Entitlement } from "../gen/gateway/v1/options_pb.js";
-import { httpErrorOf } from "../wire/errors.js";
+import { httpErrorOf, errorMessage } from "../wire/errors.js";
 import { OPERATOR_TOKEN_FILE } from "../server/platform/core/local-secrets.js";
 
 const USAGE = `Usage: npm run admin -- <command>
@@ -80,7 +80,7 @@ function parse(argv: string[]) {
       },
     });
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    throw new UsageError(errorMessage(err));
   }
 }
 

@@ -4,6 +4,7 @@ import { runClusterPrimary } from "../server/app/cluster-primary.js";
 import { announceListening, workerLogger } from "../server/app/cluster-worker.js";
 import { loadConfig } from "../server/platform/config.js";
 import { createLogger } from "../server/platform/logger.js";
+import { errorMessage } from "../wire/errors.js";
 
 /**
  * `npm start`: the gateway; with GATEWAY_WORKERS above 1, a primary process and that many
@@ -23,7 +24,7 @@ try {
   else if (config.workers > 1) await runClusterPrimary(config, log);
   else await serve({ coreOnly });
 } catch (err) {
-  log.fatal({ err: err instanceof Error ? err.message : String(err) }, "gateway failed to start");
+  log.fatal({ err: errorMessage(err) }, "gateway failed to start");
   process.exit(1);
 }
 

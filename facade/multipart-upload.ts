@@ -4,7 +4,7 @@ import { ScalarType, type DescField, type DescMessage, type DescMethodStreaming,
 import { reflect } from "@bufbuild/protobuf/reflect";
 import { ConnectError, type Transport } from "@connectrpc/connect";
 import busboy from "busboy";
-import { gatewayError } from "../wire/errors.js";
+import { gatewayError, errorMessage } from "../wire/errors.js";
 import { tooLarge } from "./body-reader.js";
 import { decodeRequest } from "./request-decoder.js";
 import type { Route } from "./route-table.js";
@@ -86,7 +86,7 @@ function readForm(req: IncomingMessage, signal: AbortSignal): { file: Promise<Fi
   try {
     parser = busboy({ headers: req.headers, defParamCharset: "utf8", limits: { fields: 50, fieldSize: 64 * 1024, parts: 100, headerPairs: 100 } });
   } catch (err) {
-    throw gatewayError(400, `Malformed multipart Content-Type: ${err instanceof Error ? err.message : String(err)}`);
+    throw gatewayError(400, `Malformed multipart Content-Type: ${errorMessage(err)}`);
   }
   let taken = false;
   const file = new Promise<FilePart>((resolve, reject) => {
@@ -103,7 +103,7 @@ function readForm(req: IncomingMessage, signal: AbortSignal): { file: Promise<Fi
     parser.on("field", (name: string) => {
       if (name === FILE_FIELD && !taken) reject(gatewayError(400, `The multipart field '${FILE_FIELD}' must be a file part (with a filename)`));
     });
-    parser.on("error", (err: unknown) => reject(gatewayError(400, `Malformed multipart body: ${err instanceof Error ? err.message : String(err)}`)));
+    parser.on("error", (err: unknown) => reject(gatewayError(400, `Malformed multipart body: ${errorMessage(err)}`)));
     parser.on("close", () => reject(gatewayError(400, `The multipart body has no file in the field '${FILE_FIELD}'`)));
   });
   // A client that goes away ends the part with an error, so the core never takes a cut-off file for a whole one.

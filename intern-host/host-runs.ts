@@ -4,6 +4,7 @@ import { runAgent } from "./agent/agent-loop.js";
 import type { ChatMessage } from "./agent/model-client.js";
 import type { ApprovalMode, HostConfig, QuestionArguments, ReleasedSecret, RunEndStatus, RunEvent, RunUsage } from "./host-protocol.js";
 import type { SessionStore } from "./session-store.js";
+import { errorMessage } from "../wire/errors.js";
 
 /**
  * The runs of one intern host. A run's output is a numbered event list: kept (up to the replay
@@ -284,7 +285,7 @@ export class HostRuns {
       },
     ).then(
       (outcome) => run.end(outcome.status, outcome.message),
-      (err: unknown) => run.end("error", run.abort.signal.aborted ? undefined : `the intern failed: ${(err as Error).message}`),
+      (err: unknown) => run.end("error", run.abort.signal.aborted ? undefined : `the intern failed: ${errorMessage(err)}`),
     );
   }
 

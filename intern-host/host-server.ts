@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import { ATTACHMENT_HEADER, type HostConfig, type RunEvent, type StartRunBody } from "./host-protocol.js";
 import { MAX_UNREAD_BYTES, MAX_UNREAD_MESSAGES, type Consumer, type HostRun, type HostRuns } from "./host-runs.js";
+import { errorMessage } from "../wire/errors.js";
 
 /**
  * The host's HTTP API (see host-protocol.ts), for the gateway's relay and for terminal clients
@@ -91,7 +92,7 @@ export function createHostServer(config: HostConfig, runs: HostRuns, shutdown: (
   return http.createServer((req, res) => {
     route(req, res).catch((err: unknown) => {
       const status = err instanceof HttpFailure ? err.status : 500;
-      const message = err instanceof HttpFailure ? err.message : `the host failed: ${(err as Error).message}`;
+      const message = err instanceof HttpFailure ? err.message : `the host failed: ${errorMessage(err)}`;
       if (res.headersSent) res.destroy();
       else json(res, status, { error: message });
     });

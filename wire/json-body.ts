@@ -1,5 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { gatewayError } from "./errors.js";
+import { gatewayError, errorMessage } from "./errors.js";
 
 /**
  * A JSON request body as its one parse: the REST facade parses the bodies of message-built routes
@@ -11,7 +11,7 @@ export function parseJsonBody(raw: Uint8Array): unknown {
   try {
     return JSON.parse(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8"));
   } catch (err) {
-    throw gatewayError(400, `Malformed JSON body: ${err instanceof Error ? err.message : String(err)}`);
+    throw gatewayError(400, `Malformed JSON body: ${errorMessage(err)}`);
   }
 }
 

@@ -1,6 +1,6 @@
 import { fromJson, ScalarType, type DescEnum, type DescField, type DescMessage, type JsonObject, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 import { isJsonObject } from "./json-body.js";
-import { gatewayError } from "./errors.js";
+import { gatewayError, errorMessage } from "./errors.js";
 import { enumFromWire, wireNames } from "./enums.js";
 
 /**
@@ -15,7 +15,7 @@ export function decodeWireJson<Desc extends DescMessage>(schema: Desc, json: Jso
   try {
     return fromJson(schema, normalized, { ignoreUnknownFields: true });
   } catch (err) {
-    throw gatewayError(400, `Invalid request: ${err instanceof Error ? err.message : String(err)}`);
+    throw gatewayError(400, `Invalid request: ${errorMessage(err)}`);
   }
 }
 

@@ -2,6 +2,7 @@ import { PERMISSION_OPTIONS, type ApprovalMode, type QuestionArguments } from ".
 import { FetchRefused, runFetch, type FetchArguments, type FetchContext } from "./fetch-tool.js";
 import type { ToolCall, ToolDefinition } from "./model-client.js";
 import { runShell, type ShellSettings } from "./shell-tool.js";
+import { errorMessage } from "../../wire/errors.js";
 
 /**
  * The tools an intern's model may call, and how a call becomes the text of its tool result.
@@ -108,7 +109,7 @@ async function fetchTool(args: Record<string, unknown>, context: ToolContext): P
     return JSON.stringify(await runFetch(args as unknown as FetchArguments, { ...context.fetch, signal: context.signal, approve }));
   } catch (err) {
     if (context.signal.aborted) throw err;
-    return failure(err instanceof FetchRefused ? err.message : `the request failed: ${(err as Error).message}`);
+    return failure(err instanceof FetchRefused ? err.message : `the request failed: ${errorMessage(err)}`);
   }
 }
 

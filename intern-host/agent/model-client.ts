@@ -1,6 +1,7 @@
 import { request } from "undici";
 import { readSse } from "../../server/engine/providers/sse-reader.js";
 import type { RunUsage } from "../host-protocol.js";
+import { errorMessage } from "../../wire/errors.js";
 
 /**
  * The agent's model calls: `POST /api/v1/chat/completions` on the gateway itself with the intern's
@@ -63,7 +64,7 @@ export async function callModel(call: ModelCall): Promise<ModelTurn> {
     });
   } catch (err) {
     if (call.signal.aborted) throw err;
-    throw new ModelCallError(0, `the gateway could not be reached (${(err as Error).message})`);
+    throw new ModelCallError(0, `the gateway could not be reached (${errorMessage(err)})`);
   }
   if (response.statusCode !== 200) {
     const text = await response.body.text().catch(() => "");

@@ -4,6 +4,7 @@ import path from "node:path";
 import { sendError } from "../../facade/error-response.js";
 import type { EdgeEndpoint, EdgeEndpoints } from "./edge-endpoints.js";
 import { allowGetAndHead, sendAsset, staticAsset as asset, type StaticAsset as Asset } from "./static-assets.js";
+import { errorMessage } from "../../wire/errors.js";
 
 /**
  * API discovery on the HTTP port, without a key, where the REST facade runs:
@@ -82,7 +83,7 @@ function readDocument(): Buffer {
   try {
     return fs.readFileSync(DOCUMENT_FILE);
   } catch (err) {
-    throw new Error(`The OpenAPI document ${DOCUMENT_FILE.pathname} cannot be read (npm run generate writes it): ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(`The OpenAPI document ${DOCUMENT_FILE.pathname} cannot be read (npm run generate writes it): ${errorMessage(err)}`);
   }
 }
 

@@ -53,6 +53,7 @@ import { rpcDoor } from "./rpc-door.js";
 import { limitedHttp2Server, limitedHttpServer } from "./server-limits.js";
 import { secretsForUrl } from "../services/interns/vault/vault-release.js";
 import { startVideoPoller, type VideoPoller } from "../services/videos/video-poller.js";
+import { errorMessage } from "../../wire/errors.js";
 
 /** The path of a Connect or gRPC-Web call: a package-qualified service name, then the method. */
 const RPC_PATH = /^\/[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\/[A-Za-z_]\w*(?:\?|$)/;
@@ -269,7 +270,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
         await stopAll([batches, videos]);
         // Every answered call is in the ledger before the leases go back: what is left of them is unused.
         await settlement.drain();
-        await inference.admission.close().catch((err: unknown) => log.warn({ err: (err as Error).message }, "leases could not be returned; they lapse on their own"));
+        await inference.admission.close().catch((err: unknown) => log.warn({ err: errorMessage(err) }, "leases could not be returned; they lapse on their own"));
         await governance.close();
         await sequelize.close();
         await embedded?.stop();

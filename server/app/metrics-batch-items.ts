@@ -1,4 +1,5 @@
 import type { Logger } from "../platform/logger.js";
+import { errorMessage } from "../../wire/errors.js";
 
 /**
  * Batch items by state for the `gateway_batch_items` gauge, read at scrape time from the database
@@ -19,7 +20,7 @@ export function batchItemCounts(count: () => Promise<BatchItemCounts>, log: Logg
       readAt = performance.now();
     } catch (err) {
       // A scrape still answers (with the last numbers) while the database is away; /readyz says why.
-      log.warn({ err: (err as Error).message }, "batch item counts could not be read for the metrics");
+      log.warn({ err: errorMessage(err) }, "batch item counts could not be read for the metrics");
     }
     return last;
   };

@@ -3,7 +3,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { sendError } from "../../facade/error-response.js";
 import { bearerTokenOf } from "../../wire/bearer-token.js";
-import { gatewayError, httpErrorOf } from "../../wire/errors.js";
+import { gatewayError, httpErrorOf, errorMessage } from "../../wire/errors.js";
 import type { Logger } from "../platform/logger.js";
 import { aggregateExposition, type Exposition, type GatewayMetrics, type MetricsSnapshot } from "./metrics.js";
 
@@ -31,7 +31,7 @@ export function metricsEndpoint(metrics: GatewayMetrics, token: string | undefin
       res.writeHead(200, { "content-type": contentType, "content-length": Buffer.byteLength(body), "cache-control": "no-store" });
       res.end(req.method === "HEAD" ? undefined : body);
     } catch (err) {
-      log.error({ err: (err as Error).message }, "metrics could not be collected");
+      log.error({ err: errorMessage(err) }, "metrics could not be collected");
       sendError(res, httpErrorOf(gatewayError(500, "The metrics could not be collected")));
     }
   };
@@ -75,7 +75,7 @@ function clusterScrape(metrics: GatewayMetrics): () => Promise<Exposition> {
       const ignore = () => {};
       metrics.snapshot().then(
         (snapshot) => send({ type: "gateway:metrics:snapshotted", id: message.id, snapshot }, ignore),
-        (err: unknown) => send({ type: "gateway:metrics:snapshotted", id: message.id, error: String((err as Error).message ?? err) }, ignore),
+        (err: unknown) => send({ type: "gateway:metrics:snapshotted", id: message.id, error: String(errorMessage(err) ?? err) }, ignore),
       );
     } else if (message.type === "gateway:metrics:gathered") {
       const pending = waiting.get(message.id);

@@ -1,6 +1,7 @@
 import type { Sequelize } from "sequelize";
 import type { GovernanceCache } from "../engine/governance/governance-cache.js";
 import type { Logger } from "../platform/logger.js";
+import { errorMessage } from "../../wire/errors.js";
 
 /**
  * Whether this instance should be sent traffic: its database answers, its governance change feed
@@ -59,7 +60,7 @@ export function createReadiness(sources: ReadinessSources): Readiness {
     const query = sources.sequelize.query("SELECT 1").then(
       (): CheckResult => ({ ok: true }),
       (err: unknown): CheckResult => {
-        sources.log.warn({ err: err instanceof Error ? err.message : String(err) }, "readiness: the database did not answer");
+        sources.log.warn({ err: errorMessage(err) }, "readiness: the database did not answer");
         return { ok: false, reason: "unreachable" };
       },
     );

@@ -5,6 +5,7 @@ import { encodeEnvelope, type UniversalHandler, type UniversalServerRequest } fr
 import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse, type connectNodeAdapter } from "@connectrpc/connect-node";
 import { closeAfterAnswer } from "../../facade/unread-body.js";
 import type { Logger } from "../platform/logger.js";
+import { errorMessage } from "../../wire/errors.js";
 
 /**
  * The Connect, gRPC-Web and gRPC door of the core (both listeners): connect-node's adapter, with
@@ -101,7 +102,7 @@ export function rpcDoor({ routes, interceptors, shutdownSignal, readMaxBytes, ad
       await universalResponseToNodeResponse(answer, res);
     } catch (reason) {
       if (ConnectError.from(reason).code === Code.Aborted) return;
-      log.error({ err: reason instanceof Error ? reason.message : String(reason), method: `${handler.service.typeName}/${handler.method.name}` }, "the answer of a call could not be written");
+      log.error({ err: errorMessage(reason), method: `${handler.service.typeName}/${handler.method.name}` }, "the answer of a call could not be written");
     }
   }
 }

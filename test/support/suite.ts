@@ -1,4 +1,5 @@
 import { suite as uvuSuite, type Callback, type Test } from "uvu";
+import { errorMessage } from "../../wire/errors.js";
 
 /**
  * The one way test files make a suite: uvu's `suite` with every hook guarded.
@@ -26,7 +27,7 @@ export function suite<T = Record<string, unknown>>(name: string, context?: T): T
     }
   };
   const guardTest = (callback: Callback<T>): Callback<T> => async (state) => {
-    if (setupError !== undefined) throw new Error(`not run: the suite's before hook threw (${messageOf(setupError)})`);
+    if (setupError !== undefined) throw new Error(`not run: the suite's before hook threw (${errorMessage(setupError)})`);
     await callback(state);
   };
 
@@ -56,11 +57,7 @@ export interface HookFailure {
 export const hookFailures: HookFailure[] = [];
 
 function recordHookFailure(suiteName: string, hook: HookName, error: unknown): void {
-  hookFailures.push({ suite: suiteName, hook, message: messageOf(error) });
-  const stack = error instanceof Error && error.stack ? error.stack : messageOf(error);
+  hookFailures.push({ suite: suiteName, hook, message: errorMessage(error) });
+  const stack = error instanceof Error && error.stack ? error.stack : errorMessage(error);
   process.stdout.write(`\n  ✘ ${suiteName}: the ${hook} hook threw\n    ${stack.split("\n").join("\n    ")}\n`);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,5 +1,5 @@
 import type { Sequelize } from "sequelize";
-import { gatewayError } from "../../../wire/errors.js";
+import { gatewayError, errorMessage } from "../../../wire/errors.js";
 import { nanosToUsd, usdToNanos } from "../../platform/core/money.js";
 import type { Logger } from "../../platform/logger.js";
 import type { Consumption } from "../usage/usage-store.js";
@@ -251,7 +251,7 @@ export class LeaseBook {
       "background",
       leases.map((lease) => ({ lease, need: 0, want: Math.max(0, lease.target() - lease.available(now)) })),
       () => undefined,
-    ).catch((err: unknown) => this.log.debug({ err: (err as Error).message }, "lease top-up failed"));
+    ).catch((err: unknown) => this.log.debug({ err: errorMessage(err) }, "lease top-up failed"));
     for (const lease of leases) lease.refill = refill;
   }
 
@@ -268,7 +268,7 @@ export class LeaseBook {
         result = await grantLeases(this.sequelize, this.owner, this.timing, requests);
       } catch (err) {
         this.observer?.leaseGrant(trigger, "failed");
-        this.log.warn({ err: (err as Error).message }, "admission leases could not be granted");
+        this.log.warn({ err: errorMessage(err) }, "admission leases could not be granted");
         throw gatewayError(503, "Admission is unavailable: the database cannot be reached; retry shortly", { retryable: true, headers: { "retry-after": "1" } });
       }
       if (!result.granted) {
@@ -301,7 +301,7 @@ export class LeaseBook {
       lease.granted -= unused;
       returned.push({ quantity: lease.quantity, amount: lease.toDecimal(unused) });
     }
-    returnLeases(this.sequelize, this.owner, returned).catch((err: unknown) => this.log.debug({ err: (err as Error).message }, "unused lease could not be returned"));
+    returnLeases(this.sequelize, this.owner, returned).catch((err: unknown) => this.log.debug({ err: errorMessage(err) }, "unused lease could not be returned"));
   }
 
   private tick(): void {

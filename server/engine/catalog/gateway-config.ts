@@ -3,6 +3,7 @@ import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { Catalog } from "./catalog.js";
 import { catalogFromDocument } from "./catalog-document.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * GATEWAY_CONFIG: the JSON file (YAML when it ends in .yaml or .yml) declaring the providers the
@@ -70,7 +71,7 @@ function parseDocument(file: string, text: string): unknown {
     return yaml ? parseYaml(text) : JSON.parse(text);
   } catch (err) {
     // Parser messages may quote the offending text, which could hold a key: keep only the position.
-    const message = (err instanceof Error ? err.message : String(err)).split("\n")[0]!.replace(/,? ".*" is not valid JSON/, "");
+    const message = (errorMessage(err)).split("\n")[0]!.replace(/,? ".*" is not valid JSON/, "");
     throw new Error(`GATEWAY_CONFIG ${file}: not valid ${yaml ? "YAML" : "JSON"}: ${message}`);
   }
 }

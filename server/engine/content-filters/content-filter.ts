@@ -1,6 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { RE2JS, type Matcher } from "re2js";
-import { gatewayError } from "../../../wire/errors.js";
+import { gatewayError, errorMessage } from "../../../wire/errors.js";
 import type { StoredContentFilterBuiltin } from "../../platform/db/governance-models.js";
 import { DETECTORS, UNAVAILABLE_SLUGS, type Detector, type FilterAction } from "./builtin-detectors.js";
 
@@ -77,7 +77,7 @@ function compilePattern(pattern: string, where: string): RE2JS {
   try {
     compiled = RE2JS.compile(pattern);
   } catch (err) {
-    throw gatewayError(400, `${where}.pattern '${pattern}' is not a pattern RE2 accepts: ${(err as Error).message}`);
+    throw gatewayError(400, `${where}.pattern '${pattern}' is not a pattern RE2 accepts: ${errorMessage(err)}`);
   }
   // A pattern that matches nothing at all would "redact" every position of every text.
   if (compiled.matches("")) throw gatewayError(400, `${where}.pattern '${pattern}' matches the empty text`);

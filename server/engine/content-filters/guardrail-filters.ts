@@ -1,6 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { StoredContentFilterBuiltin } from "../../platform/db/governance-models.js";
 import { builtinFilter, customFilter, unusableFilter, type ContentFilter } from "./content-filter.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 const NONE: readonly ContentFilter[] = [];
 
@@ -32,6 +33,6 @@ function compiledOrUnusable(guardrail: string, name: string, compile: () => Cont
   try {
     return compile();
   } catch (err) {
-    return unusableFilter(guardrail, name, (err as Error).message);
+    return unusableFilter(guardrail, name, errorMessage(err));
   }
 }

@@ -2,6 +2,7 @@ import pg from "pg";
 import type { Sequelize, Transaction } from "sequelize";
 import { GOVERNANCE_TABLES } from "../../platform/db/migrations/0004-governance-notify.js";
 import type { Logger } from "../../platform/logger.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * The feed that tells an instance that governance data changed, from two sources:
@@ -66,7 +67,7 @@ export async function watchGovernanceChanges(sequelize: Sequelize, databaseUrl: 
       onChange();
       check = setTimeout(() => void stillThere(next), checkMs);
     } catch (err) {
-      log.warn({ err: (err as Error).message }, "governance change feed could not connect");
+      log.warn({ err: errorMessage(err) }, "governance change feed could not connect");
       drop(next);
     }
   };
@@ -80,7 +81,7 @@ export async function watchGovernanceChanges(sequelize: Sequelize, databaseUrl: 
       if (client === which) check = setTimeout(() => void stillThere(which), checkMs);
     } catch (err) {
       if (client !== which) return;
-      log.warn({ err: (err as Error).message }, "governance change feed lost; cached governance is bypassed until it is back");
+      log.warn({ err: errorMessage(err) }, "governance change feed lost; cached governance is bypassed until it is back");
       drop(which);
     } finally {
       clearTimeout(timer);

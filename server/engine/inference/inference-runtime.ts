@@ -6,6 +6,7 @@ import { EndUserRegistry } from "../governance/end-user-registration.js";
 import { endpointAllowed, policyOf, regionalHostOf } from "../governance/endpoint-policy.js";
 import type { InferenceRuntime } from "./inference-call.js";
 import { createTargetResolver } from "./upstream-targets.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 /** How often endpoint stats used for ranking are refreshed from the ledger. */
 const STATS_TTL_MS = 10_000;
@@ -15,7 +16,7 @@ const SETTLEMENT_SLACK_MS = 60_000;
 /** The long-lived parts of inference, built once per gateway; `owner` names this instance's leases. */
 export function createInferenceRuntime(deps: EngineDeps, owner: string): InferenceRuntime {
   const { catalog, sequelize, log, config } = deps;
-  const stats = createEndpointStatsCache(sequelize, STATS_TTL_MS, (err) => log.warn({ err: (err as Error).message }, "endpoint stats refresh failed"));
+  const stats = createEndpointStatsCache(sequelize, STATS_TTL_MS, (err) => log.warn({ err: errorMessage(err) }, "endpoint stats refresh failed"));
   const admission = new LeaseBook(sequelize, owner, { ...config.leases, holdMs: config.requestTimeoutMs + SETTLEMENT_SLACK_MS }, log, (n) => deps.settlement.hasRoom(n), deps.observers?.admission);
   admission.start();
   return {

@@ -3,6 +3,7 @@ import pg from "pg";
 
 import type { Logger } from "../../platform/logger.js";
 import { checkRecord, writeLedgerGroup, type CallRecord, type Consumption, type LedgerRow } from "./usage-store.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * Settlement written behind (ARCHITECTURE §4): answered calls are queued here and written in group
@@ -142,7 +143,7 @@ export class SettlementWriter {
           this.waiters = this.waiters.filter((w) => (w.until <= this.committedCount ? (w.resolve(), false) : true));
         },
         (err: unknown) => {
-          if (!this.failing) this.log.error({ err: (err as Error).message, pending: this.queue.length }, "usage settlement failed; retrying");
+          if (!this.failing) this.log.error({ err: errorMessage(err), pending: this.queue.length }, "usage settlement failed; retrying");
           this.failing = true;
           this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
           // Readers waiting on a barrier go on and meet the same outage themselves (503), not a hang.

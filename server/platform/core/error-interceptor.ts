@@ -2,7 +2,7 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { BaseError, ConnectionError, DatabaseError, TimeoutError } from "sequelize";
 import type { Logger } from "../logger.js";
 import { reasoned_errors } from "../../../gen/gateway/v1/options_pb.js";
-import { gatewayError } from "../../../wire/errors.js";
+import { gatewayError, errorMessage } from "../../../wire/errors.js";
 import { optionOf } from "../../../wire/proto-options.js";
 import { REQUEST_ID_HEADER } from "../../../wire/request-id.js";
 
@@ -51,7 +51,7 @@ function asConnectError(err: unknown, log: Logger, method: MethodInfo, { signal,
   if (signal.aborted) {
     // The caller went away, the deadline passed or the gateway is stopping, and the handler failed
     // on that (a body cut off, a stream closed): the abort is the answer, not a fault of ours.
-    log.debug({ method: method.name, requestId, err: err instanceof Error ? err.message : String(err) }, "call ended by its abort");
+    log.debug({ method: method.name, requestId, err: errorMessage(err) }, "call ended by its abort");
     return ConnectError.from(signal.reason, Code.Canceled);
   }
   if (isDatabaseUnavailable(err)) {

@@ -4,7 +4,7 @@ import { base64Decode } from "@bufbuild/protobuf/wire";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { rules as rulesOption, type FieldRules } from "../../../gen/gateway/v1/options_pb.js";
 import { enumFromWire, wireNames } from "../../../wire/enums.js";
-import { gatewayError } from "../../../wire/errors.js";
+import { gatewayError, errorMessage } from "../../../wire/errors.js";
 import { INT_RANGES, normalizeMessageValue } from "../../../wire/json-input.js";
 import { setOptionOf } from "../../../wire/proto-options.js";
 import { isWellFormed, textProblem } from "../../../wire/text-rules.js";
@@ -458,7 +458,7 @@ function readValue(field: FieldPlan, plan: ValuePlan, value: JsonValue, level: n
         try {
           base64Decode(value);
         } catch (error) {
-          fieldReadError(field, error instanceof Error ? error.message : String(error));
+          fieldReadError(field, errorMessage(error));
         }
       }
       return value;
@@ -497,7 +497,7 @@ function readValue(field: FieldPlan, plan: ValuePlan, value: JsonValue, level: n
         try {
           fromJson(plan.message!, value, { ignoreUnknownFields: true });
         } catch (error) {
-          readError(error instanceof Error ? error.message : String(error));
+          readError(errorMessage(error));
         }
       }
       return value;

@@ -1,5 +1,6 @@
 import type { Logger } from "../logger.js";
 import { isGoneLocalOwner } from "./lease-owner.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * The one loop behind every Postgres queue of the gateway (batch items, native batches, video
@@ -73,7 +74,7 @@ export function startLeasedWorker<T>(spec: LeasedWorkerSpec<T>): LeasedWorker {
   function start(item: T): Promise<void> {
     const task = (spec.work?.(item, stopping.signal) ?? Promise.resolve())
       .catch((err: unknown) => {
-        if (!stopping.signal.aborted) log.warn({ err: messageOf(err) }, `${spec.name}: work failed; it will be retried`);
+        if (!stopping.signal.aborted) log.warn({ err: errorMessage(err) }, `${spec.name}: work failed; it will be retried`);
       })
       .finally(() => {
         running.delete(task);
@@ -102,7 +103,7 @@ export function startLeasedWorker<T>(spec: LeasedWorkerSpec<T>): LeasedWorker {
       try {
         again = await tick();
       } catch (err) {
-        log.warn({ err: messageOf(err) }, `${spec.name}: database step failed; retrying`);
+        log.warn({ err: errorMessage(err) }, `${spec.name}: database step failed; retrying`);
       }
       if (again || woken) continue;
       await new Promise<void>((resolve) => {
@@ -120,7 +121,7 @@ export function startLeasedWorker<T>(spec: LeasedWorkerSpec<T>): LeasedWorker {
   renewal?.unref();
 
   async function renewNow(): Promise<void> {
-    await spec.renew?.run().catch((err: unknown) => log.warn({ err: messageOf(err) }, `${spec.name}: leases could not be renewed`));
+    await spec.renew?.run().catch((err: unknown) => log.warn({ err: errorMessage(err) }, `${spec.name}: leases could not be renewed`));
   }
 
   const looping = concurrency > 0 && spec.pollMs > 0 ? loop() : Promise.resolve();
@@ -144,10 +145,6 @@ export function startLeasedWorker<T>(spec: LeasedWorkerSpec<T>): LeasedWorker {
       await Promise.allSettled(running);
     },
   };
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /**

@@ -3,6 +3,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Logger } from "../logger.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 export interface Binaries {
   initdb: string;
@@ -39,7 +40,7 @@ export async function reachableBinaries(bins: Binaries, runAs: Ids, log: Logger,
   } catch (err) {
     throw new Error(
       `The embedded PostgreSQL binaries under ${nativeDir} cannot be run by the system user postgres (a directory above them, such as /root, ` +
-        `is closed to other users), and running a copy from ${cacheRoot} failed: ${(err as Error).message}. Move the checkout to a directory ` +
+        `is closed to other users), and running a copy from ${cacheRoot} failed: ${errorMessage(err)}. Move the checkout to a directory ` +
         `other users can enter, or set DATABASE_URL to an external PostgreSQL.`,
       { cause: err },
     );

@@ -1,5 +1,6 @@
 import type { ExchangeObserver } from "../../../wire/exchange.js";
 import type { Logger } from "../logger.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * Several exchange observers as one (the access log, the REST spans, the metrics …), for the
@@ -14,7 +15,7 @@ export function composeObservers(log: Logger, ...observers: Array<ExchangeObserv
       try {
         observe(exchange);
       } catch (err) {
-        log.error({ err: err instanceof Error ? err.message : String(err), requestId: exchange.requestId }, "an exchange observer failed");
+        log.error({ err: errorMessage(err), requestId: exchange.requestId }, "an exchange observer failed");
       }
     }
   };

@@ -1,6 +1,7 @@
 import { context, diag, DiagLogLevel, propagation, trace, type DiagLogger, type Tracer } from "@opentelemetry/api";
 import type { TracingConfig } from "../config.js";
 import type { Logger } from "../logger.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * OpenTelemetry traces, off unless an OTLP endpoint is configured (docs/configuration.md). Only
@@ -58,7 +59,7 @@ export async function startTracing(config: TracingConfig, log: Logger): Promise<
       try {
         await provider.shutdown();
       } catch (err) {
-        log.warn({ err: err instanceof Error ? err.message : String(err) }, "the last spans could not be exported");
+        log.warn({ err: errorMessage(err) }, "the last spans could not be exported");
       } finally {
         trace.disable();
         context.disable();

@@ -1,5 +1,6 @@
 import fs from "node:fs/promises";
 import type { Logger } from "../logger.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * The gateway's own files, closed to the machine's other OS users, interns' shell users included
@@ -36,6 +37,6 @@ export async function closeConfigFile(file: string | undefined, log: Logger): Pr
     await fs.chmod(file, mode & 0o7770);
     log.warn({ file, from: (mode & 0o7777).toString(8), to: (mode & 0o7770).toString(8) }, "GATEWAY_CONFIG was readable by every OS user; closed it to them");
   } catch (err) {
-    log.error({ file, err: (err as Error).message }, "GATEWAY_CONFIG is readable by every OS user, interns' shells included, and could not be changed: make it readable by the gateway's user alone");
+    log.error({ file, err: errorMessage(err) }, "GATEWAY_CONFIG is readable by every OS user, interns' shells included, and could not be changed: make it readable by the gateway's user alone");
   }
 }

@@ -2,7 +2,7 @@ import { ConnectError } from "@connectrpc/connect";
 import { startLeasedWorker } from "../../platform/core/leased-worker.js";
 import { newLeaseOwner } from "../../platform/core/lease-owner.js";
 import { isFreeEndpoint } from "../../engine/catalog/catalog.js";
-import { httpErrorOf } from "../../../wire/errors.js";
+import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
 import { runItem, type ClaimedItem } from "./batch-item-runner.js";
 import { loadPlan, type BatchPlan } from "./batch-plan.js";
@@ -66,7 +66,7 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     } catch (err) {
       if (!(err instanceof ConnectError)) {
         // The database is unreachable: the item waits, its lease keeps it ours or lapses.
-        log.warn({ batch: item.batchId, err: (err as Error).message }, "batch plan could not be loaded; the item will be retried");
+        log.warn({ batch: item.batchId, err: errorMessage(err) }, "batch plan could not be loaded; the item will be retried");
         await retryLater(item, settings.retryBaseMs).catch(() => undefined);
         return;
       }
@@ -74,7 +74,7 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
       // as a whole with the reason, and its open items with it.
       const { status, message } = httpErrorOf(err);
       await failBatch(sequelize, item.batchId, message, status).catch((failure: unknown) => {
-        log.warn({ batch: item.batchId, err: (failure as Error).message }, "batch could not be marked failed; it will be tried again");
+        log.warn({ batch: item.batchId, err: errorMessage(failure) }, "batch could not be marked failed; it will be tried again");
       });
       return;
     }
@@ -85,7 +85,7 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     } catch (err) {
       if (stopping.signal.aborted) return; // The lease lapses; another run picks the item up.
       if (item.attempt < settings.maxAttempts) {
-        log.warn({ batch: item.batchId, item: item.idx, err: (err as Error).message }, "batch item failed to run; it will be retried");
+        log.warn({ batch: item.batchId, item: item.idx, err: errorMessage(err) }, "batch item failed to run; it will be retried");
         await retryLater(item, settings.retryBaseMs).catch(() => undefined);
         return;
       }
@@ -149,7 +149,7 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
       .then(() => undefined)
       .catch((err: unknown) => {
         // Kept and written again: the leases are renewed meanwhile, so the items stay ours.
-        log.warn({ items: group.length, err: (err as Error).message }, "batch results could not be recorded yet; retrying");
+        log.warn({ items: group.length, err: errorMessage(err) }, "batch results could not be recorded yet; retrying");
         pending = group.concat(pending);
         return new Promise<void>((resolve) => setTimeout(resolve, settings.retryBaseMs).unref());
       })

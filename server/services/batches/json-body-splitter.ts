@@ -1,5 +1,5 @@
 import type { JsonValue } from "@bufbuild/protobuf";
-import { gatewayError } from "../../../wire/errors.js";
+import { gatewayError, errorMessage } from "../../../wire/errors.js";
 
 /**
  * Splits a JSON object body into its parts while it streams in, so that a large body is never held
@@ -251,7 +251,7 @@ export class JsonBodySplitter {
       value = JSON.parse(bytes.toString("utf8")) as JsonValue;
     } catch (err) {
       const what = this.target === Target.Element ? this.where() : this.target === Target.Field ? `the field '${this.key}'` : "a field name";
-      throw this.malformed(`${what} (from byte ${startByte}): ${err instanceof Error ? err.message : String(err)}`);
+      throw this.malformed(`${what} (from byte ${startByte}): ${errorMessage(err)}`);
     }
     switch (this.target) {
       case Target.Key:

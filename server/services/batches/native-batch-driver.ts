@@ -1,6 +1,6 @@
 import { ConnectError } from "@connectrpc/connect";
 import type { BatchEngineConfig } from "../../platform/config.js";
-import { httpErrorOf } from "../../../wire/errors.js";
+import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
 import type { Attempt } from "../../engine/inference/routing.js";
 import { isRetryable, toGatewayError } from "../../engine/inference/upstream-errors.js";
@@ -42,7 +42,7 @@ export function nativeLeaseOwner(batchId: string): string {
 export async function advanceNativeBatch(runtime: InferenceRuntime, settings: BatchEngineConfig, batchId: string, signal: AbortSignal): Promise<void> {
   await advance(runtime, settings, batchId, signal).catch((err: unknown) => {
     // The claim lapses and the batch is tried again; nothing was recorded half-way.
-    if (!signal.aborted) runtime.deps.log.warn({ batch: batchId, err: (err as Error).message }, "native batch step failed; it will be retried");
+    if (!signal.aborted) runtime.deps.log.warn({ batch: batchId, err: errorMessage(err) }, "native batch step failed; it will be retried");
   });
 }
 

@@ -1,6 +1,6 @@
 import type { CatalogEndpoint } from "../../engine/catalog/catalog.js";
 import type { Caller } from "../../platform/core/auth.js";
-import { gatewayError } from "../../../wire/errors.js";
+import { gatewayError, errorMessage } from "../../../wire/errors.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
 import type { Attempt } from "../../engine/inference/routing.js";
 import { requiredPart } from "../../engine/providers/registry.js";
@@ -46,6 +46,6 @@ export async function removeUpstreamBatch(runtime: InferenceRuntime, caller: Cal
     if (batch.status !== "completed") await api.cancel(target, upstreamId, signal).catch(() => undefined);
     return { provider, status: await api.remove(target, upstreamId, signal) };
   } catch (err) {
-    throw gatewayError(502, `Provider ${provider} could not delete its copy of the batch (${(err as Error).message}); the batch was not deleted, try again later`, { retryable: true });
+    throw gatewayError(502, `Provider ${provider} could not delete its copy of the batch (${errorMessage(err)}); the batch was not deleted, try again later`, { retryable: true });
   }
 }

@@ -11,6 +11,7 @@ import { killProcessesOf, moveHomesOutOfDataDir, prepareInternHome, removeIntern
 import { HostCallError, hostCall } from "./intern-host-client.js";
 import type { InternHostAccess, InternHosts, InternHostStart } from "./intern-hosts.js";
 import { deleteHost, recordedHost, registerHost, unregisterHost } from "./intern-store-hosts.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * Intern hosts as child processes of this gateway instance (cmd/intern-host.ts). Each
@@ -74,7 +75,7 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
   }
 
   // Before any host starts: a home still in the data directory is moved out first.
-  const homesMoved = moveHomesOutOfDataDir(config, log).catch((err: unknown) => log.error({ err: (err as Error).message }, "the interns' homes could not be moved out of the data directory"));
+  const homesMoved = moveHomesOutOfDataDir(config, log).catch((err: unknown) => log.error({ err: errorMessage(err) }, "the interns' homes could not be moved out of the data directory"));
 
   // Shell commands run only under their limits (shell-tool.ts): without prlimit, none runs.
   execFile("prlimit", ["--version"], (err) => {
@@ -161,7 +162,7 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
     options.releaseSecrets(internId, message.url).then(
       (secrets) => reply({ type: "secrets", id: message.id, secrets }),
       (err: unknown) => {
-        log.warn({ internId, err: (err as Error).message }, "secret release failed");
+        log.warn({ internId, err: errorMessage(err) }, "secret release failed");
         reply({ type: "secrets", id: message.id, error: "the vault could not release secrets" });
       },
     );
@@ -173,7 +174,7 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
     const exit = { internId, code: host.child.exitCode, signal: host.child.signalCode };
     if (host.stopping) log.info(exit, "intern host stopped");
     else log.warn(exit, "intern host exited unexpectedly");
-    await unregisterHost(sequelize, { internId, instanceId, pid: host.child.pid ?? null }).catch((err: unknown) => log.warn({ internId, err: (err as Error).message }, "could not unregister an intern host"));
+    await unregisterHost(sequelize, { internId, instanceId, pid: host.child.pid ?? null }).catch((err: unknown) => log.warn({ internId, err: errorMessage(err) }, "could not unregister an intern host"));
     if (!host.stopping) host.onExit();
   }
 

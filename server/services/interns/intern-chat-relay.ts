@@ -15,6 +15,7 @@ import { retryableOf } from "./intern-chat-errors.js";
 import { hostCall, type HostEvents } from "./intern-host-client.js";
 import type { InternHostAccess } from "./intern-hosts.js";
 import { finishRun, recordQuestion, type RunStatus } from "./intern-store-runs.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * Relays one attachment to a run (host/host-runs.ts) as the chunks of spec 6, keeping the run's
@@ -102,7 +103,7 @@ export async function* relayRun(attached: HostEvents, target: RelayTarget): Asyn
     target.signal.removeEventListener("abort", onAbort);
     attached.close();
     if (!settled) {
-      await leave(attached, target).catch((err: unknown) => log.warn({ internId: target.internId, runId: target.runId, err: (err as Error).message }, "intern run left in an unknown state by its client"));
+      await leave(attached, target).catch((err: unknown) => log.warn({ internId: target.internId, runId: target.runId, err: errorMessage(err) }, "intern run left in an unknown state by its client"));
     }
   }
 }

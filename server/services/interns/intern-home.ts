@@ -8,6 +8,7 @@ import { makeTraversable } from "../../platform/db/traversable.js";
 import type { Logger } from "../../platform/logger.js";
 import { shellNumberOf } from "./intern-store.js";
 import type { ShellUser } from "../../../intern-host/host-protocol.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * An intern's place on this instance's disk (`<GATEWAY_INTERN_HOME_DIR>/<id>`: `work` for its
@@ -93,7 +94,7 @@ export async function moveHomesOutOfDataDir(config: GatewayConfig, log: Logger):
       await moveDir(from, to);
       moved.push(name);
     } catch (err) {
-      log.error({ from, to, err: (err as Error).message }, "an intern's home could not be moved out of the data directory; move it by hand");
+      log.error({ from, to, err: errorMessage(err) }, "an intern's home could not be moved out of the data directory; move it by hand");
     }
   }
   await rmdir(legacy).catch(() => undefined);

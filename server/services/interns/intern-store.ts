@@ -1,5 +1,6 @@
 import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
 import type { InternRecord, InternStatusName } from "./intern-record.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * The `interns` table (migration 0009) in plain SQL: lifecycle changes are conditional updates
@@ -50,7 +51,7 @@ interface StoredIntern {
 const MAX_FAILURE_MESSAGE = 1000;
 
 export function failureMessage(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
+  const text = errorMessage(err);
   return (text.trim() || "unknown error").slice(0, MAX_FAILURE_MESSAGE);
 }
 

@@ -7,6 +7,7 @@ import { processRuns } from "../../platform/core/process-runs.js";
 import type { Logger } from "../../platform/logger.js";
 import { shellIsolation } from "./intern-home.js";
 import { HOST_SERVICES_V4, NON_PUBLIC_V4, NON_PUBLIC_V6 } from "../../platform/outbound/destination-guard.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * What interns' shells may reach on the network. A root gateway runs each intern's shell as its
@@ -63,7 +64,7 @@ export async function restrictShellEgress(options: ShellEgressOptions): Promise<
     await removeStaleTables();
     await nft(["-f", "-"], ruleset(table, options, await openAddresses(options.allowedHosts)));
   } catch (err) {
-    options.log.error({ err: (err as Error).message }, "interns' shells are NOT network-filtered: the egress rules could not be installed (root and nftables' nft are needed)");
+    options.log.error({ err: errorMessage(err) }, "interns' shells are NOT network-filtered: the egress rules could not be installed (root and nftables' nft are needed)");
     return { filtered: false, stop: async () => {} };
   }
   options.log.info({ table }, "interns' shells are network-filtered");
@@ -73,7 +74,7 @@ export async function restrictShellEgress(options: ShellEgressOptions): Promise<
     async stop() {
       if (stopped) return;
       stopped = true;
-      await nft(["delete", "table", "inet", table]).catch((err: unknown) => options.log.warn({ err: (err as Error).message }, "the shells' egress table could not be removed"));
+      await nft(["delete", "table", "inet", table]).catch((err: unknown) => options.log.warn({ err: errorMessage(err) }, "the shells' egress table could not be removed"));
     },
   };
 }

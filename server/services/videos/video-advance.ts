@@ -1,7 +1,7 @@
 import type { BlobStore } from "../../platform/storage/blob-store.js";
 import { ConnectError } from "@connectrpc/connect";
 import type { VideoPollerConfig } from "../../platform/config.js";
-import { httpErrorOf } from "../../../wire/errors.js";
+import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
 import { isRetryable, toGatewayError } from "../../engine/inference/upstream-errors.js";
 import { UpstreamError } from "../../engine/providers/provider.js";
@@ -110,7 +110,7 @@ async function removeUpstream(ax: Advancer, job: VideoJobRow, upstreamId: string
     const handle = await jobTarget(ax.runtime, plan.context, plan.endpoint);
     await handle.api.remove(handle.target, upstreamId, ax.signal);
   } catch (err) {
-    ax.runtime.deps.log.warn({ job: job.id, err: (err as Error).message }, "the provider's copy of an expired video job could not be deleted");
+    ax.runtime.deps.log.warn({ job: job.id, err: errorMessage(err) }, "the provider's copy of an expired video job could not be deleted");
   }
 }
 
@@ -147,7 +147,7 @@ async function setBack(ax: Advancer, job: VideoJobRow, plan: JobPlan, err: unkno
     const { status, message } = httpErrorOf(toGatewayError(err, plan.endpoint.providerName));
     return finish(ax, job, "failed", message, { status: "error", httpStatus: status, costUsd: NO_COST });
   }
-  if (!(err instanceof UpstreamError)) log.warn({ job: job.id, err: (err as Error).message }, "video job step failed; it will be retried");
+  if (!(err instanceof UpstreamError)) log.warn({ job: job.id, err: errorMessage(err) }, "video job step failed; it will be retried");
   const retryAfterMs = err instanceof UpstreamError ? (err.options.retryAfterS ?? 0) * 1000 : 0;
   const delayMs = Math.min(MAX_BACKOFF_MS, Math.max(retryAfterMs, ax.settings.retryBaseMs * 2 ** Math.min(job.failures, 16)));
   await recordFailedStep(sequelize, job.id, ax.owner, delayMs / 1000);

@@ -5,6 +5,7 @@ import type { InferenceRuntime } from "../../engine/inference/inference-call.js"
 import { advanceJob, type Advancer } from "./video-advance.js";
 import { claimJobs, jobLeaseOwners, jobsWithExpiredOutputs, markOutputsPurged, releaseJobLeases, renewJobLeases, type VideoJobRow } from "./video-store.js";
 import { deleteOutputs } from "./video-outputs.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * The video job poller of one instance. Jobs live in Postgres: due jobs (`available_at` reached,
@@ -54,7 +55,7 @@ export function startVideoPoller(runtime: InferenceRuntime, blobs: BlobStore): V
   async function work(job: VideoJobRow): Promise<void> {
     await holding(job.id, () => advanceJob(advancer, job)).catch((err: unknown) => {
       // The database failed mid-step: the job's lease lapses and it is claimed again.
-      log.warn({ job: job.id, err: (err as Error).message }, "video job step could not be recorded; it will be retried");
+      log.warn({ job: job.id, err: errorMessage(err) }, "video job step could not be recorded; it will be retried");
     });
   }
 
@@ -95,7 +96,7 @@ export function startVideoPoller(runtime: InferenceRuntime, blobs: BlobStore): V
       stopping.abort();
       await worker.stop();
       // Handed back now rather than when the leases lapse, so the next instance goes on at once.
-      await releaseJobLeases(sequelize, owner).catch((err: unknown) => log.warn({ err: (err as Error).message }, "video job leases could not be handed back; they lapse"));
+      await releaseJobLeases(sequelize, owner).catch((err: unknown) => log.warn({ err: errorMessage(err) }, "video job leases could not be handed back; they lapse"));
     },
   };
 }

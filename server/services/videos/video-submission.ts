@@ -3,7 +3,7 @@ import type { CreateVideoRequest } from "../../../gen/gateway/v1/videos_pb.js";
 import { isFreeEndpoint, type CatalogEndpoint } from "../../engine/catalog/catalog.js";
 import { findVideoModel, type CatalogVideoModel } from "../../engine/catalog/video-models.js";
 import { callerOf } from "../../platform/core/auth.js";
-import { gatewayError } from "../../../wire/errors.js";
+import { gatewayError, errorMessage } from "../../../wire/errors.js";
 import { admit } from "../../engine/admission/exact-admission.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
@@ -127,6 +127,6 @@ async function discard(runtime: InferenceRuntime, job: VideoJobRow): Promise<voi
     if ((await deleteUnacceptedJob(sequelize, job.id)) && job.reservation_id) await releaseReservation(sequelize, job.reservation_id);
   } catch (err) {
     // The lease lapses and the poller submits the job again; its reservation lapses with its deadline.
-    log.warn({ job: job.id, err: (err as Error).message }, "a video job the provider did not accept could not be removed");
+    log.warn({ job: job.id, err: errorMessage(err) }, "a video job the provider did not accept could not be removed");
   }
 }
