@@ -9,7 +9,7 @@ import { wireName } from "../../../wire/enums.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { UUID_PATTERN } from "../../../wire/text-rules.js";
 import { activityRows, findGenerationRow, listGenerationRows, type ActivityFilter, type LedgerScope } from "./activity-store.js";
-import { toActivityItem, toGeneration } from "./activity-wire.js";
+import { toActivityItem, toGeneration } from "./activity-view.js";
 
 /**
  * GET /activity, GET /generation and GET /generations over the usage ledger. Each read first waits

@@ -11,7 +11,7 @@ import { CANCELLED_RESULT, closeOpenItems } from "./batch-store-lifecycle.js";
 import { deleteTerminalBatch, findBatch, itemResults, listBatches, markCancelling, TERMINAL, type BatchRow } from "./batch-store.js";
 import { jsonSubmission, messageSubmission, type SubmissionPart } from "./batch-submission-source.js";
 import { submitBatch } from "./batch-submission.js";
-import { toBatch } from "./batch-wire.js";
+import { toBatch } from "./batch-view.js";
 import { removeUpstreamBatch } from "./native-batch-upstream.js";
 import { createSlots } from "./provider-slots.js";
 

@@ -11,7 +11,7 @@ import type { Deps } from "../deps.js";
 import type { ProviderKind } from "../../engine/providers/provider.js";
 import { createLocalBlobStore } from "../../platform/storage/local-blob-store.js";
 import { deleteFileRow, findFileRow, insertFileRow, listFileRows, providerFileRows } from "./file-store.js";
-import { contentDisposition, ownFile, providerFile } from "./file-wire.js";
+import { contentDisposition, ownFile, providerFile } from "./file-view.js";
 import { providerFileAccess, providerFileError, type ProviderFileAccess } from "./provider-file-access.js";
 import { openUpload, UploadContent } from "./upload-stream.js";
 

@@ -17,7 +17,7 @@ import type { InternLifecycle } from "./intern-lifecycle.js";
 import type { InternStatusName } from "./intern-record.js";
 import { internScopeOf, requireNotOwnKey, requireVisibleIntern } from "./intern-scope.js";
 import { changeIntern, insertIntern, listInterns, type InternChange, type InternRow } from "./intern-store.js";
-import { toIntern } from "./intern-wire.js";
+import { toIntern } from "./intern-view.js";
 
 /**
  * Intern records (spec 2.8, 2.9, 4.7 except chat): create, list, get, update, provision, suspend,

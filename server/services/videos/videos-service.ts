@@ -9,7 +9,7 @@ import { readOutput } from "./video-outputs.js";
 import type { VideoPoller } from "./video-poller.js";
 import { submitVideo } from "./video-submission.js";
 import { createUrlSigner } from "./video-url-signing.js";
-import { toVideoJob, toVideoModel } from "./video-wire.js";
+import { toVideoJob, toVideoModel } from "./video-view.js";
 
 /**
  * Video jobs of the caller's workspace (another workspace's job is a 404) and the video model
