@@ -3,7 +3,7 @@
 /* eslint-disable */
 
 // Decision requests (alpha): a classifier model answers named questions about a supplied state
-// (spec 2.7, 4.6). Subject to change.
+// (docs/api/decisions-alpha.md). Subject to change.
 // buf:lint:ignore PACKAGE_VERSION_SUFFIX
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
@@ -126,7 +126,7 @@ export const DecisionUsageSchema: GenMessage<DecisionUsage> = /*@__PURE__*/
 
 /**
  * The answer to one question, in the shape of its `type`. On the REST wire it is rendered as the
- * set member alone, so each answer carries exactly the fields the spec lists for its type.
+ * set member alone, so each answer carries exactly the fields the API lists for its type.
  *
  * @generated from message gateway.alpha.DecisionAnswer
  */

@@ -2,7 +2,7 @@
 // @generated from file gateway/v1/analytics.proto (package gateway.v1, syntax proto3)
 /* eslint-disable */
 
-// Analytics over the usage ledger (spec 2.17, 4.15).
+// Analytics over the usage ledger.
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";

@@ -2,7 +2,7 @@
 // @generated from file gateway/v1/batches.proto (package gateway.v1, syntax proto3)
 /* eslint-disable */
 
-// Asynchronous batches of inference requests (spec 2.1, 3.1, 4.1, 7, 8).
+// Asynchronous batches of inference requests (docs/api/batches.md).
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
@@ -121,7 +121,7 @@ export const BatchUsageIterationSchema: GenMessage<BatchUsageIteration> = /*@__P
   messageDesc(file_gateway_v1_batches, 2);
 
 /**
- * Aggregated usage and cost of a batch (spec 2.1 "Batch usage").
+ * Aggregated usage and cost of a batch.
  *
  * @generated from message gateway.v1.BatchUsage
  */
@@ -311,7 +311,7 @@ export const BatchResultItemSchema: GenMessage<BatchResultItem> = /*@__PURE__*/
   messageDesc(file_gateway_v1_batches, 6);
 
 /**
- * A batch (spec 2.1). Returned unwrapped (not in `data`).
+ * A batch. Returned unwrapped (not in `data`).
  *
  * @generated from message gateway.v1.Batch
  */
@@ -395,7 +395,7 @@ export const BatchSchema: GenMessage<Batch> = /*@__PURE__*/
   messageDesc(file_gateway_v1_batches, 7);
 
 /**
- * Provider preferences of a batch submission. Fields besides `only`: not shown by the spec.
+ * Provider preferences of a batch submission. Fields besides `only`: not shown by the API.
  *
  * @generated from message gateway.v1.BatchProviderPreferences
  */
@@ -718,7 +718,7 @@ export const CancelBatchRequestSchema: GenMessage<CancelBatchRequest> = /*@__PUR
   messageDesc(file_gateway_v1_batches, 18);
 
 /**
- * Lifecycle status of a batch (spec 3.1). `completed`, `failed`, `expired` and `cancelled` are
+ * Lifecycle status of a batch. `completed`, `failed`, `expired` and `cancelled` are
  * terminal.
  *
  * @generated from enum gateway.v1.BatchStatus
@@ -845,7 +845,7 @@ export const CompletionWindowSchema: GenEnum<CompletionWindow> = /*@__PURE__*/
  */
 export const BatchesService: GenService<{
   /**
-   * Submit a batch as its JSON body (`BatchSubmitBody`, spec 2.1), streamed: the first message
+   * Submit a batch as its JSON body (`BatchSubmitBody`), streamed: the first message
    * carries the content type, every message a slice of the bytes (as grpc-gateway streams an
    * HttpBody). The items are checked and stored as they arrive, so a large body is never held whole;
    * give `endpoint` and `model` before `requests` for that (items that come before them wait in
@@ -893,7 +893,7 @@ export const BatchesService: GenService<{
     output: typeof DeleteBatchResponseSchema;
   },
   /**
-   * List the caller's batches, newest first, with cursor pagination (beyond the spec).
+   * List the caller's batches, newest first, with cursor pagination (beyond the core API; docs/api/endpoints.md).
    *
    * @generated from rpc gateway.v1.BatchesService.ListBatches
    */
@@ -904,7 +904,7 @@ export const BatchesService: GenService<{
   },
   /**
    * Cancel a non-terminal batch: it moves to `cancelling`, then `cancelled` with partial results
-   * (beyond the spec). Takes no body.
+   * (beyond the core API; docs/api/endpoints.md). Takes no body.
    *
    * @generated from rpc gateway.v1.BatchesService.CancelBatch
    */

@@ -58,7 +58,7 @@ export const EdgeService: GenService<{
   /**
    * Answers OK when the request's `authorization` header carries a valid, enabled, unexpired API
    * key, and 401 (Unauthenticated) otherwise, so that an edge authenticates a caller before it
-   * reads and parses what the caller sends (spec 5.1). The core still checks every call itself;
+   * reads and parses what the caller sends. The core still checks every call itself;
    * an edge may remember a success, and the key's label, for a short while.
    *
    * @generated from rpc gateway.v1.EdgeService.CheckCredentials

@@ -2,7 +2,7 @@
 // @generated from file gateway/v1/end_users.proto (package gateway.v1, syntax proto3)
 /* eslint-disable */
 
-// Registered end users: the `user` tracking strings of inference requests (spec 2.6, 3.4, 4.5).
+// Registered end users: the `user` tracking strings of inference requests.
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";

@@ -23,14 +23,14 @@ export const file_gateway_v1_errors: GenFile = /*@__PURE__*/
  */
 export type ErrorDetail = Message<"gateway.v1.ErrorDetail"> & {
   /**
-   * The HTTP status the spec prescribes (also those gRPC codes cannot express: 402, 410, 413, 422, 499, 502, 524, 529).
+   * The HTTP status the API prescribes (also those gRPC codes cannot express: 402, 410, 413, 422, 499, 502, 524, 529).
    *
    * @generated from field: uint32 http_status = 1;
    */
   httpStatus: number;
 
   /**
-   * The spec's `metadata.reason` (e.g. "interaction_unknown"); empty when the spec has none.
+   * The API's `metadata.reason` (e.g. "interaction_unknown"); empty when the API has none.
    *
    * @generated from field: string reason = 2;
    */

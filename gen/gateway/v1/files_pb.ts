@@ -2,7 +2,7 @@
 // @generated from file gateway/v1/files.proto (package gateway.v1, syntax proto3)
 /* eslint-disable */
 
-// Workspace files: upload, metadata, list, content and deletion (spec 2.13, 4.12).
+// Workspace files: upload, metadata, list, content and deletion (docs/api/files.md).
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
@@ -21,7 +21,7 @@ export const file_gateway_v1_files: GenFile = /*@__PURE__*/
   fileDesc("ChZnYXRld2F5L3YxL2ZpbGVzLnByb3RvEgpnYXRld2F5LnYxIp8BCgRGaWxlEgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSEAoIZmlsZW5hbWUYAyABKAkSEQoJbWltZV90eXBlGAQgASgJEhIKCnNpemVfYnl0ZXMYBSABKAMSFAoMZG93bmxvYWRhYmxlGAYgASgIEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqUBChJVcGxvYWRGaWxlTWV0YWRhdGESIQoMd29ya3NwYWNlX2lkGAEgASgJQgaS9BgCMAFIAIgBARIqCghwcm92aWRlchgCIAEoDjIYLmdhdGV3YXkudjEuRmlsZVByb3ZpZGVyEhkKCGZpbGVuYW1lGAMgASgJQgeS9BgDGP8BEhQKDGNvbnRlbnRfdHlwZRgEIAEoCUIPCg1fd29ya3NwYWNlX2lkImAKEVVwbG9hZEZpbGVSZXF1ZXN0EjIKCG1ldGFkYXRhGAEgASgLMh4uZ2F0ZXdheS52MS5VcGxvYWRGaWxlTWV0YWRhdGFIABIPCgVjaHVuaxgCIAEoDEgAQgYKBHBhcnQiwgEKDkdldEZpbGVSZXF1ZXN0ElAKB2ZpbGVfaWQYASABKAlCP5L0GDsIARABGIACIgheW1x3LV0rJCoobGV0dGVycywgZGlnaXRzLCB1bmRlcnNjb3JlcyBhbmQgaHlwaGVucxIhCgx3b3Jrc3BhY2VfaWQYAiABKAlCBpL0GAIwAUgAiAEBEioKCHByb3ZpZGVyGAMgASgOMhguZ2F0ZXdheS52MS5GaWxlUHJvdmlkZXJCDwoNX3dvcmtzcGFjZV9pZCLQAQoQTGlzdEZpbGVzUmVxdWVzdBIqCgVsaW1pdBgBIAEoBUIWkvQYEjkAAAAAAADwP0EAAAAAAABZQEgAiAEBEhsKBmN1cnNvchgCIAEoCUIGkvQYAhABSAGIAQESIQoMd29ya3NwYWNlX2lkGAMgASgJQgaS9BgCMAFIAogBARIqCghwcm92aWRlchgEIAEoDjIYLmdhdGV3YXkudjEuRmlsZVByb3ZpZGVyQggKBl9saW1pdEIJCgdfY3Vyc29yQg8KDV93b3Jrc3BhY2VfaWQivQEKEUxpc3RGaWxlc1Jlc3BvbnNlEh4KBGRhdGEYASADKAsyEC5nYXRld2F5LnYxLkZpbGUSEAoIaGFzX21vcmUYAiABKAgSGwoIZmlyc3RfaWQYAyABKAlCBJj0GAFIAIgBARIaCgdsYXN0X2lkGAQgASgJQgSY9BgBSAGIAQESGQoGY3Vyc29yGAUgASgJQgSY9BgBSAKIAQFCCwoJX2ZpcnN0X2lkQgoKCF9sYXN0X2lkQgkKB19jdXJzb3IixQEKEURlbGV0ZUZpbGVSZXF1ZXN0ElAKB2ZpbGVfaWQYASABKAlCP5L0GDsIARABGIACIgheW1x3LV0rJCoobGV0dGVycywgZGlnaXRzLCB1bmRlcnNjb3JlcyBhbmQgaHlwaGVucxIhCgx3b3Jrc3BhY2VfaWQYAiABKAlCBpL0GAIwAUgAiAEBEioKCHByb3ZpZGVyGAMgASgOMhguZ2F0ZXdheS52MS5GaWxlUHJvdmlkZXJCDwoNX3dvcmtzcGFjZV9pZCI/ChJEZWxldGVGaWxlUmVzcG9uc2USCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIPCgdkZWxldGVkGAMgASgIIskBChVHZXRGaWxlQ29udGVudFJlcXVlc3QSUAoHZmlsZV9pZBgBIAEoCUI/kvQYOwgBEAEYgAIiCF5bXHctXSskKihsZXR0ZXJzLCBkaWdpdHMsIHVuZGVyc2NvcmVzIGFuZCBoeXBoZW5zEiEKDHdvcmtzcGFjZV9pZBgCIAEoCUIGkvQYAjABSACIAQESKgoIcHJvdmlkZXIYAyABKA4yGC5nYXRld2F5LnYxLkZpbGVQcm92aWRlckIPCg1fd29ya3NwYWNlX2lkKn8KDEZpbGVQcm92aWRlchIdChlGSUxFX1BST1ZJREVSX1VOU1BFQ0lGSUVEEAASJAoURklMRV9QUk9WSURFUl9PUEVOQUkQARoK4vQYBm9wZW5haRIqChdGSUxFX1BST1ZJREVSX0FOVEhST1BJQxACGg3i9BgJYW50aHJvcGljMpQECgxGaWxlc1NlcnZpY2USZQoKVXBsb2FkRmlsZRIdLmdhdGV3YXkudjEuVXBsb2FkRmlsZVJlcXVlc3QaEC5nYXRld2F5LnYxLkZpbGUiJNjzGMkB4PMYgICAMoLT5JMCEjoBKiINL2FwaS92MS9maWxlcygBElgKB0dldEZpbGUSGi5nYXRld2F5LnYxLkdldEZpbGVSZXF1ZXN0GhAuZ2F0ZXdheS52MS5GaWxlIh+C0+STAhkSFy9hcGkvdjEvZmlsZXMve2ZpbGVfaWR9El8KCUxpc3RGaWxlcxIcLmdhdGV3YXkudjEuTGlzdEZpbGVzUmVxdWVzdBodLmdhdGV3YXkudjEuTGlzdEZpbGVzUmVzcG9uc2UiFYLT5JMCDxINL2FwaS92MS9maWxlcxJsCgpEZWxldGVGaWxlEh0uZ2F0ZXdheS52MS5EZWxldGVGaWxlUmVxdWVzdBoeLmdhdGV3YXkudjEuRGVsZXRlRmlsZVJlc3BvbnNlIh+C0+STAhkqFy9hcGkvdjEvZmlsZXMve2ZpbGVfaWR9EnQKDkdldEZpbGVDb250ZW50EiEuZ2F0ZXdheS52MS5HZXRGaWxlQ29udGVudFJlcXVlc3QaFC5nb29nbGUuYXBpLkh0dHBCb2R5IieC0+STAiESHy9hcGkvdjEvZmlsZXMve2ZpbGVfaWR9L2NvbnRlbnQwAWIGcHJvdG8z", [file_gateway_v1_options, file_google_api_annotations, file_google_api_httpbody, file_google_protobuf_timestamp]);
 
 /**
- * A stored file (spec 2.13). Returned unwrapped (not in `data`).
+ * A stored file. Returned unwrapped (not in `data`).
  *
  * @generated from message gateway.v1.File
  */
@@ -435,7 +435,7 @@ export const FilesService: GenService<{
     output: typeof FileSchema;
   },
   /**
-   * Files of the workspace, newest first, with cursor pagination (beyond the spec).
+   * Files of the workspace, newest first, with cursor pagination (beyond the core API; docs/api/endpoints.md).
    *
    * @generated from rpc gateway.v1.FilesService.ListFiles
    */
@@ -445,7 +445,7 @@ export const FilesService: GenService<{
     output: typeof ListFilesResponseSchema;
   },
   /**
-   * Delete a file of the workspace; irreversible (beyond the spec).
+   * Delete a file of the workspace; irreversible (beyond the core API).
    *
    * @generated from rpc gateway.v1.FilesService.DeleteFile
    */
@@ -455,7 +455,7 @@ export const FilesService: GenService<{
     output: typeof DeleteFileResponseSchema;
   },
   /**
-   * The raw content of a downloadable file, with its detected content type (beyond the spec).
+   * The raw content of a downloadable file, with its detected content type (beyond the core API).
    * Streamed as grpc-gateway streams HttpBody: the first message carries the content type, every
    * message a slice of the bytes; REST clients get them as one raw response body.
    *

@@ -4,7 +4,7 @@
 
 // Guardrails: reusable policies (a budget, model/provider/region allow and deny lists, zero data
 // retention, training and publication switches, content filters) that apply to the API keys and the
-// organization members assigned to them (spec 2.12, 4.9).
+// organization members assigned to them.
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
@@ -63,7 +63,7 @@ export const GuardrailContentFilterBuiltinSchema: GenMessage<GuardrailContentFil
   messageDesc(file_gateway_v1_guardrails, 0);
 
 /**
- * A guardrail (spec 2.12). Amounts are USD.
+ * A guardrail. Amounts are USD.
  *
  * @generated from message gateway.v1.Guardrail
  */
@@ -648,7 +648,7 @@ export const DeleteGuardrailRequestSchema: GenMessage<DeleteGuardrailRequest> = 
   messageDesc(file_gateway_v1_guardrails, 8);
 
 /**
- * An API key assigned to a guardrail (spec 2.12).
+ * An API key assigned to a guardrail.
  *
  * @generated from message gateway.v1.GuardrailKeyAssignment
  */
@@ -843,7 +843,7 @@ export const ListGuardrailKeyAssignmentsRequestSchema: GenMessage<ListGuardrailK
   messageDesc(file_gateway_v1_guardrails, 13);
 
 /**
- * Body {data, total_count} (spec 4.9).
+ * Body {data, total_count}.
  *
  * @generated from message gateway.v1.ListGuardrailKeyAssignmentsResponse
  */
@@ -918,7 +918,7 @@ export const UnassignGuardrailKeysResponseSchema: GenMessage<UnassignGuardrailKe
   messageDesc(file_gateway_v1_guardrails, 16);
 
 /**
- * Body of POST /guardrails/{id}/assignments/members (spec 4.9).
+ * Body of POST /guardrails/{id}/assignments/members.
  *
  * @generated from message gateway.v1.AssignGuardrailMembersRequest
  */
@@ -946,7 +946,7 @@ export const AssignGuardrailMembersRequestSchema: GenMessage<AssignGuardrailMemb
   messageDesc(file_gateway_v1_guardrails, 17);
 
 /**
- * Body {assigned_count} (spec 4.9).
+ * Body {assigned_count}.
  *
  * @generated from message gateway.v1.AssignGuardrailMembersResponse
  */

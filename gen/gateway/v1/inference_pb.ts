@@ -2,8 +2,8 @@
 // @generated from file gateway/v1/inference.proto (package gateway.v1, syntax proto3)
 /* eslint-disable */
 
-// Synchronous inference: chat completions (OpenAI wire format) and embeddings (spec 4.11).
-// Also home of the token usage counters shared with batches (spec 2.1).
+// Synchronous inference: chat completions (OpenAI wire format) and embeddings.
+// Also home of the token usage counters shared with batches.
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
@@ -600,7 +600,7 @@ export type ChatCompletionRequest = Message<"gateway.v1.ChatCompletionRequest"> 
   topLogprobs?: number | undefined;
 
   /**
-   * End-user tracking string (spec 2.6): at most 512 characters.
+   * End-user tracking string: at most 512 characters.
    *
    * @generated from field: optional string user = 22;
    */
@@ -1000,7 +1000,7 @@ export const ChatChoiceSchema: GenMessage<ChatChoice> = /*@__PURE__*/
   messageDesc(file_gateway_v1_inference, 23);
 
 /**
- * Token usage and cost of a chat completion (spec 2.1 chat usage).
+ * Token usage and cost of a chat completion.
  *
  * @generated from message gateway.v1.ChatUsage
  */
@@ -1516,7 +1516,7 @@ export type CreateEmbeddingRequest = Message<"gateway.v1.CreateEmbeddingRequest"
   sessionId?: string | undefined;
 
   /**
-   * End-user identifier (spec 2.6): at most 512 characters.
+   * End-user identifier: at most 512 characters.
    *
    * @generated from field: optional string user = 7;
    */

@@ -3,8 +3,8 @@
 /* eslint-disable */
 
 // Interns: persistent agents with their own runtime, vault and hostname, driven through an
-// OpenAI-compatible chat stream that can pause for permission or an answer (spec 2.8, 2.9, 3.5,
-// 4.7, 6, 7, 8).
+// OpenAI-compatible chat stream that can pause for permission or an answer
+// (docs/api/interns.md).
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
@@ -56,7 +56,7 @@ export const InternProgressSchema: GenMessage<InternProgress> = /*@__PURE__*/
   messageDesc(file_gateway_v1_interns, 0);
 
 /**
- * Public lifecycle state and settings of one intern (spec 2.8 leaves the fields to the public API).
+ * Public lifecycle state and settings of one intern (the fields follow the public API).
  *
  * @generated from message gateway.v1.Intern
  */
@@ -722,7 +722,7 @@ export const InternChatErrorMetadataSchema: GenMessage<InternChatErrorMetadata> 
   messageDesc(file_gateway_v1_interns, 18);
 
 /**
- * In-stream error, shaped like the error body of spec 7: {code, message, metadata}.
+ * In-stream error, shaped like the REST error body: {code, message, metadata}.
  *
  * @generated from message gateway.v1.InternChatError
  */
@@ -855,7 +855,7 @@ export const InternChatChoiceSchema: GenMessage<InternChatChoice> = /*@__PURE__*
   messageDesc(file_gateway_v1_interns, 22);
 
 /**
- * One `chat.completion.chunk` of the intern stream (spec 6). Kinds:
+ * One `chat.completion.chunk` of the intern stream. Kinds:
  * - content chunk: one choice whose delta carries `content`;
  * - question chunk: one choice whose `delta.tool_calls` holds one `svc.provide_input` call, then a
  *   chunk with `finish_reason` `tool_calls`;
@@ -1193,7 +1193,7 @@ export const InternFinishReasonSchema: GenEnum<InternFinishReason> = /*@__PURE__
   enumDesc(file_gateway_v1_interns, 4);
 
 /**
- * `metadata.reason` of intern chat and daemon errors (spec 7), with the `retryable` flag the
+ * `metadata.reason` of intern chat and daemon errors (docs/api/interns.md), with the `retryable` flag the
  * server sends for each.
  *
  * @generated from enum gateway.v1.InternErrorReason
@@ -1297,7 +1297,7 @@ export enum InternErrorReason {
 
   /**
    * 410 in an error chunk: the connection to the intern broke without its confirmation, so the
-   * run's state is unknown. The spec gives no retryable flag; the server sends false.
+   * run's state is unknown. The API gives no retryable flag; the server sends false.
    *
    * @generated from enum value: INTERN_ERROR_REASON_STREAM_SEVERED = 14;
    */
@@ -1338,7 +1338,7 @@ export const InternReplyStatusSchema: GenEnum<InternReplyStatus> = /*@__PURE__*/
  * callers outside it). The API key selects the caller, the workspace and the visible interns; there
  * is no default-workspace fallback, and an intern's own key sees only that intern. Requests on
  * regional hostnames of GATEWAY_CONFIG are refused with 403. Record bodies wrap the intern in
- * `data` (spec 1: the spec names no exception for them).
+ * `data` (no exception is named for them; docs/response-envelopes.md).
  *
  * @generated from service gateway.v1.InternsService
  */
@@ -1431,7 +1431,7 @@ export const InternsService: GenService<{
     output: typeof InternResponseSchema;
   },
   /**
-   * Spec 4.7: streams a chat turn with an intern as `text/event-stream` (spec 6), ended by
+   * Streams a chat turn with an intern as `text/event-stream` (docs/api/interns.md), ended by
    * `data: [DONE]`, with `: keepalive` after 30 s of silence. A reply that only steers a paused run
    * answers plain JSON {session_id, status: "steered"} instead. A key whose creator left the
    * organization gets 403. Errors: 400, 401, 403, 404, 408, 409, 410, 413, 429, 502, 503, 504, with

@@ -2,8 +2,8 @@
 // @generated from file gateway/v1/keys.proto (package gateway.v1, syntax proto3)
 /* eslint-disable */
 
-// API keys: the caller's own key (spec 2.3, 4.2), key management (OpenRouter's /keys), and the
-// authorization-code (PKCE) flow that yields user-controlled keys (spec 4.2, 5.6).
+// API keys: the caller's own key, key management (OpenRouter's /keys), and the
+// authorization-code (PKCE) flow that yields user-controlled keys.
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
@@ -150,7 +150,7 @@ export type CurrentKey = Message<"gateway.v1.CurrentKey"> & {
 
   /**
    * Member the key belongs to: its creator's, or the organization owner's for keys minted for no
-   * member (bootstrap, operator). A string (spec 2.3), never null.
+   * member (bootstrap, operator). A string, never null.
    *
    * @generated from field: string creator_user_id = 18;
    */
@@ -177,7 +177,7 @@ export type CurrentKey = Message<"gateway.v1.CurrentKey"> & {
   freeModelDailyRequests?: FreeModelDailyRequests | undefined;
 
   /**
-   * Deprecated by the spec and safe to ignore.
+   * Deprecated by the API and safe to ignore.
    *
    * @generated from field: gateway.v1.RateLimit rate_limit = 23;
    */

@@ -242,7 +242,7 @@ export const MembersService: GenService<{
   },
   /**
    * Removes a member and their guardrail assignments. Keys they created keep working, except on
-   * intern chat (spec 5.4: 403 for a key whose creator left).
+   * intern chat (403 for a key whose creator left).
    *
    * @generated from rpc gateway.v1.MembersService.DeleteMember
    */

@@ -2,7 +2,7 @@
 // @generated from file gateway/v1/models.proto (package gateway.v1, syntax proto3)
 /* eslint-disable */
 
-// Model catalog: public list, per-user list and the endpoints serving a model (spec 2.4, 2.14, 4.13).
+// Model catalog: public list, per-user list and the endpoints serving a model.
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
@@ -159,7 +159,7 @@ export const ModelLinksSchema: GenMessage<ModelLinks> = /*@__PURE__*/
   messageDesc(file_gateway_v1_models, 3);
 
 /**
- * A catalog model (spec 2.14).
+ * A catalog model.
  *
  * @generated from message gateway.v1.Model
  */
@@ -632,7 +632,7 @@ export const ModelEndpointSchema: GenMessage<ModelEndpoint> = /*@__PURE__*/
   messageDesc(file_gateway_v1_models, 13);
 
 /**
- * A model with its endpoints (spec 2.14).
+ * A model with its endpoints.
  *
  * @generated from message gateway.v1.ModelWithEndpoints
  */
@@ -704,7 +704,7 @@ export const ListModelEndpointsResponseSchema: GenMessage<ListModelEndpointsResp
 export const ModelsService: GenService<{
   /**
    * The catalog. Anonymous callers get the public catalog; a key of an organization with
-   * `is_filtered_model_catalog_enabled` gets the same list as ListUserModels (spec 2.4).
+   * `is_filtered_model_catalog_enabled` gets the same list as ListUserModels.
    *
    * @generated from rpc gateway.v1.ModelsService.ListModels
    */
@@ -749,7 +749,7 @@ export const ModelsService: GenService<{
     output: typeof ListModelsResponseSchema;
   },
   /**
-   * A model with the endpoints (provider deployments) that serve it. The spec lists no 401 for
+   * A model with the endpoints (provider deployments) that serve it. The API lists no 401 for
    * this operation, so anonymous callers are allowed.
    *
    * @generated from rpc gateway.v1.ModelsService.ListModelEndpoints

@@ -157,14 +157,14 @@ export enum Entitlement {
   UNSPECIFIED = 0,
 
   /**
-   * The interns programme: callers outside it get 404 (spec 4.7, 4.8).
+   * The interns programme: callers outside it get 404 (docs/api/interns.md, docs/api/vault.md).
    *
    * @generated from enum value: ENTITLEMENT_INTERNS = 1;
    */
   INTERNS = 1,
 
   /**
-   * Private endpoints: callers without it get 403 (spec 4.10).
+   * Private endpoints: callers without it get 403.
    *
    * @generated from enum value: ENTITLEMENT_PRIVATE_ENDPOINTS = 2;
    */
@@ -184,7 +184,7 @@ export const EntitlementSchema: GenEnum<Entitlement> = /*@__PURE__*/
  */
 export enum ErrorDialect {
   /**
-   * The spec's envelope alone.
+   * The API's error envelope alone (docs/api/conventions.md).
    *
    * @generated from enum value: ERROR_DIALECT_UNSPECIFIED = 0;
    */
@@ -225,7 +225,7 @@ export const entitlement: GenExtension<MethodOptions, Entitlement> = /*@__PURE__
   extDesc(file_gateway_v1_options, 1);
 
 /**
- * HTTP status of a successful REST response; 200 when unset (spec: 201 for creates, 202 for batches).
+ * HTTP status of a successful REST response; 200 when unset (201 for creates, 202 for batches).
  *
  * @generated from extension: uint32 http_success_code = 51003;
  */
@@ -253,7 +253,7 @@ export const sse_named_events: GenExtension<MethodOptions, boolean> = /*@__PURE_
 
 /**
  * Every error of the method carries `metadata.reason`: an unexpected failure is answered
- * 500 `internal_error` (retryable) rather than a bare 500 (spec 7: intern chat and daemon).
+ * 500 `internal_error` (retryable) rather than a bare 500 (intern chat and daemon; docs/api/interns.md).
  *
  * @generated from extension: bool reasoned_errors = 51006;
  */
@@ -262,7 +262,7 @@ export const reasoned_errors: GenExtension<MethodOptions, boolean> = /*@__PURE__
 
 /**
  * Served on the global hostname only: a call that arrived on a regional hostname of
- * GATEWAY_CONFIG (`regional_hosts`) is refused with 403 (spec 4.7, 4.8: interns and the vault).
+ * GATEWAY_CONFIG (`regional_hosts`) is refused with 403 (interns and the vault).
  *
  * @generated from extension: bool global_host_only = 51007;
  */
@@ -272,7 +272,7 @@ export const global_host_only: GenExtension<MethodOptions, boolean> = /*@__PURE_
 /**
  * The method belongs to another API's surface (OpenAI's chat completions, embeddings, responses
  * and models; Anthropic's messages): its REST errors also carry that API's `type`
- * (and OpenAI's `param`) inside `error`, beside the spec's code, message and metadata, so that
+ * (and OpenAI's `param`) inside `error`, beside the API's code, message and metadata, so that
  * its SDKs show them as their users expect. The table is wire/error-dialects.ts.
  *
  * @generated from extension: gateway.v1.ErrorDialect error_dialect = 51008;
@@ -343,7 +343,7 @@ export const envelope: GenExtension<MessageOptions, boolean> = /*@__PURE__*/
   extDesc(file_gateway_v1_options, 14);
 
 /**
- * The spec's string for this value on the REST wire ("daily", "S256", "/v1/embeddings").
+ * The API's string for this value on the REST wire ("daily", "S256", "/v1/embeddings").
  * Every value but the zero value carries one; the zero value means "not set".
  *
  * @generated from extension: string wire = 51020;

@@ -2,7 +2,7 @@
 // @generated from file gateway/v1/organization.proto (package gateway.v1, syntax proto3)
 /* eslint-disable */
 
-// Settings of the caller's organization (spec 2.4, 4.3).
+// Settings of the caller's organization.
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";

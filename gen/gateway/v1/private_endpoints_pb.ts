@@ -3,7 +3,7 @@
 /* eslint-disable */
 
 // Private endpoints: an organization's own deployment of a catalog model, reached with its BYOK
-// credential and added to that model's providers once active (spec 2.11, 3.3, 4.10).
+// credential and added to that model's providers once active.
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
@@ -64,7 +64,7 @@ export const PrivateEndpointPricingSchema: GenMessage<PrivateEndpointPricing> = 
   messageDesc(file_gateway_v1_private_endpoints, 0);
 
 /**
- * Full private endpoint record (spec 2.11).
+ * Full private endpoint record.
  *
  * @generated from message gateway.v1.PrivateEndpoint
  */
@@ -142,7 +142,7 @@ export type PrivateEndpoint = Message<"gateway.v1.PrivateEndpoint"> & {
   status: PrivateEndpointStatus;
 
   /**
-   * Not listed in spec 2.11's full record; present as in the summary record.
+   * Not listed in the API's full record; present as in the summary record.
    *
    * @generated from field: google.protobuf.Timestamp created_at = 13;
    */
@@ -164,7 +164,7 @@ export const PrivateEndpointSchema: GenMessage<PrivateEndpoint> = /*@__PURE__*/
   messageDesc(file_gateway_v1_private_endpoints, 1);
 
 /**
- * Summary record returned by the list (spec 2.11).
+ * Summary record returned by the list.
  *
  * @generated from message gateway.v1.PrivateEndpointSummary
  */
@@ -311,7 +311,7 @@ export const ListPrivateEndpointsRequestSchema: GenMessage<ListPrivateEndpointsR
   messageDesc(file_gateway_v1_private_endpoints, 5);
 
 /**
- * Body {data} with summary records (spec 4.10).
+ * Body {data} with summary records.
  *
  * @generated from message gateway.v1.ListPrivateEndpointsResponse
  */
@@ -351,7 +351,7 @@ export const GetPrivateEndpointRequestSchema: GenMessage<GetPrivateEndpointReque
   messageDesc(file_gateway_v1_private_endpoints, 7);
 
 /**
- * Body of PATCH /private-endpoints/{id} (spec 4.10). Rules: an omitted `base_url` keeps the
+ * Body of PATCH /private-endpoints/{id}. Rules: an omitted `base_url` keeps the
  * stored one; omitted declarations are kept while the upstream is unchanged and cleared when it
  * changes; any change clears earlier validation (status back to draft); an active endpoint is a 409.
  *
@@ -558,7 +558,7 @@ export const DeletePrivateEndpointRequestSchema: GenMessage<DeletePrivateEndpoin
   messageDesc(file_gateway_v1_private_endpoints, 14);
 
 /**
- * Status of a private endpoint (spec 3.3: `draft` and `active` occur).
+ * Status of a private endpoint (`draft` and `active` occur).
  *
  * @generated from enum gateway.v1.PrivateEndpointStatus
  */

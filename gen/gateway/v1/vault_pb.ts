@@ -3,7 +3,7 @@
 /* eslint-disable */
 
 // Vault: host-bound secrets that interns send to third-party APIs, stored per workspace or per
-// intern (spec 2.10, 4.8, 8). Values are encrypted at rest and never returned; responses carry
+// intern (docs/api/vault.md). Values are encrypted at rest and never returned; responses carry
 // metadata only.
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
@@ -21,7 +21,7 @@ export const file_gateway_v1_vault: GenFile = /*@__PURE__*/
   fileDesc("ChZnYXRld2F5L3YxL3ZhdWx0LnByb3RvEgpnYXRld2F5LnYxIqQBCgtWYXVsdFNlY3JldBIMCgRuYW1lGAEgASgJEhMKBWhvc3RzGAIgAygJQgSY9BgBEh4KC2ZpbmdlcnByaW50GAMgASgJQgSY9BgBSACIAQESLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKYWxsb3dfaHR0cBgFIAEoCEIOCgxfZmluZ2VycHJpbnQi2gEKFFZhdWx0RWZmZWN0aXZlU2VjcmV0EgwKBG5hbWUYASABKAkSEwoFaG9zdHMYAiADKAlCBJj0GAESHgoLZmluZ2VycHJpbnQYAyABKAlCBJj0GAFIAIgBARIuCgpjcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgVzY29wZRgFIAEoDjIcLmdhdGV3YXkudjEuVmF1bHRTZWNyZXRTY29wZRISCgphbGxvd19odHRwGAYgASgIQg4KDF9maW5nZXJwcmludCI8ChNWYXVsdFNlY3JldFJlc3BvbnNlEiUKBGRhdGEYASABKAsyFy5nYXRld2F5LnYxLlZhdWx0U2VjcmV0IlMKGExpc3RWYXVsdFNlY3JldHNSZXNwb25zZRIlCgRkYXRhGAEgAygLMhcuZ2F0ZXdheS52MS5WYXVsdFNlY3JldBIQCghoYXNfbW9yZRgCIAEoCCJmCiJMaXN0SW50ZXJuRWZmZWN0aXZlU2VjcmV0c1Jlc3BvbnNlEi4KBGRhdGEYASADKAsyIC5nYXRld2F5LnYxLlZhdWx0RWZmZWN0aXZlU2VjcmV0EhAKCGhhc19tb3JlGAIgASgIIuYDChZQdXRJbnRlcm5TZWNyZXRSZXF1ZXN0EhsKCWludGVybl9pZBgBIAEoCUIIkvQYBAgBMAESpAEKBG5hbWUYAiABKAlClQGS9BiQAQgBGP8BIh1eW2Etel1bYS16MC05XSooX1thLXowLTldKykqJCpqbG93ZXJjYXNlIGxldHRlcnMsIGRpZ2l0cyBhbmQgc2luZ2xlIHVuZGVyc2NvcmVzLCBzdGFydGluZyB3aXRoIGEgbGV0dGVyIGFuZCBub3QgZW5kaW5nIHdpdGggYW4gdW5kZXJzY29yZRLYAQoFaG9zdHMYAyADKAlCyAGS9BjDAQgBEAEY/gEiYF5bQS1aYS16MC05XShbQS1aYS16MC05LV17MCw2MX1bQS1aYS16MC05XSk/KFwuW0EtWmEtejAtOV0oW0EtWmEtejAtOS1dezAsNjF9W0EtWmEtejAtOV0pPykqXC4/JCpUYW4gZXhhY3QgRE5TIGhvc3RuYW1lIHN1Y2ggYXMgYXBpLmdpdGh1Yi5jb20sIHdpdGhvdXQgc2NoZW1lLCBwb3J0LCBwYXRoIG9yIHdpbGRjYXJkUAFYZBIZCgV2YWx1ZRgEIAEoCUIKkvQYBggBGICABBISCgphbGxvd19odHRwGAUgASgIIqUBChhMaXN0SW50ZXJuU2VjcmV0c1JlcXVlc3QSGwoJaW50ZXJuX2lkGAEgASgJQgiS9BgECAEwARIqCgVsaW1pdBgCIAEoBUIWkvQYEjkAAAAAAADwP0EAAAAAAABZQEgAiAEBEisKBm9mZnNldBgDIAEoBUIWkvQYEjkAAAAAAAAAAEEAAAAAAIjDQEgBiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0It8BChlEZWxldGVJbnRlcm5TZWNyZXRSZXF1ZXN0EhsKCWludGVybl9pZBgBIAEoCUIIkvQYBAgBMAESpAEKBG5hbWUYAiABKAlClQGS9BiQAQgBGP8BIh1eW2Etel1bYS16MC05XSooX1thLXowLTldKykqJCpqbG93ZXJjYXNlIGxldHRlcnMsIGRpZ2l0cyBhbmQgc2luZ2xlIHVuZGVyc2NvcmVzLCBzdGFydGluZyB3aXRoIGEgbGV0dGVyIGFuZCBub3QgZW5kaW5nIHdpdGggYW4gdW5kZXJzY29yZSKuAQohTGlzdEludGVybkVmZmVjdGl2ZVNlY3JldHNSZXF1ZXN0EhsKCWludGVybl9pZBgBIAEoCUIIkvQYBAgBMAESKgoFbGltaXQYAiABKAVCFpL0GBI5AAAAAAAA8D9BAAAAAAAAWUBIAIgBARIrCgZvZmZzZXQYAyABKAVCFpL0GBI5AAAAAAAAAABBAAAAAACIw0BIAYgBAUIICgZfbGltaXRCCQoHX29mZnNldCLMAwoZUHV0V29ya3NwYWNlU2VjcmV0UmVxdWVzdBKkAQoEbmFtZRgBIAEoCUKVAZL0GJABCAEY/wEiHV5bYS16XVthLXowLTldKihfW2EtejAtOV0rKSokKmpsb3dlcmNhc2UgbGV0dGVycywgZGlnaXRzIGFuZCBzaW5nbGUgdW5kZXJzY29yZXMsIHN0YXJ0aW5nIHdpdGggYSBsZXR0ZXIgYW5kIG5vdCBlbmRpbmcgd2l0aCBhbiB1bmRlcnNjb3JlEtgBCgVob3N0cxgCIAMoCULIAZL0GMMBCAEQARj+ASJgXltBLVphLXowLTldKFtBLVphLXowLTktXXswLDYxfVtBLVphLXowLTldKT8oXC5bQS1aYS16MC05XShbQS1aYS16MC05LV17MCw2MX1bQS1aYS16MC05XSk/KSpcLj8kKlRhbiBleGFjdCBETlMgaG9zdG5hbWUgc3VjaCBhcyBhcGkuZ2l0aHViLmNvbSwgd2l0aG91dCBzY2hlbWUsIHBvcnQsIHBhdGggb3Igd2lsZGNhcmRQAVhkEhkKBXZhbHVlGAMgASgJQgqS9BgGCAEYgIAEEhIKCmFsbG93X2h0dHAYBCABKAgiiwEKG0xpc3RXb3Jrc3BhY2VTZWNyZXRzUmVxdWVzdBIqCgVsaW1pdBgBIAEoBUIWkvQYEjkAAAAAAADwP0EAAAAAAABZQEgAiAEBEisKBm9mZnNldBgCIAEoBUIWkvQYEjkAAAAAAAAAAEEAAAAAAIjDQEgBiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0IsUBChxEZWxldGVXb3Jrc3BhY2VTZWNyZXRSZXF1ZXN0EqQBCgRuYW1lGAEgASgJQpUBkvQYkAEIARj/ASIdXlthLXpdW2EtejAtOV0qKF9bYS16MC05XSspKiQqamxvd2VyY2FzZSBsZXR0ZXJzLCBkaWdpdHMgYW5kIHNpbmdsZSB1bmRlcnNjb3Jlcywgc3RhcnRpbmcgd2l0aCBhIGxldHRlciBhbmQgbm90IGVuZGluZyB3aXRoIGFuIHVuZGVyc2NvcmUi7gEKI0NvcHlXb3Jrc3BhY2VTZWNyZXRzVG9JbnRlcm5SZXF1ZXN0EhsKCWludGVybl9pZBgBIAEoCUIIkvQYBAgBMAESqQEKBW5hbWVzGAIgAygJQpkBkvQYlAEIARj/ASIdXlthLXpdW2EtejAtOV0qKF9bYS16MC05XSspKiQqamxvd2VyY2FzZSBsZXR0ZXJzLCBkaWdpdHMgYW5kIHNpbmdsZSB1bmRlcnNjb3Jlcywgc3RhcnRpbmcgd2l0aCBhIGxldHRlciBhbmQgbm90IGVuZGluZyB3aXRoIGFuIHVuZGVyc2NvcmVQAVhkIk0KJENvcHlXb3Jrc3BhY2VTZWNyZXRzVG9JbnRlcm5SZXNwb25zZRIlCgRkYXRhGAEgAygLMhcuZ2F0ZXdheS52MS5WYXVsdFNlY3JldCrBAQoQVmF1bHRTZWNyZXRTY29wZRIiCh5WQVVMVF9TRUNSRVRfU0NPUEVfVU5TUEVDSUZJRUQQABIpChlWQVVMVF9TRUNSRVRfU0NPUEVfSU5URVJOEAEaCuL0GAZpbnRlcm4SLQobVkFVTFRfU0VDUkVUX1NDT1BFX0FUVEFDSEVEEAIaDOL0GAhhdHRhY2hlZBIvChxWQVVMVF9TRUNSRVRfU0NPUEVfV09SS1NQQUNFEAMaDeL0GAl3b3Jrc3BhY2UyngoKDFZhdWx0U2VydmljZRKbAQoPUHV0SW50ZXJuU2VjcmV0EiIuZ2F0ZXdheS52MS5QdXRJbnRlcm5TZWNyZXRSZXF1ZXN0Gh8uZ2F0ZXdheS52MS5WYXVsdFNlY3JldFJlc3BvbnNlIkPQ8xgB+PMYAYLT5JMCNToBKhowL2FwaS92MS92YXVsdC9pbnRlcm5zL3tpbnRlcm5faWR9L3NlY3JldHMve25hbWV9EpoBChFMaXN0SW50ZXJuU2VjcmV0cxIkLmdhdGV3YXkudjEuTGlzdEludGVyblNlY3JldHNSZXF1ZXN0GiQuZ2F0ZXdheS52MS5MaXN0VmF1bHRTZWNyZXRzUmVzcG9uc2UiOdDzGAH48xgBgtPkkwIrEikvYXBpL3YxL3ZhdWx0L2ludGVybnMve2ludGVybl9pZH0vc2VjcmV0cxKaAQoSRGVsZXRlSW50ZXJuU2VjcmV0EiUuZ2F0ZXdheS52MS5EZWxldGVJbnRlcm5TZWNyZXRSZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5IkXQ8xgB2PMYzAH48xgBgtPkkwIyKjAvYXBpL3YxL3ZhdWx0L2ludGVybnMve2ludGVybl9pZH0vc2VjcmV0cy97bmFtZX0SwAEKGkxpc3RJbnRlcm5FZmZlY3RpdmVTZWNyZXRzEi0uZ2F0ZXdheS52MS5MaXN0SW50ZXJuRWZmZWN0aXZlU2VjcmV0c1JlcXVlc3QaLi5nYXRld2F5LnYxLkxpc3RJbnRlcm5FZmZlY3RpdmVTZWNyZXRzUmVzcG9uc2UiQ9DzGAH48xgBgtPkkwI1EjMvYXBpL3YxL3ZhdWx0L2ludGVybnMve2ludGVybl9pZH0vZWZmZWN0aXZlLXNlY3JldHMSjQEKElB1dFdvcmtzcGFjZVNlY3JldBIlLmdhdGV3YXkudjEuUHV0V29ya3NwYWNlU2VjcmV0UmVxdWVzdBofLmdhdGV3YXkudjEuVmF1bHRTZWNyZXRSZXNwb25zZSIv0PMYAfjzGAGC0+STAiE6ASoaHC9hcGkvdjEvdmF1bHQvc2VjcmV0cy97bmFtZX0SjAEKFExpc3RXb3Jrc3BhY2VTZWNyZXRzEicuZ2F0ZXdheS52MS5MaXN0V29ya3NwYWNlU2VjcmV0c1JlcXVlc3QaJC5nYXRld2F5LnYxLkxpc3RWYXVsdFNlY3JldHNSZXNwb25zZSIl0PMYAfjzGAGC0+STAhcSFS9hcGkvdjEvdmF1bHQvc2VjcmV0cxKMAQoVRGVsZXRlV29ya3NwYWNlU2VjcmV0EiguZ2F0ZXdheS52MS5EZWxldGVXb3Jrc3BhY2VTZWNyZXRSZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5IjHQ8xgB2PMYzAH48xgBgtPkkwIeKhwvYXBpL3YxL3ZhdWx0L3NlY3JldHMve25hbWV9EsQBChxDb3B5V29ya3NwYWNlU2VjcmV0c1RvSW50ZXJuEi8uZ2F0ZXdheS52MS5Db3B5V29ya3NwYWNlU2VjcmV0c1RvSW50ZXJuUmVxdWVzdBowLmdhdGV3YXkudjEuQ29weVdvcmtzcGFjZVNlY3JldHNUb0ludGVyblJlc3BvbnNlIkHQ8xgB+PMYAYLT5JMCMzoBKiIuL2FwaS92MS92YXVsdC9pbnRlcm5zL3tpbnRlcm5faWR9L3NlY3JldHMvY29weWIGcHJvdG8z", [file_gateway_v1_options, file_google_api_annotations, file_google_protobuf_empty, file_google_protobuf_timestamp]);
 
 /**
- * Metadata of one stored secret (spec 2.10). The value is never returned.
+ * Metadata of one stored secret. The value is never returned.
  *
  * @generated from message gateway.v1.VaultSecret
  */
@@ -138,7 +138,7 @@ export const VaultSecretResponseSchema: GenMessage<VaultSecretResponse> = /*@__P
   messageDesc(file_gateway_v1_vault, 2);
 
 /**
- * Body {data, has_more} of a secret list (spec 4.8).
+ * Body {data, has_more} of a secret list.
  *
  * @generated from message gateway.v1.ListVaultSecretsResponse
  */
@@ -202,7 +202,7 @@ export type PutInternSecretRequest = Message<"gateway.v1.PutInternSecretRequest"
 
   /**
    * 1 to 255 characters: lowercase letters, digits and single underscores, starting with a letter
-   * and not ending with an underscore. The spec's `^(?!.*__)[a-z]([a-z0-9_]*[a-z0-9])?$` uses a
+   * and not ending with an underscore. The API's pattern `^(?!.*__)[a-z]([a-z0-9_]*[a-z0-9])?$` uses a
    * lookahead; the equivalent lookahead-free form below is enforced.
    *
    * @generated from field: string name = 2;
@@ -290,7 +290,7 @@ export type DeleteInternSecretRequest = Message<"gateway.v1.DeleteInternSecretRe
   internId: string;
 
   /**
-   * Same rule as on store (lookahead-free form of the spec's pattern).
+   * Same rule as on store (lookahead-free form of the API's pattern).
    *
    * @generated from field: string name = 2;
    */
@@ -346,7 +346,7 @@ export const ListInternEffectiveSecretsRequestSchema: GenMessage<ListInternEffec
  */
 export type PutWorkspaceSecretRequest = Message<"gateway.v1.PutWorkspaceSecretRequest"> & {
   /**
-   * 1 to 255 characters; lookahead-free form of the spec's pattern (see PutInternSecretRequest).
+   * 1 to 255 characters; lookahead-free form of the API's pattern (see PutInternSecretRequest).
    *
    * @generated from field: string name = 1;
    */
@@ -416,7 +416,7 @@ export const ListWorkspaceSecretsRequestSchema: GenMessage<ListWorkspaceSecretsR
  */
 export type DeleteWorkspaceSecretRequest = Message<"gateway.v1.DeleteWorkspaceSecretRequest"> & {
   /**
-   * Same rule as on store (lookahead-free form of the spec's pattern).
+   * Same rule as on store (lookahead-free form of the API's pattern).
    *
    * @generated from field: string name = 1;
    */

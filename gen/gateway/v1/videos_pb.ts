@@ -3,7 +3,7 @@
 /* eslint-disable */
 
 // Asynchronous video generation: submit, poll, download, and the video model list
-// (spec 2.15, 2.16, 3.2, 4.14).
+// (docs/api/videos.md).
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
@@ -47,7 +47,7 @@ export const VideoUsageSchema: GenMessage<VideoUsage> = /*@__PURE__*/
   messageDesc(file_gateway_v1_videos, 0);
 
 /**
- * A video generation job (spec 2.15). Returned unwrapped (not in `data`).
+ * A video generation job. Returned unwrapped (not in `data`).
  *
  * @generated from message gateway.v1.VideoJob
  */
@@ -374,7 +374,7 @@ export const GetVideoContentRequestSchema: GenMessage<GetVideoContentRequest> = 
   messageDesc(file_gateway_v1_videos, 7);
 
 /**
- * A video generation model (spec 2.16).
+ * A video generation model.
  *
  * @generated from message gateway.v1.VideoModel
  */
@@ -508,7 +508,7 @@ export const ListVideoModelsResponseSchema: GenMessage<ListVideoModelsResponse> 
   messageDesc(file_gateway_v1_videos, 10);
 
 /**
- * Status of a video job (spec 3.2). `completed`, `failed`, `cancelled` and `expired` are final.
+ * Status of a video job. `completed`, `failed`, `cancelled` and `expired` are final.
  *
  * @generated from enum gateway.v1.VideoStatus
  */
@@ -590,7 +590,7 @@ export const VideoFrameTypeSchema: GenEnum<VideoFrameType> = /*@__PURE__*/
  */
 export const VideosService: GenService<{
   /**
-   * Submit a video generation job; answers 202 with the job in `pending` (beyond the spec).
+   * Submit a video generation job; answers 202 with the job in `pending` (beyond the core API; docs/api/endpoints.md).
    *
    * @generated from rpc gateway.v1.VideosService.CreateVideo
    */
@@ -611,7 +611,7 @@ export const VideosService: GenService<{
   },
   /**
    * Bytes of one output of a completed job; the target of `unsigned_urls` and of the signed `urls`
-   * (beyond the spec). Public at the access layer because a signed URL is its own credential: with
+   * (beyond the core API; docs/api/endpoints.md). Public at the access layer because a signed URL is its own credential: with
    * `sig` the signature decides, without it the API key does (401 without either).
    *
    * @generated from rpc gateway.v1.VideosService.GetVideoContent

@@ -2,7 +2,7 @@
 // @generated from file gateway/v1/workspaces.proto (package gateway.v1, syntax proto3)
 /* eslint-disable */
 
-// Workspaces of an organization and their budgets (spec 2.5, 4.4).
+// Workspaces of an organization and their budgets.
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
@@ -148,7 +148,7 @@ export const WorkspaceResponseSchema: GenMessage<WorkspaceResponse> = /*@__PURE_
   messageDesc(file_gateway_v1_workspaces, 1);
 
 /**
- * POST /workspaces body: the writable fields of a workspace with the rules of spec 4.4.
+ * POST /workspaces body: the writable fields of a workspace with the rules below.
  *
  * @generated from message gateway.v1.CreateWorkspaceRequest
  */
