@@ -14,8 +14,8 @@ import { errorMessage } from "../wire/errors.js";
  * the last stream going away while it runs), when a question's deadline passes (fixed when asked:
  * a rejected answer does not move it), or at the run's own time limit.
  *
- * Who cancels a run whose client went away (spec 3.5: "client disconnects while streaming →
- * cancelled") is decided here alone, by `detach`: the last stream leaving a running run cancels
+ * Who cancels a run whose client went away ("client disconnects while streaming →
+ * cancelled", docs/api/interns.md) is decided here alone, by `detach`: the last stream leaving a running run cancels
  * it. The gateway's relay only detaches its own stream. So a run watched by one chat client (the
  * usual case) is cancelled when that client leaves, while one also watched by a terminal client
  * in host mode goes on for it; a relay that cancelled the run itself would cut that client off.
@@ -115,7 +115,7 @@ export class HostRun {
   /**
    * A stream leaves (its connection closed, or its reader said so): the last one leaving a
    * running run cancels it. A paused run stays: its question went out, and the stream that
-   * carried it ends there (spec 3.5).
+   * carried it ends there.
    */
   detach(id: string): void {
     const consumer = this.consumers.get(id);

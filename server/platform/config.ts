@@ -65,7 +65,7 @@ export interface GatewayConfig {
   requestTimeoutMs: number;
   /** GATEWAY_VAULT_WRITES_DISABLED: vault writes answer 503 (reads still work), e.g. during a key rotation. */
   vaultWritesDisabled: boolean;
-  /** How long `GET /interns/{id}/daemon` waits for the intern's host before answering 408 (spec 8: 10 s). */
+  /** How long `GET /interns/{id}/daemon` waits for the intern's host before answering 408 (10 s by default). */
   internDaemonTimeoutMs: number;
   internRuntime: InternRuntimeConfig;
   batch: BatchEngineConfig;
@@ -116,7 +116,7 @@ export interface VideoPollerConfig {
 
 /** Intern hosts and the chat relay (server/services/interns/host-manager.ts, host/, agent/, intern-chat-*). */
 export interface InternRuntimeConfig {
-  /** A question unanswered this long cancels its run (spec 8: 300 s); rejected replies do not extend it. */
+  /** A question unanswered this long cancels its run (300 s by default); rejected replies do not extend it. */
   interactionTimeoutSeconds: number;
   /** A run still going after this long is ended by its intern (410 `run_ended`). */
   runTimeoutSeconds: number;

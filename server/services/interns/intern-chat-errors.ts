@@ -2,7 +2,7 @@ import type { ConnectError } from "@connectrpc/connect";
 import { gatewayError } from "../../../wire/errors.js";
 
 /**
- * The reasons of intern chat errors (spec 7) with the `retryable` flag each one always carries,
+ * The reasons of intern chat errors (docs/api/interns.md) with the `retryable` flag each one always carries,
  * so a reason is never sent with the wrong flag.
  */
 const RETRYABLE = {

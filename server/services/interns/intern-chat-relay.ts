@@ -18,8 +18,8 @@ import { finishRun, recordQuestion, type RunStatus } from "./intern-store-runs.j
 import { errorMessage } from "../../../wire/errors.js";
 
 /**
- * Relays one attachment to a run (host/host-runs.ts) as the chunks of spec 6, keeping the run's
- * row in step (spec 3.5):
+ * Relays one attachment to a run (host/host-runs.ts) as stream chunks (docs/api/interns.md), keeping
+ * the run's row in step:
  * - content → content chunks (after a first chunk with the assistant role, sent at once so the
  *   event stream and its keepalives start before the model's first word);
  * - a question → stored (so a reply can land on any instance), then the question chunk, a chunk
@@ -109,8 +109,8 @@ export async function* relayRun(attached: HostEvents, target: RelayTarget): Asyn
 }
 
 /**
- * The client went away before the run paused or ended (spec 3.5: a client disconnecting while
- * streaming cancels the run). The host decides, by one rule (host-runs.ts `detach`): the last
+ * The client went away before the run paused or ended (a client disconnecting while
+ * streaming cancels the run; docs/api/interns.md). The host decides, by one rule (host-runs.ts `detach`): the last
  * stream leaving a running run cancels it. The relay therefore only detaches its own stream and
  * records what the host reports, so a terminal client still watching the run is not cut off.
  * A run that paused on a question just as the client left is cancelled when nobody else watches:

@@ -3,7 +3,7 @@ import type { ApprovalMode } from "../../../intern-host/host-protocol.js";
 import { badRequest } from "./intern-chat-errors.js";
 
 /**
- * What a chat request asks for (spec 4.7, 3.5): a prompt (a new run, or a message that steers the
+ * What a chat request asks for (docs/api/interns.md): a prompt (a new run, or a message that steers the
  * session's open run), or the answer to a pending question. The intern keeps the conversation
  * itself, so only the last user message of a prompt counts: clients that send the whole history,
  * as OpenAI clients do, work unchanged. A reply is recognised by its tool message.

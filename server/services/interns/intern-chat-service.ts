@@ -32,7 +32,7 @@ import {
 } from "./intern-store-runs.js";
 
 /**
- * `POST /interns/{internId}/chat/completions` (spec 4.7, 3.5, 6, 7): the relay between a client
+ * `POST /interns/{internId}/chat/completions` (docs/api/interns.md): the relay between a client
  * and the run on the intern's host. services.ts merges it beside the record methods.
  * A prompt starts a run in a new session or the given one; a prompt to a session whose run is
  * open (running or paused) steers it instead and answers {session_id, status: steered}. A reply
@@ -163,7 +163,7 @@ export function internChatService(deps: Deps): Pick<ServiceImpl<typeof InternsSe
     throw unexpected(attached);
   }
 
-  /** The claimed answer to the host; a refused or undelivered one releases the claim (the deadline stays, spec 3.5). */
+  /** The claimed answer to the host; a refused or undelivered one releases the claim (the deadline stays). */
   async function deliver(access: InternHostAccess, question: QuestionRow, answer: string): Promise<HostReply> {
     let reply: HostReply;
     try {

@@ -9,7 +9,7 @@ import { failureMessage, type InternRow } from "./intern-store.js";
 import { recordDaemonReveal } from "./intern-store-hosts.js";
 
 /**
- * `GET /interns/{id}/daemon` (spec 2.9, 4.7): the origin and token of a visible, running intern's
+ * `GET /interns/{id}/daemon` (docs/api/interns.md): the origin and token of a visible, running intern's
  * host. The token is a credential: the answer is never cached (`Cache-Control: no-store`), never
  * logged, and each reveal is recorded (caller key hash, intern, time; never the token) before the
  * token leaves. Reasons: 404 `not_found`, 409 `intern_not_running`, 408 `timeout` once the host

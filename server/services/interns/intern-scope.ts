@@ -6,7 +6,7 @@ import { UUID_PATTERN } from "../../../wire/text-rules.js";
 import { readIntern, type InternRow, type InternScopeFilter } from "./intern-store.js";
 
 /**
- * Which interns a key sees (spec 2.8, 4.7, 4.8): those of its own organization and workspace, no
+ * Which interns a key sees (docs/api/interns.md): those of its own organization and workspace, no
  * default-workspace fallback, and for an intern's own key only that intern. Everything else is
  * answered like a missing intern: 404, reason `not_found`. Every intern route (records, chat,
  * daemon, vault) goes through here.

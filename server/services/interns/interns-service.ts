@@ -20,7 +20,7 @@ import { changeIntern, insertIntern, listInterns, type InternChange, type Intern
 import { toIntern } from "./intern-view.js";
 
 /**
- * Intern records (spec 2.8, 2.9, 4.7 except chat): create, list, get, update, provision, suspend,
+ * Intern records (docs/api/interns.md, except chat): create, list, get, update, provision, suspend,
  * delete and daemon access. The chat relay lives with the runtime (its own file) and is merged in
  * beside these methods in services.ts:
  *   `{ ...internRecordsService(deps, lifecycle), ...internChatService(deps) }`.

@@ -2,7 +2,7 @@ import type { MigrationFn } from "umzug";
 import type { QueryInterface } from "sequelize";
 
 /**
- * Steering messages count as intern turns (GATEWAY_INTERN_TURNS_PER_MINUTE, spec 7 429
+ * Steering messages count as intern turns (GATEWAY_INTERN_TURNS_PER_MINUTE, 429
  * `rate_limited`) like prompts (`intern_runs.created_at`) and answers
  * (`intern_questions.answered_at`). A steer leaves nothing else in the database, so this table
  * only remembers when each one was taken; rows older than the limit's minute are pruned as new

@@ -1,7 +1,7 @@
 import { gatewayError } from "../../../../wire/errors.js";
 
 /**
- * The hostnames a secret is bound to (spec 4.8): exact DNS names, compared exactly. Stored
+ * The hostnames a secret is bound to (docs/api/vault.md): exact DNS names, compared exactly. Stored
  * lowercased without a trailing dot, duplicates collapsed; schemes, ports, paths, wildcards and
  * empty values are refused (the proto's field rule refuses them before a handler runs; this check
  * keeps in-process callers to the same rule).

@@ -8,7 +8,7 @@ import { releasableSecrets } from "./vault-store.js";
 const RELEASING: readonly InternStatusName[] = ["provisioning", "running"];
 
 /**
- * Release of vault secrets to an intern's outbound HTTP request (spec 4.8): the intern's effective
+ * Release of vault secrets to an intern's outbound HTTP request (docs/api/vault.md): the intern's effective
  * secrets (its own vault, then an attached one, then the workspace's) whose hosts contain exactly
  * the URL's hostname. Never its parent domain, a sub-domain, another port's idea of the same name,
  * or any other host; legacy rows (no hosts) are never released. To an http URL only the secrets

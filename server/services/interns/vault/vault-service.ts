@@ -24,7 +24,7 @@ import {
 } from "./vault-store.js";
 
 /**
- * The vault API (spec 2.10, 4.8). The interns programme gate (404) and the refusal of regional
+ * The vault API (docs/api/vault.md). The interns programme gate (404) and the refusal of regional
  * hostnames run before any handler (core/auth.ts, core/global-host.ts). Scope is the
  * key's: workspace routes act on its workspace, intern routes on one visible intern; an intern's
  * own key reaches only its intern's secrets (workspace routes and the copy, which reads the

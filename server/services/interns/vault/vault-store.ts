@@ -169,7 +169,7 @@ export function openSealed(key: VaultKey, secret: SealedSecret): string {
   return openValue(key, secret.name, secret.sealedValue);
 }
 
-/** The vaults an intern's requests draw from, most specific first (spec 4.8: the intern's own wins). */
+/** The vaults an intern's requests draw from, most specific first (the intern's own wins; docs/api/vault.md). */
 export interface InternVaults {
   own: string | null;
   attached: string | null;
