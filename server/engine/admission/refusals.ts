@@ -3,7 +3,7 @@ import { gatewayError } from "../../../wire/errors.js";
 import type { Quantity, Refusal } from "./quantities.js";
 
 /**
- * The spec's refusals of an inference call, for both ways of admitting one (leases and exact
+ * The API's refusals of an inference call, for both ways of admitting one (leases and exact
  * reservations): 429 with Retry-After for the rate limit and the free-model quota, 402 naming the
  * budget that is short.
  */

@@ -6,7 +6,7 @@ import { PROVIDER_KINDS, providerFor } from "../providers/registry.js";
 
 /**
  * The `video_models` section of GATEWAY_CONFIG: models served by a provider's asynchronous video
- * API (POST /api/v1/videos), listed by GET /api/v1/videos/models (spec 2.16). They are a section
+ * API (POST /api/v1/videos), listed by GET /api/v1/videos/models (docs/api/videos.md). They are a section
  * of their own rather than entries of `models` because nothing of a text model applies to them
  * (context length, token prices, chat parameters) and they never appear in the text model lists.
  *

@@ -172,7 +172,7 @@ export class InferenceCall {
   /**
    * Runs `run` against each planned endpoint until one answers. A retryable failure moves on to the
    * next endpoint (each failed attempt is recorded in the ledger, which feeds endpoint uptime);
-   * the last failure, or a non-retryable one, settles the call and is thrown as the spec's error.
+   * the last failure, or a non-retryable one, settles the call and is thrown as the API's error.
    */
   async attempt<T>(run: (target: UpstreamTarget, attempt: Attempt) => Promise<T>): Promise<Served<T>> {
     let failure: ConnectError | undefined;

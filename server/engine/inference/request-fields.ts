@@ -73,7 +73,7 @@ export function parametersIn(body: JsonObject): string[] {
 
 const MAX_SESSION_ID = 256;
 
-/** `session_id` of the body wins over the `x-session-id` header (spec 4.11); both at most 256 characters. */
+/** `session_id` of the body wins over the `x-session-id` header; both at most 256 characters. */
 export function sessionIdOf(fromBody: string | undefined, ctx: HandlerContext): string | undefined {
   if (fromBody !== undefined) return fromBody;
   const header = ctx.requestHeader.get("x-session-id") ?? undefined;

@@ -3,7 +3,7 @@ import type { WorkspaceRow } from "../../platform/db/models.js";
 
 /**
  * Server tools (`svc:web_search`, …) are tools the gateway would run itself. A workspace can
- * disable them (spec 4.4): naming a disabled one is a 403. This gateway runs none of them yet, so
+ * disable them: naming a disabled one is a 403. This gateway runs none of them yet, so
  * naming an enabled one is a 400 that says so rather than a silently ignored tool.
  */
 export function checkServerTools(requested: readonly string[], workspace: WorkspaceRow): void {

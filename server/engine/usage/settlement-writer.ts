@@ -6,7 +6,7 @@ import { checkRecord, writeLedgerGroup, type CallRecord, type Consumption, type 
 import { errorMessage } from "../../../wire/errors.js";
 
 /**
- * Settlement written behind (ARCHITECTURE §4): answered calls are queued here and written in group
+ * Settlement written behind (docs/architecture.md): answered calls are queued here and written in group
  * commits — a flush every `flushMs` or as soon as `flushRows` are waiting, one at a time, each one
  * statement (ledger rows, spend counters, request counters and the leases they were admitted
  * under), with the server's normal durable commit. The answer does not wait for it.

@@ -120,7 +120,7 @@ function checkField(message: ReflectMessage, field: DescField, name: string, rul
 }
 
 /**
- * The REST decoder admits only the spec's strings; a binary client can send any number, which
+ * The REST decoder admits only the API's strings; a binary client can send any number, which
  * must never reach a handler as a value without a wire name (or, in a list, as "not set").
  */
 function checkEnum(desc: DescEnum, value: number, name: string, inList: boolean): string | undefined {

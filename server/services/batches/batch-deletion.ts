@@ -1,7 +1,7 @@
 import type { Sequelize } from "sequelize";
 import { mostUsedProvider, type BatchRow } from "./batch-store.js";
 
-/** `deletion.upstream` of DELETE /batches/{id} (spec 4.1): never null. */
+/** `deletion.upstream` of DELETE /batches/{id} (docs/api/batches.md): never null. */
 export interface UpstreamDeletion {
   provider: string;
   status: string;

@@ -10,7 +10,7 @@ import { planRoute, type Attempt, type InferenceApi } from "../../engine/inferen
  * A batch's route under its key's governance, as a live call would get it: planned at submission
  * and again while the batch runs (so a guardrail changed meanwhile applies to the items not yet
  * run). Policy refusals stay 403; any other reason the model cannot serve the batch (unknown,
- * wrong output modality, no provider left after `provider.only`) is the spec's 400.
+ * wrong output modality, no provider left after `provider.only`) is the API's 400.
  */
 export async function batchRoute(runtime: InferenceRuntime, context: CallerContext, batch: { api: InferenceApi; model: string; only: string[] }): Promise<Attempt[]> {
   try {

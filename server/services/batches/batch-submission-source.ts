@@ -35,7 +35,7 @@ export async function* messageSubmission(req: CreateBatchRequest): AsyncGenerato
 
 /**
  * The parts of a JSON body streamed in HttpBody slices: the JSON rules of the REST facade
- * (ARCHITECTURE §2: proto or lowerCamel names, unknown fields ignored, `null` as unset, a wrong
+ * (docs/api/conventions.md: proto or lowerCamel names, unknown fields ignored, `null` as unset, a wrong
  * type is a 400 naming the field) and the proto's field rules, as a unary request would get them.
  * Items are passed on as they complete once `endpoint` and `model` are known; items that come
  * before those fields wait in memory. A field given twice is a 400, so the fields an item was

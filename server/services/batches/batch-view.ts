@@ -5,7 +5,7 @@ import { enumFromStored } from "../../../wire/enums.js";
 import { itemId, type BatchRow, type ItemResultRow } from "./batch-store.js";
 
 /**
- * A stored batch as the spec's Batch object (2.1): timestamps in Unix seconds, `results` only in a
+ * A stored batch as the Batch object (docs/api/batches.md): timestamps in Unix seconds, `results` only in a
  * terminal status (else null, and always null in lists), `usage` summed over the items. Usage
  * has no upstream cost split: the ledger keeps one cost per item.
  */

@@ -22,7 +22,7 @@ import { createSlots } from "./provider-slots.js";
  */
 const MAX_IDEMPOTENCY_KEY = 255;
 const DEFAULT_PAGE = 20;
-/** The spec's batch input limit, for gRPC callers too (the REST facade enforces the route's). */
+/** The API's batch input limit (docs/api/batches.md), for gRPC callers too (the REST facade enforces the route's). */
 const MAX_JSON_BYTES = Number(getOption(BatchesService.method.createBatchFromJson, max_body_bytes));
 /**
  * Submissions that may hold a database connection while their body still arrives (of the pool's

@@ -15,7 +15,7 @@ import { isObject } from "../../engine/providers/json-shape.js";
  *   span several tokens or share their first one, and only the first token's distribution is read.
  * - `score`: the digits 0 … n-1, the criteria array index, which is also the answer's key.
  *
- * Limits (the spec shows none for decisions; decisions.md): 1 to 32 questions, names 1 to 128
+ * Limits (the API shows none for decisions; decisions.md): 1 to 32 questions, names 1 to 128
  * characters; a choice has 2 to 20 options (20 is the most `top_logprobs` a provider returns, so
  * every option can be seen); a score 2 to 10 levels (one digit each). Oversized content is a 413:
  * the state over 256 KiB of JSON, a question's instructions and criteria over 32 KiB.

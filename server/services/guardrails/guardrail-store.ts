@@ -12,7 +12,7 @@ export function findGuardrail(caller: Caller, id: string, options: LookupOptions
   return findInOrganization(GuardrailRow, caller, { id: id.toLowerCase() }, `Guardrail '${id}' not found`, options);
 }
 
-/** 409 for removing a guardrail that a workspace still has as its default (never null, spec 2.5). */
+/** 409 for removing a guardrail that a workspace still has as its default (never null). */
 export function defaultGuardrailInUse(what: string, workspace: WorkspaceRow): ConnectError {
   return gatewayError(409, `${what}; make another guardrail its default first (PATCH /workspaces/${workspace.slug} with default_guardrail_id)`);
 }

@@ -15,7 +15,7 @@ import { enumFromStored } from "../../../wire/enums.js";
 import type { GuardrailKeyAssignmentRow, GuardrailMemberAssignmentRow, GuardrailRow } from "../../platform/db/governance-models.js";
 import type { ApiKeyRow } from "../../platform/db/models.js";
 
-/** Guardrails and their assignments as the API shows them (spec 2.12). Null lists render as null. */
+/** Guardrails and their assignments as the API shows them. Null lists render as null. */
 export function toGuardrail(row: GuardrailRow): Guardrail {
   return create(GuardrailSchema, {
     id: row.id,

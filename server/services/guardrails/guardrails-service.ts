@@ -17,7 +17,7 @@ import { assignmentHandlers } from "./guardrail-assignments.js";
 import { defaultGuardrailInUse, findGuardrail } from "./guardrail-store.js";
 import { toGuardrail } from "./guardrail-view.js";
 
-/** Guardrails (spec 2.12, 4.9): policies of a workspace, applied to the keys and members assigned. */
+/** Guardrails: policies of a workspace, applied to the keys and members assigned. */
 export function guardrailsService(deps: Deps): ServiceImpl<typeof GuardrailsService> {
   return {
     ...assignmentHandlers(deps),
@@ -67,7 +67,7 @@ export function guardrailsService(deps: Deps): ServiceImpl<typeof GuardrailsServ
     },
 
     async deleteGuardrail(req, ctx) {
-      // Assignments go with it (ON DELETE CASCADE). A workspace's default stays: never null (spec 2.5).
+      // Assignments go with it (ON DELETE CASCADE). A workspace's default stays: never null.
       const row = await findGuardrail(callerOf(ctx), req.id);
       const holder = await WorkspaceRow.findOne({ where: { defaultGuardrailId: row.id } });
       if (holder) throw defaultGuardrailInUse(`Guardrail ${row.id} is the default guardrail of workspace '${holder.slug}'`, holder);

@@ -2,7 +2,7 @@ import type { Transaction } from "sequelize";
 import { GuardrailRow } from "../../platform/db/governance-models.js";
 
 /**
- * The default guardrail a workspace is created with (spec 2.5: `default_guardrail_id` is never
+ * The default guardrail a workspace is created with (`default_guardrail_id` is never
  * null). It restricts nothing, so a workspace behaves as if it had no guardrail until it is edited
  * or another is made the default: no model, provider or region list, no ZDR demand, no budget, and
  * endpoints that may train on prompts allowed (the training flags refuse such endpoints when false).

@@ -21,7 +21,7 @@ import { createOrganization } from "./organization-store.js";
 
 /**
  * What only the operator may do (`npm run admin`): create organizations, grant entitlements, and
- * manage members and keys of any organization, so every state the spec distinguishes (inside or
+ * manage members and keys of any organization, so every state the API distinguishes (inside or
  * outside the interns programme, with or without private endpoints, a key whose creator left) can
  * be reached on a fresh install.
  */

@@ -12,7 +12,7 @@ import { optionalTimestamp } from "../../platform/core/timestamps.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import type { PrivateEndpointRow } from "../../platform/db/governance-models.js";
 
-/** Full record (spec 2.11, plus created_at and validated_at). NUMERIC prices stay decimal strings. */
+/** Full record (plus created_at and validated_at). NUMERIC prices stay decimal strings. */
 export function toPrivateEndpoint(row: PrivateEndpointRow): PrivateEndpoint {
   return create(PrivateEndpointSchema, {
     id: row.id,
@@ -40,7 +40,7 @@ export function toPrivateEndpoint(row: PrivateEndpointRow): PrivateEndpoint {
   });
 }
 
-/** Summary record of the list (spec 2.11). */
+/** Summary record of the list. */
 export function toPrivateEndpointSummary(row: PrivateEndpointRow): PrivateEndpointSummary {
   return create(PrivateEndpointSummarySchema, {
     id: row.id,

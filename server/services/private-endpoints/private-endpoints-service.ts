@@ -20,7 +20,7 @@ import { loadTrustStore } from "../../platform/outbound/trust-store.js";
 import { runValidation } from "./validation-checks.js";
 
 /**
- * Private endpoints (spec 2.11, 3.3, 4.10): create a draft, validate it with a live request
+ * Private endpoints (proto/gateway/v1/private_endpoints.proto): create a draft, validate it with a live request
  * through a workspace's BYOK credential (which records `validated_at`), activate it. Any change to
  * a draft clears its validation; an active endpoint is frozen. The entitlement and the management
  * key are checked by the auth interceptor from the proto options.

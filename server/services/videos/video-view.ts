@@ -7,7 +7,7 @@ import { OPEN, outputsAvailable, type VideoJobRow } from "./video-store.js";
 import { contentPath, type UrlSigner } from "./video-url-signing.js";
 
 /**
- * A job as the spec's video job (2.15). `generation_id` appears once the job is billed (every
+ * A job as the API's video job (docs/api/videos.md). `generation_id` appears once the job is billed (every
  * final status); `expires_at`, the content URLs and the signed URLs only while the stored outputs
  * are available (null, or empty for `unsigned_urls`, before completion and after retention);
  * `usage` once completed. Signed URLs are computed here on every read and nowhere kept.

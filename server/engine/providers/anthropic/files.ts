@@ -8,7 +8,7 @@ import { postFile, sizeOf } from "../file-upload-http.js";
 import { callUpstream, discardBody, readJsonObject } from "../upstream-http.js";
 
 /**
- * The Anthropic Files API (`/v1/files`, beta): its file object is the spec's File (2.13) field for
+ * The Anthropic Files API (`/v1/files`, beta): its file object is the API's File (docs/api/files.md) field for
  * field. Files uploaded by a client are not downloadable there; files a tool created are.
  */
 const FILES_BETA = "files-api-2025-04-14";

@@ -2,7 +2,7 @@ import type { MigrationFn } from "umzug";
 import type { QueryInterface } from "sequelize";
 
 /**
- * Admission from leases (ARCHITECTURE §4). Every limited quantity — a key's rate-limit window
+ * Admission from leases (server/engine/admission/README.md). Every limited quantity — a key's rate-limit window
  * (`rate:<key hash>`), its free-model day (`free:<key hash>`), and each spend counter a budget
  * layer reads (`key:<hash>:<period>`, `workspace:<id>:<period>`) — is leased to gateway instances in
  * slices. The invariant, per quantity and for every limit on it:

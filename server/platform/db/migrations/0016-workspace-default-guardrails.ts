@@ -2,7 +2,7 @@ import type { MigrationFn } from "umzug";
 import type { QueryInterface } from "sequelize";
 
 /**
- * Every workspace has a default guardrail (spec 2.5: `default_guardrail_id` is a uuid, never null).
+ * Every workspace has a default guardrail (`default_guardrail_id` is a uuid, never null).
  * Workspaces without one get a guardrail that restricts nothing (server/services/guardrails/unrestricted-
  * guardrail.ts; the values are repeated here so this migration never changes), and the column
  * becomes NOT NULL. A workspace and its first guardrail point at each other, so the workspace's

@@ -4,7 +4,7 @@ import { ownerEmailOf } from "../../config.js";
 
 /**
  * Every organization has an owner member (server/services/members/member-store.ts `createOwner`), and every
- * key belongs to a member (spec 2.3: `creator_user_id` is a string). An organization without an
+ * key belongs to a member (`creator_user_id` is a string, proto/gateway/v1/keys.proto). An organization without an
  * owner gets one: its member whose email is GATEWAY_OWNER_EMAIL (default `owner@localhost`) if it
  * has one, else a new `org:admin` member with that email. Keys without a creator become the
  * owner's. Member ids are `user_` + 26 lowercase hex digits, within the alphabet of newer ones.
