@@ -49,7 +49,7 @@ export const GetAnalyticsMetaResponseSchema: GenMessage<GetAnalyticsMetaResponse
   messageDesc(file_gateway_v1_analytics, 1);
 
 /**
- * Spec 2.17.
+ * What the analytics query can group, filter and aggregate by.
  *
  * @generated from message gateway.v1.AnalyticsMeta
  */

@@ -1104,7 +1104,7 @@ export const GuardrailsService: GenService<{
     output: typeof ListGuardrailsResponseSchema;
   },
   /**
-   * Spec 4.9: one guardrail. Errors: 401, 404, 500.
+   * One guardrail. Errors: 401, 404, 500.
    *
    * @generated from rpc gateway.v1.GuardrailsService.GetGuardrail
    */
@@ -1144,7 +1144,7 @@ export const GuardrailsService: GenService<{
     output: typeof AssignGuardrailKeysResponseSchema;
   },
   /**
-   * Spec 4.9: lists the API key assignments of the guardrail. Errors: 401, 404, 500.
+   * Lists the API key assignments of the guardrail. Errors: 401, 404, 500.
    *
    * @generated from rpc gateway.v1.GuardrailsService.ListGuardrailKeyAssignments
    */
@@ -1164,7 +1164,7 @@ export const GuardrailsService: GenService<{
     output: typeof UnassignGuardrailKeysResponseSchema;
   },
   /**
-   * Spec 4.9: assigns several organization members to the guardrail. Errors: 400, 401, 404, 500.
+   * Assigns several organization members to the guardrail. Errors: 400, 401, 404, 500.
    *
    * @generated from rpc gateway.v1.GuardrailsService.AssignGuardrailMembers
    */

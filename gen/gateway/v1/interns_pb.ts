@@ -496,7 +496,7 @@ export const SuspendInternRequestSchema: GenMessage<SuspendInternRequest> = /*@_
  */
 export type GetInternDaemonRequest = Message<"gateway.v1.GetInternDaemonRequest"> & {
   /**
-   * Spec 4.7: string, minimum length 1.
+   * String, minimum length 1.
    *
    * @generated from field: string intern_id = 1;
    */
@@ -511,7 +511,7 @@ export const GetInternDaemonRequestSchema: GenMessage<GetInternDaemonRequest> = 
   messageDesc(file_gateway_v1_interns, 12);
 
 /**
- * Spec 2.9: how a terminal client attaches to the intern's daemon. Body {origin, token}.
+ * How a terminal client attaches to the intern's daemon. Body {origin, token}.
  *
  * @generated from message gateway.v1.InternDaemonAccess
  */
@@ -1445,7 +1445,7 @@ export const InternsService: GenService<{
     output: typeof InternChatEventSchema;
   },
   /**
-   * Spec 4.7: origin and daemon token that attach a terminal client in host mode to one visible,
+   * Origin and daemon token that attach a terminal client in host mode to one visible,
    * running intern. The response carries `Cache-Control: no-store`; each reveal is logged by caller
    * and intern (never the token). Errors: 401, 403, 404 (`not_found`), 408 (`timeout`, after 10 s),
    * 409 (`intern_not_running`), 500 (`internal_error`).

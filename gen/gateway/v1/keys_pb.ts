@@ -52,7 +52,7 @@ export const GetCurrentKeyResponseSchema: GenMessage<GetCurrentKeyResponse> = /*
   messageDesc(file_gateway_v1_keys, 1);
 
 /**
- * Spec 2.3. Amounts are USD.
+ * Amounts are USD.
  *
  * @generated from message gateway.v1.CurrentKey
  */
@@ -651,7 +651,7 @@ export const DeleteKeyRequestSchema: GenMessage<DeleteKeyRequest> = /*@__PURE__*
   messageDesc(file_gateway_v1_keys, 14);
 
 /**
- * Spec 4.2. The optional fields are named as in the public OpenRouter API.
+ * The optional fields are named as in the public OpenRouter API.
  *
  * @generated from message gateway.v1.CreateAuthCodeRequest
  */
@@ -751,7 +751,7 @@ export const CreateAuthCodeResponseSchema: GenMessage<CreateAuthCodeResponse> = 
   messageDesc(file_gateway_v1_keys, 16);
 
 /**
- * Spec 2.2.
+ * An authorization code of the PKCE flow.
  *
  * @generated from message gateway.v1.AuthCode
  */

@@ -610,7 +610,7 @@ export const PrivateEndpointsService: GenService<{
     output: typeof PrivateEndpointResponseSchema;
   },
   /**
-   * Spec 4.10: lists the organization's private endpoints, drafts included (summary records).
+   * Lists the organization's private endpoints, drafts included (summary records).
    * Errors: 401, 403, 408, 500.
    *
    * @generated from rpc gateway.v1.PrivateEndpointsService.ListPrivateEndpoints
@@ -631,7 +631,7 @@ export const PrivateEndpointsService: GenService<{
     output: typeof PrivateEndpointResponseSchema;
   },
   /**
-   * Spec 4.10: replaces a draft endpoint's upstream configuration. An active endpoint is a 409.
+   * Replaces a draft endpoint's upstream configuration. An active endpoint is a 409.
    * Errors: 400, 401, 403, 404, 408, 409, 422, 500, 502.
    *
    * @generated from rpc gateway.v1.PrivateEndpointsService.UpdatePrivateEndpoint

@@ -532,7 +532,7 @@ export const VaultSecretScopeSchema: GenEnum<VaultSecretScope> = /*@__PURE__*/
  */
 export const VaultService: GenService<{
   /**
-   * Spec 4.8: creates or replaces a secret of one intern. Errors: 404 (outside the programme or an
+   * Creates or replaces a secret of one intern. Errors: 404 (outside the programme or an
    * out-of-scope intern), 503 (writes disabled).
    *
    * @generated from rpc gateway.v1.VaultService.PutInternSecret
@@ -543,7 +543,7 @@ export const VaultService: GenService<{
     output: typeof VaultSecretResponseSchema;
   },
   /**
-   * Spec 4.8: lists the secret metadata of one intern, ordered by name.
+   * Lists the secret metadata of one intern, ordered by name.
    *
    * @generated from rpc gateway.v1.VaultService.ListInternSecrets
    */
