@@ -6,7 +6,7 @@ import { at, call } from "../support/http.js";
 import { ChatStream, contentOf, runningInternId, startRuntimeGateway, type RuntimeEnv } from "../support/intern-runtime.js";
 
 /**
- * Host binding of vault secrets in the intern's fetch tool (spec 4.8): a second local HTTP server
+ * Host binding of vault secrets in the intern's fetch tool (docs/api/vault.md): a second local HTTP server
  * stands for several host names (GATEWAY_INTERN_FETCH_RESOLVE points them all at it, and
  * GATEWAY_INTERN_FETCH_ALLOWED_HOSTS lets the tool call them at that loopback address) and records
  * which requests carried the secret. Only requests to exactly the secret's host do; its parent

@@ -6,7 +6,7 @@ import { daemonAccess, hostRuns, runRows, type DaemonAccess } from "../support/i
 import { answerBody, ChatStream, contentOf, pausedQuestion, promptBody, runtimeSuite, shellStep } from "../support/intern-runtime.js";
 
 /**
- * Who may go on with a run (spec 3.5): of concurrent replies to one question exactly one streams
+ * Who may go on with a run (docs/api/interns.md): of concurrent replies to one question exactly one streams
  * the rest of the run, the others are 409 `interaction_not_pending`; and a chat client leaving a
  * run cancels it only when no other stream watches it (the host's rule), so a terminal client in
  * host mode watching the same run is not cut off.

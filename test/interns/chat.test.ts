@@ -11,7 +11,7 @@ import { daemonAccess, hostRuns, runRows } from "../support/intern-host-api.js";
 import { answerBody, ChatStream, contentOf, finishOf, isFinal, isQuestion, promptBody, runtimeSuite, shellStep, type RuntimeEnv } from "../support/intern-runtime.js";
 
 /**
- * The intern chat stream over real SSE (spec 3.5, 4.7, 6): a scripted model in the mock upstream
+ * The intern chat stream over real SSE (docs/api/interns.md): a scripted model in the mock upstream
  * drives a real agent in a real host process, whose model calls go through the gateway.
  */
 const test = runtimeSuite("interns: chat stream and run transitions", { intern: "chatter" });

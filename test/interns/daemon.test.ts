@@ -5,7 +5,7 @@ import { hashKey } from "../../server/platform/core/key-secret.js";
 import { at, call } from "../support/http.js";
 import { createdIntern, runningIntern, startInternsGateway, type InternsEnv } from "../support/interns.js";
 
-/** GET /interns/{id}/daemon (spec 2.9, 4.7); the test gateway waits 300 ms for a host (GATEWAY_INTERN_DAEMON_TIMEOUT_MS). */
+/** GET /interns/{id}/daemon (docs/api/interns.md); the test gateway waits 300 ms for a host (GATEWAY_INTERN_DAEMON_TIMEOUT_MS). */
 const test = suite<{ env: InternsEnv }>("intern daemon access");
 test.before(async (ctx) => {
   ctx.env = await startInternsGateway();

@@ -42,7 +42,7 @@ const currentKey = (env: InternsEnv, key: string) => call(env.gw.url, "GET", "/a
 test("create answers 201 with the public intern object in `data`; queued until provisioned", async ({ env }) => {
   const res = await createIntern(env, { name: "research-assistant", description: "Researches customer questions", instructions: "Be brief.", model: CATALOG_MODEL });
   assert.is(res.status, 201, res.text);
-  assert.equal(Object.keys(res.body as Json), ["data"], "spec 1: the record is wrapped in data");
+  assert.equal(Object.keys(res.body as Json), ["data"], "the record is wrapped in data (docs/response-envelopes.md)");
   const intern = at(res.body, "data") as Json;
   assert.equal(Object.keys(intern).sort(), INTERN_FIELDS);
   assert.match(intern.id as string, UUID);

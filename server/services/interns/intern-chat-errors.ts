@@ -19,7 +19,7 @@ const RETRYABLE = {
   not_found: false,
   intern_not_running: false,
   internal_error: true,
-  // The spec gives it no flag: the run's state is unknown, so repeating the request is not safe.
+  // The API gives it no flag: the run's state is unknown, so repeating the request is not safe.
   stream_severed: false,
 } as const;
 

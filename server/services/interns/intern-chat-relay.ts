@@ -166,7 +166,7 @@ class ChunkFrames {
     });
   }
 
-  /** Spec 6.3: empty choices, the session to quote on a reply, the run's usage or null. */
+  /** Empty choices, the session to quote on a reply, the run's usage or null. */
   final(usage: RunUsage | null): ChatEvent {
     return this.chunk({
       choices: [],

@@ -73,7 +73,7 @@ export function internChatService(deps: Deps): Pick<ServiceImpl<typeof InternsSe
     yield* relayRun(attached, { ...relay, runId, sessionId: session.sessionId });
   }
 
-  /** Spec 5.4: a key whose creator left the organization, or an intern whose creator did. */
+  /** A key whose creator left the organization, or an intern whose creator did. */
   async function requireCreatorsInOrganization(caller: Caller, intern: InternRow): Promise<void> {
     for (const userId of new Set([caller.key.creatorUserId, intern.creatorUserId])) {
       if (userId && !(await isMember(caller.organization.id, userId))) {

@@ -12,7 +12,7 @@ import type { InternRow } from "./intern-store.js";
  * instance's key cache drops a revoked key at commit.
  */
 export async function issueInternKey(intern: InternRow, transaction: Transaction): Promise<string> {
-  // Spec 5.4: a creator who left the organization no longer lends their membership to the intern.
+  // A creator who left the organization no longer lends their membership to the intern.
   if (intern.creatorUserId !== null && !(await isMember(intern.organizationId, intern.creatorUserId, transaction))) {
     throw gatewayError(403, `The creator of intern ${intern.id} is no longer a member of this organization`);
   }

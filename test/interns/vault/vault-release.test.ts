@@ -5,7 +5,7 @@ import { call } from "../../support/http.js";
 import { createdIntern, hasStatus, runningIntern, startInternsGateway, waitForIntern, type InternsEnv } from "../../support/interns.js";
 
 /**
- * Release to the intern's HTTP tool (spec 4.8): a secret goes only to exactly the hostnames it is
+ * Release to the intern's HTTP tool (docs/api/vault.md): a secret goes only to exactly the hostnames it is
  * bound to, never to a parent domain, a sub-domain or another host; and to http URLs only when it
  * is stored with allow_http.
  */

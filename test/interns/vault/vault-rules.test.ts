@@ -4,7 +4,7 @@ import { at, call, type Reply } from "../../support/http.js";
 import { createdIntern, startInternsGateway, type InternsEnv, type Json } from "../../support/interns.js";
 import { ISO } from "../../support/shapes.js";
 
-/** The rules of spec 4.8 and 8 over REST, table-driven. */
+/** The rules of docs/api/vault.md over REST, table-driven. */
 const test = suite<{ env: InternsEnv; internId: string }>("vault rules");
 test.before(async (ctx) => {
   ctx.env = await startInternsGateway();

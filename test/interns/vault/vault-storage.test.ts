@@ -9,7 +9,7 @@ import { eventually } from "../../support/eventually.js";
 import { at, call, type Reply } from "../../support/http.js";
 import { createdIntern, runningIntern, startInternsGateway, type InternsEnv, type Json } from "../../support/interns.js";
 
-/** Encryption at rest, fingerprints and legacy rows (spec 2.10, 4.8). */
+/** Encryption at rest, fingerprints and legacy rows (docs/api/vault.md). */
 const test = suite<{ env: InternsEnv }>("vault storage");
 test.before(async (ctx) => {
   ctx.env = await startInternsGateway();

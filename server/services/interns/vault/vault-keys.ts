@@ -33,7 +33,7 @@ export function openValue(key: VaultKey, name: string, sealed: Buffer): string {
 }
 
 /**
- * Spec 2.10: `sha256:` + HMAC-SHA-256 of the value under the vault's own data key. Equal values
+ * `sha256:` + HMAC-SHA-256 of the value under the vault's own data key. Equal values
  * give equal fingerprints within a vault and different ones across vaults; nothing about the value
  * can be learnt from it without the key.
  */
