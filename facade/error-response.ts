@@ -5,7 +5,7 @@ import { errorTypeOf } from "../wire/error-dialects.js";
 import { httpErrorOf, type HttpError } from "../wire/errors.js";
 
 /**
- * The spec's error envelope: {"error": {"code", "message", "metadata"?: {"reason", "retryable"}}}.
+ * The API's error envelope (docs/api/conventions.md): {"error": {"code", "message", "metadata"?: {"reason", "retryable"}}}.
  * On a route of another API's surface (`(gateway.v1.error_dialect)`) `error` also carries that
  * API's `type`, and OpenAI's `param` where the field at fault is known (wire/error-dialects.ts).
  */

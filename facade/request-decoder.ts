@@ -9,7 +9,7 @@ import type { Route } from "./route-table.js";
  * Builds an RPC's request message from a REST request, as grpc-gateway does: the JSON body (per
  * the rule's `body`), then path variables, then query parameters for fields still unset. Values
  * are checked against the schema first so that a wrong type is a 400 naming the field; unknown
- * fields are ignored; JSON `null` means "not set"; enums are the spec's strings. PATCH bodies get
+ * fields are ignored; JSON `null` means "not set"; enums are the API's strings. PATCH bodies get
  * `update_mask` filled from the keys they carry, so "omitted" and "null" can be told apart. The
  * fields a route addresses were resolved when it was compiled (route-table.ts).
  */

@@ -4,7 +4,7 @@ import { envelope, json_reply } from "../gen/gateway/v1/options_pb.js";
 import { optionOf } from "../wire/proto-options.js";
 import { setMember, wireJson } from "../wire/json.js";
 
-/** A response message as the spec's JSON (see wire/json.ts). */
+/** A response message as the API's JSON (see wire/json.ts). */
 export function encodeResponse(schema: DescMessage, message: Message): JsonValue {
   return wireJson(schema, message);
 }

@@ -41,7 +41,7 @@ export interface Route {
   maxBodyBytes: number;
   /** SSE events named after each message's `type`, without `[DONE]` (`(gateway.v1.sse_named_events)`). */
   sseNamedEvents: boolean;
-  /** Whose error `type` names its errors carry beside the spec's envelope (`(gateway.v1.error_dialect)`). */
+  /** Whose error `type` names its errors carry beside the API's envelope (`(gateway.v1.error_dialect)`). */
   errorDialect: ErrorDialect;
 }
 

@@ -4,9 +4,9 @@ import { ErrorDetailSchema } from "../gen/gateway/v1/errors_pb.js";
 
 /**
  * The one error mechanism (docs/api/conventions.md). Handlers throw `gatewayError(status, …)`: a
- * ConnectError whose code is the closest gRPC code and whose detail carries the spec's HTTP status,
+ * ConnectError whose code is the closest gRPC code and whose detail carries the API's HTTP status,
  * reason and retryability, so gRPC and REST callers learn the same thing. The REST facade turns it
- * back into the spec's error envelope with `httpErrorOf`.
+ * back into the API's error envelope with `httpErrorOf`.
  */
 export interface HttpError {
   status: number;

@@ -4,7 +4,7 @@ import { gatewayError, errorMessage } from "./errors.js";
 import { enumFromWire, wireNames } from "./enums.js";
 
 /**
- * A request message from the spec's JSON (docs/api/conventions.md), the inverse of wire-json.ts: proto or
+ * A request message from the API's JSON (docs/api/conventions.md), the inverse of wire-json.ts: proto or
  * lowerCamel field names, enums as their wire strings, integers as numbers or digit strings, JSON
  * `null` as "not set", unknown fields ignored. Values are checked against the schema first so that a
  * wrong type is a 400 naming the field. The REST facade decodes bodies with it; the core uses it

@@ -9,7 +9,7 @@ import { optionOf } from "../../wire/proto-options.js";
 import { allServices } from "../../wire/services.js";
 
 /**
- * Spec 1: "most successful responses wrap the record in an object with a `data` field; exceptions
+ * The API's rule (docs/response-envelopes.md): "most successful responses wrap the record in an object with a `data` field; exceptions
  * are named in the endpoint descriptions". The facade renders the response message as it is, so
  * the rule is a property of the protos: every REST route answers a message with a `data` field
  * (a record, or a list with `has_more`/`total_count`) unless it is one of the exceptions below,

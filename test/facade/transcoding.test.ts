@@ -10,7 +10,7 @@ import { at, call, rawRequest } from "../support/http.js";
 /**
  * JSON on the wire (docs/api/conventions.md) and the error envelope, through the real gateway: how the
  * facade turns bodies, path segments and query strings into request messages, and messages back
- * into the spec's JSON.
+ * into the API's JSON.
  */
 const test = suite<{ gw: TestGateway }>("facade transcoding");
 test.before(async (ctx) => {

@@ -40,7 +40,7 @@ test("GET /api/v1/key through the remote core answers 200 with the key's label",
   assert.not.ok(res.text.includes(key), "the secret never appears in a response");
 });
 
-test("POST /api/v1/workspaces is 201, a duplicate slug 409 in the spec's envelope", async ({ url, key }) => {
+test("POST /api/v1/workspaces is 201, a duplicate slug 409 in the API's envelope", async ({ url, key }) => {
   const created = await call(url, "POST", "/api/v1/workspaces", { key, body: { name: "Split", slug: "split" } });
   assert.is(created.status, 201, created.text);
   assert.is(at(created.body, "data", "slug"), "split");

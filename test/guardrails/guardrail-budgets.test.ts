@@ -4,7 +4,7 @@ import { at, call } from "../support/http.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { seedOrganization } from "../support/seed.js";
 
-/** GET /key: the budgets and data regions that guardrails put on a key (spec 2.3). */
+/** GET /key: the budgets and data regions that guardrails put on a key. */
 const test = suite<{ gw: TestGateway }>("guardrail budgets on GET /key");
 test.before(async (ctx) => {
   ctx.gw = await startTestGateway();

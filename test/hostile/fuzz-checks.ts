@@ -4,7 +4,7 @@ import { responseField } from "./fuzz-shapes.js";
 
 /**
  * Sending a hostile request byte for byte, and what every answer must be: 2xx, or 4xx
- * with the spec's envelope whose `code` is the HTTP status; never 5xx; no stack trace, SQL or
+ * with the API's envelope whose `code` is the HTTP status; never 5xx; no stack trace, SQL or
  * source path in any body; and an accepted value reads back exactly as it was sent.
  */
 export interface Answer {

@@ -206,7 +206,7 @@ export function stringValue(field: DescField, rules: FieldRules | undefined, ctx
   return candidates.find(fits) ?? candidates[1]!;
 }
 
-/** Reads a top-level field of a response the way the spec nests it: `data.<name>` or `<name>`. */
+/** Reads a top-level field of a response the way the API nests it: `data.<name>` or `<name>`. */
 export function responseField(body: unknown, name: string): unknown {
   if (!isFuzzObject(body as FuzzJson)) return undefined;
   const object = body as Record<string, unknown>;

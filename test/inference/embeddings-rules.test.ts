@@ -5,7 +5,7 @@ import { startInferenceGateway, type InferenceGateway } from "../support/inferen
 import { ledgerRowsOf } from "../support/ledger-rows.js";
 import { mockVector } from "../upstream/mock-upstream.js";
 
-/** POST /embeddings over REST: every rule of spec 4.11, refusing and allowing. */
+/** POST /embeddings over REST: every rule of proto/gateway/v1/inference.proto, refusing and allowing. */
 const test = suite<{ env: InferenceGateway }>("embeddings rules");
 test.before(async (ctx) => {
   ctx.env = await startInferenceGateway();
@@ -147,7 +147,7 @@ test("an unknown encoding_format is refused", async ({ env }) => {
   assert.is(env.upstream.requests.length, 0);
 });
 
-test("the success body has the spec's shape", async ({ env }) => {
+test("the success body has the API's shape", async ({ env }) => {
   const res = await embed(env, { input: ["a", "b"] });
   assert.is(res.status, 200, res.text);
   assert.is(at(res.body, "object"), "list");

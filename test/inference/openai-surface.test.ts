@@ -6,7 +6,7 @@ import { startInferenceGateway, type InferenceGateway } from "../support/inferen
 
 /**
  * The OpenAI-compatible surface as the `openai` SDK sees it: errors carry OpenAI's `type` (and
- * `param`) beside the spec's envelope, `models.retrieve`, embedding models in the lists, and the
+ * `param`) beside the API's envelope, `models.retrieve`, embedding models in the lists, and the
  * 404 of a client whose base URL lacks `/api/v1`. Messages errors carry Anthropic's names.
  */
 const test = suite<{ env: InferenceGateway; client: OpenAI }>("openai surface");
@@ -34,7 +34,7 @@ function loose(body: Record<string, unknown>): OpenAI.ChatCompletionCreateParams
   return body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
 }
 
-test("a field rule broken: 400 invalid_request_error with param naming the field; the spec's code stays", async ({ client }) => {
+test("a field rule broken: 400 invalid_request_error with param naming the field; the API's code stays", async ({ client }) => {
   const err = await apiError(client.chat.completions.create({ model: "mock/chat", messages: HELLO, temperature: 5 }));
   assert.instance(err, OpenAI.BadRequestError);
   assert.is(err.type, "invalid_request_error");
@@ -61,14 +61,14 @@ test("an unknown model: invalid_request_error without param; a wrong key: authen
   assert.is(denied.type, "authentication_error");
 });
 
-test("the envelope is the spec's plus type: raw bodies on an OpenAI route and on another route", async ({ env }) => {
+test("the envelope is the API's plus type: raw bodies on an OpenAI route and on another route", async ({ env }) => {
   const embeddings = await call(env.gw.url, "POST", "/api/v1/embeddings", { key: env.gw.key, body: { model: "mock/chat", input: "alpha" } });
   assert.is(embeddings.status, 400);
   assert.equal(Object.keys(at(embeddings.body, "error") as object).sort(), ["code", "message", "type"]);
   assert.is(at(embeddings.body, "error", "type"), "invalid_request_error");
   const key = await call(env.gw.url, "GET", "/api/v1/key");
   assert.is(key.status, 401);
-  assert.is(at(key.body, "error", "type"), undefined, "routes outside the OpenAI surface keep the spec's envelope alone");
+  assert.is(at(key.body, "error", "type"), undefined, "routes outside the OpenAI surface keep the API's envelope alone");
 });
 
 test("a provider failure mid-stream: the SSE error event carries the type too", async ({ env, client }) => {

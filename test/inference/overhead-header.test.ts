@@ -5,7 +5,7 @@ import { call } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 
 /**
- * `x-gateway-overhead-ms` (issue 15): every REST answer says what the gateway added, and the
+ * `x-gateway-overhead-ms`: every REST answer says what the gateway added, and the
  * provider's time is attributed to the provider (`x-gateway-upstream-ms`), not to the gateway.
  */
 const test = suite<{ env: InferenceGateway }>("x-gateway-overhead-ms");

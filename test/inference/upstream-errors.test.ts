@@ -27,7 +27,7 @@ function chat(env: InferenceGateway, body: Record<string, unknown> = {}): Promis
   return call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body: { model: "mock/chat", messages: HELLO, provider: MOCKAI, ...body } });
 }
 
-/** The spec's error envelope, exactly: {error: {code, message, metadata?: {reason, retryable}}} plus OpenAI's `type`, without our provider key. */
+/** The API's error envelope, exactly: {error: {code, message, metadata?: {reason, retryable}}} plus OpenAI's `type`, without our provider key. */
 function assertErrorBody(env: InferenceGateway, res: Reply, status: number): Record<string, unknown> {
   assert.is(res.status, status, res.text);
   assert.match(res.headers.get("content-type") ?? "", /application\/json/);

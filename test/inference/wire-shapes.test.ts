@@ -4,7 +4,7 @@ import { call } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 
 /**
- * Answers match the providers' own wire shapes (issue 17): a plain text answer carries no empty
+ * Answers match the providers' own wire shapes (docs/response-envelopes.md): a plain text answer carries no empty
  * arrays where OpenAI or Anthropic omit the field. In JavaScript `[]` is truthy, so an agent loop
  * that tests `if (message.tool_calls)` would run zero tools and loop forever.
  */

@@ -360,7 +360,7 @@ const PATCH_RULES: PatchRow[] = [
   { name: "camelCase keys are accepted too", body: () => ({ upstreamModelId: "m1", declaredZdr: false }), expect: { upstream_model_id: "m1", base: "b1", declared_region: "europe", declared_zdr: false, validation: "cleared" } },
 ];
 
-test("PATCH /private-endpoints/{id} follows the spec's rules (table)", async (ctx) => {
+test("PATCH /private-endpoints/{id} follows the API's rules (table)", async (ctx) => {
   const bases = { b1: `${ctx.upstream.url}/v1`, b2: `${ctx.upstream.url}/v2` };
   for (const row of PATCH_RULES) {
     const created = await newEndpoint(ctx, { upstream_model_id: "m1", base_url: bases.b1, declared_region: "europe", declared_zdr: true });

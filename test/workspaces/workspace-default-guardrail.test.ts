@@ -6,7 +6,7 @@ import { at, call, type Reply } from "../support/http.js";
 import { startMockUpstream, type MockUpstream } from "../upstream/mock-upstream.js";
 
 /**
- * Spec 2.5: every workspace has a default guardrail (`default_guardrail_id` is a uuid, never null).
+ * Every workspace has a default guardrail (`default_guardrail_id` is a uuid, never null).
  * A workspace is created with one that restricts nothing, and such a guardrail behaves exactly as
  * no guardrail: every model and endpoint (those that may train on prompts included), no budget,
  * every data region. It can be replaced, not cleared, and is not deleted while it is a default.

@@ -122,7 +122,7 @@ test("POST /workspaces with every field: the given values come back", async ({ g
   assert.is(data.updated_at, null);
 });
 
-test("POST /workspaces accepts every provider sort and every server tool of the spec", async ({ gw }) => {
+test("POST /workspaces accepts every provider sort and every server tool of the API", async ({ gw }) => {
   for (const sort of ["price", "throughput", "latency", "exacto"]) {
     const res = await createWorkspace(gw, { name: "sorted", slug: uniqueSlug(`sort-${sort}`), default_provider_sort: sort });
     assert.is(res.status, 201, `${sort}: ${res.text}`);

@@ -1,7 +1,7 @@
 import type { JsonSchema, Response } from "./openapi-types.js";
 
 /**
- * The spec's error envelope as facade/error-response.ts writes it, a shared component that every
+ * The API's error envelope as facade/error-response.ts writes it, a shared component that every
  * operation's 4XX and 5XX answers refer to. Not a proto message: the core's errors travel as a
  * ConnectError with a `gateway.v1.ErrorDetail`, and the facade renders this body from it.
  * Routes of another API's surface (wire/error-dialects.ts) add that API's `type` (and `param`).

@@ -2,7 +2,7 @@ import { gatewayError } from "../../../wire/errors.js";
 import { isWellFormed } from "../../../wire/text-rules.js";
 
 /**
- * Spec 2.6: a tracking string is 1 to 512 characters of well-formed Unicode, without NUL and
+ * A tracking string is 1 to 512 characters of well-formed Unicode, without NUL and
  * without surrounding whitespace. Lengths are checked by the proto rules; these are the rest.
  */
 export function assertTrackingString(user: string): void {

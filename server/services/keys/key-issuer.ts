@@ -28,7 +28,7 @@ export async function issueKey(key: KeyToIssue, transaction?: Transaction, secre
   if (key.creatorUserId !== null && !(await isMember(key.organizationId, key.creatorUserId, transaction))) {
     throw gatewayError(400, `creator_user_id '${key.creatorUserId}' is not a member of this organization`);
   }
-  // Spec 2.3: `creator_user_id` is a string; a key minted for no member belongs to the owner.
+  // `creator_user_id` is a string; a key minted for no member belongs to the owner.
   const creatorUserId = key.creatorUserId ?? (await ownerOf(key.organizationId, transaction));
   const row = await ApiKeyRow.create({ ...key, creatorUserId, hash: hashKey(secret), label: maskKey(secret) }, { transaction });
   return { row, secret };

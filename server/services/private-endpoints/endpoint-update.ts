@@ -11,7 +11,7 @@ export interface UpstreamConfig {
 }
 
 /**
- * Spec 4.10's PATCH rules. `present` holds the body's keys (see changedFields). An omitted
+ * The API's PATCH rules. `present` holds the body's keys (see changedFields). An omitted
  * base_url keeps the stored one. The declarations attest facts about one upstream, so an omitted
  * declaration is kept while the upstream (model id and base URL) is unchanged and cleared when it
  * changes; a given one applies either way (null clears). Whether anything changed decides, in the
