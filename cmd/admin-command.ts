@@ -103,10 +103,10 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: AdminOutput): Pr
     return value;
   };
   const print = <Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): void => {
-    out.stdout(JSON.stringify(toJson(schema, message, { useProtoFieldName: true }), null, 2) + "\n");
+    out.stdout(`${JSON.stringify(toJson(schema, message, { useProtoFieldName: true }), null, 2)}\n`);
   };
   if (flags.help || positionals.length === 0) {
-    out.stdout(USAGE + "\n");
+    out.stdout(`${USAGE}\n`);
     return;
   }
   const grpcUrl = env.GATEWAY_GRPC_URL ?? `http://127.0.0.1:${env.GRPC_PORT ?? "50051"}`;

@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
 import { ScalarType, type DescField, type DescMessage, type DescMethodStreaming, type Message } from "@bufbuild/protobuf";
 import { reflect } from "@bufbuild/protobuf/reflect";
-import { ConnectError, type Transport } from "@connectrpc/connect";
+import type { ConnectError, Transport } from "@connectrpc/connect";
 import busboy from "busboy";
 import { gatewayError, errorMessage } from "../wire/errors.js";
 import { tooLarge } from "./body-reader.js";

@@ -1,4 +1,4 @@
-import { type DescMessage, type JsonValue, type Message } from "@bufbuild/protobuf";
+import type { DescMessage, JsonValue, Message } from "@bufbuild/protobuf";
 import { reflect } from "@bufbuild/protobuf/reflect";
 import { envelope, json_reply } from "../gen/gateway/v1/options_pb.js";
 import { optionOf } from "../wire/proto-options.js";

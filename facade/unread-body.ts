@@ -41,12 +41,18 @@ export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): voi
   let ended = false;
   let flushed = false;
   const closeWhenDone = () => ended && flushed && close();
-  req.once("end", () => ((ended = true), closeWhenDone()));
+  req.once("end", () => {
+    ended = true;
+    closeWhenDone();
+  });
   req.resume();
   // What node:http calls once a `connection: close` answer is written (an own property, for this
   // socket alone): the write side is closed once the answer is out, the rest once the body is in.
   socket.destroySoon = () => {
-    const onFlushed = () => ((flushed = true), closeWhenDone());
+    const onFlushed = () => {
+      flushed = true;
+      closeWhenDone();
+    };
     socket.end();
     if (socket.writableFinished) onFlushed();
     else socket.once("finish", onFlushed);

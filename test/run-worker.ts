@@ -20,6 +20,7 @@ uvuGlobals.UVU_DEFER = 1;
 const uvu = await import("uvu");
 const { hookFailures } = await import("./support/suite.js");
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: terminal colour codes start with ESC.
 const ANSI = /\u001b\[[0-9;]*m/g;
 
 async function runFile({ name, file }: FileToRun): Promise<FileDone> {

@@ -1,6 +1,6 @@
 import type { RunUsage } from "../host-protocol.js";
 import { AGENT_TOOLS, runTool, type ToolContext } from "./agent-tools.js";
-import { addUsage, callModel, ModelCallError, type ChatMessage } from "./model-client.js";
+import { addUsage, callModel, ModelCallError, type ChatMessage, type ModelTurn } from "./model-client.js";
 
 /**
  * One run of an intern's agent: the session's conversation plus the new prompt goes to the model
@@ -68,7 +68,7 @@ async function steps(settings: AgentSettings, run: AgentRun, system: ChatMessage
   };
   for (let step = 0; step < settings.maxSteps; step++) {
     steered(false);
-    let turn;
+    let turn: ModelTurn;
     try {
       turn = await callModel({
         gatewayUrl: settings.gatewayUrl,

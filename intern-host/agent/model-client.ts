@@ -54,7 +54,7 @@ export class ModelCallError extends Error {
 
 export async function callModel(call: ModelCall): Promise<ModelTurn> {
   const body = { ...(call.model ? { model: call.model } : {}), session_id: call.sessionId, messages: call.messages, tools: call.tools, stream: true };
-  let response;
+  let response: Awaited<ReturnType<typeof request>>;
   try {
     response = await request(`${call.gatewayUrl}/api/v1/chat/completions`, {
       method: "POST",

@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
-import http from "node:http";
-import http2 from "node:http2";
+import type http from "node:http";
+import type http2 from "node:http2";
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { Sequelize } from "sequelize";
 import { createFacade } from "../../facade/facade.js";

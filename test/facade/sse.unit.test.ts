@@ -190,7 +190,12 @@ function post(base: string, path: string, body: unknown, onText?: (text: string,
         };
         res.on("data", (piece: string) => {
           text += piece;
-          onText?.(text, { leave: () => ((leaving = true), req.destroy()) });
+          onText?.(text, {
+            leave: () => {
+              leaving = true;
+              req.destroy();
+            },
+          });
         });
         res.on("end", finish);
         res.on("close", finish);

@@ -51,7 +51,7 @@ const JSON_HEADERS = { "content-type": "application/json" };
 
 export function pathOf(shape: RouteShape, values: readonly string[], query = ""): string {
   let next = 0;
-  const path = "/" + shape.route.segments.map((s) => (s.kind === "literal" ? s.value : values[next++]!)).join("/");
+  const path = `/${shape.route.segments.map((s) => (s.kind === "literal" ? s.value : values[next++]!)).join("/")}`;
   return query ? `${path}?${query}` : path;
 }
 

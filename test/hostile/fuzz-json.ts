@@ -49,7 +49,7 @@ function structuredCopy(value: FuzzJson): FuzzJson {
 /** `levels` nested arrays: deeper than any parser that recurses can follow. */
 export const deepArray = (levels: number): RawJson => new RawJson("[".repeat(levels) + "]".repeat(levels));
 /** `levels` nested objects under the key `a`. */
-export const deepObject = (levels: number): RawJson => new RawJson('{"a":'.repeat(levels) + "1" + "}".repeat(levels));
+export const deepObject = (levels: number): RawJson => new RawJson(`${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`);
 
 /** A small deterministic PRNG (mulberry32): the same seed gives the same cases on every run. */
 export class Seeded {

@@ -154,7 +154,7 @@ class Run {
 }
 
 function templatePrefix(shape: RouteShape, segmentIndex: number): string {
-  return "/" + shape.route.segments.slice(0, segmentIndex).map((s) => (s.kind === "literal" ? s.value : `{${s.field.join(".")}}`)).join("/");
+  return `/${shape.route.segments.slice(0, segmentIndex).map((s) => (s.kind === "literal" ? s.value : `{${s.field.join(".")}}`)).join("/")}`;
 }
 
 test("every route: 2xx or a 4xx envelope, nothing leaked, accepted text read back as sent", async ({ fuzz }) => {

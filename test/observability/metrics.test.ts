@@ -55,7 +55,7 @@ function parseExposition(text: string): Sample[] {
 }
 
 /** The value of the one sample `name` whose labels include `labels`; 0 when there is none. */
-function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
+function sampleValue(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
   const found = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
   assert.ok(found.length <= 1, `${name} ${JSON.stringify(labels)} matches ${found.length} samples`);
   return found[0]?.value ?? 0;
@@ -95,36 +95,36 @@ test("requests by route template, tokens, cost, latencies, overhead, refusals an
   const { text, samples } = await scrape(env);
 
   const route = { protocol: "rest", method: "POST", route: CHAT };
-  assert.is(valueOf(samples, "gateway_requests_total", { ...route, status: "200" }), 2);
-  assert.is(valueOf(samples, "gateway_requests_total", { protocol: "rest", method: "GET", route: "/api/v1/key", status: "401" }), 1);
-  assert.is(valueOf(samples, "gateway_requests_total", { protocol: "rest", method: "GET", route: "(unmatched)", status: "404" }), 1);
+  assert.is(sampleValue(samples, "gateway_requests_total", { ...route, status: "200" }), 2);
+  assert.is(sampleValue(samples, "gateway_requests_total", { protocol: "rest", method: "GET", route: "/api/v1/key", status: "401" }), 1);
+  assert.is(sampleValue(samples, "gateway_requests_total", { protocol: "rest", method: "GET", route: "(unmatched)", status: "404" }), 1);
   assert.not.match(text, /no-such-route-x7/, "a raw path is never a label");
   assert.not.ok(text.includes(env.gw.key), "the key is never a label");
 
-  assert.is(valueOf(samples, "gateway_request_duration_seconds_count", route), 2);
-  assert.is(valueOf(samples, "gateway_overhead_seconds_count", route), 2);
+  assert.is(sampleValue(samples, "gateway_request_duration_seconds_count", route), 2);
+  assert.is(sampleValue(samples, "gateway_overhead_seconds_count", route), 2);
   // The provider's wait is not the gateway's overhead: the time the test held the provider lies
   // within the requests' duration and outside their overhead, on a machine of any speed.
-  const duration = valueOf(samples, "gateway_request_duration_seconds_sum", route);
-  const overhead = valueOf(samples, "gateway_overhead_seconds_sum", route);
+  const duration = sampleValue(samples, "gateway_request_duration_seconds_sum", route);
+  const overhead = sampleValue(samples, "gateway_overhead_seconds_sum", route);
   assert.ok(overhead + heldSeconds <= duration, `overhead ${overhead} s + the ${heldSeconds} s the provider was held within ${duration} s`);
 
-  assert.ok(valueOf(samples, "gen_ai_client_token_usage_sum", { ...GEN_AI, gen_ai_token_type: "input" }) > 0);
-  assert.ok(valueOf(samples, "gen_ai_client_token_usage_sum", { ...GEN_AI, gen_ai_token_type: "output" }) > 0);
-  assert.is(valueOf(samples, "gen_ai_client_token_usage_count", { ...GEN_AI, gen_ai_token_type: "input" }), 2);
-  assert.ok(valueOf(samples, "gateway_cost_usd_total", GEN_AI) > 0);
-  assert.is(valueOf(samples, "gen_ai_client_operation_duration_seconds_count", { ...GEN_AI, error_type: "" }), 2);
-  assert.ok(valueOf(samples, "gen_ai_client_operation_duration_seconds_sum", { ...GEN_AI, error_type: "" }) >= heldSeconds, "the provider's operations cover its wait");
-  assert.is(valueOf(samples, "gen_ai_client_operation_time_to_first_chunk_seconds_count", GEN_AI), 1, "the streamed call only");
+  assert.ok(sampleValue(samples, "gen_ai_client_token_usage_sum", { ...GEN_AI, gen_ai_token_type: "input" }) > 0);
+  assert.ok(sampleValue(samples, "gen_ai_client_token_usage_sum", { ...GEN_AI, gen_ai_token_type: "output" }) > 0);
+  assert.is(sampleValue(samples, "gen_ai_client_token_usage_count", { ...GEN_AI, gen_ai_token_type: "input" }), 2);
+  assert.ok(sampleValue(samples, "gateway_cost_usd_total", GEN_AI) > 0);
+  assert.is(sampleValue(samples, "gen_ai_client_operation_duration_seconds_count", { ...GEN_AI, error_type: "" }), 2);
+  assert.ok(sampleValue(samples, "gen_ai_client_operation_duration_seconds_sum", { ...GEN_AI, error_type: "" }) >= heldSeconds, "the provider's operations cover its wait");
+  assert.is(sampleValue(samples, "gen_ai_client_operation_time_to_first_chunk_seconds_count", GEN_AI), 1, "the streamed call only");
 
-  assert.is(valueOf(samples, "gateway_refusals_total", { reason: "unauthenticated", status: "401" }), 1);
+  assert.is(sampleValue(samples, "gateway_refusals_total", { reason: "unauthenticated", status: "401" }), 1);
   assert.ok(samples.some((s) => s.name === "gateway_refusals_total" && s.labels.reason === "budget" && s.value === 0), "known series start at 0");
-  assert.ok(valueOf(samples, "gateway_lease_top_ups_total", { trigger: "on_demand", outcome: "granted" }) >= 1, "the first call's leases were granted on demand");
-  assert.ok(valueOf(samples, "gateway_settlement_flush_lag_seconds_count") >= 2, "both calls' ledger rows were committed");
-  assert.is(valueOf(samples, "gateway_batch_items", { state: "pending" }), 0);
+  assert.ok(sampleValue(samples, "gateway_lease_top_ups_total", { trigger: "on_demand", outcome: "granted" }) >= 1, "the first call's leases were granted on demand");
+  assert.ok(sampleValue(samples, "gateway_settlement_flush_lag_seconds_count") >= 2, "both calls' ledger rows were committed");
+  assert.is(sampleValue(samples, "gateway_batch_items", { state: "pending" }), 0);
   assert.ok(samples.some((s) => s.name === "gateway_batch_items" && s.labels.state === "succeeded"));
-  assert.ok(valueOf(samples, "process_cpu_user_seconds_total") > 0);
-  assert.ok(valueOf(samples, "nodejs_heap_size_total_bytes") > 0);
+  assert.ok(sampleValue(samples, "process_cpu_user_seconds_total") > 0);
+  assert.ok(sampleValue(samples, "nodejs_heap_size_total_bytes") > 0);
 });
 
 test("a fallback is counted by the provider that failed, with its status", async ({ env }) => {
@@ -133,9 +133,9 @@ test("a fallback is counted by the provider that failed, with its status", async
   assert.is(res.status, 200, res.text);
   assert.is(at(res.body, "provider"), "Backup");
   const { samples } = await scrape(env);
-  assert.is(valueOf(samples, "gateway_fallbacks_total", { ...GEN_AI, error_type: "503" }), 1);
-  assert.is(valueOf(samples, "gen_ai_client_operation_duration_seconds_count", { ...GEN_AI, error_type: "503" }), 1);
-  assert.is(valueOf(samples, "gen_ai_client_operation_duration_seconds_count", { ...GEN_AI, gen_ai_provider_name: "backup", error_type: "" }), 1);
+  assert.is(sampleValue(samples, "gateway_fallbacks_total", { ...GEN_AI, error_type: "503" }), 1);
+  assert.is(sampleValue(samples, "gen_ai_client_operation_duration_seconds_count", { ...GEN_AI, error_type: "503" }), 1);
+  assert.is(sampleValue(samples, "gen_ai_client_operation_duration_seconds_count", { ...GEN_AI, gen_ai_provider_name: "backup", error_type: "" }), 1);
 });
 
 test("an event stream being written is an open SSE stream until it ends", async ({ env }) => {
@@ -148,11 +148,11 @@ test("an event stream being written is an open SSE stream until it ends", async 
   assert.is(res.status, 200);
   const reader = res.body!.getReader();
   await reader.read();
-  assert.is(valueOf((await scrape(env)).samples, "gateway_open_sse_streams"), 1);
+  assert.is(sampleValue((await scrape(env)).samples, "gateway_open_sse_streams"), 1);
   while (!(await reader.read()).done);
   // The facade forgets the stream once its last byte is written, just after the client has it.
   let open = 1;
-  for (let i = 0; i < 50 && open !== 0; i++) open = valueOf((await scrape(env)).samples, "gateway_open_sse_streams");
+  for (let i = 0; i < 50 && open !== 0; i++) open = sampleValue((await scrape(env)).samples, "gateway_open_sse_streams");
   assert.is(open, 0);
 });
 
@@ -192,10 +192,10 @@ guarded("this instance's registry is its own; a provider's 429 is not a refusal,
   const limited = await chat(env);
   assert.is(limited.status, 429, limited.text);
   const { samples } = await scrape(env, TOKEN);
-  assert.is(valueOf(samples, "gateway_requests_total", { protocol: "rest", method: "POST", route: CHAT, status: "429" }), 2);
-  assert.is(valueOf(samples, "gateway_requests_total", { protocol: "rest", method: "POST", route: CHAT, status: "200" }), 1, "only this gateway's calls");
-  assert.is(valueOf(samples, "gateway_refusals_total", { reason: "rate_limit", status: "429" }), 1);
-  assert.is(valueOf(samples, "gateway_fallbacks_total", { ...GEN_AI, error_type: "429" }), 1);
+  assert.is(sampleValue(samples, "gateway_requests_total", { protocol: "rest", method: "POST", route: CHAT, status: "429" }), 2);
+  assert.is(sampleValue(samples, "gateway_requests_total", { protocol: "rest", method: "POST", route: CHAT, status: "200" }), 1, "only this gateway's calls");
+  assert.is(sampleValue(samples, "gateway_refusals_total", { reason: "rate_limit", status: "429" }), 1);
+  assert.is(sampleValue(samples, "gateway_fallbacks_total", { ...GEN_AI, error_type: "429" }), 1);
 });
 
 guarded.run();
@@ -214,7 +214,7 @@ batches("the items of a running batch are counted from the database", async ({ e
   assert.is(res.status, 202, res.text);
   const { samples } = await scrape(env);
   assert.equal(
-    ["pending", "running", "succeeded", "failed"].map((state) => valueOf(samples, "gateway_batch_items", { state })),
+    ["pending", "running", "succeeded", "failed"].map((state) => sampleValue(samples, "gateway_batch_items", { state })),
     [3, 0, 0, 0],
   );
 });

@@ -180,7 +180,7 @@ test("chatStream: events become OpenAI chunks: role first, text deltas, finish, 
   assert.equal(stream.usage(), { promptTokens: 6, completionTokens: 3, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 });
   const last = chunks[chunks.length - 1];
   assert.equal(last?.choices, []);
-  assert.is((last?.usage as Record<string, unknown>).total_tokens, 9);
+  assert.is((last?.usage as Record<string, unknown> | undefined)?.total_tokens, 9);
 });
 
 test("chatStream: tool_use streams as tool call fragments; thinking as reasoning deltas", async ({ mock }) => {

@@ -23,7 +23,7 @@ export async function call(base: string, method: string, path: string, options: 
   if (payload !== undefined) headers["content-type"] ??= "application/json";
   const res = await fetch(base + path, { method, headers, body: payload });
   const text = await res.text();
-  let body: unknown = undefined;
+  let body: unknown ;
   try {
     body = text ? JSON.parse(text) : undefined;
   } catch {

@@ -62,7 +62,10 @@ export async function h2Request(base: string, path: string, headers: Record<stri
       let head: Record<string, string> = {};
       let trailers: Record<string, string> = {};
       const chunks: Buffer[] = [];
-      stream.on("response", (h) => ((status = Number(h[":status"])), (head = flat(h))));
+      stream.on("response", (h) => {
+        status = Number(h[":status"]);
+        head = flat(h);
+      });
       stream.on("trailers", (t) => (trailers = flat(t)));
       stream.on("data", (chunk: Buffer) => chunks.push(chunk));
       // The server may answer before it has read the whole body: once the answer has ended, the

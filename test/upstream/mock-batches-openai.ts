@@ -52,7 +52,7 @@ function create(x: BatchExchange): void {
   const body = jsonBody(x, "openai");
   if (!body) return;
   const input = typeof body.input_file_id === "string" ? x.store.fileStore.get(body.input_file_id) : undefined;
-  if (!input || input.purpose !== "batch") return sendError(x.res, "openai", 400, "mock upstream: input_file_id is not a batch file");
+  if (input?.purpose !== "batch") return sendError(x.res, "openai", 400, "mock upstream: input_file_id is not a batch file");
   if (body.endpoint !== ENDPOINT) return sendError(x.res, "openai", 400, `mock upstream: only ${ENDPOINT} is supported`);
   if (body.completion_window !== "24h") return sendError(x.res, "openai", 400, "mock upstream: completion_window must be 24h");
   const fault = x.store.takeSubmitError();

@@ -154,7 +154,7 @@ export class MockVideoStore implements MockVideos {
     if (extension) {
       const reference = typeof body.video === "object" && body.video !== null ? (body.video as Json).id : undefined;
       const source = this.jobs.get(typeof reference === "string" ? reference : "");
-      if (!source || source.status !== "completed") return sendError(res, "openai", 404, "mock upstream: no completed video to extend");
+      if (source?.status !== "completed") return sendError(res, "openai", 404, "mock upstream: no completed video to extend");
       model = source.model;
     } else if (model === "") {
       return sendError(res, "openai", 400, "mock upstream: model is required");

@@ -263,7 +263,7 @@ export class LeaseBook {
     const sent = performance.now();
     const requests: GrantRequest[] = items.map(({ lease, need, want }) => ({ quantity: lease.quantity, need: lease.toDecimal(need), want: lease.toDecimal(want) }));
     try {
-      let result;
+      let result: Awaited<ReturnType<typeof grantLeases>>;
       try {
         result = await grantLeases(this.sequelize, this.owner, this.timing, requests);
       } catch (err) {

@@ -51,7 +51,7 @@ export async function endpointStats(sequelize: Sequelize, endpointIds: readonly 
 }
 
 function percentiles(values: Array<number | string | null> | null): Percentiles | null {
-  if (!values || values.length !== 4 || values.some((v) => v === null)) return null;
+  if (values?.length !== 4 || values.some((v) => v === null)) return null;
   const [p50, p75, p90, p99] = values.map((v) => round(Number(v)));
   return { p50: p50!, p75: p75!, p90: p90!, p99: p99! };
 }

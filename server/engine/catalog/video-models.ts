@@ -1,6 +1,6 @@
 import type { CatalogEndpoint, CatalogModel, CatalogProvider } from "./catalog.js";
 import { MODEL_ID_RULE, readCreated, readEndpointBase, type ProviderDefaults } from "./endpoint-entries.js";
-import { child, ConfigReader, item } from "./config-reader.js";
+import { child, type ConfigReader, item } from "./config-reader.js";
 import { compareDecimals, CONFIG_PRICE } from "./decimal-price.js";
 import { PROVIDER_KINDS, providerFor } from "../providers/registry.js";
 

@@ -4,7 +4,7 @@ import type { CatalogEndpoint } from "../catalog/catalog.js";
 import type { EngineDeps } from "../engine-deps.js";
 import { PrivateEndpointRow } from "../../platform/db/governance-models.js";
 import { parseBaseUrl } from "../../platform/outbound/base-url.js";
-import { createDestinationGuard, DestinationRefused } from "../../platform/outbound/destination-guard.js";
+import { createDestinationGuard, DestinationRefused, type VettedDestination } from "../../platform/outbound/destination-guard.js";
 import { loadTrustStore } from "../../platform/outbound/trust-store.js";
 import { pinnedLookup } from "../../platform/outbound/upstream-probe.js";
 import { UpstreamError, type UpstreamTarget } from "../providers/provider.js";
@@ -57,7 +57,7 @@ export function createTargetResolver({ config, catalog, secrets, log }: EngineDe
     const apiKey = await workspaceKey(context, endpoint.providerSlug);
     if (!apiKey) throw new UpstreamError("connect", `the workspace has no ${endpoint.providerSlug} key for its private endpoint`);
     const url = parseBaseUrl(row.baseUrl);
-    let addresses;
+    let addresses: VettedDestination["addresses"];
     try {
       ({ addresses } = await guard.vet(url));
     } catch (err) {

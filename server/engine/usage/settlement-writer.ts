@@ -140,7 +140,9 @@ export class SettlementWriter {
           this.retryMs = RETRY_MIN_MS;
           if (this.failing) this.log.info({ pending: this.queue.length }, "usage settlement resumed");
           this.failing = false;
-          this.waiters = this.waiters.filter((w) => (w.until <= this.committedCount ? (w.resolve(), false) : true));
+          const reached = this.waiters.filter((w) => w.until <= this.committedCount);
+          this.waiters = this.waiters.filter((w) => w.until > this.committedCount);
+          for (const waiter of reached) waiter.resolve();
         },
         (err: unknown) => {
           if (!this.failing) this.log.error({ err: errorMessage(err), pending: this.queue.length }, "usage settlement failed; retrying");

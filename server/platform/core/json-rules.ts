@@ -145,7 +145,7 @@ export function scanJson(value: JsonValue, depth: number, limit: number): number
     return found;
   }
   for (const key in value) {
-    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    if (!Object.hasOwn(value, key)) continue;
     if (textProblem(key) !== undefined) found |= JSON_VIOLATION;
     found |= scanJson(value[key]!, depth + 1, limit);
     if (found & JSON_TOO_DEEP) return found;

@@ -280,7 +280,7 @@ function validate(plan: MessagePlan, body: JsonObject): void {
   if (state.unknown) throw unknownFieldError(state.unknown);
 }
 
-const hasOwn = (object: object, key: string): boolean => Object.prototype.hasOwnProperty.call(object, key);
+const hasOwn = (object: object, key: string): boolean => Object.hasOwn(object, key);
 
 
 function flagViolation(): void {

@@ -31,7 +31,7 @@ async function fileSecret(dir: string, name: string): Promise<string> {
   await mkdir(dir, { recursive: true });
   try {
     // `wx`: of two instances starting together, one writes and the other reads.
-    await writeFile(file, randomBytes(32).toString("hex") + "\n", { flag: "wx", mode: 0o600 });
+    await writeFile(file, `${randomBytes(32).toString("hex")}\n`, { flag: "wx", mode: 0o600 });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
   }

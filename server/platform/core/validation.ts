@@ -1,4 +1,4 @@
-import { type DescEnum, type DescField, type DescMessage, type JsonObject, type JsonValue, type Message } from "@bufbuild/protobuf";
+import type { DescEnum, DescField, DescMessage, JsonObject, JsonValue, Message } from "@bufbuild/protobuf";
 import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import type { ListValue, Value } from "@bufbuild/protobuf/wkt";
 import type { Interceptor } from "@connectrpc/connect";

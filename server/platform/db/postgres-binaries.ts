@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import type { Stats } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -73,7 +74,7 @@ function relocate(file: string, from: string, to: string): string {
  * shared temp directory may have been planted, so it is refused rather than used or replaced.
  */
 async function trustedCopy(target: string): Promise<boolean> {
-  let stat;
+  let stat: Stats;
   try {
     stat = await fs.lstat(target);
   } catch (err) {

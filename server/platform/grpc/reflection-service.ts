@@ -1,7 +1,7 @@
 import type { DescFile } from "@bufbuild/protobuf";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
-import { ServerReflection } from "../../../gen/grpc/reflection/v1/reflection_pb.js";
-import { ServerReflection as ServerReflectionV1alpha } from "../../../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import type { ServerReflection } from "../../../gen/grpc/reflection/v1/reflection_pb.js";
+import type { ServerReflection as ServerReflectionV1alpha } from "../../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import type { DescriptorIndex } from "./descriptor-index.js";
 
 /**

@@ -4,7 +4,7 @@ import { QueryTypes, type Sequelize } from "sequelize";
 import type { AnalyticsFilter, QueryAnalyticsRequest } from "../../../gen/gateway/v1/analytics_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { requestDate } from "../../platform/core/timestamps.js";
-import { DIMENSIONS, GRANULARITIES, METRICS, OPERATORS } from "./catalog.js";
+import { type DIMENSIONS, type GRANULARITIES, type METRICS, OPERATORS } from "./catalog.js";
 
 /**
  * The store of analytics, POST /analytics/query: aggregates the caller's organization's usage
@@ -87,7 +87,7 @@ const DEFAULT_DAYS = 30;
 const DEFAULT_LIMIT = 1000;
 const MAX_LIST_ITEMS = 1000;
 
-const has = <K extends string>(table: Record<K, unknown>, name: string): name is K => Object.prototype.hasOwnProperty.call(table, name);
+const has = <K extends string>(table: Record<K, unknown>, name: string): name is K => Object.hasOwn(table, name);
 const valueTypeOf = (operator: OperatorName) => OPERATORS.find((o) => o.name === operator)!.value_type;
 
 /** A statement with positional bind parameters ($1, $2, …). */

@@ -16,7 +16,7 @@ export type BodyPart =
   | { kind: "array"; name: string }
   | { kind: "element"; name: string; index: number; value: JsonValue };
 
-const enum State {
+enum State {
   Root,
   KeyOrClose,
   Key,
@@ -30,7 +30,7 @@ const enum State {
 }
 
 /** Where a captured value goes once complete. */
-const enum Target {
+enum Target {
   Key,
   Field,
   Element,

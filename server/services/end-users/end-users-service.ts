@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { UniqueConstraintError } from "sequelize";
-import { EndUserSchema, EndUsersService, type EndUser } from "../../../gen/gateway/v1/end_users_pb.js";
+import { EndUserSchema, type EndUsersService, type EndUser } from "../../../gen/gateway/v1/end_users_pb.js";
 import { callerOf, type Caller } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { findPage } from "../../platform/core/pagination.js";

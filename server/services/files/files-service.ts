@@ -227,6 +227,7 @@ function providerOf(value: number): ProviderKind | undefined {
 
 function filenameOf(name: string): string {
   // The name travels in multipart and Content-Disposition headers, where a line break could forge a header.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses.
   if (/[\u0000-\u001f\u007f]/.test(name)) throw gatewayError(400, "filename must not contain control characters");
   return name.trim() === "" ? DEFAULT_FILENAME : name;
 }

@@ -12,7 +12,7 @@ export type JsonShape = "json" | "ndjson" | "none";
 
 const MAX_DEPTH = 512;
 
-const enum Expect {
+enum Expect {
   /** Between top-level values. */
   Top,
   Value,
@@ -23,7 +23,7 @@ const enum Expect {
   CommaOrEnd,
 }
 
-const enum Token {
+enum Token {
   None,
   String,
   StringEscape,
@@ -33,7 +33,7 @@ const enum Token {
 }
 
 /** Number grammar states; the `*End` ones may end the number. */
-const enum Num {
+enum Num {
   Minus,
   ZeroEnd,
   IntEnd,
@@ -48,9 +48,9 @@ const OBJECT = 1;
 const ARRAY = 2;
 
 const LITERALS: Record<number, Uint8Array> = {
-  0x74: new TextEncoder().encode("true"),
-  0x66: new TextEncoder().encode("false"),
-  0x6e: new TextEncoder().encode("null"),
+  116: new TextEncoder().encode("true"),
+  102: new TextEncoder().encode("false"),
+  110: new TextEncoder().encode("null"),
 };
 
 export class JsonSequenceCheck {

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { DeletedResponseSchema, ResetIntervalSchema } from "../../../gen/gateway/v1/common_pb.js";
-import { KeysService, UpdateKeyRequestSchema } from "../../../gen/gateway/v1/keys_pb.js";
+import { type KeysService, UpdateKeyRequestSchema } from "../../../gen/gateway/v1/keys_pb.js";
 import { callerOf, type Caller } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { storedUsd } from "../../platform/core/money.js";

@@ -23,7 +23,7 @@ const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
 function newMemberId(): string {
   const bytes = randomBytes(26);
-  return "user_" + Array.from(bytes, (b) => ALPHABET[b % ALPHABET.length]).join("");
+  return `user_${Array.from(bytes, (b) => ALPHABET[b % ALPHABET.length]).join("")}`;
 }
 
 export async function createMember(organizationId: string, member: NewMember, transaction?: Transaction): Promise<MemberRow> {

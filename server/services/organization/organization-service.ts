@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { OrganizationService, UpdateOrganizationSettingsRequestSchema } from "../../../gen/gateway/v1/organization_pb.js";
+import { type OrganizationService, UpdateOrganizationSettingsRequestSchema } from "../../../gen/gateway/v1/organization_pb.js";
 import { callerOf } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { changedFields } from "../../platform/core/update-mask.js";

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { BudgetIntervalSchema, DeletedResponseSchema } from "../../../gen/gateway/v1/common_pb.js";
-import { UpdateWorkspaceRequestSchema, WorkspacesService } from "../../../gen/gateway/v1/workspaces_pb.js";
+import { UpdateWorkspaceRequestSchema, type WorkspacesService } from "../../../gen/gateway/v1/workspaces_pb.js";
 import { callerOf } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { storedUsd } from "../../platform/core/money.js";

@@ -113,8 +113,8 @@ test("fingerprints: sha256:<HMAC of the value under the vault's key>; equal in a
   assert.is.not(elsewhere, a, "another intern's vault fingerprints differently");
   assert.is.not(workspace, a, "so does the workspace vault");
   const key = await keyOf(env, first.vault_id as string);
-  assert.is(a, "sha256:" + createHmac("sha256", key.dataKey).update("same-value").digest("hex"));
-  assert.is.not(a, "sha256:" + createHmac("sha256", "").update("same-value").digest("hex"));
+  assert.is(a, `sha256:${createHmac("sha256", key.dataKey).update("same-value").digest("hex")}`);
+  assert.is.not(a, `sha256:${createHmac("sha256", "").update("same-value").digest("hex")}`);
 });
 
 test("legacy rows: listed with null hosts and fingerprint, cannot be deleted or copied, replaced by storing the name", async ({ env }) => {

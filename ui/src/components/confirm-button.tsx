@@ -18,6 +18,7 @@ export function ConfirmButton(props: { label: string; accessibleLabel: string; q
     );
   }
   return (
+    // biome-ignore lint/a11y/useSemanticElements: an inline group inside a table row; a fieldset is a block of a form.
     <span class="confirm" role="group" aria-label={props.question}>
       <span>{props.question}</span>
       <button

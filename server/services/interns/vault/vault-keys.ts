@@ -38,5 +38,5 @@ export function openValue(key: VaultKey, name: string, sealed: Buffer): string {
  * can be learnt from it without the key.
  */
 export function fingerprintOf(key: VaultKey, value: string): string {
-  return "sha256:" + createHmac("sha256", key.dataKey).update(value, "utf8").digest("hex");
+  return `sha256:${createHmac("sha256", key.dataKey).update(value, "utf8").digest("hex")}`;
 }
