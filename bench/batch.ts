@@ -76,7 +76,10 @@ export async function runBatchBenchmark(): Promise<void> {
     console.log("|---|---|---|---|");
     console.log(`| idle after start | | ${idleRss} MiB | |`);
     console.log(`| submit ${ITEMS} chat items (${(small.length / 2 ** 20).toFixed(1)} MiB) | 202 after ${submitMs.toFixed(0)} ms | ${submitRss} MiB | ${submitCpu} |`);
-    if (finished) console.log(`| run them against the zero-latency mock | ${finished.status}, ${finished.completed}/${ITEMS} completed in ${runSeconds.toFixed(2)} s = ${Math.round(ITEMS / runSeconds)} items/s | ${runRss} MiB | |`);
+    if (finished)
+      console.log(
+        `| run them against the zero-latency mock | ${finished.status}, ${finished.completed}/${ITEMS} completed in ${runSeconds.toFixed(2)} s = ${Math.round(ITEMS / runSeconds)} items/s | ${runRss} MiB | |`,
+      );
     if (warmMs.length > 0) console.log(`| submit them again ×${warmMs.length} (warm) | 202 after ${warmMs.map((ms) => ms.toFixed(0)).join(", ")} ms | | |`);
     if (largeRow) console.log(largeRow);
   } finally {

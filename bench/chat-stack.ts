@@ -38,7 +38,15 @@ export async function startChatStack(name: string, env: Record<string, string>):
     mock = await startChild(["test/upstream/mock-upstream.ts", "--port", String(mockPort)], /^http:/);
     const configFile = await writeCatalogFile({
       providers: [{ slug: "mock", kind: "openai", base_url: `http://127.0.0.1:${mockPort}/openai/v1`, api_key: MOCK_UPSTREAM_API_KEY }],
-      models: [{ id: "bench/chat", name: "Bench chat", created: 1_700_000_000, context_length: 8000, endpoints: [{ provider: "mock", upstream_model_id: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } }] }],
+      models: [
+        {
+          id: "bench/chat",
+          name: "Bench chat",
+          created: 1_700_000_000,
+          context_length: 8000,
+          endpoints: [{ provider: "mock", upstream_model_id: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } }],
+        },
+      ],
     });
     const key = newKeySecret();
     const gateway = await startGatewayProcess({

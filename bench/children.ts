@@ -14,4 +14,3 @@ export function startChild(args: string[], ready: RegExp): Promise<ChildProcess>
     child.once("exit", (code) => reject(new Error(`${args[0]} exited with ${code}`)));
   });
 }
-

@@ -38,8 +38,10 @@ const CHAT = JSON.stringify({ model: "bench/chat", messages: [{ role: "user", co
 const STREAM = JSON.stringify({ model: "bench/chat", messages: [{ role: "user", content: "Say hello" }], max_tokens: 16, stream: true });
 const EMBED = JSON.stringify({ model: "bench/embed", input: "Say hello" });
 /** A 4 KB prompt of plain prose with an email, a phone number, a card number and a project code every ~1 KB. */
-const FILTERED_PROMPT = Array.from({ length: 4 }, (_, i) =>
-  `${"The quarterly report covers revenue, churn and hiring across every region we operate in. ".repeat(11)}Contact ops${i}@example.com or +1 (555) 010-${1000 + i}, card 4111 1111 1111 1111, Project Apollo-${100 + i}. `,
+const FILTERED_PROMPT = Array.from(
+  { length: 4 },
+  (_, i) =>
+    `${"The quarterly report covers revenue, churn and hiring across every region we operate in. ".repeat(11)}Contact ops${i}@example.com or +1 (555) 010-${1000 + i}, card 4111 1111 1111 1111, Project Apollo-${100 + i}. `,
 ).join("");
 const FILTERED_CHAT = JSON.stringify({ model: "bench/chat", messages: [{ role: "user", content: FILTERED_PROMPT }], max_tokens: 16 });
 const PRICES = { chat: { prompt: "0.000001", completion: "0.000002" }, embed: { prompt: "0.0000001", completion: "0" } };
@@ -71,7 +73,14 @@ export async function runProxyBenchmark(): Promise<void> {
       providers: [{ slug: "mock", kind: "openai", base_url: openaiBase, api_key: MOCK_UPSTREAM_API_KEY }],
       models: [
         { id: "bench/chat", name: "Bench chat", created: 1_700_000_000, context_length: 8000, endpoints: [{ provider: "mock", upstream_model_id: "bench", pricing: PRICES.chat }] },
-        { id: "bench/embed", name: "Bench embed", created: 1_700_000_000, context_length: 8000, output_modalities: ["embeddings"], endpoints: [{ provider: "mock", upstream_model_id: "embed", pricing: PRICES.embed }] },
+        {
+          id: "bench/embed",
+          name: "Bench embed",
+          created: 1_700_000_000,
+          context_length: 8000,
+          output_modalities: ["embeddings"],
+          endpoints: [{ provider: "mock", upstream_model_id: "embed", pricing: PRICES.embed }],
+        },
       ],
     });
     const bootstrapKey = newKeySecret();
@@ -256,7 +265,9 @@ function report(rows: Row[], ledgerRows: number, limitReport: string): void {
   console.log("|---|---|---|---|---|---|---|---|");
   for (const { name, connections, result, cpuUsPerCall } of rows) {
     const cpu = cpuUsPerCall === null ? "" : String(Math.round(cpuUsPerCall));
-    console.log(`| ${name} | ${connections} | ${Math.round(result.rps)} | ${ms(p(result.latenciesMs, 50))} | ${ms(p(result.latenciesMs, 99))} | ${ms(p(result.firstByteMs, 50))} | ${cpu} | ${result.errors} |`);
+    console.log(
+      `| ${name} | ${connections} | ${Math.round(result.rps)} | ${ms(p(result.latenciesMs, 50))} | ${ms(p(result.latenciesMs, 99))} | ${ms(p(result.firstByteMs, 50))} | ${cpu} | ${result.errors} |`,
+    );
   }
   console.log("");
   const find = (name: string, connections: number) => rows.find((r) => r.name === name && r.connections === connections)?.result;

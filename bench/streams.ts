@@ -47,7 +47,15 @@ export async function runStreamsBenchmark(): Promise<void> {
     mock.scripts.define("hold", [{ reply: "done", delayMs: HOLD_MS }]);
     const configFile = await writeCatalogFile({
       providers: [{ slug: "mock", kind: "openai", base_url: mock.openaiBaseUrl, api_key: mock.apiKey, timeout_ms: HOLD_MS * 3 }],
-      models: [{ id: "bench/chat", name: "Bench chat", created: 1_700_000_000, context_length: 8000, endpoints: [{ provider: "mock", upstream_model_id: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } }] }],
+      models: [
+        {
+          id: "bench/chat",
+          name: "Bench chat",
+          created: 1_700_000_000,
+          context_length: 8000,
+          endpoints: [{ provider: "mock", upstream_model_id: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } }],
+        },
+      ],
     });
     const operatorToken = randomBytes(32).toString("hex");
     gateway = await startGatewayProcess({
@@ -78,10 +86,18 @@ export async function runStreamsBenchmark(): Promise<void> {
     const everyStreamOpen = new Promise<void>((resolve) => (allOpen = resolve));
     const outcomes = Promise.all(
       Array.from({ length: STREAMS }, (_, i) =>
-        stream(gateway!.url, key, internId, i, clients, () => {
-          open += 1;
-          if (open === STREAMS) allOpen();
-        }, started).finally(() => (closed += 1)),
+        stream(
+          gateway!.url,
+          key,
+          internId,
+          i,
+          clients,
+          () => {
+            open += 1;
+            if (open === STREAMS) allOpen();
+          },
+          started,
+        ).finally(() => (closed += 1)),
       ),
     );
     await everyStreamOpen;

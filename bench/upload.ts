@@ -23,7 +23,7 @@ import { startMockS3, type MockS3 } from "../test/upstream/mock-s3.js";
  * Target: a peak RSS increase under 64 MB.
  */
 const SIZE = 104_857_600;
-const CSV_ROW = Buffer.from("2026-11-21T10:00:00Z,gateway,upload,12345.678,\"quoted, text\"\n");
+const CSV_ROW = Buffer.from('2026-11-21T10:00:00Z,gateway,upload,12345.678,"quoted, text"\n');
 const SLOW_PART_MS = 250;
 
 interface Result {

@@ -118,7 +118,9 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: AdminOutput): Pr
 
   switch (command) {
     case "org create": {
-      const entitlements = Object.entries(ENTITLEMENTS).filter(([flag]) => flags[flag as keyof typeof flags]).map(([, e]) => e);
+      const entitlements = Object.entries(ENTITLEMENTS)
+        .filter(([flag]) => flags[flag as keyof typeof flags])
+        .map(([, e]) => e);
       print(methods.createOrganization.output, await client.createOrganization({ name: arg(2, "organization name"), entitlements, ownerEmail: flags["owner-email"] }, { headers }));
       return;
     }

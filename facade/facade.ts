@@ -178,7 +178,15 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
     routes,
     handle(req, res) {
       const started = performance.now();
-      const state: ExchangeState = { requestId: requestIdOf(req.headers[REQUEST_ID_HEADER]), route: undefined, keyLabel: undefined, overheadMs: undefined, upstreamMs: 0, relaying: false, contentFlagged: false };
+      const state: ExchangeState = {
+        requestId: requestIdOf(req.headers[REQUEST_ID_HEADER]),
+        route: undefined,
+        keyLabel: undefined,
+        overheadMs: undefined,
+        upstreamMs: 0,
+        relaying: false,
+        contentFlagged: false,
+      };
       serve(req, res, started, state)
         .catch((err: unknown) => {
           if (res.destroyed && !res.writableFinished) {
@@ -235,11 +243,7 @@ function sendMessage(res: ServerResponse, route: Route, message: Message, header
   res.end(json);
 }
 
-async function* encodeStream(
-  first: IteratorResult<Message>,
-  rest: AsyncIterator<Message>,
-  schema: Parameters<typeof encodeResponse>[0],
-): AsyncIterable<JsonValue> {
+async function* encodeStream(first: IteratorResult<Message>, rest: AsyncIterator<Message>, schema: Parameters<typeof encodeResponse>[0]): AsyncIterable<JsonValue> {
   for (let next = first; !next.done; next = await rest.next()) yield encodeResponse(schema, next.value);
 }
 

@@ -138,5 +138,3 @@ function underField(query: URLSearchParams, field: string): URLSearchParams {
   for (const [key, value] of query) scoped.append(key.startsWith(`${field}.`) ? key : `${field}.${key}`, value);
   return scoped;
 }
-
-

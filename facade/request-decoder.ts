@@ -28,7 +28,14 @@ export function decodeRequest(route: Route, input: RestInput): Message {
   if (route.body === "*") {
     if (!isJsonObject(input.body)) throw gatewayError(400, "The request body must be a JSON object");
     Object.assign(json, input.body);
-    if (route.updateMask) addUpdateMask(schema, route.updateMask, json, input.body, route.variableFields.map((path) => path[0]!.field));
+    if (route.updateMask)
+      addUpdateMask(
+        schema,
+        route.updateMask,
+        json,
+        input.body,
+        route.variableFields.map((path) => path[0]!.field),
+      );
   } else if (route.bodyField && input.body !== undefined) {
     // The client never sees the name of the field its body fills.
     const field = route.bodyField;
@@ -63,7 +70,6 @@ function queryPath(route: Route, key: string): PathStep[] | undefined {
   }
   return path ?? undefined;
 }
-
 
 function addUpdateMask(schema: DescMessage, mask: DescField, json: JsonObject, body: JsonObject, addressing: DescField[]): void {
   if ("update_mask" in body || "updateMask" in body) return;

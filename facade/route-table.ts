@@ -45,11 +45,7 @@ export interface Route {
   errorDialect: ErrorDialect;
 }
 
-export type Match =
-  | { kind: "route"; route: Route; values: string[] }
-  | { kind: "wrong-verb"; allowed: string[] }
-  | { kind: "none" };
-
+export type Match = { kind: "route"; route: Route; values: string[] } | { kind: "wrong-verb"; allowed: string[] } | { kind: "none" };
 
 interface Node {
   literals: Map<string, Node>;

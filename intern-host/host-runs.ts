@@ -35,10 +35,7 @@ export interface Consumer {
 export const MAX_UNREAD_MESSAGES = 32;
 export const MAX_UNREAD_BYTES = 4 * 1024 * 1024;
 
-export type AnswerOutcome =
-  | { status: 202 }
-  | { status: 200; seq: number }
-  | { status: 400 | 404 | 409; error: string };
+export type AnswerOutcome = { status: 202 } | { status: 200; seq: number } | { status: 400 | 404 | 409; error: string };
 
 interface Pending {
   toolCallId: string;

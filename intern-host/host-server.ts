@@ -37,7 +37,13 @@ export function createHostServer(config: HostConfig, runs: HostRuns, shutdown: (
     if (method === "GET" && url.pathname === "/runs") {
       const data = runs.list().map((run) => {
         const pending = run.pendingQuestion;
-        return { id: run.id, session_id: run.sessionId, status: run.status, approval_mode: run.approvalMode, pending: pending ? { tool_call_id: pending.toolCallId, deadline_at: pending.deadline.toISOString() } : null };
+        return {
+          id: run.id,
+          session_id: run.sessionId,
+          status: run.status,
+          approval_mode: run.approvalMode,
+          pending: pending ? { tool_call_id: pending.toolCallId, deadline_at: pending.deadline.toISOString() } : null,
+        };
       });
       return json(res, 200, { data });
     }

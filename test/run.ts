@@ -83,7 +83,16 @@ async function runWorker(slot: number): Promise<void> {
       });
       void exited.then((code) => {
         if (!ready) throw new Error(`a test worker exited (code ${code}) before it could run a file`);
-        if (current) report({ name: current.name, seconds: 0, total: 1, passed: 0, skipped: 0, output: `${current.name}\n  ✘ the worker process exited (code ${code}) while running this file\n`, hookFailures: [] });
+        if (current)
+          report({
+            name: current.name,
+            seconds: 0,
+            total: 1,
+            passed: 0,
+            skipped: 0,
+            output: `${current.name}\n  ✘ the worker process exited (code ${code}) while running this file\n`,
+            hookFailures: [],
+          });
         resolve();
       });
     });

@@ -23,7 +23,6 @@ export function findField(schema: DescMessage, key: string): DescField | undefin
   return schema.fields.find((f) => f.name === key || f.jsonName === key);
 }
 
-
 /** The JSON numbers each integer type takes (64-bit ones: those a JSON number holds exactly). */
 export const INT_RANGES: Partial<Record<ScalarType, [number, number]>> = {
   [ScalarType.INT32]: [-2147483648, 2147483647],
@@ -55,7 +54,10 @@ function normalizeMessage(schema: DescMessage, json: JsonObject, prefix: string)
       case "map":
         if (!isJsonObject(value)) throw gatewayError(400, `${name} must be an object`, { field: name });
         out[field.name] = Object.fromEntries(
-          Object.entries(value).map(([k, v]) => [k, normalizeValue(field.mapKind === "message" ? { message: field.message } : field.mapKind === "enum" ? { enum: field.enum } : { scalar: field.scalar }, v, `${name}.${k}`)]),
+          Object.entries(value).map(([k, v]) => [
+            k,
+            normalizeValue(field.mapKind === "message" ? { message: field.message } : field.mapKind === "enum" ? { enum: field.enum } : { scalar: field.scalar }, v, `${name}.${k}`),
+          ]),
         );
         break;
       case "message":

@@ -61,7 +61,8 @@ function encodeField(message: ReflectMessage, field: DescField, compact: boolean
     case "map": {
       const out: { [key: string]: JsonValue } = {};
       for (const [key, value] of message.get(field)) {
-        out[String(key)] = field.mapKind === "message" ? encodeMessage(value as ReflectMessage, compact) : field.mapKind === "enum" ? encodeEnum(field, value as number) : encodeScalar(field.scalar, value);
+        out[String(key)] =
+          field.mapKind === "message" ? encodeMessage(value as ReflectMessage, compact) : field.mapKind === "enum" ? encodeEnum(field, value as number) : encodeScalar(field.scalar, value);
       }
       return out;
     }

@@ -24,8 +24,7 @@ export const AGENT_TOOLS: ToolDefinition[] = [
     type: "function",
     function: {
       name: "fetch",
-      description:
-        "Send an HTTP request. Write {{secrets.NAME}} in a header value or the body to use a vault secret: it is filled in only for the host names the secret is bound to.",
+      description: "Send an HTTP request. Write {{secrets.NAME}} in a header value or the body to use a vault secret: it is filled in only for the host names the secret is bound to.",
       parameters: {
         type: "object",
         properties: {

@@ -87,7 +87,12 @@ export async function runFetch(args: FetchArguments, context: FetchContext): Pro
     if (response.status >= 300 && response.status < 400 && typeof location === "string") {
       const next = new URL(location, url);
       const leavesHost = next.hostname !== url.hostname || (url.protocol === "https:" && next.protocol !== "https:");
-      const refusal = hop >= MAX_REDIRECTS ? `stopped after ${MAX_REDIRECTS} redirects` : wanted.size > 0 && leavesHost ? `redirect to ${next.host} not followed: the request carries secrets bound to ${url.hostname}` : undefined;
+      const refusal =
+        hop >= MAX_REDIRECTS
+          ? `stopped after ${MAX_REDIRECTS} redirects`
+          : wanted.size > 0 && leavesHost
+            ? `redirect to ${next.host} not followed: the request carries secrets bound to ${url.hostname}`
+            : undefined;
       if (refusal || !(next.protocol === "http:" || next.protocol === "https:")) {
         return finish(url, response, { raw: Buffer.alloc(0), more: false }, 0, masksOf(releasedSoFar), refusal ?? `redirect to a ${next.protocol} URL not followed`);
       }
@@ -245,4 +250,3 @@ function send(url: URL, destination: VettedDestination, method: string, headers:
     req.end(body);
   });
 }
-

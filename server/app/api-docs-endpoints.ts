@@ -31,7 +31,8 @@ const JS = "text/javascript; charset=utf-8";
 /** What may change with a deployment is revalidated (ETag); the vendor files are versioned by their URL. */
 const REVALIDATE = "no-cache";
 const IMMUTABLE = "public, max-age=31536000, immutable";
-const PAGE_POLICY = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const PAGE_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 export function addApiDocsEndpoints(edge: EdgeEndpoints): void {
   const uiPackage = createRequire(import.meta.url).resolve("swagger-ui-dist/package.json");
@@ -43,7 +44,10 @@ export function addApiDocsEndpoints(edge: EdgeEndpoints): void {
   let page: Map<string, Asset> | undefined;
   const pageAssets = (): Map<string, Asset> => (page ??= ownPages(version));
 
-  edge.add("/openapi.json", serving(() => document));
+  edge.add(
+    "/openapi.json",
+    serving(() => document),
+  );
   edge.add("/docs", (req, res) => {
     if (!allowGetAndHead(req, res)) return;
     // Relative, so that the page also works behind a proxy that mounts the gateway under a prefix.

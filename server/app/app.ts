@@ -118,9 +118,7 @@ export async function prepareStart(config: GatewayConfig, log: Logger): Promise<
   // Closed to other users (private-paths.ts); the embedded database does it itself, letting its own user through.
   await closeConfigFile(config.catalogFile, log);
   if (config.databaseUrl) await closeDataDir(config.dataDir, log);
-  const embedded: EmbeddedPostgres | undefined = config.databaseUrl
-    ? undefined
-    : await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
+  const embedded: EmbeddedPostgres | undefined = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
   try {
     const databaseUrl = config.databaseUrl ?? embedded!.url;
     const sequelize = await openDatabase(databaseUrl, log);
@@ -158,7 +156,15 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     let ownPorts: number[] = [];
     const internHosts =
       options.internHosts ??
-      createInternHosts({ config, log, sequelize, masterKey: secrets.masterKey, releaseSecrets: (internId, url) => secretsForUrl({ sequelize, secrets }, internId, url), gatewayUrl: () => ownUrl, gatewayPorts: () => ownPorts });
+      createInternHosts({
+        config,
+        log,
+        sequelize,
+        masterKey: secrets.masterKey,
+        releaseSecrets: (internId, url) => secretsForUrl({ sequelize, secrets }, internId, url),
+        gatewayUrl: () => ownUrl,
+        gatewayPorts: () => ownPorts,
+      });
     // One name for this instance's admission leases and the settlements that consume them.
     const owner = newLeaseOwner();
     // This instance's metrics (GET /metrics); the facade's open streams are read at scrape time, once it exists.
@@ -299,4 +305,3 @@ function closeHttp2(server: http2.Http2Server, sessions: Set<http2.ServerHttp2Se
     for (const session of sessions) session.close();
   });
 }
-

@@ -29,10 +29,7 @@ export async function bootstrap(sequelize: Sequelize, config: BootstrapConfig, l
     let organization = await OrganizationRow.findOne({ order: [["createdAt", "ASC"]], transaction });
     const firstStart = !organization;
     if (!organization) {
-      ({ organization } = await createOrganization(
-        { name: "Default organization", entitlements: config.bootstrapEntitlements, ownerEmail: config.ownerEmail, createdBy: "bootstrap" },
-        transaction,
-      ));
+      ({ organization } = await createOrganization({ name: "Default organization", entitlements: config.bootstrapEntitlements, ownerEmail: config.ownerEmail, createdBy: "bootstrap" }, transaction));
       log.info({ organizationId: organization.id, entitlements: config.bootstrapEntitlements }, "created the default organization, its owner and workspace");
     }
     if (!bootstrapKey && !firstStart) return undefined;

@@ -27,8 +27,7 @@ const CONTENT_TYPES = new Map([
  * form posted anywhere (the sign-in form is handled by script; if script failed, the key could
  * otherwise end up in a URL). `data:` images: the empty favicon that stops a request for one.
  */
-const POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const POLICY = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const SECURITY_HEADERS = {
   "content-security-policy": POLICY,
   "referrer-policy": "no-referrer",

@@ -30,7 +30,14 @@ export function registerGrpcInfrastructure(router: ConnectRouter, { services, re
   const served = [...services, ...infrastructure];
   const own = { interceptors: [] };
   const serving = { ready: async () => (await readiness.check()).ready, draining: () => readiness.draining() };
-  router.service(Health, healthService(serving, served.map((service) => service.typeName)), own);
+  router.service(
+    Health,
+    healthService(
+      serving,
+      served.map((service) => service.typeName),
+    ),
+    own,
+  );
   if (!reflection) return;
   const index = descriptorIndex(served);
   router.service(ServerReflection, reflectionService(index), own);

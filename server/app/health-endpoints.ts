@@ -8,7 +8,10 @@ import type { Readiness } from "./readiness.js";
  * orchestrators and load balancers probe each process. A probe is never cached by a proxy.
  */
 export function addHealthEndpoints(edge: EdgeEndpoints, readiness: Readiness): void {
-  edge.add("/healthz", probe(() => Promise.resolve({ status: 200, body: { status: "ok" } })));
+  edge.add(
+    "/healthz",
+    probe(() => Promise.resolve({ status: 200, body: { status: "ok" } })),
+  );
   edge.add(
     "/readyz",
     probe(async () => {

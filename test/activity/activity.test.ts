@@ -238,7 +238,10 @@ function sortedByEndpoint<T extends [string, string, string, ...unknown[]]>(rows
 function assertActivity(actual: Array<[string, string, string, number, number]>, expected: Array<[string, string, string, number, number]>): void {
   const got = sortedByEndpoint(actual);
   const want = sortedByEndpoint(expected);
-  assert.equal(got.map((row) => row.slice(0, 4)), want.map((row) => row.slice(0, 4)));
+  assert.equal(
+    got.map((row) => row.slice(0, 4)),
+    want.map((row) => row.slice(0, 4)),
+  );
   got.forEach((row, i) => close(row[4], want[i]![4], `usage of ${row[2]}`));
 }
 
@@ -256,7 +259,10 @@ test("GET /activity: the organization's calls by day and endpoint, with the righ
   );
   // The most spent first within a day.
   const spent = rows.map((row) => (row.usage as number) + (row.byok_usage_inference as number));
-  assert.equal(spent, [...spent].sort((a, b) => b - a));
+  assert.equal(
+    spent,
+    [...spent].sort((a, b) => b - a),
+  );
 
   // One day, one key, one member.
   const oneDay = await get(ctx, `/api/v1/activity?date=${day}`);

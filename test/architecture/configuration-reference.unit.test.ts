@@ -49,8 +49,16 @@ test(`${REFERENCE} lists every setting the code reads, and no other`, () => {
   const code = settingsInCode();
   const reference = settingsInReference();
   assert.ok(code.length > 40, "the code's settings were found");
-  assert.equal(code.filter((name) => !reference.includes(name)), [], "read by the code, missing from the reference");
-  assert.equal(reference.filter((name) => !code.includes(name)), [], "in the reference, read by nothing");
+  assert.equal(
+    code.filter((name) => !reference.includes(name)),
+    [],
+    "read by the code, missing from the reference",
+  );
+  assert.equal(
+    reference.filter((name) => !code.includes(name)),
+    [],
+    "in the reference, read by nothing",
+  );
 });
 
 test.run();

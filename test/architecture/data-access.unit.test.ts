@@ -22,7 +22,20 @@ const EXEMPT_FILES: Record<string, string> = {
   "server/engine/governance/governance-changes.ts": "LISTEN on the change feed's own connection names a channel, no table",
 };
 /** Folders whose families run SQL, each through its store: the check has something to find. */
-const SQL_FAMILIES = ["services/activity", "engine/admission", "services/analytics", "services/batches", "engine/catalog", "services/files", "engine/governance", "services/interns", "services/keys", "services/members", "engine/usage", "services/videos"];
+const SQL_FAMILIES = [
+  "services/activity",
+  "engine/admission",
+  "services/analytics",
+  "services/batches",
+  "engine/catalog",
+  "services/files",
+  "engine/governance",
+  "services/interns",
+  "services/keys",
+  "services/members",
+  "engine/usage",
+  "services/videos",
+];
 
 const STORE = /^[a-z]+(?:-[a-z]+)*-store(?:-[a-z]+)*\.ts$/;
 /** A statement sent by hand: `sequelize.query(…)` or `.query<Row>(…)` on any name, or the QueryTypes it needs. */

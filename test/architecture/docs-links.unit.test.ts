@@ -45,7 +45,9 @@ function brokenLinks(file: string, text: string): string[] {
 const NOTES_ROOTS = ["server", "facade", "proto", "tools", "ui", "wire", "cmd"];
 
 test("every link of the README, docs/ and the design notes stays in the repository and names a file that exists", () => {
-  const notes = NOTES_ROOTS.map((dir) => path.join(ROOT, dir)).filter((dir) => fs.existsSync(dir)).flatMap(markdownFiles);
+  const notes = NOTES_ROOTS.map((dir) => path.join(ROOT, dir))
+    .filter((dir) => fs.existsSync(dir))
+    .flatMap(markdownFiles);
   const files = [path.join(ROOT, "README.md"), ...markdownFiles(path.join(ROOT, "docs")), ...notes];
   assert.ok(files.length > 5, "the docs are read");
   const problems = files.flatMap((file) => brokenLinks(file, fs.readFileSync(file, "utf8")).map((link) => `${path.relative(ROOT, file)}: ${link}`));

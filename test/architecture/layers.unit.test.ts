@@ -19,7 +19,11 @@ const test = suite("architecture: layers");
 
 const under = (folder: string) => (file: string) => file.startsWith(`${folder}/`);
 /** `server/services/keys/x.ts` → `server/services/keys`, `server/services/interns/vault/x.ts` → `server/services/interns`; `server/platform/config.ts` → `server`. */
-const folderOf = (file: string) => file.split("/").slice(0, Math.min(3, file.split("/").length - 1)).join("/");
+const folderOf = (file: string) =>
+  file
+    .split("/")
+    .slice(0, Math.min(3, file.split("/").length - 1))
+    .join("/");
 
 /** The import graph between server/'s folders (its top-level files count as one folder, `server`). */
 function folderGraph(modules: ImportGraph): ImportGraph {
@@ -69,32 +73,61 @@ test("no import cycle between the folders of server/ (its top-level files count 
 });
 
 test("facade/ imports only gen/, wire/ and itself", () => {
-  assert.equal(violations(graph, under("facade"), (t) => under("gen")(t) || under("wire")(t) || under("facade")(t)), []);
+  assert.equal(
+    violations(graph, under("facade"), (t) => under("gen")(t) || under("wire")(t) || under("facade")(t)),
+    [],
+  );
 });
 
 test("wire/ imports only gen/ and itself", () => {
-  assert.equal(violations(graph, under("wire"), (t) => under("gen")(t) || under("wire")(t)), []);
+  assert.equal(
+    violations(graph, under("wire"), (t) => under("gen")(t) || under("wire")(t)),
+    [],
+  );
 });
 
 test("tools/ (build-time generators) imports only gen/, wire/, facade/ and itself", () => {
-  assert.equal(violations(graph, under("tools"), (t) => under("gen")(t) || under("wire")(t) || under("facade")(t) || under("tools")(t)), []);
+  assert.equal(
+    violations(graph, under("tools"), (t) => under("gen")(t) || under("wire")(t) || under("facade")(t) || under("tools")(t)),
+    [],
+  );
 });
 
 test("only cmd/ imports tools/: the running gateway does not depend on its generators", () => {
-  assert.equal(violations(graph, (f) => !under("cmd")(f) && !under("tools")(f), (t) => !under("tools")(t)), []);
+  assert.equal(
+    violations(
+      graph,
+      (f) => !under("cmd")(f) && !under("tools")(f),
+      (t) => !under("tools")(t),
+    ),
+    [],
+  );
 });
 
 test("ui/ (the web console) imports nothing of the project outside ui/, and nothing imports ui/", () => {
   assert.equal(violations(graph, under("ui"), under("ui")), []);
-  assert.equal(violations(graph, (f) => !under("ui")(f), (t) => !under("ui")(t)), []);
+  assert.equal(
+    violations(
+      graph,
+      (f) => !under("ui")(f),
+      (t) => !under("ui")(t),
+    ),
+    [],
+  );
   assert.ok(graph.has("ui/src/pages/keys.tsx"), "the console's .tsx modules are read");
 });
 
 test("the service folders hold every implementation of an API service, and every service has one", () => {
   const implementations = [...graph.keys()].filter(under("server")).map((file) => ({ file, services: implementedServices(file) }));
-  assert.equal(implementations.filter(({ services, file }) => services.length > 0 && !SERVICE_FOLDERS.includes(folderOf(file))).map(({ file }) => file), []);
+  assert.equal(
+    implementations.filter(({ services, file }) => services.length > 0 && !SERVICE_FOLDERS.includes(folderOf(file))).map(({ file }) => file),
+    [],
+  );
   const implemented = new Set(implementations.flatMap(({ services }) => services));
-  assert.equal([...API_SERVICES].filter((name) => !implemented.has(name)), []);
+  assert.equal(
+    [...API_SERVICES].filter((name) => !implemented.has(name)),
+    [],
+  );
 });
 
 /** The kinds of folder under server/, in layer order: each may import the ones before it. */
@@ -113,7 +146,10 @@ function layerViolations(modules: ImportGraph): string[] {
 }
 
 test("server/ holds its four kinds and nothing else: app, engine, platform, services", () => {
-  const entries = fs.readdirSync(path.join(ROOT, "server")).filter((name) => name !== "README.md").sort();
+  const entries = fs
+    .readdirSync(path.join(ROOT, "server"))
+    .filter((name) => name !== "README.md")
+    .sort();
   assert.equal(entries, KINDS.map((kind) => kind.slice("server/".length)).sort());
 });
 
@@ -122,7 +158,14 @@ test("the platform imports no engine, the engine no service, the services not th
 });
 
 test("nothing imports cmd/ (entry points compose; they are not composed)", () => {
-  assert.equal(violations(graph, (f) => !under("cmd")(f), (t) => !under("cmd")(t)), []);
+  assert.equal(
+    violations(
+      graph,
+      (f) => !under("cmd")(f),
+      (t) => !under("cmd")(t),
+    ),
+    [],
+  );
 });
 
 test("the checks fail on a planted cycle and a planted upward import", () => {
@@ -137,7 +180,10 @@ test("the checks fail on a planted cycle and a planted upward import", () => {
     const plantedGraph = importGraph(planted, ["facade", "server"], { typeOnly: false });
     assert.equal(cycles(plantedGraph), [["server/platform/core/a.ts", "server/services/keys/b.ts"]]);
     assert.equal(cycles(folderGraph(plantedGraph)), [["server/platform/core", "server/services/keys"]]);
-    assert.equal(violations(plantedGraph, under("facade"), (t) => under("gen")(t) || under("wire")(t) || under("facade")(t)), ["facade/f.ts → server/platform/core/a.ts"]);
+    assert.equal(
+      violations(plantedGraph, under("facade"), (t) => under("gen")(t) || under("wire")(t) || under("facade")(t)),
+      ["facade/f.ts → server/platform/core/a.ts"],
+    );
     assert.equal(layerViolations(plantedGraph), ["server/platform/core/a.ts → server/services/keys/b.ts"]);
     fs.mkdirSync(path.join(planted, "server/engine/usage"), { recursive: true });
     fs.mkdirSync(path.join(planted, "intern-host"), { recursive: true });

@@ -14,7 +14,9 @@ test(`${ROUTE_MAP} is what the protos and server/app/services.ts give`, () => {
 });
 
 test("every route names an implementing file that exists", () => {
-  const rows = renderRouteMap().split("\n").filter((line) => line.startsWith("| `"));
+  const rows = renderRouteMap()
+    .split("\n")
+    .filter((line) => line.startsWith("| `"));
   assert.ok(rows.length >= 90, `${rows.length} routes`);
   for (const row of rows) {
     const file = /\]\(\.\.\/([^)]+)\)/.exec(row)?.[1];

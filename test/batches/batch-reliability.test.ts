@@ -83,7 +83,11 @@ test("SIGKILL of the worker at random points while a 2,000-item batch runs loses
   const id = String(at(accepted.body, "id"));
   // Killed three times, each at a random point of progress: results in flight, settlements
   // queued and leases held are lost with the process.
-  for (const [from, to] of [[100, 500], [700, 1100], [1300, 1700]] as const) {
+  for (const [from, to] of [
+    [100, 500],
+    [700, 1100],
+    [1300, 1700],
+  ] as const) {
     const target = from + Math.floor(Math.random() * (to - from));
     const child = await worker(env, env.gw.databaseUrl, { GATEWAY_BATCH_CONCURRENCY: "16" });
     await eventually(() => counts(env.gw.databaseUrl, id), `${target} items are done`, { until: (now) => now.done >= target });

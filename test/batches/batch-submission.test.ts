@@ -59,8 +59,7 @@ interface StoredItem {
   body: JsonObject;
 }
 
-const storedItems = (env: InferenceGateway, batchId: string) =>
-  query<StoredItem>(env.gw.databaseUrl, "SELECT idx, custom_id, body FROM batch_items WHERE batch_id = $1 ORDER BY idx", [batchId]);
+const storedItems = (env: InferenceGateway, batchId: string) => query<StoredItem>(env.gw.databaseUrl, "SELECT idx, custom_id, body FROM batch_items WHERE batch_id = $1 ORDER BY idx", [batchId]);
 
 const counts = async (env: InferenceGateway) => {
   const [row] = await query<{ batches: number; items: number }>(env.gw.databaseUrl, "SELECT (SELECT count(*) FROM batches)::int AS batches, (SELECT count(*) FROM batch_items)::int AS items");
@@ -167,7 +166,11 @@ test("the same Idempotency-Key over REST and gRPC names one batch; another body 
   );
   assert.is(again.id, at(rest.body, "id"));
   const other = await grpcFailure(
-    grpc.unary(BatchesService.method.createBatch, { endpoint: BatchEndpoint.CHAT_COMPLETIONS, model: "mock/chat", requests: [{ customId: "x", body: items[0]!.body }] }, { ...bearer(env.gw.key), "idempotency-key": "across" }),
+    grpc.unary(
+      BatchesService.method.createBatch,
+      { endpoint: BatchEndpoint.CHAT_COMPLETIONS, model: "mock/chat", requests: [{ customId: "x", body: items[0]!.body }] },
+      { ...bearer(env.gw.key), "idempotency-key": "across" },
+    ),
   );
   assert.is(other.detail?.httpStatus, 409);
   // Same items in a different order is another request.
@@ -282,7 +285,10 @@ test("the JSON rules of the facade hold on the streamed route", async ({ env }) 
     raw: `{"unknown":{"deep":[1]},"completionWindow":null,${head},"provider":{"only":["mockai"]},"requests":[{"customId":"c","body":{"messages":[{"role":"user","content":"x"}]},"extra":1}]}`,
   });
   assert.is(ok.status, 202, ok.text);
-  assert.equal((await storedItems(env, String(at(ok.body, "id")))).map((r) => r.custom_id), ["c"]);
+  assert.equal(
+    (await storedItems(env, String(at(ok.body, "id")))).map((r) => r.custom_id),
+    ["c"],
+  );
 });
 
 test("413: a declared Content-Length over 200 MB before reading, and a body that grows past it", async ({ env }) => {

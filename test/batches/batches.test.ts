@@ -35,7 +35,12 @@ test("a chat batch is accepted as validating, completes, and every item has one 
   assert.type(at(done.body, "finalized_at"), "number");
   const results = at(done.body, "results") as { id: string; custom_id: string; response: { status_code: number; request_id: string; body: Record<string, unknown> }; error: unknown }[];
   assert.is(results.length, 25);
-  assert.equal(results.map((r) => r.custom_id).sort(), chatItems(25).map((i) => i.custom_id).sort());
+  assert.equal(
+    results.map((r) => r.custom_id).sort(),
+    chatItems(25)
+      .map((i) => i.custom_id)
+      .sort(),
+  );
   for (const result of results) {
     assert.is(result.error, null);
     assert.is(result.response.status_code, 200);
@@ -144,7 +149,10 @@ test("Idempotency-Key: same body gives the same batch, another body 409, concurr
   assert.is(other.status, 409, other.text);
 
   const racing = await Promise.all(Array.from({ length: 6 }, () => submit(env.gw.url, key, body, { "idempotency-key": "idem-race" })));
-  assert.equal(racing.map((r) => r.status), Array(6).fill(202));
+  assert.equal(
+    racing.map((r) => r.status),
+    Array(6).fill(202),
+  );
   assert.is(new Set(racing.map((r) => at(r.body, "id"))).size, 1);
 });
 
@@ -161,13 +169,21 @@ test("list is newest first with cursor pagination and no results", async ({ env,
   assert.is(page.status, 200, page.text);
   assert.is(at(page.body, "object"), "list");
   const data = at(page.body, "data") as { id: string; results: unknown }[];
-  assert.equal(data.map((b) => b.id), [ids[2], ids[1]], "the two newest, newest first");
+  assert.equal(
+    data.map((b) => b.id),
+    [ids[2], ids[1]],
+    "the two newest, newest first",
+  );
   assert.is(at(page.body, "has_more"), true);
   assert.is(at(page.body, "last_id"), ids[1]);
   assert.ok(data.every((b) => b.results === null));
   const next = await call(env.gw.url, "GET", `/api/v1/batches?limit=2&after=${String(at(page.body, "last_id"))}`, { key: lister });
   assert.is(next.status, 200, next.text);
-  assert.equal((at(next.body, "data") as { id: string }[]).map((b) => b.id), [ids[0]], "the oldest, after the cursor");
+  assert.equal(
+    (at(next.body, "data") as { id: string }[]).map((b) => b.id),
+    [ids[0]],
+    "the oldest, after the cursor",
+  );
   assert.is(at(next.body, "has_more"), false);
 });
 
@@ -205,7 +221,7 @@ test("delete: 409 before the end, then purges the batch (404 after) and keeps th
   assert.is((await batchLedger(env.gw.databaseUrl, id)).length, 2, "billing records survive deletion");
 });
 
-test("delete of a batch none of whose items reached a provider: upstream {provider: \"\", status: unsupported}", async ({ env, key }) => {
+test('delete of a batch none of whose items reached a provider: upstream {provider: "", status: unsupported}', async ({ env, key }) => {
   // Cancelled before any item ran: written as such, since the engine would race a real submission.
   const me = at((await call(env.gw.url, "GET", "/api/v1/key", { key })).body, "data") as { organization_id: string; workspace_id: string };
   const id = `batch_never_ran_${process.pid}`;

@@ -44,7 +44,10 @@ test("OpenAI file batch: one provider batch, every item settled once, an item th
   assert.is(env.upstream.batches.created, 1);
   assert.is(liveCalls(env), 0, "no item ran as a live call");
   assert.equal(at(done.body, "request_counts"), { total: 5, completed: 4, failed: 1 });
-  assert.equal(results.map((r) => r.custom_id), ["item-0", "item-1", "item-2", "item-3", "item-4"]);
+  assert.equal(
+    results.map((r) => r.custom_id),
+    ["item-0", "item-1", "item-2", "item-3", "item-4"],
+  );
   const failed = results.find((r) => r.custom_id === "item-3")!;
   assert.is(failed.response, null);
   assert.is(failed.error?.type, "invalid_request_error");
@@ -69,7 +72,10 @@ test("Anthropic message batch: Messages-format items translated both ways", asyn
   assert.is(at(done.body, "status"), "completed");
   assert.is(env.upstream.batches.created, 1);
   assert.is(liveCalls(env), 0);
-  assert.equal(results.map((r) => r.custom_id), ["m0", "m1", "m2"]);
+  assert.equal(
+    results.map((r) => r.custom_id),
+    ["m0", "m1", "m2"],
+  );
   for (const result of results) {
     assert.is(at(result.response?.body, "type"), "message");
     assert.is(at(result.response?.body, "role"), "assistant");

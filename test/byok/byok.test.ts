@@ -70,7 +70,11 @@ test("POST /byok: name null when omitted, disabled and another workspace of the 
 });
 
 test("short keys show less of themselves in the label", async ({ gw, org }) => {
-  for (const [secret, label] of [["abcdefgh", "ab...gh"], ["abcdefghijkl", "abc...jkl"], ["abc", "..."]] as const) {
+  for (const [secret, label] of [
+    ["abcdefgh", "ab...gh"],
+    ["abcdefghijkl", "abc...jkl"],
+    ["abc", "..."],
+  ] as const) {
     const res = await createByok(gw, org.key, { provider: "groq", key: secret });
     assert.is(res.status, 201, res.text);
     assert.is(at(res.body, "data", "label"), label, secret);
@@ -104,17 +108,27 @@ test("GET /byok: the caller's workspace by default, newest first, total_count, p
   assert.is(all.status, 200, all.text);
   assert.is(at(all.body, "total_count"), 4);
   const data = at(all.body, "data") as Array<Record<string, unknown>>;
-  assert.equal(data.map((d) => d.provider), ["together", "openai", "mistral", "openai"], "newest first");
+  assert.equal(
+    data.map((d) => d.provider),
+    ["together", "openai", "mistral", "openai"],
+    "newest first",
+  );
   for (const item of data) assert.equal(Object.keys(item).sort(), [...FIELDS].sort());
   for (const secret of secrets) assert.not.ok(all.text.includes(secret));
 
   const openai = await call(gw.url, "GET", "/api/v1/byok?provider=openai", { key: org.key });
   assert.is(at(openai.body, "total_count"), 2);
-  assert.equal((at(openai.body, "data") as Array<Record<string, unknown>>).map((d) => d.provider), ["openai", "openai"]);
+  assert.equal(
+    (at(openai.body, "data") as Array<Record<string, unknown>>).map((d) => d.provider),
+    ["openai", "openai"],
+  );
 
   const page = await call(gw.url, "GET", "/api/v1/byok?offset=1&limit=2", { key: org.key });
   assert.is(at(page.body, "total_count"), 4, "total_count counts every match, not the page");
-  assert.equal((at(page.body, "data") as Array<Record<string, unknown>>).map((d) => d.id), data.slice(1, 3).map((d) => d.id));
+  assert.equal(
+    (at(page.body, "data") as Array<Record<string, unknown>>).map((d) => d.id),
+    data.slice(1, 3).map((d) => d.id),
+  );
 
   const workspaceId = await newWorkspace(gw, org.key, "byok-empty");
   const empty = await call(gw.url, "GET", `/api/v1/byok?workspace_id=${workspaceId}`, { key: org.key });

@@ -53,7 +53,7 @@ function outcomeOf(run: () => void): string {
  */
 function expected(schema: DescMessage, body: JsonObject): string {
   const twoStep = outcomeOf(() => assertValid(schema, decodeWireJson(schema, structuredClone(body))));
-  return twoStep === ACCEPTED ? unknownFieldOutcome(schema, body, "") ?? ACCEPTED : twoStep;
+  return twoStep === ACCEPTED ? (unknownFieldOutcome(schema, body, "") ?? ACCEPTED) : twoStep;
 }
 
 /** The compiled validator's answer on a copy, and the copy as it left it. */
@@ -83,7 +83,9 @@ function unknownFieldOutcome(schema: DescMessage, object: JsonObject, name: stri
     }
     if (value === null || done.has(field.name)) continue;
     done.add(field.name);
-    const kept = Object.entries(object).filter(([k, v]) => findField(schema, k) === field && v !== null).pop()![1];
+    const kept = Object.entries(object)
+      .filter(([k, v]) => findField(schema, k) === field && v !== null)
+      .pop()![1];
     const path = name ? `${name}.${field.name}` : field.name;
     const message = field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map" ? field.message : undefined;
     if (!message || message.typeName.startsWith("google.")) continue;
@@ -237,7 +239,14 @@ const VALID: Array<[string, DescMessage, JsonObject]> = [
       models: ["a/b", "c/d"],
       messages: [
         { role: "system", content: "be brief" },
-        { role: "user", content: [{ type: "text", text: "hi 😀" }, { type: "image_url", image_url: { url: "https://x/y.png" } }], name: "ann" },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "hi 😀" },
+            { type: "image_url", image_url: { url: "https://x/y.png" } },
+          ],
+          name: "ann",
+        },
         { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: '{"a":1}' } }], reasoning: "r" },
         { role: "tool", tool_call_id: "c1", content: "42" },
       ],
@@ -266,7 +275,11 @@ const VALID: Array<[string, DescMessage, JsonObject]> = [
       extra_body: { reasoning_effort: "low" },
     },
   ],
-  ["lowerCamel names, nulls and digit strings", Chat, { model: "m", messages: [{ role: "tool", toolCallId: "c", content: "x", name: null }], maxTokens: "7", topLogprobs: "0", streamOptions: { includeUsage: true }, stop: null, temperature: null }],
+  [
+    "lowerCamel names, nulls and digit strings",
+    Chat,
+    { model: "m", messages: [{ role: "tool", toolCallId: "c", content: "x", name: null }], maxTokens: "7", topLogprobs: "0", streamOptions: { includeUsage: true }, stop: null, temperature: null },
+  ],
   ["both names, the earlier null", Chat, chat({ max_tokens: null, maxTokens: 3 })],
   ["both names, the later wins in the earlier's place", Chat, chat({ maxTokens: 0, temperature: 1, max_tokens: 9 })],
   ["implicit zero values are not set", Chat, chat({ model: "", seed: 0 })],
@@ -356,14 +369,21 @@ test("the body is normalized in place: renamed, nulls gone, digit strings number
 
 test("unknown fields are free-form JSON: named by their key path, checked after every other rule", () => {
   const refused = (schema: DescMessage, body: JsonObject) => JSON.parse(compiled(schema, body).outcome) as { message: string; field: string | null };
-  assert.is(expected(Chat, chat({ metadata: { x: "a\u0000" } })), JSON.stringify({ status: 400, message: "metadata.x must not contain NUL characters (U+0000), which cannot be stored", field: "metadata" }));
+  assert.is(
+    expected(Chat, chat({ metadata: { x: "a\u0000" } })),
+    JSON.stringify({ status: 400, message: "metadata.x must not contain NUL characters (U+0000), which cannot be stored", field: "metadata" }),
+  );
   assert.equal(refused(Chat, chat({ metadata: { x: "a\u0000" } })), { status: 400, message: "metadata.x must not contain NUL characters (U+0000), which cannot be stored", field: "metadata" });
   assert.equal(refused(Chat, chat({ messages: [user(), { role: "user", content: "x", cache_control: { type: "\ud800" } }] })), {
     status: 400,
     message: "messages[1].cache_control.type must be well-formed Unicode (it contains an unpaired surrogate)",
     field: "messages[1].cache_control",
   });
-  assert.equal(refused(Chat, chat({ "k\u0000": 1 })), { status: 400, message: 'The request body has a key "k\\u0000" that must not contain NUL characters (U+0000), which cannot be stored', field: null });
+  assert.equal(refused(Chat, chat({ "k\u0000": 1 })), {
+    status: 400,
+    message: 'The request body has a key "k\\u0000" that must not contain NUL characters (U+0000), which cannot be stored',
+    field: null,
+  });
   assert.equal(refused(Chat, chat({ provider: { "k\u0000": 1 } })).field, "provider");
   assert.equal(refused(Chat, chat({ metadata: nested(101) })).message, "metadata is nested more than 100 levels deep");
   assert.is(compiled(Chat, chat({ metadata: nested(100) })).outcome, ACCEPTED, "100 levels: as deep as a Struct field may go");
@@ -435,7 +455,10 @@ test("implicit-presence scalars: the zero value is not set, so only `required` a
     { code: "", flag: false, blob: "AA==" },
   ];
   const outcomes = bodies.map((body) => [JSON.stringify(body), expected(schema, body)]);
-  assert.equal(bodies.map((body) => [JSON.stringify(body), compiled(schema, body).outcome]), outcomes);
+  assert.equal(
+    bodies.map((body) => [JSON.stringify(body), compiled(schema, body).outcome]),
+    outcomes,
+  );
   assert.ok(outcomes.filter(([, outcome]) => outcome === ACCEPTED).length >= 5, "zero values pass rules they would break if set");
 });
 
@@ -478,11 +501,65 @@ function namesOf(schemas: DescMessage[]): string[] {
 }
 
 const LEAVES: JsonValue[] = [
-  "", "x", "a\u0000b", "\ud800", "a\udc00b", "😀", "😀".repeat(300), "s".repeat(513), "user", "assistant", "tool", "system", "function", "price", "deny",
-  "float", "base64", "monthly", "us", "mars", "openai", "flag", "0", "12", "-5", "007", "-0", "1.5", "abc", "9007199254740993", "4294967296", "-2147483649",
-  UUID, "https://x.example", "http://x", "0.5", "2030-12-31T23:59:59Z", "tomorrow", "AAAA", "!!!", "f-1", "a b",
-  0, -0, 1, -1, 2.5, 1e300, 2147483648, -2147483649, 9007199254740992, 100, 21, 513, -2.5,
-  true, false, null, Number.NaN,
+  "",
+  "x",
+  "a\u0000b",
+  "\ud800",
+  "a\udc00b",
+  "😀",
+  "😀".repeat(300),
+  "s".repeat(513),
+  "user",
+  "assistant",
+  "tool",
+  "system",
+  "function",
+  "price",
+  "deny",
+  "float",
+  "base64",
+  "monthly",
+  "us",
+  "mars",
+  "openai",
+  "flag",
+  "0",
+  "12",
+  "-5",
+  "007",
+  "-0",
+  "1.5",
+  "abc",
+  "9007199254740993",
+  "4294967296",
+  "-2147483649",
+  UUID,
+  "https://x.example",
+  "http://x",
+  "0.5",
+  "2030-12-31T23:59:59Z",
+  "tomorrow",
+  "AAAA",
+  "!!!",
+  "f-1",
+  "a b",
+  0,
+  -0,
+  1,
+  -1,
+  2.5,
+  1e300,
+  2147483648,
+  -2147483649,
+  9007199254740992,
+  100,
+  21,
+  513,
+  -2.5,
+  true,
+  false,
+  null,
+  Number.NaN,
 ];
 
 function pick<T>(rng: () => number, items: readonly T[]): T {

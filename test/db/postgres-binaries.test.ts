@@ -60,7 +60,11 @@ if (!notRoot(test, { suite: SUITE, why: "only root can run PostgreSQL as another
     const again = await reachableBinaries(bins, ids, log, cache);
     assert.equal(again, reachable);
     assert.is((await fs.stat(path.join(copy, ".complete"))).mtimeMs, marker.mtimeMs, "copied once, reused after");
-    assert.equal((await fs.readdir(cache)).filter((name) => name.includes("staging")), [], "no staging left behind");
+    assert.equal(
+      (await fs.readdir(cache)).filter((name) => name.includes("staging")),
+      [],
+      "no staging left behind",
+    );
   });
 
   test("binaries it can reach are used where they are", async ({ ids, bins, cache }) => {
@@ -79,7 +83,10 @@ if (!notRoot(test, { suite: SUITE, why: "only root can run PostgreSQL as another
     await fs.rm(copy, { recursive: true });
     await fs.mkdir(copy);
     await fs.chmod(copy, 0o777);
-    const err = await reachableBinaries(bins, ids, log, cache).then(() => undefined, (e: unknown) => e as Error);
+    const err = await reachableBinaries(bins, ids, log, cache).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
     assert.ok(err, "refused");
     assert.match(err.message, /cannot be run by the system user postgres/);
     assert.match(err.message, /not a directory that only this user can write/);

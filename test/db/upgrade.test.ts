@@ -23,8 +23,7 @@ function migrator(sequelize: Sequelize, upTo?: string): Umzug<ReturnType<Sequeli
   });
 }
 
-const rows = <T extends object>(sequelize: Sequelize, sql: string, replacements: Record<string, unknown> = {}) =>
-  sequelize.query<T>(sql, { type: QueryTypes.SELECT, replacements });
+const rows = <T extends object>(sequelize: Sequelize, sql: string, replacements: Record<string, unknown> = {}) => sequelize.query<T>(sql, { type: QueryTypes.SELECT, replacements });
 
 test.before(async (ctx) => {
   ctx.sequelize = new Sequelize(await createDatabase(), { dialect: "postgres", logging: false });
@@ -78,7 +77,13 @@ test("each organization gets an owner; keys without a creator become the owner's
   assert.is(promoted!.id, "user_existing00000000000000000", "a member with the owner email becomes the owner");
   assert.is(promoted!.role, "org:admin");
   const keys = await rows<{ name: string; creator_user_id: string }>(sequelize, "SELECT name, creator_user_id FROM api_keys ORDER BY name");
-  assert.equal(keys.map((k) => [k.name, k.creator_user_id]), [["bob", "user_bob00000000000000000000000"], ["bootstrap", created!.id]]);
+  assert.equal(
+    keys.map((k) => [k.name, k.creator_user_id]),
+    [
+      ["bob", "user_bob00000000000000000000000"],
+      ["bootstrap", created!.id],
+    ],
+  );
 });
 
 test("default_guardrail_id is NOT NULL from now on", async ({ sequelize }) => {

@@ -20,7 +20,16 @@ test.before.each(({ env }) => env.upstream.reset());
 
 const BAD_CRITERIA: Record<string, unknown[]> = {
   noul: [null, "yes", ["yes", "no"], {}, { true: "yes" }, { true: "yes", false: "no", maybe: "?" }, { true: 1, false: "no" }, { yes: "a", no: "b" }, { true: "yes", false: null }],
-  choice: [null, "billing", ["billing", "support"], {}, { billing: "only one" }, { billing: "x", support: 2 }, { "": "x", support: "y" }, Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`o${i}`, "d"]))],
+  choice: [
+    null,
+    "billing",
+    ["billing", "support"],
+    {},
+    { billing: "only one" },
+    { billing: "x", support: 2 },
+    { "": "x", support: "y" },
+    Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`o${i}`, "d"])),
+  ],
   score: [null, "high", { low: "a", high: "b" }, [], ["only one"], ["low", 2], Array.from({ length: 11 }, (_, i) => `level ${i}`)],
 };
 

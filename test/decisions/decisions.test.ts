@@ -99,7 +99,10 @@ test("the prompt: system + user with the state, instructions and labelled criter
   assert.is(body.logprobs, true);
   assert.is(body.top_logprobs, 20);
   const messages = body.messages as Array<{ role: string; content: string }>;
-  assert.equal(messages.map((m) => m.role), ["system", "user"]);
+  assert.equal(
+    messages.map((m) => m.role),
+    ["system", "user"],
+  );
   assert.match(messages[0]!.content, /label only/);
   const user = messages[1]!.content;
   assert.ok(user.includes(JSON.stringify(state)), user);
@@ -112,7 +115,7 @@ test("the score and noul prompts name their labels", async ({ env }) => {
   env.upstream.rule(logprobsRule({ true: 0.5, false: 0.5, "0": 0.2, "1": 0.2, "2": 0.2 }));
   const res = await decide(env, { questions: { severity: SCORE, refund: NOUL } });
   assert.is(res.status, 200, res.text);
-  const prompts = env.upstream.requests.map((r) => ((r.body as { messages: Array<{ content: string }> }).messages[1]!.content));
+  const prompts = env.upstream.requests.map((r) => (r.body as { messages: Array<{ content: string }> }).messages[1]!.content);
   const score = prompts.find((p) => p.includes("How severe"))!;
   assert.match(score, /ordered scale from 0 \(lowest\) to 2 \(highest\)/);
   assert.match(score, /0: Cosmetic\n1: Workaround exists\n2: Blocking/);
@@ -164,7 +167,13 @@ test("a failing endpoint falls back for the whole decision: answers, model and c
   // chat-b: 20 prompt tokens × $0.000003 + 2 × $0.000004.
   assertClose(at(res.body, "usage", "cost"), 0.000068, "cost");
   const rows = await ledgerRowsOf(env.gw, String(at(res.body, "id")));
-  assert.equal(rows.map((r) => [r.status, r.http_status, r.provider_slug]), [["error", 503, "mockai"], ["success", 200, "backup"]]);
+  assert.equal(
+    rows.map((r) => [r.status, r.http_status, r.provider_slug]),
+    [
+      ["error", 503, "mockai"],
+      ["success", 200, "backup"],
+    ],
+  );
   assert.is(Number(rows[0]!.cost_usd), 0);
   assert.is(Number(rows[1]!.cost_usd), 0.000068);
 });
@@ -190,9 +199,18 @@ test("answers without logprobs: every endpoint is tried, then 502 naming the rea
   const res = await decide(env, { questions: { refund: NOUL } });
   assertError(res, 502, /no logprobs/);
   assert.match(String(at(res.body, "error", "message")), /refund/);
-  assert.equal(env.upstream.requests.map((r) => r.model), ["chat-a", "chat-b"]);
+  assert.equal(
+    env.upstream.requests.map((r) => r.model),
+    ["chat-a", "chat-b"],
+  );
   const rows = (await allLedgerRows(env.gw)).slice(before);
-  assert.equal(rows.map((r) => [r.status, r.http_status, Number(r.cost_usd)]), [["error", 502, 0], ["error", 502, 0]]);
+  assert.equal(
+    rows.map((r) => [r.status, r.http_status, Number(r.cost_usd)]),
+    [
+      ["error", 502, 0],
+      ["error", 502, 0],
+    ],
+  );
 });
 
 test("answers whose top logprobs hold none of the labels: 502 naming the labels", async ({ env }) => {
@@ -211,7 +229,11 @@ test("over gRPC the answer is the oneof member of its type", async ({ env }) => 
         model: "mock/chat",
         state: { ticket: "x" },
         questions: {
-          refund: { type: DecisionQuestionType.NOUL, instructions: "Refund?", criteria: { kind: { case: "structValue", value: { fields: { true: { kind: { case: "stringValue", value: "yes" } }, false: { kind: { case: "stringValue", value: "no" } } } } } } },
+          refund: {
+            type: DecisionQuestionType.NOUL,
+            instructions: "Refund?",
+            criteria: { kind: { case: "structValue", value: { fields: { true: { kind: { case: "stringValue", value: "yes" } }, false: { kind: { case: "stringValue", value: "no" } } } } } },
+          },
         },
       },
       bearer(env.gw.key),

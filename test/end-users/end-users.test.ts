@@ -13,13 +13,11 @@ test.after(async (ctx) => {
   await ctx.gw.stop();
 });
 
-
 const register = (gw: TestGateway, body: Record<string, unknown>, key = gw.key) => call(gw.url, "POST", "/api/v1/end-users", { key, body });
 const pathOf = (user: string) => `/api/v1/end-users/${encodeURIComponent(user)}`;
 const getUser = (gw: TestGateway, user: string, key = gw.key) => call(gw.url, "GET", pathOf(user), { key });
 const patchUser = (gw: TestGateway, user: string, body: unknown, key = gw.key) => call(gw.url, "PATCH", pathOf(user), { key, body });
-const list = (gw: TestGateway, query: Record<string, string>, key = gw.key) =>
-  call(gw.url, "GET", `/api/v1/end-users?${new URLSearchParams(query).toString()}`, { key });
+const list = (gw: TestGateway, query: Record<string, string>, key = gw.key) => call(gw.url, "GET", `/api/v1/end-users?${new URLSearchParams(query).toString()}`, { key });
 
 async function registered(gw: TestGateway, user: string, key = gw.key): Promise<Record<string, unknown>> {
   const res = await register(gw, { user }, key);
@@ -85,7 +83,10 @@ test("POST /end-users: invalid tracking strings give 400 naming user", async ({ 
   assertError(await call(gw.url, "POST", "/api/v1/end-users", { key: gw.key, raw: '{"user": ' }), 400, undefined, "malformed JSON");
   const listed = await list(gw, { include_inactive: "true" });
   const stored = (at(listed.body, "data") as Array<{ user: string }>).map((u) => u.user);
-  assert.not.ok(stored.some((u) => u === "" || [...u].length > 512 || u.includes("\u0000") || u.trim() !== u), "nothing invalid was stored");
+  assert.not.ok(
+    stored.some((u) => u === "" || [...u].length > 512 || u.includes("\u0000") || u.trim() !== u),
+    "nothing invalid was stored",
+  );
 });
 
 test("POST /end-users: the length limit counts characters, not bytes or UTF-16 units", async ({ gw }) => {
@@ -102,10 +103,7 @@ test("POST /end-users: the length limit counts characters, not bytes or UTF-16 u
 });
 
 test("GET and PATCH address users by their URL-encoded tracking string", async ({ gw }) => {
-  const users = [
-    "a/b", "with space", "100%", "what?", "hash#tag", "plus+sign", "amp&eq=1", "ü", "日本", "😀 emoji", "a/../b", "...",
-    "%2e%2e", "back\\slash", "semi;colon",
-  ];
+  const users = ["a/b", "with space", "100%", "what?", "hash#tag", "plus+sign", "amp&eq=1", "ü", "日本", "😀 emoji", "a/../b", "...", "%2e%2e", "back\\slash", "semi;colon"];
   for (const user of users) await registered(gw, user);
   for (const user of users) {
     const fetched = await getUser(gw, user);
@@ -228,15 +226,24 @@ test("list: ordered by user, inactive only with include_inactive, total_count co
 
   const active = await list(gw, {}, other.key);
   assert.is(active.status, 200, active.text);
-  assert.equal((at(active.body, "data") as Array<{ user: string }>).map((u) => u.user), ["m-1", "m-3"]);
+  assert.equal(
+    (at(active.body, "data") as Array<{ user: string }>).map((u) => u.user),
+    ["m-1", "m-3"],
+  );
   assert.is(at(active.body, "total_count"), 2);
 
   const all = await list(gw, { include_inactive: "true" }, other.key);
-  assert.equal((at(all.body, "data") as Array<{ user: string }>).map((u) => u.user), ["m-1", "m-2", "m-3"]);
+  assert.equal(
+    (at(all.body, "data") as Array<{ user: string }>).map((u) => u.user),
+    ["m-1", "m-2", "m-3"],
+  );
   assert.is(at(all.body, "total_count"), 3);
 
   const page = await list(gw, { include_inactive: "true", limit: "1", offset: "1" }, other.key);
-  assert.equal((at(page.body, "data") as Array<{ user: string }>).map((u) => u.user), ["m-2"]);
+  assert.equal(
+    (at(page.body, "data") as Array<{ user: string }>).map((u) => u.user),
+    ["m-2"],
+  );
   assert.is(at(page.body, "total_count"), 3, "total_count ignores paging");
 
   const exact = await list(gw, { user: "m-1" }, other.key);

@@ -122,13 +122,7 @@ interface Exchange {
  * writing when an answer arrives early, as many clients do not: the point is whether the gateway
  * lets them finish and read the answer.
  */
-async function exchange(
-  base: string,
-  requestLine: string,
-  headers: Record<string, string>,
-  body: Buffer[],
-  options: { chunked?: boolean; stopAfterHead?: boolean } = {},
-): Promise<Exchange> {
+async function exchange(base: string, requestLine: string, headers: Record<string, string>, body: Buffer[], options: { chunked?: boolean; stopAfterHead?: boolean } = {}): Promise<Exchange> {
   const { hostname, port } = new URL(base);
   // Half-open allowed, as HTTP clients that send their whole request before reading behave: the
   // server's early FIN does not stop the upload; a reset would.

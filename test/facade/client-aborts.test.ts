@@ -43,20 +43,42 @@ function loggedUntilEnded(before: number, requestId: string): Promise<LogLine[]>
 
 test("a client leaving while its JSON body is read: info with its request id, no error", async ({ gw }) => {
   const before = lines.length;
-  await leaveMidBody(gw.url, "/api/v1/chat/completions", { authorization: `Bearer ${gw.key}`, "content-type": "application/json", "content-length": "100000", "x-request-id": "abort-json-1" }, '{"model":"x","messages":[');
+  await leaveMidBody(
+    gw.url,
+    "/api/v1/chat/completions",
+    { authorization: `Bearer ${gw.key}`, "content-type": "application/json", "content-length": "100000", "x-request-id": "abort-json-1" },
+    '{"model":"x","messages":[',
+  );
   const logged = await loggedUntilEnded(before, "abort-json-1");
-  assert.ok(logged.some((l) => l.level === 30 && l.requestId === "abort-json-1"), JSON.stringify(logged));
-  assert.equal(logged.filter((l) => l.level >= 50), []);
+  assert.ok(
+    logged.some((l) => l.level === 30 && l.requestId === "abort-json-1"),
+    JSON.stringify(logged),
+  );
+  assert.equal(
+    logged.filter((l) => l.level >= 50),
+    [],
+  );
 });
 
 test("a client leaving mid-upload: no error line", async ({ gw }) => {
   const before = lines.length;
   const boundary = "b0undary";
   const head = `--${boundary}\r\ncontent-disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.jsonl"\r\ncontent-type: application/jsonl\r\n\r\n${'{"a":1}\n'.repeat(2000)}`;
-  await leaveMidBody(gw.url, "/api/v1/files", { authorization: `Bearer ${gw.key}`, "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": String(10 * 1024 * 1024), "x-request-id": "abort-upload-1" }, head);
+  await leaveMidBody(
+    gw.url,
+    "/api/v1/files",
+    { authorization: `Bearer ${gw.key}`, "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": String(10 * 1024 * 1024), "x-request-id": "abort-upload-1" },
+    head,
+  );
   const logged = await loggedUntilEnded(before, "abort-upload-1");
-  assert.ok(logged.some((l) => l.level === 30 && l.msg === "client closed the connection before the answer" && l.requestId === "abort-upload-1"), JSON.stringify(logged));
-  assert.equal(logged.filter((l) => l.level >= 50), []);
+  assert.ok(
+    logged.some((l) => l.level === 30 && l.msg === "client closed the connection before the answer" && l.requestId === "abort-upload-1"),
+    JSON.stringify(logged),
+  );
+  assert.equal(
+    logged.filter((l) => l.level >= 50),
+    [],
+  );
 });
 
 test.run();

@@ -161,9 +161,12 @@ async function failure(promise: Promise<unknown>): Promise<{ code: Code; message
 
 test("unary: init shapes become real messages; the chain runs; the handler sees headers and fresh context values", async ({ clients }) => {
   for (const [name, client] of clients) {
-    const file = await client.getFile({ fileId: "init" }, {
-      onHeader: (headers) => assert.equal(userHeaders(headers), { "x-interceptor": "ran" }, name),
-    });
+    const file = await client.getFile(
+      { fileId: "init" },
+      {
+        onHeader: (headers) => assert.equal(userHeaders(headers), { "x-interceptor": "ran" }, name),
+      },
+    );
     assert.ok(isMessage(file, FileSchema), name);
     assert.equal([file.id, file.filename, file.sizeBytes, file.downloadable], ["f1", "a.txt", 3n, false], name);
     const seen = await client.getFile({ fileId: "context" }, { headers: { "x-in": "from-caller" } });

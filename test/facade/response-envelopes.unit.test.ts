@@ -81,7 +81,11 @@ test("intern records (create, get, update, provision, suspend) answer {data}", (
   const records = ["CreateIntern", "GetIntern", "UpdateIntern", "ProvisionIntern", "SuspendIntern"];
   for (const name of records) {
     const route = routes.find((r) => r.method.name === name)!;
-    assert.equal(route.method.output.fields.map((f) => f.name), ["data"], name);
+    assert.equal(
+      route.method.output.fields.map((f) => f.name),
+      ["data"],
+      name,
+    );
   }
 });
 

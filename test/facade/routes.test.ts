@@ -53,8 +53,7 @@ function concretePath(route: Route): string {
 
 const label = (route: Route) => `${route.verb} ${route.template} (${route.method.parent.name}.${route.method.name})`;
 
-const send = (gw: TestGateway, route: Route, key?: string) =>
-  call(gw.url, route.verb, concretePath(route), { ...(key ? { key } : {}), ...(route.body === "" ? {} : { body: {} }) });
+const send = (gw: TestGateway, route: Route, key?: string) => call(gw.url, route.verb, concretePath(route), { ...(key ? { key } : {}), ...(route.body === "" ? {} : { body: {} }) });
 
 function isRouteMiss(status: number, body: unknown): boolean {
   return status === 405 || (status === 404 && String(at(body, "error", "message")).startsWith("No route"));
@@ -67,7 +66,10 @@ test("the route table holds every google.api.http rule, and each concrete path m
       if (!hasOption(method, http)) continue;
       const rule = getOption(method, http);
       rules += 1 + rule.additionalBindings.length;
-      assert.ok(table.routes.some((r) => r.method === method), `${service.name}.${method.name} has no route`);
+      assert.ok(
+        table.routes.some((r) => r.method === method),
+        `${service.name}.${method.name} has no route`,
+      );
     }
   }
   assert.ok(rules > 50, "the protos declare the API's routes");
@@ -89,7 +91,10 @@ test("without a key, every route is served: never the facade's route miss or 405
 });
 
 test("every method is implemented, and with an entitled management key every route answers without a 5xx", async ({ gw, table, entitledKey, unimplemented }) => {
-  assert.equal([...unimplemented].map((m) => `${m.parent.name}.${m.name}`), []);
+  assert.equal(
+    [...unimplemented].map((m) => `${m.parent.name}.${m.name}`),
+    [],
+  );
   for (const route of table.routes) {
     const res = await send(gw, route, entitledKey);
     assert.not.ok(isRouteMiss(res.status, res.body), `${label(route)} answered ${res.status} ${res.text}`);
@@ -109,7 +114,10 @@ test("literal segments win over variables", ({ table }) => {
   if (video.kind === "route") {
     assert.is(video.route.method.name, "GetVideo");
     assert.equal(video.values, ["abc"]);
-    assert.equal(video.route.variableFields.map((path) => path.map((step) => step.key)), [["job_id"]]);
+    assert.equal(
+      video.route.variableFields.map((path) => path.map((step) => step.key)),
+      [["job_id"]],
+    );
   }
   // A literal that leads nowhere for the rest of the path still falls back to the variable.
   const content = table.match("GET", ["api", "v1", "videos", "models", "content"]);

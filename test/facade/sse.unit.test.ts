@@ -5,15 +5,7 @@ import { Code, ConnectError, createRouterTransport, type HandlerContext } from "
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { createFacade, type Facade } from "../../facade/facade.js";
-import {
-  InternChatEventSchema,
-  InternFinishReason,
-  InternMessageRole,
-  InternReplyStatus,
-  InternsService,
-  type InternChatEvent,
-  type InternChatRequest,
-} from "../../gen/gateway/v1/interns_pb.js";
+import { InternChatEventSchema, InternFinishReason, InternMessageRole, InternReplyStatus, InternsService, type InternChatEvent, type InternChatRequest } from "../../gen/gateway/v1/interns_pb.js";
 import { gatewayError } from "../../wire/errors.js";
 import { createLogger } from "../../server/platform/logger.js";
 import { at } from "../support/http.js";
@@ -179,28 +171,25 @@ function post(base: string, path: string, body: unknown, onText?: (text: string,
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     let leaving = false;
-    const req = http.request(
-      { host: url.hostname, port: url.port, method: "POST", path, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        const finish = () => {
-          const frames = text.split("\n\n").filter((frame) => frame !== "");
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, frames, data: sseData(text) });
-        };
-        res.on("data", (piece: string) => {
-          text += piece;
-          onText?.(text, {
-            leave: () => {
-              leaving = true;
-              req.destroy();
-            },
-          });
+    const req = http.request({ host: url.hostname, port: url.port, method: "POST", path, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      const finish = () => {
+        const frames = text.split("\n\n").filter((frame) => frame !== "");
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, frames, data: sseData(text) });
+      };
+      res.on("data", (piece: string) => {
+        text += piece;
+        onText?.(text, {
+          leave: () => {
+            leaving = true;
+            req.destroy();
+          },
         });
-        res.on("end", finish);
-        res.on("close", finish);
-      },
-    );
+      });
+      res.on("end", finish);
+      res.on("close", finish);
+    });
     req.on("error", (err) => {
       if (!leaving) reject(err);
     });

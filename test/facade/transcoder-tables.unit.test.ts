@@ -19,9 +19,28 @@ const table = RouteTable.fromServices(allServices);
 
 test("path templates: the supported subset parses, anything else fails the start", () => {
   const cases: Array<[string, unknown]> = [
-    ["/api/v1/keys", [{ kind: "literal", value: "api" }, { kind: "literal", value: "v1" }, { kind: "literal", value: "keys" }]],
-    ["/a/{hash}", [{ kind: "literal", value: "a" }, { kind: "variable", field: ["hash"] }]],
-    ["/a/{user.id=*}", [{ kind: "literal", value: "a" }, { kind: "variable", field: ["user", "id"] }]],
+    [
+      "/api/v1/keys",
+      [
+        { kind: "literal", value: "api" },
+        { kind: "literal", value: "v1" },
+        { kind: "literal", value: "keys" },
+      ],
+    ],
+    [
+      "/a/{hash}",
+      [
+        { kind: "literal", value: "a" },
+        { kind: "variable", field: ["hash"] },
+      ],
+    ],
+    [
+      "/a/{user.id=*}",
+      [
+        { kind: "literal", value: "a" },
+        { kind: "variable", field: ["user", "id"] },
+      ],
+    ],
   ];
   for (const [template, segments] of cases) assert.equal(parseTemplate(template), segments, template);
   for (const bad of ["a/b", "/a/{x=**}", "/a/{X}", "/a/*", "/a/b:verb"]) assert.throws(() => parseTemplate(bad), undefined, bad);

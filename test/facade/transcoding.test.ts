@@ -146,28 +146,25 @@ function sendGrowingBody(base: string, path: string, key: string, total: number)
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     let answered = false;
-    const req = http.request(
-      { host: url.hostname, port: url.port, method: "POST", path, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } },
-      (res) => {
-        answered = true;
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => (text += chunk));
-        const done = () => {
-          let body: unknown;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            body = text;
-          }
-          resolve({ status: res.statusCode ?? 0, body });
-        };
-        res.on("end", done);
-        // The server may close the connection right after its answer; what arrived is the answer.
-        res.on("error", done);
-        res.on("aborted", done);
-      },
-    );
+    const req = http.request({ host: url.hostname, port: url.port, method: "POST", path, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } }, (res) => {
+      answered = true;
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      const done = () => {
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = text;
+        }
+        resolve({ status: res.statusCode ?? 0, body });
+      };
+      res.on("end", done);
+      // The server may close the connection right after its answer; what arrived is the answer.
+      res.on("error", done);
+      res.on("aborted", done);
+    });
     // Writes fail once the server has closed the socket; only a missing response is a failure.
     req.on("error", (err) => {
       if (!answered) reject(err);
@@ -275,7 +272,10 @@ test("int64 fields render as JSON numbers; unset nullable messages and enums as 
     id: "c1",
     object: "chat.completion.chunk",
     created: 1_700_000_000n,
-    choices: [{ index: 0, delta: { content: "hi" } }, { index: 1, delta: {}, finishReason: InternFinishReason.STOP }],
+    choices: [
+      { index: 0, delta: { content: "hi" } },
+      { index: 1, delta: {}, finishReason: InternFinishReason.STOP },
+    ],
   });
   const json = encodeResponse(InternChatChunkSchema, chunk);
   assert.is(at(json, "created"), 1_700_000_000);

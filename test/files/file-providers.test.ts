@@ -69,7 +69,10 @@ test("OpenAI: the upload carries purpose user_data and the detected type; get an
   const list = await call(env.gw.url, "GET", "/api/v1/files?provider=openai", { key: env.gw.key });
   assert.is(list.status, 200, list.text);
   const data = at(list.body, "data") as Array<{ id: string; mime_type: string; downloadable: boolean }>;
-  assert.equal(data.map((f) => f.id), [foreign.id, id]);
+  assert.equal(
+    data.map((f) => f.id),
+    [foreign.id, id],
+  );
   assert.is(data[0]!.mime_type, "application/octet-stream");
   assert.is(data[0]!.downloadable, true);
   assert.is(data[1]!.mime_type, "text/csv");

@@ -136,7 +136,11 @@ test("a key that is not a management key cannot name another workspace: 404, as 
 
 test("file ids: more than 256 characters or other characters are a 400 on every path", async ({ env }) => {
   for (const id of ["a".repeat(257), "file.1", "file%20x", "%C3%A9"]) {
-    for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["GET", "/content"]] as const) {
+    for (const [method, suffix] of [
+      ["GET", ""],
+      ["DELETE", ""],
+      ["GET", "/content"],
+    ] as const) {
       const res = await call(env.gw.url, method, `/api/v1/files/${id}${suffix}`, { key: env.gw.key });
       assert.is(res.status, 400, `${method} ${id}${suffix}: ${res.text}`);
       assert.match(String(at(res.body, "error", "message")), /file_id/);
@@ -244,7 +248,10 @@ test("gRPC: an upload that starts with a chunk, or sends metadata twice, is a 40
   const files = createClient(FilesService, createGrpcTransport({ baseUrl: env.gw.grpcUrl }));
   const chunk = create(UploadFileRequestSchema, { part: { case: "chunk", value: Buffer.from("x") } });
   const metadata = create(UploadFileRequestSchema, { part: { case: "metadata", value: { filename: "a.txt" } } });
-  for (const sequence of [[chunk, metadata], [metadata, chunk, metadata]]) {
+  for (const sequence of [
+    [chunk, metadata],
+    [metadata, chunk, metadata],
+  ]) {
     async function* messages() {
       yield* sequence;
     }

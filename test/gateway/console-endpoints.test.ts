@@ -22,7 +22,16 @@ const DIST = path.join(ROOT, "ui/dist");
 
 function assertSecurityHeaders(headers: Headers, where: string): void {
   const policy = headers.get("content-security-policy") ?? "";
-  for (const directive of ["default-src 'self'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "object-src 'none'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"]) {
+  for (const directive of [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ]) {
     assert.ok(policy.includes(directive), `${where}: ${policy}`);
   }
   assert.not.match(policy, /unsafe-inline|unsafe-eval|https?:/, where);

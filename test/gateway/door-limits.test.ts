@@ -194,11 +194,17 @@ timeouts("an HTTP/2 session's streams beyond the cap are refused; the others are
       return state;
     });
     const refused = await eventually(() => streams.filter((s) => s.closed), "a stream is refused", { until: (closed) => closed.length > 0 });
-    assert.equal(refused.map((s) => s.stream.rstCode), [http2.constants.NGHTTP2_REFUSED_STREAM]);
+    assert.equal(
+      refused.map((s) => s.stream.rstCode),
+      [http2.constants.NGHTTP2_REFUSED_STREAM],
+    );
     const served = streams.filter((s) => !s.closed);
     for (const { stream } of served) stream.end(envelope(Buffer.alloc(0)));
     await eventually(() => served.every((s) => s.closed), "the others are answered");
-    assert.equal(served.map((s) => s.grpcStatus), ["0", "0"]);
+    assert.equal(
+      served.map((s) => s.grpcStatus),
+      ["0", "0"],
+    );
   } finally {
     session.destroy();
   }

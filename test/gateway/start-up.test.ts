@@ -98,7 +98,14 @@ test("first start without GATEWAY_CONFIG: a warning naming it; the listening lin
     // The key is written right after the listening line; its lines may still be on their way.
     const keyAt = await eventually(() => gateway.lines.findIndex((line) => line.includes("Management API key (shown once")), "the key's heading is printed", { until: (at) => at !== -1 });
     assert.ok(keyAt > listeningAt, `the key comes after the listening line:\n${gateway.lines.join("\n")}`);
-    const key = await eventually(() => gateway.lines.slice(keyAt + 1).map((line) => line.trim()).find((line) => line.length > 0), "the key is printed");
+    const key = await eventually(
+      () =>
+        gateway.lines
+          .slice(keyAt + 1)
+          .map((line) => line.trim())
+          .find((line) => line.length > 0),
+      "the key is printed",
+    );
     assert.is((await call(gateway.url, "GET", "/api/v1/key", { key })).status, 200);
     assert.is(gateway.lines.filter((line) => line.includes(key!)).length, 1, "the key appears once, never in a log line");
 

@@ -10,10 +10,15 @@ function harness(bounds = { maxEntries: 4, maxUnknown: 3, ttlMs: 60_000 }) {
   const generations: Generations = { current: () => feed.generation, live: () => feed.live };
   const loads: string[] = [];
   const keys = new Set(["real-1", "real-2"]);
-  const lookup = generationMemo(generations, bounds, async (id: string) => {
-    loads.push(id);
-    return keys.has(id) ? { id } : undefined;
-  }, (value) => value !== undefined);
+  const lookup = generationMemo(
+    generations,
+    bounds,
+    async (id: string) => {
+      loads.push(id);
+      return keys.has(id) ? { id } : undefined;
+    },
+    (value) => value !== undefined,
+  );
   return { feed, loads, keys, lookup: (id: string) => lookup(id, id) };
 }
 
@@ -86,7 +91,10 @@ test("concurrent lookups share one load; a failed load is not remembered", async
     return "ok";
   });
   const failed = await Promise.allSettled([lookup("a", undefined), lookup("a", undefined)]);
-  assert.equal(failed.map((r) => r.status), ["rejected", "rejected"]);
+  assert.equal(
+    failed.map((r) => r.status),
+    ["rejected", "rejected"],
+  );
   assert.is(loads, 1);
   fail = false;
   assert.is(await lookup("a", undefined), "ok");

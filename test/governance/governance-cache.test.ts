@@ -63,7 +63,11 @@ test("a feed connection that dies without a word is noticed, and a key disabled 
   const { key, hash } = await newKey(env);
   assert.is((await chat(second.url, key)).status, 200);
   const lostBefore = second.lines.filter((line) => line.includes("governance change feed lost")).length;
-  assert.is(proxy.silence((sent) => sent.includes("LISTEN gateway_governance")), 1, "the second instance's LISTEN connection");
+  assert.is(
+    proxy.silence((sent) => sent.includes("LISTEN gateway_governance")),
+    1,
+    "the second instance's LISTEN connection",
+  );
   const disabledAt = performance.now();
   const patched = await call(env.gw.url, "PATCH", `/api/v1/keys/${hash}`, { key: env.gw.key, body: { disabled: true } });
   assert.is(patched.status, 200, patched.text);

@@ -56,18 +56,14 @@ test("CreateWorkspace creates; a duplicate slug is ABORTED with http_status 409"
   const overRest = await call(gw.url, "POST", "/api/v1/workspaces", { key: gw.key, body: { name: "Over REST", slug: "over-grpc" } });
   assert.is(overRest.status, 409, "REST sees the workspace created over gRPC");
 
-  const duplicate = await grpcFailure(
-    workspaces.unary(WorkspacesService.method.createWorkspace, { name: "Again", slug: "over-grpc" }, bearer(gw.key)),
-  );
+  const duplicate = await grpcFailure(workspaces.unary(WorkspacesService.method.createWorkspace, { name: "Again", slug: "over-grpc" }, bearer(gw.key)));
   assert.is(duplicate.code, status.ABORTED, duplicate.message);
   assert.ok(duplicate.detail, `an ErrorDetail travels in grpc-status-details-bin (got ${duplicate.detailTypes.join(", ") || "none"})`);
   assert.is(duplicate.detail.httpStatus, 409);
 });
 
 test("invalid input is INVALID_ARGUMENT with http_status 400 and names the field", async ({ gw, workspaces }) => {
-  const failure = await grpcFailure(
-    workspaces.unary(WorkspacesService.method.createWorkspace, { name: "Bad", slug: "Bad Slug" }, bearer(gw.key)),
-  );
+  const failure = await grpcFailure(workspaces.unary(WorkspacesService.method.createWorkspace, { name: "Bad", slug: "Bad Slug" }, bearer(gw.key)));
   assert.is(failure.code, status.INVALID_ARGUMENT, failure.message);
   assert.is(failure.detail?.httpStatus, 400);
   assert.match(failure.details, /slug/);
@@ -102,9 +98,7 @@ test("a non-management key on a management method is PERMISSION_DENIED with http
   const own = await keys.unary(KeysService.method.getCurrentKey, {}, bearer(plain));
   assert.is(own.data?.isManagementKey, false, "the plain key itself works");
 
-  const failure = await grpcFailure(
-    workspaces.unary(WorkspacesService.method.createWorkspace, { name: "Nope", slug: "nope" }, bearer(plain)),
-  );
+  const failure = await grpcFailure(workspaces.unary(WorkspacesService.method.createWorkspace, { name: "Nope", slug: "nope" }, bearer(plain)));
   assert.is(failure.code, status.PERMISSION_DENIED, failure.message);
   assert.is(failure.detail?.httpStatus, 403);
   assert.match(failure.details, /management keys/);

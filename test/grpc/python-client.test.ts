@@ -27,7 +27,12 @@ async function toolchain(): Promise<{ python: string } | { missing: string[] }> 
   const pythons = [process.env.PYTHON, "python3", "/usr/bin/python3"].filter((p): p is string => Boolean(p));
   let python: string | undefined;
   for (const candidate of pythons) {
-    if (await run(candidate, ["-c", "import grpc, google.protobuf"]).then(() => true, () => false)) {
+    if (
+      await run(candidate, ["-c", "import grpc, google.protobuf"]).then(
+        () => true,
+        () => false,
+      )
+    ) {
       python = candidate;
       break;
     }
@@ -38,7 +43,13 @@ async function toolchain(): Promise<{ python: string } | { missing: string[] }> 
 
 async function onPath(tool: string): Promise<boolean> {
   for (const dir of (process.env.PATH ?? "").split(path.delimiter).filter(Boolean)) {
-    if (await fs.access(path.join(dir, tool), fs.constants.X_OK).then(() => true, () => false)) return true;
+    if (
+      await fs.access(path.join(dir, tool), fs.constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
   }
   return false;
 }

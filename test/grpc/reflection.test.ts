@@ -56,9 +56,7 @@ test("list_services: every API service and the infrastructure ones, nothing else
 });
 
 test("file_containing_symbol gateway.v1.KeysService: the file and all its imports, decodable, options kept", async ({ reflection }) => {
-  const [answer] = await reflection.bidiStream(ServerReflection.method.serverReflectionInfo, [
-    { host: "gw.test", messageRequest: { case: "fileContainingSymbol", value: "gateway.v1.KeysService" } },
-  ]);
+  const [answer] = await reflection.bidiStream(ServerReflection.method.serverReflectionInfo, [{ host: "gw.test", messageRequest: { case: "fileContainingSymbol", value: "gateway.v1.KeysService" } }]);
   assert.is(answer?.validHost, "gw.test");
   assert.is(answer?.originalRequest?.messageRequest.value, "gateway.v1.KeysService");
   const names = filesOf(answer!.messageResponse);
@@ -126,10 +124,22 @@ test("v1alpha, which older grpcurl asks for, answers the same", async ({ gw }) =
 
 test("buf curl calls GetCurrentKey through reflection alone (no --schema), over v1 and v1alpha", async ({ gw }) => {
   for (const protocol of ["grpc-v1", "grpc-v1alpha"]) {
-    const { stdout } = await execFileAsync(BUF, [
-      "curl", "--protocol", "grpc", "--http2-prior-knowledge", "--reflect", "--reflect-protocol", protocol,
-      "-H", `Authorization: Bearer ${gw.key}`, `${gw.grpcUrl}/gateway.v1.KeysService/GetCurrentKey`,
-    ], { cwd: "/" });
+    const { stdout } = await execFileAsync(
+      BUF,
+      [
+        "curl",
+        "--protocol",
+        "grpc",
+        "--http2-prior-knowledge",
+        "--reflect",
+        "--reflect-protocol",
+        protocol,
+        "-H",
+        `Authorization: Bearer ${gw.key}`,
+        `${gw.grpcUrl}/gateway.v1.KeysService/GetCurrentKey`,
+      ],
+      { cwd: "/" },
+    );
     const reply = JSON.parse(stdout) as { data?: { label?: string; isManagementKey?: boolean } };
     assert.match(reply.data?.label ?? "", /^sk-gw-v1-/, protocol);
     assert.is(reply.data?.isManagementKey, true, protocol);

@@ -83,7 +83,10 @@ test("a non-management key on a management route is 403", async ({ url, key }) =
 });
 
 test("a status the gRPC code table cannot express (422) crosses the remote core in its detail", async ({ url, key }) => {
-  const res = await call(url, "POST", "/api/v1/batches", { key, body: { endpoint: "/v1/chat/completions", model: "a/b:free", requests: [{ custom_id: "x", body: { messages: [{ role: "user", content: "hi" }] } }] } });
+  const res = await call(url, "POST", "/api/v1/batches", {
+    key,
+    body: { endpoint: "/v1/chat/completions", model: "a/b:free", requests: [{ custom_id: "x", body: { messages: [{ role: "user", content: "hi" }] } }] },
+  });
   assert.is(res.status, 422, res.text);
   assert.is(at(res.body, "error", "code"), 422);
   assert.match(String(at(res.body, "error", "message")), /model variants/);
@@ -124,7 +127,10 @@ test("SIGTERM shuts the core down gracefully (exit code 0)", async ({ core }) =>
   const { code, signal } = await core.stop();
   assert.is(signal, null, `the core had to be killed:\n${core.lines.slice(-10).join("\n")}`);
   assert.is(code, 0, core.lines.slice(-10).join("\n"));
-  assert.ok(core.lines.some((line) => line.includes('"stopped"')), "the core logged that it stopped");
+  assert.ok(
+    core.lines.some((line) => line.includes('"stopped"')),
+    "the core logged that it stopped",
+  );
 });
 
 test.run();

@@ -146,17 +146,26 @@ test("a guardrail reached several ways appears once, with the narrowest scope", 
   const key = await newKey(gw, { workspace_id: workspaceId, creator_user_id: member });
 
   let budgets = guardrailBudgets(await currentKey(gw, key.secret));
-  assert.equal(budgets.map((b) => [b.guardrail_id, b.scope]), [[guardrailId, "member"]]);
+  assert.equal(
+    budgets.map((b) => [b.guardrail_id, b.scope]),
+    [[guardrailId, "member"]],
+  );
   await assignKey(gw, guardrailId, key.hash);
   budgets = guardrailBudgets(await currentKey(gw, key.secret));
-  assert.equal(budgets.map((b) => [b.guardrail_id, b.scope]), [[guardrailId, "key"]]);
+  assert.equal(
+    budgets.map((b) => [b.guardrail_id, b.scope]),
+    [[guardrailId, "key"]],
+  );
 
   const res = await call(gw.url, "POST", `/api/v1/guardrails/${guardrailId}/assignments/keys/remove`, { key: gw.key, body: { key_hashes: [key.hash] } });
   assert.is(res.status, 200, res.text);
   const remove = await call(gw.url, "POST", `/api/v1/guardrails/${guardrailId}/assignments/members/remove`, { key: gw.key, body: { member_user_ids: [member] } });
   assert.is(remove.status, 200, remove.text);
   budgets = guardrailBudgets(await currentKey(gw, key.secret));
-  assert.equal(budgets.map((b) => [b.guardrail_id, b.scope]), [[guardrailId, "workspace"]]);
+  assert.equal(
+    budgets.map((b) => [b.guardrail_id, b.scope]),
+    [[guardrailId, "workspace"]],
+  );
 });
 
 test("budgets of every layer together; effective_budget is the one with the least remaining", async ({ gw }) => {

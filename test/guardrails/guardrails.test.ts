@@ -19,11 +19,31 @@ test.after(async (ctx) => {
 const MISSING_ID = "00000000-0000-4000-8000-000000000000";
 
 const GUARDRAIL_FIELDS = [
-  "id", "name", "description", "workspace_id", "created_at", "updated_at", "limit_usd", "reset_interval",
-  "include_byok_in_budgets", "allowed_models", "ignored_models", "allowed_providers", "ignored_providers",
-  "allowed_data_regions", "enforce_zdr", "enforce_zdr_anthropic", "enforce_zdr_google", "enforce_zdr_openai",
-  "enforce_zdr_other", "enforce_zdr_xai", "enable_free_model_publication", "enable_free_model_training",
-  "enable_paid_model_training", "content_filter_builtins", "content_filters",
+  "id",
+  "name",
+  "description",
+  "workspace_id",
+  "created_at",
+  "updated_at",
+  "limit_usd",
+  "reset_interval",
+  "include_byok_in_budgets",
+  "allowed_models",
+  "ignored_models",
+  "allowed_providers",
+  "ignored_providers",
+  "allowed_data_regions",
+  "enforce_zdr",
+  "enforce_zdr_anthropic",
+  "enforce_zdr_google",
+  "enforce_zdr_openai",
+  "enforce_zdr_other",
+  "enforce_zdr_xai",
+  "enable_free_model_publication",
+  "enable_free_model_training",
+  "enable_paid_model_training",
+  "content_filter_builtins",
+  "content_filters",
 ];
 
 type Json = Record<string, unknown>;
@@ -31,8 +51,7 @@ type Json = Record<string, unknown>;
 const createGuardrail = (gw: TestGateway, body: Json, key = gw.key) => call(gw.url, "POST", "/api/v1/guardrails", { key, body });
 const getGuardrail = (gw: TestGateway, id: string, key = gw.key) => call(gw.url, "GET", `/api/v1/guardrails/${id}`, { key });
 const patchGuardrail = (gw: TestGateway, id: string, body: Json, key = gw.key) => call(gw.url, "PATCH", `/api/v1/guardrails/${id}`, { key, body });
-const assignKeys = (gw: TestGateway, id: string, keyHashes: unknown, key = gw.key) =>
-  call(gw.url, "POST", `/api/v1/guardrails/${id}/assignments/keys`, { key, body: { key_hashes: keyHashes } });
+const assignKeys = (gw: TestGateway, id: string, keyHashes: unknown, key = gw.key) => call(gw.url, "POST", `/api/v1/guardrails/${id}/assignments/keys`, { key, body: { key_hashes: keyHashes } });
 const unassignKeys = (gw: TestGateway, id: string, keyHashes: unknown, key = gw.key) =>
   call(gw.url, "POST", `/api/v1/guardrails/${id}/assignments/keys/remove`, { key, body: { key_hashes: keyHashes } });
 const assignMembers = (gw: TestGateway, id: string, memberUserIds: unknown, key = gw.key) =>
@@ -143,7 +162,10 @@ test("POST /guardrails with every field: each value round-trips through create a
       { slug: "credit-card", label: "[CARD]", action: "block" },
       { slug: "regex-prompt-injection", action: "flag" },
     ],
-    content_filters: [{ pattern: "secret-\\d+", action: "redact", label: "[SECRET]" }, { pattern: "(?i)project zeus", action: "block" }],
+    content_filters: [
+      { pattern: "secret-\\d+", action: "redact", label: "[SECRET]" },
+      { pattern: "(?i)project zeus", action: "block" },
+    ],
   };
   const created = await createGuardrail(gw, body);
   assert.is(created.status, 201, created.text);
@@ -221,7 +243,16 @@ test("POST /guardrails: bad input gives 400 naming the field, and creates nothin
     [{ name: "x", content_filter_builtins: [{ action: "redact" }] }, /content_filter_builtins\[0\]\.slug/],
     [{ name: "x", content_filter_builtins: [{ slug: "email", action: "delete" }] }, /content_filter_builtins\[0\]\.action/],
     [{ name: "x", content_filter_builtins: [{ slug: "email", action: "redact", label: "l".repeat(101) }] }, /content_filter_builtins\[0\]\.label/],
-    [{ name: "x", content_filter_builtins: [{ slug: "email", action: "redact" }, { slug: "email", action: "block" }] }, /content_filter_builtins/],
+    [
+      {
+        name: "x",
+        content_filter_builtins: [
+          { slug: "email", action: "redact" },
+          { slug: "email", action: "block" },
+        ],
+      },
+      /content_filter_builtins/,
+    ],
     [{ name: "x", content_filters: ["not an object"] }, /content_filters/],
     [{ name: "x", content_filters: { pattern: "a" } }, /content_filters/],
     // What the gateway cannot enforce is refused, naming what it accepts.
@@ -230,7 +261,16 @@ test("POST /guardrails: bad input gives 400 naming the field, and creates nothin
     [{ name: "x", content_filter_builtins: [{ slug: "address", action: "block" }] }, /'address' is not available in this gateway/],
     [{ name: "x", content_filter_builtins: [{ slug: "email", action: "flag" }] }, /slug 'email' does not take action 'flag'; accepted: redact, block/],
     [{ name: "x", content_filters: [{ pattern: "(?<=a)b", action: "redact" }] }, /content_filters\[0\]\.pattern '\(\?<=a\)b' is not a pattern RE2 accepts/],
-    [{ name: "x", content_filters: [{ pattern: "ok", action: "redact" }, { pattern: "(a", action: "block" }] }, /content_filters\[1\]\.pattern '\(a'/],
+    [
+      {
+        name: "x",
+        content_filters: [
+          { pattern: "ok", action: "redact" },
+          { pattern: "(a", action: "block" },
+        ],
+      },
+      /content_filters\[1\]\.pattern '\(a'/,
+    ],
     [{ name: "x", content_filters: [{ pattern: "a*", action: "redact" }] }, /content_filters\[0\]\.pattern 'a\*' matches the empty text/],
     [{ name: "x", content_filters: [{ pattern: "a" }] }, /content_filters\[0\]\.action must be one of redact, block/],
     [{ name: "x", content_filters: [{ pattern: "a", action: "delete" }] }, /content_filters\[0\]\.action/],
@@ -318,12 +358,18 @@ test("GET /guardrails: one workspace, newest first, paged with total_count", asy
   // The workspace's own default guardrail, created with it, is the oldest.
   assert.is(at(all.body, "total_count"), 4);
   const data = at(all.body, "data") as Json[];
-  assert.equal(data.map((g) => g.name), ["third", "second", "first", "Default guardrail"]);
+  assert.equal(
+    data.map((g) => g.name),
+    ["third", "second", "first", "Default guardrail"],
+  );
   for (const field of GUARDRAIL_FIELDS) assert.ok(field in data[0]!, `missing ${field}`);
 
   const page = await list("&offset=1&limit=1");
   assert.is(at(page.body, "total_count"), 4);
-  assert.equal((at(page.body, "data") as Json[]).map((g) => g.id), [ids[1]]);
+  assert.equal(
+    (at(page.body, "data") as Json[]).map((g) => g.id),
+    [ids[1]],
+  );
   const beyond = await list("&offset=10");
   assert.equal(at(beyond.body, "data"), []);
   assert.is(at(beyond.body, "total_count"), 4);
@@ -634,10 +680,17 @@ test("member assignments: assigned_count counts only new members; list and unass
     assert.match(String(row.assigned_by), /^user_/, "the bootstrap key belongs to the organization's owner");
     assert.match(String(row.created_at), ISO);
   }
-  assert.equal(data.map((row) => row.user_id), [bob, alice], "newest first");
+  assert.equal(
+    data.map((row) => row.user_id),
+    [bob, alice],
+    "newest first",
+  );
   const paged = await call(gw.url, "GET", `/api/v1/guardrails/${id}/assignments/members?offset=1&limit=1`, { key: gw.key });
   assert.is(at(paged.body, "total_count"), 2);
-  assert.equal((at(paged.body, "data") as Json[]).map((row) => row.user_id), [alice]);
+  assert.equal(
+    (at(paged.body, "data") as Json[]).map((row) => row.user_id),
+    [alice],
+  );
   for (const query of ["?limit=0", "?limit=101", "?offset=-1"]) {
     assertError(await call(gw.url, "GET", `/api/v1/guardrails/${id}/assignments/members${query}`, { key: gw.key }), 400, /limit|offset/, query);
   }
@@ -647,7 +700,10 @@ test("member assignments: assigned_count counts only new members; list and unass
   res = await unassignMembers(gw, id, [alice]);
   assert.equal(res.body, { unassigned_count: 0 });
   const after = await call(gw.url, "GET", `/api/v1/guardrails/${id}/assignments/members`, { key: gw.key });
-  assert.equal((at(after.body, "data") as Json[]).map((row) => row.user_id), [bob]);
+  assert.equal(
+    (at(after.body, "data") as Json[]).map((row) => row.user_id),
+    [bob],
+  );
 });
 
 test("member assignments: assigned_by is the calling key's member", async ({ gw }) => {

@@ -71,7 +71,11 @@ test("every route that needs a key answers 401 with the envelope, whatever else 
 
   const keyed = shapes.filter(needsKey);
   assert.ok(keyed.length > 0, "some routes need a key");
-  for (const kind of CASE_KINDS) assert.ok(keyed.some((shape) => expected.has(pair(shape, kind))), `no route that needs a key has a case of kind ${kind}`);
+  for (const kind of CASE_KINDS)
+    assert.ok(
+      keyed.some((shape) => expected.has(pair(shape, kind))),
+      `no route that needs a key has a case of kind ${kind}`,
+    );
   for (const shape of keyed) assert.ok(expected.has(pair(shape, "baseline")), `${shape.label} has no baseline case`);
   const missed = [...expected].filter((p) => !probed.has(p));
   assert.ok(missed.length === 0, `${missed.length} of ${expected.size} routes × case kinds not probed without a valid key:\n${missed.join("\n")}`);

@@ -67,7 +67,17 @@ function plainValue(field: DescField, ctx: ShapeContext): string | number | bool
 
 export function casesFor(shape: RouteShape, { ctx, seeded, pathValues }: CaseOptions): FuzzCase[] {
   const method = shape.route.verb;
-  const make = (kind: CaseKind, [label, sampled]: Picked, path: string, body: string | Buffer | undefined, headers: Record<string, string>, sent?: FuzzObject): FuzzCase => ({ shape, kind, sampled, label, method, path, body, headers, sent });
+  const make = (kind: CaseKind, [label, sampled]: Picked, path: string, body: string | Buffer | undefined, headers: Record<string, string>, sent?: FuzzObject): FuzzCase => ({
+    shape,
+    kind,
+    sampled,
+    label,
+    method,
+    path,
+    body,
+    headers,
+    sent,
+  });
   const body = shape.body;
   // Each case gets fresh unique names, so that creates do not collide on them (409).
   const fresh = (): FuzzObject | undefined => (body.kind === "json" ? baselineOf(body.schema, ctx, body.exclude) : undefined);
@@ -91,7 +101,8 @@ export function casesFor(shape: RouteShape, { ctx, seeded, pathValues }: CaseOpt
 
   cases.push(make("query", fixed("unknown and malformed query parameters"), at(`%zz=1&a=%00&__proto__=x&constructor%5Bprototype%5D=y&unknown=${"q".repeat(2000)}`), again(), headers));
   for (const field of shape.queryFields) {
-    for (const [label, text, sampled] of pick(seeded, queryPool(field), SAMPLED_NESTED)) cases.push(make("query", [`query ${field.name}: ${label}`, sampled], at(`${field.name}=${text}`), again(), headers));
+    for (const [label, text, sampled] of pick(seeded, queryPool(field), SAMPLED_NESTED))
+      cases.push(make("query", [`query ${field.name}: ${label}`, sampled], at(`${field.name}=${text}`), again(), headers));
     if (field.fieldKind === "list") cases.push(make("query", fixed(`query ${field.name}: repeated`), at(`${field.name}=a&${field.name}=%00`), again(), headers));
   }
 
@@ -128,7 +139,9 @@ const fixed = (label: string): Picked => [label, false];
 
 /** The pool's `must` values, then a seeded sample of the rest, each marked as sampled or not. */
 function pick<T>(seeded: Seeded, pool: Pool<T>, extra: number): Array<[...Labeled<T>, boolean]> {
-  const mark = (sampled: boolean) => ([label, value]: Labeled<T>): [...Labeled<T>, boolean] => [label, value, sampled];
+  const mark =
+    (sampled: boolean) =>
+    ([label, value]: Labeled<T>): [...Labeled<T>, boolean] => [label, value, sampled];
   return [...pool.must.map(mark(false)), ...seeded.sample(pool.rest, extra).map(mark(true))];
 }
 
@@ -144,7 +157,8 @@ function slotsOf(schema: DescMessage, exclude: ReadonlySet<string>, prefix: Arra
     if (prefix.length === 0 && exclude.has(field.name)) continue;
     const path = [...prefix, field.name];
     slots.push({ path, field });
-    const nested = field.fieldKind === "message" || (field.fieldKind === "list" && field.listKind === "message") || (field.fieldKind === "map" && field.mapKind === "message") ? field.message : undefined;
+    const nested =
+      field.fieldKind === "message" || (field.fieldKind === "list" && field.listKind === "message") || (field.fieldKind === "map" && field.mapKind === "message") ? field.message : undefined;
     if (!nested || nested.typeName.startsWith("google.") || depthOf(prefix) >= SLOT_DEPTH) continue;
     const into = field.fieldKind === "list" ? [...path, 0] : field.fieldKind === "map" ? [...path, "key"] : path;
     slots.push(...slotsOf(nested, exclude, into));

@@ -80,7 +80,7 @@ function envelopeProblem({ status, text }: Answer): string | undefined {
   } catch {
     return "the error body is not JSON";
   }
-  if (!isFuzzObject(body as FuzzJson) || Object.keys(body as object).join() !== "error") return "the error body is not {\"error\": …}";
+  if (!isFuzzObject(body as FuzzJson) || Object.keys(body as object).join() !== "error") return 'the error body is not {"error": …}';
   const error = (body as { error: unknown }).error as Record<string, unknown> | null;
   if (error === null || typeof error !== "object") return "error is not an object";
   if (error.code !== status) return `error.code ${String(error.code)} is not the HTTP status`;
@@ -106,7 +106,8 @@ export function readBackProblems(sent: FuzzObject, body: unknown, where: string)
     if (!isText(value)) continue;
     const got = responseField(body, name);
     if (got === undefined || got === null || typeof got !== typeof value || Array.isArray(got) !== Array.isArray(value)) continue;
-    if (JSON.stringify(got) !== JSON.stringify(value) && !sameInstant(value, got) && !sameSet(value, got)) problems.push(`${where}: ${name} was sent as ${excerpt(value)} and reads back as ${excerpt(got)}`);
+    if (JSON.stringify(got) !== JSON.stringify(value) && !sameInstant(value, got) && !sameSet(value, got))
+      problems.push(`${where}: ${name} was sent as ${excerpt(value)} and reads back as ${excerpt(got)}`);
   }
   return problems;
 }
@@ -124,7 +125,7 @@ function isText(value: FuzzJson): value is string | string[] {
 }
 
 export function excerpt(value: unknown, length = 120): string {
-  const text = typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+  const text = typeof value === "string" ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   return text.length > length ? `${text.slice(0, length)}…` : text;
 }
 

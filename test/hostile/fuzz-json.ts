@@ -14,7 +14,9 @@ export function jsonText(value: FuzzJson): string {
   if (value instanceof RawJson) return value.text;
   if (Array.isArray(value)) return `[${value.map(jsonText).join(",")}]`;
   if (value !== null && typeof value === "object") {
-    return `{${Object.entries(value).map(([key, v]) => `${JSON.stringify(key)}:${jsonText(v)}`).join(",")}}`;
+    return `{${Object.entries(value)
+      .map(([key, v]) => `${JSON.stringify(key)}:${jsonText(v)}`)
+      .join(",")}}`;
   }
   return JSON.stringify(value);
 }

@@ -45,9 +45,7 @@ export function routeShapes(services: readonly DescService[]): RouteShape[] {
 
 function shapeOf(route: Route): RouteShape {
   const input = route.method.input;
-  const variables = route.segments.flatMap((segment, index) =>
-    segment.kind === "variable" ? [{ index, field: fieldAt(input, segment.field), name: segment.field.join(".") }] : [],
-  );
+  const variables = route.segments.flatMap((segment, index) => (segment.kind === "variable" ? [{ index, field: fieldAt(input, segment.field), name: segment.field.join(".") }] : []));
   const bound = new Set(variables.map((v) => v.name.split(".")[0]!));
   const label = `${route.verb} ${route.template}`;
   if (input.typeName === "google.api.HttpBody") {

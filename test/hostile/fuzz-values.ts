@@ -117,13 +117,7 @@ function enumPool(field: DescField): Pool<FuzzJson> {
       ["unknown value", "no_such_value"],
       ["NUL", `${first}\u0000`],
     ],
-    rest: [
-      ...wires.slice(0, 3).map((w): Labeled<FuzzJson> => [`'${w}'`, w]),
-      ["empty", ""],
-      ["number", 1],
-      ["upper-cased", first.toUpperCase()],
-      ["lone surrogate", "\udc00"],
-    ],
+    rest: [...wires.slice(0, 3).map((w): Labeled<FuzzJson> => [`'${w}'`, w]), ["empty", ""], ["number", 1], ["upper-cased", first.toUpperCase()], ["lone surrogate", "\udc00"]],
   };
 }
 
@@ -193,7 +187,14 @@ const MESSAGE: Pool<FuzzJson> = {
 function listPool(field: DescField, element: Pool<FuzzJson>, valid: FuzzJson | undefined): Pool<FuzzJson> {
   const max = rulesOf(field)?.maxItems;
   const wrap = ([label, value]: Labeled<FuzzJson>): Labeled<FuzzJson> => [`element ${label}`, [value]];
-  const long: Labeled<FuzzJson>[] = valid === undefined ? [] : max !== undefined ? (max <= 1000 ? [["over max items", Array.from({ length: max + 1 }, () => valid)]] : []) : [["10,000 elements", Array.from({ length: 10_000 }, () => valid)]];
+  const long: Labeled<FuzzJson>[] =
+    valid === undefined
+      ? []
+      : max !== undefined
+        ? max <= 1000
+          ? [["over max items", Array.from({ length: max + 1 }, () => valid)]]
+          : []
+        : [["10,000 elements", Array.from({ length: 10_000 }, () => valid)]];
   return {
     must: [["not a list", "x"], ...element.must.map(wrap)],
     rest: [["object", {}], ["null element", [null]], ["nested list", [[]]], ...long, ...element.rest.map(wrap)],

@@ -154,7 +154,10 @@ class Run {
 }
 
 function templatePrefix(shape: RouteShape, segmentIndex: number): string {
-  return `/${shape.route.segments.slice(0, segmentIndex).map((s) => (s.kind === "literal" ? s.value : `{${s.field.join(".")}}`)).join("/")}`;
+  return `/${shape.route.segments
+    .slice(0, segmentIndex)
+    .map((s) => (s.kind === "literal" ? s.value : `{${s.field.join(".")}}`))
+    .join("/")}`;
 }
 
 test("every route: 2xx or a 4xx envelope, nothing leaked, accepted text read back as sent", async ({ fuzz }) => {
@@ -182,7 +185,9 @@ test("every route: 2xx or a 4xx envelope, nothing leaked, accepted text read bac
     for (const problem of answerProblems(answer)) run.failures.push(`${method} ${excerpt(path, 60)} [${label}]: ${problem}: ${excerpt(answer.text, 300)}`);
   }
   if (process.env.FUZZ_STATS) await writeFile(process.env.FUZZ_STATS, [...run.stats, "FAILURES", ...run.failures].join("\n"));
-  console.log(`  fuzzed ${shapes.length} routes with ${cases} cases (${run.sent} requests with follow-ups); ${run.createdCount} resources created, ${run.accepted} writes accepted, ${run.readBack} read back`);
+  console.log(
+    `  fuzzed ${shapes.length} routes with ${cases} cases (${run.sent} requests with follow-ups); ${run.createdCount} resources created, ${run.accepted} writes accepted, ${run.readBack} read back`,
+  );
   assert.ok(run.failures.length === 0, `${run.failures.length} failures:\n${run.failures.slice(0, SHOWN).join("\n")}`);
 
   const checked = [...run.checked.values()].reduce((n, c) => n + c, 0);

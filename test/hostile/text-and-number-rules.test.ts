@@ -51,7 +51,8 @@ test("NUL in a list element, a path variable and a query value", async ({ env })
 });
 
 test("NUL in free-form JSON: a value and a key at any depth", async ({ env }) => {
-  const decision = (state: string) => post(env, "/api/alpha/decisions", `{"model":"mock/chat","state":${state},"questions":{"q":{"type":"noul","instructions":"?","criteria":{"true":"yes","false":"no"}}}}`);
+  const decision = (state: string) =>
+    post(env, "/api/alpha/decisions", `{"model":"mock/chat","state":${state},"questions":{"q":{"type":"noul","instructions":"?","criteria":{"true":"yes","false":"no"}}}}`);
   assertRefused(await decision(`{"ticket":{"lines":["ok","a\\u0000b"]}}`), "state.ticket.lines[1]", NUL, "Struct value");
   assertRefused(await decision(`{"ticket":{"a\\u0000b":1}}`), "state.ticket has a key", NUL, "Struct key");
 });
@@ -79,7 +80,12 @@ test("numbers that are not finite doubles inside free-form JSON are a 400 naming
     NOT_FINITE,
     "decision criteria",
   );
-  assertRefused(await post(env, "/api/v1/batches", batchOf(`{"custom_id":"n","body":{"model":"mock/chat","messages":[{"role":"user","content":"hi"}],"temperature":1e400}}`)), "requests[1].body.temperature", NOT_FINITE, "batch item");
+  assertRefused(
+    await post(env, "/api/v1/batches", batchOf(`{"custom_id":"n","body":{"model":"mock/chat","messages":[{"role":"user","content":"hi"}],"temperature":1e400}}`)),
+    "requests[1].body.temperature",
+    NOT_FINITE,
+    "batch item",
+  );
 });
 
 test("free-form JSON nested deeper than the limit is a 400, on the unary and the streamed path", async ({ env }) => {
@@ -87,7 +93,12 @@ test("free-form JSON nested deeper than the limit is a 400, on the unary and the
   const chat = await post(env, "/api/v1/chat/completions", `{"model":"mock/chat","messages":[{"role":"user","content":${deep}}]}`);
   assert.is(chat.status, 400, chat.text);
   assert.is(at(chat.body, "error", "code"), 400);
-  assertRefused(await post(env, "/api/v1/batches", batchOf(`{"custom_id":"deep","body":{"model":"mock/chat","messages":[{"role":"user","content":"hi"}],"x":${deep}}}`)), "requests[1].body is nested", /more than 100 levels deep/, "batch item");
+  assertRefused(
+    await post(env, "/api/v1/batches", batchOf(`{"custom_id":"deep","body":{"model":"mock/chat","messages":[{"role":"user","content":"hi"}],"x":${deep}}}`)),
+    "requests[1].body is nested",
+    /more than 100 levels deep/,
+    "batch item",
+  );
 });
 
 test("gRPC: the same rules for a plain field, a Struct value and a non-finite number", async ({ env }) => {
@@ -105,7 +116,11 @@ test("gRPC: the same rules for a plain field, a Struct value and a non-finite nu
     assert.is(nan.detail?.httpStatus, 400);
     assert.match(nan.details, /^requests\[0\]\.body\.temperature must be a finite number/);
     const state = await grpcFailure(
-      decisions.unary(DecisionsService.method.createDecision, { model: "mock/chat", state: { t: Number.POSITIVE_INFINITY }, questions: { q: { type: DecisionQuestionType.NOUL, instructions: "?" } } }, bearer(env.gw.key)),
+      decisions.unary(
+        DecisionsService.method.createDecision,
+        { model: "mock/chat", state: { t: Number.POSITIVE_INFINITY }, questions: { q: { type: DecisionQuestionType.NOUL, instructions: "?" } } },
+        bearer(env.gw.key),
+      ),
     );
     assert.is(state.detail?.httpStatus, 400);
     assert.match(state.details, /^state\.t must be a finite number/);
@@ -117,7 +132,7 @@ test("gRPC: the same rules for a plain field, a Struct value and a non-finite nu
 });
 
 test("text that can be stored reads back exactly: other control characters, astral characters, quotes and backslashes", async ({ env }) => {
-  const description = "tab\t newline\n bell\u0007 escape\u001b del\u007f emoji 😀 quote\" backslash\\0 \\u0000";
+  const description = 'tab\t newline\n bell\u0007 escape\u001b del\u007f emoji 😀 quote" backslash\\0 \\u0000';
   const created = await post(env, "/api/v1/workspaces", JSON.stringify({ name: "Readback", slug: "readback", description }));
   assert.is(created.status, 201, created.text);
   assert.is(at(created.body, "data", "description"), description);

@@ -33,7 +33,12 @@ test("a cache write price above `prompt`: every prompt token counted as a write"
   // 1000 × 0.00000375 + 100 × 0.000015
   assert.is(worstCaseCost([cached], 1000, 100), "0.00525");
   // Every split of the 1000 prompt tokens costs at most the estimate.
-  const splits = [[0, 0], [1000, 0], [0, 1000], [600, 200]].map(([read, write]) => costUsd(cached.pricing, { promptTokens: 1000, completionTokens: 100, cachedTokens: read, cacheWriteTokens: write }));
+  const splits = [
+    [0, 0],
+    [1000, 0],
+    [0, 1000],
+    [600, 200],
+  ].map(([read, write]) => costUsd(cached.pricing, { promptTokens: 1000, completionTokens: 100, cachedTokens: read, cacheWriteTokens: write }));
   assert.is(maxUsd(splits), "0.00525");
 });
 

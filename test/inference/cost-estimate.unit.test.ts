@@ -80,7 +80,13 @@ test("prompt tokens: a quarter of the text's characters, plus 4 per part", () =>
     [["abcde"], 2 + 4],
     // Every string and number of a message counts, keys do not.
     [[{ role: "user", content: "12345678" }], Math.ceil((4 + 8) / 4) + 4],
-    [[{ role: "user", content: [{ type: "text", text: "abcdefgh" }] }, { role: "assistant", content: null }], Math.ceil((4 + 4 + 8 + 9 + 4) / 4) + 8],
+    [
+      [
+        { role: "user", content: [{ type: "text", text: "abcdefgh" }] },
+        { role: "assistant", content: null },
+      ],
+      Math.ceil((4 + 4 + 8 + 9 + 4) / 4) + 8,
+    ],
   ];
   for (const [parts, tokens] of TABLE) assert.is(estimatePromptTokens(parts), tokens, JSON.stringify(parts));
 });

@@ -67,7 +67,10 @@ test("an upstream that has not answered by the deadline → 504, and no fallback
   upstream.rule({ model: "chat-a", hang: true, times: 1 });
   const res = await chat(gw);
   assert504(res);
-  assert.equal(upstream.requests.map((r) => r.model), ["chat-a"]);
+  assert.equal(
+    upstream.requests.map((r) => r.model),
+    ["chat-a"],
+  );
   const rows = await allLedgerRows(gw);
   const row = rows[rows.length - 1]!;
   assert.equal([row.status, row.http_status, row.endpoint_id], ["error", 504, "mock/chat@mockai"]);
@@ -89,7 +92,10 @@ test("a stream still running at the deadline ends with a 504 error event and no 
   assert.is(at(events[events.length - 1], "error", "code"), 504, res.text);
   const id = String(at(events[0], "id"));
   const rows = await ledgerRowsOf(gw, id);
-  assert.equal(rows.map((r) => [r.status, r.http_status]), [["error", 504]]);
+  assert.equal(
+    rows.map((r) => [r.status, r.http_status]),
+    [["error", 504]],
+  );
 });
 
 test("embeddings that have not come by the deadline → 504", async ({ gw, upstream }) => {

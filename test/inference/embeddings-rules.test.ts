@@ -42,7 +42,12 @@ test("input is required, with at least one item, none of them empty, all of one 
 });
 
 test("every accepted input form reaches the provider as given, one vector per item", async ({ env }) => {
-  const forms: Array<[unknown, number]> = [["hello", 1], [["a", "b", "c"], 3], [[5, 6], 1], [[[5], [6, 7]], 2]];
+  const forms: Array<[unknown, number]> = [
+    ["hello", 1],
+    [["a", "b", "c"], 3],
+    [[5, 6], 1],
+    [[[5], [6, 7]], 2],
+  ];
   for (const [input, vectors] of forms) {
     const res = await embed(env, { input });
     assert.is(res.status, 200, res.text);
@@ -137,7 +142,10 @@ test("encoding_format float gives numbers, base64 the same values as little-endi
   assert.type(encoded, "string");
   const bytes = Buffer.from(encoded as string, "base64");
   assert.is(bytes.length, 4 * vector.length);
-  assert.equal(Array.from({ length: vector.length }, (_, i) => bytes.readFloatLE(i * 4)), vector.map((n) => Math.fround(n)));
+  assert.equal(
+    Array.from({ length: vector.length }, (_, i) => bytes.readFloatLE(i * 4)),
+    vector.map((n) => Math.fround(n)),
+  );
   // The provider is always asked for floats; base64 is made by the gateway.
   for (const sent of env.upstream.requests) assert.ok(at(sent.body, "encoding_format") === undefined || at(sent.body, "encoding_format") === "float");
 });
@@ -153,7 +161,13 @@ test("the success body has the API's shape", async ({ env }) => {
   assert.is(at(res.body, "object"), "list");
   assert.match(String(at(res.body, "id")), /^gen-/);
   assert.is(at(res.body, "model"), "mock/embed");
-  assert.equal((at(res.body, "data") as unknown[]).map((d) => [at(d, "object"), at(d, "index")]), [["embedding", 0], ["embedding", 1]]);
+  assert.equal(
+    (at(res.body, "data") as unknown[]).map((d) => [at(d, "object"), at(d, "index")]),
+    [
+      ["embedding", 0],
+      ["embedding", 1],
+    ],
+  );
   assert.is(at(res.body, "usage", "prompt_tokens"), 1);
   assert.is(at(res.body, "usage", "total_tokens"), 1);
 });

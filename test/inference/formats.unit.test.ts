@@ -53,7 +53,13 @@ test("responsesToChat: every supported request field", () => {
     model: "mock/chat",
     instructions: "Be brief",
     input: [
-      { role: "user", content: [{ type: "input_text", text: "Look" }, { type: "input_image", image_url: "https://x/cat.png", detail: "low" }] },
+      {
+        role: "user",
+        content: [
+          { type: "input_text", text: "Look" },
+          { type: "input_image", image_url: "https://x/cat.png", detail: "low" },
+        ],
+      },
       { type: "message", role: "assistant", content: [{ type: "output_text", text: "Calling" }] },
       { type: "function_call", call_id: "c1", name: "f", arguments: "{}" },
       { type: "function_call", call_id: "c2", name: "g", arguments: '{"a":1}' },
@@ -79,7 +85,13 @@ test("responsesToChat: every supported request field", () => {
   assert.equal(chat, {
     messages: [
       { role: "system", content: "Be brief" },
-      { role: "user", content: [{ type: "text", text: "Look" }, { type: "image_url", image_url: { url: "https://x/cat.png", detail: "low" } }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Look" },
+          { type: "image_url", image_url: { url: "https://x/cat.png", detail: "low" } },
+        ],
+      },
       {
         role: "assistant",
         content: [{ type: "text", text: "Calling" }],
@@ -144,7 +156,10 @@ test("chatToResponse: finish_reason length → incomplete; calls only → no mes
   assert.is(cut.status, "incomplete");
   assert.equal(cut.incomplete_details, { reason: "max_output_tokens" });
   const calls = chatToResponse(completion({ content: null, tool_calls: [{ id: "c", function: { name: "f", arguments: "{}" } }] }, "tool_calls"), IDS);
-  assert.equal((calls.output as JsonObject[]).map((item) => item.type), ["function_call"]);
+  assert.equal(
+    (calls.output as JsonObject[]).map((item) => item.type),
+    ["function_call"],
+  );
 });
 
 test("chatStreamToResponseEvents: numbered events, text and a streamed call, completed with the whole response", async () => {
@@ -163,24 +178,30 @@ test("chatStreamToResponseEvents: numbered events, text and a streamed call, com
       { createdAt: 5 },
     ),
   );
-  assert.equal(events.map((e) => e.sequence_number), events.map((_, i) => i));
-  assert.equal(events.map((e) => e.type), [
-    "response.created",
-    "response.in_progress",
-    "response.output_item.added",
-    "response.content_part.added",
-    "response.output_text.delta",
-    "response.output_text.delta",
-    "response.output_item.added",
-    "response.function_call_arguments.delta",
-    "response.function_call_arguments.delta",
-    "response.output_text.done",
-    "response.content_part.done",
-    "response.output_item.done",
-    "response.function_call_arguments.done",
-    "response.output_item.done",
-    "response.completed",
-  ]);
+  assert.equal(
+    events.map((e) => e.sequence_number),
+    events.map((_, i) => i),
+  );
+  assert.equal(
+    events.map((e) => e.type),
+    [
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.content_part.added",
+      "response.output_text.delta",
+      "response.output_text.delta",
+      "response.output_item.added",
+      "response.function_call_arguments.delta",
+      "response.function_call_arguments.delta",
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+      "response.function_call_arguments.done",
+      "response.output_item.done",
+      "response.completed",
+    ],
+  );
   assert.is((events[0]!.response as JsonObject).id, "gen-9-xyz", "without ids.id the chunks' id is the response id");
   assert.equal(events[6]!.item, { id: "fc_gen-9-xyz_0", type: "function_call", status: "in_progress", call_id: "call_1", name: "f", arguments: "" });
   assert.is(events[12]!.arguments, '{"a":1}');
@@ -212,9 +233,29 @@ test("messagesToChat: every supported request field", () => {
     max_tokens: 200,
     system: [{ type: "text", text: "Be brief", cache_control: { type: "ephemeral" } }],
     messages: [
-      { role: "user", content: [{ type: "text", text: "Look" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } }, { type: "image", source: { type: "url", url: "https://x/cat.png" } }] },
-      { role: "assistant", content: [{ type: "thinking", thinking: "hm", signature: "s" }, { type: "text", text: "Calling" }, { type: "tool_use", id: "t1", name: "f", input: { a: 1 } }] },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "one" }] }, { type: "text", text: "and?" }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Look" },
+          { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } },
+          { type: "image", source: { type: "url", url: "https://x/cat.png" } },
+        ],
+      },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "hm", signature: "s" },
+          { type: "text", text: "Calling" },
+          { type: "tool_use", id: "t1", name: "f", input: { a: 1 } },
+        ],
+      },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "one" }] },
+          { type: "text", text: "and?" },
+        ],
+      },
     ],
     stop_sequences: ["END"],
     temperature: 0.2,
@@ -263,7 +304,10 @@ test("messagesToChat: bad input names the field", () => {
   throws400(() => messagesToChat({ max_tokens: 1, messages: [] }), /^messages must have at least 1 message/);
   throws400(() => messagesToChat({ max_tokens: 1, messages: [{ role: "user" }] }), /^messages\[0\]\.content is required/);
   throws400(() => messagesToChat({ max_tokens: 1, messages: [{ role: "user", content: [{ type: "tool_result" }] }] }), /^messages\[0\]\.content\[0\]\.tool_use_id is required/);
-  throws400(() => messagesToChat({ max_tokens: 1, messages: [{ role: "assistant", content: [{ type: "image" }] }] }), /^messages\[0\]\.content\[0\]\.type "image" is not supported in an assistant message/);
+  throws400(
+    () => messagesToChat({ max_tokens: 1, messages: [{ role: "assistant", content: [{ type: "image" }] }] }),
+    /^messages\[0\]\.content\[0\]\.type "image" is not supported in an assistant message/,
+  );
   throws400(() => messagesToChat({ max_tokens: 1, messages: [{ role: "user", content: "x" }], system: [{ type: "image" }] }), /^system\[0\]\.type must be text/);
   throws400(() => messagesToChat({ max_tokens: 1, messages: [{ role: "user", content: "x" }], stop_sequences: [1] }), /^stop_sequences\[0\] must be a string/);
   throws400(() => messagesToChat({ max_tokens: 1, messages: [{ role: "user", content: "x" }], metadata: { user_id: 7 } }), /^metadata\.user_id must be a string/);
@@ -306,7 +350,19 @@ test("chatStreamToMessageEvents: one block at a time, usage on message_delta", a
     ),
   );
   assert.equal(events, [
-    { type: "message_start", message: { id: "gen-9-xyz", type: "message", role: "assistant", model: "mock/chat", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } } },
+    {
+      type: "message_start",
+      message: {
+        id: "gen-9-xyz",
+        type: "message",
+        role: "assistant",
+        model: "mock/chat",
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+      },
+    },
     { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
     { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hi" } },
     { type: "content_block_stop", index: 0 },
@@ -317,7 +373,11 @@ test("chatStreamToMessageEvents: one block at a time, usage on message_delta", a
     { type: "content_block_start", index: 2, content_block: { type: "tool_use", id: "call_2", name: "g", input: {} } },
     { type: "content_block_delta", index: 2, delta: { type: "input_json_delta", partial_json: "{}" } },
     { type: "content_block_stop", index: 2 },
-    { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { input_tokens: 7, output_tokens: 4, cache_read_input_tokens: 3, cache_creation_input_tokens: 0, cost: 0.5 } },
+    {
+      type: "message_delta",
+      delta: { stop_reason: "tool_use", stop_sequence: null },
+      usage: { input_tokens: 7, output_tokens: 4, cache_read_input_tokens: 3, cache_creation_input_tokens: 0, cost: 0.5 },
+    },
     { type: "message_stop" },
   ]);
 });

@@ -33,7 +33,6 @@ function lastUpstreamBody(env: InferenceGateway): unknown {
 
 const streamEvents = typedStreamEvents;
 
-
 function assertLedger(env: InferenceGateway, id: string, streamed: boolean, promptTokens: number, completionTokens: number): Promise<void> {
   return assertOneSuccessRow(env.gw, id, { streamed, promptTokens, completionTokens });
 }
@@ -93,7 +92,10 @@ test("streamed, OpenAI upstream: the Messages event sequence with usage on messa
   assert.equal(types.slice(0, 2), ["message_start", "content_block_start"]);
   assert.equal(types.slice(-3), ["content_block_stop", "message_delta", "message_stop"]);
   assert.equal(at(events[1], "content_block"), { type: "text", text: "" });
-  const text = events.filter((e) => e.type === "content_block_delta").map((e) => at(e, "delta", "text")).join("");
+  const text = events
+    .filter((e) => e.type === "content_block_delta")
+    .map((e) => at(e, "delta", "text"))
+    .join("");
   assert.is(text, "Hello from chat-a");
   const delta = events.at(-2)!;
   assert.is(at(delta, "delta", "stop_reason"), "end_turn");
@@ -104,7 +106,10 @@ test("streamed, OpenAI upstream: the Messages event sequence with usage on messa
 
 test("streamed, Anthropic upstream", async ({ env }) => {
   const events = streamEvents(await post(env, { model: "mock/claude", max_tokens: 100, messages: HELLO, stream: true }));
-  const text = events.filter((e) => e.type === "content_block_delta").map((e) => at(e, "delta", "text")).join("");
+  const text = events
+    .filter((e) => e.type === "content_block_delta")
+    .map((e) => at(e, "delta", "text"))
+    .join("");
   assert.is(text, "Hello from claude-only");
   assert.is(events.at(-1)!.type, "message_stop");
 });
@@ -143,7 +148,10 @@ test("streamed tool use: a tool_use block with input_json_delta fragments", asyn
   const start = events.find((e) => e.type === "content_block_start" && at(e, "content_block", "type") === "tool_use");
   assert.ok(start, JSON.stringify(typesOf(events)));
   assert.equal(at(start, "content_block"), { type: "tool_use", id: "call_mock_1", name: "get_weather", input: {} });
-  const json = events.filter((e) => at(e, "delta", "type") === "input_json_delta" && e.index === start.index).map((e) => at(e, "delta", "partial_json")).join("");
+  const json = events
+    .filter((e) => at(e, "delta", "type") === "input_json_delta" && e.index === start.index)
+    .map((e) => at(e, "delta", "partial_json"))
+    .join("");
   assert.equal(JSON.parse(json), { city: "Paris" });
   assert.is(at(events.at(-2), "delta", "stop_reason"), "tool_use");
   // Every started block is stopped, once.

@@ -160,11 +160,17 @@ test("logprobs pass through: one entry per token with top_logprobs alternatives"
   assert.is(body.logprobs, true);
   assert.is(body.top_logprobs, 2);
   const content = res.choices[0]!.logprobs?.content ?? [];
-  assert.equal(content.map((entry) => entry.token), ["Hello ", "from ", "chat-a"]);
+  assert.equal(
+    content.map((entry) => entry.token),
+    ["Hello ", "from ", "chat-a"],
+  );
   assert.is(content[0]!.logprob, -0.1);
   assert.equal(content[0]!.bytes, [...Buffer.from("Hello ", "utf8")]);
   for (const entry of content) assert.is(entry.top_logprobs.length, 2);
-  assert.equal(content[1]!.top_logprobs.map((t) => t.token), ["from ", "from_1"]);
+  assert.equal(
+    content[1]!.top_logprobs.map((t) => t.token),
+    ["from ", "from_1"],
+  );
 });
 
 test("Anthropic endpoint: the answer is translated back to the OpenAI format and costed at its prices", async ({ env, client }) => {
@@ -246,7 +252,10 @@ test("embeddings: float vectors in input order, with usage", async ({ env, clien
   const res = await client.embeddings.create({ model: "mock/embed", input: ["alpha", "beta"], encoding_format: "float" });
   assert.is(res.object, "list");
   assert.is(res.model, "mock/embed");
-  assert.equal(res.data.map((d) => d.index), [0, 1]);
+  assert.equal(
+    res.data.map((d) => d.index),
+    [0, 1],
+  );
   assert.equal(res.data[0]!.embedding, mockVector("alpha", 8));
   assert.equal(res.data[1]!.embedding, mockVector("beta", 8));
   assert.is(res.usage.prompt_tokens, 3);
@@ -280,7 +289,10 @@ test("embeddings: token ids and arrays of token ids as input", async ({ env, cli
 
   const two = await client.embeddings.create({ model: "mock/embed", input: [[1, 2], [3]], encoding_format: "float" });
   assert.equal(lastRequestBody(env).input, [[1, 2], [3]]);
-  assert.equal(two.data.map((d) => d.embedding), [mockVector([1, 2], 8), mockVector([3], 8)]);
+  assert.equal(
+    two.data.map((d) => d.embedding),
+    [mockVector([1, 2], 8), mockVector([3], 8)],
+  );
 });
 
 test.run();

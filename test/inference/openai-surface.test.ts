@@ -118,7 +118,10 @@ test("embedding models: retrievable, listed by /embeddings/models and with outpu
   assert.ok(all.includes("mock/chat") && all.includes("mock/embed"), String(all));
   const list = await call(env.gw.url, "GET", "/api/v1/embeddings/models");
   assert.is(list.status, 200);
-  assert.equal((at(list.body, "data") as Array<{ id: string }>).map((model) => model.id), ["mock/embed"]);
+  assert.equal(
+    (at(list.body, "data") as Array<{ id: string }>).map((model) => model.id),
+    ["mock/embed"],
+  );
   assert.is(at(list.body, "total_count"), 1);
 });
 

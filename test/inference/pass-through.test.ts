@@ -85,7 +85,10 @@ test("the gateway's own fields stay at the gateway; streaming is the adapter's",
 });
 
 test("embeddings: fields the gateway does not consume reach the provider; encoding_format stays float upstream", async ({ env }) => {
-  const res = await call(env.gw.url, "POST", "/api/v1/embeddings", { key: env.gw.key, body: { model: "mock/embed", input: "hi", dimensions: 4, encoding_format: "base64", truncate: "END", user: "u-2" } });
+  const res = await call(env.gw.url, "POST", "/api/v1/embeddings", {
+    key: env.gw.key,
+    body: { model: "mock/embed", input: "hi", dimensions: 4, encoding_format: "base64", truncate: "END", user: "u-2" },
+  });
   assert.is(res.status, 200, res.text);
   const sent = upstreamBody(env);
   assert.is(sent.truncate, "END");
@@ -176,7 +179,14 @@ test("the Anthropic mapping drops a field it does not know, and the call succeed
 });
 
 test("parity: the same call over REST and over typed gRPC sends the same upstream body, answers alike and is billed alike", async ({ env, grpc }) => {
-  const body = { model: "mock/chat", messages: HELLO, max_tokens: 8, temperature: 0.5, tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }], extra_body: { verbosity: "low" } };
+  const body = {
+    model: "mock/chat",
+    messages: HELLO,
+    max_tokens: 8,
+    temperature: 0.5,
+    tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }],
+    extra_body: { verbosity: "low" },
+  };
   const rest = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body });
   assert.is(rest.status, 200, rest.text);
   const restUpstream = upstreamBody(env);

@@ -37,7 +37,11 @@ function streamEvents(res: Reply): Array<Record<string, unknown>> {
   return events;
 }
 
-const deltasOf = (events: Array<Record<string, unknown>>, type: string) => events.filter((e) => e.type === type).map((e) => e.delta).join("");
+const deltasOf = (events: Array<Record<string, unknown>>, type: string) =>
+  events
+    .filter((e) => e.type === type)
+    .map((e) => e.delta)
+    .join("");
 
 function assertLedger(env: InferenceGateway, id: string, streamed: boolean, promptTokens: number, completionTokens: number): Promise<void> {
   return assertOneSuccessRow(env.gw, id, { streamed, promptTokens, completionTokens });
@@ -200,7 +204,10 @@ test("the official openai SDK: responses.create, streamed and not", async ({ env
   assert.is(done.status, "completed");
   const message = done.output[0];
   assert.ok(message?.type === "message", JSON.stringify(done.output));
-  assert.equal(message.content.map((part) => (part.type === "output_text" ? part.text : part.type)), ["Hello from chat-a"]);
+  assert.equal(
+    message.content.map((part) => (part.type === "output_text" ? part.text : part.type)),
+    ["Hello from chat-a"],
+  );
 });
 
 test.run();

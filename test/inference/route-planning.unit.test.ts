@@ -118,8 +118,19 @@ const CASES: Case[] = [
     ranking: { "m/chat@mid": measured(300, null, null), "m/chat@dear": measured(100, null, null) },
     expect: ["m/chat@dear", "m/chat@mid", "m/chat@cheap"],
   },
-  { name: "the workspace's default sort applies without a request sort", defaultSort: "latency", ranking: { "m/chat@dear": measured(50, null, null) }, expect: ["m/chat@dear", "m/chat@cheap", "m/chat@mid"] },
-  { name: "a request sort wins over the workspace's", defaultSort: "latency", preferences: { sort: 1 }, ranking: { "m/chat@dear": measured(50, null, null) }, expect: ["m/chat@cheap", "m/chat@mid", "m/chat@dear"] },
+  {
+    name: "the workspace's default sort applies without a request sort",
+    defaultSort: "latency",
+    ranking: { "m/chat@dear": measured(50, null, null) },
+    expect: ["m/chat@dear", "m/chat@cheap", "m/chat@mid"],
+  },
+  {
+    name: "a request sort wins over the workspace's",
+    defaultSort: "latency",
+    preferences: { sort: 1 },
+    ranking: { "m/chat@dear": measured(50, null, null) },
+    expect: ["m/chat@cheap", "m/chat@mid", "m/chat@dear"],
+  },
   { name: "default ranking: an endpoint failing lately goes last", ranking: { "m/chat@cheap": measured(null, null, 20) }, expect: ["m/chat@mid", "m/chat@dear", "m/chat@cheap"] },
   { name: ":nitro sorts by throughput", models: ["m/chat:nitro"], ranking: { "m/chat@dear": measured(null, 200, null) }, expect: ["m/chat@dear", "m/chat@cheap", "m/chat@mid"] },
   { name: ":floor sorts by price", models: ["m/chat:floor"], defaultSort: "latency", ranking: { "m/chat@dear": measured(10, null, null) }, expect: ["m/chat@cheap", "m/chat@mid", "m/chat@dear"] },
@@ -187,7 +198,11 @@ test("private endpoints of the caller's organization are planned with the model'
     refusal: () => undefined,
     ranking: () => new Map(),
   };
-  assert.equal((await planRoute(input)).map((a) => a.endpoint.id), [own.id, "m/backup@solo"], "free, so first by price");
+  assert.equal(
+    (await planRoute(input)).map((a) => a.endpoint.id),
+    [own.id, "m/backup@solo"],
+    "free, so first by price",
+  );
 });
 
 test.run();

@@ -55,7 +55,10 @@ test("by default the cheapest endpoint answers", async ({ env }) => {
   assert.is(at(res.body, "model"), "mock/chat");
   assert.equal(upstreamModels(env), ["chat-a"]);
   const rows = await ledgerRowsOf(env.gw, String(at(res.body, "id")));
-  assert.equal(rows.map((r) => [r.status, r.endpoint_id, r.provider_slug]), [["success", "mock/chat@mockai", "mockai"]]);
+  assert.equal(
+    rows.map((r) => [r.status, r.endpoint_id, r.provider_slug]),
+    [["success", "mock/chat@mockai", "mockai"]],
+  );
 });
 
 test("order puts the listed providers first, in their order", async ({ env }) => {
@@ -191,8 +194,17 @@ fallbacks("the primary model's endpoints all failing, the fallback model serves"
   assert.is(at(res.body, "model"), "mock/claude");
   assert.equal(upstreamModels(env), ["chat-a", "chat-b", "claude-x", "claude-only"]);
   const rows = await ledgerRowsOf(env.gw, String(at(res.body, "id")));
-  assert.equal(rows.filter((r) => r.status === "error").map((r) => r.endpoint_id).sort(), ["mock/chat@backup", "mock/chat@mockai", "mock/chat@mockanthropic"]);
-  assert.equal(rows.filter((r) => r.status === "success").map((r) => [r.model_id, r.endpoint_id]), [["mock/claude", "mock/claude@mockanthropic"]]);
+  assert.equal(
+    rows
+      .filter((r) => r.status === "error")
+      .map((r) => r.endpoint_id)
+      .sort(),
+    ["mock/chat@backup", "mock/chat@mockai", "mock/chat@mockanthropic"],
+  );
+  assert.equal(
+    rows.filter((r) => r.status === "success").map((r) => [r.model_id, r.endpoint_id]),
+    [["mock/claude", "mock/claude@mockanthropic"]],
+  );
 });
 
 fallbacks("a non-retryable failure (the request itself is bad) does not fall back", async ({ env }) => {
@@ -284,10 +296,10 @@ measured.before.each(({ upstream }) => upstream.reset());
 
 async function seedSpeeds(gw: TestGateway): Promise<void> {
   const keyHash = hashKey(gw.key);
-  const [key] = await gw.gateway.sequelize.query<{ organization_id: string; workspace_id: string }>(
-    "SELECT organization_id, workspace_id FROM api_keys WHERE hash = :keyHash",
-    { type: QueryTypes.SELECT, replacements: { keyHash } },
-  );
+  const [key] = await gw.gateway.sequelize.query<{ organization_id: string; workspace_id: string }>("SELECT organization_id, workspace_id FROM api_keys WHERE hash = :keyHash", {
+    type: QueryTypes.SELECT,
+    replacements: { keyHash },
+  });
   assert.ok(key);
   const rows = Object.entries(SEEDS).flatMap(([endpointId, speed]) =>
     Array.from({ length: SEED_ROWS }, () => {
@@ -350,7 +362,10 @@ measured(":nitro sorts by throughput, :floor by price (over the request's sort)"
   assert.is(at(nitro.body, "model"), "r/chat");
   assertServedBy(await measuredChat(ctx, { model: "r/chat:floor", provider: { sort: "throughput" } }), "Cheap");
   assertServedBy(await measuredChat(ctx, { model: "r/chat:floor", provider: { sort: "latency" } }), "Cheap");
-  assert.equal(ctx.upstream.requests.map((r) => r.model), ["r-fast", "r-cheap", "r-cheap"]);
+  assert.equal(
+    ctx.upstream.requests.map((r) => r.model),
+    ["r-fast", "r-cheap", "r-cheap"],
+  );
 });
 
 measured.run();

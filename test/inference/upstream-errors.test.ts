@@ -112,7 +112,13 @@ test("a provider error message reaches the caller, scrubbed of keys", async ({ e
 
 test("the same mapping for the Anthropic wire format", async ({ env }) => {
   const only = { only: ["mockanthropic"] };
-  for (const [upstream, status] of [[400, 400], [401, 502], [429, 429], [529, 529], [500, 502]] as const) {
+  for (const [upstream, status] of [
+    [400, 400],
+    [401, 502],
+    [429, 429],
+    [529, 529],
+    [500, 502],
+  ] as const) {
     env.upstream.rule({ model: "claude-x", status: upstream, times: 1 });
     const error = assertErrorBody(env, await chat(env, { provider: only }), status);
     assert.match(String(error.message), /MockAnthropic/);
@@ -120,7 +126,12 @@ test("the same mapping for the Anthropic wire format", async ({ env }) => {
 });
 
 test("the same mapping for embeddings", async ({ env }) => {
-  for (const [upstream, status] of [[400, 400], [403, 502], [503, 503], [529, 529]] as const) {
+  for (const [upstream, status] of [
+    [400, 400],
+    [403, 502],
+    [503, 503],
+    [529, 529],
+  ] as const) {
     env.upstream.rule({ model: "embed-a", status: upstream, times: 1 });
     const res = await call(env.gw.url, "POST", "/api/v1/embeddings", { key: env.gw.key, body: { model: "mock/embed", input: "x" } });
     assertErrorBody(env, res, status);

@@ -30,7 +30,10 @@ for (const model of ["mock/chat", "mock/claude"]) {
     assert.is(res.status, 200, res.text);
     const message = (res.body as { choices: Array<{ message: Record<string, unknown> }> }).choices[0]!.message;
     for (const field of ["tool_calls", "images", "reasoning_details"]) assert.not.ok(field in message, `${field} in ${JSON.stringify(message)}`);
-    assert.equal(emptyArrays(res.body).filter((p) => !p.endsWith(".annotations")), []);
+    assert.equal(
+      emptyArrays(res.body).filter((p) => !p.endsWith(".annotations")),
+      [],
+    );
   });
 }
 
@@ -38,7 +41,11 @@ test("responses: a plain text answer has no empty arrays but the ones OpenAI sen
   const res = await call(inf.gw.url, "POST", "/api/v1/responses", { key: inf.gw.key, body: { model: "mock/chat", input: "hi" } });
   assert.is(res.status, 200, res.text);
   // OpenAI's Responses object always has `output`, `tools` and each text part's `annotations`.
-  assert.equal(emptyArrays(res.body).filter((p) => !/(\.tools|\.annotations)$/.test(p)), [], res.text);
+  assert.equal(
+    emptyArrays(res.body).filter((p) => !/(\.tools|\.annotations)$/.test(p)),
+    [],
+    res.text,
+  );
 });
 
 test("messages: a plain text answer has no empty arrays", async ({ inf }) => {

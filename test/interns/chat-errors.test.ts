@@ -5,7 +5,20 @@ import * as assert from "uvu/assert";
 import { at, call, type Reply } from "../support/http.js";
 import { eventually } from "../support/eventually.js";
 import { daemonAccess, hostApi, hostRuns, runRows } from "../support/intern-host-api.js";
-import { answerBody, assertReason, ChatStream, contentOf, finishOf, isFinal, pausedQuestion, promptBody, runningInternId, runtimeSuite, shellStep, type RuntimeEnv } from "../support/intern-runtime.js";
+import {
+  answerBody,
+  assertReason,
+  ChatStream,
+  contentOf,
+  finishOf,
+  isFinal,
+  pausedQuestion,
+  promptBody,
+  runningInternId,
+  runtimeSuite,
+  shellStep,
+  type RuntimeEnv,
+} from "../support/intern-runtime.js";
 import { seedOrganization } from "../support/seed.js";
 
 /**
@@ -176,7 +189,10 @@ test("run_ended: the intern's host cancels a run while the client is connected: 
   assert.ok(isFinal(final));
   assert.is(at(final, "usage"), null, "the slow model call never finished, so no usage was reported");
   assert.is(rest.at(-1), "[DONE]");
-  assert.equal((await runRows(env, at(final, "session_id") as string)).map((row) => row.status), ["cancelled"]);
+  assert.equal(
+    (await runRows(env, at(final, "session_id") as string)).map((row) => row.status),
+    ["cancelled"],
+  );
 });
 
 test("run_ended: a model call the gateway refuses ends the run, with the failure in the message", async ({ env, internId }) => {
@@ -195,7 +211,15 @@ test("run_ended: suspending the intern ends its running run; then chat answers 4
   const suspend = call(env.gw.url, "POST", `/api/v1/interns/${id}/suspend`, { key: env.key });
   const rest = await stream.rest();
   assert.is((await suspend).status, 200);
-  assert.is(at(rest.find((payload) => finishOf(payload) === "error"), "error", "metadata", "reason"), "run_ended");
+  assert.is(
+    at(
+      rest.find((payload) => finishOf(payload) === "error"),
+      "error",
+      "metadata",
+      "reason",
+    ),
+    "run_ended",
+  );
   assert.ok(isFinal(rest.at(-2)));
   assertReason(await post(env, id, prompt("hi")), 409, "intern_not_running", false);
 });
@@ -231,7 +255,9 @@ test("a database that goes away: 503 unavailable, retryable, from the first requ
 });
 
 async function waitingForAdvisoryLock(admin: pg.Client, database: string): Promise<boolean> {
-  const { rows } = await admin.query<{ waiting: number }>("SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'", [database]);
+  const { rows } = await admin.query<{ waiting: number }>("SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'", [
+    database,
+  ]);
   return rows[0]!.waiting > 0;
 }
 
@@ -248,7 +274,10 @@ test("stream_severed: the host dies mid-run: error chunk 410, final chunk, [DONE
   assert.ok(isFinal(final));
   assert.is(at(final, "usage"), null);
   assert.is(rest.at(-1), "[DONE]");
-  assert.equal((await runRows(env, at(final, "session_id") as string)).map((row) => row.status), ["unknown"]);
+  assert.equal(
+    (await runRows(env, at(final, "session_id") as string)).map((row) => row.status),
+    ["unknown"],
+  );
   await eventually(() => env.hosts.pid(id), "the manager noticed the exit", { until: (pid) => pid === undefined });
   assertReason(await post(env, id, prompt("hi")), 502, "intern_unreachable", true);
 });

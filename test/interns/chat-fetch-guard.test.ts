@@ -81,7 +81,12 @@ test("refused by default, nothing sent: loopback, the three cloud metadata addre
     [`http://lan.example.test/?${QUERY_MARK}`, "lan.example.test"],
   ];
   const before = seen.length;
-  const results = await fetchAll(env, internId, "refused", refused.map(([url]) => fetchStep(url)));
+  const results = await fetchAll(
+    env,
+    internId,
+    "refused",
+    refused.map(([url]) => fetchStep(url)),
+  );
   assert.is(results.length, refused.length);
   refused.forEach(([url, host], i) => {
     const error = String(results[i]!.error);

@@ -83,8 +83,14 @@ test("a secret is filled in only for exactly its host; parent, sub-domain and cr
     ["/data", "/away", "/same", "/landing", "/echo"].map((p) => `api.example.test:${port}${p}`),
     "the secret went to exactly its host, a same-host redirect included",
   );
-  assert.not.ok(seen.some((request) => request.host.startsWith("sub.api.example.test")), "nothing was sent to the sub-domain");
-  assert.not.ok(seen.some((request) => request.host.startsWith("other.example.test")), "the cross-host redirect was not followed");
+  assert.not.ok(
+    seen.some((request) => request.host.startsWith("sub.api.example.test")),
+    "nothing was sent to the sub-domain",
+  );
+  assert.not.ok(
+    seen.some((request) => request.host.startsWith("other.example.test")),
+    "the cross-host redirect was not followed",
+  );
   assert.equal(
     seen.filter((request) => request.host.startsWith("example.test")).map((request) => [request.path, request.authorization]),
     [["/plain", undefined]],
@@ -126,19 +132,17 @@ test("a secret in the URL is refused; an unknown secret name sends nothing", asy
 
 test("echoes in a redirect's URL, a shown Location header and across the body's cut come back as placeholders", async ({ env, port }) => {
   const internId = await runningInternId(env, "echoed");
-  for (const [name, value] of [["api_token", SECRET], ["api_special", SPECIAL]]) {
+  for (const [name, value] of [
+    ["api_token", SECRET],
+    ["api_special", SPECIAL],
+  ]) {
     const stored = await call(env.gw.url, "PUT", `/api/v1/vault/interns/${internId}/secrets/${name}`, { key: env.key, body: { hosts: ["api.example.test"], value, allow_http: true } });
     assert.is(stored.status, 200, stored.text);
   }
   const fetchStep = (path: string, secret: string) => ({
     toolCall: { name: "fetch", arguments: JSON.stringify({ url: `http://api.example.test:${port}${path}`, headers: { authorization: `Bearer {{secrets.${secret}}}` } }) },
   });
-  env.upstream.scripts.define("echoes", [
-    fetchStep("/redirect-echo", "api_token"),
-    fetchStep("/redirect-away-echo", "api_special"),
-    fetchStep("/long-echo", "api_token"),
-    { reply: "echoes fetched" },
-  ]);
+  env.upstream.scripts.define("echoes", [fetchStep("/redirect-echo", "api_token"), fetchStep("/redirect-away-echo", "api_special"), fetchStep("/long-echo", "api_token"), { reply: "echoes fetched" }]);
   env.upstream.requests.length = 0;
   const stream = await ChatStream.open(env.gw.url, env.key, internId, { stream: true, messages: [{ role: "user", content: "[script:echoes] fetch echoes" }] });
   assert.is(contentOf(await stream.rest()), "echoes fetched");

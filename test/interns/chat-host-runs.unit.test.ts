@@ -42,7 +42,13 @@ test("a run cancelled during a question rejects it and keeps no listener", async
   const run = new HostRun("run-2", "sess-2", "manual", LIMITS, () => {});
   const asked = run.ask({ kind: "question", question: "never answered?" });
   run.cancel("cancelled", "stopped");
-  assert.is(await asked.then(() => "answered", () => "rejected"), "rejected");
+  assert.is(
+    await asked.then(
+      () => "answered",
+      () => "rejected",
+    ),
+    "rejected",
+  );
   assert.is(getEventListeners(run.abort.signal, "abort").length, 0);
 });
 

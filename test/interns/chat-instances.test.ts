@@ -51,7 +51,10 @@ test("a question asked through one instance is answered through the other, which
   assert.is(finishOf(after.at(-3)), "stop");
   assert.is(at(after.at(-2), "session_id"), sessionId);
   assert.is(after.at(-1), "[DONE]");
-  assert.equal((await runRows(env, sessionId)).map((run) => run.status), ["completed"]);
+  assert.equal(
+    (await runRows(env, sessionId)).map((run) => run.status),
+    ["completed"],
+  );
 
   // The answered question is no longer pending, whichever instance is asked.
   const again = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, { key: env.key, body: answerBody(sessionId, question, "allow_once") });
@@ -84,7 +87,10 @@ test("suspending through the instance that did not start the host stops it; neit
   const res = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, { key: env.key, body: prompt("hi") });
   assert.is(at(res.body, "error", "metadata", "reason"), "intern_not_running");
   assert.ok(second.lines.length > 0);
-  assert.not.ok(second.lines.some((line) => line.includes(token)), "the token is never logged");
+  assert.not.ok(
+    second.lines.some((line) => line.includes(token)),
+    "the token is never logged",
+  );
 });
 
 test.run();

@@ -3,7 +3,21 @@ import * as assert from "uvu/assert";
 import { at, call, type Reply } from "../support/http.js";
 import { eventually } from "../support/eventually.js";
 import { daemonAccess, hostApi, hostRuns, runRows } from "../support/intern-host-api.js";
-import { answerBody, assertReason, ChatStream, contentOf, finishOf, isFinal, isQuestion, pausedQuestion, promptBody, runningInternId, runtimeSuite, shellStep, type RuntimeEnv } from "../support/intern-runtime.js";
+import {
+  answerBody,
+  assertReason,
+  ChatStream,
+  contentOf,
+  finishOf,
+  isFinal,
+  isQuestion,
+  pausedQuestion,
+  promptBody,
+  runningInternId,
+  runtimeSuite,
+  shellStep,
+  type RuntimeEnv,
+} from "../support/intern-runtime.js";
 
 /**
  * The time limits and capacity limits of intern runs, each suite with its own settings: the
@@ -62,7 +76,10 @@ deadline("the deadline passes: the paused run is cancelled; a rejected reply bef
   await eventually(() => hostRuns(access), "the host cancelled the run at its deadline", { until: (runs) => runs.find((run) => run.session_id === sessionId)?.status === "ended" });
   assert.ok(Date.now() >= Date.parse(pendingBefore.deadline_at));
   assertReason(await post(env, internId, answerBody(sessionId, question, "allow_once")), 409, "interaction_not_pending", false);
-  assert.equal((await runRows(env, sessionId)).map((run) => run.status), ["cancelled"]);
+  assert.equal(
+    (await runRows(env, sessionId)).map((run) => run.status),
+    ["cancelled"],
+  );
   // The session goes on with a new run.
   env.upstream.scripts.define("after-deadline", [{ reply: "new run" }]);
   const next = await ChatStream.open(env.gw.url, env.key, internId, prompt("[script:after-deadline] hi", { session_id: sessionId }));
@@ -82,7 +99,10 @@ deadline("output produced while no stream was attached (a terminal answered the 
   assert.ok(second, "the second question, asked while detached, is replayed");
   assert.is.not(at(second, "choices", 0, "delta", "tool_calls", 0, "id"), toolCallId);
   assert.is(finishOf(events.at(-3)), "tool_calls");
-  assert.equal((await runRows(env, sessionId)).map((row) => row.status), ["paused"]);
+  assert.equal(
+    (await runRows(env, sessionId)).map((row) => row.status),
+    ["paused"],
+  );
 });
 
 deadline.run();
@@ -101,7 +121,10 @@ runLimit("a run past its time limit is ended by the intern while the client is c
   assert.match(at(error, "error", "message") as string, /time limit/);
   assert.ok(isFinal(events.at(-2)));
   assert.is(events.at(-1), "[DONE]");
-  assert.equal((await runRows(env, at(events.at(-2), "session_id") as string)).map((row) => row.status), ["ended"]);
+  assert.equal(
+    (await runRows(env, at(events.at(-2), "session_id") as string)).map((row) => row.status),
+    ["ended"],
+  );
 });
 
 runLimit.run();

@@ -42,7 +42,10 @@ test("concurrent replies to one question: exactly one streams the rest of the ru
     assert.is(at(refused.body, "error", "metadata", "retryable"), false);
   }
   assert.is(contentOf(await streams[0]!.rest()), "after the race");
-  assert.equal((await runRows(env, sessionId)).map((run) => run.status), ["completed"]);
+  assert.equal(
+    (await runRows(env, sessionId)).map((run) => run.status),
+    ["completed"],
+  );
 });
 
 test("a chat client leaving a run that a terminal client also watches does not cancel it; the session then goes on", async ({ env, internId }) => {

@@ -39,7 +39,10 @@ unlimited(`a run holds at most ${MAX_UNREAD_MESSAGES} unread steering messages: 
   const resumed = await ChatStream.open(env.gw.url, env.key, internId, answerBody(sessionId, question, "allow_once"));
   assert.is(contentOf(await resumed.rest()), "done");
   const sent = (at(env.upstream.requests[0]?.body, "messages") as Array<Record<string, unknown>>).filter((message) => message.role === "user").map((message) => message.content);
-  assert.equal(sent.slice(-MAX_UNREAD_MESSAGES), Array.from({ length: MAX_UNREAD_MESSAGES }, (_, i) => `note ${i}`));
+  assert.equal(
+    sent.slice(-MAX_UNREAD_MESSAGES),
+    Array.from({ length: MAX_UNREAD_MESSAGES }, (_, i) => `note ${i}`),
+  );
   assert.not.ok(sent.includes("one too many"));
 });
 

@@ -68,7 +68,10 @@ test("a prompt streams content, stop, the final chunk with session_id and usage,
   assert.is(at(final, "usage", "completion_tokens"), Number(ledger!.completion));
   assert.is(at(final, "usage", "total_tokens"), Number(ledger!.prompt) + Number(ledger!.completion));
   assert.ok((at(final, "usage", "cost") as number) > 0);
-  assert.equal((await runRows(env, sessionId)).map((run) => run.status), ["completed"]);
+  assert.equal(
+    (await runRows(env, sessionId)).map((run) => run.status),
+    ["completed"],
+  );
 });
 
 test("manual approval: question, tool_calls, final chunk with usage null, [DONE]; the paused run outlives the closed stream; the answer resumes it", async ({ env, internId }) => {
@@ -95,7 +98,10 @@ test("manual approval: question, tool_calls, final chunk with usage null, [DONE]
 
   const sessionId = at(final, "session_id") as string;
   // The client is gone; the run waits on its question.
-  assert.equal((await runRows(env, sessionId)).map((run) => run.status), ["paused"]);
+  assert.equal(
+    (await runRows(env, sessionId)).map((run) => run.status),
+    ["paused"],
+  );
   const access = await daemonAccess(env, internId);
   assert.is((await hostRuns(access)).find((run) => run.session_id === sessionId)?.status, "paused");
 
@@ -108,7 +114,10 @@ test("manual approval: question, tool_calls, final chunk with usage null, [DONE]
   assert.ok((at(after.at(-2), "usage", "total_tokens") as number) > 0, "the run's usage after stop");
   assert.is(after.at(-1), "[DONE]");
   assert.ok(existsSync(path.join(workDir(env, internId), "proof.txt")), "the shell ran in the intern's working directory");
-  assert.equal((await runRows(env, sessionId)).map((run) => run.status), ["completed"]);
+  assert.equal(
+    (await runRows(env, sessionId)).map((run) => run.status),
+    ["completed"],
+  );
 });
 
 test("reject_once: the command does not run and the model hears so; allow_always covers the run's next command; reject_always refuses without asking", async ({ env, internId }) => {
@@ -144,7 +153,10 @@ test("without approval_mode the run self-drives: the shell runs without a questi
 });
 
 test("ask_user puts the model's own question; the answer must be one of its options and reaches the model", async ({ env, internId }) => {
-  env.upstream.scripts.define("ask", [{ toolCall: { name: "ask_user", arguments: JSON.stringify({ question: "Which colour?", options: ["red", "blue"] }) } }, { reply: "You said {{last_tool_result}}" }]);
+  env.upstream.scripts.define("ask", [
+    { toolCall: { name: "ask_user", arguments: JSON.stringify({ question: "Which colour?", options: ["red", "blue"] }) } },
+    { reply: "You said {{last_tool_result}}" },
+  ]);
   const { question, sessionId } = await untilQuestion(await open(env, internId, prompt("[script:ask] pick")));
   const args = JSON.parse(at(question, "choices", 0, "delta", "tool_calls", 0, "function", "arguments") as string) as Record<string, unknown>;
   assert.equal(args, { kind: "question", question: "Which colour?", options: ["red", "blue"] });
@@ -163,7 +175,10 @@ test("a later prompt in the session continues its conversation; the approval mod
   assert.is(at(second.at(-2), "session_id"), sessionId);
   const sent = JSON.stringify(env.upstream.requests[0]?.body);
   assert.ok(sent.includes("remember 42") && sent.includes("I will remember the number 42"), "the model sees the session's earlier turn");
-  assert.equal((await runRows(env, sessionId)).map((run) => run.status), ["completed", "completed"]);
+  assert.equal(
+    (await runRows(env, sessionId)).map((run) => run.status),
+    ["completed", "completed"],
+  );
 });
 
 test("a user message to a paused run answers {session_id, status: steered} and reaches the model when the run goes on", async ({ env, internId }) => {
@@ -173,12 +188,19 @@ test("a user message to a paused run answers {session_id, status: steered} and r
   assert.is(steered.status, 200, steered.text);
   assert.match(steered.headers.get("content-type") ?? "", /^application\/json/);
   assert.equal(steered.body, { session_id: sessionId, status: "steered" });
-  assert.equal((await runRows(env, sessionId)).map((run) => run.status), ["paused"], "still paused on its question");
+  assert.equal(
+    (await runRows(env, sessionId)).map((run) => run.status),
+    ["paused"],
+    "still paused on its question",
+  );
   env.upstream.requests.length = 0;
   const events = await (await open(env, internId, answerBody(sessionId, question, "allow_once"))).rest();
   assert.is(contentOf(events), "done");
   const messages = at(env.upstream.requests[0]?.body, "messages") as Array<Record<string, unknown>>;
-  assert.ok(messages.some((message) => message.role === "user" && message.content === "also mention the weather"), "the steering message is in the next model call");
+  assert.ok(
+    messages.some((message) => message.role === "user" && message.content === "also mention the weather"),
+    "the steering message is in the next model call",
+  );
 });
 
 test("a user message to a running run steers it", async ({ env, internId }) => {

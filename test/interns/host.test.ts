@@ -30,7 +30,10 @@ interface HostRow {
 }
 
 async function hostRow(env: RuntimeEnv, internId: string): Promise<HostRow | undefined> {
-  const [row] = await env.gw.gateway.sequelize.query<HostRow>("SELECT origin, sealed_token, pid FROM intern_hosts WHERE intern_id = :internId", { type: QueryTypes.SELECT, replacements: { internId } });
+  const [row] = await env.gw.gateway.sequelize.query<HostRow>("SELECT origin, sealed_token, pid FROM intern_hosts WHERE intern_id = :internId", {
+    type: QueryTypes.SELECT,
+    replacements: { internId },
+  });
   return row;
 }
 
@@ -93,7 +96,12 @@ if (notRoot(test, { suite: ISOLATION, why: "only root can run a shell as another
     const [uid, secret, listing, otherNote, state] = results;
     const firstUid = Number(String(uid!.stdout).trim());
     assert.ok(firstUid >= 100_000 && firstUid !== Number(String(secondUid!.stdout).trim()), `own uids: ${firstUid}, ${String(secondUid!.stdout)}`);
-    for (const [what, result] of [["the gateway's files", secret], ["the list of interns", listing], ["another intern's files", otherNote], ["its host's sessions", state]] as const) {
+    for (const [what, result] of [
+      ["the gateway's files", secret],
+      ["the list of interns", listing],
+      ["another intern's files", otherNote],
+      ["its host's sessions", state],
+    ] as const) {
       assert.is.not(result!.exit_code, 0, `${what} are out of reach: ${JSON.stringify(result)}`);
       assert.match(String(result!.stderr), /Permission denied/);
     }
@@ -157,9 +165,10 @@ test("delete stops the host, forgets it and removes its files", async ({ env }) 
 test.run();
 
 /** This machine's first address other machines could use; loopback when it has none. */
-const externalAddress = Object.values(os.networkInterfaces())
-  .flat()
-  .find((address) => address !== undefined && address.family === "IPv4" && !address.internal)?.address ?? "127.0.0.1";
+const externalAddress =
+  Object.values(os.networkInterfaces())
+    .flat()
+    .find((address) => address !== undefined && address.family === "IPv4" && !address.internal)?.address ?? "127.0.0.1";
 const reachable = runtimeSuite("interns: hosts reachable from other machines", {
   settings: { GATEWAY_INTERN_HOST_LISTEN: "0.0.0.0", GATEWAY_INTERN_HOST_ADVERTISE: externalAddress },
 });

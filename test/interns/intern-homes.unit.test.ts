@@ -53,7 +53,13 @@ test("homes in the data directory move out at start, files, modes and all; one a
 
   await fs.rm(path.join(legacy, "twice"), { recursive: true });
   await moveHomesOutOfDataDir(config, logs.log);
-  assert.not.ok(await fs.access(legacy).then(() => true, () => false), "the emptied directory goes too");
+  assert.not.ok(
+    await fs.access(legacy).then(
+      () => true,
+      () => false,
+    ),
+    "the emptied directory goes too",
+  );
   assert.is(logs.lines.length, 2, "and a start after that has nothing to do");
 });
 

@@ -44,7 +44,10 @@ test("provision → running host with its own key → daemon → suspend → del
   assert.is(suspended.status, 200, suspended.text);
   assert.is(at(suspended.body, "data", "status"), "stopped");
   assert.is(env.hosts.pid(id), undefined, "the host process is gone");
-  const afterStop = await fetch(`${origin}/health`, { headers: { authorization: `Bearer ${token}` } }).then((res) => res.status, () => "refused");
+  const afterStop = await fetch(`${origin}/health`, { headers: { authorization: `Bearer ${token}` } }).then(
+    (res) => res.status,
+    () => "refused",
+  );
   assert.is(afterStop, "refused");
   assert.is((await call(env.gw.url, "GET", path(id, "/daemon"), { key: env.key })).status, 409);
 

@@ -4,18 +4,7 @@ import * as assert from "uvu/assert";
 import { hashKey } from "../../server/platform/core/key-secret.js";
 import { at, call, rawRequest } from "../support/http.js";
 import { BOOT_FAILURE, BOOT_STEPS } from "../support/interns-hosts.js";
-import {
-  CATALOG_MODEL,
-  REGIONAL_HOST,
-  createIntern,
-  createdIntern,
-  hasStatus,
-  runningIntern,
-  startInternsGateway,
-  waitForIntern,
-  type InternsEnv,
-  type Json,
-} from "../support/interns.js";
+import { CATALOG_MODEL, REGIONAL_HOST, createIntern, createdIntern, hasStatus, runningIntern, startInternsGateway, waitForIntern, type InternsEnv, type Json } from "../support/interns.js";
 import { ISO, UUID } from "../support/shapes.js";
 
 const test = suite<{ env: InternsEnv }>("intern records");
@@ -27,8 +16,20 @@ test.after(async ({ env }) => {
 });
 
 const INTERN_FIELDS = [
-  "attached_vault_id", "created_at", "description", "hostname", "id", "instructions", "last_failure_message", "model",
-  "name", "progress", "status", "updated_at", "vault_id", "workspace_id",
+  "attached_vault_id",
+  "created_at",
+  "description",
+  "hostname",
+  "id",
+  "instructions",
+  "last_failure_message",
+  "model",
+  "name",
+  "progress",
+  "status",
+  "updated_at",
+  "vault_id",
+  "workspace_id",
 ];
 const UNKNOWN_ID = "0b7f3c9e-2d41-4f6a-9e8b-5c1d2a3f4e60";
 const path = (id: string, rest = "") => `/api/v1/interns/${id}${rest}`;
@@ -149,7 +150,10 @@ test("suspend stops the host and revokes the key; provisioning again issues a ne
   assert.is(at(res.body, "data", "status"), "stopped");
   assert.is(at(res.body, "data", "hostname"), null);
   assert.ok(env.hosts.stops.includes(id));
-  const gone = await fetch(`${origin}/health`).then(() => "answered", () => "refused");
+  const gone = await fetch(`${origin}/health`).then(
+    () => "answered",
+    () => "refused",
+  );
   assert.is(gone, "refused", "the host no longer listens");
   assert.is((await currentKey(env, firstKey)).status, 401, "a stopped intern's key is revoked");
 
@@ -304,7 +308,10 @@ test("list: newest first, cursor pages, status filter comma-separated or repeate
   assert.equal(paged, seen.slice(0, 4), "pages continue where the previous ended");
 
   const onlyRunning = await list("?status=running");
-  assert.equal((at(onlyRunning.body, "data") as Json[]).map((i) => i.id), [running.id]);
+  assert.equal(
+    (at(onlyRunning.body, "data") as Json[]).map((i) => i.id),
+    [running.id],
+  );
   const comma = await list("?status=running,queued");
   const repeated = await list("?status=running&status=queued");
   assert.equal(at(comma.body, "data"), at(repeated.body, "data"));
@@ -413,7 +420,11 @@ test("an intern's own key is confined to that intern", async ({ env }) => {
   const get = await call(env.gw.url, "GET", path(id), { key: own });
   assert.is(get.status, 200, get.text);
   const listed = await call(env.gw.url, "GET", "/api/v1/interns", { key: own });
-  assert.equal((at(listed.body, "data") as Json[]).map((i) => i.id), [id], "it lists only its intern");
+  assert.equal(
+    (at(listed.body, "data") as Json[]).map((i) => i.id),
+    [id],
+    "it lists only its intern",
+  );
   assert.is((await call(env.gw.url, "GET", path(id, "/daemon"), { key: own })).status, 200, "its own daemon");
 
   const notFound: Array<[string, string, Json?]> = [
@@ -430,7 +441,11 @@ test("an intern's own key is confined to that intern", async ({ env }) => {
     const res = await call(env.gw.url, method, route, { key: own, ...(body ? { body } : {}) });
     assert.is(res.status, 404, `${method} ${route}: ${res.text}`);
   }
-  for (const [method, route, body] of [["PATCH", path(id), { description: "self-edit" }], ["POST", path(id, "/suspend")], ["DELETE", path(id)]] as Array<[string, string, Json?]>) {
+  for (const [method, route, body] of [
+    ["PATCH", path(id), { description: "self-edit" }],
+    ["POST", path(id, "/suspend")],
+    ["DELETE", path(id)],
+  ] as Array<[string, string, Json?]>) {
     const res = await call(env.gw.url, method, route, { key: own, ...(body ? { body } : {}) });
     assert.is(res.status, 403, `${method} ${route}: ${res.text}`);
   }

@@ -99,14 +99,18 @@ test("a boot and a teardown cut short by a crashed instance are finished by anot
   const created = await call(env.gw.url, "POST", "/api/v1/interns", { key: env.key, body: { name: "orphan", model: "mock/chat", workspace_id: env.workspaceId } });
   const orphan = at(created.body, "data", "id") as string;
   // What a crashed instance leaves behind: provisioning under its lapsed lease, no host anywhere.
-  await sequelize.query("UPDATE interns SET status = 'provisioning', runtime_owner = 'crashed-instance', runtime_lease_until = now() - interval '1 second' WHERE id = :id", { replacements: { id: orphan } });
+  await sequelize.query("UPDATE interns SET status = 'provisioning', runtime_owner = 'crashed-instance', runtime_lease_until = now() - interval '1 second' WHERE id = :id", {
+    replacements: { id: orphan },
+  });
   await eventually(() => internView(env, orphan), "the boot is finished", { until: (view) => view?.status === "running" });
   assert.ok(env.hosts.pid(orphan), "this instance hosts it now");
   await assertChats(env, orphan);
 
   const doomed = await runningInternId(env, "doomed");
   const pid = env.hosts.pid(doomed)!;
-  await sequelize.query("UPDATE interns SET status = 'destroying', runtime_owner = 'crashed-instance', runtime_lease_until = now() - interval '1 second' WHERE id = :id", { replacements: { id: doomed } });
+  await sequelize.query("UPDATE interns SET status = 'destroying', runtime_owner = 'crashed-instance', runtime_lease_until = now() - interval '1 second' WHERE id = :id", {
+    replacements: { id: doomed },
+  });
   await eventually(() => internView(env, doomed), "the teardown is finished", { until: (view) => view === undefined });
   assert.not.ok(alive(pid), "its host is stopped");
 });

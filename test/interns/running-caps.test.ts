@@ -9,10 +9,8 @@ import { suite } from "../support/suite.js";
  * (GATEWAY_INTERN_MAX_RUNNING_PER_ORG) and per gateway instance (…_PER_INSTANCE). Provisioning
  * past either answers 429 `intern_limit` in the error envelope, naming the limit.
  */
-const provision = (env: InternsEnv, id: string, workspace: Workspace = env.main): Promise<Reply> =>
-  call(env.gw.url, "POST", `/api/v1/interns/${id}/provision`, { key: workspace.key });
-const suspend = (env: InternsEnv, id: string, workspace: Workspace = env.main): Promise<Reply> =>
-  call(env.gw.url, "POST", `/api/v1/interns/${id}/suspend`, { key: workspace.key });
+const provision = (env: InternsEnv, id: string, workspace: Workspace = env.main): Promise<Reply> => call(env.gw.url, "POST", `/api/v1/interns/${id}/provision`, { key: workspace.key });
+const suspend = (env: InternsEnv, id: string, workspace: Workspace = env.main): Promise<Reply> => call(env.gw.url, "POST", `/api/v1/interns/${id}/suspend`, { key: workspace.key });
 
 function assertCapped(res: Reply, retryable: boolean, limit: RegExp): void {
   assert.is(res.status, 429, res.text);

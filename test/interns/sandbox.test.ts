@@ -63,7 +63,8 @@ test("every command runs under its limits, with umask 077 and a TMPDIR of its ow
   assert.is(String(size!.stdout).trim(), String(MAX_FILE_MIB * 1024 * 1024));
 });
 
-const REACH = "a shell as the intern's own user reads no uploaded file, video output, config file or data directory file, nothing in another intern's home or TMPDIR, and no file another intern left in /tmp";
+const REACH =
+  "a shell as the intern's own user reads no uploaded file, video output, config file or data directory file, nothing in another intern's home or TMPDIR, and no file another intern left in /tmp";
 const BOMB = "a fork bomb stops at the process limit, ends with the command, and the gateway still answers";
 const WHY = "only root can run a shell as another user";
 

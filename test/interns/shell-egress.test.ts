@@ -22,7 +22,8 @@ const PUBLIC = "203.0.113.2";
 const PRIVATE = "10.213.7.2";
 const PORT = 18_213;
 
-const blocked = notRoot(test, { suite: SUITE, why: "only root gives interns' shells their own uids and installs egress rules" }) ||
+const blocked =
+  notRoot(test, { suite: SUITE, why: "only root gives interns' shells their own uids and installs egress rules" }) ||
   missingTools(test, { suite: SUITE, missing: ["/usr/sbin/nft", "/usr/sbin/ip"].filter((tool) => !fs.existsSync(tool)), install: "apt-get install nftables iproute2" });
 
 let servers: ChildProcess | undefined;

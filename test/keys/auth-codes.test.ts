@@ -27,8 +27,7 @@ function pkcePair(): { verifier: string; challenge: string } {
 
 const inOneHour = () => new Date(Date.now() + 3600_000).toISOString().replace(/\.\d+Z$/, "Z");
 
-const createCode = (gw: TestGateway, body: Record<string, unknown>, key = gw.key) =>
-  call(gw.url, "POST", "/api/v1/auth/keys/code", { key, body });
+const createCode = (gw: TestGateway, body: Record<string, unknown>, key = gw.key) => call(gw.url, "POST", "/api/v1/auth/keys/code", { key, body });
 
 /** The exchange needs no API key: the code (and verifier) are the credential. */
 const exchange = (gw: TestGateway, body: Record<string, unknown>) => call(gw.url, "POST", "/api/v1/auth/keys", { body });
@@ -229,7 +228,16 @@ test("callback_url: https anywhere, http only on localhost / 127.0.0.1, never wi
     const res = await createCode(gw, { callback_url: url });
     assert.is(res.status, 200, `${url}: ${res.text}`);
   }
-  for (const url of ["http://example.com/cb", "ftp://example.com/cb", "https://user:pw@example.com/cb", "https://user@example.com/cb", "not a url", "/relative/cb", "http://[::1]:3000/cb", "javascript:alert(1)"]) {
+  for (const url of [
+    "http://example.com/cb",
+    "ftp://example.com/cb",
+    "https://user:pw@example.com/cb",
+    "https://user@example.com/cb",
+    "not a url",
+    "/relative/cb",
+    "http://[::1]:3000/cb",
+    "javascript:alert(1)",
+  ]) {
     assertError(await createCode(gw, { callback_url: url }), 400, /callback_url/, url);
   }
   assertError(await createCode(gw, {}), 400, /callback_url/);

@@ -20,10 +20,31 @@ test("GET /key returns every field of 2.3 for the bootstrap management key", asy
   assert.is(res.status, 200);
   const data = at(res.body, "data") as Record<string, unknown>;
   const fields = [
-    "label", "limit", "limit_remaining", "limit_reset", "usage", "usage_daily", "usage_weekly", "usage_monthly",
-    "byok_usage", "byok_usage_daily", "byok_usage_weekly", "byok_usage_monthly", "include_byok_in_limit",
-    "is_free_tier", "is_management_key", "is_provisioning_key", "expires_at", "creator_user_id", "organization_id",
-    "workspace_id", "allowed_data_regions", "free_model_daily_requests", "rate_limit", "budgets", "effective_budget",
+    "label",
+    "limit",
+    "limit_remaining",
+    "limit_reset",
+    "usage",
+    "usage_daily",
+    "usage_weekly",
+    "usage_monthly",
+    "byok_usage",
+    "byok_usage_daily",
+    "byok_usage_weekly",
+    "byok_usage_monthly",
+    "include_byok_in_limit",
+    "is_free_tier",
+    "is_management_key",
+    "is_provisioning_key",
+    "expires_at",
+    "creator_user_id",
+    "organization_id",
+    "workspace_id",
+    "allowed_data_regions",
+    "free_model_daily_requests",
+    "rate_limit",
+    "budgets",
+    "effective_budget",
   ];
   for (const field of fields) assert.ok(field in data, `missing ${field}`);
   assert.is(data.limit, null);
@@ -115,7 +136,10 @@ test("PATCH changes only the fields sent; null clears the limit; disabled keys g
   assert.is((await call(gw.url, "GET", "/api/v1/key", { key: secret })).status, 401);
 
   const listed = await call(gw.url, "GET", "/api/v1/keys", { key: gw.key });
-  assert.not.ok((at(listed.body, "data") as Array<{ hash: string }>).some((k) => k.hash === hash), "disabled keys are hidden by default");
+  assert.not.ok(
+    (at(listed.body, "data") as Array<{ hash: string }>).some((k) => k.hash === hash),
+    "disabled keys are hidden by default",
+  );
   const all = await call(gw.url, "GET", "/api/v1/keys?include_disabled=true", { key: gw.key });
   assert.ok((at(all.body, "data") as Array<{ hash: string }>).some((k) => k.hash === hash));
 });

@@ -58,7 +58,10 @@ test("the first start's owner: listed first, an admin with GATEWAY_OWNER_EMAIL, 
   const { secret } = await plainKey(gw);
   assert.is(at((await call(gw.url, "GET", "/api/v1/key", { key: secret })).body, "data", "creator_user_id"), owner.id, "minted by the owner's key");
   const listedKeys = await call(gw.url, "GET", "/api/v1/keys", { key: gw.key });
-  assert.ok((at(listedKeys.body, "data") as Array<Record<string, unknown>>).every((k) => typeof k.creator_user_id === "string"), listedKeys.text);
+  assert.ok(
+    (at(listedKeys.body, "data") as Array<Record<string, unknown>>).every((k) => typeof k.creator_user_id === "string"),
+    listedKeys.text,
+  );
   const removed = await call(gw.url, "DELETE", `${MEMBERS}/${String(owner.id)}`, { key: gw.key });
   assert.is(removed.status, 409, removed.text);
   assert.match(String(at(removed.body, "error", "message")), /owner/);
@@ -93,7 +96,11 @@ test("bad input is a 400 naming the field", async ({ gw }) => {
 
 test("only management keys; no key is 401", async ({ gw }) => {
   const { secret } = await plainKey(gw);
-  for (const [method, path, body] of [["GET", MEMBERS, undefined], ["POST", MEMBERS, { email: "x@example.com" }], ["DELETE", `${MEMBERS}/user_x`, undefined]] as const) {
+  for (const [method, path, body] of [
+    ["GET", MEMBERS, undefined],
+    ["POST", MEMBERS, { email: "x@example.com" }],
+    ["DELETE", `${MEMBERS}/user_x`, undefined],
+  ] as const) {
     const res = await call(gw.url, method, path, { key: secret, body });
     assert.is(res.status, 403, `${method} ${path}: ${res.text}`);
     assert.match(at(res.body, "error", "message") as string, /management keys/);

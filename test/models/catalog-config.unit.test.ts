@@ -64,46 +64,63 @@ test("JSON: every default filled in, ${VAR} replaced from the environment", asyn
   const openai = catalog.providers.get("openai")!;
   assert.equal(openai, { slug: "openai", name: "openai", kind: "openai", baseUrl: "https://api.openai.com/v1", apiKey: SECRET, timeoutMs: 60000, nativeBatches: false });
   const gpt = catalog.models.get("openai/gpt-4o")!;
-  assert.equal({ ...gpt, endpoints: [] }, {
-    id: "openai/gpt-4o",
-    canonicalSlug: "openai/gpt-4o",
-    name: "GPT-4o",
-    description: "",
-    created: 0,
-    contextLength: 128000,
-    inputModalities: ["text"],
-    outputModalities: ["text"],
-    tokenizer: "Other",
-    instructType: null,
-    supportedVoices: null,
-    defaultParameters: null,
-    perRequestLimits: null,
-    expirationDate: null,
-    knowledgeCutoff: null,
-    isModerated: false,
-    endpoints: [],
-  });
-  assert.equal(gpt.endpoints, [{
-    id: "openai/gpt-4o@openai",
-    modelId: "openai/gpt-4o",
-    providerSlug: "openai",
-    providerName: "openai",
-    tag: "openai",
-    upstreamModelId: "gpt-4o",
-    contextLength: 128000,
-    maxCompletionTokens: null,
-    maxPromptTokens: null,
-    quantization: null,
-    pricing: { prompt: "0.0000025", completion: "0.00001", image: "0", request: "0" },
-    supportedParameters: [
-      "temperature", "top_p", "max_tokens", "stop", "frequency_penalty", "presence_penalty", "seed", "logit_bias",
-      "logprobs", "top_logprobs", "response_format", "tools", "tool_choice", "parallel_tool_calls",
-    ],
-    supportsImplicitCaching: false,
-    region: "global",
-    zdr: false,
-    dataCollection: "deny",
-  }]);
+  assert.equal(
+    { ...gpt, endpoints: [] },
+    {
+      id: "openai/gpt-4o",
+      canonicalSlug: "openai/gpt-4o",
+      name: "GPT-4o",
+      description: "",
+      created: 0,
+      contextLength: 128000,
+      inputModalities: ["text"],
+      outputModalities: ["text"],
+      tokenizer: "Other",
+      instructType: null,
+      supportedVoices: null,
+      defaultParameters: null,
+      perRequestLimits: null,
+      expirationDate: null,
+      knowledgeCutoff: null,
+      isModerated: false,
+      endpoints: [],
+    },
+  );
+  assert.equal(gpt.endpoints, [
+    {
+      id: "openai/gpt-4o@openai",
+      modelId: "openai/gpt-4o",
+      providerSlug: "openai",
+      providerName: "openai",
+      tag: "openai",
+      upstreamModelId: "gpt-4o",
+      contextLength: 128000,
+      maxCompletionTokens: null,
+      maxPromptTokens: null,
+      quantization: null,
+      pricing: { prompt: "0.0000025", completion: "0.00001", image: "0", request: "0" },
+      supportedParameters: [
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "stop",
+        "frequency_penalty",
+        "presence_penalty",
+        "seed",
+        "logit_bias",
+        "logprobs",
+        "top_logprobs",
+        "response_format",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+      ],
+      supportsImplicitCaching: false,
+      region: "global",
+      zdr: false,
+      dataCollection: "deny",
+    },
+  ]);
 });
 
 test("YAML (.yaml and .yml): every field, provider defaults inherited, tags, regional hosts", async () => {
@@ -164,7 +181,13 @@ regional_hosts:
   for (const extension of ["yaml", "yml"]) {
     const catalog = await load(yaml, extension);
     assert.equal(catalog.providers.get("anthropic-eu"), {
-      slug: "anthropic-eu", name: "Anthropic EU", kind: "anthropic", baseUrl: "https://eu.upstream.example", apiKey: ENV.ANTHROPIC_KEY, timeoutMs: 5000, nativeBatches: false,
+      slug: "anthropic-eu",
+      name: "Anthropic EU",
+      kind: "anthropic",
+      baseUrl: "https://eu.upstream.example",
+      apiKey: ENV.ANTHROPIC_KEY,
+      timeoutMs: 5000,
+      nativeBatches: false,
     });
     const claude = catalog.models.get("anthropic/claude-sonnet")!;
     assert.is(claude.canonicalSlug, "anthropic/claude-sonnet-2025-05-14");
@@ -190,7 +213,13 @@ regional_hosts:
     const embeddings = catalog.models.get("openai/text-embedding-3-small")!;
     assert.is(embeddings.created, 1700000000);
     assert.equal(embeddings.endpoints[0]!.supportedParameters, ["dimensions", "input_type", "encoding_format"]);
-    assert.equal([...catalog.regionalHosts], [["eu.gateway.example", "europe"], ["us.gateway.example", "us"]]);
+    assert.equal(
+      [...catalog.regionalHosts],
+      [
+        ["eu.gateway.example", "europe"],
+        ["us.gateway.example", "us"],
+      ],
+    );
   }
 });
 
@@ -284,9 +313,15 @@ test("each validation error names the JSON path and the rule", async () => {
 
 test("two endpoints of one provider need distinct tags", async () => {
   const endpoint = { provider: "openai", upstream_model_id: "gpt-4o", pricing: { prompt: "0", completion: "0" } };
-  await assertRejects(config({ models: [model({ endpoints: [endpoint, endpoint] })] }), /models\[0\]\.endpoints\[1\] duplicates endpoint 'openai\/gpt-4o@openai' of models\[0\]\.endpoints\[0\]; give one of them a distinct tag/);
+  await assertRejects(
+    config({ models: [model({ endpoints: [endpoint, endpoint] })] }),
+    /models\[0\]\.endpoints\[1\] duplicates endpoint 'openai\/gpt-4o@openai' of models\[0\]\.endpoints\[0\]; give one of them a distinct tag/,
+  );
   const catalog = await load(config({ models: [model({ endpoints: [endpoint, { ...endpoint, tag: "openai/flex" }] })] }));
-  assert.equal(catalog.models.get("openai/gpt-4o")!.endpoints.map((e) => e.id), ["openai/gpt-4o@openai", "openai/gpt-4o@openai/openai/flex"]);
+  assert.equal(
+    catalog.models.get("openai/gpt-4o")!.endpoints.map((e) => e.id),
+    ["openai/gpt-4o@openai", "openai/gpt-4o@openai/openai/flex"],
+  );
 });
 
 test.run();

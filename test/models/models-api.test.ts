@@ -42,7 +42,14 @@ const CONFIG = {
       default_parameters: { temperature: 1 },
       endpoints: [
         { provider: "openai", upstream_model_id: "gpt-4o", pricing: price("0.0000025", "0.00001"), max_completion_tokens: 16384 },
-        { provider: "azure-eu", upstream_model_id: "gpt-4o-eu", pricing: { ...price("0.000002", "0.000008"), request: "0.0001" }, context_length: 64000, supported_parameters: ["temperature", "web_search_options"], quantization: "fp8" },
+        {
+          provider: "azure-eu",
+          upstream_model_id: "gpt-4o-eu",
+          pricing: { ...price("0.000002", "0.000008"), request: "0.0001" },
+          context_length: 64000,
+          supported_parameters: ["temperature", "web_search_options"],
+          quantization: "fp8",
+        },
       ],
     },
     {
@@ -81,13 +88,42 @@ const CONFIG = {
 
 const TEXT_MODELS = ["openai/gpt-4o", "anthropic/claude-sonnet", "meta-llama/llama-free", "google/gemini-image"];
 const MODEL_FIELDS = [
-  "id", "canonical_slug", "name", "description", "created", "context_length", "architecture", "pricing", "top_provider",
-  "supported_parameters", "supported_voices", "default_parameters", "per_request_limits", "expiration_date", "knowledge_cutoff", "links",
+  "id",
+  "canonical_slug",
+  "name",
+  "description",
+  "created",
+  "context_length",
+  "architecture",
+  "pricing",
+  "top_provider",
+  "supported_parameters",
+  "supported_voices",
+  "default_parameters",
+  "per_request_limits",
+  "expiration_date",
+  "knowledge_cutoff",
+  "links",
 ];
 const ENDPOINT_FIELDS = [
-  "name", "model_id", "model_name", "provider_name", "tag", "context_length", "max_completion_tokens", "max_prompt_tokens",
-  "quantization", "status", "pricing", "supported_parameters", "supports_implicit_caching", "latency_last_30m",
-  "throughput_last_30m", "uptime_last_5m", "uptime_last_30m", "uptime_last_1d",
+  "name",
+  "model_id",
+  "model_name",
+  "provider_name",
+  "tag",
+  "context_length",
+  "max_completion_tokens",
+  "max_prompt_tokens",
+  "quantization",
+  "status",
+  "pricing",
+  "supported_parameters",
+  "supports_implicit_caching",
+  "latency_last_30m",
+  "throughput_last_30m",
+  "uptime_last_5m",
+  "uptime_last_30m",
+  "uptime_last_1d",
 ];
 
 test.before(async (ctx) => {
@@ -155,8 +191,21 @@ test("GET /models: the public catalog of text models in config order, every fiel
     // Limits of the first endpoint.
     top_provider: { context_length: 128000, max_completion_tokens: 16384, is_moderated: false },
     supported_parameters: [
-      "temperature", "top_p", "max_tokens", "stop", "frequency_penalty", "presence_penalty", "seed", "logit_bias",
-      "logprobs", "top_logprobs", "response_format", "tools", "tool_choice", "parallel_tool_calls", "web_search_options",
+      "temperature",
+      "top_p",
+      "max_tokens",
+      "stop",
+      "frequency_penalty",
+      "presence_penalty",
+      "seed",
+      "logit_bias",
+      "logprobs",
+      "top_logprobs",
+      "response_format",
+      "tools",
+      "tool_choice",
+      "parallel_tool_calls",
+      "web_search_options",
     ],
     supported_voices: null,
     default_parameters: { temperature: 1 },
@@ -183,7 +232,10 @@ test("GET /models: a model without `created` keeps the time its row was first wr
 test("catalog sync: rows the config drops stay, unlisted; API keys are never stored", async ({ gw, configFile }) => {
   const sequelize = gw.gateway.sequelize;
   const [columns] = await sequelize.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'providers'");
-  assert.not.ok((columns as Json[]).some((c) => String(c.column_name).includes("key")), "no key column");
+  assert.not.ok(
+    (columns as Json[]).some((c) => String(c.column_name).includes("key")),
+    "no key column",
+  );
   const [stored] = await sequelize.query("SELECT * FROM providers");
   assert.not.ok(JSON.stringify(stored).includes("sk-models-test-secret"));
 
@@ -215,7 +267,11 @@ test("GET /models: output_modalities filters by intersection; `all` lists everyt
   assert.equal(ids(await get(gw, "/api/v1/models?output_modalities=image")), ["google/gemini-image"]);
   assert.equal(ids(await get(gw, "/api/v1/models?output_modalities=embeddings,image")), ["openai/text-embedding-3-small", "google/gemini-image"]);
   assert.equal(ids(await get(gw, "/api/v1/models?output_modalities=all")), [
-    "openai/gpt-4o", "anthropic/claude-sonnet", "openai/text-embedding-3-small", "meta-llama/llama-free", "google/gemini-image",
+    "openai/gpt-4o",
+    "anthropic/claude-sonnet",
+    "openai/text-embedding-3-small",
+    "meta-llama/llama-free",
+    "google/gemini-image",
   ]);
   assert.equal(ids(await get(gw, "/api/v1/models?output_modalities=audio")), []);
   const embeddings = byId(await get(gw, "/api/v1/models?output_modalities=embeddings"), "openai/text-embedding-3-small");
@@ -313,13 +369,22 @@ test("regional host name: only endpoints of its region, for /models and /models/
   for (const host of ["eu.example.test", "EU.Example.Test:8080"]) {
     const user = await rawRequest(gw.url, "GET", "/api/v1/models/user", { key: gw.key, headers: { host } });
     assert.is(user.status, 200);
-    assert.equal((at(user.body, "data") as Json[]).map((m) => m.id), ["openai/gpt-4o"]);
+    assert.equal(
+      (at(user.body, "data") as Json[]).map((m) => m.id),
+      ["openai/gpt-4o"],
+    );
     assert.equal(at(user.body, "data", 0, "pricing"), { prompt: "0.000002", completion: "0.000008", image: "0", request: "0.0001" });
     const open = await rawRequest(gw.url, "GET", "/api/v1/models?output_modalities=all", { headers: { host } });
-    assert.equal((at(open.body, "data") as Json[]).map((m) => m.id), ["openai/gpt-4o"]);
+    assert.equal(
+      (at(open.body, "data") as Json[]).map((m) => m.id),
+      ["openai/gpt-4o"],
+    );
   }
   const elsewhere = await rawRequest(gw.url, "GET", "/api/v1/models", { headers: { host: "www.example.test" } });
-  assert.equal((at(elsewhere.body, "data") as Json[]).map((m) => m.id), TEXT_MODELS);
+  assert.equal(
+    (at(elsewhere.body, "data") as Json[]).map((m) => m.id),
+    TEXT_MODELS,
+  );
 });
 
 test("filtered catalog: with is_filtered_model_catalog_enabled, GET /models shows a key what it may use", async ({ gw }) => {
@@ -360,15 +425,26 @@ test("private endpoints: an organization's active ones count for its lists and p
   const own = await get(gw, "/api/v1/models/user", org.key);
   assert.equal(byId(own, "anthropic/claude-sonnet").pricing, { prompt: "0.000001", completion: "0.000002", image: "0", request: "0" });
   const ownEu = await rawRequest(gw.url, "GET", "/api/v1/models/user", { key: org.key, headers: { host: "eu.example.test" } });
-  assert.equal((at(ownEu.body, "data") as Json[]).map((m) => m.id), ["openai/gpt-4o", "anthropic/claude-sonnet"], "the private endpoint is in europe");
+  assert.equal(
+    (at(ownEu.body, "data") as Json[]).map((m) => m.id),
+    ["openai/gpt-4o", "anthropic/claude-sonnet"],
+    "the private endpoint is in europe",
+  );
   const otherEu = await rawRequest(gw.url, "GET", "/api/v1/models/user", { key: gw.key, headers: { host: "eu.example.test" } });
-  assert.equal((at(otherEu.body, "data") as Json[]).map((m) => m.id), ["openai/gpt-4o"], "not another organization's");
+  assert.equal(
+    (at(otherEu.body, "data") as Json[]).map((m) => m.id),
+    ["openai/gpt-4o"],
+    "not another organization's",
+  );
   assert.equal(byId(await get(gw, "/api/v1/models"), "anthropic/claude-sonnet").pricing, { prompt: "0.000003", completion: "0.000015", image: "0", request: "0" }, "the public catalog has none");
 
   const withKey = await get(gw, "/api/v1/models/anthropic/claude-sonnet/endpoints", org.key);
   assert.is(withKey.status, 200, withKey.text);
   const endpoints = at(withKey.body, "data", "endpoints") as Json[];
-  assert.equal(endpoints.map((e) => e.name), ["Anthropic | anthropic/claude-sonnet", "Anthropic | anthropic/claude-sonnet"]);
+  assert.equal(
+    endpoints.map((e) => e.name),
+    ["Anthropic | anthropic/claude-sonnet", "Anthropic | anthropic/claude-sonnet"],
+  );
   assert.equal(endpoints[1]!.pricing, { prompt: "0.000001", completion: "0.000002", image: "0", request: "0" });
   assert.is(endpoints[1]!.context_length, 200000, "the catalog model's context length");
   const anonymous = await get(gw, "/api/v1/models/anthropic/claude-sonnet/endpoints");

@@ -51,7 +51,13 @@ test.before(async (ctx) => {
           { provider: "backup", upstream_model_id: "chat-b", pricing: { prompt: "0.000003", completion: "0.000004" } },
         ],
       },
-      { id: "mock/refused", name: "Mock: Refused", created: 1_700_000_000, context_length: 8_000, endpoints: [{ provider: "refused", upstream_model_id: "chat-r", pricing: { prompt: "0.000001", completion: "0.000002" } }] },
+      {
+        id: "mock/refused",
+        name: "Mock: Refused",
+        created: 1_700_000_000,
+        context_length: 8_000,
+        endpoints: [{ provider: "refused", upstream_model_id: "chat-r", pricing: { prompt: "0.000001", completion: "0.000002" } }],
+      },
     ],
   });
   ctx.logs = captureLogs("debug");
@@ -126,10 +132,7 @@ test("gRPC and Connect: one line per call with the RPC path, status and key labe
   const grpc = createClient(KeysService, createGrpcTransport({ baseUrl: gw.grpcUrl }));
   await grpc.getCurrentKey({}, { headers: { authorization: `Bearer ${gw.key}`, "x-request-id": "grpc-1" } });
   const line = await accessLine(logs, "grpc-1");
-  assert.equal(
-    [line.level, line.protocol, line.method, line.route, line.status, line.keyLabel],
-    [30, "grpc", "unary", "/gateway.v1.KeysService/GetCurrentKey", 200, maskKey(gw.key)],
-  );
+  assert.equal([line.level, line.protocol, line.method, line.route, line.status, line.keyLabel], [30, "grpc", "unary", "/gateway.v1.KeysService/GetCurrentKey", 200, maskKey(gw.key)]);
   await grpc.getCurrentKey({}, { headers: { "x-request-id": "grpc-401" } }).catch(() => undefined);
   const refused = await accessLine(logs, "grpc-401");
   assert.equal([refused.status, refused.keyLabel], [401, null]);
@@ -163,7 +166,11 @@ test("provider down: a warning names provider, endpoint, model and the fallback 
 });
 
 test("provider key rejected: a warning with the provider's status, never the provider key", async ({ gw, logs }) => {
-  const res = await call(gw.url, "POST", "/api/v1/chat/completions", { key: gw.key, body: { model: "mock/refused", messages: [{ role: "user", content: "Hi" }] }, headers: { "x-request-id": "refused-1" } });
+  const res = await call(gw.url, "POST", "/api/v1/chat/completions", {
+    key: gw.key,
+    body: { model: "mock/refused", messages: [{ role: "user", content: "Hi" }] },
+    headers: { "x-request-id": "refused-1" },
+  });
   assert.is(res.status, 502, res.text);
   const [line] = linesOf(logs, "refused-1", /refused the gateway's provider key/);
   assert.ok(line, JSON.stringify(logs.lines.filter((l) => l.requestId === "refused-1")));
@@ -173,24 +180,39 @@ test("provider key rejected: a warning with the provider's status, never the pro
 
 test("an upstream error status and a timeout, each with the fallback it led to", async ({ gw, upstream, logs }) => {
   upstream.rule({ model: "chat-a", status: 500, times: 1 });
-  const failed = await call(gw.url, "POST", "/api/v1/chat/completions", { key: gw.key, body: { model: "mock/chat", messages: [{ role: "user", content: "Hi" }], provider: { order: ["mockai", "backup"], ignore: ["down"] } }, headers: { "x-request-id": "status-1" } });
+  const failed = await call(gw.url, "POST", "/api/v1/chat/completions", {
+    key: gw.key,
+    body: { model: "mock/chat", messages: [{ role: "user", content: "Hi" }], provider: { order: ["mockai", "backup"], ignore: ["down"] } },
+    headers: { "x-request-id": "status-1" },
+  });
   assert.is(failed.status, 200, failed.text);
   const [statusLine] = linesOf(logs, "status-1", /^upstream answered with an error status/);
   assert.equal([statusLine?.level, statusLine?.provider, statusLine?.status, statusLine?.fallbackProvider], [40, "mockai", 500, "backup"]);
 
   // mockai's provider allows 500 ms for the response headers.
   upstream.rule({ model: "chat-a", hang: true, times: 1 });
-  const slow = await call(gw.url, "POST", "/api/v1/chat/completions", { key: gw.key, body: { model: "mock/chat", messages: [{ role: "user", content: "Hi" }], provider: { order: ["mockai", "backup"], ignore: ["down"] } }, headers: { "x-request-id": "timeout-1" } });
+  const slow = await call(gw.url, "POST", "/api/v1/chat/completions", {
+    key: gw.key,
+    body: { model: "mock/chat", messages: [{ role: "user", content: "Hi" }], provider: { order: ["mockai", "backup"], ignore: ["down"] } },
+    headers: { "x-request-id": "timeout-1" },
+  });
   assert.is(slow.status, 200, slow.text);
   const [timeoutLine] = linesOf(logs, "timeout-1", /^upstream timed out/);
   assert.equal([timeoutLine?.level, timeoutLine?.provider, timeoutLine?.failure, timeoutLine?.fallbackProvider], [40, "mockai", "timeout", "backup"]);
 });
 
 test("a call that fails nowhere logs no upstream line", async ({ gw, logs }) => {
-  const res = await call(gw.url, "POST", "/api/v1/chat/completions", { key: gw.key, body: { model: "mock/chat", messages: [{ role: "user", content: "Hi" }], provider: ONLY_MOCKAI }, headers: { "x-request-id": "clean-1" } });
+  const res = await call(gw.url, "POST", "/api/v1/chat/completions", {
+    key: gw.key,
+    body: { model: "mock/chat", messages: [{ role: "user", content: "Hi" }], provider: ONLY_MOCKAI },
+    headers: { "x-request-id": "clean-1" },
+  });
   assert.is(res.status, 200, res.text);
   await accessLine(logs, "clean-1");
-  assert.equal(logs.lines.filter((line) => line.requestId === "clean-1" && line.msg !== "request"), []);
+  assert.equal(
+    logs.lines.filter((line) => line.requestId === "clean-1" && line.msg !== "request"),
+    [],
+  );
 });
 
 test.run();

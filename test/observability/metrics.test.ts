@@ -118,7 +118,10 @@ test("requests by route template, tokens, cost, latencies, overhead, refusals an
   assert.is(sampleValue(samples, "gen_ai_client_operation_time_to_first_chunk_seconds_count", GEN_AI), 1, "the streamed call only");
 
   assert.is(sampleValue(samples, "gateway_refusals_total", { reason: "unauthenticated", status: "401" }), 1);
-  assert.ok(samples.some((s) => s.name === "gateway_refusals_total" && s.labels.reason === "budget" && s.value === 0), "known series start at 0");
+  assert.ok(
+    samples.some((s) => s.name === "gateway_refusals_total" && s.labels.reason === "budget" && s.value === 0),
+    "known series start at 0",
+  );
   assert.ok(sampleValue(samples, "gateway_lease_top_ups_total", { trigger: "on_demand", outcome: "granted" }) >= 1, "the first call's leases were granted on demand");
   assert.ok(sampleValue(samples, "gateway_settlement_flush_lag_seconds_count") >= 2, "both calls' ledger rows were committed");
   assert.is(sampleValue(samples, "gateway_batch_items", { state: "pending" }), 0);

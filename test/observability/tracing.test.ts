@@ -127,7 +127,10 @@ test("a caller's traceparent: the request joins the caller's trace", ({ receiver
 test("gRPC: a server span per call with the RPC attributes; a streamed chat's attempt under it", ({ receiver }) => {
   const unary = serverSpan(receiver, "trace-grpc");
   assert.is(unary.name, "gateway.v1.KeysService/GetCurrentKey");
-  assert.equal([unary.attributes["rpc.system"], unary.attributes["rpc.service"], unary.attributes["rpc.method"], unary.attributes["rpc.grpc.status_code"]], ["grpc", "gateway.v1.KeysService", "GetCurrentKey", 0]);
+  assert.equal(
+    [unary.attributes["rpc.system"], unary.attributes["rpc.service"], unary.attributes["rpc.method"], unary.attributes["rpc.grpc.status_code"]],
+    ["grpc", "gateway.v1.KeysService", "GetCurrentKey", 0],
+  );
   const chat = serverSpan(receiver, "trace-grpc-chat");
   assert.is(chat.name, "gateway.v1.InferenceService/CreateChatCompletion");
   const [attempt] = childrenOf(receiver, chat);

@@ -36,7 +36,9 @@ test("is a valid OpenAPI 3.1 document", async () => {
 });
 
 test("has one operation per route of the facade's table, and no other", () => {
-  const documented = operations().map(({ verb, path }) => `${verb.toUpperCase()} ${path}`).sort();
+  const documented = operations()
+    .map(({ verb, path }) => `${verb.toUpperCase()} ${path}`)
+    .sort();
   const served = routes.map((route) => `${route.verb} ${route.template.replace(/\{([^}=]+)(=\*)?\}/g, "{$1}")}`).sort();
   assert.equal(documented, served);
   assert.ok(served.length >= 90, `${served.length} routes`);
@@ -98,11 +100,21 @@ test("success statuses, paths and parameters follow the proto options", () => {
   assert.equal(getKey.parameters, [{ name: "hash", in: "path", required: true, description: "64 lowercase hex characters.", schema: { type: "string", minLength: 1, pattern: "^[0-9a-f]{64}$" } }]);
   // GET: every field not in the path is a query parameter, with its rules.
   const listKeys = validator.operation("GET", "/api/v1/keys").parameters ?? [];
-  assert.equal(listKeys.map((p) => [p.name, p.in]), [["offset", "query"], ["limit", "query"], ["include_disabled", "query"]]);
+  assert.equal(
+    listKeys.map((p) => [p.name, p.in]),
+    [
+      ["offset", "query"],
+      ["limit", "query"],
+      ["include_disabled", "query"],
+    ],
+  );
   assert.equal(listKeys[1]?.schema, { type: "integer", format: "int32", minimum: 1, maximum: 100 });
   // A body of `*` leaves no query parameters; the path's field is not in the body.
   const budget = validator.operation("PUT", "/api/v1/workspaces/{workspace_ref}/budgets/{interval}");
-  assert.equal(budget.parameters?.map((p) => p.in), ["path", "path"]);
+  assert.equal(
+    budget.parameters?.map((p) => p.in),
+    ["path", "path"],
+  );
   assert.equal(budget.parameters?.[1]?.schema.enum, ["daily", "weekly", "monthly", "lifetime"]);
   const body = budget.requestBody?.content["application/json"]?.schema;
   assert.ok(body?.properties && !("workspace_ref" in body.properties) && !("interval" in body.properties));
@@ -114,7 +126,10 @@ test("server streams are SSE, with a JSON body where the envelope has a json_rep
   assert.ok(chat && "content" in chat && chat.content);
   assert.equal(Object.keys(chat.content), ["application/json", "text/event-stream"]);
   assert.is(chat.content["application/json"]?.schema.$ref, "#/components/schemas/gateway.v1.ChatCompletion");
-  assert.equal(chat.content["text/event-stream"]?.schema.anyOf?.map((s) => s.$ref), ["#/components/schemas/gateway.v1.ChatCompletionChunk", "#/components/schemas/Error"]);
+  assert.equal(
+    chat.content["text/event-stream"]?.schema.anyOf?.map((s) => s.$ref),
+    ["#/components/schemas/gateway.v1.ChatCompletionChunk", "#/components/schemas/Error"],
+  );
   assert.match(chat.description, /data: \[DONE\]/);
   const messages = validator.operation("POST", "/api/v1/messages").responses["200"];
   assert.ok(messages && "description" in messages);
@@ -126,7 +141,10 @@ test("uploads are multipart or the raw body; HttpBody answers are raw bytes", ()
   const upload = validator.operation("POST", "/api/v1/files");
   assert.equal(upload.requestBody?.content["multipart/form-data"]?.schema, { type: "object", properties: { file: { type: "string", format: "binary" } }, required: ["file"] });
   // The metadata comes from the query; the name and content type from the part.
-  assert.equal(upload.parameters?.map((p) => p.name), ["workspace_id", "provider"]);
+  assert.equal(
+    upload.parameters?.map((p) => p.name),
+    ["workspace_id", "provider"],
+  );
   assert.equal(validator.operation("POST", "/api/v1/batches").requestBody?.content["application/json"]?.schema, { $ref: "#/components/schemas/gateway.v1.CreateBatchRequest" });
   const content = validator.operation("GET", "/api/v1/files/{file_id}/content").responses["200"];
   assert.ok(content && "content" in content);

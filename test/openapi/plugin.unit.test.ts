@@ -36,7 +36,10 @@ test("writes gen/openapi/openapi.json as committed, and the same on every run", 
   const req = request();
   const first = openApiPlugin.run(req);
   const second = openApiPlugin.run(req);
-  assert.equal(first.file.map((file) => file.name), [GENERATED_NAME]);
+  assert.equal(
+    first.file.map((file) => file.name),
+    [GENERATED_NAME],
+  );
   assert.ok(first.file[0]?.content === openApiText(), "gen/openapi/openapi.json is stale: run npm run generate");
   assert.ok(first.file[0]?.content === second.file[0]?.content);
   assert.is(first.error ?? "", "");

@@ -139,8 +139,14 @@ test("GET /analytics/meta: four non-empty lists with exactly their fields and un
     assert.is(new Set(names).size, names.length, `${list} names are unique: ${names.join(", ")}`);
   }
   const metrics = data.metrics as Array<Record<string, unknown>>;
-  assert.ok(metrics.some((m) => m.is_rate === true), "some metric is a rate");
-  assert.ok(metrics.some((m) => m.is_rate === false), "some metric is not a rate");
+  assert.ok(
+    metrics.some((m) => m.is_rate === true),
+    "some metric is a rate",
+  );
+  assert.ok(
+    metrics.some((m) => m.is_rate === false),
+    "some metric is not a rate",
+  );
 });
 
 test("GET /analytics/meta: the names, labels and types callers rely on, in order", async ({ gw }) => {

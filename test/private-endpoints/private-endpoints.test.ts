@@ -72,8 +72,20 @@ test.after(async (ctx) => {
 
 const UNKNOWN_ID = "3f1c2a4e-8b7d-4c6e-9a51-0d2e7f3b6c18";
 const FULL_FIELDS = [
-  "id", "base_url", "upstream_model_id", "declared_region", "declared_zdr", "model_name", "model_permaslug", "model_slug",
-  "provider_name", "provider_slug", "pricing", "status", "created_at", "validated_at",
+  "id",
+  "base_url",
+  "upstream_model_id",
+  "declared_region",
+  "declared_zdr",
+  "model_name",
+  "model_permaslug",
+  "model_slug",
+  "provider_name",
+  "provider_slug",
+  "pricing",
+  "status",
+  "created_at",
+  "validated_at",
 ];
 const SUMMARY_FIELDS = ["id", "created_at", "model_name", "model_permaslug", "model_slug", "provider_name", "status"];
 const CHECK_NAMES = ["credential", "destination", "reachable", "auth_ok", "model_ok"];
@@ -100,8 +112,7 @@ function endpointBody(upstream: TlsUpstream, overrides: Json = {}): Json {
 const createEndpoint = (gw: TestGateway, key: string, body: Json) => call(gw.url, "POST", "/api/v1/private-endpoints", { key, body });
 const getEndpoint = (gw: TestGateway, key: string, id: string) => call(gw.url, "GET", `/api/v1/private-endpoints/${id}`, { key });
 const patchEndpoint = (gw: TestGateway, key: string, id: string, body: Json) => call(gw.url, "PATCH", `/api/v1/private-endpoints/${id}`, { key, body });
-const validate = (gw: TestGateway, key: string, id: string, workspaceId: string) =>
-  call(gw.url, "POST", `/api/v1/private-endpoints/${id}/validate`, { key, body: { workspace_id: workspaceId } });
+const validate = (gw: TestGateway, key: string, id: string, workspaceId: string) => call(gw.url, "POST", `/api/v1/private-endpoints/${id}/validate`, { key, body: { workspace_id: workspaceId } });
 const activate = (gw: TestGateway, key: string, id: string) => call(gw.url, "POST", `/api/v1/private-endpoints/${id}/activate`, { key });
 
 async function newEndpoint({ gw, upstream, org }: Ctx, overrides: Json = {}): Promise<Json> {
@@ -114,9 +125,15 @@ function checksOf(res: Reply): Check[] {
   assert.is(res.status, 200, res.text);
   assert.equal(Object.keys(at(res.body, "data") as object).sort(), ["checks", "passed"]);
   const checks = at(res.body, "data", "checks") as Check[];
-  assert.equal(checks.map((c) => c.name), CHECK_NAMES);
+  assert.equal(
+    checks.map((c) => c.name),
+    CHECK_NAMES,
+  );
   for (const check of checks) assert.equal(Object.keys(check).sort(), ["message", "name", "passed"]);
-  assert.is(at(res.body, "data", "passed"), checks.every((c) => c.passed));
+  assert.is(
+    at(res.body, "data", "passed"),
+    checks.every((c) => c.passed),
+  );
   return checks;
 }
 
@@ -153,11 +170,15 @@ const requestsFor = (upstream: TlsUpstream, model: string) => upstream.requests.
 // ---------------------------------------------------------------------------------------------
 
 test("POST /private-endpoints: 201 draft with every field of 2.11, the catalog model's identity and decimal prices", async (ctx) => {
-  const res = await createEndpoint(ctx.gw, ctx.org.key, endpointBody(ctx.upstream, {
-    declared_region: "europe",
-    declared_zdr: true,
-    pricing: { prompt: "0.0000025", completion: "0.00001" },
-  }));
+  const res = await createEndpoint(
+    ctx.gw,
+    ctx.org.key,
+    endpointBody(ctx.upstream, {
+      declared_region: "europe",
+      declared_zdr: true,
+      pricing: { prompt: "0.0000025", completion: "0.00001" },
+    }),
+  );
   assert.is(res.status, 201, res.text);
   const data = at(res.body, "data") as Json;
   assert.equal(Object.keys(data).sort(), [...FULL_FIELDS].sort());
@@ -201,7 +222,10 @@ test("GET /private-endpoints: summary records of the organization only, newest f
   assert.is(res.status, 200, res.text);
   assert.equal(Object.keys(res.body as object), ["data"]);
   const data = at(res.body, "data") as Json[];
-  assert.equal(data.map((d) => d.id), [at(second.body, "data", "id"), at(first.body, "data", "id")]);
+  assert.equal(
+    data.map((d) => d.id),
+    [at(second.body, "data", "id"), at(first.body, "data", "id")],
+  );
   for (const item of data) assert.equal(Object.keys(item).sort(), [...SUMMARY_FIELDS].sort());
   assert.equal(data[0], {
     id: at(second.body, "data", "id"),
@@ -347,17 +371,61 @@ interface PatchRow {
 }
 
 const PATCH_RULES: PatchRow[] = [
-  { name: "same model id, nothing else: a no-op keeps everything", body: () => ({ upstream_model_id: "m1" }), expect: { upstream_model_id: "m1", base: "b1", declared_region: "europe", declared_zdr: true, validation: "kept" } },
-  { name: "same model id and the stored base_url: a no-op", body: ({ b1 }) => ({ upstream_model_id: "m1", base_url: b1 }), expect: { upstream_model_id: "m1", base: "b1", declared_region: "europe", declared_zdr: true, validation: "kept" } },
-  { name: "declarations restated unchanged: a no-op", body: () => ({ upstream_model_id: "m1", declared_region: "europe", declared_zdr: true }), expect: { upstream_model_id: "m1", base: "b1", declared_region: "europe", declared_zdr: true, validation: "kept" } },
-  { name: "new model id, base_url and declarations omitted: base kept, declarations cleared", body: () => ({ upstream_model_id: "m2" }), expect: { upstream_model_id: "m2", base: "b1", declared_region: null, declared_zdr: false, validation: "cleared" } },
-  { name: "new base_url, declarations omitted: cleared", body: ({ b2 }) => ({ upstream_model_id: "m1", base_url: b2 }), expect: { upstream_model_id: "m1", base: "b2", declared_region: null, declared_zdr: false, validation: "cleared" } },
-  { name: "new upstream with both declarations given: they apply", body: ({ b2 }) => ({ upstream_model_id: "m2", base_url: b2, declared_region: "us", declared_zdr: true }), expect: { upstream_model_id: "m2", base: "b2", declared_region: "us", declared_zdr: true, validation: "cleared" } },
-  { name: "new model id with only a region given: region applies, ZDR cleared", body: () => ({ upstream_model_id: "m2", declared_region: "europe" }), expect: { upstream_model_id: "m2", base: "b1", declared_region: "europe", declared_zdr: false, validation: "cleared" } },
-  { name: "same upstream, new region: ZDR kept", body: () => ({ upstream_model_id: "m1", declared_region: "global" }), expect: { upstream_model_id: "m1", base: "b1", declared_region: "global", declared_zdr: true, validation: "cleared" } },
-  { name: "same upstream, region null clears it", body: () => ({ upstream_model_id: "m1", declared_region: null }), expect: { upstream_model_id: "m1", base: "b1", declared_region: null, declared_zdr: true, validation: "cleared" } },
-  { name: "same upstream, ZDR withdrawn", body: () => ({ upstream_model_id: "m1", declared_zdr: false }), expect: { upstream_model_id: "m1", base: "b1", declared_region: "europe", declared_zdr: false, validation: "cleared" } },
-  { name: "camelCase keys are accepted too", body: () => ({ upstreamModelId: "m1", declaredZdr: false }), expect: { upstream_model_id: "m1", base: "b1", declared_region: "europe", declared_zdr: false, validation: "cleared" } },
+  {
+    name: "same model id, nothing else: a no-op keeps everything",
+    body: () => ({ upstream_model_id: "m1" }),
+    expect: { upstream_model_id: "m1", base: "b1", declared_region: "europe", declared_zdr: true, validation: "kept" },
+  },
+  {
+    name: "same model id and the stored base_url: a no-op",
+    body: ({ b1 }) => ({ upstream_model_id: "m1", base_url: b1 }),
+    expect: { upstream_model_id: "m1", base: "b1", declared_region: "europe", declared_zdr: true, validation: "kept" },
+  },
+  {
+    name: "declarations restated unchanged: a no-op",
+    body: () => ({ upstream_model_id: "m1", declared_region: "europe", declared_zdr: true }),
+    expect: { upstream_model_id: "m1", base: "b1", declared_region: "europe", declared_zdr: true, validation: "kept" },
+  },
+  {
+    name: "new model id, base_url and declarations omitted: base kept, declarations cleared",
+    body: () => ({ upstream_model_id: "m2" }),
+    expect: { upstream_model_id: "m2", base: "b1", declared_region: null, declared_zdr: false, validation: "cleared" },
+  },
+  {
+    name: "new base_url, declarations omitted: cleared",
+    body: ({ b2 }) => ({ upstream_model_id: "m1", base_url: b2 }),
+    expect: { upstream_model_id: "m1", base: "b2", declared_region: null, declared_zdr: false, validation: "cleared" },
+  },
+  {
+    name: "new upstream with both declarations given: they apply",
+    body: ({ b2 }) => ({ upstream_model_id: "m2", base_url: b2, declared_region: "us", declared_zdr: true }),
+    expect: { upstream_model_id: "m2", base: "b2", declared_region: "us", declared_zdr: true, validation: "cleared" },
+  },
+  {
+    name: "new model id with only a region given: region applies, ZDR cleared",
+    body: () => ({ upstream_model_id: "m2", declared_region: "europe" }),
+    expect: { upstream_model_id: "m2", base: "b1", declared_region: "europe", declared_zdr: false, validation: "cleared" },
+  },
+  {
+    name: "same upstream, new region: ZDR kept",
+    body: () => ({ upstream_model_id: "m1", declared_region: "global" }),
+    expect: { upstream_model_id: "m1", base: "b1", declared_region: "global", declared_zdr: true, validation: "cleared" },
+  },
+  {
+    name: "same upstream, region null clears it",
+    body: () => ({ upstream_model_id: "m1", declared_region: null }),
+    expect: { upstream_model_id: "m1", base: "b1", declared_region: null, declared_zdr: true, validation: "cleared" },
+  },
+  {
+    name: "same upstream, ZDR withdrawn",
+    body: () => ({ upstream_model_id: "m1", declared_zdr: false }),
+    expect: { upstream_model_id: "m1", base: "b1", declared_region: "europe", declared_zdr: false, validation: "cleared" },
+  },
+  {
+    name: "camelCase keys are accepted too",
+    body: () => ({ upstreamModelId: "m1", declaredZdr: false }),
+    expect: { upstream_model_id: "m1", base: "b1", declared_region: "europe", declared_zdr: false, validation: "cleared" },
+  },
 ];
 
 test("PATCH /private-endpoints/{id} follows the API's rules (table)", async (ctx) => {

@@ -76,11 +76,14 @@ export function deltas(chunks: JsonObject[]): JsonObject[] {
 }
 
 export function contentOf(chunks: JsonObject[]): string {
-  return deltas(chunks).map((d) => (typeof d.content === "string" ? d.content : "")).join("");
+  return deltas(chunks)
+    .map((d) => (typeof d.content === "string" ? d.content : ""))
+    .join("");
 }
 
 export function finishReasons(chunks: JsonObject[]): unknown[] {
-  return chunks.flatMap((chunk) => (Array.isArray(chunk.choices) ? chunk.choices : []))
+  return chunks
+    .flatMap((chunk) => (Array.isArray(chunk.choices) ? chunk.choices : []))
     .map((choice) => (choice && typeof choice === "object" && !Array.isArray(choice) ? choice.finish_reason : undefined))
     .filter((reason) => reason !== null && reason !== undefined);
 }

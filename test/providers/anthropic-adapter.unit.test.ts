@@ -88,7 +88,10 @@ test("request: system/developer, images, tool calls, merged tool results, tools 
       },
     ],
     max_tokens: 100,
-    system: [{ type: "text", text: "You are terse." }, { type: "text", text: "Answer in English." }],
+    system: [
+      { type: "text", text: "You are terse." },
+      { type: "text", text: "Answer in English." },
+    ],
     temperature: 1,
     top_p: 0.9,
     top_k: 40,
@@ -110,7 +113,10 @@ test("request: max_tokens defaults, tool_choice forms, unsupported content", asy
   for (const [choice, expected] of [
     ["auto", { type: "auto" }],
     ["none", { type: "none" }],
-    [{ type: "function", function: { name: "f" } }, { type: "tool", name: "f" }],
+    [
+      { type: "function", function: { name: "f" } },
+      { type: "tool", name: "f" },
+    ],
   ] as const) {
     await anthropicChat.chat(target, { messages: [{ role: "user", content: "hi" }], tools, tool_choice: choice }, signal());
     assert.equal(lastBody(mock).tool_choice, expected);
@@ -120,7 +126,16 @@ test("request: max_tokens defaults, tool_choice forms, unsupported content", asy
 });
 
 test("chat: the answer comes back as a chat.completion with usage and finish reasons", async ({ mock }) => {
-  const result = await anthropicChat.chat(targetFor(mock, "anthropic", MODEL), { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Say hello to everyone" }] }, signal());
+  const result = await anthropicChat.chat(
+    targetFor(mock, "anthropic", MODEL),
+    {
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Say hello to everyone" },
+      ],
+    },
+    signal(),
+  );
   assert.is(result.body.object, "chat.completion");
   assert.is(result.body.model, MODEL);
   const choice = choiceOf(result.body);
@@ -138,7 +153,12 @@ test("chat: the answer comes back as a chat.completion with usage and finish rea
 test("chat: cache reads and writes count into prompt tokens, reads as cached tokens", async ({ mock }) => {
   mock.rule({
     rawBody: JSON.stringify({
-      id: "msg_1", type: "message", role: "assistant", model: MODEL, content: [{ type: "text", text: "ok" }], stop_reason: "end_turn",
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      model: MODEL,
+      content: [{ type: "text", text: "ok" }],
+      stop_reason: "end_turn",
       usage: { input_tokens: 10, cache_read_input_tokens: 200, cache_creation_input_tokens: 30, output_tokens: 5 },
     }),
   });
@@ -149,7 +169,11 @@ test("chat: cache reads and writes count into prompt tokens, reads as cached tok
 
 test("chat: tool_use becomes tool_calls with JSON-string arguments; thinking becomes reasoning", async ({ mock }) => {
   mock.rule({ toolCall: { name: "get_weather", arguments: '{"city":"Paris"}' }, reasoning: "Need the weather tool." });
-  const result = await anthropicChat.chat(targetFor(mock, "anthropic", MODEL), { messages: [{ role: "user", content: "Weather?" }], tools: [{ type: "function", function: { name: "get_weather" } }] }, signal());
+  const result = await anthropicChat.chat(
+    targetFor(mock, "anthropic", MODEL),
+    { messages: [{ role: "user", content: "Weather?" }], tools: [{ type: "function", function: { name: "get_weather" } }] },
+    signal(),
+  );
   const choice = choiceOf(result.body);
   assert.is(choice.finish_reason, "tool_calls");
   assert.is(choice.native_finish_reason, "tool_use");
@@ -185,7 +209,9 @@ test("chatStream: events become OpenAI chunks: role first, text deltas, finish, 
 
 test("chatStream: tool_use streams as tool call fragments; thinking as reasoning deltas", async ({ mock }) => {
   mock.rule({ reply: "Let me check.", toolCall: { name: "lookup", arguments: '{"q":"weather in Paris"}' }, reasoning: "Think first." });
-  const chunks = await collect(await anthropicChat.chatStream(targetFor(mock, "anthropic", MODEL), { messages: [{ role: "user", content: "?" }], tools: [{ type: "function", function: { name: "lookup" } }] }, signal()));
+  const chunks = await collect(
+    await anthropicChat.chatStream(targetFor(mock, "anthropic", MODEL), { messages: [{ role: "user", content: "?" }], tools: [{ type: "function", function: { name: "lookup" } }] }, signal()),
+  );
   const all = deltas(chunks);
   assert.is(all.map((d) => (typeof d.reasoning === "string" ? d.reasoning : "")).join(""), "Think first.");
   assert.is(contentOf(chunks), "Let me check.");

@@ -198,7 +198,10 @@ test("openai: the input file holds chat requests with the target's model, never 
   const requests = items(2);
   requests[0]!.body = { ...requests[0]!.body, stream: true, stream_options: { include_usage: true } };
   await api.submit(target, requests, signal());
-  assert.equal(mock.requests.map((r) => r.path), ["/openai/v1/files", "/openai/v1/batches"]);
+  assert.equal(
+    mock.requests.map((r) => r.path),
+    ["/openai/v1/files", "/openai/v1/batches"],
+  );
   assert.is(mock.requests[0]?.headers.authorization, `Bearer ${mock.apiKey}`);
   const create = mock.requests[1]?.body as Record<string, unknown>;
   assert.is(create.endpoint, "/v1/chat/completions");

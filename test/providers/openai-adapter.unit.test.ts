@@ -39,7 +39,10 @@ test("chat: max_completion_tokens below the reply length ends with finish_reason
 test("chat: reasoning and cached token details are read from usage", async ({ mock }) => {
   mock.rule({
     rawBody: JSON.stringify({
-      id: "x", object: "chat.completion", created: 1, model: MODEL,
+      id: "x",
+      object: "chat.completion",
+      created: 1,
+      model: MODEL,
       choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
       usage: { prompt_tokens: 100, completion_tokens: 40, total_tokens: 140, completion_tokens_details: { reasoning_tokens: 25 }, prompt_tokens_details: { cached_tokens: 64 } },
     }),
@@ -108,14 +111,16 @@ test("logprobs: the request flags pass through and the provider's logprobs come 
   assert.is(lastBody(mock).logprobs, true);
   assert.is(lastBody(mock).top_logprobs, 2);
   const logprobs = (result.body.choices as Array<Record<string, unknown>>)[0]?.logprobs as { content: Array<Record<string, unknown>> };
-  assert.equal(logprobs.content.map((entry) => entry.token), ["Hello ", "from ", MODEL]);
+  assert.equal(
+    logprobs.content.map((entry) => entry.token),
+    ["Hello ", "from ", MODEL],
+  );
   assert.is((logprobs.content[0]?.top_logprobs as unknown[] | undefined)?.length, 2);
 
   const custom = [{ token: "Hi", logprob: -0.5, top_logprobs: [{ token: "Hi", logprob: -0.5 }] }];
   mock.rule({ reply: "Hi", logprobs: custom });
   const chunks = await collect(await openAiChat.chatStream(targetFor(mock, "openai", MODEL), { messages, logprobs: true }, signal()));
-  const streamed = chunks.flatMap((chunk) => (chunk.choices as Array<Record<string, unknown>>))
-    .flatMap((choice) => (choice.logprobs ? (choice.logprobs as { content: unknown[] }).content : []));
+  const streamed = chunks.flatMap((chunk) => chunk.choices as Array<Record<string, unknown>>).flatMap((choice) => (choice.logprobs ? (choice.logprobs as { content: unknown[] }).content : []));
   assert.equal(streamed, custom);
 });
 
@@ -134,7 +139,14 @@ test("embeddings: always float, every other field as the pipeline passed it, vec
 
 test("embeddings: vectors are ordered by the index the provider gives", async ({ mock }) => {
   mock.rule({
-    rawBody: JSON.stringify({ object: "list", data: [{ index: 1, embedding: [2] }, { index: 0, embedding: [1] }], usage: { prompt_tokens: 3, total_tokens: 3 } }),
+    rawBody: JSON.stringify({
+      object: "list",
+      data: [
+        { index: 1, embedding: [2] },
+        { index: 0, embedding: [1] },
+      ],
+      usage: { prompt_tokens: 3, total_tokens: 3 },
+    }),
   });
   const result = await openAiChat.embeddings(targetFor(mock, "openai", "embed-mock"), { input: ["a", "b"] }, signal());
   assert.equal(result.vectors, [[1], [2]]);

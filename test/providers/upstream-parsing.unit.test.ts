@@ -14,7 +14,7 @@ async function events(parts: Array<string | Uint8Array>): Promise<SseEvent[]> {
   return out;
 }
 
-const STREAM = ": keep-alive\n\nevent: message_start\ndata: {\"a\":\"é😀\"}\n\ndata: line1\ndata:line2\r\n\r\ndata: [DONE]\n\n";
+const STREAM = ': keep-alive\n\nevent: message_start\ndata: {"a":"é😀"}\n\ndata: line1\ndata:line2\r\n\r\ndata: [DONE]\n\n';
 const EXPECTED: SseEvent[] = [
   { event: "message_start", data: '{"a":"é😀"}' },
   { event: undefined, data: "line1\nline2" },

@@ -70,7 +70,12 @@ test("a store that does not exist yet: nothing narrowed, nothing logged, no mark
   const logs = captureLogs();
   await narrowModes(path.join(dir, "none"), logs.log);
   assert.equal(logs.lines, []);
-  assert.not.ok(await fs.access(path.join(dir, "none")).then(() => true, () => false));
+  assert.not.ok(
+    await fs.access(path.join(dir, "none")).then(
+      () => true,
+      () => false,
+    ),
+  );
 });
 
 test("the data directory is closed to other users (0700), or let through by the database's group alone (0710)", async ({ dir }) => {
@@ -80,7 +85,10 @@ test("the data directory is closed to other users (0700), or let through by the 
   const logs = captureLogs();
   await closeDataDir(data, logs.log);
   assert.is(await modeOf(data), 0o700);
-  assert.equal(logs.lines.map(({ from, to }) => ({ from, to })), [{ from: "755", to: "700" }]);
+  assert.equal(
+    logs.lines.map(({ from, to }) => ({ from, to })),
+    [{ from: "755", to: "700" }],
+  );
 
   const gid = process.getgid?.() ?? 0;
   await closeDataDir(data, logs.log, { gid });
@@ -100,7 +108,10 @@ test("GATEWAY_CONFIG loses what it grants every other user; the owner and group 
   const logs = captureLogs();
   await closeConfigFile(file, logs.log);
   assert.is(await modeOf(file), 0o640);
-  assert.equal(logs.lines.map(({ file, from, to }) => ({ file, from, to })), [{ file, from: "644", to: "640" }]);
+  assert.equal(
+    logs.lines.map(({ file, from, to }) => ({ file, from, to })),
+    [{ file, from: "644", to: "640" }],
+  );
   await closeConfigFile(file, logs.log);
   await closeConfigFile(undefined, logs.log);
   assert.is(logs.lines.length, 1, "nothing more to do");

@@ -175,15 +175,24 @@ export function docx(): Buffer {
 export function xlsx(): Buffer {
   const main = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
   return ooxml("xl/workbook.xml", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml", [
-    ["xl/workbook.xml", `${XML}<workbook xmlns="${main}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>`],
-    ["xl/_rels/workbook.xml.rels", `${XML}<Relationships xmlns="${RELS}"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`],
+    [
+      "xl/workbook.xml",
+      `${XML}<workbook xmlns="${main}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+    ],
+    [
+      "xl/_rels/workbook.xml.rels",
+      `${XML}<Relationships xmlns="${RELS}"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`,
+    ],
     ["xl/worksheets/sheet1.xml", `${XML}<worksheet xmlns="${main}"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Hello</t></is></c></row></sheetData></worksheet>`],
   ]);
 }
 
 export function pptx(): Buffer {
   return ooxml("ppt/presentation.xml", "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml", [
-    ["ppt/presentation.xml", `${XML}<p:presentation xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"><p:sldSz cx="9144000" cy="6858000"/><p:notesSz cx="6858000" cy="9144000"/></p:presentation>`],
+    [
+      "ppt/presentation.xml",
+      `${XML}<p:presentation xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"><p:sldSz cx="9144000" cy="6858000"/><p:notesSz cx="6858000" cy="9144000"/></p:presentation>`,
+    ],
   ]);
 }
 
@@ -276,7 +285,7 @@ function oggCrc(bytes: Buffer): number {
 }
 
 export const TEXTS = {
-  json: `${JSON.stringify({ name: "gateway", items: [1, 2.5, -3e2], nested: { ok: true, none: null, text: "a \"quoted\" \\u00e9 word" } }, null, 2)}\n`,
+  json: `${JSON.stringify({ name: "gateway", items: [1, 2.5, -3e2], nested: { ok: true, none: null, text: 'a "quoted" \\u00e9 word' } }, null, 2)}\n`,
   ndjson: '{"id":1,"text":"first"}\n{"id":2,"text":"second, with a comma"}\n\n[3,"third"]\n',
   csv: 'name,age,city\r\nAda,36,London\r\n"Hopper, Grace",85,"New York, ""NY"""\r\n',
   markdown: "# Notes\n\nSome *emphasis* and a [link](https://example.com).\n\n- one\n- two\n",

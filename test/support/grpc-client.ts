@@ -20,17 +20,9 @@ import { ErrorDetailSchema, type ErrorDetail } from "../../gen/gateway/v1/errors
  * from the status code and the `grpc-status-details-bin` trailer.
  */
 export interface GrpcClient {
-  unary<I extends DescMessage, O extends DescMessage>(
-    method: DescMethodUnary<I, O>,
-    request: MessageInitShape<I>,
-    metadata?: Record<string, string>,
-  ): Promise<MessageShape<O>>;
+  unary<I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, request: MessageInitShape<I>, metadata?: Record<string, string>): Promise<MessageShape<O>>;
   /** A server stream: its messages as they arrive; a failed call throws a GrpcCallError from the iteration. */
-  serverStream<I extends DescMessage, O extends DescMessage>(
-    method: DescMethodServerStreaming<I, O>,
-    request: MessageInitShape<I>,
-    metadata?: Record<string, string>,
-  ): ServerStream<MessageShape<O>>;
+  serverStream<I extends DescMessage, O extends DescMessage>(method: DescMethodServerStreaming<I, O>, request: MessageInitShape<I>, metadata?: Record<string, string>): ServerStream<MessageShape<O>>;
   /** A bidirectional stream that sends every request, half-closes, and collects every answer. */
   bidiStream<I extends DescMessage, O extends DescMessage>(
     method: DescMethodBiDiStreaming<I, O>,

@@ -23,7 +23,7 @@ export async function call(base: string, method: string, path: string, options: 
   if (payload !== undefined) headers["content-type"] ??= "application/json";
   const res = await fetch(base + path, { method, headers, body: payload });
   const text = await res.text();
-  let body: unknown ;
+  let body: unknown;
   try {
     body = text ? JSON.parse(text) : undefined;
   } catch {
@@ -43,26 +43,28 @@ export function at(value: unknown, ...path: Array<string | number>): unknown {
 }
 
 /** A request the WHATWG URL parser would normalise (`..`, `%2e%2e`), sent byte for byte. */
-export function rawRequest(base: string, method: string, path: string, options: { key?: string; headers?: Record<string, string>; body?: Buffer | string } = {}): Promise<{ status: number; body: unknown; headers: http.IncomingHttpHeaders }> {
+export function rawRequest(
+  base: string,
+  method: string,
+  path: string,
+  options: { key?: string; headers?: Record<string, string>; body?: Buffer | string } = {},
+): Promise<{ status: number; body: unknown; headers: http.IncomingHttpHeaders }> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: url.hostname, port: url.port, method, path, headers: { ...(options.key ? { authorization: `Bearer ${options.key}` } : {}), ...options.headers } },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => (text += chunk));
-        res.on("end", () => {
-          let body: unknown;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            body = text;
-          }
-          resolve({ status: res.statusCode ?? 0, body, headers: res.headers });
-        });
-      },
-    );
+    const req = http.request({ host: url.hostname, port: url.port, method, path, headers: { ...(options.key ? { authorization: `Bearer ${options.key}` } : {}), ...options.headers } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => {
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = text;
+        }
+        resolve({ status: res.statusCode ?? 0, body, headers: res.headers });
+      });
+    });
     req.on("error", reject);
     req.end(options.body);
   });

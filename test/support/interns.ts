@@ -38,7 +38,9 @@ export interface InternsEnv {
 export async function startInternsGateway(env: Record<string, string> = {}): Promise<InternsEnv> {
   const catalog = await writeCatalogFile({
     providers: [{ slug: "mockai", kind: "openai", base_url: "http://127.0.0.1:9/v1", api_key: "" }],
-    models: [{ id: CATALOG_MODEL, name: "Mock: Chat", context_length: 8000, endpoints: [{ provider: "mockai", upstream_model_id: "chat-a", pricing: { prompt: "0.000001", completion: "0.000002" } }] }],
+    models: [
+      { id: CATALOG_MODEL, name: "Mock: Chat", context_length: 8000, endpoints: [{ provider: "mockai", upstream_model_id: "chat-a", pricing: { prompt: "0.000001", completion: "0.000002" } }] },
+    ],
     regional_hosts: { [REGIONAL_HOST]: "europe" },
   });
   const hosts = new TestInternHosts();
@@ -59,9 +61,7 @@ export async function startInternsGateway(env: Record<string, string> = {}): Pro
 
 /** Another workspace of an organization, with a management key of its own. */
 export async function seedWorkspace(organizationId: string, slug: string): Promise<Workspace> {
-  const workspace = await WorkspaceRow.sequelize!.transaction((transaction) =>
-    createWorkspaceRow({ organizationId, name: `Workspace ${slug}`, slug, createdBy: "test" }, transaction),
-  );
+  const workspace = await WorkspaceRow.sequelize!.transaction((transaction) => createWorkspaceRow({ organizationId, name: `Workspace ${slug}`, slug, createdBy: "test" }, transaction));
   return { workspaceId: workspace.id, key: await seedKey(organizationId, workspace.id, { isManagement: true }) };
 }
 

@@ -96,7 +96,10 @@ function grpcWebTrailers(reply: Omit<WireReply, "trailers">): Record<string, str
   for (let at = 0; at + 5 <= reply.body.length; ) {
     const length = reply.body.readUInt32BE(at + 1);
     if (reply.body[at]! & 0x80) {
-      for (const line of reply.body.subarray(at + 5, at + 5 + length).toString("utf8").split("\r\n")) {
+      for (const line of reply.body
+        .subarray(at + 5, at + 5 + length)
+        .toString("utf8")
+        .split("\r\n")) {
         const colon = line.indexOf(":");
         if (colon > 0) out[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
       }

@@ -15,21 +15,25 @@ export function suite<T = Record<string, unknown>>(name: string, context?: T): T
   const inner = uvuSuite<T>(name, context);
   let setupError: unknown;
 
-  const guardHook = (hook: HookName, callback: Callback<T>): Callback<T> => async (state) => {
-    if (setupError !== undefined && hook !== "after") return;
-    try {
+  const guardHook =
+    (hook: HookName, callback: Callback<T>): Callback<T> =>
+    async (state) => {
+      if (setupError !== undefined && hook !== "after") return;
+      try {
+        await callback(state);
+      } catch (error) {
+        // A throw from before.each fails its test through uvu's own per-test catch, which reports it.
+        if (hook === "before.each") throw error;
+        if (hook === "before") setupError = error;
+        recordHookFailure(name, hook, error);
+      }
+    };
+  const guardTest =
+    (callback: Callback<T>): Callback<T> =>
+    async (state) => {
+      if (setupError !== undefined) throw new Error(`not run: the suite's before hook threw (${errorMessage(setupError)})`);
       await callback(state);
-    } catch (error) {
-      // A throw from before.each fails its test through uvu's own per-test catch, which reports it.
-      if (hook === "before.each") throw error;
-      if (hook === "before") setupError = error;
-      recordHookFailure(name, hook, error);
-    }
-  };
-  const guardTest = (callback: Callback<T>): Callback<T> => async (state) => {
-    if (setupError !== undefined) throw new Error(`not run: the suite's before hook threw (${errorMessage(setupError)})`);
-    await callback(state);
-  };
+    };
 
   const test = ((title: string, callback: Callback<T>) => inner(title, guardTest(callback))) as Test<T>;
   test.only = (title, callback) => inner.only(title, guardTest(callback));

@@ -46,9 +46,23 @@ export async function startTlsUpstream(): Promise<TlsUpstream> {
   const certFile = path.join(dir, "cert.pem");
   const keyFile = path.join(dir, "key.pem");
   await run("openssl", [
-    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-    "-keyout", keyFile, "-out", certFile,
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=localhost",
+    "-addext",
+    "subjectAltName=DNS:localhost,IP:127.0.0.1",
+    "-keyout",
+    keyFile,
+    "-out",
+    certFile,
   ]);
   const requests: RecordedRequest[] = [];
   const server = https.createServer({ cert: await fs.readFile(certFile), key: await fs.readFile(keyFile) }, (req, res) => {

@@ -69,8 +69,18 @@ if (!chromiumMissing(test, "console batches browser test")) {
     await bar.waitFor();
     assert.match(await statusOf(page, id).innerText(), /^(Validating|In progress)$/);
     assert.match(await detail(page, id).innerText(), "0 of 3 done");
-    assert.is(await detail(page, id).getByRole("button", { name: `Cancel batch ${id}` }).count(), 1);
-    assert.is(await detail(page, id).getByRole("button", { name: `Delete batch ${id}` }).count(), 0);
+    assert.is(
+      await detail(page, id)
+        .getByRole("button", { name: `Cancel batch ${id}` })
+        .count(),
+      1,
+    );
+    assert.is(
+      await detail(page, id)
+        .getByRole("button", { name: `Delete batch ${id}` })
+        .count(),
+      0,
+    );
     assert.is(await page.getByRole("table", { name: `Results of batch ${id}` }).count(), 0);
     await screenshot(page, "batches-running");
 
@@ -102,10 +112,14 @@ if (!chromiumMissing(test, "console batches browser test")) {
     env.upstream.rule({ until: held.until });
     const id = await submitted(env, 4, "stop");
     await openBatch(page, id);
-    await detail(page, id).getByRole("button", { name: `Cancel batch ${id}` }).click();
+    await detail(page, id)
+      .getByRole("button", { name: `Cancel batch ${id}` })
+      .click();
     await page.getByRole("button", { name: "Yes, cancel the batch" }).click();
     // Items already sent finish; the rest end cancelled.
-    await statusOf(page, id).filter({ hasText: /Cancelling|Cancelled/ }).waitFor();
+    await statusOf(page, id)
+      .filter({ hasText: /Cancelling|Cancelled/ })
+      .waitFor();
     held.open();
     await statusOf(page, id).filter({ hasText: "Cancelled" }).waitFor({ timeout: 60_000 });
     const done = await waitTerminal(env.gw.url, env.gw.key, id);
@@ -113,10 +127,14 @@ if (!chromiumMissing(test, "console batches browser test")) {
     const counts = at(done.body, "request_counts") as { completed: number; failed: number; total: number };
     assert.match(await detail(page, id).innerText(), `${counts.completed + counts.failed} of 4 done`);
 
-    await detail(page, id).getByRole("button", { name: `Delete batch ${id}` }).click();
+    await detail(page, id)
+      .getByRole("button", { name: `Delete batch ${id}` })
+      .click();
     await page.getByRole("button", { name: "Cancel", exact: true }).click();
     assert.is(await detail(page, id).count(), 1, "cancelling the confirmation keeps the batch");
-    await detail(page, id).getByRole("button", { name: `Delete batch ${id}` }).click();
+    await detail(page, id)
+      .getByRole("button", { name: `Delete batch ${id}` })
+      .click();
     await page.getByRole("button", { name: "Yes, delete the batch" }).click();
     await detail(page, id).waitFor({ state: "detached" });
     await list(page).getByRole("row").filter({ hasText: id }).waitFor({ state: "detached" });
@@ -130,13 +148,17 @@ if (!chromiumMissing(test, "console batches browser test")) {
     await statusOf(page, id).filter({ hasText: "Completed" }).waitFor();
     // Deleted behind the page's back: the page's delete gets the API's 404.
     assert.is((await call(env.gw.url, "DELETE", `/api/v1/batches/${id}`, { key: env.gw.key })).status, 200);
-    await detail(page, id).getByRole("button", { name: `Delete batch ${id}` }).click();
+    await detail(page, id)
+      .getByRole("button", { name: `Delete batch ${id}` })
+      .click();
     await page.getByRole("button", { name: "Yes, delete the batch" }).click();
     const alert = detail(page, id).getByRole("alert").filter({ hasText: "The change was not made" });
     await alert.waitFor();
     const refused = await call(env.gw.url, "DELETE", `/api/v1/batches/${id}`, { key: env.gw.key });
     assert.match(await alert.innerText(), String(at(refused.body, "error", "message")));
-    await detail(page, id).getByRole("button", { name: `Close batch ${id}` }).click();
+    await detail(page, id)
+      .getByRole("button", { name: `Close batch ${id}` })
+      .click();
   });
 
   test("the list pages by 20, newest first", async ({ env, page, browser }) => {
@@ -154,7 +176,10 @@ if (!chromiumMissing(test, "console batches browser test")) {
     await list(page).getByRole("row").filter({ hasText: ids[0]! }).waitFor();
     await pager.getByRole("button", { name: "Previous page" }).click();
     await pager.getByText("Rows 1–20").waitFor();
-    await list(page).getByRole("row").filter({ hasText: ids.at(-1)! }).waitFor();
+    await list(page)
+      .getByRole("row")
+      .filter({ hasText: ids.at(-1)! })
+      .waitFor();
 
     // At phone width: the page fits, an open batch and its results included.
     await page.setViewportSize({ width: 390, height: 844 });

@@ -22,7 +22,10 @@ const test = suite<Context>("console: guardrails");
 
 const NAME = "EU only";
 const guardrailsTable = (page: Page) => page.getByRole("table", { name: /^Guardrails of / });
-const rowOf = (page: Page, name: string) => guardrailsTable(page).getByRole("row").filter({ has: page.getByRole("cell", { name, exact: true }) });
+const rowOf = (page: Page, name: string) =>
+  guardrailsTable(page)
+    .getByRole("row")
+    .filter({ has: page.getByRole("cell", { name, exact: true }) });
 const assignments = (page: Page) => page.getByRole("region", { name: `Assignments of guardrail ${NAME}` });
 
 if (!chromiumMissing(test, "console guardrails browser test")) {
@@ -52,7 +55,10 @@ if (!chromiumMissing(test, "console guardrails browser test")) {
     await form.getByLabel(/^Budget per key or member/).fill("5");
     await form.getByLabel("Budget resets").selectOption({ label: "Monthly" });
     await form.getByLabel(/^Allowed providers/).fill("mockanthropic, backup");
-    await form.getByRole("group", { name: /Allowed data regions/ }).getByLabel("Europe").check();
+    await form
+      .getByRole("group", { name: /Allowed data regions/ })
+      .getByLabel("Europe")
+      .check();
     await form.getByLabel("Zero data retention").selectOption({ label: "Enforce" });
     await screenshot(page, "guardrails-new");
     await form.getByRole("button", { name: "Create guardrail" }).click();
@@ -88,10 +94,16 @@ if (!chromiumMissing(test, "console guardrails browser test")) {
     await picker.locator("option", { hasText: "ci-robot" }).waitFor({ state: "detached" });
 
     const listed = await call(gw.url, "GET", `/api/v1/guardrails/${guardrailId}/assignments/keys`, { key: gw.key });
-    assert.equal((at(listed.body, "data") as Array<{ key_hash: string }>).map((a) => a.key_hash), [robot.hash]);
+    assert.equal(
+      (at(listed.body, "data") as Array<{ key_hash: string }>).map((a) => a.key_hash),
+      [robot.hash],
+    );
     const self = await call(gw.url, "GET", "/api/v1/key", { key: robot.secret });
     const budgets = at(self.body, "data", "budgets") as Array<{ guardrail_id: string | null; limit_usd: number }>;
-    assert.ok(budgets.some((b) => b.guardrail_id === guardrailId && b.limit_usd === 5), JSON.stringify(budgets));
+    assert.ok(
+      budgets.some((b) => b.guardrail_id === guardrailId && b.limit_usd === 5),
+      JSON.stringify(budgets),
+    );
     await screenshot(page, "guardrails-assignments");
 
     await keys.getByRole("button", { name: "Unassign key ci-robot" }).click();

@@ -29,7 +29,11 @@ const BOOT_GUARD = { timeout: 60_000 };
 const chatPane = (page: Page) => page.getByRole("region", { name: `Chat with ${NAME}` });
 const conversation = (page: Page) => chatPane(page).getByRole("log", { name: `Conversation with ${NAME}` });
 const question = (page: Page) => chatPane(page).getByRole("region", { name: `${NAME} asks` });
-const rowOf = (page: Page) => page.getByRole("table", { name: "Interns of this workspace" }).getByRole("row").filter({ has: page.getByRole("cell", { name: NAME, exact: true }) });
+const rowOf = (page: Page) =>
+  page
+    .getByRole("table", { name: "Interns of this workspace" })
+    .getByRole("row")
+    .filter({ has: page.getByRole("cell", { name: NAME, exact: true }) });
 
 function workFile(env: RuntimeEnv, internId: string, file: string): string {
   return path.join(env.dataDir, "interns", internId, "work", file);
@@ -90,7 +94,9 @@ if (!chromiumMissing(test, "console interns browser test")) {
 
     await allow.click();
     await question(page).waitFor({ state: "detached" });
-    await conversation(page).getByText(/Ran it: .*approved-output/).waitFor();
+    await conversation(page)
+      .getByText(/Ran it: .*approved-output/)
+      .waitFor();
     assert.match(await conversation(page).innerText(), "You answered: Allow once");
     assert.ok(existsSync(workFile(env, internId, "proof.txt")), "the command ran in the intern's working directory");
     assert.is(await chatPane(page).getByRole("alert").count(), 0);
@@ -109,7 +115,9 @@ if (!chromiumMissing(test, "console interns browser test")) {
     await chatPane(page).getByRole("button", { name: "New conversation" }).click();
     await send(page, "[script:refuse] make the file");
     await question(page).getByRole("button", { name: "Reject once" }).click();
-    await conversation(page).getByText(/Understood: /).waitFor();
+    await conversation(page)
+      .getByText(/Understood: /)
+      .waitFor();
     assert.not.ok(existsSync(workFile(env, internId, "forbidden.txt")), "the rejected command did not run");
   });
 
@@ -126,7 +134,9 @@ if (!chromiumMissing(test, "console interns browser test")) {
     const refused = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, { key: env.key, body: { stream: true, messages: [{ role: "user", content: "hello" }] } });
     assert.is(refused.status, 409, refused.text);
     assert.match(await alert.innerText(), String(at(refused.body, "error", "message")));
-    await chatPane(page).getByRole("button", { name: `Close the chat with ${NAME}` }).click();
+    await chatPane(page)
+      .getByRole("button", { name: `Close the chat with ${NAME}` })
+      .click();
   });
 
   test("provision and suspend from the list", async ({ env, page, internId, browser }) => {

@@ -22,7 +22,10 @@ const test = suite<Context>("console: keys");
 
 const NAME = "ci-robot";
 const keysTable = (page: Page) => page.getByRole("table", { name: "Keys of the organization" });
-const rowOf = (page: Page, name: string) => keysTable(page).getByRole("row").filter({ has: page.getByRole("cell", { name, exact: true }) });
+const rowOf = (page: Page, name: string) =>
+  keysTable(page)
+    .getByRole("row")
+    .filter({ has: page.getByRole("cell", { name, exact: true }) });
 
 if (!chromiumMissing(test, "console keys browser test")) {
   test.before(async (ctx) => {

@@ -19,9 +19,13 @@ if (!chromiumMissing(test, "console overview browser test")) {
     const created = await call(url, "POST", "/api/v1/keys", { key, body: { name: "batch-robot", limit: 20, limit_reset: "monthly" } });
     assert.is(created.status, 201);
     ctx.other = { key: String(at(created.body, "key")), name: "batch-robot" };
-    const chat = (callerKey: string, model: string) =>
-      call(url, "POST", "/api/v1/chat/completions", { key: callerKey, body: { model, messages: [{ role: "user", content: "Hello there" }] } });
-    for (const [callerKey, model] of [[key, "mock/chat"], [key, "mock/chat"], [ctx.other.key, "mock/chat"], [key, "mock/claude"]] as const) {
+    const chat = (callerKey: string, model: string) => call(url, "POST", "/api/v1/chat/completions", { key: callerKey, body: { model, messages: [{ role: "user", content: "Hello there" }] } });
+    for (const [callerKey, model] of [
+      [key, "mock/chat"],
+      [key, "mock/chat"],
+      [ctx.other.key, "mock/chat"],
+      [key, "mock/claude"],
+    ] as const) {
       const res = await chat(callerKey, model);
       assert.is(res.status, 200, res.text);
     }

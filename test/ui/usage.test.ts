@@ -32,7 +32,9 @@ async function apply(page: Page): Promise<void> {
 
 /** The generations the table shows, top to bottom (from the rows' Details buttons). */
 async function shownIds(page: Page): Promise<string[]> {
-  const buttons = await calls(page).getByRole("button", { name: /^Details of / }).all();
+  const buttons = await calls(page)
+    .getByRole("button", { name: /^Details of / })
+    .all();
   return Promise.all(buttons.map(async (button) => (await button.getAttribute("aria-label"))!.replace(/^Details of /, "")));
 }
 
@@ -85,11 +87,17 @@ if (!chromiumMissing(test, "console usage log browser test")) {
     const expected = await generationIds(env);
     assert.equal(expected, [ids.failed, ids.claude, ids.robot, ids.chat[1]!, ids.chat[0]!]);
     await waitForIds(page, expected);
-    const claudeRow = calls(page).getByRole("row").filter({ has: page.getByRole("button", { name: `Details of ${ids.claude}` }) });
+    const claudeRow = calls(page)
+      .getByRole("row")
+      .filter({ has: page.getByRole("button", { name: `Details of ${ids.claude}` }) });
     assert.match(await claudeRow.innerText(), /mock\/claude\s+MockAnthropic\s+Bootstrap management key\s+Success/);
-    const failedRow = calls(page).getByRole("row").filter({ has: page.getByRole("button", { name: `Details of ${ids.failed}` }) });
+    const failedRow = calls(page)
+      .getByRole("row")
+      .filter({ has: page.getByRole("button", { name: `Details of ${ids.failed}` }) });
     assert.match(await failedRow.innerText(), /mock\/chat\s+MockAI\s+Bootstrap management key\s+Error \(400\)/);
-    const robotRow = calls(page).getByRole("row").filter({ has: page.getByRole("button", { name: `Details of ${ids.robot}` }) });
+    const robotRow = calls(page)
+      .getByRole("row")
+      .filter({ has: page.getByRole("button", { name: `Details of ${ids.robot}` }) });
     assert.match(await robotRow.innerText(), ROBOT);
     await screenshot(page, "usage");
   });

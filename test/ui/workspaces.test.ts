@@ -20,7 +20,10 @@ const test = suite<Context>("console: workspaces");
 
 const PAGE = "Workspaces & budgets";
 const workspacesTable = (page: Page) => page.getByRole("table", { name: "Workspaces of the organization" });
-const rowOf = (page: Page, name: string) => workspacesTable(page).getByRole("row").filter({ has: page.getByRole("cell", { name, exact: true }) });
+const rowOf = (page: Page, name: string) =>
+  workspacesTable(page)
+    .getByRole("row")
+    .filter({ has: page.getByRole("cell", { name, exact: true }) });
 const budgetsTable = (page: Page) => page.getByRole("table", { name: "Budgets of workspace Research" });
 
 if (!chromiumMissing(test, "console workspaces browser test")) {

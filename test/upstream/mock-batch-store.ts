@@ -39,11 +39,7 @@ export interface MockBatches {
   files(): number;
 }
 
-export type ItemOutcome =
-  | { kind: "succeeded"; answer: Json }
-  | { kind: "errored"; status: number; message: string }
-  | { kind: "canceled" }
-  | { kind: "expired" };
+export type ItemOutcome = { kind: "succeeded"; answer: Json } | { kind: "errored"; status: number; message: string } | { kind: "canceled" } | { kind: "expired" };
 
 export interface MockBatchItem {
   customId: string;
@@ -169,7 +165,7 @@ export class MockBatchStore implements MockBatches {
   }
 
   private finish(batch: MockBatch, how: NonNullable<MockBatch["endedAs"]>): void {
-    const finished = how === "expired" ? batch.faults.finishedItems ?? 0 : how === "completed" ? batch.items.length : 0;
+    const finished = how === "expired" ? (batch.faults.finishedItems ?? 0) : how === "completed" ? batch.items.length : 0;
     batch.items.forEach((item, index) => {
       if (item.outcome) return;
       if (index < finished) item.outcome = this.run(batch, item);

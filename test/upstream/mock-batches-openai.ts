@@ -112,9 +112,7 @@ const STATUS: Record<NonNullable<MockBatch["endedAs"]>, string> = { completed: "
 function batchJson(batch: MockBatch, x?: BatchExchange): Json {
   if (x && batch.phase === "ended" && batch.endedAs !== "failed" && batch.files.output === undefined && batch.files.error === undefined) writeResults(x, batch);
   const status = batch.phase === "ended" ? STATUS[batch.endedAs ?? "completed"] : batch.phase === "canceling" ? "cancelling" : batch.polls === 0 ? "validating" : "in_progress";
-  const failures = batch.endedAs === "failed"
-    ? batch.validationErrors.length > 0 ? batch.validationErrors : ["mock upstream: the batch failed"]
-    : [];
+  const failures = batch.endedAs === "failed" ? (batch.validationErrors.length > 0 ? batch.validationErrors : ["mock upstream: the batch failed"]) : [];
   return {
     id: batch.id,
     object: "batch",

@@ -103,7 +103,13 @@ function list(store: MockFileStore, provider: Provider, query: URLSearchParams, 
   const page = all.slice(start, start + limit);
   const hasMore = start + limit < all.length;
   const data = page.map(fileJson);
-  sendJson(res, 200, provider === "openai" ? { object: "list", data, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: hasMore } : { data, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: hasMore });
+  sendJson(
+    res,
+    200,
+    provider === "openai"
+      ? { object: "list", data, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: hasMore }
+      : { data, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: hasMore },
+  );
 }
 
 function download(file: MockStoredFile, res: http.ServerResponse): void {

@@ -101,7 +101,6 @@ export interface MockUpstream {
 
 export { MOCK_UPSTREAM_API_KEY };
 
-
 export async function startMockUpstream(options: { recordRequests?: boolean; port?: number } = {}): Promise<MockUpstream> {
   const recordRequests = options.recordRequests ?? true;
   const rules: MockRule[] = [];
@@ -351,7 +350,7 @@ function openAiAnswer(x: MockReplyInput) {
   const p = plan(body, rule, model, body.max_completion_tokens ?? body.max_tokens);
   const id = `chatcmpl-mock-${x.id}`;
   const created = Math.floor(Date.now() / 1000);
-  const logprobs = body.logprobs === true ? rule?.logprobs ?? defaultLogprobs(p.words, body.top_logprobs) : undefined;
+  const logprobs = body.logprobs === true ? (rule?.logprobs ?? defaultLogprobs(p.words, body.top_logprobs)) : undefined;
   const toolCall = p.toolCall ? { id: `call_mock_${x.id}`, type: "function", function: { ...p.toolCall } } : undefined;
   const usage = {
     prompt_tokens: p.promptTokens,

@@ -69,4 +69,3 @@ export function flatHeaders(headers: http.IncomingHttpHeaders): Record<string, s
   for (const [name, value] of Object.entries(headers)) flat[name] = Array.isArray(value) ? value.join(", ") : value;
   return flat;
 }
-

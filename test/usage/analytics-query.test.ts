@@ -26,8 +26,19 @@ const QUERY = "/api/v1/analytics/query";
 const MARCH = { start: "2024-03-01T00:00:00Z", end: "2024-04-01T00:00:00Z" };
 /** Every metric callers may ask for, by the name they use. */
 const METRIC_NAMES = [
-  "requests", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens", "cache_write_tokens", "total_tokens",
-  "cost_usd", "byok_cost_usd", "avg_latency_ms", "p95_latency_ms", "error_rate", "tokens_per_second",
+  "requests",
+  "prompt_tokens",
+  "completion_tokens",
+  "reasoning_tokens",
+  "cached_tokens",
+  "cache_write_tokens",
+  "total_tokens",
+  "cost_usd",
+  "byok_cost_usd",
+  "avg_latency_ms",
+  "p95_latency_ms",
+  "error_rate",
+  "tokens_per_second",
 ];
 
 function record(base: Pick<CallRecord, "organizationId" | "keyHash" | "workspaceId">, fields: Partial<CallRecord>): CallRecord {
@@ -71,9 +82,26 @@ test.before(async (ctx) => {
 
   const mine = (keyHash: string) => ({ organizationId: ctx.organizationId, keyHash, workspaceId: ctx.workspaceId });
   const rows: Array<[CallRecord, string]> = [
-    [record(mine(ctx.keyA), { modelId: "acme/small", promptTokens: 100, completionTokens: 50, costUsd: "0.01", latencyMs: 100, generationMs: 1000, memberUserId: "user_1", endUser: "alice" }), "2024-03-04T10:00:00Z"],
+    [
+      record(mine(ctx.keyA), { modelId: "acme/small", promptTokens: 100, completionTokens: 50, costUsd: "0.01", latencyMs: 100, generationMs: 1000, memberUserId: "user_1", endUser: "alice" }),
+      "2024-03-04T10:00:00Z",
+    ],
     [record(mine(ctx.keyA), { modelId: "acme/small", providerSlug: "beta", status: "error", httpStatus: 502, promptTokens: 100, latencyMs: 300 }), "2024-03-04T11:30:00Z"],
-    [record(mine(ctx.keyB), { modelId: "acme/large", promptTokens: 200, cachedTokens: 120, cacheWriteTokens: 30, completionTokens: 100, costUsd: "0.05", isByok: true, latencyMs: 200, generationMs: 2000, endUser: "bob" }), "2024-03-05T09:00:00Z"],
+    [
+      record(mine(ctx.keyB), {
+        modelId: "acme/large",
+        promptTokens: 200,
+        cachedTokens: 120,
+        cacheWriteTokens: 30,
+        completionTokens: 100,
+        costUsd: "0.05",
+        isByok: true,
+        latencyMs: 200,
+        generationMs: 2000,
+        endUser: "bob",
+      }),
+      "2024-03-05T09:00:00Z",
+    ],
     [record(mine(ctx.keyB), { modelId: "acme/embed", api: "embeddings", promptTokens: 1000, costUsd: "0.001", latencyMs: 50, generationMs: 60 }), "2024-03-05T09:45:00Z"],
     [record(mine(ctx.keyA), { modelId: "acme/large", providerSlug: null, status: "cancelled", httpStatus: 499, promptTokens: 10, completionTokens: 5, costUsd: "0.002" }), "2024-03-11T08:00:00Z"],
     // Outside March, and in the last 30 days.
@@ -81,8 +109,14 @@ test.before(async (ctx) => {
     [record(mine(ctx.keyA), { modelId: "acme/recent", costUsd: "0.5" }), new Date(Date.now() - 3_600_000).toISOString()],
     [record(mine(ctx.keyA), { modelId: "acme/recent", costUsd: "0.25" }), new Date(Date.now() - 40 * 86_400_000).toISOString()],
     // Another organization's calls, on the same days and models.
-    [record({ organizationId: ctx.other.organizationId, keyHash: "c".repeat(64), workspaceId: ctx.other.workspaceId }, { modelId: "acme/small", costUsd: "100", promptTokens: 9999 }), "2024-03-04T10:00:00Z"],
-    [record({ organizationId: ctx.other.organizationId, keyHash: "c".repeat(64), workspaceId: ctx.other.workspaceId }, { modelId: "acme/recent", costUsd: "100" }), new Date(Date.now() - 3_600_000).toISOString()],
+    [
+      record({ organizationId: ctx.other.organizationId, keyHash: "c".repeat(64), workspaceId: ctx.other.workspaceId }, { modelId: "acme/small", costUsd: "100", promptTokens: 9999 }),
+      "2024-03-04T10:00:00Z",
+    ],
+    [
+      record({ organizationId: ctx.other.organizationId, keyHash: "c".repeat(64), workspaceId: ctx.other.workspaceId }, { modelId: "acme/recent", costUsd: "100" }),
+      new Date(Date.now() - 3_600_000).toISOString(),
+    ],
   ];
   for (const [row, when] of rows) await settleCall(ctx.gw.gateway.sequelize, row, new Date(when));
 });
@@ -145,19 +179,46 @@ test("group by one and by two dimensions; rows ordered by the first metric, larg
 });
 
 test("every dimension groups by its ledger column", async ({ gw, keyA, keyB, workspaceId }) => {
-  const groups = async (dimension: string) =>
-    (await query(gw, { ...MARCH, metrics: ["requests"], dimensions: [dimension] })).map((row) => [row[dimension], row.requests]);
+  const groups = async (dimension: string) => (await query(gw, { ...MARCH, metrics: ["requests"], dimensions: [dimension] })).map((row) => [row[dimension], row.requests]);
   // Every dimension callers may group by, with March's groups (most requests first, ties by value).
   const expected: Record<string, unknown[][]> = {
-    model: [["acme/large", 2], ["acme/small", 2], ["acme/embed", 1]],
-    provider: [["acme", 3], ["beta", 1], [null, 1]],
-    api_key: [[keyA, 3], [keyB, 2]],
+    model: [
+      ["acme/large", 2],
+      ["acme/small", 2],
+      ["acme/embed", 1],
+    ],
+    provider: [
+      ["acme", 3],
+      ["beta", 1],
+      [null, 1],
+    ],
+    api_key: [
+      [keyA, 3],
+      [keyB, 2],
+    ],
     workspace: [[workspaceId, 5]],
-    member: [[null, 4], ["user_1", 1]],
-    end_user: [[null, 3], ["alice", 1], ["bob", 1]],
-    endpoint: [["chat", 4], ["embeddings", 1]],
-    status: [["success", 3], ["cancelled", 1], ["error", 1]],
-    is_byok: [[false, 4], [true, 1]],
+    member: [
+      [null, 4],
+      ["user_1", 1],
+    ],
+    end_user: [
+      [null, 3],
+      ["alice", 1],
+      ["bob", 1],
+    ],
+    endpoint: [
+      ["chat", 4],
+      ["embeddings", 1],
+    ],
+    status: [
+      ["success", 3],
+      ["cancelled", 1],
+      ["error", 1],
+    ],
+    is_byok: [
+      [false, 4],
+      [true, 1],
+    ],
   };
   for (const [dimension, rows] of Object.entries(expected)) assert.equal(await groups(dimension), rows, dimension);
 });
@@ -172,7 +233,14 @@ test("string filters: eq, neq (keeps nulls), in, not_in, contains (any case)", a
   assert.is(await requests([{ dimension: "model", operator: "contains", value: "LARGE" }]), 2);
   assert.is(await requests([{ dimension: "api_key", operator: "eq", value: keyB }]), 2);
   assert.is(await requests([{ dimension: "endpoint", operator: "eq", value: "embeddings" }]), 1);
-  assert.is(await requests([{ dimension: "end_user", operator: "eq", value: "alice" }, { dimension: "member", operator: "eq", value: "user_1" }]), 1, "filters combine with AND");
+  assert.is(
+    await requests([
+      { dimension: "end_user", operator: "eq", value: "alice" },
+      { dimension: "member", operator: "eq", value: "user_1" },
+    ]),
+    1,
+    "filters combine with AND",
+  );
   assert.is(await requests([{ dimension: "is_byok", operator: "is", value: true }]), 1);
   assert.is(await requests([{ dimension: "model", operator: "eq", value: "x' OR '1'='1" }]), 0, "values are data, never SQL");
 });
@@ -198,12 +266,15 @@ test("granularity adds a UTC bucket per row: hour, day, week (from Monday), mont
     { bucket: "2024-03-11T00:00:00Z", requests: 1 },
   ]);
   assert.equal(await buckets("month"), [{ bucket: "2024-03-01T00:00:00Z", requests: 5 }]);
-  assert.equal((await buckets("hour")).map((r) => [r.bucket, r.requests]), [
-    ["2024-03-04T10:00:00Z", 1],
-    ["2024-03-04T11:00:00Z", 1],
-    ["2024-03-05T09:00:00Z", 2],
-    ["2024-03-11T08:00:00Z", 1],
-  ]);
+  assert.equal(
+    (await buckets("hour")).map((r) => [r.bucket, r.requests]),
+    [
+      ["2024-03-04T10:00:00Z", 1],
+      ["2024-03-04T11:00:00Z", 1],
+      ["2024-03-05T09:00:00Z", 2],
+      ["2024-03-11T08:00:00Z", 1],
+    ],
+  );
   assert.equal(await buckets("day", ["is_byok"]), [
     { bucket: "2024-03-04T00:00:00Z", is_byok: false, requests: 2 },
     { bucket: "2024-03-05T00:00:00Z", is_byok: false, requests: 1 },
@@ -218,12 +289,22 @@ test("start is inclusive, end exclusive; without them, the last 30 days", async 
   const recent = await query(gw, { metrics: ["cost_usd"], dimensions: ["model"] });
   assert.equal(recent, [{ model: "acme/recent", cost_usd: 0.5 }], "the 40-day-old call and March 2024 are outside the default window");
   const fromOnly = await query(gw, { start: "2024-03-11T00:00:00Z", metrics: ["requests"], dimensions: ["model"] });
-  assert.equal(fromOnly.map((r) => [r.model, r.requests]), [["acme/recent", 2], ["acme/large", 1]], "from start until now");
+  assert.equal(
+    fromOnly.map((r) => [r.model, r.requests]),
+    [
+      ["acme/recent", 2],
+      ["acme/large", 1],
+    ],
+    "from start until now",
+  );
 });
 
 test("limit keeps the first rows in order", async ({ gw }) => {
   const rows = await query(gw, { ...MARCH, metrics: ["prompt_tokens"], dimensions: ["model"], limit: 2 });
-  assert.equal(rows.map((r) => r.model), ["acme/embed", "acme/large"]);
+  assert.equal(
+    rows.map((r) => r.model),
+    ["acme/embed", "acme/large"],
+  );
 });
 
 test("another organization's calls never appear, and it sees only its own", async ({ gw, other }) => {
@@ -262,7 +343,10 @@ test("bad input: unknown names, wrong value types and impossible ranges give 400
 test("over gRPC, a time outside years 1–9999 (which REST's RFC 3339 text cannot carry) is a 400 naming it, not a 500", async ({ gw }) => {
   const analytics = createGrpcClient(AnalyticsService, gw.grpcUrl);
   try {
-    for (const [field, seconds] of [["start", 300_000_000_000n], ["end", -70_000_000_000n]] as const) {
+    for (const [field, seconds] of [
+      ["start", 300_000_000_000n],
+      ["end", -70_000_000_000n],
+    ] as const) {
       const failure = await grpcFailure(analytics.unary(AnalyticsService.method.queryAnalytics, { metrics: ["requests"], [field]: { seconds, nanos: 0 } }, bearer(gw.key)));
       assert.is(failure.detail?.httpStatus, 400, failure.message);
       assert.match(failure.details, new RegExp(`${field} must be a time from 0001`));
@@ -281,8 +365,16 @@ test("every operator is accepted with a value of its type", async ({ gw }) => {
   };
   // Every operator callers may filter with, and the type of value it takes.
   const operators: Array<[string, string]> = [
-    ["eq", "string"], ["neq", "string"], ["in", "string_list"], ["not_in", "string_list"], ["contains", "string"],
-    ["gt", "number"], ["gte", "number"], ["lt", "number"], ["lte", "number"], ["is", "boolean"],
+    ["eq", "string"],
+    ["neq", "string"],
+    ["in", "string_list"],
+    ["not_in", "string_list"],
+    ["contains", "string"],
+    ["gt", "number"],
+    ["gte", "number"],
+    ["lt", "number"],
+    ["lte", "number"],
+    ["is", "boolean"],
   ];
   for (const [name, valueType] of operators) {
     const [dimension, value] = sample[valueType]!;

@@ -160,10 +160,10 @@ test("costs add up exactly: 0.1 + 0.2 is 0.3, and many tiny costs lose nothing",
   await settle(gw, organizationId, key, { costUsd: "0.1" });
   await settle(gw, organizationId, key, { costUsd: "0.2" });
   await Promise.all(Array.from({ length: 20 }, () => settle(gw, organizationId, key, { costUsd: "0.000000000001" })));
-  const [row] = await gw.gateway.sequelize.query<{ spent_usd: string }>(
-    "SELECT spent_usd::text FROM usage_counters WHERE scope = 'key' AND scope_id = $hash AND period = 'lifetime'",
-    { type: QueryTypes.SELECT, bind: { hash: key.hash } },
-  );
+  const [row] = await gw.gateway.sequelize.query<{ spent_usd: string }>("SELECT spent_usd::text FROM usage_counters WHERE scope = 'key' AND scope_id = $hash AND period = 'lifetime'", {
+    type: QueryTypes.SELECT,
+    bind: { hash: key.hash },
+  });
   assert.is(Number(row!.spent_usd), 0.30000000002);
   assert.match(row!.spent_usd, /^0\.30000000002(0*)$/, "concurrent settlements of one key all count");
   const info = await currentKey(gw, key.secret);
@@ -256,17 +256,20 @@ test("budgets: guardrail budgets count the key's spend, workspace budgets every 
   assert.is(at(info, "effective_budget", "remaining_usd"), 17);
 
   const siblingBudgets = (await currentKey(gw, sibling.secret)).budgets as Json[];
-  assert.equal(siblingBudgets.map((b) => [b.scope, b.spend_usd]), [["workspace", 15]], "the guardrail reaches only the assigned key");
+  assert.equal(
+    siblingBudgets.map((b) => [b.scope, b.spend_usd]),
+    [["workspace", 15]],
+    "the guardrail reaches only the assigned key",
+  );
 });
 
 test("reservations are not spend; settling releases the call's reservation; releaseReservation frees one", async ({ gw, organizationId }) => {
   const key = await newKey(gw, { limit: 5 });
   const reserve = async (): Promise<string> => {
     const id = randomUUID();
-    await gw.gateway.sequelize.query(
-      "INSERT INTO budget_reservations (id, key_hash, workspace_id, amount_usd, expires_at) VALUES ($id, $hash, $ws, 3, now() + interval '1 hour')",
-      { bind: { id, hash: key.hash, ws: key.workspaceId } },
-    );
+    await gw.gateway.sequelize.query("INSERT INTO budget_reservations (id, key_hash, workspace_id, amount_usd, expires_at) VALUES ($id, $hash, $ws, 3, now() + interval '1 hour')", {
+      bind: { id, hash: key.hash, ws: key.workspaceId },
+    });
     return id;
   };
   const reservations = async (): Promise<number> => {
@@ -296,10 +299,9 @@ test("reservations are not spend; settling releases the call's reservation; rele
 test("settlement is atomic: a rejected ledger row leaves counters and the reservation untouched", async ({ gw, organizationId }) => {
   const key = await newKey(gw);
   const reservationId = randomUUID();
-  await gw.gateway.sequelize.query(
-    "INSERT INTO budget_reservations (id, key_hash, workspace_id, amount_usd, expires_at) VALUES ($id, $hash, $ws, 1, now() + interval '1 hour')",
-    { bind: { id: reservationId, hash: key.hash, ws: key.workspaceId } },
-  );
+  await gw.gateway.sequelize.query("INSERT INTO budget_reservations (id, key_hash, workspace_id, amount_usd, expires_at) VALUES ($id, $hash, $ws, 1, now() + interval '1 hour')", {
+    bind: { id: reservationId, hash: key.hash, ws: key.workspaceId },
+  });
   let failed = false;
   try {
     await settle(gw, organizationId, key, { costUsd: "1", status: "exploded" as CallRecord["status"], reservationId });

@@ -73,7 +73,10 @@ async function keyUsage(gw: TestGateway): Promise<number> {
   return at(res.body, "data", "usage") as number;
 }
 
-for (const [kind, model] of [["OpenAI-compatible", "cache/compat"], ["Anthropic", "cache/anth"]] as const) {
+for (const [kind, model] of [
+  ["OpenAI-compatible", "cache/compat"],
+  ["Anthropic", "cache/anth"],
+] as const) {
   for (const stream of [false, true]) {
     test(`${kind} ${stream ? "streamed" : "plain"}: cache reads and writes at their prices, in the answer, the ledger and GET /key`, async ({ gw }) => {
       const before = await keyUsage(gw);
@@ -133,7 +136,10 @@ test("batch items: cache counts in each result body; ledger rows with both count
     "SELECT cached_tokens, cache_write_tokens, cost_usd::text AS cost_usd FROM usage_ledger WHERE batch_id = :batchId",
     { type: QueryTypes.SELECT, replacements: { batchId } },
   );
-  assert.equal(rows, [1, 2].map(() => ({ cached_tokens: 600, cache_write_tokens: 200, cost_usd: CACHED_COST })));
+  assert.equal(
+    rows,
+    [1, 2].map(() => ({ cached_tokens: 600, cache_write_tokens: 200, cost_usd: CACHED_COST })),
+  );
 });
 
 test("an endpoint without cache prices bills every prompt token at `prompt`", async ({ gw }) => {

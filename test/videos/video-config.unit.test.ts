@@ -51,7 +51,9 @@ test("the highest SKU price marks the endpoint as paid for policies", () => {
 });
 
 test("cost: per video, plus seconds at the resolution's price or the default per-second price", () => {
-  const model = load([video({ supported_resolutions: ["720p", "1080p"], pricing_skus: { "per-video": "0.05", "per-video-second": "0.1", "per-video-second-1080p": "0.25" } })]).videoModels.get("openai/sora-2")!;
+  const model = load([video({ supported_resolutions: ["720p", "1080p"], pricing_skus: { "per-video": "0.05", "per-video-second": "0.1", "per-video-second-1080p": "0.25" } })]).videoModels.get(
+    "openai/sora-2",
+  )!;
   assert.is(videoCost(model, 8, "720p"), "0.85");
   assert.is(videoCost(model, 8, "1080p"), "2.05");
   assert.is(videoCost(model, 4, null), "0.45");
@@ -75,7 +77,18 @@ const MISTAKES: Array<[string, unknown[], RegExp, Json?]> = [
   ["no endpoints", [video({ endpoints: [] })], /video_models\[0\]\.endpoints must list at least one item/],
   ["undeclared provider", [video({ endpoints: [{ provider: "nope", upstream_model_id: "x" }] })], /video_models\[0\]\.endpoints\[0\]\.provider 'nope' is not a declared provider/],
   ["provider without a video API", [video({ endpoints: [{ provider: "anthropic", upstream_model_id: "x" }] })], /endpoints\[0\]\.provider 'anthropic' is of kind anthropic, which has no video API/],
-  ["same endpoint twice", [video({ endpoints: [{ provider: "openai", upstream_model_id: "a" }, { provider: "openai", upstream_model_id: "b" }] })], /endpoints\[1\] duplicates endpoint 'openai\/sora-2@openai'/],
+  [
+    "same endpoint twice",
+    [
+      video({
+        endpoints: [
+          { provider: "openai", upstream_model_id: "a" },
+          { provider: "openai", upstream_model_id: "b" },
+        ],
+      }),
+    ],
+    /endpoints\[1\] duplicates endpoint 'openai\/sora-2@openai'/,
+  ],
   ["same id twice", [video(), video()], /video_models\[1\]\.id 'openai\/sora-2' is already used/],
   [
     "the id of a text model",
@@ -88,7 +101,11 @@ const MISTAKES: Array<[string, unknown[], RegExp, Json?]> = [
 
 test("each mistake is one error naming the path and the rule", () => {
   for (const [label, models, pattern, extra] of MISTAKES) {
-    assert.throws(() => load(models, extra), (err: Error) => err.message.startsWith("GATEWAY_CONFIG gateway.json: ") && pattern.test(err.message), label);
+    assert.throws(
+      () => load(models, extra),
+      (err: Error) => err.message.startsWith("GATEWAY_CONFIG gateway.json: ") && pattern.test(err.message),
+      label,
+    );
   }
 });
 

@@ -126,7 +126,10 @@ test("a job past its deadline is expired: provider job deleted, no cost, reserva
   assert.is(upstream.videos.calls.delete, 1);
   assert.ok([...upstream.videos.jobs.values()].every((job) => job.deleted));
   const rows = (await videoLedger(gw.gateway)).filter((row) => row.generation_id === at(expired.body, "generation_id"));
-  assert.equal(rows.map((row) => [row.status, row.http_status, Number(row.cost_usd)]), [["error", 524, 0]]);
+  assert.equal(
+    rows.map((row) => [row.status, row.http_status, Number(row.cost_usd)]),
+    [["error", 524, 0]],
+  );
   const [held] = await gw.gateway.sequelize.query<{ n: number }>("SELECT count(*)::int AS n FROM budget_reservations", { type: QueryTypes.SELECT });
   assert.is(held?.n, 0);
   // Further polls change nothing.
@@ -156,7 +159,10 @@ test("after the retention: no expires_at or URLs, content 410, and the sweep del
 
   await gw.gateway.videos.runOnce();
   assert.not.ok(fs.existsSync(file), "the sweep deleted the stored copy");
-  const [row] = await gw.gateway.sequelize.query<{ purged: boolean }>("SELECT outputs_purged_at IS NOT NULL AS purged FROM video_jobs WHERE id = :id", { type: QueryTypes.SELECT, replacements: { id } });
+  const [row] = await gw.gateway.sequelize.query<{ purged: boolean }>("SELECT outputs_purged_at IS NOT NULL AS purged FROM video_jobs WHERE id = :id", {
+    type: QueryTypes.SELECT,
+    replacements: { id },
+  });
   assert.is(row?.purged, true);
   assert.is((await fetchBytes(gw.url, unsigned, gw.key)).status, 410);
 });
@@ -286,7 +292,10 @@ test("signed URLs never reach the logs, even at debug level", async ({ env }) =>
     await child.stop();
     // Access lines name the route template, never the raw path (server/platform/observability/access-log.ts).
     assert.is(child.lines.filter((line) => line.includes('"route":"/api/v1/videos/{job_id}/content"')).length, 2, "the requests were logged");
-    assert.not.ok(child.lines.some((line) => line.includes(sig) || line.includes("sig=")), "no signature in the logs");
+    assert.not.ok(
+      child.lines.some((line) => line.includes(sig) || line.includes("sig=")),
+      "no signature in the logs",
+    );
   } finally {
     await child.stop();
   }

@@ -258,7 +258,10 @@ test("GET /videos/models lists the catalog's video models, without a key", async
   const res = await call(env.gw.url, "GET", "/api/v1/videos/models");
   assert.is(res.status, 200, res.text);
   const models = at(res.body, "data") as Record<string, unknown>[];
-  assert.equal(models.map((m) => m.id), ["mock/video", "mock/video-free", "mock/video-byok"]);
+  assert.equal(
+    models.map((m) => m.id),
+    ["mock/video", "mock/video-free", "mock/video-byok"],
+  );
   assert.equal(models[0], {
     id: "mock/video",
     canonical_slug: "mock/video",

@@ -93,7 +93,10 @@ test("a guardrail that restricts nothing behaves as none: models, training endpo
   await ok(call(gw.url, "PATCH", `/api/v1/guardrails/${guardrailId}`, { key: gw.key, body: { allowed_models: ["t/free"], limit_usd: 5 } }));
   const refused = await call(gw.url, "POST", "/api/v1/chat/completions", { key: gw.key, body: { model: "t/paid", messages: HELLO } });
   assert.is(refused.status, 403, refused.text);
-  assert.equal((at(await ok(get(gw, "/api/v1/key")), "budgets") as Json[]).map((b) => [b.guardrail_id, b.scope]), [[guardrailId, "workspace"]]);
+  assert.equal(
+    (at(await ok(get(gw, "/api/v1/key")), "budgets") as Json[]).map((b) => [b.guardrail_id, b.scope]),
+    [[guardrailId, "workspace"]],
+  );
   await ok(call(gw.url, "PATCH", `/api/v1/guardrails/${guardrailId}`, { key: gw.key, body: { allowed_models: null, limit_usd: null } }));
 });
 

@@ -30,8 +30,7 @@ const getWorkspace = (gw: TestGateway, ref: string, key = gw.key) => call(gw.url
 const patchWorkspace = (gw: TestGateway, ref: string, body: unknown, key = gw.key) => call(gw.url, "PATCH", path(ref), { key, body });
 const deleteWorkspace = (gw: TestGateway, ref: string, key = gw.key) => call(gw.url, "DELETE", path(ref), { key });
 const listWorkspaces = (gw: TestGateway, query = "", key = gw.key) => call(gw.url, "GET", `/api/v1/workspaces${query}`, { key });
-const putBudget = (gw: TestGateway, ref: string, interval: string, limit_usd: number) =>
-  call(gw.url, "PUT", `${path(ref)}/budgets/${interval}`, { key: gw.key, body: { limit_usd } });
+const putBudget = (gw: TestGateway, ref: string, interval: string, limit_usd: number) => call(gw.url, "PUT", `${path(ref)}/budgets/${interval}`, { key: gw.key, body: { limit_usd } });
 const getBudget = (gw: TestGateway, ref: string, interval: string, key = gw.key) => call(gw.url, "GET", `${path(ref)}/budgets/${interval}`, { key });
 const listBudgets = (gw: TestGateway, ref: string, key = gw.key) => call(gw.url, "GET", `${path(ref)}/budgets`, { key });
 
@@ -126,14 +125,24 @@ test("GET /workspaces: {data, total_count}, oldest first, offset and limit", asy
   assert.is(data[0]!.id, defaultWorkspaceId, "the default workspace is the oldest");
   for (const ws of data) assertAllFields(ws);
   const times = data.map((ws) => Date.parse(String(ws.created_at)));
-  assert.equal(times, [...times].sort((a, b) => a - b), "oldest first");
+  assert.equal(
+    times,
+    [...times].sort((a, b) => a - b),
+    "oldest first",
+  );
   const ids = data.map((ws) => ws.id);
   const positions = created.map((ws) => ids.indexOf(ws.id));
-  assert.ok(positions.every((p, i) => p >= 0 && (i === 0 || p > positions[i - 1]!)), "creation order");
+  assert.ok(
+    positions.every((p, i) => p >= 0 && (i === 0 || p > positions[i - 1]!)),
+    "creation order",
+  );
 
   const page = await listWorkspaces(gw, "?offset=1&limit=2");
   assert.is(page.status, 200, page.text);
-  assert.equal((at(page.body, "data") as Json[]).map((ws) => ws.id), ids.slice(1, 3));
+  assert.equal(
+    (at(page.body, "data") as Json[]).map((ws) => ws.id),
+    ids.slice(1, 3),
+  );
   assert.is(at(page.body, "total_count"), total, "total_count counts every workspace, not the page");
   const beyond = await listWorkspaces(gw, `?offset=${total}`);
   assert.equal(at(beyond.body, "data"), []);
@@ -184,7 +193,7 @@ test("PATCH every field of 2.5; updated_at goes from null to the update time; om
   const data = at(res.body, "data") as Json;
   assertAllFields(data);
   for (const [field, value] of Object.entries(body)) {
-    if (field === "disabled_server_tools") assert.equal([...(data[field] as string[])].sort(), [...value as string[]].sort());
+    if (field === "disabled_server_tools") assert.equal([...(data[field] as string[])].sort(), [...(value as string[])].sort());
     else assert.equal(data[field], value, field);
   }
   assert.is(data.id, ws.id);
@@ -416,7 +425,10 @@ test("budgets: list ordered daily, weekly, monthly, lifetime; get one by interva
   const listed = await listBudgets(gw, ws.slug as string);
   assert.is(listed.status, 200, listed.text);
   const data = at(listed.body, "data") as Json[];
-  assert.equal(data.map((b) => b.reset_interval), ["daily", "weekly", "monthly", "lifetime"]);
+  assert.equal(
+    data.map((b) => b.reset_interval),
+    ["daily", "weekly", "monthly", "lifetime"],
+  );
   for (const budget of data) {
     const interval = budget.reset_interval as string;
     assert.equal(Object.keys(budget).sort(), ["created_at", "id", "limit_usd", "reset_interval", "updated_at", "workspace_id"]);
@@ -441,7 +453,10 @@ test("budgets: list ordered daily, weekly, monthly, lifetime; get one by interva
 
   assert.is((await call(gw.url, "DELETE", `${path(ws.id as string)}/budgets/monthly`, { key: gw.key })).status, 200);
   assertError(await getBudget(gw, ws.id as string, "monthly"), 404);
-  assert.equal((at((await listBudgets(gw, ws.id as string)).body, "data") as Json[]).map((b) => b.reset_interval), ["daily", "weekly", "lifetime"]);
+  assert.equal(
+    (at((await listBudgets(gw, ws.id as string)).body, "data") as Json[]).map((b) => b.reset_interval),
+    ["daily", "weekly", "lifetime"],
+  );
 });
 
 test("budgets: bad interval 400; unknown or another organization's workspace 404", async ({ gw }) => {

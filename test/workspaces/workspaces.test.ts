@@ -14,10 +14,19 @@ test.after(async (ctx) => {
   await ctx.gw.stop();
 });
 
-
 const SERVER_TOOLS = [
-  "svc:advisor", "svc:apply_patch", "svc:bash", "svc:datetime", "svc:fusion", "svc:image_generation",
-  "svc:experimental__search_models", "svc:shell", "svc:subagent", "svc:tool_search", "svc:web_fetch", "svc:web_search",
+  "svc:advisor",
+  "svc:apply_patch",
+  "svc:bash",
+  "svc:datetime",
+  "svc:fusion",
+  "svc:image_generation",
+  "svc:experimental__search_models",
+  "svc:shell",
+  "svc:subagent",
+  "svc:tool_search",
+  "svc:web_fetch",
+  "svc:web_search",
 ];
 
 let counter = 0;
@@ -35,8 +44,7 @@ async function newWorkspace(gw: TestGateway, prefix: string): Promise<{ id: stri
 const putBudget = (gw: TestGateway, ref: string, interval: string, body: Record<string, unknown>, key = gw.key) =>
   call(gw.url, "PUT", `/api/v1/workspaces/${encodeURIComponent(ref)}/budgets/${interval}`, { key, body });
 
-const deleteBudget = (gw: TestGateway, ref: string, interval: string, key = gw.key) =>
-  call(gw.url, "DELETE", `/api/v1/workspaces/${encodeURIComponent(ref)}/budgets/${interval}`, { key });
+const deleteBudget = (gw: TestGateway, ref: string, interval: string, key = gw.key) => call(gw.url, "DELETE", `/api/v1/workspaces/${encodeURIComponent(ref)}/budgets/${interval}`, { key });
 
 async function plainKey(gw: TestGateway, workspaceId?: string): Promise<string> {
   const res = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: "plain", ...(workspaceId ? { workspace_id: workspaceId } : {}) } });
@@ -343,14 +351,22 @@ test("DELETE budget by UUID and by slug answers {deleted: true}, also when there
   const byId = await deleteBudget(gw, ws.id, "daily");
   assert.is(byId.status, 200, byId.text);
   assert.equal(byId.body, { deleted: true });
-  assert.equal((await budgetsOf(gw, key)).map((b) => b.reset_interval), ["lifetime"]);
+  assert.equal(
+    (await budgetsOf(gw, key)).map((b) => b.reset_interval),
+    ["lifetime"],
+  );
 
   const bySlug = await deleteBudget(gw, ws.slug, "lifetime");
   assert.is(bySlug.status, 200, bySlug.text);
   assert.equal(bySlug.body, { deleted: true });
   assert.equal(await budgetsOf(gw, key), []);
 
-  for (const [ref, interval] of [[ws.id, "daily"], [ws.slug, "weekly"], [ws.slug, "monthly"], [ws.id, "lifetime"]] as const) {
+  for (const [ref, interval] of [
+    [ws.id, "daily"],
+    [ws.slug, "weekly"],
+    [ws.slug, "monthly"],
+    [ws.id, "lifetime"],
+  ] as const) {
     const again = await deleteBudget(gw, ref, interval);
     assert.is(again.status, 200, `${ref} ${interval}: ${again.text}`);
     assert.equal(again.body, { deleted: true });
@@ -394,7 +410,11 @@ test("budgets: non-management key 403, no key 401", async ({ gw }) => {
   assertError(await call(gw.url, "PUT", `/api/v1/workspaces/${ws.id}/budgets/daily`, { body: { limit_usd: 1 } }), 401);
   assertError(await call(gw.url, "DELETE", `/api/v1/workspaces/${ws.id}/budgets/monthly`), 401);
   const budgets = await budgetsOf(gw, secret);
-  assert.equal(budgets.map((b) => [b.reset_interval, b.limit_usd]), [["monthly", 10]], "nothing changed");
+  assert.equal(
+    budgets.map((b) => [b.reset_interval, b.limit_usd]),
+    [["monthly", 10]],
+    "nothing changed",
+  );
 });
 
 // ---------------------------------------------------------------------------------------------

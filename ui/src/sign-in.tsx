@@ -38,8 +38,8 @@ export function SignIn({ notice, onSignedIn }: { notice: string | undefined; onS
       <form method="post" onSubmit={submit} aria-labelledby="sign-in-heading">
         <h2 id="sign-in-heading">Sign in</h2>
         <p>
-          Paste an API key of this gateway. A management key sees and manages everything; another key sees its own spend and
-          budgets. The key stays in this tab only and is forgotten when you sign out or close it.
+          Paste an API key of this gateway. A management key sees and manages everything; another key sees its own spend and budgets. The key stays in this tab only and is forgotten when you sign out
+          or close it.
         </p>
         {notice ? <p role="status">{notice}</p> : null}
         <ErrorBanner error={error} context="The key was refused" />

@@ -311,9 +311,7 @@ export interface InternChatChunk {
 }
 
 /** The `arguments` of a `svc.provide_input` question. */
-export type InternQuestion =
-  | { kind: "permission"; operation: string; command?: string; options: string[] }
-  | { kind: "question"; question: string; options?: string[] };
+export type InternQuestion = { kind: "permission"; operation: string; command?: string; options: string[] } | { kind: "question"; question: string; options?: string[] };
 
 export type GenerationStatus = "success" | "error" | "cancelled";
 

@@ -14,9 +14,7 @@ export interface GrantRequest {
   want: string;
 }
 
-export type GrantResult =
-  | { granted: true; amounts: string[]; expiresAt: Date; dbNow: Date }
-  | { granted: false; index: number; remaining: string; label: string; retryAfterS: number | null };
+export type GrantResult = { granted: true; amounts: string[]; expiresAt: Date; dbNow: Date } | { granted: false; index: number; remaining: string; label: string; retryAfterS: number | null };
 
 interface GrantRow {
   result: { granted: true; amounts: string[]; expires_at: string; now: string } | { granted: false; index: number; remaining: string; label: string; retry_after_s: number | null };

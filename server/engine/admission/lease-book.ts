@@ -255,11 +255,7 @@ export class LeaseBook {
     for (const lease of leases) lease.refill = refill;
   }
 
-  private async request(
-    trigger: GrantTrigger,
-    items: ReadonlyArray<{ lease: Lease; need: number; want: number }>,
-    done: (refused: Error | undefined) => void,
-  ): Promise<void> {
+  private async request(trigger: GrantTrigger, items: ReadonlyArray<{ lease: Lease; need: number; want: number }>, done: (refused: Error | undefined) => void): Promise<void> {
     const sent = performance.now();
     const requests: GrantRequest[] = items.map(({ lease, need, want }) => ({ quantity: lease.quantity, need: lease.toDecimal(need), want: lease.toDecimal(want) }));
     try {

@@ -30,10 +30,7 @@ export function refusalError(d: RefusalDetails): ConnectError {
     case "free_quota":
       return gatewayError(429, `Free-model daily request limit of ${d.limit} reached for this key`, { retryable: true, headers: retryAfter });
     case "budget":
-      return gatewayError(
-        402,
-        `Insufficient budget: ${d.label} has $${Number(d.remainingUsd)} left and this request may cost up to $${Number(d.estimateUsd)}; lower max_tokens or raise the limit`,
-      );
+      return gatewayError(402, `Insufficient budget: ${d.label} has $${Number(d.remainingUsd)} left and this request may cost up to $${Number(d.estimateUsd)}; lower max_tokens or raise the limit`);
   }
 }
 

@@ -20,20 +20,45 @@ const OUTPUT_MODALITIES = ["text", "image", "embeddings", "audio", "video", "rer
 const PROVIDER_SLUG = { pattern: /^[a-z0-9]+(-[a-z0-9]+)*$/, description: "a slug of lowercase letters, digits and single dashes" };
 const DATE = { pattern: /^\d{4}-\d{2}-\d{2}$/, description: "a date YYYY-MM-DD" };
 const HOST = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
-const PRICE_RULE = "must be a non-negative decimal string of USD with at most 12 decimal places, e.g. \"0.0000025\"";
+const PRICE_RULE = 'must be a non-negative decimal string of USD with at most 12 decimal places, e.g. "0.0000025"';
 const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 const MAX_TOKENS = 100_000_000;
 
 const ROOT_FIELDS = ["providers", "models", "regional_hosts", "video_models"] as const;
 const PROVIDER_FIELDS = ["slug", "name", "kind", "base_url", "api_key", "timeout_ms", "native_batches", "region", "zdr", "data_collection"] as const;
 const MODEL_FIELDS = [
-  "id", "canonical_slug", "name", "description", "created", "context_length", "input_modalities", "output_modalities",
-  "tokenizer", "instruct_type", "supported_voices", "default_parameters", "per_request_limits", "expiration_date",
-  "knowledge_cutoff", "is_moderated", "endpoints",
+  "id",
+  "canonical_slug",
+  "name",
+  "description",
+  "created",
+  "context_length",
+  "input_modalities",
+  "output_modalities",
+  "tokenizer",
+  "instruct_type",
+  "supported_voices",
+  "default_parameters",
+  "per_request_limits",
+  "expiration_date",
+  "knowledge_cutoff",
+  "is_moderated",
+  "endpoints",
 ] as const;
 const ENDPOINT_FIELDS = [
-  "provider", "upstream_model_id", "pricing", "tag", "context_length", "max_completion_tokens", "max_prompt_tokens",
-  "quantization", "supported_parameters", "supports_implicit_caching", "region", "zdr", "data_collection",
+  "provider",
+  "upstream_model_id",
+  "pricing",
+  "tag",
+  "context_length",
+  "max_completion_tokens",
+  "max_prompt_tokens",
+  "quantization",
+  "supported_parameters",
+  "supports_implicit_caching",
+  "region",
+  "zdr",
+  "data_collection",
 ] as const;
 const PRICING_FIELDS = ["prompt", "completion", "image", "request", "input_cache_read", "input_cache_write"] as const;
 
@@ -58,7 +83,7 @@ function readProviders(reader: ConfigReader, value: unknown, env: Env, defaults:
     if (providers.has(slug)) reader.fail(child(path, "slug"), `'${slug}' is declared twice`);
     const baseUrlPath = child(path, "base_url");
     const apiKeyPath = child(path, "api_key");
-    if (typeof p.api_key !== "string") reader.fail(apiKeyPath, "is required: a string, e.g. \"${OPENAI_API_KEY}\" to read it from the environment (\"\" for none)");
+    if (typeof p.api_key !== "string") reader.fail(apiKeyPath, 'is required: a string, e.g. "${OPENAI_API_KEY}" to read it from the environment ("" for none)');
     providers.set(slug, {
       slug,
       name: reader.optionalString(p.name, child(path, "name")) ?? slug,
@@ -152,14 +177,7 @@ function readModels(reader: ConfigReader, value: unknown, providers: Map<string,
   return models;
 }
 
-function readEndpoint(
-  reader: ConfigReader,
-  raw: unknown,
-  path: string,
-  model: CatalogModel,
-  providers: Map<string, CatalogProvider>,
-  defaults: Map<string, ProviderDefaults>,
-): CatalogEndpoint {
+function readEndpoint(reader: ConfigReader, raw: unknown, path: string, model: CatalogModel, providers: Map<string, CatalogProvider>, defaults: Map<string, ProviderDefaults>): CatalogEndpoint {
   const e = reader.object(raw, path, ENDPOINT_FIELDS);
   const { provider, base } = readEndpointBase(reader, e, path, model.id, providers, defaults);
   return {
@@ -228,7 +246,7 @@ function readRegionalHosts(reader: ConfigReader, value: unknown): Map<string, Da
   for (const [host, region] of Object.entries(value)) {
     const path = child("regional_hosts", host);
     const name = host.toLowerCase();
-    if (!HOST.test(name)) reader.fail(path, "must be keyed by a host name without scheme or port, e.g. \"eu.gateway.example\"");
+    if (!HOST.test(name)) reader.fail(path, 'must be keyed by a host name without scheme or port, e.g. "eu.gateway.example"');
     if (hosts.has(name)) reader.fail(path, "names a host already listed (host names are case-insensitive)");
     hosts.set(name, reader.oneOf(region, path, REGIONS));
   }

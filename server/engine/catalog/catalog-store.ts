@@ -66,9 +66,27 @@ export async function writeCatalog(sequelize: Sequelize, catalog: Catalog): Prom
       transaction,
     });
     await run(sequelize, transaction, UPSERT_ENDPOINTS, endpointRows);
-    await unlist(sequelize, transaction, "catalog_endpoints", "id", endpointRows.map((r) => r.id));
-    await unlist(sequelize, transaction, "catalog_models", "id", models.map((m) => m.id));
-    await unlist(sequelize, transaction, "providers", "slug", providers.map((p) => p.slug));
+    await unlist(
+      sequelize,
+      transaction,
+      "catalog_endpoints",
+      "id",
+      endpointRows.map((r) => r.id),
+    );
+    await unlist(
+      sequelize,
+      transaction,
+      "catalog_models",
+      "id",
+      models.map((m) => m.id),
+    );
+    await unlist(
+      sequelize,
+      transaction,
+      "providers",
+      "slug",
+      providers.map((p) => p.slug),
+    );
     return new Map(rows.map((row) => [row.id, Number(row.created)]));
   });
 }

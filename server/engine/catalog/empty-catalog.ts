@@ -6,7 +6,9 @@
 const HOW_TO = "set GATEWAY_CONFIG to a JSON or YAML catalog of providers and models, e.g. GATEWAY_CONFIG=examples/gateway.yaml";
 
 export function emptyCatalogWarning(file: string | undefined): string {
-  return file === undefined ? `GATEWAY_CONFIG is not set: the model catalog is empty and every inference call will fail; ${HOW_TO}` : `GATEWAY_CONFIG ${file} lists no models: every inference call will fail`;
+  return file === undefined
+    ? `GATEWAY_CONFIG is not set: the model catalog is empty and every inference call will fail; ${HOW_TO}`
+    : `GATEWAY_CONFIG ${file} lists no models: every inference call will fail`;
 }
 
 /** The message of an inference call naming a model that an empty catalog cannot have. */

@@ -54,7 +54,7 @@ export function readEndpointBase(
 /** Unix seconds from an ISO date / date-time or a positive integer; 0 = not configured (see catalog-sync.ts). */
 export function readCreated(reader: ConfigReader, value: unknown, path: string): number {
   if (value === undefined || value === null) return 0;
-  const rule = "must be an ISO 8601 date (\"2024-05-13\" or \"2024-05-13T00:00:00Z\") or Unix seconds";
+  const rule = 'must be an ISO 8601 date ("2024-05-13" or "2024-05-13T00:00:00Z") or Unix seconds';
   if (typeof value === "number") {
     if (!Number.isInteger(value) || value <= 0 || value > 253_402_300_799) reader.fail(path, `${rule}, got ${value}`);
     return value;

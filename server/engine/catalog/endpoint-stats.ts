@@ -85,11 +85,7 @@ export interface EndpointStatsCache {
  * bounded (its catalog plus organizations' private endpoints), so every id ever asked for is kept
  * and refreshed together in one statement.
  */
-export function createEndpointStatsCache(
-  sequelize: Sequelize,
-  ttlMs: number,
-  onError: (err: unknown) => void = () => {},
-): EndpointStatsCache {
+export function createEndpointStatsCache(sequelize: Sequelize, ttlMs: number, onError: (err: unknown) => void = () => {}): EndpointStatsCache {
   let known = new Map<string, EndpointStats>();
   let loadedAt = 0;
   let inflight: Promise<void> | undefined;

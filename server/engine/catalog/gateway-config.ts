@@ -71,7 +71,9 @@ function parseDocument(file: string, text: string): unknown {
     return yaml ? parseYaml(text) : JSON.parse(text);
   } catch (err) {
     // Parser messages may quote the offending text, which could hold a key: keep only the position.
-    const message = (errorMessage(err)).split("\n")[0]!.replace(/,? ".*" is not valid JSON/, "");
+    const message = errorMessage(err)
+      .split("\n")[0]!
+      .replace(/,? ".*" is not valid JSON/, "");
     throw new Error(`GATEWAY_CONFIG ${file}: not valid ${yaml ? "YAML" : "JSON"}: ${message}`);
   }
 }

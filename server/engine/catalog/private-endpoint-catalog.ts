@@ -26,7 +26,13 @@ export function privateEndpointsOf(catalog: Catalog, rows: readonly PrivateEndpo
 
 /** An organization's active private endpoints, oldest first. */
 export function activePrivateEndpoints(organizationId: string): Promise<PrivateEndpointRow[]> {
-  return PrivateEndpointRow.findAll({ where: { organizationId, status: "active" }, order: [["createdAt", "ASC"], ["id", "ASC"]] });
+  return PrivateEndpointRow.findAll({
+    where: { organizationId, status: "active" },
+    order: [
+      ["createdAt", "ASC"],
+      ["id", "ASC"],
+    ],
+  });
 }
 
 function toCatalogEndpoint(catalog: Catalog, row: PrivateEndpointRow): CatalogEndpoint {

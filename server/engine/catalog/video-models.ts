@@ -57,9 +57,23 @@ export interface CatalogVideoModel {
 }
 
 const FIELDS = [
-  "id", "canonical_slug", "name", "description", "created", "supported_durations", "default_duration", "supported_resolutions",
-  "supported_aspect_ratios", "supported_sizes", "supported_frame_images", "max_input_references", "generate_audio", "seed",
-  "allowed_passthrough_parameters", "pricing_skus", "endpoints",
+  "id",
+  "canonical_slug",
+  "name",
+  "description",
+  "created",
+  "supported_durations",
+  "default_duration",
+  "supported_resolutions",
+  "supported_aspect_ratios",
+  "supported_sizes",
+  "supported_frame_images",
+  "max_input_references",
+  "generate_audio",
+  "seed",
+  "allowed_passthrough_parameters",
+  "pricing_skus",
+  "endpoints",
 ] as const;
 const ENDPOINT_FIELDS = ["provider", "upstream_model_id", "tag", "region", "zdr", "data_collection"] as const;
 const FRAME_TYPES: readonly FrameType[] = ["first_frame", "last_frame"];
@@ -87,14 +101,22 @@ export function readVideoModels(
     const id = reader.string(m.id, child(path, "id"), MODEL_ID_RULE);
     const canonicalSlug = reader.optionalString(m.canonical_slug, child(path, "canonical_slug"), MODEL_ID_RULE) ?? id;
     // Ids and canonical slugs of text and video models share one namespace, as requests name either.
-    const claims: Array<[string, string]> = canonicalSlug === id ? [[id, "id"]] : [[id, "id"], [canonicalSlug, "canonical_slug"]];
+    const claims: Array<[string, string]> =
+      canonicalSlug === id
+        ? [[id, "id"]]
+        : [
+            [id, "id"],
+            [canonicalSlug, "canonical_slug"],
+          ];
     for (const [name, field] of claims) {
       if (names.has(name)) reader.fail(child(path, field), `'${name}' is already used by another model`);
       names.add(name);
     }
     const created = readCreated(reader, m.created, child(path, "created"));
     if (created === 0) reader.fail(child(path, "created"), "is required: an ISO 8601 date or Unix seconds");
-    const durations = unique(reader.list(m.supported_durations, child(path, "supported_durations"), { nonEmpty: true }).map((d, i) => reader.integer(d, item(child(path, "supported_durations"), i), 1, MAX_DURATION_S)));
+    const durations = unique(
+      reader.list(m.supported_durations, child(path, "supported_durations"), { nonEmpty: true }).map((d, i) => reader.integer(d, item(child(path, "supported_durations"), i), 1, MAX_DURATION_S)),
+    );
     const defaultDuration = reader.optionalInteger(m.default_duration, child(path, "default_duration"), 1, MAX_DURATION_S) ?? durations[0]!;
     if (!durations.includes(defaultDuration)) reader.fail(child(path, "default_duration"), `must be one of supported_durations (${durations.join(", ")})`);
     const resolutions = unique(optionalList(reader, m.supported_resolutions, child(path, "supported_resolutions"), RESOLUTION));
@@ -113,7 +135,9 @@ export function readVideoModels(
       supportedResolutions: resolutions,
       supportedAspectRatios: unique(optionalList(reader, m.supported_aspect_ratios, child(path, "supported_aspect_ratios"), ASPECT_RATIO)),
       supportedSizes: m.supported_sizes === undefined || m.supported_sizes === null ? null : unique(reader.stringList(m.supported_sizes, child(path, "supported_sizes"), SIZE)),
-      supportedFrameImages: unique(reader.list(m.supported_frame_images, child(path, "supported_frame_images"), { optional: true }).map((f, i) => reader.oneOf(f, item(child(path, "supported_frame_images"), i), FRAME_TYPES))),
+      supportedFrameImages: unique(
+        reader.list(m.supported_frame_images, child(path, "supported_frame_images"), { optional: true }).map((f, i) => reader.oneOf(f, item(child(path, "supported_frame_images"), i), FRAME_TYPES)),
+      ),
       maxInputReferences: reader.optionalInteger(m.max_input_references, child(path, "max_input_references"), 0, 16) ?? 0,
       allowedPassthroughParameters: unique(optionalList(reader, m.allowed_passthrough_parameters, child(path, "allowed_passthrough_parameters"), PARAMETER)),
       endpoints: [],
@@ -143,7 +167,7 @@ function readSkus(reader: ConfigReader, value: unknown, path: string, resolution
     const skuPath = child(path, sku);
     if (!known.includes(sku)) reader.fail(skuPath, `is not a SKU the gateway bills by (known: ${known.join(", ")})`);
     // A number in the file has already lost precision, as for token prices.
-    if (typeof price !== "string" || !CONFIG_PRICE.test(price)) reader.fail(skuPath, "must be a non-negative decimal string of USD with at most 12 decimal places, e.g. \"0.10\"");
+    if (typeof price !== "string" || !CONFIG_PRICE.test(price)) reader.fail(skuPath, 'must be a non-negative decimal string of USD with at most 12 decimal places, e.g. "0.10"');
     skus.set(sku, price);
   }
   return skus;
@@ -160,7 +184,11 @@ function readEndpoint(
 ): CatalogEndpoint {
   const e = reader.object(raw, path, ENDPOINT_FIELDS);
   const { provider, base } = readEndpointBase(reader, e, path, model.id, providers, defaults);
-  if (!providerFor(provider.kind).video) reader.fail(child(path, "provider"), `'${provider.slug}' is of kind ${provider.kind}, which has no video API; video endpoints need a provider of a kind that has one (${PROVIDER_KINDS.filter((kind) => providerFor(kind).video).join(", ")})`);
+  if (!providerFor(provider.kind).video)
+    reader.fail(
+      child(path, "provider"),
+      `'${provider.slug}' is of kind ${provider.kind}, which has no video API; video endpoints need a provider of a kind that has one (${PROVIDER_KINDS.filter((kind) => providerFor(kind).video).join(", ")})`,
+    );
   return {
     ...base,
     contextLength: 0,

@@ -70,8 +70,7 @@ const ALLOWED: PolicyVerdict = { allowed: true };
 export const UNRESTRICTED: EndpointPolicy = { guardrails: [], regionalHost: null };
 
 export function policyOf(guardrails: readonly ApplyingGuardrail[], catalog: Catalog, regionalHost: RegionalHost | null = null): EndpointPolicy {
-  const models = (list: string[] | null) =>
-    list === null ? null : new Set(list.map((ref) => findCatalogModel(catalog, ref.toLowerCase())?.id ?? ref.toLowerCase()));
+  const models = (list: string[] | null) => (list === null ? null : new Set(list.map((ref) => findCatalogModel(catalog, ref.toLowerCase())?.id ?? ref.toLowerCase())));
   const names = (list: string[] | null) => (list === null ? null : new Set(list.map((name) => name.toLowerCase())));
   return {
     guardrails: guardrails.map((g) => ({

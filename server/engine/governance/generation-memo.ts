@@ -43,7 +43,10 @@ export function generationMemo<A, V>(generations: Generations, bounds: MemoBound
       loading.delete(id);
       keep?.set(id, entry);
     };
-    entry.value.then((value) => settle(known(value) ? found : unknown), () => settle(undefined));
+    entry.value.then(
+      (value) => settle(known(value) ? found : unknown),
+      () => settle(undefined),
+    );
     return entry.value;
   };
 }

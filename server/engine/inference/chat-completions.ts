@@ -105,9 +105,24 @@ async function* stream(call: InferenceCall, body: JsonObject, promptTokens: numb
       yield { kind: "event", value: chunk };
     }
     const usage = opened.usage() ?? estimatedUsage(promptTokens, delivered);
-    const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: elapsedSince(served), responseModel: first.done === true ? undefined : stringOf(first.value.model) });
+    const cost = call.settle(served, {
+      status: "success",
+      httpStatus: 200,
+      usage,
+      latencyMs: served.latencyMs,
+      generationMs: elapsedSince(served),
+      responseModel: first.done === true ? undefined : stringOf(first.value.model),
+    });
     finished = true;
-    const usageChunk: JsonObject = { id: generationId, object: "chat.completion.chunk", created, model, provider, choices: [], usage: chatUsage(usage, cost, served.attempt.endpoint.pricing, served.isByok) };
+    const usageChunk: JsonObject = {
+      id: generationId,
+      object: "chat.completion.chunk",
+      created,
+      model,
+      provider,
+      choices: [],
+      usage: chatUsage(usage, cost, served.attempt.endpoint.pricing, served.isByok),
+    };
     yield { kind: "event", value: usageChunk };
   } catch (err) {
     finished = true;
@@ -128,7 +143,7 @@ const chunkShape = answerShape(ChatCompletionChunkSchema);
 function checkTools(tools: readonly JsonValue[]): string[] {
   const serverTools: string[] = [];
   tools.forEach((tool, index) => {
-    const type = isObject(tool) ? stringOf(tool.type) ?? "" : "";
+    const type = isObject(tool) ? (stringOf(tool.type) ?? "") : "";
     if (type === "function") {
       if (!isObject((tool as JsonObject).function)) throw gatewayError(400, `tools[${index}].function is required when type is function`);
     } else if (type.startsWith("svc:")) {

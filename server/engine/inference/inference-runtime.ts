@@ -26,9 +26,7 @@ export function createInferenceRuntime(deps: EngineDeps, owner: string): Inferen
     resolveTarget: createTargetResolver(deps),
     ranking(endpointIds) {
       const known = stats.peek(endpointIds);
-      return new Map(
-        [...known].map(([id, s]) => [id, { latencyP50: s.latencyLast30m?.p50 ?? null, throughputP50: s.throughputLast30m?.p50 ?? null, uptime5m: s.uptimeLast5m }]),
-      );
+      return new Map([...known].map(([id, s]) => [id, { latencyP50: s.latencyLast30m?.p50 ?? null, throughputP50: s.throughputLast30m?.p50 ?? null, uptime5m: s.uptimeLast5m }]));
     },
     refusalFor(context, host) {
       const policy = policyOf(context.guardrails, catalog, regionalHostOf(catalog, host));

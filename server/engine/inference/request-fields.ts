@@ -68,7 +68,13 @@ export function withExtraBody(body: JsonObject, schema: DescMessage): JsonObject
 
 export function parametersIn(body: JsonObject): string[] {
   // `max_completion_tokens` is the newer name of `max_tokens`; catalogs list the latter.
-  return [...new Set(Object.keys(body).filter((name) => ROUTABLE_PARAMETERS.has(name)).map((name) => (name === "max_completion_tokens" ? "max_tokens" : name)))];
+  return [
+    ...new Set(
+      Object.keys(body)
+        .filter((name) => ROUTABLE_PARAMETERS.has(name))
+        .map((name) => (name === "max_completion_tokens" ? "max_tokens" : name)),
+    ),
+  ];
 }
 
 const MAX_SESSION_ID = 256;

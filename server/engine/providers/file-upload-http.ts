@@ -33,12 +33,16 @@ function multipartFileBody(fields: Record<string, string>, file: FileUpload): { 
 /** `POST {baseUrl}/files` of the file as multipart/form-data with `fields`; the provider's JSON answer. */
 export async function postFile(target: UpstreamTarget, headers: Record<string, string>, fields: Record<string, string>, file: FileUpload, signal: AbortSignal): Promise<JsonObject> {
   const body = multipartFileBody(fields, file);
-  const response = await callUpstream(target, {
-    method: "POST",
-    path: "/files",
-    headers: { ...headers, "content-length": String(body.length) },
-    body: { contentType: body.contentType, data: body.data },
-  }, signal);
+  const response = await callUpstream(
+    target,
+    {
+      method: "POST",
+      path: "/files",
+      headers: { ...headers, "content-length": String(body.length) },
+      body: { contentType: body.contentType, data: body.data },
+    },
+    signal,
+  );
   return readJsonObject(response);
 }
 

@@ -15,7 +15,7 @@ export function joinedBody(head: string, parts: readonly string[], separator: st
   for (const part of parts) length += Buffer.byteLength(part);
   function* pieces(): Generator<Buffer> {
     yield Buffer.from(head);
-    for (let i = 0; i < parts.length; i++) yield Buffer.from(i === 0 ? parts[i] ?? "" : separator + (parts[i] ?? ""));
+    for (let i = 0; i < parts.length; i++) yield Buffer.from(i === 0 ? (parts[i] ?? "") : separator + (parts[i] ?? ""));
     yield Buffer.from(tail);
   }
   return { data: Readable.from(pieces(), { objectMode: false }), length };

@@ -47,13 +47,7 @@ export interface UpstreamResponse {
  * provider's message and Retry-After), no headers within `timeoutMs` (connect included) →
  * "timeout", the caller's signal → "aborted", transport failures → "connect".
  */
-export function postUpstream(
-  target: UpstreamTarget,
-  path: string,
-  headers: Record<string, string>,
-  payload: JsonObject,
-  signal: AbortSignal,
-): Promise<UpstreamResponse> {
+export function postUpstream(target: UpstreamTarget, path: string, headers: Record<string, string>, payload: JsonObject, signal: AbortSignal): Promise<UpstreamResponse> {
   return callUpstream(target, { method: "POST", path, headers, body: { contentType: "application/json", data: JSON.stringify(payload) } }, signal);
 }
 

@@ -14,10 +14,7 @@ export function assertBudgetOrder(interval: string, limitMicros: bigint, others:
     const otherLimit = BigInt(other.limitMicros);
     const wider = WIDTH[interval]! > WIDTH[other.interval]!;
     if (wider ? limitMicros <= otherLimit : limitMicros >= otherLimit) {
-      throw gatewayError(
-        400,
-        `The ${interval} budget must be ${wider ? "greater" : "less"} than the ${other.interval} budget (limits must decrease from lifetime to monthly, weekly and daily)`,
-      );
+      throw gatewayError(400, `The ${interval} budget must be ${wider ? "greater" : "less"} than the ${other.interval} budget (limits must decrease from lifetime to monthly, weekly and daily)`);
     }
   }
 }

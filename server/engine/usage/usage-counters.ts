@@ -77,7 +77,10 @@ export async function keyUsage(sequelize: Sequelize, keyHash: string, now: Date)
 
 /** keyUsage of a page of keys in one round trip. */
 export async function keysUsage(sequelize: Sequelize, keyHashes: readonly string[], now: Date): Promise<Map<string, PeriodSpend>> {
-  const index = await readSpend(sequelize, keyHashes.flatMap((hash) => currentPeriodRefs("key", hash, now)));
+  const index = await readSpend(
+    sequelize,
+    keyHashes.flatMap((hash) => currentPeriodRefs("key", hash, now)),
+  );
   return new Map(keyHashes.map((hash) => [hash, index.periods("key", hash, now)]));
 }
 

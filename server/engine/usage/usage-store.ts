@@ -131,11 +131,43 @@ const NAMED_STATEMENT = `
 
 /** The statement's parameters, in the order of `$1`…`$n`. */
 const LEDGER_PARAMETERS = [
-  "id", "generationId", "createdAt", "organizationId", "keyHash", "workspaceId", "memberUserId", "endUser", "sessionId", "api",
-  "modelId", "providerSlug", "endpointId", "status", "httpStatus", "streamed", "promptTokens", "completionTokens", "reasoningTokens",
-  "cachedTokens", "cost", "isByok", "isFree", "latencyMs", "generationMs", "daily", "weekly", "monthly", "reservationId", "requestId",
-  "cacheWriteTokens", "contentFlagged",
-  "useRow", "useQuantity", "useStart", "useAmount", "owner",
+  "id",
+  "generationId",
+  "createdAt",
+  "organizationId",
+  "keyHash",
+  "workspaceId",
+  "memberUserId",
+  "endUser",
+  "sessionId",
+  "api",
+  "modelId",
+  "providerSlug",
+  "endpointId",
+  "status",
+  "httpStatus",
+  "streamed",
+  "promptTokens",
+  "completionTokens",
+  "reasoningTokens",
+  "cachedTokens",
+  "cost",
+  "isByok",
+  "isFree",
+  "latencyMs",
+  "generationMs",
+  "daily",
+  "weekly",
+  "monthly",
+  "reservationId",
+  "requestId",
+  "cacheWriteTokens",
+  "contentFlagged",
+  "useRow",
+  "useQuantity",
+  "useStart",
+  "useAmount",
+  "owner",
 ] as const;
 
 /**
@@ -211,7 +243,6 @@ function ledgerValues(owner: string, group: readonly LedgerRow[]): unknown[] {
   };
   return LEDGER_PARAMETERS.map((name) => named[name]);
 }
-
 
 /**
  * Records a finished call at once (video jobs: exact settlement), with its real cost, the spend

@@ -162,7 +162,10 @@ export function createDirectTransport(services: Iterable<readonly [DescService, 
       const requests = new Normalized(method.input, input[Symbol.asyncIterator]());
       const stream = new DirectStream<MessageShape<O>>(context, requests);
       try {
-        const res = await intercepted(spec, context)({
+        const res = await intercepted(
+          spec,
+          context,
+        )({
           stream: true,
           service: method.parent,
           method: spec.method,

@@ -282,7 +282,6 @@ function validate(plan: MessagePlan, body: JsonObject): void {
 
 const hasOwn = (object: object, key: string): boolean => Object.hasOwn(object, key);
 
-
 function flagViolation(): void {
   if (state.quiet === 0) state.violated = true;
 }

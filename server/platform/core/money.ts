@@ -152,11 +152,7 @@ function term(price: string | undefined, count: bigint): Scaled {
 /** The prompt's terms: uncached tokens at `prompt`, cache reads and writes at their prices (else `prompt`). */
 function promptTerms(pricing: UsdPricing, usage: TokenUsage): Scaled[] {
   const split = promptSplit(usage);
-  return [
-    term(pricing.prompt, split.uncached),
-    term(pricing.inputCacheRead ?? pricing.prompt, split.cacheRead),
-    term(pricing.inputCacheWrite ?? pricing.prompt, split.cacheWrite),
-  ];
+  return [term(pricing.prompt, split.uncached), term(pricing.inputCacheRead ?? pricing.prompt, split.cacheRead), term(pricing.inputCacheWrite ?? pricing.prompt, split.cacheWrite)];
 }
 
 /** Exact cost of the prompt tokens alone, cache reads and writes included. */

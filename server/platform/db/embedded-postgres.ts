@@ -218,7 +218,10 @@ function freePort(): Promise<number> {
 }
 
 async function exists(file: string): Promise<boolean> {
-  return fs.access(file).then(() => true, () => false);
+  return fs.access(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 function sleep(ms: number): Promise<void> {

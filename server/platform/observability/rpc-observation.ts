@@ -7,15 +7,7 @@ import { REQUEST_ID_HEADER, requestIdOf } from "../../../wire/request-id.js";
 import { UPSTREAM_MS_HEADER } from "../../../wire/timing-headers.js";
 import { callerIn } from "../core/auth.js";
 import { inProcessCall } from "../core/direct-transport.js";
-import {
-  ATTR_ERROR_TYPE,
-  ATTR_GATEWAY_REQUEST_ID,
-  ATTR_RPC_CONNECT_RPC_ERROR_CODE,
-  ATTR_RPC_GRPC_STATUS_CODE,
-  ATTR_RPC_METHOD,
-  ATTR_RPC_SERVICE,
-  ATTR_RPC_SYSTEM,
-} from "./span-attributes.js";
+import { ATTR_ERROR_TYPE, ATTR_GATEWAY_REQUEST_ID, ATTR_RPC_CONNECT_RPC_ERROR_CODE, ATTR_RPC_GRPC_STATUS_CODE, ATTR_RPC_METHOD, ATTR_RPC_SERVICE, ATTR_RPC_SYSTEM } from "./span-attributes.js";
 import { activeTracer } from "./tracing.js";
 
 /**

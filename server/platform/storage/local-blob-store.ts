@@ -75,7 +75,13 @@ const NARROWED = ".modes-narrowed";
  */
 export async function narrowModes(root: string, log: Logger): Promise<void> {
   const marker = path.join(root, NARROWED);
-  if (await fsp.access(marker).then(() => true, () => false)) return;
+  if (
+    await fsp.access(marker).then(
+      () => true,
+      () => false,
+    )
+  )
+    return;
   let narrowed = 0;
   const narrow = async (file: string, wanted: number) => {
     const { mode } = await fsp.lstat(file);

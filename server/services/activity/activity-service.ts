@@ -42,12 +42,7 @@ export function activityService(deps: Pick<Deps, "sequelize" | "settlement">): S
       const after = req.cursor === undefined ? undefined : afterCursor(req.cursor);
       const limit = req.limit ?? DEFAULT_PAGE;
       await deps.settlement.barrier();
-      const rows = await listGenerationRows(
-        deps.sequelize,
-        scope,
-        { model: req.model, keyHash: req.apiKeyHash, status: wireName(GenerationStatusSchema, req.status), start, end, after },
-        limit + 1,
-      );
+      const rows = await listGenerationRows(deps.sequelize, scope, { model: req.model, keyHash: req.apiKeyHash, status: wireName(GenerationStatusSchema, req.status), start, end, after }, limit + 1);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       const hasMore = rows.length > limit;

@@ -79,17 +79,24 @@ export const EXPIRED_RESULT = errorResult("The batch's 24h completion window end
 
 /** Batches whose window has passed: unfinished items get an error, finished ones keep results. */
 export async function expireOverdue(sequelize: Sequelize): Promise<void> {
-  const overdue = await sequelize.query<{ id: string }>(
-    `SELECT id FROM batches WHERE status IN ('validating', 'in_progress', 'cancelling') AND expires_at < now() LIMIT 100`,
-    { type: QueryTypes.SELECT },
+  const overdue = await sequelize.query<{ id: string }>(`SELECT id FROM batches WHERE status IN ('validating', 'in_progress', 'cancelling') AND expires_at < now() LIMIT 100`, {
+    type: QueryTypes.SELECT,
+  });
+  await closeOpenItems(
+    sequelize,
+    overdue.map((row) => row.id),
+    { items: "all", result: EXPIRED_RESULT, terminal: "expired", from: ["validating", "in_progress", "cancelling"] },
   );
-  await closeOpenItems(sequelize, overdue.map((row) => row.id), { items: "all", result: EXPIRED_RESULT, terminal: "expired", from: ["validating", "in_progress", "cancelling"] });
 }
 
 /** Cancelling batches whose running items were abandoned by a stopped instance. */
 export async function finishCancelling(sequelize: Sequelize): Promise<void> {
   const cancelling = await sequelize.query<{ id: string }>(`SELECT id FROM batches WHERE status = 'cancelling' LIMIT 100`, { type: QueryTypes.SELECT });
-  await closeOpenItems(sequelize, cancelling.map((row) => row.id), { items: "abandoned", result: CANCELLED_RESULT, terminal: "cancelled", from: ["cancelling"] });
+  await closeOpenItems(
+    sequelize,
+    cancelling.map((row) => row.id),
+    { items: "abandoned", result: CANCELLED_RESULT, terminal: "cancelled", from: ["cancelling"] },
+  );
 }
 
 /** A batch that cannot run at all: `failed` with the reason, every open item with it too. */

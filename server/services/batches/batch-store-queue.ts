@@ -112,10 +112,10 @@ export function recordUpstreamBatch(sequelize: Sequelize, batchId: string, upstr
       transaction,
     });
     if (row?.status !== "in_progress" || row.upstream_batch_id) return false;
-    await sequelize.query(
-      `UPDATE batches SET upstream_batch_id = :upstreamId, upstream_next_poll_at = now() + make_interval(secs => :pollS) WHERE id = :id`,
-      { replacements: { id: batchId, upstreamId, pollS: hold.pollSeconds }, transaction },
-    );
+    await sequelize.query(`UPDATE batches SET upstream_batch_id = :upstreamId, upstream_next_poll_at = now() + make_interval(secs => :pollS) WHERE id = :id`, {
+      replacements: { id: batchId, upstreamId, pollS: hold.pollSeconds },
+      transaction,
+    });
     await sequelize.query(
       `UPDATE batch_items SET state = 'running', lease_owner = :owner, lease_expires_at = 'infinity', attempts = attempts + 1
         WHERE batch_id = :id AND state = 'pending'`,

@@ -49,9 +49,7 @@ export interface BatchRow {
 }
 
 /** The stored outcome of one item: exactly one of `response` and `error`. */
-export type ItemResult =
-  | { response: { body: JsonObject; request_id: string; status_code: number } }
-  | { error: { message: string; param: string; type: string; error_type: string } };
+export type ItemResult = { response: { body: JsonObject; request_id: string; status_code: number } } | { error: { message: string; param: string; type: string; error_type: string } };
 
 export interface ItemResultRow {
   idx: number;

@@ -14,10 +14,7 @@ import { JsonBodySplitter } from "./json-body-splitter.js";
  * CreateBatch message that is a walk over it; from the JSON body of CreateBatchFromJson it is the
  * body parsed as it streams in, never held whole.
  */
-export type SubmissionPart =
-  | { kind: "batch"; batch: CreateBatchRequest }
-  | { kind: "item"; customId: string; body: JsonObject }
-  | { kind: "end"; batch: CreateBatchRequest };
+export type SubmissionPart = { kind: "batch"; batch: CreateBatchRequest } | { kind: "item"; customId: string; body: JsonObject } | { kind: "end"; batch: CreateBatchRequest };
 
 /** CPU time a submission may take before it lets other requests run (ms). */
 const YIELD_EVERY_MS = 10;

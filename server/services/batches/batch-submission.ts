@@ -97,7 +97,11 @@ export async function submitBatch({ runtime, slots }: SubmissionRuntime, context
     await writer!.itemsEnded();
 
     const attempts = await batchRoute(runtime, context, { api: format.api, model: batch.model, only });
-    const itemEstimate = worstCaseCost(attempts.map((a) => a.endpoint), promptTokens, outputTokens);
+    const itemEstimate = worstCaseCost(
+      attempts.map((a) => a.endpoint),
+      promptTokens,
+      outputTokens,
+    );
     const admission = await admit(runtime.deps, context, { estimateUsd: multiplyUsd(itemEstimate, seen.size), free: attempts.every((a) => isFreeEndpoint(a.endpoint)), reservationTtlS: WINDOW_S });
     reservationId = admission.reservationId;
     return await writer!.commit({
@@ -171,4 +175,3 @@ function sameRequest(earlier: BatchRow, requestHash: string): BatchRow {
   }
   return earlier;
 }
-

@@ -106,4 +106,3 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
     },
   };
 }
-

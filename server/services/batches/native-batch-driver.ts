@@ -108,7 +108,12 @@ async function submit(step: NativeStep, { target }: ResolvedTarget): Promise<voi
     else requests.push({ customId: ref.itemId, body: filtered.request });
   }
   // Items a content filter refused are settled here and never reach the provider.
-  await holdPendingItems(sequelize, batch.id, blocked.map((item) => item.idx), nativeLeaseOwner(batch.id));
+  await holdPendingItems(
+    sequelize,
+    batch.id,
+    blocked.map((item) => item.idx),
+    nativeLeaseOwner(batch.id),
+  );
   await settleItems(sequelize, nativeLeaseOwner(batch.id), blocked);
   if (requests.length === 0) return;
   const upstreamId = await api.submit(target, requests, signal);

@@ -48,7 +48,10 @@ export function byokService({ secrets }: Deps): Partial<ServiceImpl<typeof ByokS
       const { rows, totalCount } = await findPage(ByokCredentialRow, req, {
         where: { ...inOrganization(caller), workspaceId, ...(req.provider ? { provider: req.provider } : {}) },
         attributes: { exclude: ["sealedKey"] },
-        order: [["createdAt", "DESC"], ["id", "ASC"]],
+        order: [
+          ["createdAt", "DESC"],
+          ["id", "ASC"],
+        ],
       });
       return { data: rows.map(toByokKey), totalCount };
     },

@@ -31,11 +31,17 @@ export async function createDecision(runtime: InferenceRuntime, req: CreateDecis
   const state = stateText(req);
   const requests = questions.map((question) => ({ question, body: questionRequest(question, state) }));
   const promptTokensOf = requests.map(({ body }) => estimatePromptTokens(body.messages as JsonValue[]));
-  const call = await openCall(runtime, ctx, req.model, requests.map(({ body }) => body), {
-    promptTokens: promptTokensOf.reduce((sum, n) => sum + n, 0),
-    // One answer token per question.
-    completionTokens: questions.length,
-  });
+  const call = await openCall(
+    runtime,
+    ctx,
+    req.model,
+    requests.map(({ body }) => body),
+    {
+      promptTokens: promptTokensOf.reduce((sum, n) => sum + n, 0),
+      // One answer token per question.
+      completionTokens: questions.length,
+    },
+  );
   try {
     const served = await call.attempt(async (target) => {
       const adapter = providerFor(target.kind).chat;

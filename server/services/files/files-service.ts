@@ -115,7 +115,12 @@ export function filesService(deps: Deps): ServiceImpl<typeof FilesService> {
       const { files, hasMore } = await access.api.list(access.target, { limit, after }, ctx.signal).catch((err: unknown) => {
         throw providerFileError(err, provider);
       });
-      const rows = await providerFileRows(sequelize, scope, provider, files.map((file) => file.id));
+      const rows = await providerFileRows(
+        sequelize,
+        scope,
+        provider,
+        files.map((file) => file.id),
+      );
       const last = files.at(-1);
       return {
         data: files.map((file) => providerFile(file, rows.get(file.id))),

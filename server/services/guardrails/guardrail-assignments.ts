@@ -8,15 +8,12 @@ import type { Deps } from "../deps.js";
 import { distinct, findGuardrail, requireMembers, requireOrganizationKeys } from "./guardrail-store.js";
 import { toKeyAssignment, toMemberAssignment } from "./guardrail-view.js";
 
-type AssignmentMethods =
-  | "assignGuardrailKeys"
-  | "listGuardrailKeyAssignments"
-  | "unassignGuardrailKeys"
-  | "assignGuardrailMembers"
-  | "listGuardrailMemberAssignments"
-  | "unassignGuardrailMembers";
+type AssignmentMethods = "assignGuardrailKeys" | "listGuardrailKeyAssignments" | "unassignGuardrailKeys" | "assignGuardrailMembers" | "listGuardrailMemberAssignments" | "unassignGuardrailMembers";
 
-const NEWEST_FIRST: Array<[string, string]> = [["createdAt", "DESC"], ["id", "ASC"]];
+const NEWEST_FIRST: Array<[string, string]> = [
+  ["createdAt", "DESC"],
+  ["id", "ASC"],
+];
 
 /**
  * Key and member assignments of a guardrail. Each change runs in one transaction that locks the
@@ -36,7 +33,10 @@ export function assignmentHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof
         const existing = await GuardrailKeyAssignmentRow.findAll({ attributes: ["keyHash"], where: { guardrailId: guardrail.id, keyHash: hashes }, transaction });
         const assigned = new Set(existing.map((row) => row.keyHash));
         const fresh = hashes.filter((hash) => !assigned.has(hash));
-        await GuardrailKeyAssignmentRow.bulkCreate(fresh.map((keyHash) => ({ guardrailId: guardrail.id, keyHash, assignedBy })), { transaction });
+        await GuardrailKeyAssignmentRow.bulkCreate(
+          fresh.map((keyHash) => ({ guardrailId: guardrail.id, keyHash, assignedBy })),
+          { transaction },
+        );
         return fresh.length;
       });
       return { assignedCount };
@@ -76,7 +76,10 @@ export function assignmentHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof
         const existing = await GuardrailMemberAssignmentRow.findAll({ attributes: ["userId"], where: { guardrailId: guardrail.id, userId: userIds }, transaction });
         const assigned = new Set(existing.map((row) => row.userId));
         const fresh = userIds.filter((userId) => !assigned.has(userId));
-        await GuardrailMemberAssignmentRow.bulkCreate(fresh.map((userId) => ({ guardrailId: guardrail.id, userId, assignedBy })), { transaction });
+        await GuardrailMemberAssignmentRow.bulkCreate(
+          fresh.map((userId) => ({ guardrailId: guardrail.id, userId, assignedBy })),
+          { transaction },
+        );
         return fresh.length;
       });
       return { assignedCount };

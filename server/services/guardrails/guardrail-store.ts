@@ -41,7 +41,10 @@ export async function requireMembers(caller: Caller, userIds: string[], transact
 export function rejectUnknown(what: string, given: string[], known: ReadonlySet<string>): void {
   const unknown = given.filter((value) => !known.has(value));
   if (unknown.length === 0) return;
-  const shown = unknown.slice(0, 10).map((value) => `'${value}'`).join(", ");
+  const shown = unknown
+    .slice(0, 10)
+    .map((value) => `'${value}'`)
+    .join(", ");
   const more = unknown.length > 10 ? ` and ${unknown.length - 10} more` : "";
   throw gatewayError(400, `Unknown ${what} (not in this organization): ${shown}${more}`);
 }

@@ -40,7 +40,10 @@ export function guardrailsService(deps: Deps): ServiceImpl<typeof GuardrailsServ
       const workspace = await findWorkspace(caller, req.workspaceId ?? caller.key.workspaceId);
       const { rows, totalCount } = await findPage(GuardrailRow, req, {
         where: { ...inOrganization(caller), workspaceId: workspace.id },
-        order: [["createdAt", "DESC"], ["id", "ASC"]],
+        order: [
+          ["createdAt", "DESC"],
+          ["id", "ASC"],
+        ],
       });
       return { data: rows.map(toGuardrail), totalCount };
     },

@@ -16,10 +16,6 @@ export const UNRESTRICTED_GUARDRAIL = {
   enablePaidModelTraining: true,
 } as const;
 
-export async function createUnrestrictedGuardrail(
-  id: string,
-  workspace: { id: string; organizationId: string },
-  transaction: Transaction,
-): Promise<GuardrailRow> {
+export async function createUnrestrictedGuardrail(id: string, workspace: { id: string; organizationId: string }, transaction: Transaction): Promise<GuardrailRow> {
   return GuardrailRow.create({ id, organizationId: workspace.organizationId, workspaceId: workspace.id, ...UNRESTRICTED_GUARDRAIL }, { transaction });
 }

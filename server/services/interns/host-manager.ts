@@ -174,7 +174,9 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
     const exit = { internId, code: host.child.exitCode, signal: host.child.signalCode };
     if (host.stopping) log.info(exit, "intern host stopped");
     else log.warn(exit, "intern host exited unexpectedly");
-    await unregisterHost(sequelize, { internId, instanceId, pid: host.child.pid ?? null }).catch((err: unknown) => log.warn({ internId, err: errorMessage(err) }, "could not unregister an intern host"));
+    await unregisterHost(sequelize, { internId, instanceId, pid: host.child.pid ?? null }).catch((err: unknown) =>
+      log.warn({ internId, err: errorMessage(err) }, "could not unregister an intern host"),
+    );
     if (!host.stopping) host.onExit();
   }
 

@@ -8,9 +8,7 @@ import { badRequest } from "./intern-chat-errors.js";
  * itself, so only the last user message of a prompt counts: clients that send the whole history,
  * as OpenAI clients do, work unchanged. A reply is recognised by its tool message.
  */
-export type ChatTurn =
-  | { kind: "prompt"; prompt: string; sessionId: string | undefined; approvalMode: ApprovalMode }
-  | { kind: "answer"; sessionId: string; toolCallId: string; answer: string };
+export type ChatTurn = { kind: "prompt"; prompt: string; sessionId: string | undefined; approvalMode: ApprovalMode } | { kind: "answer"; sessionId: string; toolCallId: string; answer: string };
 
 export function chatTurnOf(req: InternChatRequest): ChatTurn {
   if (req.stream !== true) throw badRequest("stream must be true: an intern chat is a server-sent event stream");

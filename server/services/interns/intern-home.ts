@@ -33,7 +33,6 @@ export interface InternHome {
   shellUser: ShellUser | null;
 }
 
-
 export function shellIsolation(config: GatewayConfig): boolean {
   return config.internRuntime.shellUidBase > 0 && process.getuid?.() === 0;
 }
@@ -102,7 +101,13 @@ export async function moveHomesOutOfDataDir(config: GatewayConfig, log: Logger):
 }
 
 async function moveDir(from: string, to: string): Promise<void> {
-  if (await access(to).then(() => true, () => false)) throw new Error(`${to} exists already`);
+  if (
+    await access(to).then(
+      () => true,
+      () => false,
+    )
+  )
+    throw new Error(`${to} exists already`);
   try {
     await rename(from, to);
   } catch (err) {

@@ -19,23 +19,13 @@ export function internNotFound(internId: string) {
   return gatewayError(404, `Intern ${internId} not found`, { reason: "not_found", retryable: false });
 }
 
-async function findVisibleIntern(
-  sequelize: Sequelize,
-  caller: Caller,
-  internId: string,
-  options: { transaction?: Transaction; lock?: boolean } = {},
-): Promise<InternRow | undefined> {
+async function findVisibleIntern(sequelize: Sequelize, caller: Caller, internId: string, options: { transaction?: Transaction; lock?: boolean } = {}): Promise<InternRow | undefined> {
   // Any text reaches the daemon route (its id is only "at least one character"): not a UUID, not an intern.
   if (!UUID_PATTERN.test(internId)) return undefined;
   return readIntern(sequelize, internScopeOf(caller), internId.toLowerCase(), options);
 }
 
-export async function requireVisibleIntern(
-  sequelize: Sequelize,
-  caller: Caller,
-  internId: string,
-  options: { transaction?: Transaction; lock?: boolean } = {},
-): Promise<InternRow> {
+export async function requireVisibleIntern(sequelize: Sequelize, caller: Caller, internId: string, options: { transaction?: Transaction; lock?: boolean } = {}): Promise<InternRow> {
   const intern = await findVisibleIntern(sequelize, caller, internId, options);
   if (!intern) throw internNotFound(internId);
   return intern;

@@ -43,11 +43,10 @@ export async function requireRoomFor(sequelize: Sequelize, caps: RunningCaps, in
   if (caps.maxRunningPerInstance > 0) {
     const running = await live(`interns-running:instance:${lease.owner}`, "runtime_owner = :owner", { owner: lease.owner });
     if (running >= caps.maxRunningPerInstance) {
-      throw gatewayError(
-        429,
-        `This gateway instance runs its limit of ${caps.maxRunningPerInstance} interns at once (GATEWAY_INTERN_MAX_RUNNING_PER_INSTANCE); try again later`,
-        { reason: "intern_limit", retryable: true },
-      );
+      throw gatewayError(429, `This gateway instance runs its limit of ${caps.maxRunningPerInstance} interns at once (GATEWAY_INTERN_MAX_RUNNING_PER_INSTANCE); try again later`, {
+        reason: "intern_limit",
+        retryable: true,
+      });
     }
   }
 }

@@ -45,8 +45,7 @@ export async function recordedHost(sequelize: Sequelize, internId: string): Prom
 
 /** Who was shown a host's access, and when (never the token). */
 export async function recordDaemonReveal(sequelize: Sequelize, reveal: { organizationId: string; workspaceId: string; internId: string; keyHash: string }): Promise<void> {
-  await sequelize.query(
-    "INSERT INTO intern_daemon_reveals (organization_id, workspace_id, intern_id, caller_key_hash) VALUES (:organizationId, :workspaceId, :internId, :keyHash)",
-    { replacements: { ...reveal } },
-  );
+  await sequelize.query("INSERT INTO intern_daemon_reveals (organization_id, workspace_id, intern_id, caller_key_hash) VALUES (:organizationId, :workspaceId, :internId, :keyHash)", {
+    replacements: { ...reveal },
+  });
 }

@@ -256,10 +256,9 @@ export async function deleteIntern(sequelize: Sequelize, id: string, generation:
 
 /** Extends every lease `lease.owner` holds: that instance is alive and still doing their host work. */
 export async function renewRuntimeLeases(sequelize: Sequelize, lease: RuntimeLease): Promise<void> {
-  await sequelize.query(
-    "UPDATE interns SET runtime_lease_until = now() + make_interval(secs => :seconds) WHERE runtime_owner = :owner AND status IN (:leased)",
-    { replacements: { owner: lease.owner, seconds: lease.ms / 1000, leased: LEASED_STATUSES } },
-  );
+  await sequelize.query("UPDATE interns SET runtime_lease_until = now() + make_interval(secs => :seconds) WHERE runtime_owner = :owner AND status IN (:leased)", {
+    replacements: { owner: lease.owner, seconds: lease.ms / 1000, leased: LEASED_STATUSES },
+  });
 }
 
 /**

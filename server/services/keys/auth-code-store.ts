@@ -12,12 +12,7 @@ import type { CallbackTarget } from "./callback-url.js";
  * cannot split in two: the insert yields to an existing (or concurrently inserted) row through the
  * unique constraint, and the following read sees whichever row won.
  */
-export async function appIdFor(
-  sequelize: Sequelize,
-  organizationId: string,
-  target: CallbackTarget,
-  transaction: Transaction,
-): Promise<bigint> {
+export async function appIdFor(sequelize: Sequelize, organizationId: string, target: CallbackTarget, transaction: Transaction): Promise<bigint> {
   const bind = [organizationId, target.origin, target.host];
   const inserted = await sequelize.query<{ id: string }>(
     `INSERT INTO auth_apps (organization_id, origin, name) VALUES ($1, $2, $3)

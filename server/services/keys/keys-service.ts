@@ -72,12 +72,19 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
       const { offset, limit } = pageOf(req, 100);
       const rows = await ApiKeyRow.findAll({
         where: { ...inOrganization(caller), ...(req.includeDisabled ? {} : { disabled: false }) },
-        order: [["createdAt", "DESC"], ["hash", "ASC"]],
+        order: [
+          ["createdAt", "DESC"],
+          ["hash", "ASC"],
+        ],
         offset,
         limit,
       });
       await deps.settlement.barrier();
-      const usage = await keysUsage(deps.sequelize, rows.map((row) => row.hash), new Date());
+      const usage = await keysUsage(
+        deps.sequelize,
+        rows.map((row) => row.hash),
+        new Date(),
+      );
       return { data: rows.map((row) => toApiKey(row, usage.get(row.hash))) };
     },
 

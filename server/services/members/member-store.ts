@@ -37,7 +37,13 @@ export async function createMember(organizationId: string, member: NewMember, tr
 
 /** Oldest first; `page` as in the API (offset, limit 1–100). */
 export function listMembers(organizationId: string, page: { offset?: number; limit?: number }): Promise<{ rows: MemberRow[]; totalCount: number }> {
-  return findPage(MemberRow, page, { where: { organizationId }, order: [["createdAt", "ASC"], ["id", "ASC"]] });
+  return findPage(MemberRow, page, {
+    where: { organizationId },
+    order: [
+      ["createdAt", "ASC"],
+      ["id", "ASC"],
+    ],
+  });
 }
 
 /**

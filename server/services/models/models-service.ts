@@ -64,8 +64,16 @@ export function modelsService({ catalog, sequelize, governance }: Deps): Partial
       if (!model) throw gatewayError(404, `Model '${id}' not found`);
       const caller = optionalCallerOf(ctx);
       const endpoints = [...model.endpoints, ...(caller ? privateEndpointsOf(catalog, await governance.privateEndpoints(caller.organization.id), model.id) : [])];
-      const stats = await endpointStats(sequelize, endpoints.map((endpoint) => endpoint.id));
-      return { data: toModelWithEndpoints(model, endpoints.map((endpoint) => ({ endpoint, stats: stats.get(endpoint.id) ?? NO_STATS }))) };
+      const stats = await endpointStats(
+        sequelize,
+        endpoints.map((endpoint) => endpoint.id),
+      );
+      return {
+        data: toModelWithEndpoints(
+          model,
+          endpoints.map((endpoint) => ({ endpoint, stats: stats.get(endpoint.id) ?? NO_STATS })),
+        ),
+      };
     },
   };
 }

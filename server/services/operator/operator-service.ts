@@ -40,7 +40,10 @@ export function operatorService({ sequelize, config }: Deps): ServiceImpl<typeof
     },
 
     async listOrganizations() {
-      const order: [string, string][] = [["createdAt", "ASC"], ["id", "ASC"]];
+      const order: [string, string][] = [
+        ["createdAt", "ASC"],
+        ["id", "ASC"],
+      ];
       const [organizations, workspaces] = await Promise.all([OrganizationRow.findAll({ order }), WorkspaceRow.findAll({ order })]);
       // Two queries instead of one per organization: the first workspace seen is the oldest.
       const defaults = new Map<string, WorkspaceRow>();
@@ -81,9 +84,7 @@ export function operatorService({ sequelize, config }: Deps): ServiceImpl<typeof
     async createKey(req) {
       const organization = await findOrganization(req.organizationId);
       const key = req.key!;
-      const workspace = key.workspaceId
-        ? await WorkspaceRow.findOne({ where: { organizationId: organization.id, id: key.workspaceId.toLowerCase() } })
-        : await defaultWorkspaceOf(organization.id);
+      const workspace = key.workspaceId ? await WorkspaceRow.findOne({ where: { organizationId: organization.id, id: key.workspaceId.toLowerCase() } }) : await defaultWorkspaceOf(organization.id);
       if (!workspace) throw gatewayError(404, `Workspace '${key.workspaceId ?? "default"}' not found in organization ${organization.id}`);
       const { row, secret } = await issueKey({
         organizationId: organization.id,

@@ -21,14 +21,9 @@ export function patchUpstream(stored: UpstreamConfig, req: UpdatePrivateEndpoint
   const upstreamModelId = req.upstreamModelId;
   const baseUrl = present.has("base_url") && req.baseUrl !== undefined ? req.baseUrl : stored.baseUrl;
   const upstreamChanged = upstreamModelId !== stored.upstreamModelId || baseUrl !== stored.baseUrl;
-  const declaredRegion = present.has("declared_region")
-    ? (wireName(DataRegionSchema, req.declaredRegion) ?? null)
-    : upstreamChanged
-      ? null
-      : stored.declaredRegion;
+  const declaredRegion = present.has("declared_region") ? (wireName(DataRegionSchema, req.declaredRegion) ?? null) : upstreamChanged ? null : stored.declaredRegion;
   const declaredZdr = present.has("declared_zdr") ? (req.declaredZdr ?? false) : upstreamChanged ? false : stored.declaredZdr;
   const next = { upstreamModelId, baseUrl, declaredRegion, declaredZdr };
-  const changed =
-    upstreamChanged || declaredRegion !== stored.declaredRegion || declaredZdr !== stored.declaredZdr;
+  const changed = upstreamChanged || declaredRegion !== stored.declaredRegion || declaredZdr !== stored.declaredZdr;
   return { next, changed };
 }

@@ -67,7 +67,13 @@ export function privateEndpointsService({ config, secrets, sequelize, catalog }:
     },
 
     async listPrivateEndpoints(_req, ctx) {
-      const rows = await PrivateEndpointRow.findAll({ where: inOrganization(callerOf(ctx)), order: [["createdAt", "DESC"], ["id", "ASC"]] });
+      const rows = await PrivateEndpointRow.findAll({
+        where: inOrganization(callerOf(ctx)),
+        order: [
+          ["createdAt", "DESC"],
+          ["id", "ASC"],
+        ],
+      });
       return { data: rows.map(toPrivateEndpointSummary) };
     },
 

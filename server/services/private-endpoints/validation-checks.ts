@@ -1,10 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import {
-  PrivateEndpointCheckSchema,
-  PrivateEndpointValidationSchema,
-  type PrivateEndpointCheck,
-  type PrivateEndpointValidation,
-} from "../../../gen/gateway/v1/private_endpoints_pb.js";
+import { PrivateEndpointCheckSchema, PrivateEndpointValidationSchema, type PrivateEndpointCheck, type PrivateEndpointValidation } from "../../../gen/gateway/v1/private_endpoints_pb.js";
 import { usableCredential } from "../../engine/providers/byok-credentials.js";
 import { findByokProvider } from "../../engine/providers/byok-providers.js";
 import type { PrivateEndpointRow } from "../../platform/db/governance-models.js";

@@ -114,14 +114,7 @@ async function removeUpstream(ax: Advancer, job: VideoJobRow, upstreamId: string
   }
 }
 
-async function finish(
-  ax: Advancer,
-  job: VideoJobRow,
-  status: VideoJobStatus,
-  error: string | null,
-  outcome: JobOutcome,
-  outputs?: StoredOutput[],
-): Promise<void> {
+async function finish(ax: Advancer, job: VideoJobRow, status: VideoJobStatus, error: string | null, outcome: JobOutcome, outputs?: StoredOutput[]): Promise<void> {
   await settleJob(ax.runtime.deps.sequelize, job, outcome);
   await recordEnd(ax.runtime.deps.sequelize, job.id, ax.owner, {
     status,

@@ -59,10 +59,10 @@ export interface Scope {
 
 /** A job of the scope; without a scope any job (signed URLs carry their own authority). */
 export async function findJob(sequelize: Sequelize, id: string, scope: Scope | null): Promise<VideoJobRow | undefined> {
-  const [row] = await sequelize.query<VideoJobRow>(
-    `SELECT * FROM video_jobs WHERE id = :id ${scope ? "AND organization_id = :organizationId AND workspace_id = :workspaceId" : ""}`,
-    { type: QueryTypes.SELECT, replacements: { id, organizationId: scope?.organizationId ?? null, workspaceId: scope?.workspaceId ?? null } },
-  );
+  const [row] = await sequelize.query<VideoJobRow>(`SELECT * FROM video_jobs WHERE id = :id ${scope ? "AND organization_id = :organizationId AND workspace_id = :workspaceId" : ""}`, {
+    type: QueryTypes.SELECT,
+    replacements: { id, organizationId: scope?.organizationId ?? null, workspaceId: scope?.workspaceId ?? null },
+  });
   return row;
 }
 
@@ -84,19 +84,13 @@ async function updateHeld(sequelize: Sequelize, id: string, owner: string, set: 
 }
 
 /** The provider accepted the job (`upstreamId`); the poller looks at it again in `waitSeconds`. */
-export function recordAccepted(
-  sequelize: Sequelize,
-  id: string,
-  owner: string,
-  accepted: { upstreamId: string; status: VideoJobStatus; isByok: boolean; waitSeconds: number },
-): Promise<boolean> {
-  return updateHeld(
-    sequelize,
-    id,
-    owner,
-    "upstream_id = $upstream, status = $status, request = NULL, is_byok = $byok, failures = 0, available_at = now() + make_interval(secs => $wait)",
-    { upstream: accepted.upstreamId, status: accepted.status, byok: accepted.isByok, wait: accepted.waitSeconds },
-  );
+export function recordAccepted(sequelize: Sequelize, id: string, owner: string, accepted: { upstreamId: string; status: VideoJobStatus; isByok: boolean; waitSeconds: number }): Promise<boolean> {
+  return updateHeld(sequelize, id, owner, "upstream_id = $upstream, status = $status, request = NULL, is_byok = $byok, failures = 0, available_at = now() + make_interval(secs => $wait)", {
+    upstream: accepted.upstreamId,
+    status: accepted.status,
+    byok: accepted.isByok,
+    wait: accepted.waitSeconds,
+  });
 }
 
 /** The provider is still at work: polled again in `waitSeconds`. */
@@ -231,10 +225,9 @@ export async function releaseJobLeases(sequelize: Sequelize, owner: string): Pro
 
 /** Who holds leases on open jobs now. */
 export async function jobLeaseOwners(sequelize: Sequelize): Promise<string[]> {
-  const rows = await sequelize.query<{ owner: string }>(
-    "SELECT DISTINCT lease_owner AS owner FROM video_jobs WHERE status IN ('pending', 'in_progress') AND lease_owner IS NOT NULL",
-    { type: QueryTypes.SELECT },
-  );
+  const rows = await sequelize.query<{ owner: string }>("SELECT DISTINCT lease_owner AS owner FROM video_jobs WHERE status IN ('pending', 'in_progress') AND lease_owner IS NOT NULL", {
+    type: QueryTypes.SELECT,
+  });
   return rows.map((row) => row.owner);
 }
 

@@ -63,12 +63,7 @@ export function createdWorkspaceFields(values: WorkspaceFieldValues): ReadonlySe
 }
 
 /** The columns that `fields` (proto names) set from `values`; 400 names the first bad field. */
-export async function workspaceColumns(
-  values: WorkspaceFieldValues,
-  fields: ReadonlySet<string>,
-  organizationId: string,
-  transaction?: Transaction,
-): Promise<WorkspaceColumns> {
+export async function workspaceColumns(values: WorkspaceFieldValues, fields: ReadonlySet<string>, organizationId: string, transaction?: Transaction): Promise<WorkspaceColumns> {
   const columns: WorkspaceColumns = {};
   for (const field of fields) {
     const rule = RULES[field];

@@ -10,11 +10,7 @@ import { createUnrestrictedGuardrail } from "../guardrails/unrestricted-guardrai
 import type { WorkspaceColumns } from "./workspace-fields.js";
 
 /** Writes of workspaces, with the conflicts the database detects turned into the API's answers. */
-export async function insertWorkspace(
-  sequelize: Sequelize,
-  caller: Caller,
-  columns: WorkspaceColumns & { name: string; slug: string },
-): Promise<WorkspaceRow> {
+export async function insertWorkspace(sequelize: Sequelize, caller: Caller, columns: WorkspaceColumns & { name: string; slug: string }): Promise<WorkspaceRow> {
   return answeringConflicts(columns, () =>
     sequelize.transaction((transaction) =>
       createWorkspaceRow(
@@ -54,24 +50,26 @@ export async function applyWorkspaceChanges(workspace: WorkspaceRow, columns: Wo
  * codes go with the workspace.
  */
 export async function removeWorkspace(sequelize: Sequelize, caller: Caller, ref: string): Promise<void> {
-  await sequelize.transaction(async (transaction) => {
-    // The row lock conflicts with the key lock a concurrent key insert takes on its workspace, so
-    // no key can appear between the count below and the delete.
-    const workspace = await findWorkspace(caller, ref, { transaction, lock: true });
-    const oldest = await defaultWorkspaceOf(caller.organization.id, transaction);
-    if (oldest?.id === workspace.id) throw gatewayError(409, "The organization's default workspace cannot be deleted");
-    const keys = await ApiKeyRow.count({ where: { workspaceId: workspace.id }, transaction });
-    if (keys > 0) {
-      throw gatewayError(409, `Workspace '${ref}' still has ${keys} API key(s); delete them first`);
-    }
-    const borrower = await workspaceBorrowingGuardrailOf(workspace.id, transaction);
-    if (borrower) throw defaultGuardrailInUse(`Workspace '${ref}' holds the default guardrail of workspace '${borrower.slug}'`, borrower);
-    await workspace.destroy({ transaction });
-  }).catch((err: unknown) => {
-    // A default set on another workspace after the check above fails the commit instead.
-    if (err instanceof ForeignKeyConstraintError) throw gatewayError(409, `Workspace '${ref}' holds another workspace's default guardrail; change that default first`);
-    throw err;
-  });
+  await sequelize
+    .transaction(async (transaction) => {
+      // The row lock conflicts with the key lock a concurrent key insert takes on its workspace, so
+      // no key can appear between the count below and the delete.
+      const workspace = await findWorkspace(caller, ref, { transaction, lock: true });
+      const oldest = await defaultWorkspaceOf(caller.organization.id, transaction);
+      if (oldest?.id === workspace.id) throw gatewayError(409, "The organization's default workspace cannot be deleted");
+      const keys = await ApiKeyRow.count({ where: { workspaceId: workspace.id }, transaction });
+      if (keys > 0) {
+        throw gatewayError(409, `Workspace '${ref}' still has ${keys} API key(s); delete them first`);
+      }
+      const borrower = await workspaceBorrowingGuardrailOf(workspace.id, transaction);
+      if (borrower) throw defaultGuardrailInUse(`Workspace '${ref}' holds the default guardrail of workspace '${borrower.slug}'`, borrower);
+      await workspace.destroy({ transaction });
+    })
+    .catch((err: unknown) => {
+      // A default set on another workspace after the check above fails the commit instead.
+      if (err instanceof ForeignKeyConstraintError) throw gatewayError(409, `Workspace '${ref}' holds another workspace's default guardrail; change that default first`);
+      throw err;
+    });
 }
 
 /** Another workspace whose default guardrail belongs to `workspaceId` (its guardrails go with it). */
@@ -83,7 +81,14 @@ async function workspaceBorrowingGuardrailOf(workspaceId: string, transaction: T
 
 /** The organization's default workspace: its oldest, where keys land when none is named. */
 export async function defaultWorkspaceOf(organizationId: string, transaction?: Transaction): Promise<WorkspaceRow | null> {
-  return WorkspaceRow.findOne({ where: { organizationId }, order: [["createdAt", "ASC"], ["id", "ASC"]], transaction });
+  return WorkspaceRow.findOne({
+    where: { organizationId },
+    order: [
+      ["createdAt", "ASC"],
+      ["id", "ASC"],
+    ],
+    transaction,
+  });
 }
 
 async function answeringConflicts(columns: WorkspaceColumns, write: () => Promise<WorkspaceRow>): Promise<WorkspaceRow> {

@@ -26,7 +26,13 @@ export function workspacesService({ sequelize }: Deps): ServiceImpl<typeof Works
     },
 
     async listWorkspaces(req, ctx) {
-      const { rows, totalCount } = await findPage(WorkspaceRow, req, { where: inOrganization(callerOf(ctx)), order: [["createdAt", "ASC"], ["id", "ASC"]] });
+      const { rows, totalCount } = await findPage(WorkspaceRow, req, {
+        where: inOrganization(callerOf(ctx)),
+        order: [
+          ["createdAt", "ASC"],
+          ["id", "ASC"],
+        ],
+      });
       return { data: rows.map(toWorkspace), totalCount };
     },
 

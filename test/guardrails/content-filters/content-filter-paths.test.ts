@@ -135,7 +135,12 @@ test("Responses and Messages: translated to chat first, so their input is redact
   assert.ok(sent.includes("Reply to [EMAIL]"), sent);
   assertNothingPlanted(sent, "the Responses call's upstream body");
 
-  const messages = await post(env, key, "/api/v1/messages", { model: "mock/claude", max_tokens: 10, system: `Reply to ${EMAIL}`, messages: [{ role: "user", content: [{ type: "text", text: PROMPT }] }] });
+  const messages = await post(env, key, "/api/v1/messages", {
+    model: "mock/claude",
+    max_tokens: 10,
+    system: `Reply to ${EMAIL}`,
+    messages: [{ role: "user", content: [{ type: "text", text: PROMPT }] }],
+  });
   assert.is(messages.status, 200, messages.text);
   sent = lastUpstreamBody(env);
   assert.ok(sent.includes(REDACTED), sent);
@@ -187,13 +192,28 @@ test("decisions: every question's prompt is filtered; a block refuses the decisi
 
 test("interns: the agent's model calls (REST chat with the intern's key) are filtered like any caller's", async ({ env }) => {
   const call = (apiKey: string) =>
-    callModel({ gatewayUrl: env.gw.url, apiKey, model: "mock/chat", sessionId: "s-intern", messages: [{ role: "user", content: PROMPT }, { role: "tool", tool_call_id: "t", content: `found ${EMAIL}` }], tools: [], signal: AbortSignal.timeout(10_000), onContent: () => undefined });
+    callModel({
+      gatewayUrl: env.gw.url,
+      apiKey,
+      model: "mock/chat",
+      sessionId: "s-intern",
+      messages: [
+        { role: "user", content: PROMPT },
+        { role: "tool", tool_call_id: "t", content: `found ${EMAIL}` },
+      ],
+      tools: [],
+      signal: AbortSignal.timeout(10_000),
+      onContent: () => undefined,
+    });
   await call(await keyWith(env, REDACTING));
   const sent = lastUpstreamBody(env);
   assert.ok(sent.includes(REDACTED) && sent.includes("found [EMAIL]"), sent);
   assertNothingPlanted(sent, "the agent's upstream body");
   const blocking = await keyWith(env, { name: "Agent fence", content_filter_builtins: [{ slug: "email", action: "block" }] });
-  const err = await call(blocking).then(() => undefined, (error: unknown) => error);
+  const err = await call(blocking).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
   assert.ok(err instanceof ModelCallError, String(err));
   assert.is(err.status, 403);
   assert.match(err.message, /guardrail 'Agent fence': content filter 'email'/);
@@ -205,7 +225,10 @@ interface ItemView {
   error: { message: string; type: string; error_type: string } | null;
 }
 
-for (const [model, engine] of [["mock/chat", "item by item"], ["mock/claude", "the provider's batch API"]] as const) {
+for (const [model, engine] of [
+  ["mock/chat", "item by item"],
+  ["mock/claude", "the provider's batch API"],
+] as const) {
   test(`batches (${engine}): items are redacted; a blocked item fails with a 403 result, is never sent and costs nothing`, async ({ env }) => {
     const key = await keyWith(env, REDACTING, { name: "No SSN", content_filter_builtins: [{ slug: "ssn", action: "block" }] });
     const requests = [
@@ -244,7 +267,10 @@ test("flag: the call goes through unchanged, one log line names guardrail and fi
   assert.is(res.status, 200, res.text);
   assert.ok(lastUpstreamBody(env).includes(prompt), "a flag changes nothing");
   const flagged = logs.lines.filter((line) => line.msg === "content filter flagged the input" && line.generationId === at(res.body, "id"));
-  assert.equal(flagged.map((line) => [line.guardrail, line.filter]), [["Watch", "regex-prompt-injection"]]);
+  assert.equal(
+    flagged.map((line) => [line.guardrail, line.filter]),
+    [["Watch", "regex-prompt-injection"]],
+  );
   const [row] = await ledgerRowsOf(env.gw, String(at(res.body, "id")));
   assert.is(row?.content_flagged, true, "the ledger row is marked");
   assert.is(res.headers.get("x-gateway-content-flagged"), "true");
@@ -266,7 +292,10 @@ test("secrecy: no log line and no ledger row holds a planted value", async ({ en
   // Runs last: every call above planted its values.
   assertNothingPlanted(logs.text(), "the gateway's log");
   assertNothingPlanted(JSON.stringify(await allLedgerRows(env.gw)), "the ledger");
-  assert.ok(logs.lines.some((line) => line.msg === "request"), "the log was captured");
+  assert.ok(
+    logs.lines.some((line) => line.msg === "request"),
+    "the log was captured",
+  );
 });
 
 test.run();

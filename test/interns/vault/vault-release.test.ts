@@ -40,8 +40,7 @@ test.after(async ({ env }) => {
   await env.stop();
 });
 
-const release = async (env: InternsEnv, internId: string, url: string) =>
-  (await secretsForUrl(env.gw.gateway.deps, internId, url)).map((secret) => `${secret.name}=${secret.value}`).sort();
+const release = async (env: InternsEnv, internId: string, url: string) => (await secretsForUrl(env.gw.gateway.deps, internId, url)).map((secret) => `${secret.name}=${secret.value}`).sort();
 
 test("exactly the URL's hostname, normalized; never a parent, a sub-domain or a look-alike", async ({ env, internId }) => {
   const cases: Array<[string, string[]]> = [
@@ -83,7 +82,10 @@ test("over http only the secrets stored with allow_http; an https-only secret st
 });
 
 test("an intern secret of a name hides the workspace's of that name, wherever each is bound", async ({ env, internId }) => {
-  assert.not.ok((await release(env, internId, "https://api.example.com/")).some((s) => s.startsWith("shadow=")), "the intern's shadow is bound elsewhere");
+  assert.not.ok(
+    (await release(env, internId, "https://api.example.com/")).some((s) => s.startsWith("shadow=")),
+    "the intern's shadow is bound elsewhere",
+  );
 });
 
 test("an attached vault sits between the intern's own and the workspace's", async ({ env, borrowerId }) => {

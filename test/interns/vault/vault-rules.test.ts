@@ -79,7 +79,10 @@ test("hosts: lowercased, trailing dot removed, duplicates collapsed; schemes, po
   const accepted: Array<[string[], string[]]> = [
     [["API.Example.com."], ["api.example.com"]],
     [["api.example.com", "API.EXAMPLE.COM", "api.example.com."], ["api.example.com"]],
-    [["b.example.com", "a.example.com"], ["b.example.com", "a.example.com"]],
+    [
+      ["b.example.com", "a.example.com"],
+      ["b.example.com", "a.example.com"],
+    ],
     [["localhost"], ["localhost"]],
     [["10.0.0.7"], ["10.0.0.7"]],
     [[`${"x".repeat(63)}.${"y".repeat(63)}.${"z".repeat(63)}.${"w".repeat(61)}`], [`${"x".repeat(63)}.${"y".repeat(63)}.${"z".repeat(63)}.${"w".repeat(61)}`]],
@@ -106,7 +109,7 @@ test("hosts: lowercased, trailing dot removed, duplicates collapsed; schemes, po
     [["user@api.example.com"], /hosts\[0\]/],
     [["[::1]"], /hosts\[0\]/],
     [[`${"a".repeat(64)}.com`], /hosts\[0\]/],
-    [[`${"a." .repeat(127)}ab`], /hosts\[0\]/],
+    [[`${"a.".repeat(127)}ab`], /hosts\[0\]/],
     [Array.from({ length: 101 }, (_, i) => `h${i}.example.com`), /hosts/],
     ["api.example.com", /hosts/],
     [[7], /hosts/],
@@ -218,14 +221,28 @@ test("copy: names workspace secrets into the intern, all or nothing, in the orde
   const res = await copy({ names: ["copy_b", "copy_a"] });
   assert.is(res.status, 200, res.text);
   const data = at(res.body, "data") as Json[];
-  assert.equal(data.map((s) => s.name), ["copy_b", "copy_a"]);
-  assert.equal(data.map((s) => s.hosts), [["b.example.com"], ["a.example.com", "b.example.com"]], "hosts are kept");
+  assert.equal(
+    data.map((s) => s.name),
+    ["copy_b", "copy_a"],
+  );
+  assert.equal(
+    data.map((s) => s.hosts),
+    [["b.example.com"], ["a.example.com", "b.example.com"]],
+    "hosts are kept",
+  );
   const workspace = await call(env.gw.url, "GET", "/api/v1/vault/secrets", { key: env.main.key });
   const workspaceA = (at(workspace.body, "data") as Json[]).find((s) => s.name === "copy_a")!;
   assert.is.not(data[1]!.fingerprint, workspaceA.fingerprint, "the copy is fingerprinted with the intern's vault key");
   assert.not.ok(res.text.includes("value-a"));
   const after = await call(env.gw.url, "GET", internSecrets(intern), { key: env.main.key });
-  assert.equal((at(after.body, "data") as Json[]).map((s) => [s.name, s.hosts]), [["copy_a", ["a.example.com", "b.example.com"]], ["copy_b", ["b.example.com"]]], "the intern's copy_b was replaced");
+  assert.equal(
+    (at(after.body, "data") as Json[]).map((s) => [s.name, s.hosts]),
+    [
+      ["copy_a", ["a.example.com", "b.example.com"]],
+      ["copy_b", ["b.example.com"]],
+    ],
+    "the intern's copy_b was replaced",
+  );
 
   const cases: Array<[unknown, number]> = [
     [{ names: [] }, 400],

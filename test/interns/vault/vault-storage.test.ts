@@ -59,7 +59,10 @@ test("values are stored encrypted: no trace of the value in the database, and on
   const [row] = await rows(env, "at_rest");
   const dump = JSON.stringify(row) + row!.sealed_value.toString("latin1");
   for (const form of [value, Buffer.from(value).toString("hex"), Buffer.from(value).toString("base64")]) assert.not.ok(dump.includes(form), form);
-  const [vault] = await env.gw.gateway.sequelize.query<{ sealed_data_key: Buffer }>("SELECT sealed_data_key FROM vaults WHERE id = :id", { type: QueryTypes.SELECT, replacements: { id: intern.vault_id } });
+  const [vault] = await env.gw.gateway.sequelize.query<{ sealed_data_key: Buffer }>("SELECT sealed_data_key FROM vaults WHERE id = :id", {
+    type: QueryTypes.SELECT,
+    replacements: { id: intern.vault_id },
+  });
   assert.is(vault!.sealed_data_key.length, 12 + 16 + 44, "the data key is stored sealed (nonce, tag, ciphertext)");
   const key = await keyOf(env, intern.vault_id as string);
   assert.is(openValue(key, "at_rest", row!.sealed_value), value, "the stored ciphertext is the value under the vault's key");
@@ -77,7 +80,10 @@ test("tampered ciphertext fails closed: nothing is released, copied or leaked", 
   assert.is(copy.status, 500, copy.text);
   assert.not.ok(copy.text.includes(value));
   const listed = await call(env.gw.url, "GET", internSecrets(id), { key: env.main.key });
-  assert.not.ok((at(listed.body, "data") as Json[]).some((s) => s.name === "tampered_ws"), "nothing was copied");
+  assert.not.ok(
+    (at(listed.body, "data") as Json[]).some((s) => s.name === "tampered_ws"),
+    "nothing was copied",
+  );
   let released: unknown;
   try {
     released = await secretsForUrl(env.gw.gateway.deps, id, "https://own.example.com/");
@@ -91,7 +97,10 @@ test("tampered ciphertext fails closed: nothing is released, copied or leaked", 
   await put(env, internSecrets(id), "tampered_own", ["own.example.com"], value);
   assert.equal(await secretsForUrl(env.gw.gateway.deps, id, "https://own.example.com/"), [{ name: "tampered_own", value }], "a rewrite heals it");
   await env.gw.gateway.sequelize.query(`UPDATE vaults SET sealed_data_key = ${flipByte("sealed_data_key", 40)} WHERE id = :id`, { replacements: { id: intern.vault_id } });
-  const broken = await secretsForUrl(env.gw.gateway.deps, id, "https://own.example.com/").then(() => "released", () => "refused");
+  const broken = await secretsForUrl(env.gw.gateway.deps, id, "https://own.example.com/").then(
+    () => "released",
+    () => "refused",
+  );
   assert.is(broken, "refused");
   assert.is((await call(env.gw.url, "DELETE", "/api/v1/vault/secrets/tampered_ws", { key: env.main.key })).status, 204, "a tampered secret can still be deleted");
 });
@@ -140,16 +149,26 @@ test("legacy rows: listed with null hosts and fingerprint, cannot be deleted or 
   assert.is(copy.status, 409, copy.text);
   assert.match(at(copy.body, "error", "message") as string, /ws_legacy/);
   const afterCopy = await call(env.gw.url, "GET", internSecrets(id), { key: env.main.key });
-  assert.not.ok((at(afterCopy.body, "data") as Json[]).some((s) => s.name === "ws_current"), "nothing was copied");
+  assert.not.ok(
+    (at(afterCopy.body, "data") as Json[]).some((s) => s.name === "ws_current"),
+    "nothing was copied",
+  );
 
   const stored = await put(env, internSecrets(id), "legacy_token", ["legacy.example.com"], "new-value");
   assert.is(stored.status, 200, stored.text);
-  assert.equal((await rows(env, "legacy_token")).map((row) => row.legacy), [false], "storing the name replaces the legacy row");
+  assert.equal(
+    (await rows(env, "legacy_token")).map((row) => row.legacy),
+    [false],
+    "storing the name replaces the legacy row",
+  );
   assert.equal(at(stored.body, "data", "hosts"), ["legacy.example.com"]);
 
   // A legacy row imported beside a current one: the current one is listed, and deleting it leaves the legacy one.
   await importLegacySecret(sequelize, await keyOf(env, intern.vault_id as string), "legacy_token", "older-value");
-  assert.equal((await rows(env, "legacy_token")).map((row) => row.legacy), [false, true]);
+  assert.equal(
+    (await rows(env, "legacy_token")).map((row) => row.legacy),
+    [false, true],
+  );
   const both = await call(env.gw.url, "GET", internSecrets(id), { key: env.main.key });
   const shown = (at(both.body, "data") as Json[]).filter((s) => s.name === "legacy_token");
   assert.is(shown.length, 1, "one entry per name");
@@ -165,10 +184,9 @@ test("legacy rows: listed with null hosts and fingerprint, cannot be deleted or 
 /** Until a statement of this suite's database waits for a lock, i.e. a request is blocked behind a test's open transaction. */
 async function untilALockIsAwaited(env: InternsEnv): Promise<void> {
   const waiting = async (): Promise<number> => {
-    const [row] = await env.gw.gateway.sequelize.query<{ waiting: number }>(
-      "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-      { type: QueryTypes.SELECT },
-    );
+    const [row] = await env.gw.gateway.sequelize.query<{ waiting: number }>("SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'", {
+      type: QueryTypes.SELECT,
+    });
     return row!.waiting;
   };
   await eventually(waiting, "a statement waits for the lock");

@@ -44,5 +44,14 @@ export function ConfirmButton(props: { label: string; accessibleLabel: string; q
  * table holds one kind of thing whose names say it, as interns), confirmed with "Yes, delete <name>".
  */
 export function DeleteButton({ noun, name, question, disabled, onConfirm }: { noun?: string; name: string; question: string; disabled: boolean; onConfirm: () => void }) {
-  return <ConfirmButton label="Delete" accessibleLabel={noun ? `Delete ${noun} ${name}` : `Delete ${name}`} question={question} confirmLabel={`Yes, delete ${name}`} disabled={disabled} onConfirm={onConfirm} />;
+  return (
+    <ConfirmButton
+      label="Delete"
+      accessibleLabel={noun ? `Delete ${noun} ${name}` : `Delete ${name}`}
+      question={question}
+      confirmLabel={`Yes, delete ${name}`}
+      disabled={disabled}
+      onConfirm={onConfirm}
+    />
+  );
 }

@@ -86,15 +86,18 @@ function Assignments<Assignment extends { id: string; created_at: string }, Cand
   const assigned = useLoad((signal) => api.get<Counted<Assignment>>(route, { offset, limit: PAGE_SIZE }, signal), [route, offset]);
   // Every assignment (not only this page's), to leave the assigned ones out of the picker.
   const [generation, setGeneration] = useState(0);
-  const choices = useLoad(async (signal) => {
-    const [candidates, all] = await Promise.all([kind.candidates(signal), listAll<Assignment>(route, {}, signal)]);
-    const taken = new Set(all.items.map(kind.assignedId));
-    return {
-      byId: new Map(candidates.items.map((c) => [kind.candidateId(c), c])),
-      free: candidates.items.filter((c) => !taken.has(kind.candidateId(c))),
-      complete: candidates.complete,
-    };
-  }, [route, generation]);
+  const choices = useLoad(
+    async (signal) => {
+      const [candidates, all] = await Promise.all([kind.candidates(signal), listAll<Assignment>(route, {}, signal)]);
+      const taken = new Set(all.items.map(kind.assignedId));
+      return {
+        byId: new Map(candidates.items.map((c) => [kind.candidateId(c), c])),
+        free: candidates.items.filter((c) => !taken.has(kind.candidateId(c))),
+        complete: candidates.complete,
+      };
+    },
+    [route, generation],
+  );
   const action = useAction();
   const picker = useRef<HTMLSelectElement>(null);
 

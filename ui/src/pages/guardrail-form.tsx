@@ -55,16 +55,7 @@ export function GuardrailForm({ initial, submitLabel, failure, onSubmit, onCance
     void action.run(() => onSubmit(body));
   };
   return (
-    <ActionForm
-      formRef={form}
-      onSubmit={submit}
-      submitLabel={submitLabel}
-      busy={action.busy}
-      onCancel={onCancel}
-      error={action.error}
-      failure={failure}
-      progress="Saving the guardrail"
-    >
+    <ActionForm formRef={form} onSubmit={submit} submitLabel={submitLabel} busy={action.busy} onCancel={onCancel} error={action.error} failure={failure} progress="Saving the guardrail">
       <label>
         Name
         <input name="name" required maxLength={200} autocomplete="off" defaultValue={initial?.name ?? ""} />

@@ -41,14 +41,17 @@ type Listed = { kind: "list"; list: InternList } | { kind: "outside"; message: s
 
 export function InternsPage({ current }: PageProps) {
   const pages = useCursorPages(PAGE_SIZE);
-  const interns = useLoad(async (signal): Promise<Listed> => {
-    try {
-      return { kind: "list", list: await api.get<InternList>("/interns", { limit: PAGE_SIZE, starting_after: pages.cursor }, signal) };
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 404) return { kind: "outside", message: err.message };
-      throw err;
-    }
-  }, [pages.cursor]);
+  const interns = useLoad(
+    async (signal): Promise<Listed> => {
+      try {
+        return { kind: "list", list: await api.get<InternList>("/interns", { limit: PAGE_SIZE, starting_after: pages.cursor }, signal) };
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 404) return { kind: "outside", message: err.message };
+        throw err;
+      }
+    },
+    [pages.cursor],
+  );
   const [chatWith, setChatWith] = useState<Intern | undefined>();
   const action = useAction();
   const listed = interns.data?.kind === "list" ? interns.data.list : undefined;

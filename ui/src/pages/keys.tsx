@@ -211,7 +211,9 @@ function EditLimit({ apiKey, busy, onSave, onCancel }: { apiKey: ApiKey; busy: b
           {/* Preact ignores defaultValue on a <select>: the stored interval is marked on its option. */}
           <select name="limit_reset">
             {INTERVALS.map((i) => (
-              <option value={i.value} selected={i.value === (apiKey.limit_reset ?? "")}>{i.label}</option>
+              <option value={i.value} selected={i.value === (apiKey.limit_reset ?? "")}>
+                {i.label}
+              </option>
             ))}
           </select>
         </label>

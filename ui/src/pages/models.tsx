@@ -153,8 +153,8 @@ function ModelDetails({ model, onClose }: { model: Model; onClose: () => void })
         />
       ) : null}
       <p class="hint">
-        Latency (time to the first byte, ms) and throughput (output tokens a second) of the successful calls of the last 30 minutes; uptime, the share of calls in the
-        last 5 minutes, 30 minutes and day that did not fail upstream. Without recent calls they show —.
+        Latency (time to the first byte, ms) and throughput (output tokens a second) of the successful calls of the last 30 minutes; uptime, the share of calls in the last 5 minutes, 30 minutes and
+        day that did not fail upstream. Without recent calls they show —.
       </p>
     </Panel>
   );

@@ -131,17 +131,10 @@ function Budgets({ current }: { current: CurrentKey }) {
           ["Spent today", usd(current.usage_daily)],
           ["This week", usd(current.usage_weekly)],
           ["This month", usd(current.usage_monthly)],
-          [
-            "Credit limit",
-            current.limit === null ? "None" : `${usd(current.limit_remaining)} left of ${usd(current.limit)}${current.limit_reset ? `, resets ${current.limit_reset}` : ""}`,
-          ],
+          ["Credit limit", current.limit === null ? "None" : `${usd(current.limit_remaining)} left of ${usd(current.limit)}${current.limit_reset ? `, resets ${current.limit_reset}` : ""}`],
         ]}
       />
-      <p>
-        {effective
-          ? `Binding now: the ${scopeName(effective)} — ${usd(effective.remaining_usd)} left of ${usd(effective.limit_usd)}.`
-          : "No budget applies to this key."}
-      </p>
+      <p>{effective ? `Binding now: the ${scopeName(effective)} — ${usd(effective.remaining_usd)} left of ${usd(effective.limit_usd)}.` : "No budget applies to this key."}</p>
       <DataTable<Budget>
         caption="Budgets that apply to this key"
         rows={current.budgets}

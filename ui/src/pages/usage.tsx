@@ -40,10 +40,7 @@ export function UsagePage({ current }: PageProps) {
   const [filterError, setFilterError] = useState<string | undefined>();
   const [openId, setOpenId] = useState<string | undefined>();
   const pages = useCursorPages(PAGE_SIZE);
-  const calls = useLoad(
-    (signal) => api.get<GenerationList>("/generations", { limit: PAGE_SIZE, cursor: pages.cursor, ...filters }, signal),
-    [pages.cursor, JSON.stringify(filters)],
-  );
+  const calls = useLoad((signal) => api.get<GenerationList>("/generations", { limit: PAGE_SIZE, cursor: pages.cursor, ...filters }, signal), [pages.cursor, JSON.stringify(filters)]);
   // Names for the key filter and column; only a management key may list the keys.
   const keys = useLoad(async (signal) => (current.is_management_key ? (await listAll<ApiKey>("/keys", { include_disabled: true }, signal)).items : []), []);
   const models = useLoad(async (signal) => (await api.get<Data<Array<{ id: string }>>>("/models", undefined, signal)).data.map((m) => m.id), []);

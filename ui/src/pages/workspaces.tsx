@@ -167,15 +167,7 @@ function CreateWorkspace({ onCreated }: { onCreated: (workspace: WorkspaceDetail
   };
   return (
     <Panel title="Create a workspace">
-      <ActionForm
-        formRef={form}
-        onSubmit={submit}
-        submitLabel="Create workspace"
-        busy={action.busy}
-        error={action.error}
-        failure="The workspace was not created"
-        progress="Creating the workspace"
-      >
+      <ActionForm formRef={form} onSubmit={submit} submitLabel="Create workspace" busy={action.busy} error={action.error} failure="The workspace was not created" progress="Creating the workspace">
         <label>
           Name
           <input name="name" required maxLength={100} autocomplete="off" />
@@ -321,8 +313,8 @@ function WorkspaceBudgets({ workspace, onClose }: { workspace: WorkspaceDetail; 
   return (
     <Panel title={`Budgets of workspace ${workspace.name}`} takeFocus actions={<CloseButton accessibleLabel="Close the budgets" onClose={onClose} />}>
       <p class="hint">
-        Every call of the workspace's keys counts against its budgets; limits must shrink as the interval narrows (lifetime &gt; monthly &gt; weekly &gt; daily). Spend and
-        what is left show on the Overview of a key of the workspace.
+        Every call of the workspace's keys counts against its budgets; limits must shrink as the interval narrows (lifetime &gt; monthly &gt; weekly &gt; daily). Spend and what is left show on the
+        Overview of a key of the workspace.
       </p>
       <ActionForm formRef={form} onSubmit={submit} submitLabel="Set budget" busy={action.busy}>
         <label>

@@ -80,7 +80,8 @@ function userMessages(blocks: JsonValue[], at: (index: number) => string): JsonO
   blocks.forEach((value, index) => {
     const block = requiredObject(value, at(index));
     if (block.type === "tool_result") {
-      const content = typeof block.content === "string" ? block.content : (optionalArray(block.content, `${at(index)}.content`) ?? []).map((part, i) => contentPart(part, `${at(index)}.content[${i}]`));
+      const content =
+        typeof block.content === "string" ? block.content : (optionalArray(block.content, `${at(index)}.content`) ?? []).map((part, i) => contentPart(part, `${at(index)}.content[${i}]`));
       results.push({ role: "tool", tool_call_id: requiredString(block.tool_use_id, `${at(index)}.tool_use_id`), content });
     } else {
       parts.push(contentPart(block, at(index)));

@@ -60,11 +60,7 @@ class MessageStream {
   }
 
   finish(): JsonObject[] {
-    return [
-      ...this.close(),
-      { type: "message_delta", delta: { stop_reason: this.stopReason ?? "end_turn", stop_sequence: null }, usage: messageUsage(this.usage) },
-      { type: "message_stop" },
-    ];
+    return [...this.close(), { type: "message_delta", delta: { stop_reason: this.stopReason ?? "end_turn", stop_sequence: null }, usage: messageUsage(this.usage) }, { type: "message_stop" }];
   }
 
   private toolDelta(call: JsonObject): JsonObject[] {

@@ -184,7 +184,9 @@ export function chatToResponse(completion: JsonObject, ids: FormatIds): JsonObje
   }
   calls.forEach((call, index) => {
     const fn = isObject(call.function) ? call.function : {};
-    output.push(functionCallItem(ids.id, index, typeof call.id === "string" ? call.id : "", typeof fn.name === "string" ? fn.name : "", typeof fn.arguments === "string" ? fn.arguments : "", "completed"));
+    output.push(
+      functionCallItem(ids.id, index, typeof call.id === "string" ? call.id : "", typeof fn.name === "string" ? fn.name : "", typeof fn.arguments === "string" ? fn.arguments : "", "completed"),
+    );
   });
   return responseObject(ids, stringField(completion.model), incomplete, output, completion.usage);
 }

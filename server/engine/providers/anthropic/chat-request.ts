@@ -84,12 +84,13 @@ function userBlocks(content: JsonValue | undefined): JsonObject[] {
 }
 
 function assistantBlocks(message: JsonObject): JsonObject[] {
-  const blocks: JsonObject[] = typeof message.content === "string"
-    ? nonEmptyText(message.content)
-    : arrayOf(message.content).flatMap((part) => {
-        if (isObject(part) && part.type === "refusal" && typeof part.refusal === "string") return nonEmptyText(part.refusal);
-        return contentPart(part);
-      });
+  const blocks: JsonObject[] =
+    typeof message.content === "string"
+      ? nonEmptyText(message.content)
+      : arrayOf(message.content).flatMap((part) => {
+          if (isObject(part) && part.type === "refusal" && typeof part.refusal === "string") return nonEmptyText(part.refusal);
+          return contentPart(part);
+        });
   for (const call of arrayOf(message.tool_calls)) {
     if (!isObject(call) || !isObject(call.function) || typeof call.id !== "string" || typeof call.function.name !== "string") {
       throw unsupported("an assistant tool call needs an id and a function name");

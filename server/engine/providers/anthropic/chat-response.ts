@@ -72,9 +72,11 @@ export class AnthropicStreamTranslator {
         if (block.type === "tool_use") {
           const toolIndex = this.toolIndexOfBlock.size;
           this.toolIndexOfBlock.set(blockIndex(data), toolIndex);
-          return [this.chunk({
-            tool_calls: [{ index: toolIndex, id: stringOr(block.id, ""), type: "function", function: { name: stringOr(block.name, ""), arguments: "" } }],
-          })];
+          return [
+            this.chunk({
+              tool_calls: [{ index: toolIndex, id: stringOr(block.id, ""), type: "function", function: { name: stringOr(block.name, ""), arguments: "" } }],
+            }),
+          ];
         }
         if (block.type === "text" && typeof block.text === "string" && block.text !== "") return [this.chunk({ content: block.text })];
         return [];

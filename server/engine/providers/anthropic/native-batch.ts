@@ -27,12 +27,16 @@ export const anthropicNativeBatch: NativeBatchApi = {
       }
     });
     const body = joinedBody('{"requests":[', items, ",", "]}");
-    const response = await callUpstream(target, {
-      method: "POST",
-      path: "/messages/batches",
-      headers: { ...headersFor(target), "content-length": String(body.length) },
-      body: { contentType: "application/json", data: body.data },
-    }, signal);
+    const response = await callUpstream(
+      target,
+      {
+        method: "POST",
+        path: "/messages/batches",
+        headers: { ...headersFor(target), "content-length": String(body.length) },
+        body: { contentType: "application/json", data: body.data },
+      },
+      signal,
+    );
     const batch = await readJsonObject(response);
     if (typeof batch.id !== "string" || batch.id === "") throw new UpstreamError("protocol", "the upstream batch has no id");
     return batch.id;

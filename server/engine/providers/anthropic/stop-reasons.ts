@@ -24,7 +24,9 @@ export function finishReasonOf(stopReason: string): string {
 }
 
 const STOP_REASON_OF_FINISH_REASON: Readonly<Record<string, string>> = Object.fromEntries(
-  Object.entries(FINISH_REASON_OF_STOP_REASON).reverse().map(([stop, finish]) => [finish, stop]),
+  Object.entries(FINISH_REASON_OF_STOP_REASON)
+    .reverse()
+    .map(([stop, finish]) => [finish, stop]),
 );
 
 /**

@@ -9,9 +9,7 @@ const ANTHROPIC_TYPE_OF_CHAT_CHOICE: Readonly<Record<string, string>> = {
   required: "any",
 };
 
-const CHAT_CHOICE_OF_ANTHROPIC_TYPE: Readonly<Record<string, string>> = Object.fromEntries(
-  Object.entries(ANTHROPIC_TYPE_OF_CHAT_CHOICE).map(([chat, anthropic]) => [anthropic, chat]),
-);
+const CHAT_CHOICE_OF_ANTHROPIC_TYPE: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(ANTHROPIC_TYPE_OF_CHAT_CHOICE).map(([chat, anthropic]) => [anthropic, chat]));
 
 /** Undefined for anything but auto, none and required. */
 export function anthropicToolChoiceType(chatChoice: string): string | undefined {

@@ -77,12 +77,16 @@ async function uploadBatchFile(target: UpstreamTarget, lines: string[], signal: 
     `--${boundary}\r\ncontent-disposition: form-data; name="purpose"\r\n\r\nbatch\r\n` +
     `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="batch.jsonl"\r\ncontent-type: application/jsonl\r\n\r\n`;
   const body = joinedBody(head, lines, "\n", `\r\n--${boundary}--\r\n`);
-  const response = await callUpstream(target, {
-    method: "POST",
-    path: "/files",
-    headers: { ...headersFor(target), "content-length": String(body.length) },
-    body: { contentType: `multipart/form-data; boundary=${boundary}`, data: body.data },
-  }, signal);
+  const response = await callUpstream(
+    target,
+    {
+      method: "POST",
+      path: "/files",
+      headers: { ...headersFor(target), "content-length": String(body.length) },
+      body: { contentType: `multipart/form-data; boundary=${boundary}`, data: body.data },
+    },
+    signal,
+  );
   const file = await readJsonObject(response);
   if (typeof file.id !== "string" || file.id === "") throw new UpstreamError("protocol", "the upstream file has no id");
   return file.id;

@@ -78,7 +78,5 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
 };
 
 export const down: MigrationFn<QueryInterface> = async ({ context }) => {
-  await context.sequelize.query(
-    "DROP TABLE end_users, workspace_budgets, api_keys, workspaces, organizations",
-  );
+  await context.sequelize.query("DROP TABLE end_users, workspace_budgets, api_keys, workspaces, organizations");
 };

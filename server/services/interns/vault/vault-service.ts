@@ -145,7 +145,10 @@ export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
         if (missing.length > 0) throw gatewayError(404, `No workspace secret named ${missing.map((name) => `'${name}'`).join(", ")}; nothing was copied`);
         const legacy = req.names.filter((name) => sources.get(name)!.legacy);
         if (legacy.length > 0) {
-          throw gatewayError(409, `Workspace secret ${legacy.map((name) => `'${name}'`).join(", ")} has no hosts (stored before host-bound storage); store it again with hosts first. Nothing was copied`);
+          throw gatewayError(
+            409,
+            `Workspace secret ${legacy.map((name) => `'${name}'`).join(", ")} has no hosts (stored before host-bound storage); store it again with hosts first. Nothing was copied`,
+          );
         }
         const sourceKey = await vaultKey(sequelize, masterKey, sourceId!, transaction);
         if (!sourceKey) throw workspaceGone(caller);

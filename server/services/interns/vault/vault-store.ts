@@ -37,10 +37,10 @@ const toMeta = (row: StoredSecret): SecretMeta => ({ name: row.name, hosts: row.
 
 export async function createInternVault(sequelize: Sequelize, masterKey: Buffer, owner: WorkspaceScope & { internId: string }, transaction: Transaction): Promise<string> {
   const id = randomUUID();
-  await sequelize.query(
-    "INSERT INTO vaults (id, organization_id, workspace_id, intern_id, sealed_data_key) VALUES (:id, :organizationId, :workspaceId, :internId, :sealed)",
-    { replacements: { id, ...owner, sealed: newSealedDataKey(masterKey, id) }, transaction },
-  );
+  await sequelize.query("INSERT INTO vaults (id, organization_id, workspace_id, intern_id, sealed_data_key) VALUES (:id, :organizationId, :workspaceId, :internId, :sealed)", {
+    replacements: { id, ...owner, sealed: newSealedDataKey(masterKey, id) },
+    transaction,
+  });
   return id;
 }
 
@@ -208,12 +208,7 @@ export async function effectiveSecrets(sequelize: Sequelize, vaults: InternVault
  * bound elsewhere (or https-only) hides a broader one of the same name rather than letting it
  * through. Legacy rows have no hosts and never match.
  */
-export async function releasableSecrets(
-  sequelize: Sequelize,
-  masterKey: Buffer,
-  vaults: InternVaults,
-  request: { host: string; https: boolean },
-): Promise<Array<{ name: string; value: string }>> {
+export async function releasableSecrets(sequelize: Sequelize, masterKey: Buffer, vaults: InternVaults, request: { host: string; https: boolean }): Promise<Array<{ name: string; value: string }>> {
   const rows = await sequelize.query<StoredEffective>(`SELECT * FROM (${EFFECTIVE_SQL}) effective WHERE :host = ANY(hosts) AND (:https OR allow_http) ORDER BY name`, {
     type: QueryTypes.SELECT,
     replacements: { ...vaults, ...request },
