@@ -48,7 +48,7 @@ server.listen(config.port, config.host, () => log.info({ http: urlOf(server), co
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.on(signal, () => {
     readiness.startDraining();
-    facade.close();
+    facade.stop();
     server.close(() => process.exit(0));
     server.closeIdleConnections();
   });

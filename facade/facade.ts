@@ -53,7 +53,7 @@ export interface Facade {
   routes: RouteTable;
   handle(req: IncomingMessage, res: ServerResponse): void;
   /** Ends open event streams (shutdown). */
-  close(): void;
+  stop(): void;
   /** Event streams being written now (metrics). */
   readonly openStreams: number;
 }
@@ -216,7 +216,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
           });
         });
     },
-    close() {
+    stop() {
       for (const abort of open) abort.abort();
     },
     get openStreams() {

@@ -19,7 +19,8 @@ import { createGovernanceCache } from "../engine/governance/governance-cache.js"
 import { shellEgressFor } from "../services/interns/shell-egress.js";
 import type { Logger } from "../platform/logger.js";
 import { startBatchEngine } from "../services/batches/batch-engine.js";
-import { stopAll } from "../platform/core/leased-worker.js";
+import { once, stopInPhases } from "../platform/core/lifecycle.js";
+import { shutdownPhases } from "./shutdown.js";
 import { newLeaseOwner } from "../platform/core/lease-owner.js";
 import { SettlementWriter } from "../engine/usage/settlement-writer.js";
 import { createInferenceRuntime } from "../engine/inference/inference-runtime.js";
@@ -53,7 +54,6 @@ import { rpcDoor } from "./rpc-door.js";
 import { limitedHttp2Server, limitedHttpServer } from "./server-limits.js";
 import { secretsForUrl } from "../services/interns/vault/vault-release.js";
 import { startVideoPoller, type VideoPoller } from "../services/videos/video-poller.js";
-import { errorMessage } from "../../wire/errors.js";
 
 /** The path of a Connect or gRPC-Web call: a package-qualified service name, then the method. */
 const RPC_PATH = /^\/[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\/[A-Za-z_]\w*(?:\?|$)/;
@@ -72,6 +72,7 @@ export interface Gateway {
   videos: VideoPoller;
   /** What GET /readyz answers from (readiness.ts). */
   readiness: Readiness;
+  /** Drains and stops the instance in ordered phases (shutdown.ts); a second call waits for the first. */
   stop(): Promise<void>;
 }
 
@@ -254,7 +255,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
       impls,
       videos,
       readiness,
-      async stop() {
+      stop: once(async () => {
         log.info("draining");
         // First: load balancers see /readyz (and gRPC health) fail while the listeners still answer.
         readiness.startDraining();
@@ -263,26 +264,31 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
           httpServer.closeAllConnections();
           for (const session of sessions) session.destroy();
         }, config.shutdownGraceMs);
-        facade?.close();
-        // Before the listeners drain: the hosts' own model calls to this instance end with their runs.
-        // Their interns stay `running`: handed over, another instance (or this one restarted) hosts them.
-        await internSupervisor.stop();
-        await internHosts.close();
-        await shellEgress.stop();
-        await internSupervisor.handOver();
-        await Promise.all([closeHttp(httpServer), closeHttp2(grpcServer, sessions)]);
-        clearTimeout(timer);
-        // The intern supervisor stopped above, before the hosts: it must not take over what they release.
-        await stopAll([batches, videos]);
-        // Every answered call is in the ledger before the leases go back: what is left of them is unused.
-        await settlement.drain();
-        await inference.admission.close().catch((err: unknown) => log.warn({ err: errorMessage(err) }, "leases could not be returned; they lapse on their own"));
-        await governance.close();
-        await sequelize.close();
-        await embedded?.stop();
-        await tracing.stop();
+        facade?.stop();
+        const phases = shutdownPhases({
+          internSupervisor,
+          internHosts: { stop: () => internHosts.close() },
+          shellEgress,
+          // The calls in flight end within the grace period, or are cut off when it ends.
+          listeners: [
+            {
+              stop: async () => {
+                await Promise.all([closeHttp(httpServer), closeHttp2(grpcServer, sessions)]);
+                clearTimeout(timer);
+              },
+            },
+          ],
+          workers: [batches, videos],
+          settlement,
+          leases: inference.admission,
+          governance,
+          database: { stop: () => sequelize.close() },
+          embeddedDatabase: embedded,
+          tracing,
+        });
+        await stopInPhases(phases, log);
         log.info("stopped");
-      },
+      }),
     };
   } catch (err) {
     if (generatedKey) showBootstrapKey(generatedKey, log);

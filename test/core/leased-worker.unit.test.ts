@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import os from "node:os";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { startLeasedWorker, stopAll } from "../../server/platform/core/leased-worker.js";
+import { startLeasedWorker } from "../../server/platform/core/leased-worker.js";
 import { isGoneLocalOwner, newLeaseOwner } from "../../server/platform/core/lease-owner.js";
 import { createLogger } from "../../server/platform/logger.js";
 import { eventually } from "../support/eventually.js";
@@ -39,7 +39,7 @@ test("claims no more than the free slots, and stop aborts the work in flight and
     },
   });
   await eventually(() => queue.length, "three items are claimed", { until: (left) => left <= 7 });
-  await stopAll([worker]);
+  await worker.stop();
   assert.is(most, 3);
   assert.is(ended, 3, "every started item ended before stop returned");
   assert.ok(limits.every((limit) => limit > 0 && limit <= 3));

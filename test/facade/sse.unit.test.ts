@@ -148,7 +148,7 @@ test.before(async (ctx) => {
 });
 
 test.after(async (ctx) => {
-  ctx.facade.close();
+  ctx.facade.stop();
   ctx.server.closeAllConnections();
   await new Promise<void>((resolve) => ctx.server.close(() => resolve()));
 });

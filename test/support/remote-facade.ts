@@ -23,7 +23,7 @@ export async function startRemoteFacade(coreGrpcPort: number): Promise<RemoteFac
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     async close() {
-      facade.close();
+      facade.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -156,8 +156,8 @@ export class LeaseBook {
     throw gatewayError(503, "Admission is contended; retry shortly", { retryable: true, headers: { "retry-after": "1" } });
   }
 
-  /** Gives every slice back (SIGTERM, after settlement has drained). */
-  async close(): Promise<void> {
+  /** Gives every slice back (shutdown, after settlement has stopped). */
+  async stop(): Promise<void> {
     clearInterval(this.timer);
     this.leases.clear();
     await dropLeases(this.sequelize, this.owner);

@@ -24,7 +24,8 @@ export interface GovernanceCache {
   privateEndpoints(organizationId: string): Promise<PrivateEndpointRow[]>;
   /** Whether the change feed listens; while it does not, nothing loaded is kept (readiness reports it). */
   feedLive(): boolean;
-  close(): Promise<void>;
+  /** Stops listening to the change feed (shutdown). */
+  stop(): Promise<void>;
 }
 
 /** Entries expire after this; entries of each kind are bounded (generation-memo.ts). */
@@ -54,6 +55,6 @@ export async function createGovernanceCache(sequelize: Sequelize, databaseUrl: s
     governance: (caller) => governance(caller.key.hash, caller),
     privateEndpoints: (organizationId) => privateEndpoints(organizationId, organizationId),
     feedLive: () => changes.live(),
-    close: () => changes.close(),
+    stop: () => changes.close(),
   };
 }

@@ -79,8 +79,8 @@ export class SettlementWriter {
     return new Promise((resolve) => this.waiters.push({ until, resolve }));
   }
 
-  /** Flushes until the queue is empty (SIGTERM); keeps retrying while the database is away. */
-  async drain(): Promise<void> {
+  /** Flushes until the queue is empty (shutdown); keeps retrying while the database is away. */
+  async stop(): Promise<void> {
     while (this.queue.length > 0 || this.flushing) {
       if (this.flushing) await this.flushing;
       else await this.flush();

@@ -146,13 +146,3 @@ export function startLeasedWorker<T>(spec: LeasedWorkerSpec<T>): LeasedWorker {
     },
   };
 }
-
-/**
- * Stops the workers of an instance at shutdown, side by side (their queues are independent), and
- * waits for every one even when another fails, so no work is left running behind the database's close.
- */
-export async function stopAll(workers: readonly { stop(): Promise<void> }[]): Promise<void> {
-  const ends = await Promise.allSettled(workers.map((worker) => worker.stop()));
-  const failed = ends.find((end): end is PromiseRejectedResult => end.status === "rejected");
-  if (failed) throw failed.reason;
-}
