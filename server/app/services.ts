@@ -35,7 +35,7 @@ import { guardrailsService } from "../services/guardrails/guardrails-service.js"
 import { internChatService } from "../services/interns/intern-chat-service.js";
 import type { InternLifecycle } from "../services/interns/intern-lifecycle.js";
 import { internRecordsService } from "../services/interns/interns-service.js";
-import type { InferenceRuntime } from "../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../engine/inference/inference-runtime.js";
 import { inferenceService } from "../services/inference/inference-service.js";
 import { keysService } from "../services/keys/keys-service.js";
 import { membersService } from "../services/members/members-service.js";

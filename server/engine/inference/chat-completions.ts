@@ -10,7 +10,8 @@ import { isObject } from "../providers/json-shape.js";
 import { UpstreamError, type UpstreamUsage } from "../providers/provider.js";
 import { answerShape } from "./answer-shape.js";
 import { estimatePromptTokens } from "./cost-estimate.js";
-import { InferenceCall, type InferenceRuntime, type Served } from "./inference-call.js";
+import { InferenceCall, type Served } from "./inference-call.js";
+import type { InferenceRuntime } from "./inference-runtime.js";
 import type { InferenceOutput } from "./inference-output.js";
 import { parametersIn, sessionIdOf, withoutGatewayFields } from "./request-fields.js";
 

@@ -8,7 +8,8 @@ import { providerFor } from "../providers/registry.js";
 import { isObject } from "../providers/json-shape.js";
 import { UpstreamError } from "../providers/provider.js";
 import { estimatePromptTokens } from "./cost-estimate.js";
-import { InferenceCall, type InferenceRuntime } from "./inference-call.js";
+import { InferenceCall } from "./inference-call.js";
+import type { InferenceRuntime } from "./inference-runtime.js";
 import { parametersIn, sessionIdOf, withoutGatewayFields } from "./request-fields.js";
 
 /**

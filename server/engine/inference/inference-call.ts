@@ -3,22 +3,21 @@ import { ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { Span } from "@opentelemetry/api";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ProviderPreferences } from "../../../gen/gateway/v1/inference_pb.js";
-import type { CatalogEndpoint } from "../catalog/catalog.js";
 import { isFreeEndpoint } from "../catalog/catalog.js";
 import { callerOf } from "../../platform/core/auth.js";
 import { gatewayError, httpErrorOf } from "../../../wire/errors.js";
 import { costUsd } from "../../platform/core/money.js";
 import type { EngineDeps } from "../engine-deps.js";
-import type { AdmissionTicket, LeaseBook } from "../admission/lease-book.js";
+import type { AdmissionTicket } from "../admission/lease-book.js";
 import { quantitiesFor } from "../admission/quantities.js";
 import { filterCall, type CallFiltering } from "../content-filters/call-filters.js";
 import { blockedError } from "../content-filters/request-content.js";
-import { checkEndUser, type EndUserRegistry } from "../governance/end-user-registration.js";
+import { checkEndUser } from "../governance/end-user-registration.js";
 import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../providers/provider.js";
 import type { CallRecord } from "../usage/usage-store.js";
 import type { CallerContext } from "./caller-context.js";
 import { worstCaseCost } from "./cost-estimate.js";
-import { planRoute, type Attempt, type EndpointRanking, type InferenceApi } from "./routing.js";
+import { planRoute, type Attempt, type InferenceApi } from "./routing.js";
 import { UPSTREAM_MS_HEADER } from "../../../wire/timing-headers.js";
 import { REQUEST_ID_HEADER } from "../../../wire/request-id.js";
 import { CONTENT_FLAGGED_HEADER } from "../../../wire/exchange.js";
@@ -26,31 +25,7 @@ import { logUpstreamFailure } from "./upstream-failures.js";
 import { endUpstreamSpan, startUpstreamSpan, type UpstreamSpanEnd } from "./upstream-spans.js";
 import { checkServerTools } from "./server-tools.js";
 import { isRetryable, toGatewayError } from "./upstream-errors.js";
-import type { TargetResolver } from "./upstream-targets.js";
-
-/**
- * One inference call from admission to settlement, shared by chat completions, embeddings and
- * decisions: take the caller's governance context (cached), refuse what policy forbids, plan the
- * route, admit the worst-case cost against this instance's leases (rate limit, free-model quota,
- * every budget layer; no round trip while the leases cover it), try the endpoints in order with
- * fallbacks on retryable failures, and queue the settlement of the real cost (written behind) —
- * which also ends the reservation when the call fails or the client goes away.
- */
-export interface InferenceRuntime {
-  deps: EngineDeps;
-  /** This instance's admission leases. */
-  admission: LeaseBook;
-  /** End users this instance has registered lately (end-user-registration.ts). */
-  endUsers: EndUserRegistry;
-  resolveTarget: TargetResolver;
-  ranking(endpointIds: string[]): Map<string, EndpointRanking>;
-  /**
-   * Why policy forbids an endpoint to this caller, or undefined: its guardrails, and the regional
-   * hostname the request arrived on (`x-forwarded-host`, passed on by the facade).
-   */
-  refusalFor(context: CallerContext, host: string | null): (endpoint: CatalogEndpoint) => string | undefined;
-  privateEndpoints(context: CallerContext, modelId: string): Promise<CatalogEndpoint[]>;
-}
+import type { InferenceRuntime } from "./inference-runtime.js";
 
 export interface CallRequest {
   api: InferenceApi;
@@ -95,6 +70,14 @@ export interface Outcome {
   responseModel?: string;
 }
 
+/**
+ * One inference call from admission to settlement, shared by chat completions, embeddings and
+ * decisions: take the caller's governance context (cached), refuse what policy forbids, plan the
+ * route, admit the worst-case cost against this instance's leases (rate limit, free-model quota,
+ * every budget layer; no round trip while the leases cover it), try the endpoints in order with
+ * fallbacks on retryable failures, and queue the settlement of the real cost (written behind) —
+ * which also ends the reservation when the call fails or the client goes away.
+ */
 export class InferenceCall {
   readonly generationId = generationId();
   readonly signal: AbortSignal;

@@ -4,8 +4,10 @@ import { privateEndpointsOf } from "../catalog/private-endpoint-catalog.js";
 import type { EngineDeps } from "../engine-deps.js";
 import { EndUserRegistry } from "../governance/end-user-registration.js";
 import { endpointAllowed, policyOf, regionalHostOf } from "../governance/endpoint-policy.js";
-import type { InferenceRuntime } from "./inference-call.js";
-import { createTargetResolver } from "./upstream-targets.js";
+import type { CatalogEndpoint } from "../catalog/catalog.js";
+import type { CallerContext } from "./caller-context.js";
+import type { EndpointRanking } from "./routing.js";
+import { createTargetResolver, type TargetResolver } from "./upstream-targets.js";
 import { errorMessage } from "../../../wire/errors.js";
 
 /** How often endpoint stats used for ranking are refreshed from the ledger. */
@@ -13,7 +15,24 @@ const STATS_TTL_MS = 10_000;
 /** A lease stays counted this much past the longest call admitted under it, for its settlement to land. */
 const SETTLEMENT_SLACK_MS = 60_000;
 
-/** The long-lived parts of inference, built once per gateway; `owner` names this instance's leases. */
+/** The long-lived parts of inference, built once per instance (createInferenceRuntime) and shared by every call. */
+export interface InferenceRuntime {
+  deps: EngineDeps;
+  /** This instance's admission leases. */
+  admission: LeaseBook;
+  /** End users this instance has registered lately (end-user-registration.ts). */
+  endUsers: EndUserRegistry;
+  resolveTarget: TargetResolver;
+  ranking(endpointIds: string[]): Map<string, EndpointRanking>;
+  /**
+   * Why policy forbids an endpoint to this caller, or undefined: its guardrails, and the regional
+   * hostname the request arrived on (`x-forwarded-host`, passed on by the facade).
+   */
+  refusalFor(context: CallerContext, host: string | null): (endpoint: CatalogEndpoint) => string | undefined;
+  privateEndpoints(context: CallerContext, modelId: string): Promise<CatalogEndpoint[]>;
+}
+
+/** Builds the runtime; `owner` names this instance's leases. */
 export function createInferenceRuntime(deps: EngineDeps, owner: string): InferenceRuntime {
   const { catalog, sequelize, log, config } = deps;
   const stats = createEndpointStatsCache(sequelize, STATS_TTL_MS, (err) => log.warn({ err: errorMessage(err) }, "endpoint stats refresh failed"));

@@ -6,7 +6,7 @@ import { chatToMessage, messagesToChat } from "./formats/messages-format.js";
 import { chatStreamToMessageEvents } from "./formats/messages-stream.js";
 import { chatToResponse, responsesToChat } from "./formats/responses-format.js";
 import { chatStreamToResponseEvents } from "./formats/responses-stream.js";
-import type { InferenceRuntime } from "./inference-call.js";
+import type { InferenceRuntime } from "./inference-runtime.js";
 import type { InferenceOutput } from "./inference-output.js";
 import { validateChatRequest } from "./request-validators.js";
 

@@ -3,7 +3,7 @@ import { startLeasedWorker } from "../../platform/core/leased-worker.js";
 import { newLeaseOwner } from "../../platform/core/lease-owner.js";
 import { isFreeEndpoint } from "../../engine/catalog/catalog.js";
 import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import { runItem, type ClaimedItem } from "./batch-item-runner.js";
 import { loadPlan, type BatchPlan } from "./batch-plan.js";
 import { expireOverdue, failBatch, finishCancelling, purgeExpiredResults, startValidated } from "./batch-store-lifecycle.js";

@@ -2,7 +2,8 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
 import { filterCall } from "../../engine/content-filters/call-filters.js";
 import { blockedError } from "../../engine/content-filters/request-content.js";
-import { countFiltering, logFlags, type InferenceRuntime } from "../../engine/inference/inference-call.js";
+import { countFiltering, logFlags } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import type { BatchPlan } from "./batch-plan.js";
 
 /**

@@ -2,7 +2,7 @@ import { BatchEndpointSchema } from "../../../gen/gateway/v1/batches_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import type { Attempt } from "../../engine/inference/routing.js";
 import { formatOf, type BatchFormat } from "./batch-formats.js";
 import { batchById, type BatchRow } from "./batch-store.js";

@@ -3,7 +3,7 @@ import { ConnectError } from "@connectrpc/connect";
 import { ProviderPreferencesSchema } from "../../../gen/gateway/v1/inference_pb.js";
 import { gatewayError, httpErrorOf } from "../../../wire/errors.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import { planRoute, type Attempt, type InferenceApi } from "../../engine/inference/routing.js";
 
 /**

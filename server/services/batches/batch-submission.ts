@@ -8,7 +8,7 @@ import { wireName } from "../../../wire/enums.js";
 import { admit } from "../../engine/admission/exact-admission.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
 import { estimatePromptTokens, worstCaseCost } from "../../engine/inference/cost-estimate.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import { releaseReservation } from "../../engine/usage/usage-store.js";
 import { formatOf, type BatchFormat } from "./batch-formats.js";
 import { BatchItemWriter } from "./batch-item-writer.js";

@@ -5,7 +5,7 @@ import { max_body_bytes } from "../../../gen/gateway/v1/options_pb.js";
 import { callerOf, type Caller } from "../../platform/core/auth.js";
 import { workspaceOf } from "../../platform/core/scope.js";
 import { gatewayError } from "../../../wire/errors.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import { withoutProviderCopy } from "./batch-deletion.js";
 import { CANCELLED_RESULT, closeOpenItems } from "./batch-store-lifecycle.js";
 import { deleteTerminalBatch, findBatch, itemResults, listBatches, markCancelling, TERMINAL, type BatchRow } from "./batch-store.js";

@@ -1,7 +1,7 @@
 import { ConnectError } from "@connectrpc/connect";
 import type { BatchEngineConfig } from "../../platform/config.js";
 import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import type { Attempt } from "../../engine/inference/routing.js";
 import { isRetryable, toGatewayError } from "../../engine/inference/upstream-errors.js";
 import type { ResolvedTarget } from "../../engine/inference/upstream-targets.js";

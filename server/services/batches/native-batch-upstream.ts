@@ -1,7 +1,7 @@
 import type { CatalogEndpoint } from "../../engine/catalog/catalog.js";
 import type { Caller } from "../../platform/core/auth.js";
 import { gatewayError, errorMessage } from "../../../wire/errors.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import type { Attempt } from "../../engine/inference/routing.js";
 import { requiredPart } from "../../engine/providers/registry.js";
 import type { BatchFormat } from "./batch-formats.js";

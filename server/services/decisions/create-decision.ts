@@ -6,7 +6,8 @@ import { ProviderPreferencesSchema } from "../../../gen/gateway/v1/inference_pb.
 import { gatewayError, httpErrorOf } from "../../../wire/errors.js";
 import { usdNumber } from "../../platform/core/money.js";
 import { estimatePromptTokens } from "../../engine/inference/cost-estimate.js";
-import { InferenceCall, type InferenceRuntime } from "../../engine/inference/inference-call.js";
+import { InferenceCall } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import { sessionIdOf } from "../../engine/inference/request-fields.js";
 import { providerFor } from "../../engine/providers/registry.js";
 import type { UpstreamUsage } from "../../engine/providers/provider.js";

@@ -1,6 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { InferenceService } from "../../../gen/gateway/v1/inference_pb.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import { chatCompletionFromJson, embeddingFromJson, messageFromJson, responseFromJson } from "./json-doors.js";
 import { chatCompletionTyped, embeddingTyped, messageTyped, responseTyped } from "./typed-doors.js";
 

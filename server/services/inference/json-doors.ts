@@ -6,7 +6,7 @@ import { SSE_CONTENT_TYPE, SSE_DONE, sseFrame } from "../../../wire/sse-frames.j
 import { ChatCompletionRequestSchema, CreateEmbeddingRequestSchema } from "../../../gen/gateway/v1/inference_pb.js";
 import { chatCompletions } from "../../engine/inference/chat-completions.js";
 import { createEmbeddings } from "../../engine/inference/embeddings.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import type { InferenceOutput } from "../../engine/inference/inference-output.js";
 import { withExtraBody } from "../../engine/inference/request-fields.js";
 import { validateChatRequest, validateEmbeddingRequest } from "../../engine/inference/request-validators.js";

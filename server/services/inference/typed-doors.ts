@@ -20,7 +20,7 @@ import { findField } from "../../../wire/json-input.js";
 import { wireJson } from "../../../wire/json.js";
 import { chatCompletions } from "../../engine/inference/chat-completions.js";
 import { createEmbeddings } from "../../engine/inference/embeddings.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import { withExtraBody } from "../../engine/inference/request-fields.js";
 import { MESSAGES_API, RESPONSES_API, translatedChat } from "../../engine/inference/translated-chat.js";
 

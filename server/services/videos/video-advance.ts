@@ -2,7 +2,7 @@ import type { BlobStore } from "../../platform/storage/blob-store.js";
 import { ConnectError } from "@connectrpc/connect";
 import type { VideoPollerConfig } from "../../platform/config.js";
 import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import { isRetryable, toGatewayError } from "../../engine/inference/upstream-errors.js";
 import { UpstreamError } from "../../engine/providers/provider.js";
 import type { UpstreamVideo } from "../../engine/providers/video-api.js";

@@ -1,7 +1,7 @@
 import type { BlobStore } from "../../platform/storage/blob-store.js";
 import { startLeasedWorker } from "../../platform/core/leased-worker.js";
 import { newLeaseOwner } from "../../platform/core/lease-owner.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import { advanceJob, type Advancer } from "./video-advance.js";
 import { claimJobs, jobLeaseOwners, jobsWithExpiredOutputs, markOutputsPurged, releaseJobLeases, renewJobLeases, type VideoJobRow } from "./video-store.js";
 import { deleteOutputs } from "./video-outputs.js";

@@ -6,7 +6,7 @@ import { callerOf } from "../../platform/core/auth.js";
 import { gatewayError, errorMessage } from "../../../wire/errors.js";
 import { admit } from "../../engine/admission/exact-admission.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import { isRetryable, toGatewayError } from "../../engine/inference/upstream-errors.js";
 import { UpstreamError } from "../../engine/providers/provider.js";
 import { releaseReservation } from "../../engine/usage/usage-store.js";

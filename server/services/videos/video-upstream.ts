@@ -2,7 +2,7 @@ import type { CatalogEndpoint } from "../../engine/catalog/catalog.js";
 import { findVideoModel, type CatalogVideoModel } from "../../engine/catalog/video-models.js";
 import { gatewayError } from "../../../wire/errors.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import { UpstreamError, type UpstreamTarget } from "../../engine/providers/provider.js";
 import { providerFor } from "../../engine/providers/registry.js";
 import type { VideoApi, VideoSubmission } from "../../engine/providers/video-api.js";

@@ -3,7 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { VideosService } from "../../../gen/gateway/v1/videos_pb.js";
 import { callerOf } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-call.js";
+import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import { findJob, outputsAvailable, type VideoJobRow } from "./video-store.js";
 import { readOutput } from "./video-outputs.js";
 import type { VideoPoller } from "./video-poller.js";
