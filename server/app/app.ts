@@ -280,7 +280,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
           ],
           workers: [batches, videos],
           settlement,
-          leases: inference.admission,
+          leases: inference.leases,
           governance,
           database: { stop: () => sequelize.close() },
           embeddedDatabase: embedded,

@@ -110,7 +110,7 @@ export class InferenceCall {
     this.requestId = ctx.requestHeader.get(REQUEST_ID_HEADER);
     if (ctx.signal.aborted) this.controller.abort(ctx.signal.reason);
     else ctx.signal.addEventListener("abort", this, { once: true });
-    this.deadline = setTimeout(() => this.controller.abort(DEADLINE), runtime.deps.config.requestTimeoutMs).unref();
+    this.deadline = setTimeout(() => this.controller.abort(DEADLINE), runtime.config.requestTimeoutMs).unref();
   }
 
   /** The handler's signal fired (this object is its listener: no closure per call). */
@@ -119,17 +119,16 @@ export class InferenceCall {
   }
 
   static async open(runtime: InferenceRuntime, ctx: HandlerContext, request: CallRequest): Promise<InferenceCall> {
-    const { deps } = runtime;
     const endUser = checkEndUser(request.user);
     const caller = callerOf(ctx);
-    const context: CallerContext = { ...(await deps.governance.governance(caller)), caller };
+    const context: CallerContext = { ...(await runtime.governance.governance(caller)), caller };
     checkServerTools(request.serverTools, context.workspace);
     const filtering = filterCall(context.guardrails, request.api, request.bodies);
-    countFiltering(deps, filtering);
+    countFiltering(runtime, filtering);
     // Refused before routing and admission: nothing is reserved, nothing is billed.
     if (filtering.blockedBy !== undefined) throw blockedError(filtering.blockedBy);
     const attempts = await planRoute({
-      catalog: deps.catalog,
+      catalog: runtime.catalog,
       modelIds: request.modelIds.length > 0 ? request.modelIds : [context.workspace.defaultTextModel ?? ""],
       api: request.api,
       preferences: request.preferences,
@@ -140,15 +139,15 @@ export class InferenceCall {
       ranking: runtime.ranking,
     });
     const endpoints = attempts.map((a) => a.endpoint);
-    const quantities = quantitiesFor(context, deps.config, endpoints.every(isFreeEndpoint), new Date());
+    const quantities = quantitiesFor(context, runtime.config, endpoints.every(isFreeEndpoint), new Date());
     const [ticket] = await Promise.all([
-      runtime.admission.admit(quantities, worstCaseCost(endpoints, request.promptTokens, request.completionTokens)),
+      runtime.leases.admit(quantities, worstCaseCost(endpoints, request.promptTokens, request.completionTokens)),
       endUser ? runtime.endUsers.register(context.caller.organization.id, endUser) : undefined,
     ]);
     const flagged = filtering.matched.some((filter) => filter.action === "flag");
     const call = new InferenceCall(runtime, context, request, attempts, ticket, endUser, flagged, ctx);
     if (flagged) ctx.responseHeader.set(CONTENT_FLAGGED_HEADER, "true");
-    logFlags(deps, filtering, { requestId: call.requestId, generationId: call.generationId });
+    logFlags(runtime, filtering, { requestId: call.requestId, generationId: call.generationId });
     return call;
   }
 
@@ -245,7 +244,7 @@ export class InferenceCall {
       this.endSpan({ errorType, status, message: upstream?.message, inputTokens: usage?.promptTokens, outputTokens: usage?.completionTokens });
     }
     if ((upstream === undefined && !deadline) || this.target === undefined) return;
-    logUpstreamFailure(this.runtime.deps.log, {
+    logUpstreamFailure(this.runtime.log, {
       requestId: this.requestId,
       provider: attempt.endpoint.providerSlug,
       model: attempt.model.id,
@@ -307,9 +306,9 @@ export class InferenceCall {
       reservationId: null,
     };
     // Written behind: the answer does not wait for the database (settlement-writer.ts).
-    this.runtime.deps.settlement.enqueue(record, final ? this.ticket.settle(cost) : []);
+    this.runtime.settlement.enqueue(record, final ? this.ticket.settle(cost) : []);
     // Only the fallback path of attempt() records an attempt before the call is over.
-    this.runtime.deps.observers?.inference?.attemptRecorded(record, !final);
+    this.runtime.observers?.inference?.attemptRecorded(record, !final);
     return cost;
   }
 }

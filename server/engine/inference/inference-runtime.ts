@@ -15,11 +15,14 @@ const STATS_TTL_MS = 10_000;
 /** A lease stays counted this much past the longest call admitted under it, for its settlement to land. */
 const SETTLEMENT_SLACK_MS = 60_000;
 
-/** The long-lived parts of inference, built once per instance (createInferenceRuntime) and shared by every call. */
-export interface InferenceRuntime {
-  deps: EngineDeps;
+/**
+ * The long-lived parts of inference, built once per instance (createInferenceRuntime) and shared by
+ * every call, each by name: the engine's parts (the configuration, the log, the catalog, the
+ * governance cache, the settlement writer, …) and the ones built here.
+ */
+export interface InferenceRuntime extends EngineDeps {
   /** This instance's admission leases. */
-  admission: LeaseBook;
+  leases: LeaseBook;
   /** End users this instance has registered lately (end-user-registration.ts). */
   endUsers: EndUserRegistry;
   resolveTarget: TargetResolver;
@@ -39,8 +42,8 @@ export function createInferenceRuntime(deps: EngineDeps, owner: string): Inferen
   const admission = new LeaseBook(sequelize, owner, { ...config.leases, holdMs: config.requestTimeoutMs + SETTLEMENT_SLACK_MS }, log, (n) => deps.settlement.hasRoom(n), deps.observers?.admission);
   admission.start();
   return {
-    deps,
-    admission,
+    ...deps,
+    leases: admission,
     endUsers: new EndUserRegistry(sequelize),
     resolveTarget: createTargetResolver(deps),
     ranking(endpointIds) {

@@ -37,9 +37,8 @@ const FLUSH_ITEMS = 200;
 const SWEEP_MS = 1_000;
 
 export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
-  const { deps } = runtime;
-  const { sequelize, log } = deps;
-  const settings = deps.config.batch;
+  const { sequelize, log } = runtime;
+  const settings = runtime.config.batch;
   const owner = newLeaseOwner();
   const stopping = new AbortController();
   const slots = createSlots(settings.providerConcurrency);
@@ -79,7 +78,7 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
       return;
     }
     try {
-      const outcome = await runItem(runtime, plan, item, { ...settings, timeoutMs: deps.config.requestTimeoutMs, slot: slots.run }, stopping.signal);
+      const outcome = await runItem(runtime, plan, item, { ...settings, timeoutMs: runtime.config.requestTimeoutMs, slot: slots.run }, stopping.signal);
       if (outcome.kind === "retry") await retryLater(item, outcome.delayMs);
       else record(outcome.item);
     } catch (err) {

@@ -15,8 +15,8 @@ export function filteredItem(runtime: InferenceRuntime, plan: BatchPlan, item: {
   const request = plan.format.toPipeline(item.body);
   const filtering = filterCall(plan.context.guardrails, plan.format.api, [request]);
   if (filtering.matched.length === 0) return { request };
-  countFiltering(runtime.deps, filtering);
+  countFiltering(runtime, filtering);
   if (filtering.blockedBy !== undefined) return { refusal: blockedError(filtering.blockedBy) };
-  logFlags(runtime.deps, filtering, { requestId: null, generationId: item.itemId });
+  logFlags(runtime, filtering, { requestId: null, generationId: item.itemId });
   return { request };
 }

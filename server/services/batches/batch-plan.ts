@@ -22,15 +22,14 @@ export interface BatchPlan {
 }
 
 export async function loadPlan(runtime: InferenceRuntime, batchId: string): Promise<BatchPlan> {
-  const { deps } = runtime;
-  const batch = await batchById(deps.sequelize, batchId);
+  const batch = await batchById(runtime.sequelize, batchId);
   if (!batch) throw gatewayError(404, `Batch ${batchId} no longer exists`);
   const format = formatOf(enumFromStored(BatchEndpointSchema, batch.endpoint));
   if (!format) throw gatewayError(400, `endpoint ${batch.endpoint} is not supported for batches`);
-  const caller = await deps.governance.caller(batch.key_hash);
+  const caller = await runtime.governance.caller(batch.key_hash);
   if (!caller || caller.key.disabled) throw gatewayError(401, "The batch's API key is disabled or deleted");
   if (caller.key.expiresAt && caller.key.expiresAt.getTime() <= Date.now()) throw gatewayError(401, "The batch's API key has expired");
-  const context = { ...(await deps.governance.governance(caller)), caller };
+  const context = { ...(await runtime.governance.governance(caller)), caller };
   const attempts = await batchRoute(runtime, context, { api: format.api, model: batch.model, only: batch.provider_only ?? [] });
   return { batch, context, attempts, format };
 }

@@ -15,7 +15,7 @@ import { planRoute, type Attempt, type InferenceApi } from "../../engine/inferen
 export async function batchRoute(runtime: InferenceRuntime, context: CallerContext, batch: { api: InferenceApi; model: string; only: string[] }): Promise<Attempt[]> {
   try {
     return await planRoute({
-      catalog: runtime.deps.catalog,
+      catalog: runtime.catalog,
       modelIds: [batch.model],
       api: batch.api,
       preferences: batch.only.length > 0 ? create(ProviderPreferencesSchema, { only: batch.only }) : undefined,

@@ -39,7 +39,7 @@ export interface SubmissionRuntime {
 }
 
 export async function submitBatch({ runtime, slots }: SubmissionRuntime, context: CallerContext, parts: AsyncIterable<SubmissionPart>, idempotencyKey: string | null): Promise<BatchRow> {
-  const { sequelize } = runtime.deps;
+  const { sequelize } = runtime;
   const { key } = context.caller;
   // A repeated Idempotency-Key is still read through (the answer depends on the whole request),
   // but nothing of it is written.
@@ -102,7 +102,7 @@ export async function submitBatch({ runtime, slots }: SubmissionRuntime, context
       promptTokens,
       outputTokens,
     );
-    const admission = await admit(runtime.deps, context, { estimateUsd: multiplyUsd(itemEstimate, seen.size), free: attempts.every((a) => isFreeEndpoint(a.endpoint)), reservationTtlS: WINDOW_S });
+    const admission = await admit(runtime, context, { estimateUsd: multiplyUsd(itemEstimate, seen.size), free: attempts.every((a) => isFreeEndpoint(a.endpoint)), reservationTtlS: WINDOW_S });
     reservationId = admission.reservationId;
     return await writer!.commit({
       only,

@@ -31,7 +31,7 @@ const MAX_JSON_BYTES = Number(getOption(BatchesService.method.createBatchFromJso
 const MAX_OPEN_SUBMISSIONS = 4;
 
 export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void): ServiceImpl<typeof BatchesService> {
-  const { sequelize } = runtime.deps;
+  const { sequelize } = runtime;
   const submission = { runtime, slots: createSlots(MAX_OPEN_SUBMISSIONS) };
 
   async function visible(caller: Caller, id: string): Promise<BatchRow> {
@@ -51,7 +51,7 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
     if (idempotencyKey !== null && (idempotencyKey === "" || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
       throw gatewayError(400, `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} characters`);
     }
-    const context = { ...(await runtime.deps.governance.governance(caller)), caller };
+    const context = { ...(await runtime.governance.governance(caller)), caller };
     const batch = await submitBatch(submission, context, parts, idempotencyKey);
     wakeEngine();
     return toBatch(batch);

@@ -42,12 +42,12 @@ export function nativeLeaseOwner(batchId: string): string {
 export async function advanceNativeBatch(runtime: InferenceRuntime, settings: BatchEngineConfig, batchId: string, signal: AbortSignal): Promise<void> {
   await advance(runtime, settings, batchId, signal).catch((err: unknown) => {
     // The claim lapses and the batch is tried again; nothing was recorded half-way.
-    if (!signal.aborted) runtime.deps.log.warn({ batch: batchId, err: errorMessage(err) }, "native batch step failed; it will be retried");
+    if (!signal.aborted) runtime.log.warn({ batch: batchId, err: errorMessage(err) }, "native batch step failed; it will be retried");
   });
 }
 
 async function advance(runtime: InferenceRuntime, settings: BatchEngineConfig, batchId: string, signal: AbortSignal): Promise<void> {
-  const { sequelize } = runtime.deps;
+  const { sequelize } = runtime;
   let plan: BatchPlan;
   try {
     plan = await loadPlan(runtime, batchId);
@@ -65,7 +65,7 @@ async function advance(runtime: InferenceRuntime, settings: BatchEngineConfig, b
     await failBatch(sequelize, batchId, `Provider ${batch.upstream_provider} no longer serves ${batch.model} to this batch's key`, 400);
     return;
   }
-  const provider = runtime.deps.catalog.providers.get(attempt.endpoint.providerSlug)!;
+  const provider = runtime.catalog.providers.get(attempt.endpoint.providerSlug)!;
   const step: NativeStep = { runtime, settings, plan, attempt, api: requiredPart(provider.kind, "nativeBatches"), signal };
   const resolved = await runtime.resolveTarget(plan.context, attempt.endpoint);
   try {
@@ -94,7 +94,7 @@ interface NativeStep {
 /** All pending items as one provider batch; recorded only if the batch is still running here. */
 async function submit(step: NativeStep, { target }: ResolvedTarget): Promise<void> {
   const { runtime, plan, api, signal } = step;
-  const { sequelize } = runtime.deps;
+  const { sequelize } = runtime;
   const { batch } = plan;
   if (batch.status !== "in_progress") return;
   const items = await pendingItems(sequelize, batch.id);
@@ -132,12 +132,12 @@ async function poll(step: NativeStep, resolved: ResolvedTarget, upstreamId: stri
   const status = await api.status(resolved.target, upstreamId, signal);
   if (status.state === "in_progress") return pollAgainIn(step, step.settings.nativePollMs);
   if (status.state === "failed") {
-    await failBatch(runtime.deps.sequelize, batch.id, `Provider ${step.attempt.endpoint.providerName} failed the batch${status.message ? `: ${status.message}` : ""}`, 502);
+    await failBatch(runtime.sequelize, batch.id, `Provider ${step.attempt.endpoint.providerName} failed the batch${status.message ? `: ${status.message}` : ""}`, 502);
     return;
   }
   await collect(step, resolved, upstreamId);
   const [result, terminal] = unfinished(status.state, batch.status);
-  await closeOpenItems(runtime.deps.sequelize, [batch.id], { items: "all", result, terminal, from: ["in_progress", "cancelling"] });
+  await closeOpenItems(runtime.sequelize, [batch.id], { items: "all", result, terminal, from: ["in_progress", "cancelling"] });
 }
 
 /** What items without a result become once the provider batch has ended in `state`. */
@@ -150,7 +150,7 @@ function unfinished(state: NativeBatchState, ours: BatchStatusName): [ItemResult
 /** Streams the results into settlement in groups, keeping the claim while it takes. */
 async function collect(step: NativeStep, { target, isByok }: ResolvedTarget, upstreamId: string): Promise<void> {
   const { runtime, plan, attempt, api, signal } = step;
-  const { sequelize } = runtime.deps;
+  const { sequelize } = runtime;
   const batchId = plan.batch.id;
   const prefix = `${batchId}-`;
   let group: SettledItem[] = [];
@@ -175,5 +175,5 @@ async function collect(step: NativeStep, { target, isByok }: ResolvedTarget, ups
 }
 
 async function pollAgainIn(step: NativeStep, delayMs: number): Promise<void> {
-  await pollNativeBatchIn(step.runtime.deps.sequelize, step.plan.batch.id, delayMs / 1000);
+  await pollNativeBatchIn(step.runtime.sequelize, step.plan.batch.id, delayMs / 1000);
 }

@@ -17,12 +17,12 @@ import type { BatchRow } from "./batch-store.js";
 export function nativeProviderFor(runtime: InferenceRuntime, format: BatchFormat, attempts: readonly Attempt[]): string | null {
   const first = attempts[0]?.endpoint;
   if (!first || first.privateEndpointId || format.api !== "chat") return null;
-  return runtime.deps.catalog.providers.get(first.providerSlug)?.nativeBatches ? first.providerSlug : null;
+  return runtime.catalog.providers.get(first.providerSlug)?.nativeBatches ? first.providerSlug : null;
 }
 
 /** The catalog endpoint that serves `batch` on its upstream provider, if the catalog still has it. */
 export function upstreamEndpointOf(runtime: InferenceRuntime, batch: BatchRow): CatalogEndpoint | undefined {
-  const model = runtime.deps.catalog.models.get(batch.model);
+  const model = runtime.catalog.models.get(batch.model);
   return model?.endpoints.find((endpoint) => endpoint.providerSlug === batch.upstream_provider && !endpoint.privateEndpointId);
 }
 
@@ -36,11 +36,11 @@ export async function removeUpstreamBatch(runtime: InferenceRuntime, caller: Cal
   const provider = batch.upstream_provider;
   const endpoint = upstreamEndpointOf(runtime, batch);
   if (!endpoint) throw gatewayError(502, `Provider ${provider} holding this batch is no longer configured; the batch was not deleted`);
-  const api = requiredPart(runtime.deps.catalog.providers.get(provider)!.kind, "nativeBatches");
+  const api = requiredPart(runtime.catalog.providers.get(provider)!.kind, "nativeBatches");
   const upstreamId = batch.upstream_batch_id;
-  const signal = AbortSignal.timeout(runtime.deps.config.requestTimeoutMs);
+  const signal = AbortSignal.timeout(runtime.config.requestTimeoutMs);
   // The caller's workspace is the batch's, so its own (BYOK) key is the one the batch went up with.
-  const context = { ...(await runtime.deps.governance.governance(caller)), caller };
+  const context = { ...(await runtime.governance.governance(caller)), caller };
   try {
     const { target } = await runtime.resolveTarget(context, endpoint);
     if (batch.status !== "completed") await api.cancel(target, upstreamId, signal).catch(() => undefined);

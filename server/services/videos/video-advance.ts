@@ -90,11 +90,11 @@ async function resubmit(ax: Advancer, job: VideoJobRow, plan: JobPlan, handle: J
 export async function acceptedBy(runtime: InferenceRuntime, jobId: string, owner: string, video: UpstreamVideo, isByok: boolean, pollMs: number): Promise<boolean> {
   // A job the provider finished at once is looked at right away.
   const wait = video.state === "queued" || video.state === "in_progress" ? pollMs / 1000 : 0;
-  return recordAccepted(runtime.deps.sequelize, jobId, owner, { upstreamId: video.id, status: video.state === "queued" ? "pending" : "in_progress", isByok, waitSeconds: wait });
+  return recordAccepted(runtime.sequelize, jobId, owner, { upstreamId: video.id, status: video.state === "queued" ? "pending" : "in_progress", isByok, waitSeconds: wait });
 }
 
 async function progress(ax: Advancer, job: VideoJobRow, status: VideoJobStatus): Promise<void> {
-  await recordProgress(ax.runtime.deps.sequelize, job.id, ax.owner, status, ax.settings.pollMs / 1000);
+  await recordProgress(ax.runtime.sequelize, job.id, ax.owner, status, ax.settings.pollMs / 1000);
 }
 
 async function expire(ax: Advancer, job: VideoJobRow): Promise<void> {
@@ -110,13 +110,13 @@ async function removeUpstream(ax: Advancer, job: VideoJobRow, upstreamId: string
     const handle = await jobTarget(ax.runtime, plan.context, plan.endpoint);
     await handle.api.remove(handle.target, upstreamId, ax.signal);
   } catch (err) {
-    ax.runtime.deps.log.warn({ job: job.id, err: errorMessage(err) }, "the provider's copy of an expired video job could not be deleted");
+    ax.runtime.log.warn({ job: job.id, err: errorMessage(err) }, "the provider's copy of an expired video job could not be deleted");
   }
 }
 
 async function finish(ax: Advancer, job: VideoJobRow, status: VideoJobStatus, error: string | null, outcome: JobOutcome, outputs?: StoredOutput[]): Promise<void> {
-  await settleJob(ax.runtime.deps.sequelize, job, outcome);
-  await recordEnd(ax.runtime.deps.sequelize, job.id, ax.owner, {
+  await settleJob(ax.runtime.sequelize, job, outcome);
+  await recordEnd(ax.runtime.sequelize, job.id, ax.owner, {
     status,
     error,
     costUsd: outcome.costUsd,
@@ -130,7 +130,7 @@ async function finish(ax: Advancer, job: VideoJobRow, status: VideoJobStatus, er
  * backoff: the base doubled per consecutive failure, at least the provider's Retry-After.
  */
 async function setBack(ax: Advancer, job: VideoJobRow, plan: JobPlan, err: unknown): Promise<void> {
-  const { sequelize, log } = ax.runtime.deps;
+  const { sequelize, log } = ax.runtime;
   if (ax.signal.aborted) {
     await handBackJob(sequelize, job.id, ax.owner);
     return;

@@ -32,9 +32,8 @@ const PURGE_BATCH = 100;
 const SWEEP_MS = 10_000;
 
 export function startVideoPoller(runtime: InferenceRuntime, blobs: BlobStore): VideoPoller {
-  const { deps } = runtime;
-  const { sequelize, log } = deps;
-  const settings = deps.config.video;
+  const { sequelize, log } = runtime;
+  const settings = runtime.config.video;
   const owner = newLeaseOwner();
   const stopping = new AbortController();
   const advancer: Advancer = { runtime, blobs, owner, settings, signal: stopping.signal };

@@ -28,12 +28,11 @@ import { jobTarget, submissionOf } from "./video-upstream.js";
  * key. A request no endpoint accepted leaves nothing behind.
  */
 export async function submitVideo(runtime: InferenceRuntime, poller: VideoPoller, ctx: HandlerContext, req: CreateVideoRequest): Promise<VideoJobRow> {
-  const { deps } = runtime;
   const caller = callerOf(ctx);
-  const context: CallerContext = { ...(await deps.governance.governance(caller)), caller };
-  const model = findVideoModel(deps.catalog.videoModels, req.model);
+  const context: CallerContext = { ...(await runtime.governance.governance(caller)), caller };
+  const model = findVideoModel(runtime.catalog.videoModels, req.model);
   if (!model) throw gatewayError(400, `model: ${req.model} is not a video model of this gateway (GET /api/v1/videos/models lists them)`);
-  const previous = req.previousJobId === undefined ? undefined : await findJob(deps.sequelize, req.previousJobId, caller.key);
+  const previous = req.previousJobId === undefined ? undefined : await findJob(runtime.sequelize, req.previousJobId, caller.key);
   if (req.previousJobId !== undefined && !previous) throw gatewayError(404, `previous_job_id: video job ${req.previousJobId} not found`);
   const spec = videoRequestSpec(model, req, previous && { id: previous.id, modelId: previous.model_id, status: previous.status });
   // The provider-side video a continuation extends exists on the earlier job's endpoint only.
@@ -45,13 +44,13 @@ export async function submitVideo(runtime: InferenceRuntime, poller: VideoPoller
 
   // The cost is known in advance: it is reserved until the job's settlement, at the latest its deadline.
   const estimate = videoCost(model, spec.seconds, spec.resolution ?? null);
-  const { reservationId } = await admit(deps, context, { estimateUsd: estimate, free: endpoints.every(isFreeEndpoint), reservationTtlS: deps.config.video.deadlineSeconds });
+  const { reservationId } = await admit(runtime, context, { estimateUsd: estimate, free: endpoints.every(isFreeEndpoint), reservationTtlS: runtime.config.video.deadlineSeconds });
   const request: StoredRequest = { ...spec, continues: previous?.upstream_id ?? undefined };
   let job: VideoJobRow;
   try {
     job = await newJob(runtime, poller, context, model, endpoints[0]!, { request, estimate, reservationId, previousJobId: previous?.id ?? null });
   } catch (err) {
-    if (reservationId) await releaseReservation(deps.sequelize, reservationId).catch(() => undefined);
+    if (reservationId) await releaseReservation(runtime.sequelize, reservationId).catch(() => undefined);
     throw err;
   }
   return poller.holding(job.id, async () => {
@@ -72,7 +71,7 @@ interface NewJob {
 }
 
 function newJob(runtime: InferenceRuntime, poller: VideoPoller, context: CallerContext, model: CatalogVideoModel, endpoint: CatalogEndpoint, job: NewJob): Promise<VideoJobRow> {
-  const { sequelize, config } = runtime.deps;
+  const { sequelize, config } = runtime;
   const { key } = context.caller;
   return insertJob(sequelize, {
     id: newJobId(),
@@ -97,7 +96,7 @@ function newJob(runtime: InferenceRuntime, poller: VideoPoller, context: CallerC
 
 /** Tries the endpoints in order until one accepts the job; the last failure is the caller's error. */
 async function handOver(runtime: InferenceRuntime, poller: VideoPoller, context: CallerContext, job: VideoJobRow, endpoints: CatalogEndpoint[]): Promise<VideoJobRow> {
-  const { sequelize, config } = runtime.deps;
+  const { sequelize, config } = runtime;
   // Not the client's signal: a job the provider accepted stands even if the client went away.
   const signal = AbortSignal.timeout(config.requestTimeoutMs);
   for (const [index, endpoint] of endpoints.entries()) {
@@ -121,7 +120,7 @@ async function handOver(runtime: InferenceRuntime, poller: VideoPoller, context:
 
 /** Nothing was sent, or the provider refused: the job never existed, and nothing stays reserved. */
 async function discard(runtime: InferenceRuntime, job: VideoJobRow): Promise<void> {
-  const { sequelize, log } = runtime.deps;
+  const { sequelize, log } = runtime;
   try {
     // A job the provider did accept (the failure came after) stays, and keeps what it holds.
     if ((await deleteUnacceptedJob(sequelize, job.id)) && job.reservation_id) await releaseReservation(sequelize, job.reservation_id);

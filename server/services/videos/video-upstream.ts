@@ -33,7 +33,7 @@ export interface JobPlan {
 }
 
 export async function jobPlan(runtime: InferenceRuntime, job: VideoJobRow): Promise<JobPlan> {
-  const { governance, catalog } = runtime.deps;
+  const { governance, catalog } = runtime;
   const caller = await governance.caller(job.key_hash);
   if (!caller) throw gatewayError(401, "The API key that submitted the job has been deleted");
   const model = findVideoModel(catalog.videoModels, job.model_id);

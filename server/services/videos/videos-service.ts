@@ -19,7 +19,7 @@ import { toVideoJob, toVideoModel } from "./video-view.js";
  * signature is a 401 like a missing or invalid key.
  */
 export function videosService(runtime: InferenceRuntime, blobs: BlobStore, poller: VideoPoller): ServiceImpl<typeof VideosService> {
-  const { sequelize, secrets, catalog } = runtime.deps;
+  const { sequelize, secrets, catalog } = runtime;
   const signer = createUrlSigner(secrets.masterKey);
 
   async function visible(jobId: string, scope: { organizationId: string; workspaceId: string } | null): Promise<VideoJobRow> {
