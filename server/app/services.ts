@@ -1,4 +1,4 @@
-import { createServiceImplSpec, type ConnectRouter, type MethodImplSpec } from "@connectrpc/connect";
+import { createServiceImplSpec, type ConnectRouter, type MethodImplSpec, type ServiceImpl } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
 import { allServices } from "../../wire/services.js";
 import { DecisionsService } from "../../gen/gateway/alpha/decisions_pb.js";
@@ -52,6 +52,15 @@ import { workspacesService } from "../services/workspaces/workspaces-service.js"
 /** The implemented methods of each service, built once per gateway. */
 export type Implementations = Map<DescService, object>;
 
+/**
+ * One service joined to its implementation, typed as a pair (connect-es's `router.service(desc,
+ * impl)`): an implementation of another service, or a method with the wrong messages, does not
+ * compile.
+ */
+function joined<S extends DescService>(service: S, impl: Partial<ServiceImpl<S>>): [DescService, object] {
+  return [service, impl];
+}
+
 /** The long-lived parts services share: the inference runtime and this instance's background work. */
 export interface Engines {
   inference: InferenceRuntime;
@@ -63,27 +72,27 @@ export interface Engines {
 
 export function implementations(deps: Deps, engines: Engines): Implementations {
   return new Map<DescService, object>([
-    [KeysService, keysService(deps)],
-    [OrganizationService, organizationService()],
-    [WorkspacesService, workspacesService(deps)],
-    [EndUsersService, endUsersService()],
-    [AnalyticsService, analyticsService(deps)],
-    [ActivityService, activityService(deps)],
-    [MembersService, membersService()],
-    [GuardrailsService, guardrailsService(deps)],
-    [ByokService, byokService(deps)],
-    [PrivateEndpointsService, privateEndpointsService(deps)],
-    [ModelsService, modelsService(deps)],
-    [OperatorService, operatorService(deps)],
-    [InferenceService, inferenceService(engines.inference)],
-    [BatchesService, batchesService(engines.inference, engines.batches.wake)],
-    [FilesService, filesService(deps)],
-    [VideosService, videosService(engines.inference, deps.blobs, engines.videos)],
-    [DecisionsService, decisionsService(engines.inference)],
+    joined(KeysService, keysService(deps)),
+    joined(OrganizationService, organizationService()),
+    joined(WorkspacesService, workspacesService(deps)),
+    joined(EndUsersService, endUsersService()),
+    joined(AnalyticsService, analyticsService(deps)),
+    joined(ActivityService, activityService(deps)),
+    joined(MembersService, membersService()),
+    joined(GuardrailsService, guardrailsService(deps)),
+    joined(ByokService, byokService(deps)),
+    joined(PrivateEndpointsService, privateEndpointsService(deps)),
+    joined(ModelsService, modelsService(deps)),
+    joined(OperatorService, operatorService(deps)),
+    joined(InferenceService, inferenceService(engines.inference)),
+    joined(BatchesService, batchesService(engines.inference, engines.batches.wake)),
+    joined(FilesService, filesService(deps)),
+    joined(VideosService, videosService(engines.inference, deps.blobs, engines.videos)),
+    joined(DecisionsService, decisionsService(engines.inference)),
     // The chat relay of the intern runtime joins the record methods here: { ...records, ...chat }.
-    [InternsService, { ...internRecordsService(deps, engines.interns), ...internChatService(deps) }],
-    [VaultService, vaultService(deps)],
-    [EdgeService, edgeService()],
+    joined(InternsService, { ...internRecordsService(deps, engines.interns), ...internChatService(deps) }),
+    joined(VaultService, vaultService(deps)),
+    joined(EdgeService, edgeService()),
   ]);
 }
 

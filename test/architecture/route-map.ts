@@ -49,7 +49,8 @@ function serviceFactories(): Map<string, string[]> {
     for (const name of match[1]!.split(",").map((n) => n.trim())) importOf.set(name, path.join("server/app", `${match[2]}.ts`));
   }
   const factories = new Map<string, string[]>();
-  for (const match of source.matchAll(/\[(\w+Service), (.+)\],?\n/g)) {
+  // Each pair is `joined(XService, factory(…)),` on a line of its own.
+  for (const match of source.matchAll(/joined\((\w+Service), (.+)\),?\n/g)) {
     const files = [...match[2]!.matchAll(/(\w+)\(/g)].map((call) => importOf.get(call[1]!)).filter((f): f is string => f !== undefined);
     factories.set(match[1]!, files);
   }
