@@ -1,7 +1,8 @@
 import type { Interval } from "../../platform/core/budget-periods.js";
 import { nextReset } from "../../platform/core/budget-periods.js";
-import type { CallerContext } from "../inference/caller-context.js";
-import { budgetLayers, currentPeriodStart } from "../usage/budget-layers.js";
+import type { ApiKeyRow } from "../../platform/db/models.js";
+import type { ApplyingGuardrail } from "../governance/applying-guardrails.js";
+import { type BudgetKey, budgetLayers, currentPeriodStart } from "../usage/budget-layers.js";
 
 /**
  * The limited quantities one inference call draws on, each leased separately (lease-book.ts):
@@ -44,7 +45,18 @@ export interface QuantityLimits {
   freeModelDailyRequests: number;
 }
 
-export function quantitiesFor(context: CallerContext, limits: QuantityLimits, free: boolean, now: Date): Quantity[] {
+/**
+ * What a call's quantities are read from: the key and what governs it, as plain data (a
+ * CallerContext is one), so that the table test builds them without a database.
+ */
+export interface QuantitySource {
+  caller: { key: BudgetKey & Pick<ApiKeyRow, "workspaceId"> };
+  guardrails: readonly ApplyingGuardrail[];
+  workspaceBudgets: Parameters<typeof budgetLayers>[2];
+  workspace: Parameters<typeof budgetLayers>[3];
+}
+
+export function quantitiesFor(context: QuantitySource, limits: QuantityLimits, free: boolean, now: Date): Quantity[] {
   const { key } = context.caller;
   const quantities: Quantity[] = [];
   const requests = (name: string, windowStart: Date, windowEnd: Date, limit: number, label: string, refusal: Refusal): Quantity => ({
