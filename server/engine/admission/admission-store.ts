@@ -62,6 +62,24 @@ export interface Returned {
   amount: string;
 }
 
+/**
+ * The central side as the lease book sees it, for one owner: grants, returns and the drop at
+ * shutdown. `leaseStoreOf` is the database's; the lease book's table test gives it one in memory.
+ */
+export interface LeaseStore {
+  grant(requests: readonly GrantRequest[]): Promise<GrantResult>;
+  giveBack(returned: readonly Returned[]): Promise<void>;
+  dropAll(): Promise<void>;
+}
+
+export function leaseStoreOf(sequelize: Sequelize, owner: string, timing: LeaseTiming): LeaseStore {
+  return {
+    grant: (requests) => grantLeases(sequelize, owner, timing, requests),
+    giveBack: (returned) => returnLeases(sequelize, owner, returned),
+    dropAll: () => dropLeases(sequelize, owner),
+  };
+}
+
 /** Gives unused slices back, so other instances can be granted them at once. */
 export async function returnLeases(sequelize: Sequelize, owner: string, returned: readonly Returned[]): Promise<void> {
   if (returned.length === 0) return;

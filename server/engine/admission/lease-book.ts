@@ -1,10 +1,9 @@
-import type { Sequelize } from "sequelize";
 import { gatewayError, errorMessage } from "../../../wire/errors.js";
 import { nanosToUsd, usdToNanos } from "../../platform/core/money.js";
 import type { Logger } from "../../platform/logger.js";
 import type { Consumption } from "../usage/usage-store.js";
 import type { AdmissionObserver, GrantTrigger } from "./admission-observer.js";
-import { dropLeases, grantLeases, returnLeases, type GrantRequest, type LeaseTiming, type Returned } from "./admission-store.js";
+import type { GrantRequest, GrantResult, LeaseStore, Returned } from "./admission-store.js";
 import type { Quantity } from "./quantities.js";
 import { shortfallError } from "./refusals.js";
 
@@ -113,19 +112,16 @@ export class LeaseBook {
   private readonly leases = new Map<string, Lease>();
   private open = 0;
   private timer: NodeJS.Timeout | undefined;
-  private readonly timing: LeaseTiming;
 
   constructor(
-    private readonly sequelize: Sequelize,
-    private readonly owner: string,
+    /** The central side: the database's (admission-store.ts), for this instance's owner name. */
+    private readonly store: LeaseStore,
     private readonly settings: LeaseSettings,
     private readonly log: Logger,
     /** Whether settlement can take `n` more calls (its buffer is bounded). */
     private readonly settlementRoom: (n: number) => boolean,
     private readonly observer?: AdmissionObserver,
-  ) {
-    this.timing = { leaseS: settings.leaseMs / 1000, holdS: settings.holdMs / 1000 };
-  }
+  ) {}
 
   start(): void {
     this.timer = setInterval(() => this.tick(), this.settings.topUpMs);
@@ -160,7 +156,7 @@ export class LeaseBook {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     this.leases.clear();
-    await dropLeases(this.sequelize, this.owner);
+    await this.store.dropAll();
   }
 
   /** A ticket was settled: its call no longer counts against the settlement queue's room. */
@@ -259,9 +255,9 @@ export class LeaseBook {
     const sent = performance.now();
     const requests: GrantRequest[] = items.map(({ lease, need, want }) => ({ quantity: lease.quantity, need: lease.toDecimal(need), want: lease.toDecimal(want) }));
     try {
-      let result: Awaited<ReturnType<typeof grantLeases>>;
+      let result: GrantResult;
       try {
-        result = await grantLeases(this.sequelize, this.owner, this.timing, requests);
+        result = await this.store.grant(requests);
       } catch (err) {
         this.observer?.leaseGrant(trigger, "failed");
         this.log.warn({ err: errorMessage(err) }, "admission leases could not be granted");
@@ -297,7 +293,7 @@ export class LeaseBook {
       lease.granted -= unused;
       returned.push({ quantity: lease.quantity, amount: lease.toDecimal(unused) });
     }
-    returnLeases(this.sequelize, this.owner, returned).catch((err: unknown) => this.log.debug({ err: errorMessage(err) }, "unused lease could not be returned"));
+    this.store.giveBack(returned).catch((err: unknown) => this.log.debug({ err: errorMessage(err) }, "unused lease could not be returned"));
   }
 
   private tick(): void {

@@ -1,3 +1,4 @@
+import { leaseStoreOf } from "../admission/admission-store.js";
 import { LeaseBook } from "../admission/lease-book.js";
 import { createEndpointStatsCache } from "../catalog/endpoint-stats.js";
 import { privateEndpointsOf } from "../catalog/private-endpoint-catalog.js";
@@ -39,7 +40,9 @@ export interface InferenceRuntime extends EngineDeps {
 export function createInferenceRuntime(deps: EngineDeps, owner: string): InferenceRuntime {
   const { catalog, sequelize, log, config } = deps;
   const stats = createEndpointStatsCache(sequelize, STATS_TTL_MS, (err) => log.warn({ err: errorMessage(err) }, "endpoint stats refresh failed"));
-  const admission = new LeaseBook(sequelize, owner, { ...config.leases, holdMs: config.requestTimeoutMs + SETTLEMENT_SLACK_MS }, log, (n) => deps.settlement.hasRoom(n), deps.observers?.admission);
+  const settings = { ...config.leases, holdMs: config.requestTimeoutMs + SETTLEMENT_SLACK_MS };
+  const store = leaseStoreOf(sequelize, owner, { leaseS: settings.leaseMs / 1000, holdS: settings.holdMs / 1000 });
+  const admission = new LeaseBook(store, settings, log, (n) => deps.settlement.hasRoom(n), deps.observers?.admission);
   admission.start();
   return {
     ...deps,
