@@ -38,8 +38,8 @@ if (needsDatabase) process.env.TEST_DATABASE_URL = process.env.DATABASE_URL ?? p
 delete process.env.DATABASE_URL;
 
 // Test files run in worker processes (run-worker.ts), TEST_JOBS at a time (default: one per core):
-// most of a file's time is spent waiting on the gateways, databases and browsers it starts, so
-// two files at once take little more than one. Each file gets a fresh database, whichever worker
+// much of a file's time is spent waiting on the gateways, databases and browsers it starts, which
+// another file's work fills (docs/testing.md has the figures). Each file gets a fresh database, whichever worker
 // runs it. Files that need a database go first and the quick unit files fill the end, so that no
 // worker starts a long file when the others are nearly done.
 const jobs = Math.max(1, Math.min(Number(process.env.TEST_JOBS) || os.availableParallelism(), suites.length));
