@@ -66,27 +66,12 @@ export async function writeCatalog(sequelize: Sequelize, catalog: Catalog): Prom
       transaction,
     });
     await run(sequelize, transaction, UPSERT_ENDPOINTS, endpointRows);
-    await unlist(
-      sequelize,
-      transaction,
-      "catalog_endpoints",
-      "id",
-      endpointRows.map((r) => r.id),
-    );
-    await unlist(
-      sequelize,
-      transaction,
-      "catalog_models",
-      "id",
-      models.map((m) => m.id),
-    );
-    await unlist(
-      sequelize,
-      transaction,
-      "providers",
-      "slug",
-      providers.map((p) => p.slug),
-    );
+    const listed: [table: string, column: string, keys: string[]][] = [
+      ["catalog_endpoints", "id", endpointRows.map((r) => r.id)],
+      ["catalog_models", "id", models.map((m) => m.id)],
+      ["providers", "slug", providers.map((p) => p.slug)],
+    ];
+    for (const [table, column, keys] of listed) await unlist(sequelize, transaction, table, column, keys);
     return new Map(rows.map((row) => [row.id, Number(row.created)]));
   });
 }
