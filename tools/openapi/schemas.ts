@@ -34,7 +34,7 @@ const WELL_KNOWN: Record<string, JsonSchema> = {
   "google.protobuf.Timestamp": { type: "string", format: "date-time" },
   "google.protobuf.Duration": { type: "string", pattern: "^-?[0-9]+(\\.[0-9]+)?s$" },
   "google.protobuf.FieldMask": { type: "string" },
-  "google.protobuf.Struct": { type: "object" },
+  "google.protobuf.Struct": { type: "object", additionalProperties: {} },
   "google.protobuf.Value": {},
   "google.protobuf.ListValue": { type: "array" },
   "google.protobuf.Empty": { type: "object" },

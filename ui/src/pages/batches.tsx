@@ -200,7 +200,7 @@ function ResultAnswer({ result }: { result: BatchResult }) {
   if (!result.response) return <span class="hint">{result.error?.error_type || result.error?.type || "—"}</span>;
   return (
     <details>
-      <summary>{answerText(result.response.body)}</summary>
+      <summary>{answerText(result.response.body ?? {})}</summary>
       <pre class="json">{JSON.stringify(result.response.body, null, 2)}</pre>
     </details>
   );

@@ -66,12 +66,13 @@ export function InternChat({ intern, onClose }: { intern: Intern; onClose: () =>
         const chunk = payload as InternChatChunk;
         if (chunk.error) setError(chunk.error.message);
         for (const choice of chunk.choices ?? []) {
-          if (choice.delta.content) {
-            appendText(choice.delta.content, first);
+          const content = choice.delta?.content;
+          if (content) {
+            appendText(content, first);
             first = false;
           }
-          const call = choice.delta.tool_calls?.[0];
-          if (call) setPending({ call, question: parseQuestion(call.function.arguments) });
+          const call = choice.delta?.tool_calls?.[0];
+          if (call?.function) setPending({ call: { id: call.id, function: call.function }, question: parseQuestion(call.function.arguments) });
         }
         if (chunk.session_id) setSessionId(chunk.session_id);
       }

@@ -11,7 +11,7 @@ import { checked, checkedValues, numberOrNull, text, textOrNull } from "../form-
 import { date, dateTime, shortId, usd } from "../format.js";
 import { useAction, useLoad } from "../hooks.js";
 import { listAll } from "../list-all.js";
-import type { BudgetInterval, Counted, Data, Guardrail, ProviderSort, WorkspaceBudget, WorkspaceDetail } from "../types.js";
+import type { BudgetInterval, Counted, Data, Guardrail, ProviderSort, ServerTool, WorkspaceBudget, WorkspaceDetail } from "../types.js";
 import type { PageProps } from "./page.js";
 
 /**
@@ -37,7 +37,7 @@ const SORTS: Array<{ value: ProviderSort | ""; label: string }> = [
   { value: "exacto", label: "Exacto" },
 ];
 /** The server tools a workspace can disable (proto ServerTool), by wire name. */
-const SERVER_TOOLS = [
+const SERVER_TOOLS: readonly ServerTool[] = [
   "svc:advisor",
   "svc:apply_patch",
   "svc:bash",
