@@ -6,7 +6,10 @@ import { handleBatchRoute, MockBatchStore, type MockBatches } from "./mock-batch
 import { MockScripts } from "./mock-script.js";
 import { handleFileRoute, MockFileStore, type MockFiles } from "./mock-files.js";
 import { MockVideoStore, type MockVideos } from "./mock-videos.js";
-import { authorized, flatHeaders, MOCK_UPSTREAM_API_KEY, sendError, sendJson, type Json, type Provider } from "./mock-wire.js";
+import { acceptedKey, flatHeaders, header, refuseKey, MOCK_UPSTREAM_API_KEY, sendError, sendJson, type Json, type Provider } from "./mock-wire.js";
+import { parseObject, plan, sendEvents, type Exchange, type MockReplyInput, type MockRoute, type MockRule } from "./mock-plan.js";
+
+export type { MockRule };
 
 /**
  * Our stand-in for AI providers: a real HTTP server on 127.0.0.1 speaking the OpenAI
@@ -26,45 +29,6 @@ import { authorized, flatHeaders, MOCK_UPSTREAM_API_KEY, sendError, sendJson, ty
  *
  * The providers' native batch APIs are served too (mock-batches.ts), steered by `mock.batches`.
  */
-export interface MockRule {
-  /** Upstream model id this rule applies to; undefined = all. */
-  model?: string;
-  /** Answer with this status and the provider's error body (unless `rawBody`). */
-  status?: number;
-  /** Seconds, sent as Retry-After with `status`. */
-  retryAfter?: number;
-  /** Before headers. */
-  delayMs?: number;
-  /** Never answer. */
-  hang?: boolean;
-  /** Answer (after `delayMs`) once this settles: a test holds requests until it has seen them pending. */
-  until?: Promise<unknown>;
-  /** Streaming: destroy the socket after N events. */
-  cutAfterChunks?: number;
-  /** Streaming: end the response cleanly after N events, without the stream's final event. */
-  endAfterChunks?: number;
-  /** Streaming: wait this long between events (lets a client go away mid-stream). */
-  chunkDelayMs?: number;
-  /** Streaming: after N events, send the provider's in-stream error event and end cleanly. */
-  streamError?: { afterChunks: number; type?: string; message?: string };
-  reply?: string;
-  /** Thinking text: Anthropic `thinking` blocks, OpenAI-compatible `reasoning`. */
-  reasoning?: string;
-  /**
-   * Reported counts. `prompt_tokens` counts every prompt token; of them, `cached_tokens` were read
-   * from the prompt cache and `cache_write_tokens` written to it: OpenAI-compatible answers repeat
-   * them in `prompt_tokens_details`, Anthropic's count them apart from `input_tokens`.
-   */
-  usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number; cache_write_tokens?: number };
-  toolCall?: { name: string; arguments: string };
-  logprobs?: Array<{ token: string; logprob: number; top_logprobs: Array<{ token: string; logprob: number }> }>;
-  /** Sent as the body instead of the normal answer (status `status` or 200, JSON content type). */
-  rawBody?: string;
-  /** Top-level fields added to an OpenAI-compatible answer: the chat completion, every stream chunk, the embeddings list (a provider's own `citations`, …). */
-  answerFields?: Json;
-  /** Apply to the next N matching requests only. */
-  times?: number;
-}
 
 export interface RecordedUpstreamRequest {
   path: string;
@@ -168,8 +132,8 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
     },
   };
 
-  const takeRule = (model: string): MockRule | undefined => {
-    const index = rules.findIndex((rule) => rule.model === undefined || rule.model === model);
+  const takeRule = (model: string, key: string | undefined): MockRule | undefined => {
+    const index = rules.findIndex((rule) => (rule.model === undefined || rule.model === model) && (rule.key === undefined || rule.key === key));
     const rule = rules[index];
     if (!rule) return undefined;
     if (rule.times !== undefined) {
@@ -195,24 +159,28 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
       if (handleFileRoute(files, req, res, Buffer.concat(chunks))) return;
       if (handleBatchRoute(batches, req, res, Buffer.concat(chunks), record)) return;
       if (videos.handle(req, res, Buffer.concat(chunks), record)) return;
-      const route = ROUTES[(req.url ?? "").split("?")[0] ?? ""];
-      if (!route) return sendJson(res, 404, { error: { message: `mock upstream: no route ${req.method} ${req.url}`, type: "not_found_error" } });
+      const url = req.url ?? "";
+      const found = findRoute(req.method ?? "GET", url.split("?")[0] ?? "");
+      if (!found) return sendJson(res, 404, { error: { message: `mock upstream: no route ${req.method} ${url}`, type: "not_found_error" } });
+      const { route } = found;
+      const raw = Buffer.concat(chunks);
       let body: Json;
       try {
-        const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        const parsed: unknown = JSON.parse(raw.toString("utf8"));
         if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
         body = parsed as Json;
       } catch {
-        return sendError(res, route.provider, 400, "the request body is not a JSON object");
+        return route.sendError(res, 400, "the request body is not a JSON object");
       }
-      const model = typeof body.model === "string" ? body.model : "";
-      if (recordRequests) mock.requests.push({ path: req.url ?? "", model, body, headers: flatHeaders(req.headers) });
-      if (!authorized(route.provider, req, res)) return;
-      const rule = mock.scripts.stepFor(body) ?? (rules.length === 0 ? undefined : takeRule(model));
+      const model = found.model || (typeof body.model === "string" ? body.model : "");
+      if (recordRequests) mock.requests.push({ path: url, model, body, headers: flatHeaders(req.headers) });
+      const key = route.credential(req, raw);
+      if (!acceptedKey(key)) return route.refuse(res, key);
+      const rule = mock.scripts.stepFor(body) ?? (rules.length === 0 ? undefined : takeRule(model, key));
       const answer = () => {
         if (res.destroyed) return;
         sequence += 1;
-        route.answer({ res, body, model, rule, id: sequence, exchange });
+        guarded({ req, res, body, model, rule, id: sequence, exchange }, route);
       };
       if (rule?.hang) return;
       const release = () => (rule?.delayMs ? setTimeout(answer, rule.delayMs) : answer());
@@ -234,23 +202,34 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
   return mock;
 }
 
-interface Exchange {
-  res: http.ServerResponse;
-  body: Json;
-  model: string;
-  rule: MockRule | undefined;
-  id: number;
-  exchange: { cutByUs: boolean };
+/** A route of one fixed path, whose body names the model. */
+function fixedPath(path: string, provider: Provider, answer: (x: Exchange) => void): MockRoute {
+  return {
+    match: (method, requested) => (method === "POST" && requested === path ? { model: "" } : undefined),
+    credential: (req) => (provider === "openai" ? /^Bearer (.*)$/.exec(req.headers.authorization ?? "")?.[1] : header(req.headers["x-api-key"])),
+    sendError: (res, status, message, headers) => sendError(res, provider, status, message, headers),
+    refuse: (res, key) => refuseKey(provider, res, key),
+    answer,
+  };
 }
 
-const ROUTES: Record<string, { provider: Provider; answer: (x: Exchange) => void }> = {
-  "/openai/v1/chat/completions": { provider: "openai", answer: (x) => guarded(x, "openai", openAiChat) },
-  "/openai/v1/embeddings": { provider: "openai", answer: (x) => guarded(x, "openai", openAiEmbeddings) },
-  "/anthropic/v1/messages": { provider: "anthropic", answer: (x) => guarded(x, "anthropic", anthropicMessages) },
-};
+/** The live-call routes, one list for every wire format; the first that matches answers. */
+const ROUTES: MockRoute[] = [
+  fixedPath("/openai/v1/chat/completions", "openai", openAiChat),
+  fixedPath("/openai/v1/embeddings", "openai", openAiEmbeddings),
+  fixedPath("/anthropic/v1/messages", "anthropic", anthropicMessages),
+];
 
-/** The rule's status failure or raw body, else the normal answer. */
-function guarded(x: Exchange, provider: Provider, normal: (x: Exchange) => void): void {
+function findRoute(method: string, path: string): { route: MockRoute; model: string } | undefined {
+  for (const route of ROUTES) {
+    const matched = route.match(method, path);
+    if (matched) return { route, model: matched.model };
+  }
+  return undefined;
+}
+
+/** The rule's status failure or raw body, in the route's format, else the route's answer. */
+function guarded(x: Exchange, route: MockRoute): void {
   const { rule, res } = x;
   const headers: http.OutgoingHttpHeaders = rule?.retryAfter !== undefined ? { "retry-after": String(rule.retryAfter) } : {};
   if (rule?.rawBody !== undefined) {
@@ -259,90 +238,14 @@ function guarded(x: Exchange, provider: Provider, normal: (x: Exchange) => void)
     return;
   }
   if (rule?.status !== undefined && (rule.status < 200 || rule.status >= 300)) {
-    sendError(res, provider, rule.status, `mock upstream failure ${rule.status}`, headers);
+    route.sendError(res, rule.status, `mock upstream failure ${rule.status}`, headers);
     return;
   }
-  normal(x);
-}
-
-// ---------------------------------------------------------------------------------------------
-// The reply plan shared by both formats
-
-interface Plan {
-  words: string[];
-  reasoningWords: string[];
-  toolCall: { name: string; arguments: string } | undefined;
-  finish: "stop" | "length" | "tool_calls";
-  promptTokens: number;
-  completionTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-}
-
-function plan(body: Json, rule: MockRule | undefined, model: string, maxTokens: unknown): Plan {
-  let words = splitWords(rule?.reply ?? `Hello from ${model}`);
-  let finish: Plan["finish"] = "stop";
-  let toolCall = rule?.toolCall;
-  if (typeof maxTokens === "number" && maxTokens < words.length) {
-    words = words.slice(0, Math.max(0, maxTokens));
-    finish = "length";
-    toolCall = undefined;
-  } else if (toolCall) {
-    finish = "tool_calls";
-  }
-  if (toolCall && rule?.reply === undefined) words = [];
-  const reasoningWords = rule?.reasoning ? splitWords(rule.reasoning) : [];
-  return {
-    words,
-    reasoningWords,
-    toolCall,
-    finish,
-    promptTokens: rule?.usage?.prompt_tokens ?? Math.max(1, Math.ceil(promptChars(body) / 4)),
-    completionTokens: rule?.usage?.completion_tokens ?? words.length + reasoningWords.length + (toolCall ? Math.ceil(toolCall.arguments.length / 4) : 0),
-    cacheReadTokens: rule?.usage?.cached_tokens ?? 0,
-    cacheWriteTokens: rule?.usage?.cache_write_tokens ?? 0,
-  };
-}
-
-/** "Hello from x" → ["Hello ", "from ", "x"]: chunks that join back to the text. */
-function splitWords(text: string): string[] {
-  return text === "" ? [] : text.split(/(?<=\s)(?=\S)/);
-}
-
-function promptChars(body: Json): number {
-  let chars = textLength(body.system);
-  if (Array.isArray(body.messages)) {
-    for (const message of body.messages) {
-      if (typeof message === "object" && message !== null) chars += textLength((message as Json).content);
-    }
-  }
-  return chars;
-}
-
-/** Characters of text content: a string, or text parts/blocks (tool_result blocks counted inside). */
-function textLength(content: unknown): number {
-  if (typeof content === "string") return content.length;
-  if (!Array.isArray(content)) return 0;
-  let chars = 0;
-  for (const part of content) {
-    if (typeof part !== "object" || part === null) continue;
-    const p = part as Json;
-    if (typeof p.text === "string") chars += p.text.length;
-    else if (p.type === "tool_result") chars += textLength(p.content);
-  }
-  return chars;
+  route.answer(x);
 }
 
 // ---------------------------------------------------------------------------------------------
 // OpenAI
-
-/** What one answer is about; batch items are answered from it as live calls are. */
-export interface MockReplyInput {
-  body: Json;
-  model: string;
-  rule: MockRule | undefined;
-  id: number;
-}
 
 /** The parts of an OpenAI answer that its JSON and streamed forms share. */
 function openAiAnswer(x: MockReplyInput) {
@@ -532,59 +435,6 @@ function anthropicMessages(x: Exchange): void {
   events.push(event("message_delta", { delta: { stop_reason: STOP_REASON[p.finish], stop_sequence: null }, usage: { output_tokens: p.completionTokens } }));
   events.push(event("message_stop", {}));
   sendEvents(x, events, (type, message) => event("error", { error: { type, message } }));
-}
-
-function parseObject(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return {};
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Wire helpers
-
-/**
- * SSE out: everything in one write on the fast path; event by event when a rule cuts or ends
- * the stream early, injects an error, or spaces the events out.
- */
-function sendEvents(x: Exchange, events: string[], errorEvent: (type: string, message: string) => string): void {
-  const { res, rule } = x;
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-  if (rule?.cutAfterChunks === undefined && rule?.endAfterChunks === undefined && rule?.streamError === undefined && !rule?.chunkDelayMs) {
-    res.end(events.join(""));
-    return;
-  }
-  const cutAt = rule.cutAfterChunks;
-  const errorAt = rule.streamError?.afterChunks;
-  const endAt = rule.endAfterChunks;
-  let sent = 0;
-  const next = (): void => {
-    if (res.destroyed) return;
-    if (cutAt !== undefined && sent >= cutAt) {
-      x.exchange.cutByUs = true;
-      res.flushHeaders();
-      // end(), not destroy(): the N events already written still reach the client, then the
-      // connection drops in the middle of the chunked body.
-      res.socket?.end();
-      return;
-    }
-    if (errorAt !== undefined && sent >= errorAt) {
-      res.end(errorEvent(rule.streamError?.type ?? "api_error", rule.streamError?.message ?? "mock upstream stream error"));
-      return;
-    }
-    const data = events[sent];
-    if (data === undefined || (endAt !== undefined && sent >= endAt)) {
-      res.end();
-      return;
-    }
-    sent += 1;
-    res.write(data);
-    if (rule.chunkDelayMs) setTimeout(next, rule.chunkDelayMs);
-    else next();
-  };
-  next();
 }
 
 // `tsx test/upstream/mock-upstream.ts --port 9999`: a standalone mock for the bench and manual tries.

@@ -7,12 +7,25 @@ export type Json = Record<string, unknown>;
 
 export const MOCK_UPSTREAM_API_KEY = "mock-upstream-key";
 
+/**
+ * The credentials the mock accepts: its key, and any key that extends it (`mock-upstream-key-b`),
+ * so that a provider's pool can hold several working keys. Anything else is refused with 401.
+ */
+export function acceptedKey(key: string | undefined): boolean {
+  return key !== undefined && (key === MOCK_UPSTREAM_API_KEY || key.startsWith(`${MOCK_UPSTREAM_API_KEY}-`));
+}
+
 /** Checks the key the way each provider sends it; answers 401 in the provider's format otherwise. */
 export function authorized(provider: Provider, req: http.IncomingMessage, res: http.ServerResponse): boolean {
   const key = provider === "openai" ? /^Bearer (.*)$/.exec(req.headers.authorization ?? "")?.[1] : header(req.headers["x-api-key"]);
-  if (key === MOCK_UPSTREAM_API_KEY) return true;
-  sendError(res, provider, 401, provider === "openai" ? `Incorrect API key provided: ${maskKey(key ?? "")}.` : "invalid x-api-key");
+  if (acceptedKey(key)) return true;
+  refuseKey(provider, res, key);
   return false;
+}
+
+/** The provider's 401: OpenAI's names part of the wrong key, which the gateway must not pass on. */
+export function refuseKey(provider: Provider, res: http.ServerResponse, key: string | undefined): void {
+  sendError(res, provider, 401, provider === "openai" ? `Incorrect API key provided: ${maskKey(key ?? "")}.` : "invalid x-api-key");
 }
 
 export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {

@@ -46,6 +46,39 @@ export interface UpstreamTarget {
   timeoutMs: number;
   /** Set for private endpoints: connect only to the vetted addresses, trusting our CA bundle. */
   pinned?: PinnedConnection;
+  /** What the kind needs beyond a base URL and a key; absent for the kinds that need nothing more. */
+  settings?: ProviderSettings;
+}
+
+/**
+ * A provider's settings beyond its base URL and key, from its GATEWAY_CONFIG entry
+ * (docs/providers.md). Each is read only by the kind it names.
+ */
+export interface ProviderSettings {
+  /** azure: the `api-version` query parameter; `v1` selects Azure's `/openai/v1/` surface. */
+  apiVersion?: string;
+  /**
+   * bedrock: SigV4 credentials. Without them the target's `apiKey` is a Bedrock API key, sent as
+   * a bearer token. With them `apiKey` is the secret access key, so that error scrubbing covers it.
+   */
+  aws?: AwsCredentials;
+  /** google: a service account (Vertex AI); calls carry its OAuth token instead of `x-goog-api-key`. */
+  googleServiceAccount?: GoogleServiceAccount;
+}
+
+export interface AwsCredentials {
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+}
+
+/** The fields of a Google service account's JSON key that a token exchange needs. */
+export interface GoogleServiceAccount {
+  clientEmail: string;
+  privateKey: string;
+  /** Where the signed assertion is exchanged for a token; Google's own by default. */
+  tokenUri?: string;
 }
 
 /**
