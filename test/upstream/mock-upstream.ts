@@ -41,6 +41,12 @@ export interface MockUpstream {
   url: string;
   openaiBaseUrl: string;
   anthropicBaseUrl: string;
+  /** Gemini API (`/models/{model}:generateContent`, …), and Vertex AI's token exchange beside it. */
+  googleBaseUrl: string;
+  /** Bedrock runtime (`/model/{modelId}/converse`, …). */
+  bedrockBaseUrl: string;
+  /** Azure OpenAI (`/openai/deployments/{deployment}/…`, `/openai/v1/…`). */
+  azureBaseUrl: string;
   /** The key it expects; others get 401. */
   apiKey: string;
   requests: RecordedUpstreamRequest[];
@@ -84,6 +90,9 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
     url: "",
     openaiBaseUrl: "",
     anthropicBaseUrl: "",
+    googleBaseUrl: "",
+    bedrockBaseUrl: "",
+    azureBaseUrl: "",
     apiKey: MOCK_UPSTREAM_API_KEY,
     requests: [],
     aborted: 0,
@@ -199,6 +208,9 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
   mock.url = `http://127.0.0.1:${port}`;
   mock.openaiBaseUrl = `${mock.url}/openai/v1`;
   mock.anthropicBaseUrl = `${mock.url}/anthropic/v1`;
+  mock.googleBaseUrl = `${mock.url}/google/v1beta`;
+  mock.bedrockBaseUrl = `${mock.url}/bedrock`;
+  mock.azureBaseUrl = `${mock.url}/azure`;
   return mock;
 }
 
