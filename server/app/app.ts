@@ -16,6 +16,7 @@ import { openDatabase } from "../platform/db/database.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "../platform/db/embedded-postgres.js";
 import type { Deps } from "../services/deps.js";
 import { createGovernanceCache } from "../engine/governance/governance-cache.js";
+import { openNotificationFeed } from "../platform/db/notification-feed.js";
 import { shellEgressFor } from "../services/interns/shell-egress.js";
 import type { Logger } from "../platform/logger.js";
 import { startBatchEngine } from "../services/batches/batch-engine.js";
@@ -149,7 +150,9 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
   try {
     const secrets = await loadLocalSecrets(config);
     await syncCatalog(sequelize, catalog);
-    const governance = await createGovernanceCache(sequelize, databaseUrl, log, config.governanceFeedCheckMs);
+    // Word from the other instances: governance changes, key pool health.
+    const notifications = await openNotificationFeed(databaseUrl, log, config.governanceFeedCheckMs);
+    const governance = createGovernanceCache(sequelize, notifications);
     // Behind GET /readyz and gRPC health alike.
     const readiness = createReadiness({ sequelize, governance, log });
     // The hosts' model calls come back to this instance's REST listener, known once it listens; their fetch tool must reach none of its ports.
@@ -172,7 +175,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     const metrics = new GatewayMetrics({ openStreams: (): number => facade?.openStreams ?? 0, batchItems: batchItemCounts(() => countItemsOfRunningBatches(sequelize), log) });
     const settlement = new SettlementWriter(databaseUrl, owner, config.settlement, log, metrics.settlement);
     const observers = { inference: metrics.inference, admission: metrics.admission };
-    const deps: Deps = { config, log, sequelize, secrets, catalog, governance, blobs: createBlobStore(config.storage, log), internHosts, settlement, observers };
+    const deps: Deps = { config, log, sequelize, secrets, catalog, governance, notifications, blobs: createBlobStore(config.storage, log), internHosts, settlement, observers };
     const inference = createInferenceRuntime(deps, owner);
     const batches = startBatchEngine(inference);
     const videos = startVideoPoller(inference, deps.blobs);
@@ -281,7 +284,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
           workers: [batches, videos],
           settlement,
           leases: inference.leases,
-          governance,
+          notifications,
           database: { stop: () => sequelize.close() },
           embeddedDatabase: embedded,
           tracing,

@@ -16,8 +16,8 @@ export interface InstanceParts {
   settlement: Stoppable;
   /** The admission leases this instance holds. */
   leases: Stoppable;
-  /** The governance cache's change feed. */
-  governance: Stoppable;
+  /** The database notification feed (governance changes, key pool health). */
+  notifications: Stoppable;
   /** The connection pool, then the embedded PostgreSQL when this instance started one. */
   database: Stoppable;
   embeddedDatabase?: Stoppable;
@@ -35,7 +35,7 @@ export interface InstanceParts {
  * - the leased workers, whose claims lapse for another instance;
  * - settlement, so that every answered call is in the ledger before the leases go back: what is
  *   left of them is unused;
- * - the leases, the governance feed, the database, the embedded database, tracing last so that
+ * - the leases, the notification feed, the database, the embedded database, tracing last so that
  *   every span before it is exported.
  */
 export function shutdownPhases(parts: InstanceParts): ShutdownPhase[] {
@@ -48,7 +48,7 @@ export function shutdownPhases(parts: InstanceParts): ShutdownPhase[] {
     { name: "leased workers", parts: parts.workers },
     { name: "settlement", parts: [parts.settlement] },
     { name: "admission leases", parts: [parts.leases] },
-    { name: "governance feed", parts: [parts.governance] },
+    { name: "notification feed", parts: [parts.notifications] },
     { name: "database", parts: [parts.database] },
     { name: "embedded database", parts: parts.embeddedDatabase ? [parts.embeddedDatabase] : [] },
     { name: "tracing", parts: [parts.tracing] },

@@ -1,6 +1,7 @@
 import type { Sequelize } from "sequelize";
 import type { GatewayConfig } from "../platform/config.js";
 import type { LocalSecrets } from "../platform/core/local-secrets.js";
+import type { NotificationFeed } from "../platform/db/notification-feed.js";
 import type { Logger } from "../platform/logger.js";
 import type { AdmissionObserver } from "./admission/admission-observer.js";
 import type { Catalog } from "./catalog/catalog.js";
@@ -22,6 +23,8 @@ export interface EngineDeps {
   catalog: Catalog;
   /** Keys and their governance, cached between requests and dropped on any change. */
   governance: GovernanceCache;
+  /** Word from the other instances (PostgreSQL LISTEN): governance changes, key pool health. */
+  notifications: NotificationFeed;
   /** Answered calls' ledger rows, written behind in group commits; reads of usage wait on its barrier. */
   settlement: SettlementWriter;
   /** Who is told of inference attempts and admission decisions (the metrics, server/app/metrics.ts); none in some rigs. */

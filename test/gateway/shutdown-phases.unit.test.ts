@@ -25,7 +25,7 @@ function partsRecording(events: string[]): InstanceParts {
     workers: [part("batch engine"), part("video poller")],
     settlement: part("settlement"),
     leases: part("leases"),
-    governance: part("governance feed"),
+    notifications: part("notification feed"),
     database: part("database"),
     embeddedDatabase: part("embedded database"),
     tracing: part("tracing"),
@@ -41,7 +41,7 @@ const ORDER: [before: string, after: string, why: string][] = [
   ["batch engine", "settlement", "the workers' last results are settled"],
   ["settlement", "leases", "every answered call is in the ledger before the leases go back"],
   ["leases", "database", "the leases are returned through the database"],
-  ["governance feed", "database", "the feed's connection closes before the pool"],
+  ["notification feed", "database", "the feed's connection closes before the pool"],
   ["database", "embedded database", "the pool closes before its server"],
   ["embedded database", "tracing", "tracing stops last, so every span before it is exported"],
 ];

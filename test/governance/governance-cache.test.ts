@@ -62,7 +62,7 @@ test("a key disabled through one instance is refused by the next request there a
 test("a feed connection that dies without a word is noticed, and a key disabled meanwhile is refused there", async ({ env, second, proxy }) => {
   const { key, hash } = await newKey(env);
   assert.is((await chat(second.url, key)).status, 200);
-  const lostBefore = second.lines.filter((line) => line.includes("governance change feed lost")).length;
+  const lostBefore = second.lines.filter((line) => line.includes("database notification feed lost")).length;
   assert.is(
     proxy.silence((sent) => sent.includes("LISTEN gateway_governance")),
     1,
@@ -72,7 +72,9 @@ test("a feed connection that dies without a word is noticed, and a key disabled 
   const patched = await call(env.gw.url, "PATCH", `/api/v1/keys/${hash}`, { key: env.gw.key, body: { disabled: true } });
   assert.is(patched.status, 200, patched.text);
   // The notification went into the silenced connection: only the feed's own check can find out.
-  await eventually(() => second.lines.filter((line) => line.includes("governance change feed lost")).length, "the second instance notices its feed is gone", { until: (lost) => lost > lostBefore });
+  await eventually(() => second.lines.filter((line) => line.includes("database notification feed lost")).length, "the second instance notices its feed is gone", {
+    until: (lost) => lost > lostBefore,
+  });
   await chatUntilStatus(second.url, key, 401);
   console.log(`  disabled → refused on the other instance, feed silently dead, check every ${FEED_CHECK_MS} ms: ${Math.round(performance.now() - disabledAt)} ms`);
 });

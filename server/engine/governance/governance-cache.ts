@@ -3,7 +3,7 @@ import type { Caller } from "../../platform/core/auth.js";
 import { activePrivateEndpoints } from "../catalog/private-endpoint-catalog.js";
 import type { PrivateEndpointRow } from "../../platform/db/governance-models.js";
 import { ApiKeyRow, OrganizationRow } from "../../platform/db/models.js";
-import type { Logger } from "../../platform/logger.js";
+import type { NotificationFeed } from "../../platform/db/notification-feed.js";
 import { generationMemo, type Generations, type MemoBounds } from "./generation-memo.js";
 import { watchGovernanceChanges } from "./governance-changes.js";
 import { loadKeyGovernance, type KeyGovernance } from "./key-governance.js";
@@ -24,20 +24,18 @@ export interface GovernanceCache {
   privateEndpoints(organizationId: string): Promise<PrivateEndpointRow[]>;
   /** Whether the change feed listens; while it does not, nothing loaded is kept (readiness reports it). */
   feedLive(): boolean;
-  /** Stops listening to the change feed (shutdown). */
-  stop(): Promise<void>;
 }
 
 /** Entries expire after this; entries of each kind are bounded (generation-memo.ts). */
 const BOUNDS: MemoBounds = { maxEntries: 10_000, maxUnknown: 10_000, ttlMs: 30_000 };
 
-/** `feedCheckMs`: how often the change feed makes sure its connection still answers (governance-changes.ts). */
-export async function createGovernanceCache(sequelize: Sequelize, databaseUrl: string, log: Logger, feedCheckMs: number): Promise<GovernanceCache> {
+/** `feed`: the instance's notification feed, which carries the other instances' changes (governance-changes.ts). */
+export function createGovernanceCache(sequelize: Sequelize, feed: NotificationFeed): GovernanceCache {
   let generation = 0;
-  const changes = await watchGovernanceChanges(sequelize, databaseUrl, log, feedCheckMs, () => {
+  watchGovernanceChanges(sequelize, feed, () => {
     generation++;
   });
-  const generations: Generations = { current: () => generation, live: () => changes.live() };
+  const generations: Generations = { current: () => generation, live: () => feed.live() };
   const memo = <A, V>(load: (arg: A) => Promise<V>, known?: (value: V) => boolean) => generationMemo(generations, BOUNDS, load, known);
 
   const callers = memo(
@@ -54,7 +52,6 @@ export async function createGovernanceCache(sequelize: Sequelize, databaseUrl: s
     caller: (keyHash) => callers(keyHash, keyHash),
     governance: (caller) => governance(caller.key.hash, caller),
     privateEndpoints: (organizationId) => privateEndpoints(organizationId, organizationId),
-    feedLive: () => changes.live(),
-    stop: () => changes.close(),
+    feedLive: () => feed.live(),
   };
 }
