@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { handleBatchRoute, MockBatchStore, type MockBatches } from "./mock-batches.js";
+import { BEDROCK_ROUTES } from "./mock-bedrock.js";
 import { MockScripts } from "./mock-script.js";
 import { handleFileRoute, MockFileStore, type MockFiles } from "./mock-files.js";
 import { MockVideoStore, type MockVideos } from "./mock-videos.js";
@@ -14,7 +15,8 @@ export type { MockRule };
 /**
  * Our stand-in for AI providers: a real HTTP server on 127.0.0.1 speaking the OpenAI
  * (`/openai/v1/chat/completions`, `/openai/v1/embeddings`) and Anthropic (`/anthropic/v1/messages`)
- * wire formats, JSON and SSE. Tests and benchmarks point provider base URLs at it and steer it
+ * wire formats, JSON and SSE. AWS Bedrock (`/bedrock/model/{modelId}/…`,
+ * mock-bedrock.ts) too. Tests and benchmarks point provider base URLs at it and steer it
  * with rules; without rules it answers at once (the proxy benchmark runs thousands of req/s).
  *
  * Answers are deterministic so tests can compute costs:
@@ -230,6 +232,7 @@ const ROUTES: MockRoute[] = [
   fixedPath("/openai/v1/chat/completions", "openai", openAiChat),
   fixedPath("/openai/v1/embeddings", "openai", openAiEmbeddings),
   fixedPath("/anthropic/v1/messages", "anthropic", anthropicMessages),
+  ...BEDROCK_ROUTES,
 ];
 
 function findRoute(method: string, path: string): { route: MockRoute; model: string } | undefined {

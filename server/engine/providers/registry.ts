@@ -1,4 +1,5 @@
 import { anthropicProvider } from "./anthropic/provider.js";
+import { bedrockProvider } from "./bedrock/provider.js";
 import { openAiProvider } from "./openai/provider.js";
 import { UpstreamError, type Provider } from "./provider.js";
 
@@ -9,6 +10,7 @@ import { UpstreamError, type Provider } from "./provider.js";
 const PROVIDERS = {
   openai: openAiProvider,
   anthropic: anthropicProvider,
+  bedrock: bedrockProvider,
 } satisfies Record<string, Provider>;
 
 export type ProviderKind = keyof typeof PROVIDERS;

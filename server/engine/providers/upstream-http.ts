@@ -164,6 +164,22 @@ export async function* upstreamEvents(response: UpstreamResponse): AsyncGenerato
 }
 
 /**
+ * The raw chunks of a 2xx streamed body in a binary framing (AWS event streams), as they
+ * arrive; breaks are reported as in `upstreamEvents`, the framing is the adapter's.
+ */
+export async function* upstreamChunks(response: UpstreamResponse): AsyncGenerator<Buffer, void, undefined> {
+  try {
+    for await (const chunk of response.body) yield chunk as Buffer;
+  } catch (err) {
+    if (err instanceof UpstreamError) throw err;
+    if (response.signal.aborted) throw abortedError();
+    throw new UpstreamError("cut", `the upstream stream broke off (${errorCode(err)})`);
+  } finally {
+    if (!response.body.readableEnded) response.body.destroy();
+  }
+}
+
+/**
  * The non-blank lines of a 2xx JSONL body (batch result files), read as they arrive so a large
  * file is never held whole. Breaks are reported as in `upstreamEvents`.
  */
