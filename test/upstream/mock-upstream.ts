@@ -6,6 +6,7 @@ import { handleBatchRoute, MockBatchStore, type MockBatches } from "./mock-batch
 import { BEDROCK_ROUTES } from "./mock-bedrock.js";
 import { MockScripts } from "./mock-script.js";
 import { handleFileRoute, MockFileStore, type MockFiles } from "./mock-files.js";
+import { GEMINI_ROUTES } from "./mock-gemini.js";
 import { MockVideoStore, type MockVideos } from "./mock-videos.js";
 import { acceptedKey, flatHeaders, header, refuseKey, MOCK_UPSTREAM_API_KEY, sendError, sendJson, type Json, type Provider } from "./mock-wire.js";
 import { parseObject, plan, sendEvents, type Exchange, type MockReplyInput, type MockRoute, type MockRule } from "./mock-plan.js";
@@ -16,7 +17,8 @@ export type { MockRule };
  * Our stand-in for AI providers: a real HTTP server on 127.0.0.1 speaking the OpenAI
  * (`/openai/v1/chat/completions`, `/openai/v1/embeddings`) and Anthropic (`/anthropic/v1/messages`)
  * wire formats, JSON and SSE. AWS Bedrock (`/bedrock/model/{modelId}/…`,
- * mock-bedrock.ts) too. Tests and benchmarks point provider base URLs at it and steer it
+ * mock-bedrock.ts) too, and Google's Gemini API with Vertex AI's token exchange (`/google/v1beta/models/{model}:…`,
+ * `/google/token`, mock-gemini.ts). Tests and benchmarks point provider base URLs at it and steer it
  * with rules; without rules it answers at once (the proxy benchmark runs thousands of req/s).
  *
  * Answers are deterministic so tests can compute costs:
@@ -177,7 +179,9 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
       const raw = Buffer.concat(chunks);
       let body: Json;
       try {
-        const parsed: unknown = JSON.parse(raw.toString("utf8"));
+        // An OAuth token exchange (mock-gemini.ts) posts a form; every API posts JSON.
+        const form = header(req.headers["content-type"])?.startsWith("application/x-www-form-urlencoded") === true;
+        const parsed: unknown = form ? Object.fromEntries(new URLSearchParams(raw.toString("utf8"))) : JSON.parse(raw.toString("utf8"));
         if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
         body = parsed as Json;
       } catch {
@@ -233,6 +237,7 @@ const ROUTES: MockRoute[] = [
   fixedPath("/openai/v1/embeddings", "openai", openAiEmbeddings),
   fixedPath("/anthropic/v1/messages", "anthropic", anthropicMessages),
   ...BEDROCK_ROUTES,
+  ...GEMINI_ROUTES,
 ];
 
 function findRoute(method: string, path: string): { route: MockRoute; model: string } | undefined {

@@ -1,5 +1,6 @@
 import { anthropicProvider } from "./anthropic/provider.js";
 import { bedrockProvider } from "./bedrock/provider.js";
+import { googleProvider } from "./google/provider.js";
 import { openAiProvider } from "./openai/provider.js";
 import { UpstreamError, type Provider } from "./provider.js";
 
@@ -11,6 +12,7 @@ const PROVIDERS = {
   openai: openAiProvider,
   anthropic: anthropicProvider,
   bedrock: bedrockProvider,
+  google: googleProvider,
 } satisfies Record<string, Provider>;
 
 export type ProviderKind = keyof typeof PROVIDERS;
