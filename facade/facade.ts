@@ -4,7 +4,7 @@ import type { Transport } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { gatewayError } from "../wire/errors.js";
 import { parseJsonBody } from "../wire/json-body.js";
-import { CONTENT_FLAGGED_HEADER, type ExchangeObserver } from "../wire/exchange.js";
+import { CONTENT_FLAGGED_HEADER, PROVIDER_KEY_HEADER, type ExchangeObserver } from "../wire/exchange.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../wire/request-id.js";
 import { OVERHEAD_MS_HEADER, UPSTREAM_MS_HEADER } from "../wire/timing-headers.js";
 import { readBody } from "./body-reader.js";
@@ -92,6 +92,8 @@ interface ExchangeState {
   relaying: boolean;
   /** The core said a `flag` content filter matched (CONTENT_FLAGGED_HEADER). */
   contentFlagged: boolean;
+  /** Which key of a provider's pool answered (PROVIDER_KEY_HEADER). */
+  providerKey: string | undefined;
 }
 
 export function createFacade({ services, transport, log, sseKeepaliveMs, checkCredentialsFirst = true, observe }: FacadeOptions): Facade {
@@ -186,6 +188,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
         upstreamMs: 0,
         relaying: false,
         contentFlagged: false,
+        providerKey: undefined,
       };
       serve(req, res, started, state)
         .catch((err: unknown) => {
@@ -213,6 +216,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
             requestId: state.requestId,
             keyLabel: state.keyLabel,
             contentFlagged: state.contentFlagged,
+            providerKey: state.providerKey,
           });
         });
     },
@@ -279,6 +283,7 @@ function responseHeaders(headers: Headers | undefined, started: number, state: E
   });
   const upstreamMs = Number(out[UPSTREAM_MS_HEADER] ?? 0);
   if (out[CONTENT_FLAGGED_HEADER] === "true") state.contentFlagged = true;
+  state.providerKey = out[PROVIDER_KEY_HEADER];
   const overheadMs = Math.max(0, performance.now() - started - upstreamMs);
   state.overheadMs = overheadMs;
   state.upstreamMs = upstreamMs;

@@ -27,6 +27,8 @@ export interface Exchange {
   keyLabel?: string;
   /** A guardrail's `flag` content filter matched the call's input (CONTENT_FLAGGED_HEADER). */
   contentFlagged?: boolean;
+  /** Which key of a provider's pool answered (PROVIDER_KEY_HEADER): `<provider>/key-<n>`, never the key. */
+  providerKey?: string;
 }
 
 /**
@@ -34,6 +36,12 @@ export interface Exchange {
  * the access line of whichever door observed the call marks it, and the caller sees it too.
  */
 export const CONTENT_FLAGGED_HEADER = "x-gateway-content-flagged";
+
+/**
+ * Set by the core when a key of a provider's pool answered the call: `<provider>/key-<position>`
+ * (server/engine/key-pools), for the access line; the caller sees it too.
+ */
+export const PROVIDER_KEY_HEADER = "x-gateway-provider-key";
 
 /** Called once per exchange, after the answer; must not throw and must stay cheap (hot path). */
 export type ExchangeObserver = (exchange: Exchange) => void;

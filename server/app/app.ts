@@ -17,6 +17,8 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from "../platform/db/emb
 import type { Deps } from "../services/deps.js";
 import { createGovernanceCache } from "../engine/governance/governance-cache.js";
 import { openNotificationFeed } from "../platform/db/notification-feed.js";
+import { KeyPools } from "../engine/key-pools/key-pools.js";
+import type { KeyHealth } from "../engine/key-pools/key-pool.js";
 import { shellEgressFor } from "../services/interns/shell-egress.js";
 import type { Logger } from "../platform/logger.js";
 import { startBatchEngine } from "../services/batches/batch-engine.js";
@@ -172,10 +174,15 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     // One name for this instance's admission leases and the settlements that consume them.
     const owner = newLeaseOwner();
     // This instance's metrics (GET /metrics); the facade's open streams are read at scrape time, once it exists.
-    const metrics = new GatewayMetrics({ openStreams: (): number => facade?.openStreams ?? 0, batchItems: batchItemCounts(() => countItemsOfRunningBatches(sequelize), log) });
+    const metrics = new GatewayMetrics({
+      openStreams: (): number => facade?.openStreams ?? 0,
+      batchItems: batchItemCounts(() => countItemsOfRunningBatches(sequelize), log),
+      keyHealth: (): Map<string, KeyHealth[]> => keyPools.health(),
+    });
     const settlement = new SettlementWriter(databaseUrl, owner, config.settlement, log, metrics.settlement);
     const observers = { inference: metrics.inference, admission: metrics.admission };
-    const deps: Deps = { config, log, sequelize, secrets, catalog, governance, notifications, blobs: createBlobStore(config.storage, log), internHosts, settlement, observers };
+    const keyPools = new KeyPools(catalog.providers.values(), log, notifications, metrics.keyPools);
+    const deps: Deps = { config, log, sequelize, secrets, catalog, governance, notifications, keyPools, blobs: createBlobStore(config.storage, log), internHosts, settlement, observers };
     const inference = createInferenceRuntime(deps, owner);
     const batches = startBatchEngine(inference);
     const videos = startVideoPoller(inference, deps.blobs);

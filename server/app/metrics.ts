@@ -2,6 +2,8 @@ import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefault
 import type { Exchange, ExchangeObserver } from "../../wire/exchange.js";
 import type { AdmissionObserver, GrantOutcome, GrantTrigger } from "../engine/admission/admission-observer.js";
 import type { Refusal } from "../engine/admission/quantities.js";
+import type { KeyPoolObserver } from "../engine/key-pools/key-pools.js";
+import type { KeyHealth, KeyState } from "../engine/key-pools/key-pool.js";
 import type { InferenceObserver } from "../engine/inference/inference-observer.js";
 import type { CallRecord } from "../engine/usage/usage-store.js";
 import type { SettlementObserver } from "../engine/usage/settlement-writer.js";
@@ -25,7 +27,12 @@ export interface ScrapeSources {
   openStreams(): number;
   /** Batch items by state, cached briefly (metrics-batch-items.ts). */
   batchItems(): Promise<BatchItemCounts>;
+  /** The keys of every provider's pool and their state, by provider (server/engine/key-pools). */
+  keyHealth(): Map<string, KeyHealth[]>;
 }
+
+/** A key's state as the gauge's value. */
+const KEY_STATE_VALUE: Record<KeyState, number> = { healthy: 0, cooling: 1, refused: 2 };
 
 /** One registry's values as plain data (`getMetricsAsJSON`), which crosses a cluster's IPC channel. */
 export type MetricsSnapshot = Awaited<ReturnType<Registry["getMetricsAsJSON"]>>;
@@ -161,6 +168,12 @@ export class GatewayMetrics {
     labelNames: ["trigger", "outcome"],
     registers: [this.registry],
   });
+  private readonly keyFailures = new Counter({
+    name: "gateway_provider_key_failures_total",
+    help: "Failed calls on a key of a provider's pool, by provider, key (its position, key-<n>) and verdict: cooldown, refused, unhealthy",
+    labelNames: ["provider", "key", "verdict"],
+    registers: [this.registry],
+  });
   private readonly flushLag = new Histogram({
     name: "gateway_settlement_flush_lag_seconds",
     help: "Time from a call's settlement being queued to its group commit",
@@ -184,6 +197,7 @@ export class GatewayMetrics {
     refused: (refusal) => this.refusalChildren[refusal].inc(),
     leaseGrant: (trigger, outcome) => this.grantChildren[trigger][outcome].inc(),
   };
+  readonly keyPools: KeyPoolObserver = { keyFailed: (provider, key, verdict) => this.keyFailures.labels(provider, key, verdict).inc() };
   readonly settlement: SettlementObserver = { committed: (waitedMs) => this.flushLag.observe(Math.max(0, waitedMs) / 1000) };
 
   constructor(sources: ScrapeSources) {
@@ -211,6 +225,17 @@ export class GatewayMetrics {
       registers: [this.registry],
       collect() {
         this.set(sources.openStreams());
+      },
+    });
+    new Gauge({
+      name: "gateway_provider_key_state",
+      help: "The state of each key of a provider's pool: 0 healthy, 1 cooling down after a rate limit, 2 refused by the provider (out until the configuration changes)",
+      labelNames: ["provider", "key"],
+      registers: [this.registry],
+      // The instances share verdicts, so the worst is what a cluster's key is.
+      aggregator: "max",
+      collect() {
+        for (const [provider, keys] of sources.keyHealth()) for (const key of keys) this.set({ provider, key: key.label }, KEY_STATE_VALUE[key.state]);
       },
     });
     new Gauge({

@@ -7,6 +7,7 @@ import type { AdmissionObserver } from "./admission/admission-observer.js";
 import type { Catalog } from "./catalog/catalog.js";
 import type { GovernanceCache } from "./governance/governance-cache.js";
 import type { InferenceObserver } from "./inference/inference-observer.js";
+import type { KeyPools } from "./key-pools/key-pools.js";
 import type { SettlementWriter } from "./usage/settlement-writer.js";
 
 /**
@@ -25,6 +26,8 @@ export interface EngineDeps {
   governance: GovernanceCache;
   /** Word from the other instances (PostgreSQL LISTEN): governance changes, key pool health. */
   notifications: NotificationFeed;
+  /** The key pools of the providers that list several keys, and their health. */
+  keyPools: KeyPools;
   /** Answered calls' ledger rows, written behind in group commits; reads of usage wait on its barrier. */
   settlement: SettlementWriter;
   /** Who is told of inference attempts and admission decisions (the metrics, server/app/metrics.ts); none in some rigs. */

@@ -5,6 +5,7 @@ import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { loadGatewayConfig } from "../../server/engine/catalog/gateway-config.js";
 import { writeCatalogFile } from "../support/catalog-file.js";
+import { poolKey } from "../../server/engine/key-pools/pool-key.js";
 
 const test = suite("catalog config");
 
@@ -62,7 +63,7 @@ test("no file: an empty catalog", async () => {
 test("JSON: every default filled in, ${VAR} replaced from the environment", async () => {
   const catalog = await load(config());
   const openai = catalog.providers.get("openai")!;
-  assert.equal(openai, { slug: "openai", name: "openai", kind: "openai", baseUrl: "https://api.openai.com/v1", apiKey: SECRET, timeoutMs: 60000, nativeBatches: false });
+  assert.equal(openai, { slug: "openai", name: "openai", kind: "openai", baseUrl: "https://api.openai.com/v1", keys: [poolKey(SECRET, 1, 0)], timeoutMs: 60000, nativeBatches: false });
   const gpt = catalog.models.get("openai/gpt-4o")!;
   assert.equal(
     { ...gpt, endpoints: [] },
@@ -185,7 +186,7 @@ regional_hosts:
       name: "Anthropic EU",
       kind: "anthropic",
       baseUrl: "https://eu.upstream.example",
-      apiKey: ENV.ANTHROPIC_KEY,
+      keys: [poolKey(ENV.ANTHROPIC_KEY, 1, 0)],
       timeoutMs: 5000,
       nativeBatches: false,
     });
@@ -254,18 +255,44 @@ test("a missing environment variable is named, never its neighbours' values", as
   await assertRejects(config({ providers: [provider({ base_url: "https://${NOPE_HOST}/v1" })] }), /providers\[0\]\.base_url refers to the environment variable NOPE_HOST/);
 });
 
+test("api_keys: a pool of keys with weights (default 1), each from the environment, labelled by position", async () => {
+  const catalog = await load(JSON.stringify(config({ providers: [provider({ api_key: undefined, api_keys: [{ key: "${OPENAI_KEY}", weight: 3 }, "${ANTHROPIC_KEY}"] })] })), "json");
+  const keys = catalog.providers.get("openai")!.keys;
+  assert.equal(
+    keys.map(({ secret, weight, label }) => ({ secret, weight, label })),
+    [
+      { secret: SECRET, weight: 3, label: "key-1" },
+      { secret: ENV.ANTHROPIC_KEY, weight: 1, label: "key-2" },
+    ],
+  );
+  assert.match(keys[0]!.fingerprint, /^[0-9a-f]{12}$/);
+  assert.not.ok(SECRET.includes(keys[0]!.fingerprint));
+});
+
 const BAD: Array<[string, Json, RegExp]> = [
   ["unknown root key", config({ routes: [] }), /^.*: routes is not a known field \(known: providers, models, regional_hosts, video_models\)$/],
   ["providers not a list", config({ providers: {} }), /: providers must be a list$/],
   ["provider slug", config({ providers: [provider({ slug: "Open AI" })] }), /providers\[0\]\.slug must be a slug of lowercase letters/],
   ["provider slug missing", config({ providers: [provider({ slug: undefined })] }), /providers\[0\]\.slug is required/],
   ["duplicate provider", config({ providers: [provider(), provider()] }), /providers\[1\]\.slug 'openai' is declared twice/],
-  ["provider kind", config({ providers: [provider({ kind: "gemini" })] }), /providers\[0\]\.kind must be one of openai, anthropic, got "gemini"/],
+  ["provider kind", config({ providers: [provider({ kind: "gemini" })] }), /providers\[0\]\.kind must be one of openai, anthropic, .*got "gemini"/],
   ["base_url scheme", config({ providers: [provider({ base_url: "ftp://x" })] }), /providers\[0\]\.base_url must be an http:\/\/ or https:\/\/ URL/],
   ["base_url credentials", config({ providers: [provider({ base_url: "https://u:p@x/v1" })] }), /providers\[0\]\.base_url must not contain user credentials/],
   ["base_url query", config({ providers: [provider({ base_url: "https://x/v1?a=1" })] }), /providers\[0\]\.base_url must not have a query/],
   ["api_key missing", config({ providers: [provider({ api_key: undefined })] }), /providers\[0\]\.api_key is required/],
   ["api_key type", config({ providers: [provider({ api_key: 5 })] }), /providers\[0\]\.api_key is required: a string/],
+  ["api_key and api_keys", config({ providers: [provider({ api_keys: ["${OPENAI_KEY}"] })] }), /providers\[0\]\.api_keys cannot be given with api_key/],
+  ["api_keys empty", config({ providers: [provider({ api_key: undefined, api_keys: [] })] }), /providers\[0\]\.api_keys must list at least one item/],
+  ["api_keys entry", config({ providers: [provider({ api_key: undefined, api_keys: [{ key: "" }] })] }), /providers\[0\]\.api_keys\[0\]\.key is required: a non-empty string/],
+  ["api_keys weight", config({ providers: [provider({ api_key: undefined, api_keys: [{ key: "a", weight: 0 }] })] }), /providers\[0\]\.api_keys\[0\]\.weight must be an integer from 1 to 1000/],
+  [
+    "api_keys twice",
+    config({ providers: [provider({ api_key: undefined, api_keys: ["${OPENAI_KEY}", { key: "${OPENAI_KEY}", weight: 2 }] })] }),
+    /providers\[0\]\.api_keys\[1\] is the same key as an earlier entry/,
+  ],
+  ["api_keys unknown field", config({ providers: [provider({ api_key: undefined, api_keys: [{ key: "a", wieght: 2 }] })] }), /providers\[0\]\.api_keys\[0\]\.wieght is not a known field/],
+  ["api_version elsewhere", config({ providers: [provider({ api_version: "v1" })] }), /providers\[0\]\.api_version applies only to providers of kind azure/],
+  ["aws elsewhere", config({ providers: [provider({ aws: { region: "us-east-1" } })] }), /providers\[0\]\.aws applies only to providers of kind bedrock/],
   ["timeout", config({ providers: [provider({ timeout_ms: 0 })] }), /providers\[0\]\.timeout_ms must be an integer from 1 to 3600000/],
   ["provider region", config({ providers: [provider({ region: "asia" })] }), /providers\[0\]\.region must be one of global, europe, us/],
   ["provider zdr", config({ providers: [provider({ zdr: "yes" })] }), /providers\[0\]\.zdr must be true or false/],

@@ -10,7 +10,10 @@ const examples = path.resolve(import.meta.dirname, "../../examples");
 test("examples/gateway.yaml: the README's first chat, one OpenAI-compatible provider with its key from the environment", async () => {
   const catalog = await loadGatewayConfig(path.join(examples, "gateway.yaml"), { OPENAI_API_KEY: "sk-test" });
   assert.equal([...catalog.providers.keys()], ["openai"]);
-  assert.is(catalog.providers.get("openai")?.apiKey, "sk-test");
+  assert.equal(
+    catalog.providers.get("openai")?.keys.map((key) => key.secret),
+    ["sk-test"],
+  );
   assert.equal([...catalog.models.keys()], ["openai/gpt-4o-mini", "openai/text-embedding-3-small"]);
 });
 

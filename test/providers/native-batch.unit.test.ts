@@ -10,8 +10,10 @@ import { failure, mockSuite, signal, targetFor } from "./adapter-helpers.js";
 
 const test = mockSuite("providers: native batch APIs");
 
-const MODELS: Record<ProviderKind, string> = { openai: "gpt-mock", anthropic: "claude-mock" };
-const KINDS: ProviderKind[] = ["anthropic", "openai"];
+/** The kinds with a native batch API. */
+type BatchKind = Extract<ProviderKind, "openai" | "anthropic">;
+const MODELS: Record<BatchKind, string> = { openai: "gpt-mock", anthropic: "claude-mock" };
+const KINDS: BatchKind[] = ["anthropic", "openai"];
 
 function items(count: number): NativeBatchRequest[] {
   return Array.from({ length: count }, (_, i) => ({
@@ -20,7 +22,7 @@ function items(count: number): NativeBatchRequest[] {
   }));
 }
 
-function setup(mock: Parameters<typeof targetFor>[0], kind: ProviderKind): { api: NativeBatchApi; target: UpstreamTarget } {
+function setup(mock: Parameters<typeof targetFor>[0], kind: BatchKind): { api: NativeBatchApi; target: UpstreamTarget } {
   return { api: requiredPart(kind, "nativeBatches"), target: targetFor(mock, kind, MODELS[kind]) };
 }
 

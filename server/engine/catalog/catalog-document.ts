@@ -6,6 +6,7 @@ import { CONFIG_PRICE } from "./decimal-price.js";
 import { defaultSupportedParameters } from "./default-parameters.js";
 import { DATA_COLLECTION, MODEL_ID_RULE, readCreated, readEndpointBase, REGIONS, type ProviderDefaults } from "./endpoint-entries.js";
 import { readVideoModels } from "./video-models.js";
+import { readKeys, readProviderSettings, substituteEnv } from "./provider-credentials.js";
 
 /**
  * The catalog a parsed GATEWAY_CONFIG document declares (schema: see gateway-config.ts). Defaults
@@ -21,11 +22,25 @@ const PROVIDER_SLUG = { pattern: /^[a-z0-9]+(-[a-z0-9]+)*$/, description: "a slu
 const DATE = { pattern: /^\d{4}-\d{2}-\d{2}$/, description: "a date YYYY-MM-DD" };
 const HOST = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
 const PRICE_RULE = 'must be a non-negative decimal string of USD with at most 12 decimal places, e.g. "0.0000025"';
-const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 const MAX_TOKENS = 100_000_000;
 
 const ROOT_FIELDS = ["providers", "models", "regional_hosts", "video_models"] as const;
-const PROVIDER_FIELDS = ["slug", "name", "kind", "base_url", "api_key", "timeout_ms", "native_batches", "region", "zdr", "data_collection"] as const;
+const PROVIDER_FIELDS = [
+  "slug",
+  "name",
+  "kind",
+  "base_url",
+  "api_key",
+  "api_keys",
+  "api_version",
+  "aws",
+  "google_service_account",
+  "timeout_ms",
+  "native_batches",
+  "region",
+  "zdr",
+  "data_collection",
+] as const;
 const MODEL_FIELDS = [
   "id",
   "canonical_slug",
@@ -82,14 +97,15 @@ function readProviders(reader: ConfigReader, value: unknown, env: Env, defaults:
     const slug = reader.string(p.slug, child(path, "slug"), PROVIDER_SLUG);
     if (providers.has(slug)) reader.fail(child(path, "slug"), `'${slug}' is declared twice`);
     const baseUrlPath = child(path, "base_url");
-    const apiKeyPath = child(path, "api_key");
-    if (typeof p.api_key !== "string") reader.fail(apiKeyPath, 'is required: a string, e.g. "${OPENAI_API_KEY}" to read it from the environment ("" for none)');
+    const kind = reader.oneOf(p.kind, child(path, "kind"), PROVIDER_KINDS);
+    const settings = readProviderSettings(reader, p, path, kind, env);
     providers.set(slug, {
       slug,
       name: reader.optionalString(p.name, child(path, "name")) ?? slug,
-      kind: reader.oneOf(p.kind, child(path, "kind"), PROVIDER_KINDS),
+      kind,
       baseUrl: readBaseUrl(reader, substituteEnv(reader, reader.string(p.base_url, baseUrlPath), baseUrlPath, env), baseUrlPath),
-      apiKey: substituteEnv(reader, p.api_key, apiKeyPath, env),
+      keys: readKeys(reader, p, path, env, settings),
+      ...(settings ? { settings } : {}),
       timeoutMs: reader.optionalInteger(p.timeout_ms, child(path, "timeout_ms"), 1, 3_600_000) ?? 60_000,
       nativeBatches: reader.boolean(p.native_batches, child(path, "native_batches"), false),
     });
@@ -100,15 +116,6 @@ function readProviders(reader: ConfigReader, value: unknown, env: Env, defaults:
     });
   });
   return providers;
-}
-
-/** `${NAME}` references replaced from the environment, so the file need not hold secrets. */
-function substituteEnv(reader: ConfigReader, text: string, path: string, env: Env): string {
-  return text.replace(ENV_REFERENCE, (_reference, name: string) => {
-    const value = env[name];
-    if (value === undefined || value === "") reader.fail(path, `refers to the environment variable ${name}, which is not set`);
-    return value;
-  });
 }
 
 /** An http(s) URL without credentials, query or fragment; kept without a trailing slash, as adapters append paths. */

@@ -1,5 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { ProviderKind } from "../providers/provider.js";
+import type { PoolKey } from "../key-pools/pool-key.js";
+import type { ProviderKind, ProviderSettings } from "../providers/provider.js";
 import type { CatalogVideoModel } from "./video-models.js";
 
 /**
@@ -15,8 +16,10 @@ export interface CatalogProvider {
   name: string;
   kind: ProviderKind;
   baseUrl: string;
-  /** Never stored in Postgres, never logged. */
-  apiKey: string;
+  /** One key, or a pool of several (server/engine/key-pools); never stored in Postgres, never logged. */
+  keys: PoolKey[];
+  /** What the kind needs beyond a URL and a key (Azure's API version, AWS or Google credentials). */
+  settings?: ProviderSettings;
   /** Time allowed until response headers arrive. */
   timeoutMs: number;
   /** Batches routed to this provider go through its own batch API instead of item by item. */

@@ -20,7 +20,10 @@ import { worstCaseCost } from "./cost-estimate.js";
 import { planRoute, type Attempt, type InferenceApi } from "./routing.js";
 import { UPSTREAM_MS_HEADER } from "../../../wire/timing-headers.js";
 import { REQUEST_ID_HEADER } from "../../../wire/request-id.js";
-import { CONTENT_FLAGGED_HEADER } from "../../../wire/exchange.js";
+import { CONTENT_FLAGGED_HEADER, PROVIDER_KEY_HEADER } from "../../../wire/exchange.js";
+import { affinityOf, type KeyChoice } from "../key-pools/key-pools.js";
+import type { PoolKey } from "../key-pools/pool-key.js";
+import type { ResolvedTarget } from "./upstream-targets.js";
 import { logUpstreamFailure } from "./upstream-failures.js";
 import { endUpstreamSpan, startUpstreamSpan, type UpstreamSpanEnd } from "./upstream-spans.js";
 import { checkServerTools } from "./server-tools.js";
@@ -77,8 +80,10 @@ export interface Outcome {
  * every budget layer; no round trip while the leases cover it), try the endpoints in order with
  * fallbacks on retryable failures, and queue the settlement of the real cost (written behind) —
  * which also ends the reservation when the call fails or the client goes away.
+ *
+ * It is its own KeyChoice (key-pools.ts): the affinity and tried keys that pick a pooled key.
  */
-export class InferenceCall {
+export class InferenceCall implements KeyChoice {
   readonly generationId = generationId();
   readonly signal: AbortSignal;
   private readonly controller = new AbortController();
@@ -92,6 +97,9 @@ export class InferenceCall {
   private target: UpstreamTarget | undefined;
   /** That attempt's span while it is open (tracing on). */
   private span: Span | undefined;
+  /** KeyChoice: the pooled keys this call tried and that failed, over all its endpoints. */
+  readonly triedKeys: PoolKey[] = [];
+  private affinityValue: number | undefined;
 
   private constructor(
     private readonly runtime: InferenceRuntime,
@@ -158,13 +166,16 @@ export class InferenceCall {
    */
   async attempt<T>(run: (target: UpstreamTarget, attempt: Attempt) => Promise<T>): Promise<Served<T>> {
     let failure: ConnectError | undefined;
-    for (const [index, attempt] of this.attempts.entries()) {
+    let index = 0;
+    while (index < this.attempts.length) {
+      const attempt = this.attempts[index]!;
       const startedAt = performance.now();
       let isByok = false;
+      let pooled: ResolvedTarget["pooled"];
       this.target = undefined;
       try {
-        const resolved = await this.runtime.resolveTarget(this.context, attempt.endpoint);
-        isByok = resolved.isByok;
+        const resolved = await this.runtime.resolveTarget(this.context, attempt.endpoint, this);
+        ({ isByok, pooled } = resolved);
         this.target = resolved.target;
         this.span = startUpstreamSpan(this.request.api, attempt.endpoint.providerSlug, attempt.model.id, resolved.target);
         const value = await run(resolved.target, attempt);
@@ -172,19 +183,35 @@ export class InferenceCall {
         this.upstreamMs += latencyMs;
         // What the provider took (every attempt's wait), so the edge can say what the gateway added.
         this.ctx.responseHeader.set(UPSTREAM_MS_HEADER, this.upstreamMs.toFixed(3));
+        if (pooled) this.answeredWith(pooled);
         return { value, attempt, isByok, startedAt, latencyMs: Math.round(latencyMs) };
       } catch (err) {
         const upstream = err instanceof UpstreamError ? err : undefined;
-        const next = upstream && !this.signal.aborted && isRetryable(upstream) ? this.attempts[index + 1] : undefined;
-        this.report(err, attempt, next);
+        // A key of the same pool first (429, a refused key, one retry after a server failure), then the next endpoint.
+        const anotherKey = upstream !== undefined && pooled !== undefined && this.runtime.keyPools.afterFailure(pooled.pool, pooled.key, upstream, this) && !this.signal.aborted;
+        const next = anotherKey ? attempt : upstream && !this.signal.aborted && isRetryable(upstream) ? this.attempts[index + 1] : undefined;
+        this.report(err, attempt, next, undefined, pooled?.key.label);
         if (!upstream || this.signal.aborted) throw this.settleFailure(err, attempt, isByok, startedAt);
         failure = toGatewayError(upstream, attempt.endpoint.providerName);
         this.upstreamMs += performance.now() - startedAt;
         if (next === undefined) throw this.settleFailure(failure, attempt, isByok, startedAt);
         this.record(attempt, isByok, { status: "error", httpStatus: statusOf(failure), usage: NO_USAGE, latencyMs: null, generationMs: elapsed(startedAt) });
+        if (!anotherKey) index += 1;
       }
     }
     throw failure ?? gatewayError(502, "No endpoint could serve the request");
+  }
+
+  /** KeyChoice: the call's affinity, hashed on first use (only a provider with a key pool asks). */
+  affinity(): number {
+    this.affinityValue ??= affinityOf(this.request.sessionId, this.request.bodies[0]);
+    return this.affinityValue;
+  }
+
+  /** The pooled key that answered: its strikes end, and the access line names it. */
+  private answeredWith({ pool, key }: NonNullable<ResolvedTarget["pooled"]>): void {
+    pool.succeeded(key);
+    this.ctx.responseHeader.set(PROVIDER_KEY_HEADER, `${pool.provider}/${key.label}`);
   }
 
   /** Records the served call with its real cost and releases the reservation; returns the cost. */
@@ -235,7 +262,7 @@ export class InferenceCall {
    * Ends the failed attempt's span and logs the failure, if the provider's side failed: not when
    * the client went away, nor for errors of the gateway's own (those reach the error interceptor).
    */
-  private report(err: unknown, attempt: Attempt, next: Attempt | undefined, usage?: UpstreamUsage): void {
+  private report(err: unknown, attempt: Attempt, next: Attempt | undefined, usage?: UpstreamUsage, key?: string): void {
     const deadline = this.signal.aborted && this.signal.reason === DEADLINE;
     const upstream = err instanceof UpstreamError && !this.signal.aborted ? err : undefined;
     const status = upstream?.failure === "status" ? upstream.options.status : undefined;
@@ -253,6 +280,7 @@ export class InferenceCall {
       failure: upstream?.failure ?? "deadline",
       status,
       detail: upstream?.message ?? "",
+      key,
       next: next && { provider: next.endpoint.providerSlug, model: next.model.id },
     });
   }

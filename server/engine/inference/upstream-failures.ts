@@ -23,7 +23,9 @@ export interface UpstreamFailureReport {
   status: number | undefined;
   /** What the provider adapter made of it (scrubbed of credentials there). */
   detail: string;
-  /** The attempt tried next, when the call falls back. */
+  /** The key of the provider's pool the attempt used (`key-<n>`), when it has a pool. */
+  key?: string;
+  /** The attempt tried next, when the call falls back (the same provider and model: another key of its pool). */
   next: { provider: string; model: string } | undefined;
 }
 
@@ -42,6 +44,7 @@ export function logUpstreamFailure(log: Logger, report: UpstreamFailureReport): 
     failure: report.failure,
     status: report.status,
     detail: report.detail.slice(0, DETAIL_CHARS),
+    ...(report.key === undefined ? {} : { poolKey: report.key }),
     fallbackProvider: report.next?.provider,
     fallbackModel: report.next?.model,
   };

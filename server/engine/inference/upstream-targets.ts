@@ -10,10 +10,13 @@ import { pinnedLookup } from "../../platform/outbound/upstream-probe.js";
 import { UpstreamError, type UpstreamTarget } from "../providers/provider.js";
 import { providerFor } from "../providers/registry.js";
 import type { CallerContext } from "./caller-context.js";
+import type { KeyChoice } from "../key-pools/key-pools.js";
+import type { KeyPool } from "../key-pools/key-pool.js";
+import type { PoolKey } from "../key-pools/pool-key.js";
 
 /**
  * Where one attempt goes and with whose key. A catalog endpoint uses the provider's key from
- * GATEWAY_CONFIG, or the workspace's own (BYOK) key for that provider when it has one, which makes
+ * GATEWAY_CONFIG (one of its pool, when it lists several), or the workspace's own (BYOK) key for that provider when it has one, which makes
  * the call a BYOK call. A private endpoint always uses the workspace's key for its provider, and
  * is called like a private endpoint validation: only at addresses the SSRF guard vetted, with the
  * configured trust store. A target that cannot be built fails as a `connect` failure, so routing
@@ -22,11 +25,17 @@ import type { CallerContext } from "./caller-context.js";
 export interface ResolvedTarget {
   target: UpstreamTarget;
   isByok: boolean;
+  /** The pool the target's key came from, and that key, when its provider has a pool (server/engine/key-pools). */
+  pooled?: { pool: KeyPool; key: PoolKey };
 }
 
-export type TargetResolver = (context: CallerContext, endpoint: CatalogEndpoint) => Promise<ResolvedTarget>;
+/**
+ * `choice`: the call's affinity and tried keys, for a provider with a key pool. Without one (a
+ * batch or video job polled later, visible only to the key that made it), the pool's first key.
+ */
+export type TargetResolver = (context: CallerContext, endpoint: CatalogEndpoint, choice?: KeyChoice) => Promise<ResolvedTarget>;
 
-export function createTargetResolver({ config, catalog, secrets, log }: EngineDeps): TargetResolver {
+export function createTargetResolver({ config, catalog, secrets, log, keyPools }: EngineDeps): TargetResolver {
   const guard = createDestinationGuard({ allowedHosts: config.privateEndpointAllowedHosts, resolveTimeoutMs: config.privateEndpointTimeoutMs });
   const ca = loadTrustStore(config.privateEndpointCaFile);
 
@@ -39,15 +48,24 @@ export function createTargetResolver({ config, catalog, secrets, log }: EngineDe
     return undefined;
   }
 
-  return async (context, endpoint) => {
+  return async (context, endpoint, choice) => {
     if (endpoint.privateEndpointId) return privateTarget(context, endpoint);
     const provider = catalog.providers.get(endpoint.providerSlug);
     if (!provider) throw new UpstreamError("connect", `provider ${endpoint.providerSlug} is not configured`);
     const own = await workspaceKey(context, provider.slug);
-    return {
-      target: { kind: provider.kind, baseUrl: provider.baseUrl, apiKey: own ?? provider.apiKey, upstreamModelId: endpoint.upstreamModelId, timeoutMs: provider.timeoutMs },
-      isByok: own !== undefined,
-    };
+    const target = (apiKey: string): UpstreamTarget => ({
+      kind: provider.kind,
+      baseUrl: provider.baseUrl,
+      apiKey,
+      upstreamModelId: endpoint.upstreamModelId,
+      timeoutMs: provider.timeoutMs,
+      ...(provider.settings ? { settings: provider.settings } : {}),
+    });
+    if (own !== undefined) return { target: target(own), isByok: true };
+    const pool = choice ? keyPools.pool(provider.slug) : undefined;
+    if (!pool || !choice) return { target: target(provider.keys[0]!.secret), isByok: false };
+    const key = pool.choose(choice.affinity(), choice.triedKeys, Date.now());
+    return { target: target(key.secret), isByok: false, pooled: { pool, key } };
   };
 
   async function privateTarget(context: CallerContext, endpoint: CatalogEndpoint): Promise<ResolvedTarget> {

@@ -23,6 +23,7 @@ export function accessLog(log: Logger): ExchangeObserver {
         requestId: exchange.requestId,
         keyLabel: exchange.keyLabel ?? null,
         ...(exchange.contentFlagged === true ? { contentFlagged: true } : {}),
+        ...(exchange.providerKey === undefined ? {} : { providerKey: exchange.providerKey }),
       },
       "request",
     );

@@ -2,7 +2,7 @@ import { Code, ConnectError, type Interceptor, type StreamRequest, type StreamRe
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapGetter } from "@opentelemetry/api";
 import { httpErrorOf, withMetadata } from "../../../wire/errors.js";
-import { CONTENT_FLAGGED_HEADER, type Exchange, type ExchangeObserver } from "../../../wire/exchange.js";
+import { CONTENT_FLAGGED_HEADER, PROVIDER_KEY_HEADER, type Exchange, type ExchangeObserver } from "../../../wire/exchange.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../../../wire/request-id.js";
 import { UPSTREAM_MS_HEADER } from "../../../wire/timing-headers.js";
 import { callerIn } from "../core/auth.js";
@@ -104,6 +104,7 @@ class ObservedCall {
       requestId: this.requestId,
       keyLabel: callerIn(this.req.contextValues)?.key.label,
       contentFlagged: this.responseHeader?.get(CONTENT_FLAGGED_HEADER) === "true",
+      providerKey: this.responseHeader?.get(PROVIDER_KEY_HEADER) ?? undefined,
     };
     if (this.span === undefined || this.spanContext === undefined) {
       this.observe(exchange);

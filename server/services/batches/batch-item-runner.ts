@@ -6,6 +6,8 @@ import { costUsd } from "../../platform/core/money.js";
 import { NO_USAGE } from "../../engine/inference/inference-call.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import type { Attempt } from "../../engine/inference/routing.js";
+import type { ResolvedTarget } from "../../engine/inference/upstream-targets.js";
+import { affinityOf, type KeyChoice } from "../../engine/key-pools/key-pools.js";
 import { isRetryable, toGatewayError } from "../../engine/inference/upstream-errors.js";
 import { providerFor } from "../../engine/providers/registry.js";
 import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../../engine/providers/provider.js";
@@ -46,20 +48,30 @@ export async function runItem(runtime: InferenceRuntime, plan: BatchPlan, item: 
   const filtered = filteredItem(runtime, plan, item);
   if ("refusal" in filtered) return { kind: "final", item: blockedItem(item, plan.format, plan.attempts[0]!, filtered.refusal) };
   const { request } = filtered;
-  for (const attempt of plan.attempts) {
+  // Keys of a provider's pool are chosen as for a live call of the same prompt.
+  let affinity: number | undefined;
+  const choice: KeyChoice = { affinity: () => (affinity ??= affinityOf(undefined, request)), triedKeys: [] };
+  let index = 0;
+  while (index < plan.attempts.length) {
+    const attempt = plan.attempts[index]!;
     lastAttempt = attempt;
     const startedAt = performance.now();
     const callSignal = AbortSignal.any([signal, AbortSignal.timeout(limits.timeoutMs)]);
+    let pooled: ResolvedTarget["pooled"];
     try {
-      const resolved = await runtime.resolveTarget(plan.context, attempt.endpoint);
+      const resolved = await runtime.resolveTarget(plan.context, attempt.endpoint, choice);
+      pooled = resolved.pooled;
       const { answer, usage } = await limits.slot(attempt.endpoint.providerSlug, () => callUpstream(plan.format, resolved.target, request, callSignal));
+      pooled?.pool.succeeded(pooled.key);
       const latencyMs = Math.round(performance.now() - startedAt);
       return { kind: "final", item: answered(item, plan.format, attempt, resolved.isByok, answer, usage, latencyMs) };
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
       if (signal.aborted) throw err;
       lastFailure = err;
+      if (pooled && runtime.keyPools.afterFailure(pooled.pool, pooled.key, err, choice)) continue;
       if (!isRetryable(err)) break;
+      index += 1;
     }
   }
   const failure = lastFailure ?? new UpstreamError("connect", "no endpoint could be tried");

@@ -2,7 +2,9 @@ import { QueryTypes, type Sequelize } from "sequelize";
 import type { WorkspaceScope } from "../../platform/core/scope.js";
 
 /** The `files` table (migration 0006-files): one row per stored file, own or on a provider. */
-export type FileLocation = "own" | "openai" | "anthropic";
+export type FileLocation = "own" | FileProvider;
+/** The providers that keep files for a workspace (the `provider` parameter's values). */
+export type FileProvider = "openai" | "anthropic";
 
 export interface FileRow {
   location: FileLocation;

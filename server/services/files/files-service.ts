@@ -8,7 +8,7 @@ import { decodeCursor, encodeCursor, isCursorTime } from "../../platform/core/pa
 import { findWorkspace, workspaceOf, type WorkspaceScope } from "../../platform/core/scope.js";
 import { wireName } from "../../../wire/enums.js";
 import type { Deps } from "../deps.js";
-import type { ProviderKind } from "../../engine/providers/provider.js";
+import type { FileProvider } from "./file-store.js";
 import { createLocalBlobStore } from "../../platform/storage/local-blob-store.js";
 import { deleteFileRow, findFileRow, insertFileRow, listFileRows, providerFileRows } from "./file-store.js";
 import { contentDisposition, ownFile, providerFile } from "./file-view.js";
@@ -181,7 +181,7 @@ export function filesService(deps: Deps): ServiceImpl<typeof FilesService> {
     return { filename: row.filename, contentType: row.mime_type, chunks: stream };
   }
 
-  async function providerContent(provider: ProviderKind, scope: WorkspaceScope, id: string, ctx: HandlerContext): Promise<Content> {
+  async function providerContent(provider: FileProvider, scope: WorkspaceScope, id: string, ctx: HandlerContext): Promise<Content> {
     const access = await providerFileAccess(deps, scope, provider);
     const [response, rows] = await Promise.all([
       access.api.content(access.target, id, ctx.signal).catch((err: unknown) => {
@@ -226,8 +226,8 @@ async function workspaceScope(caller: Caller, workspaceId: string | undefined): 
   return { ...workspaceOf(caller), workspaceId: workspace.id };
 }
 
-function providerOf(value: number): ProviderKind | undefined {
-  return wireName(FileProviderSchema, value) as ProviderKind | undefined;
+function providerOf(value: number): FileProvider | undefined {
+  return wireName(FileProviderSchema, value) as FileProvider | undefined;
 }
 
 function filenameOf(name: string): string {
@@ -246,7 +246,7 @@ function ownCursor(cursor: string): [string, string] {
   return [at!, id!];
 }
 
-function providerCursor(cursor: string, provider: ProviderKind): string {
+function providerCursor(cursor: string, provider: FileProvider): string {
   const [, id] = decodeCursor(cursor, 2, { accept: ([location]) => location === provider });
   return id!;
 }

@@ -7,6 +7,7 @@ import { UpstreamError, type ProviderKind, type UpstreamTarget } from "../../eng
 import type { ProviderFileApi } from "../../engine/providers/files-api.js";
 import { providerFor, requiredPart } from "../../engine/providers/registry.js";
 import type { WorkspaceScope } from "../../platform/core/scope.js";
+import type { FileProvider } from "./file-store.js";
 
 /**
  * Files kept on a provider (`provider=openai|anthropic`) are stored, read, listed and deleted with
@@ -15,7 +16,7 @@ import type { WorkspaceScope } from "../../platform/core/scope.js";
  * the GATEWAY_CONFIG provider with that slug, else at the provider's public API.
  */
 export interface ProviderFileAccess {
-  kind: ProviderKind;
+  kind: FileProvider;
   api: ProviderFileApi;
   /** For metadata calls: the provider's configured time limit. */
   target: UpstreamTarget;
@@ -25,7 +26,7 @@ export interface ProviderFileAccess {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
-export async function providerFileAccess({ secrets, catalog, config, log }: Deps, scope: WorkspaceScope, kind: ProviderKind): Promise<ProviderFileAccess> {
+export async function providerFileAccess({ secrets, catalog, config, log }: Deps, scope: WorkspaceScope, kind: FileProvider): Promise<ProviderFileAccess> {
   const name = findByokProvider(kind)?.name ?? kind;
   const credential = await usableCredential(secrets.masterKey, { ...scope, provider: kind });
   if (credential.state === "missing") {

@@ -2,21 +2,22 @@ import { create } from "@bufbuild/protobuf";
 import { ModelEndpointSchema, ModelWithEndpointsSchema, type ModelEndpoint, type ModelWithEndpoints } from "../../../gen/gateway/v1/models_pb.js";
 import type { CatalogEndpoint, CatalogModel } from "../../engine/catalog/catalog.js";
 import type { EndpointStats } from "../../engine/catalog/endpoint-stats.js";
+import type { KeyHealth } from "../../engine/key-pools/key-pool.js";
 import { architectureOf, pricingOf } from "./model-view.js";
 
 /** A model with the endpoints that serve it, each with its recent stats. */
-export function toModelWithEndpoints(model: CatalogModel, endpoints: ReadonlyArray<{ endpoint: CatalogEndpoint; stats: EndpointStats }>): ModelWithEndpoints {
+export function toModelWithEndpoints(model: CatalogModel, endpoints: ReadonlyArray<{ endpoint: CatalogEndpoint; stats: EndpointStats; keys: KeyHealth[] | undefined }>): ModelWithEndpoints {
   return create(ModelWithEndpointsSchema, {
     id: model.id,
     name: model.name,
     created: BigInt(model.created),
     description: model.description,
     architecture: architectureOf(model),
-    endpoints: endpoints.map(({ endpoint, stats }) => toModelEndpoint(model, endpoint, stats)),
+    endpoints: endpoints.map(({ endpoint, stats, keys }) => toModelEndpoint(model, endpoint, stats, keys)),
   });
 }
 
-function toModelEndpoint(model: CatalogModel, endpoint: CatalogEndpoint, stats: EndpointStats): ModelEndpoint {
+function toModelEndpoint(model: CatalogModel, endpoint: CatalogEndpoint, stats: EndpointStats, keys: KeyHealth[] | undefined): ModelEndpoint {
   return create(ModelEndpointSchema, {
     name: `${endpoint.providerName} | ${model.id}`,
     modelId: model.id,
@@ -27,7 +28,7 @@ function toModelEndpoint(model: CatalogModel, endpoint: CatalogEndpoint, stats: 
     maxCompletionTokens: endpoint.maxCompletionTokens ?? undefined,
     maxPromptTokens: endpoint.maxPromptTokens ?? undefined,
     quantization: endpoint.quantization ?? undefined,
-    status: endpointStatus(stats),
+    status: endpointStatus(stats, keys),
     pricing: pricingOf(endpoint.pricing),
     supportedParameters: endpoint.supportedParameters,
     supportsImplicitCaching: endpoint.supportsImplicitCaching,
@@ -41,11 +42,13 @@ function toModelEndpoint(model: CatalogModel, endpoint: CatalogEndpoint, stats: 
 
 /**
  * 0 when the endpoint is healthy or has no recent calls; -1 (degraded) when fewer than 90% of
- * its calls in the last 30 minutes succeeded upstream; -2 (down) when fewer than half did in the
- * last 5 minutes.
+ * its calls in the last 30 minutes succeeded upstream, or some keys of its provider's pool are
+ * resting or refused; -2 (down) when fewer than half did in the last 5 minutes, or no key of the
+ * pool can take a call now.
  */
-export function endpointStatus(stats: EndpointStats): number {
-  if (stats.uptimeLast5m !== null && stats.uptimeLast5m < 50) return -2;
-  if (stats.uptimeLast30m !== null && stats.uptimeLast30m < 90) return -1;
+export function endpointStatus(stats: EndpointStats, keys?: readonly KeyHealth[]): number {
+  const healthyKeys = keys?.filter((key) => key.state === "healthy").length;
+  if ((stats.uptimeLast5m !== null && stats.uptimeLast5m < 50) || healthyKeys === 0) return -2;
+  if ((stats.uptimeLast30m !== null && stats.uptimeLast30m < 90) || (keys !== undefined && healthyKeys !== keys.length)) return -1;
   return 0;
 }

@@ -17,7 +17,7 @@ import { toModel } from "./model-view.js";
  * caller, its guardrails and its organization's active private endpoints. On a regional host name
  * every list keeps only what can be served within that region.
  */
-export function modelsService({ catalog, sequelize, governance }: Deps): Partial<ServiceImpl<typeof ModelsService>> {
+export function modelsService({ catalog, sequelize, governance, keyPools }: Deps): Partial<ServiceImpl<typeof ModelsService>> {
   const regionalHost = (ctx: HandlerContext) => regionalHostOf(catalog, ctx.requestHeader.get("x-forwarded-host"));
 
   /** What the caller's key may use: its guardrails, the regional host, private endpoints included. */
@@ -68,10 +68,11 @@ export function modelsService({ catalog, sequelize, governance }: Deps): Partial
         sequelize,
         endpoints.map((endpoint) => endpoint.id),
       );
+      const keys = keyPools.health();
       return {
         data: toModelWithEndpoints(
           model,
-          endpoints.map((endpoint) => ({ endpoint, stats: stats.get(endpoint.id) ?? NO_STATS })),
+          endpoints.map((endpoint) => ({ endpoint, stats: stats.get(endpoint.id) ?? NO_STATS, keys: endpoint.privateEndpointId ? undefined : keys.get(endpoint.providerSlug) })),
         ),
       };
     },
