@@ -166,7 +166,7 @@ test("another organization's credential or workspace is a 404", async ({ gw, org
 
 test("bad input: 400 naming the field, and an unknown provider names the accepted ones", async ({ gw, org }) => {
   const unknown = await createByok(gw, org.key, { provider: "acme", key: providerKey() });
-  assertError(unknown, 400, /provider must be one of: openai, anthropic, together, fireworks, deepinfra, groq, mistral/);
+  assertError(unknown, 400, /provider must be one of: openai, anthropic, azure, google-ai-studio, amazon-bedrock, together, fireworks, deepinfra, groq, mistral/);
   const cases: Array<[Record<string, unknown>, RegExp]> = [
     [{ key: providerKey() }, /provider/],
     [{ provider: "OpenAI", key: providerKey() }, /provider/],

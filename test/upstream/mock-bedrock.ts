@@ -2,7 +2,7 @@ import { EventStreamCodec } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
 import { createHash, createHmac } from "node:crypto";
 import type http from "node:http";
-import { parseObject, plan, sendEvents, type Exchange, type MockRoute } from "./mock-plan.js";
+import { mockVector, parseObject, plan, sendEvents, type Exchange, type MockRoute } from "./mock-plan.js";
 import { header, MOCK_UPSTREAM_API_KEY, sendJson, type Json } from "./mock-wire.js";
 
 /**
@@ -238,20 +238,18 @@ function invoke(x: Exchange): void {
     const text = typeof body.inputText === "string" ? body.inputText : "";
     const dimensions = typeof body.dimensions === "number" ? body.dimensions : 8;
     const tokens = rule?.usage?.prompt_tokens ?? Math.max(1, Math.ceil(text.length / 4));
-    return sendJson(res, 200, { embedding: vectorFor(text, dimensions), inputTextTokenCount: tokens }, { "x-amzn-bedrock-input-token-count": String(tokens) });
+    return sendJson(res, 200, { embedding: mockVector(text, dimensions), inputTextTokenCount: tokens }, { "x-amzn-bedrock-input-token-count": String(tokens) });
   }
   if (model.includes("cohere.embed")) {
     const texts = Array.isArray(body.texts) ? body.texts.filter((t): t is string => typeof t === "string") : [];
     if (typeof body.input_type !== "string") return sendError(res, 400, "Malformed input request: required key [input_type] not found");
     const tokens = rule?.usage?.prompt_tokens ?? texts.reduce((sum, t) => sum + Math.max(1, Math.ceil(t.length / 4)), 0);
-    return sendJson(res, 200, { id: `mock-${x.id}`, response_type: "embeddings_floats", texts, embeddings: texts.map((t) => vectorFor(t, 8)) }, { "x-amzn-bedrock-input-token-count": String(tokens) });
+    return sendJson(
+      res,
+      200,
+      { id: `mock-${x.id}`, response_type: "embeddings_floats", texts, embeddings: texts.map((t) => mockVector(t, 8)) },
+      { "x-amzn-bedrock-input-token-count": String(tokens) },
+    );
   }
   sendError(res, 400, `The provided model identifier is not an embedding model: ${model}`);
-}
-
-/** A deterministic vector per text (distinct texts, distinct vectors), enough to check order and size. */
-function vectorFor(text: string, dimensions: number): number[] {
-  let state = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) state = Math.imul(state ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return Array.from({ length: dimensions }, (_, i) => Number((((state >>> (i % 24)) & 0xff) / 255).toFixed(6)));
 }

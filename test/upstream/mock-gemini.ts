@@ -1,6 +1,6 @@
 import type http from "node:http";
 import { parseObject, plan, sendEvents, type Exchange, type MockRoute } from "./mock-plan.js";
-import { mockVector } from "./mock-upstream.js";
+import { mockVector } from "./mock-plan.js";
 import { header, MOCK_UPSTREAM_API_KEY, sendJson, type Json } from "./mock-wire.js";
 
 /**

@@ -204,3 +204,19 @@ export function sendEvents(x: Exchange, events: Array<string | Buffer>, errorEve
   };
   next();
 }
+
+/** Deterministic values in [-1, 1] from an FNV-1a hash of the input, through xorshift32. */
+export function mockVector(input: string | number[], dimensions: number): number[] {
+  const text = typeof input === "string" ? input : JSON.stringify(input);
+  let state = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) state = Math.imul(state ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  const vector: number[] = [];
+  for (let i = 0; i < dimensions; i++) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    state >>>= 0;
+    vector.push(Number(((state / 0xffffffff) * 2 - 1).toFixed(6)));
+  }
+  return vector;
+}

@@ -9,9 +9,10 @@ import { handleFileRoute, MockFileStore, type MockFiles } from "./mock-files.js"
 import { GEMINI_ROUTES } from "./mock-gemini.js";
 import { MockVideoStore, type MockVideos } from "./mock-videos.js";
 import { acceptedKey, flatHeaders, header, refuseKey, MOCK_UPSTREAM_API_KEY, sendError, sendJson, type Json, type Provider } from "./mock-wire.js";
-import { parseObject, plan, sendEvents, type Exchange, type MockReplyInput, type MockRoute, type MockRule } from "./mock-plan.js";
+import { mockVector, parseObject, plan, sendEvents, type Exchange, type MockReplyInput, type MockRoute, type MockRule } from "./mock-plan.js";
 
 export type { MockRule };
+export { mockVector };
 
 /**
  * Our stand-in for AI providers: a real HTTP server on 127.0.0.1 speaking the OpenAI
@@ -232,10 +233,33 @@ function fixedPath(path: string, provider: Provider, answer: (x: Exchange) => vo
 }
 
 /** The live-call routes, one list for every wire format; the first that matches answers. */
+/**
+ * Azure OpenAI's two surfaces: a deployment's (`/openai/deployments/{deployment}/…`, which wants
+ * `?api-version=`) and the OpenAI-style `/openai/v1/…`, both with an `api-key` header.
+ */
+const AZURE_PATH = /^\/azure\/openai\/(?:deployments\/([^/]+)|v1)\/(chat\/completions|embeddings)$/;
+const AZURE_ROUTE: MockRoute = {
+  match(method, path) {
+    const found = method === "POST" ? AZURE_PATH.exec(path) : null;
+    return found ? { model: found[1] === undefined ? "" : decodeURIComponent(found[1]) } : undefined;
+  },
+  credential: (req) => header(req.headers["api-key"]),
+  sendError: (res, status, message, headers) => sendError(res, "openai", status, message, headers),
+  refuse: (res) => sendError(res, "openai", 401, "Access denied due to invalid subscription key or wrong API endpoint."),
+  answer(x) {
+    const url = new URL(x.req.url ?? "", "http://mock");
+    const deployment = url.pathname.includes("/deployments/");
+    if (deployment && !url.searchParams.get("api-version")) return sendError(x.res, "openai", 404, "Resource not found");
+    if (url.pathname.endsWith("/embeddings")) openAiEmbeddings(x);
+    else openAiChat(x);
+  },
+};
+
 const ROUTES: MockRoute[] = [
   fixedPath("/openai/v1/chat/completions", "openai", openAiChat),
   fixedPath("/openai/v1/embeddings", "openai", openAiEmbeddings),
   fixedPath("/anthropic/v1/messages", "anthropic", anthropicMessages),
+  AZURE_ROUTE,
   ...BEDROCK_ROUTES,
   ...GEMINI_ROUTES,
 ];
@@ -369,22 +393,6 @@ function embeddingInputs(input: unknown): Array<string | number[]> {
   if (!Array.isArray(input)) return [];
   if (input.every((item) => typeof item === "number")) return [input as number[]];
   return input.filter((item): item is string | number[] => typeof item === "string" || Array.isArray(item));
-}
-
-/** Deterministic values in [-1, 1] from an FNV-1a hash of the input, through xorshift32. */
-export function mockVector(input: string | number[], dimensions: number): number[] {
-  const text = typeof input === "string" ? input : JSON.stringify(input);
-  let state = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) state = Math.imul(state ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  const vector: number[] = [];
-  for (let i = 0; i < dimensions; i++) {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    vector.push(Number(((state / 0xffffffff) * 2 - 1).toFixed(6)));
-  }
-  return vector;
 }
 
 // ---------------------------------------------------------------------------------------------

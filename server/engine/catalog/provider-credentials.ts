@@ -34,7 +34,7 @@ export function readProviderSettings(reader: ConfigReader, p: Entry, path: strin
     if (p[field] !== undefined && !kinds.includes(kind)) reader.fail(child(path, field), `applies only to providers of kind ${kinds.join(" or ")}`);
   }
   const settings: ProviderSettings = {};
-  if ((kind as string) === "azure") settings.apiVersion = reader.string(p.api_version, child(path, "api_version"), API_VERSION);
+  if (kind === "azure") settings.apiVersion = reader.string(p.api_version, child(path, "api_version"), API_VERSION);
   if (p.aws !== undefined) settings.aws = readAws(reader, p.aws, child(path, "aws"), env);
   if (p.google_service_account !== undefined) settings.googleServiceAccount = readServiceAccount(reader, p.google_service_account, child(path, "google_service_account"), env);
   return Object.keys(settings).length > 0 ? settings : undefined;
@@ -51,7 +51,7 @@ export function readKeys(reader: ConfigReader, p: Entry, path: string, env: Env,
   if (given.length > 1) reader.fail(child(path, "api_keys"), "cannot be given with api_key: use one or the other");
   if (signed) {
     if (given.length > 0) reader.fail(child(path, given[0]!), `cannot be given with ${settings?.aws ? "aws" : "google_service_account"}: the call is signed with those credentials`);
-    return [poolKey(settings?.aws?.secretAccessKey ?? "", 1, 0)];
+    return [poolKey(settings?.aws?.secretAccessKey ?? settings?.googleServiceAccount?.privateKey ?? "", 1, 0)];
   }
   if (p.api_keys === undefined) {
     const keyPath = child(path, "api_key");

@@ -53,15 +53,16 @@ export function createTargetResolver({ config, catalog, secrets, log, keyPools }
     const provider = catalog.providers.get(endpoint.providerSlug);
     if (!provider) throw new UpstreamError("connect", `provider ${endpoint.providerSlug} is not configured`);
     const own = await workspaceKey(context, provider.slug);
-    const target = (apiKey: string): UpstreamTarget => ({
+    const target = (apiKey: string, settings = provider.settings): UpstreamTarget => ({
       kind: provider.kind,
       baseUrl: provider.baseUrl,
       apiKey,
       upstreamModelId: endpoint.upstreamModelId,
       timeoutMs: provider.timeoutMs,
-      ...(provider.settings ? { settings: provider.settings } : {}),
+      ...(settings ? { settings } : {}),
     });
-    if (own !== undefined) return { target: target(own), isByok: true };
+    // The workspace's own key replaces the gateway's credentials (AWS, a service account) too.
+    if (own !== undefined) return { target: target(own, provider.settings?.apiVersion ? { apiVersion: provider.settings.apiVersion } : undefined), isByok: true };
     const pool = choice ? keyPools.pool(provider.slug) : undefined;
     if (!pool || !choice) return { target: target(provider.keys[0]!.secret), isByok: false };
     const key = pool.choose(choice.affinity(), choice.triedKeys, Date.now());

@@ -4,8 +4,9 @@ import type { ProviderKind } from "./registry.js";
 /**
  * Providers a workspace can bring its own key for. `kind` is the provider registry's kind, the
  * wire format the gateway speaks to them: the OpenAI chat completions API (which the
- * OpenAI-compatible hosts below also serve) or the Anthropic messages API. None derives its URL
- * from the credential, so a private endpoint of any of them needs a base_url.
+ * OpenAI-compatible hosts below also serve, and Azure under its own paths), the Anthropic messages
+ * API, Gemini's, or Bedrock's Converse (with a Bedrock API key). None derives its URL from the
+ * credential, so a private endpoint of any of them needs a base_url.
  */
 export interface ByokProvider {
   slug: string;
@@ -16,6 +17,9 @@ export interface ByokProvider {
 export const BYOK_PROVIDERS: readonly ByokProvider[] = [
   { slug: "openai", name: "OpenAI", kind: "openai" },
   { slug: "anthropic", name: "Anthropic", kind: "anthropic" },
+  { slug: "azure", name: "Azure OpenAI", kind: "azure" },
+  { slug: "google-ai-studio", name: "Google AI Studio", kind: "google" },
+  { slug: "amazon-bedrock", name: "Amazon Bedrock", kind: "bedrock" },
   { slug: "together", name: "Together", kind: "openai" },
   { slug: "fireworks", name: "Fireworks", kind: "openai" },
   { slug: "deepinfra", name: "DeepInfra", kind: "openai" },

@@ -1,4 +1,5 @@
 import { anthropicProvider } from "./anthropic/provider.js";
+import { azureProvider } from "./azure/provider.js";
 import { bedrockProvider } from "./bedrock/provider.js";
 import { googleProvider } from "./google/provider.js";
 import { openAiProvider } from "./openai/provider.js";
@@ -11,6 +12,7 @@ import { UpstreamError, type Provider } from "./provider.js";
 const PROVIDERS = {
   openai: openAiProvider,
   anthropic: anthropicProvider,
+  azure: azureProvider,
   bedrock: bedrockProvider,
   google: googleProvider,
 } satisfies Record<string, Provider>;

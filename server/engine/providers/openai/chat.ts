@@ -6,51 +6,65 @@ import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../provi
 import { statusForErrorObject, providerErrorMessage } from "../upstream-error-body.js";
 import { expectEventStream, parseEventData, postUpstream, readJsonObject, upstreamEvents, type UpstreamResponse } from "../upstream-http.js";
 
-/**
- * OpenAI-compatible providers (OpenAI, and the many that copy its API). The pipeline already
- * speaks this format, so requests pass through with only `model` and the streaming options set;
- * tools, logprobs, response_format and the rest reach the provider untouched.
- */
-export const openAiChat: ChatApi = {
-  async chat(target, request, signal) {
-    const { stream: _stream, stream_options: _options, ...rest } = request;
-    const response = await postUpstream(target, "/chat/completions", headersFor(target, "application/json"), { ...rest, model: target.upstreamModelId }, signal);
-    const body = await readJsonObject(response);
-    if (isObject(body.error)) throw inBodyError(body, target.apiKey);
-    if (!Array.isArray(body.choices)) throw new UpstreamError("protocol", "the upstream answer has no choices array");
-    return { body, usage: usageFromOpenAi(body.usage) };
-  },
+/** Where an OpenAI-compatible API takes an operation, and how it is authenticated. */
+export interface OpenAiRoute {
+  /** The path under the base URL (query included) of `operation`. */
+  path(target: UpstreamTarget, operation: "chat/completions" | "embeddings"): string;
+  headers(target: UpstreamTarget, accept: string): Record<string, string>;
+}
 
-  async chatStream(target, request, signal) {
-    const streamOptions = isObject(request.stream_options) ? request.stream_options : {};
-    const payload: JsonObject = {
-      ...request,
-      model: target.upstreamModelId,
-      stream: true,
-      // Without it OpenAI sends no usage in streams, and the call could not be accounted for.
-      stream_options: { ...streamOptions, include_usage: true },
-    };
-    const response = await postUpstream(target, "/chat/completions", headersFor(target, "text/event-stream"), payload, signal);
-    await expectEventStream(response, target.apiKey);
-    let usage: UpstreamUsage | undefined;
-    return {
-      chunks: openAiChunks(response, target.apiKey, (value) => (usage = value)),
-      usage: () => usage,
-    };
-  },
-
-  async embeddings(target, request, signal) {
-    const payload: JsonObject = { ...request, model: target.upstreamModelId, input: request.input ?? null, encoding_format: "float" };
-    const response = await postUpstream(target, "/embeddings", headersFor(target, "application/json"), payload, signal);
-    const body = await readJsonObject(response);
-    if (isObject(body.error)) throw inBodyError(body, target.apiKey);
-    return { vectors: vectorsOf(body), promptTokens: usageFromOpenAi(body.usage)?.promptTokens ?? 0, body };
-  },
+/** OpenAI's own: `/chat/completions` under the base URL, a bearer key. */
+export const OPENAI_ROUTE: OpenAiRoute = {
+  path: (_target, operation) => `/${operation}`,
+  headers: (target, accept) => ({ authorization: `Bearer ${target.apiKey}`, accept }),
 };
 
-function headersFor(target: UpstreamTarget, accept: string): Record<string, string> {
-  return { authorization: `Bearer ${target.apiKey}`, accept };
+/**
+ * OpenAI-compatible providers (OpenAI, and the many that copy its API, Azure's included with its
+ * own paths and header). The pipeline already speaks this format, so requests pass through with
+ * only `model` and the streaming options set; tools, logprobs, response_format and the rest reach
+ * the provider untouched.
+ */
+export function openAiCompatibleChat(route: OpenAiRoute): ChatApi {
+  return {
+    async chat(target, request, signal) {
+      const { stream: _stream, stream_options: _options, ...rest } = request;
+      const response = await postUpstream(target, route.path(target, "chat/completions"), route.headers(target, "application/json"), { ...rest, model: target.upstreamModelId }, signal);
+      const body = await readJsonObject(response);
+      if (isObject(body.error)) throw inBodyError(body, target.apiKey);
+      if (!Array.isArray(body.choices)) throw new UpstreamError("protocol", "the upstream answer has no choices array");
+      return { body, usage: usageFromOpenAi(body.usage) };
+    },
+
+    async chatStream(target, request, signal) {
+      const streamOptions = isObject(request.stream_options) ? request.stream_options : {};
+      const payload: JsonObject = {
+        ...request,
+        model: target.upstreamModelId,
+        stream: true,
+        // Without it OpenAI sends no usage in streams, and the call could not be accounted for.
+        stream_options: { ...streamOptions, include_usage: true },
+      };
+      const response = await postUpstream(target, route.path(target, "chat/completions"), route.headers(target, "text/event-stream"), payload, signal);
+      await expectEventStream(response, target.apiKey);
+      let usage: UpstreamUsage | undefined;
+      return {
+        chunks: openAiChunks(response, target.apiKey, (value) => (usage = value)),
+        usage: () => usage,
+      };
+    },
+
+    async embeddings(target, request, signal) {
+      const payload: JsonObject = { ...request, model: target.upstreamModelId, input: request.input ?? null, encoding_format: "float" };
+      const response = await postUpstream(target, route.path(target, "embeddings"), route.headers(target, "application/json"), payload, signal);
+      const body = await readJsonObject(response);
+      if (isObject(body.error)) throw inBodyError(body, target.apiKey);
+      return { vectors: vectorsOf(body), promptTokens: usageFromOpenAi(body.usage)?.promptTokens ?? 0, body };
+    },
+  };
 }
+
+export const openAiChat: ChatApi = openAiCompatibleChat(OPENAI_ROUTE);
 
 /**
  * Chunks as the provider sends them. The stream is complete at `data: [DONE]`, or at its end

@@ -24,6 +24,7 @@ import * as vaultAllowHttp from "./0021-vault-allow-http.js";
 import * as ledgerCacheWrites from "./0022-ledger-cache-writes.js";
 import * as privateEndpointCachePrices from "./0023-private-endpoint-cache-prices.js";
 import * as ledgerContentFlagged from "./0024-ledger-content-flagged.js";
+import * as providerKindsFromRegistry from "./0025-provider-kinds-from-registry.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
@@ -51,4 +52,5 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0022-ledger-cache-writes", ...ledgerCacheWrites },
   { name: "0023-private-endpoint-cache-prices", ...privateEndpointCachePrices },
   { name: "0024-ledger-content-flagged", ...ledgerContentFlagged },
+  { name: "0025-provider-kinds-from-registry", ...providerKindsFromRegistry },
 ];
