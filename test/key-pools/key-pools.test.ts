@@ -35,10 +35,12 @@ test.before(async (ctx) => {
     providers: [
       { slug: "pooled", kind: "openai", base_url: ctx.upstream.openaiBaseUrl, api_keys: [{ key: KEY_A, weight: 3 }, { key: KEY_B }], timeout_ms: 2000 },
       { slug: "revoking", kind: "openai", base_url: ctx.upstream.openaiBaseUrl, api_keys: [KEY_C, REVOKED], timeout_ms: 2000 },
+      { slug: "resting", kind: "anthropic", base_url: ctx.upstream.anthropicBaseUrl, api_keys: [KEY_A, KEY_B], timeout_ms: 2000 },
     ],
     models: [
       { id: "pool/chat", name: "Pooled chat", context_length: 8000, endpoints: [{ provider: "pooled", upstream_model_id: "pooled-model", pricing }] },
       { id: "pool/revoking", name: "Revoking chat", context_length: 8000, endpoints: [{ provider: "revoking", upstream_model_id: "revoking-model", pricing }] },
+      { id: "pool/resting", name: "Resting chat", context_length: 8000, endpoints: [{ provider: "resting", upstream_model_id: "resting-model", pricing }] },
     ],
   });
   ctx.logs = captureLogs("info");
@@ -140,6 +142,44 @@ test("a refused key is dropped at its first 401 and never tried again; the calls
   const metrics = await (await fetch(`${gw.url}/metrics`)).text();
   assert.match(metrics, /gateway_provider_key_state\{provider="revoking",key="key-2"\} 2/);
   assert.match(metrics, /gateway_provider_key_failures_total\{provider="revoking",key="key-2",verdict="refused"\} 1/);
+});
+
+test("GET /providers lists each provider's kind and its pool's keys by position and state, never a key", async ({ gw, upstream }) => {
+  // The revoking pool's second key is refused at its first use (whichever test used it first);
+  // one key of the resting pool (only this test uses it) is rate limited.
+  for (let i = 0; i < 10; i++) await chat(gw.url, gw.key, "pool/revoking", `listing ${i}`);
+  upstream.rule({ model: "resting-model", status: 429, retryAfter: 120, times: 1 });
+  assert.is((await chat(gw.url, gw.key, "pool/resting", "rate limited")).status, 200);
+  const res = await call(gw.url, "GET", "/api/v1/providers", { key: gw.key });
+  assert.is(res.status, 200, res.text);
+  const providers = at(res.body, "data") as Array<{ slug: string; svc_kind: string; svc_keys: Array<{ label: string; weight: number; state: string; cooling_until: string | null }> }>;
+  assert.equal(
+    providers.map((p) => [p.slug, p.svc_kind]),
+    [
+      ["pooled", "openai"],
+      ["revoking", "openai"],
+      ["resting", "anthropic"],
+    ],
+  );
+  assert.equal(
+    providers[1]!.svc_keys.map((k) => [k.label, k.state, k.cooling_until]),
+    [
+      ["key-1", "healthy", null],
+      ["key-2", "refused", null],
+    ],
+  );
+  assert.equal(
+    providers[0]!.svc_keys.map((k) => [k.label, k.weight]),
+    [
+      ["key-1", 3],
+      ["key-2", 1],
+    ],
+  );
+  const cooling = providers[2]!.svc_keys.filter((k) => k.state === "cooling");
+  assert.is(cooling.length, 1);
+  assert.ok(Date.parse(cooling[0]!.cooling_until ?? "") > Date.now() + 60_000);
+  assert.not.ok(res.text.includes(KEY_A) || res.text.includes(REVOKED));
+  assert.is((await call(gw.url, "GET", "/api/v1/providers", {})).status, 401, "a key is needed");
 });
 
 test("instances share a cooldown: a 429 seen by one spares the other", async (ctx) => {

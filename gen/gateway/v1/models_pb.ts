@@ -4,18 +4,143 @@
 
 // Model catalog: public list, per-user list and the endpoints serving a model.
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_gateway_v1_options } from "./options_pb.js";
 import { file_google_api_annotations } from "../../google/api/annotations_pb.js";
-import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file gateway/v1/models.proto.
  */
 export const file_gateway_v1_models: GenFile = /*@__PURE__*/
-  fileDesc("ChdnYXRld2F5L3YxL21vZGVscy5wcm90bxIKZ2F0ZXdheS52MSKhAQoRTW9kZWxBcmNoaXRlY3R1cmUSGAoQaW5wdXRfbW9kYWxpdGllcxgBIAMoCRIZChFvdXRwdXRfbW9kYWxpdGllcxgCIAMoCRIQCghtb2RhbGl0eRgDIAEoCRIRCgl0b2tlbml6ZXIYBCABKAkSIAoNaW5zdHJ1Y3RfdHlwZRgFIAEoCUIEmPQYAUgAiAEBQhAKDl9pbnN0cnVjdF90eXBlIrwBCgxNb2RlbFByaWNpbmcSDgoGcHJvbXB0GAEgASgJEhIKCmNvbXBsZXRpb24YAiABKAkSDQoFaW1hZ2UYAyABKAkSDwoHcmVxdWVzdBgEIAEoCRIdChBpbnB1dF9jYWNoZV9yZWFkGAUgASgJSACIAQESHgoRaW5wdXRfY2FjaGVfd3JpdGUYBiABKAlIAYgBAUITChFfaW5wdXRfY2FjaGVfcmVhZEIUChJfaW5wdXRfY2FjaGVfd3JpdGUiogEKEE1vZGVsVG9wUHJvdmlkZXISIQoOY29udGV4dF9sZW5ndGgYASABKAVCBJj0GAFIAIgBARIoChVtYXhfY29tcGxldGlvbl90b2tlbnMYAiABKAVCBJj0GAFIAYgBARIUCgxpc19tb2RlcmF0ZWQYAyABKAhCEQoPX2NvbnRleHRfbGVuZ3RoQhgKFl9tYXhfY29tcGxldGlvbl90b2tlbnMiHQoKTW9kZWxMaW5rcxIPCgdkZXRhaWxzGAEgASgJItgECgVNb2RlbBIKCgJpZBgBIAEoCRIWCg5jYW5vbmljYWxfc2x1ZxgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEg8KB2NyZWF0ZWQYBSABKAMSFgoOY29udGV4dF9sZW5ndGgYBiABKAUSMwoMYXJjaGl0ZWN0dXJlGAcgASgLMh0uZ2F0ZXdheS52MS5Nb2RlbEFyY2hpdGVjdHVyZRIpCgdwcmljaW5nGAggASgLMhguZ2F0ZXdheS52MS5Nb2RlbFByaWNpbmcSMgoMdG9wX3Byb3ZpZGVyGAkgASgLMhwuZ2F0ZXdheS52MS5Nb2RlbFRvcFByb3ZpZGVyEhwKFHN1cHBvcnRlZF9wYXJhbWV0ZXJzGAogAygJEh4KEHN1cHBvcnRlZF92b2ljZXMYCyADKAlCBJj0GAESOQoSZGVmYXVsdF9wYXJhbWV0ZXJzGAwgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIEmPQYARI5ChJwZXJfcmVxdWVzdF9saW1pdHMYDSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgSY9BgBEiIKD2V4cGlyYXRpb25fZGF0ZRgOIAEoCUIEmPQYAUgAiAEBEiMKEGtub3dsZWRnZV9jdXRvZmYYDyABKAlCBJj0GAFIAYgBARIlCgVsaW5rcxgQIAEoCzIWLmdhdGV3YXkudjEuTW9kZWxMaW5rc0ISChBfZXhwaXJhdGlvbl9kYXRlQhMKEV9rbm93bGVkZ2VfY3V0b2ZmIjIKDk1vZGVsTGlzdExpbmtzEhcKBG5leHQYASABKAlCBJj0GAFIAIgBAUIHCgVfbmV4dCLKAwoRTGlzdE1vZGVsc1JlcXVlc3QSIgoGb2Zmc2V0GAEgASgFQg2S9BgJOQAAAAAAAAAASACIAQESKgoFbGltaXQYAiABKAVCFpL0GBI5AAAAAAAA8D9BAAAAAABAj0BIAYgBARK5AgoRb3V0cHV0X21vZGFsaXRpZXMYAyABKAlCmAKS9BiTAiKgAV4odGV4dHxpbWFnZXxlbWJlZGRpbmdzfGF1ZGlvfHZpZGVvfHJlcmFua3xkZWNpc2lvbnN8c3BlZWNofHRyYW5zY3JpcHRpb258YWxsKSgsKHRleHR8aW1hZ2V8ZW1iZWRkaW5nc3xhdWRpb3x2aWRlb3xyZXJhbmt8ZGVjaXNpb25zfHNwZWVjaHx0cmFuc2NyaXB0aW9ufGFsbCkpKiQqbmNvbW1hLXNlcGFyYXRlZCBsaXN0IG9mIHRleHQsIGltYWdlLCBlbWJlZGRpbmdzLCBhdWRpbywgdmlkZW8sIHJlcmFuaywgZGVjaXNpb25zLCBzcGVlY2gsIHRyYW5zY3JpcHRpb24gb3IgYWxsSAKIAQFCCQoHX29mZnNldEIICgZfbGltaXRCFAoSX291dHB1dF9tb2RhbGl0aWVzIs4DChVMaXN0VXNlck1vZGVsc1JlcXVlc3QSIgoGb2Zmc2V0GAEgASgFQg2S9BgJOQAAAAAAAAAASACIAQESKgoFbGltaXQYAiABKAVCFpL0GBI5AAAAAAAA8D9BAAAAAABAj0BIAYgBARK5AgoRb3V0cHV0X21vZGFsaXRpZXMYAyABKAlCmAKS9BiTAiKgAV4odGV4dHxpbWFnZXxlbWJlZGRpbmdzfGF1ZGlvfHZpZGVvfHJlcmFua3xkZWNpc2lvbnN8c3BlZWNofHRyYW5zY3JpcHRpb258YWxsKSgsKHRleHR8aW1hZ2V8ZW1iZWRkaW5nc3xhdWRpb3x2aWRlb3xyZXJhbmt8ZGVjaXNpb25zfHNwZWVjaHx0cmFuc2NyaXB0aW9ufGFsbCkpKiQqbmNvbW1hLXNlcGFyYXRlZCBsaXN0IG9mIHRleHQsIGltYWdlLCBlbWJlZGRpbmdzLCBhdWRpbywgdmlkZW8sIHJlcmFuaywgZGVjaXNpb25zLCBzcGVlY2gsIHRyYW5zY3JpcHRpb24gb3IgYWxsSAKIAQFCCQoHX29mZnNldEIICgZfbGltaXRCFAoSX291dHB1dF9tb2RhbGl0aWVzInUKEkxpc3RNb2RlbHNSZXNwb25zZRIfCgRkYXRhGAEgAygLMhEuZ2F0ZXdheS52MS5Nb2RlbBIpCgVsaW5rcxgCIAEoCzIaLmdhdGV3YXkudjEuTW9kZWxMaXN0TGlua3MSEwoLdG90YWxfY291bnQYAyABKAUiTQoZTGlzdE1vZGVsRW5kcG9pbnRzUmVxdWVzdBIYCgZhdXRob3IYASABKAlCCJL0GAQIARABEhYKBHNsdWcYAiABKAlCCJL0GAQIARABIlYKD0dldE1vZGVsUmVxdWVzdBIXCgZhdXRob3IYASABKAlCB5L0GAMYgAISFQoEc2x1ZxgCIAEoCUIHkvQYAxiAAhITCgJpZBgDIAEoCUIHkvQYAxiBBCKBAQoaTGlzdEVtYmVkZGluZ01vZGVsc1JlcXVlc3QSIgoGb2Zmc2V0GAEgASgFQg2S9BgJOQAAAAAAAAAASACIAQESKgoFbGltaXQYAiABKAVCFpL0GBI5AAAAAAAA8D9BAAAAAABAj0BIAYgBAUIJCgdfb2Zmc2V0QggKBl9saW1pdCJFCg9QZXJjZW50aWxlU3RhdHMSCwoDcDUwGAEgASgBEgsKA3A3NRgCIAEoARILCgNwOTAYAyABKAESCwoDcDk5GAQgASgBIs4FCg1Nb2RlbEVuZHBvaW50EgwKBG5hbWUYASABKAkSEAoIbW9kZWxfaWQYAiABKAkSEgoKbW9kZWxfbmFtZRgDIAEoCRIVCg1wcm92aWRlcl9uYW1lGAQgASgJEgsKA3RhZxgFIAEoCRIWCg5jb250ZXh0X2xlbmd0aBgGIAEoBRIoChVtYXhfY29tcGxldGlvbl90b2tlbnMYByABKAVCBJj0GAFIAIgBARIkChFtYXhfcHJvbXB0X3Rva2VucxgIIAEoBUIEmPQYAUgBiAEBEh8KDHF1YW50aXphdGlvbhgJIAEoCUIEmPQYAUgCiAEBEg4KBnN0YXR1cxgKIAEoBRIpCgdwcmljaW5nGAsgASgLMhguZ2F0ZXdheS52MS5Nb2RlbFByaWNpbmcSHAoUc3VwcG9ydGVkX3BhcmFtZXRlcnMYDCADKAkSIQoZc3VwcG9ydHNfaW1wbGljaXRfY2FjaGluZxgNIAEoCBI7ChBsYXRlbmN5X2xhc3RfMzBtGA4gASgLMhsuZ2F0ZXdheS52MS5QZXJjZW50aWxlU3RhdHNCBJj0GAESPgoTdGhyb3VnaHB1dF9sYXN0XzMwbRgPIAEoCzIbLmdhdGV3YXkudjEuUGVyY2VudGlsZVN0YXRzQgSY9BgBEiEKDnVwdGltZV9sYXN0XzVtGBAgASgBQgSY9BgBSAOIAQESIgoPdXB0aW1lX2xhc3RfMzBtGBEgASgBQgSY9BgBSASIAQESIQoOdXB0aW1lX2xhc3RfMWQYEiABKAFCBJj0GAFIBYgBAUIYChZfbWF4X2NvbXBsZXRpb25fdG9rZW5zQhQKEl9tYXhfcHJvbXB0X3Rva2Vuc0IPCg1fcXVhbnRpemF0aW9uQhEKD191cHRpbWVfbGFzdF81bUISChBfdXB0aW1lX2xhc3RfMzBtQhEKD191cHRpbWVfbGFzdF8xZCK3AQoSTW9kZWxXaXRoRW5kcG9pbnRzEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDwoHY3JlYXRlZBgDIAEoAxITCgtkZXNjcmlwdGlvbhgEIAEoCRIzCgxhcmNoaXRlY3R1cmUYBSABKAsyHS5nYXRld2F5LnYxLk1vZGVsQXJjaGl0ZWN0dXJlEiwKCWVuZHBvaW50cxgGIAMoCzIZLmdhdGV3YXkudjEuTW9kZWxFbmRwb2ludCJKChpMaXN0TW9kZWxFbmRwb2ludHNSZXNwb25zZRIsCgRkYXRhGAEgASgLMh4uZ2F0ZXdheS52MS5Nb2RlbFdpdGhFbmRwb2ludHMymQUKDU1vZGVsc1NlcnZpY2USawoKTGlzdE1vZGVscxIdLmdhdGV3YXkudjEuTGlzdE1vZGVsc1JlcXVlc3QaHi5nYXRld2F5LnYxLkxpc3RNb2RlbHNSZXNwb25zZSIeyPMYA4D0GAGC0+STAhASDi9hcGkvdjEvbW9kZWxzEnAKDkxpc3RVc2VyTW9kZWxzEiEuZ2F0ZXdheS52MS5MaXN0VXNlck1vZGVsc1JlcXVlc3QaHi5nYXRld2F5LnYxLkxpc3RNb2RlbHNSZXNwb25zZSIbgtPkkwIVEhMvYXBpL3YxL21vZGVscy91c2VyEoEBCghHZXRNb2RlbBIbLmdhdGV3YXkudjEuR2V0TW9kZWxSZXF1ZXN0GhEuZ2F0ZXdheS52MS5Nb2RlbCJFyPMYA4D0GAGC0+STAjdaFRITL2FwaS92MS9tb2RlbHMve2lkfRIeL2FwaS92MS9tb2RlbHMve2F1dGhvcn0ve3NsdWd9EogBChNMaXN0RW1iZWRkaW5nTW9kZWxzEiYuZ2F0ZXdheS52MS5MaXN0RW1iZWRkaW5nTW9kZWxzUmVxdWVzdBoeLmdhdGV3YXkudjEuTGlzdE1vZGVsc1Jlc3BvbnNlIinI8xgDgPQYAYLT5JMCGxIZL2FwaS92MS9lbWJlZGRpbmdzL21vZGVscxKZAQoSTGlzdE1vZGVsRW5kcG9pbnRzEiUuZ2F0ZXdheS52MS5MaXN0TW9kZWxFbmRwb2ludHNSZXF1ZXN0GiYuZ2F0ZXdheS52MS5MaXN0TW9kZWxFbmRwb2ludHNSZXNwb25zZSI0yPMYA4LT5JMCKhIoL2FwaS92MS9tb2RlbHMve2F1dGhvcn0ve3NsdWd9L2VuZHBvaW50c2IGcHJvdG8z", [file_gateway_v1_options, file_google_api_annotations, file_google_protobuf_struct]);
+  fileDesc("ChdnYXRld2F5L3YxL21vZGVscy5wcm90bxIKZ2F0ZXdheS52MSIWChRMaXN0UHJvdmlkZXJzUmVxdWVzdCI7ChVMaXN0UHJvdmlkZXJzUmVzcG9uc2USIgoEZGF0YRgBIAMoCzIULmdhdGV3YXkudjEuUHJvdmlkZXIimwIKCFByb3ZpZGVyEgwKBG5hbWUYASABKAkSDAoEc2x1ZxgCIAEoCRIlChJwcml2YWN5X3BvbGljeV91cmwYAyABKAlCBJj0GAFIAIgBARInChR0ZXJtc19vZl9zZXJ2aWNlX3VybBgEIAEoCUIEmPQYAUgBiAEBEiIKD3N0YXR1c19wYWdlX3VybBgFIAEoCUIEmPQYAUgCiAEBEhAKCHN2Y19raW5kGAYgASgJEikKCHN2Y19rZXlzGAcgAygLMhcuZ2F0ZXdheS52MS5Qcm92aWRlcktleUIVChNfcHJpdmFjeV9wb2xpY3lfdXJsQhcKFV90ZXJtc19vZl9zZXJ2aWNlX3VybEISChBfc3RhdHVzX3BhZ2VfdXJsIpIBCgtQcm92aWRlcktleRINCgVsYWJlbBgBIAEoCRIOCgZ3ZWlnaHQYAiABKAUSKwoFc3RhdGUYAyABKA4yHC5nYXRld2F5LnYxLlByb3ZpZGVyS2V5U3RhdGUSNwoNY29vbGluZ191bnRpbBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBJj0GAEioQEKEU1vZGVsQXJjaGl0ZWN0dXJlEhgKEGlucHV0X21vZGFsaXRpZXMYASADKAkSGQoRb3V0cHV0X21vZGFsaXRpZXMYAiADKAkSEAoIbW9kYWxpdHkYAyABKAkSEQoJdG9rZW5pemVyGAQgASgJEiAKDWluc3RydWN0X3R5cGUYBSABKAlCBJj0GAFIAIgBAUIQCg5faW5zdHJ1Y3RfdHlwZSK8AQoMTW9kZWxQcmljaW5nEg4KBnByb21wdBgBIAEoCRISCgpjb21wbGV0aW9uGAIgASgJEg0KBWltYWdlGAMgASgJEg8KB3JlcXVlc3QYBCABKAkSHQoQaW5wdXRfY2FjaGVfcmVhZBgFIAEoCUgAiAEBEh4KEWlucHV0X2NhY2hlX3dyaXRlGAYgASgJSAGIAQFCEwoRX2lucHV0X2NhY2hlX3JlYWRCFAoSX2lucHV0X2NhY2hlX3dyaXRlIqIBChBNb2RlbFRvcFByb3ZpZGVyEiEKDmNvbnRleHRfbGVuZ3RoGAEgASgFQgSY9BgBSACIAQESKAoVbWF4X2NvbXBsZXRpb25fdG9rZW5zGAIgASgFQgSY9BgBSAGIAQESFAoMaXNfbW9kZXJhdGVkGAMgASgIQhEKD19jb250ZXh0X2xlbmd0aEIYChZfbWF4X2NvbXBsZXRpb25fdG9rZW5zIh0KCk1vZGVsTGlua3MSDwoHZGV0YWlscxgBIAEoCSLYBAoFTW9kZWwSCgoCaWQYASABKAkSFgoOY2Fub25pY2FsX3NsdWcYAiABKAkSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIPCgdjcmVhdGVkGAUgASgDEhYKDmNvbnRleHRfbGVuZ3RoGAYgASgFEjMKDGFyY2hpdGVjdHVyZRgHIAEoCzIdLmdhdGV3YXkudjEuTW9kZWxBcmNoaXRlY3R1cmUSKQoHcHJpY2luZxgIIAEoCzIYLmdhdGV3YXkudjEuTW9kZWxQcmljaW5nEjIKDHRvcF9wcm92aWRlchgJIAEoCzIcLmdhdGV3YXkudjEuTW9kZWxUb3BQcm92aWRlchIcChRzdXBwb3J0ZWRfcGFyYW1ldGVycxgKIAMoCRIeChBzdXBwb3J0ZWRfdm9pY2VzGAsgAygJQgSY9BgBEjkKEmRlZmF1bHRfcGFyYW1ldGVycxgMIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBJj0GAESOQoScGVyX3JlcXVlc3RfbGltaXRzGA0gASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIEmPQYARIiCg9leHBpcmF0aW9uX2RhdGUYDiABKAlCBJj0GAFIAIgBARIjChBrbm93bGVkZ2VfY3V0b2ZmGA8gASgJQgSY9BgBSAGIAQESJQoFbGlua3MYECABKAsyFi5nYXRld2F5LnYxLk1vZGVsTGlua3NCEgoQX2V4cGlyYXRpb25fZGF0ZUITChFfa25vd2xlZGdlX2N1dG9mZiIyCg5Nb2RlbExpc3RMaW5rcxIXCgRuZXh0GAEgASgJQgSY9BgBSACIAQFCBwoFX25leHQiygMKEUxpc3RNb2RlbHNSZXF1ZXN0EiIKBm9mZnNldBgBIAEoBUINkvQYCTkAAAAAAAAAAEgAiAEBEioKBWxpbWl0GAIgASgFQhaS9BgSOQAAAAAAAPA/QQAAAAAAQI9ASAGIAQESuQIKEW91dHB1dF9tb2RhbGl0aWVzGAMgASgJQpgCkvQYkwIioAFeKHRleHR8aW1hZ2V8ZW1iZWRkaW5nc3xhdWRpb3x2aWRlb3xyZXJhbmt8ZGVjaXNpb25zfHNwZWVjaHx0cmFuc2NyaXB0aW9ufGFsbCkoLCh0ZXh0fGltYWdlfGVtYmVkZGluZ3N8YXVkaW98dmlkZW98cmVyYW5rfGRlY2lzaW9uc3xzcGVlY2h8dHJhbnNjcmlwdGlvbnxhbGwpKSokKm5jb21tYS1zZXBhcmF0ZWQgbGlzdCBvZiB0ZXh0LCBpbWFnZSwgZW1iZWRkaW5ncywgYXVkaW8sIHZpZGVvLCByZXJhbmssIGRlY2lzaW9ucywgc3BlZWNoLCB0cmFuc2NyaXB0aW9uIG9yIGFsbEgCiAEBQgkKB19vZmZzZXRCCAoGX2xpbWl0QhQKEl9vdXRwdXRfbW9kYWxpdGllcyLOAwoVTGlzdFVzZXJNb2RlbHNSZXF1ZXN0EiIKBm9mZnNldBgBIAEoBUINkvQYCTkAAAAAAAAAAEgAiAEBEioKBWxpbWl0GAIgASgFQhaS9BgSOQAAAAAAAPA/QQAAAAAAQI9ASAGIAQESuQIKEW91dHB1dF9tb2RhbGl0aWVzGAMgASgJQpgCkvQYkwIioAFeKHRleHR8aW1hZ2V8ZW1iZWRkaW5nc3xhdWRpb3x2aWRlb3xyZXJhbmt8ZGVjaXNpb25zfHNwZWVjaHx0cmFuc2NyaXB0aW9ufGFsbCkoLCh0ZXh0fGltYWdlfGVtYmVkZGluZ3N8YXVkaW98dmlkZW98cmVyYW5rfGRlY2lzaW9uc3xzcGVlY2h8dHJhbnNjcmlwdGlvbnxhbGwpKSokKm5jb21tYS1zZXBhcmF0ZWQgbGlzdCBvZiB0ZXh0LCBpbWFnZSwgZW1iZWRkaW5ncywgYXVkaW8sIHZpZGVvLCByZXJhbmssIGRlY2lzaW9ucywgc3BlZWNoLCB0cmFuc2NyaXB0aW9uIG9yIGFsbEgCiAEBQgkKB19vZmZzZXRCCAoGX2xpbWl0QhQKEl9vdXRwdXRfbW9kYWxpdGllcyJ1ChJMaXN0TW9kZWxzUmVzcG9uc2USHwoEZGF0YRgBIAMoCzIRLmdhdGV3YXkudjEuTW9kZWwSKQoFbGlua3MYAiABKAsyGi5nYXRld2F5LnYxLk1vZGVsTGlzdExpbmtzEhMKC3RvdGFsX2NvdW50GAMgASgFIk0KGUxpc3RNb2RlbEVuZHBvaW50c1JlcXVlc3QSGAoGYXV0aG9yGAEgASgJQgiS9BgECAEQARIWCgRzbHVnGAIgASgJQgiS9BgECAEQASJWCg9HZXRNb2RlbFJlcXVlc3QSFwoGYXV0aG9yGAEgASgJQgeS9BgDGIACEhUKBHNsdWcYAiABKAlCB5L0GAMYgAISEwoCaWQYAyABKAlCB5L0GAMYgQQigQEKGkxpc3RFbWJlZGRpbmdNb2RlbHNSZXF1ZXN0EiIKBm9mZnNldBgBIAEoBUINkvQYCTkAAAAAAAAAAEgAiAEBEioKBWxpbWl0GAIgASgFQhaS9BgSOQAAAAAAAPA/QQAAAAAAQI9ASAGIAQFCCQoHX29mZnNldEIICgZfbGltaXQiRQoPUGVyY2VudGlsZVN0YXRzEgsKA3A1MBgBIAEoARILCgNwNzUYAiABKAESCwoDcDkwGAMgASgBEgsKA3A5ORgEIAEoASLOBQoNTW9kZWxFbmRwb2ludBIMCgRuYW1lGAEgASgJEhAKCG1vZGVsX2lkGAIgASgJEhIKCm1vZGVsX25hbWUYAyABKAkSFQoNcHJvdmlkZXJfbmFtZRgEIAEoCRILCgN0YWcYBSABKAkSFgoOY29udGV4dF9sZW5ndGgYBiABKAUSKAoVbWF4X2NvbXBsZXRpb25fdG9rZW5zGAcgASgFQgSY9BgBSACIAQESJAoRbWF4X3Byb21wdF90b2tlbnMYCCABKAVCBJj0GAFIAYgBARIfCgxxdWFudGl6YXRpb24YCSABKAlCBJj0GAFIAogBARIOCgZzdGF0dXMYCiABKAUSKQoHcHJpY2luZxgLIAEoCzIYLmdhdGV3YXkudjEuTW9kZWxQcmljaW5nEhwKFHN1cHBvcnRlZF9wYXJhbWV0ZXJzGAwgAygJEiEKGXN1cHBvcnRzX2ltcGxpY2l0X2NhY2hpbmcYDSABKAgSOwoQbGF0ZW5jeV9sYXN0XzMwbRgOIAEoCzIbLmdhdGV3YXkudjEuUGVyY2VudGlsZVN0YXRzQgSY9BgBEj4KE3Rocm91Z2hwdXRfbGFzdF8zMG0YDyABKAsyGy5nYXRld2F5LnYxLlBlcmNlbnRpbGVTdGF0c0IEmPQYARIhCg51cHRpbWVfbGFzdF81bRgQIAEoAUIEmPQYAUgDiAEBEiIKD3VwdGltZV9sYXN0XzMwbRgRIAEoAUIEmPQYAUgEiAEBEiEKDnVwdGltZV9sYXN0XzFkGBIgASgBQgSY9BgBSAWIAQFCGAoWX21heF9jb21wbGV0aW9uX3Rva2Vuc0IUChJfbWF4X3Byb21wdF90b2tlbnNCDwoNX3F1YW50aXphdGlvbkIRCg9fdXB0aW1lX2xhc3RfNW1CEgoQX3VwdGltZV9sYXN0XzMwbUIRCg9fdXB0aW1lX2xhc3RfMWQitwEKEk1vZGVsV2l0aEVuZHBvaW50cxIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg8KB2NyZWF0ZWQYAyABKAMSEwoLZGVzY3JpcHRpb24YBCABKAkSMwoMYXJjaGl0ZWN0dXJlGAUgASgLMh0uZ2F0ZXdheS52MS5Nb2RlbEFyY2hpdGVjdHVyZRIsCgllbmRwb2ludHMYBiADKAsyGS5nYXRld2F5LnYxLk1vZGVsRW5kcG9pbnQiSgoaTGlzdE1vZGVsRW5kcG9pbnRzUmVzcG9uc2USLAoEZGF0YRgBIAEoCzIeLmdhdGV3YXkudjEuTW9kZWxXaXRoRW5kcG9pbnRzKr0BChBQcm92aWRlcktleVN0YXRlEiIKHlBST1ZJREVSX0tFWV9TVEFURV9VTlNQRUNJRklFRBAAEisKGlBST1ZJREVSX0tFWV9TVEFURV9IRUFMVEhZEAEaC+L0GAdoZWFsdGh5EisKGlBST1ZJREVSX0tFWV9TVEFURV9DT09MSU5HEAIaC+L0GAdjb29saW5nEisKGlBST1ZJREVSX0tFWV9TVEFURV9SRUZVU0VEEAMaC+L0GAdyZWZ1c2VkMooGCg1Nb2RlbHNTZXJ2aWNlEmsKCkxpc3RNb2RlbHMSHS5nYXRld2F5LnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh4uZ2F0ZXdheS52MS5MaXN0TW9kZWxzUmVzcG9uc2UiHsjzGAOA9BgBgtPkkwIQEg4vYXBpL3YxL21vZGVscxJwCg5MaXN0VXNlck1vZGVscxIhLmdhdGV3YXkudjEuTGlzdFVzZXJNb2RlbHNSZXF1ZXN0Gh4uZ2F0ZXdheS52MS5MaXN0TW9kZWxzUmVzcG9uc2UiG4LT5JMCFRITL2FwaS92MS9tb2RlbHMvdXNlchKBAQoIR2V0TW9kZWwSGy5nYXRld2F5LnYxLkdldE1vZGVsUmVxdWVzdBoRLmdhdGV3YXkudjEuTW9kZWwiRcjzGAOA9BgBgtPkkwI3WhUSEy9hcGkvdjEvbW9kZWxzL3tpZH0SHi9hcGkvdjEvbW9kZWxzL3thdXRob3J9L3tzbHVnfRKIAQoTTGlzdEVtYmVkZGluZ01vZGVscxImLmdhdGV3YXkudjEuTGlzdEVtYmVkZGluZ01vZGVsc1JlcXVlc3QaHi5nYXRld2F5LnYxLkxpc3RNb2RlbHNSZXNwb25zZSIpyPMYA4D0GAGC0+STAhsSGS9hcGkvdjEvZW1iZWRkaW5ncy9tb2RlbHMSmQEKEkxpc3RNb2RlbEVuZHBvaW50cxIlLmdhdGV3YXkudjEuTGlzdE1vZGVsRW5kcG9pbnRzUmVxdWVzdBomLmdhdGV3YXkudjEuTGlzdE1vZGVsRW5kcG9pbnRzUmVzcG9uc2UiNMjzGAOC0+STAioSKC9hcGkvdjEvbW9kZWxzL3thdXRob3J9L3tzbHVnfS9lbmRwb2ludHMSbwoNTGlzdFByb3ZpZGVycxIgLmdhdGV3YXkudjEuTGlzdFByb3ZpZGVyc1JlcXVlc3QaIS5nYXRld2F5LnYxLkxpc3RQcm92aWRlcnNSZXNwb25zZSIZgtPkkwITEhEvYXBpL3YxL3Byb3ZpZGVyc2IGcHJvdG8z", [file_gateway_v1_options, file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+
+/**
+ * @generated from message gateway.v1.ListProvidersRequest
+ */
+export type ListProvidersRequest = Message<"gateway.v1.ListProvidersRequest"> & {
+};
+
+/**
+ * Describes the message gateway.v1.ListProvidersRequest.
+ * Use `create(ListProvidersRequestSchema)` to create a new message.
+ */
+export const ListProvidersRequestSchema: GenMessage<ListProvidersRequest> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_models, 0);
+
+/**
+ * Answer of GET /api/v1/providers, in GATEWAY_CONFIG's order.
+ *
+ * @generated from message gateway.v1.ListProvidersResponse
+ */
+export type ListProvidersResponse = Message<"gateway.v1.ListProvidersResponse"> & {
+  /**
+   * @generated from field: repeated gateway.v1.Provider data = 1;
+   */
+  data: Provider[];
+};
+
+/**
+ * Describes the message gateway.v1.ListProvidersResponse.
+ * Use `create(ListProvidersResponseSchema)` to create a new message.
+ */
+export const ListProvidersResponseSchema: GenMessage<ListProvidersResponse> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_models, 1);
+
+/**
+ * A provider of the catalog. The URLs are OpenRouter's fields; GATEWAY_CONFIG does not record them.
+ *
+ * @generated from message gateway.v1.Provider
+ */
+export type Provider = Message<"gateway.v1.Provider"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string slug = 2;
+   */
+  slug: string;
+
+  /**
+   * @generated from field: optional string privacy_policy_url = 3;
+   */
+  privacyPolicyUrl?: string | undefined;
+
+  /**
+   * @generated from field: optional string terms_of_service_url = 4;
+   */
+  termsOfServiceUrl?: string | undefined;
+
+  /**
+   * @generated from field: optional string status_page_url = 5;
+   */
+  statusPageUrl?: string | undefined;
+
+  /**
+   * The wire format the gateway speaks to it: `openai`, `anthropic`, `azure`, `google` or `bedrock`.
+   *
+   * @generated from field: string svc_kind = 6;
+   */
+  svcKind: string;
+
+  /**
+   * The keys of its pool with their state now; empty for a provider with one key, which keeps no
+   * key state (its failures only count against the endpoint's uptime).
+   *
+   * @generated from field: repeated gateway.v1.ProviderKey svc_keys = 7;
+   */
+  svcKeys: ProviderKey[];
+};
+
+/**
+ * Describes the message gateway.v1.Provider.
+ * Use `create(ProviderSchema)` to create a new message.
+ */
+export const ProviderSchema: GenMessage<Provider> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_models, 2);
+
+/**
+ * One key of a provider's pool, named by its position in GATEWAY_CONFIG's `api_keys`.
+ *
+ * @generated from message gateway.v1.ProviderKey
+ */
+export type ProviderKey = Message<"gateway.v1.ProviderKey"> & {
+  /**
+   * `key-1`, `key-2`, …
+   *
+   * @generated from field: string label = 1;
+   */
+  label: string;
+
+  /**
+   * @generated from field: int32 weight = 2;
+   */
+  weight: number;
+
+  /**
+   * @generated from field: gateway.v1.ProviderKeyState state = 3;
+   */
+  state: ProviderKeyState;
+
+  /**
+   * While cooling: when the key serves again.
+   *
+   * @generated from field: google.protobuf.Timestamp cooling_until = 4;
+   */
+  coolingUntil?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message gateway.v1.ProviderKey.
+ * Use `create(ProviderKeySchema)` to create a new message.
+ */
+export const ProviderKeySchema: GenMessage<ProviderKey> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_models, 3);
 
 /**
  * Input/output modalities and tokenizer of a model.
@@ -58,7 +183,7 @@ export type ModelArchitecture = Message<"gateway.v1.ModelArchitecture"> & {
  * Use `create(ModelArchitectureSchema)` to create a new message.
  */
 export const ModelArchitectureSchema: GenMessage<ModelArchitecture> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 0);
+  messageDesc(file_gateway_v1_models, 4);
 
 /**
  * Prices in USD as decimal strings (per token for prompt/completion, per image, per request).
@@ -106,7 +231,7 @@ export type ModelPricing = Message<"gateway.v1.ModelPricing"> & {
  * Use `create(ModelPricingSchema)` to create a new message.
  */
 export const ModelPricingSchema: GenMessage<ModelPricing> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 1);
+  messageDesc(file_gateway_v1_models, 5);
 
 /**
  * Limits of the best provider of a model.
@@ -135,7 +260,7 @@ export type ModelTopProvider = Message<"gateway.v1.ModelTopProvider"> & {
  * Use `create(ModelTopProviderSchema)` to create a new message.
  */
 export const ModelTopProviderSchema: GenMessage<ModelTopProvider> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 2);
+  messageDesc(file_gateway_v1_models, 6);
 
 /**
  * Links of one model.
@@ -156,7 +281,7 @@ export type ModelLinks = Message<"gateway.v1.ModelLinks"> & {
  * Use `create(ModelLinksSchema)` to create a new message.
  */
 export const ModelLinksSchema: GenMessage<ModelLinks> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 3);
+  messageDesc(file_gateway_v1_models, 7);
 
 /**
  * A catalog model.
@@ -262,7 +387,7 @@ export type Model = Message<"gateway.v1.Model"> & {
  * Use `create(ModelSchema)` to create a new message.
  */
 export const ModelSchema: GenMessage<Model> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 4);
+  messageDesc(file_gateway_v1_models, 8);
 
 /**
  * Pagination links of a model list.
@@ -283,7 +408,7 @@ export type ModelListLinks = Message<"gateway.v1.ModelListLinks"> & {
  * Use `create(ModelListLinksSchema)` to create a new message.
  */
 export const ModelListLinksSchema: GenMessage<ModelListLinks> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 5);
+  messageDesc(file_gateway_v1_models, 9);
 
 /**
  * Query of GET /api/v1/models.
@@ -319,7 +444,7 @@ export type ListModelsRequest = Message<"gateway.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 6);
+  messageDesc(file_gateway_v1_models, 10);
 
 /**
  * Query of GET /api/v1/models/user.
@@ -355,7 +480,7 @@ export type ListUserModelsRequest = Message<"gateway.v1.ListUserModelsRequest"> 
  * Use `create(ListUserModelsRequestSchema)` to create a new message.
  */
 export const ListUserModelsRequestSchema: GenMessage<ListUserModelsRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 7);
+  messageDesc(file_gateway_v1_models, 11);
 
 /**
  * Answer of GET /api/v1/models and GET /api/v1/models/user.
@@ -386,7 +511,7 @@ export type ListModelsResponse = Message<"gateway.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 8);
+  messageDesc(file_gateway_v1_models, 12);
 
 /**
  * Path of GET /api/v1/models/{author}/{slug}/endpoints.
@@ -414,7 +539,7 @@ export type ListModelEndpointsRequest = Message<"gateway.v1.ListModelEndpointsRe
  * Use `create(ListModelEndpointsRequestSchema)` to create a new message.
  */
 export const ListModelEndpointsRequestSchema: GenMessage<ListModelEndpointsRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 9);
+  messageDesc(file_gateway_v1_models, 13);
 
 /**
  * Path of GET /api/v1/models/{author}/{slug} (or /api/v1/models/{id}, the id in one segment).
@@ -449,7 +574,7 @@ export type GetModelRequest = Message<"gateway.v1.GetModelRequest"> & {
  * Use `create(GetModelRequestSchema)` to create a new message.
  */
 export const GetModelRequestSchema: GenMessage<GetModelRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 10);
+  messageDesc(file_gateway_v1_models, 14);
 
 /**
  * Query of GET /api/v1/embeddings/models.
@@ -477,7 +602,7 @@ export type ListEmbeddingModelsRequest = Message<"gateway.v1.ListEmbeddingModels
  * Use `create(ListEmbeddingModelsRequestSchema)` to create a new message.
  */
 export const ListEmbeddingModelsRequestSchema: GenMessage<ListEmbeddingModelsRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 11);
+  messageDesc(file_gateway_v1_models, 15);
 
 /**
  * Percentiles of a latency (ms) or throughput (tokens/s) measurement.
@@ -511,7 +636,7 @@ export type PercentileStats = Message<"gateway.v1.PercentileStats"> & {
  * Use `create(PercentileStatsSchema)` to create a new message.
  */
 export const PercentileStatsSchema: GenMessage<PercentileStats> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 12);
+  messageDesc(file_gateway_v1_models, 16);
 
 /**
  * One provider deployment serving a model.
@@ -629,7 +754,7 @@ export type ModelEndpoint = Message<"gateway.v1.ModelEndpoint"> & {
  * Use `create(ModelEndpointSchema)` to create a new message.
  */
 export const ModelEndpointSchema: GenMessage<ModelEndpoint> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 13);
+  messageDesc(file_gateway_v1_models, 17);
 
 /**
  * A model with its endpoints.
@@ -675,7 +800,7 @@ export type ModelWithEndpoints = Message<"gateway.v1.ModelWithEndpoints"> & {
  * Use `create(ModelWithEndpointsSchema)` to create a new message.
  */
 export const ModelWithEndpointsSchema: GenMessage<ModelWithEndpoints> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 14);
+  messageDesc(file_gateway_v1_models, 18);
 
 /**
  * Answer of GET /api/v1/models/{author}/{slug}/endpoints.
@@ -694,10 +819,47 @@ export type ListModelEndpointsResponse = Message<"gateway.v1.ListModelEndpointsR
  * Use `create(ListModelEndpointsResponseSchema)` to create a new message.
  */
 export const ListModelEndpointsResponseSchema: GenMessage<ListModelEndpointsResponse> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_models, 15);
+  messageDesc(file_gateway_v1_models, 19);
 
 /**
- * Read-only model catalog.
+ * @generated from enum gateway.v1.ProviderKeyState
+ */
+export enum ProviderKeyState {
+  /**
+   * @generated from enum value: PROVIDER_KEY_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Takes calls.
+   *
+   * @generated from enum value: PROVIDER_KEY_STATE_HEALTHY = 1;
+   */
+  HEALTHY = 1,
+
+  /**
+   * Rate limited (429, an exhausted quota): rests until `cooling_until`.
+   *
+   * @generated from enum value: PROVIDER_KEY_STATE_COOLING = 2;
+   */
+  COOLING = 2,
+
+  /**
+   * Refused by the provider (401, 403): out until the configuration changes.
+   *
+   * @generated from enum value: PROVIDER_KEY_STATE_REFUSED = 3;
+   */
+  REFUSED = 3,
+}
+
+/**
+ * Describes the enum gateway.v1.ProviderKeyState.
+ */
+export const ProviderKeyStateSchema: GenEnum<ProviderKeyState> = /*@__PURE__*/
+  enumDesc(file_gateway_v1_models, 0);
+
+/**
+ * Read-only model catalog, and the providers that serve it.
  *
  * @generated from service gateway.v1.ModelsService
  */
@@ -758,6 +920,17 @@ export const ModelsService: GenService<{
     methodKind: "unary";
     input: typeof ListModelEndpointsRequestSchema;
     output: typeof ListModelEndpointsResponseSchema;
+  },
+  /**
+   * The providers of the catalog (OpenRouter's list), each with the state of its key pool: which
+   * keys are resting after a rate limit or were refused. Keys are named by position, never shown.
+   *
+   * @generated from rpc gateway.v1.ModelsService.ListProviders
+   */
+  listProviders: {
+    methodKind: "unary";
+    input: typeof ListProvidersRequestSchema;
+    output: typeof ListProvidersResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_gateway_v1_models, 0);

@@ -11,9 +11,10 @@ import { guardrailsApplyingTo } from "../../engine/governance/applying-guardrail
 import { toModelWithEndpoints } from "./endpoint-view.js";
 import { listResponse, usableModels, type ListedModel } from "./model-listing.js";
 import { toModel } from "./model-view.js";
+import { toProvider } from "./provider-view.js";
 
 /**
- * The model catalog, answered from the in-memory catalog plus, for a
+ * The model catalog and its providers, answered from the in-memory catalog plus, for a
  * caller, its guardrails and its organization's active private endpoints. On a regional host name
  * every list keeps only what can be served within that region.
  */
@@ -75,6 +76,11 @@ export function modelsService({ catalog, sequelize, governance, keyPools }: Deps
           endpoints.map((endpoint) => ({ endpoint, stats: stats.get(endpoint.id) ?? NO_STATS, keys: endpoint.privateEndpointId ? undefined : keys.get(endpoint.providerSlug) })),
         ),
       };
+    },
+
+    listProviders() {
+      const keys = keyPools.health();
+      return { data: [...catalog.providers.values()].map((provider) => toProvider(provider, keys.get(provider.slug))) };
     },
   };
 }

@@ -899,6 +899,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The providers of the catalog (OpenRouter's list), each with the state of its key pool: which keys are resting after a rate limit or were refused.
+         * @description The providers of the catalog (OpenRouter's list), each with the state of its key pool: which
+         *     keys are resting after a rate limit or were refused. Keys are named by position, never shown.
+         */
+        get: operations["ModelsService_ListProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -3576,6 +3597,10 @@ export interface components {
         "gateway.v1.ListPrivateEndpointsResponse": {
             data: components["schemas"]["gateway.v1.PrivateEndpointSummary"][];
         };
+        /** @description Answer of GET /api/v1/providers, in GATEWAY_CONFIG's order. */
+        "gateway.v1.ListProvidersResponse": {
+            data: components["schemas"]["gateway.v1.Provider"][];
+        };
         /** @description Body {data, has_more} of a secret list. */
         "gateway.v1.ListVaultSecretsResponse": {
             data: components["schemas"]["gateway.v1.VaultSecret"][];
@@ -3856,6 +3881,35 @@ export interface components {
             file_tokens: number;
             /** Format: int64 */
             video_tokens: number;
+        };
+        /** @description A provider of the catalog. The URLs are OpenRouter's fields; GATEWAY_CONFIG does not record them. */
+        "gateway.v1.Provider": {
+            name: string;
+            slug: string;
+            privacy_policy_url: string | null;
+            terms_of_service_url: string | null;
+            status_page_url: string | null;
+            /** @description The wire format the gateway speaks to it: `openai`, `anthropic`, `azure`, `google` or `bedrock`. */
+            svc_kind: string;
+            /**
+             * @description The keys of its pool with their state now; empty for a provider with one key, which keeps no
+             *     key state (its failures only count against the endpoint's uptime).
+             */
+            svc_keys: components["schemas"]["gateway.v1.ProviderKey"][];
+        };
+        /** @description One key of a provider's pool, named by its position in GATEWAY_CONFIG's `api_keys`. */
+        "gateway.v1.ProviderKey": {
+            /** @description `key-1`, `key-2`, … */
+            label: string;
+            /** Format: int32 */
+            weight: number;
+            /** @enum {string} */
+            state?: "healthy" | "cooling" | "refused";
+            /**
+             * Format: date-time
+             * @description While cooling: when the key serves again.
+             */
+            cooling_until: string | null;
         };
         /** @description Provider routing preferences of an inference request (the request's `provider` object). */
         "gateway.v1.ProviderPreferences": {
@@ -5894,6 +5948,28 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["gateway.v1.ListModelEndpointsResponse"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            "5XX": components["responses"]["Error"];
+        };
+    };
+    ModelsService_ListProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["gateway.v1.ListProvidersResponse"];
                 };
             };
             "4XX": components["responses"]["Error"];
