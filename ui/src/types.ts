@@ -57,6 +57,9 @@ export type Percentiles = Schemas["gateway.v1.PercentileStats"];
 export type ModelEndpoint = Always<Schemas["gateway.v1.ModelEndpoint"], "pricing">;
 /** GET /models/{author}/{slug}/endpoints `data`. */
 export type ModelWithEndpoints = With<Always<Schemas["gateway.v1.ModelWithEndpoints"], "architecture">, { endpoints: ModelEndpoint[] }>;
+/** A provider of GET /providers, with its key pool's state by position. */
+export type ProviderKey = Always<Schemas["gateway.v1.ProviderKey"], "state">;
+export type Provider = With<Schemas["gateway.v1.Provider"], { svc_keys: ProviderKey[] }>;
 /** GET /models and GET /embeddings/models. */
 export type ListedModels = With<Always<Schemas["gateway.v1.ListModelsResponse"], "links">, { data: Model[] }>;
 

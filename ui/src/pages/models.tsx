@@ -10,6 +10,7 @@ import { count, date, usd } from "../format.js";
 import { useLoad } from "../hooks.js";
 import type { ListedModels, Model, ModelEndpoint, ModelWithEndpoints, Percentiles } from "../types.js";
 import type { PageProps } from "./page.js";
+import { ProvidersPanel } from "./providers-panel.js";
 
 /**
  * Models: the catalog (GET /models, text models by default, every modality with
@@ -17,7 +18,8 @@ import type { PageProps } from "./page.js";
  * with prices per million tokens and the context length; a model's details view lists its
  * endpoints (GET /models/{author}/{slug}/endpoints, the model's `links.details`) with their prices,
  * limits, and latency, throughput and uptime over the last minutes and day (null, shown "—",
- * without recent traffic). Every key, management or not, may read it.
+ * without recent traffic). Below, the providers and the health of their keys (providers-panel.tsx).
+ * Every key, management or not, may read it.
  */
 const KINDS = [
   { value: "text", label: "Text models" },
@@ -97,6 +99,7 @@ export function ModelsPage(_props: PageProps) {
           />
         ) : null}
       </Panel>
+      <ProvidersPanel />
     </section>
   );
 }

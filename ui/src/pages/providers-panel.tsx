@@ -1,0 +1,67 @@
+import { api } from "../api.js";
+import { DataTable } from "../components/data-table.js";
+import { ErrorBanner } from "../components/error-banner.js";
+import { Panel } from "../components/panel.js";
+import { RefreshButton } from "../components/panel-buttons.js";
+import { Progress } from "../components/progress.js";
+import { dateTime } from "../format.js";
+import { useLoad } from "../hooks.js";
+import type { Provider, ProviderKey } from "../types.js";
+
+/**
+ * The providers' health (GET /providers): each provider's wire format and, for a provider with a
+ * pool of keys, each key by position with its state (resting after a rate limit until a time, or
+ * refused by the provider). Keys themselves are never shown: the API names them by position only.
+ */
+export function ProvidersPanel() {
+  const providers = useLoad(async (signal) => (await api.get<{ data: Provider[] }>("/providers", undefined, signal)).data, []);
+  return (
+    <Panel title="Providers" actions={<RefreshButton accessibleLabel="Refresh the providers" load={providers} />}>
+      <ErrorBanner error={providers.error} context="The providers could not be loaded" />
+      {providers.loading ? <Progress label="Loading the providers" /> : null}
+      {providers.data ? (
+        <DataTable<Provider>
+          caption="Providers and their keys"
+          rows={providers.data}
+          rowKey={(p) => p.slug}
+          empty="No provider is configured."
+          columns={[
+            {
+              header: "Provider",
+              cell: (p) => (
+                <>
+                  {p.name}
+                  <br />
+                  <code>{p.slug}</code>
+                </>
+              ),
+            },
+            { header: "Kind", cell: (p) => p.svc_kind },
+            { header: "Keys", cell: (p) => (p.svc_keys.length === 0 ? "One key" : <KeyStates keys={p.svc_keys} />) },
+          ]}
+        />
+      ) : null}
+      <p class="hint">
+        A provider with several keys spreads its calls over them by weight. A key the provider rate limits rests until the time shown; a key it refuses stays out until the gateway's configuration
+        changes.
+      </p>
+    </Panel>
+  );
+}
+
+function KeyStates({ keys }: { keys: ProviderKey[] }) {
+  return (
+    <ul class="key-states">
+      {keys.map((key) => (
+        <li>
+          {key.label} (weight {key.weight}): {stateText(key)}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function stateText(key: ProviderKey): string {
+  if (key.state === "cooling") return `resting until ${dateTime(key.cooling_until)}`;
+  return key.state === "refused" ? "refused by the provider" : "healthy";
+}
