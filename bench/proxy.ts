@@ -18,8 +18,9 @@ import { percentile, runLoad, type LoadResult } from "./load.js";
  * `npm run bench -- proxy`: proxied calls through the whole gateway (auth, governance, rate limit,
  * a key with a credit limit, admission from leases, the ledger written behind) against the
  * zero-latency mock upstream, beside a bare node:http pass-through proxy to the same mock in the
- * same run: chat completions, streamed chat (time to first byte), embeddings, the auth refusal
- * floor, and two gateway instances on one database (aggregate req/s, and whether a limit held).
+ * same run: chat completions (also to a provider with a pool of two keys), streamed chat (time to
+ * first byte), embeddings, the auth refusal floor, and two gateway instances on one database
+ * (aggregate req/s, and whether a limit held).
  * Each server runs in its own process; the load generator runs here. Targets (docs/benchmarks.md):
  * ≥ 50% of the bare proxy's req/s at 10 connections; added latency p50 ≤ 0.4 ms, p99 ≤ 2 ms at 1
  * connection; streamed: added time to first byte p50 ≤ 0.5 ms; embeddings as chat.
@@ -37,6 +38,8 @@ const LIMITED_CALLS = 2_000;
 const CHAT = JSON.stringify({ model: "bench/chat", messages: [{ role: "user", content: "Say hello" }], max_tokens: 16 });
 const STREAM = JSON.stringify({ model: "bench/chat", messages: [{ role: "user", content: "Say hello" }], max_tokens: 16, stream: true });
 const EMBED = JSON.stringify({ model: "bench/embed", input: "Say hello" });
+/** The same call to a provider with a pool of two keys: what choosing a key costs. */
+const POOLED_CHAT = JSON.stringify({ model: "bench/pooled", messages: [{ role: "user", content: "Say hello" }], max_tokens: 16 });
 /** A 4 KB prompt of plain prose with an email, a phone number, a card number and a project code every ~1 KB. */
 const FILTERED_PROMPT = Array.from(
   { length: 4 },
@@ -70,9 +73,13 @@ export async function runProxyBenchmark(): Promise<void> {
     const bare = `http://127.0.0.1:${barePort}`;
 
     const configFile = await writeCatalogFile({
-      providers: [{ slug: "mock", kind: "openai", base_url: openaiBase, api_key: MOCK_UPSTREAM_API_KEY }],
+      providers: [
+        { slug: "mock", kind: "openai", base_url: openaiBase, api_key: MOCK_UPSTREAM_API_KEY },
+        { slug: "mock-pool", kind: "openai", base_url: openaiBase, api_keys: [`${MOCK_UPSTREAM_API_KEY}-a`, `${MOCK_UPSTREAM_API_KEY}-b`] },
+      ],
       models: [
         { id: "bench/chat", name: "Bench chat", created: 1_700_000_000, context_length: 8000, endpoints: [{ provider: "mock", upstream_model_id: "bench", pricing: PRICES.chat }] },
+        { id: "bench/pooled", name: "Bench pooled chat", created: 1_700_000_000, context_length: 8000, endpoints: [{ provider: "mock-pool", upstream_model_id: "bench", pricing: PRICES.chat }] },
         {
           id: "bench/embed",
           name: "Bench embed",
@@ -139,6 +146,7 @@ export async function runProxyBenchmark(): Promise<void> {
     for (const connections of [1, 10]) {
       await run("bare chat", connections, bare, MOCK_UPSTREAM_API_KEY, CHAT, chatPath);
       await run("gateway chat", connections, gateway.url, key, CHAT, chatPath);
+      await run("gateway chat two-key pool", connections, gateway.url, key, POOLED_CHAT, chatPath);
     }
     await run("bare streamed chat", 1, bare, MOCK_UPSTREAM_API_KEY, STREAM, chatPath);
     await run("gateway streamed chat", 1, gateway.url, key, STREAM, chatPath);

@@ -8,10 +8,11 @@ import type { PoolKey } from "./pool-key.js";
  * prompt caches (per key or organization) keep their hits; and when a key drops out only the calls
  * it won move, each to the key that scored second.
  */
-export function chooseKey(affinity: number, usable: readonly PoolKey[]): PoolKey | undefined {
+export function chooseKey(affinity: number, keys: readonly PoolKey[], usable: (key: PoolKey) => boolean): PoolKey | undefined {
   let best: PoolKey | undefined;
   let bestScore = -1;
-  for (const key of usable) {
+  for (const key of keys) {
+    if (!usable(key)) continue;
     const u = (mix32(affinity ^ key.seed) + 0.5) / 4_294_967_296;
     const score = key.weight / -Math.log(u);
     if (score > bestScore) {

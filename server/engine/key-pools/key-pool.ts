@@ -55,8 +55,7 @@ export class KeyPool {
    * 401 (every key refused), both failures routing falls back on.
    */
   choose(affinity: number, tried: readonly PoolKey[], now: number): PoolKey {
-    const usable = this.keys.filter((key) => this.usable(key, now) && !tried.includes(key));
-    const chosen = chooseKey(affinity, usable);
+    const chosen = chooseKey(affinity, this.keys, (key) => this.usable(key, now) && (tried.length === 0 || !tried.includes(key)));
     if (chosen) return chosen;
     const resting = this.keys.filter((key) => !this.status.get(key)!.refused && !tried.includes(key));
     if (resting.length === 0) {
