@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { isObject } from "../json-shape.js";
-import { UpstreamError } from "../provider.js";
+import { arrayOf, assistantToolCalls, functionTool, unsupported } from "../chat-request-parts.js";
 import { sourceOfMediaUrl } from "./media-source.js";
 import { anthropicToolChoiceType } from "./tool-choice.js";
 
@@ -91,26 +91,8 @@ function assistantBlocks(message: JsonObject): JsonObject[] {
           if (isObject(part) && part.type === "refusal" && typeof part.refusal === "string") return nonEmptyText(part.refusal);
           return contentPart(part);
         });
-  for (const call of arrayOf(message.tool_calls)) {
-    if (!isObject(call) || !isObject(call.function) || typeof call.id !== "string" || typeof call.function.name !== "string") {
-      throw unsupported("an assistant tool call needs an id and a function name");
-    }
-    blocks.push({ type: "tool_use", id: call.id, name: call.function.name, input: toolInput(call.function.arguments) });
-  }
+  for (const { id, name, input } of assistantToolCalls(message)) blocks.push({ type: "tool_use", id, name, input });
   return blocks;
-}
-
-function toolInput(args: JsonValue | undefined): JsonObject {
-  if (args === undefined || args === null || (typeof args === "string" && args.trim() === "")) return {};
-  if (isObject(args)) return args;
-  let parsed: unknown;
-  try {
-    parsed = typeof args === "string" ? JSON.parse(args) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  if (!isObject(parsed)) throw unsupported("tool call arguments must be a JSON object for this provider");
-  return parsed;
 }
 
 function toolResult(message: JsonObject): JsonObject {
@@ -163,15 +145,9 @@ function nonEmptyText(text: string): JsonObject[] {
 }
 
 function anthropicTool(tool: JsonValue): JsonObject {
-  if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function) || typeof tool.function.name !== "string") {
-    throw unsupported("only function tools are supported by this provider");
-  }
-  const fn = tool.function;
-  const out: JsonObject = {
-    name: tool.function.name,
-    input_schema: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
-  };
-  if (typeof fn.description === "string") out.description = fn.description;
+  const { name, description, parameters } = functionTool(tool);
+  const out: JsonObject = { name, input_schema: parameters ?? { type: "object", properties: {} } };
+  if (description !== undefined) out.description = description;
   return out;
 }
 
@@ -185,12 +161,4 @@ function anthropicToolChoice(choice: JsonValue | undefined, noParallel: boolean)
   else if (choice !== undefined && choice !== null) throw unsupported("tool_choice is not one of auto, none, required or a function");
   if (noParallel) (out ??= { type: "auto" }).disable_parallel_tool_use = true;
   return out;
-}
-
-function arrayOf(value: JsonValue | undefined): JsonValue[] {
-  return Array.isArray(value) ? value : [];
-}
-
-function unsupported(message: string): UpstreamError {
-  return new UpstreamError("unsupported", message);
 }

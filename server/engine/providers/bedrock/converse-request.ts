@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { isObject } from "../json-shape.js";
-import { UpstreamError } from "../provider.js";
+import { arrayOf, assistantToolCalls, functionTool, unsupported } from "../chat-request-parts.js";
 import { baseModelId } from "./model-id.js";
 
 /**
@@ -101,26 +101,8 @@ function assistantBlocks(message: JsonObject): JsonObject[] {
           if (isObject(part) && part.type === "refusal" && typeof part.refusal === "string") return nonEmptyText(part.refusal);
           return contentPart(part);
         });
-  for (const call of arrayOf(message.tool_calls)) {
-    if (!isObject(call) || !isObject(call.function) || typeof call.id !== "string" || typeof call.function.name !== "string") {
-      throw unsupported("an assistant tool call needs an id and a function name");
-    }
-    blocks.push({ toolUse: { toolUseId: call.id, name: call.function.name, input: toolInput(call.function.arguments) } });
-  }
+  for (const { id, name, input } of assistantToolCalls(message)) blocks.push({ toolUse: { toolUseId: id, name, input } });
   return blocks;
-}
-
-function toolInput(args: JsonValue | undefined): JsonObject {
-  if (args === undefined || args === null || (typeof args === "string" && args.trim() === "")) return {};
-  if (isObject(args)) return args;
-  let parsed: unknown;
-  try {
-    parsed = typeof args === "string" ? JSON.parse(args) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  if (!isObject(parsed)) throw unsupported("tool call arguments must be a JSON object for this provider");
-  return parsed;
 }
 
 /** A tool's answer is passed on as the text it is; reading it as JSON would be a guess. */
@@ -201,19 +183,8 @@ function converseToolConfig(request: JsonObject): JsonObject | undefined {
 }
 
 function toolSpec(tool: JsonValue): JsonObject {
-  if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function) || typeof tool.function.name !== "string") {
-    throw unsupported("only function tools are supported by this provider");
-  }
-  const fn = tool.function;
-  const spec: JsonObject = { name: fn.name as string, inputSchema: { json: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} } } };
-  if (typeof fn.description === "string") spec.description = fn.description;
+  const { name, description, parameters } = functionTool(tool);
+  const spec: JsonObject = { name, inputSchema: { json: parameters ?? { type: "object", properties: {} } } };
+  if (description !== undefined) spec.description = description;
   return { toolSpec: spec };
-}
-
-function arrayOf(value: JsonValue | undefined): JsonValue[] {
-  return Array.isArray(value) ? value : [];
-}
-
-function unsupported(message: string): UpstreamError {
-  return new UpstreamError("unsupported", message);
 }

@@ -1,7 +1,7 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { sourceOfMediaUrl } from "../anthropic/media-source.js";
 import { isObject } from "../json-shape.js";
-import { UpstreamError } from "../provider.js";
+import { arrayOf, assistantToolCalls, functionTool, unsupported } from "../chat-request-parts.js";
 
 /**
  * What Gemini accepts in place of a thought signature it issued, for a function call whose
@@ -88,12 +88,9 @@ function modelParts(message: JsonObject, toolNames: Map<string, string>): JsonOb
           return contentPart(part);
         });
   let first = true;
-  for (const call of arrayOf(message.tool_calls)) {
-    if (!isObject(call) || !isObject(call.function) || typeof call.id !== "string" || typeof call.function.name !== "string") {
-      throw unsupported("an assistant tool call needs an id and a function name");
-    }
-    toolNames.set(call.id, call.function.name);
-    const part: JsonObject = { functionCall: { name: call.function.name, args: toolArguments(call.function.arguments) } };
+  for (const { id, name, input, call } of assistantToolCalls(message)) {
+    toolNames.set(id, name);
+    const part: JsonObject = { functionCall: { name, args: input } };
     // Only the first call of a step carries a signature; the others of that step have none.
     const signature = thoughtSignatureOf(call);
     if (signature !== undefined) part.thoughtSignature = signature;
@@ -108,14 +105,6 @@ function modelParts(message: JsonObject, toolNames: Map<string, string>): JsonOb
 function thoughtSignatureOf(call: JsonObject): string | undefined {
   const google = isObject(call.extra_content) && isObject(call.extra_content.google) ? call.extra_content.google : undefined;
   return typeof google?.thought_signature === "string" ? google.thought_signature : undefined;
-}
-
-function toolArguments(args: JsonValue | undefined): JsonObject {
-  if (args === undefined || args === null || (typeof args === "string" && args.trim() === "")) return {};
-  if (isObject(args)) return args;
-  const parsed = typeof args === "string" ? parseJson(args) : undefined;
-  if (!isObject(parsed)) throw unsupported("tool call arguments must be a JSON object for this provider");
-  return parsed;
 }
 
 /**
@@ -204,13 +193,10 @@ function textPart(text: string): JsonObject[] {
 
 /** JSON Schema goes as `parametersJsonSchema`; `parameters` would take only Google's OpenAPI subset. */
 function functionDeclaration(tool: JsonValue): JsonObject {
-  if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function) || typeof tool.function.name !== "string") {
-    throw unsupported("only function tools are supported by this provider");
-  }
-  const fn = tool.function;
-  const out: JsonObject = { name: fn.name as string };
-  if (typeof fn.description === "string") out.description = fn.description;
-  if (isObject(fn.parameters)) out.parametersJsonSchema = fn.parameters;
+  const { name, description, parameters } = functionTool(tool);
+  const out: JsonObject = { name };
+  if (description !== undefined) out.description = description;
+  if (parameters !== undefined) out.parametersJsonSchema = parameters;
   return out;
 }
 
@@ -283,12 +269,4 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function arrayOf(value: JsonValue | undefined): JsonValue[] {
-  return Array.isArray(value) ? value : [];
-}
-
-function unsupported(message: string): UpstreamError {
-  return new UpstreamError("unsupported", message);
 }
