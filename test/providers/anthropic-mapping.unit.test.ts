@@ -1,6 +1,6 @@
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { dataUrl, sourceOfMediaUrl } from "../../server/engine/providers/anthropic/media-source.js";
+import { dataUrl, sourceOfMediaUrl } from "../../server/engine/providers/media-source.js";
 import { finishReasonOf, stopReasonOf } from "../../server/engine/providers/anthropic/stop-reasons.js";
 import { anthropicToolChoiceType, chatToolChoice } from "../../server/engine/providers/anthropic/tool-choice.js";
 import { anthropicTokens, anthropicUsageJson, chatUsageJson, tokensOfChatUsage } from "../../server/engine/providers/anthropic/usage.js";

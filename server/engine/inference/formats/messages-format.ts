@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { gatewayError } from "../../../../wire/errors.js";
-import { dataUrl } from "../../providers/anthropic/media-source.js";
+import { dataUrl } from "../../providers/media-source.js";
 import { stopReasonOf } from "../../providers/anthropic/stop-reasons.js";
 import { chatToolChoice } from "../../providers/anthropic/tool-choice.js";
 import { anthropicUsageJson, tokensOfChatUsage } from "../../providers/anthropic/usage.js";

@@ -1,7 +1,7 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { isObject } from "../json-shape.js";
 import { arrayOf, assistantToolCalls, functionTool, unsupported } from "../chat-request-parts.js";
-import { sourceOfMediaUrl } from "./media-source.js";
+import { sourceOfMediaUrl } from "../media-source.js";
 import { anthropicToolChoiceType } from "./tool-choice.js";
 
 /** Anthropic requires `max_tokens`; OpenAI callers often leave it out. */

@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { sourceOfMediaUrl } from "../anthropic/media-source.js";
+import { sourceOfMediaUrl } from "../media-source.js";
 import { isObject } from "../json-shape.js";
 import { arrayOf, assistantToolCalls, functionTool, unsupported } from "../chat-request-parts.js";
 
