@@ -1,8 +1,9 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 
 /**
- * Chat carries media as URLs, Anthropic as a `source` (base64 data or a URL): one mapping both
- * ways, chat-request.ts splitting a data: URL and the Messages format building one.
+ * Chat carries media as URLs; Anthropic takes a `source` (base64 data or a URL), Gemini inline data
+ * or a file URL: one mapping both ways, the codecs splitting a data: URL and the Messages format
+ * building one.
  */
 const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
 
