@@ -3,7 +3,8 @@ import * as assert from "uvu/assert";
 import { dataUrl, sourceOfMediaUrl } from "../../server/engine/providers/media-source.js";
 import { finishReasonOf, stopReasonOf } from "../../server/engine/providers/anthropic/stop-reasons.js";
 import { anthropicToolChoiceType, chatToolChoice } from "../../server/engine/providers/anthropic/tool-choice.js";
-import { anthropicTokens, anthropicUsageJson, chatUsageJson, tokensOfChatUsage } from "../../server/engine/providers/anthropic/usage.js";
+import { anthropicTokens, anthropicUsageJson, tokensOfChatUsage } from "../../server/engine/providers/anthropic/usage.js";
+import { chatUsageJson } from "../../server/engine/providers/cache-split-usage.js";
 
 /** The one Anthropic ↔ chat stop-reason table, tool-choice table, media sources and usage mapping, pinned in both directions. */
 const test = suite("providers: Anthropic stop reasons and usage");

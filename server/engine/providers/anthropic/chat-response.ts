@@ -1,6 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { finishReasonOf } from "./stop-reasons.js";
-import { anthropicTokens, chatUsageJson, upstreamUsage, type AnthropicTokens } from "./usage.js";
+import { anthropicTokens, type AnthropicTokens } from "./usage.js";
+import { chatUsageJson, upstreamUsage } from "../cache-split-usage.js";
 import { isObject, stringOr } from "../json-shape.js";
 import { UpstreamError, type UpstreamUsage } from "../provider.js";
 

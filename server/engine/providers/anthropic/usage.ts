@@ -1,18 +1,13 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { isObject, tokenCount } from "../json-shape.js";
-import type { UpstreamUsage } from "../provider.js";
+import type { CacheSplitTokens } from "../cache-split-usage.js";
 
 /**
  * The one mapping between Anthropic's `usage` and the chat format's, both directions. Anthropic
  * counts cache reads and cache writes apart from `input_tokens`; chat's prompt_tokens includes
  * them, with the cache reads repeated as cached_tokens and the writes as cache_write_tokens.
  */
-export interface AnthropicTokens {
-  input: number;
-  cacheRead: number;
-  cacheWrite: number;
-  output: number;
-}
+export type AnthropicTokens = CacheSplitTokens;
 
 /** Anthropic `usage` as counts; `previous` fills what a message_delta leaves out. */
 export function anthropicTokens(usage: JsonValue | undefined, previous?: AnthropicTokens): AnthropicTokens {
@@ -24,29 +19,6 @@ export function anthropicTokens(usage: JsonValue | undefined, previous?: Anthrop
     cacheRead: pick(u.cache_read_input_tokens, previous?.cacheRead ?? 0),
     cacheWrite: pick(u.cache_creation_input_tokens, previous?.cacheWrite ?? 0),
     output: pick(u.output_tokens, previous?.output ?? 0),
-  };
-}
-
-export function upstreamUsage(tokens: AnthropicTokens): UpstreamUsage {
-  return {
-    promptTokens: tokens.input + tokens.cacheRead + tokens.cacheWrite,
-    completionTokens: tokens.output,
-    // Anthropic bills thinking as output without counting it separately.
-    reasoningTokens: 0,
-    cachedTokens: tokens.cacheRead,
-    cacheWriteTokens: tokens.cacheWrite,
-  };
-}
-
-/** Anthropic counts → the chat `usage` object. */
-export function chatUsageJson(tokens: AnthropicTokens): JsonObject {
-  const usage = upstreamUsage(tokens);
-  return {
-    prompt_tokens: usage.promptTokens,
-    completion_tokens: usage.completionTokens,
-    total_tokens: usage.promptTokens + usage.completionTokens,
-    prompt_tokens_details: { cached_tokens: tokens.cacheRead, cache_write_tokens: tokens.cacheWrite },
-    completion_tokens_details: { reasoning_tokens: 0 },
   };
 }
 

@@ -2,7 +2,8 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { isObject, stringOr } from "../json-shape.js";
 import { UpstreamError, type UpstreamUsage } from "../provider.js";
 import { finishReasonOf } from "./stop-reasons.js";
-import { bedrockTokens, chatUsageJson, upstreamUsage } from "./usage.js";
+import { bedrockTokens } from "./usage.js";
+import { chatUsageJson, upstreamUsage } from "../cache-split-usage.js";
 
 /**
  * A Converse answer (`{output: {message}, stopReason, usage}`) as an OpenAI `chat.completion`.

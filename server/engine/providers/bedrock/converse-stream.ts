@@ -2,7 +2,8 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { isObject, stringOr } from "../json-shape.js";
 import { UpstreamError, type UpstreamUsage } from "../provider.js";
 import { finishReasonOf } from "./stop-reasons.js";
-import { type BedrockTokens, bedrockTokens, chatUsageJson, upstreamUsage } from "./usage.js";
+import { type BedrockTokens, bedrockTokens } from "./usage.js";
+import { chatUsageJson, upstreamUsage } from "../cache-split-usage.js";
 
 /**
  * ConverseStream events → OpenAI `chat.completion.chunk`s, one event at a time. Tool use blocks
