@@ -27,7 +27,7 @@ test("api_version v1 (and no settings at all, as a private endpoint has) uses th
     const chunks = await collect(stream);
     assert.ok(chunks.length > 1);
     assert.is(mock.requests[0]?.path, "/azure/openai/v1/chat/completions");
-    assert.is((mock.requests[0]?.body as { model: string }).model, "my-gpt4o-deployment");
+    assert.is((mock.requests[0]?.body as { model?: string } | undefined)?.model, "my-gpt4o-deployment");
     assert.ok(stream.usage());
   }
 });
