@@ -5,6 +5,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { gatewayError } from "../wire/errors.js";
 import { parseJsonBody } from "../wire/json-body.js";
 import { CONTENT_FLAGGED_HEADER, PROVIDER_KEY_HEADER, type ExchangeObserver } from "../wire/exchange.js";
+import { CACHE_CONTROL_HEADER, CACHE_TTL_HEADER } from "../wire/cache-headers.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../wire/request-id.js";
 import { OVERHEAD_MS_HEADER, UPSTREAM_MS_HEADER } from "../wire/timing-headers.js";
 import { readBody } from "./body-reader.js";
@@ -59,7 +60,7 @@ export interface Facade {
 }
 
 /** Request headers the core may act on; everything else stays at the edge (`x-request-id` is decided here, then forwarded). */
-const FORWARDED_REQUEST_HEADERS = ["authorization", "x-session-id", "idempotency-key"];
+const FORWARDED_REQUEST_HEADERS = ["authorization", "x-session-id", "idempotency-key", CACHE_TTL_HEADER, CACHE_CONTROL_HEADER];
 
 /**
  * Why the core's call is aborted once the REST exchange is over (answered, or the client gone):

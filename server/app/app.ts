@@ -18,6 +18,8 @@ import type { Deps } from "../services/deps.js";
 import { createGovernanceCache } from "../engine/governance/governance-cache.js";
 import { openNotificationFeed } from "../platform/db/notification-feed.js";
 import { KeyPools } from "../engine/key-pools/key-pools.js";
+import { ResponseCache } from "../engine/response-cache/response-cache.js";
+import { startCacheSweeper } from "../engine/response-cache/cache-sweeper.js";
 import type { KeyHealth } from "../engine/key-pools/key-pool.js";
 import { shellEgressFor } from "../services/interns/shell-egress.js";
 import type { Logger } from "../platform/logger.js";
@@ -182,10 +184,26 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     const settlement = new SettlementWriter(databaseUrl, owner, config.settlement, log, metrics.settlement);
     const observers = { inference: metrics.inference, admission: metrics.admission };
     const keyPools = new KeyPools(catalog.providers.values(), log, notifications, metrics.keyPools);
-    const deps: Deps = { config, log, sequelize, secrets, catalog, governance, notifications, keyPools, blobs: createBlobStore(config.storage, log), internHosts, settlement, observers };
+    const responseCache = new ResponseCache(sequelize, config.cache, log, metrics.responseCache);
+    const deps: Deps = {
+      config,
+      log,
+      sequelize,
+      secrets,
+      catalog,
+      governance,
+      notifications,
+      keyPools,
+      responseCache,
+      blobs: createBlobStore(config.storage, log),
+      internHosts,
+      settlement,
+      observers,
+    };
     const inference = createInferenceRuntime(deps, owner);
     const batches = startBatchEngine(inference);
     const videos = startVideoPoller(inference, deps.blobs);
+    const cacheSweeper = startCacheSweeper(responseCache, config.cache, log);
     const interns = internLifecycle(deps);
     const impls = implementations(deps, { inference, batches, videos, interns });
     const routes = (router: ConnectRouter) => {
@@ -288,8 +306,9 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
               },
             },
           ],
-          workers: [batches, videos],
+          workers: [batches, videos, cacheSweeper],
           settlement,
+          cacheWrites: responseCache,
           leases: inference.leases,
           notifications,
           database: { stop: () => sequelize.close() },

@@ -3,6 +3,7 @@ import type { Exchange, ExchangeObserver } from "../../wire/exchange.js";
 import type { AdmissionObserver, GrantOutcome, GrantTrigger } from "../engine/admission/admission-observer.js";
 import type { Refusal } from "../engine/admission/quantities.js";
 import type { KeyPoolObserver } from "../engine/key-pools/key-pools.js";
+import type { ResponseCacheObserver } from "../engine/response-cache/response-cache.js";
 import type { KeyHealth, KeyState } from "../engine/key-pools/key-pool.js";
 import type { InferenceObserver } from "../engine/inference/inference-observer.js";
 import type { CallRecord } from "../engine/usage/usage-store.js";
@@ -168,6 +169,24 @@ export class GatewayMetrics {
     labelNames: ["trigger", "outcome"],
     registers: [this.registry],
   });
+  private readonly cacheLookups = new Counter({
+    name: "gateway_response_cache_lookups_total",
+    help: "Response cache lookups of calls that asked for the cache (x-gateway-cache-ttl), by outcome: hit, miss",
+    labelNames: ["outcome"],
+    registers: [this.registry],
+  });
+  private readonly cacheStoredBytes = new Counter({
+    name: "gateway_response_cache_stored_bytes_total",
+    help: "Bytes of answers this instance stored in the response cache",
+    registers: [this.registry],
+  });
+  private readonly cacheBytes = new Gauge({
+    name: "gateway_response_cache_bytes",
+    help: "Bytes of answers the response cache holds in PostgreSQL, as of this instance's last sweep",
+    registers: [this.registry],
+    // Every instance reads the same table.
+    aggregator: "first",
+  });
   private readonly keyFailures = new Counter({
     name: "gateway_provider_key_failures_total",
     help: "Failed calls on a key of a provider's pool, by provider, key (its position, key-<n>) and verdict: cooldown, refused, unhealthy",
@@ -197,6 +216,11 @@ export class GatewayMetrics {
     refused: (refusal) => this.refusalChildren[refusal].inc(),
     leaseGrant: (trigger, outcome) => this.grantChildren[trigger][outcome].inc(),
   };
+  readonly responseCache: ResponseCacheObserver = {
+    looked: (outcome) => this.cacheLookups.labels(outcome).inc(),
+    stored: (bytes) => this.cacheStoredBytes.inc(bytes),
+    swept: (bytes) => this.cacheBytes.set(bytes),
+  };
   readonly keyPools: KeyPoolObserver = { keyFailed: (provider, key, verdict) => this.keyFailures.labels(provider, key, verdict).inc() };
   readonly settlement: SettlementObserver = { committed: (waitedMs) => this.flushLag.observe(Math.max(0, waitedMs) / 1000) };
 
@@ -219,6 +243,7 @@ export class GatewayMetrics {
     // Known series start at 0, so that rate() and absence alerts see them before the first event.
     for (const child of Object.values(this.refusalChildren)) child.inc(0);
     for (const byOutcome of Object.values(this.grantChildren)) for (const child of Object.values(byOutcome)) child.inc(0);
+    for (const outcome of ["hit", "miss"]) this.cacheLookups.labels(outcome).inc(0);
     new Gauge({
       name: "gateway_open_sse_streams",
       help: "Server-sent event streams this instance is writing now",

@@ -14,6 +14,8 @@ export interface InstanceParts {
   workers: readonly Stoppable[];
   /** The ledger written behind. */
   settlement: Stoppable;
+  /** The response cache's writes still on their way to PostgreSQL. */
+  cacheWrites: Stoppable;
   /** The admission leases this instance holds. */
   leases: Stoppable;
   /** The database notification feed (governance changes, key pool health). */
@@ -33,7 +35,7 @@ export interface InstanceParts {
  *   another instance, or this one restarted, hosts them);
  * - the listeners, which wait for the calls in flight;
  * - the leased workers, whose claims lapse for another instance;
- * - settlement, so that every answered call is in the ledger before the leases go back: what is
+ * - settlement (and the cache's writes), so that every answered call is in the ledger before the leases go back: what is
  *   left of them is unused;
  * - the leases, the notification feed, the database, the embedded database, tracing last so that
  *   every span before it is exported.
@@ -46,7 +48,7 @@ export function shutdownPhases(parts: InstanceParts): ShutdownPhase[] {
     { name: "intern hand-over", parts: [{ stop: () => parts.internSupervisor.handOver() }] },
     { name: "listeners", parts: parts.listeners },
     { name: "leased workers", parts: parts.workers },
-    { name: "settlement", parts: [parts.settlement] },
+    { name: "settlement", parts: [parts.settlement, parts.cacheWrites] },
     { name: "admission leases", parts: [parts.leases] },
     { name: "notification feed", parts: [parts.notifications] },
     { name: "database", parts: [parts.database] },

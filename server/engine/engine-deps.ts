@@ -8,6 +8,7 @@ import type { Catalog } from "./catalog/catalog.js";
 import type { GovernanceCache } from "./governance/governance-cache.js";
 import type { InferenceObserver } from "./inference/inference-observer.js";
 import type { KeyPools } from "./key-pools/key-pools.js";
+import type { ResponseCache } from "./response-cache/response-cache.js";
 import type { SettlementWriter } from "./usage/settlement-writer.js";
 
 /**
@@ -28,6 +29,8 @@ export interface EngineDeps {
   notifications: NotificationFeed;
   /** The key pools of the providers that list several keys, and their health. */
   keyPools: KeyPools;
+  /** Cached answers, for the calls that ask for them (x-gateway-cache-ttl). */
+  responseCache: ResponseCache;
   /** Answered calls' ledger rows, written behind in group commits; reads of usage wait on its barrier. */
   settlement: SettlementWriter;
   /** Who is told of inference attempts and admission decisions (the metrics, server/app/metrics.ts); none in some rigs. */

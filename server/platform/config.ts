@@ -73,6 +73,8 @@ export interface GatewayConfig {
   leases: LeaseConfig;
   /** Settlement written behind (server/engine/usage/settlement-writer.ts). */
   settlement: SettlementConfig;
+  /** The response cache (server/engine/response-cache). */
+  cache: ResponseCacheConfig;
   video: VideoPollerConfig;
   /** OpenTelemetry traces (server/platform/observability/tracing.ts): off unless an OTLP endpoint is set. */
   tracing: TracingConfig;
@@ -203,6 +205,17 @@ export interface LeaseConfig {
 }
 
 /** Group commits of answered calls (ledger rows, counters, lease consumption). */
+export interface ResponseCacheConfig {
+  /** The longest TTL a request (`x-gateway-cache-ttl`) may ask for. */
+  maxTtlSeconds: number;
+  /** Bytes of answers kept in PostgreSQL, over all workspaces; past it the oldest go first. */
+  maxBytes: number;
+  /** Bytes of answers this instance keeps in memory in front of PostgreSQL. */
+  memoryBytes: number;
+  /** How often a leased worker deletes expired entries and enforces maxBytes. */
+  sweepMs: number;
+}
+
 export interface SettlementConfig {
   flushMs: number;
   flushRows: number;
@@ -351,6 +364,12 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       topUpMs: intVar(env, "GATEWAY_LEASE_TOPUP_MS", 100, 5, 60_000),
       horizonMs: intVar(env, "GATEWAY_LEASE_HORIZON_MS", 1_000, 10, 600_000),
       idleMs: intVar(env, "GATEWAY_LEASE_IDLE_MS", 10_000, 10, 3_600_000),
+    },
+    cache: {
+      maxTtlSeconds: intVar(env, "GATEWAY_CACHE_MAX_TTL_SECONDS", 86_400, 1, 31_536_000),
+      maxBytes: intVar(env, "GATEWAY_CACHE_MAX_BYTES", 1024 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
+      memoryBytes: intVar(env, "GATEWAY_CACHE_MEMORY_BYTES", 64 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
+      sweepMs: intVar(env, "GATEWAY_CACHE_SWEEP_MS", 60_000, 100, 86_400_000),
     },
     settlement: {
       flushMs: intVar(env, "GATEWAY_SETTLEMENT_FLUSH_MS", 5, 1, 60_000),

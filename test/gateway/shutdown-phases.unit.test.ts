@@ -22,8 +22,9 @@ function partsRecording(events: string[]): InstanceParts {
     internHosts: part("intern hosts"),
     shellEgress: part("shell egress"),
     listeners: [part("http listener"), part("grpc listener")],
-    workers: [part("batch engine"), part("video poller")],
+    workers: [part("batch engine"), part("video poller"), part("cache sweeper")],
     settlement: part("settlement"),
+    cacheWrites: part("cache writes"),
     leases: part("leases"),
     notifications: part("notification feed"),
     database: part("database"),
@@ -41,6 +42,8 @@ const ORDER: [before: string, after: string, why: string][] = [
   ["batch engine", "settlement", "the workers' last results are settled"],
   ["settlement", "leases", "every answered call is in the ledger before the leases go back"],
   ["leases", "database", "the leases are returned through the database"],
+  ["http listener", "cache writes", "the answers of the calls in flight are stored"],
+  ["cache writes", "database", "the cache's writes land before the pool closes"],
   ["notification feed", "database", "the feed's connection closes before the pool"],
   ["database", "embedded database", "the pool closes before its server"],
   ["embedded database", "tracing", "tracing stops last, so every span before it is exported"],
@@ -50,7 +53,7 @@ test("every part stops once, in an order that keeps each rule", async () => {
   const events: string[] = [];
   await stopInPhases(shutdownPhases(partsRecording(events)), createLogger("silent"));
   assert.is(new Set(events).size, events.length, `each once: ${events.join(", ")}`);
-  assert.is(events.length, 14);
+  assert.is(events.length, 16);
   for (const [before, after, why] of ORDER) assert.ok(events.indexOf(before) < events.indexOf(after), `${before} before ${after}: ${why}`);
 });
 

@@ -106,3 +106,8 @@ export function quantitiesFor(context: QuantitySource, limits: QuantityLimits, f
   }
   return quantities;
 }
+
+/** The request rate limit's quantity (`rate:…`): what a response cache hit still counts against. */
+export function isRateLimit(quantity: Quantity): boolean {
+  return quantity.kind === "requests" && quantity.name.startsWith("rate:");
+}

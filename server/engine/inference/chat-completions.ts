@@ -14,6 +14,8 @@ import { InferenceCall, type Served } from "./inference-call.js";
 import type { InferenceRuntime } from "./inference-runtime.js";
 import type { InferenceOutput } from "./inference-output.js";
 import { parametersIn, sessionIdOf, withoutGatewayFields } from "./request-fields.js";
+import { CallCache } from "../response-cache/call-cache.js";
+import { CompletionAssembler, replayChunks } from "../response-cache/chat-replay.js";
 
 /**
  * The chat completions pipeline, on plain JSON in the OpenAI wire shape (README.md beside this
@@ -32,6 +34,7 @@ export async function* chatCompletions(runtime: InferenceRuntime, body: JsonObje
   const serverTools = checkTools(tools);
   const promptTokens = estimatePromptTokens([...arrayOf(body.messages), ...tools]);
   const streamed = body.stream === true;
+  const cache = CallCache.of(runtime, ctx, "chat", upstreamBody);
   const call = await InferenceCall.open(runtime, ctx, {
     api: "chat",
     bodies: [upstreamBody],
@@ -44,16 +47,38 @@ export async function* chatCompletions(runtime: InferenceRuntime, body: JsonObje
     completionTokens: numberOf(body.max_completion_tokens) ?? numberOf(body.max_tokens),
     serverTools,
     streamed,
+    cache,
   });
   try {
-    if (streamed) yield* stream(call, upstreamBody, promptTokens);
-    else yield { kind: "reply", value: await complete(call, upstreamBody, promptTokens) };
+    if (call.cached) yield* fromCache(call, call.cached.answer, streamed);
+    else if (streamed) yield* stream(call, upstreamBody, promptTokens, cache);
+    else yield { kind: "reply", value: await complete(call, upstreamBody, promptTokens, cache) };
   } finally {
+    cache?.land();
     call.close();
   }
 }
 
-async function complete(call: InferenceCall, body: JsonObject, promptTokens: number): Promise<JsonObject> {
+/**
+ * A cached answer, as a completion or replayed as chunks: its own `created` and token counts, our
+ * generation id, and a cost of 0 (docs/cache.md).
+ */
+function* fromCache(call: InferenceCall, completion: JsonObject, streamed: boolean): Generator<InferenceOutput> {
+  call.settleCached();
+  completion.id = call.generationId;
+  if (isObject(completion.usage))
+    Object.assign(completion.usage, { cost: 0, is_byok: false, cost_details: { upstream_inference_completions_cost: 0, upstream_inference_cost: 0, upstream_inference_prompt_cost: 0 } });
+  if (!streamed) {
+    yield { kind: "reply", value: completion };
+    return;
+  }
+  for (const chunk of replayChunks(completion)) {
+    chunk.id = call.generationId;
+    yield { kind: "event", value: chunk };
+  }
+}
+
+async function complete(call: InferenceCall, body: JsonObject, promptTokens: number, cache: CallCache | undefined): Promise<JsonObject> {
   const served = await call.attempt(async (target) => {
     const result = await providerFor(target.kind).chat.chat(target, body, call.signal);
     // Checked inside the attempt: a malformed answer is a provider failure that may fall back.
@@ -71,10 +96,11 @@ async function complete(call: InferenceCall, body: JsonObject, promptTokens: num
   completion.provider = served.attempt.endpoint.providerName;
   completion.usage = chatUsage(usage, cost, served.attempt.endpoint.pricing, served.isByok);
   completionShape(completion);
+  cache?.store(served.attempt, completion, usage, cost, completion.created as number);
   return completion;
 }
 
-async function* stream(call: InferenceCall, body: JsonObject, promptTokens: number): AsyncGenerator<InferenceOutput> {
+async function* stream(call: InferenceCall, body: JsonObject, promptTokens: number, cache: CallCache | undefined): AsyncGenerator<InferenceOutput> {
   const served = await call.attempt(async (target) => {
     const opened = await providerFor(target.kind).chat.chatStream(target, body, call.signal);
     const chunks = opened.chunks[Symbol.asyncIterator]();
@@ -88,6 +114,8 @@ async function* stream(call: InferenceCall, body: JsonObject, promptTokens: numb
   const provider = served.attempt.endpoint.providerName;
   let delivered = "";
   let finished = false;
+  // The completion the chunks make, for the cache.
+  const assembled = cache ? new CompletionAssembler() : undefined;
   try {
     for (let next = first; !next.done; next = await chunks.next()) {
       const chunk = next.value;
@@ -103,6 +131,7 @@ async function* stream(call: InferenceCall, body: JsonObject, promptTokens: numb
       chunk.model = model;
       chunk.provider = provider;
       chunkShape(chunk);
+      assembled?.add(chunk);
       yield { kind: "event", value: chunk };
     }
     const usage = opened.usage() ?? estimatedUsage(promptTokens, delivered);
@@ -124,6 +153,7 @@ async function* stream(call: InferenceCall, body: JsonObject, promptTokens: numb
       choices: [],
       usage: chatUsage(usage, cost, served.attempt.endpoint.pricing, served.isByok),
     };
+    if (assembled) cache?.store(served.attempt, assembled.completion(usageChunk.usage ?? null), usage, cost, created);
     yield { kind: "event", value: usageChunk };
   } catch (err) {
     finished = true;

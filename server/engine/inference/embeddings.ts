@@ -11,6 +11,7 @@ import { estimatePromptTokens } from "./cost-estimate.js";
 import { InferenceCall } from "./inference-call.js";
 import type { InferenceRuntime } from "./inference-runtime.js";
 import { parametersIn, sessionIdOf, withoutGatewayFields } from "./request-fields.js";
+import { CallCache } from "../response-cache/call-cache.js";
 
 /**
  * POST /embeddings, on plain JSON like the chat pipeline (README.md beside this file). Providers
@@ -23,6 +24,8 @@ export async function createEmbeddings(runtime: InferenceRuntime, body: JsonObje
   const count = checkInput(input);
   const upstreamBody = withoutGatewayFields(body);
   delete upstreamBody.encoding_format;
+  const base64 = body.encoding_format === "base64";
+  const cache = CallCache.of(runtime, ctx, "embeddings", upstreamBody);
   const call = await InferenceCall.open(runtime, ctx, {
     api: "embeddings",
     bodies: [upstreamBody],
@@ -35,8 +38,17 @@ export async function createEmbeddings(runtime: InferenceRuntime, body: JsonObje
     completionTokens: 0,
     serverTools: [],
     streamed: false,
+    cache,
   });
   try {
+    if (call.cached) {
+      // A cached answer: our generation id and a cost of 0, its own token counts (docs/cache.md).
+      call.settleCached();
+      const answer = call.cached.answer;
+      answer.id = call.generationId;
+      if (isObject(answer.usage)) answer.usage.cost = 0;
+      return base64 ? inBase64(answer) : answer;
+    }
     const served = await call.attempt(async (target) => {
       const result = await providerFor(target.kind).chat.embeddings(target, upstreamBody, call.signal);
       if (result.vectors.length !== count) throw new UpstreamError("protocol", `expected ${count} vectors, got ${result.vectors.length}`);
@@ -45,18 +57,27 @@ export async function createEmbeddings(runtime: InferenceRuntime, body: JsonObje
     const { vectors, promptTokens, body: answer } = served.value;
     const usage = { promptTokens, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 };
     const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs });
-    const base64 = body.encoding_format === "base64";
-    return {
+    const list: JsonObject = {
       ...answer,
       object: "list",
       id: call.generationId,
       model: served.attempt.model.id,
-      data: vectors.map((vector, index) => ({ object: "embedding", index, embedding: base64 ? toBase64(vector) : vector })),
+      data: vectors.map((vector, index) => ({ object: "embedding", index, embedding: vector })),
       usage: { prompt_tokens: promptTokens, total_tokens: promptTokens, cost: usdNumber(cost) },
     };
+    // Stored with float vectors; base64 is made for each answer.
+    cache?.store(served.attempt, list, usage, cost, Math.floor(Date.now() / 1000));
+    return base64 ? inBase64(list) : list;
   } finally {
+    cache?.land();
     call.close();
   }
+}
+
+/** The list with each vector as OpenAI's base64 (little-endian float32). */
+function inBase64(list: JsonObject): JsonObject {
+  const data = Array.isArray(list.data) ? list.data : [];
+  return { ...list, data: data.map((item) => (isObject(item) && Array.isArray(item.embedding) ? { ...item, embedding: toBase64(item.embedding as number[]) } : item)) };
 }
 
 /**

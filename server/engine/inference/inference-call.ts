@@ -29,6 +29,8 @@ import { endUpstreamSpan, startUpstreamSpan, type UpstreamSpanEnd } from "./upst
 import { checkServerTools } from "./server-tools.js";
 import { isRetryable, toGatewayError } from "./upstream-errors.js";
 import type { InferenceRuntime } from "./inference-runtime.js";
+import type { CachedAnswer } from "../response-cache/cached-answer.js";
+import { isRateLimit } from "../admission/quantities.js";
 
 export interface CallRequest {
   api: InferenceApi;
@@ -51,6 +53,13 @@ export interface CallRequest {
   completionTokens: number | undefined;
   serverTools: string[];
   streamed: boolean;
+  /** The call's use of the response cache, when it asked for it (server/engine/response-cache). */
+  cache?: CacheProbe;
+}
+
+/** Looks up a cached answer once the route is planned, before admission: a hit goes nowhere upstream. */
+export interface CacheProbe {
+  lookup(workspaceId: string, first: Attempt, signal: AbortSignal): Promise<CachedAnswer | undefined>;
 }
 
 /** The attempt that answered. */
@@ -111,6 +120,8 @@ export class InferenceCall implements KeyChoice {
     /** A `flag` content filter matched the input: marked on the ledger row. */
     private readonly contentFlagged: boolean,
     private readonly ctx: HandlerContext,
+    /** The cached answer that answers this call, if the cache had one: no attempt is made. */
+    readonly cached?: CachedAnswer,
   ) {
     // One controller for the handler's abort, the deadline and close(): cheaper per call than
     // AbortSignal.any over AbortSignal.timeout, and every reason is a shared object.
@@ -147,13 +158,13 @@ export class InferenceCall implements KeyChoice {
       ranking: runtime.ranking,
     });
     const endpoints = attempts.map((a) => a.endpoint);
+    const cached = await request.cache?.lookup(context.workspace.id, attempts[0]!, ctx.signal);
     const quantities = quantitiesFor(context, runtime.config, endpoints.every(isFreeEndpoint), new Date());
-    const [ticket] = await Promise.all([
-      runtime.leases.admit(quantities, worstCaseCost(endpoints, request.promptTokens, request.completionTokens)),
-      endUser ? runtime.endUsers.register(context.caller.organization.id, endUser) : undefined,
-    ]);
+    // A cache hit costs nothing: it counts against the request rate limit only, never a budget.
+    const admitted = cached ? runtime.leases.admit(quantities.filter(isRateLimit), "0") : runtime.leases.admit(quantities, worstCaseCost(endpoints, request.promptTokens, request.completionTokens));
+    const [ticket] = await Promise.all([admitted, endUser ? runtime.endUsers.register(context.caller.organization.id, endUser) : undefined]);
     const flagged = filtering.matched.some((filter) => filter.action === "flag");
-    const call = new InferenceCall(runtime, context, request, attempts, ticket, endUser, flagged, ctx);
+    const call = new InferenceCall(runtime, context, request, attempts, ticket, endUser, flagged, ctx, cached);
     if (flagged) ctx.responseHeader.set(CONTENT_FLAGGED_HEADER, "true");
     logFlags(runtime, filtering, { requestId: call.requestId, generationId: call.generationId });
     return call;
@@ -212,6 +223,16 @@ export class InferenceCall implements KeyChoice {
   private answeredWith({ pool, key }: NonNullable<ResolvedTarget["pooled"]>): void {
     pool.succeeded(key);
     this.ctx.responseHeader.set(PROVIDER_KEY_HEADER, `${pool.provider}/${key.label}`);
+  }
+
+  /**
+   * Records a call the cache answered: billed 0, with the original call's token counts and what it
+   * saved, against the endpoint that made the cached answer (the route's first).
+   */
+  settleCached(): void {
+    const cached = this.cached;
+    if (!cached) throw new Error("settleCached() on a call the cache did not answer");
+    this.record(this.attempts[0]!, false, { status: "success", httpStatus: 200, usage: cached.usage, latencyMs: 0, generationMs: 0 }, true, cached.costUsd);
   }
 
   /** Records the served call with its real cost and releases the reservation; returns the cost. */
@@ -300,9 +321,10 @@ export class InferenceCall implements KeyChoice {
     return err instanceof UpstreamError ? toGatewayError(err, attempt.endpoint.providerName) : err;
   }
 
-  private record(attempt: Attempt, isByok: boolean, outcome: Outcome, final = false): string {
+  /** `cacheSavings`: for a cache hit, what the original call cost; the hit itself costs 0. */
+  private record(attempt: Attempt, isByok: boolean, outcome: Outcome, final = false, cacheSavings?: string): string {
     const { caller } = this.context;
-    const cost = costUsd(attempt.endpoint.pricing, outcome.usage);
+    const cost = cacheSavings === undefined ? costUsd(attempt.endpoint.pricing, outcome.usage) : "0";
     if (final) this.settled = true;
     const record: CallRecord = {
       generationId: this.generationId,
@@ -326,6 +348,7 @@ export class InferenceCall implements KeyChoice {
       cachedTokens: outcome.usage.cachedTokens,
       cacheWriteTokens: outcome.usage.cacheWriteTokens ?? 0,
       contentFlagged: this.contentFlagged,
+      ...(cacheSavings === undefined ? {} : { cacheHit: true, cacheSavingsUsd: cacheSavings }),
       costUsd: cost,
       isByok,
       isFree: isFreeEndpoint(attempt.endpoint),

@@ -33,6 +33,10 @@ export interface CallRecord {
   cacheWriteTokens?: number;
   /** A guardrail's `flag` content filter matched the input (the call went through unchanged). */
   contentFlagged?: boolean;
+  /** Answered from the response cache (server/engine/response-cache): billed 0, with the original call's token counts. */
+  cacheHit?: boolean;
+  /** For a cache hit, what the original call cost: what the hit saved (exact decimal USD). */
+  cacheSavingsUsd?: string;
   /** Exact decimal USD (money.ts costUsd). */
   costUsd: string;
   /** Paid with the caller's own provider key: counted as BYOK spend, apart from paid spend. */
@@ -79,20 +83,21 @@ const NAMED_STATEMENT = `
                          $streamed::boolean[], $promptTokens::integer[], $completionTokens::integer[], $reasoningTokens::integer[],
                          $cachedTokens::integer[], $cost::numeric[], $isByok::boolean[], $isFree::boolean[], $latencyMs::integer[],
                          $generationMs::integer[], $daily::timestamptz[], $weekly::timestamptz[], $monthly::timestamptz[],
-                         $reservationId::uuid[], $requestId::text[], $cacheWriteTokens::integer[], $contentFlagged::boolean[])
+                         $reservationId::uuid[], $requestId::text[], $cacheWriteTokens::integer[], $contentFlagged::boolean[],
+                         $cacheHit::boolean[], $cacheSavings::numeric[])
       AS r(id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user, session_id, api,
            model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens, completion_tokens, reasoning_tokens,
            cached_tokens, cost_usd, is_byok, is_free, latency_ms, generation_ms, daily, weekly, monthly, reservation_id, request_id,
-           cache_write_tokens, content_flagged)
+           cache_write_tokens, content_flagged, cache_hit, cache_savings_usd)
   ), ins AS (
     INSERT INTO usage_ledger (id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user,
                               session_id, api, model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens,
                               completion_tokens, reasoning_tokens, cached_tokens, total_tokens, cost_usd, is_byok, is_free,
-                              latency_ms, generation_ms, request_id, cache_write_tokens, content_flagged)
+                              latency_ms, generation_ms, request_id, cache_write_tokens, content_flagged, cache_hit, cache_savings_usd)
     SELECT id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user, session_id, api,
            model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens, completion_tokens, reasoning_tokens,
            cached_tokens, prompt_tokens + completion_tokens, cost_usd, is_byok, is_free, latency_ms, generation_ms, request_id,
-           cache_write_tokens, content_flagged
+           cache_write_tokens, content_flagged, cache_hit, cache_savings_usd
       FROM rows
     ON CONFLICT (id) DO NOTHING
     RETURNING id
@@ -163,6 +168,8 @@ const LEDGER_PARAMETERS = [
   "requestId",
   "cacheWriteTokens",
   "contentFlagged",
+  "cacheHit",
+  "cacheSavings",
   "useRow",
   "useQuantity",
   "useStart",
@@ -235,6 +242,8 @@ function ledgerValues(owner: string, group: readonly LedgerRow[]): unknown[] {
     requestId: column((row) => row.record.requestId ?? null),
     cacheWriteTokens: column((row) => row.record.cacheWriteTokens ?? 0),
     contentFlagged: column((row) => row.record.contentFlagged ?? false),
+    cacheHit: column((row) => row.record.cacheHit ?? false),
+    cacheSavings: column((row) => row.record.cacheSavingsUsd ?? "0"),
     useRow: uses.map((u) => u.id),
     useQuantity: uses.map((u) => u.use.quantity),
     useStart: uses.map((u) => u.use.windowStart.toISOString()),

@@ -25,6 +25,7 @@ import * as ledgerCacheWrites from "./0022-ledger-cache-writes.js";
 import * as privateEndpointCachePrices from "./0023-private-endpoint-cache-prices.js";
 import * as ledgerContentFlagged from "./0024-ledger-content-flagged.js";
 import * as providerKindsFromRegistry from "./0025-provider-kinds-from-registry.js";
+import * as responseCache from "./0026-response-cache.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
@@ -53,4 +54,5 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0023-private-endpoint-cache-prices", ...privateEndpointCachePrices },
   { name: "0024-ledger-content-flagged", ...ledgerContentFlagged },
   { name: "0025-provider-kinds-from-registry", ...providerKindsFromRegistry },
+  { name: "0026-response-cache", ...responseCache },
 ];
