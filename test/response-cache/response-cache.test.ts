@@ -205,6 +205,25 @@ test("embeddings: hit and miss, and base64 made from the stored float vectors", 
   assert.is(upstreamCalls(env), 1);
 });
 
+test("a workspace's default TTL caches the calls that ask for none; null removes it", async ({ env }) => {
+  const { gw } = env;
+  const workspaceId = String(at((await call(gw.url, "GET", "/api/v1/key", { key: gw.key })).body, "data", "workspace_id"));
+  const patch = (value: number | null) => call(gw.url, "PATCH", `/api/v1/workspaces/${workspaceId}`, { key: gw.key, body: { svc_cache_ttl_seconds: value } });
+  const set = await patch(120);
+  assert.is(set.status, 200, set.text);
+  assert.is(at(set.body, "data", "svc_cache_ttl_seconds"), 120);
+  try {
+    const messages = [{ role: "user", content: question("workspace default") }];
+    assert.is((await chat(env, { messages }, {})).headers.get("x-gateway-cache"), "miss");
+    assert.is((await chat(env, { messages }, {})).headers.get("x-gateway-cache"), "hit");
+    assert.is((await patch(0)).status, 400, "a TTL is at least a second");
+  } finally {
+    const cleared = await patch(null);
+    assert.is(at(cleared.body, "data", "svc_cache_ttl_seconds"), null);
+  }
+  assert.is((await chat(env, { messages: [{ role: "user", content: question("no default") }] }, {})).headers.get("x-gateway-cache"), "bypass");
+});
+
 test("a stampede of 20 identical calls makes one upstream call", async ({ env }) => {
   const messages = [{ role: "user", content: question("stampede") }];
   // The first call is held at the mock until every other one is waiting for it.

@@ -59,7 +59,13 @@ export interface CallRequest {
 
 /** Looks up a cached answer once the route is planned, before admission: a hit goes nowhere upstream. */
 export interface CacheProbe {
-  lookup(workspaceId: string, first: Attempt, signal: AbortSignal): Promise<CachedAnswer | undefined>;
+  lookup(workspace: CacheWorkspace, first: Attempt, signal: AbortSignal): Promise<CachedAnswer | undefined>;
+}
+
+/** What the cache reads of the caller's workspace: its id, and its default TTL. */
+export interface CacheWorkspace {
+  id: string;
+  cacheTtlSeconds: number | null;
 }
 
 /** The attempt that answered. */
@@ -158,7 +164,7 @@ export class InferenceCall implements KeyChoice {
       ranking: runtime.ranking,
     });
     const endpoints = attempts.map((a) => a.endpoint);
-    const cached = await request.cache?.lookup(context.workspace.id, attempts[0]!, ctx.signal);
+    const cached = await request.cache?.lookup(context.workspace, attempts[0]!, ctx.signal);
     const quantities = quantitiesFor(context, runtime.config, endpoints.every(isFreeEndpoint), new Date());
     // A cache hit costs nothing: it counts against the request rate limit only, never a budget.
     const admitted = cached ? runtime.leases.admit(quantities.filter(isRateLimit), "0") : runtime.leases.admit(quantities, worstCaseCost(endpoints, request.promptTokens, request.completionTokens));

@@ -2,7 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import { CACHE_STATUS_HEADER, type CacheStatus } from "../../../wire/cache-headers.js";
 import type { GatewayConfig } from "../../platform/config.js";
-import type { CacheProbe } from "../inference/inference-call.js";
+import type { CacheProbe, CacheWorkspace } from "../inference/inference-call.js";
 import type { Attempt } from "../inference/routing.js";
 import type { UpstreamUsage } from "../providers/provider.js";
 import type { CachedAnswer } from "./cached-answer.js";
@@ -15,48 +15,49 @@ import type { CacheFlight, ResponseCache } from "./response-cache.js";
  * flight this call leads), the answer stored under the endpoint that gave it, and the flight
  * landed whatever happens. Every cacheable answer says what the cache did in `x-gateway-cache`:
  * `hit`; `miss` (looked up, then answered upstream and stored); `bypass` (not looked up: no TTL
- * was asked for, or `Cache-Control: no-cache`, which stores the fresh answer).
+ * was asked for and the workspace has no default, or `Cache-Control: no-cache`, which stores the
+ * fresh answer).
  */
 export class CallCache implements CacheProbe {
   private workspaceId = "";
+  private ttlS = 0;
   private flight: CacheFlight | undefined;
 
   private constructor(
     private readonly cache: ResponseCache,
-    private readonly order: CacheOrder,
+    /** What the request asked (undefined: no TTL header; the workspace's default decides). */
+    private readonly order: CacheOrder | undefined,
+    private readonly config: GatewayConfig,
     private readonly api: CacheScope["api"],
     private readonly body: JsonObject,
     private readonly ctx: HandlerContext,
-    private readonly waitMs: number,
   ) {}
 
-  /**
-   * The call's use of the cache, or undefined when the request asks for none (then `bypass`). A
-   * call waits for an identical one's flight at most as long as it may run itself.
-   */
-  static of(deps: { responseCache: ResponseCache; config: GatewayConfig }, ctx: HandlerContext, api: CacheScope["api"], body: JsonObject): CallCache | undefined {
-    const order = cacheOrderOf(ctx.requestHeader, deps.config.cache.maxTtlSeconds);
-    if (order === undefined) {
-      ctx.responseHeader.set(CACHE_STATUS_HEADER, "bypass" satisfies CacheStatus);
-      return undefined;
-    }
-    return new CallCache(deps.responseCache, order, api, body, ctx, deps.config.requestTimeoutMs);
+  /** The call's use of the cache; a bad `x-gateway-cache-ttl` is a 400 before anything else. */
+  static of(deps: { responseCache: ResponseCache; config: GatewayConfig }, ctx: HandlerContext, api: CacheScope["api"], body: JsonObject): CallCache {
+    return new CallCache(deps.responseCache, cacheOrderOf(ctx.requestHeader, deps.config.cache.maxTtlSeconds), deps.config, api, body, ctx);
   }
 
-  async lookup(workspaceId: string, first: Attempt, signal: AbortSignal): Promise<CachedAnswer | undefined> {
-    this.workspaceId = workspaceId;
-    if (this.order.refresh) return this.said("bypass", undefined);
-    // Waiting for an identical call's flight is bounded like the call itself would have been.
-    const found = await this.cache.lookup(cacheKey(this.scope(first), this.body), signal, this.waitMs);
+  /**
+   * Once routing has chosen the first endpoint: the TTL is the request's, else the workspace's
+   * default (capped at GATEWAY_CACHE_MAX_TTL_SECONDS); without either nothing is read or written.
+   * A call waits for an identical one's flight at most as long as it may run itself.
+   */
+  async lookup(workspace: CacheWorkspace, first: Attempt, signal: AbortSignal): Promise<CachedAnswer | undefined> {
+    this.workspaceId = workspace.id;
+    this.ttlS = this.order?.ttlS ?? Math.min(workspace.cacheTtlSeconds ?? 0, this.config.cache.maxTtlSeconds);
+    if (this.ttlS === 0 || this.order?.refresh) return this.said("bypass", undefined);
+    const found = await this.cache.lookup(cacheKey(this.scope(first), this.body), signal, this.config.requestTimeoutMs);
     if ("hit" in found) return this.said("hit", found.hit);
     this.flight = found.flight;
     return this.said("miss", undefined);
   }
 
-  /** Stores a successful answer under the endpoint that gave it. */
+  /** Stores a successful answer under the endpoint that gave it (when the call asked for the cache). */
   store(served: Attempt, answer: JsonObject, usage: UpstreamUsage, costUsd: string, created: number): void {
+    if (this.ttlS === 0) return;
     const scope = this.scope(served);
-    this.cache.store(cacheKey(scope, this.body), scope, { answer, usage, costUsd, endpointId: served.endpoint.id, created }, this.order.ttlS);
+    this.cache.store(cacheKey(scope, this.body), scope, { answer, usage, costUsd, endpointId: served.endpoint.id, created }, this.ttlS);
   }
 
   /** The waiting identical calls look again (after a store, or a failure). */

@@ -34,6 +34,8 @@ export class WorkspaceRow extends Model<InferAttributes<WorkspaceRow>, InferCrea
   declare isDataDiscountLoggingEnabled: CreationOptional<boolean>;
   declare isObservabilityBroadcastEnabled: CreationOptional<boolean>;
   declare isObservabilityIoLoggingEnabled: CreationOptional<boolean>;
+  /** The response cache TTL of calls that ask for none (seconds); null: not cached. */
+  declare cacheTtlSeconds: CreationOptional<number | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date | null>;
 }
@@ -115,6 +117,7 @@ export function initModels(sequelize: Sequelize): void {
       isDataDiscountLoggingEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
       isObservabilityBroadcastEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
       isObservabilityIoLoggingEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+      cacheTtlSeconds: { type: DataTypes.INTEGER },
       createdAt: createdAt(),
       updatedAt: updatedAt(),
     },

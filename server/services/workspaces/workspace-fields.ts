@@ -26,6 +26,7 @@ export interface WorkspaceFieldValues {
   isObservabilityIoLoggingEnabled?: boolean;
   includeByokInBudgets?: boolean;
   defaultGuardrailId?: string;
+  svcCacheTtlSeconds?: number;
 }
 
 export type WorkspaceColumns = Partial<Attributes<WorkspaceRow>>;
@@ -51,6 +52,7 @@ const RULES: Record<string, FieldRule> = {
   is_observability_broadcast_enabled: (v) => ({ isObservabilityBroadcastEnabled: v.isObservabilityBroadcastEnabled ?? false }),
   is_observability_io_logging_enabled: (v) => ({ isObservabilityIoLoggingEnabled: v.isObservabilityIoLoggingEnabled ?? false }),
   include_byok_in_budgets: (v) => ({ includeByokInBudgets: v.includeByokInBudgets ?? false }),
+  svc_cache_ttl_seconds: (v) => ({ cacheTtlSeconds: v.svcCacheTtlSeconds ?? null }),
   // Never null: a PATCH replaces it with another guardrail, it cannot clear it.
   default_guardrail_id: async (v, organizationId, transaction) => ({
     defaultGuardrailId: await guardrailOf(organizationId, notNull(v.defaultGuardrailId, "default_guardrail_id"), transaction),

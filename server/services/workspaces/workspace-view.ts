@@ -28,6 +28,7 @@ export function toWorkspace(row: WorkspaceRow): Workspace {
     isDataDiscountLoggingEnabled: row.isDataDiscountLoggingEnabled,
     isObservabilityBroadcastEnabled: row.isObservabilityBroadcastEnabled,
     isObservabilityIoLoggingEnabled: row.isObservabilityIoLoggingEnabled,
+    svcCacheTtlSeconds: row.cacheTtlSeconds ?? undefined,
   });
 }
 

@@ -2815,6 +2815,11 @@ export interface components {
              * @description A guardrail of the organization; omitted: a new guardrail that restricts nothing.
              */
             default_guardrail_id?: string;
+            /**
+             * Format: int32
+             * @description 1 to 31536000 (capped at GATEWAY_CACHE_MAX_TTL_SECONDS when used); omitted: no default.
+             */
+            svc_cache_ttl_seconds?: number;
         };
         /** @description Amounts are USD. */
         "gateway.v1.CurrentKey": {
@@ -4174,6 +4179,12 @@ export interface components {
             is_data_discount_logging_enabled: boolean;
             is_observability_broadcast_enabled: boolean;
             is_observability_io_logging_enabled: boolean;
+            /**
+             * Format: int32
+             * @description The gateway's: the response cache TTL (seconds) of the workspace's calls that send no
+             *     `x-gateway-cache-ttl` (docs/cache.md); null: such calls are not cached.
+             */
+            svc_cache_ttl_seconds: number | null;
         };
         /** @description A workspace budget as stored (OpenRouter's WorkspaceBudget). */
         "gateway.v1.WorkspaceBudget": {
@@ -4696,6 +4707,11 @@ export interface operations {
                      * @description Another guardrail of the organization; not nullable (every workspace has a default guardrail).
                      */
                     default_guardrail_id?: string | null;
+                    /**
+                     * Format: int32
+                     * @description Null removes the default.
+                     */
+                    svc_cache_ttl_seconds?: number | null;
                 };
             };
         };

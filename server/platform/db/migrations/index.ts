@@ -26,6 +26,7 @@ import * as privateEndpointCachePrices from "./0023-private-endpoint-cache-price
 import * as ledgerContentFlagged from "./0024-ledger-content-flagged.js";
 import * as providerKindsFromRegistry from "./0025-provider-kinds-from-registry.js";
 import * as responseCache from "./0026-response-cache.js";
+import * as workspaceCacheTtl from "./0027-workspace-cache-ttl.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
@@ -55,4 +56,5 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0024-ledger-content-flagged", ...ledgerContentFlagged },
   { name: "0025-provider-kinds-from-registry", ...providerKindsFromRegistry },
   { name: "0026-response-cache", ...responseCache },
+  { name: "0027-workspace-cache-ttl", ...workspaceCacheTtl },
 ];
