@@ -188,6 +188,21 @@ test("a hit costs nothing: GET /key usage does not move, and the ledger marks it
   assert.ok(row!.cache_hit);
   assert.is(Number(row!.cache_savings_usd), at(miss.body, "usage", "cost"));
   assert.is(row!.prompt_tokens, at(miss.body, "usage", "prompt_tokens"));
+  // The request log marks the hit, and what it saved.
+  const generation = await call(gw.url, "GET", `/api/v1/generation?id=${String(at(hit.body, "id"))}`, { key: gw.key });
+  assert.is(generation.status, 200, generation.text);
+  assert.is(at(generation.body, "data", "svc_cache_hit"), true);
+  assert.is(at(generation.body, "data", "usage"), 0);
+  assert.is(at(generation.body, "data", "svc_cache_savings"), at(miss.body, "usage", "cost"));
+  // Analytics reports the hits and what they saved.
+  const day = new Date().toISOString().slice(0, 10);
+  const analytics = await call(gw.url, "POST", "/api/v1/analytics/query", {
+    key: gw.key,
+    body: { start: `${day}T00:00:00Z`, end: new Date(Date.now() + 60_000).toISOString(), metrics: ["cache_hits", "cache_savings_usd"], dimensions: ["cache_hit"] },
+  });
+  assert.is(analytics.status, 200, analytics.text);
+  const hits = (at(analytics.body, "data") as Array<{ cache_hit: boolean; cache_hits: number; cache_savings_usd: number }>).find((r) => r.cache_hit);
+  assert.ok(hits && hits.cache_hits >= 1 && hits.cache_savings_usd > 0, analytics.text);
 });
 
 test("embeddings: hit and miss, and base64 made from the stored float vectors", async ({ env }) => {

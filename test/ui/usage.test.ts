@@ -43,8 +43,8 @@ async function waitForIds(page: Page, ids: string[]): Promise<void> {
   await eventually(() => shownIds(page).catch(() => []), `the log shows ${ids.join(", ")}`, { until: (shown) => JSON.stringify(shown) === JSON.stringify(ids) });
 }
 
-async function chat(env: InferenceGateway, key: string, model: string): Promise<string> {
-  const res = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key, body: { model, messages: [{ role: "user", content: "Hello there" }] } });
+async function chat(env: InferenceGateway, key: string, model: string, headers: Record<string, string> = {}): Promise<string> {
+  const res = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key, headers, body: { model, messages: [{ role: "user", content: "Hello there" }] } });
   assert.is(res.status, 200, res.text);
   return String(at(res.body, "id"));
 }
@@ -62,7 +62,9 @@ if (!chromiumMissing(test, "console usage log browser test")) {
     const created = await call(url, "POST", "/api/v1/keys", { key, body: { name: ROBOT } });
     assert.is(created.status, 201, created.text);
     ctx.robot = { secret: String(at(created.body, "key")), hash: String(at(created.body, "data", "hash")) };
-    const chatIds = [await chat(ctx.env, key, "mock/chat"), await chat(ctx.env, key, "mock/chat")];
+    // The second chat is answered from the response cache, which the first filled.
+    const cached = { "x-gateway-cache-ttl": "600" };
+    const chatIds = [await chat(ctx.env, key, "mock/chat", cached), await chat(ctx.env, key, "mock/chat", cached)];
     const robot = await chat(ctx.env, ctx.robot.secret, "mock/chat");
     const claude = await chat(ctx.env, key, "mock/claude");
     // The provider refuses the request: a generation that ended in an error.
@@ -99,6 +101,12 @@ if (!chromiumMissing(test, "console usage log browser test")) {
       .getByRole("row")
       .filter({ has: page.getByRole("button", { name: `Details of ${ids.robot}` }) });
     assert.match(await robotRow.innerText(), ROBOT);
+    const rowOf = (id: string) =>
+      calls(page)
+        .getByRole("row")
+        .filter({ has: page.getByRole("button", { name: `Details of ${id}` }) });
+    assert.match(await rowOf(ids.chat[1]!).innerText(), /\$0\.00\s+cache hit/);
+    assert.not.match(await rowOf(ids.chat[0]!).innerText(), /cache hit/);
     await screenshot(page, "usage");
   });
 

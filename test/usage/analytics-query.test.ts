@@ -35,6 +35,8 @@ const METRIC_NAMES = [
   "total_tokens",
   "cost_usd",
   "byok_cost_usd",
+  "cache_hits",
+  "cache_savings_usd",
   "avg_latency_ms",
   "p95_latency_ms",
   "error_rate",
@@ -155,6 +157,8 @@ test("totals over a window: sums, costs apart from BYOK, rates and latency", asy
     avg_latency_ms: 162.5,
     error_rate: 0.2,
     tokens_per_second: 50,
+    cache_hits: 0,
+    cache_savings_usd: 0,
   });
 });
 

@@ -87,6 +87,9 @@ export interface GenerationRow {
   http_status: number;
   streamed: boolean;
   is_byok: boolean;
+  cache_hit: boolean;
+  /** numeric as text. */
+  cache_savings_usd: string;
   latency_ms: number | null;
   generation_ms: number | null;
   end_user: string | null;
@@ -179,6 +182,7 @@ function generationStatement(where: string): string {
        LIMIT $limit::integer
     )
     SELECT g.generation_id, g.id, g.created_at, g.cursor_at, g.api, g.model_id, g.status, g.http_status, g.streamed, g.is_byok,
+           g.cache_hit, g.cache_savings_usd::text AS cache_savings_usd,
            g.latency_ms, g.generation_ms, g.end_user, g.key_hash, g.workspace_id::text AS workspace_id,
            coalesce(p.name, g.provider_slug) AS provider_name, e.region AS data_region, a.*
       FROM last g

@@ -65,6 +65,8 @@ export function toGeneration(row: GenerationRow): GenerationInit {
     httpStatus: row.http_status,
     apiKeyHash: row.key_hash,
     workspaceId: row.workspace_id,
+    svcCacheHit: row.cache_hit,
+    svcCacheSavings: usdNumber(row.cache_savings_usd),
   };
 }
 

@@ -30,6 +30,9 @@ const METRIC_SQL: Record<MetricName, string> = {
   // Paid spend as GET /key `usage` counts it; BYOK spend apart, as `byok_usage`.
   cost_usd: "coalesce(sum(l.cost_usd) FILTER (WHERE NOT l.is_byok), 0)",
   byok_cost_usd: "coalesce(sum(l.cost_usd) FILTER (WHERE l.is_byok), 0)",
+  // Calls the response cache answered, and what their original calls cost (each hit is billed 0).
+  cache_hits: "count(*) FILTER (WHERE l.cache_hit)",
+  cache_savings_usd: "coalesce(sum(l.cache_savings_usd), 0)",
   avg_latency_ms: "avg(l.latency_ms)",
   p95_latency_ms: "percentile_cont(0.95) WITHIN GROUP (ORDER BY l.latency_ms)",
   // A fraction from 0 to 1.
@@ -55,6 +58,7 @@ const DIMENSION_SQL: Record<DimensionName, DimensionSql> = {
   endpoint: { sql: "l.api", type: "string" },
   status: { sql: "l.status", type: "string" },
   is_byok: { sql: "l.is_byok", type: "boolean" },
+  cache_hit: { sql: "l.cache_hit", type: "boolean" },
 };
 
 const GRANULARITY_SQL: Record<GranularityName, string> = {

@@ -3123,6 +3123,13 @@ export interface components {
             /** @description The key that made the call (its hash, as the keys API returns it). */
             api_key_hash: string;
             workspace_id: string;
+            /** @description The gateway's: answered from the response cache (docs/cache.md), billed 0. */
+            svc_cache_hit: boolean;
+            /**
+             * Format: double
+             * @description What the cached answer's original call cost, which the hit saved; 0 for other calls.
+             */
+            svc_cache_savings: number;
         };
         /** @description Body {data}. */
         "gateway.v1.GetActivityResponse": {

@@ -1,7 +1,7 @@
 import type { AnalyticsRow } from "../types.js";
 
 /**
- * From rows of POST /analytics/query (`{bucket, <dimension>, cost_usd, requests}`) to what the
+ * From rows of POST /analytics/query (`{bucket, <dimension>, cost_usd, requests, cache_savings_usd}`) to what the
  * overview draws: every bucket of the period (UTC, weeks from Monday, as the gateway buckets
  * them), one series per group, the largest groups first and the rest summed as "Other".
  */
@@ -44,6 +44,8 @@ export interface GroupSeries {
   requests: number[];
   totalCost: number;
   totalRequests: number;
+  /** What the response cache's hits saved (their original calls' cost). */
+  totalSaved: number;
 }
 
 export interface OverviewSeries {
@@ -74,6 +76,7 @@ export function buildSeries(rows: AnalyticsRow[], dimension: string, buckets: Da
     series.requests[at] = series.requests[at]! + requests;
     series.totalCost += cost;
     series.totalRequests += requests;
+    series.totalSaved += numberOf(row.cache_savings_usd);
   }
   const ranked = [...byGroup.values()].sort((a, b) => b.totalCost - a.totalCost || b.totalRequests - a.totalRequests || a.label.localeCompare(b.label));
   const groups = ranked.slice(0, MAX_SERIES - 1);
@@ -86,6 +89,7 @@ export function buildSeries(rows: AnalyticsRow[], dimension: string, buckets: Da
       series.requests.forEach((v, i) => (other.requests[i] = other.requests[i]! + v));
       other.totalCost += series.totalCost;
       other.totalRequests += series.totalRequests;
+      other.totalSaved += series.totalSaved;
     }
     groups.push(other);
   }
@@ -93,7 +97,7 @@ export function buildSeries(rows: AnalyticsRow[], dimension: string, buckets: Da
 }
 
 function emptySeries(group: string, label: string, length: number): GroupSeries {
-  return { group, label, cost: new Array<number>(length).fill(0), requests: new Array<number>(length).fill(0), totalCost: 0, totalRequests: 0 };
+  return { group, label, cost: new Array<number>(length).fill(0), requests: new Array<number>(length).fill(0), totalCost: 0, totalRequests: 0, totalSaved: 0 };
 }
 
 function numberOf(value: unknown): number {

@@ -34,7 +34,7 @@ export function OverviewPage({ current }: PageProps) {
       const buckets = periodBuckets(granularity, new Date());
       const [{ data: rows }, labelOf] = await Promise.all([
         api.post<Data<AnalyticsRow[]>>("/analytics/query", {
-          metrics: ["cost_usd", "requests"],
+          metrics: ["cost_usd", "requests", "cache_savings_usd"],
           dimensions: [dimension],
           granularity,
           start: buckets[0]!.toISOString(),
@@ -108,6 +108,7 @@ export function OverviewPage({ current }: PageProps) {
                 { header: charts.dimension.label, cell: (g) => <span title={g.group}>{g.label}</span> },
                 { header: "Requests", kind: "number", cell: (g) => count(g.totalRequests) },
                 { header: "Spend", kind: "number", cell: (g) => usd(g.totalCost) },
+                { header: "Saved by the cache", kind: "number", cell: (g) => usd(g.totalSaved) },
               ]}
             />
           </>

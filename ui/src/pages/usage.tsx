@@ -140,7 +140,18 @@ export function UsagePage({ current }: PageProps) {
               { header: "Key", cell: (g) => <span title={g.api_key_hash}>{keyName(g.api_key_hash)}</span> },
               { header: "Status", cell: (g) => statusText(g) },
               { header: "Tokens", kind: "number", cell: (g) => `${count(g.tokens_prompt)} → ${count(g.tokens_completion)}` },
-              { header: "Cost", kind: "number", cell: (g) => usd(g.total_cost) },
+              {
+                header: "Cost",
+                kind: "number",
+                cell: (g) =>
+                  g.svc_cache_hit ? (
+                    <span title={`Answered from the response cache; the original call cost ${usd(g.svc_cache_savings)}`}>
+                      {usd(g.total_cost)} <span class="badge">cache hit</span>
+                    </span>
+                  ) : (
+                    usd(g.total_cost)
+                  ),
+              },
               { header: "Latency", kind: "number", cell: (g) => milliseconds(g.latency) },
               { header: "Details", cell: (g) => <OpenButton label="Details" accessibleLabel={`Details of ${g.id}`} open={openId === g.id} onOpen={() => setOpenId(g.id)} /> },
             ]}
