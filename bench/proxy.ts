@@ -18,7 +18,8 @@ import { percentile, runLoad, type LoadResult } from "./load.js";
  * `npm run bench -- proxy`: proxied calls through the whole gateway (auth, governance, rate limit,
  * a key with a credit limit, admission from leases, the ledger written behind) against the
  * zero-latency mock upstream, beside a bare node:http pass-through proxy to the same mock in the
- * same run: chat completions (also to a provider with a pool of two keys), streamed chat (time to
+ * same run: chat completions (also to a provider with a pool of two keys, and answered from the
+ * response cache), streamed chat (time to
  * first byte), embeddings, the auth refusal floor, and two gateway instances on one database
  * (aggregate req/s, and whether a limit held).
  * Each server runs in its own process; the load generator runs here. Targets (docs/benchmarks.md):
@@ -105,7 +106,7 @@ export async function runProxyBenchmark(): Promise<void> {
     const key = await createKey(gateway.url, bootstrapKey, 1_000_000);
 
     const rows: Row[] = [];
-    const run = async (name: string, connections: number, base: string | string[], auth: string, body: string, route: string, expectStatus = 200) => {
+    const run = async (name: string, connections: number, base: string | string[], auth: string, body: string, route: string, expectStatus = 200, headers: Record<string, string> = {}) => {
       if (ONLY && !ONLY.includes(`${name} ${connections}`)) return undefined;
       const bases = Array.isArray(base) ? base : [base];
       // The proxy's own CPU (the bare proxy's too), so a row says what a call costs the process that serves it.
@@ -119,7 +120,7 @@ export async function runProxyBenchmark(): Promise<void> {
           runLoad({
             url,
             path: route,
-            headers: { ...(auth ? { authorization: `Bearer ${auth}` } : {}), "content-type": "application/json" },
+            headers: { ...(auth ? { authorization: `Bearer ${auth}` } : {}), "content-type": "application/json", ...headers },
             body,
             connections: Math.max(1, Math.round(connections / bases.length)),
             durationMs: DURATION_MS,
@@ -148,6 +149,8 @@ export async function runProxyBenchmark(): Promise<void> {
       await run("gateway chat", connections, gateway.url, key, CHAT, chatPath);
       await run("gateway chat two-key pool", connections, gateway.url, key, POOLED_CHAT, chatPath);
     }
+    // The same call with the response cache asked for: the warm-up's first call fills the entry, every later one hits.
+    await run("gateway chat cache hit", 10, gateway.url, key, CHAT, chatPath, 200, { "x-gateway-cache-ttl": "3600" });
     await run("bare streamed chat", 1, bare, MOCK_UPSTREAM_API_KEY, STREAM, chatPath);
     await run("gateway streamed chat", 1, gateway.url, key, STREAM, chatPath);
     for (const connections of [1, 10]) {
