@@ -220,6 +220,19 @@ test("embeddings: hit and miss, and base64 made from the stored float vectors", 
   assert.is(upstreamCalls(env), 1);
 });
 
+test("a call refused after its lookup (a spent credit limit) still lets an identical call of the workspace go on", async ({ env }) => {
+  const { gw } = env;
+  const poor = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: "no credit", limit: 0.000000001 } });
+  assert.is(poor.status, 201, poor.text);
+  const messages = [{ role: "user", content: question("refused leader") }];
+  const refused = await chat(env, { messages }, undefined, String(at(poor.body, "key")));
+  assert.is(refused.status, 402, refused.text);
+  // Its miss led the flight for this request; had the refusal not landed it, this call would wait out the request timeout.
+  const next = await chat(env, { messages });
+  assert.is(next.status, 200, next.text);
+  assert.is(next.headers.get("x-gateway-cache"), "miss");
+});
+
 test("a workspace's default TTL caches the calls that ask for none; null removes it", async ({ env }) => {
   const { gw } = env;
   const workspaceId = String(at((await call(gw.url, "GET", "/api/v1/key", { key: gw.key })).body, "data", "workspace_id"));

@@ -35,6 +35,7 @@ export async function* chatCompletions(runtime: InferenceRuntime, body: JsonObje
   const promptTokens = estimatePromptTokens([...arrayOf(body.messages), ...tools]);
   const streamed = body.stream === true;
   const cache = CallCache.of(runtime, ctx, "chat", upstreamBody);
+  // An identical call may be waiting on this one's cache flight: it lands whatever happens, refusals included.
   const call = await InferenceCall.open(runtime, ctx, {
     api: "chat",
     bodies: [upstreamBody],
@@ -48,13 +49,16 @@ export async function* chatCompletions(runtime: InferenceRuntime, body: JsonObje
     serverTools,
     streamed,
     cache,
+  }).catch((err: unknown) => {
+    cache.land();
+    throw err;
   });
   try {
     if (call.cached) yield* fromCache(call, call.cached.answer, streamed);
     else if (streamed) yield* stream(call, upstreamBody, promptTokens, cache);
     else yield { kind: "reply", value: await complete(call, upstreamBody, promptTokens, cache) };
   } finally {
-    cache?.land();
+    cache.land();
     call.close();
   }
 }
@@ -78,7 +82,7 @@ function* fromCache(call: InferenceCall, completion: JsonObject, streamed: boole
   }
 }
 
-async function complete(call: InferenceCall, body: JsonObject, promptTokens: number, cache: CallCache | undefined): Promise<JsonObject> {
+async function complete(call: InferenceCall, body: JsonObject, promptTokens: number, cache: CallCache): Promise<JsonObject> {
   const served = await call.attempt(async (target) => {
     const result = await providerFor(target.kind).chat.chat(target, body, call.signal);
     // Checked inside the attempt: a malformed answer is a provider failure that may fall back.
@@ -96,11 +100,11 @@ async function complete(call: InferenceCall, body: JsonObject, promptTokens: num
   completion.provider = served.attempt.endpoint.providerName;
   completion.usage = chatUsage(usage, cost, served.attempt.endpoint.pricing, served.isByok);
   completionShape(completion);
-  cache?.store(served.attempt, completion, usage, cost, completion.created as number);
+  cache.store(served.attempt, completion, usage, cost, completion.created as number);
   return completion;
 }
 
-async function* stream(call: InferenceCall, body: JsonObject, promptTokens: number, cache: CallCache | undefined): AsyncGenerator<InferenceOutput> {
+async function* stream(call: InferenceCall, body: JsonObject, promptTokens: number, cache: CallCache): AsyncGenerator<InferenceOutput> {
   const served = await call.attempt(async (target) => {
     const opened = await providerFor(target.kind).chat.chatStream(target, body, call.signal);
     const chunks = opened.chunks[Symbol.asyncIterator]();
@@ -115,7 +119,7 @@ async function* stream(call: InferenceCall, body: JsonObject, promptTokens: numb
   let delivered = "";
   let finished = false;
   // The completion the chunks make, for the cache.
-  const assembled = cache ? new CompletionAssembler() : undefined;
+  const assembled = cache.storing ? new CompletionAssembler() : undefined;
   try {
     for (let next = first; !next.done; next = await chunks.next()) {
       const chunk = next.value;
@@ -153,7 +157,7 @@ async function* stream(call: InferenceCall, body: JsonObject, promptTokens: numb
       choices: [],
       usage: chatUsage(usage, cost, served.attempt.endpoint.pricing, served.isByok),
     };
-    if (assembled) cache?.store(served.attempt, assembled.completion(usageChunk.usage ?? null), usage, cost, created);
+    if (assembled) cache.store(served.attempt, assembled.completion(usageChunk.usage ?? null), usage, cost, created);
     yield { kind: "event", value: usageChunk };
   } catch (err) {
     finished = true;

@@ -39,6 +39,10 @@ export async function createEmbeddings(runtime: InferenceRuntime, body: JsonObje
     serverTools: [],
     streamed: false,
     cache,
+  }).catch((err: unknown) => {
+    // An identical call may be waiting on this one's cache flight.
+    cache.land();
+    throw err;
   });
   try {
     if (call.cached) {
@@ -66,10 +70,10 @@ export async function createEmbeddings(runtime: InferenceRuntime, body: JsonObje
       usage: { prompt_tokens: promptTokens, total_tokens: promptTokens, cost: usdNumber(cost) },
     };
     // Stored with float vectors; base64 is made for each answer.
-    cache?.store(served.attempt, list, usage, cost, Math.floor(Date.now() / 1000));
+    cache.store(served.attempt, list, usage, cost, Math.floor(Date.now() / 1000));
     return base64 ? inBase64(list) : list;
   } finally {
-    cache?.land();
+    cache.land();
     call.close();
   }
 }

@@ -289,7 +289,7 @@ export class InferenceCall implements KeyChoice {
    * Ends the failed attempt's span and logs the failure, if the provider's side failed: not when
    * the client went away, nor for errors of the gateway's own (those reach the error interceptor).
    */
-  private report(err: unknown, attempt: Attempt, next: Attempt | undefined, usage?: UpstreamUsage, key?: string): void {
+  private report(err: unknown, attempt: Attempt, next: Attempt | undefined, usage?: UpstreamUsage, poolKey?: string): void {
     const deadline = this.signal.aborted && this.signal.reason === DEADLINE;
     const upstream = err instanceof UpstreamError && !this.signal.aborted ? err : undefined;
     const status = upstream?.failure === "status" ? upstream.options.status : undefined;
@@ -307,7 +307,7 @@ export class InferenceCall implements KeyChoice {
       failure: upstream?.failure ?? "deadline",
       status,
       detail: upstream?.message ?? "",
-      key,
+      poolKey,
       next: next && { provider: next.endpoint.providerSlug, model: next.model.id },
     });
   }

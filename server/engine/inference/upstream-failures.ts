@@ -24,7 +24,7 @@ export interface UpstreamFailureReport {
   /** What the provider adapter made of it (scrubbed of credentials there). */
   detail: string;
   /** The key of the provider's pool the attempt used (`key-<n>`), when it has a pool. */
-  key?: string;
+  poolKey?: string;
   /** The attempt tried next, when the call falls back (the same provider and model: another key of its pool). */
   next: { provider: string; model: string } | undefined;
 }
@@ -44,7 +44,7 @@ export function logUpstreamFailure(log: Logger, report: UpstreamFailureReport): 
     failure: report.failure,
     status: report.status,
     detail: report.detail.slice(0, DETAIL_CHARS),
-    ...(report.key === undefined ? {} : { poolKey: report.key }),
+    ...(report.poolKey === undefined ? {} : { poolKey: report.poolKey }),
     fallbackProvider: report.next?.provider,
     fallbackModel: report.next?.model,
   };

@@ -53,6 +53,11 @@ export class CallCache implements CacheProbe {
     return this.said("miss", undefined);
   }
 
+  /** Whether the answer will be stored (the call asked for the cache): a stream is assembled only then. */
+  get storing(): boolean {
+    return this.ttlS > 0;
+  }
+
   /** Stores a successful answer under the endpoint that gave it (when the call asked for the cache). */
   store(served: Attempt, answer: JsonObject, usage: UpstreamUsage, costUsd: string, created: number): void {
     if (this.ttlS === 0) return;
