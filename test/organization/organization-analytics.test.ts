@@ -162,6 +162,8 @@ test("GET /analytics/meta: the names, labels and types callers rely on, in order
     { name: "total_tokens", display_label: "Total tokens", display_format: "number", is_rate: false },
     { name: "cost_usd", display_label: "Cost", display_format: "currency", is_rate: false },
     { name: "byok_cost_usd", display_label: "BYOK cost", display_format: "currency", is_rate: false },
+    { name: "cache_hits", display_label: "Response cache hits", display_format: "number", is_rate: false },
+    { name: "cache_savings_usd", display_label: "Saved by the response cache", display_format: "currency", is_rate: false },
     { name: "avg_latency_ms", display_label: "Average latency", display_format: "duration_ms", is_rate: false },
     { name: "p95_latency_ms", display_label: "95th percentile latency", display_format: "duration_ms", is_rate: false },
     { name: "error_rate", display_label: "Error rate", display_format: "percent", is_rate: true },
@@ -177,6 +179,7 @@ test("GET /analytics/meta: the names, labels and types callers rely on, in order
     { name: "endpoint", display_label: "API endpoint" },
     { name: "status", display_label: "Status" },
     { name: "is_byok", display_label: "BYOK" },
+    { name: "cache_hit", display_label: "Response cache hit" },
   ]);
   assert.equal(at(res.body, "data", "granularities"), [
     { name: "hour", display_label: "Hourly" },
