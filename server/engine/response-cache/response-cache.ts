@@ -24,8 +24,9 @@ export interface CacheFlight {
 export type CacheLookup = { hit: CachedAnswer } | { flight: CacheFlight };
 
 interface MemoryEntry {
-  entry: CachedAnswer;
-  /** The answer as stored, for its size and for a hit to parse afresh (a hit mutates its copy). */
+  /** The entry but its answer, which is kept as text. */
+  facts: Omit<CachedAnswer, "answer">;
+  /** The answer as stored, for its size and for each hit to parse its own copy (a hit changes it). */
   text: string;
 }
 
@@ -68,7 +69,8 @@ export class ResponseCache {
       if (stored) {
         this.remember(key, stored.entry, JSON.stringify(stored.entry.answer), stored.expiresAt - Date.now());
         flight.land();
-        return this.looked({ hit: this.fromMemory(key) ?? stored.entry });
+        // Parsed from the row for this call alone: it may change it.
+        return this.looked({ hit: stored.entry });
       }
     } catch (err) {
       this.log.warn({ err: errorMessage(err) }, "response cache read failed; answering as a miss");
@@ -120,11 +122,11 @@ export class ResponseCache {
   /** A copy the caller may change: entries are shared between the calls they answer. */
   private fromMemory(key: string): CachedAnswer | undefined {
     const held = this.memory.get(key);
-    return held && { ...held.entry, answer: JSON.parse(held.text) as CachedAnswer["answer"] };
+    return held && { ...held.facts, answer: JSON.parse(held.text) as CachedAnswer["answer"] };
   }
 
-  private remember(key: string, entry: CachedAnswer, text: string, ttlMs: number): void {
-    if (ttlMs > 0 && this.config.memoryBytes > 0) this.memory.set(key, { entry, text }, { ttl: Math.ceil(ttlMs) });
+  private remember(key: string, { answer: _answer, ...facts }: CachedAnswer, text: string, ttlMs: number): void {
+    if (ttlMs > 0 && this.config.memoryBytes > 0) this.memory.set(key, { facts, text }, { ttl: Math.ceil(ttlMs) });
   }
 
   private looked(lookup: CacheLookup): CacheLookup {
