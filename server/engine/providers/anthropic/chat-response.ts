@@ -2,6 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { finishReasonOf } from "./stop-reasons.js";
 import { anthropicTokens, type AnthropicTokens } from "./usage.js";
 import { chatUsageJson, upstreamUsage } from "../cache-split-usage.js";
+import { deltaChunk, usageChunk, type ChunkIdentity } from "../chat-chunks.js";
 import { isObject, stringOr } from "../json-shape.js";
 import { UpstreamError, type UpstreamUsage } from "../provider.js";
 
@@ -45,10 +46,10 @@ export function chatCompletionFromMessage(message: JsonObject): { body: JsonObje
  * blocks become tool_calls numbered in their order of appearance (OpenAI's `index`), whatever
  * the content block index was.
  */
-export class AnthropicStreamTranslator {
-  private id = "";
-  private model = "";
-  private readonly created = Math.floor(Date.now() / 1000);
+export class AnthropicStreamTranslator implements ChunkIdentity {
+  id = "";
+  model = "";
+  readonly created = Math.floor(Date.now() / 1000);
   private tokens: AnthropicTokens | undefined;
   private readonly toolIndexOfBlock = new Map<number, number>();
   /** True once message_stop arrived: the stream is complete. */
@@ -102,21 +103,15 @@ export class AnthropicStreamTranslator {
       case "message_stop":
         this.stopped = true;
         // As OpenAI does with stream_options.include_usage: a last chunk with no choices.
-        return this.tokens ? [{ ...this.base(), choices: [], usage: chatUsageJson(this.tokens) }] : [];
+        return this.tokens ? [usageChunk(this, chatUsageJson(this.tokens))] : [];
       default:
         // ping, content_block_stop, and event types Anthropic may add later.
         return [];
     }
   }
 
-  private base(): JsonObject {
-    return { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.model };
-  }
-
   private chunk(delta: JsonObject, stopReason?: string): JsonObject {
-    const choice: JsonObject = { index: 0, delta, finish_reason: stopReason === undefined ? null : finishReasonOf(stopReason), logprobs: null };
-    if (stopReason !== undefined) choice.native_finish_reason = stopReason;
-    return { ...this.base(), choices: [choice] };
+    return deltaChunk(this, delta, stopReason === undefined ? undefined : { reason: finishReasonOf(stopReason), native: stopReason });
   }
 }
 

@@ -4,22 +4,23 @@ import { UpstreamError, type UpstreamUsage } from "../provider.js";
 import { finishReasonOf } from "./stop-reasons.js";
 import { type BedrockTokens, bedrockTokens } from "./usage.js";
 import { chatUsageJson, upstreamUsage } from "../cache-split-usage.js";
+import { deltaChunk, usageChunk, type ChunkIdentity } from "../chat-chunks.js";
 
 /**
  * ConverseStream events → OpenAI `chat.completion.chunk`s, one event at a time. Tool use blocks
  * become tool_calls numbered in their order of appearance (OpenAI's `index`), whatever the
  * content block index was. Usage comes last, in the metadata event after messageStop.
  */
-export class ConverseStreamTranslator {
-  private readonly created = Math.floor(Date.now() / 1000);
+export class ConverseStreamTranslator implements ChunkIdentity {
+  readonly created = Math.floor(Date.now() / 1000);
   private tokens: BedrockTokens | undefined;
   private readonly toolIndexOfBlock = new Map<number, number>();
   /** True once messageStop arrived: the answer is complete (the metadata event may follow). */
   stopped = false;
 
   constructor(
-    private readonly id: string,
-    private readonly model: string,
+    readonly id: string,
+    readonly model: string,
   ) {}
 
   usage(): UpstreamUsage | undefined {
@@ -59,21 +60,15 @@ export class ConverseStreamTranslator {
       case "metadata":
         this.tokens = bedrockTokens(data.usage) ?? this.tokens;
         // As OpenAI does with stream_options.include_usage: a last chunk with no choices.
-        return this.tokens ? [{ ...this.base(), choices: [], usage: chatUsageJson(this.tokens) }] : [];
+        return this.tokens ? [usageChunk(this, chatUsageJson(this.tokens))] : [];
       default:
         // contentBlockStop, and event types Bedrock may add later.
         return [];
     }
   }
 
-  private base(): JsonObject {
-    return { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.model };
-  }
-
   private chunk(delta: JsonObject, stopReason?: string): JsonObject {
-    const choice: JsonObject = { index: 0, delta, finish_reason: stopReason === undefined ? null : finishReasonOf(stopReason), logprobs: null };
-    if (stopReason !== undefined) choice.native_finish_reason = stopReason;
-    return { ...this.base(), choices: [choice] };
+    return deltaChunk(this, delta, stopReason === undefined ? undefined : { reason: finishReasonOf(stopReason), native: stopReason });
   }
 }
 

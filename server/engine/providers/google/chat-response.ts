@@ -5,6 +5,7 @@ import { isObject, stringOr } from "../json-shape.js";
 import { UpstreamError, type UpstreamUsage } from "../provider.js";
 import { finishReasonOf } from "./finish-reasons.js";
 import { chatUsageJson, usageOfMetadata } from "./usage.js";
+import { deltaChunk, usageChunk, type ChunkIdentity } from "../chat-chunks.js";
 
 /**
  * Gemini's GenerateContentResponse as chat's `chat.completion` (whole) and
@@ -40,10 +41,10 @@ export function chatCompletionFromGemini(answer: JsonObject, model: string): Cha
  * call whole, so a call is one tool_calls chunk with its id, name and all of its arguments. The
  * answer is complete once every candidate it began has a finishReason.
  */
-export class GeminiStreamTranslator {
-  private id = "";
-  private model: string;
-  private readonly created = Math.floor(Date.now() / 1000);
+export class GeminiStreamTranslator implements ChunkIdentity {
+  id = "";
+  model: string;
+  readonly created = Math.floor(Date.now() / 1000);
   private readonly ids = new CallIds();
   private tokens: UpstreamUsage | undefined;
   /** Per candidate index: how many tool calls it has sent, and whether it finished. */
@@ -94,17 +95,11 @@ export class GeminiStreamTranslator {
 
   /** As OpenAI does with stream_options.include_usage: a last chunk with no choices. */
   end(): JsonObject[] {
-    return this.tokens ? [{ ...this.base(), choices: [], usage: chatUsageJson(this.tokens) }] : [];
-  }
-
-  private base(): JsonObject {
-    return { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.model };
+    return this.tokens ? [usageChunk(this, chatUsageJson(this.tokens))] : [];
   }
 
   private chunk(index: number, delta: JsonObject, native?: string, called = false): JsonObject {
-    const choice: JsonObject = { index, delta, finish_reason: native === undefined ? null : chatFinishReason(native, called), logprobs: null };
-    if (native !== undefined) choice.native_finish_reason = native;
-    return { ...this.base(), choices: [choice] };
+    return deltaChunk(this, delta, native === undefined ? undefined : { reason: chatFinishReason(native, called), native }, index);
   }
 }
 
