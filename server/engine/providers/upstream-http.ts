@@ -151,45 +151,34 @@ export async function readJsonObject(response: UpstreamResponse): Promise<JsonOb
  * caller's signal did it); whether a clean end came too early is the adapter's call, since only
  * it knows its provider's terminal event. Stopping iteration early closes the connection.
  */
-export async function* upstreamEvents(response: UpstreamResponse): AsyncGenerator<SseEvent, void, undefined> {
-  try {
-    yield* readSse(response.body);
-  } catch (err) {
-    if (err instanceof UpstreamError) throw err;
-    if (response.signal.aborted) throw abortedError();
-    throw new UpstreamError("cut", `the upstream stream broke off (${errorCode(err)})`);
-  } finally {
-    if (!response.body.readableEnded) response.body.destroy();
-  }
+export function upstreamEvents(response: UpstreamResponse): AsyncGenerator<SseEvent, void, undefined> {
+  return readGuarded(response, readSse(response.body), "stream");
 }
 
 /**
  * The raw chunks of a 2xx streamed body in a binary framing (AWS event streams), as they
  * arrive; breaks are reported as in `upstreamEvents`, the framing is the adapter's.
  */
-export async function* upstreamChunks(response: UpstreamResponse): AsyncGenerator<Buffer, void, undefined> {
-  try {
-    for await (const chunk of response.body) yield chunk as Buffer;
-  } catch (err) {
-    if (err instanceof UpstreamError) throw err;
-    if (response.signal.aborted) throw abortedError();
-    throw new UpstreamError("cut", `the upstream stream broke off (${errorCode(err)})`);
-  } finally {
-    if (!response.body.readableEnded) response.body.destroy();
-  }
+export function upstreamChunks(response: UpstreamResponse): AsyncGenerator<Buffer, void, undefined> {
+  return readGuarded(response, response.body as AsyncIterable<Buffer>, "stream");
 }
 
 /**
  * The non-blank lines of a 2xx JSONL body (batch result files), read as they arrive so a large
  * file is never held whole. Breaks are reported as in `upstreamEvents`.
  */
-export async function* upstreamLines(response: UpstreamResponse): AsyncGenerator<string, void, undefined> {
+export function upstreamLines(response: UpstreamResponse): AsyncGenerator<string, void, undefined> {
+  return readGuarded(response, readLines(response.body), "file");
+}
+
+/** A 2xx body read piece by piece: a break is "cut" (or "aborted"), and the body is closed when reading stops. */
+async function* readGuarded<T>(response: UpstreamResponse, pieces: AsyncIterable<T>, what: "stream" | "file"): AsyncGenerator<T, void, undefined> {
   try {
-    yield* readLines(response.body);
+    yield* pieces;
   } catch (err) {
     if (err instanceof UpstreamError) throw err;
     if (response.signal.aborted) throw abortedError();
-    throw new UpstreamError("cut", `the upstream file broke off (${errorCode(err)})`);
+    throw new UpstreamError("cut", `the upstream ${what} broke off (${errorCode(err)})`);
   } finally {
     if (!response.body.readableEnded) response.body.destroy();
   }
