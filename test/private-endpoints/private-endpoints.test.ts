@@ -349,6 +349,11 @@ test("POST /private-endpoints: 422 naming the host for loopback, private, link-l
     ["https://[::ffff:127.0.0.1]/v1", "::ffff:7f00:1"],
     ["https://[::ffff:169.254.169.254]/v1", "::ffff:a9fe:a9fe"],
     ["https://[64:ff9b::a00:1]/v1", "64:ff9b::a00:1"],
+    // NAT64 and 6to4 carry an IPv4 address: the guard looks through them to the metadata service and private ranges.
+    ["https://[64:ff9b::a9fe:a9fe]/v1", "64:ff9b::a9fe:a9fe"],
+    ["https://[2002:a9fe:a9fe::]/v1", "2002:a9fe:a9fe::"],
+    ["https://[2002:7f00:1::1]/v1", "2002:7f00:1::1"],
+    ["https://[2002:c0a8:101::]/v1", "2002:c0a8:101::"],
     ["https://2130706433/v1", "127.0.0.1"],
   ];
   for (const [baseUrl, host] of refused) {
