@@ -11,6 +11,7 @@ import { sseData } from "../support/sse.js";
 import { captureLogs, type CapturedLogs } from "../support/log-lines.js";
 import { startMockUpstream, type MockUpstream } from "../upstream/mock-upstream.js";
 import { MOCK_AWS } from "../upstream/mock-bedrock.js";
+import { MOCK_UPSTREAM_API_KEY } from "../upstream/mock-wire.js";
 
 /**
  * The cloud providers through the whole gateway, as GATEWAY_CONFIG declares them: Azure OpenAI (a
@@ -24,9 +25,17 @@ interface Ctx {
   upstream: MockUpstream;
   gw: TestGateway;
   logs: CapturedLogs;
+  keyDir: string;
 }
 
 const PRICING = { prompt: "0.000001", completion: "0.000002" };
+/**
+ * Each kind presents a credential of its own (the mock accepts any that extends its key), so that
+ * the secrecy check can look for every one of them; Vertex's access token is the mock's key plus
+ * `-vertex-<n>` (mock-gemini.ts), Bedrock's SigV4 secret is MOCK_AWS's.
+ */
+const SECRETS = { azure: `${MOCK_UPSTREAM_API_KEY}-azure-7f3c`, gemini: `${MOCK_UPSTREAM_API_KEY}-gemini-91ab`, bedrockKey: `${MOCK_UPSTREAM_API_KEY}-bedrock-c4d2` };
+const VERTEX_TOKEN_PREFIX = `${MOCK_UPSTREAM_API_KEY}-vertex-`;
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
 const KINDS = [
@@ -42,17 +51,17 @@ const test = suite<Ctx>("providers: the cloud kinds through the gateway");
 test.before(async (ctx) => {
   ctx.upstream = await startMockUpstream();
   const { upstream } = ctx;
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "gateway-vertex-"));
-  const keyFile = path.join(dir, "service-account.json");
+  ctx.keyDir = await fs.mkdtemp(path.join(os.tmpdir(), "gateway-vertex-"));
+  const keyFile = path.join(ctx.keyDir, "service-account.json");
   await fs.writeFile(keyFile, JSON.stringify({ type: "service_account", client_email: "gateway@project.iam.gserviceaccount.com", private_key: privateKey, token_uri: `${upstream.url}/google/token` }));
   const endpoint = (provider: string, upstreamModel: string) => [{ provider, upstream_model_id: upstreamModel, pricing: PRICING }];
   const config = await writeCatalogFile({
     providers: [
-      { slug: "azure", kind: "azure", base_url: upstream.azureBaseUrl, api_key: upstream.apiKey, api_version: "2024-10-21" },
-      { slug: "gemini", kind: "google", base_url: upstream.googleBaseUrl, api_key: upstream.apiKey },
+      { slug: "azure", kind: "azure", base_url: upstream.azureBaseUrl, api_key: SECRETS.azure, api_version: "2024-10-21" },
+      { slug: "gemini", kind: "google", base_url: upstream.googleBaseUrl, api_key: SECRETS.gemini },
       { slug: "vertex", kind: "google", base_url: upstream.googleBaseUrl, google_service_account: "${VERTEX_KEY_FILE}" },
       { slug: "bedrock", kind: "bedrock", base_url: upstream.bedrockBaseUrl, aws: { region: MOCK_AWS.region, access_key_id: MOCK_AWS.accessKeyId, secret_access_key: "${AWS_SECRET}" } },
-      { slug: "bedrock-key", kind: "bedrock", base_url: upstream.bedrockBaseUrl, api_key: upstream.apiKey },
+      { slug: "bedrock-key", kind: "bedrock", base_url: upstream.bedrockBaseUrl, api_key: SECRETS.bedrockKey },
     ],
     models: [
       ...KINDS.map((k) => ({ id: k.model, name: k.model, context_length: 8000, input_modalities: ["text", "image"], endpoints: endpoint(k.provider, k.upstream) })),
@@ -68,6 +77,7 @@ test.before(async (ctx) => {
 test.after(async (ctx) => {
   await ctx.gw?.stop();
   await ctx.upstream?.close();
+  if (ctx.keyDir) await fs.rm(ctx.keyDir, { recursive: true, force: true });
 });
 test.before.each(({ upstream }) => upstream.reset());
 
@@ -87,6 +97,17 @@ for (const kind of KINDS) {
     const usage = at(res.body, "usage") as { prompt_tokens: number; completion_tokens: number; cost: number };
     assert.ok(usage.prompt_tokens > 0 && usage.completion_tokens > 0);
     assert.ok(Math.abs(usage.cost - (usage.prompt_tokens * 0.000001 + usage.completion_tokens * 0.000002)) < 1e-12, JSON.stringify(usage));
+  });
+
+  test(`${kind.provider}: the provider's token counts are billed to the cent: 1,000 prompt and 500 completion tokens cost $0.002`, async (ctx) => {
+    ctx.upstream.rule({ usage: { prompt_tokens: 1000, completion_tokens: 500 }, times: 1 });
+    const res = await chat(ctx, { model: kind.model, messages: [{ role: "user", content: "Hello there" }] });
+    assert.is(res.status, 200, res.text);
+    const usage = at(res.body, "usage") as { prompt_tokens: number; completion_tokens: number; cost: number };
+    assert.is(usage.prompt_tokens, 1000);
+    assert.is(usage.completion_tokens, 500);
+    // 1,000 × $0.000001 + 500 × $0.000002
+    assert.ok(Math.abs(usage.cost - 0.002) < 1e-12, JSON.stringify(usage));
   });
 
   test(`${kind.provider}: a streamed chat joins to the reply and ends with [DONE]`, async (ctx) => {
@@ -160,9 +181,41 @@ for (const kind of KINDS) {
   }
 }
 
-test("no credential of any kind reaches a log line", async ({ logs }) => {
-  const text = logs.text();
-  for (const secret of [MOCK_AWS.secretAccessKey, privateKey.split("\n")[1]!]) assert.not.ok(text.includes(secret));
+test("gemini: thinking tokens are billed as completion tokens", async (ctx) => {
+  // The mock reports the 4 thinking words as thoughtsTokenCount and the 3 answer words as candidatesTokenCount.
+  ctx.upstream.rule({ reasoning: "first I weigh this", times: 1 });
+  const res = await chat(ctx, { model: "cloud/gemini", messages: [{ role: "user", content: "Hello there" }] });
+  assert.is(res.status, 200, res.text);
+  const usage = at(res.body, "usage") as { prompt_tokens: number; completion_tokens: number; cost: number; completion_tokens_details?: { reasoning_tokens?: number } };
+  // "Hello there" is 11 characters: the mock counts 3 prompt tokens.
+  assert.is(usage.prompt_tokens, 3, JSON.stringify(usage));
+  assert.is(usage.completion_tokens, 3 + 4, JSON.stringify(usage));
+  assert.is(usage.completion_tokens_details?.reasoning_tokens, 4, JSON.stringify(usage));
+  // 3 × $0.000001 + 7 × $0.000002
+  assert.ok(Math.abs(usage.cost - 0.000017) < 1e-12, JSON.stringify(usage));
+});
+
+test("no credential of any kind reaches a log line or an answer, failures included", async (ctx) => {
+  const answers: string[] = [];
+  for (const kind of KINDS) {
+    const plain = await chat(ctx, { model: kind.model, messages: [{ role: "user", content: "Hello there" }] });
+    assert.is(plain.status, 200, plain.text);
+    const streamed = await chat(ctx, { model: kind.model, stream: true, messages: [{ role: "user", content: "Hello there" }] });
+    ctx.upstream.rule({ status: 403, times: 1 });
+    const refused = await chat(ctx, { model: kind.model, messages: [{ role: "user", content: "Hello there" }] });
+    assert.ok(refused.status >= 400, refused.text);
+    answers.push(plain.text, streamed.text, refused.text, JSON.stringify([...plain.headers]), JSON.stringify([...refused.headers]));
+  }
+  assert.ok(
+    ctx.upstream.requests.some((r) => JSON.stringify(r.headers).includes(VERTEX_TOKEN_PREFIX)),
+    "Vertex calls presented an exchanged access token",
+  );
+  const secrets = [SECRETS.azure, SECRETS.gemini, SECRETS.bedrockKey, VERTEX_TOKEN_PREFIX, MOCK_AWS.secretAccessKey, privateKey.split("\n")[1]!];
+  const logs = ctx.logs.text();
+  for (const secret of secrets) {
+    assert.not.ok(logs.includes(secret), `a log line holds ${secret.slice(0, 24)}…`);
+    for (const answer of answers) assert.not.ok(answer.includes(secret), `an answer holds ${secret.slice(0, 24)}…`);
+  }
 });
 
 test.run();
