@@ -8,6 +8,7 @@ const BENCHMARKS: Record<string, () => Promise<unknown>> = {
   streams: () => import("./streams.js").then((m) => m.runStreamsBenchmark()),
   upload: () => import("./upload.js").then((m) => m.runUploadBenchmark()),
   stall: () => import("./stall.js").then((m) => m.runStallBenchmark()),
+  "streams-burst": () => import("./streams-burst.js").then((m) => m.runStreamsBurstBenchmark()),
 };
 
 const name = process.argv[2];

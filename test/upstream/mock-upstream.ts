@@ -470,6 +470,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   const portFlag = process.argv.indexOf("--port");
   const port = portFlag === -1 ? 0 : Number(process.argv[portFlag + 1]);
   const mock = await startMockUpstream({ recordRequests: false, port });
+  // `--rule '<MockRule as JSON>'`: a standing rule for every request (the streams-burst bench's slow stream).
+  const ruleFlag = process.argv.indexOf("--rule");
+  if (ruleFlag !== -1) mock.rule(JSON.parse(process.argv[ruleFlag + 1] ?? "{}") as MockRule);
   console.log(mock.url);
   console.log(`openai base URL:    ${mock.openaiBaseUrl}`);
   console.log(`anthropic base URL: ${mock.anthropicBaseUrl}`);
