@@ -6,7 +6,10 @@ export interface FileToRun {
   file: string;
 }
 
-/** A worker's answer for one file: uvu's counts, the hooks that threw, and what the file printed. */
+/**
+ * A worker's answer for one file: uvu's counts, the hooks that threw, the suites it made but never
+ * ran, and what the file printed.
+ */
 export interface FileDone {
   name: string;
   seconds: number;
@@ -15,4 +18,6 @@ export interface FileDone {
   skipped: number;
   output: string;
   hookFailures: HookFailure[];
+  /** Names of the suites the file made whose `run()` never ran them; each is one failure. */
+  unrunSuites: string[];
 }

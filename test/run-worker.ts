@@ -4,7 +4,9 @@ import type { FileDone, FileToRun } from "./run-protocol.js";
 /**
  * One of `npm test`'s worker processes (forked by test/run.ts): it runs the test files the runner
  * sends, one at a time through uvu, and answers each with its counts, its hook failures and
- * everything it printed, so that the runner prints every file's output in one piece.
+ * everything it printed, so that the runner prints every file's output in one piece. Once uvu has
+ * run the file, every suite the file made must have run (support/suite.ts records them): one that
+ * did not is a failure, as is a test uvu counted as not passed without saying why.
  *
  * uvu keeps one queue of suites in a global and runs it with `exec`; emptying the queue before each
  * file makes each `exec` run exactly that file's suites. `UVU_DEFER` must be set before uvu is first
@@ -18,16 +20,24 @@ interface UvuGlobals {
 const uvuGlobals = globalThis as unknown as UvuGlobals;
 uvuGlobals.UVU_DEFER = 1;
 const uvu = await import("uvu");
-const { hookFailures } = await import("./support/suite.js");
+const { createdSuites, hookFailures } = await import("./support/suite.js");
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal colour codes start with ESC.
 const ANSI = /\u001b\[[0-9;]*m/g;
+/** The head of uvu's report of one failed test: "  FAIL  <suite>  "<test>"". */
+const FAIL_REPORT = /^ {2} FAIL {2}/gm;
+/**
+ * When uvu counts a test as not passed without reporting it, its runner's `finally` swallowed an
+ * error; support/suite.ts prevents both known ways, so only a suite made without it gets here.
+ */
+const NO_REASON = "a hook of a suite made with uvu's own suite() threw, and uvu discards that error; make the suite with test/support/suite.ts, which prints it";
 
 async function runFile({ name, file }: FileToRun): Promise<FileDone> {
   uvuGlobals.UVU_QUEUE.length = 0;
   uvuGlobals.UVU_INDEX = 0;
   uvuGlobals.UVU_QUEUE.push([name]);
   const hooksBefore = hookFailures.length;
+  const suitesBefore = createdSuites.length;
   let output = "";
   const write = process.stdout.write.bind(process.stdout);
   process.stdout.write = ((chunk: string | Uint8Array) => {
@@ -46,20 +56,24 @@ async function runFile({ name, file }: FileToRun): Promise<FileDone> {
     process.stdout.write = write;
   }
   const seconds = (performance.now() - started) / 1000;
-  if (importError !== undefined) return { name, seconds, total: 1, passed: 0, skipped: 0, output: `${name}\n  ✘ the file threw while loading\n    ${importError}\n`, hookFailures: [] };
+  if (importError !== undefined)
+    return { name, seconds, total: 1, passed: 0, skipped: 0, output: `${name}\n  ✘ the file threw while loading\n    ${importError}\n`, hookFailures: [], unrunSuites: [] };
   // uvu ends each exec with its totals; the runner prints one set for the whole run.
   const totalsAt = output.indexOf("\n  Total:");
   const plain = output.replace(ANSI, "");
   const count = (label: string) => Number(new RegExp(`${label}:\\s+(\\d+)`).exec(plain)?.[1] ?? 0);
-  return {
-    name,
-    seconds,
-    total: count("Total"),
-    passed: count("Passed"),
-    skipped: count("Skipped"),
-    output: totalsAt >= 0 ? output.slice(0, totalsAt) : output,
-    hookFailures: hookFailures.slice(hooksBefore),
-  };
+  const total = count("Total");
+  const passed = count("Passed");
+  let printed = totalsAt >= 0 ? output.slice(0, totalsAt) : output;
+  // A suite made but never run has no test to fail, so without this it would pass unseen.
+  const unrunSuites = createdSuites
+    .slice(suitesBefore)
+    .filter((suite) => !suite.ran)
+    .map((suite) => suite.name);
+  for (const suite of unrunSuites) printed += `\n  ✘ ${suite}: the suite was made but never run (call its run() once, after its tests, at the end of the file)\n`;
+  const unexplained = total - passed - (plain.match(FAIL_REPORT) ?? []).length;
+  if (unexplained > 0) printed += `\n  ✘ ${unexplained} test${unexplained === 1 ? "" : "s"} did not pass and uvu gave no reason: ${NO_REASON}\n`;
+  return { name, seconds, total, passed, skipped: count("Skipped"), output: printed, hookFailures: hookFailures.slice(hooksBefore), unrunSuites };
 }
 
 process.on("message", (message: FileToRun | "stop") => {

@@ -14,7 +14,8 @@ import type { FileDone, FileToRun } from "./run-protocol.js";
  * (`npm run test:unit`) starts no PostgreSQL and takes seconds.
  *
  * The exit code is decided here, not by uvu: the run fails when a test failed, when a hook threw
- * (support/suite.ts records those, which uvu would swallow) or when no test ran at all.
+ * (support/suite.ts records those, which uvu would swallow), when a file made a suite that never
+ * ran (run-worker.ts) or when no test ran at all.
  * `TEST_ROOT` points the run at another folder (the runner's own test plants suites that way);
  * folders named `fixtures` are never walked.
  */
@@ -92,6 +93,7 @@ async function runWorker(slot: number): Promise<void> {
             skipped: 0,
             output: `${current.name}\n  ✘ the worker process exited (code ${code}) while running this file\n`,
             hookFailures: [],
+            unrunSuites: [],
           });
         resolve();
       });
@@ -112,10 +114,12 @@ const total = sum((d) => d.total);
 const passed = sum((d) => d.passed);
 const skipped = sum((d) => d.skipped);
 const hookFailures = results.flatMap((d) => d.hookFailures);
+const unrunSuites = results.flatMap((d) => d.unrunSuites.map((suite) => `${suite} (${d.name})`));
 // uvu's total counts the tests that ran (skipped ones are not in it); a hook that threw counts as
-// one failure besides the tests it stopped.
-const failed = total - passed + hookFailures.length;
+// one failure besides the tests it stopped, and so does a suite made but never run.
+const failed = total - passed + hookFailures.length + unrunSuites.length;
 if (hookFailures.length > 0) console.log(`Hooks that threw:\n${hookFailures.map((f) => `  ${f.suite} (${f.hook}): ${f.message}`).join("\n")}\n`);
+if (unrunSuites.length > 0) console.log(`Suites made but never run:\n${unrunSuites.map((s) => `  ${s}`).join("\n")}\n`);
 if (total === 0) console.log("No test ran.");
 console.log(`${results.length} files in ${seconds.toFixed(1)} s with ${jobs} worker${jobs === 1 ? "" : "s"}`);
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);

@@ -31,6 +31,13 @@ function runPlanted(pattern: string): Promise<Run> {
   });
 }
 
+/**
+ * An import of uvu's own module that brings in a value (`{ suite }`, `{ test }`, `* as uvu`, a
+ * default): `import type` is the only import of "uvu" a test file needs. Its assertions live in
+ * "uvu/assert", which this leaves alone.
+ */
+const UVU_VALUE_IMPORT = /import\s+(?!type\s)[^;]*?\bfrom\s*["']uvu["']/;
+
 const test = suite("test runner");
 
 test("a run whose tests all pass exits 0", async () => {
@@ -70,10 +77,29 @@ test("an after.each that throws on a failing test does not hide the suite's othe
   assert.match(run.output, /^1 passed, 3 failed, 0 skipped$/m);
 });
 
-test("a suite that bypasses the guard still fails the run when its setup throws", async () => {
+test("a suite that bypasses the guard still fails the run when its setup throws, and the output says why no reason was printed", async () => {
   const run = await runPlanted("bare-uvu");
   assert.is(run.code, 1, run.output);
+  assert.match(run.output, /1 test did not pass and uvu gave no reason: a hook of a suite made with uvu's own suite\(\) threw/);
   assert.match(run.output, /^0 passed, 1 failed, 0 skipped$/m);
+});
+
+test("a test or before.each that throws something other than an Error is reported with what it threw, and the suite's later tests still run", async () => {
+  const run = await runPlanted("throws-non-error");
+  assert.is(run.code, 1, run.output);
+  assert.match(run.output, /FAIL\s+planted: a test throws a string\s+"throws"\n\s+the test threw "planted string", not an Error/);
+  assert.match(run.output, /FAIL\s+planted: a before\.each rejects with nothing\s+"first"\n\s+the before\.each hook threw undefined, not an Error/);
+  assert.not.match(run.output, /uvu gave no reason/);
+  assert.match(run.output, /^1 passed, 2 failed, 0 skipped$/m);
+});
+
+test("a file that makes a suite and never runs it fails the run, even beside passing files", async () => {
+  const run = await runPlanted("(never-run|passing)");
+  assert.is(run.code, 1, run.output);
+  assert.match(run.output, /planted: run\(\) forgotten: the suite was made but never run/);
+  assert.match(run.output, /planted: run\(\) that never comes: the suite was made but never run/);
+  assert.match(run.output, /Suites made but never run:\n\s+planted: run\(\) forgotten \(never-run\.unit\.test\.ts\)\n\s+planted: run\(\) that never comes \(never-run\.unit\.test\.ts\)/);
+  assert.match(run.output, /^2 passed, 2 failed, 0 skipped$/m);
 });
 
 test("a pattern that matches no test file fails the run", async () => {
@@ -95,7 +121,7 @@ test("files run in parallel workers, each file's output in one piece", async () 
   for (const name of ["passing", "failing", "after-throws"]) assert.match(run.output, new RegExp(`${name}\\.unit\\.test\\.ts\\n\\s+planted: `), name);
 });
 
-test("every test file makes its suites through support/suite.ts, never uvu's suite directly", () => {
+test("every test file makes its suites through support/suite.ts: nothing but types is imported from uvu itself", () => {
   const offenders: string[] = [];
   const walk = (dir: string): void => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -103,7 +129,7 @@ test("every test file makes its suites through support/suite.ts, never uvu's sui
       if (entry.isDirectory()) {
         if (entry.name !== "fixtures") walk(full);
       } else if (entry.name.endsWith(".ts") && full !== path.join(ROOT, "test/support/suite.ts")) {
-        if (/import\s*\{[^}]*\b(suite|test)\b[^}]*\}\s*from\s*"uvu"/.test(fs.readFileSync(full, "utf8"))) offenders.push(path.relative(ROOT, full));
+        if (UVU_VALUE_IMPORT.test(fs.readFileSync(full, "utf8"))) offenders.push(path.relative(ROOT, full));
       }
     }
   };

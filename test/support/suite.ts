@@ -2,7 +2,8 @@ import { suite as uvuSuite, type Callback, type Test } from "uvu";
 import { errorMessage } from "../../wire/errors.js";
 
 /**
- * The one way test files make a suite: uvu's `suite` with every hook guarded.
+ * The one way test files make a suite: uvu's `suite` with every hook guarded, every thrown value
+ * made an Error, and a record of whether the suite ran.
  *
  * uvu 0.5 runs a suite's hooks inside `try { … } finally { …; return … }`, and the `return` in
  * `finally` discards whatever a `before` (or an `after.each` on a failing test) threw: the suite
@@ -10,9 +11,20 @@ import { errorMessage } from "../../wire/errors.js";
  * printed with its suite and stack, and kept in `hookFailures`, which `test/run.ts` reads for the
  * exit code. After a failed `before`, the suite's tests still register and each fails saying why it
  * did not run; its `after` hooks still run, so that whatever the setup started is stopped.
+ *
+ * uvu formats a failed test by reading `err.name` and `err.stack`; a test (or a `before.each`) that
+ * throws something that is not an Error (`throw "x"`, a promise rejected with nothing) made that
+ * formatting throw inside uvu's catch, and the same `finally` swallowed it: "(0 / N)", no reason,
+ * and the suite's later tests never ran. Such a value is wrapped in an Error that names it.
  */
 export function suite<T = Record<string, unknown>>(name: string, context?: T): Test<T> {
   const inner = uvuSuite<T>(name, context);
+  const record: SuiteRecord = { name, ran: false };
+  createdSuites.push(record);
+  // The first hook of every suite: uvu runs a suite's `before` hooks only when it runs the suite.
+  inner.before(() => {
+    record.ran = true;
+  });
   let setupError: unknown;
 
   const guardHook =
@@ -23,7 +35,7 @@ export function suite<T = Record<string, unknown>>(name: string, context?: T): T
         await callback(state);
       } catch (error) {
         // A throw from before.each fails its test through uvu's own per-test catch, which reports it.
-        if (hook === "before.each") throw error;
+        if (hook === "before.each") throw asError(error, "the before.each hook");
         if (hook === "before") setupError = error;
         recordHookFailure(name, hook, error);
       }
@@ -32,7 +44,11 @@ export function suite<T = Record<string, unknown>>(name: string, context?: T): T
     (callback: Callback<T>): Callback<T> =>
     async (state) => {
       if (setupError !== undefined) throw new Error(`not run: the suite's before hook threw (${errorMessage(setupError)})`);
-      await callback(state);
+      try {
+        await callback(state);
+      } catch (error) {
+        throw asError(error, "the test");
+      }
     };
 
   const test = ((title: string, callback: Callback<T>) => inner(title, guardTest(callback))) as Test<T>;
@@ -60,8 +76,40 @@ export interface HookFailure {
 /** Every hook failure of this run, in order. */
 export const hookFailures: HookFailure[] = [];
 
+/**
+ * A suite made in this process, and whether uvu ran it. A suite whose file never calls `run()`
+ * (or calls it only after the file's run is over) contributes no test and, unnoticed, no failure:
+ * test/run-worker.ts fails the file for each one still not run when its run ends.
+ */
+export interface SuiteRecord {
+  name: string;
+  ran: boolean;
+}
+
+/** Every suite made in this process, in order. */
+export const createdSuites: SuiteRecord[] = [];
+
 function recordHookFailure(suiteName: string, hook: HookName, error: unknown): void {
   hookFailures.push({ suite: suiteName, hook, message: errorMessage(error) });
   const stack = error instanceof Error && error.stack ? error.stack : errorMessage(error);
   process.stdout.write(`\n  ✘ ${suiteName}: the ${hook} hook threw\n    ${stack.split("\n").join("\n    ")}\n`);
+}
+
+/** What uvu can print: an Error as it is, anything else wrapped in one that names the value. */
+function asError(thrown: unknown, thrower: string): Error {
+  if (thrown instanceof Error) return thrown;
+  return new Error(`${thrower} threw ${describeThrown(thrown)}, not an Error`);
+}
+
+function describeThrown(thrown: unknown): string {
+  if (thrown === undefined || thrown === null) return String(thrown);
+  if (typeof thrown === "string") return JSON.stringify(thrown);
+  if (typeof thrown === "object") {
+    try {
+      return `the object ${JSON.stringify(thrown).slice(0, 200)}`;
+    } catch {
+      return "an object";
+    }
+  }
+  return `the ${typeof thrown} ${String(thrown).slice(0, 200)}`;
 }
