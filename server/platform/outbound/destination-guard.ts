@@ -89,18 +89,41 @@ export function isPublicAddress(address: string): boolean {
 }
 
 /**
- * The IPv4 address inside IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96),
- * NAT64 (64:ff9b::/96) and 6to4 (2002::/16) addresses, which reach that IPv4 host.
+ * IPv6 prefixes whose next 32 bits are an IPv4 address that a packet sent there reaches:
+ * IPv4-mapped, IPv4-translated, NAT64 and 6to4. `isPublicAddress` looks through them; the interns'
+ * shells reject the same forms of every range it refuses (server/services/interns/shell-egress-rules.ts).
  */
+export const IPV4_CARRYING_V6: ReadonlyArray<[string, number]> = [
+  ["::ffff:0:0", 96], // IPv4-mapped
+  ["::ffff:0:0:0", 96], // IPv4-translated
+  ["64:ff9b::", 96], // NAT64
+  ["2002::", 16], // 6to4
+];
+
+const carriers = IPV4_CARRYING_V6.map(([network, prefix]) => ({ bits: bitsOf(network), shift: BigInt(128 - prefix), prefix }));
+
+/** The IPv4 address inside an address of one of the IPV4_CARRYING_V6 prefixes. */
 function embeddedIPv4(address: string): string | undefined {
-  const h = hextets(address);
-  const zeros = (from: number, to: number) => h.slice(from, to).every((x) => x === 0);
-  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
-  if (zeros(0, 5) && h[5] === 0xffff) return v4(h[6]!, h[7]!);
-  if (zeros(0, 4) && h[4] === 0xffff && h[5] === 0) return v4(h[6]!, h[7]!);
-  if (h[0] === 0x64 && h[1] === 0xff9b && zeros(2, 6)) return v4(h[6]!, h[7]!);
-  if (h[0] === 0x2002) return v4(h[1]!, h[2]!);
-  return undefined;
+  const bits = bitsOf(address);
+  const carrier = carriers.find(({ bits: network, shift }) => bits >> shift === network >> shift);
+  if (carrier === undefined) return undefined;
+  const v4 = Number((bits >> (carrier.shift - 32n)) & 0xffff_ffffn);
+  return [v4 >>> 24, (v4 >>> 16) & 0xff, (v4 >>> 8) & 0xff, v4 & 0xff].join(".");
+}
+
+/** The IPv6 ranges through which a packet reaches an IPv4 range: one per IPV4_CARRYING_V6 prefix. */
+export function ipv4CarryingForms([network, prefix]: [string, number]): Array<[string, number]> {
+  const v4 = BigInt(network.split(".").reduce((sum, octet) => sum * 256 + Number(octet), 0));
+  return carriers.map(({ bits, shift, prefix: carrierPrefix }) => {
+    const combined = bits | (v4 << (shift - 32n));
+    const groups = Array.from({ length: 8 }, (_, i) => ((combined >> BigInt(112 - 16 * i)) & 0xffffn).toString(16));
+    return [groups.join(":"), carrierPrefix + prefix];
+  });
+}
+
+/** A valid IPv6 literal (checked by net.isIP before) as one 128-bit number. */
+function bitsOf(address: string): bigint {
+  return hextets(address).reduce((sum, group) => (sum << 16n) | BigInt(group), 0n);
 }
 
 /** The eight 16-bit groups of a valid IPv6 literal (checked by net.isIP before). */
