@@ -151,6 +151,8 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
   const { catalog, databaseUrl, sequelize, embedded, ...prepared } = options.preparedByPrimary ? await joinPrepared(config, log) : await prepareStart(config, log);
   const ports = listenerPorts(config);
   let generatedKey = prepared.generatedKey;
+  // Before anything can start an intern host, so that its shell is held from its first command; it never throws (server/services/interns/shell-egress.ts).
+  const shellEgress = await shellEgressFor(config, databaseUrl, log);
   try {
     const secrets = await loadLocalSecrets(config);
     await syncCatalog(sequelize, catalog);
@@ -172,6 +174,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
         releaseSecrets: (internId, url) => secretsForUrl({ sequelize, secrets }, internId, url),
         gatewayUrl: () => ownUrl,
         gatewayPorts: () => ownPorts,
+        shellPorts: shellEgress,
       });
     // One name for this instance's admission leases and the settlements that consume them.
     const owner = newLeaseOwner();
@@ -265,11 +268,11 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     const httpUrl = urlOf(httpServer);
     ownUrl = httpUrl;
     ownPorts = [httpUrl, urlOf(grpcServer)].map((url) => Number(new URL(url).port));
+    // Closed to the interns' shells as their fetch tool closes them, before a host can start.
+    for (const port of ownPorts) await shellEgress.closePort(port);
     // Once listening: the hosts it starts call back into this instance.
     const internSupervisor = startInternSupervisor(deps, interns);
     const grpcUrl = urlOf(grpcServer);
-    // Closed to the interns' shells as their fetch tool closes them (server/services/interns/shell-egress.ts).
-    const shellEgress = await shellEgressFor(config, ownPorts, config.internRuntime.fetchAllowedHosts, log);
     const api = facade ? { api: `${httpUrl}/api/v1` } : {};
     log.info({ http: httpUrl, grpc: grpcUrl, ...api, endpoints: edge.paths().map((path) => httpUrl + path), coreOnly: options.coreOnly ?? false }, "gateway listening");
     if (generatedKey) showBootstrapKey(generatedKey, log);
@@ -321,6 +324,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     };
   } catch (err) {
     if (generatedKey) showBootstrapKey(generatedKey, log);
+    await shellEgress.stop();
     await embedded?.stop();
     throw err;
   }

@@ -4,6 +4,7 @@ import net from "node:net";
 import * as assert from "uvu/assert";
 import { eventually } from "../support/eventually.js";
 import { ChatStream, contentOf, promptBody, runtimeSuite, shellStep, type RuntimeContext } from "../support/intern-runtime.js";
+import { at, call } from "../support/http.js";
 import { missingTools, notRoot } from "../support/required-tools.js";
 
 /**
@@ -11,10 +12,12 @@ import { missingTools, notRoot } from "../support/required-tools.js";
  * test's own stand in for the outside world: a network namespace made here holds a "public" host
  * (203.0.113.2, a documentation address, which the rules leave open) and a "private" one
  * (10.213.7.2), each with a TCP server, routed through a veth pair. The shell runs as the intern's
- * uid through a real intern and a scripted model.
+ * uid through a real intern and a scripted model. The intern's host listens on every address, as on
+ * a gateway whose other instances relay to it; shell-egress-destinations.test.ts tries the rules
+ * against name servers, metadata addresses and NAT64 forms.
  */
 const SUITE = "interns: shell egress";
-const test = runtimeSuite(SUITE, { intern: "netizen" });
+const test = runtimeSuite(SUITE, { intern: "netizen", settings: { GATEWAY_INTERN_HOST_LISTEN: "0.0.0.0", GATEWAY_INTERN_HOST_ADVERTISE: "127.0.0.1" } });
 const NS = `gwegress${process.pid}`;
 const OUTSIDE = `gwe${process.pid}a`.slice(0, 15);
 const INSIDE = `gwe${process.pid}b`.slice(0, 15);
@@ -94,6 +97,14 @@ if (!blocked) {
     const port = Number(new URL(context.env.gw.url).port);
     assert.match(await fromTest("127.0.0.1", port), "CONNECTED");
     assert.match(await fromShell(context, "127.0.0.1", port), "ECONNREFUSED");
+  });
+
+  test("the intern host's port is refused to the shell on this machine's own non-loopback address", async (context) => {
+    const intern = await call(context.env.gw.url, "GET", `/api/v1/interns/${context.internId}`, { key: context.env.key });
+    const port = Number(new URL(`http://${String(at(intern.body, "data", "hostname"))}`).port);
+    // 203.0.113.1 is this machine's end of the veth pair: a documentation address, which the rules leave open but for closed ports.
+    assert.match(await fromTest("203.0.113.1", port), "CONNECTED");
+    assert.match(await fromShell(context, "203.0.113.1", port), "ECONNREFUSED");
   });
 
   test("the cloud metadata address is refused to the shell at once", async (context) => {

@@ -11,6 +11,7 @@ import { killProcessesOf, moveHomesOutOfDataDir, prepareInternHome, removeIntern
 import { HostCallError, hostCall } from "./intern-host-client.js";
 import type { InternHostAccess, InternHosts, InternHostStart } from "./intern-hosts.js";
 import { deleteHost, recordedHost, registerHost, unregisterHost } from "./intern-store-hosts.js";
+import type { ShellEgress } from "./shell-egress.js";
 import { errorMessage } from "../../../wire/errors.js";
 
 /**
@@ -32,6 +33,12 @@ export interface InternHostsOptions {
   gatewayUrl(): string;
   /** This instance's HTTP and gRPC ports (known once it listens), which the hosts' fetch tool never reaches. */
   gatewayPorts(): number[];
+  /**
+   * The interns' shells' egress rules: each host's port is closed to them on every address while
+   * the host runs, since a host on GATEWAY_INTERN_HOST_LISTEN=0.0.0.0 answers on this machine's
+   * public address too.
+   */
+  shellPorts: Pick<ShellEgress, "closePort" | "reopenPort">;
 }
 
 /** This process's hosts, for tests that need to break one (SIGKILL, SIGSTOP). */
@@ -131,6 +138,9 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
     };
     try {
       const port = await ready(child, hostConfig, limits.hostStartTimeoutMs, signal);
+      // Before its intern's first command; open again once the process is gone, however it ends.
+      await options.shellPorts.closePort(port);
+      void exited.then(() => options.shellPorts.reopenPort(port));
       const access = { origin: originOf(limits.hostAdvertise, port), token };
       step(3, "Checking the runtime");
       if (!(await healthy(access, signal))) throw new Error("the intern's runtime does not answer its health check");

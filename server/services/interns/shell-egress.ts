@@ -6,23 +6,19 @@ import type { GatewayConfig } from "../../platform/config.js";
 import { processRuns } from "../../platform/core/process-runs.js";
 import type { Logger } from "../../platform/logger.js";
 import { shellIsolation } from "./intern-home.js";
-import { HOST_SERVICES_V4, NON_PUBLIC_V4, NON_PUBLIC_V6 } from "../../platform/outbound/destination-guard.js";
+import { CLOSED_PORTS, egressRuleset, isMetadataAddress, type EgressPlan } from "./shell-egress-rules.js";
 import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * What interns' shells may reach on the network. A root gateway runs each intern's shell as its
  * own uid (intern-home.ts), so the kernel can tell their packets apart: an nftables table of this
- * process rejects, for those uids only, every connection to the addresses the `fetch` tool may not
- * call either (loopback, link-local with the cloud metadata services, private and other non-public
- * ranges) and to the gateway's own ports on any address. The rest of the internet stays open, so a
- * shell can still download a package. Addresses the operator opened for `fetch`
- * (`GATEWAY_INTERN_FETCH_ALLOWED_HOSTS`, resolved at start) and the system's DNS servers (a shell
- * must resolve names, and the resolver is often on loopback or a private address) are let through,
- * though never to the gateway's ports.
+ * process (its rules and their order: shell-egress-rules.ts) holds those uids to what the `fetch`
+ * tool may call, and keeps them off the cloud metadata services, the gateway's and its intern
+ * hosts' ports, the database, and the name servers' other ports. The rest of the internet stays
+ * open, so a shell can still download a package.
  *
- * The documentation ranges (TEST-NET-1/2/3, 2001:db8::/32, 3fff::/20) are the one difference from
- * `fetch`'s guard: nothing real lives there, so blocking them protects nothing, and a test can
- * prove that the shell still reaches the outside through an address of its own there.
+ * Installed before the gateway listens; the listeners' and each intern host's ports are added to
+ * the table's set of closed ports as they are known, and a host's port is taken out when it exits.
  *
  * Needs root and the `nft` program (Debian's `nftables`). Without them the gateway says so at
  * start, loudly, and shells are not filtered (docs/operating.md, "Security").
@@ -30,93 +26,142 @@ import { errorMessage } from "../../../wire/errors.js";
 export interface ShellEgress {
   /** Whether the rules are in force. */
   readonly filtered: boolean;
+  /**
+   * Closes a port of this gateway (a listener's, an intern host's) on every address. Counted: a
+   * port the next host is given before the last one's is reopened stays closed.
+   */
+  closePort(port: number): Promise<void>;
+  /** Undoes one closePort. */
+  reopenPort(port: number): Promise<void>;
   stop(): Promise<void>;
 }
 
 export interface ShellEgressOptions {
   /** The interns' shell uids: `[first, last]`. */
   uids: [number, number];
-  /** The gateway's own TCP ports (HTTP, gRPC, the database's when local), closed on every address. */
+  /** Ports closed on every address from the start (more with closePort). */
   ports: number[];
   /** Host names and addresses let through (the fetch tool's allowed hosts). */
   allowedHosts: readonly string[];
+  /** The database's host (a name or an address) and port, closed on its addresses. */
+  database?: { host: string; port: number };
+  /** Where the system's name servers are listed; tests write their own. Default /etc/resolv.conf. */
+  resolvConf?: string;
   log: Logger;
 }
 
 const TABLE_PREFIX = "gateway_shells_";
-/** Ranges that a real network never routes: left open (see above). */
-const DOCUMENTATION = new Set(["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32", "3fff::/20"]);
+/** Tables of this process so far: a test process may run several gateways, each with its own table. */
+let tablesMade = 0;
 
 /** Uids past the base that the rules cover: one intern each (intern-home.ts). */
 const SHELL_UIDS = 1_000_000;
 
+const UNFILTERED: ShellEgress = { filtered: false, closePort: async () => {}, reopenPort: async () => {}, stop: async () => {} };
+
 /** The rules for this gateway's interns when their shells have uids of their own, else nothing to do. */
-export function shellEgressFor(config: GatewayConfig, ports: number[], allowedHosts: readonly string[], log: Logger): Promise<ShellEgress> {
-  if (!shellIsolation(config)) return Promise.resolve({ filtered: false, stop: async () => {} });
+export function shellEgressFor(config: GatewayConfig, databaseUrl: string, log: Logger): Promise<ShellEgress> {
+  if (!shellIsolation(config)) return Promise.resolve(UNFILTERED);
   const base = config.internRuntime.shellUidBase;
-  return restrictShellEgress({ uids: [base, base + SHELL_UIDS - 1], ports, allowedHosts, log });
+  const database = databaseDestination(databaseUrl);
+  return restrictShellEgress({ uids: [base, base + SHELL_UIDS - 1], ports: [], allowedHosts: config.internRuntime.fetchAllowedHosts, ...(database ? { database } : {}), log });
+}
+
+/**
+ * The host and port a PostgreSQL URL connects to (a `host` query parameter wins, as for Sequelize
+ * and pg); none for a Unix socket (no host, or a path). The password in the URL goes nowhere.
+ */
+export function databaseDestination(databaseUrl: string): { host: string; port: number } | undefined {
+  let url: URL;
+  try {
+    url = new URL(databaseUrl);
+  } catch {
+    return undefined;
+  }
+  const host = (url.searchParams.get("host") ?? decodeURIComponent(url.hostname)).replace(/^\[|\]$/g, "");
+  if (host === "" || host.startsWith("/")) return undefined;
+  return { host, port: url.port === "" ? 5432 : Number(url.port) };
 }
 
 export async function restrictShellEgress(options: ShellEgressOptions): Promise<ShellEgress> {
-  // Per process and port: a test process may run several gateways, each with its own rules.
-  const table = `${TABLE_PREFIX}${process.pid}_${options.ports[0] ?? 0}`;
+  const table = `${TABLE_PREFIX}${process.pid}_${++tablesMade}`;
+  const { log } = options;
   try {
     await removeStaleTables();
-    await nft(["-f", "-"], ruleset(table, options, await openAddresses(options.allowedHosts)));
+    await nft(["-f", "-"], egressRuleset(table, await planOf(options)));
   } catch (err) {
-    options.log.error({ err: errorMessage(err) }, "interns' shells are NOT network-filtered: the egress rules could not be installed (root and nftables' nft are needed)");
-    return { filtered: false, stop: async () => {} };
+    log.error({ err: errorMessage(err) }, "interns' shells are NOT network-filtered: the egress rules could not be installed (root and nftables' nft are needed)");
+    return UNFILTERED;
   }
-  options.log.info({ table }, "interns' shells are network-filtered");
+  log.info({ table }, "interns' shells are network-filtered");
+  const closed = new Map<number, number>();
+  // One nft at a time, in call order: a reopen never overtakes the close it undoes.
+  let queue = Promise.resolve();
   let stopped = false;
+  const inTurn = (what: string, args: string[]) => {
+    queue = queue.then(async () => {
+      if (stopped) return;
+      await nft(args).catch((err: unknown) => log.error({ err: errorMessage(err) }, what));
+    });
+    return queue;
+  };
+  const element = (verb: "add" | "delete", port: number) => [verb, "element", "inet", table, CLOSED_PORTS, `{ ${port} }`];
   return {
     filtered: true,
+    closePort(port) {
+      const count = closed.get(port) ?? 0;
+      closed.set(port, count + 1);
+      return count > 0 ? queue : inTurn(`port ${port} could not be closed to interns' shells: it stays open to them`, element("add", port));
+    },
+    reopenPort(port) {
+      const count = closed.get(port) ?? 0;
+      if (count > 1) closed.set(port, count - 1);
+      else closed.delete(port);
+      return count === 1 ? inTurn(`port ${port} could not be reopened to interns' shells`, element("delete", port)) : queue;
+    },
     async stop() {
+      await queue;
       if (stopped) return;
       stopped = true;
-      await nft(["delete", "table", "inet", table]).catch((err: unknown) => options.log.warn({ err: errorMessage(err) }, "the shells' egress table could not be removed"));
+      await nft(["delete", "table", "inet", table]).catch((err: unknown) => log.warn({ err: errorMessage(err) }, "the shells' egress table could not be removed"));
     },
   };
 }
 
-function ruleset(table: string, { uids, ports }: ShellEgressOptions, open: { v4: string[]; v6: string[] }): string {
-  const shells = `meta skuid ${uids[0]}-${uids[1]}`;
-  const set = (items: string[]) => `{ ${items.join(", ")} }`;
-  const denied = (ranges: Array<[string, number]>) => ranges.map(([network, prefix]) => `${network}/${prefix}`).filter((cidr) => !DOCUMENTATION.has(cidr));
-  const lines = [
-    `table inet ${table} {`,
-    "  chain output {",
-    "    type filter hook output priority 0; policy accept;",
-    ...(ports.length > 0 ? [`    ${shells} tcp dport ${set(ports.map(String))} reject with tcp reset`] : []),
-    ...(open.v4.length > 0 ? [`    ${shells} ip daddr ${set(open.v4)} accept`] : []),
-    ...(open.v6.length > 0 ? [`    ${shells} ip6 daddr ${set(open.v6)} accept`] : []),
-    `    ${shells} ip daddr ${set(denied([...NON_PUBLIC_V4, ...HOST_SERVICES_V4]))} reject`,
-    `    ${shells} ip6 daddr ${set(denied(NON_PUBLIC_V6))} reject`,
-    "  }",
-    "}",
-  ];
-  return `${lines.join("\n")}\n`;
-}
-
-/** The allowed hosts' addresses and the system's name servers, by family. */
-async function openAddresses(allowedHosts: readonly string[]): Promise<{ v4: string[]; v6: string[] }> {
-  const addresses = new Set<string>(await nameServers());
-  for (const host of allowedHosts) {
-    const bare = host.replace(/^\[|\]$/g, "");
-    if (net.isIP(bare)) addresses.add(bare);
-    else for (const { address } of await dnsLookup(bare)) addresses.add(address);
+/** The addresses the rules name: the database's, the name servers, the allowed hosts'. */
+async function planOf(options: ShellEgressOptions): Promise<EgressPlan> {
+  const { log } = options;
+  const nameServers = await nameServersOf(options.resolvConf ?? "/etc/resolv.conf");
+  for (const nameServer of nameServers.filter(isMetadataAddress)) {
+    log.warn({ nameServer }, "a name server is a cloud metadata address, which interns' shells never reach: they cannot resolve names through it (docs/operating.md)");
   }
-  const all = [...addresses];
-  return { v4: all.filter((a) => net.isIP(a) === 4), v6: all.filter((a) => net.isIP(a) === 6) };
+  const allowed = new Set<string>();
+  for (const host of options.allowedHosts) {
+    const addresses = await addressesOf(host);
+    if (addresses.some(isMetadataAddress)) log.warn({ host }, "an allowed host is a cloud metadata address, which interns' shells never reach (docs/operating.md)");
+    for (const address of addresses) allowed.add(address);
+  }
+  const database = options.database ? { addresses: await addressesOf(options.database.host), port: options.database.port } : undefined;
+  if (options.database && database?.addresses.length === 0) log.warn("the database's host could not be resolved: its port is not closed to interns' shells by address");
+  return { uids: options.uids, ports: options.ports, database, nameServers, allowed: [...allowed] };
 }
 
-async function nameServers(): Promise<string[]> {
-  const text = await readFile("/etc/resolv.conf", "utf8").catch(() => "");
-  return [...text.matchAll(/^\s*nameserver\s+(\S+)/gm)].map((m) => m[1]!.replace(/%.*$/, "")).filter((a) => net.isIP(a) !== 0);
+/** A host's addresses, each written one way (so that a set never holds one twice). */
+async function addressesOf(host: string): Promise<string[]> {
+  const bare = host.replace(/^\[|\]$/g, "");
+  const found = net.isIP(bare) ? [bare] : (await dns.lookup(bare, { all: true }).catch(() => [])).map(({ address }) => address);
+  return [...new Set(found.map(canonical))];
 }
 
-function dnsLookup(host: string): Promise<Array<{ address: string }>> {
-  return dns.lookup(host, { all: true }).catch(() => []);
+async function nameServersOf(resolvConf: string): Promise<string[]> {
+  const text = await readFile(resolvConf, "utf8").catch(() => "");
+  const listed = [...text.matchAll(/^\s*nameserver\s+(\S+)/gm)].map((m) => m[1]!.replace(/%.*$/, "")).filter((a) => net.isIP(a) !== 0);
+  return [...new Set(listed.map(canonical))];
+}
+
+/** "0::1" and "::1" are one address: the URL parser writes IPv6 one way. */
+function canonical(address: string): string {
+  return net.isIP(address) === 6 ? new URL(`http://[${address}]`).hostname.slice(1, -1) : address;
 }
 
 /** Tables of gateways on this machine that are gone (a `kill -9` leaves its table behind). */
