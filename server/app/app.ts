@@ -34,7 +34,7 @@ import type { InternHosts } from "../services/interns/intern-hosts.js";
 import { internLifecycle } from "../services/interns/intern-lifecycle.js";
 import { startInternSupervisor } from "../services/interns/intern-supervisor.js";
 import { createBlobStore } from "../platform/storage/blob-stores.js";
-import { closeConfigFile, closeDataDir } from "../platform/storage/private-paths.js";
+import { closeConfigFile, closeDataDir, closeKeyFile } from "../platform/storage/private-paths.js";
 import { EdgeEndpoints } from "./edge-endpoints.js";
 import { addApiDocsEndpoints } from "./api-docs-endpoints.js";
 import { addConsoleEndpoints } from "./console-endpoints.js";
@@ -123,6 +123,10 @@ export async function prepareStart(config: GatewayConfig, log: Logger): Promise<
   await checkPortsFree(config.host, [ports.http, ports.grpc]);
   // Closed to other users (private-paths.ts); the embedded database does it itself, letting its own user through.
   await closeConfigFile(config.catalogFile, log);
+  for (const provider of catalog.providers.values()) {
+    const keyFile = provider.settings?.googleServiceAccount?.keyFile;
+    if (keyFile) await closeKeyFile(keyFile, `the google_service_account key file of provider '${provider.slug}'`, log);
+  }
   if (config.databaseUrl) await closeDataDir(config.dataDir, log);
   const embedded: EmbeddedPostgres | undefined = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
   try {

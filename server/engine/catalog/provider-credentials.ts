@@ -96,5 +96,5 @@ function readServiceAccount(reader: ConfigReader, value: unknown, path: string, 
   }
   const key = typeof json === "object" && json !== null ? (json as Entry) : {};
   if (typeof key.client_email !== "string" || typeof key.private_key !== "string") reader.fail(path, "must name a service account key file with client_email and private_key");
-  return { clientEmail: key.client_email, privateKey: key.private_key, ...(typeof key.token_uri === "string" ? { tokenUri: key.token_uri } : {}) };
+  return { clientEmail: key.client_email, privateKey: key.private_key, ...(typeof key.token_uri === "string" ? { tokenUri: key.token_uri } : {}), keyFile: file };
 }

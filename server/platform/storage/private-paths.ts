@@ -31,12 +31,36 @@ export async function closeDataDir(dataDir: string, log: Logger, passFor?: { gid
  */
 export async function closeConfigFile(file: string | undefined, log: Logger): Promise<void> {
   if (file === undefined) return;
+  const failure = await closeToOthers(file, "GATEWAY_CONFIG", log);
+  if (failure !== undefined) {
+    log.error({ file, err: failure }, "GATEWAY_CONFIG is readable by every OS user, interns' shells included, and could not be changed: make it readable by the gateway's user alone");
+  }
+}
+
+/**
+ * A key file that GATEWAY_CONFIG names (a Google service account's `google_service_account`) is
+ * a private key and nothing else: it is narrowed like GATEWAY_CONFIG, and a gateway that cannot
+ * narrow it does not start, since every OS user (interns' shells included) could sign as that
+ * account. `what` names it in the log and the refusal.
+ */
+export async function closeKeyFile(file: string, what: string, log: Logger): Promise<void> {
+  const failure = await closeToOthers(file, what, log);
+  if (failure !== undefined) {
+    throw new Error(
+      `${what} ${file} is readable by every OS user, interns' shells included, and its mode could not be narrowed (${failure}): make it readable by the gateway's user alone (0600 or 0640)`,
+    );
+  }
+}
+
+/** Removes what `file` grants every other user, logging the change; answers why it could not. */
+async function closeToOthers(file: string, what: string, log: Logger): Promise<string | undefined> {
   const { mode } = await fs.stat(file);
-  if ((mode & 0o007) === 0) return;
+  if ((mode & 0o007) === 0) return undefined;
   try {
     await fs.chmod(file, mode & 0o7770);
-    log.warn({ file, from: (mode & 0o7777).toString(8), to: (mode & 0o7770).toString(8) }, "GATEWAY_CONFIG was readable by every OS user; closed it to them");
   } catch (err) {
-    log.error({ file, err: errorMessage(err) }, "GATEWAY_CONFIG is readable by every OS user, interns' shells included, and could not be changed: make it readable by the gateway's user alone");
+    return errorMessage(err);
   }
+  log.warn({ file, from: (mode & 0o7777).toString(8), to: (mode & 0o7770).toString(8) }, `${what} was readable by every OS user; closed it to them`);
+  return undefined;
 }
