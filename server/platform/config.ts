@@ -208,10 +208,12 @@ export interface LeaseConfig {
 export interface ResponseCacheConfig {
   /** The longest TTL a request (`x-gateway-cache-ttl`) may ask for. */
   maxTtlSeconds: number;
-  /** Bytes of answers kept in PostgreSQL, over all workspaces; past it the oldest go first. */
+  /** Bytes of answers kept in PostgreSQL, over all workspaces; past it the oldest of the workspaces above their fair share go first. */
   maxBytes: number;
   /** Bytes of answers this instance keeps in memory in front of PostgreSQL. */
   memoryBytes: number;
+  /** The largest answer stored (its JSON, in bytes); a larger one is served but not cached. */
+  maxEntryBytes: number;
   /** How often a leased worker deletes expired entries and enforces maxBytes. */
   sweepMs: number;
 }
@@ -369,6 +371,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       maxTtlSeconds: intVar(env, "GATEWAY_CACHE_MAX_TTL_SECONDS", 86_400, 1, 31_536_000),
       maxBytes: intVar(env, "GATEWAY_CACHE_MAX_BYTES", 1024 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
       memoryBytes: intVar(env, "GATEWAY_CACHE_MEMORY_BYTES", 64 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
+      maxEntryBytes: intVar(env, "GATEWAY_CACHE_MAX_ENTRY_BYTES", 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
       sweepMs: intVar(env, "GATEWAY_CACHE_SWEEP_MS", 60_000, 100, 86_400_000),
     },
     settlement: {

@@ -81,14 +81,7 @@ export function policyOf(guardrails: readonly ApplyingGuardrail[], catalog: Cata
       allowedProviders: names(g.allowedProviders),
       ignoredProviders: names(g.ignoredProviders),
       allowedRegions: names(g.allowedDataRegions),
-      zdr: {
-        all: g.enforceZdr,
-        openai: g.enforceZdrOpenai,
-        anthropic: g.enforceZdrAnthropic,
-        google: g.enforceZdrGoogle,
-        xai: g.enforceZdrXai,
-        other: g.enforceZdrOther,
-      },
+      zdr: zdrFlagsOf(g),
       freeModelTraining: g.enableFreeModelTraining,
       paidModelTraining: g.enablePaidModelTraining,
     })),
@@ -138,11 +131,9 @@ function guardrailVerdict(g: GuardrailPolicy, endpoint: CatalogEndpoint): Policy
   if (g.allowedRegions && !g.allowedRegions.has("global") && !g.allowedRegions.has(endpoint.region)) {
     return refuse("allowed_data_regions", g.id, `endpoint ${endpoint.id} processes data in region ${endpoint.region}, which is not in the allowed_data_regions of ${by}`);
   }
-  const group = zdrGroupOf(model);
-  const groupFlag = g.zdr[group];
-  if ((groupFlag ?? g.zdr.all) === true && !endpoint.zdr) {
-    const rule: PolicyRule = groupFlag === null ? "enforce_zdr" : `enforce_zdr_${group}`;
-    return refuse(rule, g.id, `${by} requires zero data retention (${rule}) and endpoint ${endpoint.id} does not offer it`);
+  const zdrRule = zdrRuleFor(g.zdr, model);
+  if (zdrRule !== null && !endpoint.zdr) {
+    return refuse(zdrRule, g.id, `${by} requires zero data retention (${zdrRule}) and endpoint ${endpoint.id} does not offer it`);
   }
   if (endpoint.dataCollection === "allow") {
     const free = isFreeEndpoint(endpoint);
@@ -152,6 +143,26 @@ function guardrailVerdict(g: GuardrailPolicy, endpoint: CatalogEndpoint): Policy
     }
   }
   return ALLOWED;
+}
+
+/**
+ * Whether a guardrail among these demands zero data retention for calls to `modelId`. The response
+ * cache keeps nothing for such calls (server/engine/response-cache/README.md).
+ */
+export function demandsZdr(guardrails: readonly ApplyingGuardrail[], modelId: string): boolean {
+  return guardrails.some((g) => zdrRuleFor(zdrFlagsOf(g), modelId) !== null);
+}
+
+/** The ZDR rule that governs calls to `modelId` (the per-author flag when set, else `enforce_zdr`); null when none demands it. */
+function zdrRuleFor(zdr: GuardrailPolicy["zdr"], modelId: string): PolicyRule | null {
+  const group = zdrGroupOf(modelId);
+  const groupFlag = zdr[group];
+  if ((groupFlag ?? zdr.all) !== true) return null;
+  return groupFlag === null ? "enforce_zdr" : `enforce_zdr_${group}`;
+}
+
+function zdrFlagsOf(g: ApplyingGuardrail): GuardrailPolicy["zdr"] {
+  return { all: g.enforceZdr, openai: g.enforceZdrOpenai, anthropic: g.enforceZdrAnthropic, google: g.enforceZdrGoogle, xai: g.enforceZdrXai, other: g.enforceZdrOther };
 }
 
 /** The per-author ZDR flag that governs a model: by the author part of its id. */

@@ -30,6 +30,7 @@ import { checkServerTools } from "./server-tools.js";
 import { isRetryable, toGatewayError } from "./upstream-errors.js";
 import type { InferenceRuntime } from "./inference-runtime.js";
 import type { CachedAnswer } from "../response-cache/cached-answer.js";
+import type { ApplyingGuardrail } from "../governance/applying-guardrails.js";
 import { isRateLimit } from "../admission/quantities.js";
 
 export interface CallRequest {
@@ -59,7 +60,13 @@ export interface CallRequest {
 
 /** Looks up a cached answer once the route is planned, before admission: a hit goes nowhere upstream. */
 export interface CacheProbe {
-  lookup(workspace: CacheWorkspace, first: Attempt, signal: AbortSignal): Promise<CachedAnswer | undefined>;
+  lookup(caller: CacheCaller, first: Attempt, signal: AbortSignal): Promise<CachedAnswer | undefined>;
+}
+
+/** What the cache reads of the caller: its workspace, and its guardrails (one demanding ZDR turns the cache off). */
+export interface CacheCaller {
+  workspace: CacheWorkspace;
+  guardrails: readonly ApplyingGuardrail[];
 }
 
 /** What the cache reads of the caller's workspace: its id, and its default TTL. */
@@ -164,7 +171,7 @@ export class InferenceCall implements KeyChoice {
       ranking: runtime.ranking,
     });
     const endpoints = attempts.map((a) => a.endpoint);
-    const cached = await request.cache?.lookup(context.workspace, attempts[0]!, ctx.signal);
+    const cached = await request.cache?.lookup(context, attempts[0]!, ctx.signal);
     const quantities = quantitiesFor(context, runtime.config, endpoints.every(isFreeEndpoint), new Date());
     // A cache hit costs nothing: it counts against the request rate limit only, never a budget.
     const admitted = cached ? runtime.leases.admit(quantities.filter(isRateLimit), "0") : runtime.leases.admit(quantities, worstCaseCost(endpoints, request.promptTokens, request.completionTokens));

@@ -4,8 +4,9 @@ import type { Logger } from "../../platform/logger.js";
 import type { ResponseCache } from "./response-cache.js";
 
 /**
- * The cache's maintenance on the leased-worker loop: every `sweepMs`, expired entries go, then the
- * oldest while PostgreSQL holds more than GATEWAY_CACHE_MAX_BYTES. It claims no work; every
+ * The cache's maintenance on the leased-worker loop: every `sweepMs`, expired entries go, then,
+ * while PostgreSQL holds more than GATEWAY_CACHE_MAX_BYTES, the oldest of the workspaces above
+ * their fair share (response-cache-store.ts). It claims no work; every
  * instance sweeps, and a sweep that meets another's finds less to delete.
  */
 export function startCacheSweeper(cache: ResponseCache, config: ResponseCacheConfig, log: Logger): LeasedWorker {

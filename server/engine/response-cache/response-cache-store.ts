@@ -73,22 +73,39 @@ export async function writeCachedAnswer(sequelize: Sequelize, key: string, scope
 }
 
 /**
- * Deletes expired entries, then, while the rest hold more than `maxBytes`, the oldest whole
- * entries; how many went, and the bytes left.
+ * Deletes expired entries, then, while the rest hold more than `maxBytes`, whole entries: the
+ * oldest of the workspaces above their fair share (`maxBytes` over the number of workspaces with
+ * entries), only as many as bring the total under `maxBytes`. A workspace within its share keeps
+ * its entries however much another stores. How many went, and the bytes left.
+ *
+ * Each workspace's entries beyond its share are those past it counting from its newest (a running
+ * sum per workspace); once all of them went, every workspace holds at most its share, so the total
+ * is within `maxBytes`. Among them the oldest go first (a running sum over them all), until what
+ * they free covers the excess.
  */
 export async function sweepCachedAnswers(sequelize: Sequelize, maxBytes: number): Promise<{ deleted: number; bytes: number }> {
   const [result] = await sequelize.query<{ deleted: string; bytes: string }>(
     `WITH expired AS (
        DELETE FROM response_cache WHERE expires_at <= now() RETURNING key
-     ), ranked AS (
-       SELECT key, sum(size_bytes) OVER (ORDER BY created_at DESC, key DESC) AS upto
-         FROM response_cache WHERE key NOT IN (SELECT key FROM expired)
+     ), live AS (
+       SELECT key, workspace_id, size_bytes, created_at FROM response_cache WHERE key NOT IN (SELECT key FROM expired)
+     ), totals AS (
+       SELECT coalesce(sum(size_bytes), 0) AS bytes, count(DISTINCT workspace_id) AS workspaces FROM live
+     ), beyond_share AS (
+       SELECT per_workspace.key, per_workspace.size_bytes, per_workspace.created_at
+         FROM (SELECT key, size_bytes, created_at,
+                      sum(size_bytes) OVER (PARTITION BY workspace_id ORDER BY created_at DESC, key DESC) AS upto
+                 FROM live) per_workspace, totals
+        WHERE totals.bytes > $1 AND per_workspace.upto > $1::numeric / nullif(totals.workspaces, 0)
+     ), doomed AS (
+       SELECT oldest_first.key
+         FROM (SELECT key, size_bytes, sum(size_bytes) OVER (ORDER BY created_at, key) AS freed FROM beyond_share) oldest_first, totals
+        WHERE oldest_first.freed - oldest_first.size_bytes < totals.bytes - $1
      ), evicted AS (
-       DELETE FROM response_cache WHERE key IN (SELECT key FROM ranked WHERE upto > $1) RETURNING size_bytes
+       DELETE FROM response_cache WHERE key IN (SELECT key FROM doomed) RETURNING size_bytes
      )
      SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM evicted) AS deleted,
-            coalesce((SELECT sum(size_bytes) FROM response_cache), 0) - coalesce((SELECT sum(size_bytes) FROM evicted), 0)
-              - coalesce((SELECT sum(size_bytes) FROM response_cache WHERE key IN (SELECT key FROM expired)), 0) AS bytes`,
+            (SELECT bytes FROM totals) - coalesce((SELECT sum(size_bytes) FROM evicted), 0) AS bytes`,
     { bind: [maxBytes], type: QueryTypes.SELECT },
   );
   return { deleted: Number(result?.deleted ?? 0), bytes: Math.max(0, Number(result?.bytes ?? 0)) };

@@ -78,11 +78,20 @@ export class ResponseCache {
     return this.looked({ flight });
   }
 
-  /** Stores a fresh answer for `ttlS`: in memory now, in PostgreSQL behind the call. */
+  /**
+   * Stores a fresh answer for `ttlS`: in memory now, in PostgreSQL behind the call. An answer over
+   * GATEWAY_CACHE_MAX_ENTRY_BYTES is not stored at all: one huge answer would push out many small
+   * ones, in memory and in its workspace's share.
+   */
   store(key: string, scope: CacheScope, entry: CachedAnswer, ttlS: number): void {
     const text = JSON.stringify(entry.answer);
+    const bytes = Buffer.byteLength(text);
+    if (bytes > this.config.maxEntryBytes) {
+      this.log.debug({ bytes, maxEntryBytes: this.config.maxEntryBytes }, "response cache: answer too large to store");
+      return;
+    }
     this.remember(key, entry, text, ttlS * 1000);
-    this.observer?.stored(Buffer.byteLength(text));
+    this.observer?.stored(bytes);
     if (this.config.maxBytes === 0) return;
     const write = writeCachedAnswer(this.sequelize, key, scope, entry, text, ttlS)
       .catch((err: unknown) => this.log.warn({ err: errorMessage(err) }, "response cache write failed; the answer stays cached in this process only"))
