@@ -56,6 +56,11 @@ export interface GatewayConfig {
   privateEndpointCaFile: string | undefined;
   /** Time limit of a private endpoint validation request. */
   privateEndpointTimeoutMs: number;
+  /**
+   * The largest answer read whole from a private endpoint (a tenant's base_url), in bytes: below
+   * the operator's providers' 256 MiB, so a few parallel calls cannot take the process's memory.
+   */
+  privateEndpointMaxAnswerBytes: number;
   /** GATEWAY_CONFIG: JSON or YAML file of providers, models and regional hosts; none = empty catalog. */
   catalogFile: string | undefined;
   /** Requests per key per rate-limit window; 0 turns the limit off. */
@@ -321,6 +326,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     privateEndpointAllowedHosts: listVar(env, "GATEWAY_PRIVATE_ENDPOINT_ALLOWED_HOSTS"),
     privateEndpointCaFile: nonEmpty(env.GATEWAY_PRIVATE_ENDPOINT_CA_FILE),
     privateEndpointTimeoutMs: intVar(env, "GATEWAY_PRIVATE_ENDPOINT_TIMEOUT_MS", 10_000, 100, 120_000),
+    privateEndpointMaxAnswerBytes: intVar(env, "GATEWAY_PRIVATE_ENDPOINT_MAX_ANSWER_MIB", 32, 1, 256) * 1024 * 1024,
     catalogFile: nonEmpty(env.GATEWAY_CONFIG),
     rateLimitRequests: intVar(env, "GATEWAY_RATE_LIMIT_REQUESTS", 600, 0, 100_000_000),
     rateLimitWindowSeconds: intVar(env, "GATEWAY_RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400),

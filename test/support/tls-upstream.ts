@@ -14,7 +14,8 @@ import { promisify } from "node:util";
  *
  * - `mock-unauthorized`: 401, `mock-server-error`: 500, `mock-redirect`: 302 to a metadata address,
  * - `mock-hang`: never answers, `mock-wrong-shape`: 200 without choices/content,
- * - `mock-huge`: 200 with a body over 64 KiB.
+ * - `mock-huge`: 200 with a body over 64 KiB,
+ * - `mock-large-<n>` (chat completions): 200, a valid completion whose message is `n` characters.
  *
  * Error bodies and headers carry BODY_MARKER so tests can prove they never reach the caller.
  */
@@ -129,7 +130,9 @@ function answer(url: string, body: unknown, res: import("node:http").ServerRespo
     return json(200, { id: "msg_1", type: "message", role: "assistant", model, content: [{ type: "text", text: "p" }], stop_reason: "max_tokens" });
   }
   if (url.endsWith("/chat/completions")) {
-    return json(200, { id: "chatcmpl-1", object: "chat.completion", created: 1, model, choices: [{ index: 0, message: { role: "assistant", content: "p" }, finish_reason: "length" }] });
+    const large = /^mock-large-(\d+)$/.exec(model);
+    const content = large ? "p".repeat(Number(large[1])) : "p";
+    return json(200, { id: "chatcmpl-1", object: "chat.completion", created: 1, model, choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "length" }] });
   }
   json(404, { error: { message: `no route ${BODY_MARKER}` } });
 }

@@ -19,7 +19,8 @@ import type { PoolKey } from "../key-pools/pool-key.js";
  * GATEWAY_CONFIG (one of its pool, when it lists several), or the workspace's own (BYOK) key for that provider when it has one, which makes
  * the call a BYOK call. A private endpoint always uses the workspace's key for its provider, and
  * is called like a private endpoint validation: only at addresses the SSRF guard vetted, with the
- * configured trust store. A target that cannot be built fails as a `connect` failure, so routing
+ * configured trust store, and its answers read whole are bounded by
+ * GATEWAY_PRIVATE_ENDPOINT_MAX_ANSWER_MIB. A target that cannot be built fails as a `connect` failure, so routing
  * falls back to the next endpoint.
  */
 export interface ResolvedTarget {
@@ -87,7 +88,16 @@ export function createTargetResolver({ config, catalog, secrets, log, keyPools }
     // adapters expect the API's root (Anthropic's `/v1`) in the base URL.
     const baseUrl = url.toString().replace(/\/$/, "") + providerFor(kind).privateRootPath;
     return {
-      target: { kind, baseUrl, apiKey, upstreamModelId: endpoint.upstreamModelId, timeoutMs: config.requestTimeoutMs, pinned: { lookup: pinnedLookup(addresses), ca: [...ca] } },
+      target: {
+        kind,
+        baseUrl,
+        apiKey,
+        upstreamModelId: endpoint.upstreamModelId,
+        timeoutMs: config.requestTimeoutMs,
+        pinned: { lookup: pinnedLookup(addresses), ca: [...ca] },
+        // A tenant chooses this host: its answers get a lower bound than the operator's providers'.
+        maxAnswerBytes: config.privateEndpointMaxAnswerBytes,
+      },
       isByok: true,
     };
   }

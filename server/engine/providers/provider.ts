@@ -46,6 +46,11 @@ export interface UpstreamTarget {
   timeoutMs: number;
   /** Set for private endpoints: connect only to the vetted addresses, trusting our CA bundle. */
   pinned?: PinnedConnection;
+  /**
+   * The largest 2xx answer read whole (upstream-http.ts): lower for a private endpoint
+   * (GATEWAY_PRIVATE_ENDPOINT_MAX_ANSWER_MIB) than MAX_JSON_ANSWER_BYTES, which applies without it.
+   */
+  maxAnswerBytes?: number;
   /** What the kind needs beyond a base URL and a key; absent for the kinds that need nothing more. */
   settings?: ProviderSettings;
 }

@@ -39,6 +39,8 @@ export interface UpstreamResponse {
   /** Aborting the caller's signal destroys it (and its connection). */
   body: IncomingMessage;
   signal: AbortSignal;
+  /** The target's limit on an answer read whole; MAX_JSON_ANSWER_BYTES when absent. */
+  maxAnswerBytes?: number;
 }
 
 /**
@@ -73,7 +75,7 @@ export async function callUpstream(target: UpstreamTarget, call: UpstreamCall, s
     throw transportError(err);
   }
   const status = response.statusCode ?? 0;
-  if (status >= 200 && status < 300) return { status, headers: response.headers, body: response, signal };
+  if (status >= 200 && status < 300) return { status, headers: response.headers, body: response, signal, maxAnswerBytes: target.maxAnswerBytes ?? MAX_JSON_ANSWER_BYTES };
   try {
     const text = await readLimited(response, MAX_ERROR_BODY_BYTES);
     throw statusError(status, parseJsonOrUndefined(text), response.headers, target.apiKey);
@@ -129,7 +131,7 @@ function send(target: UpstreamTarget, call: UpstreamCall, signal: AbortSignal): 
 
 /**
  * The whole 2xx body as a JSON object; anything else is the provider breaking its format, as is
- * an answer over MAX_JSON_ANSWER_BYTES.
+ * an answer over the target's limit (MAX_JSON_ANSWER_BYTES unless the target sets a lower one).
  */
 export async function readJsonObject(response: UpstreamResponse): Promise<JsonObject> {
   const chunks: Buffer[] = [];
@@ -186,7 +188,7 @@ async function* readGuarded<T>(response: UpstreamResponse, pieces: AsyncIterable
 
 /**
  * Reads a 2xx body we do not need (DELETE, cancel answers) so its connection can be reused; one
- * over MAX_JSON_ANSWER_BYTES is not what was asked for either, and fails as "protocol".
+ * over the target's limit is not what was asked for either, and fails as "protocol".
  */
 export async function discardBody(response: UpstreamResponse): Promise<void> {
   for await (const _chunk of answerChunks(response));
@@ -257,14 +259,15 @@ function headerValue(headers: IncomingHttpHeaders, name: string): string | undef
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** A 2xx body's chunks as they arrive, failing as "protocol" past MAX_JSON_ANSWER_BYTES. */
+/** A 2xx body's chunks as they arrive, failing as "protocol" past the response's limit. */
 async function* answerChunks(response: UpstreamResponse): AsyncGenerator<Buffer, void, undefined> {
   const { body } = response;
-  if (Number(headerValue(response.headers, "content-length")) > MAX_JSON_ANSWER_BYTES) throw answerTooLarge(body);
+  const limit = response.maxAnswerBytes ?? MAX_JSON_ANSWER_BYTES;
+  if (Number(headerValue(response.headers, "content-length")) > limit) throw answerTooLarge(body, limit);
   let size = 0;
   for await (const chunk of body) {
     size += (chunk as Buffer).length;
-    if (size > MAX_JSON_ANSWER_BYTES) throw answerTooLarge(body);
+    if (size > limit) throw answerTooLarge(body, limit);
     yield chunk as Buffer;
   }
 }
@@ -273,9 +276,9 @@ async function* answerChunks(response: UpstreamResponse): AsyncGenerator<Buffer,
  * Destroys the body, so nothing more of it is read and its connection closes. The message states
  * the limit, never the bytes.
  */
-function answerTooLarge(body: IncomingMessage): UpstreamError {
+function answerTooLarge(body: IncomingMessage, limit: number): UpstreamError {
   body.destroy();
-  return new UpstreamError("protocol", `the upstream answer is larger than ${MAX_JSON_ANSWER_BYTES / 1024 / 1024} MiB`);
+  return new UpstreamError("protocol", `the upstream answer is larger than ${Math.round((limit / 1024 / 1024) * 100) / 100} MiB`);
 }
 
 async function readLimited(body: IncomingMessage, limit: number): Promise<string> {
