@@ -4,6 +4,7 @@ import type { CatalogEndpoint, CatalogModel } from "../../engine/catalog/catalog
 import type { EndpointStats } from "../../engine/catalog/endpoint-stats.js";
 import type { KeyHealth } from "../../engine/key-pools/key-pool.js";
 import { architectureOf, pricingOf } from "./model-view.js";
+import { poolStatus } from "./pool-status.js";
 
 /** A model with the endpoints that serve it, each with its recent stats. */
 export function toModelWithEndpoints(model: CatalogModel, endpoints: ReadonlyArray<{ endpoint: CatalogEndpoint; stats: EndpointStats; keys: KeyHealth[] | undefined }>): ModelWithEndpoints {
@@ -47,8 +48,8 @@ function toModelEndpoint(model: CatalogModel, endpoint: CatalogEndpoint, stats: 
  * pool can take a call now.
  */
 export function endpointStatus(stats: EndpointStats, keys?: readonly KeyHealth[]): number {
-  const healthyKeys = keys?.filter((key) => key.state === "healthy").length;
-  if ((stats.uptimeLast5m !== null && stats.uptimeLast5m < 50) || healthyKeys === 0) return -2;
-  if ((stats.uptimeLast30m !== null && stats.uptimeLast30m < 90) || (keys !== undefined && healthyKeys !== keys.length)) return -1;
+  const pool = poolStatus(keys);
+  if ((stats.uptimeLast5m !== null && stats.uptimeLast5m < 50) || pool === -2) return -2;
+  if ((stats.uptimeLast30m !== null && stats.uptimeLast30m < 90) || pool === -1) return -1;
   return 0;
 }

@@ -78,9 +78,10 @@ export function modelsService({ catalog, sequelize, governance, keyPools }: Deps
       };
     },
 
-    listProviders() {
+    listProviders(_req, ctx) {
       const keys = keyPools.health();
-      return { data: [...catalog.providers.values()].map((provider) => toProvider(provider, keys.get(provider.slug))) };
+      const management = callerOf(ctx).key.isManagement;
+      return { data: [...catalog.providers.values()].map((provider) => toProvider(provider, keys.get(provider.slug), management)) };
     },
   };
 }

@@ -907,9 +907,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The providers of the catalog (OpenRouter's list), each with the state of its key pool: which keys are resting after a rate limit or were refused.
+         * The providers of the catalog (OpenRouter's list), each with the state of its key pool: which keys are resting after a rate limit or were refused (to a management key; other keys see the pool's status only).
          * @description The providers of the catalog (OpenRouter's list), each with the state of its key pool: which
-         *     keys are resting after a rate limit or were refused. Keys are named by position, never shown.
+         *     keys are resting after a rate limit or were refused (to a management key; other keys see the
+         *     pool's status only). Keys are named by position, never shown.
          */
         get: operations["ModelsService_ListProviders"];
         put?: never;
@@ -3904,10 +3905,18 @@ export interface components {
             /** @description The wire format the gateway speaks to it: `openai`, `anthropic`, `azure`, `google` or `bedrock`. */
             svc_kind: string;
             /**
-             * @description The keys of its pool with their state now; empty for a provider with one key, which keeps no
-             *     key state (its failures only count against the endpoint's uptime).
+             * @description The keys of its pool with their state now, shown to management keys only (empty for other
+             *     keys); empty too for a provider with one key, which keeps no key state (its failures only count
+             *     against the endpoint's uptime).
              */
             svc_keys: components["schemas"]["gateway.v1.ProviderKey"][];
+            /**
+             * Format: int32
+             * @description Its pool's health as a whole, for every caller: 0 when every key takes calls (or it has one
+             *     key), -1 when some keys rest or were refused, -2 when none can take a call now (as an
+             *     endpoint's `status`).
+             */
+            svc_status: number;
         };
         /** @description One key of a provider's pool, named by its position in GATEWAY_CONFIG's `api_keys`. */
         "gateway.v1.ProviderKey": {
