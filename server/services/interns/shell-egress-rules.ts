@@ -16,8 +16,10 @@ import { HOST_SERVICES_V4, ipv4CarryingForms, NON_PUBLIC_V4, NON_PUBLIC_V6 } fro
  *    (systemd-resolved's 127.0.0.53) or a private address must not open that host's other services;
  * 5. the fetch tool's allowed hosts (their addresses, resolved at start) are accepted;
  * 6. what `fetch` refuses is rejected: loopback, private, link-local and the other non-public
- *    ranges (destination-guard.ts), and their NAT64, 6to4 and other IPv4-carrying forms, which the
- *    guard looks through the same way. NAT64 and 6to4 forms of public addresses stay open, as for `fetch`.
+ *    ranges (destination-guard.ts), and their IPv4-carrying forms, which the guard looks through
+ *    the same way; and NAT64 (64:ff9b::/96) and 6to4 (2002::/16) whole, even to public IPv4 hosts:
+ *    a translator or relay on the path is a host of its own whose reach the gateway cannot see, so
+ *    only an allowed host that resolves there (step 5) opens one of their addresses.
  *
  * The documentation ranges (TEST-NET-1/2/3, 2001:db8::/32, 3fff::/20) are the one difference from
  * `fetch`'s guard: nothing real lives there, so blocking them protects nothing, and a test can
@@ -47,7 +49,12 @@ const METADATA_V6: Range[] = [["fd00:ec2::254", 128], ...METADATA_V4.flatMap(ipv
 const DOCUMENTATION = new Set(["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32", "3fff::/20"]);
 const isDocumentation = ([network, prefix]: Range) => DOCUMENTATION.has(`${network}/${prefix}`);
 const NON_PUBLIC_V4_DENIED = [...NON_PUBLIC_V4, ...HOST_SERVICES_V4].filter((range) => !isDocumentation(range));
-const NON_PUBLIC_V6_DENIED = [...NON_PUBLIC_V6.filter((range) => !isDocumentation(range)), ...NON_PUBLIC_V4_DENIED.flatMap(ipv4CarryingForms)];
+/** NAT64 and 6to4, refused whole (step 6). */
+const TRANSLATED_V6: Range[] = [
+  ["64:ff9b::", 96],
+  ["2002::", 16],
+];
+const NON_PUBLIC_V6_DENIED = [...NON_PUBLIC_V6.filter((range) => !isDocumentation(range)), ...NON_PUBLIC_V4_DENIED.flatMap(ipv4CarryingForms), ...TRANSLATED_V6];
 
 const metadata = new net.BlockList();
 for (const [network, prefix] of METADATA_V4) metadata.addSubnet(network, prefix, "ipv4");
