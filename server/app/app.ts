@@ -94,6 +94,8 @@ export interface GatewayOptions {
    * gateway's embedded PostgreSQL, which the primary let through.
    */
   preparedByPrimary?: boolean;
+  /** The clock the key pools read (server/engine/key-pools); tests move it past a refused key's probe back-off instead of waiting. */
+  keyPoolClock?: () => number;
 }
 
 /** What a start does once before anything serves; a cluster's primary does it for all its workers. */
@@ -190,7 +192,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     });
     const settlement = new SettlementWriter(databaseUrl, owner, config.settlement, log, metrics.settlement);
     const observers = { inference: metrics.inference, admission: metrics.admission };
-    const keyPools = new KeyPools(catalog.providers.values(), log, notifications, metrics.keyPools);
+    const keyPools = new KeyPools(catalog.providers.values(), log, notifications, { cooldownMaxMs: config.keyCooldownMaxSeconds * 1000, observer: metrics.keyPools, now: options.keyPoolClock });
     const responseCache = new ResponseCache(sequelize, config.cache, log, metrics.responseCache);
     const deps: Deps = {
       config,

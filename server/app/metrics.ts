@@ -189,7 +189,7 @@ export class GatewayMetrics {
   });
   private readonly keyFailures = new Counter({
     name: "gateway_provider_key_failures_total",
-    help: "Failed calls on a key of a provider's pool, by provider, key (its position, key-<n>) and verdict: cooldown, refused, unhealthy",
+    help: "Failed calls on a key of a provider's pool, by provider, key (its position, key-<n>) and verdict: cooldown, refused, forbidden (a 403, counted against the key), unhealthy",
     labelNames: ["provider", "key", "verdict"],
     registers: [this.registry],
   });
@@ -254,7 +254,7 @@ export class GatewayMetrics {
     });
     new Gauge({
       name: "gateway_provider_key_state",
-      help: "The state of each key of a provider's pool: 0 healthy, 1 cooling down after a rate limit, 2 refused by the provider (out until the configuration changes)",
+      help: "The state of each key of a provider's pool: 0 healthy, 1 cooling down after a rate limit, 2 refused by the provider (out until a probe succeeds)",
       labelNames: ["provider", "key"],
       registers: [this.registry],
       // The instances share verdicts, so the worst is what a cluster's key is.

@@ -121,6 +121,8 @@ export class InferenceCall implements KeyChoice {
   private span: Span | undefined;
   /** KeyChoice: the pooled keys this call tried and that failed, over all its endpoints. */
   readonly triedKeys: PoolKey[] = [];
+  /** KeyChoice: the one pooled key this call's failures said something about. */
+  judgedKey: PoolKey | undefined = undefined;
   private affinityValue: number | undefined;
 
   private constructor(
@@ -211,7 +213,7 @@ export class InferenceCall implements KeyChoice {
         return { value, attempt, isByok, startedAt, latencyMs: Math.round(latencyMs) };
       } catch (err) {
         const upstream = err instanceof UpstreamError ? err : undefined;
-        // A key of the same pool first (429, a refused key, one retry after a server failure), then the next endpoint.
+        // A key of the same pool first (after a 429 or a refused key, once; one retry after a server failure), then the next endpoint.
         const anotherKey = upstream !== undefined && pooled !== undefined && this.runtime.keyPools.afterFailure(pooled.pool, pooled.key, upstream, this) && !this.signal.aborted;
         const next = anotherKey ? attempt : upstream && !this.signal.aborted && isRetryable(upstream) ? this.attempts[index + 1] : undefined;
         this.report(err, attempt, next, undefined, pooled?.key.label);
@@ -232,9 +234,9 @@ export class InferenceCall implements KeyChoice {
     return this.affinityValue;
   }
 
-  /** The pooled key that answered: its strikes end, and the access line names it. */
+  /** The pooled key that answered: its strikes end (a probe of a refused key brings it back), and the access line names it. */
   private answeredWith({ pool, key }: NonNullable<ResolvedTarget["pooled"]>): void {
-    pool.succeeded(key);
+    this.runtime.keyPools.succeeded(pool, key);
     this.ctx.responseHeader.set(PROVIDER_KEY_HEADER, `${pool.provider}/${key.label}`);
   }
 

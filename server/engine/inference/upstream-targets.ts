@@ -66,7 +66,7 @@ export function createTargetResolver({ config, catalog, secrets, log, keyPools }
     if (own !== undefined) return { target: target(own, provider.settings?.apiVersion ? { apiVersion: provider.settings.apiVersion } : undefined), isByok: true };
     const pool = choice ? keyPools.pool(provider.slug) : undefined;
     if (!pool || !choice) return { target: target(provider.keys[0]!.secret), isByok: false };
-    const key = pool.choose(choice.affinity(), choice.triedKeys, Date.now());
+    const key = keyPools.choose(pool, choice);
     return { target: target(key.secret), isByok: false, pooled: { pool, key } };
   };
 

@@ -50,7 +50,7 @@ export async function runItem(runtime: InferenceRuntime, plan: BatchPlan, item: 
   const { request } = filtered;
   // Keys of a provider's pool are chosen as for a live call of the same prompt.
   let affinity: number | undefined;
-  const choice: KeyChoice = { affinity: () => (affinity ??= affinityOf(undefined, request)), triedKeys: [] };
+  const choice: KeyChoice = { affinity: () => (affinity ??= affinityOf(undefined, request)), triedKeys: [], judgedKey: undefined };
   let index = 0;
   while (index < plan.attempts.length) {
     const attempt = plan.attempts[index]!;
@@ -62,7 +62,7 @@ export async function runItem(runtime: InferenceRuntime, plan: BatchPlan, item: 
       const resolved = await runtime.resolveTarget(plan.context, attempt.endpoint, choice);
       pooled = resolved.pooled;
       const { answer, usage } = await limits.slot(attempt.endpoint.providerSlug, () => callUpstream(plan.format, resolved.target, request, callSignal));
-      pooled?.pool.succeeded(pooled.key);
+      if (pooled) runtime.keyPools.succeeded(pooled.pool, pooled.key);
       const latencyMs = Math.round(performance.now() - startedAt);
       return { kind: "final", item: answered(item, plan.format, attempt, resolved.isByok, answer, usage, latencyMs) };
     } catch (err) {
