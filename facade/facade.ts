@@ -1,13 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { create, type DescMethod, type DescMethodStreaming, type DescMethodUnary, type DescService, type JsonValue, type Message } from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import { gatewayError } from "../wire/errors.js";
 import { parseJsonBody } from "../wire/json-body.js";
 import { CONTENT_FLAGGED_HEADER, PROVIDER_KEY_HEADER, type ExchangeObserver } from "../wire/exchange.js";
 import { CACHE_CONTROL_HEADER, CACHE_TTL_HEADER } from "../wire/cache-headers.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../wire/request-id.js";
 import { OVERHEAD_MS_HEADER, UPSTREAM_MS_HEADER } from "../wire/timing-headers.js";
+import { UpstreamWatch, upstreamWatchKey } from "../wire/upstream-watch.js";
 import { readBody } from "./body-reader.js";
 import { createCredentialCheck } from "./credential-check.js";
 import { sendError, toHttpError } from "./error-response.js";
@@ -68,6 +69,9 @@ const FORWARDED_REQUEST_HEADERS = ["authorization", "x-session-id", "idempotency
  */
 const REQUEST_ENDED = new ConnectError("the REST request has ended", Code.Canceled);
 
+/** What the records say of a request its client left before the answer ended (nginx's name and number; the core's Canceled). */
+const CLIENT_CLOSED_REQUEST = 499;
+
 /** How long, and for how many keys, a success of the credential check is remembered. */
 const CREDENTIALS_REMEMBERED_MS = 30_000;
 const CREDENTIALS_REMEMBERED = 10_000;
@@ -95,6 +99,12 @@ interface ExchangeState {
   contentFlagged: boolean;
   /** Which key of a provider's pool answered (PROVIDER_KEY_HEADER). */
   providerKey: string | undefined;
+  /** The providers' time as the core measures it, live (wire/upstream-watch.ts); unused behind a remote core. */
+  watch: UpstreamWatch;
+  /** The client went away before the answer ended: recorded as 499, whatever the answer's head said. */
+  abandoned: boolean;
+  /** The facade itself tore down an answer already begun (a stream of bytes failed midway): not the client leaving. */
+  cutShort: boolean;
 }
 
 export function createFacade({ services, transport, log, sseKeepaliveMs, checkCredentialsFirst = true, observe }: FacadeOptions): Facade {
@@ -140,13 +150,14 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
 
   async function call(route: Route, message: Message, header: Headers, abort: AbortController, res: ServerResponse, started: number, state: ExchangeState): Promise<void> {
     const { method } = route;
+    const values = createContextValues().set(upstreamWatchKey, state.watch);
     if (isUnary(method)) {
-      const response = await transport.unary(method, abort.signal, undefined, header, message);
+      const response = await transport.unary(method, abort.signal, undefined, header, message, values);
       sendMessage(res, route, response.message, responseHeaders(response.header, started, state));
       return;
     }
     // Every method kind but unary is a streaming one; DescMethod is not a discriminated union.
-    const response = await transport.stream(method as DescMethodStreaming, abort.signal, undefined, header, single(message));
+    const response = await transport.stream(method as DescMethodStreaming, abort.signal, undefined, header, single(message), values);
     const iterator = response.message[Symbol.asyncIterator]();
     const first = await iterator.next();
     const headers = responseHeaders(response.header, started, state);
@@ -190,30 +201,46 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
         relaying: false,
         contentFlagged: false,
         providerKey: undefined,
+        watch: new UpstreamWatch(),
+        abandoned: false,
+        cutShort: false,
       };
+      // Before the answer was all handed over: the client left. Heard here, before the abort it
+      // causes ends the call, so an event stream that then ends quietly (sse.ts) is known as left.
+      res.once("close", () => {
+        if (!res.writableFinished && !state.cutShort) state.abandoned = true;
+      });
       serve(req, res, started, state)
         .catch((err: unknown) => {
-          if (res.destroyed && !res.writableFinished) {
+          if (state.abandoned || (res.destroyed && !res.writableFinished)) {
             // The client went away before its answer: normal traffic, nothing to answer.
+            state.abandoned = true;
             log.info({ method: req.method, path: req.url?.split("?")[0], requestId: state.requestId }, "client closed the connection before the answer");
             return;
           }
           const error = toHttpError(err);
           if (error.status >= 500 && !(err instanceof ConnectError)) log.error({ err: String(err), requestId: state.requestId }, "facade error");
           closeAfterAnswer(req, res);
+          // An answer already begun can only be cut off (error-response.ts).
+          state.cutShort = res.headersSent;
           sendError(res, error, responseHeaders(err instanceof ConnectError ? err.metadata : undefined, started, state), state.route?.errorDialect);
         })
         .finally(() => {
           if (!observe) return;
           const durationMs = performance.now() - started;
-          const { overheadMs, relaying } = state;
+          const { overheadMs, relaying, watch, abandoned } = state;
+          // The core's own measure when it is in-process; behind a remote core, what the headers said.
+          const { upstreamMs, upstreamCancelled } = watch.used
+            ? watch.reading(abandoned)
+            : { upstreamMs: relaying && overheadMs !== undefined ? Math.max(0, durationMs - overheadMs) : state.upstreamMs, upstreamCancelled: false };
           observe({
             protocol: "rest",
             method: req.method ?? "GET",
             route: state.route?.template,
-            status: res.statusCode,
+            status: abandoned ? CLIENT_CLOSED_REQUEST : res.statusCode,
             durationMs,
-            upstreamMs: relaying && overheadMs !== undefined ? Math.max(0, durationMs - overheadMs) : state.upstreamMs,
+            upstreamMs,
+            upstreamCancelled,
             requestId: state.requestId,
             keyLabel: state.keyLabel,
             contentFlagged: state.contentFlagged,

@@ -13,12 +13,20 @@ export interface Exchange {
    * RPC path (`/gateway.v1.KeysService/GetCurrentKey`), or undefined when nothing matched.
    */
   route: string | undefined;
-  /** HTTP status; an RPC's Connect code is mapped by the standard table (wire/errors.ts). */
+  /**
+   * HTTP status; an RPC's Connect code is mapped by the standard table (wire/errors.ts). 499 when
+   * the client left before the answer ended, even if the head of the answer said 200.
+   */
   status: number;
   /** From arrival to the last byte written. */
   durationMs: number;
   /** The part of `durationMs` spent waiting on providers (0 when no provider was called). */
   upstreamMs: number;
+  /**
+   * The gateway cut a provider's call short: the exchange ended (its client left, a deadline, the
+   * gateway stopping) while a provider was still working on it (wire/upstream-watch.ts).
+   */
+  upstreamCancelled?: boolean;
   requestId: string;
   /**
    * The caller's key as logs may name it: its label (a masked form such as `sk-gw-v1-abc...xyz`),

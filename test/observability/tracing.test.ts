@@ -7,6 +7,7 @@ import * as assert from "uvu/assert";
 import { ChatCompletionRequestSchema, ChatRole, InferenceService } from "../../gen/gateway/v1/inference_pb.js";
 import { KeysService } from "../../gen/gateway/v1/keys_pb.js";
 import { activeTracer } from "../../server/platform/observability/tracing.js";
+import { eventually } from "../support/eventually.js";
 import { call } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 import { accessLinesOf, captureLogs, type CapturedLogs } from "../support/log-lines.js";
@@ -35,8 +36,8 @@ test.before(async (ctx) => {
   ctx.logs = captureLogs("info");
   ctx.env = await startInferenceGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: ctx.receiver.url, OTEL_SERVICE_NAME: "gateway-under-test" }, { log: ctx.logs.log });
   const { gw, upstream } = ctx.env;
-  const rest = (requestId: string, body: object, headers: Record<string, string> = {}) =>
-    call(gw.url, "POST", "/api/v1/chat/completions", { key: gw.key, body, headers: { "x-request-id": requestId, ...headers } });
+  const rest = (requestId: string, body: object, headers: Record<string, string> = {}, signal?: AbortSignal) =>
+    call(gw.url, "POST", "/api/v1/chat/completions", { key: gw.key, body, headers: { "x-request-id": requestId, ...headers }, signal });
 
   assert.is((await rest("trace-rest", CHAT)).status, 200);
   assert.is((await rest("trace-sse", { ...CHAT, stream: true })).status, 200);
@@ -50,6 +51,16 @@ test.before(async (ctx) => {
   const request = create(ChatCompletionRequestSchema, { model: CHAT.model, stream: true, messages: [{ role: ChatRole.USER, content: { kind: { case: "stringValue", value: "Hi there" } } }] });
   const stream = createClient(InferenceService, transport).createChatCompletion(request, { headers: { ...headers, "x-request-id": "trace-grpc-chat" } });
   for await (const _event of stream);
+
+  // A call its client leaves while the provider is thinking (the mock never answers); its span ends with its access line.
+  upstream.rule({ model: "chat-a", hang: true, times: 1 });
+  const seen = upstream.requests.length;
+  const leaving = new AbortController();
+  const abandoned = rest("trace-abandoned", { ...CHAT, provider: { only: ["mockai"] } }, {}, leaving.signal).catch(() => "aborted");
+  await eventually(() => upstream.requests.length, "the provider has the request", { until: (now) => now > seen });
+  leaving.abort();
+  assert.is(await abandoned, "aborted");
+  await eventually(() => accessLinesOf(ctx.logs.lines, "trace-abandoned"), "the abandoned call's access line", { until: (lines) => lines.length > 0 });
 
   // The exporter is flushed and shut down with the gateway.
   await ctx.env.stop();
@@ -136,6 +147,13 @@ test("gRPC: a server span per call with the RPC attributes; a streamed chat's at
   const [attempt] = childrenOf(receiver, chat);
   assert.is(attempt?.kind, SPAN_KIND_CLIENT);
   assert.is(attempt?.traceId, chat.traceId);
+});
+
+test("a call its client abandoned: its server span says 499 and that the provider's call was cut short", ({ receiver }) => {
+  const server = serverSpan(receiver, "trace-abandoned");
+  assert.equal([server.attributes["http.response.status_code"], server.attributes["gateway.upstream_cancelled"]], [499, true]);
+  // A 4xx is the client's doing: the span has not failed.
+  assert.is(server.statusCode, 0);
 });
 
 test("the request's log lines carry its trace id", ({ receiver, logs }) => {

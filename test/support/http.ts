@@ -14,6 +14,8 @@ export interface CallOptions {
   /** Sent as is instead of JSON-encoding `body`. */
   raw?: string;
   headers?: Record<string, string>;
+  /** Aborts the call: the client going away. */
+  signal?: AbortSignal;
 }
 
 export async function call(base: string, method: string, path: string, options: CallOptions = {}): Promise<Reply> {
@@ -21,7 +23,7 @@ export async function call(base: string, method: string, path: string, options: 
   if (options.key) headers.authorization = `Bearer ${options.key}`;
   const payload = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   if (payload !== undefined) headers["content-type"] ??= "application/json";
-  const res = await fetch(base + path, { method, headers, body: payload });
+  const res = await fetch(base + path, { method, headers, body: payload, signal: options.signal });
   const text = await res.text();
   let body: unknown;
   try {

@@ -21,6 +21,7 @@ import { planRoute, type Attempt, type InferenceApi } from "./routing.js";
 import { UPSTREAM_MS_HEADER } from "../../../wire/timing-headers.js";
 import { REQUEST_ID_HEADER } from "../../../wire/request-id.js";
 import { CONTENT_FLAGGED_HEADER, PROVIDER_KEY_HEADER } from "../../../wire/exchange.js";
+import { upstreamWatchKey, type UpstreamWatch } from "../../../wire/upstream-watch.js";
 import { affinityOf, type KeyChoice } from "../key-pools/key-pools.js";
 import type { PoolKey } from "../key-pools/pool-key.js";
 import type { ResolvedTarget } from "./upstream-targets.js";
@@ -124,6 +125,8 @@ export class InferenceCall implements KeyChoice {
   /** KeyChoice: the one pooled key this call's failures said something about. */
   judgedKey: PoolKey | undefined = undefined;
   private affinityValue: number | undefined;
+  /** The observing door's record of the providers' time (wire/upstream-watch.ts); it hears of this call's abort itself. */
+  private readonly watch: UpstreamWatch | undefined;
 
   private constructor(
     private readonly runtime: InferenceRuntime,
@@ -145,6 +148,8 @@ export class InferenceCall implements KeyChoice {
     if (ctx.signal.aborted) this.controller.abort(ctx.signal.reason);
     else ctx.signal.addEventListener("abort", this, { once: true });
     this.deadline = setTimeout(() => this.controller.abort(DEADLINE), runtime.config.requestTimeoutMs).unref();
+    this.watch = ctx.values.get(upstreamWatchKey);
+    if (this.watch) this.signal.addEventListener("abort", this.watch, { once: true });
   }
 
   /** The handler's signal fired (this object is its listener: no closure per call). */
@@ -204,7 +209,10 @@ export class InferenceCall implements KeyChoice {
         ({ isByok, pooled } = resolved);
         this.target = resolved.target;
         this.span = startUpstreamSpan(this.request.api, attempt.endpoint.providerSlug, attempt.model.id, resolved.target);
+        this.watch?.opened();
         const value = await run(resolved.target, attempt);
+        // A stream's provider call goes on until its last chunk (settle).
+        if (!this.request.streamed) this.watch?.closed();
         const latencyMs = performance.now() - startedAt;
         this.upstreamMs += latencyMs;
         // What the provider took (every attempt's wait), so the edge can say what the gateway added.
@@ -213,6 +221,8 @@ export class InferenceCall implements KeyChoice {
         return { value, attempt, isByok, startedAt, latencyMs: Math.round(latencyMs) };
       } catch (err) {
         const upstream = err instanceof UpstreamError ? err : undefined;
+        // An abort has already told the watch (the call's signal); a provider's failure ends its call.
+        this.watch?.closed();
         // A key of the same pool first (after a 429 or a refused key, once; one retry after a server failure), then the next endpoint.
         const anotherKey = upstream !== undefined && pooled !== undefined && this.runtime.keyPools.afterFailure(pooled.pool, pooled.key, upstream, this) && !this.signal.aborted;
         const next = anotherKey ? attempt : upstream && !this.signal.aborted && isRetryable(upstream) ? this.attempts[index + 1] : undefined;
@@ -252,6 +262,7 @@ export class InferenceCall implements KeyChoice {
 
   /** Records the served call with its real cost and releases the reservation; returns the cost. */
   settle(served: Served<unknown>, outcome: Outcome): string {
+    this.watch?.closed();
     this.endSpan({ inputTokens: outcome.usage.promptTokens, outputTokens: outcome.usage.completionTokens, responseModel: outcome.responseModel });
     return this.record(served.attempt, served.isByok, outcome, true);
   }

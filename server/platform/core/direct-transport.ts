@@ -5,6 +5,7 @@ import {
   createContextKey,
   createContextValues,
   createServiceImplSpec,
+  type ContextValues,
   type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
@@ -16,6 +17,7 @@ import {
 } from "@connectrpc/connect";
 import { createMethodUrl, getAbortSignalReason, invokeUnaryImplementation } from "@connectrpc/connect/protocol";
 import { withMetadata } from "../../../wire/errors.js";
+import { upstreamWatchKey } from "../../../wire/upstream-watch.js";
 
 /**
  * The facade's in-process way to the core (docs/architecture.md): a Connect `Transport` that hands the
@@ -84,7 +86,14 @@ export function createDirectTransport(services: Iterable<readonly [DescService, 
    * and the caller's Headers taken as they are (the facade makes one per call; nothing in the
    * core writes request headers).
    */
-  function contextFor(method: DescMethod, url: string, signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeadersInit): ContextController {
+  function contextFor(
+    method: DescMethod,
+    url: string,
+    signal: AbortSignal | undefined,
+    timeoutMs: number | undefined,
+    header: HeadersInit,
+    callerValues: ContextValues | undefined,
+  ): ContextController {
     const controller = new AbortController();
     const linked = signal ? [signal, shutdownSignal] : [shutdownSignal];
     // As connect's transports: zero or less means no deadline.
@@ -114,8 +123,10 @@ export function createDirectTransport(services: Iterable<readonly [DescService, 
       requestHeader: header instanceof Headers ? header : new Headers(header),
       responseHeader: new Headers(),
       responseTrailer: new Headers(),
-      // Fresh per call, as over the network: the auth interceptor stores the caller in them.
-      values: createContextValues().set(inProcessCall, true),
+      // Fresh per call, as over the network: the auth interceptor stores the caller in them. The
+      // caller's upstream watch is the one value carried in: the facade observes these calls, and
+      // reads the providers' time there as the core's own observer would (wire/upstream-watch.ts).
+      values: createContextValues().set(inProcessCall, true).set(upstreamWatchKey, callerValues?.get(upstreamWatchKey)),
       abort,
     };
   }
@@ -127,11 +138,12 @@ export function createDirectTransport(services: Iterable<readonly [DescService, 
       timeoutMs: number | undefined,
       header: HeadersInit,
       input: MessageInitShape<I>,
+      contextValues?: ContextValues,
     ): Promise<UnaryResponse<I, O>> {
       if (signal?.aborted) throw abandoned(signal);
       const { spec, url } = lookup(method);
       if (spec.kind !== "unary") throw kindMismatch(method);
-      const context = contextFor(method, url, signal, timeoutMs, header);
+      const context = contextFor(method, url, signal, timeoutMs, header, contextValues);
       try {
         const message = await invokeUnaryImplementation(spec, context, create(method.input, input), interceptors);
         // The caller gave up (or the deadline passed) while the handler ran on: a remote client
@@ -154,11 +166,12 @@ export function createDirectTransport(services: Iterable<readonly [DescService, 
       timeoutMs: number | undefined,
       header: HeadersInit,
       input: AsyncIterable<MessageInitShape<I>>,
+      contextValues?: ContextValues,
     ): Promise<StreamResponse<I, O>> {
       if (signal?.aborted) throw abandoned(signal);
       const { spec, url } = lookup(method);
       if (spec.kind === "unary") throw kindMismatch(method);
-      const context = contextFor(method, url, signal, timeoutMs, header);
+      const context = contextFor(method, url, signal, timeoutMs, header, contextValues);
       const requests = new Normalized(method.input, input[Symbol.asyncIterator]());
       const stream = new DirectStream<MessageShape<O>>(context, requests);
       try {

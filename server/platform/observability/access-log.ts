@@ -20,6 +20,7 @@ export function accessLog(log: Logger): ExchangeObserver {
         status: exchange.status,
         durationMs: Math.round(exchange.durationMs * 1000) / 1000,
         upstreamMs: Math.round(exchange.upstreamMs * 1000) / 1000,
+        ...(exchange.upstreamCancelled === true ? { upstreamCancelled: true } : {}),
         requestId: exchange.requestId,
         keyLabel: exchange.keyLabel ?? null,
         ...(exchange.contentFlagged === true ? { contentFlagged: true } : {}),

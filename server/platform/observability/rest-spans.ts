@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { ExchangeObserver } from "../../../wire/exchange.js";
-import { ATTR_ERROR_TYPE, ATTR_GATEWAY_REQUEST_ID, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from "./span-attributes.js";
+import { ATTR_ERROR_TYPE, ATTR_GATEWAY_REQUEST_ID, ATTR_GATEWAY_UPSTREAM_CANCELLED, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from "./span-attributes.js";
 import { activeTracer } from "./tracing.js";
 
 /**
@@ -40,6 +40,7 @@ export const endRestSpan: ExchangeObserver = (exchange) => {
   }
   span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, exchange.status);
   span.setAttribute(ATTR_GATEWAY_REQUEST_ID, exchange.requestId);
+  if (exchange.upstreamCancelled === true) span.setAttribute(ATTR_GATEWAY_UPSTREAM_CANCELLED, true);
   // A server span fails on 5xx only: a 4xx is the client's error, answered as designed.
   if (exchange.status >= 500) {
     span.setAttribute(ATTR_ERROR_TYPE, String(exchange.status));

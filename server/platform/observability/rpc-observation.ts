@@ -5,9 +5,19 @@ import { httpErrorOf, withMetadata } from "../../../wire/errors.js";
 import { CONTENT_FLAGGED_HEADER, PROVIDER_KEY_HEADER, type Exchange, type ExchangeObserver } from "../../../wire/exchange.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../../../wire/request-id.js";
 import { UPSTREAM_MS_HEADER } from "../../../wire/timing-headers.js";
+import { UpstreamWatch, upstreamWatchKey } from "../../../wire/upstream-watch.js";
 import { callerIn } from "../core/auth.js";
 import { inProcessCall } from "../core/direct-transport.js";
-import { ATTR_ERROR_TYPE, ATTR_GATEWAY_REQUEST_ID, ATTR_RPC_CONNECT_RPC_ERROR_CODE, ATTR_RPC_GRPC_STATUS_CODE, ATTR_RPC_METHOD, ATTR_RPC_SERVICE, ATTR_RPC_SYSTEM } from "./span-attributes.js";
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_GATEWAY_REQUEST_ID,
+  ATTR_GATEWAY_UPSTREAM_CANCELLED,
+  ATTR_RPC_CONNECT_RPC_ERROR_CODE,
+  ATTR_RPC_GRPC_STATUS_CODE,
+  ATTR_RPC_METHOD,
+  ATTR_RPC_SERVICE,
+  ATTR_RPC_SYSTEM,
+} from "./span-attributes.js";
 import { activeTracer } from "./tracing.js";
 
 /**
@@ -49,6 +59,8 @@ class ObservedCall {
   /** The span as the current one: where the handler runs and the access line is logged. */
   private readonly spanContext: Context | undefined;
   private responseHeader: Headers | undefined;
+  /** The providers' time, as the handler's inference call reports it (wire/upstream-watch.ts). */
+  private readonly watch = new UpstreamWatch();
   private finished = false;
 
   constructor(
@@ -59,6 +71,7 @@ class ObservedCall {
     this.requestId = requestIdOf(given);
     if (this.requestId !== given) req.header.set(REQUEST_ID_HEADER, this.requestId);
     this.protocol = protocolOf(req.header.get("content-type"));
+    req.contextValues.set(upstreamWatchKey, this.watch);
     const tracer = activeTracer();
     if (tracer !== undefined) {
       const parent = propagation.extract(ROOT_CONTEXT, req.header, HEADERS);
@@ -93,14 +106,15 @@ class ObservedCall {
     if (this.finished) return;
     this.finished = true;
     const status = error === undefined ? 200 : httpErrorOf(error).status;
-    const upstreamMs = Number(this.responseHeader?.get(UPSTREAM_MS_HEADER) ?? 0);
+    const { upstreamMs, upstreamCancelled } = this.watch.used ? this.watch.reading(error?.code === Code.Canceled) : { upstreamMs: this.headerUpstreamMs(), upstreamCancelled: false };
     const exchange: Exchange = {
       protocol: this.protocol,
       method: this.req.method.methodKind,
       route: `/${this.req.service.typeName}/${this.req.method.name}`,
       status,
       durationMs: performance.now() - this.started,
-      upstreamMs: Number.isFinite(upstreamMs) ? upstreamMs : 0,
+      upstreamMs,
+      upstreamCancelled,
       requestId: this.requestId,
       keyLabel: callerIn(this.req.contextValues)?.key.label,
       contentFlagged: this.responseHeader?.get(CONTENT_FLAGGED_HEADER) === "true",
@@ -110,9 +124,15 @@ class ObservedCall {
       this.observe(exchange);
       return;
     }
-    endRpcSpan(this.span, this.protocol, status, error);
+    endRpcSpan(this.span, this.protocol, status, error, upstreamCancelled);
     // Within the span: log lines of the observers carry its trace id.
     context.with(this.spanContext, this.observe, undefined, exchange);
+  }
+
+  /** What the handler said its providers took, for calls that made no inference call (none: 0). */
+  private headerUpstreamMs(): number {
+    const upstreamMs = Number(this.responseHeader?.get(UPSTREAM_MS_HEADER) ?? 0);
+    return Number.isFinite(upstreamMs) ? upstreamMs : 0;
   }
 
   private async call(next: Next): Promise<AnyResponse> {
@@ -173,7 +193,8 @@ class ObservedStream<T> implements AsyncIterableIterator<T> {
   }
 }
 
-function endRpcSpan(span: Span, protocol: Exchange["protocol"], status: number, error: ConnectError | undefined): void {
+function endRpcSpan(span: Span, protocol: Exchange["protocol"], status: number, error: ConnectError | undefined, upstreamCancelled: boolean): void {
+  if (upstreamCancelled) span.setAttribute(ATTR_GATEWAY_UPSTREAM_CANCELLED, true);
   if (protocol === "connect") {
     if (error !== undefined) span.setAttribute(ATTR_RPC_CONNECT_RPC_ERROR_CODE, codeToString(error.code));
   } else {

@@ -36,3 +36,8 @@ export const ATTR_GATEWAY_REQUEST_ID = "gateway.request_id";
  * catalog's (`author/slug`), as the caller and the metrics name it.
  */
 export const ATTR_GATEWAY_UPSTREAM_MODEL = "gateway.upstream_model";
+/**
+ * Ours: the request's end cut a provider's call short (its client left, a deadline, shutdown), on
+ * the request's SERVER span; set only when true (wire/upstream-watch.ts).
+ */
+export const ATTR_GATEWAY_UPSTREAM_CANCELLED = "gateway.upstream_cancelled";
