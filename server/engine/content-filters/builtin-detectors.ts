@@ -1,4 +1,5 @@
 import { isIPv4, isIPv6 } from "node:net";
+import { asciiDigits } from "./text-normalization.js";
 
 /**
  * The built-in detectors of `content_filter_builtins`, as OpenRouter's "Sensitive Info" guardrail
@@ -8,6 +9,11 @@ import { isIPv4, isIPv6 } from "node:net";
  * redact too much (the Luhn sum of a card number, the digit count of a phone number, the address
  * parser of node:net). `person-name` and `address` need a language model or a gazetteer, which this
  * gateway does not have: they are refused rather than accepted as filters that never match.
+ *
+ * The detectors that count digits take the digits of every script (`\p{Nd}`: Arabic-Indic,
+ * Devanagari, fullwidth…) and check what they found on its ASCII digits, so that a redaction
+ * replaces such a number where it stands. The texts they see are also matched in their normal form
+ * (text-normalization.ts), which undoes the disguises a pattern cannot see through.
  */
 export type FilterAction = "block" | "redact" | "flag";
 
@@ -33,7 +39,7 @@ export const DETECTORS: ReadonlyMap<string, Detector> = new Map<string, Detector
     "credit-card",
     {
       // 13 to 19 digits, in groups separated by single spaces or dashes.
-      pattern: /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-]?\d)/g,
+      pattern: /(?<![\p{Nd}-])\p{Nd}(?:[ -]?\p{Nd}){12,18}(?![\p{Nd}-]?\p{Nd})/gu,
       accepts: passesLuhn,
       actions: PII_ACTIONS,
     },
@@ -41,16 +47,19 @@ export const DETECTORS: ReadonlyMap<string, Detector> = new Map<string, Detector
   [
     "ssn",
     {
-      // Area 000, 666 and 9xx, group 00 and serial 0000 are never issued.
-      pattern: /(?<![\w-])(?!000|666|9\d\d)\d{3}([- ])(?!00)\d{2}\1(?!0000)\d{4}(?![\w-])/g,
+      pattern: /(?<![\w\p{Nd}-])\p{Nd}{3}([- ])\p{Nd}{2}\1\p{Nd}{4}(?![\w\p{Nd}-])/gu,
+      accepts: wasIssued,
       actions: PII_ACTIONS,
     },
   ],
   [
     "ip-address",
     {
-      pattern: /(?<![\w.:])(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:\.\d{1,3}){0,3})(?![\w:]|\.\d)/g,
-      accepts: (candidate) => isIPv4(candidate) || (isIPv6(candidate) && /[0-9A-Fa-f]/.test(candidate)),
+      pattern: /(?<![\w\p{Nd}.:])(?:\p{Nd}{1,3}(?:\.\p{Nd}{1,3}){3}|[\p{Nd}A-Fa-f]{0,4}(?::[\p{Nd}A-Fa-f]{0,4}){2,7}(?:\.\p{Nd}{1,3}){0,3})(?![\w\p{Nd}:]|\.\p{Nd})/gu,
+      accepts: (found) => {
+        const candidate = asciiDigits(found);
+        return isIPv4(candidate) || (isIPv6(candidate) && /[0-9A-Fa-f]/.test(candidate));
+      },
       actions: PII_ACTIONS,
     },
   ],
@@ -58,9 +67,9 @@ export const DETECTORS: ReadonlyMap<string, Detector> = new Map<string, Detector
     "phone",
     {
       // International (+ and country code, then groups) or North American (3-3-4, optional 1).
-      pattern: /(?<![\w+])(?:\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,6}|(?:1[ .-]?)?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4})(?![\w-]|\.\d)/g,
+      pattern: /(?<![\w\p{Nd}+])(?:\+\p{Nd}{1,3}(?:[ .-]?\(?\p{Nd}{1,4}\)?){2,6}|(?:1[ .-]?)?(?:\(\p{Nd}{3}\) ?|\p{Nd}{3}[ .-])\p{Nd}{3}[ .-]\p{Nd}{4})(?![\w\p{Nd}-]|\.\p{Nd})/gu,
       accepts: (candidate) => {
-        const digits = candidate.replace(/\D/g, "").length;
+        const digits = candidate.replace(/\P{Nd}/gu, "").length;
         return digits >= 10 && digits <= 15;
       },
       actions: PII_ACTIONS,
@@ -87,8 +96,15 @@ export const DETECTORS: ReadonlyMap<string, Detector> = new Map<string, Detector
 /** Slugs OpenRouter defines that this gateway cannot detect (see above): a 400 says so. */
 export const UNAVAILABLE_SLUGS: ReadonlySet<string> = new Set(["person-name", "address"]);
 
+/** Area 000, 666 and 9xx, group 00 and serial 0000 are never issued: such a number is no SSN. */
+function wasIssued(candidate: string): boolean {
+  const [area = "", group = "", serial = ""] = asciiDigits(candidate).split(/[- ]/);
+  return area !== "000" && area !== "666" && !area.startsWith("9") && group !== "00" && serial !== "0000";
+}
+
 /** The Luhn checksum of the digits in `candidate`: what separates a card number from any long number. */
-export function passesLuhn(candidate: string): boolean {
+export function passesLuhn(found: string): boolean {
+  const candidate = asciiDigits(found);
   let sum = 0;
   let double = false;
   for (let i = candidate.length - 1; i >= 0; i--) {
