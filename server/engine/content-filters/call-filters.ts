@@ -1,28 +1,29 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ApplyingGuardrail } from "../governance/applying-guardrails.js";
 import type { ContentFilter } from "./content-filter.js";
-import { filterRequest, type ScannedShape } from "./request-content.js";
+import { filterRequest, type FilterRefusal, type ScannedShape } from "./request-content.js";
 
 /** What the content filters did to one call. */
 export interface CallFiltering {
   /** Filters that matched, the blocking one included: counted by slug and action. */
   matched: readonly ContentFilter[];
-  /** The block filter that refuses the call (blockedError), if any. */
-  blockedBy?: ContentFilter;
+  /** Why the call is refused (blockedError), if it is: the filter, and what it could not filter. */
+  blockedBy?: FilterRefusal;
 }
 
 const UNFILTERED: CallFiltering = { matched: [] };
 
 /**
  * Runs the content filters of every guardrail that governs a call over the bodies it will send
- * (one per upstream request: a decision sends one per question), rewriting them in place. A call
- * whose guardrails have no filter (nearly all) returns at once, having walked nothing.
+ * (one per upstream request: a decision sends one per question), rewriting them in place: every
+ * string of every body, keys included (request-strings.ts). A call whose guardrails have no filter
+ * (nearly all) returns at once, having walked nothing.
  */
 export function filterCall(guardrails: readonly ApplyingGuardrail[], shape: ScannedShape, bodies: readonly JsonObject[]): CallFiltering {
   if (!guardrails.some((guardrail) => guardrail.contentFilters.length > 0)) return UNFILTERED;
   const filters = guardrails.flatMap((guardrail) => guardrail.contentFilters);
   const unusable = filters.find((filter) => filter.unusable !== undefined);
-  if (unusable !== undefined) return { matched: [unusable], blockedBy: unusable };
+  if (unusable !== undefined) return { matched: [unusable], blockedBy: { filter: unusable } };
   const matched = new Set<ContentFilter>();
   for (const body of bodies) {
     const { blockedBy } = filterRequest(filters, shape, body, matched);

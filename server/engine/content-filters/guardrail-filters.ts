@@ -1,4 +1,4 @@
-import type { JsonObject } from "@bufbuild/protobuf";
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { StoredContentFilterBuiltin } from "../../platform/db/governance-models.js";
 import { builtinFilter, customFilter, unusableFilter, type ContentFilter } from "./content-filter.js";
 import { errorMessage } from "../../../wire/errors.js";
@@ -23,16 +23,23 @@ export function guardrailFilters(id: string, name: string, builtins: StoredConte
   if (cached?.version === version) return cached.filters;
   const filters = [
     ...builtins.map((builtin) => compiledOrUnusable(name, builtin.slug, () => builtinFilter(name, builtin))),
-    ...(custom ?? []).map((filter, index) => compiledOrUnusable(name, `content_filters[${index}]`, () => customFilter(name, filter, index))),
+    ...(custom ?? []).map((filter, index) => compiledOrUnusable(name, `content_filters[${index}]`, () => customFilter(name, filter, index), filter.pattern)),
   ];
   compiled.set(id, { version, filters });
   return filters;
 }
 
-function compiledOrUnusable(guardrail: string, name: string, compile: () => ContentFilter): ContentFilter {
+/**
+ * The reason an unusable filter's calls are refused with is shown to every caller of the key: it
+ * never quotes a custom filter's pattern (a refusal of RE2 quotes it), which is the guardrail's
+ * own business; saving the guardrail again gives its administrator the whole reason.
+ */
+function compiledOrUnusable(guardrail: string, name: string, compile: () => ContentFilter, pattern?: JsonValue): ContentFilter {
   try {
     return compile();
   } catch (err) {
-    return unusableFilter(guardrail, name, errorMessage(err));
+    const reason = errorMessage(err);
+    const quotesPattern = typeof pattern === "string" && pattern !== "" && reason.includes(pattern);
+    return unusableFilter(guardrail, name, quotesPattern ? `${name}.pattern is not one this gateway accepts; saving the guardrail again says why` : reason);
   }
 }
