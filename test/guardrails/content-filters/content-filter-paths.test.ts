@@ -1,10 +1,12 @@
 import type { JsonObject } from "@bufbuild/protobuf";
+import { QueryTypes } from "sequelize";
 import * as assert from "uvu/assert";
 import { suite } from "../../support/suite.js";
 import { batchLedger, FAST_ENGINE, sql, submit, waitTerminal } from "../../support/batches.js";
 import { callModel, ModelCallError } from "../../../intern-host/agent/model-client.js";
 import { decide, logprobsRule, NOUL } from "../../support/decisions.js";
 import { eventually } from "../../support/eventually.js";
+import { keyAndGuardrails, keyWith } from "../../support/guardrail-keys.js";
 import { at, call, type Reply } from "../../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../../support/inference-gateway.js";
 import { allLedgerRows, ledgerRowsOf } from "../../support/ledger-rows.js";
@@ -13,12 +15,13 @@ import { captureLogs, type CapturedLogs } from "../../support/log-lines.js";
 /**
  * Guardrail content filters on every inference path, through the mock upstream: what the provider
  * receives is redacted, a block refuses the call before any provider sees it (and bills nothing),
- * a flag lets it through and is logged and counted, and no log line, error or ledger row holds a
- * matched value.
+ * a flag lets it through and is logged and counted, and no log line, error, ledger row or cached
+ * answer holds a matched value. Which places of a body are scanned: scanned-places.test.ts.
  */
 const test = suite<{ env: InferenceGateway; logs: CapturedLogs }>("guardrails: content filters on the inference paths");
 test.before(async (ctx) => {
-  ctx.logs = captureLogs("info");
+  // Debug level: the secrecy test reads every line the gateway can write.
+  ctx.logs = captureLogs("debug");
   // Batches on mock/chat run item by item; on mock/claude through the provider's own batch API.
   ctx.env = await startInferenceGateway({ ...FAST_ENGINE, GATEWAY_BATCH_NATIVE_POLL_MS: "20" }, { log: ctx.logs.log, nativeBatches: ["mockanthropic"] });
 });
@@ -29,8 +32,11 @@ test.before.each(({ env }) => env.upstream.reset());
 const EMAIL = "jane.planted@example.com";
 const CARD = "4111 1111 1111 1111";
 const SECRET = "ZEUS-4417";
+/** A custom block filter's pattern, and a value it matches: neither is ever shown. */
+const CODENAME_PATTERN = "HERMES-[0-9]{3}";
+const CODENAME = "HERMES-512";
 // Whole values only: a fragment such as "4111" turns up by chance in request ids (hex).
-const PLANTED = [EMAIL, CARD, CARD.replaceAll(" ", ""), SECRET, "078-05-1120"];
+const PLANTED = [EMAIL, CARD, CARD.replaceAll(" ", ""), SECRET, "078-05-1120", CODENAME];
 
 const REDACTING = {
   content_filter_builtins: [
@@ -41,26 +47,6 @@ const REDACTING = {
 };
 const PROMPT = `Mail ${EMAIL} about card ${CARD} and ${SECRET}.`;
 const REDACTED = "Mail [EMAIL] about card [CREDIT_CARD] and [CODENAME].";
-
-/** A new key with new guardrails of these fields assigned to it. */
-async function keyWith(env: InferenceGateway, ...guardrails: JsonObject[]): Promise<string> {
-  return (await keyAndGuardrails(env, ...guardrails)).key;
-}
-
-async function keyAndGuardrails(env: InferenceGateway, ...guardrails: JsonObject[]): Promise<{ key: string; ids: string[] }> {
-  const ids: string[] = [];
-  const res = await call(env.gw.url, "POST", "/api/v1/keys", { key: env.gw.key, body: { name: `k-${Math.random().toString(36).slice(2)}` } });
-  assert.is(res.status, 201, res.text);
-  const hash = String(at(res.body, "data", "hash"));
-  for (const body of guardrails) {
-    const created = await call(env.gw.url, "POST", "/api/v1/guardrails", { key: env.gw.key, body: { name: `g-${Math.random().toString(36).slice(2)}`, ...body } });
-    assert.is(created.status, 201, created.text);
-    ids.push(String(at(created.body, "data", "id")));
-    const assigned = await call(env.gw.url, "POST", `/api/v1/guardrails/${ids.at(-1)!}/assignments/keys`, { key: env.gw.key, body: { key_hashes: [hash] } });
-    assert.is(assigned.status, 200, assigned.text);
-  }
-  return { key: String(at(res.body, "key")), ids };
-}
 
 function post(env: InferenceGateway, key: string, path: string, body: Record<string, unknown>): Promise<Reply> {
   return call(env.gw.url, "POST", path, { key, body });
@@ -288,14 +274,45 @@ test("flag: the call goes through unchanged, one log line names guardrail and fi
   assert.not.match(metrics.text, /gateway_content_filter_matches_total\{[^}]*(Watch|guardrail)/, "no guardrail in the labels");
 });
 
-test("secrecy: no log line and no ledger row holds a planted value", async ({ env, logs }) => {
-  // Runs last: every call above planted its values.
-  assertNothingPlanted(logs.text(), "the gateway's log");
-  assertNothingPlanted(JSON.stringify(await allLedgerRows(env.gw)), "the ledger");
+test("secrecy: values planted in every scanned place reach no refusal, debug log line, ledger row or response cache entry; nor does a pattern", async ({ env, logs }) => {
+  const key = await keyWith(env, REDACTING, {
+    name: "Fenced",
+    content_filter_builtins: [{ slug: "ssn", action: "block" }],
+    content_filters: [{ pattern: CODENAME_PATTERN, action: "block" }],
+  });
+  const cached = { "x-gateway-cache-ttl": "300" };
+  const tool = (description: string) => ({ type: "function", function: { name: "lookup", description, parameters: { type: "object", properties: { [EMAIL]: { type: "string" } } } } });
+  // Redacted in a message's name, a tool's description and a property name; the answer is cached.
+  const redacted = await call(env.gw.url, "POST", "/api/v1/chat/completions", {
+    key,
+    headers: cached,
+    body: { model: "mock/chat", messages: [{ role: "user", name: EMAIL, content: `Pay ${CARD}` }], tools: [tool(`Ask ${SECRET}`)] },
+  });
+  assert.is(redacted.status, 200, redacted.text);
+  assertNothingPlanted(lastUpstreamBody(env), "the upstream body");
+  // Blocked: an SSN in a tool's description; a value of the custom pattern in a message's name.
+  for (const body of [
+    { model: "mock/chat", messages: [{ role: "user", content: "Hi" }], tools: [tool("Ask about 078-05-1120")] },
+    { model: "mock/chat", messages: [{ role: "user", name: CODENAME, content: "Hi" }] },
+  ]) {
+    const refused = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key, headers: cached, body });
+    assert.is(refused.status, 403, refused.text);
+    assertNothingPlanted(refused.text, "a refusal");
+    assert.not.ok(refused.text.includes(CODENAME_PATTERN) || refused.text.includes("HERMES"), `the refusal names the filter, not its pattern: ${refused.text}`);
+  }
+  const cache = await eventually(() => env.gw.gateway.sequelize.query<JsonObject>("SELECT * FROM response_cache", { type: QueryTypes.SELECT }), "the redacted call's answer is stored", {
+    until: (rows) => rows.length > 0,
+  });
+  assertNothingPlanted(JSON.stringify(cache), "the response cache");
+  // Every call of this file planted its values; the log is written at debug level.
+  assert.ok(logs.log.isLevelEnabled("debug"), "the log is captured at debug level");
   assert.ok(
     logs.lines.some((line) => line.msg === "request"),
     "the log was captured",
   );
+  assertNothingPlanted(logs.text(), "the gateway's log");
+  assert.not.ok(logs.text().includes(CODENAME_PATTERN), "the log names no pattern");
+  assertNothingPlanted(JSON.stringify(await allLedgerRows(env.gw)), "the ledger");
 });
 
 test.run();
