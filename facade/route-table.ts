@@ -55,6 +55,13 @@ interface Node {
 
 const newNode = (): Node => ({ literals: new Map(), variable: undefined, routes: new Map() });
 
+/**
+ * Path prefixes that answer exactly as another, by sharing its node of the trie: the same routes,
+ * access rules, limits and errors, and the same route template in records (the canonical one).
+ * `/v1` is OpenAI's convention, which clients given `http://host/v1` as their base URL follow.
+ */
+export const BASE_ALIASES: ReadonlyArray<{ alias: readonly string[]; base: readonly string[] }> = [{ alias: ["v1"], base: ["api", "v1"] }];
+
 /** The facade's route table: a trie of path segments, literals tried before variables. */
 export class RouteTable {
   private readonly root = newNode();
@@ -69,7 +76,24 @@ export class RouteTable {
         for (const binding of [rule, ...rule.additionalBindings]) table.add(routeOf(method, binding));
       }
     }
+    for (const { alias, base } of BASE_ALIASES) table.alias(alias, base);
     return table;
+  }
+
+  /** Makes the literal path `alias` lead where `base` leads; neither may be a route's own path. */
+  alias(alias: readonly string[], base: readonly string[]): void {
+    let target: Node | undefined = this.root;
+    for (const segment of base) target = target?.literals.get(segment);
+    if (!target) throw new Error(`/${base.join("/")} leads to no route: /${alias.join("/")} cannot be its alias`);
+    let node = this.root;
+    for (const segment of alias.slice(0, -1)) {
+      let next = node.literals.get(segment);
+      if (!next) node.literals.set(segment, (next = newNode()));
+      node = next;
+    }
+    const last = alias[alias.length - 1]!;
+    if (node.literals.has(last)) throw new Error(`/${alias.join("/")} has routes of its own: it cannot be an alias of /${base.join("/")}`);
+    node.literals.set(last, target);
   }
 
   add(route: Route): void {
