@@ -60,7 +60,7 @@ if (!chromiumMissing(test, "console providers browser test")) {
     const table = page.getByRole("table", { name: "Providers and their keys" });
     await table.waitFor();
     const row = (name: string) => table.getByRole("row").filter({ hasText: name });
-    assert.match(await row("single").innerText(), /Single\s+single\s+openai\s+One key/);
+    assert.match(await row("single").innerText(), /Single\s+single\s+openai\s+healthy/);
     const pooled = await row("pooled").innerText();
     assert.match(pooled, /anthropic/);
     assert.match(pooled, /key-1 \(weight 2\): (healthy|resting until .+)/);
@@ -69,6 +69,23 @@ if (!chromiumMissing(test, "console providers browser test")) {
     assert.not.ok((await page.content()).includes(REVOKED));
     await screenshot(page, "providers");
     assert.equal(browser.problems, []);
+  });
+
+  test("a key that is not a management key sees each provider's health as a whole, never its keys", async ({ gw }) => {
+    const created = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: "viewer" } });
+    assert.is(created.status, 201, created.text);
+    const viewer = await openConsole(gw.url);
+    try {
+      await signIn(viewer.page, String((created.body as { key: string }).key));
+      await goTo(viewer.page, "Models");
+      const table = viewer.page.getByRole("table", { name: "Providers and their keys" });
+      await table.waitFor();
+      const pooled = await table.getByRole("row").filter({ hasText: "pooled" }).innerText();
+      assert.match(pooled, /some keys are out/);
+      assert.not.match(pooled, /key-1|weight/);
+    } finally {
+      await viewer.close();
+    }
   });
 
   test("at phone width the panel fits the screen", async ({ page }) => {

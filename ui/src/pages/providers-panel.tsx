@@ -9,9 +9,10 @@ import { useLoad } from "../hooks.js";
 import type { Provider, ProviderKey } from "../types.js";
 
 /**
- * The providers' health (GET /providers): each provider's wire format and, for a provider with a
- * pool of keys, each key by position with its state (resting after a rate limit until a time, or
- * refused by the provider). Keys themselves are never shown: the API names them by position only.
+ * The providers' health (GET /providers): each provider's wire format and its health as a whole;
+ * to a management key, each key of a pool by position with its state (resting after a rate limit
+ * until a time, or refused by the provider). Keys themselves are never shown: the API names them
+ * by position only.
  */
 export function ProvidersPanel() {
   const providers = useLoad(async (signal) => (await api.get<{ data: Provider[] }>("/providers", undefined, signal)).data, []);
@@ -37,13 +38,13 @@ export function ProvidersPanel() {
               ),
             },
             { header: "Kind", cell: (p) => p.svc_kind },
-            { header: "Keys", cell: (p) => (p.svc_keys.length === 0 ? "One key" : <KeyStates keys={p.svc_keys} />) },
+            { header: "Health", cell: (p) => (p.svc_keys.length === 0 ? statusText(p.svc_status) : <KeyStates keys={p.svc_keys} />) },
           ]}
         />
       ) : null}
       <p class="hint">
-        A provider with several keys spreads its calls over them by weight. A key the provider rate limits rests until the time shown; a key it refuses stays out until the gateway's configuration
-        changes.
+        A provider with several keys spreads its calls over them by weight. A key the provider rate limits rests until the time shown; a key it refuses is tried again after a wait that grows from
+        minutes to an hour, and comes back once it works. The state of each key shows to management keys only.
       </p>
     </Panel>
   );
@@ -59,6 +60,12 @@ function KeyStates({ keys }: { keys: ProviderKey[] }) {
       ))}
     </ul>
   );
+}
+
+/** The provider's `svc_status`, as an endpoint's `status` reads: 0 all keys take calls, -1 some are out, -2 none can take a call now. */
+function statusText(status: number): string {
+  if (status === 0) return "healthy";
+  return status === -1 ? "some keys are out" : "no key can take a call now";
 }
 
 function stateText(key: ProviderKey): string {
