@@ -16,7 +16,7 @@ const MINUTE = 60_000;
 /** GATEWAY_KEY_COOLDOWN_MAX_SECONDS for this gateway: below the default, so the test sees the setting read. */
 const COOLDOWN_MAX_S = 600;
 /** One per test, so that no test reads another's verdicts; `quiet` is never called. */
-const PROVIDERS = ["forbidding", "counting", "revoking", "rotating", "limited", "listed", "quiet"] as const;
+const PROVIDERS = ["forbidding", "counting", "revoking", "rotating", "limited", "listed", "failing", "quiet"] as const;
 type ProviderSlug = (typeof PROVIDERS)[number];
 
 interface ProviderView {
@@ -116,6 +116,23 @@ test("three distinct calls with a 403 on one key within a minute refuse it; the 
   assert.is(third.headers.get("x-gateway-provider-key"), "counting/key-2");
   assert.equal(await keyStates(ctx, "counting"), ["refused", "healthy"]);
   assert.is(requestsTo(upstream, "counting"), 4, "three 403s on key-1, then key-2 answered");
+});
+
+test("a server failure is retried once on another key of the pool, which stays healthy; a second failure answers the caller", async (ctx) => {
+  const { gw, upstream } = ctx;
+  const session = await sessionServedBy(ctx, "failing", "key-1");
+  upstream.reset();
+  upstream.rule({ key: key("failing-1"), status: 500, times: 1 });
+  const retried = await chat(gw.url, gw.key, "failing", "once", session);
+  assert.is(retried.status, 200, retried.text);
+  assert.is(retried.headers.get("x-gateway-provider-key"), "failing/key-2");
+  assert.is(requestsTo(upstream, "failing"), 2, "key-1 failed, key-2 answered");
+  assert.equal(await keyStates(ctx, "failing"), ["healthy", "healthy"], "a server failure says nothing about the key");
+  upstream.reset();
+  upstream.rule({ model: "failing-model", status: 500, times: 3 });
+  const failed = await chat(gw.url, gw.key, "failing", "twice", session);
+  assert.is(failed.status, 502, failed.text);
+  assert.is(requestsTo(upstream, "failing"), 2, "one retry on another key, not a walk of every key");
 });
 
 test("a 401 still drops its key, and moves its call once: a call never marks a second key", async (ctx) => {
