@@ -27,6 +27,7 @@ import * as ledgerContentFlagged from "./0024-ledger-content-flagged.js";
 import * as providerKindsFromRegistry from "./0025-provider-kinds-from-registry.js";
 import * as responseCache from "./0026-response-cache.js";
 import * as workspaceCacheTtl from "./0027-workspace-cache-ttl.js";
+import * as rateLimits from "./0028-rate-limits.js";
 
 /** Numbered migrations, applied in this order at start-up. Append; never edit an applied one. */
 export const migrations: RunnableMigration<QueryInterface>[] = [
@@ -57,4 +58,5 @@ export const migrations: RunnableMigration<QueryInterface>[] = [
   { name: "0025-provider-kinds-from-registry", ...providerKindsFromRegistry },
   { name: "0026-response-cache", ...responseCache },
   { name: "0027-workspace-cache-ttl", ...workspaceCacheTtl },
+  { name: "0028-rate-limits", ...rateLimits },
 ];
