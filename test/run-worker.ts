@@ -81,4 +81,6 @@ process.on("message", (message: FileToRun | "stop") => {
   if (message === "stop") process.exit(0);
   void runFile(message).then((done) => process.send?.(done));
 });
+// A runner that is gone (interrupted, killed) will read no answer: the worker must not run on alone.
+process.on("disconnect", () => process.exit(1));
 process.send?.("ready");

@@ -37,6 +37,14 @@ const UNDURABLE = { fsync: "off", synchronous_commit: "off", full_page_writes: "
 const postgres = dataDir ? await startEmbeddedPostgres(dataDir, 0, log, UNDURABLE) : undefined;
 if (needsDatabase) process.env.TEST_DATABASE_URL = process.env.DATABASE_URL ?? postgres!.url;
 delete process.env.DATABASE_URL;
+// An interrupted run (Ctrl-C, the SIGTERM of a CI timeout) still stops its PostgreSQL and removes
+// its data; the workers end when they lose their runner (run-worker.ts).
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void interrupted(signal));
+async function interrupted(signal: "SIGINT" | "SIGTERM"): Promise<void> {
+  await postgres?.stop().catch(() => undefined);
+  if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
+  process.exit(signal === "SIGINT" ? 130 : 143);
+}
 
 // Test files run in worker processes (run-worker.ts), TEST_JOBS at a time (default: one per core):
 // much of a file's time is spent waiting on the gateways, databases and browsers it starts, which

@@ -5,6 +5,7 @@ import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { loadGatewayConfig } from "../../server/engine/catalog/gateway-config.js";
 import { writeCatalogFile } from "../support/catalog-file.js";
+import { makeTempDir, removeTempDir } from "../support/temp-dirs.js";
 import { poolKey } from "../../server/engine/key-pools/pool-key.js";
 
 const test = suite("catalog config");
@@ -239,7 +240,7 @@ test("unreadable or unparsable files name the file and the format, without quoti
   }
   await assertRejects(`{"providers": [{"api_key": "${SECRET}", }]}`, /not valid JSON/, "json");
   await assertRejects(`providers:\n  - api_key: ${SECRET}\n   bad: [`, /not valid YAML/, "yaml");
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "gateway-config-"));
+  const dir = makeTempDir("gateway-config");
   await fs.writeFile(path.join(dir, "gateway.json"), "[]");
   try {
     await loadGatewayConfig(path.join(dir, "gateway.json"), ENV);
@@ -247,6 +248,7 @@ test("unreadable or unparsable files name the file and the format, without quoti
   } catch (err) {
     assert.match((err as Error).message, /: the document must be an object/);
   }
+  await removeTempDir(dir);
 });
 
 test("a missing environment variable is named, never its neighbours' values", async () => {

@@ -1,9 +1,9 @@
 import fs from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { loadGatewayConfig } from "../../server/engine/catalog/gateway-config.js";
+import { makeTempDir, removeTempDir } from "../support/temp-dirs.js";
 
 /** The GATEWAY_CONFIG files of examples/ that the README starts users with stay valid. */
 const test = suite("models: example configurations");
@@ -34,7 +34,8 @@ test("examples/openai-compatible.yaml: the OpenAI-compatible hosts as plain open
 });
 
 test("examples/cloud-providers.yaml: Azure, Gemini, Vertex and Bedrock as their kinds, and a pool of two keys", async () => {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "gateway-example-"));
+  // A service-account key, however fake: removed with the test (or at the latest when the process exits).
+  const dir = makeTempDir("gateway-example");
   const keyFile = path.join(dir, "key.json");
   await fs.writeFile(keyFile, JSON.stringify({ client_email: "sa@p.iam.gserviceaccount.com", private_key: "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n" }));
   const env = {
@@ -59,6 +60,7 @@ test("examples/cloud-providers.yaml: Azure, Gemini, Vertex and Bedrock as their 
   assert.is(catalog.providers.get("azure")?.settings?.apiVersion, "2024-10-21");
   assert.is(catalog.providers.get("google-vertex")?.settings?.googleServiceAccount?.clientEmail, "sa@p.iam.gserviceaccount.com");
   assert.equal(catalog.providers.get("amazon-bedrock")?.settings?.aws, { region: "us-east-1", accessKeyId: "AKIA", secretAccessKey: "secret" });
+  await removeTempDir(dir);
 });
 
 test("examples/mock.yaml: the test suite's mock provider", async () => {

@@ -121,6 +121,14 @@ test("files run in parallel workers, each file's output in one piece", async () 
   for (const name of ["passing", "failing", "after-throws"]) assert.match(run.output, new RegExp(`${name}\\.unit\\.test\\.ts\\n\\s+planted: `), name);
 });
 
+test("temporary directories the helpers made are gone once the run is over, even those nobody removed", async () => {
+  const run = await runPlanted("temp-dirs");
+  assert.is(run.code, 0, run.output);
+  const dirs = /planted temporary directories: (\S+) (\S+)/.exec(run.output)?.slice(1) ?? [];
+  assert.is(dirs.length, 2, run.output);
+  for (const dir of dirs) assert.not.ok(fs.existsSync(dir), `${dir} is left behind`);
+});
+
 test("every test file makes its suites through support/suite.ts: nothing but types is imported from uvu itself", () => {
   const offenders: string[] = [];
   const walk = (dir: string): void => {

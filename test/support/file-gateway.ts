@@ -1,9 +1,9 @@
 import fs from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { startMockUpstream, type MockUpstream } from "../upstream/mock-upstream.js";
 import { writeCatalogFile } from "./catalog-file.js";
 import { startTestGateway, type TestGateway } from "./gateway.js";
+import { makeTempDir, removeTempDir } from "./temp-dirs.js";
 
 /**
  * A test gateway for files: its own data directory (blobs under `files/`, provider uploads spooled
@@ -19,7 +19,7 @@ export interface FilesGateway {
 
 export async function startFilesGateway(env: Record<string, string> = {}): Promise<FilesGateway> {
   const upstream = await startMockUpstream();
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "gateway-files-"));
+  const dataDir = makeTempDir("gateway-files");
   const file = await writeCatalogFile({
     providers: [
       { slug: "openai", name: "OpenAI", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: "not-the-mock-key", timeout_ms: 5000 },
@@ -35,7 +35,7 @@ export async function startFilesGateway(env: Record<string, string> = {}): Promi
     async stop() {
       await gw.stop();
       await upstream.close();
-      await fs.rm(dataDir, { recursive: true, force: true });
+      await removeTempDir(dataDir);
     },
   };
 }

@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
 import net, { type AddressInfo } from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { SHELL_UID_BASE } from "./gateway.js";
+import { makeTempDir, removeTempDir } from "./temp-dirs.js";
 
 /**
  * A gateway in a child process (`cmd/gateway.ts`), for what one process cannot show: a remote
@@ -18,7 +17,10 @@ export interface GatewayProcess {
   /** Every stdout/stderr line of the child, for diagnostics and the no-secrets check. */
   lines: string[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** SIGTERM, then SIGKILL if the child has not exited after a while, so a suite never hangs. */
+  /**
+   * SIGTERM, then SIGKILL if the child has not exited after a while, so a suite never hangs; then
+   * the data directory it was given, unless the caller chose it, is removed.
+   */
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -56,6 +58,9 @@ export async function startGatewayProcess(options: GatewayProcessOptions): Promi
   const httpPort = await freePort();
   let grpcPort = await freePort();
   while (grpcPort === httpPort) grpcPort = await freePort();
+  // Its operator token and master key files go here, not into the repository's .data; a data
+  // directory the caller names (to restart on it, to read it) is the caller's to remove.
+  const ownDir = options.env?.GATEWAY_DATA_DIR === undefined ? makeTempDir("gateway-process") : undefined;
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", entry, ...(options.args ?? [])], {
     cwd: ROOT,
     env: {
@@ -66,8 +71,7 @@ export async function startGatewayProcess(options: GatewayProcessOptions): Promi
       GRPC_PORT: String(grpcPort),
       GATEWAY_BOOTSTRAP_KEY: options.key,
       GATEWAY_SHUTDOWN_GRACE_MS: "2000",
-      // Its operator token and master key files go here, not into the repository's .data.
-      GATEWAY_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "gateway-process-")),
+      ...(ownDir ? { GATEWAY_DATA_DIR: path.join(ownDir, "data") } : {}),
       LOG_LEVEL: "info",
       GATEWAY_INTERN_SHELL_UID_BASE: SHELL_UID_BASE,
       ...options.env,
@@ -97,6 +101,8 @@ export async function startGatewayProcess(options: GatewayProcessOptions): Promi
     await listening;
   } catch (err) {
     child.kill("SIGKILL");
+    await exited;
+    if (ownDir) await removeTempDir(ownDir);
     throw err;
   }
   return {
@@ -113,6 +119,7 @@ export async function startGatewayProcess(options: GatewayProcessOptions): Promi
         return await exited;
       } finally {
         clearTimeout(killer);
+        if (ownDir) await removeTempDir(ownDir);
       }
     },
   };

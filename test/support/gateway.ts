@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
+import path from "node:path";
 import pg from "pg";
 import { startGateway, type Gateway, type GatewayOptions } from "../../server/app/app.js";
 import { loadConfig } from "../../server/platform/config.js";
 import { newKeySecret } from "../../server/platform/core/key-secret.js";
 import { openDatabase } from "../../server/platform/db/database.js";
 import { createLogger, type Logger } from "../../server/platform/logger.js";
+import { makeTempDir, removeTempDir } from "./temp-dirs.js";
 
 /** A real gateway on ephemeral ports over its own fresh database, with a known management key. */
 export interface TestGateway {
@@ -27,7 +29,13 @@ export interface TestGateway {
  */
 export const SHELL_UID_BASE = String(100_000 + Number(process.env.TEST_WORKER ?? 0) * 1_000_000);
 
+/**
+ * A gateway that is given no GATEWAY_DATA_DIR gets its own, removed by stop() (or when the process
+ * exits): the default, `.data` in the working directory, would collect every test's files in the
+ * repository.
+ */
 export async function startTestGateway(env: Record<string, string> = {}, options: GatewayOptions = {}, log: Logger = createLogger(process.env.TEST_LOG_LEVEL ?? "silent")): Promise<TestGateway> {
+  const ownDir = env.GATEWAY_DATA_DIR === undefined ? makeTempDir("gateway") : undefined;
   const databaseUrl = await createDatabase({ migrated: true });
   const key = newKeySecret();
   const operatorToken = randomBytes(32).toString("hex");
@@ -41,10 +49,23 @@ export async function startTestGateway(env: Record<string, string> = {}, options
     GATEWAY_OPERATOR_TOKEN: operatorToken,
     GATEWAY_MASTER_KEY: randomBytes(32).toString("hex"),
     GATEWAY_INTERN_SHELL_UID_BASE: SHELL_UID_BASE,
+    // Inside the directory, so that the interns' homes beside it (`<data>-interns`) go with it.
+    ...(ownDir ? { GATEWAY_DATA_DIR: path.join(ownDir, "data") } : {}),
     ...env,
   });
   const gateway = await startGateway(config, log, options);
-  return { url: gateway.httpUrl, grpcUrl: gateway.grpcUrl, key, operatorToken, databaseUrl, gateway, stop: () => gateway.stop() };
+  return {
+    url: gateway.httpUrl,
+    grpcUrl: gateway.grpcUrl,
+    key,
+    operatorToken,
+    databaseUrl,
+    gateway,
+    async stop() {
+      await gateway.stop();
+      if (ownDir) await removeTempDir(ownDir);
+    },
+  };
 }
 
 /**

@@ -1,5 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import os from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Test } from "uvu";
 import { suite } from "./suite.js";
@@ -10,6 +9,7 @@ import { startInferenceGateway, type InferenceGateway } from "./inference-gatewa
 import { takeSseBlocks } from "./sse.js";
 import { at, call, type Reply } from "./http.js";
 import { seedOrganization } from "./seed.js";
+import { makeTempDir, removeTempDir } from "./temp-dirs.js";
 
 /**
  * A gateway with the real intern runtime (host processes, agent, chat relay) whose models are the
@@ -26,12 +26,24 @@ export interface RuntimeEnv extends InferenceGateway {
 }
 
 export async function startRuntimeGateway(env: Record<string, string> = {}): Promise<RuntimeEnv> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "intern-runtime-"));
+  const dataDir = makeTempDir("intern-runtime");
   const dirs = { GATEWAY_DATA_DIR: path.join(dataDir, "data"), GATEWAY_INTERN_HOME_DIR: path.join(dataDir, "interns") };
   // Short keepalives so that streams waiting on a slow model show them; limits off unless a test sets them.
   const inference = await startInferenceGateway({ ...dirs, GATEWAY_SSE_KEEPALIVE_MS: "200", GATEWAY_INTERN_TURNS_PER_MINUTE: "0", GATEWAY_RATE_LIMIT_REQUESTS: "0", ...env });
   const org = await seedOrganization(`interns-${path.basename(dataDir)}`, ["interns"]);
-  return { ...inference, hosts: inference.gw.gateway.deps.internHosts as LocalInternHosts, organizationId: org.organizationId, workspaceId: org.workspaceId, key: org.key, dataDir };
+  return {
+    ...inference,
+    hosts: inference.gw.gateway.deps.internHosts as LocalInternHosts,
+    organizationId: org.organizationId,
+    workspaceId: org.workspaceId,
+    key: org.key,
+    dataDir,
+    // The interns' homes and the gateway's data (its files, its hosts' tokens) go with the gateway.
+    async stop() {
+      await inference.stop();
+      await removeTempDir(dataDir);
+    },
+  };
 }
 
 export interface RuntimeContext {

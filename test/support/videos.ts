@@ -1,7 +1,4 @@
 import { randomBytes } from "node:crypto";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { QueryTypes } from "sequelize";
 import { startGateway, type Gateway } from "../../server/app/app.js";
 import { loadConfig } from "../../server/platform/config.js";
@@ -10,6 +7,7 @@ import { createLogger } from "../../server/platform/logger.js";
 import { startMockUpstream, type MockUpstream } from "../upstream/mock-upstream.js";
 import { writeCatalogFile } from "./catalog-file.js";
 import { startTestGateway, type TestGateway } from "./gateway.js";
+import { makeTempDir, removeTempDir } from "./temp-dirs.js";
 import { at, call, type Reply } from "./http.js";
 
 /**
@@ -72,7 +70,7 @@ export async function startVideoGateway(extra: Record<string, string> = {}): Pro
   const env = {
     GATEWAY_CONFIG: await writeCatalogFile({ providers, video_models }),
     GATEWAY_MASTER_KEY: randomBytes(32).toString("hex"),
-    GATEWAY_FILES_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "gateway-videos-")),
+    GATEWAY_FILES_DIR: makeTempDir("gateway-videos"),
     GATEWAY_VIDEO_POLL_MS: "0",
     GATEWAY_VIDEO_RETRY_BASE_MS: "0",
   };
@@ -84,7 +82,7 @@ export async function startVideoGateway(extra: Record<string, string> = {}): Pro
     async stop() {
       await gw.stop();
       await upstream.close();
-      fs.rmSync(env.GATEWAY_FILES_DIR, { recursive: true, force: true });
+      await removeTempDir(env.GATEWAY_FILES_DIR);
     },
   };
 }
