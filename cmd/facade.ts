@@ -7,7 +7,7 @@ import { createCoreReadiness } from "../server/app/core-readiness.js";
 import { EdgeEndpoints } from "../server/app/edge-endpoints.js";
 import { addHealthEndpoints } from "../server/app/health-endpoints.js";
 import { urlOf } from "../server/app/ports.js";
-import { createLogger } from "../server/platform/logger.js";
+import { chooseLogFormat, createLogger } from "../server/platform/logger.js";
 import { accessLog } from "../server/platform/observability/access-log.js";
 import { allServices } from "../wire/services.js";
 import { createFacade } from "../facade/facade.js";
@@ -17,7 +17,7 @@ import { createFacade } from "../facade/facade.js";
  * (GATEWAY_CORE_URL, e.g. http://127.0.0.1:50051 of `npm run start:core`).
  */
 const config = loadConfig();
-const log = createLogger(config.logLevel);
+const log = createLogger(config.logLevel, undefined, chooseLogFormat(config.logFormat, process.stdout.isTTY === true));
 const coreUrl = process.env.GATEWAY_CORE_URL;
 if (!coreUrl) {
   log.fatal("GATEWAY_CORE_URL is required, e.g. http://127.0.0.1:50051");

@@ -3,7 +3,7 @@ import { startGateway, type GatewayOptions } from "../server/app/app.js";
 import { runClusterPrimary } from "../server/app/cluster-primary.js";
 import { announceListening, workerLogger } from "../server/app/cluster-worker.js";
 import { loadConfig } from "../server/platform/config.js";
-import { createLogger } from "../server/platform/logger.js";
+import { chooseLogFormat, createLogger } from "../server/platform/logger.js";
 import { errorMessage } from "../wire/errors.js";
 
 /**
@@ -16,7 +16,8 @@ const config = loadConfig();
 // creates (each aborted signal makes a DOMException): a third of the CPU of a short call. No
 // stack reaches a body or a log line, so serving runs without; `--enable-source-maps` keeps them.
 if (!process.execArgv.includes("--enable-source-maps")) process.setSourceMapsEnabled(false);
-const log = cluster.isWorker ? workerLogger(createLogger(config.logLevel)) : createLogger(config.logLevel);
+const format = chooseLogFormat(config.logFormat, process.stdout.isTTY === true);
+const log = cluster.isWorker ? workerLogger(createLogger(config.logLevel, undefined, format)) : createLogger(config.logLevel, undefined, format);
 const coreOnly = process.argv.includes("--core-only");
 
 try {

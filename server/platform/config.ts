@@ -1,5 +1,6 @@
 import os from "node:os";
 import path from "node:path";
+import { LOG_FORMATS, type LogFormat } from "./logger.js";
 
 /** Everything the gateway reads from its environment (12-factor); documented in docs/configuration.md (checked by test/architecture). */
 export interface GatewayConfig {
@@ -31,6 +32,8 @@ export interface GatewayConfig {
    */
   ownerEmail: string;
   logLevel: string;
+  /** GATEWAY_LOG_FORMAT: json or pretty; unset, pretty on a terminal and JSON otherwise (server/platform/logger.ts). */
+  logFormat: LogFormat | undefined;
   /** Idle time after which an SSE stream gets a `: keepalive` comment. */
   sseKeepaliveMs: number;
   /** How often the governance change feed checks that its connection still answers (and how long it waits). */
@@ -317,6 +320,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     bootstrapEntitlements: entitlementsVar(env, "GATEWAY_BOOTSTRAP_ENTITLEMENTS"),
     ownerEmail: ownerEmailOf(env),
     logLevel: env.LOG_LEVEL ?? "info",
+    logFormat: logFormatVar(env),
     sseKeepaliveMs: intVar(env, "GATEWAY_SSE_KEEPALIVE_MS", 30_000, 10, 3_600_000),
     governanceFeedCheckMs: intVar(env, "GATEWAY_GOVERNANCE_FEED_CHECK_MS", 5_000, 50, 600_000),
     freeModelDailyRequests: intVar(env, "GATEWAY_FREE_MODEL_DAILY_REQUESTS", 50, 0, 1_000_000),
@@ -509,6 +513,14 @@ function entitlementsVar(env: Env, name: string): string[] {
       }),
     ),
   ];
+}
+
+function logFormatVar(env: Env): LogFormat | undefined {
+  const raw = nonEmpty(env.GATEWAY_LOG_FORMAT);
+  if (raw === undefined) return undefined;
+  const format = LOG_FORMATS.find((name) => name === raw);
+  if (format === undefined) throw new Error(`GATEWAY_LOG_FORMAT must be ${LOG_FORMATS.join(" or ")}, got "${raw}"`);
+  return format;
 }
 
 function boolVar(env: Env, name: string, fallback: boolean): boolean {

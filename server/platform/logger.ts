@@ -1,15 +1,33 @@
 import { trace } from "@opentelemetry/api";
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from "pino";
+import { PinoPretty } from "pino-pretty";
 
 export type { Logger };
 
 /**
- * Structured JSON logs on stdout (or `destination`, for tests). Credentials never reach a log line:
- * request headers are not logged, and these paths are censored wherever a caller passes such an
- * object by mistake. A line logged while a trace span is current carries its `trace_id` and
- * `span_id` (only ever with tracing on: without the SDK no span is current).
+ * How log lines are written: `json`, one JSON object per line (for collectors), or `pretty`, one
+ * human-readable line per entry with its fields below (pino-pretty, for a person at a terminal).
  */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+export type LogFormat = "json" | "pretty";
+export const LOG_FORMATS: readonly LogFormat[] = ["json", "pretty"];
+
+/**
+ * The format of the gateway's own log: GATEWAY_LOG_FORMAT when set, else pretty on a terminal and
+ * JSON everywhere else (a pipe, a file, a container's log collector), as a log collector expects.
+ */
+export function chooseLogFormat(setting: LogFormat | undefined, stdoutIsTty: boolean): LogFormat {
+  return setting ?? (stdoutIsTty ? "pretty" : "json");
+}
+
+/**
+ * Structured logs on stdout (or `destination`, for tests), as JSON lines unless `format` is
+ * `pretty`. Credentials never reach a log line: request headers are not logged, and these paths
+ * are censored wherever a caller passes such an object by mistake; pino censors them while it
+ * serializes the line, before the pretty printer sees it, so both formats show the same redacted
+ * fields. A line logged while a trace span is current carries its `trace_id` and `span_id` (only
+ * ever with tracing on: without the SDK no span is current).
+ */
+export function createLogger(level: string, destination?: DestinationStream, format: LogFormat = "json"): Logger {
   const options: LoggerOptions = {
     level,
     base: undefined,
@@ -35,7 +53,21 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       censor: "[redacted]",
     },
   };
+  if (format === "pretty") return pino(options, prettyStream(destination));
   return destination ? pino(options, destination) : pino(options);
+}
+
+/**
+ * pino-pretty in this process, not as a pino transport (a worker thread): the lines reach it
+ * already redacted, and text written between lines (writeToLogOutput) keeps its place. Colours
+ * only on a terminal; times in the machine's local zone, as a person at it reads them.
+ */
+function prettyStream(destination: DestinationStream | undefined): DestinationStream {
+  return PinoPretty({
+    ...(destination === undefined ? {} : { destination }),
+    colorize: destination === undefined && process.stdout.isTTY === true,
+    translateTime: "SYS:HH:MM:ss.l",
+  });
 }
 
 /**
