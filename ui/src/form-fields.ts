@@ -10,7 +10,7 @@ export function textOrNull(fields: FormData, name: string): string | null {
   return text(fields, name) || null;
 }
 
-/** A number of USD; null when the field is empty. Anything else is sent as typed, for the API to judge. */
+/** A number (USD, seconds); null when the field is empty. Anything else is sent as typed, for the API to judge. */
 export function numberOrNull(fields: FormData, name: string): number | null {
   const value = text(fields, name);
   return value === "" ? null : Number(value);

@@ -52,6 +52,9 @@ const SERVER_TOOLS: readonly ServerTool[] = [
   "svc:web_search",
 ];
 
+/** The API's bound of `svc_cache_ttl_seconds` (a year); the gateway serves at most its own maximum. */
+const MAX_CACHE_TTL_SECONDS = 31_536_000;
+
 type Opened = { workspace: WorkspaceDetail; view: "edit" | "budgets" };
 
 export function WorkspacesPage({ current }: PageProps) {
@@ -144,6 +147,7 @@ function defaultsText(w: WorkspaceDetail): string {
     w.default_provider_sort ? `providers by ${w.default_provider_sort}` : "",
     w.disabled_server_tools?.length ? `${w.disabled_server_tools.length} server tool(s) disabled` : "",
     w.include_byok_in_budgets ? "BYOK counts in budgets" : "",
+    w.svc_cache_ttl_seconds ? `answers cached ${w.svc_cache_ttl_seconds} s` : "",
   ].filter(Boolean);
   return parts.length ? parts.join("; ") : "None";
 }
@@ -207,6 +211,8 @@ function EditWorkspace({ workspace, onSaved, onCancel }: { workspace: WorkspaceD
         default_provider_sort: sort === "" ? null : sort,
         disabled_server_tools: checkedValues(fields, "disabled_server_tools"),
         include_byok_in_budgets: checked(fields, "include_byok_in_budgets"),
+        // Empty: null, which removes the workspace's TTL (its calls are cached only when they ask).
+        svc_cache_ttl_seconds: numberOrNull(fields, "svc_cache_ttl_seconds"),
         ...(guardrail && guardrail !== workspace.default_guardrail_id ? { default_guardrail_id: guardrail } : {}),
       });
       onSaved();
@@ -271,6 +277,23 @@ function EditWorkspace({ workspace, onSaved, onCancel }: { workspace: WorkspaceD
             ))}
           </select>
         </label>
+        <label>
+          Response cache TTL (seconds; empty: not cached)
+          <input
+            name="svc_cache_ttl_seconds"
+            type="number"
+            min="1"
+            max={MAX_CACHE_TTL_SECONDS}
+            step="1"
+            inputMode="numeric"
+            aria-describedby="cache-ttl-hint"
+            defaultValue={workspace.svc_cache_ttl_seconds === null ? "" : String(workspace.svc_cache_ttl_seconds)}
+          />
+        </label>
+        <p id="cache-ttl-hint" class="hint">
+          Calls of the workspace's keys that send no <code>x-gateway-cache-ttl</code> are answered from the response cache for this long (at most the gateway's{" "}
+          <code>GATEWAY_CACHE_MAX_TTL_SECONDS</code>).
+        </p>
         <label class="check">
           <input name="include_byok_in_budgets" type="checkbox" defaultChecked={workspace.include_byok_in_budgets} />
           BYOK spend counts against budgets
