@@ -35,8 +35,13 @@ export function createLocalBlobStore(root: string): BlobStore {
       const temp = path.join(incoming, randomBytes(12).toString("hex"));
       const counted = countedStream(body);
       try {
-        // The write stream pulls from the body only as fast as the disk takes it.
-        await pipeline(counted.stream, fs.createWriteStream(temp, { flags: "wx", flush: true, mode: FILE_MODE }), options.signal ? { signal: options.signal } : {});
+        // The write stream pulls from the body only as fast as the disk takes it. It is not opened
+        // with `flush`, which syncs on every close, also when a failed or abandoned put destroys
+        // it: the removal of bytes nobody will read then waited for the disk (behind whatever else
+        // the machine writes: seconds when it is busy, for good when it stalls). Only a complete
+        // body is flushed, before the rename makes it visible.
+        await pipeline(counted.stream, fs.createWriteStream(temp, { flags: "wx", mode: FILE_MODE }), options.signal ? { signal: options.signal } : {});
+        await flushToDisk(temp);
         await fsp.mkdir(path.dirname(target), { recursive: true, mode: DIR_MODE });
         await fsp.rename(temp, target);
       } catch (err) {
@@ -61,6 +66,16 @@ export function createLocalBlobStore(root: string): BlobStore {
       await fsp.rm(path.join(root, requireBlobKey(key)), { force: true });
     },
   };
+}
+
+/** A written file's bytes on the disk, so that a crash after its rename finds it whole. */
+async function flushToDisk(file: string): Promise<void> {
+  const handle = await fsp.open(file, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Written once a whole tree has been narrowed: later starts walk nothing. */
