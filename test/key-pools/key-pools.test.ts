@@ -120,14 +120,15 @@ test("a 429 sends the call at once to another key, which answers; the key rests 
   });
 });
 
-test("a refused key is dropped at its first 401 and never tried again; the calls still succeed", async ({ gw, upstream, logs }) => {
+test("a refused key is dropped at its first 401 and not tried again before its probe; the calls still succeed", async ({ gw, upstream, logs }) => {
   for (let i = 0; i < 30; i++) {
     const res = await chat(gw.url, gw.key, "pool/revoking", `question ${i} for the revoking pool`);
     assert.is(res.status, 200, res.text);
     assert.is(res.headers.get("x-gateway-provider-key"), "revoking/key-1");
   }
+  // At most once here: whichever test of this file calls the revoking pool first meets the refusal.
   const seen = keysSeen(upstream);
-  assert.is(seen.filter((key) => key === REVOKED).length, 1, "one refusal, then never again");
+  assert.ok(seen.filter((key) => key === REVOKED).length <= 1, "one refusal, then never again");
   assert.equal(
     gw.gateway.deps.keyPools
       .health()
@@ -135,13 +136,14 @@ test("a refused key is dropped at its first 401 and never tried again; the calls
       ?.map((key) => key.state),
     ["healthy", "refused"],
   );
+  // A failed probe (two minutes later, on a slow run) says so again, of the same key.
   const said = logs.lines.filter((line) => line.msg.includes("refused a key of its pool"));
-  assert.is(said.length, 1);
-  assert.is(said[0]?.poolKey, "key-2");
+  assert.ok(said.length >= 1);
+  assert.equal([...new Set(said.map((line) => line.poolKey))], ["key-2"]);
   assert.not.ok(logs.text().includes(REVOKED));
   const metrics = await (await fetch(`${gw.url}/metrics`)).text();
   assert.match(metrics, /gateway_provider_key_state\{provider="revoking",key="key-2"\} 2/);
-  assert.match(metrics, /gateway_provider_key_failures_total\{provider="revoking",key="key-2",verdict="refused"\} 1/);
+  assert.match(metrics, /gateway_provider_key_failures_total\{provider="revoking",key="key-2",verdict="refused"\} \d+/);
 });
 
 test("GET /providers lists each provider's kind and its pool's keys by position and state, never a key", async ({ gw, upstream }) => {
