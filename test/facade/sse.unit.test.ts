@@ -20,29 +20,16 @@ import { sseData } from "../support/sse.js";
  * The streaming RPC is implemented in the test: this is the facade's unit, not the interns service.
  */
 
-interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-}
-
-function deferred<T>(fallback: T, ms = 5000): Deferred<T> {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  // Never hang the run: a condition that does not happen resolves with the fallback and fails an assertion.
-  const timer = setTimeout(() => resolve(fallback), ms);
-  return {
-    promise: promise.finally(() => clearTimeout(timer)),
-    resolve,
-  };
-}
-
 /**
- * What the in-test implementation reports back to the tests. Armed when the suite starts: uvu
- * loads every test file first, and guards armed at load would lapse before this suite runs.
+ * What the in-test implementation and the tests tell each other, reset when the suite starts. Both
+ * sides wait for the other with `eventually`: a fallback timer would be a time budget, and one
+ * started with the suite could run out on a busy machine before the test that needs it runs.
  */
 const probe = {
-  keepaliveSeen: deferred(false, 0),
-  aborted: deferred(false, 0),
+  /** The client has read a keepalive comment. */
+  keepaliveSeen: false,
+  /** The implementation of the `hang` call saw its ctx.signal aborted. */
+  aborted: false,
   requests: [] as InternChatRequest[],
   /** The facade's response of the latest request, and how often a chunk was asked for while it could take no more. */
   response: undefined as http.ServerResponse | undefined,
@@ -72,13 +59,6 @@ const finalChunk = (id: string): InternChatEvent =>
     event: { case: "chunk", value: { id, object: "chat.completion.chunk", created: 1_700_000_001n, model: "test/model", choices: [], sessionId: "sess-1" } },
   });
 
-function abortedOf(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener("abort", () => resolve(), { once: true });
-  });
-}
-
 /** The intern id in the path picks the behaviour. */
 async function* chatCompletions(req: InternChatRequest, ctx: HandlerContext): AsyncGenerator<InternChatEvent> {
   probe.requests.push(req);
@@ -92,7 +72,7 @@ async function* chatCompletions(req: InternChatRequest, ctx: HandlerContext): As
     case "slow":
       yield chunk("c2", "before");
       // Wait until the client has seen a keepalive, so the test does not depend on timing.
-      await probe.keepaliveSeen.promise;
+      await eventually(() => probe.keepaliveSeen, "the client reads a keepalive");
       yield chunk("c2", "after");
       yield finalChunk("c2");
       return;
@@ -117,8 +97,8 @@ async function* chatCompletions(req: InternChatRequest, ctx: HandlerContext): As
       return;
     case "hang":
       yield chunk("c5", "waiting");
-      await Promise.race([abortedOf(ctx.signal), new Promise((resolve) => setTimeout(resolve, 5000))]);
-      probe.aborted.resolve(ctx.signal.aborted);
+      await eventually(() => ctx.signal.aborted, "the call is aborted");
+      probe.aborted = true;
       return;
     default:
       throw gatewayError(404, "Not found", { reason: "not_found", retryable: false });
@@ -128,8 +108,8 @@ async function* chatCompletions(req: InternChatRequest, ctx: HandlerContext): As
 const test = suite<{ server: http.Server; facade: Facade; url: string }>("facade sse");
 
 test.before(async (ctx) => {
-  probe.keepaliveSeen = deferred(false);
-  probe.aborted = deferred(false);
+  probe.keepaliveSeen = false;
+  probe.aborted = false;
   ctx.facade = createFacade({
     services: [InternsService],
     transport: createRouterTransport((router) => router.service(InternsService, { chatCompletions })),
@@ -235,7 +215,7 @@ test("a stream is text/event-stream: one data event per message, member alone, t
 
 test("keepalive comments are written while the implementation is silent", async ({ url }) => {
   const res = await post(url, "/api/v1/interns/slow/chat/completions", USER_PROMPT, (text) => {
-    if (text.includes(": keepalive\n\n")) probe.keepaliveSeen.resolve(true);
+    if (text.includes(": keepalive\n\n")) probe.keepaliveSeen = true;
   });
   assert.is(res.status, 200);
   const before = res.frames.findIndex((f) => f.includes('"before"'));
@@ -285,7 +265,7 @@ test("a client that disconnects mid-stream cancels the implementation", async ({
     if (text.includes('"waiting"')) client.leave();
   });
   assert.ok(res.data.length >= 1, "the first event arrived before the client left");
-  assert.is(await probe.aborted.promise, true, "ctx.signal was aborted");
+  assert.ok(await eventually(() => probe.aborted, "the implementation sees ctx.signal aborted"));
 });
 
 test("the facade still serves streams after a client left", async ({ url }) => {
