@@ -150,7 +150,13 @@ async function exchange(base: string, requestLine: string, headers: Record<strin
   if (!options.stopAfterHead) {
     // Our side is done; the server, lingering until then, closes the connection.
     socket.end();
-    closedByServer = await Promise.race([closed.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000))]);
+    let isClosed = false;
+    void closed.then(() => (isClosed = true));
+    // The close is awaited, not given a few seconds: a busy machine may take them.
+    closedByServer = await eventually(() => isClosed, "the server closes the connection").then(
+      () => true,
+      () => false,
+    );
   }
   socket.destroy();
   const split = first.indexOf("\r\n\r\n") + 4;
