@@ -44,7 +44,7 @@ export async function startInternsGateway(env: Record<string, string> = {}): Pro
     regional_hosts: { [REGIONAL_HOST]: "europe" },
   });
   const hosts = new TestInternHosts();
-  const gw = await startTestGateway({ GATEWAY_CONFIG: catalog, GATEWAY_INTERN_DAEMON_TIMEOUT_MS: "300", ...env }, { internHosts: hosts });
+  const gw = await startTestGateway({ GATEWAY_CONFIG: catalog, ...env }, { internHosts: hosts });
   const org = await seedOrganization("interns-org", ["interns"]);
   const second = await seedWorkspace(org.organizationId, "second");
   const outsider = await seedOrganization("outsider-org");
