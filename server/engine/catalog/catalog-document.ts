@@ -33,6 +33,7 @@ const PROVIDER_FIELDS = [
   "api_key",
   "api_keys",
   "api_version",
+  "responses_api",
   "aws",
   "google_service_account",
   "timeout_ms",

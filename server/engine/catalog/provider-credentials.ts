@@ -5,7 +5,8 @@ import { child, type ConfigReader, item } from "./config-reader.js";
 
 /**
  * A provider entry's credentials and kind settings in GATEWAY_CONFIG (docs/providers.md): its key
- * or pool of keys, Azure's API version, Bedrock's AWS credentials, a Google service account.
+ * or pool of keys, Azure's API version, whether the host serves the Responses API, Bedrock's AWS
+ * credentials, a Google service account.
  * Secrets are never echoed in a rule's text.
  */
 type Env = Record<string, string | undefined>;
@@ -18,7 +19,7 @@ const MAX_WEIGHT = 1_000;
 const API_VERSION = { pattern: /^(v1|\d{4}-\d{2}-\d{2}(-preview)?)$/, description: 'an Azure API version: "v1" or a date such as "2024-10-21"' };
 const AWS_REGION = { pattern: /^[a-z]{2}(-[a-z]+)+-\d+$/, description: "an AWS region such as us-east-1" };
 /** Which settings a kind reads; a setting on another kind is a mistake worth an error. */
-const SETTING_KINDS: Record<string, readonly string[]> = { api_version: ["azure"], aws: ["bedrock"], google_service_account: ["google"] };
+const SETTING_KINDS: Record<string, readonly string[]> = { api_version: ["azure"], responses_api: ["openai", "azure"], aws: ["bedrock"], google_service_account: ["google"] };
 
 /** `${NAME}` references replaced from the environment, so the file need not hold secrets. */
 export function substituteEnv(reader: ConfigReader, text: string, path: string, env: Env): string {
@@ -35,6 +36,7 @@ export function readProviderSettings(reader: ConfigReader, p: Entry, path: strin
   }
   const settings: ProviderSettings = {};
   if (kind === "azure") settings.apiVersion = reader.string(p.api_version, child(path, "api_version"), API_VERSION);
+  if (p.responses_api !== undefined) settings.responsesApi = readResponsesApi(reader, p.responses_api, child(path, "responses_api"), settings.apiVersion);
   if (p.aws !== undefined) settings.aws = readAws(reader, p.aws, child(path, "aws"), env);
   if (p.google_service_account !== undefined) settings.googleServiceAccount = readServiceAccount(reader, p.google_service_account, child(path, "google_service_account"), env);
   return Object.keys(settings).length > 0 ? settings : undefined;
@@ -71,6 +73,16 @@ export function readKeys(reader: ConfigReader, p: Entry, path: string, env: Env,
     if (keys.findIndex((other) => other.fingerprint === key.fingerprint) !== index) reader.fail(item(listPath, index), "is the same key as an earlier entry");
   });
   return keys;
+}
+
+/**
+ * Whether the host serves OpenAI's Responses API (POST /responses then goes to it natively). Azure
+ * serves it on its v1 surface only: a dated api_version has no such path.
+ */
+function readResponsesApi(reader: ConfigReader, value: unknown, path: string, apiVersion: string | undefined): boolean {
+  const speaks = reader.boolean(value, path, false);
+  if (speaks && apiVersion !== undefined && apiVersion !== "v1") reader.fail(path, 'needs api_version "v1": Azure serves the Responses API on its v1 surface only');
+  return speaks;
 }
 
 function readAws(reader: ConfigReader, value: unknown, path: string, env: Env): NonNullable<ProviderSettings["aws"]> {

@@ -7,7 +7,7 @@ import { parseBaseUrl } from "../../platform/outbound/base-url.js";
 import { createDestinationGuard, DestinationRefused, type VettedDestination } from "../../platform/outbound/destination-guard.js";
 import { loadTrustStore } from "../../platform/outbound/trust-store.js";
 import { pinnedLookup } from "../../platform/outbound/upstream-probe.js";
-import { UpstreamError, type UpstreamTarget } from "../providers/provider.js";
+import { UpstreamError, type ProviderSettings, type UpstreamTarget } from "../providers/provider.js";
 import { providerFor } from "../providers/registry.js";
 import type { CallerContext } from "./caller-context.js";
 import type { KeyChoice } from "../key-pools/key-pools.js";
@@ -62,13 +62,19 @@ export function createTargetResolver({ config, catalog, secrets, log, keyPools }
       timeoutMs: provider.timeoutMs,
       ...(settings ? { settings } : {}),
     });
-    // The workspace's own key replaces the gateway's credentials (AWS, a service account) too.
-    if (own !== undefined) return { target: target(own, provider.settings?.apiVersion ? { apiVersion: provider.settings.apiVersion } : undefined), isByok: true };
+    // The workspace's own key replaces the gateway's credentials (AWS, a service account) too; the host's own settings stay.
+    if (own !== undefined) return { target: target(own, hostSettings(provider.settings)), isByok: true };
     const pool = choice ? keyPools.pool(provider.slug) : undefined;
     if (!pool || !choice) return { target: target(provider.keys[0]!.secret), isByok: false };
     const key = keyPools.choose(pool, choice);
     return { target: target(key.secret), isByok: false, pooled: { pool, key } };
   };
+
+  /** The settings that describe the host rather than the gateway's credentials for it. */
+  function hostSettings(settings: ProviderSettings | undefined): ProviderSettings | undefined {
+    if (settings?.apiVersion === undefined && settings?.responsesApi === undefined) return undefined;
+    return { ...(settings.apiVersion === undefined ? {} : { apiVersion: settings.apiVersion }), ...(settings.responsesApi === undefined ? {} : { responsesApi: settings.responsesApi }) };
+  }
 
   async function privateTarget(context: CallerContext, endpoint: CatalogEndpoint): Promise<ResolvedTarget> {
     const row = await PrivateEndpointRow.findByPk(endpoint.privateEndpointId);

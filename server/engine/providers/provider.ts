@@ -1,6 +1,7 @@
 import type { LookupFunction } from "node:net";
 import type { ChatApi, ChatProbe } from "./chat-api.js";
 import type { ProviderFileApi } from "./files-api.js";
+import type { NativeApis } from "./native-api.js";
 import type { NativeBatchApi } from "./native-batch-api.js";
 import type { ProviderKind } from "./registry.js";
 import type { VideoApi } from "./video-api.js";
@@ -17,6 +18,8 @@ export interface Provider {
   files: ProviderFileApi | undefined;
   nativeBatches: NativeBatchApi | undefined;
   video: VideoApi | undefined;
+  /** The API formats besides chat it speaks itself (native-api.ts): those calls pass through untranslated. */
+  native: NativeApis;
   /** Where the provider's API lives when GATEWAY_CONFIG names no provider with its slug. */
   publicBaseUrl: string;
   /** The chat request parameters its API documents: an endpoint's default `supported_parameters`. */
@@ -62,6 +65,11 @@ export interface UpstreamTarget {
 export interface ProviderSettings {
   /** azure: the `api-version` query parameter; `v1` selects Azure's `/openai/v1/` surface. */
   apiVersion?: string;
+  /**
+   * openai, azure: whether the host serves OpenAI's Responses API (`responses_api`), so that
+   * POST /responses goes to it natively; unset, the kind's default (openai/responses.ts).
+   */
+  responsesApi?: boolean;
   /**
    * bedrock: SigV4 credentials. Without them the target's `apiKey` is a Bedrock API key, sent as
    * a bearer token. With them `apiKey` is the secret access key, so that error scrubbing covers it.

@@ -13,7 +13,7 @@ export const ANTHROPIC_VERSION = "2023-06-01";
 export const anthropicChat: ChatApi = {
   async chat(target, request, signal) {
     const payload = anthropicRequest(request, target.upstreamModelId, false);
-    const response = await postUpstream(target, "/messages", headersFor(target, "application/json"), payload, signal);
+    const response = await postUpstream(target, "/messages", anthropicHeaders(target, "application/json"), payload, signal);
     const message = await readJsonObject(response);
     if (message.type === "error") throw inStreamError(message, target.apiKey);
     return chatCompletionFromMessage(message);
@@ -21,7 +21,7 @@ export const anthropicChat: ChatApi = {
 
   async chatStream(target, request, signal) {
     const payload = anthropicRequest(request, target.upstreamModelId, true);
-    const response = await postUpstream(target, "/messages", headersFor(target, "text/event-stream"), payload, signal);
+    const response = await postUpstream(target, "/messages", anthropicHeaders(target, "text/event-stream"), payload, signal);
     await expectEventStream(response, target.apiKey);
     const translator = new AnthropicStreamTranslator();
     return { chunks: anthropicChunks(response, translator, target.apiKey), usage: () => translator.usage() };
@@ -32,7 +32,7 @@ export const anthropicChat: ChatApi = {
   },
 };
 
-function headersFor(target: UpstreamTarget, accept: string): Record<string, string> {
+export function anthropicHeaders(target: UpstreamTarget, accept: string): Record<string, string> {
   return { "x-api-key": target.apiKey, "anthropic-version": ANTHROPIC_VERSION, accept };
 }
 
@@ -49,7 +49,7 @@ async function* anthropicChunks(response: UpstreamResponse, translator: Anthropi
 }
 
 /** `{"type":"error","error":{"type":"overloaded_error",…}}` sent with a 2xx status. */
-function inStreamError(data: JsonObject, apiKey: string): UpstreamError {
+export function inStreamError(data: JsonObject, apiKey: string): UpstreamError {
   const error = isObject(data.error) ? data.error : {};
   return new UpstreamError("status", providerErrorMessage(data, apiKey) ?? "the upstream stream reported an error", { status: statusForErrorObject(error) });
 }

@@ -1,6 +1,7 @@
 import type { Provider } from "../provider.js";
 import { anthropicChat } from "./chat.js";
 import { anthropicFiles } from "./files.js";
+import { anthropicMessages } from "./messages.js";
 import { anthropicNativeBatch } from "./native-batch.js";
 import { anthropicProbe } from "./probe.js";
 
@@ -10,6 +11,7 @@ export const anthropicProvider: Provider = {
   files: anthropicFiles,
   nativeBatches: anthropicNativeBatch,
   video: undefined,
+  native: { messages: anthropicMessages },
   publicBaseUrl: "https://api.anthropic.com/v1",
   // What chat-request.ts carries over; the rest is dropped on the way.
   chatParameters: ["temperature", "top_p", "top_k", "max_tokens", "stop", "tools", "tool_choice", "reasoning"],

@@ -1,6 +1,6 @@
 import type { Provider } from "../provider.js";
 import { openAiProvider } from "../openai/provider.js";
-import { azureChat } from "./chat.js";
+import { azureChat, azureResponses } from "./chat.js";
 import { azureProbe } from "./probe.js";
 
 /** Azure OpenAI (chat.ts): chat and embeddings; its files, batches and video APIs are not wired. */
@@ -9,6 +9,7 @@ export const azureProvider: Provider = {
   files: undefined,
   nativeBatches: undefined,
   video: undefined,
+  native: { responses: azureResponses },
   // Every Azure resource has its own host; a provider entry always names it.
   publicBaseUrl: "https://example-resource.openai.azure.com",
   chatParameters: openAiProvider.chatParameters,

@@ -8,6 +8,7 @@ export const bedrockProvider: Provider = {
   files: undefined,
   nativeBatches: undefined,
   video: undefined,
+  native: {},
   // A region's endpoint; a provider entry names its own region's.
   publicBaseUrl: "https://bedrock-runtime.us-east-1.amazonaws.com",
   // What converse-request.ts carries over; the rest is dropped on the way.

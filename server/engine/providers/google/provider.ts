@@ -8,6 +8,7 @@ export const googleProvider: Provider = {
   files: undefined,
   nativeBatches: undefined,
   video: undefined,
+  native: {},
   publicBaseUrl: "https://generativelanguage.googleapis.com/v1beta",
   // What chat-request.ts carries over; the rest is dropped on the way.
   chatParameters: ["temperature", "top_p", "top_k", "max_tokens", "stop", "seed", "presence_penalty", "frequency_penalty", "response_format", "tools", "tool_choice", "reasoning"],

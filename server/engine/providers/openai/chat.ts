@@ -9,7 +9,7 @@ import { expectEventStream, parseEventData, postUpstream, readJsonObject, upstre
 /** Where an OpenAI-compatible API takes an operation, and how it is authenticated. */
 export interface OpenAiRoute {
   /** The path under the base URL (query included) of `operation`. */
-  path(target: UpstreamTarget, operation: "chat/completions" | "embeddings"): string;
+  path(target: UpstreamTarget, operation: "chat/completions" | "embeddings" | "responses"): string;
   headers(target: UpstreamTarget, accept: string): Record<string, string>;
 }
 
@@ -91,7 +91,7 @@ async function* openAiChunks(response: UpstreamResponse, apiKey: string, onUsage
 }
 
 /** `{"error":{…}}` sent with a 2xx status (in a stream, or as the whole body). */
-function inBodyError(body: JsonObject, apiKey: string): UpstreamError {
+export function inBodyError(body: JsonObject, apiKey: string): UpstreamError {
   const error = isObject(body.error) ? body.error : {};
   return new UpstreamError("status", providerErrorMessage(body, apiKey) ?? "the upstream reported an error", { status: statusForErrorObject(error) });
 }

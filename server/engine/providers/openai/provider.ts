@@ -1,8 +1,9 @@
 import type { Provider } from "../provider.js";
-import { openAiChat } from "./chat.js";
+import { OPENAI_ROUTE, openAiChat } from "./chat.js";
 import { openAiFiles } from "./files.js";
 import { openAiNativeBatch } from "./native-batch.js";
 import { openAiProbe } from "./probe.js";
+import { isOpenAiHost, openAiCompatibleResponses } from "./responses.js";
 import { openAiVideo } from "./video.js";
 
 /** OpenAI and the providers that copy its API: every part. */
@@ -11,6 +12,8 @@ export const openAiProvider: Provider = {
   files: openAiFiles,
   nativeBatches: openAiNativeBatch,
   video: openAiVideo,
+  // OpenAI's own host speaks Responses; another OpenAI-compatible host does when its entry says so (responses_api).
+  native: { responses: openAiCompatibleResponses(OPENAI_ROUTE, isOpenAiHost) },
   publicBaseUrl: "https://api.openai.com/v1",
   chatParameters: [
     "temperature",

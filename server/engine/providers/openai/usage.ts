@@ -15,3 +15,16 @@ export function usageFromOpenAi(value: unknown): UpstreamUsage | undefined {
     cacheWriteTokens: tokenCount(promptDetails.cache_write_tokens),
   };
 }
+
+/** The Responses API's `usage` (input/output tokens, with cached and reasoning details) as the ledger's counts. */
+export function usageFromResponses(value: unknown): UpstreamUsage | undefined {
+  if (!isObject(value)) return undefined;
+  const inputDetails = isObject(value.input_tokens_details) ? value.input_tokens_details : {};
+  const outputDetails = isObject(value.output_tokens_details) ? value.output_tokens_details : {};
+  return {
+    promptTokens: tokenCount(value.input_tokens),
+    completionTokens: tokenCount(value.output_tokens),
+    reasoningTokens: tokenCount(outputDetails.reasoning_tokens),
+    cachedTokens: tokenCount(inputDetails.cached_tokens),
+  };
+}
