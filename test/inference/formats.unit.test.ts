@@ -113,7 +113,11 @@ test("responsesToChat: every supported request field", () => {
     tools: [{ type: "function", function: { name: "f", description: "F", parameters: { type: "object" }, strict: true } }, { type: "svc:web_search" }],
     tool_choice: { type: "function", function: { name: "f" } },
     response_format: { type: "json_schema", json_schema: { name: "out", schema: { type: "object" }, strict: true } },
-    reasoning: { effort: "low" },
+    // Chat's own name; `reasoning.summary` asks for summary items a translated answer never has.
+    reasoning_effort: "low",
+    // Fields chat has under the same name travel as sent.
+    metadata: { a: "b" },
+    store: true,
     provider: { only: ["mockai"] },
     session_id: "s1",
   });
@@ -127,7 +131,8 @@ test("responsesToChat: unsupported input names the field", () => {
   throws400(() => responsesToChat({ input: [{ role: "user", content: [{ type: "input_image", file_id: "file_1" }] }] }), /^input\[0\]\.content\[0\]\.file_id is not supported/);
   throws400(() => responsesToChat({ input: [{ type: "function_call", call_id: "c", arguments: "{}" }] }), /^input\[0\]\.name is required/);
   throws400(() => responsesToChat({ input: "x", tools: [{ type: "file_search" }] }), /^tools\[0\]\.type must be function/);
-  throws400(() => responsesToChat({ input: "x", tool_choice: { type: "web_search_preview" } }), /^tool_choice must be/);
+  throws400(() => responsesToChat({ input: "x", tool_choice: { type: "web_search_preview" } }), /^tool_choice\.type "web_search_preview" is not supported/);
+  throws400(() => responsesToChat({ input: "x", tool_choice: 3 }), /^tool_choice must be/);
   throws400(() => responsesToChat({ input: "x", text: { format: { type: "xml" } } }), /^text\.format\.type must be/);
   throws400(() => responsesToChat({ input: "x", reasoning: { effort: 3 } }), /^reasoning\.effort must be a string/);
   throws400(() => responsesToChat({ input: "x", max_output_tokens: "many" }), /^max_output_tokens must be a number/);
@@ -287,6 +292,7 @@ test("messagesToChat: every supported request field", () => {
     model: "mock/claude",
     temperature: 0.2,
     top_p: 0.8,
+    top_k: 5,
     stream: true,
     stop: ["END"],
     tools: [{ type: "function", function: { name: "f", parameters: { type: "object" }, description: "F" } }],

@@ -54,7 +54,7 @@ test("non-streamed, OpenAI upstream: a message object with text, stop_reason, us
   const sent = lastUpstreamBody(env);
   assert.equal(at(sent, "messages"), HELLO);
   assert.is(at(sent, "max_tokens"), 100);
-  assert.is(at(sent, "top_k"), undefined);
+  assert.is(at(sent, "top_k"), 5, "top_k is the gateway's chat top_k");
   await assertLedger(env, String(body.id), false, 2, 3);
   const rows = await ledgerRowsOf(env.gw, String(body.id));
   assert.is(rows[0]!.end_user, "user-7", "metadata.user_id is the end user");

@@ -65,7 +65,9 @@ test("non-streamed, OpenAI upstream: a response object with the text, usage and 
   assert.is(at(body, "usage", "input_tokens_details", "cached_tokens"), 0);
   assert.is(at(body, "usage", "output_tokens_details", "reasoning_tokens"), 0);
   assert.equal(at(lastUpstreamBody(env), "messages"), [{ role: "user", content: "Hi there" }]);
-  assert.is(at(lastUpstreamBody(env), "metadata"), undefined);
+  // Chat has both under the same names: they reach the provider as sent.
+  assert.equal(at(lastUpstreamBody(env), "metadata"), { ticket: "1" });
+  assert.is(at(lastUpstreamBody(env), "store"), false);
   await assertLedger(env, String(body.id), false, 2, 3);
 });
 

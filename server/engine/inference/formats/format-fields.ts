@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { ConnectError } from "@connectrpc/connect";
 import { gatewayError } from "../../../../wire/errors.js";
 import { isObject } from "../../providers/json-shape.js";
 
@@ -19,6 +20,33 @@ export interface FormatIds {
 export interface StreamIds {
   id?: string;
   createdAt: number;
+}
+
+/**
+ * A well-formed request that chat cannot express (a provider's built-in tool, a stored response,
+ * a content type chat lacks): a 400 naming the field, but only once the call would go to a
+ * provider that needs the translation. An endpoint that speaks the format itself serves it as sent.
+ */
+const UNTRANSLATABLE = new WeakSet<ConnectError>();
+
+export function untranslatable(message: string): ConnectError {
+  const error = gatewayError(400, message);
+  UNTRANSLATABLE.add(error);
+  return error;
+}
+
+export function isUntranslatable(err: unknown): err is ConnectError {
+  return typeof err === "object" && err !== null && UNTRANSLATABLE.has(err as ConnectError);
+}
+
+/**
+ * The fields of `from` the translation did not read, copied to `to` as sent (unless it set one of
+ * that name): a field the gateway does not know reaches the provider, never dropped.
+ */
+export function copyUnread(from: JsonObject, to: JsonObject, read: ReadonlySet<string>): void {
+  for (const name in from) {
+    if (!read.has(name) && to[name] === undefined && from[name] !== undefined) to[name] = from[name]!;
+  }
 }
 
 /** Gateway routing fields a translated body may carry exactly as a chat body does. */
@@ -93,4 +121,19 @@ export function firstChoice(body: JsonObject): JsonObject {
   const choices = Array.isArray(body.choices) ? body.choices : [];
   const choice = choices.find((c) => isObject(c) && (c.index ?? 0) === 0) ?? choices[0];
   return isObject(choice) ? choice : {};
+}
+
+/**
+ * The chat answer's own top-level fields: a translated answer says each in its format's words.
+ * Any other field (a provider's `citations`, …) is the provider's, and reaches the client on the
+ * translated answer as it came.
+ */
+const CHAT_ANSWER_FIELDS = new Set(["id", "object", "created", "model", "choices", "usage", "provider", "system_fingerprint"]);
+
+/** Copies a chat completion's (or chunk's) provider fields onto the translated answer; the `null`s the contract shape adds are not the provider's. */
+export function copyProviderFields(from: JsonObject, to: JsonObject): void {
+  for (const name in from) {
+    const value = from[name];
+    if (!CHAT_ANSWER_FIELDS.has(name) && value !== undefined && value !== null && to[name] === undefined) to[name] = value;
+  }
 }

@@ -6,8 +6,10 @@ import { chatToolChoice } from "../../providers/anthropic/tool-choice.js";
 import { anthropicUsageJson, tokensOfChatUsage } from "../../providers/anthropic/usage.js";
 import { isObject } from "../../providers/json-shape.js";
 import {
+  copyProviderFields,
   copyRoutingFields,
   copyScalars,
+  copyUnread,
   firstChoice,
   optionalArray,
   optionalBoolean,
@@ -17,16 +19,42 @@ import {
   requiredObject,
   requiredString,
   setIfDefined,
+  untranslatable,
   type FormatIds,
 } from "./format-fields.js";
 
 /**
- * The Anthropic Messages API as the chat completions format, both ways: the mirror image of
+ * The Anthropic Messages API as the chat completions format, both ways, for providers other than
+ * Anthropic (which gets the body as sent: docs/providers.md has both tables); the mirror image of
  * server/engine/providers/anthropic/chat-request.ts and chat-response.ts, which translate for the
- * upstream side. `top_k` has no chat counterpart and is dropped; thinking blocks a client echoes
- * back are dropped (chat carries no signed thinking), and a tool result's `is_error` is dropped
- * (chat tool messages have no such flag).
+ * upstream side. Every field with a chat counterpart is mapped (`stop_sequences` → `stop`,
+ * `metadata.user_id` → `user`, `thinking` → `reasoning`, `top_k`, tool choices); every field the
+ * translation does not read reaches chat as sent. Thinking blocks a client echoes back are dropped
+ * (chat carries no signed thinking), and a tool result's `is_error` is dropped (chat tool messages
+ * have no such flag). Anthropic's own tools and content chat cannot carry are untranslatable: a
+ * 400 naming them when no Anthropic endpoint serves the call.
  */
+
+/** The Messages fields the translation reads; every other field passes to chat as sent. */
+const READ_FIELDS = new Set([
+  "model",
+  "messages",
+  "system",
+  "max_tokens",
+  "stop_sequences",
+  "stream",
+  "temperature",
+  "top_p",
+  "top_k",
+  "tools",
+  "tool_choice",
+  "metadata",
+  "thinking",
+  "service_tier",
+  "models",
+  "provider",
+  "session_id",
+]);
 
 export function messagesToChat(body: JsonObject): JsonObject {
   const maxTokens = body.max_tokens;
@@ -46,20 +74,32 @@ export function messagesToChat(body: JsonObject): JsonObject {
   input.forEach((message, index) => messages.push(...chatMessages(requiredObject(message, `messages[${index}]`), `messages[${index}]`)));
 
   const chat: JsonObject = { messages, max_tokens: maxTokens };
-  copyScalars(body, chat, { strings: ["model"], numbers: ["temperature", "top_p"], booleans: ["stream"] });
+  copyScalars(body, chat, { strings: ["model"], numbers: ["temperature", "top_p", "top_k"], booleans: ["stream"] });
   const stop = optionalArray(body.stop_sequences, "stop_sequences");
   if (stop && stop.length > 0) chat.stop = stop.map((s, index) => requiredString(s, `stop_sequences[${index}]`));
   const tools = optionalArray(body.tools, "tools")?.map((tool, index) => chatTool(requiredObject(tool, `tools[${index}]`), `tools[${index}]`));
   if (tools && tools.length > 0) chat.tools = tools;
   const choice = optionalObject(body.tool_choice, "tool_choice");
   if (choice) Object.assign(chat, toolChoice(choice));
-  setIfDefined(chat, "user", optionalString(optionalObject(body.metadata, "metadata")?.user_id, "metadata.user_id"));
+  const metadata = optionalObject(body.metadata, "metadata");
+  setIfDefined(chat, "user", optionalString(metadata?.user_id, "metadata.user_id"));
+  const { user_id: _userId, ...otherMetadata } = metadata ?? {};
+  if (Object.keys(otherMetadata).length > 0) chat.metadata = otherMetadata;
+  const tier = optionalString(body.service_tier, "service_tier");
+  // Anthropic's "standard_only" is OpenAI's "default": no priority capacity.
+  if (tier !== undefined) chat.service_tier = tier === "standard_only" ? "default" : tier;
   const thinking = optionalObject(body.thinking, "thinking");
   if (thinking?.type === "enabled") {
     const budget = optionalNumber(thinking.budget_tokens, "thinking.budget_tokens");
     chat.reasoning = budget === undefined ? { enabled: true } : { max_tokens: budget };
+  } else if (thinking?.type === "disabled") {
+    chat.reasoning = { enabled: false };
+  } else if (thinking) {
+    // A kind of thinking chat has no word for: the provider may know it.
+    chat.thinking = thinking;
   }
   copyRoutingFields(body, chat);
+  copyUnread(body, chat, READ_FIELDS);
   return chat;
 }
 
@@ -110,7 +150,7 @@ function assistantMessage(blocks: JsonValue[], at: (index: number) => string): J
       case "redacted_thinking":
         return;
       default:
-        throw gatewayError(400, `${at(index)}.type ${JSON.stringify(block.type)} is not supported in an assistant message; use text or tool_use`);
+        throw untranslatable(`${at(index)}.type ${JSON.stringify(block.type)} is not supported in an assistant message by this endpoint; use text or tool_use`);
     }
   });
   const message: JsonObject = { role: "assistant" };
@@ -128,11 +168,11 @@ function contentPart(value: JsonValue, path: string): JsonObject {
       return { type: "image_url", image_url: { url: mediaUrl(requiredObject(block.source, `${path}.source`), `${path}.source`) } };
     case "document": {
       const source = requiredObject(block.source, `${path}.source`);
-      if (source.type !== "base64") throw gatewayError(400, `${path}.source.type must be base64 for a document`);
+      if (source.type !== "base64") throw untranslatable(`${path}.source.type must be base64 for a document on this endpoint`);
       return { type: "file", file: { file_data: mediaUrl(source, `${path}.source`) } };
     }
     default:
-      throw gatewayError(400, `${path}.type ${JSON.stringify(block.type)} is not supported; use text, image, document or tool_result`);
+      throw untranslatable(`${path}.type ${JSON.stringify(block.type)} is not supported by this endpoint; use text, image, document or tool_result`);
   }
 }
 
@@ -148,13 +188,13 @@ function textPart(block: JsonObject, path: string): JsonObject {
 function mediaUrl(source: JsonObject, path: string): string {
   if (source.type === "base64") return dataUrl(requiredString(source.media_type, `${path}.media_type`), requiredString(source.data, `${path}.data`));
   if (source.type === "url") return requiredString(source.url, `${path}.url`);
-  throw gatewayError(400, `${path}.type must be base64 or url`);
+  throw untranslatable(`${path}.type must be base64 or url for this endpoint`);
 }
 
 function chatTool(tool: JsonObject, path: string): JsonObject {
   const type = optionalString(tool.type, `${path}.type`);
   // Anthropic's own server and client tools (web_search_…, bash_…) have no chat counterpart.
-  if (type !== undefined && type !== "custom") throw gatewayError(400, `${path}.type ${JSON.stringify(type)} is not supported; only custom tools with an input_schema are`);
+  if (type !== undefined && type !== "custom") throw untranslatable(`${path}.type ${JSON.stringify(type)} is not supported by this endpoint; only custom tools with an input_schema are`);
   const fn: JsonObject = { name: requiredString(tool.name, `${path}.name`), parameters: requiredObject(tool.input_schema, `${path}.input_schema`) };
   setIfDefined(fn, "description", optionalString(tool.description, `${path}.description`));
   return { type: "function", function: fn };
@@ -172,15 +212,15 @@ function toolChoice(choice: JsonObject): JsonObject {
 
 export function chatToMessage(completion: JsonObject, ids: FormatIds): JsonObject {
   const choice = firstChoice(completion);
-  const message = isObject(choice.message) ? choice.message : {};
+  const chatMessage = isObject(choice.message) ? choice.message : {};
   const content: JsonObject[] = [];
-  if (typeof message.content === "string" && message.content !== "") content.push({ type: "text", text: message.content });
-  for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
+  if (typeof chatMessage.content === "string" && chatMessage.content !== "") content.push({ type: "text", text: chatMessage.content });
+  for (const call of Array.isArray(chatMessage.tool_calls) ? chatMessage.tool_calls : []) {
     if (!isObject(call)) continue;
     const fn = isObject(call.function) ? call.function : {};
     content.push({ type: "tool_use", id: typeof call.id === "string" ? call.id : "", name: typeof fn.name === "string" ? fn.name : "", input: toolInput(fn.arguments) });
   }
-  return {
+  const message: JsonObject = {
     id: ids.id,
     type: "message",
     role: "assistant",
@@ -190,6 +230,8 @@ export function chatToMessage(completion: JsonObject, ids: FormatIds): JsonObjec
     stop_sequence: null,
     usage: messageUsage(completion.usage),
   };
+  copyProviderFields(completion, message);
+  return message;
 }
 
 /** Anthropic's tool input is an object; arguments that are not one cannot be expressed, and are a provider failure. */

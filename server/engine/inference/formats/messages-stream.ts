@@ -1,7 +1,7 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { gatewayError } from "../../../../wire/errors.js";
 import { isObject } from "../../providers/json-shape.js";
-import { firstChoice, type StreamIds } from "./format-fields.js";
+import { copyProviderFields, firstChoice, type StreamIds } from "./format-fields.js";
 import { stopReasonOf } from "../../providers/anthropic/stop-reasons.js";
 import { messageUsage } from "./messages-format.js";
 
@@ -18,7 +18,10 @@ export async function* chatStreamToMessageEvents(chunks: AsyncIterable<JsonObjec
   for await (const chunk of chunks) {
     if (!stream) {
       stream = new MessageStream();
-      yield messageStart(ids.id ?? (typeof chunk.id === "string" ? chunk.id : ""), typeof chunk.model === "string" ? chunk.model : "");
+      const start = messageStart(ids.id ?? (typeof chunk.id === "string" ? chunk.id : ""), typeof chunk.model === "string" ? chunk.model : "");
+      // The provider's own fields, as on a plain answer: the message is whole only here.
+      if (isObject(start.message)) copyProviderFields(chunk, start.message);
+      yield start;
     }
     yield* stream.chunk(chunk);
   }

@@ -3,7 +3,9 @@ import { gatewayError } from "../../../../wire/errors.js";
 import { isObject } from "../../providers/json-shape.js";
 import {
   copyRoutingFields,
+  copyProviderFields,
   copyScalars,
+  copyUnread,
   countAt,
   firstChoice,
   optionalArray,
@@ -13,21 +15,60 @@ import {
   requiredObject,
   requiredString,
   setIfDefined,
+  untranslatable,
   type FormatIds,
 } from "./format-fields.js";
 
 /**
- * The OpenAI Responses API as the chat completions format, both ways. The gateway keeps no
- * conversation state, so everything that refers to a stored response or item
- * (`previous_response_id`, `item_reference`, file ids) is refused with a 400 naming it; `store`,
- * `metadata`, `truncation` and `include` are accepted and ignored. Reasoning items a client echoes
- * back are dropped: chat has no place for them and providers do not need them.
+ * The OpenAI Responses API as the chat completions format, both ways, for providers that do not
+ * speak it (those that do get the body as sent: docs/providers.md has both tables). Every field
+ * with a chat counterpart is mapped; every field the translation does not read reaches chat as
+ * sent (`service_tier`, `prompt_cache_key`, `safety_identifier`, `store`, `metadata`, a vendor's
+ * own). What only the Responses API's own state gives meaning to is not sent: `include`,
+ * `truncation`, `max_tool_calls`, `reasoning.summary`, `stream_options`. What needs that state or
+ * a built-in tool (`previous_response_id`, `conversation`, `prompt`, `background`, item
+ * references, file ids, tools other than functions) is untranslatable: a 400 naming it when no
+ * endpoint that speaks Responses serves the call. Reasoning items a client echoes back are dropped:
+ * chat has no place for them and providers do not need them.
  */
 
+/** The Responses fields the translation reads; every other field passes to chat as sent. */
+const READ_FIELDS = new Set([
+  "model",
+  "input",
+  "instructions",
+  "stream",
+  "stream_options",
+  "temperature",
+  "top_p",
+  "user",
+  "parallel_tool_calls",
+  "max_output_tokens",
+  "tools",
+  "tool_choice",
+  "text",
+  "reasoning",
+  "top_logprobs",
+  "include",
+  "truncation",
+  "max_tool_calls",
+  "previous_response_id",
+  "conversation",
+  "prompt",
+  "background",
+  "models",
+  "provider",
+  "session_id",
+]);
+
+/** Fields that only a stored response, conversation or prompt gives meaning to. */
+const STATEFUL_FIELDS = ["previous_response_id", "conversation", "prompt"];
+
 export function responsesToChat(body: JsonObject): JsonObject {
-  if (body.previous_response_id !== undefined && body.previous_response_id !== null) {
-    throw gatewayError(400, "previous_response_id is not supported: the gateway stores no responses; send the whole conversation in input");
+  for (const name of STATEFUL_FIELDS) {
+    if (body[name] !== undefined && body[name] !== null) throw untranslatable(`${name} is not supported by this endpoint: the gateway stores no responses; send the whole conversation in input`);
   }
+  if (body.background === true) throw untranslatable("background is not supported by this endpoint: it answers while the call waits");
   const messages: JsonObject[] = [];
   const instructions = optionalString(body.instructions, "instructions");
   if (instructions) messages.push({ role: "system", content: instructions });
@@ -37,8 +78,11 @@ export function responsesToChat(body: JsonObject): JsonObject {
   } else if (Array.isArray(input)) {
     if (input.length === 0) throw gatewayError(400, "input must have at least 1 item");
     input.forEach((item, index) => addInputItem(messages, item, `input[${index}]`));
+  } else if (input === undefined || input === null) {
+    // The Responses API itself may take its input from a stored prompt or conversation.
+    throw untranslatable("input is required");
   } else {
-    throw gatewayError(400, input === undefined || input === null ? "input is required" : "input must be a string or an array of input items");
+    throw gatewayError(400, "input must be a string or an array of input items");
   }
 
   const chat: JsonObject = { messages };
@@ -47,10 +91,20 @@ export function responsesToChat(body: JsonObject): JsonObject {
   const tools = optionalArray(body.tools, "tools")?.map((tool, index) => chatTool(tool, `tools[${index}]`));
   if (tools && tools.length > 0) chat.tools = tools;
   setIfDefined(chat, "tool_choice", chatToolChoice(body.tool_choice));
-  setIfDefined(chat, "response_format", responseFormat(optionalObject(body.text, "text")));
-  const effort = optionalString(optionalObject(body.reasoning, "reasoning")?.effort, "reasoning.effort");
-  if (effort !== undefined) chat.reasoning = { effort };
+  const text = optionalObject(body.text, "text");
+  setIfDefined(chat, "response_format", responseFormat(text));
+  setIfDefined(chat, "verbosity", optionalString(text?.verbosity, "text.verbosity"));
+  const { format: _format, verbosity: _verbosity, ...otherText } = text ?? {};
+  if (Object.keys(otherText).length > 0) chat.text = otherText;
+  const reasoning = optionalObject(body.reasoning, "reasoning");
+  // Chat's own name for it; `reasoning.max_tokens` and the like are OpenRouter's chat `reasoning`.
+  setIfDefined(chat, "reasoning_effort", optionalString(reasoning?.effort, "reasoning.effort"));
+  const { effort: _effort, summary: _summary, generate_summary: _generate, ...otherReasoning } = reasoning ?? {};
+  if (Object.keys(otherReasoning).length > 0) chat.reasoning = otherReasoning;
+  const topLogprobs = optionalNumber(body.top_logprobs, "top_logprobs");
+  if (topLogprobs !== undefined) Object.assign(chat, { logprobs: true, top_logprobs: topLogprobs });
   copyRoutingFields(body, chat);
+  copyUnread(body, chat, READ_FIELDS);
   return chat;
 }
 
@@ -82,7 +136,7 @@ function addInputItem(messages: JsonObject[], value: JsonValue, path: string): v
     case "reasoning":
       return;
     default:
-      throw gatewayError(400, `${path}.type ${JSON.stringify(type)} is not supported; use message, function_call or function_call_output`);
+      throw untranslatable(`${path}.type ${JSON.stringify(type)} is not supported by this endpoint; use message, function_call or function_call_output`);
   }
 }
 
@@ -111,19 +165,19 @@ function contentParts(parts: JsonValue[], path: string): JsonObject[] {
       case "refusal":
         return { type: "refusal", refusal: requiredString(part.refusal, `${partPath}.refusal`) };
       case "input_image": {
-        if (part.file_id !== undefined && part.file_id !== null) throw gatewayError(400, `${partPath}.file_id is not supported; send image_url (an http(s) or data: URL)`);
+        if (part.file_id !== undefined && part.file_id !== null) throw untranslatable(`${partPath}.file_id is not supported by this endpoint; send image_url (an http(s) or data: URL)`);
         const image: JsonObject = { url: requiredString(part.image_url, `${partPath}.image_url`) };
         setIfDefined(image, "detail", optionalString(part.detail, `${partPath}.detail`));
         return { type: "image_url", image_url: image };
       }
       case "input_file": {
-        if (part.file_id !== undefined && part.file_id !== null) throw gatewayError(400, `${partPath}.file_id is not supported; send file_data`);
+        if (part.file_id !== undefined && part.file_id !== null) throw untranslatable(`${partPath}.file_id is not supported by this endpoint; send file_data`);
         const file: JsonObject = { file_data: requiredString(part.file_data, `${partPath}.file_data`) };
         setIfDefined(file, "filename", optionalString(part.filename, `${partPath}.filename`));
         return { type: "file", file };
       }
       default:
-        throw gatewayError(400, `${partPath}.type ${JSON.stringify(type)} is not supported; use input_text, input_image or input_file`);
+        throw untranslatable(`${partPath}.type ${JSON.stringify(type)} is not supported by this endpoint; use input_text, input_image or input_file`);
     }
   });
 }
@@ -133,7 +187,7 @@ function chatTool(value: JsonValue, path: string): JsonObject {
   const type = requiredString(tool.type, `${path}.type`);
   // The gateway's own server tools are named the same in every format.
   if (type.startsWith("svc:")) return { type };
-  if (type !== "function") throw gatewayError(400, `${path}.type must be function or a server tool (svc:…), got ${type}`);
+  if (type !== "function") throw untranslatable(`${path}.type must be function or a server tool (svc:…) for this endpoint, got ${type}`);
   const fn: JsonObject = { name: requiredString(tool.name, `${path}.name`) };
   setIfDefined(fn, "description", optionalString(tool.description, `${path}.description`));
   setIfDefined(fn, "parameters", optionalObject(tool.parameters, `${path}.parameters`));
@@ -145,6 +199,15 @@ function chatToolChoice(choice: JsonValue | undefined): JsonValue | undefined {
   if (choice === undefined || choice === null) return undefined;
   if (choice === "auto" || choice === "none" || choice === "required") return choice;
   if (isObject(choice) && choice.type === "function") return { type: "function", function: { name: requiredString(choice.name, "tool_choice.name") } };
+  if (isObject(choice) && choice.type === "allowed_tools") {
+    const tools = (optionalArray(choice.tools, "tool_choice.tools") ?? []).map((tool, index) => {
+      const named = requiredObject(tool, `tool_choice.tools[${index}]`);
+      if (named.type !== "function") throw untranslatable(`tool_choice.tools[${index}].type must be function for this endpoint`);
+      return { type: "function", function: { name: requiredString(named.name, `tool_choice.tools[${index}].name`) } };
+    });
+    return { type: "allowed_tools", allowed_tools: { mode: optionalString(choice.mode, "tool_choice.mode") ?? "auto", tools } };
+  }
+  if (isObject(choice) && typeof choice.type === "string") throw untranslatable(`tool_choice.type ${JSON.stringify(choice.type)} is not supported by this endpoint`);
   throw gatewayError(400, 'tool_choice must be "auto", "none", "required" or {"type": "function", "name": …}');
 }
 
@@ -188,7 +251,9 @@ export function chatToResponse(completion: JsonObject, ids: FormatIds): JsonObje
       functionCallItem(ids.id, index, typeof call.id === "string" ? call.id : "", typeof fn.name === "string" ? fn.name : "", typeof fn.arguments === "string" ? fn.arguments : "", "completed"),
     );
   });
-  return responseObject(ids, stringField(completion.model), incomplete, output, completion.usage);
+  const response = responseObject(ids, stringField(completion.model), incomplete, output, completion.usage);
+  copyProviderFields(completion, response);
+  return response;
 }
 
 export function outputText(text: string): JsonObject {

@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { isObject } from "../../providers/json-shape.js";
-import { firstChoice, type FormatIds, type StreamIds } from "./format-fields.js";
+import { copyProviderFields, firstChoice, type FormatIds, type StreamIds } from "./format-fields.js";
 import { functionCallItem, incompleteReason, messageItem, outputText, responseObject } from "./responses-format.js";
 
 /**
@@ -45,6 +45,8 @@ class ResponseStream {
   private readonly calls = new Map<number, OpenCall>();
   private finishReason: JsonValue | undefined;
   private usage: JsonValue | undefined;
+  /** The provider's own fields of the chunks, for the whole response at the end. */
+  private readonly providerFields: JsonObject = {};
 
   constructor(
     private readonly ids: FormatIds,
@@ -60,6 +62,7 @@ class ResponseStream {
   chunk(chunk: JsonObject): JsonObject[] {
     const events: JsonObject[] = [];
     if (isObject(chunk.usage)) this.usage = chunk.usage;
+    copyProviderFields(chunk, this.providerFields);
     const choice = firstChoice(chunk);
     const delta = isObject(choice.delta) ? choice.delta : {};
     if (typeof delta.content === "string" && delta.content !== "") events.push(...this.textDelta(delta.content));
@@ -74,6 +77,7 @@ class ResponseStream {
     const open = [...(this.text ? [this.text] : []), ...this.calls.values()].sort((a, b) => a.outputIndex - b.outputIndex);
     for (const item of open) events.push(...("text" in item ? this.closeText(item, incomplete ? "incomplete" : "completed") : this.closeCall(item)));
     const response = responseObject(this.ids, this.model, incomplete, this.output, this.usage);
+    copyProviderFields(this.providerFields, response);
     events.push(this.event(incomplete ? "response.incomplete" : "response.completed", { response }));
     return events;
   }
