@@ -3,19 +3,24 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { ChatCompletionChunkSchema, ChatCompletionSchema, ProviderPreferencesSchema } from "../../../gen/gateway/v1/inference_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { decodeWireJson } from "../../../wire/json-input.js";
+import { GENERATION_ID_HEADER } from "../../../wire/generation-headers.js";
 import { costUsd, promptCostUsd, usdNumber } from "../../platform/core/money.js";
 import type { Pricing } from "../catalog/catalog.js";
 import { providerFor } from "../providers/registry.js";
 import { isObject } from "../providers/json-shape.js";
 import { UpstreamError, type UpstreamUsage } from "../providers/provider.js";
+import type { ChatResult, ChatStream } from "../providers/chat-api.js";
+import type { NativeAnswer, NativeEvents } from "../providers/native-api.js";
 import { answerShape } from "./answer-shape.js";
-import { estimatePromptTokens } from "./cost-estimate.js";
+import { estimatePromptTokens, estimatedUsage } from "./cost-estimate.js";
 import { InferenceCall, type Served } from "./inference-call.js";
 import type { InferenceRuntime } from "./inference-runtime.js";
 import type { InferenceOutput } from "./inference-output.js";
 import { parametersIn, sessionIdOf, withoutGatewayFields } from "./request-fields.js";
 import { CallCache } from "../response-cache/call-cache.js";
 import { CompletionAssembler, replayChunks } from "../response-cache/chat-replay.js";
+import { nativeApiFor, type NativeRoute, type OpenedStream } from "./native-route.js";
+import { nativeFromCache, nativeReply, nativeStream } from "./native-answers.js";
 
 /**
  * The chat completions pipeline, on plain JSON in the OpenAI wire shape (README.md beside this
@@ -27,18 +32,25 @@ import { CompletionAssembler, replayChunks } from "../response-cache/chat-replay
  * route may fall back to another endpoint until the first chunk has arrived; after that a failure
  * ends the stream with an error event.
  */
-/** `body` has passed the chat request validator (request-validators.ts), which also normalized it. */
-export async function* chatCompletions(runtime: InferenceRuntime, body: JsonObject, ctx: HandlerContext): AsyncGenerator<InferenceOutput> {
+/**
+ * `body` has passed the chat request validator (request-validators.ts), which also normalized it.
+ * With `native` (a Responses or Messages call), an endpoint whose provider speaks that format is
+ * sent the client's own body instead, and answers in that format (outputs marked `native`); when
+ * chat cannot carry the request, `body` holds only its routing fields.
+ */
+export async function* chatCompletions(runtime: InferenceRuntime, body: JsonObject, ctx: HandlerContext, native?: NativeRoute): AsyncGenerator<InferenceOutput> {
   const upstreamBody = withoutGatewayFields(body);
   const tools = arrayOf(body.tools);
   const serverTools = checkTools(tools);
-  const promptTokens = estimatePromptTokens([...arrayOf(body.messages), ...tools]);
+  const promptTokens = estimatePromptTokens(native ? native.promptParts : [...arrayOf(body.messages), ...tools]);
   const streamed = body.stream === true;
-  const cache = CallCache.of(runtime, ctx, "chat", upstreamBody);
+  // Another format's calls are cached apart from chat's (the key names the format): their answers may be native.
+  const cache = CallCache.of(runtime, ctx, "chat", native ? { [native.format]: native.body } : upstreamBody);
   // An identical call may be waiting on this one's cache flight: it lands whatever happens, refusals included.
   const call = await InferenceCall.open(runtime, ctx, {
     api: "chat",
-    bodies: [upstreamBody],
+    // Both forms are filtered: whichever the endpoint that answers is sent.
+    bodies: native ? (native.untranslatable ? [native.body] : [native.body, upstreamBody]) : [upstreamBody],
     modelIds: [stringOf(body.model) ?? "", ...(arrayOf(body.models) as string[])],
     preferences: isObject(body.provider) ? decodeWireJson(ProviderPreferencesSchema, body.provider) : undefined,
     parameters: parametersIn(upstreamBody),
@@ -53,10 +65,13 @@ export async function* chatCompletions(runtime: InferenceRuntime, body: JsonObje
     cache.land();
     throw err;
   });
+  // A native answer may keep the provider's id: the generation id goes with the answer's head.
+  if (native) ctx.responseHeader.set(GENERATION_ID_HEADER, call.generationId);
   try {
-    if (call.cached) yield* fromCache(call, call.cached.answer, streamed);
-    else if (streamed) yield* stream(call, upstreamBody, promptTokens, cache);
-    else yield { kind: "reply", value: await complete(call, upstreamBody, promptTokens, cache) };
+    if (call.cached && native?.answers.isNative(call.cached.answer)) yield* nativeFromCache(call, native.answers, call.cached.answer, streamed);
+    else if (call.cached) yield* fromCache(call, call.cached.answer, streamed);
+    else if (streamed) yield* stream(call, upstreamBody, promptTokens, cache, native);
+    else yield await complete(call, upstreamBody, promptTokens, cache, native);
   } finally {
     cache.land();
     call.close();
@@ -82,16 +97,26 @@ function* fromCache(call: InferenceCall, completion: JsonObject, streamed: boole
   }
 }
 
-async function complete(call: InferenceCall, body: JsonObject, promptTokens: number, cache: CallCache): Promise<JsonObject> {
-  const served = await call.attempt(async (target) => {
+/** What an attempt got: a chat answer, or (an endpoint that speaks the call's format) a native one. */
+type Answered<Chat, Native> = { chat: Chat; native?: undefined } | { native: Native; chat?: undefined };
+
+async function complete(call: InferenceCall, body: JsonObject, promptTokens: number, cache: CallCache, native: NativeRoute | undefined): Promise<InferenceOutput> {
+  const served = await call.attempt(async (target): Promise<Answered<ChatResult, NativeAnswer>> => {
+    const api = nativeApiFor(native, target);
+    if (api && native) return { native: await api.answer(target, native.body, call.signal) };
+    if (native?.untranslatable) throw native.untranslatable;
     const result = await providerFor(target.kind).chat.chat(target, body, call.signal);
     // Checked inside the attempt: a malformed answer is a provider failure that may fall back.
     checkChoices(result.body.choices, "message");
-    return result;
+    return { chat: result };
   });
-  const completion = served.value.body;
+  const answered = served.value;
+  if (answered.native && native) return { kind: "reply", value: nativeReply(call, { ...served, value: answered.native }, native.answers, promptTokens, cache), native: true };
+  if (!answered.chat) throw new UpstreamError("protocol", "an endpoint that does not speak the format answered natively");
+  const result = answered.chat;
+  const completion = result.body;
   const choices = completion.choices as JsonObject[];
-  const usage = served.value.usage ?? estimatedUsage(promptTokens, choices.map((c) => textOf(c.message)).join(""));
+  const usage = result.usage ?? estimatedUsage(promptTokens, choices.map((c) => textOf(c.message)).join(""));
   const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs, responseModel: stringOf(completion.model) });
   completion.id = call.generationId;
   completion.object = "chat.completion";
@@ -101,17 +126,29 @@ async function complete(call: InferenceCall, body: JsonObject, promptTokens: num
   completion.usage = chatUsage(usage, cost, served.attempt.endpoint.pricing, served.isByok);
   completionShape(completion);
   cache.store(served.attempt, completion, usage, cost, completion.created as number);
-  return completion;
+  return { kind: "reply", value: completion };
 }
 
-async function* stream(call: InferenceCall, body: JsonObject, promptTokens: number, cache: CallCache): AsyncGenerator<InferenceOutput> {
-  const served = await call.attempt(async (target) => {
+async function* stream(call: InferenceCall, body: JsonObject, promptTokens: number, cache: CallCache, native: NativeRoute | undefined): AsyncGenerator<InferenceOutput> {
+  const served = await call.attempt(async (target): Promise<Answered<OpenedStream<ChatStream, JsonObject>, OpenedStream<NativeEvents, JsonObject>>> => {
+    const api = nativeApiFor(native, target);
+    if (api && native) {
+      const opened = await api.stream(target, native.body, call.signal);
+      const items = opened.events[Symbol.asyncIterator]();
+      return { native: { opened, items, first: await items.next() } };
+    }
+    if (native?.untranslatable) throw native.untranslatable;
     const opened = await providerFor(target.kind).chat.chatStream(target, body, call.signal);
-    const chunks = opened.chunks[Symbol.asyncIterator]();
+    const items = opened.chunks[Symbol.asyncIterator]();
     // Until the first chunk is in, a failure may still fall back to the next endpoint.
-    return { opened, chunks, first: await chunks.next() };
+    return { chat: { opened, items, first: await items.next() } };
   });
-  const { opened, chunks, first } = served.value;
+  if (served.value.native && native) {
+    yield* nativeStream(call, { ...served, value: served.value.native }, native.answers, promptTokens, cache);
+    return;
+  }
+  if (!served.value.chat) throw new UpstreamError("protocol", "an endpoint that does not speak the format answered natively");
+  const { opened, items: chunks, first } = served.value.chat;
   const created = Math.floor(Date.now() / 1000);
   const { generationId } = call;
   const model = served.attempt.model.id;
@@ -223,11 +260,6 @@ function chatUsage(usage: UpstreamUsage, cost: string, pricing: Pricing, isByok:
       upstream_inference_prompt_cost: usdNumber(promptCostUsd(pricing, usage)),
     },
   };
-}
-
-/** When a provider reports no usage (or a stream broke), tokens are estimated from the text. */
-function estimatedUsage(promptTokens: number, completion: string): UpstreamUsage {
-  return { promptTokens, completionTokens: Math.ceil(completion.length / 4), reasoningTokens: 0, cachedTokens: 0 };
 }
 
 function textOf(part: JsonValue | undefined): string {

@@ -1,6 +1,7 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import type { CatalogEndpoint } from "../catalog/catalog.js";
 import { costUsd, maxUsd } from "../../platform/core/money.js";
+import type { UpstreamUsage } from "../providers/provider.js";
 
 /**
  * The worst-case cost of a call, reserved before it is sent so that concurrent calls cannot
@@ -36,4 +37,9 @@ export function worstCaseCost(endpoints: readonly CatalogEndpoint[], promptToken
       return maxUsd([uncached, costUsd(endpoint.pricing, { promptTokens, completionTokens, cacheWriteTokens: promptTokens })]);
     }),
   );
+}
+
+/** When a provider reports no usage (or a stream broke), tokens are estimated from the text. */
+export function estimatedUsage(promptTokens: number, completion: string): UpstreamUsage {
+  return { promptTokens, completionTokens: Math.ceil(completion.length / 4), reasoningTokens: 0, cachedTokens: 0 };
 }
