@@ -170,7 +170,7 @@ test("REST: extra_body means what it means over gRPC", async ({ env }) => {
   assert.match(clash.text, "extra_body.model");
 });
 
-test("the Anthropic mapping drops a field it does not know, and the call succeeds", async ({ env }) => {
+test("the Anthropic mapping does not send OpenAI-only parameters, and the call succeeds", async ({ env }) => {
   const res = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body: { model: "mock/claude", messages: HELLO, max_tokens: 16, ...UNTYPED_FIELDS } });
   assert.is(res.status, 200, res.text);
   const sent = upstreamBody(env);

@@ -3,15 +3,18 @@ import { isObject } from "../json-shape.js";
 import { arrayOf, assistantToolCalls, functionTool, unsupported } from "../chat-request-parts.js";
 import { sourceOfMediaUrl } from "../media-source.js";
 import { anthropicToolChoiceType } from "./tool-choice.js";
+import { copyProviderRequestFields } from "../provider-fields.js";
 
 /** Anthropic requires `max_tokens`; OpenAI callers often leave it out. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 
 /**
- * An OpenAI chat request as an Anthropic Messages request. Parameters Anthropic has no
- * counterpart for (logprobs, n, seed, penalties, response_format, …) are dropped here: whether
- * an endpoint may serve a request that uses them is routing's decision (supported_parameters).
- * Content this API cannot carry throws "unsupported" so routing can try another endpoint.
+ * An OpenAI chat request as an Anthropic Messages request. Chat parameters Anthropic has no
+ * counterpart for (logprobs, n, seed, penalties, response_format, …) are not sent: whether an
+ * endpoint may serve a request that uses them is routing's decision (supported_parameters).
+ * Reasoning (`reasoning_effort`, `reasoning`) becomes extended thinking; a field that is not
+ * chat's (`thinking`, `mcp_servers`, `container`, a field Anthropic adds later) is sent as it came
+ * (provider-fields.ts). Content this API cannot carry throws "unsupported".
  */
 export function anthropicRequest(request: JsonObject, model: string, stream: boolean): JsonObject {
   const system: JsonObject[] = [];
@@ -40,6 +43,8 @@ export function anthropicRequest(request: JsonObject, model: string, stream: boo
   }
 
   const out: JsonObject = { model, messages, max_tokens: maxTokens(request) };
+  const thinking = thinkingOf(request, out.max_tokens as number);
+  if (thinking) out.thinking = thinking;
   if (system.length > 0) out.system = system;
   if (typeof request.temperature === "number") {
     // OpenAI's range is 0–2, Anthropic's 0–1.
@@ -55,7 +60,30 @@ export function anthropicRequest(request: JsonObject, model: string, stream: boo
   // Anthropic refuses tool_choice without tools.
   if (toolChoice && tools.length > 0) out.tool_choice = toolChoice;
   if (stream) out.stream = true;
+  copyProviderRequestFields(request, out);
   return out;
+}
+
+/** OpenRouter's shares of `max_tokens` for an effort level, and Anthropic's smallest thinking budget. */
+const EFFORT_SHARE: Record<string, number> = { low: 0.2, medium: 0.5, high: 0.8 };
+const MIN_THINKING_BUDGET = 1024;
+
+/**
+ * Chat's reasoning request as Anthropic's extended thinking: a token budget (`reasoning.max_tokens`)
+ * as it is; an effort (`reasoning_effort`, `reasoning.effort`, or `reasoning.enabled`: medium) as
+ * its share of `max_tokens`, at least 1024, and only when that leaves room to answer; `none`,
+ * `minimal` or `reasoning.enabled: false` as thinking disabled.
+ */
+function thinkingOf(request: JsonObject, maxTokens: number): JsonObject | undefined {
+  const reasoning = isObject(request.reasoning) ? request.reasoning : {};
+  if (reasoning.enabled === false) return { type: "disabled" };
+  if (typeof reasoning.max_tokens === "number" && Number.isInteger(reasoning.max_tokens)) return { type: "enabled", budget_tokens: reasoning.max_tokens };
+  const effort = typeof reasoning.effort === "string" ? reasoning.effort : typeof request.reasoning_effort === "string" ? request.reasoning_effort : reasoning.enabled === true ? "medium" : undefined;
+  if (effort === undefined) return undefined;
+  const share = EFFORT_SHARE[effort];
+  if (share === undefined) return effort === "none" || effort === "minimal" ? { type: "disabled" } : undefined;
+  const budget = Math.max(MIN_THINKING_BUDGET, Math.floor(maxTokens * share));
+  return budget < maxTokens ? { type: "enabled", budget_tokens: budget } : undefined;
 }
 
 function maxTokens(request: JsonObject): number {

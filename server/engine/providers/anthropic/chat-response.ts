@@ -4,6 +4,7 @@ import { anthropicTokens, type AnthropicTokens } from "./usage.js";
 import { chatUsageJson, upstreamUsage } from "../cache-split-usage.js";
 import { deltaChunk, usageChunk, type ChunkIdentity } from "../chat-chunks.js";
 import { isObject, stringOr } from "../json-shape.js";
+import { copyProviderAnswerFields } from "../provider-fields.js";
 import { UpstreamError, type UpstreamUsage } from "../provider.js";
 
 /** A non-streamed Anthropic message as an OpenAI `chat.completion`. */
@@ -38,8 +39,12 @@ export function chatCompletionFromMessage(message: JsonObject): { body: JsonObje
     choices: [{ index: 0, message: assistant, finish_reason: finishReasonOf(stopReason), native_finish_reason: stopReason, logprobs: null }],
   };
   if (tokens) body.usage = chatUsageJson(tokens);
+  copyProviderAnswerFields(message, MESSAGE_FIELDS, body);
   return { body, usage: tokens ? upstreamUsage(tokens) : undefined };
 }
+
+/** The message fields the translation reads; Anthropic's others (`container`, …) reach the chat answer as they came. */
+const MESSAGE_FIELDS = new Set(["id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage"]);
 
 /**
  * Anthropic stream events → OpenAI `chat.completion.chunk`s, one event at a time. Tool use
@@ -67,7 +72,9 @@ export class AnthropicStreamTranslator implements ChunkIdentity {
         this.id = stringOr(message.id, "");
         this.model = stringOr(message.model, "");
         this.tokens = anthropicTokens(message.usage);
-        return [this.chunk({ role: "assistant", content: "" })];
+        const first = this.chunk({ role: "assistant", content: "" });
+        copyProviderAnswerFields(message, MESSAGE_FIELDS, first);
+        return [first];
       }
       case "content_block_start": {
         const block = isObject(data.content_block) ? data.content_block : {};

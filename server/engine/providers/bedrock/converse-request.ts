@@ -2,13 +2,15 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { isObject } from "../json-shape.js";
 import { arrayOf, assistantToolCalls, functionTool, unsupported } from "../chat-request-parts.js";
 import { baseModelId } from "./model-id.js";
+import { copyProviderRequestFields } from "../provider-fields.js";
 
 /**
  * An OpenAI chat request as a Bedrock Converse request (the model goes in the path, not the
- * body). What Converse has no field for (n, seed, penalties, logprobs, response_format,
- * parallel_tool_calls, …) is dropped: whether an endpoint may serve a request that uses them is
- * routing's decision (supported_parameters). Content Converse cannot carry throws "unsupported"
- * so routing can try another endpoint. README.md has the tables.
+ * body). Chat parameters Converse has no field for (n, seed, penalties, logprobs,
+ * response_format, parallel_tool_calls, …) are not sent: whether an endpoint may serve a request
+ * that uses them is routing's decision (supported_parameters). A field that is not chat's
+ * (`guardrailConfig`, `additionalModelRequestFields`, `performanceConfig`, …) is sent as it came
+ * (provider-fields.ts). Content Converse cannot carry throws "unsupported". README.md has the tables.
  */
 export function converseRequest(request: JsonObject, modelId: string): JsonObject {
   const system: JsonObject[] = [];
@@ -42,6 +44,7 @@ export function converseRequest(request: JsonObject, modelId: string): JsonObjec
   if (toolConfig) out.toolConfig = toolConfig;
   const additional = additionalFields(request, modelId);
   if (additional) out.additionalModelRequestFields = additional;
+  copyProviderRequestFields(request, out);
   return out;
 }
 

@@ -4,6 +4,10 @@ import { UpstreamError, type UpstreamUsage } from "../provider.js";
 import { finishReasonOf } from "./stop-reasons.js";
 import { bedrockTokens } from "./usage.js";
 import { chatUsageJson, upstreamUsage } from "../cache-split-usage.js";
+import { copyProviderAnswerFields } from "../provider-fields.js";
+
+/** The answer fields the translation reads; Converse's others (`trace`, `performanceConfig`, …) reach the chat answer as they came. */
+const ANSWER_FIELDS = new Set(["output", "stopReason", "usage"]);
 
 /**
  * A Converse answer (`{output: {message}, stopReason, usage}`) as an OpenAI `chat.completion`.
@@ -44,5 +48,6 @@ export function chatCompletionFromConverse(answer: JsonObject, id: string, model
     choices: [{ index: 0, message: assistant, finish_reason: finishReasonOf(stopReason), native_finish_reason: stopReason, logprobs: null }],
   };
   if (tokens) body.usage = chatUsageJson(tokens);
+  copyProviderAnswerFields(answer, ANSWER_FIELDS, body);
   return { body, usage: tokens ? upstreamUsage(tokens) : undefined };
 }

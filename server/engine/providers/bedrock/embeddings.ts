@@ -5,6 +5,7 @@ import { UpstreamError, type UpstreamTarget } from "../provider.js";
 import { readJsonObject } from "../upstream-http.js";
 import { baseModelId, modelPath } from "./model-id.js";
 import { postBedrock } from "./signing.js";
+import { copyProviderRequestFields, EMBEDDINGS_REQUEST_FIELDS } from "../provider-fields.js";
 
 /**
  * Converse has no embeddings; each embedding model family has its own InvokeModel body. Amazon
@@ -31,6 +32,8 @@ async function titanEmbeddings(target: UpstreamTarget, request: JsonObject, inpu
   const answers = await bounded(inputs, async (inputText) => {
     const payload: JsonObject = v1 ? { inputText } : { inputText, normalize: true };
     if (!v1 && typeof request.dimensions === "number") payload.dimensions = request.dimensions;
+    // Fields that are not OpenAI's (`embeddingTypes`, …) are the model's, for each call.
+    copyProviderRequestFields(request, payload, EMBEDDINGS_REQUEST_FIELDS);
     return readJsonObject(await postBedrock(target, modelPath(target.upstreamModelId, "invoke"), payload, "application/json", signal));
   });
   const vectors = answers.map((answer) => vectorOf(answer.embedding));
@@ -44,7 +47,9 @@ async function cohereEmbeddings(target: UpstreamTarget, request: JsonObject, inp
   const batches: string[][] = [];
   for (let i = 0; i < inputs.length; i += COHERE_TEXTS_PER_CALL) batches.push(inputs.slice(i, i + COHERE_TEXTS_PER_CALL));
   const answers = await bounded(batches, async (texts) => {
-    const response = await postBedrock(target, modelPath(target.upstreamModelId, "invoke"), { texts, input_type: inputType }, "application/json", signal);
+    const payload: JsonObject = { texts, input_type: inputType };
+    copyProviderRequestFields(request, payload, EMBEDDINGS_REQUEST_FIELDS);
+    const response = await postBedrock(target, modelPath(target.upstreamModelId, "invoke"), payload, "application/json", signal);
     // InvokeModel reports the tokens it counted in a header; Cohere's body has none.
     const tokens = tokenCount(Number(response.headers["x-amzn-bedrock-input-token-count"]));
     return { body: await readJsonObject(response), tokens };

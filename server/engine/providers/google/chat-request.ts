@@ -2,6 +2,7 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { sourceOfMediaUrl } from "../media-source.js";
 import { isObject } from "../json-shape.js";
 import { arrayOf, assistantToolCalls, functionTool, unsupported } from "../chat-request-parts.js";
+import { copyProviderRequestFields } from "../provider-fields.js";
 
 /**
  * What Gemini accepts in place of a thought signature it issued, for a function call whose
@@ -11,9 +12,11 @@ import { arrayOf, assistantToolCalls, functionTool, unsupported } from "../chat-
 export const SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator";
 
 /**
- * An OpenAI chat request as a Gemini GenerateContentRequest (README.md has the table). Parameters
- * Gemini has no counterpart for are dropped, as routing decides whether an endpoint may serve them
- * (supported_parameters); content it cannot carry throws "unsupported".
+ * An OpenAI chat request as a Gemini GenerateContentRequest (README.md has the table). Chat
+ * parameters Gemini has no counterpart for are not sent, as routing decides whether an endpoint
+ * may serve them (supported_parameters); a field that is not chat's (`safetySettings`,
+ * `cachedContent`, …) is sent as it came (provider-fields.ts); content it cannot carry throws
+ * "unsupported".
  */
 export function geminiRequest(request: JsonObject): JsonObject {
   const system: JsonObject[] = [];
@@ -51,6 +54,7 @@ export function geminiRequest(request: JsonObject): JsonObject {
   }
   const generationConfig = generationConfigOf(request);
   if (Object.keys(generationConfig).length > 0) out.generationConfig = generationConfig;
+  copyProviderRequestFields(request, out);
   return out;
 }
 

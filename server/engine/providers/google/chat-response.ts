@@ -6,6 +6,10 @@ import { UpstreamError, type UpstreamUsage } from "../provider.js";
 import { finishReasonOf } from "./finish-reasons.js";
 import { chatUsageJson, usageOfMetadata } from "./usage.js";
 import { deltaChunk, usageChunk, type ChunkIdentity } from "../chat-chunks.js";
+import { copyProviderAnswerFields } from "../provider-fields.js";
+
+/** The answer fields the translation reads; Gemini's others (`promptFeedback`, …) reach the chat answer as they came. */
+const ANSWER_FIELDS = new Set(["candidates", "usageMetadata", "modelVersion", "responseId"]);
 
 /**
  * Gemini's GenerateContentResponse as chat's `chat.completion` (whole) and
@@ -33,6 +37,7 @@ export function chatCompletionFromGemini(answer: JsonObject, model: string): Cha
     choices,
   };
   if (usage) body.usage = chatUsageJson(usage);
+  copyProviderAnswerFields(answer, ANSWER_FIELDS, body);
   return { body, usage };
 }
 
@@ -90,6 +95,7 @@ export class GeminiStreamTranslator implements ChunkIdentity {
         chunks.push(this.chunk(index, {}, candidate.finishReason, state.calls > 0));
       }
     });
+    for (const chunk of chunks) copyProviderAnswerFields(data, ANSWER_FIELDS, chunk);
     return chunks;
   }
 

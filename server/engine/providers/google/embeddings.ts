@@ -5,6 +5,7 @@ import { UpstreamError, type UpstreamTarget } from "../provider.js";
 import { readJsonObject } from "../upstream-http.js";
 import { inBodyError } from "./errors.js";
 import { modelPath, postGoogle } from "./upstream-call.js";
+import { copyProviderRequestFields, EMBEDDINGS_REQUEST_FIELDS } from "../provider-fields.js";
 
 /**
  * Embeddings through `batchEmbedContents`, one request per input. The Gemini API reports no token
@@ -20,6 +21,8 @@ export async function googleEmbeddings(target: UpstreamTarget, request: Embeddin
     const one: JsonObject = { model, content: { parts: [{ text }] } };
     if (taskType) one.taskType = taskType;
     if (dimensions !== undefined) one.outputDimensionality = dimensions;
+    // Fields that are not OpenAI's (`title`, …) are Gemini's, for each request.
+    copyProviderRequestFields(request, one, EMBEDDINGS_REQUEST_FIELDS);
     return one;
   });
   const response = await postGoogle(target, modelPath(target.upstreamModelId, "batchEmbedContents"), { requests }, "application/json", signal);
