@@ -180,7 +180,12 @@ function converse(x: Exchange): void {
   if (p.reasoningWords.length > 0) content.push({ reasoningContent: { reasoningText: { text: p.reasoningWords.join(""), signature: "mock-signature" } } });
   if (hasText) content.push({ text: p.words.join("") });
   if (toolUse) content.push({ toolUse });
-  sendJson(x.res, 200, { output: { message: { role: "assistant", content } }, stopReason: STOP_REASON[p.finish], usage, metrics: { latencyMs: 1 } }, { "x-amzn-requestid": requestId });
+  sendJson(
+    x.res,
+    200,
+    { output: { message: { role: "assistant", content } }, stopReason: STOP_REASON[p.finish], usage, metrics: { latencyMs: 1 }, ...x.rule?.answerFields },
+    { "x-amzn-requestid": requestId },
+  );
 }
 
 function frame(messageType: "event" | "exception", name: string, payload: Json): Buffer {

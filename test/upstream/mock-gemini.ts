@@ -89,6 +89,7 @@ function geminiAnswer(x: Exchange) {
     ...(usage ? { usageMetadata: usage } : {}),
     modelVersion: model,
     responseId: `gemini-mock-${x.id}`,
+    ...rule?.answerFields,
   });
   return { p, usageMetadata, callPart, envelope, finishReason: FINISH_REASON[p.finish] };
 }

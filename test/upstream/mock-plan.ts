@@ -40,7 +40,12 @@ export interface MockRule {
   logprobs?: Array<{ token: string; logprob: number; top_logprobs: Array<{ token: string; logprob: number }> }>;
   /** Sent as the body instead of the normal answer (status `status` or 200, JSON content type). */
   rawBody?: string;
-  /** Top-level fields added to an OpenAI-compatible answer: the chat completion, every stream chunk, the embeddings list (a provider's own `citations`, …). */
+  /**
+   * Top-level fields added to an answer in every format (a provider's own `citations`, …): the chat
+   * completion and every stream chunk, the embeddings list, an Anthropic message (streamed: its
+   * message_start), a Gemini answer (streamed: each one), a Converse answer, a Responses response
+   * (streamed: the response of its events).
+   */
   answerFields?: Json;
   /** Apply only to requests that present this credential (a key of a provider's pool). */
   key?: string;

@@ -10,13 +10,15 @@ import { GEMINI_ROUTES } from "./mock-gemini.js";
 import { MockVideoStore, type MockVideos } from "./mock-videos.js";
 import { acceptedKey, flatHeaders, header, refuseKey, MOCK_UPSTREAM_API_KEY, sendError, sendJson, type Json, type Provider } from "./mock-wire.js";
 import { mockVector, parseObject, plan, sendEvents, type Exchange, type MockReplyInput, type MockRoute, type MockRule } from "./mock-plan.js";
+import { mockResponses } from "./mock-responses.js";
 
 export type { MockRule };
 export { mockVector };
 
 /**
  * Our stand-in for AI providers: a real HTTP server on 127.0.0.1 speaking the OpenAI
- * (`/openai/v1/chat/completions`, `/openai/v1/embeddings`) and Anthropic (`/anthropic/v1/messages`)
+ * (`/openai/v1/chat/completions`, `/openai/v1/embeddings`, `/openai/v1/responses`: mock-responses.ts)
+ * and Anthropic (`/anthropic/v1/messages`)
  * wire formats, JSON and SSE. AWS Bedrock (`/bedrock/model/{modelId}/…`,
  * mock-bedrock.ts) too, and Google's Gemini API with Vertex AI's token exchange (`/google/v1beta/models/{model}:…`,
  * `/google/token`, mock-gemini.ts). Tests and benchmarks point provider base URLs at it and steer it
@@ -237,7 +239,7 @@ function fixedPath(path: string, provider: Provider, answer: (x: Exchange) => vo
  * Azure OpenAI's two surfaces: a deployment's (`/openai/deployments/{deployment}/…`, which wants
  * `?api-version=`) and the OpenAI-style `/openai/v1/…`, both with an `api-key` header.
  */
-const AZURE_PATH = /^\/azure\/openai\/(?:deployments\/([^/]+)|v1)\/(chat\/completions|embeddings)$/;
+const AZURE_PATH = /^\/azure\/openai\/(?:deployments\/([^/]+)|v1)\/(chat\/completions|embeddings|responses)$/;
 const AZURE_ROUTE: MockRoute = {
   match(method, path) {
     const found = method === "POST" ? AZURE_PATH.exec(path) : null;
@@ -250,6 +252,8 @@ const AZURE_ROUTE: MockRoute = {
     const url = new URL(x.req.url ?? "", "http://mock");
     const deployment = url.pathname.includes("/deployments/");
     if (deployment && !url.searchParams.get("api-version")) return sendError(x.res, "openai", 404, "Resource not found");
+    // Azure serves the Responses API on its v1 surface only.
+    if (url.pathname.endsWith("/responses")) return deployment ? sendError(x.res, "openai", 404, "Resource not found") : mockResponses(x);
     if (url.pathname.endsWith("/embeddings")) openAiEmbeddings(x);
     else openAiChat(x);
   },
@@ -258,6 +262,7 @@ const AZURE_ROUTE: MockRoute = {
 const ROUTES: MockRoute[] = [
   fixedPath("/openai/v1/chat/completions", "openai", openAiChat),
   fixedPath("/openai/v1/embeddings", "openai", openAiEmbeddings),
+  fixedPath("/openai/v1/responses", "openai", mockResponses),
   fixedPath("/anthropic/v1/messages", "anthropic", anthropicMessages),
   AZURE_ROUTE,
   ...BEDROCK_ROUTES,
@@ -423,7 +428,7 @@ export function anthropicMessage(x: MockReplyInput): Json {
   if (p.reasoningWords.length > 0) content.push({ type: "thinking", thinking: p.reasoningWords.join(""), signature: "mock-signature" });
   if (hasText) content.push({ type: "text", text: p.words.join("") });
   if (toolUse) content.push(toolUse);
-  return { id, type: "message", role: "assistant", model: x.model, content, stop_reason: STOP_REASON[p.finish], stop_sequence: null, usage };
+  return { id, type: "message", role: "assistant", model: x.model, content, stop_reason: STOP_REASON[p.finish], stop_sequence: null, usage, ...x.rule?.answerFields };
 }
 
 function anthropicMessages(x: Exchange): void {
@@ -433,7 +438,7 @@ function anthropicMessages(x: Exchange): void {
   const event = (name: string, data: Json) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
   const events = [
     event("message_start", {
-      message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+      message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 }, ...x.rule?.answerFields },
     }),
     event("ping", {}),
   ];
