@@ -90,7 +90,7 @@ test("a request-caused 403 answers that call alone: no other key is tried, and e
   const { gw, upstream, plainKey } = ctx;
   upstream.rule({ model: "forbidding-model", status: 403 });
   const refused = await chat(gw.url, gw.key, "forbidding", "a file of another project");
-  assert.is(refused.status, 403, refused.text);
+  assert.is(refused.status, 502, refused.text);
   assert.match(refused.text, /refused this request as forbidden/);
   assert.is(requestsTo(upstream, "forbidding"), 1, "the call did not walk the pool");
   upstream.reset();

@@ -10,7 +10,7 @@ import type { UpstreamError } from "../providers/provider.js";
  * | 400, 404, 422 (the request itself is bad)   | 400    | no       |
  * | 413 (too large for the provider)            | 413    | no       |
  * | 401, 402 (gateway's provider account)       | 502    | yes      |
- * | 403 (forbidden: most often the request's own, such as a file another account owns) | 403 | yes |
+ * | 403 (forbidden: most often the request's own, such as a file another account owns) | 502, with the provider's reason | yes |
  * | 408, 429 (busy; Retry-After passed on)      | 429    | yes      |
  * | 503                                          | 503    | yes      |
  * | 529 (overloaded)                             | 529    | yes      |
@@ -63,9 +63,10 @@ function statusError(status: number, retryAfterS: number | undefined, provider: 
   if (status === 401 || status === 402) {
     return gatewayError(502, `Provider ${provider} refused the gateway's credentials (upstream status ${status})`, { retryable: true });
   }
-  // A key the provider no longer takes answers 401; a 403 names what this request may not use
-  // (key-verdicts.ts), so the caller gets it with the provider's reason.
-  if (status === 403) return gatewayError(403, `Provider ${provider} refused this request as forbidden${detail}`);
+  // A key the provider no longer takes answers 401; a 403 most often names what this request may
+  // not use (key-verdicts.ts), so the caller is told so with the provider's reason. It stays a 502:
+  // a 403 from the gateway means one of its own refusals (guardrails, scopes), which metrics count.
+  if (status === 403) return gatewayError(502, `Provider ${provider} refused this request as forbidden (upstream status 403)${detail}`, { retryable: true });
   if (status === 408 || status === 429) return gatewayError(429, `Provider ${provider} is rate limiting requests${detail}`, { retryable: true, headers });
   if (status === 503) return gatewayError(503, `Provider ${provider} is temporarily unavailable${detail}`, { retryable: true, headers });
   if (status === 529) return gatewayError(529, `Provider ${provider} is overloaded${detail}`, { retryable: true, headers });
