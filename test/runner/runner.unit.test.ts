@@ -17,12 +17,12 @@ interface Run {
   output: string;
 }
 
-function runPlanted(pattern: string): Promise<Run> {
+function runPlanted(pattern: string, env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
       ["--import", "tsx", "test/run.ts", pattern],
-      { cwd: ROOT, env: { ...process.env, TEST_ROOT: FIXTURES, TEST_JOBS: "2", FORCE_COLOR: "0" }, timeout: 60_000 },
+      { cwd: ROOT, env: { ...process.env, TEST_ROOT: FIXTURES, TEST_JOBS: "2", FORCE_COLOR: "0", TEST_ORDER: "", ...env }, timeout: 60_000 },
       (error, stdout, stderr) => {
         if (error && typeof error.code !== "number") return reject(error);
         resolve({ code: typeof error?.code === "number" ? error.code : 0, output: `${stdout}${stderr}` });
@@ -119,6 +119,15 @@ test("files run in parallel workers, each file's output in one piece", async () 
   const run = await runPlanted("(passing|failing|after-throws)");
   assert.match(run.output, /with 2 workers/);
   for (const name of ["passing", "failing", "after-throws"]) assert.match(run.output, new RegExp(`${name}\\.unit\\.test\\.ts\\n\\s+planted: `), name);
+});
+
+test("TEST_ORDER=reverse runs each suite's tests last to first, so a test that needs an earlier one's leftovers fails", async () => {
+  const written = await runPlanted("order-dependent");
+  assert.is(written.code, 0, written.output);
+  const reversed = await runPlanted("order-dependent", { TEST_ORDER: "reverse" });
+  assert.is(reversed.code, 1, reversed.output);
+  assert.match(reversed.output, /FAIL\s+planted: order dependent\s+"uses what the first made"\n\s+nothing was made before this test/);
+  assert.match(reversed.output, /^1 passed, 1 failed, 0 skipped$/m);
 });
 
 test("temporary directories the helpers made are gone once the run is over, even those nobody removed", async () => {

@@ -51,8 +51,13 @@ export function suite<T = Record<string, unknown>>(name: string, context?: T): T
       }
     };
 
-  const test = ((title: string, callback: Callback<T>) => inner(title, guardTest(callback))) as Test<T>;
-  test.only = (title, callback) => inner.only(title, guardTest(callback));
+  // TEST_ORDER=reverse registers the suite's tests last to first when it runs, so that a test that
+  // leans on what an earlier one left behind fails (docs/testing.md); hooks keep their order.
+  const reversed = process.env.TEST_ORDER === "reverse";
+  const held: Array<() => void> = [];
+  const register = (add: () => void) => (reversed ? held.unshift(add) : add());
+  const test = ((title: string, callback: Callback<T>) => register(() => inner(title, guardTest(callback)))) as Test<T>;
+  test.only = (title, callback) => register(() => inner.only(title, guardTest(callback)));
   test.skip = (title, callback) => inner.skip(title, callback);
   test.before = Object.assign((callback: Callback<T>) => inner.before(guardHook("before", callback)), {
     each: (callback: Callback<T>) => inner.before.each(guardHook("before.each", callback)),
@@ -60,7 +65,10 @@ export function suite<T = Record<string, unknown>>(name: string, context?: T): T
   test.after = Object.assign((callback: Callback<T>) => inner.after(guardHook("after", callback)), {
     each: (callback: Callback<T>) => inner.after.each(guardHook("after.each", callback)),
   });
-  test.run = () => inner.run();
+  test.run = () => {
+    for (const add of held.splice(0)) add();
+    inner.run();
+  };
   return test;
 }
 
