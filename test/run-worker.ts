@@ -28,9 +28,10 @@ const ANSI = /\u001b\[[0-9;]*m/g;
 const FAIL_REPORT = /^ {2} FAIL {2}/gm;
 /**
  * When uvu counts a test as not passed without reporting it, its runner's `finally` swallowed an
- * error; support/suite.ts prevents both known ways, so only a suite made without it gets here.
+ * error, and the rest of the suite did not run; support/suite.ts prevents the ways known.
  */
-const NO_REASON = "a hook of a suite made with uvu's own suite() threw, and uvu discards that error; make the suite with test/support/suite.ts, which prints it";
+const NO_REASON =
+  "uvu could not report an error and stopped the suite (a hook of a suite made with uvu's own suite() threw, or a test threw a value uvu cannot print); make suites with test/support/suite.ts, which reports both";
 
 async function runFile({ name, file }: FileToRun): Promise<FileDone> {
   uvuGlobals.UVU_QUEUE.length = 0;

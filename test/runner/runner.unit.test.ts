@@ -80,17 +80,18 @@ test("an after.each that throws on a failing test does not hide the suite's othe
 test("a suite that bypasses the guard still fails the run when its setup throws, and the output says why no reason was printed", async () => {
   const run = await runPlanted("bare-uvu");
   assert.is(run.code, 1, run.output);
-  assert.match(run.output, /1 test did not pass and uvu gave no reason: a hook of a suite made with uvu's own suite\(\) threw/);
+  assert.match(run.output, /1 test did not pass and uvu gave no reason: uvu could not report an error and stopped the suite \(a hook of a suite made with uvu's own suite\(\) threw/);
   assert.match(run.output, /^0 passed, 1 failed, 0 skipped$/m);
 });
 
-test("a test or before.each that throws something other than an Error is reported with what it threw, and the suite's later tests still run", async () => {
+test("a test or before.each that throws what uvu cannot report (not an Error, a ConnectError) is reported, and the suite's later tests still run", async () => {
   const run = await runPlanted("throws-non-error");
   assert.is(run.code, 1, run.output);
   assert.match(run.output, /FAIL\s+planted: a test throws a string\s+"throws"\n\s+the test threw "planted string", not an Error/);
+  assert.match(run.output, /FAIL\s+planted: a test throws a string\s+"throws a ConnectError"\n\s+ConnectError: \[unavailable\] planted connect failure/);
   assert.match(run.output, /FAIL\s+planted: a before\.each rejects with nothing\s+"first"\n\s+the before\.each hook threw undefined, not an Error/);
   assert.not.match(run.output, /uvu gave no reason/);
-  assert.match(run.output, /^1 passed, 2 failed, 0 skipped$/m);
+  assert.match(run.output, /^1 passed, 3 failed, 0 skipped$/m);
 });
 
 test("a file that makes a suite and never runs it fails the run, even beside passing files", async () => {

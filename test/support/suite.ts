@@ -12,10 +12,13 @@ import { errorMessage } from "../../wire/errors.js";
  * exit code. After a failed `before`, the suite's tests still register and each fails saying why it
  * did not run; its `after` hooks still run, so that whatever the setup started is stopped.
  *
- * uvu formats a failed test by reading `err.name` and `err.stack`; a test (or a `before.each`) that
- * throws something that is not an Error (`throw "x"`, a promise rejected with nothing) made that
- * formatting throw inside uvu's catch, and the same `finally` swallowed it: "(0 / N)", no reason,
- * and the suite's later tests never ran. Such a value is wrapped in an Error that names it.
+ * uvu reports a failed test by reading `err.name`, `err.stack`, and `err.details` and `err.operator`
+ * as strings (its assertions' diff). What breaks those reads made the report throw inside uvu's
+ * catch, and the same `finally` swallowed it: no reason printed, and the suite's later tests never
+ * ran. A value that is not an Error (`throw "x"`, a promise rejected with nothing) is wrapped in an
+ * Error that names it; an Error with other `details` (ConnectError's list of details, which every
+ * failed gRPC or Connect call in a test throws) is wrapped in one that keeps its name, message and
+ * stack.
  */
 export function suite<T = Record<string, unknown>>(name: string, context?: T): Test<T> {
   const inner = uvuSuite<T>(name, context);
@@ -103,10 +106,15 @@ function recordHookFailure(suiteName: string, hook: HookName, error: unknown): v
   process.stdout.write(`\n  ✘ ${suiteName}: the ${hook} hook threw\n    ${stack.split("\n").join("\n    ")}\n`);
 }
 
-/** What uvu can print: an Error as it is, anything else wrapped in one that names the value. */
+/** What uvu can report: an Error it can format as it is, anything else wrapped in one it can. */
 function asError(thrown: unknown, thrower: string): Error {
-  if (thrown instanceof Error) return thrown;
-  return new Error(`${thrower} threw ${describeThrown(thrown)}, not an Error`);
+  if (!(thrown instanceof Error)) return new Error(`${thrower} threw ${describeThrown(thrown)}, not an Error`);
+  const { details, operator } = thrown as { details?: unknown; operator?: unknown };
+  const formattable = (details === undefined || details === null || details === false || typeof details === "string") && (operator === undefined || typeof operator === "string");
+  if (formattable && typeof thrown.name === "string") return thrown;
+  const wrapped = new Error(`${String(thrown.name)}: ${thrown.message}`, { cause: thrown });
+  wrapped.stack = `${wrapped.message}\n${(thrown.stack ?? "").split("\n").slice(1).join("\n")}`;
+  return wrapped;
 }
 
 function describeThrown(thrown: unknown): string {
