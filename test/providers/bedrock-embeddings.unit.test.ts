@@ -3,6 +3,7 @@ import { bedrockChat } from "../../server/engine/providers/bedrock/chat.js";
 import type { UpstreamTarget } from "../../server/engine/providers/provider.js";
 import { MOCK_AWS } from "../upstream/mock-bedrock.js";
 import type { MockUpstream } from "../upstream/mock-upstream.js";
+import { eventually } from "../support/eventually.js";
 import { failure, mockSuite, signal, targetFor } from "./adapter-helpers.js";
 
 const test = mockSuite("providers: Bedrock embeddings");
@@ -52,6 +53,8 @@ test("a failing input fails the call with Bedrock's status", async ({ mock }) =>
   mock.rule({ status: 429, times: 1 });
   const error = await failure(bedrockChat.embeddings(bedrock(mock, "amazon.titan-embed-text-v2:0"), { input: ["a", "b", "c"] }, signal()));
   assert.equal([error.failure, error.options.status], ["status", 429]);
+  // The other inputs' calls were in flight when the first failed: they land here, not in the next test.
+  await eventually(() => mock.requests.length, "every input's call reached Bedrock", { until: (calls) => calls === 3 });
 });
 
 test.run();
