@@ -1,8 +1,10 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { RE2JS, type Matcher } from "re2js";
+import { RE2JS } from "re2js";
 import { gatewayError, errorMessage } from "../../../wire/errors.js";
 import type { StoredContentFilterBuiltin } from "../../platform/db/governance-models.js";
 import { DETECTORS, UNAVAILABLE_SLUGS, type Detector, type FilterAction } from "./builtin-detectors.js";
+import { AnalysisBudget } from "./pattern-cost.js";
+import { checkPatternCost } from "./pattern-limits.js";
 
 /**
  * One content filter of a guardrail, compiled: a built-in detector or a custom RE2 pattern. What
@@ -51,10 +53,14 @@ interface CustomFilter {
   pattern: string;
   label: string;
   action: FilterAction;
+  compiled: RE2JS;
 }
 
-/** A custom filter as stored, checked: a 400 names the filter (by position) and what is wrong. */
-export function checkCustomFilter(filter: JsonObject, index: number): CustomFilter {
+/**
+ * A custom filter as stored, checked: a 400 names the filter (by position) and what is wrong. The
+ * patterns of one guardrail share one budget for checking their cost (pattern-cost.ts).
+ */
+export function checkCustomFilter(filter: JsonObject, index: number, budget = new AnalysisBudget()): CustomFilter {
   const where = `content_filters[${index}]`;
   for (const key of Object.keys(filter)) {
     if (key !== "pattern" && key !== "label" && key !== "action") throw gatewayError(400, `${where}: unknown field '${key}'; accepted: pattern, label, action`);
@@ -67,12 +73,14 @@ export function checkCustomFilter(filter: JsonObject, index: number): CustomFilt
   if (typeof action !== "string" || !CUSTOM_ACTIONS.includes(action as FilterAction)) {
     throw gatewayError(400, `${where}.action must be one of ${CUSTOM_ACTIONS.join(", ")}`);
   }
-  compilePattern(pattern, where);
-  return { pattern, label: label || CUSTOM_LABEL, action: action as FilterAction };
+  return { pattern, label: label || CUSTOM_LABEL, action: action as FilterAction, compiled: compilePattern(pattern, where, budget) };
 }
 
-/** RE2: matching time is linear in the text whatever the pattern, so a guardrail cannot stall calls. */
-function compilePattern(pattern: string, where: string): RE2JS {
+/**
+ * RE2: matching time is linear in the text whatever the pattern, but by a factor the pattern sets;
+ * pattern-limits.ts bounds it, so that a guardrail cannot stall calls.
+ */
+function compilePattern(pattern: string, where: string, budget: AnalysisBudget): RE2JS {
   let compiled: RE2JS;
   try {
     compiled = RE2JS.compile(pattern);
@@ -81,6 +89,7 @@ function compilePattern(pattern: string, where: string): RE2JS {
   }
   // A pattern that matches nothing at all would "redact" every position of every text.
   if (compiled.matches("")) throw gatewayError(400, `${where}.pattern '${pattern}' matches the empty text`);
+  checkPatternCost(compiled, where, budget);
   return compiled;
 }
 
@@ -94,9 +103,8 @@ export function unusableFilter(guardrail: string, name: string, reason: string):
   return { guardrail, slug: "unusable", name, action: "block", label: "", matches: () => true, redact: (text) => text, unusable: reason };
 }
 
-export function customFilter(guardrail: string, stored: JsonObject, index: number): ContentFilter {
-  const { pattern, label, action } = checkCustomFilter(stored, index);
-  const re = compilePattern(pattern, `content_filters[${index}]`);
+export function customFilter(guardrail: string, stored: JsonObject, index: number, budget = new AnalysisBudget()): ContentFilter {
+  const { label, action, compiled: re } = checkCustomFilter(stored, index, budget);
   const name = label === CUSTOM_LABEL ? `content_filters[${index}]` : label;
   return {
     guardrail,
@@ -104,26 +112,21 @@ export function customFilter(guardrail: string, stored: JsonObject, index: numbe
     name,
     action,
     label,
-    // `test` runs on RE2's DFA, several times faster than a matcher: most texts stop there.
-    matches: (text) => re.test(text) && nextMatch(re.matcher(text)),
+    // `test` runs on RE2's DFA, several times faster than the matcher, and no match of an accepted
+    // pattern is empty (pattern-limits.ts), so a text it finds a match in holds a real one.
+    matches: (text) => re.test(text),
     redact: (text) => {
       if (!re.test(text)) return text;
       const matcher = re.matcher(text);
       let out = "";
       let from = 0;
-      while (nextMatch(matcher)) {
+      while (matcher.find()) {
         out += text.slice(from, matcher.start()) + label;
         from = matcher.end();
       }
       return from === 0 ? text : out + text.slice(from);
     },
   };
-}
-
-/** Finds the next non-empty match: `\\b` or `x*` match nothing between characters, which is no match. */
-function nextMatch(matcher: Matcher): boolean {
-  while (matcher.find()) if (matcher.end() > matcher.start()) return true;
-  return false;
 }
 
 function detectorOps({ pattern, accepts }: Detector, label: string): Pick<ContentFilter, "matches" | "redact"> {

@@ -2,6 +2,7 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { StoredContentFilterBuiltin } from "../../platform/db/governance-models.js";
 import { builtinFilter, customFilter, unusableFilter, type ContentFilter } from "./content-filter.js";
 import { errorMessage } from "../../../wire/errors.js";
+import { AnalysisBudget } from "./pattern-cost.js";
 
 const NONE: readonly ContentFilter[] = [];
 
@@ -10,7 +11,8 @@ const compiled = new Map<string, { version: string; filters: readonly ContentFil
 
 /**
  * A guardrail's content filters, compiled once per version of its two columns: the governance
- * cache reloads a key's guardrails often, and RE2 compilation is the expensive part. A guardrail
+ * cache reloads a key's guardrails often, and compiling each pattern and checking its cost
+ * (pattern-limits.ts) are the expensive part. A guardrail
  * without filters costs nothing here and nothing per call.
  */
 export function guardrailFilters(id: string, name: string, builtins: StoredContentFilterBuiltin[], custom: JsonObject[] | null): readonly ContentFilter[] {
@@ -21,9 +23,10 @@ export function guardrailFilters(id: string, name: string, builtins: StoredConte
   const version = JSON.stringify([name, builtins, custom]);
   const cached = compiled.get(id);
   if (cached?.version === version) return cached.filters;
+  const budget = new AnalysisBudget();
   const filters = [
     ...builtins.map((builtin) => compiledOrUnusable(name, builtin.slug, () => builtinFilter(name, builtin))),
-    ...(custom ?? []).map((filter, index) => compiledOrUnusable(name, `content_filters[${index}]`, () => customFilter(name, filter, index), filter.pattern)),
+    ...(custom ?? []).map((filter, index) => compiledOrUnusable(name, `content_filters[${index}]`, () => customFilter(name, filter, index, budget), filter.pattern)),
   ];
   compiled.set(id, { version, filters });
   return filters;

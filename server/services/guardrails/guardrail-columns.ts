@@ -6,6 +6,7 @@ import { gatewayError } from "../../../wire/errors.js";
 import { wireName, wireNamesOf } from "../../../wire/enums.js";
 import type { GuardrailRow, StoredContentFilterBuiltin } from "../../platform/db/governance-models.js";
 import { checkBuiltin, checkCustomFilter } from "../../engine/content-filters/content-filter.js";
+import { AnalysisBudget } from "../../engine/content-filters/pattern-cost.js";
 
 /**
  * Request fields of a guardrail as stored columns. Create and update carry the same field names,
@@ -76,8 +77,9 @@ function storedBuiltins(builtins: GuardrailContentFilterBuiltin[]): StoredConten
   });
 }
 
-/** Each custom filter checked (its RE2 pattern compiles) before it is stored as given. */
+/** Each custom filter checked (its RE2 pattern compiles, within the cost limits) before it is stored as given. */
 function storedCustomFilters(filters: JsonObject[]): JsonObject[] | null {
-  filters.forEach(checkCustomFilter);
+  const budget = new AnalysisBudget();
+  filters.forEach((filter, index) => checkCustomFilter(filter, index, budget));
   return filters.length === 0 ? null : filters;
 }
