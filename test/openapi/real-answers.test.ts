@@ -80,6 +80,26 @@ test("batches: POST /batches (raw JSON body, 202) and GET /batches/{id} before a
   assert.equal(validator.response("GET", "/api/v1/batches/{id}", 200, done.body), [], done.text.slice(0, 400));
 });
 
+/** Every header of the gateway's own that a real answer carries is listed on that answer in the document. */
+function assertHeadersDocumented(verb: string, template: string, res: Reply): void {
+  const ours = [...res.headers.keys()].filter((name) => /^(x-gateway-|x-ratelimit-)|^(x-request-id|retry-after)$/.test(name));
+  assert.ok(ours.includes("x-request-id") && ours.includes("x-gateway-overhead-ms"), ours.join(", "));
+  const documented = validator.responseHeaders(verb, template, res.status);
+  for (const name of ours) assert.ok(documented.includes(name), `${name} of ${verb} ${template} → ${res.status} is not in the document (tools/openapi/headers.ts)`);
+}
+
+test("headers: what a real answer carries is documented on it, successes and errors", async ({ inf }) => {
+  const body = { model: "mock/chat", messages: [{ role: "user", content: "documented headers" }] };
+  const cached = await call(inf.gw.url, "POST", "/api/v1/chat/completions", { key: inf.gw.key, body, headers: { "x-gateway-cache-ttl": "60" } });
+  assert.is(cached.status, 200, cached.text);
+  assert.is(cached.headers.get("x-gateway-cache"), "miss");
+  assertHeadersDocumented("POST", "/api/v1/chat/completions", cached);
+  assertHeadersDocumented("GET", "/api/v1/key", await call(inf.gw.url, "GET", "/api/v1/key", { key: inf.gw.key }));
+  const refused = await call(inf.gw.url, "GET", "/api/v1/key");
+  assert.is(refused.status, 401);
+  assertHeadersDocumented("GET", "/api/v1/key", refused);
+});
+
 test("errors: 404, 400 and 401 answers are the documented error envelope", async ({ inf }) => {
   assert.is((await exchange(inf, "GET", "/api/v1/batches/{id}", "/api/v1/batches/batch_missing")).status, 404);
   const invalid = await call(inf.gw.url, "POST", "/api/v1/keys", { key: inf.gw.key, body: { name: "" } });

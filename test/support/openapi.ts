@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import type { HttpVerb, OpenApiDocument, Operation } from "../../tools/openapi/openapi-types.js";
+import type { HttpVerb, OpenApiDocument, Operation, Response } from "../../tools/openapi/openapi-types.js";
 
 /**
  * The generated OpenAPI document (gen/openapi/openapi.json) and validators of real bodies against
@@ -33,6 +33,8 @@ const FORMATS: Record<string, RegExp | true> = {
 export interface BodyValidator {
   /** The schema errors of a response body (empty: valid). `status` falls back to the 4XX/5XX entry. */
   response(verb: string, path: string, status: number, body: unknown, contentType?: string): string[];
+  /** The names of the headers the document lists for an answer (`status` falls back to the 4XX/5XX entry). */
+  responseHeaders(verb: string, path: string, status: number): string[];
   /** The schema errors of a request body. */
   request(verb: string, path: string, body: unknown, contentType?: string): string[];
   operation(verb: string, path: string): Operation;
@@ -54,16 +56,26 @@ export function bodyValidator(document: OpenApiDocument = openApiDocument()): Bo
     if (!found) throw new Error(`the document has no operation ${verb} ${path}`);
     return found;
   };
+  /** The answer documented for `status`, and where it is in the document. */
+  const answer = (verb: string, path: string, status: number): { entry: Response; base: string[] } => {
+    const { responses } = operation(verb, path);
+    const key = String(status) in responses ? String(status) : `${String(status)[0]}XX`;
+    const entry = responses[key];
+    if (!entry) throw new Error(`${verb} ${path} documents no ${status} answer`);
+    // The error answers refer to the shared response component.
+    if (!("$ref" in entry)) return { entry, base: ["paths", path, verb.toLowerCase(), "responses", key] };
+    const name = entry.$ref.replace("#/components/responses/", "");
+    const shared = document.components.responses[name];
+    if (!shared) throw new Error(`${entry.$ref} is not in the document`);
+    return { entry: shared, base: ["components", "responses", name] };
+  };
   return {
     operation,
     response(verb, path, status, body, contentType = "application/json") {
-      const { responses } = operation(verb, path);
-      const key = String(status) in responses ? String(status) : `${String(status)[0]}XX`;
-      const entry = responses[key];
-      if (!entry) throw new Error(`${verb} ${path} documents no ${status} answer`);
-      // The error answers refer to the shared response component.
-      const base = "$ref" in entry ? entry.$ref.replace(/^#\//, "").split("/") : ["paths", path, verb.toLowerCase(), "responses", key];
-      return check([...base, "content", contentType, "schema"], body);
+      return check([...answer(verb, path, status).base, "content", contentType, "schema"], body);
+    },
+    responseHeaders(verb, path, status) {
+      return Object.keys(answer(verb, path, status).entry.headers ?? {});
     },
     request(verb, path, body, contentType = "application/json") {
       return check(["paths", path, verb.toLowerCase(), "requestBody", "content", contentType, "schema"], body);

@@ -2,6 +2,7 @@ import type { DescMessage, DescService } from "@bufbuild/protobuf";
 import { RouteTable, type Route } from "../../facade/route-table.js";
 import { commentOf } from "./comments.js";
 import { ERROR_RESPONSE_NAME, ERROR_SCHEMA_NAME, errorResponse, errorSchema } from "./error-envelope.js";
+import { headerComponents } from "./headers.js";
 import type { HttpVerb, OpenApiDocument, PathItem, Tag } from "./openapi-types.js";
 import { operationOf } from "./operation.js";
 import { rawBodyMessage, rawReplyMessage, type FindMessage } from "./request-body.js";
@@ -18,6 +19,7 @@ export const BEARER_SCHEME = "bearerAuth";
 const DESCRIPTION = `The REST API of the model gateway, generated from its protos (\`proto/\`).
 
 - JSON uses the protos' field names (snake_case; lowerCamel names are accepted in requests). Integers are JSON numbers, also where 64-bit. Enums are lowercase strings. Timestamps are ISO 8601 UTC strings. Unknown request fields are ignored; \`null\` in a request means "not set", and in a PATCH body it clears the field.
+- Every path under \`/api/v1\` is also served under \`/v1\` (an alias: the same operations, as OpenAI's clients expect).
 - Authenticate with \`Authorization: Bearer <API key>\`; operations marked without security need no key.
 - Every error is \`{"error": {"code", "message", "metadata"?: {"reason", "retryable"}}}\`.
 - Server streams are server-sent events (\`text/event-stream\`); their schema is that of one event's \`data\`.`;
@@ -49,6 +51,8 @@ export function openApiDocument(services: readonly DescService[], findMessage: F
     components: {
       schemas: { [ERROR_SCHEMA_NAME]: errorSchema, ...schemas.all() },
       responses: { [ERROR_RESPONSE_NAME]: errorResponse },
+      // Each header once, referred to by the operations it applies to (headers.ts).
+      ...headerComponents(),
       securitySchemes: { [BEARER_SCHEME]: { type: "http", scheme: "bearer", description: "An API key of the gateway." } },
     },
   };

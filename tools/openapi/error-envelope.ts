@@ -1,3 +1,4 @@
+import { errorHeaders } from "./headers.js";
 import type { JsonSchema, Response } from "./openapi-types.js";
 
 /**
@@ -40,6 +41,7 @@ export const errorRef: JsonSchema = { $ref: `#/components/schemas/${ERROR_SCHEMA
 
 export const errorResponse: Response = {
   description: "An error, in the error envelope.",
+  headers: errorHeaders(),
   content: { "application/json": { schema: errorRef } },
 };
 

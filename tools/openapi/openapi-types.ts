@@ -36,7 +36,7 @@ export interface MediaType {
 
 export interface Parameter {
   name: string;
-  in: "path" | "query";
+  in: "path" | "query" | "header";
   required?: boolean;
   description?: string;
   schema: JsonSchema;
@@ -50,8 +50,20 @@ export interface RequestBody {
   content: Record<string, MediaType>;
 }
 
+/** A pointer to a component of the document. */
+export interface Reference {
+  $ref: string;
+}
+
+/** A response header (its name is the key of `Response.headers`). */
+export interface Header {
+  description: string;
+  schema: JsonSchema;
+}
+
 export interface Response {
   description: string;
+  headers?: Record<string, Header | Reference>;
   content?: Record<string, MediaType>;
 }
 
@@ -65,7 +77,7 @@ export interface Operation {
   summary?: string;
   description?: string;
   security?: SecurityRequirement[];
-  parameters?: Parameter[];
+  parameters?: Array<Parameter | Reference>;
   requestBody?: RequestBody;
   responses: Record<string, ResponseOrRef>;
 }
@@ -94,6 +106,8 @@ export interface OpenApiDocument {
   components: {
     schemas: Record<string, JsonSchema>;
     responses: Record<string, Response>;
+    parameters: Record<string, Parameter>;
+    headers: Record<string, Header>;
     securitySchemes: Record<string, SecurityScheme>;
   };
 }

@@ -3,6 +3,7 @@ import { Access, access, Entitlement, entitlement, global_host_only } from "../.
 import type { Route } from "../../facade/route-table.js";
 import { optionOf } from "../../wire/proto-options.js";
 import { commentOf, summaryOf } from "./comments.js";
+import { headerParameters } from "./headers.js";
 import type { Operation } from "./openapi-types.js";
 import { pathParameters, queryParameters } from "./parameters.js";
 import { requestBodyOf, type FindMessage } from "./request-body.js";
@@ -22,7 +23,7 @@ export function operationOf(route: Route, operationId: string, schemas: MessageS
   const summary = comment === undefined ? spaced(method.name) : summaryOf(comment);
   // The comment in full only when it says more than its first sentence.
   const description = [comment === summary ? undefined : comment, ...accessNotes(method)].filter((text) => text !== undefined).join("\n\n");
-  const parameters = [...pathParameters(route, schemas), ...queryParameters(route, schemas)];
+  const parameters = [...pathParameters(route, schemas), ...queryParameters(route, schemas), ...headerParameters(route)];
   const requestBody = requestBodyOf(route, schemas, findMessage);
   return {
     operationId,

@@ -4,7 +4,8 @@ import { envelope, json_reply } from "../../gen/gateway/v1/options_pb.js";
 import type { Route } from "../../facade/route-table.js";
 import { optionOf } from "../../wire/proto-options.js";
 import { errorRef, errorResponses } from "./error-envelope.js";
-import type { JsonSchema, MediaType, ResponseOrRef } from "./openapi-types.js";
+import { successHeaders } from "./headers.js";
+import type { JsonSchema, MediaType, Response, ResponseOrRef } from "./openapi-types.js";
 import { BINARY, rawReplyMessage, type FindMessage } from "./request-body.js";
 import type { MessageSchemas } from "./schemas.js";
 
@@ -17,11 +18,13 @@ import type { MessageSchemas } from "./schemas.js";
  * shared error envelope.
  */
 export function responsesOf(route: Route, schemas: MessageSchemas, findMessage: FindMessage): Record<string, ResponseOrRef> {
-  return { ...successOf(route, schemas, rawReplyMessage(route, findMessage)), ...errorResponses() };
+  const headers = successHeaders(route);
+  const successes = Object.entries(successOf(route, schemas, rawReplyMessage(route, findMessage))).map(([status, response]) => [status, { ...response, headers }] as const);
+  return { ...Object.fromEntries(successes), ...errorResponses() };
 }
 
 /** `rawReply`: the message an HttpBody answer is the wire JSON of (`(gateway.v1.raw_reply_message)`). */
-function successOf(route: Route, schemas: MessageSchemas, rawReply: DescMessage | undefined): Record<string, ResponseOrRef> {
+function successOf(route: Route, schemas: MessageSchemas, rawReply: DescMessage | undefined): Record<string, Response> {
   const status = String(route.successCode);
   const output = rawReply ?? route.method.output;
   const reply = rawReply === undefined ? route.reply : route.reply === "http-body" ? "json" : "stream";

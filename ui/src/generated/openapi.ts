@@ -4226,6 +4226,15 @@ export interface components {
         /** @description An error, in the error envelope. */
         Error: {
             headers: {
+                "x-request-id": components["headers"]["x-request-id"];
+                "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
+                "retry-after": components["headers"]["retry-after"];
+                "x-ratelimit-limit-requests": components["headers"]["x-ratelimit-limit-requests"];
+                "x-ratelimit-remaining-requests": components["headers"]["x-ratelimit-remaining-requests"];
+                "x-ratelimit-reset-requests": components["headers"]["x-ratelimit-reset-requests"];
+                "x-ratelimit-limit-tokens": components["headers"]["x-ratelimit-limit-tokens"];
+                "x-ratelimit-remaining-tokens": components["headers"]["x-ratelimit-remaining-tokens"];
+                "x-ratelimit-reset-tokens": components["headers"]["x-ratelimit-reset-tokens"];
                 [name: string]: unknown;
             };
             content: {
@@ -4233,9 +4242,49 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+        "x-request-id": string;
+        /** @description Seconds an answer to this request may be served from the response cache, from 1 to `GATEWAY_CACHE_MAX_TTL_SECONDS`; anything else is a `400`. Without it, the workspace's `svc_cache_ttl_seconds` applies, if set. */
+        "x-gateway-cache-ttl": string;
+        /** @description `no-cache`: skip the cache lookup, call the provider, and store the fresh answer in place of the old one. */
+        "cache-control": string;
+        /** @description The session the call belongs to (at most 256 characters), when the body has no `session_id`: calls of one session go to the same key of a provider's key pool, and the usage records name it. */
+        "x-session-id": string;
+        /** @description Makes retries safe: the same key with the same body answers the same batch; with another body, `409`. */
+        "idempotency-key": string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request's id: the caller's `x-request-id` when acceptable, else a fresh UUID. */
+        "x-request-id": string;
+        /** @description What the gateway added to the request until the answer's head: the time since it arrived less the time spent waiting on providers. */
+        "x-gateway-overhead-ms": string;
+        /** @description On a `429` (the key's rate limit, the free-model quota, a provider's rate limit passed on, an intern's turn limit) and on a `503` of admission: the seconds to wait before trying again. */
+        "retry-after": string;
+        /** @description What the response cache did: `hit` (answered from the cache, billed 0), `miss` (looked up, not found; the answer was stored), `bypass` (not looked up). */
+        "x-gateway-cache": "hit" | "miss" | "bypass";
+        /** @description The time spent waiting on providers until the answer's head, every attempt included (a stream: until its first chunk). Absent when no provider was called (a cache hit). */
+        "x-gateway-upstream-ms": string;
+        /** @description Which key of the provider's key pool answered: `<provider>/key-<position>`, never the key. Absent when the provider has one key. */
+        "x-gateway-provider-key": string;
+        /** @description `true` when a `flag` content filter of a guardrail matched the request's input (the call went through unchanged). Absent otherwise. */
+        "x-gateway-content-flagged": "true";
+        /** @description The call's generation id (`gen-…`), which finds it in `GET /generation` and the activity: an answer the provider gave natively keeps the provider's own `id`, which `previous_response_id` names. */
+        "x-gateway-generation-id": string;
+        /** @description On inference answers and their 429s: the size of the tightest request limit that applies to the call (the key's, its workspace's, the gateway's default), in requests per window. */
+        "x-ratelimit-limit-requests": string;
+        /** @description On inference answers and their 429s: the requests left in the window of the tightest request limit that applies to the call (the key's, its workspace's, the gateway's default). */
+        "x-ratelimit-remaining-requests": string;
+        /** @description On inference answers and their 429s: when the window of the tightest request limit that applies to the call (the key's, its workspace's, the gateway's default) ends, as OpenAI writes durations (`20ms`, `1.5s`, `6m0s`). */
+        "x-ratelimit-reset-requests": string;
+        /** @description On inference answers and their 429s: the size of the tightest token limit that applies to the call (the key's, its workspace's, the gateway's default), in tokens per window. */
+        "x-ratelimit-limit-tokens": string;
+        /** @description On inference answers and their 429s: the tokens left in the window of the tightest token limit that applies to the call (the key's, its workspace's, the gateway's default). */
+        "x-ratelimit-remaining-tokens": string;
+        /** @description On inference answers and their 429s: when the window of the tightest token limit that applies to the call (the key's, its workspace's, the gateway's default) ends, as OpenAI writes durations (`20ms`, `1.5s`, `6m0s`). */
+        "x-ratelimit-reset-tokens": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -4243,7 +4292,10 @@ export interface operations {
     KeysService_GetCurrentKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4252,6 +4304,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4272,7 +4326,10 @@ export interface operations {
                 /** @description Include disabled keys (default false). */
                 include_disabled?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4281,6 +4338,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4294,7 +4353,10 @@ export interface operations {
     KeysService_CreateKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4308,6 +4370,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4321,7 +4385,10 @@ export interface operations {
     KeysService_GetKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description 64 lowercase hex characters. */
                 hash: string;
@@ -4333,6 +4400,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4346,7 +4415,10 @@ export interface operations {
     KeysService_DeleteKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 hash: string;
             };
@@ -4357,6 +4429,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4370,7 +4444,10 @@ export interface operations {
     KeysService_UpdateKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 hash: string;
             };
@@ -4396,6 +4473,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4409,7 +4488,10 @@ export interface operations {
     KeysService_CreateAuthCode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4423,6 +4505,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4436,7 +4520,10 @@ export interface operations {
     KeysService_ExchangeAuthCode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4450,6 +4537,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4463,7 +4552,10 @@ export interface operations {
     OrganizationService_GetOrganizationSettings: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4472,6 +4564,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4485,7 +4579,10 @@ export interface operations {
     OrganizationService_UpdateOrganizationSettings: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4501,6 +4598,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4519,7 +4618,10 @@ export interface operations {
                 /** @description 1 to 100; default 100. */
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4528,6 +4630,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4541,7 +4645,10 @@ export interface operations {
     MembersService_CreateMember: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4555,6 +4662,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4568,7 +4677,10 @@ export interface operations {
     MembersService_DeleteMember: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 user_id: string;
             };
@@ -4579,6 +4691,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4595,7 +4709,10 @@ export interface operations {
                 offset?: number;
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4604,6 +4721,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4617,7 +4736,10 @@ export interface operations {
     WorkspacesService_CreateWorkspace: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4631,6 +4753,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4644,7 +4768,10 @@ export interface operations {
     WorkspacesService_GetWorkspace: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Workspace UUID or slug. */
                 workspace_ref: string;
@@ -4656,6 +4783,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4669,7 +4798,10 @@ export interface operations {
     WorkspacesService_DeleteWorkspace: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 workspace_ref: string;
             };
@@ -4680,6 +4812,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4693,7 +4827,10 @@ export interface operations {
     WorkspacesService_UpdateWorkspace: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 workspace_ref: string;
             };
@@ -4735,6 +4872,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4748,7 +4887,10 @@ export interface operations {
     WorkspacesService_ListWorkspaceBudgets: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 workspace_ref: string;
             };
@@ -4759,6 +4901,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4772,7 +4916,10 @@ export interface operations {
     WorkspacesService_GetWorkspaceBudget: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Workspace UUID or slug, at least 1 character. */
                 workspace_ref: string;
@@ -4786,6 +4933,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4799,7 +4948,10 @@ export interface operations {
     WorkspacesService_PutWorkspaceBudget: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 workspace_ref: string;
                 interval: "daily" | "weekly" | "monthly" | "lifetime";
@@ -4824,6 +4976,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4837,7 +4991,10 @@ export interface operations {
     WorkspacesService_DeleteWorkspaceBudget: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Workspace UUID or slug, at least 1 character. */
                 workspace_ref: string;
@@ -4851,6 +5008,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4872,7 +5031,10 @@ export interface operations {
                 /** @description Exact tracking string to look up; the way to reach `.` and `..`. */
                 user?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4881,6 +5043,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4894,7 +5058,10 @@ export interface operations {
     EndUsersService_CreateEndUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4908,6 +5075,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4921,7 +5090,10 @@ export interface operations {
     EndUsersService_GetEndUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 user: string;
             };
@@ -4932,6 +5104,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4945,7 +5119,10 @@ export interface operations {
     EndUsersService_DeleteEndUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 user: string;
             };
@@ -4956,6 +5133,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4969,7 +5148,10 @@ export interface operations {
     EndUsersService_UpdateEndUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 user: string;
             };
@@ -4987,6 +5169,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5000,7 +5184,10 @@ export interface operations {
     AnalyticsService_GetAnalyticsMeta: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5009,6 +5196,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5022,7 +5211,10 @@ export interface operations {
     AnalyticsService_QueryAnalytics: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5036,6 +5228,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5056,7 +5250,10 @@ export interface operations {
                 /** @description Only the calls of keys created by this organization member. */
                 user_id?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5065,6 +5262,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5081,7 +5280,10 @@ export interface operations {
                 /** @description The generation's id, e.g. "gen-1700000000-AbC…". */
                 id: string;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5090,6 +5292,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5118,7 +5322,10 @@ export interface operations {
                 /** @description Only generations recorded before this time (ISO 8601). */
                 end?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5127,6 +5334,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5147,7 +5356,10 @@ export interface operations {
                 /** @description Workspace (UUID) to list; default: the caller's key's workspace. */
                 workspace_id?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5156,6 +5368,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5169,7 +5383,10 @@ export interface operations {
     GuardrailsService_CreateGuardrail: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5183,6 +5400,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5196,7 +5415,10 @@ export interface operations {
     GuardrailsService_GetGuardrail: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Guardrail UUID. */
                 id: string;
@@ -5208,6 +5430,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5221,7 +5445,10 @@ export interface operations {
     GuardrailsService_DeleteGuardrail: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Guardrail UUID. */
                 id: string;
@@ -5233,6 +5460,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5246,7 +5475,10 @@ export interface operations {
     GuardrailsService_UpdateGuardrail: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Guardrail UUID (path). */
                 id: string;
@@ -5297,6 +5529,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5315,7 +5549,10 @@ export interface operations {
                 /** @description 1 to 100; default 100. */
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Guardrail UUID. */
                 id: string;
@@ -5327,6 +5564,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5340,7 +5579,10 @@ export interface operations {
     GuardrailsService_AssignGuardrailKeys: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Guardrail UUID (path). */
                 id: string;
@@ -5360,6 +5602,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5373,7 +5617,10 @@ export interface operations {
     GuardrailsService_UnassignGuardrailKeys: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Guardrail UUID (path). */
                 id: string;
@@ -5393,6 +5640,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5411,7 +5660,10 @@ export interface operations {
                 /** @description 1 to 100; default 100. */
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Guardrail UUID. */
                 id: string;
@@ -5423,6 +5675,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5436,7 +5690,10 @@ export interface operations {
     GuardrailsService_AssignGuardrailMembers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Guardrail UUID (path). */
                 id: string;
@@ -5456,6 +5713,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5469,7 +5728,10 @@ export interface operations {
     GuardrailsService_UnassignGuardrailMembers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Guardrail UUID (path). */
                 id: string;
@@ -5489,6 +5751,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5509,7 +5773,10 @@ export interface operations {
                 /** @description Only credentials of this provider. */
                 provider?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5518,6 +5785,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5531,7 +5800,10 @@ export interface operations {
     ByokService_CreateByokKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5545,6 +5817,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5558,7 +5832,10 @@ export interface operations {
     ByokService_GetByokKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 id: string;
             };
@@ -5569,6 +5846,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5582,7 +5861,10 @@ export interface operations {
     ByokService_DeleteByokKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 id: string;
             };
@@ -5593,6 +5875,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5606,7 +5890,10 @@ export interface operations {
     PrivateEndpointsService_ListPrivateEndpoints: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5615,6 +5902,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5628,7 +5917,10 @@ export interface operations {
     PrivateEndpointsService_CreatePrivateEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5642,6 +5934,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5655,7 +5949,10 @@ export interface operations {
     PrivateEndpointsService_GetPrivateEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Endpoint UUID. */
                 id: string;
@@ -5667,6 +5964,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5680,7 +5979,10 @@ export interface operations {
     PrivateEndpointsService_DeletePrivateEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Endpoint UUID. */
                 id: string;
@@ -5692,6 +5994,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5705,7 +6009,10 @@ export interface operations {
     PrivateEndpointsService_UpdatePrivateEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Endpoint UUID (path). */
                 id: string;
@@ -5737,6 +6044,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5750,7 +6059,10 @@ export interface operations {
     PrivateEndpointsService_ValidatePrivateEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Endpoint UUID (path). */
                 id: string;
@@ -5773,6 +6085,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5786,7 +6100,10 @@ export interface operations {
     PrivateEndpointsService_ActivatePrivateEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Endpoint UUID. */
                 id: string;
@@ -5798,6 +6115,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5821,7 +6140,10 @@ export interface operations {
                  */
                 output_modalities?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5830,6 +6152,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5853,7 +6177,10 @@ export interface operations {
                  */
                 output_modalities?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5862,6 +6189,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5878,7 +6207,10 @@ export interface operations {
                 /** @description The whole model id, e.g. `openai/gpt-4o`; instead of `author` and `slug`. */
                 id?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description The model's author, e.g. `openai`; with `slug`, instead of `id`. */
                 author: string;
@@ -5892,6 +6224,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5910,7 +6244,10 @@ export interface operations {
                 /** @description The model's slug, e.g. `gpt-4o`. */
                 slug?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description The whole model id, e.g. `openai/gpt-4o`; instead of `author` and `slug`. */
                 id: string;
@@ -5922,6 +6259,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5940,7 +6279,10 @@ export interface operations {
                 /** @description 1 to 1000. */
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5949,6 +6291,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5962,7 +6306,10 @@ export interface operations {
     ModelsService_ListModelEndpoints: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Required; the model's author, e.g. `openai`. */
                 author: string;
@@ -5976,6 +6323,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5989,7 +6338,10 @@ export interface operations {
     ModelsService_ListProviders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5998,6 +6350,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6011,7 +6365,16 @@ export interface operations {
     InferenceService_CreateChatCompletionFromJson: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+                /** @description Seconds an answer to this request may be served from the response cache, from 1 to `GATEWAY_CACHE_MAX_TTL_SECONDS`; anything else is a `400`. Without it, the workspace's `svc_cache_ttl_seconds` applies, if set. */
+                "x-gateway-cache-ttl"?: components["parameters"]["x-gateway-cache-ttl"];
+                /** @description `no-cache`: skip the cache lookup, call the provider, and store the fresh answer in place of the old one. */
+                "cache-control"?: components["parameters"]["cache-control"];
+                /** @description The session the call belongs to (at most 256 characters), when the body has no `session_id`: calls of one session go to the same key of a provider's key pool, and the usage records name it. */
+                "x-session-id"?: components["parameters"]["x-session-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6025,6 +6388,18 @@ export interface operations {
             /** @description One JSON body (`completion`) when the service answers at once, else server-sent events: one `data: <JSON>` event per message, `: keepalive` comments while idle, and `data: [DONE]` after the last. A stream that fails midway ends with the error envelope as its last event and no `[DONE]`. The schema is that of one event's `data`. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
+                    "x-gateway-cache": components["headers"]["x-gateway-cache"];
+                    "x-gateway-upstream-ms": components["headers"]["x-gateway-upstream-ms"];
+                    "x-gateway-provider-key": components["headers"]["x-gateway-provider-key"];
+                    "x-gateway-content-flagged": components["headers"]["x-gateway-content-flagged"];
+                    "x-ratelimit-limit-requests": components["headers"]["x-ratelimit-limit-requests"];
+                    "x-ratelimit-remaining-requests": components["headers"]["x-ratelimit-remaining-requests"];
+                    "x-ratelimit-reset-requests": components["headers"]["x-ratelimit-reset-requests"];
+                    "x-ratelimit-limit-tokens": components["headers"]["x-ratelimit-limit-tokens"];
+                    "x-ratelimit-remaining-tokens": components["headers"]["x-ratelimit-remaining-tokens"];
+                    "x-ratelimit-reset-tokens": components["headers"]["x-ratelimit-reset-tokens"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6039,7 +6414,14 @@ export interface operations {
     InferenceService_CreateEmbeddingFromJson: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+                /** @description Seconds an answer to this request may be served from the response cache, from 1 to `GATEWAY_CACHE_MAX_TTL_SECONDS`; anything else is a `400`. Without it, the workspace's `svc_cache_ttl_seconds` applies, if set. */
+                "x-gateway-cache-ttl"?: components["parameters"]["x-gateway-cache-ttl"];
+                /** @description `no-cache`: skip the cache lookup, call the provider, and store the fresh answer in place of the old one. */
+                "cache-control"?: components["parameters"]["cache-control"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6053,6 +6435,18 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
+                    "x-gateway-cache": components["headers"]["x-gateway-cache"];
+                    "x-gateway-upstream-ms": components["headers"]["x-gateway-upstream-ms"];
+                    "x-gateway-provider-key": components["headers"]["x-gateway-provider-key"];
+                    "x-gateway-content-flagged": components["headers"]["x-gateway-content-flagged"];
+                    "x-ratelimit-limit-requests": components["headers"]["x-ratelimit-limit-requests"];
+                    "x-ratelimit-remaining-requests": components["headers"]["x-ratelimit-remaining-requests"];
+                    "x-ratelimit-reset-requests": components["headers"]["x-ratelimit-reset-requests"];
+                    "x-ratelimit-limit-tokens": components["headers"]["x-ratelimit-limit-tokens"];
+                    "x-ratelimit-remaining-tokens": components["headers"]["x-ratelimit-remaining-tokens"];
+                    "x-ratelimit-reset-tokens": components["headers"]["x-ratelimit-reset-tokens"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6066,7 +6460,16 @@ export interface operations {
     InferenceService_CreateResponseFromJson: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+                /** @description Seconds an answer to this request may be served from the response cache, from 1 to `GATEWAY_CACHE_MAX_TTL_SECONDS`; anything else is a `400`. Without it, the workspace's `svc_cache_ttl_seconds` applies, if set. */
+                "x-gateway-cache-ttl"?: components["parameters"]["x-gateway-cache-ttl"];
+                /** @description `no-cache`: skip the cache lookup, call the provider, and store the fresh answer in place of the old one. */
+                "cache-control"?: components["parameters"]["cache-control"];
+                /** @description The session the call belongs to (at most 256 characters), when the body has no `session_id`: calls of one session go to the same key of a provider's key pool, and the usage records name it. */
+                "x-session-id"?: components["parameters"]["x-session-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6080,6 +6483,19 @@ export interface operations {
             /** @description One JSON body (`response`) when the service answers at once, else server-sent events, each named after its message's `type` (`event: <type>`), `: keepalive` comments while idle, and no `[DONE]`. A stream that fails midway ends with `event: error` and the error envelope. The schema is that of one event's `data`. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
+                    "x-gateway-cache": components["headers"]["x-gateway-cache"];
+                    "x-gateway-upstream-ms": components["headers"]["x-gateway-upstream-ms"];
+                    "x-gateway-provider-key": components["headers"]["x-gateway-provider-key"];
+                    "x-gateway-content-flagged": components["headers"]["x-gateway-content-flagged"];
+                    "x-gateway-generation-id": components["headers"]["x-gateway-generation-id"];
+                    "x-ratelimit-limit-requests": components["headers"]["x-ratelimit-limit-requests"];
+                    "x-ratelimit-remaining-requests": components["headers"]["x-ratelimit-remaining-requests"];
+                    "x-ratelimit-reset-requests": components["headers"]["x-ratelimit-reset-requests"];
+                    "x-ratelimit-limit-tokens": components["headers"]["x-ratelimit-limit-tokens"];
+                    "x-ratelimit-remaining-tokens": components["headers"]["x-ratelimit-remaining-tokens"];
+                    "x-ratelimit-reset-tokens": components["headers"]["x-ratelimit-reset-tokens"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6098,7 +6514,16 @@ export interface operations {
     InferenceService_CreateMessageFromJson: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+                /** @description Seconds an answer to this request may be served from the response cache, from 1 to `GATEWAY_CACHE_MAX_TTL_SECONDS`; anything else is a `400`. Without it, the workspace's `svc_cache_ttl_seconds` applies, if set. */
+                "x-gateway-cache-ttl"?: components["parameters"]["x-gateway-cache-ttl"];
+                /** @description `no-cache`: skip the cache lookup, call the provider, and store the fresh answer in place of the old one. */
+                "cache-control"?: components["parameters"]["cache-control"];
+                /** @description The session the call belongs to (at most 256 characters), when the body has no `session_id`: calls of one session go to the same key of a provider's key pool, and the usage records name it. */
+                "x-session-id"?: components["parameters"]["x-session-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6112,6 +6537,19 @@ export interface operations {
             /** @description One JSON body (`message`) when the service answers at once, else server-sent events, each named after its message's `type` (`event: <type>`), `: keepalive` comments while idle, and no `[DONE]`. A stream that fails midway ends with `event: error` and the error envelope. The schema is that of one event's `data`. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
+                    "x-gateway-cache": components["headers"]["x-gateway-cache"];
+                    "x-gateway-upstream-ms": components["headers"]["x-gateway-upstream-ms"];
+                    "x-gateway-provider-key": components["headers"]["x-gateway-provider-key"];
+                    "x-gateway-content-flagged": components["headers"]["x-gateway-content-flagged"];
+                    "x-gateway-generation-id": components["headers"]["x-gateway-generation-id"];
+                    "x-ratelimit-limit-requests": components["headers"]["x-ratelimit-limit-requests"];
+                    "x-ratelimit-remaining-requests": components["headers"]["x-ratelimit-remaining-requests"];
+                    "x-ratelimit-reset-requests": components["headers"]["x-ratelimit-reset-requests"];
+                    "x-ratelimit-limit-tokens": components["headers"]["x-ratelimit-limit-tokens"];
+                    "x-ratelimit-remaining-tokens": components["headers"]["x-ratelimit-remaining-tokens"];
+                    "x-ratelimit-reset-tokens": components["headers"]["x-ratelimit-reset-tokens"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6135,7 +6573,10 @@ export interface operations {
                 /** @description Cursor: return batches after this batch id. */
                 after?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6144,6 +6585,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6157,7 +6600,12 @@ export interface operations {
     BatchesService_CreateBatchFromJson: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+                /** @description Makes retries safe: the same key with the same body answers the same batch; with another body, `409`. */
+                "idempotency-key"?: components["parameters"]["idempotency-key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6171,6 +6619,8 @@ export interface operations {
             /** @description Accepted */
             202: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6184,7 +6634,10 @@ export interface operations {
     BatchesService_GetBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Required; the batch id returned on submit. */
                 id: string;
@@ -6196,6 +6649,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6209,7 +6664,10 @@ export interface operations {
     BatchesService_DeleteBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Required; the batch id returned on submit. */
                 id: string;
@@ -6221,6 +6679,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6234,7 +6694,10 @@ export interface operations {
     BatchesService_CancelBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Required; the batch id returned on submit. */
                 id: string;
@@ -6246,6 +6709,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6268,7 +6733,10 @@ export interface operations {
                 /** @description List the files held on this provider; unset means own storage. */
                 provider?: "openai" | "anthropic";
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6277,6 +6745,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6295,7 +6765,10 @@ export interface operations {
                 /** @description Store the file on this provider with the caller's own key; unset means own storage. */
                 provider?: "openai" | "anthropic";
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6312,6 +6785,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6330,7 +6805,10 @@ export interface operations {
                 /** @description Read the file from this provider; unset means own storage. */
                 provider?: "openai" | "anthropic";
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Required; 1 to 256 word characters and hyphens. */
                 file_id: string;
@@ -6342,6 +6820,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6360,7 +6840,10 @@ export interface operations {
                 /** @description Delete the file on this provider; unset means own storage. */
                 provider?: "openai" | "anthropic";
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Required; 1 to 256 word characters and hyphens. */
                 file_id: string;
@@ -6372,6 +6855,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6390,7 +6875,10 @@ export interface operations {
                 /** @description Read the file from this provider; unset means own storage. */
                 provider?: "openai" | "anthropic";
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Required; 1 to 256 word characters and hyphens. */
                 file_id: string;
@@ -6402,6 +6890,8 @@ export interface operations {
             /** @description The raw bytes, with their own content type. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6415,7 +6905,10 @@ export interface operations {
     VideosService_CreateVideo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6429,6 +6922,8 @@ export interface operations {
             /** @description Accepted */
             202: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6442,7 +6937,10 @@ export interface operations {
     VideosService_GetVideo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Required; at least 1 character. */
                 job_id: string;
@@ -6454,6 +6952,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6474,7 +6974,10 @@ export interface operations {
                 /** @description Signed URLs only: the signature over job id, index and `expires` (secret; never logged). */
                 sig?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Required; at least 1 character. */
                 job_id: string;
@@ -6486,6 +6989,8 @@ export interface operations {
             /** @description The raw bytes, with their own content type. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6499,7 +7004,10 @@ export interface operations {
     VideosService_ListVideoModels: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6508,6 +7016,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6521,7 +7031,12 @@ export interface operations {
     DecisionsService_CreateDecision: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+                /** @description The session the call belongs to (at most 256 characters), when the body has no `session_id`: calls of one session go to the same key of a provider's key pool, and the usage records name it. */
+                "x-session-id"?: components["parameters"]["x-session-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6535,6 +7050,17 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
+                    "x-gateway-upstream-ms": components["headers"]["x-gateway-upstream-ms"];
+                    "x-gateway-provider-key": components["headers"]["x-gateway-provider-key"];
+                    "x-gateway-content-flagged": components["headers"]["x-gateway-content-flagged"];
+                    "x-ratelimit-limit-requests": components["headers"]["x-ratelimit-limit-requests"];
+                    "x-ratelimit-remaining-requests": components["headers"]["x-ratelimit-remaining-requests"];
+                    "x-ratelimit-reset-requests": components["headers"]["x-ratelimit-reset-requests"];
+                    "x-ratelimit-limit-tokens": components["headers"]["x-ratelimit-limit-tokens"];
+                    "x-ratelimit-remaining-tokens": components["headers"]["x-ratelimit-remaining-tokens"];
+                    "x-ratelimit-reset-tokens": components["headers"]["x-ratelimit-reset-tokens"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6560,7 +7086,10 @@ export interface operations {
                 /** @description Workspace UUID; must be the key's workspace when given (another workspace is a 404). */
                 workspace_id?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6569,6 +7098,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6582,7 +7113,10 @@ export interface operations {
     InternsService_CreateIntern: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6596,6 +7130,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6609,7 +7145,10 @@ export interface operations {
     InternsService_GetIntern: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Intern UUID; any other value is an unknown intern (404). */
                 intern_id: string;
@@ -6621,6 +7160,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6634,7 +7175,10 @@ export interface operations {
     InternsService_DeleteIntern: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Intern UUID (path). */
                 intern_id: string;
@@ -6657,6 +7201,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6670,7 +7216,10 @@ export interface operations {
     InternsService_UpdateIntern: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Intern UUID (path). */
                 intern_id: string;
@@ -6696,6 +7245,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6709,7 +7260,10 @@ export interface operations {
     InternsService_ProvisionIntern: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Intern UUID. */
                 intern_id: string;
@@ -6721,6 +7275,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6734,7 +7290,10 @@ export interface operations {
     InternsService_SuspendIntern: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Intern UUID. */
                 intern_id: string;
@@ -6746,6 +7305,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6759,7 +7320,10 @@ export interface operations {
     InternsService_ChatCompletions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Intern UUID (path); any other value is an unknown intern (404). */
                 intern_id: string;
@@ -6788,6 +7352,8 @@ export interface operations {
             /** @description One JSON body (`steered`) when the service answers at once, else server-sent events: one `data: <JSON>` event per message, `: keepalive` comments while idle, and `data: [DONE]` after the last. A stream that fails midway ends with the error envelope as its last event and no `[DONE]`. The schema is that of one event's `data`. */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6802,7 +7368,10 @@ export interface operations {
     InternsService_GetInternDaemon: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description String, minimum length 1. */
                 intern_id: string;
@@ -6814,6 +7383,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6827,7 +7398,10 @@ export interface operations {
     VaultService_PutInternSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description UUID of an intern in the key's workspace. */
                 intern_id: string;
@@ -6864,6 +7438,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6877,7 +7453,10 @@ export interface operations {
     VaultService_DeleteInternSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description UUID of an intern in the key's workspace. */
                 intern_id: string;
@@ -6891,6 +7470,8 @@ export interface operations {
             /** @description No Content */
             204: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6907,7 +7488,10 @@ export interface operations {
                 /** @description 0 to 10000; default 0. */
                 offset?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description UUID of an intern in the key's workspace. */
                 intern_id: string;
@@ -6919,6 +7503,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6937,7 +7523,10 @@ export interface operations {
                 /** @description 0 to 10000; default 0. */
                 offset?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description UUID of an intern in the key's workspace. */
                 intern_id: string;
@@ -6949,6 +7538,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6962,7 +7553,10 @@ export interface operations {
     VaultService_PutWorkspaceSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description 1 to 255 characters; lookahead-free form of the API's pattern (see PutInternSecretRequest). */
                 name: string;
@@ -6986,6 +7580,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6999,7 +7595,10 @@ export interface operations {
     VaultService_DeleteWorkspaceSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description Same rule as on store (lookahead-free form of the API's pattern). */
                 name: string;
@@ -7011,6 +7610,8 @@ export interface operations {
             /** @description No Content */
             204: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7027,7 +7628,10 @@ export interface operations {
                 /** @description 0 to 10000; default 0. */
                 offset?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7036,6 +7640,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7049,7 +7655,10 @@ export interface operations {
     VaultService_CopyWorkspaceSecretsToIntern: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records. */
+                "x-request-id"?: components["parameters"]["x-request-id"];
+            };
             path: {
                 /** @description UUID of the target intern, in the key's workspace. */
                 intern_id: string;
@@ -7069,6 +7678,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "x-gateway-overhead-ms": components["headers"]["x-gateway-overhead-ms"];
                     [name: string]: unknown;
                 };
                 content: {
