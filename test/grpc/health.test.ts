@@ -60,8 +60,20 @@ test("Watch of an unknown service answers SERVICE_UNKNOWN and keeps the stream o
   watch.cancel();
 });
 
-// Last: it starts the drain.
-test("from the drain on: Watch reports NOT_SERVING and ends (OK), Check answers NOT_SERVING", async ({ gw, health }) => {
+test.run();
+
+// A gateway of its own: the drain it starts would answer NOT_SERVING to every test after it.
+const draining = suite<{ gw: TestGateway; health: GrpcClient }>("gRPC health (grpc.health.v1): the drain");
+draining.before(async (ctx) => {
+  ctx.gw = await startTestGateway();
+  ctx.health = createGrpcClient(Health, ctx.gw.grpcUrl);
+});
+draining.after(async (ctx) => {
+  ctx.health?.close();
+  await ctx.gw?.stop();
+});
+
+draining("from the drain on: Watch reports NOT_SERVING and ends (OK), Check answers NOT_SERVING", async ({ gw, health }) => {
   const watch = health.serverStream(Health.method.watch, { service: "" });
   const seen: ServingStatus[] = [];
   for await (const { status: serving } of watch.messages) {
@@ -74,4 +86,4 @@ test("from the drain on: Watch reports NOT_SERVING and ends (OK), Check answers 
   assert.is((await health.unary(Health.method.check, { service: "gateway.v1.KeysService" })).status, ServingStatus.NOT_SERVING);
 });
 
-test.run();
+draining.run();
