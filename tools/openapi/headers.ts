@@ -70,7 +70,7 @@ export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
     on: "error",
     routes: "every",
     description:
-      "On a `429` (the key's rate limit, the free-model quota, a provider's rate limit passed on, an intern's turn limit) and on a `503` of admission: the seconds to wait before trying again.",
+      "On a `429` (a rate limit: the key's, its workspace's or the gateway's default; the free-model quota, a provider's rate limit passed on, an intern's turn limit) and on a `503` of admission: the seconds to wait before trying again. A request larger than a token limit, which no wait can admit, has none and `x-should-retry: false` instead.",
     schema: { type: "string", pattern: "^\\d+$" },
   },
   {
@@ -157,7 +157,7 @@ function rateLimitHeaders(kind: "requests" | "tokens"): DocumentedHeader[] {
       name: `x-ratelimit-remaining-${kind}`,
       on,
       routes,
-      description: `On inference answers and their 429s: the ${kind} left in the window of ${limit}.`,
+      description: `On inference answers and their 429s: the ${kind} left in the window of ${limit}, this call counted; the answering instance's estimate, within the lease slack.`,
       schema: { type: "string", pattern: "^\\d+$" },
     },
     {

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gateway/v1/common.proto.
  */
 export const file_gateway_v1_common: GenFile = /*@__PURE__*/
-  fileDesc("ChdnYXRld2F5L3YxL2NvbW1vbi5wcm90bxIKZ2F0ZXdheS52MSLQAgoGQnVkZ2V0EhwKCWJ1ZGdldF9pZBgBIAEoCUIEmPQYAUgAiAEBEh8KDGd1YXJkcmFpbF9pZBgCIAEoCUIEmPQYAUgBiAEBEhQKDGluY2x1ZGVfYnlvaxgDIAEoCBIRCglsaW1pdF91c2QYBCABKAESFQoNcmVtYWluaW5nX3VzZBgFIAEoARIRCglzcGVuZF91c2QYBiABKAESOAoOcmVzZXRfaW50ZXJ2YWwYByABKA4yGi5nYXRld2F5LnYxLkJ1ZGdldEludGVydmFsQgSY9BgBEjMKCXJlc2V0c19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBJj0GAESJgoFc2NvcGUYCSABKA4yFy5nYXRld2F5LnYxLkJ1ZGdldFNjb3BlQgwKCl9idWRnZXRfaWRCDwoNX2d1YXJkcmFpbF9pZCIiCg9EZWxldGVkUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCCqkAQoNUmVzZXRJbnRlcnZhbBIeChpSRVNFVF9JTlRFUlZBTF9VTlNQRUNJRklFRBAAEiMKFFJFU0VUX0lOVEVSVkFMX0RBSUxZEAEaCeL0GAVkYWlseRIlChVSRVNFVF9JTlRFUlZBTF9XRUVLTFkQAhoK4vQYBndlZWtseRInChZSRVNFVF9JTlRFUlZBTF9NT05USExZEAMaC+L0GAdtb250aGx5KtUBCg5CdWRnZXRJbnRlcnZhbBIfChtCVURHRVRfSU5URVJWQUxfVU5TUEVDSUZJRUQQABIkChVCVURHRVRfSU5URVJWQUxfREFJTFkQARoJ4vQYBWRhaWx5EiYKFkJVREdFVF9JTlRFUlZBTF9XRUVLTFkQAhoK4vQYBndlZWtseRIoChdCVURHRVRfSU5URVJWQUxfTU9OVEhMWRADGgvi9BgHbW9udGhseRIqChhCVURHRVRfSU5URVJWQUxfTElGRVRJTUUQBBoM4vQYCGxpZmV0aW1lKo0BCgpEYXRhUmVnaW9uEhsKF0RBVEFfUkVHSU9OX1VOU1BFQ0lGSUVEEAASIgoSREFUQV9SRUdJT05fR0xPQkFMEAEaCuL0GAZnbG9iYWwSIgoSREFUQV9SRUdJT05fRVVST1BFEAIaCuL0GAZldXJvcGUSGgoOREFUQV9SRUdJT05fVVMQAxoG4vQYAnVzKpoBCgtCdWRnZXRTY29wZRIcChhCVURHRVRfU0NPUEVfVU5TUEVDSUZJRUQQABIdChBCVURHRVRfU0NPUEVfS0VZEAEaB+L0GANrZXkSIwoTQlVER0VUX1NDT1BFX01FTUJFUhACGgri9BgGbWVtYmVyEikKFkJVREdFVF9TQ09QRV9XT1JLU1BBQ0UQAxoN4vQYCXdvcmtzcGFjZWIGcHJvdG8z", [file_gateway_v1_options, file_google_protobuf_timestamp]);
+  fileDesc("ChdnYXRld2F5L3YxL2NvbW1vbi5wcm90bxIKZ2F0ZXdheS52MSLQAgoGQnVkZ2V0EhwKCWJ1ZGdldF9pZBgBIAEoCUIEmPQYAUgAiAEBEh8KDGd1YXJkcmFpbF9pZBgCIAEoCUIEmPQYAUgBiAEBEhQKDGluY2x1ZGVfYnlvaxgDIAEoCBIRCglsaW1pdF91c2QYBCABKAESFQoNcmVtYWluaW5nX3VzZBgFIAEoARIRCglzcGVuZF91c2QYBiABKAESOAoOcmVzZXRfaW50ZXJ2YWwYByABKA4yGi5nYXRld2F5LnYxLkJ1ZGdldEludGVydmFsQgSY9BgBEjMKCXJlc2V0c19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBJj0GAESJgoFc2NvcGUYCSABKA4yFy5nYXRld2F5LnYxLkJ1ZGdldFNjb3BlQgwKCl9idWRnZXRfaWRCDwoNX2d1YXJkcmFpbF9pZCK2AQoMU3ZjUmF0ZUxpbWl0EjwKE3JlcXVlc3RzX3Blcl9taW51dGUYASABKAVCGpL0GBI5AAAAAAAA8D9BAAAAAGXNzUGY9BgBSACIAQESOgoRdG9rZW5zX3Blcl9taW51dGUYAiABKAVCGpL0GBI5AAAAAAAA8D9BAAAAAGXNzUGY9BgBSAGIAQFCFgoUX3JlcXVlc3RzX3Blcl9taW51dGVCFAoSX3Rva2Vuc19wZXJfbWludXRlIiIKD0RlbGV0ZWRSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIKqQBCg1SZXNldEludGVydmFsEh4KGlJFU0VUX0lOVEVSVkFMX1VOU1BFQ0lGSUVEEAASIwoUUkVTRVRfSU5URVJWQUxfREFJTFkQARoJ4vQYBWRhaWx5EiUKFVJFU0VUX0lOVEVSVkFMX1dFRUtMWRACGgri9BgGd2Vla2x5EicKFlJFU0VUX0lOVEVSVkFMX01PTlRITFkQAxoL4vQYB21vbnRobHkq1QEKDkJ1ZGdldEludGVydmFsEh8KG0JVREdFVF9JTlRFUlZBTF9VTlNQRUNJRklFRBAAEiQKFUJVREdFVF9JTlRFUlZBTF9EQUlMWRABGgni9BgFZGFpbHkSJgoWQlVER0VUX0lOVEVSVkFMX1dFRUtMWRACGgri9BgGd2Vla2x5EigKF0JVREdFVF9JTlRFUlZBTF9NT05USExZEAMaC+L0GAdtb250aGx5EioKGEJVREdFVF9JTlRFUlZBTF9MSUZFVElNRRAEGgzi9BgIbGlmZXRpbWUqjQEKCkRhdGFSZWdpb24SGwoXREFUQV9SRUdJT05fVU5TUEVDSUZJRUQQABIiChJEQVRBX1JFR0lPTl9HTE9CQUwQARoK4vQYBmdsb2JhbBIiChJEQVRBX1JFR0lPTl9FVVJPUEUQAhoK4vQYBmV1cm9wZRIaCg5EQVRBX1JFR0lPTl9VUxADGgbi9BgCdXMqmgEKC0J1ZGdldFNjb3BlEhwKGEJVREdFVF9TQ09QRV9VTlNQRUNJRklFRBAAEh0KEEJVREdFVF9TQ09QRV9LRVkQARoH4vQYA2tleRIjChNCVURHRVRfU0NPUEVfTUVNQkVSEAIaCuL0GAZtZW1iZXISKQoWQlVER0VUX1NDT1BFX1dPUktTUEFDRRADGg3i9BgJd29ya3NwYWNlYgZwcm90bzM", [file_gateway_v1_options, file_google_protobuf_timestamp]);
 
 /**
  * One spending limit that applies to a key (its budget object). Amounts are USD.
@@ -83,6 +83,35 @@ export const BudgetSchema: GenMessage<Budget> = /*@__PURE__*/
   messageDesc(file_gateway_v1_common, 0);
 
 /**
+ * The gateway's request and token limits of a key or a workspace, per minute (docs/api/limits.md).
+ * A write replaces both values: one left out or null is no such limit.
+ *
+ * @generated from message gateway.v1.SvcRateLimit
+ */
+export type SvcRateLimit = Message<"gateway.v1.SvcRateLimit"> & {
+  /**
+   * Requests per minute, 1 to 1000000000; null: no request limit.
+   *
+   * @generated from field: optional int32 requests_per_minute = 1;
+   */
+  requestsPerMinute?: number | undefined;
+
+  /**
+   * Tokens (prompt and completion) per minute, 1 to 1000000000; null: no token limit.
+   *
+   * @generated from field: optional int32 tokens_per_minute = 2;
+   */
+  tokensPerMinute?: number | undefined;
+};
+
+/**
+ * Describes the message gateway.v1.SvcRateLimit.
+ * Use `create(SvcRateLimitSchema)` to create a new message.
+ */
+export const SvcRateLimitSchema: GenMessage<SvcRateLimit> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_common, 1);
+
+/**
  * Answer of deletions that have nothing else to report.
  *
  * @generated from message gateway.v1.DeletedResponse
@@ -99,7 +128,7 @@ export type DeletedResponse = Message<"gateway.v1.DeletedResponse"> & {
  * Use `create(DeletedResponseSchema)` to create a new message.
  */
 export const DeletedResponseSchema: GenMessage<DeletedResponse> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_common, 1);
+  messageDesc(file_gateway_v1_common, 2);
 
 /**
  * Interval on which a key's credit limit resets (midnight UTC; weeks start on Monday).

@@ -36,6 +36,9 @@ export class WorkspaceRow extends Model<InferAttributes<WorkspaceRow>, InferCrea
   declare isObservabilityIoLoggingEnabled: CreationOptional<boolean>;
   /** The response cache TTL of calls that ask for none (seconds); null: not cached. */
   declare cacheTtlSeconds: CreationOptional<number | null>;
+  /** The request and token limits per minute of all the workspace's keys together (docs/api/limits.md); null: none. */
+  declare rateLimitRequestsPerMinute: CreationOptional<number | null>;
+  declare rateLimitTokensPerMinute: CreationOptional<number | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date | null>;
 }
@@ -55,6 +58,9 @@ export class ApiKeyRow extends Model<InferAttributes<ApiKeyRow>, InferCreationAt
   declare expiresAt: CreationOptional<Date | null>;
   /** Set on an intern's own key (created at provisioning): the key acts for that intern only (core/scope.ts). */
   declare internId: CreationOptional<string | null>;
+  /** The key's request and token limits per minute (docs/api/limits.md); null: none. */
+  declare rateLimitRequestsPerMinute: CreationOptional<number | null>;
+  declare rateLimitTokensPerMinute: CreationOptional<number | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date | null>;
   /** Loaded with `include` by authentication. */
@@ -118,6 +124,8 @@ export function initModels(sequelize: Sequelize): void {
       isObservabilityBroadcastEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
       isObservabilityIoLoggingEnabled: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
       cacheTtlSeconds: { type: DataTypes.INTEGER },
+      rateLimitRequestsPerMinute: { type: DataTypes.INTEGER },
+      rateLimitTokensPerMinute: { type: DataTypes.INTEGER },
       createdAt: createdAt(),
       updatedAt: updatedAt(),
     },
@@ -139,6 +147,8 @@ export function initModels(sequelize: Sequelize): void {
       includeByokInLimit: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
       expiresAt: { type: DataTypes.DATE },
       internId: { type: DataTypes.UUID },
+      rateLimitRequestsPerMinute: { type: DataTypes.INTEGER },
+      rateLimitTokensPerMinute: { type: DataTypes.INTEGER },
       createdAt: createdAt(),
       updatedAt: updatedAt(),
     },

@@ -3,13 +3,15 @@ import { gatewayError } from "../../../wire/errors.js";
 import { hashKey, maskKey, newKeySecret } from "../../platform/core/key-secret.js";
 import { ApiKeyRow } from "../../platform/db/models.js";
 import { isMember, ownerOf } from "../members/member-store.js";
+import type { RateLimitColumns } from "../../engine/admission/rate-limit-settings.js";
 
 /**
  * The one way a key comes into being (POST /keys, the operator, the PKCE exchange): a fresh
  * secret, stored only as its hash, and a creator that must be a current member (the organization
  * owner when none is named).
  */
-export interface KeyToIssue {
+/** Its limits per minute (`svc_rate_limit`) are optional: a key is issued without any by default. */
+export interface KeyToIssue extends Partial<RateLimitColumns> {
   organizationId: string;
   workspaceId: string;
   creatorUserId: string | null;

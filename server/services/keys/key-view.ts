@@ -10,6 +10,7 @@ import type { ApiKeyRow, OrganizationRow } from "../../platform/db/models.js";
 import type { ApplyingGuardrail } from "../../engine/governance/applying-guardrails.js";
 import { keyLimitPeriod, type BudgetLayer } from "../../engine/usage/budget-layers.js";
 import { countedSpend, layerSpendUsd, NO_USAGE, type PeriodSpend, type SpendIndex } from "../../engine/usage/usage-counters.js";
+import { svcRateLimitOf } from "../../engine/admission/rate-limit-settings.js";
 
 /**
  * Key records as the API shows them. Usage figures are the settled spend of the usage counters in
@@ -35,6 +36,7 @@ export function toApiKey(row: ApiKeyRow, usage: PeriodSpend = NO_USAGE): ApiKey 
     creatorUserId: row.creatorUserId ?? undefined,
     workspaceId: row.workspaceId,
     isManagementKey: row.isManagement,
+    svcRateLimit: svcRateLimitOf(row),
   });
 }
 
@@ -96,6 +98,7 @@ export function toCurrentKey({ key, organization, layers, spend, guardrails, fre
     rateLimit: { interval: "10s", requests: -1, note: "Deprecated: rate limits are enforced per key and answered with 429." },
     budgets,
     effectiveBudget: bindingBudget(budgets),
+    svcRateLimit: managed.svcRateLimit,
   });
 }
 

@@ -13,6 +13,7 @@ import { wireName } from "../../../wire/enums.js";
 import { ApiKeyRow } from "../../platform/db/models.js";
 import type { Deps } from "../deps.js";
 import { budgetLayers } from "../../engine/usage/budget-layers.js";
+import { rateLimitColumns } from "../../engine/admission/rate-limit-settings.js";
 import { currentPeriodRefs, freeModelRequestsToday, keysUsage, keyUsage, readSpend } from "../../engine/usage/usage-counters.js";
 import { authCodeHandlers } from "./auth-codes.js";
 import { futureDate, issueKey } from "./key-issuer.js";
@@ -63,6 +64,7 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
         limitReset: wireName(ResetIntervalSchema, req.limitReset) ?? null,
         includeByokInLimit: req.includeByokInLimit ?? false,
         expiresAt: req.expiresAt ? futureDate(requestDate(req.expiresAt, "expires_at")) : null,
+        ...rateLimitColumns(req.svcRateLimit),
       });
       return { data: toApiKey(row), key: secret };
     },
@@ -106,6 +108,7 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
       if (changed.has("limit_reset")) row.limitReset = wireName(ResetIntervalSchema, req.limitReset) ?? null;
       if (changed.has("include_byok_in_limit")) row.includeByokInLimit = req.includeByokInLimit ?? false;
       if (changed.has("expires_at")) row.expiresAt = req.expiresAt ? futureDate(requestDate(req.expiresAt, "expires_at")) : null;
+      if (changed.has("svc_rate_limit")) Object.assign(row, rateLimitColumns(req.svcRateLimit));
       if (changed.size > 0) {
         row.updatedAt = new Date();
         await row.save();

@@ -4,6 +4,8 @@ import { gatewayError } from "../../../wire/errors.js";
 import { wireName, wireNamesOf } from "../../../wire/enums.js";
 import { GuardrailRow } from "../../platform/db/governance-models.js";
 import type { WorkspaceRow } from "../../platform/db/models.js";
+import type { SvcRateLimit } from "../../../gen/gateway/v1/common_pb.js";
+import { rateLimitColumns } from "../../engine/admission/rate-limit-settings.js";
 
 /**
  * The writable fields of a workspace  and the columns they set, shared by
@@ -27,6 +29,7 @@ export interface WorkspaceFieldValues {
   includeByokInBudgets?: boolean;
   defaultGuardrailId?: string;
   svcCacheTtlSeconds?: number;
+  svcRateLimit?: SvcRateLimit;
 }
 
 export type WorkspaceColumns = Partial<Attributes<WorkspaceRow>>;
@@ -53,6 +56,7 @@ const RULES: Record<string, FieldRule> = {
   is_observability_io_logging_enabled: (v) => ({ isObservabilityIoLoggingEnabled: v.isObservabilityIoLoggingEnabled ?? false }),
   include_byok_in_budgets: (v) => ({ includeByokInBudgets: v.includeByokInBudgets ?? false }),
   svc_cache_ttl_seconds: (v) => ({ cacheTtlSeconds: v.svcCacheTtlSeconds ?? null }),
+  svc_rate_limit: (v) => rateLimitColumns(v.svcRateLimit),
   // Never null: a PATCH replaces it with another guardrail, it cannot clear it.
   default_guardrail_id: async (v, organizationId, transaction) => ({
     defaultGuardrailId: await guardrailOf(organizationId, notNull(v.defaultGuardrailId, "default_guardrail_id"), transaction),

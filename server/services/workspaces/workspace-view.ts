@@ -6,6 +6,7 @@ import { microsToUsd } from "../../platform/core/money.js";
 import { optionalTimestamp } from "../../platform/core/timestamps.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import type { WorkspaceBudgetRow, WorkspaceRow } from "../../platform/db/models.js";
+import { svcRateLimitOf } from "../../engine/admission/rate-limit-settings.js";
 
 export function toWorkspace(row: WorkspaceRow): Workspace {
   return create(WorkspaceSchema, {
@@ -29,6 +30,7 @@ export function toWorkspace(row: WorkspaceRow): Workspace {
     isObservabilityBroadcastEnabled: row.isObservabilityBroadcastEnabled,
     isObservabilityIoLoggingEnabled: row.isObservabilityIoLoggingEnabled,
     svcCacheTtlSeconds: row.cacheTtlSeconds ?? undefined,
+    svcRateLimit: svcRateLimitOf(row),
   });
 }
 

@@ -67,7 +67,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Updates the fields present in the body; `null` clears `limit`, `limit_reset` and `expires_at`.
+         * Updates the fields present in the body; `null` clears `limit`, `limit_reset`, `expires_at` and `svc_rate_limit`.
          * @description Management keys only; other keys get 403.
          */
         patch: operations["KeysService_UpdateKey"];
@@ -1843,6 +1843,8 @@ export interface components {
             creator_user_id: string;
             workspace_id: string;
             is_management_key: boolean;
+            /** @description The gateway's: the key's request and token limits per minute (docs/api/limits.md); null when it has none. */
+            svc_rate_limit: components["schemas"]["gateway.v1.SvcRateLimit-Output"] | null;
         };
         /** @description Body {assigned_count}. */
         "gateway.v1.AssignGuardrailKeysResponse": {
@@ -2711,6 +2713,8 @@ export interface components {
             creator_user_id?: string;
             /** @description Whether the new key is itself a management key. Default false. */
             is_management_key?: boolean;
+            /** @description The gateway's: the key's request and token limits per minute (docs/api/limits.md); omitted or null: none. */
+            svc_rate_limit?: components["schemas"]["gateway.v1.SvcRateLimit-Input"];
         };
         "gateway.v1.CreateKeyResponse": {
             data?: components["schemas"]["gateway.v1.ApiKey"];
@@ -2821,6 +2825,8 @@ export interface components {
              * @description 1 to 31536000 (capped at GATEWAY_CACHE_MAX_TTL_SECONDS when used); omitted: no default.
              */
             svc_cache_ttl_seconds?: number;
+            /** @description The request and token limits per minute of all the workspace's keys together (docs/api/limits.md); omitted or null: none. */
+            svc_rate_limit?: components["schemas"]["gateway.v1.SvcRateLimit-Input"];
         };
         /** @description Amounts are USD. */
         "gateway.v1.CurrentKey": {
@@ -2874,6 +2880,11 @@ export interface components {
             budgets: components["schemas"]["gateway.v1.Budget"][];
             /** @description The binding budget: the one with the least remaining; null when no budget applies. */
             effective_budget: components["schemas"]["gateway.v1.Budget"] | null;
+            /**
+             * @description The gateway's: the key's own request and token limits per minute (docs/api/limits.md); null
+             *     when it has none. Its workspace's limits and the gateway's default apply as well.
+             */
+            svc_rate_limit: components["schemas"]["gateway.v1.SvcRateLimit-Output"] | null;
         };
         /** @description Answer of DELETE /api/v1/batches/{id} (not wrapped in `data`). */
         "gateway.v1.DeleteBatchResponse": {
@@ -4010,6 +4021,38 @@ export interface components {
             /** Format: int64 */
             web_search_requests: number;
         };
+        /**
+         * @description The gateway's request and token limits of a key or a workspace, per minute (docs/api/limits.md).
+         *     A write replaces both values: one left out or null is no such limit.
+         */
+        "gateway.v1.SvcRateLimit-Input": {
+            /**
+             * Format: int32
+             * @description Requests per minute, 1 to 1000000000; null: no request limit.
+             */
+            requests_per_minute?: number;
+            /**
+             * Format: int32
+             * @description Tokens (prompt and completion) per minute, 1 to 1000000000; null: no token limit.
+             */
+            tokens_per_minute?: number;
+        };
+        /**
+         * @description The gateway's request and token limits of a key or a workspace, per minute (docs/api/limits.md).
+         *     A write replaces both values: one left out or null is no such limit.
+         */
+        "gateway.v1.SvcRateLimit-Output": {
+            /**
+             * Format: int32
+             * @description Requests per minute, 1 to 1000000000; null: no request limit.
+             */
+            requests_per_minute: number | null;
+            /**
+             * Format: int32
+             * @description Tokens (prompt and completion) per minute, 1 to 1000000000; null: no token limit.
+             */
+            tokens_per_minute: number | null;
+        };
         /** @description Body {unassigned_count}. */
         "gateway.v1.UnassignGuardrailKeysResponse": {
             /**
@@ -4201,6 +4244,11 @@ export interface components {
              *     `x-gateway-cache-ttl` (docs/cache.md); null: such calls are not cached.
              */
             svc_cache_ttl_seconds: number | null;
+            /**
+             * @description The gateway's: the request and token limits per minute of all the workspace's keys together
+             *     (docs/api/limits.md); null when it has none.
+             */
+            svc_rate_limit: components["schemas"]["gateway.v1.SvcRateLimit-Output"] | null;
         };
         /** @description A workspace budget as stored (OpenRouter's WorkspaceBudget). */
         "gateway.v1.WorkspaceBudget": {
@@ -4260,7 +4308,7 @@ export interface components {
         "x-request-id": string;
         /** @description What the gateway added to the request until the answer's head: the time since it arrived less the time spent waiting on providers. */
         "x-gateway-overhead-ms": string;
-        /** @description On a `429` (the key's rate limit, the free-model quota, a provider's rate limit passed on, an intern's turn limit) and on a `503` of admission: the seconds to wait before trying again. */
+        /** @description On a `429` (a rate limit: the key's, its workspace's or the gateway's default; the free-model quota, a provider's rate limit passed on, an intern's turn limit) and on a `503` of admission: the seconds to wait before trying again. A request larger than a token limit, which no wait can admit, has none and `x-should-retry: false` instead. */
         "retry-after": string;
         /** @description What the response cache did: `hit` (answered from the cache, billed 0), `miss` (looked up, not found; the answer was stored), `bypass` (not looked up). */
         "x-gateway-cache": "hit" | "miss" | "bypass";
@@ -4274,13 +4322,13 @@ export interface components {
         "x-gateway-generation-id": string;
         /** @description On inference answers and their 429s: the size of the tightest request limit that applies to the call (the key's, its workspace's, the gateway's default), in requests per window. */
         "x-ratelimit-limit-requests": string;
-        /** @description On inference answers and their 429s: the requests left in the window of the tightest request limit that applies to the call (the key's, its workspace's, the gateway's default). */
+        /** @description On inference answers and their 429s: the requests left in the window of the tightest request limit that applies to the call (the key's, its workspace's, the gateway's default), this call counted; the answering instance's estimate, within the lease slack. */
         "x-ratelimit-remaining-requests": string;
         /** @description On inference answers and their 429s: when the window of the tightest request limit that applies to the call (the key's, its workspace's, the gateway's default) ends, as OpenAI writes durations (`20ms`, `1.5s`, `6m0s`). */
         "x-ratelimit-reset-requests": string;
         /** @description On inference answers and their 429s: the size of the tightest token limit that applies to the call (the key's, its workspace's, the gateway's default), in tokens per window. */
         "x-ratelimit-limit-tokens": string;
-        /** @description On inference answers and their 429s: the tokens left in the window of the tightest token limit that applies to the call (the key's, its workspace's, the gateway's default). */
+        /** @description On inference answers and their 429s: the tokens left in the window of the tightest token limit that applies to the call (the key's, its workspace's, the gateway's default), this call counted; the answering instance's estimate, within the lease slack. */
         "x-ratelimit-remaining-tokens": string;
         /** @description On inference answers and their 429s: when the window of the tightest token limit that applies to the call (the key's, its workspace's, the gateway's default) ends, as OpenAI writes durations (`20ms`, `1.5s`, `6m0s`). */
         "x-ratelimit-reset-tokens": string;
@@ -4466,6 +4514,8 @@ export interface operations {
                     include_byok_in_limit?: boolean | null;
                     /** Format: date-time */
                     expires_at?: string | null;
+                    /** @description Replaces the key's request and token limits per minute (docs/api/limits.md); null removes both. */
+                    svc_rate_limit?: components["schemas"]["gateway.v1.SvcRateLimit-Input"] | null;
                 };
             };
         };
@@ -4865,6 +4915,8 @@ export interface operations {
                      * @description Null removes the default.
                      */
                     svc_cache_ttl_seconds?: number | null;
+                    /** @description Replaces the workspace's request and token limits per minute (docs/api/limits.md); null removes both. */
+                    svc_rate_limit?: components["schemas"]["gateway.v1.SvcRateLimit-Input"] | null;
                 };
             };
         };
