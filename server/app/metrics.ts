@@ -1,7 +1,7 @@
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Exchange, ExchangeObserver } from "../../wire/exchange.js";
 import type { AdmissionObserver, GrantOutcome, GrantTrigger } from "../engine/admission/admission-observer.js";
-import type { Refusal } from "../engine/admission/quantities.js";
+import { LIMIT_NAMES, type Refusal } from "../engine/admission/quantities.js";
 import type { KeyPoolObserver } from "../engine/key-pools/key-pools.js";
 import type { ResponseCacheObserver } from "../engine/response-cache/response-cache.js";
 import type { KeyHealth, KeyState } from "../engine/key-pools/key-pool.js";
@@ -163,6 +163,13 @@ export class GatewayMetrics {
     labelNames: [...GEN_AI_LABELS, "error_type"],
     registers: [this.registry],
   });
+  /** Labels are bounded: the limit's kind, never a key or a workspace. */
+  private readonly rateLimitRefusals = new Counter({
+    name: "gateway_rate_limit_refusals_total",
+    help: "Calls admission refused with 429, by the limit that refused them: gateway_requests (GATEWAY_RATE_LIMIT_REQUESTS), key_requests, key_tokens, workspace_requests, workspace_tokens (svc_rate_limit), free_model_requests",
+    labelNames: ["limit"],
+    registers: [this.registry],
+  });
   private readonly leaseGrants = new Counter({
     name: "gateway_lease_top_ups_total",
     help: "Admission lease grant round trips: background top-ups and on-demand grants for a call, by outcome",
@@ -214,6 +221,8 @@ export class GatewayMetrics {
   };
   readonly admission: AdmissionObserver = {
     refused: (refusal) => this.refusalChildren[refusal].inc(),
+    // Rare (a limit reached), so the child is looked up each time.
+    refusedBy: (limit) => this.rateLimitRefusals.labels(limit).inc(),
     leaseGrant: (trigger, outcome) => this.grantChildren[trigger][outcome].inc(),
   };
   readonly responseCache: ResponseCacheObserver = {
@@ -242,6 +251,7 @@ export class GatewayMetrics {
     this.grantChildren = { background: grants("background"), on_demand: grants("on_demand") };
     // Known series start at 0, so that rate() and absence alerts see them before the first event.
     for (const child of Object.values(this.refusalChildren)) child.inc(0);
+    for (const limit of LIMIT_NAMES) this.rateLimitRefusals.labels(limit).inc(0);
     for (const byOutcome of Object.values(this.grantChildren)) for (const child of Object.values(byOutcome)) child.inc(0);
     for (const outcome of ["hit", "miss"]) this.cacheLookups.labels(outcome).inc(0);
     new Gauge({

@@ -180,6 +180,7 @@ test("GET /analytics/meta: the names, labels and types callers rely on, in order
     { name: "status", display_label: "Status" },
     { name: "is_byok", display_label: "BYOK" },
     { name: "cache_hit", display_label: "Response cache hit" },
+    { name: "rate_limit", display_label: "Rate limit (of a 429)" },
   ]);
   assert.equal(at(res.body, "data", "granularities"), [
     { name: "hour", display_label: "Hourly" },

@@ -1,4 +1,4 @@
-import type { Refusal } from "./quantities.js";
+import type { LimitName, Refusal } from "./quantities.js";
 
 /** Whether a lease grant was asked for in the background (a lease running low) or by a call that found its lease short. */
 export type GrantTrigger = "background" | "on_demand";
@@ -11,5 +11,7 @@ export type GrantOutcome = "granted" | "refused" | "failed";
  */
 export interface AdmissionObserver {
   refused(refusal: Refusal): void;
+  /** A 429 of admission, by the limit that refused it (besides `refused`). */
+  refusedBy(limit: LimitName): void;
   leaseGrant(trigger: GrantTrigger, outcome: GrantOutcome): void;
 }

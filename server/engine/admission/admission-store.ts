@@ -1,10 +1,11 @@
 import { QueryTypes, type Sequelize } from "sequelize";
+import type { Consumption } from "../usage/usage-store.js";
 import type { Quantity, Refusal } from "./quantities.js";
 
 /**
- * The central side of admission: `gateway_lease_grant` (migration 0015) and the return of unused
- * slices, and the exact admission of `gateway_admit` (migrations 0003, 0015). Amounts cross this
- * boundary as exact decimal strings; the lease book converts them.
+ * The central side of admission: `gateway_lease_grant` (migrations 0015, 0028) and the return of
+ * unused slices, and the exact admission of `gateway_admit` (migrations 0003, 0015). Amounts cross
+ * this boundary as exact decimal strings; the lease book converts them.
  */
 export interface GrantRequest {
   quantity: Quantity;
@@ -14,10 +15,13 @@ export interface GrantRequest {
   want: string;
 }
 
-export type GrantResult = { granted: true; amounts: string[]; expiresAt: Date; dbNow: Date } | { granted: false; index: number; remaining: string; label: string; retryAfterS: number | null };
+/** `left`: what each quantity still had once the grant was taken, in the central view (other instances' slices counted as used). */
+export type GrantResult =
+  | { granted: true; amounts: string[]; left: string[]; expiresAt: Date; dbNow: Date }
+  | { granted: false; index: number; remaining: string; label: string; retryAfterS: number | null };
 
 interface GrantRow {
-  result: { granted: true; amounts: string[]; expires_at: string; now: string } | { granted: false; index: number; remaining: string; label: string; retry_after_s: number | null };
+  result: { granted: true; amounts: string[]; left: string[]; expires_at: string; now: string } | { granted: false; index: number; remaining: string; label: string; retry_after_s: number | null };
 }
 
 export interface LeaseTiming {
@@ -54,7 +58,7 @@ export async function grantLeases(sequelize: Sequelize, owner: string, timing: L
   });
   const result = row!.result;
   if (!result.granted) return { granted: false, index: result.index, remaining: result.remaining, label: result.label, retryAfterS: result.retry_after_s };
-  return { granted: true, amounts: result.amounts, expiresAt: new Date(result.expires_at), dbNow: new Date(result.now) };
+  return { granted: true, amounts: result.amounts, left: result.left, expiresAt: new Date(result.expires_at), dbNow: new Date(result.now) };
 }
 
 export interface Returned {
@@ -69,6 +73,8 @@ export interface Returned {
 export interface LeaseStore {
   grant(requests: readonly GrantRequest[]): Promise<GrantResult>;
   giveBack(returned: readonly Returned[]): Promise<void>;
+  /** Settles what calls without a ledger row of the settlement writer used (batch items' rate limits). */
+  consume(consumptions: readonly Consumption[]): Promise<void>;
   dropAll(): Promise<void>;
 }
 
@@ -76,8 +82,41 @@ export function leaseStoreOf(sequelize: Sequelize, owner: string, timing: LeaseT
   return {
     grant: (requests) => grantLeases(sequelize, owner, timing, requests),
     giveBack: (returned) => returnLeases(sequelize, owner, returned),
+    consume: (consumptions) => consumeLeases(sequelize, owner, consumptions),
     dropAll: () => dropLeases(sequelize, owner),
   };
+}
+
+/**
+ * Moves what was used from this owner's leases to the request counters, as the settlement
+ * statement does for a ledger row's consumptions (usage-store.ts), for request and token counters
+ * only (`rate:…`, `free:…`): a batch item's ledger row is written with its result
+ * (batch-store-settlement.ts), its budget was reserved with its batch.
+ */
+export async function consumeLeases(sequelize: Sequelize, owner: string, consumptions: readonly Consumption[]): Promise<void> {
+  if (consumptions.length === 0) return;
+  await sequelize.query(
+    `WITH used AS (
+       SELECT u.quantity, u.window_start, sum(u.amount) AS amount
+         FROM unnest($quantities::text[], $starts::timestamptz[], $amounts::numeric[]) AS u(quantity, window_start, amount)
+        WHERE u.quantity LIKE 'rate:%' OR u.quantity LIKE 'free:%'
+        GROUP BY u.quantity, u.window_start
+     ), leases AS (
+       UPDATE admission_leases a SET granted = greatest(a.granted - used.amount, 0)
+         FROM used WHERE a.owner = $owner AND a.quantity = used.quantity AND a.window_start = used.window_start
+     )
+     INSERT INTO request_counters AS c (name, window_start, count)
+     SELECT quantity, window_start, amount::integer FROM used ORDER BY quantity, window_start
+     ON CONFLICT (name, window_start) DO UPDATE SET count = c.count + EXCLUDED.count`,
+    {
+      bind: {
+        owner,
+        quantities: consumptions.map((c) => c.quantity),
+        starts: consumptions.map((c) => c.windowStart.toISOString()),
+        amounts: consumptions.map((c) => c.amount),
+      },
+    },
+  );
 }
 
 /** Gives unused slices back, so other instances can be granted them at once. */

@@ -1,11 +1,13 @@
+import { ConnectError } from "@connectrpc/connect";
 import { gatewayError, errorMessage } from "../../../wire/errors.js";
+import { rateLimitHeaders, type RateLimitReading } from "../../../wire/rate-limit-headers.js";
 import { nanosToUsd, usdToNanos } from "../../platform/core/money.js";
 import type { Logger } from "../../platform/logger.js";
 import type { Consumption } from "../usage/usage-store.js";
 import type { AdmissionObserver, GrantTrigger } from "./admission-observer.js";
 import type { GrantRequest, GrantResult, LeaseStore, Returned } from "./admission-store.js";
-import type { Quantity } from "./quantities.js";
-import { shortfallError } from "./refusals.js";
+import { limitNameOf, type Quantity } from "./quantities.js";
+import { refusedLimit, shortfallError, tooLargeError } from "./refusals.js";
 
 /**
  * This instance's admission leases (docs/architecture.md). A call is admitted locally, without any
@@ -16,8 +18,10 @@ import { shortfallError } from "./refusals.js";
  * to the exact need of each call. A database that cannot be reached refuses what no lease covers
  * (503): never fail open.
  *
- * Units: requests for rate and free-model counters, nano-dollars for spend. Local amounts are
- * never more than the central ones: grants round down, costs round up.
+ * Units: requests for rate and free-model counters, tokens for token counters, nano-dollars for
+ * spend. Local amounts are never more than the central ones: grants round down, costs round up.
+ * A token counter is reserved the call's worst case and settled with what the provider reported,
+ * so a short answer leaves the rest of its reservation in the lease for the next calls.
  */
 export interface LeaseSettings {
   /** How long a grant is usable; renewed while the lease is in use. */
@@ -45,6 +49,8 @@ class Lease {
   demandSince = 0;
   refill: Promise<void> | null = null;
   limitsSignature: string;
+  /** What the quantity had left centrally, unleased, at the last grant or refusal; null before the first. */
+  left: number | null = null;
 
   constructor(
     readonly key: string,
@@ -63,11 +69,24 @@ class Lease {
   }
 
   toUnits(decimal: string): number {
-    return this.quantity.kind === "requests" ? Math.floor(Number(decimal)) : usdToNanos(decimal, "floor");
+    return this.quantity.kind === "spend" ? usdToNanos(decimal, "floor") : Math.floor(Number(decimal));
   }
 
   toDecimal(units: number): string {
-    return this.quantity.kind === "requests" ? String(units) : nanosToUsd(units);
+    return this.quantity.kind === "spend" ? nanosToUsd(units) : String(units);
+  }
+
+  /**
+   * This instance's view of a rate limit (the rate-limit headers): what its lease still holds plus
+   * what was left centrally at the last grant. Other instances' use since then is not in it, nor
+   * their unused slices: an estimate within the lease slack (docs/api/limits.md).
+   */
+  reading(): RateLimitReading | undefined {
+    const { quantity } = this;
+    if (quantity.rateLimit === null || quantity.kind === "spend" || quantity.windowEnd === null) return undefined;
+    const limit = Number(quantity.limits[0]?.limit ?? 0);
+    const remaining = this.left === null ? limit : Math.max(0, this.granted - this.reserved) + this.left;
+    return { kind: quantity.kind, limit, remaining: Math.min(limit, remaining), resetMs: quantity.windowEnd.getTime() - Date.now() };
   }
 }
 
@@ -80,11 +99,17 @@ export class AdmissionTicket {
     private readonly parts: ReadonlyArray<{ lease: Lease; units: number }>,
   ) {}
 
+  /** The rate limits the call was admitted under, as the rate-limit headers read them. */
+  readings(): RateLimitReading[] {
+    return readingsOf(this.parts.map((p) => p.lease));
+  }
+
   /**
-   * Ends the call's reservation: each request counter is consumed by one, each spend counter by
-   * the real cost. Returns what settlement must move from the leases to the counters.
+   * Ends the call's reservation: each request counter is consumed by one, each token counter by
+   * the tokens the call used (prompt and completion), each spend counter by the real cost.
+   * Returns what settlement must move from the leases to the counters.
    */
-  settle(costUsd: string): Consumption[] {
+  settle(costUsd: string, tokens = 0): Consumption[] {
     if (this.settled) return [];
     this.settled = true;
     this.book.ticketSettled();
@@ -96,6 +121,12 @@ export class AdmissionTicket {
       if (quantity.kind === "requests") {
         lease.granted -= 1;
         consumptions.push({ quantity: quantity.name, windowStart: quantity.windowStart, amount: "1" });
+      } else if (quantity.kind === "tokens") {
+        // More than was reserved (a provider past the estimate) is counted all the same: the
+        // overrun is the slack of a token limit (docs/api/limits.md).
+        const used = Math.max(0, Math.ceil(tokens));
+        lease.granted = Math.max(0, lease.granted - used);
+        if (used > 0) consumptions.push({ quantity: quantity.name, windowStart: quantity.windowStart, amount: String(used) });
       } else if (costNanos > 0) {
         lease.granted -= costNanos;
         consumptions.push({ quantity: quantity.name, windowStart: quantity.windowStart, amount: costUsd });
@@ -112,6 +143,8 @@ export class LeaseBook {
   private readonly leases = new Map<string, Lease>();
   private open = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** Settlements written apart from the settlement writer (settleApart), awaited before the leases go back. */
+  private readonly writes = new Set<Promise<void>>();
 
   constructor(
     /** The central side: the database's (admission-store.ts), for this instance's owner name. */
@@ -128,14 +161,52 @@ export class LeaseBook {
     this.timer.unref();
   }
 
-  /** Admits a call whose worst case is `estimateUsd` against every quantity, or throws the refusal. */
-  async admit(quantities: readonly Quantity[], estimateUsd: string): Promise<AdmissionTicket> {
+  /**
+   * Admits a call whose worst case is `estimateUsd` and `estimateTokens` against every quantity, or
+   * throws the refusal; a rate limit's 429 carries the rate-limit headers of the call's limits.
+   */
+  async admit(quantities: readonly Quantity[], estimateUsd: string, estimateTokens = 0): Promise<AdmissionTicket> {
     if (!this.settlementRoom(this.open + 1)) {
       throw gatewayError(503, "Usage settlement is behind (the database is unreachable); retry shortly", { retryable: true, headers: { "retry-after": "1" } });
     }
     const estimateNanos = usdToNanos(estimateUsd, "ceil");
     const leases = quantities.map((q) => this.leaseFor(q));
-    const needs = quantities.map((q) => (q.kind === "requests" ? 1 : estimateNanos));
+    const needs = quantities.map((q) => (q.kind === "requests" ? 1 : q.kind === "tokens" ? Math.ceil(estimateTokens) : estimateNanos));
+    try {
+      return await this.reserve(leases, needs);
+    } catch (err) {
+      if (err instanceof ConnectError && refusedLimit(err) !== undefined) {
+        for (const [name, value] of Object.entries(rateLimitHeaders(readingsOf(leases)))) err.metadata.set(name, value);
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Settles a call whose ledger row the settlement writer does not write (a batch item): what it
+   * used of its request and token windows moves from the leases to the counters at once.
+   */
+  settleApart(ticket: AdmissionTicket, tokens: number): void {
+    const consumptions = ticket.settle("0", tokens);
+    if (consumptions.length === 0) return;
+    const write: Promise<void> = this.store
+      .consume(consumptions)
+      // The amounts stay counted in the lease until it lapses: under-use, never overspend.
+      .catch((err: unknown) => this.log.warn({ err: errorMessage(err) }, "a batch item's use of its rate limits could not be settled"))
+      .finally(() => this.writes.delete(write));
+    this.writes.add(write);
+  }
+
+  private async reserve(leases: readonly Lease[], needs: readonly number[]): Promise<AdmissionTicket> {
+    for (let i = 0; i < leases.length; i++) {
+      const { quantity } = leases[i]!;
+      // A worst case larger than a token limit itself can never be admitted under it.
+      if (quantity.kind === "tokens" && needs[i]! > Number(quantity.limits[0]?.limit ?? 0)) {
+        this.observer?.refused(quantity.refusal);
+        this.observer?.refusedBy(limitNameOf(quantity) ?? "key_tokens");
+        throw tooLargeError(quantity, needs[i]!);
+      }
+    }
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const ticket = this.tryReserve(leases, needs);
       if (ticket) return ticket;
@@ -155,6 +226,7 @@ export class LeaseBook {
   /** Gives every slice back (shutdown, after settlement has stopped). */
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    await Promise.all(this.writes);
     this.leases.clear();
     await this.store.dropAll();
   }
@@ -225,7 +297,7 @@ export class LeaseBook {
       // Only the shortfall is needed: what the lease still holds counts (no stranded fragments).
       short.map(({ lease, need }) => {
         const held = Math.max(0, lease.available(performance.now()));
-        return { lease, need: need - held, want: Math.max(4 * need, lease.target()) - held };
+        return { lease, need: need - held, want: Math.max(4 * need, lease.target()) - held, held };
       }),
       (refused) => {
         if (refused) failure = refused;
@@ -251,7 +323,8 @@ export class LeaseBook {
     for (const lease of leases) lease.refill = refill;
   }
 
-  private async request(trigger: GrantTrigger, items: ReadonlyArray<{ lease: Lease; need: number; want: number }>, done: (refused: Error | undefined) => void): Promise<void> {
+  /** `held`: what the lease already held toward an on-demand call's need, which a refusal counts as left. */
+  private async request(trigger: GrantTrigger, items: ReadonlyArray<{ lease: Lease; need: number; want: number; held?: number }>, done: (refused: Error | undefined) => void): Promise<void> {
     const sent = performance.now();
     const requests: GrantRequest[] = items.map(({ lease, need, want }) => ({ quantity: lease.quantity, need: lease.toDecimal(need), want: lease.toDecimal(want) }));
     try {
@@ -264,11 +337,18 @@ export class LeaseBook {
         throw gatewayError(503, "Admission is unavailable: the database cannot be reached; retry shortly", { retryable: true, headers: { "retry-after": "1" } });
       }
       if (!result.granted) {
-        const { lease } = items[result.index]!;
+        const { lease, need, held = 0 } = items[result.index]!;
         this.observer?.leaseGrant(trigger, "refused");
+        lease.left = lease.toUnits(result.remaining);
         // A call waits on an on-demand grant: its refusal is that call's.
-        if (trigger === "on_demand") this.observer?.refused(lease.quantity.refusal);
-        done(shortfallError(lease.quantity, { remaining: result.remaining, need: requests[result.index]!.need, label: result.label, retryAfterS: result.retryAfterS }));
+        if (trigger === "on_demand") {
+          this.observer?.refused(lease.quantity.refusal);
+          const limit = limitNameOf(lease.quantity);
+          if (limit) this.observer?.refusedBy(limit);
+        }
+        // What the call met: all that was left to it (what its lease held too) against its whole need.
+        const remaining = lease.toDecimal(lease.left + held);
+        done(shortfallError(lease.quantity, { remaining, need: lease.toDecimal(need + held), label: result.label, retryAfterS: result.retryAfterS }));
         return;
       }
       // Usable until the database's expiry, measured from before the request was sent.
@@ -276,6 +356,8 @@ export class LeaseBook {
       items.forEach(({ lease }, i) => {
         lease.granted += lease.toUnits(result.amounts[i]!);
         lease.usableUntil = Math.max(lease.usableUntil, usableUntil);
+        const left = result.left[i];
+        if (left !== undefined) lease.left = lease.toUnits(left);
       });
       this.observer?.leaseGrant(trigger, "granted");
       done(undefined);
@@ -325,6 +407,16 @@ export class LeaseBook {
     if (idle.length > 0) this.giveBack(idle);
     for (const leases of groups.values()) this.topUp(leases);
   }
+}
+
+/** The rate-limit readings of a call's leases (its rate limits only). */
+function readingsOf(leases: readonly Lease[]): RateLimitReading[] {
+  const readings: RateLimitReading[] = [];
+  for (const lease of leases) {
+    const reading = lease.reading();
+    if (reading) readings.push(reading);
+  }
+  return readings;
 }
 
 function signature(quantity: Quantity): string {

@@ -33,6 +33,10 @@ import type { InferenceRuntime } from "./inference-runtime.js";
 import type { CachedAnswer } from "../response-cache/cached-answer.js";
 import type { ApplyingGuardrail } from "../governance/applying-guardrails.js";
 import { isRateLimit } from "../admission/quantities.js";
+import { refusedLimit } from "../admission/refusals.js";
+import { rateLimitHeaders } from "../../../wire/rate-limit-headers.js";
+import { recordRefusal } from "./rate-limit-refusals.js";
+import { usedTokens, worstCaseTokens } from "./token-estimate.js";
 
 export interface CallRequest {
   api: InferenceApi;
@@ -180,9 +184,33 @@ export class InferenceCall implements KeyChoice {
     const endpoints = attempts.map((a) => a.endpoint);
     const cached = await request.cache?.lookup(context, attempts[0]!, ctx.signal);
     const quantities = quantitiesFor(context, runtime.config, endpoints.every(isFreeEndpoint), new Date());
-    // A cache hit costs nothing: it counts against the request rate limit only, never a budget.
-    const admitted = cached ? runtime.leases.admit(quantities.filter(isRateLimit), "0") : runtime.leases.admit(quantities, worstCaseCost(endpoints, request.promptTokens, request.completionTokens));
-    const [ticket] = await Promise.all([admitted, endUser ? runtime.endUsers.register(context.caller.organization.id, endUser) : undefined]);
+    // A cache hit costs nothing: it counts against the request rate limits only, never a budget or a token limit.
+    const admitted = cached
+      ? runtime.leases.admit(quantities.filter(isRateLimit), "0")
+      : runtime.leases.admit(quantities, worstCaseCost(endpoints, request.promptTokens, request.completionTokens), worstCaseTokens(endpoints, request.promptTokens, request.completionTokens));
+    const [ticket] = await Promise.all([
+      admitted.catch((err: unknown) => {
+        // A 429 of a limit is a ledger row of its own (analytics groups 429s by limit).
+        const limit = refusedLimit(err);
+        if (limit) {
+          const { api, streamed } = request;
+          const refused = {
+            generationId: generationId(),
+            requestId: ctx.requestHeader.get(REQUEST_ID_HEADER),
+            api,
+            modelId: attempts[0]!.model.id,
+            endUser,
+            sessionId: request.sessionId ?? null,
+            streamed,
+          };
+          recordRefusal(runtime, context, refused, limit);
+        }
+        throw err;
+      }),
+      endUser ? runtime.endUsers.register(context.caller.organization.id, endUser) : undefined,
+    ]);
+    // OpenAI's x-ratelimit-* headers, for the tightest request and token limits of the call.
+    for (const [name, value] of Object.entries(rateLimitHeaders(ticket.readings()))) ctx.responseHeader.set(name, value);
     const flagged = filtering.matched.some((filter) => filter.action === "flag");
     const call = new InferenceCall(runtime, context, request, attempts, ticket, endUser, flagged, ctx, cached);
     if (flagged) ctx.responseHeader.set(CONTENT_FLAGGED_HEADER, "true");
@@ -383,7 +411,7 @@ export class InferenceCall implements KeyChoice {
       reservationId: null,
     };
     // Written behind: the answer does not wait for the database (settlement-writer.ts).
-    this.runtime.settlement.enqueue(record, final ? this.ticket.settle(cost) : []);
+    this.runtime.settlement.enqueue(record, final ? this.ticket.settle(cost, usedTokens(outcome.usage)) : []);
     // Only the fallback path of attempt() records an attempt before the call is over.
     this.runtime.observers?.inference?.attemptRecorded(record, !final);
     return cost;

@@ -37,6 +37,8 @@ export interface CallRecord {
   cacheHit?: boolean;
   /** For a cache hit, what the original call cost: what the hit saved (exact decimal USD). */
   cacheSavingsUsd?: string;
+  /** A call admission refused with 429: the limit that refused it (quantities.ts LimitName); no provider was called. */
+  rateLimit?: string;
   /** Exact decimal USD (money.ts costUsd). */
   costUsd: string;
   /** Paid with the caller's own provider key: counted as BYOK spend, apart from paid spend. */
@@ -84,20 +86,21 @@ const NAMED_STATEMENT = `
                          $cachedTokens::integer[], $cost::numeric[], $isByok::boolean[], $isFree::boolean[], $latencyMs::integer[],
                          $generationMs::integer[], $daily::timestamptz[], $weekly::timestamptz[], $monthly::timestamptz[],
                          $reservationId::uuid[], $requestId::text[], $cacheWriteTokens::integer[], $contentFlagged::boolean[],
-                         $cacheHit::boolean[], $cacheSavings::numeric[])
+                         $cacheHit::boolean[], $cacheSavings::numeric[], $rateLimit::text[])
       AS r(id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user, session_id, api,
            model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens, completion_tokens, reasoning_tokens,
            cached_tokens, cost_usd, is_byok, is_free, latency_ms, generation_ms, daily, weekly, monthly, reservation_id, request_id,
-           cache_write_tokens, content_flagged, cache_hit, cache_savings_usd)
+           cache_write_tokens, content_flagged, cache_hit, cache_savings_usd, rate_limit)
   ), ins AS (
     INSERT INTO usage_ledger (id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user,
                               session_id, api, model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens,
                               completion_tokens, reasoning_tokens, cached_tokens, total_tokens, cost_usd, is_byok, is_free,
-                              latency_ms, generation_ms, request_id, cache_write_tokens, content_flagged, cache_hit, cache_savings_usd)
+                              latency_ms, generation_ms, request_id, cache_write_tokens, content_flagged, cache_hit, cache_savings_usd,
+                              rate_limit)
     SELECT id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user, session_id, api,
            model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens, completion_tokens, reasoning_tokens,
            cached_tokens, prompt_tokens + completion_tokens, cost_usd, is_byok, is_free, latency_ms, generation_ms, request_id,
-           cache_write_tokens, content_flagged, cache_hit, cache_savings_usd
+           cache_write_tokens, content_flagged, cache_hit, cache_savings_usd, rate_limit
       FROM rows
     ON CONFLICT (id) DO NOTHING
     RETURNING id
@@ -170,6 +173,7 @@ const LEDGER_PARAMETERS = [
   "contentFlagged",
   "cacheHit",
   "cacheSavings",
+  "rateLimit",
   "useRow",
   "useQuantity",
   "useStart",
@@ -244,6 +248,7 @@ function ledgerValues(owner: string, group: readonly LedgerRow[]): unknown[] {
     contentFlagged: column((row) => row.record.contentFlagged ?? false),
     cacheHit: column((row) => row.record.cacheHit ?? false),
     cacheSavings: column((row) => row.record.cacheSavingsUsd ?? "0"),
+    rateLimit: column((row) => row.record.rateLimit ?? null),
     useRow: uses.map((u) => u.id),
     useQuantity: uses.map((u) => u.use.quantity),
     useStart: uses.map((u) => u.use.windowStart.toISOString()),

@@ -52,6 +52,8 @@ export function activityRows(sequelize: Sequelize, scope: LedgerScope, filter: A
          FROM usage_ledger l
         WHERE ${inScope("l")} AND l.created_at >= $from::timestamptz AND l.created_at < $to::timestamptz
           AND ($keyFilter::text IS NULL OR l.key_hash = $keyFilter::bpchar) AND ($member::text IS NULL OR l.member_user_id = $member)
+          -- A call a rate limit refused (429, docs/api/limits.md) reached no endpoint: analytics counts it, activity does not.
+          AND l.rate_limit IS NULL
         GROUP BY 1, l.model_id, l.endpoint_id, l.provider_slug
      )
      SELECT d.date, d.model_id AS model, coalesce(m.canonical_slug, d.model_id) AS model_permaslug, d.endpoint_id,

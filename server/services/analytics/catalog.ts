@@ -2,7 +2,8 @@ import { create } from "@bufbuild/protobuf";
 import { AnalyticsMetaSchema, type AnalyticsMeta } from "../../../gen/gateway/v1/analytics_pb.js";
 
 /**
- * What the usage ledger records (one row per upstream call) and so what analytics can compute:
+ * What the usage ledger records (one row per upstream call, per response cache hit and per call a
+ * rate limit refused with 429) and so what analytics can compute:
  * the single source for GET /analytics/meta and the query engine built on the ledger.
  */
 export const METRICS = [
@@ -34,6 +35,7 @@ export const DIMENSIONS = [
   { name: "status", display_label: "Status" },
   { name: "is_byok", display_label: "BYOK" },
   { name: "cache_hit", display_label: "Response cache hit" },
+  { name: "rate_limit", display_label: "Rate limit (of a 429)" },
 ] as const;
 
 export const GRANULARITIES = [

@@ -80,6 +80,8 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     try {
       const outcome = await runItem(runtime, plan, item, { ...settings, timeoutMs: runtime.config.requestTimeoutMs, slot: slots.run }, stopping.signal);
       if (outcome.kind === "retry") await retryLater(item, outcome.delayMs);
+      // A rate limit of the gateway's own: the item waits for its window without spending a try.
+      else if (outcome.kind === "wait") await retryItemLater(sequelize, owner, item, outcome.delayMs / 1000, false);
       else record(outcome.item);
     } catch (err) {
       if (stopping.signal.aborted) return; // The lease lapses; another run picks the item up.

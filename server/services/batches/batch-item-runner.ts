@@ -13,17 +13,21 @@ import { providerFor } from "../../engine/providers/registry.js";
 import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../../engine/providers/provider.js";
 import type { BatchFormat } from "./batch-formats.js";
 import { filteredItem } from "./batch-item-filters.js";
+import { admitItem } from "./batch-item-admission.js";
+import { usedTokens } from "../../engine/inference/token-estimate.js";
 import type { BatchPlan } from "./batch-plan.js";
 import { errorResult } from "./batch-store.js";
 import type { SettledItem } from "./batch-store-settlement.js";
 
 /**
- * One run of one batch item through the batch's route, like a live call: the endpoints in the
+ * One run of one batch item through the batch's route, like a live call: admitted against the
+ * rate limits of its key and workspace (batch-item-admission.ts), then the endpoints in the
  * planned order, falling back on retryable failures, with the same error mapping and cost.
- * The outcome is either final (a result to record) or a retry after a delay, when every endpoint
- * failed in a way that may pass (rate limits, 5xx, timeouts) and tries are left.
+ * The outcome is either final (a result to record), a retry after a delay, when every endpoint
+ * failed in a way that may pass (rate limits, 5xx, timeouts) and tries are left, or a wait for the
+ * next window of a rate limit of the gateway's own, which spends no try.
  */
-export type ItemOutcome = { kind: "final"; item: SettledItem } | { kind: "retry"; delayMs: number };
+export type ItemOutcome = { kind: "final"; item: SettledItem } | { kind: "retry"; delayMs: number } | { kind: "wait"; delayMs: number };
 
 export interface ClaimedItem {
   batchId: string;
@@ -43,11 +47,24 @@ export interface RunLimits {
 }
 
 export async function runItem(runtime: InferenceRuntime, plan: BatchPlan, item: ClaimedItem, limits: RunLimits, signal: AbortSignal): Promise<ItemOutcome> {
-  let lastFailure: UpstreamError | undefined;
-  let lastAttempt: Attempt | undefined;
   const filtered = filteredItem(runtime, plan, item);
   if ("refusal" in filtered) return { kind: "final", item: blockedItem(item, plan.format, plan.attempts[0]!, filtered.refusal) };
-  const { request } = filtered;
+  const admission = await admitItem(runtime, plan, item.body);
+  if (admission.kind === "wait") return admission;
+  if (admission.kind === "refused") return { kind: "final", item: blockedItem(item, plan.format, plan.attempts[0]!, admission.error, "rate_limit_exceeded") };
+  let outcome: ItemOutcome | undefined;
+  try {
+    outcome = await runAdmitted(runtime, plan, item, filtered.request, limits, signal);
+    return outcome;
+  } finally {
+    // What the item used of its token limits; a retry used nothing.
+    if (admission.ticket) runtime.leases.settleApart(admission.ticket, outcome?.kind === "final" ? usedTokens(outcome.item) : 0);
+  }
+}
+
+async function runAdmitted(runtime: InferenceRuntime, plan: BatchPlan, item: ClaimedItem, request: JsonObject, limits: RunLimits, signal: AbortSignal): Promise<ItemOutcome> {
+  let lastFailure: UpstreamError | undefined;
+  let lastAttempt: Attempt | undefined;
   // Keys of a provider's pool are chosen as for a live call of the same prompt.
   let affinity: number | undefined;
   const choice: KeyChoice = { affinity: () => (affinity ??= affinityOf(undefined, request)), triedKeys: [], judgedKey: undefined };
@@ -99,10 +116,13 @@ export function refused(item: ItemRef, format: BatchFormat, attempt: Attempt, fa
   return settled(item, format.api, attempt, false, false, error.status, result, undefined, null);
 }
 
-/** An item a guardrail's content filter refused: the live route's 403, never sent, nothing to bill. */
-export function blockedItem(item: ItemRef, format: BatchFormat, attempt: Attempt, refusal: ConnectError): SettledItem {
+/**
+ * An item the gateway refused before sending it, as the live route would: a guardrail's content
+ * filter (403), or a token limit its worst case alone passes (429). Never sent, nothing to bill.
+ */
+export function blockedItem(item: ItemRef, format: BatchFormat, attempt: Attempt, refusal: ConnectError, errorType = "content_filtered"): SettledItem {
   const { status, message } = httpErrorOf(refusal);
-  return settled(item, format.api, attempt, false, false, status, errorResult(message, typeOf(status), "content_filtered"), undefined, null);
+  return settled(item, format.api, attempt, false, false, status, errorResult(message, typeOf(status), errorType), undefined, null);
 }
 
 /** Which item a result belongs to. */

@@ -36,12 +36,16 @@ export function claimItems(sequelize: Sequelize, owner: string, limit: number, l
   );
 }
 
-/** The item goes back to the queue, due again in `delaySeconds`, if `owner` still holds it. */
-export async function retryItemLater(sequelize: Sequelize, owner: string, item: { batchId: string; idx: number }, delaySeconds: number): Promise<void> {
+/**
+ * The item goes back to the queue, due again in `delaySeconds`, if `owner` still holds it. Unless
+ * the run `counts` as a try, the claim's try is given back (a wait for a rate limit's window).
+ */
+export async function retryItemLater(sequelize: Sequelize, owner: string, item: { batchId: string; idx: number }, delaySeconds: number, counts = true): Promise<void> {
   await sequelize.query(
-    `UPDATE batch_items SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, available_at = now() + make_interval(secs => $delay)
+    `UPDATE batch_items SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, available_at = now() + make_interval(secs => $delay),
+            attempts = attempts - CASE WHEN $counts THEN 0 ELSE 1 END
       WHERE batch_id = $batchId AND idx = $idx AND state = 'running' AND lease_owner = $owner`,
-    { bind: { delay: delaySeconds, batchId: item.batchId, idx: item.idx, owner } },
+    { bind: { delay: delaySeconds, batchId: item.batchId, idx: item.idx, owner, counts } },
   );
 }
 
