@@ -28,6 +28,9 @@ export type CurrentKey = Schemas["gateway.v1.CurrentKey"];
 /** A key of GET /keys (OpenRouter's key object). */
 export type ApiKey = Always<Schemas["gateway.v1.ApiKey"], "created_at">;
 
+/** A key's or a workspace's requests and tokens per minute; the console writes null for "none", as the API reads it. */
+export type SvcRateLimit = Schemas["gateway.v1.SvcRateLimit-Output"];
+
 /** POST /keys: the key, and its secret, shown only in this answer. */
 export type CreatedKey = With<Schemas["gateway.v1.CreateKeyResponse"], { data: ApiKey }>;
 

@@ -8,6 +8,7 @@ import { ErrorBanner } from "../components/error-banner.js";
 import { Panel } from "../components/panel.js";
 import { RefreshButton } from "../components/panel-buttons.js";
 import { Progress } from "../components/progress.js";
+import { RateLimitFields, rateLimitOf, rateLimitText } from "../components/rate-limit-fields.js";
 import { date, usd } from "../format.js";
 import { useAction, useLoad } from "../hooks.js";
 import type { ApiKey, CreatedKey, Data, ResetInterval } from "../types.js";
@@ -17,7 +18,8 @@ import type { PageProps } from "./page.js";
  * Keys (management keys only; another key sees the API's refusal): the organization's keys a page
  * at a time (GET /keys, disabled ones too), creating one (POST /keys: its secret is shown once,
  * held in this page's memory only until dismissed), enabling and disabling, the credit limit and
- * its reset interval (PATCH /keys/{hash}), and deleting (DELETE /keys/{hash}, confirmed first).
+ * its reset interval and the requests and tokens per minute (PATCH /keys/{hash}), and deleting
+ * (DELETE /keys/{hash}, confirmed first).
  */
 const PAGE_SIZE = 20;
 const INTERVALS: Array<{ value: ResetInterval | ""; label: string }> = [
@@ -93,6 +95,8 @@ export function KeysPage({ current }: PageProps) {
               { header: "Key", cell: (k) => <code>{k.label}</code> },
               { header: "Status", cell: (k) => (k.disabled ? "Disabled" : "Enabled") },
               { header: "Limit", cell: (k) => limitText(k) },
+              // Without limits of its own, only its workspace's and the gateway's default apply.
+              { header: "Rate limits", cell: (k) => rateLimitText(k.svc_rate_limit) || "Default" },
               { header: "Spent this month", kind: "number", cell: (k) => usd(k.usage_monthly) },
               { header: "Created", cell: (k) => date(k.created_at) },
               actionsColumn((k) => (
@@ -133,11 +137,13 @@ function CreateKey({ onCreated }: { onCreated: (name: string, secret: string) =>
     const name = String(fields.get("name") ?? "").trim();
     const limit = limitOf(String(fields.get("limit") ?? ""));
     const reset = String(fields.get("limit_reset") ?? "");
+    const rateLimit = rateLimitOf(fields);
     void action.run(async () => {
       const created = await api.post<CreatedKey>("/keys", {
         name,
         ...(limit === null ? {} : { limit }),
         ...(reset ? { limit_reset: reset } : {}),
+        ...(rateLimit === null ? {} : { svc_rate_limit: rateLimit }),
         is_management_key: fields.get("is_management_key") === "on",
       });
       form.current?.reset();
@@ -163,6 +169,7 @@ function CreateKey({ onCreated }: { onCreated: (name: string, secret: string) =>
             ))}
           </select>
         </label>
+        <RateLimitFields idPrefix="create-key" />
         <label class="check">
           <input name="is_management_key" type="checkbox" />
           Management key
@@ -196,8 +203,8 @@ function EditLimit({ apiKey, busy, onSave, onCancel }: { apiKey: ApiKey; busy: b
     event.preventDefault();
     const fields = new FormData(form.current!);
     const reset = String(fields.get("limit_reset") ?? "");
-    // null clears: no limit, or a limit that never resets.
-    onSave({ limit: limitOf(String(fields.get("limit") ?? "")), limit_reset: reset === "" ? null : reset });
+    // null clears: no limit, or a limit that never resets, or no rate limits of its own.
+    onSave({ limit: limitOf(String(fields.get("limit") ?? "")), limit_reset: reset === "" ? null : reset, svc_rate_limit: rateLimitOf(fields) });
   };
   return (
     <Panel title={`Limit of key ${apiKey.name}`}>
@@ -217,6 +224,7 @@ function EditLimit({ apiKey, busy, onSave, onCancel }: { apiKey: ApiKey; busy: b
             ))}
           </select>
         </label>
+        <RateLimitFields idPrefix="edit-key" value={apiKey.svc_rate_limit} />
       </ActionForm>
     </Panel>
   );

@@ -7,6 +7,7 @@ import { ErrorBanner } from "../components/error-banner.js";
 import { Panel } from "../components/panel.js";
 import { CloseButton, RefreshButton } from "../components/panel-buttons.js";
 import { Progress } from "../components/progress.js";
+import { RateLimitFields, rateLimitOf, rateLimitText } from "../components/rate-limit-fields.js";
 import { checked, checkedValues, numberOrNull, text, textOrNull } from "../form-fields.js";
 import { date, dateTime, shortId, usd } from "../format.js";
 import { useAction, useLoad } from "../hooks.js";
@@ -148,6 +149,7 @@ function defaultsText(w: WorkspaceDetail): string {
     w.disabled_server_tools?.length ? `${w.disabled_server_tools.length} server tool(s) disabled` : "",
     w.include_byok_in_budgets ? "BYOK counts in budgets" : "",
     w.svc_cache_ttl_seconds ? `answers cached ${w.svc_cache_ttl_seconds} s` : "",
+    rateLimitText(w.svc_rate_limit) ? `at most ${rateLimitText(w.svc_rate_limit)}` : "",
   ].filter(Boolean);
   return parts.length ? parts.join("; ") : "None";
 }
@@ -159,11 +161,13 @@ function CreateWorkspace({ onCreated }: { onCreated: (workspace: WorkspaceDetail
     event.preventDefault();
     const fields = new FormData(form.current!);
     const description = textOrNull(fields, "description");
+    const rateLimit = rateLimitOf(fields);
     void action.run(async () => {
       const created = await api.post<Data<WorkspaceDetail>>("/workspaces", {
         name: text(fields, "name"),
         slug: text(fields, "slug"),
         ...(description === null ? {} : { description }),
+        ...(rateLimit === null ? {} : { svc_rate_limit: rateLimit }),
       });
       form.current?.reset();
       onCreated(created.data);
@@ -184,6 +188,7 @@ function CreateWorkspace({ onCreated }: { onCreated: (workspace: WorkspaceDetail
           Description (optional)
           <input name="description" maxLength={500} autocomplete="off" />
         </label>
+        <RateLimitFields idPrefix="create-workspace" />
       </ActionForm>
     </Panel>
   );
@@ -213,6 +218,8 @@ function EditWorkspace({ workspace, onSaved, onCancel }: { workspace: WorkspaceD
         include_byok_in_budgets: checked(fields, "include_byok_in_budgets"),
         // Empty: null, which removes the workspace's TTL (its calls are cached only when they ask).
         svc_cache_ttl_seconds: numberOrNull(fields, "svc_cache_ttl_seconds"),
+        // Shared by all the workspace's keys; both empty: null, no limits of the workspace's own.
+        svc_rate_limit: rateLimitOf(fields),
         ...(guardrail && guardrail !== workspace.default_guardrail_id ? { default_guardrail_id: guardrail } : {}),
       });
       onSaved();
@@ -294,6 +301,7 @@ function EditWorkspace({ workspace, onSaved, onCancel }: { workspace: WorkspaceD
           Calls of the workspace's keys that send no <code>x-gateway-cache-ttl</code> are answered from the response cache for this long (at most the gateway's{" "}
           <code>GATEWAY_CACHE_MAX_TTL_SECONDS</code>).
         </p>
+        <RateLimitFields idPrefix="edit-workspace" value={workspace.svc_rate_limit} />
         <label class="check">
           <input name="include_byok_in_budgets" type="checkbox" defaultChecked={workspace.include_byok_in_budgets} />
           BYOK spend counts against budgets
