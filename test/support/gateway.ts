@@ -5,6 +5,7 @@ import { startGateway, type Gateway, type GatewayOptions } from "../../server/ap
 import { loadConfig } from "../../server/platform/config.js";
 import { newKeySecret } from "../../server/platform/core/key-secret.js";
 import { openDatabase } from "../../server/platform/db/database.js";
+import { initModels } from "../../server/platform/db/models.js";
 import { createLogger, type Logger } from "../../server/platform/logger.js";
 import { makeTempDir, removeTempDir } from "./temp-dirs.js";
 
@@ -54,6 +55,7 @@ export async function startTestGateway(env: Record<string, string> = {}, options
     ...env,
   });
   const gateway = await startGateway(config, log, options);
+  running.push(gateway);
   return {
     url: gateway.httpUrl,
     grpcUrl: gateway.grpcUrl,
@@ -63,10 +65,19 @@ export async function startTestGateway(env: Record<string, string> = {}, options
     gateway,
     async stop() {
       await gateway.stop();
+      running.splice(running.indexOf(gateway), 1);
+      // Sequelize's models belong to the process and are bound by the gateway started last: a test
+      // that starts and stops a second gateway would leave its suite's gateway with models bound
+      // to a closed database connection.
+      const latest = running.at(-1);
+      if (latest) initModels(latest.sequelize);
       if (ownDir) await removeTempDir(ownDir);
     },
   };
 }
+
+/** The test gateways of this process that are running, in the order they started. */
+const running: Gateway[] = [];
 
 /**
  * A new database on the test run's PostgreSQL (see test/run.ts): empty, or `migrated` — a copy of

@@ -3,7 +3,6 @@ import * as assert from "uvu/assert";
 import { at, call, type Reply } from "../../support/http.js";
 import { createdIntern, startInternsGateway, type InternsEnv, type Json } from "../../support/interns.js";
 import { ISO } from "../../support/shapes.js";
-import { initModels } from "../../../server/platform/db/models.js";
 
 /** The rules of docs/api/vault.md over REST, table-driven. */
 const test = suite<{ env: InternsEnv; internId: string }>("vault rules");
@@ -283,7 +282,7 @@ test("effective secrets: the intern's own, then its attached vault, then the wor
   assert.is(at(page.body, "has_more"), true);
 });
 
-test("503 while vault writes are disabled; reads still work", async ({ env }) => {
+test("503 while vault writes are disabled; reads still work", async () => {
   const disabled = await startInternsGateway({ GATEWAY_VAULT_WRITES_DISABLED: "true" });
   try {
     const intern = (await createdIntern(disabled, { name: "read-only" })).id as string;
@@ -304,8 +303,6 @@ test("503 while vault writes are disabled; reads still work", async ({ env }) =>
     assert.is(foreign.status, 404, "out of scope stays 404");
   } finally {
     await disabled.stop();
-    // Sequelize's models are the process's, bound by the gateway started last: back to the suite's.
-    initModels(env.gw.gateway.sequelize);
   }
 });
 
