@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
 import { readSse } from "../../server/engine/providers/sse-reader.js";
 import type { RunUsage } from "../host-protocol.js";
@@ -5,8 +6,10 @@ import { errorMessage } from "../../wire/errors.js";
 
 /**
  * The agent's model calls: `POST /api/v1/chat/completions` on the gateway itself with the intern's
- * own key, streamed, so routing, governance, budgets and the ledger treat the intern like any
- * other caller. Content is passed on as it arrives; tool calls are assembled from their deltas.
+ * own key, streamed, so routing, governance, budgets, rate limits and the ledger treat the intern
+ * like any other caller. Content is passed on as it arrives; tool calls are assembled from their
+ * deltas. A 429 that says when to come back (a rate limit's window, docs/api/limits.md) is waited
+ * out, as a batch item waits, rather than ending the run.
  */
 export interface ToolCall {
   id: string;
@@ -52,19 +55,29 @@ export class ModelCallError extends Error {
   }
 }
 
+/** How many 429s one model call waits out, and the longest wait it accepts from Retry-After. */
+const RATE_LIMIT_WAITS = 3;
+const MAX_WAIT_S = 60;
+
 export async function callModel(call: ModelCall): Promise<ModelTurn> {
   const body = { ...(call.model ? { model: call.model } : {}), session_id: call.sessionId, messages: call.messages, tools: call.tools, stream: true };
   let response: Awaited<ReturnType<typeof request>>;
-  try {
-    response = await request(`${call.gatewayUrl}/api/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${call.apiKey}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-      signal: call.signal,
-    });
-  } catch (err) {
-    if (call.signal.aborted) throw err;
-    throw new ModelCallError(0, `the gateway could not be reached (${errorMessage(err)})`);
+  for (let waits = 0; ; waits++) {
+    try {
+      response = await request(`${call.gatewayUrl}/api/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${call.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+        signal: call.signal,
+      });
+    } catch (err) {
+      if (call.signal.aborted) throw err;
+      throw new ModelCallError(0, `the gateway could not be reached (${errorMessage(err)})`);
+    }
+    const waitS = waits < RATE_LIMIT_WAITS ? rateLimitWait(response) : undefined;
+    if (waitS === undefined) break;
+    await response.body.dump();
+    await sleep(waitS * 1000, undefined, { signal: call.signal });
   }
   if (response.statusCode !== 200) {
     const text = await response.body.text().catch(() => "");
@@ -122,6 +135,13 @@ function usageOf(usage: NonNullable<StreamChunk["usage"]>): RunUsage {
     total_tokens: usage.total_tokens ?? prompt + completion,
     ...(typeof usage.cost === "number" ? { cost: usage.cost } : {}),
   };
+}
+
+/** The seconds a 429 asks to wait, when it is one to wait out: it says when, soon enough, and not that retrying cannot help. */
+function rateLimitWait(response: Awaited<ReturnType<typeof request>>): number | undefined {
+  if (response.statusCode !== 429 || response.headers["x-should-retry"] === "false") return undefined;
+  const seconds = Number(response.headers["retry-after"]);
+  return Number.isInteger(seconds) && seconds >= 0 && seconds <= MAX_WAIT_S ? seconds : undefined;
 }
 
 function errorMessageOf(text: string): string {
