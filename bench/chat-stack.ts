@@ -24,7 +24,11 @@ export interface ChatStack {
   stop(): Promise<void>;
 }
 
-export async function startChatStack(name: string, env: Record<string, string>): Promise<ChatStack> {
+/**
+ * `nativeBatches`: also `bench/native`, whose provider runs batches through its own batch API (the
+ * mock's); `contextLength`: the models' (8,000 by default).
+ */
+export async function startChatStack(name: string, env: Record<string, string>, options: { nativeBatches?: boolean; contextLength?: number } = {}): Promise<ChatStack> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), `gateway-bench-${name}-`));
   const postgres = await startEmbeddedPostgres(dataDir, 0, createLogger("warn"));
   let mock: ChildProcess | undefined;
@@ -36,18 +40,22 @@ export async function startChatStack(name: string, env: Record<string, string>):
   try {
     const mockPort = await freePort();
     mock = await startChild(["test/upstream/mock-upstream.ts", "--port", String(mockPort)], /^http:/);
-    const configFile = await writeCatalogFile({
-      providers: [{ slug: "mock", kind: "openai", base_url: `http://127.0.0.1:${mockPort}/openai/v1`, api_key: MOCK_UPSTREAM_API_KEY }],
-      models: [
-        {
-          id: "bench/chat",
-          name: "Bench chat",
-          created: 1_700_000_000,
-          context_length: 8000,
-          endpoints: [{ provider: "mock", upstream_model_id: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } }],
-        },
-      ],
+    const mockProvider = { slug: "mock", kind: "openai", base_url: `http://127.0.0.1:${mockPort}/openai/v1`, api_key: MOCK_UPSTREAM_API_KEY };
+    const model = (id: string, name: string, provider: string) => ({
+      id,
+      name,
+      created: 1_700_000_000,
+      context_length: options.contextLength ?? 8000,
+      endpoints: [{ provider, upstream_model_id: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } }],
     });
+    const configFile = await writeCatalogFile(
+      options.nativeBatches
+        ? {
+            providers: [mockProvider, { ...mockProvider, slug: "mock-native", native_batches: true }],
+            models: [model("bench/chat", "Bench chat", "mock"), model("bench/native", "Bench native", "mock-native")],
+          }
+        : { providers: [mockProvider], models: [model("bench/chat", "Bench chat", "mock")] },
+    );
     const key = newKeySecret();
     const gateway = await startGatewayProcess({
       databaseUrl: postgres.url,

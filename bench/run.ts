@@ -9,6 +9,7 @@ const BENCHMARKS: Record<string, () => Promise<unknown>> = {
   upload: () => import("./upload.js").then((m) => m.runUploadBenchmark()),
   stall: () => import("./stall.js").then((m) => m.runStallBenchmark()),
   "streams-burst": () => import("./streams-burst.js").then((m) => m.runStreamsBurstBenchmark()),
+  filters: () => import("./filters.js").then((m) => m.runFiltersBenchmark()),
 };
 
 const name = process.argv[2];
