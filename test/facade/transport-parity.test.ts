@@ -46,6 +46,8 @@ test.before.each(({ env }) => env.upstream.reset());
 const CONNECTION_HEADERS = new Set(["date", "keep-alive", "connection"]);
 /** Durations the gateway reports (e.g. `x-gateway-upstream-ms`): present on both sides, never equal. */
 const TIMING_HEADER = /^x-gateway-[a-z-]+-ms$/;
+/** What is left of a rate limit and when its window ends differ from one call to the next (docs/api/limits.md). */
+const RATE_LIMIT_STATE_HEADER = /^x-ratelimit-(remaining|reset)-/;
 /** Each answer names its own request (a fresh id each; test/observability checks the echo). */
 const REQUEST_ID_HEADER = "x-request-id";
 
@@ -63,7 +65,7 @@ function comparable(reply: { status: number; headers: Headers; body: unknown }, 
     if (CONNECTION_HEADERS.has(name)) return;
     // A normalized body may differ in length (ids, slugs) before normalization.
     if (normalize && name === "content-length") return;
-    headers[name] = TIMING_HEADER.test(name) ? "<ms>" : name === REQUEST_ID_HEADER ? "<request id>" : value;
+    headers[name] = TIMING_HEADER.test(name) ? "<ms>" : name === REQUEST_ID_HEADER ? "<request id>" : RATE_LIMIT_STATE_HEADER.test(name) ? "<rate limit state>" : value;
   });
   return { status: reply.status, headers, body: normalize ? normalize(reply.body) : reply.body };
 }
