@@ -71,6 +71,8 @@ export interface GatewayConfig {
   rateLimitWindowSeconds: number;
   /** Time allowed for one inference call end to end, fallbacks included (504 after it). */
   requestTimeoutMs: number;
+  /** GATEWAY_CONTENT_FILTER_MAX_BYTES: the text each content filter reads for one call at most; more is 413 (server/engine/content-filters/filter-budget.ts). */
+  contentFilterMaxBytes: number;
   /** GATEWAY_KEY_COOLDOWN_MAX_SECONDS: the longest a key of a provider's pool rests after a 429, whatever Retry-After or another instance says (server/engine/key-pools). */
   keyCooldownMaxSeconds: number;
   /** GATEWAY_VAULT_WRITES_DISABLED: vault writes answer 503 (reads still work), e.g. during a key rotation. */
@@ -337,6 +339,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     rateLimitRequests: intVar(env, "GATEWAY_RATE_LIMIT_REQUESTS", 600, 0, 100_000_000),
     rateLimitWindowSeconds: intVar(env, "GATEWAY_RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400),
     requestTimeoutMs: intVar(env, "GATEWAY_REQUEST_TIMEOUT_MS", 600_000, 100, 3_600_000),
+    contentFilterMaxBytes: intVar(env, "GATEWAY_CONTENT_FILTER_MAX_BYTES", 4 * 1024 * 1024, 1_024, 1024 * 1024 * 1024),
     keyCooldownMaxSeconds: intVar(env, "GATEWAY_KEY_COOLDOWN_MAX_SECONDS", 900, 1, 86_400),
     vaultWritesDisabled: boolVar(env, "GATEWAY_VAULT_WRITES_DISABLED", false),
     internDaemonTimeoutMs: intVar(env, "GATEWAY_INTERN_DAEMON_TIMEOUT_MS", 10_000, 10, 600_000),

@@ -1,6 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ApplyingGuardrail } from "../governance/applying-guardrails.js";
 import type { ContentFilter } from "./content-filter.js";
+import { budgetedFilters } from "./filter-budget.js";
 import { filterRequest, type FilterRefusal, type ScannedShape } from "./request-content.js";
 
 /** What the content filters did to one call. */
@@ -19,9 +20,11 @@ const UNFILTERED: CallFiltering = { matched: [] };
  * string of every body, keys included (request-strings.ts). A call whose guardrails have no filter
  * (nearly all) returns at once, having walked nothing.
  */
-export function filterCall(guardrails: readonly ApplyingGuardrail[], shape: ScannedShape, bodies: readonly JsonObject[]): CallFiltering {
+export function filterCall(guardrails: readonly ApplyingGuardrail[], shape: ScannedShape, bodies: readonly JsonObject[], maxBytes: number): CallFiltering {
   if (!guardrails.some((guardrail) => guardrail.contentFilters.length > 0)) return UNFILTERED;
-  const filters = guardrails.flatMap((guardrail) => guardrail.contentFilters);
+  const governing = guardrails.flatMap((guardrail) => guardrail.contentFilters);
+  // Each filter reads at most maxBytes of this call's text (GATEWAY_CONTENT_FILTER_MAX_BYTES): 413 beyond.
+  const filters = budgetedFilters(governing, maxBytes);
   const unusable = filters.find((filter) => filter.unusable !== undefined);
   if (unusable !== undefined) return { matched: [unusable], blockedBy: { filter: unusable } };
   const matched = new Set<ContentFilter>();

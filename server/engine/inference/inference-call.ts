@@ -166,7 +166,7 @@ export class InferenceCall implements KeyChoice {
     const caller = callerOf(ctx);
     const context: CallerContext = { ...(await runtime.governance.governance(caller)), caller };
     checkServerTools(request.serverTools, context.workspace);
-    const filtering = filterCall(context.guardrails, request.api, request.bodies);
+    const filtering = filterCall(context.guardrails, request.api, request.bodies, runtime.config.contentFilterMaxBytes);
     countFiltering(runtime, filtering);
     // Refused before routing and admission: nothing is reserved, nothing is billed.
     if (filtering.blockedBy !== undefined) throw blockedError(filtering.blockedBy);

@@ -1,19 +1,29 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
 import { filterCall } from "../../engine/content-filters/call-filters.js";
+import { isContentTooLarge } from "../../engine/content-filters/filter-budget.js";
 import { blockedError } from "../../engine/content-filters/request-content.js";
 import { countFiltering, logFlags } from "../../engine/inference/inference-call.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import type { BatchPlan } from "./batch-plan.js";
 
+type FilteredItem = { request: JsonObject } | { refusal: ConnectError };
+
 /**
  * A batch item's request as the provider will get it: its body in the pipeline's shape with the
  * content filters of the batch key's guardrails applied, as on the live route; or, when a block
- * filter matches, the live route's refusal (the item's result: never sent, not billed).
+ * filter matches or the item's text is more than a filter reads for one call, the live route's
+ * refusal (the item's result: never sent, not billed).
  */
-export function filteredItem(runtime: InferenceRuntime, plan: BatchPlan, item: { itemId: string; body: JsonObject }): { request: JsonObject } | { refusal: ConnectError } {
+export function filteredItem(runtime: InferenceRuntime, plan: BatchPlan, item: { itemId: string; body: JsonObject }): FilteredItem {
   const request = plan.format.toPipeline(item.body);
-  const filtering = filterCall(plan.context.guardrails, plan.format.api, [request]);
+  let filtering: ReturnType<typeof filterCall>;
+  try {
+    filtering = filterCall(plan.context.guardrails, plan.format.api, [request], runtime.config.contentFilterMaxBytes);
+  } catch (err) {
+    if (isContentTooLarge(err)) return { refusal: err };
+    throw err;
+  }
   if (filtering.matched.length === 0) return { request };
   countFiltering(runtime, filtering);
   if (filtering.blockedBy !== undefined) return { refusal: blockedError(filtering.blockedBy) };
