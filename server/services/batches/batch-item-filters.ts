@@ -6,6 +6,7 @@ import { blockedError } from "../../engine/content-filters/request-content.js";
 import { countFiltering, logFlags } from "../../engine/inference/inference-call.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import type { BatchPlan } from "./batch-plan.js";
+import { filterTurn } from "./filter-turns.js";
 
 type FilteredItem = { request: JsonObject } | { refusal: ConnectError };
 
@@ -29,4 +30,13 @@ export function filteredItem(runtime: InferenceRuntime, plan: BatchPlan, item: {
   if (filtering.blockedBy !== undefined) return { refusal: blockedError(filtering.blockedBy) };
   logFlags(runtime, filtering, { requestId: null, generationId: item.itemId });
   return { request };
+}
+
+/**
+ * The same, in a turn of the event loop of its own when the batch has content filters
+ * (filter-turns.ts): the items of a batch are filtered one per turn, other calls served between.
+ */
+export async function filteredItemInTurn(runtime: InferenceRuntime, plan: BatchPlan, item: { itemId: string; body: JsonObject }): Promise<FilteredItem> {
+  if (plan.context.guardrails.some((guardrail) => guardrail.contentFilters.length > 0)) await filterTurn();
+  return filteredItem(runtime, plan, item);
 }

@@ -12,7 +12,7 @@ import { isRetryable, toGatewayError } from "../../engine/inference/upstream-err
 import { providerFor } from "../../engine/providers/registry.js";
 import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../../engine/providers/provider.js";
 import type { BatchFormat } from "./batch-formats.js";
-import { filteredItem } from "./batch-item-filters.js";
+import { filteredItemInTurn } from "./batch-item-filters.js";
 import { admitItem } from "./batch-item-admission.js";
 import { usedTokens } from "../../engine/inference/token-estimate.js";
 import type { BatchPlan } from "./batch-plan.js";
@@ -47,7 +47,8 @@ export interface RunLimits {
 }
 
 export async function runItem(runtime: InferenceRuntime, plan: BatchPlan, item: ClaimedItem, limits: RunLimits, signal: AbortSignal): Promise<ItemOutcome> {
-  const filtered = filteredItem(runtime, plan, item);
+  // One item per turn of the event loop when the batch has content filters (filter-turns.ts).
+  const filtered = await filteredItemInTurn(runtime, plan, item);
   if ("refusal" in filtered) return { kind: "final", item: blockedItem(item, plan.format, plan.attempts[0]!, filtered.refusal) };
   const admission = await admitItem(runtime, plan, item.body);
   if (admission.kind === "wait") return admission;

@@ -8,7 +8,7 @@ import type { ResolvedTarget } from "../../engine/inference/upstream-targets.js"
 import type { NativeBatchApi, NativeBatchRequest, NativeBatchState } from "../../engine/providers/native-batch-api.js";
 import { requiredPart } from "../../engine/providers/registry.js";
 import { UpstreamError } from "../../engine/providers/provider.js";
-import { filteredItem } from "./batch-item-filters.js";
+import { filteredItemInTurn } from "./batch-item-filters.js";
 import { answered, blockedItem, refused } from "./batch-item-runner.js";
 import { CANCELLED_RESULT, closeOpenItems, EXPIRED_RESULT, failBatch } from "./batch-store-lifecycle.js";
 import { loadPlan, type BatchPlan } from "./batch-plan.js";
@@ -103,7 +103,8 @@ async function submit(step: NativeStep, { target }: ResolvedTarget): Promise<voi
   const blocked: SettledItem[] = [];
   for (const item of items) {
     const ref = { batchId: batch.id, idx: item.idx, itemId: itemId(batch.id, item.idx) };
-    const filtered = filteredItem(runtime, plan, { ...ref, body: item.body });
+    // One item per turn of the event loop: a batch of 10,000 items does not hold it for all of them.
+    const filtered = await filteredItemInTurn(runtime, plan, { ...ref, body: item.body });
     if ("refusal" in filtered) blocked.push(blockedItem(ref, plan.format, step.attempt, filtered.refusal));
     else requests.push({ customId: ref.itemId, body: filtered.request });
   }
