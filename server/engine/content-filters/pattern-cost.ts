@@ -208,7 +208,7 @@ function takesRune(inst: Instruction, rune: number): boolean {
  * Steps of this analysis (an instruction visited, a thread moved, a state made) beyond which a
  * pattern is refused as too complex to check: the check runs on the event loop when a guardrail is
  * saved or loaded, so it is bounded too, per pattern and for all of a guardrail's patterns (each
- * 1,000,000 steps is about 50 ms). `(a|b)*a(a|b){12}` needs more; the patterns of
+ * 1,000,000 steps takes 50 to 100 ms). `(a|b)*a(a|b){12}` needs more; the patterns of
  * docs/api/content-filters.md need at most about 400,000.
  */
 export const MAX_ANALYSIS_STEPS = 1_000_000;
