@@ -69,6 +69,11 @@ export interface GatewayConfig {
   /** Requests per key per rate-limit window; 0 turns the limit off. */
   rateLimitRequests: number;
   rateLimitWindowSeconds: number;
+  /**
+   * GATEWAY_RATE_LIMIT_MINUTE_WINDOW_SECONDS: the window the per-minute limits of keys and
+   * workspaces (`svc_rate_limit`) are counted in, each scaled to it (docs/api/limits.md).
+   */
+  rateLimitMinuteWindowSeconds: number;
   /** Time allowed for one inference call end to end, fallbacks included (504 after it). */
   requestTimeoutMs: number;
   /** GATEWAY_CONTENT_FILTER_MAX_BYTES: the text each content filter reads for one call at most; more is 413 (server/engine/content-filters/filter-budget.ts). */
@@ -338,6 +343,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     catalogFile: nonEmpty(env.GATEWAY_CONFIG),
     rateLimitRequests: intVar(env, "GATEWAY_RATE_LIMIT_REQUESTS", 600, 0, 100_000_000),
     rateLimitWindowSeconds: intVar(env, "GATEWAY_RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400),
+    rateLimitMinuteWindowSeconds: intVar(env, "GATEWAY_RATE_LIMIT_MINUTE_WINDOW_SECONDS", 60, 1, 60),
     requestTimeoutMs: intVar(env, "GATEWAY_REQUEST_TIMEOUT_MS", 600_000, 100, 3_600_000),
     contentFilterMaxBytes: intVar(env, "GATEWAY_CONTENT_FILTER_MAX_BYTES", 4 * 1024 * 1024, 1_024, 1024 * 1024 * 1024),
     keyCooldownMaxSeconds: intVar(env, "GATEWAY_KEY_COOLDOWN_MAX_SECONDS", 900, 1, 86_400),
