@@ -34,10 +34,10 @@ const SHELL_UID = 90_000 + (process.pid % 10_000);
 const NS = `gwdest${process.pid}`;
 const OUTSIDE = `gwd${process.pid}a`.slice(0, 15);
 const INSIDE = `gwd${process.pid}b`.slice(0, 15);
-/** This machine's own addresses on the veth: the namespace's peers. */
-const LOCAL = "203.0.113.1";
+/** This machine's own addresses on the veth: the namespace's peers (TEST-NET-2: shell-egress.test.ts, which may run at the same time, uses TEST-NET-3). */
+const LOCAL = "198.51.100.1";
 const LOCAL6 = "2001:db8:77::1";
-const PUBLIC = "203.0.113.2";
+const PUBLIC = "198.51.100.2";
 const METADATA = "169.254.77.7";
 const METADATA6 = "fd00:ec2::254";
 const LOOPBACK_NAME_SERVER = "127.77.0.53";
