@@ -21,6 +21,7 @@ import { uploadRawBody } from "./raw-body-upload.js";
 import { decodeRequest } from "./request-decoder.js";
 import { encodeResponse, jsonReplyOf } from "./response-encoder.js";
 import { RouteTable, type Route } from "./route-table.js";
+import { KeepaliveTicker } from "./keepalive-ticker.js";
 import { messageFrames, writeSse } from "./sse.js";
 import { closeAfterAnswer } from "./unread-body.js";
 
@@ -110,6 +111,7 @@ interface ExchangeState {
 export function createFacade({ services, transport, log, sseKeepaliveMs, checkCredentialsFirst = true, observe }: FacadeOptions): Facade {
   const routes = RouteTable.fromServices(services);
   const open = new Set<AbortController>();
+  const keepalive = new KeepaliveTicker(sseKeepaliveMs);
   const checkCredentials = checkCredentialsFirst ? createCredentialCheck({ transport, ttlMs: CREDENTIALS_REMEMBERED_MS, maxEntries: CREDENTIALS_REMEMBERED }) : async () => undefined;
 
   async function serve(req: IncomingMessage, res: ServerResponse, started: number, state: ExchangeState): Promise<void> {
@@ -182,7 +184,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
   async function relaySse(abort: AbortController, res: ServerResponse, headers: Record<string, string>, frames: AsyncIterable<string | Uint8Array>, route: Route): Promise<void> {
     open.add(abort);
     try {
-      await writeSse(res, headers, frames, { keepaliveMs: sseKeepaliveMs, namedEvents: route.sseNamedEvents, errorDialect: route.errorDialect });
+      await writeSse(res, headers, frames, { keepalive, namedEvents: route.sseNamedEvents, errorDialect: route.errorDialect });
     } finally {
       open.delete(abort);
     }
