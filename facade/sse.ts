@@ -22,12 +22,7 @@ export interface SseOptions {
   errorDialect?: ErrorDialect;
 }
 
-export async function writeSse(
-  res: ServerResponse,
-  headers: Record<string, string>,
-  frames: AsyncIterable<string | Uint8Array>,
-  { keepalive, namedEvents, errorDialect }: SseOptions,
-): Promise<void> {
+export async function writeSse(res: ServerResponse, headers: Record<string, string>, frames: AsyncIterable<string | Uint8Array>, { keepalive, namedEvents, errorDialect }: SseOptions): Promise<void> {
   res.writeHead(200, {
     ...headers,
     "content-type": SSE_CONTENT_TYPE,
