@@ -29,7 +29,10 @@ import { upstreamWatchKey } from "../../../wire/upstream-watch.js";
  * (test/facade/transport-parity.test.ts).
  */
 export interface DirectTransportOptions {
-  /** The core's chain, outermost first, as the listeners run it. */
+  /**
+   * The core's chain, outermost first, as the listeners run it. Composed once per streaming method,
+   * so an interceptor keeps a call's state inside the function it returns, never in its factory.
+   */
   interceptors: Interceptor[];
   /** The gateway's last word at shutdown: it aborts every call in flight. */
   shutdownSignal: AbortSignal;
@@ -46,6 +49,8 @@ interface ServedMethod {
   spec: MethodImplSpec;
   /** `ctx.url`, fixed per method as on a listener. */
   url: string;
+  /** A streaming method's interceptor chain around its implementation, composed once. */
+  chain: AnyFn | undefined;
 }
 
 /**
@@ -53,6 +58,9 @@ interface ServedMethod {
  * metrics, traces), so the core's observing interceptor leaves them to it instead of counting them twice.
  */
 export const inProcessCall = createContextKey(false, { description: "a call of the direct transport" });
+
+/** The call's own context, for the innermost step of a chain composed once per method. */
+const directContext = createContextKey<ContextController | undefined>(undefined, { description: "the direct transport's context of a call" });
 
 /** Handlers read it as `ctx.protocolName`; none branches on it. */
 const PROTOCOL_NAME = "direct";
@@ -69,7 +77,7 @@ export function createDirectTransport(services: Iterable<readonly [DescService, 
   const served = new Map<DescMethod, ServedMethod>();
   for (const [service, impl] of services) {
     for (const spec of Object.values(createServiceImplSpec(service, impl).methods)) {
-      served.set(spec.method, { spec, url: createMethodUrl(BASE_URL, spec.method) });
+      served.set(spec.method, { spec, url: createMethodUrl(BASE_URL, spec.method), chain: spec.kind === "unary" ? undefined : composed(spec) });
     }
   }
 
@@ -112,7 +120,7 @@ export function createDirectTransport(services: Iterable<readonly [DescService, 
       }
       linkedSignal.addEventListener("abort", listener);
     }
-    return {
+    const context: ContextController = {
       service: method.parent,
       method,
       protocolName: PROTOCOL_NAME,
@@ -129,6 +137,8 @@ export function createDirectTransport(services: Iterable<readonly [DescService, 
       values: createContextValues().set(inProcessCall, true).set(upstreamWatchKey, callerValues?.get(upstreamWatchKey)),
       abort,
     };
+    context.values.set(directContext, context);
+    return context;
   }
 
   return {
@@ -169,16 +179,13 @@ export function createDirectTransport(services: Iterable<readonly [DescService, 
       contextValues?: ContextValues,
     ): Promise<StreamResponse<I, O>> {
       if (signal?.aborted) throw abandoned(signal);
-      const { spec, url } = lookup(method);
-      if (spec.kind === "unary") throw kindMismatch(method);
+      const { spec, url, chain } = lookup(method);
+      if (spec.kind === "unary" || !chain) throw kindMismatch(method);
       const context = contextFor(method, url, signal, timeoutMs, header, contextValues);
       const requests = new Normalized(method.input, input[Symbol.asyncIterator]());
       const stream = new DirectStream<MessageShape<O>>(context, requests);
       try {
-        const res = await intercepted(
-          spec,
-          context,
-        )({
+        const res = await chain({
           stream: true,
           service: method.parent,
           method: spec.method,
@@ -202,17 +209,23 @@ export function createDirectTransport(services: Iterable<readonly [DescService, 
     },
   };
 
-  /** The chain around the implementation; the innermost step needs this call's context, so it is joined per call. */
-  function intercepted(spec: StreamingSpec, context: ContextController): AnyFn {
-    let next: AnyFn = (req) => invokeStreaming(spec, context, req);
+  /**
+   * The chain around a streaming implementation, composed once at start: the innermost step finds
+   * the call's context among the values the call carries. (Unary calls go through connect's
+   * invokeUnaryImplementation, which composes its chain itself.)
+   */
+  function composed(spec: StreamingSpec): AnyFn {
+    let next: AnyFn = (req) => invokeStreaming(spec, req);
     for (let i = interceptors.length - 1; i >= 0; i--) next = interceptors[i]!(next);
     return next;
   }
 }
 
 /** invoke-implementation.js for streaming methods, without its async generators: the handler's messages are normalized and passed on. */
-async function invokeStreaming(spec: StreamingSpec, context: ContextController, req: UnaryRequest | StreamRequest): Promise<StreamResponse> {
+async function invokeStreaming(spec: StreamingSpec, req: UnaryRequest | StreamRequest): Promise<StreamResponse> {
   if (!req.stream) throw new ConnectError("an interceptor turned a streaming call into a unary one", Code.Internal);
+  const context = req.contextValues.get(directContext);
+  if (!context) throw new ConnectError("an interceptor replaced the call's context values", Code.Internal);
   const ctx = handlerContext(context, req);
   const output = spec.method.output;
   let messages: AsyncIterable<MessageShape<DescMessage>>;
