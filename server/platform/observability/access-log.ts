@@ -7,12 +7,17 @@ import type { Logger } from "../logger.js";
  * (rpc-observation.ts). What was asked is named by its route template or RPC path, never the raw
  * path (which may hold ids); the caller by its key's label, never the key or its hash. With
  * tracing on, the line also carries the request's `trace_id` (server/platform/logger.ts).
+ *
+ * The line skips the logger's redaction pass: its fields are the ones listed here, none of them a
+ * secret, and walking the redaction paths cost about four times the rest of the line (a few µs on
+ * every request).
  */
 export function accessLog(log: Logger): ExchangeObserver {
+  const lines = log.child({}, { redact: { paths: [] } });
   return (exchange) => {
     // Below info (LOG_LEVEL=warn) the line is not even built.
-    if (!log.isLevelEnabled("info")) return;
-    log.info(
+    if (!lines.isLevelEnabled("info")) return;
+    lines.info(
       {
         protocol: exchange.protocol,
         method: exchange.method,
