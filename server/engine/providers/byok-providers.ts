@@ -1,5 +1,5 @@
 import { gatewayError } from "../../../wire/errors.js";
-import type { ProviderKind } from "./registry.js";
+import type { ProviderKind } from "./provider-kind.js";
 
 /**
  * Providers a workspace can bring its own key for. `kind` is the provider registry's kind, the

@@ -3,7 +3,7 @@ import type { ChatApi, ChatProbe } from "./chat-api.js";
 import type { ProviderFileApi } from "./files-api.js";
 import type { NativeApis } from "./native-api.js";
 import type { NativeBatchApi } from "./native-batch-api.js";
-import type { ProviderKind } from "./registry.js";
+import type { ProviderKind } from "./provider-kind.js";
 import type { VideoApi } from "./video-api.js";
 
 /**

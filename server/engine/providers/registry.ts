@@ -4,10 +4,11 @@ import { bedrockProvider } from "./bedrock/provider.js";
 import { googleProvider } from "./google/provider.js";
 import { openAiProvider } from "./openai/provider.js";
 import { UpstreamError, type Provider } from "./provider.js";
+import type { ProviderKind } from "./provider-kind.js";
 
 /**
- * The one provider registry: a provider kind is its folder and one line here. The kinds the
- * configuration accepts, and the type that names them, are this table's keys.
+ * The one provider registry: a provider kind is its folder, its name in provider-kind.ts and one
+ * line here. The kinds the configuration accepts are this table's keys.
  */
 const PROVIDERS = {
   openai: openAiProvider,
@@ -15,9 +16,7 @@ const PROVIDERS = {
   azure: azureProvider,
   bedrock: bedrockProvider,
   google: googleProvider,
-} satisfies Record<string, Provider>;
-
-export type ProviderKind = keyof typeof PROVIDERS;
+} satisfies Record<ProviderKind, Provider>;
 
 export function isProviderKind(value: string): value is ProviderKind {
   return Object.hasOwn(PROVIDERS, value);

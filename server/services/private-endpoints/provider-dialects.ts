@@ -1,4 +1,5 @@
-import { providerFor, type ProviderKind } from "../../engine/providers/registry.js";
+import type { ProviderKind } from "../../engine/providers/provider-kind.js";
+import { providerFor } from "../../engine/providers/registry.js";
 import { upstreamUrl } from "../../platform/outbound/base-url.js";
 
 /**

@@ -1,7 +1,7 @@
 import * as assert from "uvu/assert";
 import { suite } from "../../support/suite.js";
 import { expectedShapeName, hasExpectedShape, testCall } from "../../../server/services/private-endpoints/provider-dialects.js";
-import type { ProviderKind } from "../../../server/engine/providers/registry.js";
+import type { ProviderKind } from "../../../server/engine/providers/provider-kind.js";
 import { startMockUpstream, type MockUpstream } from "../../upstream/mock-upstream.js";
 
 /**
