@@ -3,7 +3,8 @@ import { azureProvider } from "./azure/provider.js";
 import { bedrockProvider } from "./bedrock/provider.js";
 import { googleProvider } from "./google/provider.js";
 import { openAiProvider } from "./openai/provider.js";
-import { UpstreamError, type Provider } from "./provider.js";
+import { UpstreamError } from "./provider.js";
+import type { Provider } from "./provider-api.js";
 import type { ProviderKind } from "./provider-kind.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { Provider } from "../provider.js";
+import type { Provider } from "../provider-api.js";
 import { anthropicChat } from "./chat.js";
 import { anthropicFiles } from "./files.js";
 import { anthropicMessages } from "./messages.js";

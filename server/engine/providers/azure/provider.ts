@@ -1,4 +1,4 @@
-import type { Provider } from "../provider.js";
+import type { Provider } from "../provider-api.js";
 import { openAiProvider } from "../openai/provider.js";
 import { azureChat, azureResponses } from "./chat.js";
 import { azureProbe } from "./probe.js";

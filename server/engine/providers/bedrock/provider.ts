@@ -1,4 +1,4 @@
-import type { Provider } from "../provider.js";
+import type { Provider } from "../provider-api.js";
 import { bedrockChat } from "./chat.js";
 import { bedrockProbe } from "./probe.js";
 

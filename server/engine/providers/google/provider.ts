@@ -1,4 +1,4 @@
-import type { Provider } from "../provider.js";
+import type { Provider } from "../provider-api.js";
 import { googleChat } from "./chat.js";
 import { googleProbe } from "./probe.js";
 

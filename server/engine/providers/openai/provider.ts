@@ -1,4 +1,4 @@
-import type { Provider } from "../provider.js";
+import type { Provider } from "../provider-api.js";
 import { OPENAI_ROUTE, openAiChat } from "./chat.js";
 import { openAiFiles } from "./files.js";
 import { openAiNativeBatch } from "./native-batch.js";
