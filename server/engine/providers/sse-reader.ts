@@ -1,5 +1,4 @@
 import { LineSplitter } from "./line-splitter.js";
-import { UpstreamError } from "./provider.js";
 
 /**
  * Incremental Server-Sent Events parsing (the WHATWG event-stream format as providers send it):
@@ -8,8 +7,10 @@ import { UpstreamError } from "./provider.js";
  * sequence. An event still open when the body ends is dropped, as the format says: a stream
  * cut in the middle of an event must not look like a complete one.
  *
- * A line or an event past its limit fails as "protocol" and nothing more is read: the stream's
- * iterator is closed, which destroys a response body.
+ * A line or an event past its limit fails with the reader's `tooLong` error and nothing more is
+ * read: the stream's iterator is closed, which destroys a response body. The gateway makes it an
+ * invalid provider answer (`readUpstreamSse` in server/engine/providers/upstream-http.ts); the
+ * intern host, which reads the gateway's own streams, keeps the plain error.
  */
 export interface SseEvent {
   /** The `event:` field, undefined when the event had none (OpenAI never names events). */
@@ -33,8 +34,8 @@ export const MAX_SSE_EVENT_CHARS = 16 * 1024 * 1024;
 
 const MIB = 1024 * 1024;
 
-export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent, void, undefined> {
-  const lines = new LineSplitter(MAX_SSE_LINE_BYTES, () => new UpstreamError("protocol", `an upstream stream line is longer than ${MAX_SSE_LINE_BYTES / MIB} MiB`));
+export async function* readSse(body: AsyncIterable<Uint8Array>, tooLong: (message: string) => Error = (message) => new Error(message)): AsyncGenerator<SseEvent, void, undefined> {
+  const lines = new LineSplitter(MAX_SSE_LINE_BYTES, () => tooLong(`an upstream stream line is longer than ${MAX_SSE_LINE_BYTES / MIB} MiB`));
   let event: string | undefined;
   const data: string[] = [];
   let eventChars = 0;
@@ -55,7 +56,7 @@ export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<
       if (value.charCodeAt(0) === 32) value = value.slice(1);
       if (field === "data") {
         eventChars += line.length + 1;
-        if (eventChars > MAX_SSE_EVENT_CHARS) throw new UpstreamError("protocol", `an upstream stream event is longer than ${MAX_SSE_EVENT_CHARS / MIB} Mi characters`);
+        if (eventChars > MAX_SSE_EVENT_CHARS) throw tooLong(`an upstream stream event is longer than ${MAX_SSE_EVENT_CHARS / MIB} Mi characters`);
         data.push(value);
       } else if (field === "event") event = value;
     }

@@ -154,7 +154,14 @@ export async function readJsonObject(response: UpstreamResponse): Promise<JsonOb
  * it knows its provider's terminal event. Stopping iteration early closes the connection.
  */
 export function upstreamEvents(response: UpstreamResponse): AsyncGenerator<SseEvent, void, undefined> {
-  return readGuarded(response, readSse(response.body), "stream");
+  return readGuarded(response, readUpstreamSse(response.body), "stream");
+}
+
+const upstreamTooLong = (message: string): UpstreamError => new UpstreamError("protocol", message);
+
+/** The events of a provider's event stream: a line or an event past its limit is not the format ("protocol"). */
+export function readUpstreamSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent, void, undefined> {
+  return readSse(body, upstreamTooLong);
 }
 
 /**

@@ -6,7 +6,7 @@ import * as assert from "uvu/assert";
 import { readLines, MAX_JSONL_LINE_BYTES } from "../../../server/engine/providers/line-reader.js";
 import type { UpstreamTarget } from "../../../server/engine/providers/provider.js";
 import { readSse, MAX_SSE_EVENT_CHARS, MAX_SSE_LINE_BYTES, type SseEvent } from "../../../server/engine/providers/sse-reader.js";
-import { callUpstream, discardBody, readJsonObject, MAX_JSON_ANSWER_BYTES } from "../../../server/engine/providers/upstream-http.js";
+import { callUpstream, discardBody, readJsonObject, readUpstreamSse, MAX_JSON_ANSWER_BYTES } from "../../../server/engine/providers/upstream-http.js";
 import { failure, signal } from "./adapter-helpers.js";
 
 /**
@@ -61,7 +61,7 @@ function assertStoppedEarly(stats: Endless["stats"]): void {
 test("an endless SSE line fails as a protocol error past MAX_SSE_LINE_BYTES", async () => {
   const { body, stats } = endless("data: ok\n\ndata: ", "a", MAX_SSE_LINE_BYTES);
   const events: SseEvent[] = [];
-  const error = await failure(drain(readSse(body), events));
+  const error = await failure(drain(readUpstreamSse(body), events));
   assert.is(error.failure, "protocol");
   assert.is(error.message, "an upstream stream line is longer than 16 MiB");
   assert.equal(events, [{ event: undefined, data: "ok" }]);
@@ -70,7 +70,7 @@ test("an endless SSE line fails as a protocol error past MAX_SSE_LINE_BYTES", as
 
 test("an endless SSE event of short data lines fails as a protocol error past MAX_SSE_EVENT_CHARS", async () => {
   const { body, stats } = endless("event: delta\n", `data: ${"0123456789".repeat(5)}\n`, MAX_SSE_EVENT_CHARS);
-  const error = await failure(drain(readSse(body)));
+  const error = await failure(drain(readUpstreamSse(body)));
   assert.is(error.failure, "protocol");
   assert.is(error.message, "an upstream stream event is longer than 16 Mi characters");
   assertStoppedEarly(stats);
