@@ -2,7 +2,7 @@ import http from "node:http";
 import https from "node:https";
 import net from "node:net";
 import { DestinationRefused, type DestinationGuard, type VettedDestination } from "../../server/platform/outbound/destination-guard.js";
-import { pinnedLookup } from "../../server/platform/outbound/upstream-probe.js";
+import { pinnedLookup } from "../../server/platform/outbound/pinned-lookup.js";
 import type { ReleasedSecret } from "../host-protocol.js";
 
 /**

@@ -6,7 +6,7 @@ import { PrivateEndpointRow } from "../../platform/db/governance-models.js";
 import { parseBaseUrl } from "../../platform/outbound/base-url.js";
 import { createDestinationGuard, DestinationRefused, type VettedDestination } from "../../platform/outbound/destination-guard.js";
 import { loadTrustStore } from "../../platform/outbound/trust-store.js";
-import { pinnedLookup } from "../../platform/outbound/upstream-probe.js";
+import { pinnedLookup } from "../../platform/outbound/pinned-lookup.js";
 import { UpstreamError, type ProviderSettings, type UpstreamTarget } from "../providers/provider.js";
 import { providerFor } from "../providers/registry.js";
 import type { CallerContext } from "./caller-context.js";

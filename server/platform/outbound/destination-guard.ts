@@ -5,7 +5,7 @@ import net from "node:net";
  * SSRF guard of every request the gateway sends to a caller-chosen URL (private endpoints, the
  * interns' fetch tool): a caller cannot point it at loopback, the private network, or a cloud
  * metadata service. The host is resolved here and every address must be public; the caller then
- * connects to exactly these addresses (see upstream-probe.ts), so DNS cannot be rebound between
+ * connects to exactly these addresses (see pinned-lookup.ts), so DNS cannot be rebound between
  * check and connect. Operators open holes with an allow-list of hosts
  * (GATEWAY_PRIVATE_ENDPOINT_ALLOWED_HOSTS, GATEWAY_INTERN_FETCH_ALLOWED_HOSTS).
  */

@@ -1,7 +1,6 @@
-import type { LookupAddress, LookupOptions } from "node:dns";
 import https from "node:https";
-import type { LookupFunction } from "node:net";
 import type { VettedDestination } from "./destination-guard.js";
+import { pinnedLookup } from "./pinned-lookup.js";
 
 /**
  * One HTTPS POST to a private endpoint, made safe to aim at a caller-chosen URL: it connects only
@@ -82,21 +81,6 @@ export function probeUpstream(request: ProbeRequest): Promise<ProbeOutcome> {
     req.on("error", (err) => finish(isTlsError(err) ? { kind: "tls_failed", code: errorCode(err) } : { kind: "connect_failed", code: errorCode(err) }));
     req.end(payload);
   });
-}
-
-/** A `lookup` that answers with the vetted addresses only, in the shape net.connect asks for. */
-export function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunction {
-  return (_hostname: string, options: LookupOptions, callback) => {
-    const family = options.family === 4 || options.family === 6 ? options.family : undefined;
-    const usable = addresses.filter((a) => family === undefined || a.family === family);
-    const first = usable[0];
-    if (!first) {
-      callback(Object.assign(new Error("no vetted address of the requested family"), { code: "ENOTFOUND" }), "", 0);
-      return;
-    }
-    if (options.all) callback(null, usable);
-    else callback(null, first.address, first.family);
-  };
 }
 
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|EPROTO$|HOSTNAME_MISMATCH$)/;
