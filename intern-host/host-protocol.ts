@@ -1,5 +1,3 @@
-import type { InternRuntimeConfig } from "../server/platform/config.js";
-
 /**
  * What an intern host (this folder, its own process) and the gateway say to each other.
  *
@@ -35,7 +33,7 @@ export type ApprovalMode = "manual" | "auto";
 /** Response header of a run's event stream: the host's name for that stream. */
 export const ATTACHMENT_HEADER = "x-attachment-id";
 
-/** The runtime settings a host applies itself (server/platform/config.ts), its two deadlines in milliseconds. */
+/** The runtime settings a host applies itself (InternRuntimeConfig), its two deadlines in milliseconds. */
 export type HostLimits = Pick<InternRuntimeConfig, "maxOpenRuns" | "replayBytes" | "maxSteps" | "shellTimeoutMs" | "shellOutputBytes" | "shellLimits" | "fetchTimeoutMs" | "fetchBodyBytes"> & {
   interactionTimeoutMs: number;
   runTimeoutMs: number;
@@ -115,4 +113,83 @@ export interface StartRunBody {
 export interface ShellUser {
   uid: number;
   gid: number;
+}
+
+/**
+ * The interns' settings (GATEWAY_INTERN_*, read by server/platform/config.ts): the gateway's side,
+ * intern hosts and the chat relay (server/services/interns/), and what it hands each host (HostLimits).
+ */
+export interface InternRuntimeConfig {
+  /** A question unanswered this long cancels its run (300 s by default); rejected replies do not extend it. */
+  interactionTimeoutSeconds: number;
+  /** A run still going after this long is ended by its intern (410 `run_ended`). */
+  runTimeoutSeconds: number;
+  /** How long the gateway waits for a host to answer one call (504 `timeout` after it). */
+  hostTimeoutMs: number;
+  /** How long a host may take to start and answer its first health check. */
+  hostStartTimeoutMs: number;
+  /**
+   * An instance's lease on the interns it hosts, renewed every third of it. Once it lapses (the
+   * instance died) another instance, or this one restarted, boots the intern again.
+   */
+  leaseMs: number;
+  /** Runs one intern holds open (running or paused on a question) at once; more answer 503 `busy`. */
+  maxOpenRuns: number;
+  /** Chat turns (prompts and answers) per intern per minute; more answer 429 `rate_limited`. 0 = no limit. */
+  turnsPerMinute: number;
+  /** Output of a run kept for a stream that attaches later; beyond it 410 `attachment_failed`. */
+  replayBytes: number;
+  /** Model calls in one run before the intern ends it. */
+  maxSteps: number;
+  shellTimeoutMs: number;
+  /**
+   * A root gateway runs each intern's shell as uid (and gid) base + the intern's number, so one
+   * intern's commands reach neither the gateway's files nor another intern's. 0: as the gateway's user.
+   */
+  shellUidBase: number;
+  /** stdout and stderr a shell command may return to the model (each), in bytes. */
+  shellOutputBytes: number;
+  /** The resource limits of every shell command (intern-host/agent/shell-tool.ts). */
+  shellLimits: ShellLimits;
+  /**
+   * GATEWAY_INTERN_HOME_DIR: where the interns' homes are (`<it>/<intern id>`). Never inside the
+   * data directory, which stays closed to every other OS user while each intern's user must
+   * reach its own home.
+   */
+  homeDir: string;
+  /** Interns provisioning or running at once in one organization (429 `intern_limit` beyond); 0 = no cap. */
+  maxRunningPerOrg: number;
+  /** Interns this instance provisions or runs at once (429 `intern_limit` beyond); 0 = no cap. */
+  maxRunningPerInstance: number;
+  fetchTimeoutMs: number;
+  /** Response body the fetch tool returns to the model, in bytes. */
+  fetchBodyBytes: number;
+  /** GATEWAY_INTERN_FETCH_RESOLVE `host=address,…`: fixed addresses for the fetch tool (like curl --resolve). */
+  fetchResolve: Record<string, string>;
+  /**
+   * GATEWAY_INTERN_FETCH_ALLOWED_HOSTS: host names and addresses the fetch tool may call although
+   * they are loopback, private, link-local or metadata addresses (never the gateway's own ports).
+   */
+  fetchAllowedHosts: string[];
+  /** REST base URL the hosts' model calls use; default this process's own HTTP listener. */
+  gatewayUrl: string | undefined;
+  /** Address the hosts' HTTP APIs listen on (GATEWAY_INTERN_HOST_LISTEN, default 127.0.0.1). */
+  hostListen: string;
+  /**
+   * Host name in a host's recorded origin: what other gateway instances and daemon clients
+   * connect to. Default the listen address, or this machine's name when it listens on all.
+   */
+  hostAdvertise: string;
+}
+
+/** rlimits of each intern shell command, applied with prlimit (util-linux). */
+export interface ShellLimits {
+  /** Processes (and threads) of the intern's own OS user at once; applied only when it has one (a root gateway). */
+  maxProcesses: number;
+  /** Address space of each process, in MiB. */
+  maxMemoryMiB: number;
+  /** Size of any file a command writes, in MiB. */
+  maxFileMiB: number;
+  /** CPU time of each process, in seconds. */
+  cpuSeconds: number;
 }

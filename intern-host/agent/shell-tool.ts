@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
-import type { ShellLimits } from "../../server/platform/config.js";
-import type { ShellUser } from "../host-protocol.js";
+import type { ShellLimits, ShellUser } from "../host-protocol.js";
 
 /**
  * The shell tool: `/bin/sh -c <command>` in the intern's own working directory, as the intern's
