@@ -2,7 +2,7 @@ import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { endShellGroups } from "../intern-host/agent/shell-tool.js";
-import type { HostConfig, HostMessage, ParentMessage, ReleasedSecret } from "../intern-host/host-protocol.js";
+import type { HostConfig, HostMessage, ParentMessage, ReleasedSecret } from "../wire/host-protocol.js";
 import { HostRuns } from "../intern-host/host-runs.js";
 import { createHostServer } from "../intern-host/host-server.js";
 import { SessionStore } from "../intern-host/session-store.js";

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { createDestinationGuard, type DestinationGuard } from "../server/platform/outbound/destination-guard.js";
+import { createDestinationGuard, type DestinationGuard } from "../egress/destination-guard.js";
 import { runAgent } from "./agent/agent-loop.js";
 import type { ChatMessage } from "./agent/model-client.js";
-import type { ApprovalMode, HostConfig, QuestionArguments, ReleasedSecret, RunEndStatus, RunEvent, RunUsage } from "./host-protocol.js";
+import type { ApprovalMode, HostConfig, QuestionArguments, ReleasedSecret, RunEndStatus, RunEvent, RunUsage } from "../wire/host-protocol.js";
 import type { SessionStore } from "./session-store.js";
 import { errorMessage } from "../wire/errors.js";
 

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import http from "node:http";
-import { ATTACHMENT_HEADER, type HostConfig, type RunEvent, type StartRunBody } from "./host-protocol.js";
+import { ATTACHMENT_HEADER, type HostConfig, type RunEvent, type StartRunBody } from "../wire/host-protocol.js";
 import { MAX_UNREAD_BYTES, MAX_UNREAD_MESSAGES, type Consumer, type HostRun, type HostRuns } from "./host-runs.js";
 import { errorMessage } from "../wire/errors.js";
 

@@ -1,4 +1,4 @@
-import type { RunUsage } from "../host-protocol.js";
+import type { RunUsage } from "../../wire/host-protocol.js";
 import { AGENT_TOOLS, runTool, type ToolContext } from "./agent-tools.js";
 import { addUsage, callModel, ModelCallError, type ChatMessage, type ModelTurn } from "./model-client.js";
 

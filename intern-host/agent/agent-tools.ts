@@ -1,4 +1,4 @@
-import { PERMISSION_OPTIONS, type ApprovalMode, type QuestionArguments } from "../host-protocol.js";
+import { PERMISSION_OPTIONS, type ApprovalMode, type QuestionArguments } from "../../wire/host-protocol.js";
 import { FetchRefused, runFetch, type FetchArguments, type FetchContext } from "./fetch-tool.js";
 import type { ToolCall, ToolDefinition } from "./model-client.js";
 import { runShell, type ShellSettings } from "./shell-tool.js";

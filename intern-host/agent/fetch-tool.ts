@@ -1,9 +1,9 @@
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
-import { DestinationRefused, type DestinationGuard, type VettedDestination } from "../../server/platform/outbound/destination-guard.js";
-import { pinnedLookup } from "../../server/platform/outbound/pinned-lookup.js";
-import type { ReleasedSecret } from "../host-protocol.js";
+import { DestinationRefused, type DestinationGuard, type VettedDestination } from "../../egress/destination-guard.js";
+import { pinnedLookup } from "../../egress/pinned-lookup.js";
+import type { ReleasedSecret } from "../../wire/host-protocol.js";
 
 /**
  * The HTTP fetch tool. Every hop (the request and each redirect) is vetted before anything is

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
-import { readSse } from "../../server/engine/providers/sse-reader.js";
-import type { RunUsage } from "../host-protocol.js";
+import { readSse } from "../../wire/sse-reader.js";
+import type { RunUsage } from "../../wire/host-protocol.js";
 import { errorMessage } from "../../wire/errors.js";
 
 /**

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import type { ShellLimits, ShellUser } from "../host-protocol.js";
+import type { ShellLimits, ShellUser } from "../../wire/host-protocol.js";
 
 /**
  * The shell tool: `/bin/sh -c <command>` in the intern's own working directory, as the intern's

@@ -1,6 +1,6 @@
 import os from "node:os";
 import path from "node:path";
-import type { InternRuntimeConfig, ShellLimits } from "../../intern-host/host-protocol.js";
+import type { InternRuntimeConfig, ShellLimits } from "../../wire/host-protocol.js";
 import { LOG_FORMATS, type LogFormat } from "./logger.js";
 
 /** Everything the gateway reads from its environment (12-factor); documented in docs/configuration.md (checked by test/architecture). */

@@ -1,7 +1,7 @@
 import { getEventListeners } from "node:events";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import type { HostLimits } from "../../intern-host/host-protocol.js";
+import type { HostLimits } from "../../wire/host-protocol.js";
 import { HostRun } from "../../intern-host/host-runs.js";
 
 /**

@@ -1,4 +1,4 @@
-import { LineSplitter } from "./line-splitter.js";
+import { LineSplitter } from "../../../wire/line-splitter.js";
 import { UpstreamError } from "./provider.js";
 
 /**

@@ -5,7 +5,7 @@ import type { Readable } from "node:stream";
 import { isObject } from "./json-shape.js";
 import { UpstreamError, type UpstreamTarget } from "./provider.js";
 import { readLines } from "./line-reader.js";
-import { readSse, type SseEvent } from "./sse-reader.js";
+import { readSse, type SseEvent } from "../../../wire/sse-reader.js";
 import { providerErrorMessage, retryAfterSeconds, statusForErrorObject } from "./upstream-error-body.js";
 
 /**

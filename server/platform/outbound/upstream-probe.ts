@@ -1,6 +1,6 @@
 import https from "node:https";
-import type { VettedDestination } from "./destination-guard.js";
-import { pinnedLookup } from "./pinned-lookup.js";
+import type { VettedDestination } from "../../../egress/destination-guard.js";
+import { pinnedLookup } from "../../../egress/pinned-lookup.js";
 
 /**
  * One HTTPS POST to a private endpoint, made safe to aim at a caller-chosen URL: it connects only

@@ -6,7 +6,7 @@ import type { Sequelize } from "sequelize";
 import type { GatewayConfig } from "../../platform/config.js";
 import { open, seal } from "../../platform/core/secret-box.js";
 import type { Logger } from "../../platform/logger.js";
-import type { HostConfig, HostLimits, HostMessage, InternRuntimeConfig, ParentMessage, ReleasedSecret, ShellUser } from "../../../intern-host/host-protocol.js";
+import type { HostConfig, HostLimits, HostMessage, InternRuntimeConfig, ParentMessage, ReleasedSecret, ShellUser } from "../../../wire/host-protocol.js";
 import { killProcessesOf, moveHomesOutOfDataDir, prepareInternHome, removeInternHome, shellIsolation } from "./intern-home.js";
 import { HostCallError, hostCall } from "./intern-host-client.js";
 import type { InternHostAccess, InternHosts, InternHostStart } from "./intern-hosts.js";

@@ -10,7 +10,7 @@ import {
   type InternChatChunk,
 } from "../../../gen/gateway/v1/interns_pb.js";
 import type { Deps } from "../deps.js";
-import type { RunEndStatus, RunEvent, RunUsage } from "../../../intern-host/host-protocol.js";
+import type { RunEndStatus, RunEvent, RunUsage } from "../../../wire/host-protocol.js";
 import { retryableOf } from "./intern-chat-errors.js";
 import { hostCall, type HostEvents } from "./intern-host-client.js";
 import type { InternHostAccess } from "./intern-hosts.js";

@@ -1,5 +1,5 @@
 import { InternApprovalMode, InternMessageRole, type InternChatRequest } from "../../../gen/gateway/v1/interns_pb.js";
-import type { ApprovalMode } from "../../../intern-host/host-protocol.js";
+import type { ApprovalMode } from "../../../wire/host-protocol.js";
 import { badRequest } from "./intern-chat-errors.js";
 
 /**

@@ -7,7 +7,7 @@ import type { GatewayConfig } from "../../platform/config.js";
 import { makeTraversable } from "../../platform/db/traversable.js";
 import type { Logger } from "../../platform/logger.js";
 import { shellNumberOf } from "./intern-store.js";
-import type { ShellUser } from "../../../intern-host/host-protocol.js";
+import type { ShellUser } from "../../../wire/host-protocol.js";
 import { errorMessage } from "../../../wire/errors.js";
 
 /**

@@ -1,6 +1,6 @@
 import { request, errors as undiciErrors } from "undici";
 import { readLines } from "../../engine/providers/line-reader.js";
-import { ATTACHMENT_HEADER, type RunEvent } from "../../../intern-host/host-protocol.js";
+import { ATTACHMENT_HEADER, type RunEvent } from "../../../wire/host-protocol.js";
 import type { InternHostAccess } from "./intern-hosts.js";
 
 /**

@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
-import type { InternRuntimeConfig } from "../../../intern-host/host-protocol.js";
+import type { InternRuntimeConfig } from "../../../wire/host-protocol.js";
 import { gatewayError } from "../../../wire/errors.js";
 import type { InternRow, RuntimeLease } from "./intern-store.js";
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
-import type { ApprovalMode, RunUsage } from "../../../intern-host/host-protocol.js";
+import type { ApprovalMode, RunUsage } from "../../../wire/host-protocol.js";
 
 /**
  * Sessions, runs and pending questions of the chat relay (migration 0011), and the steers counted

@@ -1,5 +1,5 @@
 import net from "node:net";
-import { HOST_SERVICES_V4, ipv4CarryingForms, NON_PUBLIC_V4, NON_PUBLIC_V6 } from "../../platform/outbound/destination-guard.js";
+import { HOST_SERVICES_V4, ipv4CarryingForms, NON_PUBLIC_V4, NON_PUBLIC_V6 } from "../../../egress/destination-guard.js";
 
 /**
  * The nftables table that holds interns' shells to what the `fetch` tool may reach

@@ -12,7 +12,7 @@ import { wireName } from "../../../wire/enums.js";
 import { PrivateEndpointRow } from "../../platform/db/governance-models.js";
 import type { Deps } from "../deps.js";
 import { parseBaseUrl } from "../../platform/outbound/base-url.js";
-import { createDestinationGuard, DestinationRefused } from "../../platform/outbound/destination-guard.js";
+import { createDestinationGuard, DestinationRefused } from "../../../egress/destination-guard.js";
 import { patchUpstream } from "./endpoint-update.js";
 import { toPrivateEndpoint, toPrivateEndpointSummary } from "./endpoint-view.js";
 import { modelIdentity } from "./model-identity.js";

@@ -3,7 +3,7 @@ import { PrivateEndpointCheckSchema, PrivateEndpointValidationSchema, type Priva
 import { usableCredential } from "../../engine/providers/byok-credentials.js";
 import { findByokProvider } from "../../engine/providers/byok-providers.js";
 import type { PrivateEndpointRow } from "../../platform/db/governance-models.js";
-import { DestinationRefused, type DestinationGuard, type VettedDestination } from "../../platform/outbound/destination-guard.js";
+import { DestinationRefused, type DestinationGuard, type VettedDestination } from "../../../egress/destination-guard.js";
 import { expectedShapeName, hasExpectedShape, testCall } from "./provider-dialects.js";
 import { MAX_BODY_BYTES, probeUpstream, type ProbeOutcome } from "../../platform/outbound/upstream-probe.js";
 

@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as assert from "uvu/assert";
-import { pinnedLookup } from "../../../server/platform/outbound/pinned-lookup.js";
+import { pinnedLookup } from "../../../egress/pinned-lookup.js";
 import { anthropicChat } from "../../../server/engine/providers/anthropic/chat.js";
 import { openAiChat } from "../../../server/engine/providers/openai/chat.js";
 import { openAiFiles } from "../../../server/engine/providers/openai/files.js";

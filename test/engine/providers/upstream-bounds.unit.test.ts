@@ -5,7 +5,7 @@ import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
 import { readLines, MAX_JSONL_LINE_BYTES } from "../../../server/engine/providers/line-reader.js";
 import type { UpstreamTarget } from "../../../server/engine/providers/provider.js";
-import { readSse, MAX_SSE_EVENT_CHARS, MAX_SSE_LINE_BYTES, type SseEvent } from "../../../server/engine/providers/sse-reader.js";
+import { readSse, MAX_SSE_EVENT_CHARS, MAX_SSE_LINE_BYTES, type SseEvent } from "../../../wire/sse-reader.js";
 import { callUpstream, discardBody, readJsonObject, readUpstreamSse, MAX_JSON_ANSWER_BYTES } from "../../../server/engine/providers/upstream-http.js";
 import { failure, signal } from "./adapter-helpers.js";
 

@@ -1,6 +1,6 @@
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { readSse, type SseEvent } from "../../../server/engine/providers/sse-reader.js";
+import { readSse, type SseEvent } from "../../../wire/sse-reader.js";
 import { providerErrorMessage, retryAfterSeconds, statusForErrorObject } from "../../../server/engine/providers/upstream-error-body.js";
 
 const test = suite("providers: SSE and error body parsing");

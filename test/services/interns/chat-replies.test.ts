@@ -1,5 +1,5 @@
 import * as assert from "uvu/assert";
-import type { RunEvent } from "../../../intern-host/host-protocol.js";
+import type { RunEvent } from "../../../wire/host-protocol.js";
 import { readLines } from "../../../server/engine/providers/line-reader.js";
 import { at } from "../../support/http.js";
 import { daemonAccess, hostRuns, runRows, type DaemonAccess } from "../../support/intern-host-api.js";

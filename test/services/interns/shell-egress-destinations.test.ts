@@ -5,7 +5,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import * as assert from "uvu/assert";
-import { isPublicAddress } from "../../../server/platform/outbound/destination-guard.js";
+import { isPublicAddress } from "../../../egress/destination-guard.js";
 import { restrictShellEgress, type ShellEgress } from "../../../server/services/interns/shell-egress.js";
 import { eventually } from "../../support/eventually.js";
 import { captureLogs, type CapturedLogs } from "../../support/log-lines.js";
