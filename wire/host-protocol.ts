@@ -1,5 +1,5 @@
 /**
- * What an intern host (this folder, its own process) and the gateway say to each other.
+ * What an intern host (intern-host/, its own process) and the gateway say to each other.
  *
  * The parent gateway talks to its child over the Node IPC channel: the configuration with the
  * credentials (never in argv or the environment, where `ps` and /proc would show them), the
@@ -23,7 +23,7 @@
  * - `DELETE /runs/{id}` → 200, the run is cancelled
  * - `DELETE /runs/{id}/attachments/{attachment}` → 200 {status, end_status, watchers}: that
  *   stream (named by the `x-attachment-id` header of its 200) leaves the run, by the rule of
- *   detaching (host-runs.ts); the answer is the run's state after it
+ *   detaching (intern-host/host-runs.ts); the answer is the run's state after it
  * - `POST /shutdown` → 202, runs end and the host exits
  *
  * Errors are {"error": "<message>"}.

@@ -10,7 +10,7 @@ import path from "node:path";
  * `server/platform/core/auth.ts`.
  */
 export const ROOT = path.resolve(import.meta.dirname, "../..");
-export const LAYERED = ["cmd", "facade", "intern-host", "server", "tools", "ui", "wire"];
+export const LAYERED = ["cmd", "egress", "facade", "intern-host", "server", "tools", "ui", "wire"];
 
 export type ImportGraph = Map<string, Set<string>>;
 

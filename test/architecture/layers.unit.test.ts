@@ -9,8 +9,10 @@ import { cycles, importGraph, ROOT, violations, type ImportGraph } from "./impor
 /**
  * The layers of the architecture, checked on every run (no gateway, no database): gen/ → wire/ →
  * server/platform → server/engine → server/services → server/app; facade/ stands on gen/ and wire/
- * alone; the intern host program (intern-host/) stands on the platform and the engine, and the
- * server knows only its protocol; tools/ (build-time generators) stands on gen/, wire/ and facade/,
+ * alone; the intern host program (intern-host/), a process of its own, stands on wire/ (its
+ * protocol with the gateway, the SSE reader) and egress/ (the destination guard, the pinned
+ * lookup) alone, egress/ on wire/, and the server imports nothing of the host; tools/ (build-time
+ * generators) stands on gen/, wire/ and facade/,
  * and only cmd/ imports it; cmd/ composes everything and nothing imports it; ui/ (the web console, a
  * client of the REST API) stands alone, and the gateway serves its built files without importing
  * it. No module imports itself back. docs/architecture.md draws the house.
@@ -61,7 +63,7 @@ const runtimeGraph = importGraph(undefined, undefined, { typeOnly: false });
 const SERVICE_FOLDERS = serviceFolders(runtimeGraph);
 
 test("the graph is read: every layer has modules", () => {
-  for (const folder of ["cmd", "facade", "intern-host", "server", "tools", "ui", "wire"]) assert.ok([...graph.keys()].some(under(folder)), folder);
+  for (const folder of ["cmd", "egress", "facade", "intern-host", "server", "tools", "ui", "wire"]) assert.ok([...graph.keys()].some(under(folder)), folder);
 });
 
 test("no import cycle between modules (imports that load a module; types alone order nothing)", () => {
@@ -132,16 +134,23 @@ test("the service folders hold every implementation of an API service, and every
 
 /** The kinds of folder under server/, in layer order: each may import the ones before it. */
 const KINDS = ["server/platform", "server/engine", "server/services", "server/app"];
-/** What the intern host program may not import: it runs as another process, with no service or composition in it. */
-const NOT_FOR_THE_HOST = ["server/services", "server/app"];
-/** The one module of intern-host/ that the server imports: the protocol both sides speak. */
-const HOST_PROTOCOL = "intern-host/host-protocol.ts";
+/**
+ * What the intern host program may import besides itself: it runs as another process, built from
+ * what it shares with the gateway, never from the gateway's own modules.
+ */
+const FOR_THE_HOST = ["wire", "egress"];
+/** What egress/ (the outbound safety rules the server and the host share) may import besides itself. */
+const FOR_EGRESS = ["wire"];
 
-/** Imports from one kind of server/ into a later one, or from the host into what it may not use. */
+/**
+ * Imports from one kind of server/ into a later one, from the host or egress/ into anything but
+ * what they share, or from the server into the host.
+ */
 function layerViolations(modules: ImportGraph): string[] {
   const found = KINDS.flatMap((kind, i) => violations(modules, under(kind), (t) => !KINDS.slice(i + 1).some((later) => under(later)(t))));
-  found.push(...violations(modules, under("intern-host"), (t) => !NOT_FOR_THE_HOST.some((kind) => under(kind)(t))));
-  found.push(...violations(modules, under("server"), (t) => !under("intern-host")(t) || t === HOST_PROTOCOL));
+  found.push(...violations(modules, under("intern-host"), (t) => under("intern-host")(t) || FOR_THE_HOST.some((folder) => under(folder)(t))));
+  found.push(...violations(modules, under("egress"), (t) => under("egress")(t) || FOR_EGRESS.some((folder) => under(folder)(t))));
+  found.push(...violations(modules, under("server"), (t) => !under("intern-host")(t)));
   return found;
 }
 
@@ -153,7 +162,7 @@ test("server/ holds its four kinds and nothing else: app, engine, platform, serv
   assert.equal(entries, KINDS.map((kind) => kind.slice("server/".length)).sort());
 });
 
-test("the platform imports no engine, the engine no service, the services not the composition; the host no service", () => {
+test("the platform imports no engine, the engine no service, the services not the composition; the host and egress/ only what they share; the server nothing of the host", () => {
   assert.equal(layerViolations(graph), []);
 });
 
@@ -187,14 +196,24 @@ test("the checks fail on a planted cycle and a planted upward import", () => {
     assert.equal(layerViolations(plantedGraph), ["server/platform/core/a.ts → server/services/keys/b.ts"]);
     fs.mkdirSync(path.join(planted, "server/engine/usage"), { recursive: true });
     fs.mkdirSync(path.join(planted, "intern-host"), { recursive: true });
+    fs.mkdirSync(path.join(planted, "egress"), { recursive: true });
+    fs.mkdirSync(path.join(planted, "wire"), { recursive: true });
     fs.writeFileSync(path.join(planted, "server/engine/usage/u.ts"), 'import { b } from "../../services/keys/b.js";\nimport { a } from "../../platform/core/a.js";\n');
-    fs.writeFileSync(path.join(planted, "intern-host/h.ts"), 'import { b } from "../server/services/keys/b.js";\nimport { a } from "../server/platform/core/a.js";\n');
+    fs.writeFileSync(path.join(planted, "wire/w.ts"), "export const w = 1;\n");
+    fs.writeFileSync(path.join(planted, "egress/e.ts"), 'import { w } from "../wire/w.js";\nimport { a } from "../server/platform/core/a.js";\nimport { h } from "../intern-host/h.js";\n');
+    fs.writeFileSync(
+      path.join(planted, "intern-host/h.ts"),
+      'import { b } from "../server/services/keys/b.js";\nimport { a } from "../server/platform/core/a.js";\nimport { w } from "../wire/w.js";\nimport { e } from "../egress/e.js";\n',
+    );
     fs.writeFileSync(path.join(planted, "server/services/keys/c.ts"), 'import { h } from "../../../intern-host/h.js";\n');
-    const more = importGraph(planted, ["intern-host", "server"], { typeOnly: false });
+    const more = importGraph(planted, ["egress", "intern-host", "server", "wire"], { typeOnly: false });
     assert.equal(layerViolations(more), [
       "server/platform/core/a.ts → server/services/keys/b.ts",
       "server/engine/usage/u.ts → server/services/keys/b.ts",
+      "intern-host/h.ts → server/platform/core/a.ts",
       "intern-host/h.ts → server/services/keys/b.ts",
+      "egress/e.ts → intern-host/h.ts",
+      "egress/e.ts → server/platform/core/a.ts",
       "server/services/keys/c.ts → intern-host/h.ts",
     ]);
   } finally {
