@@ -1,6 +1,6 @@
 import http from "node:http";
 import http2 from "node:http2";
-import type { ListenerLimits } from "../platform/config.js";
+import type { ListenerLimits } from "../platform/config-listeners.js";
 
 /**
  * The two listeners with their limits (docs/configuration.md, ListenerLimits in config.ts).

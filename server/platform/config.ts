@@ -1,6 +1,10 @@
-import os from "node:os";
 import path from "node:path";
-import type { InternRuntimeConfig, ShellLimits } from "../../wire/host-protocol.js";
+import type { InternRuntimeConfig } from "../../wire/host-protocol.js";
+import { internRuntimeConfig } from "./config-interns.js";
+import { type ListenerLimits, listenerLimits, workersVar } from "./config-listeners.js";
+import { type StorageConfig, storageConfig } from "./config-storage.js";
+import { type TracingConfig, tracingConfig } from "./config-tracing.js";
+import { boolVar, type Env, intVar, listVar, nonEmpty, renamedVars } from "./config-vars.js";
 import { LOG_FORMATS, type LogFormat } from "./logger.js";
 
 /** Everything the gateway reads from its environment (12-factor); documented in docs/configuration.md (checked by test/architecture). */
@@ -100,24 +104,6 @@ export interface GatewayConfig {
   listeners: ListenerLimits;
 }
 
-/** Time, connection and stream limits of the HTTP port (HTTP/1.1) and the gRPC port (h2c). */
-export interface ListenerLimits {
-  /** HTTP port: a request's head must be in this long after its first byte (or after the connection opened), else 408 and closed. */
-  headersTimeoutMs: number;
-  /** HTTP port: a request must be received whole (head and body) this long after its first byte; 0 = no limit. The answer is not timed. */
-  requestTimeoutMs: number;
-  /** HTTP port: a connection idle between requests is closed after this long. */
-  keepAliveTimeoutMs: number;
-  /** Open connections each port accepts at most; more are closed at once. */
-  maxConnections: number;
-  /** gRPC port: streams one HTTP/2 connection may have open at once; more are refused (REFUSED_STREAM). */
-  maxConcurrentStreams: number;
-  /** gRPC port: memory one HTTP/2 connection may hold, in MiB; past it, new streams are refused. */
-  sessionMemoryMiB: number;
-  /** gRPC port: a connection without an open stream this long is closed (GOAWAY); 0 = never. */
-  idleSessionMs: number;
-}
-
 /** The video job poller of this instance (server/services/videos/video-poller.ts). */
 export interface VideoPollerConfig {
   /** How often the poller looks for due jobs, and the least time between two polls of one job at its provider; 0 = no loop. */
@@ -185,59 +171,11 @@ export interface BatchEngineConfig {
   nativePollMs: number;
 }
 
-/**
- * A directory (GATEWAY_FILES_DIR, default `<dataDir>/files`), or an S3-compatible bucket once
- * GATEWAY_S3_BUCKET is set. Without an access key pair the AWS SDK's own credential chain applies.
- */
-export type StorageConfig =
-  | { kind: "local"; dir: string }
-  | {
-      kind: "s3";
-      bucket: string;
-      /** Prepended to every object key, e.g. `gateway/`. */
-      prefix: string;
-      region: string;
-      /** An S3-compatible service (MinIO, R2, …); unset means AWS. */
-      endpoint: string | undefined;
-      forcePathStyle: boolean;
-      /** Never logged. */
-      credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
-    };
-
-/** The OpenTelemetry SDK's standard variables this gateway reads itself; the SDK reads its others (headers, sampler) as usual. */
-export interface TracingConfig {
-  /** Where spans are sent (OTLP over HTTP, JSON); undefined: tracing off, the SDK is not even loaded. */
-  tracesUrl: string | undefined;
-  /** OTEL_SERVICE_NAME, default `model-gateway`. */
-  serviceName: string;
-}
-
-type Env = Record<string, string | undefined>;
-
-/**
- * Settings renamed when the names were settled: one spelling per unit (`_MS`,
- * `_SECONDS`) and every lease in milliseconds. An old name is still read for one release, with a
- * warning at start (`deprecations`); the new name wins when both are set.
- */
-const RENAMED = {
-  GATEWAY_INTERN_INTERACTION_TIMEOUT_SECONDS: { old: "GATEWAY_INTERN_INTERACTION_TIMEOUT_S", factor: 1 },
-  GATEWAY_INTERN_RUN_TIMEOUT_SECONDS: { old: "GATEWAY_INTERN_RUN_TIMEOUT_S", factor: 1 },
-  GATEWAY_BATCH_LEASE_MS: { old: "GATEWAY_BATCH_LEASE_SECONDS", factor: 1000 },
-  GATEWAY_VIDEO_LEASE_MS: { old: "GATEWAY_VIDEO_LEASE_SECONDS", factor: 1000 },
-} as const;
-
 export function loadConfig(env: Env = process.env): GatewayConfig {
-  const internHostListen = nonEmpty(env.GATEWAY_INTERN_HOST_LISTEN) ?? "127.0.0.1";
   const deprecations: string[] = [];
   const dataDir = path.resolve(env.GATEWAY_DATA_DIR ?? ".data");
   const shellTimeoutMs = intVar(env, "GATEWAY_INTERN_SHELL_TIMEOUT_MS", 60_000, 100, 3_600_000);
-  /** A renamed setting: its new name, else its old one converted to the new unit. */
-  const renamedVar = (name: keyof typeof RENAMED, fallback: number, min: number, max: number): number => {
-    const { old, factor } = RENAMED[name];
-    if (nonEmpty(env[name]) !== undefined || nonEmpty(env[old]) === undefined) return intVar(env, name, fallback, min, max);
-    deprecations.push(`${old} is renamed ${name}${factor === 1 ? "" : ` (milliseconds)`}; the old name is read until the next release`);
-    return intVar({ [name]: String(intVar(env, old, fallback / factor, 0, Number.MAX_SAFE_INTEGER) * factor) }, name, fallback, min, max);
-  };
+  const renamedVar = renamedVars(env, deprecations);
   return {
     deprecations,
     port: intVar(env, "PORT", 8080, 0, 65535),
@@ -274,31 +212,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     keyCooldownMaxSeconds: intVar(env, "GATEWAY_KEY_COOLDOWN_MAX_SECONDS", 900, 1, 86_400),
     vaultWritesDisabled: boolVar(env, "GATEWAY_VAULT_WRITES_DISABLED", false),
     internDaemonTimeoutMs: intVar(env, "GATEWAY_INTERN_DAEMON_TIMEOUT_MS", 10_000, 10, 600_000),
-    internRuntime: {
-      interactionTimeoutSeconds: renamedVar("GATEWAY_INTERN_INTERACTION_TIMEOUT_SECONDS", 300, 1, 86_400),
-      runTimeoutSeconds: renamedVar("GATEWAY_INTERN_RUN_TIMEOUT_SECONDS", 3_600, 1, 604_800),
-      hostTimeoutMs: intVar(env, "GATEWAY_INTERN_HOST_TIMEOUT_MS", 10_000, 50, 600_000),
-      hostStartTimeoutMs: intVar(env, "GATEWAY_INTERN_HOST_START_TIMEOUT_MS", 30_000, 1_000, 600_000),
-      leaseMs: intVar(env, "GATEWAY_INTERN_LEASE_MS", 30_000, 300, 3_600_000),
-      maxOpenRuns: intVar(env, "GATEWAY_INTERN_MAX_OPEN_RUNS", 8, 1, 100_000),
-      turnsPerMinute: intVar(env, "GATEWAY_INTERN_TURNS_PER_MINUTE", 60, 0, 1_000_000),
-      replayBytes: intVar(env, "GATEWAY_INTERN_REPLAY_BYTES", 1_048_576, 256, 1_073_741_824),
-      maxSteps: intVar(env, "GATEWAY_INTERN_MAX_STEPS", 50, 1, 10_000),
-      shellTimeoutMs,
-      shellOutputBytes: intVar(env, "GATEWAY_INTERN_SHELL_OUTPUT_BYTES", 65_536, 256, 16_777_216),
-      shellUidBase: intVar(env, "GATEWAY_INTERN_SHELL_UID_BASE", 100_000, 0, 2_000_000_000),
-      shellLimits: shellLimits(env, shellTimeoutMs),
-      homeDir: internHomeDirVar(env, dataDir),
-      maxRunningPerOrg: intVar(env, "GATEWAY_INTERN_MAX_RUNNING_PER_ORG", 10, 0, 1_000_000),
-      maxRunningPerInstance: intVar(env, "GATEWAY_INTERN_MAX_RUNNING_PER_INSTANCE", 32, 0, 1_000_000),
-      fetchTimeoutMs: intVar(env, "GATEWAY_INTERN_FETCH_TIMEOUT_MS", 30_000, 100, 600_000),
-      fetchBodyBytes: intVar(env, "GATEWAY_INTERN_FETCH_BODY_BYTES", 262_144, 256, 16_777_216),
-      fetchResolve: resolveVar(env, "GATEWAY_INTERN_FETCH_RESOLVE"),
-      fetchAllowedHosts: listVar(env, "GATEWAY_INTERN_FETCH_ALLOWED_HOSTS"),
-      gatewayUrl: nonEmpty(env.GATEWAY_INTERN_GATEWAY_URL),
-      hostListen: internHostListen,
-      hostAdvertise: nonEmpty(env.GATEWAY_INTERN_HOST_ADVERTISE) ?? (["0.0.0.0", "::"].includes(internHostListen) ? os.hostname() : internHostListen),
-    },
+    internRuntime: internRuntimeConfig(env, dataDir, shellTimeoutMs, renamedVar),
     batch: {
       concurrency: intVar(env, "GATEWAY_BATCH_CONCURRENCY", 64, 0, 10_000),
       providerConcurrency: intVar(env, "GATEWAY_BATCH_PROVIDER_CONCURRENCY", 32, 1, 10_000),
@@ -339,91 +253,6 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
   };
 }
 
-function listenerLimits(env: Env): ListenerLimits {
-  const headersTimeoutMs = intVar(env, "GATEWAY_HTTP_HEADERS_TIMEOUT_MS", 30_000, 10, 600_000);
-  const requestTimeoutMs = intVar(env, "GATEWAY_HTTP_REQUEST_TIMEOUT_MS", 3_600_000, 0, 86_400_000);
-  if (requestTimeoutMs !== 0 && requestTimeoutMs < headersTimeoutMs) {
-    throw new Error(`GATEWAY_HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must be 0 or at least GATEWAY_HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs})`);
-  }
-  return {
-    headersTimeoutMs,
-    requestTimeoutMs,
-    keepAliveTimeoutMs: intVar(env, "GATEWAY_HTTP_KEEP_ALIVE_TIMEOUT_MS", 65_000, 10, 3_600_000),
-    maxConnections: intVar(env, "GATEWAY_MAX_CONNECTIONS", 10_000, 1, 1_000_000),
-    maxConcurrentStreams: intVar(env, "GATEWAY_GRPC_MAX_CONCURRENT_STREAMS", 1_000, 1, 1_000_000),
-    sessionMemoryMiB: intVar(env, "GATEWAY_GRPC_SESSION_MEMORY_MIB", 32, 1, 4_096),
-    idleSessionMs: intVar(env, "GATEWAY_GRPC_IDLE_TIMEOUT_MS", 300_000, 0, 86_400_000),
-  };
-}
-
-/** A positive integer, or `auto`: one per CPU this process may use. */
-function workersVar(env: Env): number {
-  const raw = nonEmpty(env.GATEWAY_WORKERS);
-  if (raw?.toLowerCase() === "auto") return os.availableParallelism();
-  const workers = Number(raw ?? 1);
-  if (!Number.isInteger(workers) || workers < 1 || workers > 1_024) throw new Error(`GATEWAY_WORKERS must be "auto" or an integer from 1 to 1024, got "${raw}"`);
-  return workers;
-}
-
-/** The CPU limit defaults to the shell's time limit: a command never needs more than it may run. */
-function shellLimits(env: Env, shellTimeoutMs: number): ShellLimits {
-  return {
-    maxProcesses: intVar(env, "GATEWAY_INTERN_SHELL_MAX_PROCESSES", 256, 1, 1_000_000),
-    maxMemoryMiB: intVar(env, "GATEWAY_INTERN_SHELL_MAX_MEMORY_MIB", 1_024, 16, 1_048_576),
-    maxFileMiB: intVar(env, "GATEWAY_INTERN_SHELL_MAX_FILE_MIB", 1_024, 1, 1_048_576),
-    cpuSeconds: intVar(env, "GATEWAY_INTERN_SHELL_CPU_SECONDS", Math.ceil(shellTimeoutMs / 1000), 1, 86_400),
-  };
-}
-
-/**
- * Default `<dataDir>-interns`: beside the data directory (the same volume, as a rule, so a restart
- * keeps the homes) but not in it. Inside it, the data directory would have to let the interns'
- * users through; a home directory that holds the data directory would hand it to them.
- */
-function internHomeDirVar(env: Env, dataDir: string): string {
-  const dir = path.resolve(nonEmpty(env.GATEWAY_INTERN_HOME_DIR) ?? `${dataDir}-interns`);
-  const within = (inner: string, outer: string) => inner === outer || inner.startsWith(outer + path.sep);
-  if (within(dir, dataDir) || within(dataDir, dir)) {
-    throw new Error(`GATEWAY_INTERN_HOME_DIR (${dir}) must be outside GATEWAY_DATA_DIR (${dataDir}), and the other way round`);
-  }
-  return dir;
-}
-
-function storageConfig(env: Env, dataDir: string): StorageConfig {
-  const bucket = nonEmpty(env.GATEWAY_S3_BUCKET);
-  if (!bucket) return { kind: "local", dir: path.resolve(nonEmpty(env.GATEWAY_FILES_DIR) ?? path.join(dataDir, "files")) };
-  const accessKeyId = nonEmpty(env.GATEWAY_S3_ACCESS_KEY_ID);
-  const secretAccessKey = nonEmpty(env.GATEWAY_S3_SECRET_ACCESS_KEY);
-  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
-    throw new Error("GATEWAY_S3_ACCESS_KEY_ID and GATEWAY_S3_SECRET_ACCESS_KEY must be set together");
-  }
-  const endpoint = nonEmpty(env.GATEWAY_S3_ENDPOINT);
-  return {
-    kind: "s3",
-    bucket,
-    prefix: env.GATEWAY_S3_PREFIX ?? "",
-    region: nonEmpty(env.GATEWAY_S3_REGION) ?? "us-east-1",
-    endpoint,
-    // S3-compatible services mostly want the bucket in the path; AWS wants it in the host name.
-    forcePathStyle: boolVar(env, "GATEWAY_S3_FORCE_PATH_STYLE", endpoint !== undefined),
-    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
-  };
-}
-
-/**
- * OTLP's own rules: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is the traces URL as it is;
- * OTEL_EXPORTER_OTLP_ENDPOINT is a base URL that `v1/traces` is appended to.
- */
-function tracingConfig(env: Env): TracingConfig {
-  const traces = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
-  const base = nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT);
-  const tracesUrl = traces ?? (base === undefined ? undefined : `${base}${base.endsWith("/") ? "" : "/"}v1/traces`);
-  if (tracesUrl !== undefined && !/^https?:\/\/[^/]/.test(tracesUrl)) {
-    throw new Error(`${traces === undefined ? "OTEL_EXPORTER_OTLP_ENDPOINT" : "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} must be an http:// or https:// URL, got "${traces ?? base}"`);
-  }
-  return { tracesUrl, serviceName: nonEmpty(env.OTEL_SERVICE_NAME) ?? "model-gateway" };
-}
-
 /** GATEWAY_OWNER_EMAIL, checked as a member's email is (members.proto); `owner@localhost` when unset. */
 export function ownerEmailOf(env: Env = process.env): string {
   const email = nonEmpty(env.GATEWAY_OWNER_EMAIL) ?? "owner@localhost";
@@ -455,45 +284,4 @@ function logFormatVar(env: Env): LogFormat | undefined {
   const format = LOG_FORMATS.find((name) => name === raw);
   if (format === undefined) throw new Error(`GATEWAY_LOG_FORMAT must be ${LOG_FORMATS.join(" or ")}, got "${raw}"`);
   return format;
-}
-
-function boolVar(env: Env, name: string, fallback: boolean): boolean {
-  const raw = nonEmpty(env[name])?.toLowerCase();
-  if (raw === undefined) return fallback;
-  if (raw === "true" || raw === "1") return true;
-  if (raw === "false" || raw === "0") return false;
-  throw new Error(`${name} must be true or false, got "${raw}"`);
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === "" ? undefined : value.trim();
-}
-
-/** A comma-separated list, lower-cased, without empty items. */
-function listVar(env: Env, name: string): string[] {
-  return (env[name] ?? "")
-    .split(",")
-    .map((item) => item.trim().toLowerCase())
-    .filter((item) => item !== "");
-}
-
-/** `host=address,…` pairs, host names lower-cased. */
-function resolveVar(env: Env, name: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const item of listVar(env, name)) {
-    const [host, address, extra] = item.split("=").map((part) => part.trim());
-    if (!host || !address || extra !== undefined) throw new Error(`${name} must be a list of host=address pairs, got "${item}"`);
-    out[host] = address;
-  }
-  return out;
-}
-
-function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = nonEmpty(env[name]);
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
 }

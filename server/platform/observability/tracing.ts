@@ -1,5 +1,5 @@
 import { context, diag, DiagLogLevel, propagation, trace, type DiagLogger, type Tracer } from "@opentelemetry/api";
-import type { TracingConfig } from "../config.js";
+import type { TracingConfig } from "../config-tracing.js";
 import type { Logger } from "../logger.js";
 import { errorMessage } from "../../../wire/errors.js";
 

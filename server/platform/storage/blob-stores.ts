@@ -1,4 +1,4 @@
-import type { StorageConfig } from "../config.js";
+import type { StorageConfig } from "../config-storage.js";
 import type { Logger } from "../logger.js";
 import type { BlobStore } from "./blob-store.js";
 import { createLocalBlobStore, narrowModes } from "./local-blob-store.js";

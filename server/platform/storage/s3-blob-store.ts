@@ -11,7 +11,7 @@ import {
   UploadPartCommand,
   type CompletedPart,
 } from "@aws-sdk/client-s3";
-import type { StorageConfig } from "../config.js";
+import type { StorageConfig } from "../config-storage.js";
 import type { BlobStore } from "./blob-store.js";
 import { requireBlobKey } from "./blob-keys.js";
 
