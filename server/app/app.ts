@@ -267,8 +267,8 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
       else rpc(req, res);
     });
 
-    await listenOn(grpcServer, ports.grpc, config.host);
-    await listenOn(httpServer, ports.http, config.host);
+    await listenOn(grpcServer, ports.grpc, config.host, config.listeners.listenBacklog);
+    await listenOn(httpServer, ports.http, config.host, config.listeners.listenBacklog);
     // Once the ports are bound: a start that fails has no exporter to stop (server/platform/observability/tracing.ts).
     const tracing = await startTracing(config.tracing, log);
     const httpUrl = urlOf(httpServer);

@@ -33,12 +33,15 @@ export async function checkPortsFree(host: string, ports: readonly PortSetting[]
   }
 }
 
-/** `server.listen`, with a refused port turned into a message that names the port's setting. */
-export function listenOn(server: net.Server | http.Server | http2.Http2Server, { setting, port }: PortSetting, host: string): Promise<void> {
+/**
+ * `server.listen`, with a refused port turned into a message that names the port's setting.
+ * `backlog` is the accept queue's length (GATEWAY_LISTEN_BACKLOG); Node's default when not given.
+ */
+export function listenOn(server: net.Server | http.Server | http2.Http2Server, { setting, port }: PortSetting, host: string, backlog?: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const failed = (err: NodeJS.ErrnoException) => reject(new Error(bindFailure(err, setting, port, host), { cause: err }));
     server.once("error", failed);
-    server.listen(port, host, () => {
+    server.listen({ port, host, backlog }, () => {
       server.off("error", failed);
       resolve();
     });

@@ -11,6 +11,13 @@ export interface ListenerLimits {
   keepAliveTimeoutMs: number;
   /** Open connections each port accepts at most; more are closed at once. */
   maxConnections: number;
+  /**
+   * Connections each port's kernel queue holds while they wait to be accepted (`listen`'s backlog;
+   * Node's own default is 511). A burst of thousands of new connections that finds the queue full
+   * has its SYNs dropped, and the clients retry after 1, 3, 7, 15 s. The kernel caps it at
+   * `net.core.somaxconn` (docs/operating.md).
+   */
+  listenBacklog: number;
   /** gRPC port: streams one HTTP/2 connection may have open at once; more are refused (REFUSED_STREAM). */
   maxConcurrentStreams: number;
   /** gRPC port: memory one HTTP/2 connection may hold, in MiB; past it, new streams are refused. */
@@ -30,6 +37,7 @@ export function listenerLimits(env: Env): ListenerLimits {
     requestTimeoutMs,
     keepAliveTimeoutMs: intVar(env, "GATEWAY_HTTP_KEEP_ALIVE_TIMEOUT_MS", 65_000, 10, 3_600_000),
     maxConnections: intVar(env, "GATEWAY_MAX_CONNECTIONS", 10_000, 1, 1_000_000),
+    listenBacklog: intVar(env, "GATEWAY_LISTEN_BACKLOG", 4_096, 1, 65_535),
     maxConcurrentStreams: intVar(env, "GATEWAY_GRPC_MAX_CONCURRENT_STREAMS", 1_000, 1, 1_000_000),
     sessionMemoryMiB: intVar(env, "GATEWAY_GRPC_SESSION_MEMORY_MIB", 32, 1, 4_096),
     idleSessionMs: intVar(env, "GATEWAY_GRPC_IDLE_TIMEOUT_MS", 300_000, 0, 86_400_000),

@@ -1,14 +1,19 @@
 import net from "node:net";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import http2 from "node:http2";
 import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { UploadFileRequestSchema } from "../../gen/gateway/v1/files_pb.js";
+import { loadConfig } from "../../server/platform/config.js";
 import { newKeySecret } from "../../server/platform/core/key-secret.js";
 import { eventually } from "../support/eventually.js";
 import { createDatabase, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
 import { envelope, grpcStatusOf, gzipBomb, h1Request, h2Request, peakRssGrowthMiB, type WireReply } from "../support/rpc-wire.js";
+
+const run = promisify(execFile);
 
 /**
  * The Connect, gRPC-Web and gRPC doors read what the REST facade would and no more: a call that
@@ -267,6 +272,31 @@ caps("the gRPC port: a session over the cap is closed unanswered; once one close
 });
 
 caps.run();
+
+const backlog = suite<{ gw: TestGateway }>("gateway: the accept queue of each port");
+
+backlog.before(async (ctx) => {
+  ctx.gw = await startTestGateway({ GATEWAY_LISTEN_BACKLOG: "777" });
+});
+backlog.after(async (ctx) => {
+  await ctx.gw?.stop();
+});
+
+backlog("both ports listen with GATEWAY_LISTEN_BACKLOG as their queue (ss shows it as a listener's Send-Q)", async ({ gw }) => {
+  for (const url of [gw.url, gw.grpcUrl]) {
+    const port = new URL(url).port;
+    const { stdout } = await run("ss", ["-Hlnt", `sport = :${port}`]);
+    const [, , sendQ] = stdout.trim().split(/\s+/);
+    assert.is(sendQ, "777", `the listener on port ${port}: ${stdout}`);
+  }
+});
+
+backlog("the default queue holds a burst of thousands, and a backlog out of range is refused by name", () => {
+  assert.is(loadConfig({}).listeners.listenBacklog, 4_096);
+  assert.throws(() => loadConfig({ GATEWAY_LISTEN_BACKLOG: "0" }), /GATEWAY_LISTEN_BACKLOG must be an integer/);
+});
+
+backlog.run();
 
 /** A health check on this session: its grpc-status, or undefined when the stream or session ended without one. */
 function healthCheck(session: http2.ClientHttp2Session): Promise<string | undefined> {
