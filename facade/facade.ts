@@ -22,6 +22,7 @@ import { decodeRequest } from "./request-decoder.js";
 import { encodeResponse, jsonReplyOf } from "./response-encoder.js";
 import { RouteTable, type Route } from "./route-table.js";
 import { KeepaliveTicker } from "./keepalive-ticker.js";
+import { StartPacer } from "./start-pacer.js";
 import { messageFrames, writeSse } from "./sse.js";
 import { closeAfterAnswer } from "./unread-body.js";
 
@@ -73,6 +74,12 @@ const REQUEST_ENDED = new ConnectError("the REST request has ended", Code.Cancel
 /** What the records say of a request its client left before the answer ended (nginx's name and number; the core's Canceled). */
 const CLIENT_CLOSED_REQUEST = 499;
 
+/**
+ * How long one turn of the event loop may spend starting new requests before the rest wait for the
+ * next turn (start-pacer.ts): a burst of new calls then delays itself, not the streams already open.
+ */
+const START_BUDGET_MS = 10;
+
 /** How long, and for how many keys, a success of the credential check is remembered. */
 const CREDENTIALS_REMEMBERED_MS = 30_000;
 const CREDENTIALS_REMEMBERED = 10_000;
@@ -112,6 +119,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
   const routes = RouteTable.fromServices(services);
   const open = new Set<AbortController>();
   const keepalive = new KeepaliveTicker(sseKeepaliveMs);
+  const pacer = new StartPacer(START_BUDGET_MS);
   const checkCredentials = checkCredentialsFirst ? createCredentialCheck({ transport, ttlMs: CREDENTIALS_REMEMBERED_MS, maxEntries: CREDENTIALS_REMEMBERED }) : async () => undefined;
 
   async function serve(req: IncomingMessage, res: ServerResponse, started: number, state: ExchangeState): Promise<void> {
@@ -212,43 +220,7 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
       res.once("close", () => {
         if (!res.writableFinished && !state.cutShort) state.abandoned = true;
       });
-      serve(req, res, started, state)
-        .catch((err: unknown) => {
-          if (state.abandoned || (res.destroyed && !res.writableFinished)) {
-            // The client went away before its answer: normal traffic, nothing to answer.
-            state.abandoned = true;
-            log.info({ method: req.method, path: req.url?.split("?")[0], requestId: state.requestId }, "client closed the connection before the answer");
-            return;
-          }
-          const error = toHttpError(err);
-          if (error.status >= 500 && !(err instanceof ConnectError)) log.error({ err: String(err), requestId: state.requestId }, "facade error");
-          closeAfterAnswer(req, res);
-          // An answer already begun can only be cut off (error-response.ts).
-          state.cutShort = res.headersSent;
-          sendError(res, error, responseHeaders(err instanceof ConnectError ? err.metadata : undefined, started, state), state.route?.errorDialect);
-        })
-        .finally(() => {
-          if (!observe) return;
-          const durationMs = performance.now() - started;
-          const { overheadMs, relaying, watch, abandoned } = state;
-          // The core's own measure when it is in-process; behind a remote core, what the headers said.
-          const { upstreamMs, upstreamCancelled } = watch.used
-            ? watch.reading(abandoned)
-            : { upstreamMs: relaying && overheadMs !== undefined ? Math.max(0, durationMs - overheadMs) : state.upstreamMs, upstreamCancelled: false };
-          observe({
-            protocol: "rest",
-            method: req.method ?? "GET",
-            route: state.route?.template,
-            status: abandoned ? CLIENT_CLOSED_REQUEST : res.statusCode,
-            durationMs,
-            upstreamMs,
-            upstreamCancelled,
-            requestId: state.requestId,
-            keyLabel: state.keyLabel,
-            contentFlagged: state.contentFlagged,
-            providerKey: state.providerKey,
-          });
-        });
+      pacer.start(() => answer(req, res, started, state));
     },
     stop() {
       for (const abort of open) abort.abort();
@@ -257,6 +229,49 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
       return open.size;
     },
   };
+
+  /** Serves the request, answers what failed with the API's error envelope, and tells the observers. */
+  function answer(req: IncomingMessage, res: ServerResponse, started: number, state: ExchangeState): void {
+    // A client that left while its start waited its turn: recorded as left, nothing read.
+    const served = res.destroyed ? Promise.reject(new Error("the client left before its request started")) : serve(req, res, started, state);
+    served
+      .catch((err: unknown) => {
+        if (state.abandoned || (res.destroyed && !res.writableFinished)) {
+          // The client went away before its answer: normal traffic, nothing to answer.
+          state.abandoned = true;
+          log.info({ method: req.method, path: req.url?.split("?")[0], requestId: state.requestId }, "client closed the connection before the answer");
+          return;
+        }
+        const error = toHttpError(err);
+        if (error.status >= 500 && !(err instanceof ConnectError)) log.error({ err: String(err), requestId: state.requestId }, "facade error");
+        closeAfterAnswer(req, res);
+        // An answer already begun can only be cut off (error-response.ts).
+        state.cutShort = res.headersSent;
+        sendError(res, error, responseHeaders(err instanceof ConnectError ? err.metadata : undefined, started, state), state.route?.errorDialect);
+      })
+      .finally(() => {
+        if (!observe) return;
+        const durationMs = performance.now() - started;
+        const { overheadMs, relaying, watch, abandoned } = state;
+        // The core's own measure when it is in-process; behind a remote core, what the headers said.
+        const { upstreamMs, upstreamCancelled } = watch.used
+          ? watch.reading(abandoned)
+          : { upstreamMs: relaying && overheadMs !== undefined ? Math.max(0, durationMs - overheadMs) : state.upstreamMs, upstreamCancelled: false };
+        observe({
+          protocol: "rest",
+          method: req.method ?? "GET",
+          route: state.route?.template,
+          status: abandoned ? CLIENT_CLOSED_REQUEST : res.statusCode,
+          durationMs,
+          upstreamMs,
+          upstreamCancelled,
+          requestId: state.requestId,
+          keyLabel: state.keyLabel,
+          contentFlagged: state.contentFlagged,
+          providerKey: state.providerKey,
+        });
+      });
+  }
 }
 
 function sendMessage(res: ServerResponse, route: Route, message: Message, headers: Record<string, string>): void {
