@@ -25,4 +25,5 @@ const server = http.createServer((req, res) => {
   });
   req.pipe(out);
 });
-server.listen(Number(port), "127.0.0.1", () => console.log(`listening ${(server.address() as { port: number }).port}`));
+// The gateway's default accept queue (GATEWAY_LISTEN_BACKLOG), so a burst meets the same kernel queue at both.
+server.listen({ port: Number(port), host: "127.0.0.1", backlog: 4_096 }, () => console.log(`listening ${(server.address() as { port: number }).port}`));

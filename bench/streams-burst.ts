@@ -22,7 +22,8 @@ import { percentile } from "./load.js";
  * gap between two chunks of one stream beyond CHUNK_MS), the kernel's accept-queue overflows
  * during the round (TcpExt ListenOverflows), and the serving process's RSS idle and at its peak.
  *
- * BENCH_STREAMS (3,000), BENCH_CHUNKS (20), BENCH_CHUNK_MS (250); BENCH_ONLY=bare|gateway.
+ * BENCH_STREAMS (3,000), BENCH_CHUNKS (20), BENCH_CHUNK_MS (250); BENCH_ONLY=bare|gateway;
+ * BENCH_CPU_PROF=<dir>: the gateway writes a V8 CPU profile there when it stops.
  */
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 3_000);
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 20);
@@ -74,7 +75,12 @@ export async function runStreamsBurstBenchmark(): Promise<void> {
       ],
     });
     const key = newKeySecret();
-    const gateway = await startGatewayProcess({ databaseUrl: postgres.url, key, env: { GATEWAY_CONFIG: configFile, GATEWAY_RATE_LIMIT_REQUESTS: "0" } });
+    const gateway = await startGatewayProcess({
+      databaseUrl: postgres.url,
+      key,
+      env: { GATEWAY_CONFIG: configFile, GATEWAY_RATE_LIMIT_REQUESTS: "0" },
+      nodeArgs: process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+    });
     stopGateway = () => gateway.stop();
     const body = JSON.stringify({ model: "bench/chat", stream: true, messages: [{ role: "user", content: "Count for me" }] });
 
