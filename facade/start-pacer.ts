@@ -30,7 +30,7 @@ export class StartPacer {
     this.scheduleDrain();
   }
 
-  /** Requests waiting for a turn now (metrics, tests). */
+  /** Requests waiting for a turn now (the tests read it). */
   get queued(): number {
     return this.waiting.length;
   }
