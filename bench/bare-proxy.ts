@@ -13,7 +13,14 @@ const agent = new http.Agent({ keepAlive: true });
 
 const server = http.createServer((req, res) => {
   const out = http.request(
-    { host: target.hostname, port: target.port, method: req.method, path: `${target.pathname}${(req.url ?? "").replace(/^\/api\/v1/, "")}`, headers: { ...req.headers, host: target.host }, agent },
+    {
+      host: target.hostname,
+      port: target.port,
+      method: req.method,
+      path: `${target.pathname}${(req.url ?? "").replace(/^\/api\/v1/, "")}`,
+      headers: { ...req.headers, host: target.host },
+      agent,
+    },
     (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
@@ -26,4 +33,6 @@ const server = http.createServer((req, res) => {
   req.pipe(out);
 });
 // The gateway's default accept queue (GATEWAY_LISTEN_BACKLOG), so a burst meets the same kernel queue at both.
-server.listen({ port: Number(port), host: "127.0.0.1", backlog: 4_096 }, () => console.log(`listening ${(server.address() as { port: number }).port}`));
+server.listen({ port: Number(port), host: "127.0.0.1", backlog: 4_096 }, () =>
+  console.log(`listening ${(server.address() as { port: number }).port}`),
+);

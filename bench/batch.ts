@@ -70,17 +70,24 @@ export async function runBatchBenchmark(): Promise<void> {
     }
 
     const cpu = os.cpus();
-    console.log(`Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`);
+    console.log(
+      `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+    );
     console.log(`Date: ${new Date().toISOString()}\n`);
     console.log("| phase | result | gateway peak RSS | CPU: gateway / PostgreSQL |");
     console.log("|---|---|---|---|");
     console.log(`| idle after start | | ${idleRss} MiB | |`);
-    console.log(`| submit ${ITEMS} chat items (${(small.length / 2 ** 20).toFixed(1)} MiB) | 202 after ${submitMs.toFixed(0)} ms | ${submitRss} MiB | ${submitCpu} |`);
+    console.log(
+      `| submit ${ITEMS} chat items (${(small.length / 2 ** 20).toFixed(1)} MiB) | 202 after ${submitMs.toFixed(0)} ms | ${submitRss} MiB | ${submitCpu} |`,
+    );
     if (finished)
       console.log(
         `| run them against the zero-latency mock | ${finished.status}, ${finished.completed}/${ITEMS} completed in ${runSeconds.toFixed(2)} s = ${Math.round(ITEMS / runSeconds)} items/s | ${runRss} MiB | |`,
       );
-    if (warmMs.length > 0) console.log(`| submit them again ×${warmMs.length} (warm) | 202 after ${warmMs.map((ms) => ms.toFixed(0)).join(", ")} ms | | |`);
+    if (warmMs.length > 0)
+      console.log(
+        `| submit them again ×${warmMs.length} (warm) | 202 after ${warmMs.map((ms) => ms.toFixed(0)).join(", ")} ms | | |`,
+      );
     if (largeRow) console.log(largeRow);
   } finally {
     await stack.stop();
@@ -88,22 +95,32 @@ export async function runBatchBenchmark(): Promise<void> {
 }
 
 async function post(base: string, key: string, body: string): Promise<{ id: string }> {
-  const res = await request(`${base}/api/v1/batches`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body });
+  const res = await request(`${base}/api/v1/batches`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body,
+  });
   const text = await res.body.text();
   if (res.statusCode !== 202) throw new Error(`POST /batches answered ${res.statusCode}: ${text.slice(0, 300)}`);
   return JSON.parse(text) as { id: string };
 }
 
 async function cancel(base: string, key: string, id: string): Promise<void> {
-  await request(`${base}/api/v1/batches/${id}/cancel`, { method: "POST", headers: { authorization: `Bearer ${key}` } }).then((r) => r.body.dump());
+  await request(`${base}/api/v1/batches/${id}/cancel`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}` },
+  }).then((r) => r.body.dump());
 }
 
 async function untilTerminal(base: string, key: string, id: string): Promise<{ status: string; completed: number }> {
   for (;;) {
     const res = await request(`${base}/api/v1/batches?limit=1`, { headers: { authorization: `Bearer ${key}` } });
-    const page = (await res.body.json()) as { data: { id: string; status: string; request_counts: { completed: number } }[] };
+    const page = (await res.body.json()) as {
+      data: { id: string; status: string; request_counts: { completed: number } }[];
+    };
     const batch = page.data.find((b) => b.id === id);
-    if (batch && ["completed", "failed", "expired", "cancelled"].includes(batch.status)) return { status: batch.status, completed: batch.request_counts.completed };
+    if (batch && ["completed", "failed", "expired", "cancelled"].includes(batch.status))
+      return { status: batch.status, completed: batch.request_counts.completed };
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -114,7 +131,10 @@ export function largeSubmission(): string {
   const parts: string[] = [];
   let size = 100;
   for (let i = 0; size < LARGE_BYTES - 30_000; i++) {
-    const item = JSON.stringify({ custom_id: `large-${i}`, body: { model: "bench/chat", messages: [{ role: "user", content: `${i} ${filler}` }], max_tokens: 16 } });
+    const item = JSON.stringify({
+      custom_id: `large-${i}`,
+      body: { model: "bench/chat", messages: [{ role: "user", content: `${i} ${filler}` }], max_tokens: 16 },
+    });
     parts.push(item);
     size += item.length + 1;
   }

@@ -28,7 +28,11 @@ export interface ChatStack {
  * `nativeBatches`: also `bench/native`, whose provider runs batches through its own batch API (the
  * mock's); `contextLength`: the models' (8,000 by default).
  */
-export async function startChatStack(name: string, env: Record<string, string>, options: { nativeBatches?: boolean; contextLength?: number } = {}): Promise<ChatStack> {
+export async function startChatStack(
+  name: string,
+  env: Record<string, string>,
+  options: { nativeBatches?: boolean; contextLength?: number } = {},
+): Promise<ChatStack> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), `gateway-bench-${name}-`));
   const postgres = await startEmbeddedPostgres(dataDir, 0, createLogger("warn"));
   let mock: ChildProcess | undefined;
@@ -40,7 +44,12 @@ export async function startChatStack(name: string, env: Record<string, string>, 
   try {
     const mockPort = await freePort();
     mock = await startChild(["test/upstream/mock-upstream.ts", "--port", String(mockPort)], /^http:/);
-    const mockProvider = { slug: "mock", kind: "openai", base_url: `http://127.0.0.1:${mockPort}/openai/v1`, api_key: MOCK_UPSTREAM_API_KEY };
+    const mockProvider = {
+      slug: "mock",
+      kind: "openai",
+      base_url: `http://127.0.0.1:${mockPort}/openai/v1`,
+      api_key: MOCK_UPSTREAM_API_KEY,
+    };
     const model = (id: string, name: string, provider: string) => ({
       id,
       name,

@@ -45,10 +45,26 @@ export async function runFiltersBenchmark(): Promise<void> {
     row("idle", "", undefined, await probeWhile(base, sleep(IDLE_MS)));
 
     const calls: [string, Record<string, unknown>, string][] = [
-      ["redact `a[a-z]{0,7}b|a` (63 steps per character), every character a match", { content_filters: [{ pattern: "a[a-z]{0,7}b|a", label: "[R]", action: "redact" }] }, "a"],
-      ["redact `[a-z]{1,16}[0-9]` (64 steps per character), runs of letters", { content_filters: [{ pattern: "[a-z]{1,16}[0-9]", label: "[R]", action: "redact" }] }, `${"a".repeat(60)}1`],
-      ["block `[a-z]{1,16}[0-9]`, runs of letters", { content_filters: [{ pattern: "[a-z]{1,16}[0-9]", action: "block" }] }, "a".repeat(60)],
-      ["all built-in detectors, redact, near misses", { content_filter_builtins: BUILTINS }, "x@1.2 +1 ignore 555-12 4111 "],
+      [
+        "redact `a[a-z]{0,7}b|a` (63 steps per character), every character a match",
+        { content_filters: [{ pattern: "a[a-z]{0,7}b|a", label: "[R]", action: "redact" }] },
+        "a",
+      ],
+      [
+        "redact `[a-z]{1,16}[0-9]` (64 steps per character), runs of letters",
+        { content_filters: [{ pattern: "[a-z]{1,16}[0-9]", label: "[R]", action: "redact" }] },
+        `${"a".repeat(60)}1`,
+      ],
+      [
+        "block `[a-z]{1,16}[0-9]`, runs of letters",
+        { content_filters: [{ pattern: "[a-z]{1,16}[0-9]", action: "block" }] },
+        "a".repeat(60),
+      ],
+      [
+        "all built-in detectors, redact, near misses",
+        { content_filter_builtins: BUILTINS },
+        "x@1.2 +1 ignore 555-12 4111 ",
+      ],
     ];
     for (const [name, guardrail, shape] of calls) {
       const callKey = await keyWithGuardrail(base, key, guardrail);
@@ -62,7 +78,12 @@ export async function runFiltersBenchmark(): Promise<void> {
         return status;
       });
       const probe = await probeWhile(base, answered);
-      row(`chat call: ${name} (answered ${await answered})`, `${(body.length / 2 ** 20).toFixed(2)} MiB`, tookMs, probe);
+      row(
+        `chat call: ${name} (answered ${await answered})`,
+        `${(body.length / 2 ** 20).toFixed(2)} MiB`,
+        tookMs,
+        probe,
+      );
     }
 
     const blocking = { content_filters: [{ pattern: "Say hello [0-9]+", action: "block" }] };
@@ -71,7 +92,10 @@ export async function runFiltersBenchmark(): Promise<void> {
       ["batch to a native batch API, every item blocked", "bench/native"],
     ] as const) {
       const batchKey = await keyWithGuardrail(base, key, blocking);
-      const items = Array.from({ length: ITEMS }, (_, i) => ({ custom_id: `item-${i}`, body: { model, messages: [{ role: "user", content: `Say hello ${i}` }], max_tokens: 16 } }));
+      const items = Array.from({ length: ITEMS }, (_, i) => ({
+        custom_id: `item-${i}`,
+        body: { model, messages: [{ role: "user", content: `Say hello ${i}` }], max_tokens: 16 },
+      }));
       const submission = JSON.stringify({ endpoint: "/v1/chat/completions", model, requests: items });
       const started = performance.now();
       let tookMs = 0;
@@ -84,7 +108,9 @@ export async function runFiltersBenchmark(): Promise<void> {
     }
 
     const cpu = os.cpus();
-    console.log(`Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`);
+    console.log(
+      `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+    );
     console.log(`Date: ${new Date().toISOString()}${QUICK ? " (BENCH_QUICK: tiny sizes)" : ""}\n`);
     console.log("| while | size | took | /healthz calls | p50 ms | p99 ms | max ms (the stall) |");
     console.log("|---|---|---|---|---|---|---|");
@@ -94,7 +120,10 @@ export async function runFiltersBenchmark(): Promise<void> {
   }
 }
 
-const BUILTINS = ["email", "phone", "ssn", "credit-card", "ip-address", "regex-prompt-injection"].map((slug) => ({ slug, action: "redact" }));
+const BUILTINS = ["email", "phone", "ssn", "credit-card", "ip-address", "regex-prompt-injection"].map((slug) => ({
+  slug,
+  action: "redact",
+}));
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -121,37 +150,67 @@ async function probeWhile(base: string, until: Promise<unknown>): Promise<Probe>
 }
 
 /** A new key under a new guardrail of these content filters. */
-async function keyWithGuardrail(base: string, managementKey: string, guardrail: Record<string, unknown>): Promise<string> {
-  const created = await api(base, managementKey, "POST", "/api/v1/keys", { name: `bench-${Math.random().toString(36).slice(2)}` });
-  const rail = await api(base, managementKey, "POST", "/api/v1/guardrails", { name: `bench-${Math.random().toString(36).slice(2)}`, ...guardrail });
+async function keyWithGuardrail(
+  base: string,
+  managementKey: string,
+  guardrail: Record<string, unknown>,
+): Promise<string> {
+  const created = await api(base, managementKey, "POST", "/api/v1/keys", {
+    name: `bench-${Math.random().toString(36).slice(2)}`,
+  });
+  const rail = await api(base, managementKey, "POST", "/api/v1/guardrails", {
+    name: `bench-${Math.random().toString(36).slice(2)}`,
+    ...guardrail,
+  });
   const data = rail.data as { id: string };
-  await api(base, managementKey, "POST", `/api/v1/guardrails/${data.id}/assignments/keys`, { key_hashes: [(created.data as { hash: string }).hash] });
+  await api(base, managementKey, "POST", `/api/v1/guardrails/${data.id}/assignments/keys`, {
+    key_hashes: [(created.data as { hash: string }).hash],
+  });
   return created.key as string;
 }
 
-async function api(base: string, key: string, method: "POST", path: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await request(`${base}${path}`, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+async function api(
+  base: string,
+  key: string,
+  method: "POST",
+  path: string,
+  body: unknown,
+): Promise<Record<string, unknown>> {
+  const res = await request(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   const text = await res.body.text();
   if (res.statusCode >= 300) throw new Error(`${method} ${path} answered ${res.statusCode}: ${text.slice(0, 300)}`);
   return JSON.parse(text) as Record<string, unknown>;
 }
 
 async function chat(base: string, key: string, body: string): Promise<number> {
-  const res = await request(`${base}/api/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body });
+  const res = await request(`${base}/api/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body,
+  });
   await res.body.dump();
   return res.statusCode;
 }
 
 /** Submits the batch and waits until it is in a final status. */
 async function submitAndWait(base: string, key: string, submission: string): Promise<string> {
-  const res = await request(`${base}/api/v1/batches`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: submission });
+  const res = await request(`${base}/api/v1/batches`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: submission,
+  });
   const text = await res.body.text();
   if (res.statusCode !== 202) throw new Error(`POST /batches answered ${res.statusCode}: ${text.slice(0, 300)}`);
   const { id } = JSON.parse(text) as { id: string };
   for (;;) {
     const got = await request(`${base}/api/v1/batches/${id}`, { headers: { authorization: `Bearer ${key}` } });
     const batch = (await got.body.json()) as { status: string; request_counts: { completed: number; failed: number } };
-    if (["completed", "failed", "expired", "cancelled"].includes(batch.status)) return `${batch.status}, ${batch.request_counts.failed} refused`;
+    if (["completed", "failed", "expired", "cancelled"].includes(batch.status))
+      return `${batch.status}, ${batch.request_counts.failed} refused`;
     await sleep(20);
   }
 }

@@ -29,7 +29,12 @@ export interface LoadOptions {
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const pool = new Pool(options.url, { connections: options.connections, pipelining: 1 });
   const send = async (started: number, firstByte: number[] | undefined): Promise<boolean> => {
-    const res = await pool.request({ method: "POST", path: options.path, headers: options.headers, body: options.body });
+    const res = await pool.request({
+      method: "POST",
+      path: options.path,
+      headers: options.headers,
+      body: options.body,
+    });
     let first = true;
     for await (const _chunk of res.body) {
       if (first) firstByte?.push(performance.now() - started);
@@ -37,7 +42,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     }
     return res.statusCode === (options.expectStatus ?? 200);
   };
-  const loop = async (until: number, record: { latencies: number[]; firstByte: number[] } | undefined, errors: { n: number }) => {
+  const loop = async (
+    until: number,
+    record: { latencies: number[]; firstByte: number[] } | undefined,
+    errors: { n: number },
+  ) => {
     while (performance.now() < until) {
       const started = performance.now();
       const ok = await send(started, record?.firstByte);
@@ -51,10 +60,19 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const record = { latencies: [] as number[], firstByte: [] as number[] };
   const errors = { n: 0 };
   const started = performance.now();
-  await Promise.all(Array.from({ length: options.connections }, () => loop(started + options.durationMs, record, errors)));
+  await Promise.all(
+    Array.from({ length: options.connections }, () => loop(started + options.durationMs, record, errors)),
+  );
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
-  return { requests: record.latencies.length, errors: errors.n, seconds, rps: record.latencies.length / seconds, latenciesMs: record.latencies, firstByteMs: record.firstByte };
+  return {
+    requests: record.latencies.length,
+    errors: errors.n,
+    seconds,
+    rps: record.latencies.length / seconds,
+    latenciesMs: record.latencies,
+    firstByteMs: record.firstByte,
+  };
 }
 
 export function percentile(values: number[], p: number): number {

@@ -49,7 +49,8 @@ function place(url: string): string {
 const add = (map: Map<string, number>, key: string, us: number) => map.set(key, (map.get(key) ?? 0) + us);
 const parent = new Map<number, number>();
 for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
-const nameOf = (node: ProfileNode) => `${node.callFrame.functionName || "(anonymous)"} ${place(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
+const nameOf = (node: ProfileNode) =>
+  `${node.callFrame.functionName || "(anonymous)"} ${place(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
 /** Time with callees, for the project's own functions only (where a change would go). */
 const inclusive = new Map<string, number>();
 const functions = new Map<string, number>();
@@ -76,7 +77,9 @@ for (const [id, us] of selfUs) {
 }
 /** Percentages are of busy time: idle samples say how loaded the run was, not where work went. */
 const total = [...files.values()].reduce((a, b) => a + b, 0);
-const idle = [...selfUs].filter(([id]) => byId.get(id)!.callFrame.functionName === "(idle)").reduce((a, [, us]) => a + us, 0);
+const idle = [...selfUs]
+  .filter(([id]) => byId.get(id)!.callFrame.functionName === "(idle)")
+  .reduce((a, [, us]) => a + us, 0);
 const print = (title: string, map: Map<string, number>) => {
   console.log(`\n${title}`);
   for (const [name, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) {

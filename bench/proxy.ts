@@ -36,19 +36,39 @@ const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 /** Calls the key of the two-instance limit run may pay for. */
 const LIMITED_CALLS = 2_000;
 
-const CHAT = JSON.stringify({ model: "bench/chat", messages: [{ role: "user", content: "Say hello" }], max_tokens: 16 });
-const STREAM = JSON.stringify({ model: "bench/chat", messages: [{ role: "user", content: "Say hello" }], max_tokens: 16, stream: true });
+const CHAT = JSON.stringify({
+  model: "bench/chat",
+  messages: [{ role: "user", content: "Say hello" }],
+  max_tokens: 16,
+});
+const STREAM = JSON.stringify({
+  model: "bench/chat",
+  messages: [{ role: "user", content: "Say hello" }],
+  max_tokens: 16,
+  stream: true,
+});
 const EMBED = JSON.stringify({ model: "bench/embed", input: "Say hello" });
 /** The same call to a provider with a pool of two keys: what choosing a key costs. */
-const POOLED_CHAT = JSON.stringify({ model: "bench/pooled", messages: [{ role: "user", content: "Say hello" }], max_tokens: 16 });
+const POOLED_CHAT = JSON.stringify({
+  model: "bench/pooled",
+  messages: [{ role: "user", content: "Say hello" }],
+  max_tokens: 16,
+});
 /** A 4 KB prompt of plain prose with an email, a phone number, a card number and a project code every ~1 KB. */
 const FILTERED_PROMPT = Array.from(
   { length: 4 },
   (_, i) =>
     `${"The quarterly report covers revenue, churn and hiring across every region we operate in. ".repeat(11)}Contact ops${i}@example.com or +1 (555) 010-${1000 + i}, card 4111 1111 1111 1111, Project Apollo-${100 + i}. `,
 ).join("");
-const FILTERED_CHAT = JSON.stringify({ model: "bench/chat", messages: [{ role: "user", content: FILTERED_PROMPT }], max_tokens: 16 });
-const PRICES = { chat: { prompt: "0.000001", completion: "0.000002" }, embed: { prompt: "0.0000001", completion: "0" } };
+const FILTERED_CHAT = JSON.stringify({
+  model: "bench/chat",
+  messages: [{ role: "user", content: FILTERED_PROMPT }],
+  max_tokens: 16,
+});
+const PRICES = {
+  chat: { prompt: "0.000001", completion: "0.000002" },
+  embed: { prompt: "0.0000001", completion: "0" },
+};
 
 interface Row {
   name: string;
@@ -76,11 +96,28 @@ export async function runProxyBenchmark(): Promise<void> {
     const configFile = await writeCatalogFile({
       providers: [
         { slug: "mock", kind: "openai", base_url: openaiBase, api_key: MOCK_UPSTREAM_API_KEY },
-        { slug: "mock-pool", kind: "openai", base_url: openaiBase, api_keys: [`${MOCK_UPSTREAM_API_KEY}-a`, `${MOCK_UPSTREAM_API_KEY}-b`] },
+        {
+          slug: "mock-pool",
+          kind: "openai",
+          base_url: openaiBase,
+          api_keys: [`${MOCK_UPSTREAM_API_KEY}-a`, `${MOCK_UPSTREAM_API_KEY}-b`],
+        },
       ],
       models: [
-        { id: "bench/chat", name: "Bench chat", created: 1_700_000_000, context_length: 8000, endpoints: [{ provider: "mock", upstream_model_id: "bench", pricing: PRICES.chat }] },
-        { id: "bench/pooled", name: "Bench pooled chat", created: 1_700_000_000, context_length: 8000, endpoints: [{ provider: "mock-pool", upstream_model_id: "bench", pricing: PRICES.chat }] },
+        {
+          id: "bench/chat",
+          name: "Bench chat",
+          created: 1_700_000_000,
+          context_length: 8000,
+          endpoints: [{ provider: "mock", upstream_model_id: "bench", pricing: PRICES.chat }],
+        },
+        {
+          id: "bench/pooled",
+          name: "Bench pooled chat",
+          created: 1_700_000_000,
+          context_length: 8000,
+          endpoints: [{ provider: "mock-pool", upstream_model_id: "bench", pricing: PRICES.chat }],
+        },
         {
           id: "bench/embed",
           name: "Bench embed",
@@ -96,9 +133,15 @@ export async function runProxyBenchmark(): Promise<void> {
       startGatewayProcess({
         databaseUrl: postgres.url,
         key: bootstrapKey,
-        env: { GATEWAY_CONFIG: configFile, GATEWAY_RATE_LIMIT_REQUESTS: "100000000", GATEWAY_RATE_LIMIT_WINDOW_SECONDS: "60", GATEWAY_WORKERS: String(workers) },
+        env: {
+          GATEWAY_CONFIG: configFile,
+          GATEWAY_RATE_LIMIT_REQUESTS: "100000000",
+          GATEWAY_RATE_LIMIT_WINDOW_SECONDS: "60",
+          GATEWAY_WORKERS: String(workers),
+        },
         ...(workers > 1 ? { ready: "all workers listening" } : {}),
-        nodeArgs: profile && process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+        nodeArgs:
+          profile && process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
       });
     const gateway = await start(true);
     gateways.push(gateway);
@@ -106,11 +149,22 @@ export async function runProxyBenchmark(): Promise<void> {
     const key = await createKey(gateway.url, bootstrapKey, 1_000_000);
 
     const rows: Row[] = [];
-    const run = async (name: string, connections: number, base: string | string[], auth: string, body: string, route: string, expectStatus = 200, headers: Record<string, string> = {}) => {
+    const run = async (
+      name: string,
+      connections: number,
+      base: string | string[],
+      auth: string,
+      body: string,
+      route: string,
+      expectStatus = 200,
+      headers: Record<string, string> = {},
+    ) => {
       if (ONLY && !ONLY.includes(`${name} ${connections}`)) return undefined;
       const bases = Array.isArray(base) ? base : [base];
       // The proxy's own CPU (the bare proxy's too), so a row says what a call costs the process that serves it.
-      const pids = bases.includes(bare) ? [bareChild.pid!] : gateways.filter((g) => bases.includes(g.url)).flatMap(processesOf);
+      const pids = bases.includes(bare)
+        ? [bareChild.pid!]
+        : gateways.filter((g) => bases.includes(g.url)).flatMap(processesOf);
       // The measured part only: runLoad warms up first, so the CPU is read once warm-up is over.
       let cpuBefore = 0;
       const warm = setTimeout(() => (cpuBefore = cpuMs(pids)), WARMUP_MS);
@@ -120,7 +174,11 @@ export async function runProxyBenchmark(): Promise<void> {
           runLoad({
             url,
             path: route,
-            headers: { ...(auth ? { authorization: `Bearer ${auth}` } : {}), "content-type": "application/json", ...headers },
+            headers: {
+              ...(auth ? { authorization: `Bearer ${auth}` } : {}),
+              "content-type": "application/json",
+              ...headers,
+            },
             body,
             connections: Math.max(1, Math.round(connections / bases.length)),
             durationMs: DURATION_MS,
@@ -240,13 +298,25 @@ async function createKey(base: string, managementKey: string, limit: number): Pr
 }
 
 /** A key (with a generous limit) that a new guardrail of these fields is assigned to. */
-async function keyWithGuardrail(base: string, managementKey: string, guardrail: Record<string, unknown>): Promise<string> {
+async function keyWithGuardrail(
+  base: string,
+  managementKey: string,
+  guardrail: Record<string, unknown>,
+): Promise<string> {
   const headers = { authorization: `Bearer ${managementKey}`, "content-type": "application/json" };
   const key = await createKey(base, managementKey, 1_000_000);
   const hash = createHash("sha256").update(key).digest("hex");
-  const created = await fetch(`${base}/api/v1/guardrails`, { method: "POST", headers, body: JSON.stringify({ name: `bench-${hash.slice(0, 8)}`, ...guardrail }) });
+  const created = await fetch(`${base}/api/v1/guardrails`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ name: `bench-${hash.slice(0, 8)}`, ...guardrail }),
+  });
   const { data } = (await created.json()) as { data: { id: string } };
-  await fetch(`${base}/api/v1/guardrails/${data.id}/assignments/keys`, { method: "POST", headers, body: JSON.stringify({ key_hashes: [hash] }) });
+  await fetch(`${base}/api/v1/guardrails/${data.id}/assignments/keys`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ key_hashes: [hash] }),
+  });
   return key;
 }
 
@@ -270,8 +340,12 @@ function report(rows: Row[], ledgerRows: number, limitReport: string): void {
   const ms = (v: number) => v.toFixed(3);
   const p = (values: number[], q: number) => percentile(values, q);
   const cpu = os.cpus();
-  console.log(`Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`);
-  console.log(`Date: ${new Date().toISOString()}; ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up\n`);
+  console.log(
+    `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+  );
+  console.log(
+    `Date: ${new Date().toISOString()}; ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up\n`,
+  );
   console.log("| target | connections | req/s | p50 ms | p99 ms | first byte p50 ms | proxy CPU µs/call | errors |");
   console.log("|---|---|---|---|---|---|---|---|");
   for (const { name, connections, result, cpuUsPerCall } of rows) {
@@ -281,7 +355,8 @@ function report(rows: Row[], ledgerRows: number, limitReport: string): void {
     );
   }
   console.log("");
-  const find = (name: string, connections: number) => rows.find((r) => r.name === name && r.connections === connections)?.result;
+  const find = (name: string, connections: number) =>
+    rows.find((r) => r.name === name && r.connections === connections)?.result;
   const compare = (what: string, gatewayName: string, bareName: string) => {
     const g1 = find(gatewayName, 1);
     const b1 = find(bareName, 1);
@@ -292,14 +367,20 @@ function report(rows: Row[], ledgerRows: number, limitReport: string): void {
     }
     const g10 = find(gatewayName, 10);
     const b10 = find(bareName, 10);
-    if (g10 && b10) console.log(`${what}, throughput at 10 connections: ${((100 * g10.rps) / b10.rps).toFixed(1)}% of the bare proxy`);
+    if (g10 && b10)
+      console.log(
+        `${what}, throughput at 10 connections: ${((100 * g10.rps) / b10.rps).toFixed(1)}% of the bare proxy`,
+      );
   };
   compare("Chat", "gateway chat", "bare chat");
   compare("Streamed chat", "gateway streamed chat", "bare streamed chat");
   compare("Embeddings", "gateway embeddings", "bare embeddings");
   const two = find("two gateways chat", 10);
   const one = find("gateway chat", 10);
-  if (two && one) console.log(`Two instances on one database: ${Math.round(two.rps)} req/s together (${(two.rps / one.rps).toFixed(2)}× one instance; both share these 2 cores)`);
+  if (two && one)
+    console.log(
+      `Two instances on one database: ${Math.round(two.rps)} req/s together (${(two.rps / one.rps).toFixed(2)}× one instance; both share these 2 cores)`,
+    );
   if (limitReport) console.log(limitReport);
   console.log(`Ledger rows written: ${ledgerRows} (one per call answered, warm-up included; refusals write none)`);
 }

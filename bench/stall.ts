@@ -12,7 +12,11 @@ import { percentile } from "./load.js";
  * engine is off, so that only the acceptance is measured.
  */
 const IDLE_MS = Number(process.env.BENCH_STALL_IDLE_MS ?? 5_000);
-const CHAT = JSON.stringify({ model: "bench/chat", messages: [{ role: "user", content: "Say hello" }], max_tokens: 16 });
+const CHAT = JSON.stringify({
+  model: "bench/chat",
+  messages: [{ role: "user", content: "Say hello" }],
+  max_tokens: 16,
+});
 
 interface Probe {
   latenciesMs: number[];
@@ -21,7 +25,10 @@ interface Probe {
 }
 
 export async function runStallBenchmark(): Promise<void> {
-  const stack = await startChatStack("stall", { GATEWAY_BATCH_CONCURRENCY: "0", GATEWAY_RATE_LIMIT_REQUESTS: "100000000" });
+  const stack = await startChatStack("stall", {
+    GATEWAY_BATCH_CONCURRENCY: "0",
+    GATEWAY_RATE_LIMIT_REQUESTS: "100000000",
+  });
   const { gateway, key } = stack;
   try {
     const base = gateway.url;
@@ -48,9 +55,13 @@ export async function runStallBenchmark(): Promise<void> {
     }
 
     const cpu = os.cpus();
-    console.log(`Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`);
+    console.log(
+      `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+    );
     console.log(`Date: ${new Date().toISOString()}\n`);
-    console.log("| small chat calls (2 connections) | calls | p50 ms | p99 ms | max ms | longest gap ms | large submission answered 202 after |");
+    console.log(
+      "| small chat calls (2 connections) | calls | p50 ms | p99 ms | max ms | longest gap ms | large submission answered 202 after |",
+    );
     console.log("|---|---|---|---|---|---|---|");
     for (const line of rows) console.log(line);
   } finally {
@@ -68,7 +79,12 @@ async function probeWhile(base: string, key: string, until: Promise<unknown>): P
     let last = performance.now();
     while (!done) {
       const started = performance.now();
-      const res = await pool.request({ method: "POST", path: "/api/v1/chat/completions", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: CHAT });
+      const res = await pool.request({
+        method: "POST",
+        path: "/api/v1/chat/completions",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: CHAT,
+      });
       await res.body.dump();
       const now = performance.now();
       if (res.statusCode !== 200) throw new Error(`a small call answered ${res.statusCode}`);
@@ -83,13 +99,20 @@ async function probeWhile(base: string, key: string, until: Promise<unknown>): P
 }
 
 async function submit(base: string, key: string, body: string): Promise<void> {
-  const res = await request(`${base}/api/v1/batches`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body });
+  const res = await request(`${base}/api/v1/batches`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body,
+  });
   const text = await res.body.text();
   if (res.statusCode !== 202) throw new Error(`POST /batches answered ${res.statusCode}: ${text.slice(0, 300)}`);
 }
 
 function manyItems(count: number): string {
   const items: string[] = [];
-  for (let i = 0; i < count; i++) items.push(`{"custom_id":"item-${i}","body":{"messages":[{"role":"user","content":"Say hello ${i}"}],"max_tokens":16}}`);
+  for (let i = 0; i < count; i++)
+    items.push(
+      `{"custom_id":"item-${i}","body":{"messages":[{"role":"user","content":"Say hello ${i}"}],"max_tokens":16}}`,
+    );
   return `{"endpoint":"/v1/chat/completions","model":"bench/chat","requests":[${items.join(",")}]}`;
 }

@@ -57,7 +57,9 @@ export async function runStreamsBurstBenchmark(): Promise<void> {
     const reply = Array.from({ length: CHUNKS }, (_, i) => `w${i}`).join(" ");
     const mockPort = await freePort();
     const rule = JSON.stringify({ reply, chunkDelayMs: CHUNK_MS });
-    children.push(await startChild(["test/upstream/mock-upstream.ts", "--port", String(mockPort), "--rule", rule], /^http:/));
+    children.push(
+      await startChild(["test/upstream/mock-upstream.ts", "--port", String(mockPort), "--rule", rule], /^http:/),
+    );
     const openaiBase = `http://127.0.0.1:${mockPort}/openai/v1`;
     const barePort = await freePort();
     const bare = await startChild(["bench/bare-proxy.ts", String(barePort), openaiBase], /^listening/);
@@ -70,7 +72,9 @@ export async function runStreamsBurstBenchmark(): Promise<void> {
           name: "Bench chat",
           created: 1_700_000_000,
           context_length: 8000,
-          endpoints: [{ provider: "mock", upstream_model_id: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } }],
+          endpoints: [
+            { provider: "mock", upstream_model_id: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } },
+          ],
         },
       ],
     });
@@ -82,11 +86,23 @@ export async function runStreamsBurstBenchmark(): Promise<void> {
       nodeArgs: process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
     });
     stopGateway = () => gateway.stop();
-    const body = JSON.stringify({ model: "bench/chat", stream: true, messages: [{ role: "user", content: "Count for me" }] });
+    const body = JSON.stringify({
+      model: "bench/chat",
+      stream: true,
+      messages: [{ role: "user", content: "Count for me" }],
+    });
 
     const rounds: Round[] = [];
-    if (ONLY !== "gateway") rounds.push(await burst("bare streaming proxy", barePort, bare.pid!, body, { authorization: `Bearer ${MOCK_UPSTREAM_API_KEY}` }));
-    if (ONLY !== "bare") rounds.push(await burst("gateway", gateway.httpPort, gateway.child.pid!, body, { authorization: `Bearer ${key}` }));
+    if (ONLY !== "gateway")
+      rounds.push(
+        await burst("bare streaming proxy", barePort, bare.pid!, body, {
+          authorization: `Bearer ${MOCK_UPSTREAM_API_KEY}`,
+        }),
+      );
+    if (ONLY !== "bare")
+      rounds.push(
+        await burst("gateway", gateway.httpPort, gateway.child.pid!, body, { authorization: `Bearer ${key}` }),
+      );
     report(rounds);
   } finally {
     await stopGateway?.();
@@ -97,7 +113,13 @@ export async function runStreamsBurstBenchmark(): Promise<void> {
 }
 
 /** Opens every stream at once (one connection each, no pooling: a burst of new clients) and reads them to the end. */
-async function burst(target: string, port: number, pid: number, body: string, headers: Record<string, string>): Promise<Round> {
+async function burst(
+  target: string,
+  port: number,
+  pid: number,
+  body: string,
+  headers: Record<string, string>,
+): Promise<Round> {
   // Warm the path once, so the round measures the burst and not the first call's module loading.
   await oneStream(port, body, headers, performance.now());
   const rssIdleMiB = rssMiB(pid);
@@ -111,7 +133,12 @@ async function burst(target: string, port: number, pid: number, body: string, he
   return { target, outcomes, overflows: listenOverflows() - overflowsBefore, rssIdleMiB, rssPeakMiB, wallS };
 }
 
-function oneStream(port: number, body: string, headers: Record<string, string>, started: number): Promise<StreamOutcome> {
+function oneStream(
+  port: number,
+  body: string,
+  headers: Record<string, string>,
+  started: number,
+): Promise<StreamOutcome> {
   return new Promise((resolve) => {
     let firstByteMs: number | undefined;
     let last = 0;
@@ -151,10 +178,16 @@ function oneStream(port: number, body: string, headers: Record<string, string>, 
 
 function report(rounds: Round[]): void {
   const cpu = os.cpus();
-  console.log(`Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`);
+  console.log(
+    `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+  );
   console.log(`Date: ${new Date().toISOString()}`);
-  console.log(`Command: npm run bench -- streams-burst (BENCH_STREAMS=${STREAMS}, BENCH_CHUNKS=${CHUNKS}, BENCH_CHUNK_MS=${CHUNK_MS})\n`);
-  console.log("| target | complete | failures | first byte p50 / p99 | worst stall | accept-queue overflows | RSS idle → peak | RSS per stream | wall |");
+  console.log(
+    `Command: npm run bench -- streams-burst (BENCH_STREAMS=${STREAMS}, BENCH_CHUNKS=${CHUNKS}, BENCH_CHUNK_MS=${CHUNK_MS})\n`,
+  );
+  console.log(
+    "| target | complete | failures | first byte p50 / p99 | worst stall | accept-queue overflows | RSS idle → peak | RSS per stream | wall |",
+  );
   console.log("|---|---|---|---|---|---|---|---|---|");
   for (const round of rounds) {
     const firstBytes = round.outcomes.flatMap((o) => (o.firstByteMs === undefined ? [] : [o.firstByteMs]));

@@ -46,14 +46,18 @@ export async function runStreamsBenchmark(): Promise<void> {
     mock = await startMockUpstream({ recordRequests: false });
     mock.scripts.define("hold", [{ reply: "done", delayMs: HOLD_MS }]);
     const configFile = await writeCatalogFile({
-      providers: [{ slug: "mock", kind: "openai", base_url: mock.openaiBaseUrl, api_key: mock.apiKey, timeout_ms: HOLD_MS * 3 }],
+      providers: [
+        { slug: "mock", kind: "openai", base_url: mock.openaiBaseUrl, api_key: mock.apiKey, timeout_ms: HOLD_MS * 3 },
+      ],
       models: [
         {
           id: "bench/chat",
           name: "Bench chat",
           created: 1_700_000_000,
           context_length: 8000,
-          endpoints: [{ provider: "mock", upstream_model_id: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } }],
+          endpoints: [
+            { provider: "mock", upstream_model_id: "bench", pricing: { prompt: "0.000001", completion: "0.000002" } },
+          ],
         },
       ],
     });
@@ -71,8 +75,14 @@ export async function runStreamsBenchmark(): Promise<void> {
         GATEWAY_RATE_LIMIT_REQUESTS: "0",
       },
     });
-    const operator = createClient(OperatorService, createGrpcTransport({ baseUrl: `http://127.0.0.1:${gateway.grpcPort}` }));
-    const org = await operator.createOrganization({ name: "bench", entitlements: [Entitlement.INTERNS] }, { headers: { authorization: `Bearer ${operatorToken}` } });
+    const operator = createClient(
+      OperatorService,
+      createGrpcTransport({ baseUrl: `http://127.0.0.1:${gateway.grpcPort}` }),
+    );
+    const org = await operator.createOrganization(
+      { name: "bench", entitlements: [Entitlement.INTERNS] },
+      { headers: { authorization: `Bearer ${operatorToken}` } },
+    );
     const key = org.key;
     const workspaceId = await defaultWorkspace(postgres.url, org.data!.id);
     const internId = await provisionedIntern(gateway.url, key, workspaceId);
@@ -114,9 +124,13 @@ export async function runStreamsBenchmark(): Promise<void> {
     const complete = results.filter((r) => r.complete).length;
     const withKeepalive = results.filter((r) => r.keepalives > 0).length;
     const cpu = os.cpus();
-    console.log(`Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`);
+    console.log(
+      `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+    );
     console.log(`Date: ${new Date().toISOString()}`);
-    console.log(`Command: npm run bench -- streams (BENCH_STREAMS=${STREAMS}, BENCH_STREAM_HOLD_MS=${HOLD_MS}, BENCH_KEEPALIVE_MS=${KEEPALIVE_MS})\n`);
+    console.log(
+      `Command: npm run bench -- streams (BENCH_STREAMS=${STREAMS}, BENCH_STREAM_HOLD_MS=${HOLD_MS}, BENCH_KEEPALIVE_MS=${KEEPALIVE_MS})\n`,
+    );
     console.log("| measure | result |");
     console.log("|---|---|");
     console.log(`| concurrent intern chat streams | ${STREAMS} (one intern, one run each) |`);
@@ -124,9 +138,13 @@ export async function runStreamsBenchmark(): Promise<void> {
     console.log(`| streams that ended complete (stop, final chunk, [DONE]) | ${complete} / ${STREAMS} |`);
     console.log(`| keepalives received | ${keepalives} (${withKeepalive} streams had at least one) |`);
     console.log(`| streams open at the same time when RSS was sampled | ${openAtSample} |`);
-    console.log(`| gateway RSS idle → holding the streams → peak | ${idle.gateway} → ${held.gateway} → ${peak.gateway} MiB |`);
+    console.log(
+      `| gateway RSS idle → holding the streams → peak | ${idle.gateway} → ${held.gateway} → ${peak.gateway} MiB |`,
+    );
     console.log(`| intern host RSS idle → holding the runs → peak | ${idle.host} → ${held.host} → ${peak.host} MiB |`);
-    console.log(`| gateway RSS per held stream | ${(((held.gateway - idle.gateway) * 1024) / openAtSample).toFixed(1)} KiB |`);
+    console.log(
+      `| gateway RSS per held stream | ${(((held.gateway - idle.gateway) * 1024) / openAtSample).toFixed(1)} KiB |`,
+    );
     console.log(`| wall time of the whole round | ${(totalMs / 1000).toFixed(1)} s |`);
   } finally {
     await gateway?.stop();
@@ -137,7 +155,15 @@ export async function runStreamsBenchmark(): Promise<void> {
   }
 }
 
-async function stream(base: string, key: string, internId: string, i: number, dispatcher: Agent, onOpen: () => void, started: number): Promise<StreamOutcome> {
+async function stream(
+  base: string,
+  key: string,
+  internId: string,
+  i: number,
+  dispatcher: Agent,
+  onOpen: () => void,
+  started: number,
+): Promise<StreamOutcome> {
   const res = await request(`${base}/api/v1/interns/${internId}/chat/completions`, {
     method: "POST",
     dispatcher,
@@ -154,7 +180,11 @@ async function stream(base: string, key: string, internId: string, i: number, di
     }
     text += (chunk as Buffer).toString("utf8");
   }
-  return { openedMs, keepalives: text.split(": keepalive\n\n").length - 1, complete: text.includes('"finish_reason":"stop"') && text.endsWith("data: [DONE]\n\n") };
+  return {
+    openedMs,
+    keepalives: text.split(": keepalive\n\n").length - 1,
+    complete: text.includes('"finish_reason":"stop"') && text.endsWith("data: [DONE]\n\n"),
+  };
 }
 
 async function provisionedIntern(base: string, key: string, workspaceId: string): Promise<string> {
@@ -166,7 +196,8 @@ async function provisionedIntern(base: string, key: string, workspaceId: string)
   // Intern records are wrapped in `data`.
   const body = (await created.body.json()) as { data?: { id?: string } };
   const id = body.data?.id;
-  if (created.statusCode !== 201 || !id) throw new Error(`POST /interns answered ${created.statusCode}: ${JSON.stringify(body)}`);
+  if (created.statusCode !== 201 || !id)
+    throw new Error(`POST /interns answered ${created.statusCode}: ${JSON.stringify(body)}`);
   for (;;) {
     const got = await request(`${base}/api/v1/interns/${id}`, { headers: { authorization: `Bearer ${key}` } });
     const intern = ((await got.body.json()) as { data: { status: string; last_failure_message: string | null } }).data;
@@ -187,11 +218,25 @@ async function withDatabase<T>(url: string, work: (client: pg.Client) => Promise
 }
 
 function defaultWorkspace(url: string, organizationId: string): Promise<string> {
-  return withDatabase(url, async (client) => (await client.query<{ id: string }>("SELECT id FROM workspaces WHERE organization_id = $1 ORDER BY created_at LIMIT 1", [organizationId])).rows[0]!.id);
+  return withDatabase(
+    url,
+    async (client) =>
+      (
+        await client.query<{ id: string }>(
+          "SELECT id FROM workspaces WHERE organization_id = $1 ORDER BY created_at LIMIT 1",
+          [organizationId],
+        )
+      ).rows[0]!.id,
+  );
 }
 
 function hostPidOf(url: string, internId: string): Promise<number> {
-  return withDatabase(url, async (client) => (await client.query<{ pid: number }>("SELECT pid FROM intern_hosts WHERE intern_id = $1", [internId])).rows[0]!.pid);
+  return withDatabase(
+    url,
+    async (client) =>
+      (await client.query<{ pid: number }>("SELECT pid FROM intern_hosts WHERE intern_id = $1", [internId])).rows[0]!
+        .pid,
+  );
 }
 
 function statusKb(pid: number, field: string): number {

@@ -48,29 +48,47 @@ export async function runUploadBenchmark(): Promise<void> {
     const local = gateway.child.pid!;
     // Loads what an upload needs (parser, detector) so the phases measure the transfer alone.
     await upload(base, key, { head: wav(), size: 64 * 1024 });
-    const binary = await measure(local, "upload 100 MB binary (WAV) → local directory, first after start", () => upload(base, key, { head: wav(), size: SIZE }));
+    const binary = await measure(local, "upload 100 MB binary (WAV) → local directory, first after start", () =>
+      upload(base, key, { head: wav(), size: SIZE }),
+    );
     results.push(binary);
     results.push(await measure(local, "the same again", () => upload(base, key, { head: wav(), size: SIZE })));
     results.push(await measure(local, "download it (GET …/content)", () => download(base, key, binary.detail)));
-    results.push(await measure(local, "upload 100 MB CSV text → local directory", () => upload(base, key, { pattern: CSV_ROW, size: SIZE - (SIZE % CSV_ROW.length) })));
+    results.push(
+      await measure(local, "upload 100 MB CSV text → local directory", () =>
+        upload(base, key, { pattern: CSV_ROW, size: SIZE - (SIZE % CSV_ROW.length) }),
+      ),
+    );
     await gateway.stop();
 
     gateway = await startGatewayProcess({ databaseUrl: postgres.url, key, env: s3Env(s3) });
     const s3Base = gateway.url;
     const bucket = gateway.child.pid!;
     await upload(s3Base, key, { head: wav(), size: 64 * 1024 });
-    results.push(await measure(bucket, "upload 100 MB binary (WAV) → S3 bucket, first after start", () => upload(s3Base, key, { head: wav(), size: SIZE })));
+    results.push(
+      await measure(bucket, "upload 100 MB binary (WAV) → S3 bucket, first after start", () =>
+        upload(s3Base, key, { head: wav(), size: SIZE }),
+      ),
+    );
     results.push(await measure(bucket, "the same again", () => upload(s3Base, key, { head: wav(), size: SIZE })));
     s3.partDelayMs = SLOW_PART_MS;
-    results.push(await measure(bucket, `the same into a slow bucket (parts answered ${SLOW_PART_MS} ms late)`, () => upload(s3Base, key, { head: wav(), size: SIZE })));
+    results.push(
+      await measure(bucket, `the same into a slow bucket (parts answered ${SLOW_PART_MS} ms late)`, () =>
+        upload(s3Base, key, { head: wav(), size: SIZE }),
+      ),
+    );
 
     const cpu = os.cpus();
-    console.log(`Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`);
+    console.log(
+      `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+    );
     console.log(`Date: ${new Date().toISOString()}\n`);
     console.log("| phase | answer | time | throughput | gateway peak RSS increase |");
     console.log("|---|---|---|---|---|");
     for (const r of results) {
-      console.log(`| ${r.phase} | ${r.status} ${r.detail} | ${r.seconds.toFixed(2)} s | ${(SIZE / 1e6 / r.seconds).toFixed(0)} MB/s | ${r.peakIncreaseMiB.toFixed(1)} MiB |`);
+      console.log(
+        `| ${r.phase} | ${r.status} ${r.detail} | ${r.seconds.toFixed(2)} s | ${(SIZE / 1e6 / r.seconds).toFixed(0)} MB/s | ${r.peakIncreaseMiB.toFixed(1)} MiB |`,
+      );
     }
   } finally {
     await gateway?.stop();
@@ -80,7 +98,11 @@ export async function runUploadBenchmark(): Promise<void> {
   }
 }
 
-async function measure(pid: number, phase: string, run: () => Promise<{ status: number; detail: string }>): Promise<Result> {
+async function measure(
+  pid: number,
+  phase: string,
+  run: () => Promise<{ status: number; detail: string }>,
+): Promise<Result> {
   resetPeak(pid);
   const baseline = memoryKiB(pid).rss;
   const started = performance.now();
@@ -101,7 +123,8 @@ async function download(base: string, key: string, uploaded: string): Promise<{ 
   const res = await request(`${base}/api/v1/files/${id}/content`, { headers: { authorization: `Bearer ${key}` } });
   let bytes = 0;
   for await (const chunk of res.body) bytes += (chunk as Buffer).length;
-  if (res.statusCode !== 200 || bytes !== SIZE) throw new Error(`download answered ${res.statusCode} with ${bytes} bytes`);
+  if (res.statusCode !== 200 || bytes !== SIZE)
+    throw new Error(`download answered ${res.statusCode} with ${bytes} bytes`);
   return { status: res.statusCode, detail: `${bytes} bytes` };
 }
 
@@ -122,5 +145,8 @@ function resetPeak(pid: number): void {
 
 function memoryKiB(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return { rss: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0), peak: Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) };
+  return {
+    rss: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0),
+    peak: Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0),
+  };
 }

@@ -91,7 +91,9 @@ function operatorToken(env: NodeJS.ProcessEnv): string {
   try {
     return readFileSync(file, "utf8").trim();
   } catch {
-    throw new UsageError(`No operator token: set GATEWAY_OPERATOR_TOKEN or start the gateway once so that it writes ${file}`);
+    throw new UsageError(
+      `No operator token: set GATEWAY_OPERATOR_TOKEN or start the gateway once so that it writes ${file}`,
+    );
   }
 }
 
@@ -121,7 +123,13 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: AdminOutput): Pr
       const entitlements = Object.entries(ENTITLEMENTS)
         .filter(([flag]) => flags[flag as keyof typeof flags])
         .map(([, e]) => e);
-      print(methods.createOrganization.output, await client.createOrganization({ name: arg(2, "organization name"), entitlements, ownerEmail: flags["owner-email"] }, { headers }));
+      print(
+        methods.createOrganization.output,
+        await client.createOrganization(
+          { name: arg(2, "organization name"), entitlements, ownerEmail: flags["owner-email"] },
+          { headers },
+        ),
+      );
       return;
     }
     case "org list":
@@ -136,23 +144,47 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, out: AdminOutput): Pr
       return;
     }
     case "member add": {
-      const role = flags.role === undefined ? MemberRole.MEMBER : { admin: MemberRole.ADMIN, member: MemberRole.MEMBER }[flags.role];
+      const role =
+        flags.role === undefined
+          ? MemberRole.MEMBER
+          : { admin: MemberRole.ADMIN, member: MemberRole.MEMBER }[flags.role];
       if (role === undefined) throw new UsageError("--role is admin or member");
       const member = { email: arg(3, "email"), firstName: flags["first-name"], lastName: flags["last-name"], role };
-      print(methods.createMember.output, await client.createMember({ organizationId: arg(2, "organization id"), member }, { headers }));
+      print(
+        methods.createMember.output,
+        await client.createMember({ organizationId: arg(2, "organization id"), member }, { headers }),
+      );
       return;
     }
     case "member list":
-      print(methods.listMembers.output, await client.listMembers({ organizationId: arg(2, "organization id") }, { headers }));
+      print(
+        methods.listMembers.output,
+        await client.listMembers({ organizationId: arg(2, "organization id") }, { headers }),
+      );
       return;
     case "member remove":
-      print(methods.deleteMember.output, await client.deleteMember({ organizationId: arg(2, "organization id"), userId: arg(3, "user id") }, { headers }));
+      print(
+        methods.deleteMember.output,
+        await client.deleteMember(
+          { organizationId: arg(2, "organization id"), userId: arg(3, "user id") },
+          { headers },
+        ),
+      );
       return;
     case "key create": {
       const limit = flags.limit === undefined ? undefined : Number(flags.limit);
       if (limit !== undefined && !Number.isFinite(limit)) throw new UsageError("--limit is a number of USD");
-      const key = { name: arg(3, "key name"), isManagementKey: flags.management ?? false, creatorUserId: flags.member, workspaceId: flags.workspace, limit };
-      print(methods.createKey.output, await client.createKey({ organizationId: arg(2, "organization id"), key }, { headers }));
+      const key = {
+        name: arg(3, "key name"),
+        isManagementKey: flags.management ?? false,
+        creatorUserId: flags.member,
+        workspaceId: flags.workspace,
+        limit,
+      };
+      print(
+        methods.createKey.output,
+        await client.createKey({ organizationId: arg(2, "organization id"), key }, { headers }),
+      );
       return;
     }
     default:

@@ -17,7 +17,9 @@ const config = loadConfig();
 // stack reaches a body or a log line, so serving runs without; `--enable-source-maps` keeps them.
 if (!process.execArgv.includes("--enable-source-maps")) process.setSourceMapsEnabled(false);
 const format = chooseLogFormat(config.logFormat, process.stdout.isTTY === true);
-const log = cluster.isWorker ? workerLogger(createLogger(config.logLevel, undefined, format)) : createLogger(config.logLevel, undefined, format);
+const log = cluster.isWorker
+  ? workerLogger(createLogger(config.logLevel, undefined, format))
+  : createLogger(config.logLevel, undefined, format);
 const coreOnly = process.argv.includes("--core-only");
 
 try {

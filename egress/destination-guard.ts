@@ -100,7 +100,11 @@ export const IPV4_CARRYING_V6: ReadonlyArray<[string, number]> = [
   ["2002::", 16], // 6to4
 ];
 
-const carriers = IPV4_CARRYING_V6.map(([network, prefix]) => ({ bits: bitsOf(network), shift: BigInt(128 - prefix), prefix }));
+const carriers = IPV4_CARRYING_V6.map(([network, prefix]) => ({
+  bits: bitsOf(network),
+  shift: BigInt(128 - prefix),
+  prefix,
+}));
 
 /** The IPv4 address inside an address of one of the IPV4_CARRYING_V6 prefixes. */
 function embeddedIPv4(address: string): string | undefined {
@@ -188,18 +192,23 @@ export function createDestinationGuard(options: DestinationGuardOptions): Destin
 async function addressesOf(host: string, options: DestinationGuardOptions): Promise<LookupAddress[]> {
   const address = net.isIP(host) ? host : options.fixedAddresses?.[withoutTrailingDot(host)];
   if (address === undefined) return resolve(host, options.resolveTimeoutMs);
-  if (net.isIP(address) === 0) throw new DestinationRefused(`host '${host}' has a fixed address that is not an IP address`, host, "unresolved");
+  if (net.isIP(address) === 0)
+    throw new DestinationRefused(`host '${host}' has a fixed address that is not an IP address`, host, "unresolved");
   return [{ address, family: net.isIP(address) }];
 }
 
 async function resolve(host: string, timeoutMs: number): Promise<LookupAddress[]> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DestinationRefused(`base_url host '${host}' could not be resolved in time`, host, "unresolved")), timeoutMs);
+    timer = setTimeout(
+      () => reject(new DestinationRefused(`base_url host '${host}' could not be resolved in time`, host, "unresolved")),
+      timeoutMs,
+    );
   });
   try {
     const addresses = await Promise.race([dns.lookup(host, { all: true, verbatim: true }), deadline]);
-    if (addresses.length === 0) throw new DestinationRefused(`base_url host '${host}' could not be resolved`, host, "unresolved");
+    if (addresses.length === 0)
+      throw new DestinationRefused(`base_url host '${host}' could not be resolved`, host, "unresolved");
     return addresses;
   } catch (err) {
     if (err instanceof DestinationRefused) throw err;

@@ -33,5 +33,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 
 /** The 413 of every body the facade reads or streams; `subject` names what was too large. */
 export function tooLarge(limit: number, subject = "Request body"): ConnectError {
-  return gatewayError(413, `${subject} exceeds the limit of ${limit} bytes for this endpoint`, { reason: "payload_too_large", retryable: false });
+  return gatewayError(413, `${subject} exceeds the limit of ${limit} bytes for this endpoint`, {
+    reason: "payload_too_large",
+    retryable: false,
+  });
 }

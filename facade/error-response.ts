@@ -10,9 +10,13 @@ import { httpErrorOf, type HttpError } from "../wire/errors.js";
  * API's `type`, and OpenAI's `param` where the field at fault is known (wire/error-dialects.ts).
  */
 export function errorBody(error: HttpError, dialect: ErrorDialect = ErrorDialect.UNSPECIFIED): string {
-  const metadata = error.reason === undefined ? {} : { metadata: { reason: error.reason, retryable: error.retryable ?? false } };
+  const metadata =
+    error.reason === undefined ? {} : { metadata: { reason: error.reason, retryable: error.retryable ?? false } };
   const type = errorTypeOf(dialect, error.status);
-  const typed = type === undefined ? {} : { type, ...(dialect === ErrorDialect.OPENAI && error.field ? { param: error.field } : {}) };
+  const typed =
+    type === undefined
+      ? {}
+      : { type, ...(dialect === ErrorDialect.OPENAI && error.field ? { param: error.field } : {}) };
   return JSON.stringify({ error: { code: error.status, message: error.message, ...metadata, ...typed } });
 }
 
@@ -20,12 +24,21 @@ export function toHttpError(err: unknown): HttpError {
   return httpErrorOf(ConnectError.from(err));
 }
 
-export function sendError(res: ServerResponse, error: HttpError, headers: Record<string, string> = {}, dialect?: ErrorDialect): void {
+export function sendError(
+  res: ServerResponse,
+  error: HttpError,
+  headers: Record<string, string> = {},
+  dialect?: ErrorDialect,
+): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
   const body = errorBody(error, dialect);
-  res.writeHead(error.status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  res.writeHead(error.status, {
+    ...headers,
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+  });
   res.end(body);
 }

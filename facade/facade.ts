@@ -1,5 +1,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { create, type DescMethod, type DescMethodStreaming, type DescMethodUnary, type DescService, type JsonValue, type Message } from "@bufbuild/protobuf";
+import {
+  create,
+  type DescMethod,
+  type DescMethodStreaming,
+  type DescMethodUnary,
+  type DescService,
+  type JsonValue,
+  type Message,
+} from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import { gatewayError } from "../wire/errors.js";
@@ -63,7 +71,13 @@ export interface Facade {
 }
 
 /** Request headers the core may act on; everything else stays at the edge (`x-request-id` is decided here, then forwarded). */
-const FORWARDED_REQUEST_HEADERS = ["authorization", "x-session-id", "idempotency-key", CACHE_TTL_HEADER, CACHE_CONTROL_HEADER];
+const FORWARDED_REQUEST_HEADERS = [
+  "authorization",
+  "x-session-id",
+  "idempotency-key",
+  CACHE_TTL_HEADER,
+  CACHE_CONTROL_HEADER,
+];
 
 /**
  * Why the core's call is aborted once the REST exchange is over (answered, or the client gone):
@@ -85,7 +99,8 @@ const CREDENTIALS_REMEMBERED_MS = 30_000;
 const CREDENTIALS_REMEMBERED = 10_000;
 
 /** Transport-level response headers that must not leak into the REST response. */
-const PROTOCOL_HEADER = /^(content-type|content-length|content-encoding|accept-encoding|transfer-encoding|connection|keep-alive|te|trailer|date|vary|grpc-.*|connect-.*)$/i;
+const PROTOCOL_HEADER =
+  /^(content-type|content-length|content-encoding|accept-encoding|transfer-encoding|connection|keep-alive|te|trailer|date|vary|grpc-.*|connect-.*)$/i;
 
 /** What a REST exchange has learnt so far, for its error answer and its observers. */
 interface ExchangeState {
@@ -115,21 +130,38 @@ interface ExchangeState {
   cutShort: boolean;
 }
 
-export function createFacade({ services, transport, log, sseKeepaliveMs, checkCredentialsFirst = true, observe }: FacadeOptions): Facade {
+export function createFacade({
+  services,
+  transport,
+  log,
+  sseKeepaliveMs,
+  checkCredentialsFirst = true,
+  observe,
+}: FacadeOptions): Facade {
   const routes = RouteTable.fromServices(services);
   const open = new Set<AbortController>();
   const keepalive = new KeepaliveTicker(sseKeepaliveMs);
   const pacer = new StartPacer(START_BUDGET_MS);
-  const checkCredentials = checkCredentialsFirst ? createCredentialCheck({ transport, ttlMs: CREDENTIALS_REMEMBERED_MS, maxEntries: CREDENTIALS_REMEMBERED }) : async () => undefined;
+  const checkCredentials = checkCredentialsFirst
+    ? createCredentialCheck({ transport, ttlMs: CREDENTIALS_REMEMBERED_MS, maxEntries: CREDENTIALS_REMEMBERED })
+    : async () => undefined;
 
-  async function serve(req: IncomingMessage, res: ServerResponse, started: number, state: ExchangeState): Promise<void> {
+  async function serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    started: number,
+    state: ExchangeState,
+  ): Promise<void> {
     const [rawPath = "", rawQuery = ""] = (req.url ?? "/").split("?", 2);
     const { segments, malformed } = splitPath(rawPath);
     const match = routes.match(req.method ?? "GET", segments);
     if (match.kind === "none") throw noRouteError(routes, req, rawPath, segments);
     if (match.kind === "wrong-verb") {
       res.setHeader("allow", match.allowed.join(", "));
-      throw gatewayError(405, `Method ${req.method} is not allowed on ${rawPath}; allowed: ${match.allowed.join(", ")}`);
+      throw gatewayError(
+        405,
+        `Method ${req.method} is not allowed on ${rawPath}; allowed: ${match.allowed.join(", ")}`,
+      );
     }
     const { route, values } = match;
     state.route = route;
@@ -140,11 +172,17 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
     state.keyLabel = await checkCredentials(route.method, header, abort.signal);
     if (malformed) throw gatewayError(400, "Malformed percent-encoding in the request path");
     for (const value of values) {
-      if (value === "." || value === "..") throw gatewayError(400, `The path segment '${value}' cannot address a resource`);
+      if (value === "." || value === "..")
+        throw gatewayError(400, `The path segment '${value}' cannot address a resource`);
     }
     if (route.method.methodKind === "client_streaming") {
       const upload = route.method.input.typeName === "google.api.HttpBody" ? uploadRawBody : uploadMultipart;
-      const reply = await upload(req, route, { transport, header, query: new URLSearchParams(rawQuery), signal: abort.signal });
+      const reply = await upload(req, route, {
+        transport,
+        header,
+        query: new URLSearchParams(rawQuery),
+        signal: abort.signal,
+      });
       // Parts after the file are not read: the connection cannot carry another request.
       closeAfterAnswer(req, res);
       sendMessage(res, route, reply.message, responseHeaders(reply.header, started, state));
@@ -153,12 +191,27 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
     const message =
       route.method.input.typeName === "google.api.HttpBody"
         ? // The raw body as the service parses it (the JSON-native inference routes).
-          create(HttpBodySchema, { contentType: req.headers["content-type"] ?? "", data: await readBody(req, route.maxBodyBytes) })
-        : decodeRequest(route, { body: route.body === "" ? undefined : parseJsonBody(await readBody(req, route.maxBodyBytes)), values, query: new URLSearchParams(rawQuery) });
+          create(HttpBodySchema, {
+            contentType: req.headers["content-type"] ?? "",
+            data: await readBody(req, route.maxBodyBytes),
+          })
+        : decodeRequest(route, {
+            body: route.body === "" ? undefined : parseJsonBody(await readBody(req, route.maxBodyBytes)),
+            values,
+            query: new URLSearchParams(rawQuery),
+          });
     await call(route, message, header, abort, res, started, state);
   }
 
-  async function call(route: Route, message: Message, header: Headers, abort: AbortController, res: ServerResponse, started: number, state: ExchangeState): Promise<void> {
+  async function call(
+    route: Route,
+    message: Message,
+    header: Headers,
+    abort: AbortController,
+    res: ServerResponse,
+    started: number,
+    state: ExchangeState,
+  ): Promise<void> {
     const { method } = route;
     const values = createContextValues().set(upstreamWatchKey, state.watch);
     if (isUnary(method)) {
@@ -167,15 +220,36 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
       return;
     }
     // Every method kind but unary is a streaming one; DescMethod is not a discriminated union.
-    const response = await transport.stream(method as DescMethodStreaming, abort.signal, undefined, header, single(message), values);
+    const response = await transport.stream(
+      method as DescMethodStreaming,
+      abort.signal,
+      undefined,
+      header,
+      single(message),
+      values,
+    );
     const iterator = response.message[Symbol.asyncIterator]();
     const first = await iterator.next();
     const headers = responseHeaders(response.header, started, state);
     if (route.reply === "http-body-stream") {
       if (first.done) throw gatewayError(502, "The service ended the call without a response");
       state.relaying = true;
-      if (isEventStream(first.value as HttpBody)) await relaySse(abort, res, headers, httpBodyFrames(first.value as HttpBody, iterator as AsyncIterator<HttpBody>), route);
-      else await writeHttpBodyStream(res, route.successCode, headers, first.value as HttpBody, iterator as AsyncIterator<HttpBody>);
+      if (isEventStream(first.value as HttpBody))
+        await relaySse(
+          abort,
+          res,
+          headers,
+          httpBodyFrames(first.value as HttpBody, iterator as AsyncIterator<HttpBody>),
+          route,
+        );
+      else
+        await writeHttpBodyStream(
+          res,
+          route.successCode,
+          headers,
+          first.value as HttpBody,
+          iterator as AsyncIterator<HttpBody>,
+        );
       return;
     }
     if (route.reply !== "stream" || (!first.done && jsonReplyOf(method.output, first.value))) {
@@ -185,14 +259,30 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
       return;
     }
     state.relaying = true;
-    await relaySse(abort, res, headers, messageFrames(encodeStream(first, iterator, method.output), route.sseNamedEvents), route);
+    await relaySse(
+      abort,
+      res,
+      headers,
+      messageFrames(encodeStream(first, iterator, method.output), route.sseNamedEvents),
+      route,
+    );
   }
 
   /** An event stream, ended early by close() at shutdown. */
-  async function relaySse(abort: AbortController, res: ServerResponse, headers: Record<string, string>, frames: AsyncIterable<string | Uint8Array>, route: Route): Promise<void> {
+  async function relaySse(
+    abort: AbortController,
+    res: ServerResponse,
+    headers: Record<string, string>,
+    frames: AsyncIterable<string | Uint8Array>,
+    route: Route,
+  ): Promise<void> {
     open.add(abort);
     try {
-      await writeSse(res, headers, frames, { keepalive, namedEvents: route.sseNamedEvents, errorDialect: route.errorDialect });
+      await writeSse(res, headers, frames, {
+        keepalive,
+        namedEvents: route.sseNamedEvents,
+        errorDialect: route.errorDialect,
+      });
     } finally {
       open.delete(abort);
     }
@@ -233,21 +323,32 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
   /** Serves the request, answers what failed with the API's error envelope, and tells the observers. */
   function answer(req: IncomingMessage, res: ServerResponse, started: number, state: ExchangeState): void {
     // A client that left while its start waited its turn: recorded as left, nothing read.
-    const served = res.destroyed ? Promise.reject(new Error("the client left before its request started")) : serve(req, res, started, state);
+    const served = res.destroyed
+      ? Promise.reject(new Error("the client left before its request started"))
+      : serve(req, res, started, state);
     served
       .catch((err: unknown) => {
         if (state.abandoned || (res.destroyed && !res.writableFinished)) {
           // The client went away before its answer: normal traffic, nothing to answer.
           state.abandoned = true;
-          log.info({ method: req.method, path: req.url?.split("?")[0], requestId: state.requestId }, "client closed the connection before the answer");
+          log.info(
+            { method: req.method, path: req.url?.split("?")[0], requestId: state.requestId },
+            "client closed the connection before the answer",
+          );
           return;
         }
         const error = toHttpError(err);
-        if (error.status >= 500 && !(err instanceof ConnectError)) log.error({ err: String(err), requestId: state.requestId }, "facade error");
+        if (error.status >= 500 && !(err instanceof ConnectError))
+          log.error({ err: String(err), requestId: state.requestId }, "facade error");
         closeAfterAnswer(req, res);
         // An answer already begun can only be cut off (error-response.ts).
         state.cutShort = res.headersSent;
-        sendError(res, error, responseHeaders(err instanceof ConnectError ? err.metadata : undefined, started, state), state.route?.errorDialect);
+        sendError(
+          res,
+          error,
+          responseHeaders(err instanceof ConnectError ? err.metadata : undefined, started, state),
+          state.route?.errorDialect,
+        );
       })
       .finally(() => {
         if (!observe) return;
@@ -256,7 +357,11 @@ export function createFacade({ services, transport, log, sseKeepaliveMs, checkCr
         // The core's own measure when it is in-process; behind a remote core, what the headers said.
         const { upstreamMs, upstreamCancelled } = watch.used
           ? watch.reading(abandoned)
-          : { upstreamMs: relaying && overheadMs !== undefined ? Math.max(0, durationMs - overheadMs) : state.upstreamMs, upstreamCancelled: false };
+          : {
+              upstreamMs:
+                relaying && overheadMs !== undefined ? Math.max(0, durationMs - overheadMs) : state.upstreamMs,
+              upstreamCancelled: false,
+            };
         observe({
           protocol: "rest",
           method: req.method ?? "GET",
@@ -278,7 +383,11 @@ function sendMessage(res: ServerResponse, route: Route, message: Message, header
   const output = route.method.output;
   if (route.reply === "http-body") {
     const body = message as Message & { contentType: string; data: Uint8Array };
-    res.writeHead(route.successCode, { ...headers, "content-type": body.contentType || "application/octet-stream", "content-length": body.data.length });
+    res.writeHead(route.successCode, {
+      ...headers,
+      "content-type": body.contentType || "application/octet-stream",
+      "content-length": body.data.length,
+    });
     res.end(body.data);
     return;
   }
@@ -288,11 +397,19 @@ function sendMessage(res: ServerResponse, route: Route, message: Message, header
     return;
   }
   const json = JSON.stringify(encodeResponse(output, message));
-  res.writeHead(route.successCode, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(json) });
+  res.writeHead(route.successCode, {
+    ...headers,
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(json),
+  });
   res.end(json);
 }
 
-async function* encodeStream(first: IteratorResult<Message>, rest: AsyncIterator<Message>, schema: Parameters<typeof encodeResponse>[0]): AsyncIterable<JsonValue> {
+async function* encodeStream(
+  first: IteratorResult<Message>,
+  rest: AsyncIterator<Message>,
+  schema: Parameters<typeof encodeResponse>[0],
+): AsyncIterable<JsonValue> {
   for (let next = first; !next.done; next = await rest.next()) yield encodeResponse(schema, next.value);
 }
 

@@ -19,7 +19,10 @@ export function resolvePath(schema: DescMessage, names: readonly string[]): Path
     const field: DescField | undefined = current && findField(current, name);
     if (!field) return undefined;
     steps.push({ key: field.name, field });
-    current = field.fieldKind === "message" && !field.message.typeName.startsWith("google.protobuf.") ? field.message : undefined;
+    current =
+      field.fieldKind === "message" && !field.message.typeName.startsWith("google.protobuf.")
+        ? field.message
+        : undefined;
   }
   return steps;
 }

@@ -12,7 +12,13 @@ import { writeRespectingDrain } from "./response-write.js";
  * A `text/event-stream` body is made of ready frames (wire/sse-frames.ts) and is relayed as an event
  * stream instead (sse.ts: keepalives, and an error event when it fails midway).
  */
-export async function writeHttpBodyStream(res: ServerResponse, status: number, headers: Record<string, string>, first: HttpBody, rest: AsyncIterator<HttpBody>): Promise<void> {
+export async function writeHttpBodyStream(
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  first: HttpBody,
+  rest: AsyncIterator<HttpBody>,
+): Promise<void> {
   const contentType = first.contentType || "application/octet-stream";
   const second = await rest.next();
   if (second.done) {
@@ -22,7 +28,8 @@ export async function writeHttpBodyStream(res: ServerResponse, status: number, h
   }
   res.writeHead(status, { ...headers, "content-type": contentType });
   await writeRespectingDrain(res, first.data);
-  for (let next: IteratorResult<HttpBody> = second; !next.done; next = await rest.next()) await writeRespectingDrain(res, next.value.data);
+  for (let next: IteratorResult<HttpBody> = second; !next.done; next = await rest.next())
+    await writeRespectingDrain(res, next.value.data);
   res.end();
 }
 
@@ -31,5 +38,6 @@ export function isEventStream(body: HttpBody): boolean {
 }
 
 export async function* httpBodyFrames(first: HttpBody, rest: AsyncIterator<HttpBody>): AsyncGenerator<Uint8Array> {
-  for (let next: IteratorResult<HttpBody> = { done: false, value: first }; !next.done; next = await rest.next()) yield next.value.data;
+  for (let next: IteratorResult<HttpBody> = { done: false, value: first }; !next.done; next = await rest.next())
+    yield next.value.data;
 }

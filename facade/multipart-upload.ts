@@ -1,6 +1,12 @@
 import type { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
-import { ScalarType, type DescField, type DescMessage, type DescMethodStreaming, type Message } from "@bufbuild/protobuf";
+import {
+  ScalarType,
+  type DescField,
+  type DescMessage,
+  type DescMethodStreaming,
+  type Message,
+} from "@bufbuild/protobuf";
 import { reflect } from "@bufbuild/protobuf/reflect";
 import type { ConnectError, Transport } from "@connectrpc/connect";
 import busboy from "busboy";
@@ -33,11 +39,18 @@ export interface UploadCall {
   signal: AbortSignal;
 }
 
-export async function uploadMultipart(req: IncomingMessage, route: Route, call: UploadCall): Promise<{ message: Message; header: Headers }> {
+export async function uploadMultipart(
+  req: IncomingMessage,
+  route: Route,
+  call: UploadCall,
+): Promise<{ message: Message; header: Headers }> {
   const method = route.method as DescMethodStreaming;
   const { metadata, chunk } = uploadFieldsOf(method.input);
   if (!/^multipart\/form-data\s*;/i.test(req.headers["content-type"] ?? "")) {
-    throw gatewayError(400, `${route.verb} ${route.template} takes a multipart/form-data body with the file in the field '${FILE_FIELD}'`);
+    throw gatewayError(
+      400,
+      `${route.verb} ${route.template} takes a multipart/form-data body with the file in the field '${FILE_FIELD}'`,
+    );
   }
   const declared = Number(req.headers["content-length"] ?? NaN);
   if (declared > route.maxBodyBytes + MULTIPART_OVERHEAD_BYTES) throw tooLarge(route.maxBodyBytes, FILE_SUBJECT);
@@ -84,7 +97,11 @@ interface FilePart {
 function readForm(req: IncomingMessage, signal: AbortSignal): { file: Promise<FilePart>; stop(): void } {
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers: req.headers, defParamCharset: "utf8", limits: { fields: 50, fieldSize: 64 * 1024, parts: 100, headerPairs: 100 } });
+    parser = busboy({
+      headers: req.headers,
+      defParamCharset: "utf8",
+      limits: { fields: 50, fieldSize: 64 * 1024, parts: 100, headerPairs: 100 },
+    });
   } catch (err) {
     throw gatewayError(400, `Malformed multipart Content-Type: ${errorMessage(err)}`);
   }
@@ -101,7 +118,8 @@ function readForm(req: IncomingMessage, signal: AbortSignal): { file: Promise<Fi
       resolve({ stream, filename: info.filename ?? "", mimeType: info.mimeType });
     });
     parser.on("field", (name: string) => {
-      if (name === FILE_FIELD && !taken) reject(gatewayError(400, `The multipart field '${FILE_FIELD}' must be a file part (with a filename)`));
+      if (name === FILE_FIELD && !taken)
+        reject(gatewayError(400, `The multipart field '${FILE_FIELD}' must be a file part (with a filename)`));
     });
     parser.on("error", (err: unknown) => reject(gatewayError(400, `Malformed multipart body: ${errorMessage(err)}`)));
     parser.on("close", () => reject(gatewayError(400, `The multipart body has no file in the field '${FILE_FIELD}'`)));
@@ -128,7 +146,8 @@ export function uploadFieldsOf(schema: DescMessage): { metadata: DescField; chun
   const members = schema.oneofs[0]?.fields ?? [];
   const metadata = members.find((f) => f.fieldKind === "message");
   const chunk = members.find((f) => f.fieldKind === "scalar" && f.scalar === ScalarType.BYTES);
-  if (!metadata || !chunk) throw new Error(`${schema.typeName}: a multipart upload needs a oneof of a metadata message and a bytes chunk`);
+  if (!metadata || !chunk)
+    throw new Error(`${schema.typeName}: a multipart upload needs a oneof of a metadata message and a bytes chunk`);
   return { metadata, chunk };
 }
 

@@ -14,11 +14,19 @@ const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
  * the answer names the base URL to configure and, when the rest of the path is a route of the
  * API, the URL meant. Under `/api/` or an alias (`/v1`, route-table.ts) the path is simply unknown.
  */
-export function noRouteError(routes: RouteTable, req: IncomingMessage, rawPath: string, segments: readonly string[]): ConnectError {
+export function noRouteError(
+  routes: RouteTable,
+  req: IncomingMessage,
+  rawPath: string,
+  segments: readonly string[],
+): ConnectError {
   const plain = `No route for ${req.method} ${rawPath}`;
-  if (segments[0] === "api" || BASE_ALIASES.some(({ alias }) => alias.every((segment, i) => segments[i] === segment))) return gatewayError(404, plain);
+  if (segments[0] === "api" || BASE_ALIASES.some(({ alias }) => alias.every((segment, i) => segments[i] === segment)))
+    return gatewayError(404, plain);
   const baseUrl = `${originOf(req)}${BASE_PATH}`;
-  const meant = segments.some((segment) => segment !== "") ? routes.match(req.method ?? "GET", [...BASE_PATH.slice(1).split("/"), ...segments]) : { kind: "none" as const };
+  const meant = segments.some((segment) => segment !== "")
+    ? routes.match(req.method ?? "GET", [...BASE_PATH.slice(1).split("/"), ...segments])
+    : { kind: "none" as const };
   const verbs = meant.kind === "route" ? req.method : meant.kind === "wrong-verb" ? meant.allowed.join("|") : undefined;
   const hint = verbs ? ` (${verbs} ${baseUrl}/${segments.map(encodeURIComponent).join("/")})` : "";
   return gatewayError(404, `${plain}: the API's base URL is ${baseUrl}${hint}`);

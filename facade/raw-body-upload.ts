@@ -16,7 +16,11 @@ import type { Route } from "./route-table.js";
  * it is refused before anything is read, and the first byte over it stops the reading (413). A
  * connection whose body was not read through is closed in stages after the answer (unread-body.ts).
  */
-export async function uploadRawBody(req: IncomingMessage, route: Route, call: UploadCall): Promise<{ message: Message; header: Headers }> {
+export async function uploadRawBody(
+  req: IncomingMessage,
+  route: Route,
+  call: UploadCall,
+): Promise<{ message: Message; header: Headers }> {
   const declared = Number(req.headers["content-length"] ?? NaN);
   if (declared > route.maxBodyBytes) throw tooLarge(route.maxBodyBytes);
   let refused: ConnectError | undefined;
@@ -34,7 +38,13 @@ export async function uploadRawBody(req: IncomingMessage, route: Route, call: Up
     if (first) yield create(HttpBodySchema, { contentType });
   }
   try {
-    const response = await call.transport.stream(route.method as DescMethodStreaming, call.signal, undefined, call.header, slices());
+    const response = await call.transport.stream(
+      route.method as DescMethodStreaming,
+      call.signal,
+      undefined,
+      call.header,
+      slices(),
+    );
     for await (const message of response.message) return { message, header: response.header };
     throw gatewayError(502, "The service ended the call without a response");
   } catch (err) {

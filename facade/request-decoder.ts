@@ -39,7 +39,9 @@ export function decodeRequest(route: Route, input: RestInput): Message {
   } else if (route.bodyField && input.body !== undefined) {
     // The client never sees the name of the field its body fills.
     const field = route.bodyField;
-    const wantsObject = field.fieldKind === "message" && !["google.protobuf.Value", "google.protobuf.ListValue"].includes(field.message.typeName);
+    const wantsObject =
+      field.fieldKind === "message" &&
+      !["google.protobuf.Value", "google.protobuf.ListValue"].includes(field.message.typeName);
     if (wantsObject && !isJsonObject(input.body)) throw gatewayError(400, "The request body must be a JSON object");
     json[route.body] = input.body as JsonValue;
   }
@@ -47,11 +49,18 @@ export function decodeRequest(route: Route, input: RestInput): Message {
     const path = queryPath(route, key);
     if (!path || getAt(json, path) !== undefined) continue;
     const field = path.at(-1)!.field;
-    const value = field.fieldKind === "list" ? values.map((v) => fromText(field, v, `query parameter '${key}'`)) : fromText(field, values.at(-1)!, `query parameter '${key}'`);
+    const value =
+      field.fieldKind === "list"
+        ? values.map((v) => fromText(field, v, `query parameter '${key}'`))
+        : fromText(field, values.at(-1)!, `query parameter '${key}'`);
     setAt(json, path, value);
   }
   route.variableFields.forEach((path, index) => {
-    setAt(json, path, fromText(path.at(-1)!.field, input.values[index]!, `path parameter '${path.map((step) => step.key).join(".")}'`));
+    setAt(
+      json,
+      path,
+      fromText(path.at(-1)!.field, input.values[index]!, `path parameter '${path.map((step) => step.key).join(".")}'`),
+    );
   });
   return decodeWireJson(schema, json);
 }
@@ -71,7 +80,13 @@ function queryPath(route: Route, key: string): PathStep[] | undefined {
   return path ?? undefined;
 }
 
-function addUpdateMask(schema: DescMessage, mask: DescField, json: JsonObject, body: JsonObject, addressing: DescField[]): void {
+function addUpdateMask(
+  schema: DescMessage,
+  mask: DescField,
+  json: JsonObject,
+  body: JsonObject,
+  addressing: DescField[],
+): void {
   if ("update_mask" in body || "updateMask" in body) return;
   const present = Object.keys(body)
     .map((key) => findField(schema, key))
@@ -110,7 +125,10 @@ function setAt(json: JsonObject, path: PathStep[], value: JsonValue): void {
 
 /** Path and query values are text; give them the JSON type their field expects. */
 function fromText(field: DescField, raw: string, what: string): JsonValue {
-  const scalar = field.fieldKind === "scalar" || (field.fieldKind === "list" && field.listKind === "scalar") ? field.scalar : undefined;
+  const scalar =
+    field.fieldKind === "scalar" || (field.fieldKind === "list" && field.listKind === "scalar")
+      ? field.scalar
+      : undefined;
   if (scalar === undefined || scalar === ScalarType.STRING || scalar === ScalarType.BYTES) return raw;
   if (scalar === ScalarType.BOOL) {
     if (raw === "true" || raw === "1") return true;

@@ -45,7 +45,10 @@ export interface Route {
   errorDialect: ErrorDialect;
 }
 
-export type Match = { kind: "route"; route: Route; values: string[] } | { kind: "wrong-verb"; allowed: string[] } | { kind: "none" };
+export type Match =
+  | { kind: "route"; route: Route; values: string[] }
+  | { kind: "wrong-verb"; allowed: string[] }
+  | { kind: "none" };
 
 interface Node {
   literals: Map<string, Node>;
@@ -60,7 +63,9 @@ const newNode = (): Node => ({ literals: new Map(), variable: undefined, routes:
  * access rules, limits and errors, and the same route template in records (the canonical one).
  * `/v1` is OpenAI's convention, which clients given `http://host/v1` as their base URL follow.
  */
-export const BASE_ALIASES: ReadonlyArray<{ alias: readonly string[]; base: readonly string[] }> = [{ alias: ["v1"], base: ["api", "v1"] }];
+export const BASE_ALIASES: ReadonlyArray<{ alias: readonly string[]; base: readonly string[] }> = [
+  { alias: ["v1"], base: ["api", "v1"] },
+];
 
 /** The facade's route table: a trie of path segments, literals tried before variables. */
 export class RouteTable {
@@ -92,7 +97,8 @@ export class RouteTable {
       node = next;
     }
     const last = alias[alias.length - 1]!;
-    if (node.literals.has(last)) throw new Error(`/${alias.join("/")} has routes of its own: it cannot be an alias of /${base.join("/")}`);
+    if (node.literals.has(last))
+      throw new Error(`/${alias.join("/")} has routes of its own: it cannot be an alias of /${base.join("/")}`);
     node.literals.set(last, target);
   }
 
@@ -108,7 +114,8 @@ export class RouteTable {
       }
     }
     const clash = node.routes.get(route.verb);
-    if (clash) throw new Error(`${route.verb} ${route.template} is bound twice: ${clash.method.name} and ${route.method.name}`);
+    if (clash)
+      throw new Error(`${route.verb} ${route.template} is bound twice: ${clash.method.name} and ${route.method.name}`);
     node.routes.set(route.verb, route);
     this.routes.push(route);
   }
@@ -120,7 +127,14 @@ export class RouteTable {
     return allowed.size > 0 ? { kind: "wrong-verb", allowed: [...allowed].sort() } : { kind: "none" };
   }
 
-  private walk(node: Node, segments: string[], index: number, verb: string, values: string[], allowed: Set<string>): Match | undefined {
+  private walk(
+    node: Node,
+    segments: string[],
+    index: number,
+    verb: string,
+    values: string[],
+    allowed: Set<string>,
+  ): Match | undefined {
     if (index === segments.length) {
       const route = node.routes.get(verb);
       if (!route) {
@@ -143,7 +157,10 @@ export class RouteTable {
 function routeOf(method: DescMethod, rule: HttpRule): Route {
   const { pattern } = rule;
   if (pattern.case === undefined) throw new Error(`${method.name}: google.api.http rule without a path`);
-  const [verb, template] = pattern.case === "custom" ? [pattern.value.kind.toUpperCase(), pattern.value.path] : [pattern.case.toUpperCase(), pattern.value];
+  const [verb, template] =
+    pattern.case === "custom"
+      ? [pattern.value.kind.toUpperCase(), pattern.value.path]
+      : [pattern.case.toUpperCase(), pattern.value];
   const segments = parseTemplate(template);
   const schema = method.input;
   const variableFields = segments.flatMap((segment) => {
@@ -153,7 +170,8 @@ function routeOf(method: DescMethod, rule: HttpRule): Route {
     return [path];
   });
   const bodyField = rule.body === "" || rule.body === "*" ? undefined : findField(schema, rule.body);
-  if (rule.body !== "" && rule.body !== "*" && !bodyField) throw new Error(`${template}: body field ${rule.body} is not in ${schema.typeName}`);
+  if (rule.body !== "" && rule.body !== "*" && !bodyField)
+    throw new Error(`${template}: body field ${rule.body} is not in ${schema.typeName}`);
   const mask = findField(schema, "update_mask");
   const successCode = getOption(method, http_success_code) || 200;
   return {
@@ -164,7 +182,8 @@ function routeOf(method: DescMethod, rule: HttpRule): Route {
     body: rule.body,
     bodyField,
     variableFields,
-    updateMask: mask?.fieldKind === "message" && mask.message.typeName === "google.protobuf.FieldMask" ? mask : undefined,
+    updateMask:
+      mask?.fieldKind === "message" && mask.message.typeName === "google.protobuf.FieldMask" ? mask : undefined,
     reply: replyMode(method, successCode),
     successCode,
     maxBodyBytes: maxBodyBytesOf(method),

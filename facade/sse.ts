@@ -22,7 +22,12 @@ export interface SseOptions {
   errorDialect?: ErrorDialect;
 }
 
-export async function writeSse(res: ServerResponse, headers: Record<string, string>, frames: AsyncIterable<string | Uint8Array>, { keepalive, namedEvents, errorDialect }: SseOptions): Promise<void> {
+export async function writeSse(
+  res: ServerResponse,
+  headers: Record<string, string>,
+  frames: AsyncIterable<string | Uint8Array>,
+  { keepalive, namedEvents, errorDialect }: SseOptions,
+): Promise<void> {
   res.writeHead(200, {
     ...headers,
     "content-type": SSE_CONTENT_TYPE,
@@ -38,7 +43,8 @@ export async function writeSse(res: ServerResponse, headers: Record<string, stri
       entry.lastWriteAt = performance.now();
     }
   } catch (err) {
-    if (!res.destroyed) res.write(sseFrame(errorBody(toHttpError(err), errorDialect), namedEvents ? "error" : undefined));
+    if (!res.destroyed)
+      res.write(sseFrame(errorBody(toHttpError(err), errorDialect), namedEvents ? "error" : undefined));
   } finally {
     keepalive.remove(entry);
     res.end();
@@ -55,5 +61,7 @@ export async function* messageFrames(events: AsyncIterable<JsonValue>, namedEven
 }
 
 function typeOf(event: JsonValue): string | undefined {
-  return typeof event === "object" && event !== null && !Array.isArray(event) && typeof event.type === "string" ? event.type : undefined;
+  return typeof event === "object" && event !== null && !Array.isArray(event) && typeof event.type === "string"
+    ? event.type
+    : undefined;
 }

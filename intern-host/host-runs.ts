@@ -2,7 +2,15 @@ import { randomBytes } from "node:crypto";
 import { createDestinationGuard, type DestinationGuard } from "../egress/destination-guard.js";
 import { runAgent } from "./agent/agent-loop.js";
 import type { ChatMessage } from "./agent/model-client.js";
-import type { ApprovalMode, HostConfig, QuestionArguments, ReleasedSecret, RunEndStatus, RunEvent, RunUsage } from "../wire/host-protocol.js";
+import type {
+  ApprovalMode,
+  HostConfig,
+  QuestionArguments,
+  ReleasedSecret,
+  RunEndStatus,
+  RunEvent,
+  RunUsage,
+} from "../wire/host-protocol.js";
 import type { SessionStore } from "./session-store.js";
 import { errorMessage } from "../wire/errors.js";
 
@@ -119,7 +127,8 @@ export class HostRun {
     if (!consumer) return;
     this.consumers.delete(id);
     consumer.end();
-    if (this.status === "running" && this.consumers.size === 0) this.cancel("cancelled", "the stream that watched the run went away");
+    if (this.status === "running" && this.consumers.size === 0)
+      this.cancel("cancelled", "the stream that watched the run went away");
   }
 
   /** Queues a steering message for the run's next model call. */
@@ -148,11 +157,19 @@ export class HostRun {
     // Paused before the event goes out: a stream that detaches on it must not cancel the run.
     this.status = "paused";
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => this.cancel("cancelled", "the question was not answered before its deadline"), this.limits.interactionTimeoutMs);
+      const timer = setTimeout(
+        () => this.cancel("cancelled", "the question was not answered before its deadline"),
+        this.limits.interactionTimeoutMs,
+      );
       const onAbort = () => reject(this.abort.signal.reason);
       this.pending = { toolCallId, deadline, question, resolve, timer, onAbort };
       this.abort.signal.addEventListener("abort", onAbort, { once: true });
-      const seq = this.emit({ type: "question", tool_call_id: toolCallId, arguments: JSON.stringify(question), deadline_at: deadline.toISOString() });
+      const seq = this.emit({
+        type: "question",
+        tool_call_id: toolCallId,
+        arguments: JSON.stringify(question),
+        deadline_at: deadline.toISOString(),
+      });
       this.asked.set(toolCallId, seq);
     });
   }
@@ -202,7 +219,8 @@ export class HostRun {
 function refusalOf(question: QuestionArguments, answer: unknown): string | undefined {
   if (typeof answer !== "string" || answer.trim() === "") return "the answer must be a non-empty string";
   const options = question.options;
-  if (options && options.length > 0 && !options.includes(answer)) return `the answer must be one of: ${options.join(", ")}`;
+  if (options && options.length > 0 && !options.includes(answer))
+    return `the answer must be one of: ${options.join(", ")}`;
   return undefined;
 }
 
@@ -221,7 +239,11 @@ export class HostRuns {
 
   constructor(private readonly deps: HostRunsDeps) {
     const { config } = deps;
-    this.fetchGuard = createDestinationGuard({ allowedHosts: config.fetchAllowedHosts, resolveTimeoutMs: config.limits.fetchTimeoutMs, fixedAddresses: config.fetchResolve });
+    this.fetchGuard = createDestinationGuard({
+      allowedHosts: config.fetchAllowedHosts,
+      resolveTimeoutMs: config.limits.fetchTimeoutMs,
+      fixedAddresses: config.fetchResolve,
+    });
   }
 
   get(id: string): HostRun | undefined {
@@ -239,7 +261,12 @@ export class HostRuns {
   }
 
   /** Starts a run; "busy" when the intern holds its maximum of open runs, "exists" for a reused id. */
-  async start(body: { run_id: string; session_id: string; prompt: string; approval_mode: ApprovalMode }): Promise<HostRun | "busy" | "exists"> {
+  async start(body: {
+    run_id: string;
+    session_id: string;
+    prompt: string;
+    approval_mode: ApprovalMode;
+  }): Promise<HostRun | "busy" | "exists"> {
     if (this.runs.has(body.run_id)) return "exists";
     if (this.openRuns() >= this.deps.config.limits.maxOpenRuns) return "busy";
     const history = await this.deps.sessions.load(body.session_id);
@@ -257,7 +284,13 @@ export class HostRuns {
   private drive(run: HostRun, prompt: string, history: ChatMessage[]): void {
     const { config } = this.deps;
     runAgent(
-      { gatewayUrl: config.gatewayUrl, apiKey: config.apiKey, model: config.model, instructions: config.instructions, maxSteps: config.limits.maxSteps },
+      {
+        gatewayUrl: config.gatewayUrl,
+        apiKey: config.apiKey,
+        model: config.model,
+        instructions: config.instructions,
+        maxSteps: config.limits.maxSteps,
+      },
       {
         sessionId: run.sessionId,
         prompt,
@@ -274,15 +307,28 @@ export class HostRuns {
         tools: {
           approvalMode: run.approvalMode,
           workDir: config.workDir,
-          shell: { timeoutMs: config.limits.shellTimeoutMs, outputBytes: config.limits.shellOutputBytes, user: config.shellUser, tmpDir: config.tmpDir, limits: config.limits.shellLimits },
-          fetch: { release: this.deps.release, guard: this.fetchGuard, gatewayPorts: config.gatewayPorts, timeoutMs: config.limits.fetchTimeoutMs, bodyBytes: config.limits.fetchBodyBytes },
+          shell: {
+            timeoutMs: config.limits.shellTimeoutMs,
+            outputBytes: config.limits.shellOutputBytes,
+            user: config.shellUser,
+            tmpDir: config.tmpDir,
+            limits: config.limits.shellLimits,
+          },
+          fetch: {
+            release: this.deps.release,
+            guard: this.fetchGuard,
+            gatewayPorts: config.gatewayPorts,
+            timeoutMs: config.limits.fetchTimeoutMs,
+            bodyBytes: config.limits.fetchBodyBytes,
+          },
           ask: (question) => run.ask(question),
           standing: {},
         },
       },
     ).then(
       (outcome) => run.end(outcome.status, outcome.message),
-      (err: unknown) => run.end("error", run.abort.signal.aborted ? undefined : `the intern failed: ${errorMessage(err)}`),
+      (err: unknown) =>
+        run.end("error", run.abort.signal.aborted ? undefined : `the intern failed: ${errorMessage(err)}`),
     );
   }
 

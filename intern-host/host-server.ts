@@ -23,11 +23,13 @@ export function createHostServer(config: HostConfig, runs: HostRuns, shutdown: (
   const expected = digest(`Bearer ${config.token}`);
 
   async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    if (!timingSafeEqual(digest(req.headers.authorization ?? ""), expected)) throw new HttpFailure(401, "a valid daemon token is required");
+    if (!timingSafeEqual(digest(req.headers.authorization ?? ""), expected))
+      throw new HttpFailure(401, "a valid daemon token is required");
     const url = new URL(req.url ?? "/", "http://host");
     const parts = url.pathname.split("/").filter((part) => part !== "");
     const method = req.method ?? "GET";
-    if (method === "GET" && url.pathname === "/health") return json(res, 200, { intern_id: config.internId, open_runs: runs.openRuns() });
+    if (method === "GET" && url.pathname === "/health")
+      return json(res, 200, { intern_id: config.internId, open_runs: runs.openRuns() });
     if (method === "POST" && url.pathname === "/shutdown") {
       json(res, 202, { stopping: true });
       shutdown();
@@ -75,10 +77,15 @@ export function createHostServer(config: HostConfig, runs: HostRuns, shutdown: (
     }
     if (method === "POST" && action === "messages") {
       const body = await readJson(req);
-      if (typeof body.content !== "string" || body.content === "") throw new HttpFailure(400, "content must be a non-empty string");
+      if (typeof body.content !== "string" || body.content === "")
+        throw new HttpFailure(400, "content must be a non-empty string");
       const outcome = run.steer(body.content);
       if (outcome === "ended") throw new HttpFailure(409, "the run has ended");
-      if (outcome === "full") throw new HttpFailure(429, `the run holds ${MAX_UNREAD_MESSAGES} messages or ${MAX_UNREAD_BYTES} bytes it has not read yet`);
+      if (outcome === "full")
+        throw new HttpFailure(
+          429,
+          `the run holds ${MAX_UNREAD_MESSAGES} messages or ${MAX_UNREAD_BYTES} bytes it has not read yet`,
+        );
       return json(res, 202, { queued: true });
     }
     throw new HttpFailure(404, `no route ${method} ${url.pathname}`);
@@ -86,7 +93,12 @@ export function createHostServer(config: HostConfig, runs: HostRuns, shutdown: (
 
   async function startRun(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const body = (await readJson(req)) as Partial<StartRunBody>;
-    if (typeof body.run_id !== "string" || typeof body.session_id !== "string" || typeof body.prompt !== "string" || (body.approval_mode !== "manual" && body.approval_mode !== "auto")) {
+    if (
+      typeof body.run_id !== "string" ||
+      typeof body.session_id !== "string" ||
+      typeof body.prompt !== "string" ||
+      (body.approval_mode !== "manual" && body.approval_mode !== "auto")
+    ) {
       throw new HttpFailure(400, "run_id, session_id, prompt and approval_mode (manual or auto) are required");
     }
     const run = await runs.start(body as StartRunBody);
@@ -113,7 +125,11 @@ function stream(res: http.ServerResponse, run: HostRun, after: number): void {
     write: (event: RunEvent) => void res.write(`${JSON.stringify(event)}\n`),
     end: () => res.end(),
   };
-  res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-store", [ATTACHMENT_HEADER]: consumer.id });
+  res.writeHead(200, {
+    "content-type": "application/x-ndjson",
+    "cache-control": "no-store",
+    [ATTACHMENT_HEADER]: consumer.id,
+  });
   res.flushHeaders();
   run.attach(after, consumer);
   // A caller that gave up while the run was being set up has closed already: no event comes for it.
@@ -137,7 +153,8 @@ async function readJson(req: http.IncomingMessage): Promise<Record<string, unkno
   }
   try {
     const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}");
-    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
+      return parsed as Record<string, unknown>;
   } catch {
     // Answered below.
   }

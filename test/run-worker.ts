@@ -58,7 +58,16 @@ async function runFile({ name, file }: FileToRun): Promise<FileDone> {
   }
   const seconds = (performance.now() - started) / 1000;
   if (importError !== undefined)
-    return { name, seconds, total: 1, passed: 0, skipped: 0, output: `${name}\n  ✘ the file threw while loading\n    ${importError}\n`, hookFailures: [], unrunSuites: [] };
+    return {
+      name,
+      seconds,
+      total: 1,
+      passed: 0,
+      skipped: 0,
+      output: `${name}\n  ✘ the file threw while loading\n    ${importError}\n`,
+      hookFailures: [],
+      unrunSuites: [],
+    };
   // uvu ends each exec with its totals; the runner prints one set for the whole run.
   const totalsAt = output.indexOf("\n  Total:");
   const plain = output.replace(ANSI, "");
@@ -71,10 +80,21 @@ async function runFile({ name, file }: FileToRun): Promise<FileDone> {
     .slice(suitesBefore)
     .filter((suite) => !suite.ran)
     .map((suite) => suite.name);
-  for (const suite of unrunSuites) printed += `\n  ✘ ${suite}: the suite was made but never run (call its run() once, after its tests, at the end of the file)\n`;
+  for (const suite of unrunSuites)
+    printed += `\n  ✘ ${suite}: the suite was made but never run (call its run() once, after its tests, at the end of the file)\n`;
   const unexplained = total - passed - (plain.match(FAIL_REPORT) ?? []).length;
-  if (unexplained > 0) printed += `\n  ✘ ${unexplained} test${unexplained === 1 ? "" : "s"} did not pass and uvu gave no reason: ${NO_REASON}\n`;
-  return { name, seconds, total, passed, skipped: count("Skipped"), output: printed, hookFailures: hookFailures.slice(hooksBefore), unrunSuites };
+  if (unexplained > 0)
+    printed += `\n  ✘ ${unexplained} test${unexplained === 1 ? "" : "s"} did not pass and uvu gave no reason: ${NO_REASON}\n`;
+  return {
+    name,
+    seconds,
+    total,
+    passed,
+    skipped: count("Skipped"),
+    output: printed,
+    hookFailures: hookFailures.slice(hooksBefore),
+    unrunSuites,
+  };
 }
 
 process.on("message", (message: FileToRun | "stop") => {

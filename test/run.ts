@@ -30,7 +30,8 @@ const suites = all.filter((s) => !matching || matching.test(s.name));
 const needsDatabase = suites.some((s) => !UNIT.test(s.name));
 
 const log = createLogger(process.env.TEST_LOG_LEVEL ?? "warn");
-const dataDir = needsDatabase && !process.env.DATABASE_URL ? await fs.mkdtemp(path.join(os.tmpdir(), "gateway-test-")) : undefined;
+const dataDir =
+  needsDatabase && !process.env.DATABASE_URL ? await fs.mkdtemp(path.join(os.tmpdir(), "gateway-test-")) : undefined;
 // The run's PostgreSQL never outlives the run, so it need not survive a machine crash: without
 // fsync, creating a database per test file and every commit cost no disk flush.
 const UNDURABLE = { fsync: "off", synchronous_commit: "off", full_page_writes: "off" };
@@ -70,7 +71,10 @@ const seconds = (performance.now() - started) / 1000;
  */
 async function runWorker(slot: number): Promise<void> {
   while (queue.length > 0) {
-    const worker = fork(path.join(import.meta.dirname, "run-worker.ts"), { stdio: ["ignore", "inherit", "inherit", "ipc"], env: { ...process.env, TEST_WORKER: String(slot) } });
+    const worker = fork(path.join(import.meta.dirname, "run-worker.ts"), {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+      env: { ...process.env, TEST_WORKER: String(slot) },
+    });
     let current: FileToRun | undefined;
     let ready = false;
     const exited = new Promise<number | null>((resolve) => worker.once("exit", (code) => resolve(code)));
@@ -116,7 +120,10 @@ function report(done: FileDone): void {
 }
 
 const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10);
-if (slowest.length > 1) console.log(`Slowest files:\n${slowest.map((f) => `  ${f.seconds.toFixed(1).padStart(6)} s  ${f.name}`).join("\n")}\n`);
+if (slowest.length > 1)
+  console.log(
+    `Slowest files:\n${slowest.map((f) => `  ${f.seconds.toFixed(1).padStart(6)} s  ${f.name}`).join("\n")}\n`,
+  );
 const sum = (count: (done: FileDone) => number) => results.reduce((total, done) => total + count(done), 0);
 const total = sum((d) => d.total);
 const passed = sum((d) => d.passed);
@@ -126,7 +133,8 @@ const unrunSuites = results.flatMap((d) => d.unrunSuites.map((suite) => `${suite
 // uvu's total counts the tests that ran (skipped ones are not in it); a hook that threw counts as
 // one failure besides the tests it stopped, and so does a suite made but never run.
 const failed = total - passed + hookFailures.length + unrunSuites.length;
-if (hookFailures.length > 0) console.log(`Hooks that threw:\n${hookFailures.map((f) => `  ${f.suite} (${f.hook}): ${f.message}`).join("\n")}\n`);
+if (hookFailures.length > 0)
+  console.log(`Hooks that threw:\n${hookFailures.map((f) => `  ${f.suite} (${f.hook}): ${f.message}`).join("\n")}\n`);
 if (unrunSuites.length > 0) console.log(`Suites made but never run:\n${unrunSuites.map((s) => `  ${s}`).join("\n")}\n`);
 if (total === 0) console.log("No test ran.");
 console.log(`${results.length} files in ${seconds.toFixed(1)} s with ${jobs} worker${jobs === 1 ? "" : "s"}`);

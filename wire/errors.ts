@@ -81,7 +81,14 @@ export function gatewayError(
     retryable: options.retryable ?? false,
     field: options.field ?? "",
   });
-  const make = () => new ConnectError(message, code, options.headers ? new Headers(options.headers) : undefined, [{ desc: ErrorDetailSchema, value: detail }], options.cause);
+  const make = () =>
+    new ConnectError(
+      message,
+      code,
+      options.headers ? new Headers(options.headers) : undefined,
+      [{ desc: ErrorDetailSchema, value: detail }],
+      options.cause,
+    );
   return status < 500 ? withoutStack(make) : make();
 }
 

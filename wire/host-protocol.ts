@@ -34,7 +34,17 @@ export type ApprovalMode = "manual" | "auto";
 export const ATTACHMENT_HEADER = "x-attachment-id";
 
 /** The runtime settings a host applies itself (InternRuntimeConfig), its two deadlines in milliseconds. */
-export type HostLimits = Pick<InternRuntimeConfig, "maxOpenRuns" | "replayBytes" | "maxSteps" | "shellTimeoutMs" | "shellOutputBytes" | "shellLimits" | "fetchTimeoutMs" | "fetchBodyBytes"> & {
+export type HostLimits = Pick<
+  InternRuntimeConfig,
+  | "maxOpenRuns"
+  | "replayBytes"
+  | "maxSteps"
+  | "shellTimeoutMs"
+  | "shellOutputBytes"
+  | "shellLimits"
+  | "fetchTimeoutMs"
+  | "fetchBodyBytes"
+> & {
   interactionTimeoutMs: number;
   runTimeoutMs: number;
 };
@@ -75,7 +85,11 @@ export interface ReleasedSecret {
 }
 
 /** Parent → host over IPC. */
-export type ParentMessage = { type: "config"; config: HostConfig } | { type: "secrets"; id: number; secrets: ReleasedSecret[] } | { type: "secrets"; id: number; error: string } | { type: "shutdown" };
+export type ParentMessage =
+  | { type: "config"; config: HostConfig }
+  | { type: "secrets"; id: number; secrets: ReleasedSecret[] }
+  | { type: "secrets"; id: number; error: string }
+  | { type: "shutdown" };
 
 /** Host → parent over IPC. */
 export type HostMessage = { type: "ready"; port: number } | { type: "secrets"; id: number; url: string };
@@ -90,7 +104,9 @@ export interface RunUsage {
 }
 
 /** The `arguments` of a `svc.provide_input` question. */
-export type QuestionArguments = { kind: "permission"; operation: string; command?: string; options: string[] } | { kind: "question"; question: string; options?: string[] };
+export type QuestionArguments =
+  | { kind: "permission"; operation: string; command?: string; options: string[] }
+  | { kind: "question"; question: string; options?: string[] };
 
 export const PERMISSION_OPTIONS = ["allow_once", "allow_always", "reject_once", "reject_always"] as const;
 

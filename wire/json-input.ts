@@ -1,4 +1,13 @@
-import { fromJson, ScalarType, type DescEnum, type DescField, type DescMessage, type JsonObject, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
+import {
+  fromJson,
+  ScalarType,
+  type DescEnum,
+  type DescField,
+  type DescMessage,
+  type JsonObject,
+  type JsonValue,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import { isJsonObject } from "./json-body.js";
 import { gatewayError, errorMessage } from "./errors.js";
 import { enumFromWire, wireNames } from "./enums.js";
@@ -48,7 +57,15 @@ function normalizeMessage(schema: DescMessage, json: JsonObject, prefix: string)
         if (!Array.isArray(value)) throw gatewayError(400, `${name} must be an array`, { field: name });
         out[field.name] = value.map((item, i) => {
           if (item === null) throw gatewayError(400, `${name}[${i}] must not be null`, { field: `${name}[${i}]` });
-          return normalizeValue(field.listKind === "message" ? { message: field.message } : field.listKind === "enum" ? { enum: field.enum } : { scalar: field.scalar }, item, `${name}[${i}]`);
+          return normalizeValue(
+            field.listKind === "message"
+              ? { message: field.message }
+              : field.listKind === "enum"
+                ? { enum: field.enum }
+                : { scalar: field.scalar },
+            item,
+            `${name}[${i}]`,
+          );
         });
         break;
       case "map":
@@ -56,7 +73,15 @@ function normalizeMessage(schema: DescMessage, json: JsonObject, prefix: string)
         out[field.name] = Object.fromEntries(
           Object.entries(value).map(([k, v]) => [
             k,
-            normalizeValue(field.mapKind === "message" ? { message: field.message } : field.mapKind === "enum" ? { enum: field.enum } : { scalar: field.scalar }, v, `${name}.${k}`),
+            normalizeValue(
+              field.mapKind === "message"
+                ? { message: field.message }
+                : field.mapKind === "enum"
+                  ? { enum: field.enum }
+                  : { scalar: field.scalar },
+              v,
+              `${name}.${k}`,
+            ),
           ]),
         );
         break;
@@ -80,7 +105,8 @@ function normalizeValue(kind: Kind, value: JsonValue, name: string): JsonValue {
   if ("enum" in kind) {
     if (kind.enum.typeName === "google.protobuf.NullValue") return value;
     const number = typeof value === "string" ? enumFromWire(kind.enum, value) : undefined;
-    if (number === undefined) throw gatewayError(400, `${name} must be one of: ${wireNames(kind.enum).join(", ")}`, { field: name });
+    if (number === undefined)
+      throw gatewayError(400, `${name} must be one of: ${wireNames(kind.enum).join(", ")}`, { field: name });
     return number;
   }
   if ("message" in kind) return normalizeMessageValue(kind.message, value, name);
@@ -98,13 +124,16 @@ function normalizeValue(kind: Kind, value: JsonValue, name: string): JsonValue {
       return value;
     case ScalarType.DOUBLE:
     case ScalarType.FLOAT:
-      if (typeof value !== "number" || !Number.isFinite(value)) throw gatewayError(400, `${name} must be a number`, { field: name });
+      if (typeof value !== "number" || !Number.isFinite(value))
+        throw gatewayError(400, `${name} must be a number`, { field: name });
       return value;
     default: {
       const number = typeof value === "string" && /^-?\d+$/.test(value) ? Number(value) : value;
       const [min, max] = INT_RANGES[kind.scalar] ?? [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER];
-      if (typeof number !== "number" || !Number.isInteger(number)) throw gatewayError(400, `${name} must be an integer`, { field: name });
-      if (number < min || number > max) throw gatewayError(400, `${name} must be an integer from ${min} to ${max}`, { field: name });
+      if (typeof number !== "number" || !Number.isInteger(number))
+        throw gatewayError(400, `${name} must be an integer`, { field: name });
+      if (number < min || number > max)
+        throw gatewayError(400, `${name} must be an integer from ${min} to ${max}`, { field: name });
       return number;
     }
   }
@@ -128,7 +157,13 @@ export function normalizeMessageValue(schema: DescMessage, value: JsonValue, nam
       try {
         fromJson(schema, value);
       } catch {
-        throw gatewayError(400, schema.typeName === "google.protobuf.Timestamp" ? `${name} must be an ISO 8601 UTC timestamp such as 2030-12-31T23:59:59Z` : `${name} is malformed`, { field: name });
+        throw gatewayError(
+          400,
+          schema.typeName === "google.protobuf.Timestamp"
+            ? `${name} must be an ISO 8601 UTC timestamp such as 2030-12-31T23:59:59Z`
+            : `${name} is malformed`,
+          { field: name },
+        );
       }
       return value;
     default:

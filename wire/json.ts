@@ -54,7 +54,13 @@ function encodeField(message: ReflectMessage, field: DescField, compact: boolean
       if (list.size === 0 && optionOf(field, omit_empty)) return undefined;
       const items: JsonValue[] = [];
       for (const item of list) {
-        items.push(field.listKind === "message" ? encodeMessage(item as ReflectMessage, compact) : field.listKind === "enum" ? encodeEnum(field, item as number) : encodeScalar(field.scalar, item));
+        items.push(
+          field.listKind === "message"
+            ? encodeMessage(item as ReflectMessage, compact)
+            : field.listKind === "enum"
+              ? encodeEnum(field, item as number)
+              : encodeScalar(field.scalar, item),
+        );
       }
       return items;
     }
@@ -62,7 +68,11 @@ function encodeField(message: ReflectMessage, field: DescField, compact: boolean
       const out: { [key: string]: JsonValue } = {};
       for (const [key, value] of message.get(field)) {
         out[String(key)] =
-          field.mapKind === "message" ? encodeMessage(value as ReflectMessage, compact) : field.mapKind === "enum" ? encodeEnum(field, value as number) : encodeScalar(field.scalar, value);
+          field.mapKind === "message"
+            ? encodeMessage(value as ReflectMessage, compact)
+            : field.mapKind === "enum"
+              ? encodeEnum(field, value as number)
+              : encodeScalar(field.scalar, value);
       }
       return out;
     }

@@ -18,14 +18,20 @@ export function optionOf<Ext extends DescExtension>(element: AnyDesc, extension:
 }
 
 /** The option's value where it is set, else undefined (for message-typed options). */
-export function setOptionOf<Ext extends DescExtension>(element: AnyDesc, extension: Ext): ExtensionValueShape<Ext> | undefined {
+export function setOptionOf<Ext extends DescExtension>(
+  element: AnyDesc,
+  extension: Ext,
+): ExtensionValueShape<Ext> | undefined {
   const known = remembered(presence, extension);
   let isSet = known.get(element);
   if (isSet === undefined) known.set(element, (isSet = hasOption(element as never, extension)));
   return isSet ? optionOf(element, extension) : undefined;
 }
 
-function remembered<V>(cache: WeakMap<DescExtension, WeakMap<AnyDesc, V>>, extension: DescExtension): WeakMap<AnyDesc, V> {
+function remembered<V>(
+  cache: WeakMap<DescExtension, WeakMap<AnyDesc, V>>,
+  extension: DescExtension,
+): WeakMap<AnyDesc, V> {
   let map = cache.get(extension);
   if (!map) cache.set(extension, (map = new WeakMap()));
   return map;

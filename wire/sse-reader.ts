@@ -34,8 +34,13 @@ export const MAX_SSE_EVENT_CHARS = 16 * 1024 * 1024;
 
 const MIB = 1024 * 1024;
 
-export async function* readSse(body: AsyncIterable<Uint8Array>, tooLong: (message: string) => Error = (message) => new Error(message)): AsyncGenerator<SseEvent, void, undefined> {
-  const lines = new LineSplitter(MAX_SSE_LINE_BYTES, () => tooLong(`an upstream stream line is longer than ${MAX_SSE_LINE_BYTES / MIB} MiB`));
+export async function* readSse(
+  body: AsyncIterable<Uint8Array>,
+  tooLong: (message: string) => Error = (message) => new Error(message),
+): AsyncGenerator<SseEvent, void, undefined> {
+  const lines = new LineSplitter(MAX_SSE_LINE_BYTES, () =>
+    tooLong(`an upstream stream line is longer than ${MAX_SSE_LINE_BYTES / MIB} MiB`),
+  );
   let event: string | undefined;
   const data: string[] = [];
   let eventChars = 0;
@@ -56,7 +61,8 @@ export async function* readSse(body: AsyncIterable<Uint8Array>, tooLong: (messag
       if (value.charCodeAt(0) === 32) value = value.slice(1);
       if (field === "data") {
         eventChars += line.length + 1;
-        if (eventChars > MAX_SSE_EVENT_CHARS) throw tooLong(`an upstream stream event is longer than ${MAX_SSE_EVENT_CHARS / MIB} Mi characters`);
+        if (eventChars > MAX_SSE_EVENT_CHARS)
+          throw tooLong(`an upstream stream event is longer than ${MAX_SSE_EVENT_CHARS / MIB} Mi characters`);
         data.push(value);
       } else if (field === "event") event = value;
     }

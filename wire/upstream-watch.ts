@@ -52,7 +52,10 @@ export class UpstreamWatch {
    */
   reading(abandoned: boolean): { upstreamMs: number; upstreamCancelled: boolean } {
     const open = this.openedAt === undefined ? 0 : performance.now() - this.openedAt;
-    return { upstreamMs: this.spentMs + open, upstreamCancelled: this.cut || (abandoned && this.openedAt !== undefined) };
+    return {
+      upstreamMs: this.spentMs + open,
+      upstreamCancelled: this.cut || (abandoned && this.openedAt !== undefined),
+    };
   }
 }
 
@@ -61,4 +64,6 @@ export class UpstreamWatch {
  * for calls over the network, and passed by the facade through the direct transport (the one value
  * it carries into the core's fresh context values). Absent for work no door observes (batch items).
  */
-export const upstreamWatchKey = createContextKey<UpstreamWatch | undefined>(undefined, { description: "the exchange's upstream watch" });
+export const upstreamWatchKey = createContextKey<UpstreamWatch | undefined>(undefined, {
+  description: "the exchange's upstream watch",
+});

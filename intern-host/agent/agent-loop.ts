@@ -48,7 +48,10 @@ const PREAMBLE =
   "Vault secrets are used as {{secrets.NAME}} in fetch headers or bodies; you never see their values.";
 
 export async function runAgent(settings: AgentSettings, run: AgentRun): Promise<AgentOutcome> {
-  const system: ChatMessage = { role: "system", content: settings.instructions ? `${PREAMBLE}\n\n${settings.instructions}` : PREAMBLE };
+  const system: ChatMessage = {
+    role: "system",
+    content: settings.instructions ? `${PREAMBLE}\n\n${settings.instructions}` : PREAMBLE,
+  };
   const conversation: ChatMessage[] = [...run.history, { role: "user", content: run.prompt }];
   try {
     return await steps(settings, run, system, conversation);
@@ -58,7 +61,12 @@ export async function runAgent(settings: AgentSettings, run: AgentRun): Promise<
   }
 }
 
-async function steps(settings: AgentSettings, run: AgentRun, system: ChatMessage, conversation: ChatMessage[]): Promise<AgentOutcome> {
+async function steps(
+  settings: AgentSettings,
+  run: AgentRun,
+  system: ChatMessage,
+  conversation: ChatMessage[],
+): Promise<AgentOutcome> {
   const toolContext: ToolContext = { ...run.tools, signal: run.signal };
   let usage: RunUsage | null = null;
   const steered = (closing: boolean): boolean => {
@@ -86,7 +94,11 @@ async function steps(settings: AgentSettings, run: AgentRun, system: ChatMessage
     }
     usage = addUsage(usage, turn.usage);
     run.onUsage(usage);
-    conversation.push({ role: "assistant", content: turn.content === "" && turn.toolCalls.length > 0 ? null : turn.content, ...(turn.toolCalls.length > 0 ? { tool_calls: turn.toolCalls } : {}) });
+    conversation.push({
+      role: "assistant",
+      content: turn.content === "" && turn.toolCalls.length > 0 ? null : turn.content,
+      ...(turn.toolCalls.length > 0 ? { tool_calls: turn.toolCalls } : {}),
+    });
     if (turn.toolCalls.length === 0) {
       // Saved before the inbox closes: a message refused from here on starts a new run of the
       // session (the gateway's relay), which must find this answer in the conversation.
@@ -94,7 +106,8 @@ async function steps(settings: AgentSettings, run: AgentRun, system: ChatMessage
       if (!steered(true)) return { status: "stop", usage };
       continue;
     }
-    for (const call of turn.toolCalls) conversation.push({ role: "tool", tool_call_id: call.id, content: await runTool(call, toolContext) });
+    for (const call of turn.toolCalls)
+      conversation.push({ role: "tool", tool_call_id: call.id, content: await runTool(call, toolContext) });
     await run.saveHistory(conversation);
   }
   return { status: "error", message: `the run reached its limit of ${settings.maxSteps} model calls`, usage };
@@ -104,6 +117,17 @@ async function steps(settings: AgentSettings, run: AgentRun, system: ChatMessage
 function withClosedToolCalls(conversation: ChatMessage[]): ChatMessage[] {
   const answered = new Set(conversation.flatMap((message) => (message.role === "tool" ? [message.tool_call_id] : [])));
   // Only the last assistant message can have calls without results, so the notes can follow at the end.
-  const open = conversation.flatMap((message) => (message.role === "assistant" ? (message.tool_calls ?? []) : [])).filter((call) => !answered.has(call.id));
-  return [...conversation, ...open.map((call): ChatMessage => ({ role: "tool", tool_call_id: call.id, content: JSON.stringify({ error: "the run ended before this tool call finished" }) }))];
+  const open = conversation
+    .flatMap((message) => (message.role === "assistant" ? (message.tool_calls ?? []) : []))
+    .filter((call) => !answered.has(call.id));
+  return [
+    ...conversation,
+    ...open.map(
+      (call): ChatMessage => ({
+        role: "tool",
+        tool_call_id: call.id,
+        content: JSON.stringify({ error: "the run ended before this tool call finished" }),
+      }),
+    ),
+  ];
 }

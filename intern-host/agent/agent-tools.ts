@@ -16,7 +16,8 @@ export const AGENT_TOOLS: ToolDefinition[] = [
     type: "function",
     function: {
       name: "shell",
-      description: "Run a command with /bin/sh in your own working directory. Returns exit code, stdout and stderr (both cut at a size limit).",
+      description:
+        "Run a command with /bin/sh in your own working directory. Returns exit code, stdout and stderr (both cut at a size limit).",
       parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
     },
   },
@@ -24,7 +25,8 @@ export const AGENT_TOOLS: ToolDefinition[] = [
     type: "function",
     function: {
       name: "fetch",
-      description: "Send an HTTP request. Write {{secrets.NAME}} in a header value or the body to use a vault secret: it is filled in only for the host names the secret is bound to.",
+      description:
+        "Send an HTTP request. Write {{secrets.NAME}} in a header value or the body to use a vault secret: it is filled in only for the host names the secret is bound to.",
       parameters: {
         type: "object",
         properties: {
@@ -42,7 +44,11 @@ export const AGENT_TOOLS: ToolDefinition[] = [
     function: {
       name: "ask_user",
       description: "Ask the user a question and wait for the answer. With options, the answer is one of them.",
-      parameters: { type: "object", properties: { question: { type: "string" }, options: { type: "array", items: { type: "string" } } }, required: ["question"] },
+      parameters: {
+        type: "object",
+        properties: { question: { type: "string" }, options: { type: "array", items: { type: "string" } } },
+        required: ["question"],
+      },
     },
   },
 ];
@@ -105,7 +111,9 @@ async function fetchTool(args: Record<string, unknown>, context: ToolContext): P
   // The URL as parsed, never a header or the body: those are where secrets go.
   const approve = (method: string, url: URL) => allowed("fetch", `${method} ${url.href}`, context);
   try {
-    return JSON.stringify(await runFetch(args as unknown as FetchArguments, { ...context.fetch, signal: context.signal, approve }));
+    return JSON.stringify(
+      await runFetch(args as unknown as FetchArguments, { ...context.fetch, signal: context.signal, approve }),
+    );
   } catch (err) {
     if (context.signal.aborted) throw err;
     return failure(err instanceof FetchRefused ? err.message : `the request failed: ${errorMessage(err)}`);
@@ -115,7 +123,9 @@ async function fetchTool(args: Record<string, unknown>, context: ToolContext): P
 async function askUser(args: Record<string, unknown>, context: ToolContext): Promise<string> {
   const question = args.question;
   if (typeof question !== "string" || question.trim() === "") return failure("ask_user needs a question");
-  const options = Array.isArray(args.options) ? args.options.filter((option): option is string => typeof option === "string" && option !== "") : [];
+  const options = Array.isArray(args.options)
+    ? args.options.filter((option): option is string => typeof option === "string" && option !== "")
+    : [];
   const answer = await context.ask({ kind: "question", question, ...(options.length > 0 ? { options } : {}) });
   return JSON.stringify({ answer });
 }

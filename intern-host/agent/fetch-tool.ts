@@ -64,7 +64,8 @@ export async function runFetch(args: FetchArguments, context: FetchContext): Pro
   let method = (args.method ?? "GET").toUpperCase();
   if (!METHODS.has(method)) throw new FetchRefused(`method must be one of ${[...METHODS].join(", ")}`);
   const headerTemplates = Object.entries(args.headers ?? {}).filter(([name]) => name.toLowerCase() !== "host");
-  for (const [name, value] of headerTemplates) if (typeof value !== "string") throw new FetchRefused(`header ${name} must be a string`);
+  for (const [name, value] of headerTemplates)
+    if (typeof value !== "string") throw new FetchRefused(`header ${name} must be a string`);
   let bodyTemplate = args.body;
   const wanted = referencedSecrets([...headerTemplates.map(([, value]) => value), bodyTemplate ?? ""]);
   // Every hop's: a server may echo an earlier hop's value into the URL it redirects to.
@@ -73,16 +74,29 @@ export async function runFetch(args: FetchArguments, context: FetchContext): Pro
     const destination = await vetted(url, hop, context);
     const released = wanted.size === 0 ? [] : await context.release(url.href);
     releasedSoFar.push(...released);
-    const values = new Map(released.filter((secret) => wanted.has(secret.name)).map((secret) => [secret.name, secret.value]));
+    const values = new Map(
+      released.filter((secret) => wanted.has(secret.name)).map((secret) => [secret.name, secret.value]),
+    );
     const missing = [...wanted].filter((name) => !values.has(name));
     if (missing.length > 0) {
-      const overHttp = url.protocol === "http:" ? " over http (only a secret stored with allow_http goes to an http URL)" : "";
-      throw new FetchRefused(`secret ${missing.map((name) => `"${name}"`).join(", ")} is not released to host ${url.hostname}${overHttp}; nothing was sent`);
+      const overHttp =
+        url.protocol === "http:" ? " over http (only a secret stored with allow_http goes to an http URL)" : "";
+      throw new FetchRefused(
+        `secret ${missing.map((name) => `"${name}"`).join(", ")} is not released to host ${url.hostname}${overHttp}; nothing was sent`,
+      );
     }
-    if (hop === 0 && !(await context.approve(method, url))) throw new FetchRefused("the user did not allow this request; nothing was sent");
+    if (hop === 0 && !(await context.approve(method, url)))
+      throw new FetchRefused("the user did not allow this request; nothing was sent");
     const fill = (text: string) => text.replace(PLACEHOLDER, (_, name: string) => values.get(name) ?? "");
     const headers = Object.fromEntries(headerTemplates.map(([name, value]) => [name, fill(value)]));
-    const response = await send(url, destination, method, headers, bodyTemplate === undefined ? undefined : fill(bodyTemplate), context);
+    const response = await send(
+      url,
+      destination,
+      method,
+      headers,
+      bodyTemplate === undefined ? undefined : fill(bodyTemplate),
+      context,
+    );
     const location = response.headers.location;
     if (response.status >= 300 && response.status < 400 && typeof location === "string") {
       const next = new URL(location, url);
@@ -94,7 +108,14 @@ export async function runFetch(args: FetchArguments, context: FetchContext): Pro
             ? `redirect to ${next.host} not followed: the request carries secrets bound to ${url.hostname}`
             : undefined;
       if (refusal || !(next.protocol === "http:" || next.protocol === "https:")) {
-        return finish(url, response, { raw: Buffer.alloc(0), more: false }, 0, masksOf(releasedSoFar), refusal ?? `redirect to a ${next.protocol} URL not followed`);
+        return finish(
+          url,
+          response,
+          { raw: Buffer.alloc(0), more: false },
+          0,
+          masksOf(releasedSoFar),
+          refusal ?? `redirect to a ${next.protocol} URL not followed`,
+        );
       }
       response.discard();
       if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
@@ -118,12 +139,18 @@ export async function runFetch(args: FetchArguments, context: FetchContext): Pro
 async function vetted(url: URL, hop: number, context: FetchContext): Promise<VettedDestination> {
   const what = hop === 0 ? "request" : "redirect";
   const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
-  if (context.gatewayPorts.includes(port)) throw new FetchRefused(`${what} to host ${url.hostname} refused: port ${port} is the gateway's own; nothing was sent there`);
+  if (context.gatewayPorts.includes(port))
+    throw new FetchRefused(
+      `${what} to host ${url.hostname} refused: port ${port} is the gateway's own; nothing was sent there`,
+    );
   try {
     return await context.guard.vet(url);
   } catch (err) {
     if (!(err instanceof DestinationRefused)) throw err;
-    if (err.reason === "unresolved") throw new FetchRefused(`${what} to host ${err.host} refused: the host could not be resolved; nothing was sent there`);
+    if (err.reason === "unresolved")
+      throw new FetchRefused(
+        `${what} to host ${err.host} refused: the host could not be resolved; nothing was sent there`,
+      );
     const is = net.isIP(err.host) ? "is" : "resolves to";
     throw new FetchRefused(
       `${what} to host ${err.host} refused: it ${is} a loopback, private, link-local or cloud metadata address, which only hosts in GATEWAY_INTERN_FETCH_ALLOWED_HOSTS may be; nothing was sent there`,
@@ -141,7 +168,14 @@ function finish(url: URL, response: Sent, body: Read, bodyBytes: number, masks: 
   }
   const shown = maskedCut(body.raw, bodyBytes, masks);
   const truncated = body.more || shown.end < body.raw.length;
-  return { status: response.status, url: masked(url.href), headers, body: shown.text, truncated, ...(note ? { note: masked(note) } : {}) };
+  return {
+    status: response.status,
+    url: masked(url.href),
+    headers,
+    body: shown.text,
+    truncated,
+    ...(note ? { note: masked(note) } : {}),
+  };
 }
 
 /** An echoed secret goes back to the model as its placeholder, never as its value: as sent, or percent-encoded into a URL. */
@@ -154,7 +188,8 @@ function masksOf(released: ReleasedSecret[]): Mask[] {
   const placeholders = new Map<string, string>();
   for (const secret of released) {
     if (secret.value === "") continue;
-    for (const form of [secret.value, encodeURIComponent(secret.value)]) if (!placeholders.has(form)) placeholders.set(form, `{{secrets.${secret.name}}}`);
+    for (const form of [secret.value, encodeURIComponent(secret.value)])
+      if (!placeholders.has(form)) placeholders.set(form, `{{secrets.${secret.name}}}`);
   }
   return [...placeholders].map(([form, placeholder]) => ({ needle: Buffer.from(form), placeholder }));
 }
@@ -168,7 +203,8 @@ function masksOf(released: ReleasedSecret[]): Mask[] {
 function maskedCut(raw: Buffer, limit: number, masks: Mask[]): { text: string; end: number } {
   const found: Array<{ start: number; end: number; placeholder: string }> = [];
   for (const { needle, placeholder } of masks) {
-    for (let start = raw.indexOf(needle); start !== -1 && start < limit; start = raw.indexOf(needle, start + 1)) found.push({ start, end: start + needle.length, placeholder });
+    for (let start = raw.indexOf(needle); start !== -1 && start < limit; start = raw.indexOf(needle, start + 1))
+      found.push({ start, end: start + needle.length, placeholder });
   }
   found.sort((a, b) => a.start - b.start || b.end - a.end);
   let text = "";
@@ -197,7 +233,8 @@ function parseUrl(raw: unknown): URL {
     throw new FetchRefused(`url is not a valid absolute URL: ${raw.slice(0, 200)}`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new FetchRefused("url must be http or https");
-  if (referencedSecrets([raw]).size > 0) throw new FetchRefused("secrets go into headers or the body, never into the URL");
+  if (referencedSecrets([raw]).size > 0)
+    throw new FetchRefused("secrets go into headers or the body, never into the URL");
   return url;
 }
 
@@ -215,36 +252,47 @@ interface Sent {
 }
 
 /** Connects to the vetted addresses only, on a connection of its own: a pooled one could lead elsewhere. */
-function send(url: URL, destination: VettedDestination, method: string, headers: Record<string, string>, body: string | undefined, context: FetchContext): Promise<Sent> {
+function send(
+  url: URL,
+  destination: VettedDestination,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  context: FetchContext,
+): Promise<Sent> {
   const client = url.protocol === "https:" ? https : http;
   const lookup = pinnedLookup(destination.addresses);
   return new Promise((resolve, reject) => {
-    const req = client.request(url, { method, headers, signal: context.signal, timeout: context.timeoutMs, lookup, agent: false }, (res) => {
-      resolve({
-        status: res.statusCode ?? 0,
-        headers: res.headers,
-        discard: () => res.destroy(),
-        read: (limit) =>
-          new Promise((done, fail) => {
-            const chunks: Buffer[] = [];
-            let size = 0;
-            let more = false;
-            res.on("data", (chunk: Buffer) => {
-              if (more) return;
-              const part = chunk.subarray(0, limit - size);
-              chunks.push(part);
-              size += part.length;
-              if (part.length < chunk.length) {
-                more = true;
-                res.destroy();
-                done({ raw: Buffer.concat(chunks), more });
-              }
-            });
-            res.once("end", () => done({ raw: Buffer.concat(chunks), more }));
-            res.once("error", (err) => (more ? undefined : fail(err)));
-          }),
-      });
-    });
+    const req = client.request(
+      url,
+      { method, headers, signal: context.signal, timeout: context.timeoutMs, lookup, agent: false },
+      (res) => {
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          discard: () => res.destroy(),
+          read: (limit) =>
+            new Promise((done, fail) => {
+              const chunks: Buffer[] = [];
+              let size = 0;
+              let more = false;
+              res.on("data", (chunk: Buffer) => {
+                if (more) return;
+                const part = chunk.subarray(0, limit - size);
+                chunks.push(part);
+                size += part.length;
+                if (part.length < chunk.length) {
+                  more = true;
+                  res.destroy();
+                  done({ raw: Buffer.concat(chunks), more });
+                }
+              });
+              res.once("end", () => done({ raw: Buffer.concat(chunks), more }));
+              res.once("error", (err) => (more ? undefined : fail(err)));
+            }),
+        });
+      },
+    );
     req.once("timeout", () => req.destroy(new FetchRefused(`no answer within ${context.timeoutMs} ms`)));
     req.once("error", reject);
     req.end(body);

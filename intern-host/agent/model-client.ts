@@ -60,7 +60,13 @@ const RATE_LIMIT_WAITS = 3;
 const MAX_WAIT_S = 60;
 
 export async function callModel(call: ModelCall): Promise<ModelTurn> {
-  const body = { ...(call.model ? { model: call.model } : {}), session_id: call.sessionId, messages: call.messages, tools: call.tools, stream: true };
+  const body = {
+    ...(call.model ? { model: call.model } : {}),
+    session_id: call.sessionId,
+    messages: call.messages,
+    tools: call.tools,
+    stream: true,
+  };
   let response: Awaited<ReturnType<typeof request>>;
   for (let waits = 0; ; waits++) {
     try {
@@ -81,7 +87,10 @@ export async function callModel(call: ModelCall): Promise<ModelTurn> {
   }
   if (response.statusCode !== 200) {
     const text = await response.body.text().catch(() => "");
-    throw new ModelCallError(response.statusCode, `the gateway answered ${response.statusCode}: ${errorMessageOf(text)}`);
+    throw new ModelCallError(
+      response.statusCode,
+      `the gateway answered ${response.statusCode}: ${errorMessageOf(text)}`,
+    );
   }
   const turn: ModelTurn = { content: "", toolCalls: [], usage: null };
   const calls = new Map<number, ToolCall>();
@@ -92,7 +101,11 @@ export async function callModel(call: ModelCall): Promise<ModelTurn> {
       break;
     }
     const chunk = JSON.parse(data) as StreamChunk;
-    if (chunk.error) throw new ModelCallError(chunk.error.code ?? 0, `the model call failed: ${chunk.error.message ?? "unknown error"}`);
+    if (chunk.error)
+      throw new ModelCallError(
+        chunk.error.code ?? 0,
+        `the model call failed: ${chunk.error.message ?? "unknown error"}`,
+      );
     if (chunk.usage) turn.usage = usageOf(chunk.usage);
     for (const choice of chunk.choices ?? []) {
       const delta = choice.delta ?? {};
@@ -102,7 +115,11 @@ export async function callModel(call: ModelCall): Promise<ModelTurn> {
       }
       for (const part of delta.tool_calls ?? []) {
         const index = part.index ?? 0;
-        const current = calls.get(index) ?? { id: "", type: "function" as const, function: { name: "", arguments: "" } };
+        const current = calls.get(index) ?? {
+          id: "",
+          type: "function" as const,
+          function: { name: "", arguments: "" },
+        };
         if (part.id) current.id = part.id;
         if (part.function?.name) current.function.name += part.function.name;
         if (part.function?.arguments) current.function.arguments += part.function.arguments;

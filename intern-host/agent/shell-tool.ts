@@ -31,7 +31,12 @@ const WITH_UMASK = 'umask 077 && exec /bin/sh -c "$1"';
 /** The program and arguments that run `command` under the settings' limits. */
 export function limitedCommand(command: string, settings: Pick<ShellSettings, "limits" | "user">): [string, string[]] {
   const { limits, user } = settings;
-  const rlimits = [`--as=${limits.maxMemoryMiB * MIB}`, `--fsize=${limits.maxFileMiB * MIB}`, `--cpu=${limits.cpuSeconds}`, "--core=0"];
+  const rlimits = [
+    `--as=${limits.maxMemoryMiB * MIB}`,
+    `--fsize=${limits.maxFileMiB * MIB}`,
+    `--cpu=${limits.cpuSeconds}`,
+    "--core=0",
+  ];
   if (user) rlimits.push(`--nproc=${limits.maxProcesses}`);
   return ["prlimit", [...rlimits, "--", "/bin/sh", "-c", WITH_UMASK, "sh", command]];
 }
@@ -62,13 +67,23 @@ export interface ShellResult {
   timed_out: boolean;
 }
 
-export function runShell(command: string, workDir: string, settings: ShellSettings, signal: AbortSignal): Promise<ShellResult> {
+export function runShell(
+  command: string,
+  workDir: string,
+  settings: ShellSettings,
+  signal: AbortSignal,
+): Promise<ShellResult> {
   const { user } = settings;
   return new Promise((resolve, reject) => {
     const [program, args] = limitedCommand(command, settings);
     const child = spawn(program, args, {
       cwd: workDir,
-      env: { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: workDir, TMPDIR: settings.tmpDir, LANG: "C.UTF-8" },
+      env: {
+        PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+        HOME: workDir,
+        TMPDIR: settings.tmpDir,
+        LANG: "C.UTF-8",
+      },
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group, so a timeout or cancel also ends what the command started.
       detached: true,
@@ -94,7 +109,11 @@ export function runShell(command: string, workDir: string, settings: ShellSettin
       clearTimeout(timer);
       signal.removeEventListener("abort", onAbort);
       // Never without the limits: no prlimit, no shell.
-      reject(error.code === "ENOENT" ? new Error(`${error.message}: is util-linux's prlimit installed, and does ${workDir} exist?`) : error);
+      reject(
+        error.code === "ENOENT"
+          ? new Error(`${error.message}: is util-linux's prlimit installed, and does ${workDir} exist?`)
+          : error,
+      );
     });
     child.once("close", (code, closeSignal) => {
       clearTimeout(timer);

@@ -87,7 +87,9 @@ function readDocument(): Buffer {
   try {
     return fs.readFileSync(DOCUMENT_FILE);
   } catch (err) {
-    throw new Error(`The OpenAPI document ${DOCUMENT_FILE.pathname} cannot be read (npm run generate writes it): ${errorMessage(err)}`);
+    throw new Error(
+      `The OpenAPI document ${DOCUMENT_FILE.pathname} cannot be read (npm run generate writes it): ${errorMessage(err)}`,
+    );
   }
 }
 

@@ -111,7 +111,10 @@ export interface PreparedStart {
 
 /** The two listeners' ports, each with the setting that chooses it. */
 function listenerPorts(config: GatewayConfig) {
-  return { http: { setting: "PORT", port: config.port }, grpc: { setting: "GRPC_PORT", port: config.grpcPort } } as const;
+  return {
+    http: { setting: "PORT", port: config.port },
+    grpc: { setting: "GRPC_PORT", port: config.grpcPort },
+  } as const;
 }
 
 /** Database (embedded unless DATABASE_URL), migrations and bootstrap, after the checks that must stop a start before them. */
@@ -130,7 +133,9 @@ export async function prepareStart(config: GatewayConfig, log: Logger): Promise<
     if (keyFile) await closeKeyFile(keyFile, `the google_service_account key file of provider '${provider.slug}'`, log);
   }
   if (config.databaseUrl) await closeDataDir(config.dataDir, log);
-  const embedded: EmbeddedPostgres | undefined = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
+  const embedded: EmbeddedPostgres | undefined = config.databaseUrl
+    ? undefined
+    : await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
   try {
     const databaseUrl = config.databaseUrl ?? embedded!.url;
     const sequelize = await openDatabase(databaseUrl, log);
@@ -145,7 +150,13 @@ export async function prepareStart(config: GatewayConfig, log: Logger): Promise<
 async function joinPrepared(config: GatewayConfig, log: Logger): Promise<PreparedStart> {
   if (!config.databaseUrl) throw new Error("a cluster worker starts with the DATABASE_URL its primary gives it");
   const catalog = await loadGatewayConfig(config.catalogFile, process.env);
-  return { catalog, databaseUrl: config.databaseUrl, sequelize: await openDatabase(config.databaseUrl, log), embedded: undefined, generatedKey: undefined };
+  return {
+    catalog,
+    databaseUrl: config.databaseUrl,
+    sequelize: await openDatabase(config.databaseUrl, log),
+    embedded: undefined,
+    generatedKey: undefined,
+  };
 }
 
 /**
@@ -154,7 +165,9 @@ async function joinPrepared(config: GatewayConfig, log: Logger): Promise<Prepare
  * the core in-process through the direct transport (core/direct-transport.ts) with the same interceptors.
  */
 export async function startGateway(config: GatewayConfig, log: Logger, options: GatewayOptions = {}): Promise<Gateway> {
-  const { catalog, databaseUrl, sequelize, embedded, ...prepared } = options.preparedByPrimary ? await joinPrepared(config, log) : await prepareStart(config, log);
+  const { catalog, databaseUrl, sequelize, embedded, ...prepared } = options.preparedByPrimary
+    ? await joinPrepared(config, log)
+    : await prepareStart(config, log);
   const ports = listenerPorts(config);
   let generatedKey = prepared.generatedKey;
   // Before anything can start an intern host, so that its shell is held from its first command; it never throws (server/services/interns/shell-egress.ts).
@@ -192,7 +205,11 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     });
     const settlement = new SettlementWriter(databaseUrl, owner, config.settlement, log, metrics.settlement);
     const observers = { inference: metrics.inference, admission: metrics.admission };
-    const keyPools = new KeyPools(catalog.providers.values(), log, notifications, { cooldownMaxMs: config.keyCooldownMaxSeconds * 1000, observer: metrics.keyPools, now: options.keyPoolClock });
+    const keyPools = new KeyPools(catalog.providers.values(), log, notifications, {
+      cooldownMaxMs: config.keyCooldownMaxSeconds * 1000,
+      observer: metrics.keyPools,
+      now: options.keyPoolClock,
+    });
     const responseCache = new ResponseCache(sequelize, config.cache, log, metrics.responseCache);
     const deps: Deps = {
       config,
@@ -280,7 +297,16 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     const internSupervisor = startInternSupervisor(deps, interns);
     const grpcUrl = urlOf(grpcServer);
     const api = facade ? { api: `${httpUrl}/api/v1` } : {};
-    log.info({ http: httpUrl, grpc: grpcUrl, ...api, endpoints: edge.paths().map((path) => httpUrl + path), coreOnly: options.coreOnly ?? false }, "gateway listening");
+    log.info(
+      {
+        http: httpUrl,
+        grpc: grpcUrl,
+        ...api,
+        endpoints: edge.paths().map((path) => httpUrl + path),
+        coreOnly: options.coreOnly ?? false,
+      },
+      "gateway listening",
+    );
     if (generatedKey) showBootstrapKey(generatedKey, log);
     generatedKey = undefined;
 

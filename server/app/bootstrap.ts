@@ -22,21 +22,40 @@ export type BootstrapConfig = Pick<GatewayConfig, "bootstrapKey" | "bootstrapEnt
  * it exits should the start fail later on: the key is stored only as a hash, so this is the one
  * chance to see it. It never reaches the log.
  */
-export async function bootstrap(sequelize: Sequelize, config: BootstrapConfig, log: Logger): Promise<string | undefined> {
+export async function bootstrap(
+  sequelize: Sequelize,
+  config: BootstrapConfig,
+  log: Logger,
+): Promise<string | undefined> {
   const { bootstrapKey } = config;
   const printed = await sequelize.transaction(async (transaction) => {
     await holdStartUpLock(sequelize, "bootstrap", transaction);
     let organization = await OrganizationRow.findOne({ order: [["createdAt", "ASC"]], transaction });
     const firstStart = !organization;
     if (!organization) {
-      ({ organization } = await createOrganization({ name: "Default organization", entitlements: config.bootstrapEntitlements, ownerEmail: config.ownerEmail, createdBy: "bootstrap" }, transaction));
-      log.info({ organizationId: organization.id, entitlements: config.bootstrapEntitlements }, "created the default organization, its owner and workspace");
+      ({ organization } = await createOrganization(
+        {
+          name: "Default organization",
+          entitlements: config.bootstrapEntitlements,
+          ownerEmail: config.ownerEmail,
+          createdBy: "bootstrap",
+        },
+        transaction,
+      ));
+      log.info(
+        { organizationId: organization.id, entitlements: config.bootstrapEntitlements },
+        "created the default organization, its owner and workspace",
+      );
     }
     if (!bootstrapKey && !firstStart) return undefined;
     if (bootstrapKey && (await ApiKeyRow.findByPk(hashKey(bootstrapKey), { transaction }))) return undefined;
     const workspace = await defaultWorkspaceOf(organization.id, transaction);
     if (!workspace) throw new Error("the first organization has no workspace");
-    const scope = { organizationId: organization.id, workspaceId: workspace.id, creatorUserId: await ownerOf(organization.id, transaction) };
+    const scope = {
+      organizationId: organization.id,
+      workspaceId: workspace.id,
+      creatorUserId: await ownerOf(organization.id, transaction),
+    };
     const { secret } = await issueManagementKey(scope, "Bootstrap management key", transaction, bootstrapKey);
     log.info({ label: maskKey(secret) }, "created the bootstrap management key");
     return bootstrapKey ? undefined : secret;

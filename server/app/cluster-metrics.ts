@@ -27,7 +27,13 @@ export function gatherWorkerMetrics(serving: () => Iterable<Worker>, log: Logger
   let next = 0;
   const send = (worker: Worker, message: ScrapeMessage) => {
     // With a callback a closed channel is reported to it rather than thrown at this process as an `error` event.
-    if (worker.isConnected()) worker.send(message, undefined, (err: Error | null) => err && log.debug({ worker: worker.id, err: err.message }, "metrics message not delivered"));
+    if (worker.isConnected())
+      worker.send(
+        message,
+        undefined,
+        (err: Error | null) =>
+          err && log.debug({ worker: worker.id, err: err.message }, "metrics message not delivered"),
+      );
   };
   const finish = (id: number, reply: { snapshots: MetricsSnapshot[] } | { error: string }) => {
     const gather = gathers.get(id);
@@ -42,13 +48,26 @@ export function gatherWorkerMetrics(serving: () => Iterable<Worker>, log: Logger
     if (message.type === "gateway:metrics:gather") {
       const id = next++;
       const asked = new Set([...serving(), worker].filter((w) => w.isConnected()));
-      const guard = setTimeout(() => finish(id, { error: `workers ${[...(gathers.get(id)?.waiting ?? [])].join(", ")} did not answer with their metrics` }), GATHER_GUARD_MS);
-      gathers.set(id, { asker: worker, askerId: message.id, waiting: new Set([...asked].map((w) => w.id)), snapshots: [], guard });
+      const guard = setTimeout(
+        () =>
+          finish(id, {
+            error: `workers ${[...(gathers.get(id)?.waiting ?? [])].join(", ")} did not answer with their metrics`,
+          }),
+        GATHER_GUARD_MS,
+      );
+      gathers.set(id, {
+        asker: worker,
+        askerId: message.id,
+        waiting: new Set([...asked].map((w) => w.id)),
+        snapshots: [],
+        guard,
+      });
       for (const w of asked) send(w, { type: "gateway:metrics:snapshot", id });
     } else if (message.type === "gateway:metrics:snapshotted") {
       const gather = gathers.get(message.id);
       if (!gather?.waiting.delete(worker.id)) return;
-      if (!message.snapshot) return finish(message.id, { error: `worker ${worker.id}: ${message.error ?? "no metrics"}` });
+      if (!message.snapshot)
+        return finish(message.id, { error: `worker ${worker.id}: ${message.error ?? "no metrics"}` });
       gather.snapshots.push(message.snapshot);
       if (gather.waiting.size === 0) finish(message.id, { snapshots: gather.snapshots });
     }

@@ -69,10 +69,20 @@ export async function runClusterPrimary(config: GatewayConfig, log: Logger): Pro
       if (code !== 0 && signal !== "SIGTERM" && signal !== "SIGINT") exitCode = 1;
       if (alive.size === 0) void finish();
     } else if (restarts.exited({ listened, firstStart: phase === "starting" }) === "give up") {
-      log.fatal(who, phase === "starting" ? "a worker exited before it listened: the gateway cannot start" : "replacement workers keep exiting before they listen: giving up");
+      log.fatal(
+        who,
+        phase === "starting"
+          ? "a worker exited before it listened: the gateway cannot start"
+          : "replacement workers keep exiting before they listen: giving up",
+      );
       stop(1);
     } else {
-      log.error(who, listened ? "a worker exited; starting a replacement" : "a replacement worker exited before it listened; starting another");
+      log.error(
+        who,
+        listened
+          ? "a worker exited; starting a replacement"
+          : "a replacement worker exited before it listened; starting another",
+      );
       fork();
     }
   });

@@ -27,7 +27,8 @@ const CONTENT_TYPES = new Map([
  * form posted anywhere (the sign-in form is handled by script; if script failed, the key could
  * otherwise end up in a URL). `data:` images: the empty favicon that stops a request for one.
  */
-const POLICY = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const SECURITY_HEADERS = {
   "content-security-policy": POLICY,
   "referrer-policy": "no-referrer",
@@ -55,7 +56,15 @@ export function addConsoleEndpoints(edge: EdgeEndpoints): void {
     if (!files?.size) files = readDist();
     const found = lookup(files, pathname.slice("/ui/".length));
     if (!found) {
-      sendError(res, { status: files.size === 0 ? 503 : 404, message: files.size === 0 ? "The console is not built: run npm run build:ui" : `No file ${pathname} in the console` }, SECURITY_HEADERS);
+      sendError(
+        res,
+        {
+          status: files.size === 0 ? 503 : 404,
+          message:
+            files.size === 0 ? "The console is not built: run npm run build:ui" : `No file ${pathname} in the console`,
+        },
+        SECURITY_HEADERS,
+      );
       return;
     }
     sendAsset(req, res, found, SECURITY_HEADERS);
@@ -70,7 +79,9 @@ export function addConsoleEndpoints(edge: EdgeEndpoints): void {
 function lookup(files: Map<string, StaticAsset>, subPath: string): StaticAsset | undefined {
   const segments = subPath.split("/");
   const last = segments.at(-1)!;
-  const allSafe = segments.every((segment, i) => SAFE_NAME.test(segment) || (segment === "" && i === segments.length - 1));
+  const allSafe = segments.every(
+    (segment, i) => SAFE_NAME.test(segment) || (segment === "" && i === segments.length - 1),
+  );
   if (!allSafe) return undefined;
   if (last === "") return files.get("index.html");
   return files.get(last) ?? (path.extname(last) === "" ? files.get("index.html") : undefined);

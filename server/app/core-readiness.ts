@@ -17,7 +17,9 @@ export function createCoreReadiness(transport: Transport): Readiness {
   const core = async (): Promise<CheckResult> => {
     try {
       const { status } = await health.check({ service: "" }, { timeoutMs: CORE_TIMEOUT_MS });
-      return status === HealthCheckResponse_ServingStatus.SERVING ? { ok: true } : { ok: false, reason: "the core is not serving" };
+      return status === HealthCheckResponse_ServingStatus.SERVING
+        ? { ok: true }
+        : { ok: false, reason: "the core is not serving" };
     } catch {
       return { ok: false, reason: `the core did not answer its health check within ${CORE_TIMEOUT_MS} ms` };
     }

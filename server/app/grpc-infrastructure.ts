@@ -25,7 +25,10 @@ export interface GrpcInfrastructureOptions {
  * in createConnectRouter), which keeps them out of authentication and the proto's access and field
  * rules. They are not in `allServices`, so the facade gives them no REST route.
  */
-export function registerGrpcInfrastructure(router: ConnectRouter, { services, readiness, reflection }: GrpcInfrastructureOptions): void {
+export function registerGrpcInfrastructure(
+  router: ConnectRouter,
+  { services, readiness, reflection }: GrpcInfrastructureOptions,
+): void {
   const infrastructure = reflection ? [Health, ServerReflection, ServerReflectionV1alpha] : [Health];
   const served = [...services, ...infrastructure];
   const own = { interceptors: [] };

@@ -25,7 +25,12 @@ function probe(answer: () => Promise<{ status: number; body: object }>): EdgeEnd
   return async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== "GET" && req.method !== "HEAD") {
       res.setHeader("allow", "GET, HEAD");
-      return send(res, req, 405, { error: { code: 405, message: `Method ${req.method} is not allowed on ${req.url?.split("?")[0]}; allowed: GET, HEAD` } });
+      return send(res, req, 405, {
+        error: {
+          code: 405,
+          message: `Method ${req.method} is not allowed on ${req.url?.split("?")[0]}; allowed: GET, HEAD`,
+        },
+      });
     }
     const { status, body } = await answer();
     send(res, req, status, body);
@@ -34,6 +39,10 @@ function probe(answer: () => Promise<{ status: number; body: object }>): EdgeEnd
 
 function send(res: ServerResponse, req: IncomingMessage, status: number, body: object): void {
   const json = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(json), "cache-control": "no-store" });
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(json),
+    "cache-control": "no-store",
+  });
   res.end(req.method === "HEAD" ? undefined : json);
 }

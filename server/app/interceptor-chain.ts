@@ -14,7 +14,10 @@ import type { ExchangeObserver } from "../../wire/exchange.js";
  * handler. Assembled here, where the gateway is composed: the mechanisms of server/platform/core know
  * nothing of the services and stores they are given.
  */
-export function coreInterceptors({ log, secrets, governance, catalog }: Deps, observe: ExchangeObserver): Interceptor[] {
+export function coreInterceptors(
+  { log, secrets, governance, catalog }: Deps,
+  observe: ExchangeObserver,
+): Interceptor[] {
   return [
     observationInterceptor(observe),
     errorInterceptor(log),

@@ -10,7 +10,11 @@ import { errorMessage } from "../../wire/errors.js";
 export const BATCH_ITEM_STATES = ["pending", "running", "succeeded", "failed"] as const;
 export type BatchItemCounts = Record<(typeof BATCH_ITEM_STATES)[number], number>;
 
-export function batchItemCounts(count: () => Promise<BatchItemCounts>, log: Logger, cacheMs = 5_000): () => Promise<BatchItemCounts> {
+export function batchItemCounts(
+  count: () => Promise<BatchItemCounts>,
+  log: Logger,
+  cacheMs = 5_000,
+): () => Promise<BatchItemCounts> {
   let last: BatchItemCounts = { pending: 0, running: 0, succeeded: 0, failed: 0 };
   let readAt = -Infinity;
   let reading: Promise<BatchItemCounts> | undefined;

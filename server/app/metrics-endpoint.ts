@@ -14,21 +14,37 @@ import { aggregateExposition, type Exposition, type GatewayMetrics, type Metrics
  * so neither its length nor a matching prefix shows in the time taken. In a cluster worker the
  * answer covers every worker (`clusterScrape`).
  */
-export function metricsEndpoint(metrics: GatewayMetrics, token: string | undefined, log: Logger): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function metricsEndpoint(
+  metrics: GatewayMetrics,
+  token: string | undefined,
+  log: Logger,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const expected = token === undefined ? undefined : digest(token);
   const scrape = cluster.isWorker ? clusterScrape(metrics) : () => metrics.scrape();
   return async (req, res) => {
     if (req.method !== "GET" && req.method !== "HEAD") {
-      sendError(res, httpErrorOf(gatewayError(405, `Method ${req.method} is not allowed on /metrics; allowed: GET, HEAD`)), { allow: "GET, HEAD" });
+      sendError(
+        res,
+        httpErrorOf(gatewayError(405, `Method ${req.method} is not allowed on /metrics; allowed: GET, HEAD`)),
+        { allow: "GET, HEAD" },
+      );
       return;
     }
     if (expected && !timingSafeEqual(digest(bearerTokenOf(req.headers.authorization) ?? ""), expected)) {
-      sendError(res, httpErrorOf(gatewayError(401, "GET /metrics needs 'Authorization: Bearer <GATEWAY_METRICS_TOKEN>'")), { "www-authenticate": 'Bearer realm="metrics"' });
+      sendError(
+        res,
+        httpErrorOf(gatewayError(401, "GET /metrics needs 'Authorization: Bearer <GATEWAY_METRICS_TOKEN>'")),
+        { "www-authenticate": 'Bearer realm="metrics"' },
+      );
       return;
     }
     try {
       const { body, contentType } = await scrape();
-      res.writeHead(200, { "content-type": contentType, "content-length": Buffer.byteLength(body), "cache-control": "no-store" });
+      res.writeHead(200, {
+        "content-type": contentType,
+        "content-length": Buffer.byteLength(body),
+        "cache-control": "no-store",
+      });
       res.end(req.method === "HEAD" ? undefined : body);
     } catch (err) {
       log.error({ err: errorMessage(err) }, "metrics could not be collected");
@@ -53,10 +69,20 @@ export type ScrapeMessage =
   | { type: "gateway:metrics:snapshotted"; id: number; snapshot?: MetricsSnapshot; error?: string }
   | { type: "gateway:metrics:gathered"; id: number; snapshots?: MetricsSnapshot[]; error?: string };
 
-const SCRAPE_MESSAGES = new Set<unknown>(["gateway:metrics:gather", "gateway:metrics:snapshot", "gateway:metrics:snapshotted", "gateway:metrics:gathered"]);
+const SCRAPE_MESSAGES = new Set<unknown>([
+  "gateway:metrics:gather",
+  "gateway:metrics:snapshot",
+  "gateway:metrics:snapshotted",
+  "gateway:metrics:gathered",
+]);
 
 export function isScrapeMessage(message: unknown): message is ScrapeMessage {
-  return typeof message === "object" && message !== null && SCRAPE_MESSAGES.has((message as { type?: unknown }).type) && typeof (message as { id?: unknown }).id === "number";
+  return (
+    typeof message === "object" &&
+    message !== null &&
+    SCRAPE_MESSAGES.has((message as { type?: unknown }).type) &&
+    typeof (message as { id?: unknown }).id === "number"
+  );
 }
 
 /**
@@ -65,7 +91,8 @@ export function isScrapeMessage(message: unknown): message is ScrapeMessage {
  * would jump up and down between scrapes. This worker also answers the primary with its own values.
  */
 function clusterScrape(metrics: GatewayMetrics): () => Promise<Exposition> {
-  const send = (message: ScrapeMessage, failed: (err: Error) => void) => process.send!(message, undefined, undefined, (err: Error | null) => err && failed(err));
+  const send = (message: ScrapeMessage, failed: (err: Error) => void) =>
+    process.send!(message, undefined, undefined, (err: Error | null) => err && failed(err));
   const waiting = new Map<number, { resolve(snapshots: MetricsSnapshot[]): void; reject(err: Error): void }>();
   let next = 0;
   process.on("message", (message: unknown) => {
@@ -75,7 +102,11 @@ function clusterScrape(metrics: GatewayMetrics): () => Promise<Exposition> {
       const ignore = () => {};
       metrics.snapshot().then(
         (snapshot) => send({ type: "gateway:metrics:snapshotted", id: message.id, snapshot }, ignore),
-        (err: unknown) => send({ type: "gateway:metrics:snapshotted", id: message.id, error: String(errorMessage(err) ?? err) }, ignore),
+        (err: unknown) =>
+          send(
+            { type: "gateway:metrics:snapshotted", id: message.id, error: String(errorMessage(err) ?? err) },
+            ignore,
+          ),
       );
     } else if (message.type === "gateway:metrics:gathered") {
       const pending = waiting.get(message.id);

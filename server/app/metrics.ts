@@ -69,7 +69,13 @@ const FLUSH_LAG_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
 const UNMATCHED = "(unmatched)";
 
 /** Refusals by reason, with their status: no valid key (401), not allowed (403), no budget left (402), too often (429). */
-const REFUSALS: Record<Refusal | "unauthenticated" | "forbidden", string> = { unauthenticated: "401", forbidden: "403", budget: "402", rate_limit: "429", free_quota: "429" };
+const REFUSALS: Record<Refusal | "unauthenticated" | "forbidden", string> = {
+  unauthenticated: "401",
+  forbidden: "403",
+  budget: "402",
+  rate_limit: "429",
+  free_quota: "429",
+};
 
 type HistogramChild = Histogram.Internal<string>;
 type CounterChild = Counter.Internal;
@@ -230,8 +236,12 @@ export class GatewayMetrics {
     stored: (bytes) => this.cacheStoredBytes.inc(bytes),
     swept: (bytes) => this.cacheBytes.set(bytes),
   };
-  readonly keyPools: KeyPoolObserver = { keyFailed: (provider, key, verdict) => this.keyFailures.labels(provider, key, verdict).inc() };
-  readonly settlement: SettlementObserver = { committed: (waitedMs) => this.flushLag.observe(Math.max(0, waitedMs) / 1000) };
+  readonly keyPools: KeyPoolObserver = {
+    keyFailed: (provider, key, verdict) => this.keyFailures.labels(provider, key, verdict).inc(),
+  };
+  readonly settlement: SettlementObserver = {
+    committed: (waitedMs) => this.flushLag.observe(Math.max(0, waitedMs) / 1000),
+  };
 
   constructor(sources: ScrapeSources) {
     // The registry is this instance's own, made with it: the process metrics are registered on it exactly once.
@@ -252,7 +262,8 @@ export class GatewayMetrics {
     // Known series start at 0, so that rate() and absence alerts see them before the first event.
     for (const child of Object.values(this.refusalChildren)) child.inc(0);
     for (const limit of LIMIT_NAMES) this.rateLimitRefusals.labels(limit).inc(0);
-    for (const byOutcome of Object.values(this.grantChildren)) for (const child of Object.values(byOutcome)) child.inc(0);
+    for (const byOutcome of Object.values(this.grantChildren))
+      for (const child of Object.values(byOutcome)) child.inc(0);
     for (const outcome of ["hit", "miss"]) this.cacheLookups.labels(outcome).inc(0);
     new Gauge({
       name: "gateway_open_sse_streams",
@@ -270,7 +281,8 @@ export class GatewayMetrics {
       // The instances share verdicts, so the worst is what a cluster's key is.
       aggregator: "max",
       collect() {
-        for (const [provider, keys] of sources.keyHealth()) for (const key of keys) this.set({ provider, key: key.label }, KEY_STATE_VALUE[key.state]);
+        for (const [provider, keys] of sources.keyHealth())
+          for (const key of keys) this.set({ provider, key: key.label }, KEY_STATE_VALUE[key.state]);
       },
     });
     new Gauge({
@@ -332,7 +344,8 @@ export class GatewayMetrics {
       duration.observe(record.generationMs / 1000);
     }
     // A streamed answer's latency is the wait for its first chunk (inference-call.ts, Served).
-    if (record.streamed && !failed && record.latencyMs !== null) series.timeToFirstChunk.observe(record.latencyMs / 1000);
+    if (record.streamed && !failed && record.latencyMs !== null)
+      series.timeToFirstChunk.observe(record.latencyMs / 1000);
     if (fellBack) {
       let fallbacks = series.fallbacks.get(record.httpStatus);
       if (!fallbacks) {

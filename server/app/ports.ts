@@ -19,7 +19,8 @@ export async function checkPortsFree(host: string, ports: readonly PortSetting[]
   const fixed = ports.filter(({ port }) => port !== 0);
   for (const [i, a] of fixed.entries()) {
     const b = fixed.slice(i + 1).find(({ port }) => port === a.port);
-    if (b) throw new Error(`${a.setting} and ${b.setting} are both ${a.port}: the HTTP and gRPC listeners need a port each`);
+    if (b)
+      throw new Error(`${a.setting} and ${b.setting} are both ${a.port}: the HTTP and gRPC listeners need a port each`);
   }
   const held: net.Server[] = [];
   try {
@@ -37,9 +38,15 @@ export async function checkPortsFree(host: string, ports: readonly PortSetting[]
  * `server.listen`, with a refused port turned into a message that names the port's setting.
  * `backlog` is the accept queue's length (GATEWAY_LISTEN_BACKLOG); Node's default when not given.
  */
-export function listenOn(server: net.Server | http.Server | http2.Http2Server, { setting, port }: PortSetting, host: string, backlog?: number): Promise<void> {
+export function listenOn(
+  server: net.Server | http.Server | http2.Http2Server,
+  { setting, port }: PortSetting,
+  host: string,
+  backlog?: number,
+): Promise<void> {
   return new Promise((resolve, reject) => {
-    const failed = (err: NodeJS.ErrnoException) => reject(new Error(bindFailure(err, setting, port, host), { cause: err }));
+    const failed = (err: NodeJS.ErrnoException) =>
+      reject(new Error(bindFailure(err, setting, port, host), { cause: err }));
     server.once("error", failed);
     server.listen({ port, host, backlog }, () => {
       server.off("error", failed);

@@ -54,7 +54,10 @@ export function createReadiness(sources: ReadinessSources): Readiness {
   const probeDatabase = async (): Promise<CheckResult> => {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<CheckResult>((resolve) => {
-      timer = setTimeout(() => resolve({ ok: false, reason: `no answer to SELECT 1 within ${timeoutMs} ms` }), timeoutMs);
+      timer = setTimeout(
+        () => resolve({ ok: false, reason: `no answer to SELECT 1 within ${timeoutMs} ms` }),
+        timeoutMs,
+      );
       timer.unref();
     });
     const query = sources.sequelize.query("SELECT 1").then(
@@ -85,7 +88,9 @@ export function createReadiness(sources: ReadinessSources): Readiness {
     async check() {
       const checks: ReadinessReport["checks"] = {
         database: await database(),
-        governance_feed: sources.governance.feedLive() ? { ok: true } : { ok: false, reason: "the LISTEN connection is down; reconnecting" },
+        governance_feed: sources.governance.feedLive()
+          ? { ok: true }
+          : { ok: false, reason: "the LISTEN connection is down; reconnecting" },
         draining: draining ? { ok: false, reason: "shutting down" } : { ok: true },
       };
       return { ready: Object.values(checks).every((c) => c.ok), checks };

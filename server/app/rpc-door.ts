@@ -1,8 +1,23 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { DescMethod } from "@bufbuild/protobuf";
-import { Code, ConnectError, createConnectRouter, createContextKey, createContextValues, type ConnectRouter, type ContextValues, type Interceptor } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createConnectRouter,
+  createContextKey,
+  createContextValues,
+  type ConnectRouter,
+  type ContextValues,
+  type Interceptor,
+} from "@connectrpc/connect";
 import { encodeEnvelope, type UniversalHandler, type UniversalServerRequest } from "@connectrpc/connect/protocol";
-import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse, type connectNodeAdapter } from "@connectrpc/connect-node";
+import {
+  compressionBrotli,
+  compressionGzip,
+  universalRequestFromNodeRequest,
+  universalResponseToNodeResponse,
+  type connectNodeAdapter,
+} from "@connectrpc/connect-node";
 import { closeAfterAnswer } from "../../facade/unread-body.js";
 import type { Logger } from "../platform/logger.js";
 import { errorMessage } from "../../wire/errors.js";
@@ -36,7 +51,9 @@ type NodeHandler = ReturnType<typeof connectNodeAdapter>;
 type NodeRequest = Parameters<NodeHandler>[0];
 type NodeResponse = Parameters<NodeHandler>[1];
 
-const refusedKey = createContextKey<ConnectError | undefined>(undefined, { description: "refused before its body was read" });
+const refusedKey = createContextKey<ConnectError | undefined>(undefined, {
+  description: "refused before its body was read",
+});
 
 /** Innermost: a refused call ends here whatever the interceptors before it made of it. */
 const refusedCallsEnd: Interceptor = (next) => (req) => {
@@ -48,7 +65,14 @@ const refusedCallsEnd: Interceptor = (next) => (req) => {
 /** The request headers that describe the body a refused call is no longer read for. */
 const BODY_HEADERS = ["content-length", "content-encoding", "transfer-encoding"];
 
-export function rpcDoor({ routes, interceptors, shutdownSignal, readMaxBytes, admit, log }: RpcDoorOptions): NodeHandler {
+export function rpcDoor({
+  routes,
+  interceptors,
+  shutdownSignal,
+  readMaxBytes,
+  admit,
+  log,
+}: RpcDoorOptions): NodeHandler {
   const router = createConnectRouter({
     interceptors: [...interceptors, refusedCallsEnd],
     shutdownSignal,
@@ -78,9 +102,19 @@ export function rpcDoor({ routes, interceptors, shutdownSignal, readMaxBytes, ad
     void serve(handler, req, res, uReq, values);
   };
 
-  async function serve(handler: UniversalHandler, req: NodeRequest, res: NodeResponse, uReq: UniversalServerRequest, values: ContextValues): Promise<void> {
+  async function serve(
+    handler: UniversalHandler,
+    req: NodeRequest,
+    res: NodeResponse,
+    uReq: UniversalServerRequest,
+    values: ContextValues,
+  ): Promise<void> {
     const authorization = uReq.header.get("authorization");
-    const refusal = await admit(handler.method, new Headers(authorization === null ? {} : { authorization }), uReq.signal).then(
+    const refusal = await admit(
+      handler.method,
+      new Headers(authorization === null ? {} : { authorization }),
+      uReq.signal,
+    ).then(
       () => undefined,
       (err: unknown) => ConnectError.from(err),
     );
@@ -102,7 +136,10 @@ export function rpcDoor({ routes, interceptors, shutdownSignal, readMaxBytes, ad
       await universalResponseToNodeResponse(answer, res);
     } catch (reason) {
       if (ConnectError.from(reason).code === Code.Aborted) return;
-      log.error({ err: errorMessage(reason), method: `${handler.service.typeName}/${handler.method.name}` }, "the answer of a call could not be written");
+      log.error(
+        { err: errorMessage(reason), method: `${handler.service.typeName}/${handler.method.name}` },
+        "the answer of a call could not be written",
+      );
     }
   }
 }

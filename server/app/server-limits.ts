@@ -33,8 +33,14 @@ export function limitedHttpServer(limits: ListenerLimits, listener: http.Request
  * HTTP/2 has no head timeout of its own: a connection that opens no stream, or stops having any,
  * is closed once it has been idle `idleSessionMs`, which also ends one that never sends a request.
  */
-export function limitedHttp2Server(limits: ListenerLimits, listener: (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void): http2.Http2Server {
-  const server = http2.createServer({ maxSessionMemory: limits.sessionMemoryMiB, settings: { maxConcurrentStreams: limits.maxConcurrentStreams } }, listener);
+export function limitedHttp2Server(
+  limits: ListenerLimits,
+  listener: (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
+): http2.Http2Server {
+  const server = http2.createServer(
+    { maxSessionMemory: limits.sessionMemoryMiB, settings: { maxConcurrentStreams: limits.maxConcurrentStreams } },
+    listener,
+  );
   server.maxConnections = limits.maxConnections;
   if (limits.idleSessionMs > 0) server.on("session", (session) => closeWhenIdle(session, limits.idleSessionMs));
   return server;

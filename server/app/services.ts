@@ -107,7 +107,8 @@ export function servedServices(impls: Implementations): Array<readonly [DescServ
 /** Every method on its own, each reading at most its `max_body_bytes` (wire/body-limits.ts). */
 export function registerServices(router: ConnectRouter, impls: Implementations): void {
   for (const [service, impl] of servedServices(impls)) {
-    for (const spec of Object.values(createServiceImplSpec(service, impl).methods)) registerMethod(router, spec, { readMaxBytes: maxBodyBytesOf(spec.method) });
+    for (const spec of Object.values(createServiceImplSpec(service, impl).methods))
+      registerMethod(router, spec, { readMaxBytes: maxBodyBytesOf(spec.method) });
   }
 }
 

@@ -15,7 +15,12 @@ export interface StaticAsset {
   extraHeaders?: Record<string, string>;
 }
 
-export function staticAsset(body: Buffer, contentType: string, cacheControl: string, extraHeaders?: Record<string, string>): StaticAsset {
+export function staticAsset(
+  body: Buffer,
+  contentType: string,
+  cacheControl: string,
+  extraHeaders?: Record<string, string>,
+): StaticAsset {
   const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
   return { body, contentType, cacheControl, etag, ...(extraHeaders ? { extraHeaders } : {}) };
 }
@@ -24,13 +29,28 @@ export function staticAsset(body: Buffer, contentType: string, cacheControl: str
 export function allowGetAndHead(req: IncomingMessage, res: ServerResponse): boolean {
   if (req.method === "GET" || req.method === "HEAD") return true;
   res.setHeader("allow", "GET, HEAD");
-  sendError(res, { status: 405, message: `Method ${req.method} is not allowed on ${(req.url ?? "/").split("?", 1)[0]}; allowed: GET, HEAD` });
+  sendError(res, {
+    status: 405,
+    message: `Method ${req.method} is not allowed on ${(req.url ?? "/").split("?", 1)[0]}; allowed: GET, HEAD`,
+  });
   return false;
 }
 
 /** 200 with the asset (no body to HEAD), or 304 when the client holds this version. */
-export function sendAsset(req: IncomingMessage, res: ServerResponse, found: StaticAsset, headers: Record<string, string> = {}): void {
-  const all = { ...headers, "content-type": found.contentType, "cache-control": found.cacheControl, etag: found.etag, "x-content-type-options": "nosniff", ...found.extraHeaders };
+export function sendAsset(
+  req: IncomingMessage,
+  res: ServerResponse,
+  found: StaticAsset,
+  headers: Record<string, string> = {},
+): void {
+  const all = {
+    ...headers,
+    "content-type": found.contentType,
+    "cache-control": found.cacheControl,
+    etag: found.etag,
+    "x-content-type-options": "nosniff",
+    ...found.extraHeaders,
+  };
   if (req.headers["if-none-match"] === found.etag) {
     res.writeHead(304, all);
     res.end();

@@ -8,7 +8,12 @@ import { type Env, intVar, listVar, nonEmpty, type RenamedVar, resolveVar } from
  * loadConfig reads `shellTimeoutMs` before every other setting, so that a start with several bad
  * values still names the same one first.
  */
-export function internRuntimeConfig(env: Env, dataDir: string, shellTimeoutMs: number, renamedVar: RenamedVar): InternRuntimeConfig {
+export function internRuntimeConfig(
+  env: Env,
+  dataDir: string,
+  shellTimeoutMs: number,
+  renamedVar: RenamedVar,
+): InternRuntimeConfig {
   const internHostListen = nonEmpty(env.GATEWAY_INTERN_HOST_LISTEN) ?? "127.0.0.1";
   return {
     interactionTimeoutSeconds: renamedVar("GATEWAY_INTERN_INTERACTION_TIMEOUT_SECONDS", 300, 1, 86_400),
@@ -33,7 +38,9 @@ export function internRuntimeConfig(env: Env, dataDir: string, shellTimeoutMs: n
     fetchAllowedHosts: listVar(env, "GATEWAY_INTERN_FETCH_ALLOWED_HOSTS"),
     gatewayUrl: nonEmpty(env.GATEWAY_INTERN_GATEWAY_URL),
     hostListen: internHostListen,
-    hostAdvertise: nonEmpty(env.GATEWAY_INTERN_HOST_ADVERTISE) ?? (["0.0.0.0", "::"].includes(internHostListen) ? os.hostname() : internHostListen),
+    hostAdvertise:
+      nonEmpty(env.GATEWAY_INTERN_HOST_ADVERTISE) ??
+      (["0.0.0.0", "::"].includes(internHostListen) ? os.hostname() : internHostListen),
   };
 }
 
@@ -56,7 +63,9 @@ function internHomeDirVar(env: Env, dataDir: string): string {
   const dir = path.resolve(nonEmpty(env.GATEWAY_INTERN_HOME_DIR) ?? `${dataDir}-interns`);
   const within = (inner: string, outer: string) => inner === outer || inner.startsWith(outer + path.sep);
   if (within(dir, dataDir) || within(dataDir, dir)) {
-    throw new Error(`GATEWAY_INTERN_HOME_DIR (${dir}) must be outside GATEWAY_DATA_DIR (${dataDir}), and the other way round`);
+    throw new Error(
+      `GATEWAY_INTERN_HOME_DIR (${dir}) must be outside GATEWAY_DATA_DIR (${dataDir}), and the other way round`,
+    );
   }
   return dir;
 }

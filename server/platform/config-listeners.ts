@@ -30,7 +30,9 @@ export function listenerLimits(env: Env): ListenerLimits {
   const headersTimeoutMs = intVar(env, "GATEWAY_HTTP_HEADERS_TIMEOUT_MS", 30_000, 10, 600_000);
   const requestTimeoutMs = intVar(env, "GATEWAY_HTTP_REQUEST_TIMEOUT_MS", 3_600_000, 0, 86_400_000);
   if (requestTimeoutMs !== 0 && requestTimeoutMs < headersTimeoutMs) {
-    throw new Error(`GATEWAY_HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must be 0 or at least GATEWAY_HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs})`);
+    throw new Error(
+      `GATEWAY_HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must be 0 or at least GATEWAY_HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs})`,
+    );
   }
   return {
     headersTimeoutMs,
@@ -49,6 +51,7 @@ export function workersVar(env: Env): number {
   const raw = nonEmpty(env.GATEWAY_WORKERS);
   if (raw?.toLowerCase() === "auto") return os.availableParallelism();
   const workers = Number(raw ?? 1);
-  if (!Number.isInteger(workers) || workers < 1 || workers > 1_024) throw new Error(`GATEWAY_WORKERS must be "auto" or an integer from 1 to 1024, got "${raw}"`);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 1_024)
+    throw new Error(`GATEWAY_WORKERS must be "auto" or an integer from 1 to 1024, got "${raw}"`);
   return workers;
 }

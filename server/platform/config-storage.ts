@@ -22,7 +22,8 @@ export type StorageConfig =
 
 export function storageConfig(env: Env, dataDir: string): StorageConfig {
   const bucket = nonEmpty(env.GATEWAY_S3_BUCKET);
-  if (!bucket) return { kind: "local", dir: path.resolve(nonEmpty(env.GATEWAY_FILES_DIR) ?? path.join(dataDir, "files")) };
+  if (!bucket)
+    return { kind: "local", dir: path.resolve(nonEmpty(env.GATEWAY_FILES_DIR) ?? path.join(dataDir, "files")) };
   const accessKeyId = nonEmpty(env.GATEWAY_S3_ACCESS_KEY_ID);
   const secretAccessKey = nonEmpty(env.GATEWAY_S3_SECRET_ACCESS_KEY);
   if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {

@@ -24,9 +24,18 @@ export type RenamedVar = (name: keyof typeof RENAMED, fallback: number, min: num
 export function renamedVars(env: Env, deprecations: string[]): RenamedVar {
   return (name, fallback, min, max) => {
     const { old, factor } = RENAMED[name];
-    if (nonEmpty(env[name]) !== undefined || nonEmpty(env[old]) === undefined) return intVar(env, name, fallback, min, max);
-    deprecations.push(`${old} is renamed ${name}${factor === 1 ? "" : ` (milliseconds)`}; the old name is read until the next release`);
-    return intVar({ [name]: String(intVar(env, old, fallback / factor, 0, Number.MAX_SAFE_INTEGER) * factor) }, name, fallback, min, max);
+    if (nonEmpty(env[name]) !== undefined || nonEmpty(env[old]) === undefined)
+      return intVar(env, name, fallback, min, max);
+    deprecations.push(
+      `${old} is renamed ${name}${factor === 1 ? "" : ` (milliseconds)`}; the old name is read until the next release`,
+    );
+    return intVar(
+      { [name]: String(intVar(env, old, fallback / factor, 0, Number.MAX_SAFE_INTEGER) * factor) },
+      name,
+      fallback,
+      min,
+      max,
+    );
   };
 }
 
@@ -55,7 +64,8 @@ export function resolveVar(env: Env, name: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const item of listVar(env, name)) {
     const [host, address, extra] = item.split("=").map((part) => part.trim());
-    if (!host || !address || extra !== undefined) throw new Error(`${name} must be a list of host=address pairs, got "${item}"`);
+    if (!host || !address || extra !== undefined)
+      throw new Error(`${name} must be a list of host=address pairs, got "${item}"`);
     out[host] = address;
   }
   return out;

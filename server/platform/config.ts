@@ -256,11 +256,16 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
 /** GATEWAY_OWNER_EMAIL, checked as a member's email is (members.proto); `owner@localhost` when unset. */
 export function ownerEmailOf(env: Env = process.env): string {
   const email = nonEmpty(env.GATEWAY_OWNER_EMAIL) ?? "owner@localhost";
-  if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) throw new Error(`GATEWAY_OWNER_EMAIL must be an email address, got "${email}"`);
+  if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254)
+    throw new Error(`GATEWAY_OWNER_EMAIL must be an email address, got "${email}"`);
   return email;
 }
 
-const ENTITLEMENTS: Record<string, string> = { interns: "interns", "private-endpoints": "private_endpoints", private_endpoints: "private_endpoints" };
+const ENTITLEMENTS: Record<string, string> = {
+  interns: "interns",
+  "private-endpoints": "private_endpoints",
+  private_endpoints: "private_endpoints",
+};
 
 /** A comma list of `interns` and `private-endpoints`, or `none`; unset: both. */
 function entitlementsVar(env: Env, name: string): string[] {
@@ -271,7 +276,8 @@ function entitlementsVar(env: Env, name: string): string[] {
     ...new Set(
       items.map((item) => {
         const entitlement = ENTITLEMENTS[item];
-        if (!entitlement) throw new Error(`${name} must be a comma list of interns and private-endpoints, or none; got "${item}"`);
+        if (!entitlement)
+          throw new Error(`${name} must be a comma list of interns and private-endpoints, or none; got "${item}"`);
         return entitlement;
       }),
     ),

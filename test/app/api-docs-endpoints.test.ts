@@ -47,7 +47,8 @@ test("GET /docs redirects to /docs/, a Swagger UI page that loads only local fil
   assert.is(page.status, 200);
   assert.is(page.headers.get("content-type"), "text/html; charset=utf-8");
   const policy = page.headers.get("content-security-policy") ?? "";
-  for (const directive of ["default-src 'none'", "script-src 'self'", "connect-src 'self'"]) assert.ok(policy.includes(directive), policy);
+  for (const directive of ["default-src 'none'", "script-src 'self'", "connect-src 'self'"])
+    assert.ok(policy.includes(directive), policy);
   const html = await page.text();
   const references = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
   assert.ok(references.length >= 5, html);

@@ -39,7 +39,9 @@ function assertSecurityHeaders(headers: Headers, where: string): void {
   assert.is(headers.get("referrer-policy"), "no-referrer", where);
 }
 
-test("GET /ui redirects to /ui/, the built page, which loads only its own files and no inline script", async ({ gw }) => {
+test("GET /ui redirects to /ui/, the built page, which loads only its own files and no inline script", async ({
+  gw,
+}) => {
   const redirect = await fetch(`${gw.url}/ui`, { redirect: "manual" });
   assert.is(redirect.status, 301);
   assert.is(redirect.headers.get("location"), "ui/");
@@ -53,14 +55,22 @@ test("GET /ui redirects to /ui/, the built page, which loads only its own files 
   assert.is(html, fs.readFileSync(path.join(DIST, "index.html"), "utf8"));
   assert.not.match(html, /<script(?![^>]*\ssrc=)[^>]*>/, "every script is a file");
   assert.not.match(html, /<style|\sstyle=/, "no inline style");
-  const references = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!).filter((ref) => !ref.startsWith("data:"));
+  const references = [...html.matchAll(/(?:src|href)="([^"]+)"/g)]
+    .map((match) => match[1]!)
+    .filter((ref) => !ref.startsWith("data:"));
   assert.equal(references.sort(), ["app.css", "app.js"]);
   for (const reference of references) {
     const asset = await fetch(new URL(reference, page.url));
     assert.is(asset.status, 200, reference);
-    assert.is(asset.headers.get("content-type"), reference.endsWith(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8");
+    assert.is(
+      asset.headers.get("content-type"),
+      reference.endsWith(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8",
+    );
     assertSecurityHeaders(asset.headers, reference);
-    assert.ok(Buffer.from(await asset.arrayBuffer()).equals(fs.readFileSync(path.join(DIST, reference))), `${reference} is ui/dist/${reference}`);
+    assert.ok(
+      Buffer.from(await asset.arrayBuffer()).equals(fs.readFileSync(path.join(DIST, reference))),
+      `${reference} is ui/dist/${reference}`,
+    );
   }
 });
 
@@ -82,7 +92,14 @@ test("the files are revalidated by ETag; HEAD has no body; only GET and HEAD are
 
 test("a sub-path of the app is the page; its assets are found from any depth", async ({ gw }) => {
   const index = fs.readFileSync(path.join(DIST, "index.html"), "utf8");
-  for (const subPath of ["/ui/index.html", "/ui/keys", "/ui/keys/", "/ui/overview?from=link", "/ui/constructor", "/ui/__proto__"]) {
+  for (const subPath of [
+    "/ui/index.html",
+    "/ui/keys",
+    "/ui/keys/",
+    "/ui/overview?from=link",
+    "/ui/constructor",
+    "/ui/__proto__",
+  ]) {
     const res = await call(gw.url, "GET", subPath);
     assert.is(res.status, 200, subPath);
     assert.is(res.text, index, subPath);

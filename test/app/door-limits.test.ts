@@ -11,7 +11,15 @@ import { newKeySecret } from "../../server/platform/core/key-secret.js";
 import { eventually } from "../support/eventually.js";
 import { createDatabase, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
-import { envelope, grpcStatusOf, gzipBomb, h1Request, h2Request, peakRssGrowthMiB, type WireReply } from "../support/rpc-wire.js";
+import {
+  envelope,
+  grpcStatusOf,
+  gzipBomb,
+  h1Request,
+  h2Request,
+  peakRssGrowthMiB,
+  type WireReply,
+} from "../support/rpc-wire.js";
 
 const run = promisify(execFile);
 
@@ -24,7 +32,9 @@ const run = promisify(execFile);
  * Then the listeners' own limits, each set small for the test and watched happen: slow headers,
  * idle connections and sessions, the connection cap, the streams of one HTTP/2 session.
  */
-const doors = suite<{ gw: GatewayProcess; key: string; grpcUrl: string }>("gateway: the RPC doors read only what the facade would");
+const doors = suite<{ gw: GatewayProcess; key: string; grpcUrl: string }>(
+  "gateway: the RPC doors read only what the facade would",
+);
 
 /** What a refusal or a capped read may move the gateway's peak memory by; inflating the bodies sent here would take hundreds of MiB. */
 const QUIET_MIB = 16;
@@ -42,7 +52,12 @@ doors.before(async (ctx) => {
   ctx.gw = await startGatewayProcess({ databaseUrl: await createDatabase(), key: ctx.key });
   ctx.grpcUrl = `http://127.0.0.1:${ctx.gw.grpcPort}`;
   // The paths the calls below take, warmed once: their first use allocates what every later one reuses.
-  await h1Request(ctx.gw.url, GET_CURRENT_KEY, { "content-type": "application/json", authorization: `Bearer ${ctx.key}` }, Buffer.from("{}"));
+  await h1Request(
+    ctx.gw.url,
+    GET_CURRENT_KEY,
+    { "content-type": "application/json", authorization: `Bearer ${ctx.key}` },
+    Buffer.from("{}"),
+  );
   await h2Request(ctx.grpcUrl, GET_CURRENT_KEY, GRPC, envelope(Buffer.alloc(0)));
 });
 doors.after(async (ctx) => {
@@ -50,86 +65,146 @@ doors.after(async (ctx) => {
 });
 
 /** The call, and how far it moved the gateway's peak memory. */
-async function measured(gw: GatewayProcess, send: () => Promise<WireReply>): Promise<{ reply: WireReply; growthMiB: number }> {
+async function measured(
+  gw: GatewayProcess,
+  send: () => Promise<WireReply>,
+): Promise<{ reply: WireReply; growthMiB: number }> {
   let reply: WireReply | undefined;
   const growthMiB = await peakRssGrowthMiB(gw.child.pid!, async () => void (reply = await send()));
   return { reply: reply!, growthMiB };
 }
 
-doors("no key: 1 GiB gzipped is refused from the headers in every protocol, on both ports, nothing inflated", async ({ gw, grpcUrl }) => {
-  const cases: Array<{ name: string; send: () => Promise<WireReply>; refused: (reply: WireReply) => boolean }> = [
-    {
-      name: "Connect unary, HTTP port",
-      send: () => h1Request(gw.url, GET_CURRENT_KEY, { "content-type": "application/json", "content-encoding": "gzip" }, BOMB),
-      refused: (r) => r.status === 401 && JSON.parse(r.body.toString()).code === "unauthenticated",
-    },
-    {
-      name: "Connect streaming, HTTP port",
-      send: () => h1Request(gw.url, CHAT_STREAM, { "content-type": "application/connect+json", "connect-content-encoding": "gzip" }, envelope(BOMB, 1)),
-      refused: (r) => r.status === 200 && r.body.toString().includes('"code":"unauthenticated"'),
-    },
-    {
-      name: "gRPC-Web, HTTP port",
-      send: () => h1Request(gw.url, GET_CURRENT_KEY, { "content-type": "application/grpc-web+proto", "grpc-encoding": "gzip" }, envelope(BOMB, 1)),
-      refused: (r) => grpcStatusOf(r) === "16",
-    },
-    {
-      name: "gRPC, h2c port",
-      send: () => h2Request(grpcUrl, GET_CURRENT_KEY, { ...GRPC, "grpc-encoding": "gzip" }, envelope(BOMB, 1)),
-      refused: (r) => grpcStatusOf(r) === "16",
-    },
-    {
-      name: "Connect unary, h2c port",
-      send: () => h2Request(grpcUrl, GET_CURRENT_KEY, { "content-type": "application/json", "content-encoding": "gzip" }, BOMB),
-      refused: (r) => r.status === 401,
-    },
-  ];
-  for (const { name, send, refused } of cases) {
-    const { reply, growthMiB } = await measured(gw, send);
-    assert.ok(refused(reply), `${name}: ${reply.status} ${JSON.stringify(reply.headers)} ${reply.body.subarray(0, 300).toString()}`);
-    assert.ok(growthMiB < QUIET_MIB, `${name}: the gateway's peak memory rose by ${growthMiB.toFixed(1)} MiB`);
-  }
-});
+doors(
+  "no key: 1 GiB gzipped is refused from the headers in every protocol, on both ports, nothing inflated",
+  async ({ gw, grpcUrl }) => {
+    const cases: Array<{ name: string; send: () => Promise<WireReply>; refused: (reply: WireReply) => boolean }> = [
+      {
+        name: "Connect unary, HTTP port",
+        send: () =>
+          h1Request(gw.url, GET_CURRENT_KEY, { "content-type": "application/json", "content-encoding": "gzip" }, BOMB),
+        refused: (r) => r.status === 401 && JSON.parse(r.body.toString()).code === "unauthenticated",
+      },
+      {
+        name: "Connect streaming, HTTP port",
+        send: () =>
+          h1Request(
+            gw.url,
+            CHAT_STREAM,
+            { "content-type": "application/connect+json", "connect-content-encoding": "gzip" },
+            envelope(BOMB, 1),
+          ),
+        refused: (r) => r.status === 200 && r.body.toString().includes('"code":"unauthenticated"'),
+      },
+      {
+        name: "gRPC-Web, HTTP port",
+        send: () =>
+          h1Request(
+            gw.url,
+            GET_CURRENT_KEY,
+            { "content-type": "application/grpc-web+proto", "grpc-encoding": "gzip" },
+            envelope(BOMB, 1),
+          ),
+        refused: (r) => grpcStatusOf(r) === "16",
+      },
+      {
+        name: "gRPC, h2c port",
+        send: () => h2Request(grpcUrl, GET_CURRENT_KEY, { ...GRPC, "grpc-encoding": "gzip" }, envelope(BOMB, 1)),
+        refused: (r) => grpcStatusOf(r) === "16",
+      },
+      {
+        name: "Connect unary, h2c port",
+        send: () =>
+          h2Request(grpcUrl, GET_CURRENT_KEY, { "content-type": "application/json", "content-encoding": "gzip" }, BOMB),
+        refused: (r) => r.status === 401,
+      },
+    ];
+    for (const { name, send, refused } of cases) {
+      const { reply, growthMiB } = await measured(gw, send);
+      assert.ok(
+        refused(reply),
+        `${name}: ${reply.status} ${JSON.stringify(reply.headers)} ${reply.body.subarray(0, 300).toString()}`,
+      );
+      assert.ok(growthMiB < QUIET_MIB, `${name}: the gateway's peak memory rose by ${growthMiB.toFixed(1)} MiB`);
+    }
+  },
+);
 
 doors("the refusal is the core's own: its message, and the call's request id", async ({ gw, grpcUrl }) => {
-  const missing = await h1Request(gw.url, GET_CURRENT_KEY, { "content-type": "application/json", "content-encoding": "gzip", "x-request-id": "door-401" }, BOMB);
+  const missing = await h1Request(
+    gw.url,
+    GET_CURRENT_KEY,
+    { "content-type": "application/json", "content-encoding": "gzip", "x-request-id": "door-401" },
+    BOMB,
+  );
   assert.is(missing.status, 401);
   assert.is(missing.headers["x-request-id"], "door-401");
   assert.match(JSON.parse(missing.body.toString()).message, /Missing or malformed Authorization header/);
-  const unknown = await h2Request(grpcUrl, GET_CURRENT_KEY, { ...GRPC, "grpc-encoding": "gzip", authorization: "Bearer sk-gw-v1-not-a-real-key" }, envelope(BOMB, 1));
+  const unknown = await h2Request(
+    grpcUrl,
+    GET_CURRENT_KEY,
+    { ...GRPC, "grpc-encoding": "gzip", authorization: "Bearer sk-gw-v1-not-a-real-key" },
+    envelope(BOMB, 1),
+  );
   assert.is(grpcStatusOf(unknown), "16");
-  assert.is(decodeURIComponent(unknown.trailers["grpc-message"] ?? unknown.headers["grpc-message"] ?? ""), "Invalid API key");
+  assert.is(
+    decodeURIComponent(unknown.trailers["grpc-message"] ?? unknown.headers["grpc-message"] ?? ""),
+    "Invalid API key",
+  );
 });
 
 doors("a valid key: a body over the method's limit is resource_exhausted", async ({ gw, grpcUrl, key }) => {
   const authorization = `Bearer ${key}`;
   // GetCurrentKey sets no limit of its own: the facade's 1 MiB.
   const tooBig = Buffer.alloc(2 * 1024 * 1024, " ");
-  const connect = await h1Request(gw.url, GET_CURRENT_KEY, { "content-type": "application/json", authorization }, tooBig);
+  const connect = await h1Request(
+    gw.url,
+    GET_CURRENT_KEY,
+    { "content-type": "application/json", authorization },
+    tooBig,
+  );
   assert.is(JSON.parse(connect.body.toString()).code, "resource_exhausted", connect.body.toString());
   const grpc = await h2Request(grpcUrl, GET_CURRENT_KEY, { ...GRPC, authorization }, envelope(tooBig));
   assert.is(grpcStatusOf(grpc), "8");
 });
 
-doors("a valid key: a gzip bomb under the limit as sent is refused once inflated past it, never inflated whole", async ({ gw, grpcUrl, key }) => {
-  const authorization = `Bearer ${key}`;
-  const connect = await measured(gw, () => h1Request(gw.url, GET_CURRENT_KEY, { "content-type": "application/json", "content-encoding": "gzip", authorization }, HALF_BOMB));
-  assert.is(JSON.parse(connect.reply.body.toString()).code, "resource_exhausted", connect.reply.body.toString());
-  assert.ok(connect.growthMiB < QUIET_MIB, `Connect: the gateway's peak memory rose by ${connect.growthMiB.toFixed(1)} MiB`);
-  const grpc = await measured(gw, () => h2Request(grpcUrl, GET_CURRENT_KEY, { ...GRPC, "grpc-encoding": "gzip", authorization }, envelope(HALF_BOMB, 1)));
-  assert.is(grpcStatusOf(grpc.reply), "8");
-  assert.ok(grpc.growthMiB < QUIET_MIB, `gRPC: the gateway's peak memory rose by ${grpc.growthMiB.toFixed(1)} MiB`);
-});
+doors(
+  "a valid key: a gzip bomb under the limit as sent is refused once inflated past it, never inflated whole",
+  async ({ gw, grpcUrl, key }) => {
+    const authorization = `Bearer ${key}`;
+    const connect = await measured(gw, () =>
+      h1Request(
+        gw.url,
+        GET_CURRENT_KEY,
+        { "content-type": "application/json", "content-encoding": "gzip", authorization },
+        HALF_BOMB,
+      ),
+    );
+    assert.is(JSON.parse(connect.reply.body.toString()).code, "resource_exhausted", connect.reply.body.toString());
+    assert.ok(
+      connect.growthMiB < QUIET_MIB,
+      `Connect: the gateway's peak memory rose by ${connect.growthMiB.toFixed(1)} MiB`,
+    );
+    const grpc = await measured(gw, () =>
+      h2Request(grpcUrl, GET_CURRENT_KEY, { ...GRPC, "grpc-encoding": "gzip", authorization }, envelope(HALF_BOMB, 1)),
+    );
+    assert.is(grpcStatusOf(grpc.reply), "8");
+    assert.ok(grpc.growthMiB < QUIET_MIB, `gRPC: the gateway's peak memory rose by ${grpc.growthMiB.toFixed(1)} MiB`);
+  },
+);
 
-doors("a client-streaming upload keeps its method's own limit, per message: a 2 MiB chunk is taken", async ({ grpcUrl, key }) => {
-  const message = (part: MessageInitShape<typeof UploadFileRequestSchema>) => envelope(Buffer.from(toBinary(UploadFileRequestSchema, create(UploadFileRequestSchema, part))));
-  const body = Buffer.concat([
-    message({ part: { case: "metadata", value: { filename: "spaces.txt", contentType: "text/plain" } } }),
-    message({ part: { case: "chunk", value: Buffer.alloc(2 * 1024 * 1024, " ") } }),
-  ]);
-  const reply = await h2Request(grpcUrl, UPLOAD_FILE, { ...GRPC, authorization: `Bearer ${key}` }, body);
-  assert.is(grpcStatusOf(reply), "0", decodeURIComponent(reply.trailers["grpc-message"] ?? ""));
-});
+doors(
+  "a client-streaming upload keeps its method's own limit, per message: a 2 MiB chunk is taken",
+  async ({ grpcUrl, key }) => {
+    const message = (part: MessageInitShape<typeof UploadFileRequestSchema>) =>
+      envelope(Buffer.from(toBinary(UploadFileRequestSchema, create(UploadFileRequestSchema, part))));
+    const body = Buffer.concat([
+      message({ part: { case: "metadata", value: { filename: "spaces.txt", contentType: "text/plain" } } }),
+      message({ part: { case: "chunk", value: Buffer.alloc(2 * 1024 * 1024, " ") } }),
+    ]);
+    const reply = await h2Request(grpcUrl, UPLOAD_FILE, { ...GRPC, authorization: `Bearer ${key}` }, body);
+    assert.is(grpcStatusOf(reply), "0", decodeURIComponent(reply.trailers["grpc-message"] ?? ""));
+  },
+);
 
 doors("an HTTP/1.0 call without Host is answered 400, and the gateway lives on", async ({ gw }) => {
   // connect-node's adapter throws from the request listener when it cannot make the call's URL.
@@ -198,7 +273,9 @@ timeouts("an HTTP/2 session's streams beyond the cap are refused; the others are
       stream.once("close", () => (state.closed = true));
       return state;
     });
-    const refused = await eventually(() => streams.filter((s) => s.closed), "a stream is refused", { until: (closed) => closed.length > 0 });
+    const refused = await eventually(() => streams.filter((s) => s.closed), "a stream is refused", {
+      until: (closed) => closed.length > 0,
+    });
     assert.equal(
       refused.map((s) => s.stream.rstCode),
       [http2.constants.NGHTTP2_REFUSED_STREAM],
@@ -226,50 +303,56 @@ caps.after(async (ctx) => {
   await ctx.gw?.stop();
 });
 
-caps("the HTTP port: a connection over the cap is closed unanswered; once one closes, the next is served", async ({ gw }) => {
-  const host = new URL(gw.url).host;
-  const request = `GET /healthz HTTP/1.1\r\nhost: ${host}\r\n\r\n`;
-  const held = [await rawSocket(gw.url), await rawSocket(gw.url)];
-  for (const socket of held) {
-    socket.write(request);
-    await eventually(() => socket.received().includes('"ok"'), "a connection within the cap is served");
-  }
-  const over = await rawSocket(gw.url);
-  over.write(request);
-  await eventually(() => over.closed, "the connection over the cap is closed");
-  assert.is(over.received(), "");
-  held[0]!.destroy();
-  await eventually(async () => {
-    const next = await rawSocket(gw.url);
-    next.write(request);
-    await eventually(() => next.closed || next.received().includes('"ok"'), "an answer or a close");
-    next.destroy();
-    return next.received().includes('"ok"');
-  }, "a new connection is served once one has closed");
-  held[1]!.destroy();
-});
+caps(
+  "the HTTP port: a connection over the cap is closed unanswered; once one closes, the next is served",
+  async ({ gw }) => {
+    const host = new URL(gw.url).host;
+    const request = `GET /healthz HTTP/1.1\r\nhost: ${host}\r\n\r\n`;
+    const held = [await rawSocket(gw.url), await rawSocket(gw.url)];
+    for (const socket of held) {
+      socket.write(request);
+      await eventually(() => socket.received().includes('"ok"'), "a connection within the cap is served");
+    }
+    const over = await rawSocket(gw.url);
+    over.write(request);
+    await eventually(() => over.closed, "the connection over the cap is closed");
+    assert.is(over.received(), "");
+    held[0]!.destroy();
+    await eventually(async () => {
+      const next = await rawSocket(gw.url);
+      next.write(request);
+      await eventually(() => next.closed || next.received().includes('"ok"'), "an answer or a close");
+      next.destroy();
+      return next.received().includes('"ok"');
+    }, "a new connection is served once one has closed");
+    held[1]!.destroy();
+  },
+);
 
-caps("the gRPC port: a session over the cap is closed unanswered; once one closes, the next is served", async ({ gw }) => {
-  const check = (session: http2.ClientHttp2Session) => healthCheck(session);
-  const held = [http2.connect(gw.grpcUrl), http2.connect(gw.grpcUrl)];
-  for (const session of held) {
-    session.on("error", () => undefined);
-    assert.is(await check(session), "0");
-  }
-  const over = http2.connect(gw.grpcUrl);
-  over.on("error", () => undefined);
-  assert.is(await check(over), undefined);
-  over.destroy();
-  held[0]!.destroy();
-  await eventually(async () => {
-    const next = http2.connect(gw.grpcUrl);
-    next.on("error", () => undefined);
-    const status = await check(next);
-    next.destroy();
-    return status === "0";
-  }, "a new session is served once one has closed");
-  held[1]!.destroy();
-});
+caps(
+  "the gRPC port: a session over the cap is closed unanswered; once one closes, the next is served",
+  async ({ gw }) => {
+    const check = (session: http2.ClientHttp2Session) => healthCheck(session);
+    const held = [http2.connect(gw.grpcUrl), http2.connect(gw.grpcUrl)];
+    for (const session of held) {
+      session.on("error", () => undefined);
+      assert.is(await check(session), "0");
+    }
+    const over = http2.connect(gw.grpcUrl);
+    over.on("error", () => undefined);
+    assert.is(await check(over), undefined);
+    over.destroy();
+    held[0]!.destroy();
+    await eventually(async () => {
+      const next = http2.connect(gw.grpcUrl);
+      next.on("error", () => undefined);
+      const status = await check(next);
+      next.destroy();
+      return status === "0";
+    }, "a new session is served once one has closed");
+    held[1]!.destroy();
+  },
+);
 
 caps.run();
 
@@ -282,14 +365,17 @@ backlog.after(async (ctx) => {
   await ctx.gw?.stop();
 });
 
-backlog("both ports listen with GATEWAY_LISTEN_BACKLOG as their queue (ss shows it as a listener's Send-Q)", async ({ gw }) => {
-  for (const url of [gw.url, gw.grpcUrl]) {
-    const port = new URL(url).port;
-    const { stdout } = await run("ss", ["-Hlnt", `sport = :${port}`]);
-    const [, , sendQ] = stdout.trim().split(/\s+/);
-    assert.is(sendQ, "777", `the listener on port ${port}: ${stdout}`);
-  }
-});
+backlog(
+  "both ports listen with GATEWAY_LISTEN_BACKLOG as their queue (ss shows it as a listener's Send-Q)",
+  async ({ gw }) => {
+    for (const url of [gw.url, gw.grpcUrl]) {
+      const port = new URL(url).port;
+      const { stdout } = await run("ss", ["-Hlnt", `sport = :${port}`]);
+      const [, , sendQ] = stdout.trim().split(/\s+/);
+      assert.is(sendQ, "777", `the listener on port ${port}: ${stdout}`);
+    }
+  },
+);
 
 backlog("the default queue holds a burst of thousands, and a backlog out of range is refused by name", () => {
   assert.is(loadConfig({}).listeners.listenBacklog, 4_096);

@@ -33,10 +33,19 @@ test("GATEWAY_BOOTSTRAP_ENTITLEMENTS chooses them; none turns them off", async (
 
 test("GATEWAY_BOOTSTRAP_ENTITLEMENTS: a comma list of interns and private-endpoints, or none; anything else stops the start", () => {
   assert.equal(loadConfig({}).bootstrapEntitlements, ["interns", "private_endpoints"]);
-  assert.equal(loadConfig({ GATEWAY_BOOTSTRAP_ENTITLEMENTS: " Private-Endpoints , interns " }).bootstrapEntitlements, ["private_endpoints", "interns"]);
+  assert.equal(loadConfig({ GATEWAY_BOOTSTRAP_ENTITLEMENTS: " Private-Endpoints , interns " }).bootstrapEntitlements, [
+    "private_endpoints",
+    "interns",
+  ]);
   assert.equal(loadConfig({ GATEWAY_BOOTSTRAP_ENTITLEMENTS: "none" }).bootstrapEntitlements, []);
-  assert.throws(() => loadConfig({ GATEWAY_BOOTSTRAP_ENTITLEMENTS: "interns,vault" }), /GATEWAY_BOOTSTRAP_ENTITLEMENTS must be .*"vault"/);
-  assert.throws(() => loadConfig({ GATEWAY_OWNER_EMAIL: "not an email" }), /GATEWAY_OWNER_EMAIL must be an email address/);
+  assert.throws(
+    () => loadConfig({ GATEWAY_BOOTSTRAP_ENTITLEMENTS: "interns,vault" }),
+    /GATEWAY_BOOTSTRAP_ENTITLEMENTS must be .*"vault"/,
+  );
+  assert.throws(
+    () => loadConfig({ GATEWAY_OWNER_EMAIL: "not an email" }),
+    /GATEWAY_OWNER_EMAIL must be an email address/,
+  );
 });
 
 test.run();

@@ -48,29 +48,52 @@ test("GetCurrentKey answers what REST GET /api/v1/key answers", async ({ gw, key
 });
 
 test("CreateWorkspace creates; a duplicate slug is ABORTED with http_status 409", async ({ gw, workspaces }) => {
-  const created = await workspaces.unary(WorkspacesService.method.createWorkspace, { name: "Over gRPC", slug: "over-grpc" }, bearer(gw.key));
+  const created = await workspaces.unary(
+    WorkspacesService.method.createWorkspace,
+    { name: "Over gRPC", slug: "over-grpc" },
+    bearer(gw.key),
+  );
   assert.is(created.data?.slug, "over-grpc");
   assert.is(created.data?.name, "Over gRPC");
   assert.match(created.data?.id ?? "", /^[0-9a-f-]{36}$/);
 
-  const overRest = await call(gw.url, "POST", "/api/v1/workspaces", { key: gw.key, body: { name: "Over REST", slug: "over-grpc" } });
+  const overRest = await call(gw.url, "POST", "/api/v1/workspaces", {
+    key: gw.key,
+    body: { name: "Over REST", slug: "over-grpc" },
+  });
   assert.is(overRest.status, 409, "REST sees the workspace created over gRPC");
 
-  const duplicate = await grpcFailure(workspaces.unary(WorkspacesService.method.createWorkspace, { name: "Again", slug: "over-grpc" }, bearer(gw.key)));
+  const duplicate = await grpcFailure(
+    workspaces.unary(WorkspacesService.method.createWorkspace, { name: "Again", slug: "over-grpc" }, bearer(gw.key)),
+  );
   assert.is(duplicate.code, status.ABORTED, duplicate.message);
-  assert.ok(duplicate.detail, `an ErrorDetail travels in grpc-status-details-bin (got ${duplicate.detailTypes.join(", ") || "none"})`);
+  assert.ok(
+    duplicate.detail,
+    `an ErrorDetail travels in grpc-status-details-bin (got ${duplicate.detailTypes.join(", ") || "none"})`,
+  );
   assert.is(duplicate.detail.httpStatus, 409);
 });
 
 test("invalid input is INVALID_ARGUMENT with http_status 400 and names the field", async ({ gw, workspaces }) => {
-  const failure = await grpcFailure(workspaces.unary(WorkspacesService.method.createWorkspace, { name: "Bad", slug: "Bad Slug" }, bearer(gw.key)));
+  const failure = await grpcFailure(
+    workspaces.unary(WorkspacesService.method.createWorkspace, { name: "Bad", slug: "Bad Slug" }, bearer(gw.key)),
+  );
   assert.is(failure.code, status.INVALID_ARGUMENT, failure.message);
   assert.is(failure.detail?.httpStatus, 400);
   assert.match(failure.details, /slug/);
 });
 
-test("a timestamp no RFC 3339 text can carry (year 11476) is INVALID_ARGUMENT naming the field, not an internal error", async ({ gw, keys }) => {
-  const failure = await grpcFailure(keys.unary(KeysService.method.createKey, { name: "far", expiresAt: { seconds: 300_000_000_000n, nanos: 0 } }, bearer(gw.key)));
+test("a timestamp no RFC 3339 text can carry (year 11476) is INVALID_ARGUMENT naming the field, not an internal error", async ({
+  gw,
+  keys,
+}) => {
+  const failure = await grpcFailure(
+    keys.unary(
+      KeysService.method.createKey,
+      { name: "far", expiresAt: { seconds: 300_000_000_000n, nanos: 0 } },
+      bearer(gw.key),
+    ),
+  );
   assert.is(failure.code, status.INVALID_ARGUMENT, failure.message);
   assert.is(failure.detail?.httpStatus, 400);
   assert.match(failure.details, /expires_at must be a time from 0001/);
@@ -81,7 +104,9 @@ test("no authorization metadata is UNAUTHENTICATED with http_status 401", async 
   assert.is(own.code, status.UNAUTHENTICATED, own.message);
   assert.is(own.detail?.httpStatus, 401);
 
-  const create = await grpcFailure(workspaces.unary(WorkspacesService.method.createWorkspace, { name: "x", slug: "x" }));
+  const create = await grpcFailure(
+    workspaces.unary(WorkspacesService.method.createWorkspace, { name: "x", slug: "x" }),
+  );
   assert.is(create.code, status.UNAUTHENTICATED, create.message);
   assert.is(create.detail?.httpStatus, 401);
 
@@ -90,7 +115,11 @@ test("no authorization metadata is UNAUTHENTICATED with http_status 401", async 
   assert.is(unknown.detail?.httpStatus, 401);
 });
 
-test("a non-management key on a management method is PERMISSION_DENIED with http_status 403", async ({ gw, keys, workspaces }) => {
+test("a non-management key on a management method is PERMISSION_DENIED with http_status 403", async ({
+  gw,
+  keys,
+  workspaces,
+}) => {
   const created = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: "plain over grpc" } });
   assert.is(created.status, 201);
   const plain = at(created.body, "key") as string;
@@ -98,7 +127,9 @@ test("a non-management key on a management method is PERMISSION_DENIED with http
   const own = await keys.unary(KeysService.method.getCurrentKey, {}, bearer(plain));
   assert.is(own.data?.isManagementKey, false, "the plain key itself works");
 
-  const failure = await grpcFailure(workspaces.unary(WorkspacesService.method.createWorkspace, { name: "Nope", slug: "nope" }, bearer(plain)));
+  const failure = await grpcFailure(
+    workspaces.unary(WorkspacesService.method.createWorkspace, { name: "Nope", slug: "nope" }, bearer(plain)),
+  );
   assert.is(failure.code, status.PERMISSION_DENIED, failure.message);
   assert.is(failure.detail?.httpStatus, 403);
   assert.match(failure.details, /management keys/);
@@ -110,16 +141,22 @@ test("a batch that does not exist is NOT_FOUND with http_status 404", async ({ g
   assert.is(failure.detail?.httpStatus, 404);
 });
 
-test("interns: outside the programme NOT_FOUND (404, not_found); inside it an unknown intern is NOT_FOUND too", async ({ interns }) => {
+test("interns: outside the programme NOT_FOUND (404, not_found); inside it an unknown intern is NOT_FOUND too", async ({
+  interns,
+}) => {
   const outside = await seedOrganization("grpc-no-interns");
-  const hidden = await grpcFailure(interns.unary(InternsService.method.getIntern, { internId: randomUUID() }, bearer(outside.key)));
+  const hidden = await grpcFailure(
+    interns.unary(InternsService.method.getIntern, { internId: randomUUID() }, bearer(outside.key)),
+  );
   assert.is(hidden.code, status.NOT_FOUND, hidden.message);
   assert.is(hidden.detail?.httpStatus, 404);
   assert.is(hidden.detail?.reason, "not_found");
   assert.is(hidden.detail?.retryable, false);
 
   const inside = await seedOrganization("grpc-interns", ["interns"]);
-  const unknown = await grpcFailure(interns.unary(InternsService.method.getIntern, { internId: randomUUID() }, bearer(inside.key)));
+  const unknown = await grpcFailure(
+    interns.unary(InternsService.method.getIntern, { internId: randomUUID() }, bearer(inside.key)),
+  );
   assert.is(unknown.code, status.NOT_FOUND, unknown.message);
   assert.is(unknown.detail?.reason, "not_found");
   assert.match(unknown.message, /Intern .* not found/);

@@ -23,7 +23,11 @@ const ALL_OK = { database: { ok: true }, governance_feed: { ok: true }, draining
 
 /** Asks /readyz until it answers `status`: the feed reconnects on its own schedule. */
 async function readyzUntil(url: string, status: number): Promise<unknown> {
-  return (await eventually(() => call(url, "GET", "/readyz"), `/readyz answers ${status}`, { until: (res) => res.status === status })).body;
+  return (
+    await eventually(() => call(url, "GET", "/readyz"), `/readyz answers ${status}`, {
+      until: (res) => res.status === status,
+    })
+  ).body;
 }
 
 test("GET /healthz: 200 {status: ok} without a key, never cached", async ({ gw }) => {
@@ -50,11 +54,15 @@ test("HEAD answers the status without a body; other methods get 405 naming the a
   assert.match(String(at(post.body, "error", "message")), /allowed: GET, HEAD/);
 });
 
-test("the governance change feed down: /readyz 503 naming it, and 200 again once it has reconnected", async ({ gw }) => {
+test("the governance change feed down: /readyz 503 naming it, and 200 again once it has reconnected", async ({
+  gw,
+}) => {
   const client = new pg.Client(gw.databaseUrl);
   await client.connect();
   try {
-    const { rowCount } = await client.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'");
+    const { rowCount } = await client.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'",
+    );
     assert.ok((rowCount ?? 0) >= 1, "the LISTEN connection was found");
   } finally {
     await client.end();
@@ -69,7 +77,10 @@ test("the governance change feed down: /readyz 503 naming it, and 200 again once
 
 test("a database that cannot be reached: the check fails with a reason that holds no address or SQL", async () => {
   // A real connection attempt to a port nothing listens on (port 1 is reserved, never a PostgreSQL).
-  const sequelize = new Sequelize("postgres://gateway:secret-password@127.0.0.1:1/none", { logging: false, retry: { max: 0 } });
+  const sequelize = new Sequelize("postgres://gateway:secret-password@127.0.0.1:1/none", {
+    logging: false,
+    retry: { max: 0 },
+  });
   try {
     const readiness = createReadiness({ sequelize, governance: { feedLive: () => true }, log: createLogger("silent") });
     const report = await readiness.check();

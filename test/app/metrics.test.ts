@@ -32,7 +32,11 @@ function parseExposition(text: string): Sample[] {
   for (const line of text.split("\n")) {
     if (line === "") continue;
     if (line.startsWith("#")) {
-      assert.match(line, new RegExp(`^# (HELP ${NAME} .*|TYPE ${NAME} (counter|gauge|histogram|summary|untyped))$`), `comment line: ${line}`);
+      assert.match(
+        line,
+        new RegExp(`^# (HELP ${NAME} .*|TYPE ${NAME} (counter|gauge|histogram|summary|untyped))$`),
+        `comment line: ${line}`,
+      );
       continue;
     }
     const match = SAMPLE.exec(line);
@@ -48,7 +52,9 @@ function parseExposition(text: string): Sample[] {
     assert.is(consumed, body.length, `labels of ${line}`);
     // Prometheus reads floats as Go's ParseFloat does: `NaN` in any case (prom-client writes `Nan`), `+Inf`, `-Inf`.
     const raw = match[3]!;
-    const value = /^nan$/i.test(raw) ? Number.NaN : Number(raw.replace(/^\+Inf$/, "Infinity").replace(/^-Inf$/, "-Infinity"));
+    const value = /^nan$/i.test(raw)
+      ? Number.NaN
+      : Number(raw.replace(/^\+Inf$/, "Infinity").replace(/^-Inf$/, "-Infinity"));
     assert.ok(!Number.isNaN(value) || /^nan$/i.test(raw), `value of ${line}`);
     samples.push({ name: match[1]!, labels, value });
   }
@@ -96,12 +102,19 @@ test("requests by route template, tokens, cost, latencies, overhead, refusals an
   assert.is((await call(env.gw.url, "GET", "/api/v1/key")).status, 401);
   assert.is((await call(env.gw.url, "GET", "/api/v1/no-such-route-x7", { key: env.gw.key })).status, 404);
   const { text, samples } = await scrape(env);
-  const added = (name: string, labels: Record<string, string> = {}) => sampleValue(samples, name, labels) - sampleValue(before, name, labels);
+  const added = (name: string, labels: Record<string, string> = {}) =>
+    sampleValue(samples, name, labels) - sampleValue(before, name, labels);
 
   const route = { protocol: "rest", method: "POST", route: CHAT };
   assert.is(added("gateway_requests_total", { ...route, status: "200" }), 2);
-  assert.is(added("gateway_requests_total", { protocol: "rest", method: "GET", route: "/api/v1/key", status: "401" }), 1);
-  assert.is(added("gateway_requests_total", { protocol: "rest", method: "GET", route: "(unmatched)", status: "404" }), 1);
+  assert.is(
+    added("gateway_requests_total", { protocol: "rest", method: "GET", route: "/api/v1/key", status: "401" }),
+    1,
+  );
+  assert.is(
+    added("gateway_requests_total", { protocol: "rest", method: "GET", route: "(unmatched)", status: "404" }),
+    1,
+  );
   assert.not.match(text, /no-such-route-x7/, "a raw path is never a label");
   assert.not.ok(text.includes(env.gw.key), "the key is never a label");
 
@@ -111,14 +124,20 @@ test("requests by route template, tokens, cost, latencies, overhead, refusals an
   // within the requests' duration and outside their overhead, on a machine of any speed.
   const duration = added("gateway_request_duration_seconds_sum", route);
   const overhead = added("gateway_overhead_seconds_sum", route);
-  assert.ok(overhead + heldSeconds <= duration, `overhead ${overhead} s + the ${heldSeconds} s the provider was held within ${duration} s`);
+  assert.ok(
+    overhead + heldSeconds <= duration,
+    `overhead ${overhead} s + the ${heldSeconds} s the provider was held within ${duration} s`,
+  );
 
   assert.ok(added("gen_ai_client_token_usage_sum", { ...GEN_AI, gen_ai_token_type: "input" }) > 0);
   assert.ok(added("gen_ai_client_token_usage_sum", { ...GEN_AI, gen_ai_token_type: "output" }) > 0);
   assert.is(added("gen_ai_client_token_usage_count", { ...GEN_AI, gen_ai_token_type: "input" }), 2);
   assert.ok(added("gateway_cost_usd_total", GEN_AI) > 0);
   assert.is(added("gen_ai_client_operation_duration_seconds_count", { ...GEN_AI, error_type: "" }), 2);
-  assert.ok(added("gen_ai_client_operation_duration_seconds_sum", { ...GEN_AI, error_type: "" }) >= heldSeconds, "the provider's operations cover its wait");
+  assert.ok(
+    added("gen_ai_client_operation_duration_seconds_sum", { ...GEN_AI, error_type: "" }) >= heldSeconds,
+    "the provider's operations cover its wait",
+  );
   assert.is(added("gen_ai_client_operation_time_to_first_chunk_seconds_count", GEN_AI), 1, "the streamed call only");
 
   assert.is(added("gateway_refusals_total", { reason: "unauthenticated", status: "401" }), 1);
@@ -126,8 +145,14 @@ test("requests by route template, tokens, cost, latencies, overhead, refusals an
     samples.some((s) => s.name === "gateway_refusals_total" && s.labels.reason === "budget" && s.value === 0),
     "known series start at 0",
   );
-  assert.ok(sampleValue(samples, "gateway_lease_top_ups_total", { trigger: "on_demand", outcome: "granted" }) >= 1, "the first call's leases were granted on demand");
-  assert.ok(sampleValue(samples, "gateway_settlement_flush_lag_seconds_count") >= 2, "both calls' ledger rows were committed");
+  assert.ok(
+    sampleValue(samples, "gateway_lease_top_ups_total", { trigger: "on_demand", outcome: "granted" }) >= 1,
+    "the first call's leases were granted on demand",
+  );
+  assert.ok(
+    sampleValue(samples, "gateway_settlement_flush_lag_seconds_count") >= 2,
+    "both calls' ledger rows were committed",
+  );
   assert.is(sampleValue(samples, "gateway_batch_items", { state: "pending" }), 0);
   assert.ok(samples.some((s) => s.name === "gateway_batch_items" && s.labels.state === "succeeded"));
   assert.ok(sampleValue(samples, "process_cpu_user_seconds_total") > 0);
@@ -141,8 +166,18 @@ test("a fallback is counted by the provider that failed, with its status", async
   assert.is(at(res.body, "provider"), "Backup");
   const { samples } = await scrape(env);
   assert.is(sampleValue(samples, "gateway_fallbacks_total", { ...GEN_AI, error_type: "503" }), 1);
-  assert.is(sampleValue(samples, "gen_ai_client_operation_duration_seconds_count", { ...GEN_AI, error_type: "503" }), 1);
-  assert.is(sampleValue(samples, "gen_ai_client_operation_duration_seconds_count", { ...GEN_AI, gen_ai_provider_name: "backup", error_type: "" }), 1);
+  assert.is(
+    sampleValue(samples, "gen_ai_client_operation_duration_seconds_count", { ...GEN_AI, error_type: "503" }),
+    1,
+  );
+  assert.is(
+    sampleValue(samples, "gen_ai_client_operation_duration_seconds_count", {
+      ...GEN_AI,
+      gen_ai_provider_name: "backup",
+      error_type: "",
+    }),
+    1,
+  );
 });
 
 test("an event stream being written is an open SSE stream until it ends", async ({ env }) => {
@@ -158,7 +193,11 @@ test("an event stream being written is an open SSE stream until it ends", async 
   assert.is(sampleValue((await scrape(env)).samples, "gateway_open_sse_streams"), 1);
   while (!(await reader.read()).done);
   // The facade forgets the stream once its last byte is written, just after the client has it.
-  await eventually(async () => sampleValue((await scrape(env)).samples, "gateway_open_sse_streams"), "the ended stream is no longer open", { until: (open) => open === 0 });
+  await eventually(
+    async () => sampleValue((await scrape(env)).samples, "gateway_open_sse_streams"),
+    "the ended stream is no longer open",
+    { until: (open) => open === 0 },
+  );
 });
 
 test.run();
@@ -168,14 +207,25 @@ test.run();
 const TOKEN = "metrics-scraper-token-0123456789";
 const RATE_LIMIT = 2;
 
-const guarded = suite<{ env: InferenceGateway }>("metrics: GATEWAY_METRICS_TOKEN, and refusals a provider did not make");
+const guarded = suite<{ env: InferenceGateway }>(
+  "metrics: GATEWAY_METRICS_TOKEN, and refusals a provider did not make",
+);
 guarded.before(async (ctx) => {
-  ctx.env = await startInferenceGateway({ GATEWAY_METRICS_TOKEN: TOKEN, GATEWAY_RATE_LIMIT_REQUESTS: String(RATE_LIMIT), GATEWAY_RATE_LIMIT_WINDOW_SECONDS: "3600" });
+  ctx.env = await startInferenceGateway({
+    GATEWAY_METRICS_TOKEN: TOKEN,
+    GATEWAY_RATE_LIMIT_REQUESTS: String(RATE_LIMIT),
+    GATEWAY_RATE_LIMIT_WINDOW_SECONDS: "3600",
+  });
 });
 guarded.after(async (ctx) => ctx.env.stop());
 
 guarded("without the token, or with another one, /metrics answers 401 in the error envelope", async ({ env }) => {
-  const attempts: Array<Record<string, string>> = [{}, { authorization: "Bearer not-the-token" }, { authorization: `Bearer ${TOKEN}x` }, { authorization: TOKEN }];
+  const attempts: Array<Record<string, string>> = [
+    {},
+    { authorization: "Bearer not-the-token" },
+    { authorization: `Bearer ${TOKEN}x` },
+    { authorization: TOKEN },
+  ];
   for (const headers of attempts) {
     const res = await call(env.gw.url, "GET", "/metrics", { headers });
     assert.is(res.status, 401, JSON.stringify(headers));
@@ -189,19 +239,29 @@ guarded("without the token, or with another one, /metrics answers 401 in the err
   await scrape(env, TOKEN);
 });
 
-guarded("this instance's registry is its own; a provider's 429 is not a refusal, the rate limit's is", async ({ env }) => {
-  for (const model of ["chat-a", "chat-b", "claude-x"]) env.upstream.rule({ model, status: 429, times: 1 });
-  const busy = await chat(env);
-  assert.is(busy.status, 429, busy.text);
-  assert.is((await chat(env)).status, 200);
-  const limited = await chat(env);
-  assert.is(limited.status, 429, limited.text);
-  const { samples } = await scrape(env, TOKEN);
-  assert.is(sampleValue(samples, "gateway_requests_total", { protocol: "rest", method: "POST", route: CHAT, status: "429" }), 2);
-  assert.is(sampleValue(samples, "gateway_requests_total", { protocol: "rest", method: "POST", route: CHAT, status: "200" }), 1, "only this gateway's calls");
-  assert.is(sampleValue(samples, "gateway_refusals_total", { reason: "rate_limit", status: "429" }), 1);
-  assert.is(sampleValue(samples, "gateway_fallbacks_total", { ...GEN_AI, error_type: "429" }), 1);
-});
+guarded(
+  "this instance's registry is its own; a provider's 429 is not a refusal, the rate limit's is",
+  async ({ env }) => {
+    for (const model of ["chat-a", "chat-b", "claude-x"]) env.upstream.rule({ model, status: 429, times: 1 });
+    const busy = await chat(env);
+    assert.is(busy.status, 429, busy.text);
+    assert.is((await chat(env)).status, 200);
+    const limited = await chat(env);
+    assert.is(limited.status, 429, limited.text);
+    const { samples } = await scrape(env, TOKEN);
+    assert.is(
+      sampleValue(samples, "gateway_requests_total", { protocol: "rest", method: "POST", route: CHAT, status: "429" }),
+      2,
+    );
+    assert.is(
+      sampleValue(samples, "gateway_requests_total", { protocol: "rest", method: "POST", route: CHAT, status: "200" }),
+      1,
+      "only this gateway's calls",
+    );
+    assert.is(sampleValue(samples, "gateway_refusals_total", { reason: "rate_limit", status: "429" }), 1);
+    assert.is(sampleValue(samples, "gateway_fallbacks_total", { ...GEN_AI, error_type: "429" }), 1);
+  },
+);
 
 guarded.run();
 
@@ -215,11 +275,17 @@ batches.before(async (ctx) => {
 batches.after(async (ctx) => ctx.env.stop());
 
 batches("the items of a running batch are counted from the database", async ({ env }) => {
-  const res = await submit(env.gw.url, env.gw.key, { endpoint: "/v1/chat/completions", model: "mock/chat", requests: chatItems(3) });
+  const res = await submit(env.gw.url, env.gw.key, {
+    endpoint: "/v1/chat/completions",
+    model: "mock/chat",
+    requests: chatItems(3),
+  });
   assert.is(res.status, 202, res.text);
   const { samples } = await scrape(env);
   assert.equal(
-    ["pending", "running", "succeeded", "failed"].map((state) => sampleValue(samples, "gateway_batch_items", { state })),
+    ["pending", "running", "succeeded", "failed"].map((state) =>
+      sampleValue(samples, "gateway_batch_items", { state }),
+    ),
     [3, 0, 0, 0],
   );
 });

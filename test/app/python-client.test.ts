@@ -23,7 +23,9 @@ const DEBIAN_PACKAGES = "protobuf-compiler protobuf-compiler-grpc python3-grpcio
 
 /** A Python with grpcio and protobuf (the one on PATH, else Debian's), or what is missing. */
 async function toolchain(): Promise<{ python: string } | { missing: string[] }> {
-  const missing = (await Promise.all(["protoc", "grpc_python_plugin"].map(async (tool) => ((await onPath(tool)) ? [] : [tool])))).flat();
+  const missing = (
+    await Promise.all(["protoc", "grpc_python_plugin"].map(async (tool) => ((await onPath(tool)) ? [] : [tool])))
+  ).flat();
   const pythons = [process.env.PYTHON, "python3", "/usr/bin/python3"].filter((p): p is string => Boolean(p));
   let python: string | undefined;
   for (const candidate of pythons) {
@@ -66,7 +68,11 @@ const test = suite<Context>("Python client (examples/python)");
 const found = await toolchain();
 
 if ("missing" in found) {
-  missingTools(test, { suite: "Python client test", missing: found.missing, install: `apt-get install ${DEBIAN_PACKAGES}` });
+  missingTools(test, {
+    suite: "Python client test",
+    missing: found.missing,
+    install: `apt-get install ${DEBIAN_PACKAGES}`,
+  });
 } else {
   test.before(async (ctx) => {
     ctx.python = found.python;

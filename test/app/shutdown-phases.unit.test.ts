@@ -54,7 +54,8 @@ test("every part stops once, in an order that keeps each rule", async () => {
   await stopInPhases(shutdownPhases(partsRecording(events)), createLogger("silent"));
   assert.is(new Set(events).size, events.length, `each once: ${events.join(", ")}`);
   assert.is(events.length, 16);
-  for (const [before, after, why] of ORDER) assert.ok(events.indexOf(before) < events.indexOf(after), `${before} before ${after}: ${why}`);
+  for (const [before, after, why] of ORDER)
+    assert.ok(events.indexOf(before) < events.indexOf(after), `${before} before ${after}: ${why}`);
 });
 
 test("an instance without an embedded database skips that phase", () => {

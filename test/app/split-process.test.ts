@@ -45,7 +45,10 @@ test("POST /api/v1/workspaces is 201, a duplicate slug 409 in the API's envelope
   assert.is(created.status, 201, created.text);
   assert.is(at(created.body, "data", "slug"), "split");
 
-  const duplicate = await call(url, "POST", "/api/v1/workspaces", { key, body: { name: "Split again", slug: "split" } });
+  const duplicate = await call(url, "POST", "/api/v1/workspaces", {
+    key,
+    body: { name: "Split again", slug: "split" },
+  });
   assert.is(duplicate.status, 409, duplicate.text);
   assert.is(duplicate.headers.get("content-type"), "application/json");
   const error = at(duplicate.body, "error") as Record<string, unknown>;
@@ -54,7 +57,8 @@ test("POST /api/v1/workspaces is 201, a duplicate slug 409 in the API's envelope
   assert.is(error.code, 409);
   assert.type(error.message, "string");
   assert.ok(String(error.message).length > 0);
-  for (const name of Object.keys(error)) assert.ok(["code", "message", "metadata"].includes(name), `unexpected error field ${name}`);
+  for (const name of Object.keys(error))
+    assert.ok(["code", "message", "metadata"].includes(name), `unexpected error field ${name}`);
 });
 
 test("bad input is 400 naming the field", async ({ url, key }) => {
@@ -82,10 +86,17 @@ test("a non-management key on a management route is 403", async ({ url, key }) =
   assert.match(String(at(res.body, "error", "message")), /management keys/);
 });
 
-test("a status the gRPC code table cannot express (422) crosses the remote core in its detail", async ({ url, key }) => {
+test("a status the gRPC code table cannot express (422) crosses the remote core in its detail", async ({
+  url,
+  key,
+}) => {
   const res = await call(url, "POST", "/api/v1/batches", {
     key,
-    body: { endpoint: "/v1/chat/completions", model: "a/b:free", requests: [{ custom_id: "x", body: { messages: [{ role: "user", content: "hi" }] } }] },
+    body: {
+      endpoint: "/v1/chat/completions",
+      model: "a/b:free",
+      requests: [{ custom_id: "x", body: { messages: [{ role: "user", content: "hi" }] } }],
+    },
   });
   assert.is(res.status, 422, res.text);
   assert.is(at(res.body, "error", "code"), 422);
@@ -97,13 +108,24 @@ test("the core-only child serves Connect but no REST on its HTTP port", async ({
   assert.is.not(rest.status, 200, `the core answered REST itself: ${rest.text}`);
   assert.is(at(rest.body, "data", "label"), undefined);
 
-  const connect = createClient(KeysService, createConnectTransport({ baseUrl: `http://127.0.0.1:${core.httpPort}`, httpVersion: "1.1" }));
+  const connect = createClient(
+    KeysService,
+    createConnectTransport({ baseUrl: `http://127.0.0.1:${core.httpPort}`, httpVersion: "1.1" }),
+  );
   const reply = await connect.getCurrentKey({}, { headers: { authorization: `Bearer ${key}` } });
   assert.is(reply.data?.label, maskKey(key));
 });
 
-test("cmd/facade.ts, split from the core: probes from the core's health, the API description and the console; draining on SIGTERM", async ({ core, key }) => {
-  const facade = await startGatewayProcess({ databaseUrl: "", key, entry: "cmd/facade.ts", env: { GATEWAY_CORE_URL: `http://127.0.0.1:${core.grpcPort}` } });
+test("cmd/facade.ts, split from the core: probes from the core's health, the API description and the console; draining on SIGTERM", async ({
+  core,
+  key,
+}) => {
+  const facade = await startGatewayProcess({
+    databaseUrl: "",
+    key,
+    entry: "cmd/facade.ts",
+    env: { GATEWAY_CORE_URL: `http://127.0.0.1:${core.grpcPort}` },
+  });
   try {
     assert.is((await call(facade.url, "GET", "/healthz")).status, 200);
     const ready = await call(facade.url, "GET", "/readyz");

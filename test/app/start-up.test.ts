@@ -31,7 +31,9 @@ async function migrationTableOf(databaseUrl: string): Promise<string | null> {
   const client = new pg.Client(databaseUrl);
   await client.connect();
   try {
-    const { rows } = await client.query<{ table: string | null }>("SELECT to_regclass('schema_migrations')::text AS table");
+    const { rows } = await client.query<{ table: string | null }>(
+      "SELECT to_regclass('schema_migrations')::text AS table",
+    );
     return rows[0]!.table;
   } finally {
     await client.end();
@@ -82,7 +84,11 @@ test("PORT and GRPC_PORT the same: refused before anything starts, naming both",
 
 test("first start without GATEWAY_CONFIG: a warning naming it; the listening line's addresses; the generated key shown after it and working; chat says no model is configured", async () => {
   const databaseUrl = await createDatabase();
-  const gateway = await startGatewayProcess({ databaseUrl, key: "", env: { GATEWAY_BOOTSTRAP_KEY: "", GATEWAY_CONFIG: "" } });
+  const gateway = await startGatewayProcess({
+    databaseUrl,
+    key: "",
+    env: { GATEWAY_BOOTSTRAP_KEY: "", GATEWAY_CONFIG: "" },
+  });
   try {
     const warning = gateway.lines.find((line) => line.includes("GATEWAY_CONFIG is not set"));
     assert.ok(warning, gateway.lines.join("\n"));
@@ -93,10 +99,17 @@ test("first start without GATEWAY_CONFIG: a warning naming it; the listening lin
     assert.is(listening.grpc, `http://127.0.0.1:${gateway.grpcPort}`);
     assert.is(listening.api, `${gateway.url}/api/v1`);
     const endpoints = listening.endpoints as string[];
-    assert.ok(endpoints.includes(`${gateway.url}/healthz`) && endpoints.includes(`${gateway.url}/readyz`), String(endpoints));
+    assert.ok(
+      endpoints.includes(`${gateway.url}/healthz`) && endpoints.includes(`${gateway.url}/readyz`),
+      String(endpoints),
+    );
 
     // The key is written right after the listening line; its lines may still be on their way.
-    const keyAt = await eventually(() => gateway.lines.findIndex((line) => line.includes("Management API key (shown once")), "the key's heading is printed", { until: (at) => at !== -1 });
+    const keyAt = await eventually(
+      () => gateway.lines.findIndex((line) => line.includes("Management API key (shown once")),
+      "the key's heading is printed",
+      { until: (at) => at !== -1 },
+    );
     assert.ok(keyAt > listeningAt, `the key comes after the listening line:\n${gateway.lines.join("\n")}`);
     const key = await eventually(
       () =>
@@ -107,9 +120,16 @@ test("first start without GATEWAY_CONFIG: a warning naming it; the listening lin
       "the key is printed",
     );
     assert.is((await call(gateway.url, "GET", "/api/v1/key", { key })).status, 200);
-    assert.is(gateway.lines.filter((line) => line.includes(key!)).length, 1, "the key appears once, never in a log line");
+    assert.is(
+      gateway.lines.filter((line) => line.includes(key!)).length,
+      1,
+      "the key appears once, never in a log line",
+    );
 
-    const chat = await call(gateway.url, "POST", "/api/v1/chat/completions", { key, body: { model: "openai/gpt-4o-mini", messages: [{ role: "user", content: "hi" }] } });
+    const chat = await call(gateway.url, "POST", "/api/v1/chat/completions", {
+      key,
+      body: { model: "openai/gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
+    });
     assert.is(chat.status, 400);
     const message = String(at(chat.body, "error", "message"));
     assert.match(message, /no models are configured/);

@@ -89,7 +89,12 @@ async function servedByBoth(gateway: GatewayProcess, send: () => Promise<Reply>)
 function requestsTotal(exposition: string, route: string, status: number): number {
   return exposition
     .split("\n")
-    .filter((line) => line.startsWith("gateway_requests_total{") && line.includes(`route="${route}"`) && line.includes(`status="${status}"`))
+    .filter(
+      (line) =>
+        line.startsWith("gateway_requests_total{") &&
+        line.includes(`route="${route}"`) &&
+        line.includes(`status="${status}"`),
+    )
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
 }
 
@@ -99,7 +104,10 @@ function sortedNumbers(values: Iterable<number>): number[] {
 
 /** The primary's last line: once it is read, so is every line its workers wrote before they exited. */
 function primaryStopped(gateway: GatewayProcess): Promise<boolean> {
-  return eventually(() => logLines(gateway).some((line) => line.msg === "stopped" && line.worker === undefined), "the primary's last line");
+  return eventually(
+    () => logLines(gateway).some((line) => line.msg === "stopped" && line.worker === undefined),
+    "the primary's last line",
+  );
 }
 
 /** Whether something accepts connections on this local port. */
@@ -137,14 +145,26 @@ test.before(async (ctx) => {
     databaseUrl: "",
     key: "",
     ready: READY,
-    env: { GATEWAY_WORKERS: "2", GATEWAY_DATA_DIR: ctx.dataDir, GATEWAY_CONFIG: ctx.env.configFile, MOCK_UPSTREAM_KEY: ctx.env.upstream.apiKey, GATEWAY_SETTLEMENT_CAPACITY: String(CAPACITY) },
+    env: {
+      GATEWAY_WORKERS: "2",
+      GATEWAY_DATA_DIR: ctx.dataDir,
+      GATEWAY_CONFIG: ctx.env.configFile,
+      MOCK_UPSTREAM_KEY: ctx.env.upstream.apiKey,
+      GATEWAY_SETTLEMENT_CAPACITY: String(CAPACITY),
+    },
   });
   // Written right after the ready line, which ended the wait for the start.
-  ctx.key = await eventually(() => ctx.gateway.lines.map((line) => /^\s+(sk-gw-\S+)$/.exec(line)?.[1]).find(Boolean), "the generated key is shown");
+  ctx.key = await eventually(
+    () => ctx.gateway.lines.map((line) => /^\s+(sk-gw-\S+)$/.exec(line)?.[1]).find(Boolean),
+    "the generated key is shown",
+  );
   ctx.pgPort = Number(logLines(ctx.gateway).find((line) => line.msg === "embedded postgres ready")?.port);
   // The embedded database's own user and database, with the password it keeps in the data directory (server/platform/db/embedded-postgres.ts).
   const password = (await fs.readFile(path.join(ctx.dataDir, "postgres.password"), "utf8")).trim();
-  ctx.db = new Sequelize(`postgres://gateway:${encodeURIComponent(password)}@127.0.0.1:${ctx.pgPort}/gateway`, { logging: false, pool: { max: 2 } });
+  ctx.db = new Sequelize(`postgres://gateway:${encodeURIComponent(password)}@127.0.0.1:${ctx.pgPort}/gateway`, {
+    logging: false,
+    pool: { max: 2 },
+  });
 });
 test.after(async (ctx) => {
   // Closed already when the SIGTERM test ran.
@@ -158,12 +178,16 @@ test.before.each(({ env }) => {
   env.upstream.rule({ usage: { prompt_tokens: 7, completion_tokens: 3 }, delayMs: 2 });
 });
 
-test("the primary does the start's one-time work: one embedded PostgreSQL, one migration run, the generated key shown once every worker listens", ({ gateway, key }) => {
+test("the primary does the start's one-time work: one embedded PostgreSQL, one migration run, the generated key shown once every worker listens", ({
+  gateway,
+  key,
+}) => {
   const lines = logLines(gateway);
   const once = (msg: string) => lines.filter((line) => line.msg === msg);
   assert.is(once("embedded postgres ready").length, 1);
   assert.is(once("applied migrations").length, 1);
-  for (const line of [...once("embedded postgres ready"), ...once("applied migrations")]) assert.is(line.worker, undefined, "the primary did it");
+  for (const line of [...once("embedded postgres ready"), ...once("applied migrations")])
+    assert.is(line.worker, undefined, "the primary did it");
   const banners = gateway.lines.flatMap((line, i) => (line.includes("Management API key (shown once") ? [i] : []));
   assert.is(banners.length, 1, gateway.lines.join("\n"));
   assert.ok(gateway.lines.findIndex((line) => line.includes(READY)) < banners[0]!, "shown once every worker listens");
@@ -180,7 +204,10 @@ test("calls are served by both workers, and each worker's lines name it", async 
   assert.is(workers.length, 2, gateway.lines.join("\n"));
   assert.equal(sortedNumbers(pidsOf(gateway, replies)), sortedNumbers(workers));
   for (const line of accessLines(gateway)) {
-    assert.ok(workers.includes(Number(line.pid)) && typeof line.worker === "number", `an access line without its worker: ${JSON.stringify(line)}`);
+    assert.ok(
+      workers.includes(Number(line.pid)) && typeof line.worker === "number",
+      `an access line without its worker: ${JSON.stringify(line)}`,
+    );
   }
 });
 
@@ -189,7 +216,9 @@ test("/metrics answers the sum over the workers, whichever worker a scrape reach
   const { key } = await newKey(gateway.url, ctx.key);
   const replies = await servedByBoth(gateway, () => chat(gateway.url, key));
   ctx.answered += replies.filter((reply) => reply.status === 200).length;
-  const scrapes = await Promise.all(Array.from({ length: 4 }, () => fresh(gateway.url, "GET", "/metrics", { key: "" })));
+  const scrapes = await Promise.all(
+    Array.from({ length: 4 }, () => fresh(gateway.url, "GET", "/metrics", { key: "" })),
+  );
   for (const scrape of scrapes) {
     assert.is(scrape.status, 200, scrape.text);
     assert.is(requestsTotal(scrape.text, CHAT_PATH, 200), ctx.answered, "chat calls answered 200, by both workers");
@@ -205,10 +234,17 @@ test("a key's credit limit holds across the workers", async (ctx) => {
   ctx.answered += ok;
   for (const refused of replies.filter((reply) => reply.status !== 200)) assert.is(refused.status, 402, refused.text);
   assert.ok(ok >= 1 && ok <= 10, `${ok} calls admitted against a limit of 10 calls`);
-  await eventually(() => pidsOf(gateway, replies), "both workers took calls of the key", { until: (pids) => pids.size === 2 });
-  const central = await eventually(() => centralSpend(db, hash), "every answered call settles", { until: (c) => c.ledgerRows === ok });
+  await eventually(() => pidsOf(gateway, replies), "both workers took calls of the key", {
+    until: (pids) => pids.size === 2,
+  });
+  const central = await eventually(() => centralSpend(db, hash), "every answered call settles", {
+    until: (c) => c.ledgerRows === ok,
+  });
   assert.ok(Math.abs(central.spent - ok * CALL_USD) < EPSILON, `spent ${central.spent}`);
-  assert.ok(central.spent + central.leased <= limit + EPSILON, `spent ${central.spent} + leased ${central.leased} within ${limit}`);
+  assert.ok(
+    central.spent + central.leased <= limit + EPSILON,
+    `spent ${central.spent} + leased ${central.leased} within ${limit}`,
+  );
 });
 
 test("kill -9 of a worker: logged and replaced, calls go on being answered, the ledger lacks at most its queue", async (ctx) => {
@@ -240,17 +276,28 @@ test("kill -9 of a worker: logged and replaced, calls go on being answered, the 
     await eventually(() => answered().length, "calls answered before the kill", { until: (n) => n >= 30 });
     process.kill(victim, "SIGKILL");
     killed = true;
-    await eventually(() => sinceKill.filter((reply) => reply.status === 200).length, "calls answered after the kill", { until: (n) => n >= 30 });
+    await eventually(() => sinceKill.filter((reply) => reply.status === 200).length, "calls answered after the kill", {
+      until: (n) => n >= 30,
+    });
   } finally {
     done = true;
   }
-  const replacement = await eventually(() => workerPids(gateway).find((pid) => pid !== victim && pid !== survivor), "a replacement worker listens");
+  const replacement = await eventually(
+    () => workerPids(gateway).find((pid) => pid !== victim && pid !== survivor),
+    "a replacement worker listens",
+  );
   const late = await servedByBoth(gateway, () => chat(gateway.url, key, tag));
   replies.push(...late);
   for (const reply of replies) assert.is(reply.status, 200, reply.text);
-  await eventually(() => pidsOf(gateway, sinceKill), "the access lines of the calls answered after the kill", { until: (pids) => pids.size > 0 });
+  await eventually(() => pidsOf(gateway, sinceKill), "the access lines of the calls answered after the kill", {
+    until: (pids) => pids.size > 0,
+  });
   assert.not.ok(pidsOf(gateway, sinceKill).has(victim), "the killed worker answered nothing more");
-  assert.equal(sortedNumbers(pidsOf(gateway, late)), sortedNumbers([survivor, replacement]), "the survivor and the replacement answer");
+  assert.equal(
+    sortedNumbers(pidsOf(gateway, late)),
+    sortedNumbers([survivor, replacement]),
+    "the survivor and the replacement answer",
+  );
   const exit = logLines(gateway).find((line) => line.msg === "a worker exited; starting a replacement");
   assert.is(exit?.pid, victim, gateway.lines.slice(-20).join("\n"));
   assert.is(exit?.signal, "SIGKILL");
@@ -258,7 +305,10 @@ test("kill -9 of a worker: logged and replaced, calls go on being answered, the 
 
   const ids = answered().map((reply) => String(reply.headers.get("x-request-id")));
   const written = async () => {
-    const rows = await db.query<{ request_id: string }>("SELECT request_id FROM usage_ledger WHERE key_hash = :hash", { type: QueryTypes.SELECT, replacements: { hash } });
+    const rows = await db.query<{ request_id: string }>("SELECT request_id FROM usage_ledger WHERE key_hash = :hash", {
+      type: QueryTypes.SELECT,
+      replacements: { hash },
+    });
     return new Set(rows.map((row) => row.request_id));
   };
   const unwritten = await eventually(
@@ -269,14 +319,23 @@ test("kill -9 of a worker: logged and replaced, calls go on being answered, the 
           .filter((line) => line.pid !== victim)
           .map((line) => String(line.requestId)),
       );
-      return { byLiveWorkers: ids.filter((id) => byLiveWorkers.has(id) && !rows.has(id)), all: ids.filter((id) => !rows.has(id)) };
+      return {
+        byLiveWorkers: ids.filter((id) => byLiveWorkers.has(id) && !rows.has(id)),
+        all: ids.filter((id) => !rows.has(id)),
+      };
     },
     "every call a live worker answered is written",
     { until: (missing) => missing.byLiveWorkers.length === 0 },
   );
-  assert.ok(unwritten.all.length <= CAPACITY, `${unwritten.all.length} of ${ids.length} answered calls have no ledger row (bound: ${CAPACITY})`);
+  assert.ok(
+    unwritten.all.length <= CAPACITY,
+    `${unwritten.all.length} of ${ids.length} answered calls have no ledger row (bound: ${CAPACITY})`,
+  );
   const central = await centralSpend(db, hash);
-  assert.ok(central.spent + central.leased <= limit + EPSILON, `spent ${central.spent} + leased ${central.leased} within ${limit}`);
+  assert.ok(
+    central.spent + central.leased <= limit + EPSILON,
+    `spent ${central.spent} + leased ${central.leased} within ${limit}`,
+  );
 });
 
 test("workers that cannot start: the primary says so and exits 1, without forking them again", async ({ env }) => {
@@ -294,11 +353,20 @@ test("workers that cannot start: the primary says so and exits 1, without forkin
   );
   assert.match(failure, /exited \(code 1,/);
   assert.ok(failure.includes("a worker exited before it listened: the gateway cannot start"), failure);
-  const failedWorkers = failure.split("\n").filter((line) => line.includes("gateway failed to start") && line.includes("GATEWAY_MASTER_KEY"));
-  assert.ok(failedWorkers.length >= 1 && failedWorkers.length <= 2, `${failedWorkers.length} workers failed: one per worker forked, none again`);
+  const failedWorkers = failure
+    .split("\n")
+    .filter((line) => line.includes("gateway failed to start") && line.includes("GATEWAY_MASTER_KEY"));
+  assert.ok(
+    failedWorkers.length >= 1 && failedWorkers.length <= 2,
+    `${failedWorkers.length} workers failed: one per worker forked, none again`,
+  );
 });
 
-test("SIGTERM: every worker drains, PostgreSQL stops, the primary exits 0 and no worker is left", async ({ gateway, db, pgPort }) => {
+test("SIGTERM: every worker drains, PostgreSQL stops, the primary exits 0 and no worker is left", async ({
+  gateway,
+  db,
+  pgPort,
+}) => {
   await db.close();
   assert.ok(await listening(pgPort), "PostgreSQL runs");
   const exit = await gateway.stop();
@@ -313,7 +381,10 @@ test("SIGTERM: every worker drains, PostgreSQL stops, the primary exits 0 and no
       `worker ${pid} drained (its own stop ran)`,
     );
   }
-  assert.not.ok(await listening(pgPort), `PostgreSQL stopped; the gateway said:\n${gateway.lines.slice(-10).join("\n")}`);
+  assert.not.ok(
+    await listening(pgPort),
+    `PostgreSQL stopped; the gateway said:\n${gateway.lines.slice(-10).join("\n")}`,
+  );
 });
 
 test.run();
@@ -322,20 +393,24 @@ const policy = suite("GATEWAY_WORKERS: when the primary replaces a worker that e
 
 policy("a worker that had listened is replaced, however often", () => {
   const restarts = new RestartPolicy();
-  for (let i = 0; i < 10 * FAILED_STARTS_ALLOWED; i++) assert.is(restarts.exited({ listened: true, firstStart: false }), "replace");
+  for (let i = 0; i < 10 * FAILED_STARTS_ALLOWED; i++)
+    assert.is(restarts.exited({ listened: true, firstStart: false }), "replace");
 });
 
 policy("a worker that exits during the first start ends it", () => {
   assert.is(new RestartPolicy().exited({ listened: false, firstStart: true }), "give up");
 });
 
-policy(`replacements that keep exiting before they listen: ${FAILED_STARTS_ALLOWED} in a row end it; a worker that listens starts the count again`, () => {
-  const restarts = new RestartPolicy();
-  const failed = () => restarts.exited({ listened: false, firstStart: false });
-  for (let i = 1; i < FAILED_STARTS_ALLOWED; i++) assert.is(failed(), "replace");
-  restarts.listening();
-  for (let i = 1; i < FAILED_STARTS_ALLOWED; i++) assert.is(failed(), "replace");
-  assert.is(failed(), "give up");
-});
+policy(
+  `replacements that keep exiting before they listen: ${FAILED_STARTS_ALLOWED} in a row end it; a worker that listens starts the count again`,
+  () => {
+    const restarts = new RestartPolicy();
+    const failed = () => restarts.exited({ listened: false, firstStart: false });
+    for (let i = 1; i < FAILED_STARTS_ALLOWED; i++) assert.is(failed(), "replace");
+    restarts.listening();
+    for (let i = 1; i < FAILED_STARTS_ALLOWED; i++) assert.is(failed(), "replace");
+    assert.is(failed(), "give up");
+  },
+);
 
 policy.run();

@@ -77,7 +77,10 @@ test("the check fails on a planted query in a service file", () => {
     plant("server/services/files/file-store-parts.ts", "await sequelize.query<Row>(sql);\n");
     plant("server/services/files/files-service.ts", 'await deps.sequelize.query("DELETE FROM files");\n');
     plant("server/services/files/file-view.ts", 'import { QueryTypes } from "sequelize";\n');
-    plant("server/services/workspaces/nested/workspace-fields.ts", 'await sequelize.query("UPDATE workspaces SET name = 1");\n');
+    plant(
+      "server/services/workspaces/nested/workspace-fields.ts",
+      'await sequelize.query("UPDATE workspaces SET name = 1");\n',
+    );
     plant("server/platform/db/migrations/0001-foundation.ts", 'await sequelize.query("CREATE TABLE t ()");\n');
     plant("server/engine/usage/usage-store.ts", 'await sequelize.query("SELECT 1");\n');
     plant("server/engine/usage/settlement-writer.ts", 'await client.query({ name: "gateway_settle", text });\n');

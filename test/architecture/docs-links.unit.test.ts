@@ -50,14 +50,21 @@ test("every link of the README, docs/ and the design notes stays in the reposito
     .flatMap(markdownFiles);
   const files = [path.join(ROOT, "README.md"), ...markdownFiles(path.join(ROOT, "docs")), ...notes];
   assert.ok(files.length > 5, "the docs are read");
-  const problems = files.flatMap((file) => brokenLinks(file, fs.readFileSync(file, "utf8")).map((link) => `${path.relative(ROOT, file)}: ${link}`));
+  const problems = files.flatMap((file) =>
+    brokenLinks(file, fs.readFileSync(file, "utf8")).map((link) => `${path.relative(ROOT, file)}: ${link}`),
+  );
   assert.equal(problems, []);
 });
 
 test("the check catches links out, links up past the root and missing files", () => {
   const file = path.join(ROOT, "docs", "example.md");
-  const text = "[a](https://example.com/x) [b](../../outside.md) [c](missing.md) [d](architecture.md#layers) [e](#top) <http://localhost:8080/ui/>";
-  assert.equal(brokenLinks(file, text), ["https://example.com/x (leaves the repository)", "../../outside.md (outside the repository)", "missing.md (no such file)"]);
+  const text =
+    "[a](https://example.com/x) [b](../../outside.md) [c](missing.md) [d](architecture.md#layers) [e](#top) <http://localhost:8080/ui/>";
+  assert.equal(brokenLinks(file, text), [
+    "https://example.com/x (leaves the repository)",
+    "../../outside.md (outside the repository)",
+    "missing.md (no such file)",
+  ]);
 });
 
 test.run();

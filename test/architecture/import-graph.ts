@@ -16,7 +16,8 @@ export type ImportGraph = Map<string, Set<string>>;
 
 /** `import type {…} from`, `export type {…} from`: erased at run time. */
 const TYPE_ONLY = /^(?:import|export)\s+type\s/;
-const SPECIFIER = /(?:^|[\s;])((?:import|export)\s[^'"]*?)from\s*["'](\.{1,2}\/[^"']+)["']|import\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)|^import\s+["'](\.{1,2}\/[^"']+)["']/gm;
+const SPECIFIER =
+  /(?:^|[\s;])((?:import|export)\s[^'"]*?)from\s*["'](\.{1,2}\/[^"']+)["']|import\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)|^import\s+["'](\.{1,2}\/[^"']+)["']/gm;
 
 /** Every import (`typeOnly: false`: only those that load a module when it runs). */
 export function importGraph(root = ROOT, folders = LAYERED, { typeOnly = true } = {}): ImportGraph {
@@ -92,7 +93,11 @@ export function cycles(graph: ImportGraph): string[][] {
 }
 
 /** Imports that break a rule: `from` may import only what `allowed` accepts. */
-export function violations(graph: ImportGraph, applies: (from: string) => boolean, allowed: (target: string) => boolean): string[] {
+export function violations(
+  graph: ImportGraph,
+  applies: (from: string) => boolean,
+  allowed: (target: string) => boolean,
+): string[] {
   const out: string[] = [];
   for (const [from, targets] of graph) {
     if (!applies(from)) continue;

@@ -33,7 +33,8 @@ function folderGraph(modules: ImportGraph): ImportGraph {
   for (const [from, targets] of modules) {
     if (!under("server")(from)) continue;
     const edges = folders.get(folderOf(from)) ?? new Set<string>();
-    for (const target of targets) if (under("server")(target) && folderOf(target) !== folderOf(from)) edges.add(folderOf(target));
+    for (const target of targets)
+      if (under("server")(target) && folderOf(target) !== folderOf(from)) edges.add(folderOf(target));
     folders.set(folderOf(from), edges);
   }
   return folders;
@@ -45,7 +46,9 @@ const API_SERVICES = new Set(allServices.map((service) => service.name));
 
 /** The services of the API a module implements (`ServiceImpl<typeof KeysService>`, also inside a `Pick<…>`). */
 function implementedServices(file: string, root = ROOT): string[] {
-  return [...fs.readFileSync(path.join(root, file), "utf8").matchAll(/\bServiceImpl<typeof (\w+)>/g)].map((match) => match[1]!).filter((name) => API_SERVICES.has(name));
+  return [...fs.readFileSync(path.join(root, file), "utf8").matchAll(/\bServiceImpl<typeof (\w+)>/g)]
+    .map((match) => match[1]!)
+    .filter((name) => API_SERVICES.has(name));
 }
 
 /**
@@ -54,7 +57,9 @@ function implementedServices(file: string, root = ROOT): string[] {
  * loads that implement one. A new service folder is in it as soon as the gateway serves it.
  */
 function serviceFolders(modules: ImportGraph, root = ROOT): string[] {
-  const implementations = [...(modules.get(COMPOSITION) ?? [])].filter((file) => under("server")(file) && implementedServices(file, root).length > 0);
+  const implementations = [...(modules.get(COMPOSITION) ?? [])].filter(
+    (file) => under("server")(file) && implementedServices(file, root).length > 0,
+  );
   return [...new Set(implementations.map(folderOf))].sort();
 }
 
@@ -63,7 +68,8 @@ const runtimeGraph = importGraph(undefined, undefined, { typeOnly: false });
 const SERVICE_FOLDERS = serviceFolders(runtimeGraph);
 
 test("the graph is read: every layer has modules", () => {
-  for (const folder of ["cmd", "egress", "facade", "intern-host", "server", "tools", "ui", "wire"]) assert.ok([...graph.keys()].some(under(folder)), folder);
+  for (const folder of ["cmd", "egress", "facade", "intern-host", "server", "tools", "ui", "wire"])
+    assert.ok([...graph.keys()].some(under(folder)), folder);
 });
 
 test("no import cycle between modules (imports that load a module; types alone order nothing)", () => {
@@ -90,7 +96,11 @@ test("wire/ imports only gen/ and itself", () => {
 
 test("tools/ (build-time generators) imports only gen/, wire/, facade/ and itself", () => {
   assert.equal(
-    violations(graph, under("tools"), (t) => under("gen")(t) || under("wire")(t) || under("facade")(t) || under("tools")(t)),
+    violations(
+      graph,
+      under("tools"),
+      (t) => under("gen")(t) || under("wire")(t) || under("facade")(t) || under("tools")(t),
+    ),
     [],
   );
 });
@@ -120,9 +130,13 @@ test("ui/ (the web console) imports nothing of the project outside ui/, and noth
 });
 
 test("the service folders hold every implementation of an API service, and every service has one", () => {
-  const implementations = [...graph.keys()].filter(under("server")).map((file) => ({ file, services: implementedServices(file) }));
+  const implementations = [...graph.keys()]
+    .filter(under("server"))
+    .map((file) => ({ file, services: implementedServices(file) }));
   assert.equal(
-    implementations.filter(({ services, file }) => services.length > 0 && !SERVICE_FOLDERS.includes(folderOf(file))).map(({ file }) => file),
+    implementations
+      .filter(({ services, file }) => services.length > 0 && !SERVICE_FOLDERS.includes(folderOf(file)))
+      .map(({ file }) => file),
     [],
   );
   const implemented = new Set(implementations.flatMap(({ services }) => services));
@@ -147,9 +161,19 @@ const FOR_EGRESS = ["wire"];
  * what they share, or from the server into the host.
  */
 function layerViolations(modules: ImportGraph): string[] {
-  const found = KINDS.flatMap((kind, i) => violations(modules, under(kind), (t) => !KINDS.slice(i + 1).some((later) => under(later)(t))));
-  found.push(...violations(modules, under("intern-host"), (t) => under("intern-host")(t) || FOR_THE_HOST.some((folder) => under(folder)(t))));
-  found.push(...violations(modules, under("egress"), (t) => under("egress")(t) || FOR_EGRESS.some((folder) => under(folder)(t))));
+  const found = KINDS.flatMap((kind, i) =>
+    violations(modules, under(kind), (t) => !KINDS.slice(i + 1).some((later) => under(later)(t))),
+  );
+  found.push(
+    ...violations(
+      modules,
+      under("intern-host"),
+      (t) => under("intern-host")(t) || FOR_THE_HOST.some((folder) => under(folder)(t)),
+    ),
+  );
+  found.push(
+    ...violations(modules, under("egress"), (t) => under("egress")(t) || FOR_EGRESS.some((folder) => under(folder)(t))),
+  );
   found.push(...violations(modules, under("server"), (t) => !under("intern-host")(t)));
   return found;
 }
@@ -183,8 +207,14 @@ test("the checks fail on a planted cycle and a planted upward import", () => {
     fs.mkdirSync(path.join(planted, "server/platform/core"), { recursive: true });
     fs.mkdirSync(path.join(planted, "server/services/keys"), { recursive: true });
     fs.mkdirSync(path.join(planted, "facade"), { recursive: true });
-    fs.writeFileSync(path.join(planted, "server/platform/core/a.ts"), 'import { b } from "../../services/keys/b.js";\nexport const a = 1;\n');
-    fs.writeFileSync(path.join(planted, "server/services/keys/b.ts"), 'import { a } from "../../platform/core/a.js";\nexport const b = 2;\n');
+    fs.writeFileSync(
+      path.join(planted, "server/platform/core/a.ts"),
+      'import { b } from "../../services/keys/b.js";\nexport const a = 1;\n',
+    );
+    fs.writeFileSync(
+      path.join(planted, "server/services/keys/b.ts"),
+      'import { a } from "../../platform/core/a.js";\nexport const b = 2;\n',
+    );
     fs.writeFileSync(path.join(planted, "facade/f.ts"), 'import { a } from "../server/platform/core/a.js";\n');
     const plantedGraph = importGraph(planted, ["facade", "server"], { typeOnly: false });
     assert.equal(cycles(plantedGraph), [["server/platform/core/a.ts", "server/services/keys/b.ts"]]);
@@ -198,14 +228,23 @@ test("the checks fail on a planted cycle and a planted upward import", () => {
     fs.mkdirSync(path.join(planted, "intern-host"), { recursive: true });
     fs.mkdirSync(path.join(planted, "egress"), { recursive: true });
     fs.mkdirSync(path.join(planted, "wire"), { recursive: true });
-    fs.writeFileSync(path.join(planted, "server/engine/usage/u.ts"), 'import { b } from "../../services/keys/b.js";\nimport { a } from "../../platform/core/a.js";\n');
+    fs.writeFileSync(
+      path.join(planted, "server/engine/usage/u.ts"),
+      'import { b } from "../../services/keys/b.js";\nimport { a } from "../../platform/core/a.js";\n',
+    );
     fs.writeFileSync(path.join(planted, "wire/w.ts"), "export const w = 1;\n");
-    fs.writeFileSync(path.join(planted, "egress/e.ts"), 'import { w } from "../wire/w.js";\nimport { a } from "../server/platform/core/a.js";\nimport { h } from "../intern-host/h.js";\n');
+    fs.writeFileSync(
+      path.join(planted, "egress/e.ts"),
+      'import { w } from "../wire/w.js";\nimport { a } from "../server/platform/core/a.js";\nimport { h } from "../intern-host/h.js";\n',
+    );
     fs.writeFileSync(
       path.join(planted, "intern-host/h.ts"),
       'import { b } from "../server/services/keys/b.js";\nimport { a } from "../server/platform/core/a.js";\nimport { w } from "../wire/w.js";\nimport { e } from "../egress/e.js";\n',
     );
-    fs.writeFileSync(path.join(planted, "server/services/keys/c.ts"), 'import { h } from "../../../intern-host/h.js";\n');
+    fs.writeFileSync(
+      path.join(planted, "server/services/keys/c.ts"),
+      'import { h } from "../../../intern-host/h.js";\n',
+    );
     const more = importGraph(planted, ["egress", "intern-host", "server", "wire"], { typeOnly: false });
     assert.equal(layerViolations(more), [
       "server/platform/core/a.ts → server/services/keys/b.ts",

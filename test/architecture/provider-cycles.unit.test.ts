@@ -26,9 +26,17 @@ test("the check sees a cycle made of type-only imports", () => {
   const planted = fs.mkdtempSync(path.join(os.tmpdir(), "provider-cycles-"));
   try {
     fs.mkdirSync(path.join(planted, PROVIDERS, "kind"), { recursive: true });
-    fs.writeFileSync(path.join(planted, PROVIDERS, "registry.ts"), 'import { kindProvider } from "./kind/provider.js";\nexport type Kind = "kind";\nexport const all = [kindProvider];\n');
-    fs.writeFileSync(path.join(planted, PROVIDERS, "kind/provider.ts"), 'import type { Kind } from "../registry.js";\nexport const kindProvider: { kind: Kind } = { kind: "kind" };\n');
-    assert.equal(cycles(importGraph(planted, [PROVIDERS])), [[`${PROVIDERS}/kind/provider.ts`, `${PROVIDERS}/registry.ts`]]);
+    fs.writeFileSync(
+      path.join(planted, PROVIDERS, "registry.ts"),
+      'import { kindProvider } from "./kind/provider.js";\nexport type Kind = "kind";\nexport const all = [kindProvider];\n',
+    );
+    fs.writeFileSync(
+      path.join(planted, PROVIDERS, "kind/provider.ts"),
+      'import type { Kind } from "../registry.js";\nexport const kindProvider: { kind: Kind } = { kind: "kind" };\n',
+    );
+    assert.equal(cycles(importGraph(planted, [PROVIDERS])), [
+      [`${PROVIDERS}/kind/provider.ts`, `${PROVIDERS}/registry.ts`],
+    ]);
     assert.equal(cycles(importGraph(planted, [PROVIDERS], { typeOnly: false })), []);
   } finally {
     fs.rmSync(planted, { recursive: true, force: true });

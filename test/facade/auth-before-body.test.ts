@@ -49,7 +49,10 @@ test("a valid key still gets the 400 that names the problem", async ({ gw }) => 
   assert.is(reply.status, 400);
   assert.match(String(at(reply.body, "error", "message")), /Malformed JSON body/);
   const path = await rawRequest(gw.url, "GET", "/api/v1/workspaces/%zz", { key: gw.key });
-  assert.equal([path.status, at(path.body, "error", "message")], [400, "Malformed percent-encoding in the request path"]);
+  assert.equal(
+    [path.status, at(path.body, "error", "message")],
+    [400, "Malformed percent-encoding in the request path"],
+  );
 });
 
 test("a path that is neither a route nor an RPC gets the JSON 404 envelope", async ({ gw }) => {
@@ -65,7 +68,10 @@ test("a key disabled after the facade has seen it is refused at once: the core c
   const key = String(at(created.body, "key"));
   const hash = String(at(created.body, "data", "hash"));
   assert.is((await call(gw.url, "GET", "/api/v1/key", { key })).status, 200);
-  assert.is((await call(gw.url, "PATCH", `/api/v1/keys/${hash}`, { key: gw.key, body: { disabled: true } })).status, 200);
+  assert.is(
+    (await call(gw.url, "PATCH", `/api/v1/keys/${hash}`, { key: gw.key, body: { disabled: true } })).status,
+    200,
+  );
   const refused = await call(gw.url, "GET", "/api/v1/key", { key });
   assert.is(refused.status, 401);
   assert.is(at(refused.body, "error", "message"), "API key is disabled");
@@ -76,11 +82,19 @@ test("a public route answers without a key", async ({ gw }) => {
 });
 
 test("no key and a huge declared body that never comes: 401 at once, nothing waited for", async ({ gw }) => {
-  const reply = await exchange(gw.url, "POST /api/v1/keys", { "content-length": String(100 * 1024 * 1024) }, [Buffer.from("{")], { stopAfterHead: true });
+  const reply = await exchange(
+    gw.url,
+    "POST /api/v1/keys",
+    { "content-length": String(100 * 1024 * 1024) },
+    [Buffer.from("{")],
+    { stopAfterHead: true },
+  );
   assert.is(reply.status, 401);
 });
 
-test("401 before the body: a client that sends its whole body reads the answer, then the server closes", async ({ gw }) => {
+test("401 before the body: a client that sends its whole body reads the answer, then the server closes", async ({
+  gw,
+}) => {
   const body = Buffer.alloc(4 * 1024 * 1024, "x");
   const reply = await exchange(gw.url, "POST /api/v1/keys", { "content-length": String(body.length) }, chunks(body));
   assert.is(reply.writeError, undefined);
@@ -93,7 +107,10 @@ test("413 over the limit: the client sending its whole body reads the 413, then 
   // /keys takes at most 1 MiB (the default); 3 MiB, sent in full as a client would.
   const body = Buffer.alloc(3 * 1024 * 1024, "x");
   for (const declared of [true, false]) {
-    const head: Record<string, string> = { authorization: `Bearer ${gw.key}`, ...(declared ? { "content-length": String(body.length) } : { "transfer-encoding": "chunked" }) };
+    const head: Record<string, string> = {
+      authorization: `Bearer ${gw.key}`,
+      ...(declared ? { "content-length": String(body.length) } : { "transfer-encoding": "chunked" }),
+    };
     const reply = await exchange(gw.url, "POST /api/v1/keys", head, chunks(body), { chunked: !declared });
     assert.is(reply.writeError, undefined, `declared=${declared}`);
     assert.is(reply.status, 413, `declared=${declared}`);
@@ -122,7 +139,13 @@ interface Exchange {
  * writing when an answer arrives early, as many clients do not: the point is whether the gateway
  * lets them finish and read the answer.
  */
-async function exchange(base: string, requestLine: string, headers: Record<string, string>, body: Buffer[], options: { chunked?: boolean; stopAfterHead?: boolean } = {}): Promise<Exchange> {
+async function exchange(
+  base: string,
+  requestLine: string,
+  headers: Record<string, string>,
+  body: Buffer[],
+  options: { chunked?: boolean; stopAfterHead?: boolean } = {},
+): Promise<Exchange> {
   const { hostname, port } = new URL(base);
   // Half-open allowed, as HTTP clients that send their whole request before reading behave: the
   // server's early FIN does not stop the upload; a reset would.
@@ -141,7 +164,11 @@ async function exchange(base: string, requestLine: string, headers: Record<strin
   await write(`${verb} ${path} HTTP/1.1\r\n${head}\r\n`);
   for (const chunk of body) {
     if (socket.destroyed) break;
-    await write(options.chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from("\r\n")]) : chunk);
+    await write(
+      options.chunked
+        ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from("\r\n")])
+        : chunk,
+    );
     if (options.stopAfterHead) break;
   }
   if (options.chunked && !socket.destroyed) await write("0\r\n\r\n");
@@ -173,7 +200,11 @@ async function responseIn(received: () => string, closed: Promise<void>): Promis
     const length = Number(/content-length:\s*(\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
     return text.length >= end + 4 + length ? text.slice(0, end + 4 + length) : undefined;
   };
-  const seen = await eventually(() => ({ text: received(), closed: isClosed }), "a whole response arrives or the socket closes", { until: (now) => complete(now.text) !== undefined || now.closed });
+  const seen = await eventually(
+    () => ({ text: received(), closed: isClosed }),
+    "a whole response arrives or the socket closes",
+    { until: (now) => complete(now.text) !== undefined || now.closed },
+  );
   return complete(seen.text) ?? seen.text;
 }
 

@@ -29,7 +29,13 @@ test.after(async (ctx) => {
 async function leaveMidBody(base: string, path: string, headers: Record<string, string>, part: string): Promise<void> {
   const url = new URL(base);
   await new Promise<void>((resolve) => {
-    const req = http.request({ host: url.hostname, port: url.port, method: "POST", path, headers: { ...headers, expect: "100-continue" } });
+    const req = http.request({
+      host: url.hostname,
+      port: url.port,
+      method: "POST",
+      path,
+      headers: { ...headers, expect: "100-continue" },
+    });
     req.on("error", () => resolve());
     req.on("continue", () => req.write(part, () => req.destroy()));
     req.on("close", () => resolve());
@@ -44,7 +50,9 @@ async function leaveMidBody(base: string, path: string, headers: Record<string, 
  * is logged by then.
  */
 function loggedUntilEnded(before: number, requestId: string): Promise<LogLine[]> {
-  return eventually(() => lines.slice(before), `the access line of ${requestId}`, { until: (logged) => accessLinesOf(logged, requestId).length > 0 });
+  return eventually(() => lines.slice(before), `the access line of ${requestId}`, {
+    until: (logged) => accessLinesOf(logged, requestId).length > 0,
+  });
 }
 
 test("a client leaving while its JSON body is read: info with its request id, no error", async ({ gw }) => {
@@ -52,7 +60,12 @@ test("a client leaving while its JSON body is read: info with its request id, no
   await leaveMidBody(
     gw.url,
     "/api/v1/chat/completions",
-    { authorization: `Bearer ${gw.key}`, "content-type": "application/json", "content-length": "100000", "x-request-id": "abort-json-1" },
+    {
+      authorization: `Bearer ${gw.key}`,
+      "content-type": "application/json",
+      "content-length": "100000",
+      "x-request-id": "abort-json-1",
+    },
     '{"model":"x","messages":[',
   );
   const logged = await loggedUntilEnded(before, "abort-json-1");
@@ -73,12 +86,22 @@ test("a client leaving mid-upload: no error line", async ({ gw }) => {
   await leaveMidBody(
     gw.url,
     "/api/v1/files",
-    { authorization: `Bearer ${gw.key}`, "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": String(10 * 1024 * 1024), "x-request-id": "abort-upload-1" },
+    {
+      authorization: `Bearer ${gw.key}`,
+      "content-type": `multipart/form-data; boundary=${boundary}`,
+      "content-length": String(10 * 1024 * 1024),
+      "x-request-id": "abort-upload-1",
+    },
     head,
   );
   const logged = await loggedUntilEnded(before, "abort-upload-1");
   assert.ok(
-    logged.some((l) => l.level === 30 && l.msg === "client closed the connection before the answer" && l.requestId === "abort-upload-1"),
+    logged.some(
+      (l) =>
+        l.level === 30 &&
+        l.msg === "client closed the connection before the answer" &&
+        l.requestId === "abort-upload-1",
+    ),
     JSON.stringify(logged),
   );
   assert.equal(

@@ -73,7 +73,9 @@ function rawReplyOf(route: Route): DescMessage | undefined {
 test("every route wraps its record in data unless it is a named exception", () => {
   const unwrapped = routes.filter((route) => !wrapped(route) && !EXCEPTIONS.has(nameOf(route))).map(nameOf);
   assert.equal(unwrapped, [], "routes answering a bare record");
-  const stale = [...EXCEPTIONS.keys()].filter((name) => !routes.some((route) => nameOf(route) === name && !wrapped(route)));
+  const stale = [...EXCEPTIONS.keys()].filter(
+    (name) => !routes.some((route) => nameOf(route) === name && !wrapped(route)),
+  );
   assert.equal(stale, [], "exceptions that name no unwrapped route");
 });
 
@@ -91,7 +93,9 @@ test("intern records (create, get, update, provision, suspend) answer {data}", (
 
 test("docs/response-envelopes.md lists every route", () => {
   const doc = readFileSync(path.join(import.meta.dirname, "../../docs/response-envelopes.md"), "utf8");
-  const missing = routes.map(nameOf).filter((name) => !doc.includes(`\`${name.replace(" /api/v1", " ").replace(" /api/alpha", " {alpha_url}")}\``));
+  const missing = routes
+    .map(nameOf)
+    .filter((name) => !doc.includes(`\`${name.replace(" /api/v1", " ").replace(" /api/alpha", " {alpha_url}")}\``));
   assert.equal(missing, [], "routes missing from the table");
 });
 

@@ -14,7 +14,9 @@ import { seedOrganization } from "../support/seed.js";
  * facade never answers its own route miss (404 "No route …") or 405 for a path and verb the protos
  * declare, and every declared method has an implementation.
  */
-const test = suite<{ gw: TestGateway; table: RouteTable; entitledKey: string; unimplemented: Set<DescMethod> }>("facade routes");
+const test = suite<{ gw: TestGateway; table: RouteTable; entitledKey: string; unimplemented: Set<DescMethod> }>(
+  "facade routes",
+);
 
 test.before(async (ctx) => {
   ctx.gw = await startTestGateway();
@@ -53,7 +55,11 @@ function concretePath(route: Route): string {
 
 const label = (route: Route) => `${route.verb} ${route.template} (${route.method.parent.name}.${route.method.name})`;
 
-const send = (gw: TestGateway, route: Route, key?: string) => call(gw.url, route.verb, concretePath(route), { ...(key ? { key } : {}), ...(route.body === "" ? {} : { body: {} }) });
+const send = (gw: TestGateway, route: Route, key?: string) =>
+  call(gw.url, route.verb, concretePath(route), {
+    ...(key ? { key } : {}),
+    ...(route.body === "" ? {} : { body: {} }),
+  });
 
 function isRouteMiss(status: number, body: unknown): boolean {
   return status === 405 || (status === 404 && String(at(body, "error", "message")).startsWith("No route"));
@@ -77,7 +83,8 @@ test("the route table holds every google.api.http rule, and each concrete path m
   for (const route of table.routes) {
     const match = table.match(route.verb, splitPath(concretePath(route)).segments);
     assert.is(match.kind, "route", label(route));
-    if (match.kind === "route") assert.is(match.route, route, `${label(route)} is shadowed by ${match.route.method.name}`);
+    if (match.kind === "route")
+      assert.is(match.route, route, `${label(route)} is shadowed by ${match.route.method.name}`);
   }
 });
 
@@ -90,7 +97,12 @@ test("without a key, every route is served: never the facade's route miss or 405
   }
 });
 
-test("every method is implemented, and with an entitled management key every route answers without a 5xx", async ({ gw, table, entitledKey, unimplemented }) => {
+test("every method is implemented, and with an entitled management key every route answers without a 5xx", async ({
+  gw,
+  table,
+  entitledKey,
+  unimplemented,
+}) => {
   assert.equal(
     [...unimplemented].map((m) => `${m.parent.name}.${m.name}`),
     [],
@@ -128,7 +140,10 @@ test("literal segments win over variables", ({ table }) => {
   }
 });
 
-test("the real gateway honours the precedence: /videos/models is the model list, not a job", async ({ gw, entitledKey }) => {
+test("the real gateway honours the precedence: /videos/models is the model list, not a job", async ({
+  gw,
+  entitledKey,
+}) => {
   const models = await call(gw.url, "GET", "/api/v1/videos/models", { key: entitledKey });
   const job = await call(gw.url, "GET", "/api/v1/videos/abc", { key: entitledKey });
   assert.is(models.status, 200, models.text);
@@ -191,7 +206,16 @@ test("parseTemplate accepts the supported subset", () => {
 });
 
 test("parseTemplate rejects templates the facade cannot serve correctly", () => {
-  for (const template of ["/v1/{name=**}", "/a/{b}:verb", "/a/{b=c/*}", "/a/*", "/a/**", "a/b", "/a/{B}", "/a/{b}/{c"]) {
+  for (const template of [
+    "/v1/{name=**}",
+    "/a/{b}:verb",
+    "/a/{b=c/*}",
+    "/a/*",
+    "/a/**",
+    "a/b",
+    "/a/{B}",
+    "/a/{b}/{c",
+  ]) {
     assert.throws(() => parseTemplate(template), /./, template);
   }
 });

@@ -5,7 +5,15 @@ import { Code, ConnectError, createRouterTransport, type HandlerContext } from "
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { createFacade, type Facade } from "../../facade/facade.js";
-import { InternChatEventSchema, InternFinishReason, InternMessageRole, InternReplyStatus, InternsService, type InternChatEvent, type InternChatRequest } from "../../gen/gateway/v1/interns_pb.js";
+import {
+  InternChatEventSchema,
+  InternFinishReason,
+  InternMessageRole,
+  InternReplyStatus,
+  InternsService,
+  type InternChatEvent,
+  type InternChatRequest,
+} from "../../gen/gateway/v1/interns_pb.js";
 import { gatewayError } from "../../wire/errors.js";
 import { createLogger } from "../../server/platform/logger.js";
 import { at } from "../support/http.js";
@@ -56,7 +64,17 @@ const chunk = (id: string, content: string | undefined, finish = InternFinishRea
 
 const finalChunk = (id: string): InternChatEvent =>
   create(InternChatEventSchema, {
-    event: { case: "chunk", value: { id, object: "chat.completion.chunk", created: 1_700_000_001n, model: "test/model", choices: [], sessionId: "sess-1" } },
+    event: {
+      case: "chunk",
+      value: {
+        id,
+        object: "chat.completion.chunk",
+        created: 1_700_000_001n,
+        model: "test/model",
+        choices: [],
+        sessionId: "sess-1",
+      },
+    },
   });
 
 /** The intern id in the path picks the behaviour. */
@@ -85,7 +103,9 @@ async function* chatCompletions(req: InternChatRequest, ctx: HandlerContext): As
     case "fail-first":
       throw gatewayError(409, "The intern is not running", { reason: "intern_not_running", retryable: false });
     case "steered":
-      yield create(InternChatEventSchema, { event: { case: "steered", value: { sessionId: "sess-9", status: InternReplyStatus.STEERED } } });
+      yield create(InternChatEventSchema, {
+        event: { case: "steered", value: { sessionId: "sess-9", status: InternReplyStatus.STEERED } },
+      });
       yield chunk("never", "must not be rendered");
       return;
     case "flood":
@@ -146,30 +166,44 @@ interface StreamReply {
 }
 
 /** POSTs to a chat route and reads the whole response; `onText` sees the text received so far. */
-function post(base: string, path: string, body: unknown, onText?: (text: string, client: { leave(): void }) => void): Promise<StreamReply> {
+function post(
+  base: string,
+  path: string,
+  body: unknown,
+  onText?: (text: string, client: { leave(): void }) => void,
+): Promise<StreamReply> {
   const url = new URL(base);
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     let leaving = false;
-    const req = http.request({ host: url.hostname, port: url.port, method: "POST", path, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      const finish = () => {
-        const frames = text.split("\n\n").filter((frame) => frame !== "");
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, frames, data: sseData(text) });
-      };
-      res.on("data", (piece: string) => {
-        text += piece;
-        onText?.(text, {
-          leave: () => {
-            leaving = true;
-            req.destroy();
-          },
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        method: "POST",
+        path,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        const finish = () => {
+          const frames = text.split("\n\n").filter((frame) => frame !== "");
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, frames, data: sseData(text) });
+        };
+        res.on("data", (piece: string) => {
+          text += piece;
+          onText?.(text, {
+            leave: () => {
+              leaving = true;
+              req.destroy();
+            },
+          });
         });
-      });
-      res.on("end", finish);
-      res.on("close", finish);
-    });
+        res.on("end", finish);
+        res.on("close", finish);
+      },
+    );
     req.on("error", (err) => {
       if (!leaving) reject(err);
     });
@@ -185,7 +219,8 @@ test("a stream is text/event-stream: one data event per message, member alone, t
   assert.match(String(res.headers["content-type"]), /^text\/event-stream\b/);
   assert.is(res.headers["cache-control"], "no-cache");
   assert.ok(res.text.endsWith("\n\n"), "every frame ends with a blank line");
-  for (const frame of res.frames) assert.ok(frame === ": keepalive" || /^data: [^\n]*$/.test(frame), `unexpected frame ${JSON.stringify(frame)}`);
+  for (const frame of res.frames)
+    assert.ok(frame === ": keepalive" || /^data: [^\n]*$/.test(frame), `unexpected frame ${JSON.stringify(frame)}`);
 
   assert.is(res.data.length, 5);
   assert.is(res.data.at(-1), "[DONE]");
@@ -199,7 +234,11 @@ test("a stream is text/event-stream: one data event per message, member alone, t
   }
   assert.equal(Object.keys(events[0] as object).slice(0, 4), ["id", "object", "created", "model"]);
   assert.is(at(events[0], "created"), 1_700_000_000);
-  assert.is(at(events[0], "choices", 0, "delta", "content"), "echo:hello", "the request message was built from the body");
+  assert.is(
+    at(events[0], "choices", 0, "delta", "content"),
+    "echo:hello",
+    "the request message was built from the body",
+  );
   assert.is(at(events[0], "choices", 0, "finish_reason"), null);
   assert.is(at(events[1], "choices", 0, "delta", "content"), " world");
   assert.is(at(events[2], "choices", 0, "finish_reason"), "stop");
@@ -222,7 +261,10 @@ test("keepalive comments are written while the implementation is silent", async 
   const keepalive = res.frames.indexOf(": keepalive");
   const after = res.frames.findIndex((f) => f.includes('"after"'));
   assert.ok(before >= 0 && after >= 0, res.text);
-  assert.ok(keepalive > before && keepalive < after, `a keepalive between the two events: ${JSON.stringify(res.frames)}`);
+  assert.ok(
+    keepalive > before && keepalive < after,
+    `a keepalive between the two events: ${JSON.stringify(res.frames)}`,
+  );
   assert.is(res.data.at(-1), "[DONE]");
 });
 
@@ -234,7 +276,11 @@ test("a stream that fails midway ends with an error event and no [DONE]", async 
   assert.is(res.data.length, 2);
   assert.is(at(res.data[0], "choices", 0, "delta", "content"), "partial");
   assert.equal(res.data[1], {
-    error: { code: 502, message: "The intern connection was lost", metadata: { reason: "intern_unreachable", retryable: true } },
+    error: {
+      code: 502,
+      message: "The intern connection was lost",
+      metadata: { reason: "intern_unreachable", retryable: true },
+    },
   });
 
   const plain = await post(url, "/api/v1/interns/fail-plain/chat/completions", USER_PROMPT);
@@ -246,7 +292,13 @@ test("a stream that fails before its first message is a plain error response", a
   const res = await post(url, "/api/v1/interns/fail-first/chat/completions", USER_PROMPT);
   assert.is(res.status, 409);
   assert.is(res.headers["content-type"], "application/json");
-  assert.equal(parse(res.text), { error: { code: 409, message: "The intern is not running", metadata: { reason: "intern_not_running", retryable: false } } });
+  assert.equal(parse(res.text), {
+    error: {
+      code: 409,
+      message: "The intern is not running",
+      metadata: { reason: "intern_not_running", retryable: false },
+    },
+  });
 });
 
 test("a first message carrying the json_reply member is answered as plain JSON", async ({ url }) => {
@@ -274,17 +326,26 @@ test("the facade still serves streams after a client left", async ({ url }) => {
   assert.is(res.data.at(-1), "[DONE]");
 });
 
-test("a stream is produced only as fast as its client reads: no message is asked for while the response cannot take more", async ({ url }) => {
+test("a stream is produced only as fast as its client reads: no message is asked for while the response cannot take more", async ({
+  url,
+}) => {
   probe.pulledWhileFull = 0;
   const body = JSON.stringify({ messages: [{ role: "user", content: "flood" }] });
   const reply = await new Promise<http.IncomingMessage>((resolve, reject) => {
-    const req = http.request(`${url}/api/v1/interns/flood/chat/completions`, { method: "POST", headers: { "content-type": "application/json" } }, resolve);
+    const req = http.request(
+      `${url}/api/v1/interns/flood/chat/completions`,
+      { method: "POST", headers: { "content-type": "application/json" } },
+      resolve,
+    );
     req.once("error", reject);
     req.end(body);
   });
   // The client reads nothing until the response's buffer is full, so that the facade must wait.
   reply.pause();
-  await eventually(() => probe.response?.writableNeedDrain === true, "the response's buffer fills while the client does not read");
+  await eventually(
+    () => probe.response?.writableNeedDrain === true,
+    "the response's buffer fills while the client does not read",
+  );
   let text = "";
   reply.setEncoding("utf8").on("data", (part: string) => (text += part));
   reply.resume();

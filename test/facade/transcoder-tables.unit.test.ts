@@ -43,7 +43,8 @@ test("path templates: the supported subset parses, anything else fails the start
     ],
   ];
   for (const [template, segments] of cases) assert.equal(parseTemplate(template), segments, template);
-  for (const bad of ["a/b", "/a/{x=**}", "/a/{X}", "/a/*", "/a/b:verb"]) assert.throws(() => parseTemplate(bad), undefined, bad);
+  for (const bad of ["a/b", "/a/{x=**}", "/a/{X}", "/a/*", "/a/b:verb"])
+    assert.throws(() => parseTemplate(bad), undefined, bad);
 });
 
 test("path splitting: split before decoding, malformed escapes kept and flagged", () => {
@@ -71,7 +72,8 @@ test("route matching: method, values, literals before variables, 405 and 404", (
   for (const [verb, path, expected, values] of cases) {
     const match = table.match(verb, splitPath(path).segments);
     if (expected === null) assert.is(match.kind, "none", path);
-    else if (Array.isArray(expected)) assert.equal(match.kind === "wrong-verb" ? match.allowed : match.kind, expected, path);
+    else if (Array.isArray(expected))
+      assert.equal(match.kind === "wrong-verb" ? match.allowed : match.kind, expected, path);
     else if (match.kind !== "route") assert.unreachable(`${verb} ${path}: ${match.kind}`);
     else assert.equal([match.route.method.name, match.values], [expected, values], path);
   }
@@ -93,7 +95,11 @@ test("reply modes are fixed per route at start-up", () => {
     ["POST", "/api/v1/files", "json"],
   ];
   for (const [verb, path, mode] of cases) assert.is(modeOf(verb, path), mode, `${verb} ${path}`);
-  assert.ok(table.routes.every((route) => route.variableFields.length === route.segments.filter((s) => s.kind === "variable").length));
+  assert.ok(
+    table.routes.every(
+      (route) => route.variableFields.length === route.segments.filter((s) => s.kind === "variable").length,
+    ),
+  );
 });
 
 /** The request message a REST request decodes to, as proto JSON, or the 400's message. */
@@ -101,7 +107,10 @@ function decoded(verb: string, path: string, body: unknown, query = ""): JsonVal
   const match = table.match(verb, splitPath(path).segments);
   if (match.kind !== "route") throw new Error(`${verb} ${path}: no route`);
   try {
-    return toJson(match.route.method.input, decodeRequest(match.route, { body, values: match.values, query: new URLSearchParams(query) }) as never);
+    return toJson(
+      match.route.method.input,
+      decodeRequest(match.route, { body, values: match.values, query: new URLSearchParams(query) }) as never,
+    );
   } catch (err) {
     if (err instanceof ConnectError) return `${httpErrorOf(err).status} ${err.rawMessage}`;
     throw err;
@@ -112,20 +121,45 @@ test("request decoding: body, path, query, update masks and type errors", () => 
   const hash = "a".repeat(64);
   const cases: Array<[string, string, unknown, string, JsonValue | string]> = [
     ["PATCH", `/api/v1/keys/${hash}`, { name: "n" }, "", { hash, name: "n", updateMask: "name" }],
-    ["PATCH", `/api/v1/keys/${hash}`, { name: "n", disabled: true }, "", { hash, name: "n", disabled: true, updateMask: "name,disabled" }],
+    [
+      "PATCH",
+      `/api/v1/keys/${hash}`,
+      { name: "n", disabled: true },
+      "",
+      { hash, name: "n", disabled: true, updateMask: "name,disabled" },
+    ],
     // The path wins over the body, and an addressing field is never part of the mask.
     ["PATCH", `/api/v1/keys/${hash}`, { hash: "b".repeat(64), name: "n" }, "", { hash, name: "n", updateMask: "name" }],
     // camelCase keys are accepted; unknown keys are ignored.
-    ["PATCH", `/api/v1/keys/${hash}`, { includeByokInLimit: true, nonsense: 1 }, "", { hash, includeByokInLimit: true, updateMask: "includeByokInLimit" }],
-    ["GET", "/api/v1/keys", undefined, "offset=5&include_disabled=true&unknown=1", { offset: 5, includeDisabled: true }],
+    [
+      "PATCH",
+      `/api/v1/keys/${hash}`,
+      { includeByokInLimit: true, nonsense: 1 },
+      "",
+      { hash, includeByokInLimit: true, updateMask: "includeByokInLimit" },
+    ],
+    [
+      "GET",
+      "/api/v1/keys",
+      undefined,
+      "offset=5&include_disabled=true&unknown=1",
+      { offset: 5, includeDisabled: true },
+    ],
     ["GET", "/api/v1/keys", undefined, "limit=2&limit=3", { limit: 3 }],
     ["GET", "/api/v1/keys", undefined, "offset=abc", "400 query parameter 'offset' must be an integer"],
-    ["GET", "/api/v1/keys", undefined, "include_disabled=maybe", "400 query parameter 'include_disabled' must be true or false"],
+    [
+      "GET",
+      "/api/v1/keys",
+      undefined,
+      "include_disabled=maybe",
+      "400 query parameter 'include_disabled' must be true or false",
+    ],
     ["GET", "/api/v1/end-users/team%2F1", undefined, "", { user: "team/1" }],
     ["POST", "/api/v1/workspaces", [], "", "400 The request body must be a JSON object"],
     ["PATCH", `/api/v1/keys/${hash}`, { disabled: "yes" }, "", "400 disabled must be a boolean"],
   ];
-  for (const [verb, path, body, query, expected] of cases) assert.equal(decoded(verb, path, body, query), expected, `${verb} ${path} ${JSON.stringify(body)} ${query}`);
+  for (const [verb, path, body, query, expected] of cases)
+    assert.equal(decoded(verb, path, body, query), expected, `${verb} ${path} ${JSON.stringify(body)} ${query}`);
 });
 
 test.run();

@@ -54,11 +54,17 @@ test("wrong types: 400 naming the field", async ({ gw }) => {
   const cases: Array<[Record<string, unknown>, RegExp]> = [
     [{ name: 5, slug: "a" }, /\bname must be a string/],
     [{ name: "a", slug: ["a"] }, /\bslug must be a string/],
-    [{ name: "a", slug: "a", is_data_discount_logging_enabled: "yes" }, /is_data_discount_logging_enabled must be a boolean/],
+    [
+      { name: "a", slug: "a", is_data_discount_logging_enabled: "yes" },
+      /is_data_discount_logging_enabled must be a boolean/,
+    ],
     [{ name: "a", slug: "a", io_logging_sampling_rate: "0.5" }, /io_logging_sampling_rate must be a number/],
     [{ name: "a", slug: "a", disabled_server_tools: "svc:bash" }, /disabled_server_tools must be an array/],
     [{ name: "a", slug: "a", disabled_server_tools: [7] }, /disabled_server_tools\[0\] must be one of: /],
-    [{ name: "a", slug: "a", default_provider_sort: "PROVIDER_SORT_PRICE" }, /default_provider_sort must be one of: price, throughput, latency/],
+    [
+      { name: "a", slug: "a", default_provider_sort: "PROVIDER_SORT_PRICE" },
+      /default_provider_sort must be one of: price, throughput, latency/,
+    ],
     [{ name: "a", slug: "a", io_logging_api_key_ids: [null] }, /io_logging_api_key_ids\[0\] must not be null/],
   ];
   for (const [body, expected] of cases) {
@@ -83,12 +89,18 @@ test("unknown JSON fields are ignored", async ({ gw }) => {
 });
 
 test("input accepts proto and lowerCamel names; output uses proto names only", async ({ gw }) => {
-  const camel = await call(gw.url, "PATCH", "/api/v1/organization/settings", { key: gw.key, body: { isFilteredModelCatalogEnabled: true } });
+  const camel = await call(gw.url, "PATCH", "/api/v1/organization/settings", {
+    key: gw.key,
+    body: { isFilteredModelCatalogEnabled: true },
+  });
   assert.is(camel.status, 200, camel.text);
   assert.is(at(camel.body, "data", "is_filtered_model_catalog_enabled"), true);
   assert.is(at(camel.body, "data", "isFilteredModelCatalogEnabled"), undefined);
 
-  const snake = await call(gw.url, "PATCH", "/api/v1/organization/settings", { key: gw.key, body: { is_filtered_model_catalog_enabled: false } });
+  const snake = await call(gw.url, "PATCH", "/api/v1/organization/settings", {
+    key: gw.key,
+    body: { is_filtered_model_catalog_enabled: false },
+  });
   assert.is(snake.status, 200, snake.text);
   assert.is(at(snake.body, "data", "is_filtered_model_catalog_enabled"), false);
   const read = await call(gw.url, "GET", "/api/v1/organization/settings", { key: gw.key });
@@ -96,13 +108,24 @@ test("input accepts proto and lowerCamel names; output uses proto names only", a
 
   const created = await call(gw.url, "POST", "/api/v1/workspaces", {
     key: gw.key,
-    body: { name: "camel", slug: slug(), isDataDiscountLoggingEnabled: true, ioLoggingSamplingRate: 0.5, defaultProviderSort: "latency" },
+    body: {
+      name: "camel",
+      slug: slug(),
+      isDataDiscountLoggingEnabled: true,
+      ioLoggingSamplingRate: 0.5,
+      defaultProviderSort: "latency",
+    },
   });
   assert.is(created.status, 201, created.text);
   assert.is(at(created.body, "data", "is_data_discount_logging_enabled"), true);
   assert.is(at(created.body, "data", "io_logging_sampling_rate"), 0.5);
   assert.is(at(created.body, "data", "default_provider_sort"), "latency");
-  for (const body of [camel.body, snake.body, created.body, (await call(gw.url, "GET", "/api/v1/key", { key: gw.key })).body]) {
+  for (const body of [
+    camel.body,
+    snake.body,
+    created.body,
+    (await call(gw.url, "GET", "/api/v1/key", { key: gw.key })).body,
+  ]) {
     const camelKeys = keysOf(body).filter((key) => /[A-Z]/.test(key));
     assert.equal(camelKeys, [], "no lowerCamel names in output");
   }
@@ -121,7 +144,13 @@ test("query parameters are type-checked: 400 naming the parameter", async ({ gw 
     assert.is(at(res.body, "error", "code"), 400);
     assert.match(message(res.body), name, query);
   }
-  for (const query of ["limit=5", "offset=0&include_disabled=true", "include_disabled=false", "includeDisabled=1", "unknown=1"]) {
+  for (const query of [
+    "limit=5",
+    "offset=0&include_disabled=true",
+    "include_disabled=false",
+    "includeDisabled=1",
+    "unknown=1",
+  ]) {
     const res = await call(gw.url, "GET", `/api/v1/keys?${query}`, { key: gw.key });
     assert.is(res.status, 200, `${query}: ${res.text}`);
   }
@@ -142,29 +171,43 @@ test("a declared Content-Length over the route's limit: 413 before the body is r
 });
 
 /** Streams a chunked body (no Content-Length) until the server answers; resolves with the status. */
-function sendGrowingBody(base: string, path: string, key: string, total: number): Promise<{ status: number; body: unknown }> {
+function sendGrowingBody(
+  base: string,
+  path: string,
+  key: string,
+  total: number,
+): Promise<{ status: number; body: unknown }> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     let answered = false;
-    const req = http.request({ host: url.hostname, port: url.port, method: "POST", path, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } }, (res) => {
-      answered = true;
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (text += chunk));
-      const done = () => {
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = text;
-        }
-        resolve({ status: res.statusCode ?? 0, body });
-      };
-      res.on("end", done);
-      // The server may close the connection right after its answer; what arrived is the answer.
-      res.on("error", done);
-      res.on("aborted", done);
-    });
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        method: "POST",
+        path,
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      },
+      (res) => {
+        answered = true;
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (text += chunk));
+        const done = () => {
+          let body: unknown;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = text;
+          }
+          resolve({ status: res.statusCode ?? 0, body });
+        };
+        res.on("end", done);
+        // The server may close the connection right after its answer; what arrived is the answer.
+        res.on("error", done);
+        res.on("aborted", done);
+      },
+    );
     // Writes fail once the server has closed the socket; only a missing response is a failure.
     req.on("error", (err) => {
       if (!answered) reject(err);
@@ -235,7 +278,10 @@ test("malformed percent-encoding in the path: 400", async ({ gw }) => {
 });
 
 test("nullable fields render null; enums are lowercase wire strings; lists are present", async ({ gw }) => {
-  const plain = await call(gw.url, "POST", "/api/v1/workspaces", { key: gw.key, body: { name: "plain", slug: slug() } });
+  const plain = await call(gw.url, "POST", "/api/v1/workspaces", {
+    key: gw.key,
+    body: { name: "plain", slug: slug() },
+  });
   assert.is(plain.status, 201, plain.text);
   const data = at(plain.body, "data") as Record<string, unknown>;
   assert.ok("updated_at" in data, "updated_at is present before any update");
@@ -250,19 +296,34 @@ test("nullable fields render null; enums are lowercase wire strings; lists are p
 
   const full = await call(gw.url, "POST", "/api/v1/workspaces", {
     key: gw.key,
-    body: { name: "full", slug: slug(), default_provider_sort: "price", disabled_server_tools: ["svc:bash", "svc:web_fetch"] },
+    body: {
+      name: "full",
+      slug: slug(),
+      default_provider_sort: "price",
+      disabled_server_tools: ["svc:bash", "svc:web_fetch"],
+    },
   });
   assert.is(full.status, 201, full.text);
   assert.is(at(full.body, "data", "default_provider_sort"), "price");
   assert.equal(at(full.body, "data", "disabled_server_tools"), ["svc:bash", "svc:web_fetch"]);
 
-  const budget = await call(gw.url, "PUT", `/api/v1/workspaces/${at(full.body, "data", "slug") as string}/budgets/weekly`, { key: gw.key, body: { limit_usd: 5 } });
+  const budget = await call(
+    gw.url,
+    "PUT",
+    `/api/v1/workspaces/${at(full.body, "data", "slug") as string}/budgets/weekly`,
+    { key: gw.key, body: { limit_usd: 5 } },
+  );
   assert.is(budget.status, 200, budget.text);
   assert.is(at(budget.body, "data", "reset_interval"), "weekly");
   assert.is(at(budget.body, "data", "limit_usd"), 5);
   assert.is(at(budget.body, "data", "updated_at"), null);
 
-  const badInterval = await call(gw.url, "PUT", `/api/v1/workspaces/${at(full.body, "data", "slug") as string}/budgets/WEEKLY`, { key: gw.key, body: { limit_usd: 5 } });
+  const badInterval = await call(
+    gw.url,
+    "PUT",
+    `/api/v1/workspaces/${at(full.body, "data", "slug") as string}/budgets/WEEKLY`,
+    { key: gw.key, body: { limit_usd: 5 } },
+  );
   assert.is(badInterval.status, 400);
   assert.match(message(badInterval.body), /interval/);
 });
@@ -286,7 +347,10 @@ test("int64 fields render as JSON numbers; unset nullable messages and enums as 
   assert.is(at(json, "choices", 0, "delta", "content"), "hi");
   assert.is(at(json, "session_id"), undefined, "an unset optional without (nullable) is omitted");
 
-  const withUsage = encodeResponse(InternChatChunkSchema, create(InternChatChunkSchema, { usage: { promptTokens: 12n, completionTokens: 30n, totalTokens: 42n } }));
+  const withUsage = encodeResponse(
+    InternChatChunkSchema,
+    create(InternChatChunkSchema, { usage: { promptTokens: 12n, completionTokens: 30n, totalTokens: 42n } }),
+  );
   assert.equal(at(withUsage, "usage"), { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 });
 });
 

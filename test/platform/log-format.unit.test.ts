@@ -37,13 +37,24 @@ test("GATEWAY_LOG_FORMAT: json, pretty or unset; anything else stops the start n
   assert.is(loadConfig({}).logFormat, undefined);
   assert.is(loadConfig({ GATEWAY_LOG_FORMAT: "json" }).logFormat, "json");
   assert.is(loadConfig({ GATEWAY_LOG_FORMAT: "pretty" }).logFormat, "pretty");
-  assert.throws(() => loadConfig({ GATEWAY_LOG_FORMAT: "text" }), /GATEWAY_LOG_FORMAT must be json or pretty, got "text"/);
+  assert.throws(
+    () => loadConfig({ GATEWAY_LOG_FORMAT: "text" }),
+    /GATEWAY_LOG_FORMAT must be json or pretty, got "text"/,
+  );
   assert.throws(() => loadConfig({ GATEWAY_LOG_FORMAT: "JSON" }), /GATEWAY_LOG_FORMAT/);
 });
 
 test("pretty: a readable line per entry, no JSON objects, secrets redacted as in JSON", async () => {
   const { log, written } = logInto("pretty");
-  log.info({ requestId: "req-1", status: 200, authorization: "Bearer sk-gw-v1-secret", headers: { authorization: "Bearer sk-gw-v1-other" } }, "request");
+  log.info(
+    {
+      requestId: "req-1",
+      status: 200,
+      authorization: "Bearer sk-gw-v1-secret",
+      headers: { authorization: "Bearer sk-gw-v1-other" },
+    },
+    "request",
+  );
   log.warn({ provider: "mockai" }, "upstream timed out before answering");
   writeToLogOutput(log, "Management API key (shown once):\n");
   await through();

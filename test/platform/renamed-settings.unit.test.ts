@@ -22,7 +22,10 @@ test("the new name wins, in its own unit, without a warning", () => {
 });
 
 test("an old name's value is still checked against the new range", () => {
-  assert.throws(() => loadConfig({ GATEWAY_BATCH_LEASE_SECONDS: "0" }), /GATEWAY_BATCH_LEASE_MS must be an integer from 1000/);
+  assert.throws(
+    () => loadConfig({ GATEWAY_BATCH_LEASE_SECONDS: "0" }),
+    /GATEWAY_BATCH_LEASE_MS must be an integer from 1000/,
+  );
 });
 
 test.run();

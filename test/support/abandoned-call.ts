@@ -7,7 +7,12 @@ import { eventually } from "./eventually.js";
  * gateway has something to cancel. Resolves with what the client saw ("aborted" unless the answer
  * came first).
  */
-export async function abandonOnceUpstream(upstream: MockUpstream, base: string, key: string, body: Record<string, unknown>): Promise<"answered" | "aborted"> {
+export async function abandonOnceUpstream(
+  upstream: MockUpstream,
+  base: string,
+  key: string,
+  body: Record<string, unknown>,
+): Promise<"answered" | "aborted"> {
   const seen = upstream.requests.length;
   const controller = new AbortController();
   const pending = fetch(`${base}/api/v1/chat/completions`, {

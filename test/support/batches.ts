@@ -11,7 +11,11 @@ export const FAST_ENGINE = {
 
 export const TERMINAL = ["completed", "failed", "expired", "cancelled"];
 
-export function chatItems(count: number, model = "mock/chat", prefix = "item"): { custom_id: string; body: Record<string, unknown> }[] {
+export function chatItems(
+  count: number,
+  model = "mock/chat",
+  prefix = "item",
+): { custom_id: string; body: Record<string, unknown> }[] {
   return Array.from({ length: count }, (_, i) => ({
     custom_id: `${prefix}-${i}`,
     body: { model, messages: [{ role: "user", content: `Question number ${i}` }], max_tokens: 16 },
@@ -23,7 +27,12 @@ export function itemCallsSeen(upstream: { requests: { body: unknown }[] }): numb
   return upstream.requests.filter((r) => JSON.stringify(r.body).includes("Question number")).length;
 }
 
-export function submit(base: string, key: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Reply> {
+export function submit(
+  base: string,
+  key: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
   return call(base, "POST", "/api/v1/batches", { key, body, headers });
 }
 
@@ -38,7 +47,10 @@ export function waitTerminal(base: string, key: string, id: string): Promise<Rep
 }
 
 /** Ledger rows of a batch's items, straight from the database. */
-export async function batchLedger(databaseUrl: string, batchId: string): Promise<{ generation_id: string; status: string; cost_usd: string }[]> {
+export async function batchLedger(
+  databaseUrl: string,
+  batchId: string,
+): Promise<{ generation_id: string; status: string; cost_usd: string }[]> {
   const client = new pg.Client(databaseUrl);
   await client.connect();
   try {
@@ -86,7 +98,10 @@ export async function itemsFinishedByPid(databaseUrl: string, batchId: string): 
   const client = new pg.Client(databaseUrl);
   await client.connect();
   try {
-    const { rows } = await client.query<{ owner: string | null; items: number }>("SELECT owner, count(*)::int AS items FROM test_item_finishers WHERE batch_id = $1 GROUP BY owner", [batchId]);
+    const { rows } = await client.query<{ owner: string | null; items: number }>(
+      "SELECT owner, count(*)::int AS items FROM test_item_finishers WHERE batch_id = $1 GROUP BY owner",
+      [batchId],
+    );
     // A lease owner ends with the process id and a random suffix (server/platform/core/lease-owner.ts).
     return new Map(rows.map((row) => [Number(row.owner?.split(":").at(-2)), row.items]));
   } finally {

@@ -41,7 +41,15 @@ export async function openConsole(gatewayUrl: string, options: OpenOptions = {})
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
     viewport: options.viewport ?? { width: 1280, height: 900 },
     // UTC in the page as on the gateway, so dates read the same in every run.
     timezoneId: "UTC",

@@ -32,7 +32,11 @@ export interface EventuallyOptions<T> {
  */
 export function eventually<T>(read: () => T | Promise<T>, what: string): Promise<Truthy<T>>;
 export function eventually<T>(read: () => T | Promise<T>, what: string, options: EventuallyOptions<T>): Promise<T>;
-export async function eventually<T>(read: () => T | Promise<T>, what: string, options?: EventuallyOptions<T>): Promise<T> {
+export async function eventually<T>(
+  read: () => T | Promise<T>,
+  what: string,
+  options?: EventuallyOptions<T>,
+): Promise<T> {
   const until = options?.until ?? ((value: T) => Boolean(value));
   const deadline = Date.now() + GUARD_MS;
   for (;;) {

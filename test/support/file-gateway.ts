@@ -22,8 +22,22 @@ export async function startFilesGateway(env: Record<string, string> = {}): Promi
   const dataDir = makeTempDir("gateway-files");
   const file = await writeCatalogFile({
     providers: [
-      { slug: "openai", name: "OpenAI", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: "not-the-mock-key", timeout_ms: 5000 },
-      { slug: "anthropic", name: "Anthropic", kind: "anthropic", base_url: upstream.anthropicBaseUrl, api_key: "not-the-mock-key", timeout_ms: 5000 },
+      {
+        slug: "openai",
+        name: "OpenAI",
+        kind: "openai",
+        base_url: upstream.openaiBaseUrl,
+        api_key: "not-the-mock-key",
+        timeout_ms: 5000,
+      },
+      {
+        slug: "anthropic",
+        name: "Anthropic",
+        kind: "anthropic",
+        base_url: upstream.anthropicBaseUrl,
+        api_key: "not-the-mock-key",
+        timeout_ms: 5000,
+      },
     ],
     models: [],
   });

@@ -32,7 +32,11 @@ const ascii = (text: string) => Buffer.from(text, "latin1");
 
 /** PDF 1.4: catalog, page tree, one empty page, a cross-reference table with exact offsets. */
 export function pdf(): Buffer {
-  const objects = ["<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>", "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 72 72] >>"];
+  const objects = [
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 72 72] >>",
+  ];
   let body = "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n";
   const offsets: number[] = [];
   objects.forEach((object, i) => {
@@ -47,10 +51,16 @@ export function pdf(): Buffer {
 
 /** PNG: signature, IHDR (1×1, 8-bit RGB), IDAT (zlib of one filtered scanline), IEND; CRC-32 per chunk. */
 export function png(): Buffer {
-  const chunk = (type: string, data: Buffer) => Buffer.concat([u32be(data.length), ascii(type), data, u32be(crc32(Buffer.concat([ascii(type), data])))]);
+  const chunk = (type: string, data: Buffer) =>
+    Buffer.concat([u32be(data.length), ascii(type), data, u32be(crc32(Buffer.concat([ascii(type), data])))]);
   const ihdr = Buffer.concat([u32be(1), u32be(1), Buffer.from([8, 2, 0, 0, 0])]);
   const scanline = Buffer.from([0, 0x33, 0x99, 0xff]);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(scanline)), chunk("IEND", Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", ihdr),
+    chunk("IDAT", deflateSync(scanline)),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
 }
 
 /**
@@ -59,8 +69,14 @@ export function png(): Buffer {
  * block), SOS, the scan (code 0 for DC difference 0, code 0 for EOB, padded with ones), EOI.
  */
 export function jpeg(): Buffer {
-  const segment = (marker: number, data: Buffer) => Buffer.concat([Buffer.from([0xff, marker]), u16be(data.length + 2), data]);
-  const oneCodeTable = (tableClass: number) => Buffer.concat([Buffer.from([tableClass << 4]), Buffer.from([1, ...new Array<number>(15).fill(0)]), Buffer.from([0])]);
+  const segment = (marker: number, data: Buffer) =>
+    Buffer.concat([Buffer.from([0xff, marker]), u16be(data.length + 2), data]);
+  const oneCodeTable = (tableClass: number) =>
+    Buffer.concat([
+      Buffer.from([tableClass << 4]),
+      Buffer.from([1, ...new Array<number>(15).fill(0)]),
+      Buffer.from([0]),
+    ]);
   return Buffer.concat([
     Buffer.from([0xff, 0xd8]),
     segment(0xe0, Buffer.concat([ascii("JFIF\0"), Buffer.from([1, 1, 0]), u16be(1), u16be(1), Buffer.from([0, 0])])),
@@ -140,14 +156,46 @@ export function zip(entries: Array<[string, string]>): Buffer {
     const raw = Buffer.from(text, "utf8");
     const packed = deflateRawSync(raw);
     const nameBytes = Buffer.from(name, "utf8");
-    const common = Buffer.concat([u16le(20), u16le(0x0800), u16le(8), u16le(0), u16le(0x21), u32le(crc32(raw)), u32le(packed.length), u32le(raw.length), u16le(nameBytes.length), u16le(0)]);
+    const common = Buffer.concat([
+      u16le(20),
+      u16le(0x0800),
+      u16le(8),
+      u16le(0),
+      u16le(0x21),
+      u32le(crc32(raw)),
+      u32le(packed.length),
+      u32le(raw.length),
+      u16le(nameBytes.length),
+      u16le(0),
+    ]);
     const local = Buffer.concat([u32le(0x04034b50), common, nameBytes, packed]);
-    centrals.push(Buffer.concat([u32le(0x02014b50), u16le(20), common, u16le(0), u16le(0), u16le(0), u32le(0), u32le(offset), nameBytes]));
+    centrals.push(
+      Buffer.concat([
+        u32le(0x02014b50),
+        u16le(20),
+        common,
+        u16le(0),
+        u16le(0),
+        u16le(0),
+        u32le(0),
+        u32le(offset),
+        nameBytes,
+      ]),
+    );
     locals.push(local);
     offset += local.length;
   }
   const directory = Buffer.concat(centrals);
-  const end = Buffer.concat([u32le(0x06054b50), u16le(0), u16le(0), u16le(entries.length), u16le(entries.length), u32le(directory.length), u32le(offset), u16le(0)]);
+  const end = Buffer.concat([
+    u32le(0x06054b50),
+    u16le(0),
+    u16le(0),
+    u16le(entries.length),
+    u16le(entries.length),
+    u32le(directory.length),
+    u32le(offset),
+    u16le(0),
+  ]);
   return Buffer.concat([...locals, directory, end]);
 }
 
@@ -167,9 +215,16 @@ function ooxml(mainPart: string, mainType: string, parts: Array<[string, string]
 }
 
 export function docx(): Buffer {
-  return ooxml("word/document.xml", "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml", [
-    ["word/document.xml", `${XML}<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>Hello</w:t></w:r></w:p></w:body></w:document>`],
-  ]);
+  return ooxml(
+    "word/document.xml",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+    [
+      [
+        "word/document.xml",
+        `${XML}<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>Hello</w:t></w:r></w:p></w:body></w:document>`,
+      ],
+    ],
+  );
 }
 
 export function xlsx(): Buffer {
@@ -183,17 +238,24 @@ export function xlsx(): Buffer {
       "xl/_rels/workbook.xml.rels",
       `${XML}<Relationships xmlns="${RELS}"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`,
     ],
-    ["xl/worksheets/sheet1.xml", `${XML}<worksheet xmlns="${main}"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Hello</t></is></c></row></sheetData></worksheet>`],
+    [
+      "xl/worksheets/sheet1.xml",
+      `${XML}<worksheet xmlns="${main}"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Hello</t></is></c></row></sheetData></worksheet>`,
+    ],
   ]);
 }
 
 export function pptx(): Buffer {
-  return ooxml("ppt/presentation.xml", "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml", [
+  return ooxml(
+    "ppt/presentation.xml",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml",
     [
-      "ppt/presentation.xml",
-      `${XML}<p:presentation xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"><p:sldSz cx="9144000" cy="6858000"/><p:notesSz cx="6858000" cy="9144000"/></p:presentation>`,
+      [
+        "ppt/presentation.xml",
+        `${XML}<p:presentation xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"><p:sldSz cx="9144000" cy="6858000"/><p:notesSz cx="6858000" cy="9144000"/></p:presentation>`,
+      ],
     ],
-  ]);
+  );
 }
 
 /**
@@ -210,7 +272,16 @@ export function mp3(): Buffer {
 export function wav(): Buffer {
   const samples = Buffer.alloc(160);
   for (let i = 0; i < 80; i++) samples.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * i) / 16)), i * 2);
-  const fmt = Buffer.concat([ascii("fmt "), u32le(16), u16le(1), u16le(1), u32le(8000), u32le(16000), u16le(2), u16le(16)]);
+  const fmt = Buffer.concat([
+    ascii("fmt "),
+    u32le(16),
+    u16le(1),
+    u16le(1),
+    u32le(8000),
+    u32le(16000),
+    u16le(2),
+    u16le(16),
+  ]);
   const data = Buffer.concat([ascii("data"), u32le(samples.length), samples]);
   return Buffer.concat([ascii("RIFF"), u32le(4 + fmt.length + data.length), ascii("WAVE"), fmt, data]);
 }
@@ -254,7 +325,14 @@ function crc16(bytes: Buffer): number {
  * the last), each with its segment table and the Ogg CRC-32 (polynomial 0x04c11db7, not reflected).
  */
 export function ogg(): Buffer {
-  const head = Buffer.concat([ascii("OpusHead"), Buffer.from([1, 1]), u16le(312), u32le(48000), u16le(0), Buffer.from([0])]);
+  const head = Buffer.concat([
+    ascii("OpusHead"),
+    Buffer.from([1, 1]),
+    u16le(312),
+    u32le(48000),
+    u16le(0),
+    Buffer.from([0]),
+  ]);
   const vendor = ascii("gateway-tests");
   const tags = Buffer.concat([ascii("OpusTags"), u32le(vendor.length), vendor, u32le(0)]);
   const audio = Buffer.from([0xf8]);
@@ -300,9 +378,21 @@ export function acceptedSamples(): Sample[] {
     { name: "image.jpg", bytes: jpeg(), mimeType: "image/jpeg" },
     { name: "image.gif", bytes: gif(), mimeType: "image/gif" },
     { name: "image.webp", bytes: webp(), mimeType: "image/webp" },
-    { name: "document.docx", bytes: docx(), mimeType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document" },
-    { name: "sheet.xlsx", bytes: xlsx(), mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" },
-    { name: "slides.pptx", bytes: pptx(), mimeType: "application/vnd.openxmlformats-officedocument.presentationml.presentation" },
+    {
+      name: "document.docx",
+      bytes: docx(),
+      mimeType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    },
+    {
+      name: "sheet.xlsx",
+      bytes: xlsx(),
+      mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    },
+    {
+      name: "slides.pptx",
+      bytes: pptx(),
+      mimeType: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    },
     { name: "audio.mp3", bytes: mp3(), mimeType: "audio/mpeg" },
     { name: "audio.wav", bytes: wav(), mimeType: "audio/wav" },
     { name: "audio.flac", bytes: flac(), mimeType: "audio/flac" },

@@ -11,11 +11,24 @@ export interface UploadOptions {
 }
 
 /** An upload the way browsers and fetch send it (FormData, length known). */
-export async function uploadFile(base: string, key: string, bytes: Uint8Array, options: UploadOptions = {}): Promise<Reply> {
+export async function uploadFile(
+  base: string,
+  key: string,
+  bytes: Uint8Array,
+  options: UploadOptions = {},
+): Promise<Reply> {
   const form = new FormData();
   form.append("purpose", "user_data");
-  form.append("file", new Blob([bytes], options.contentType ? { type: options.contentType } : {}), options.filename ?? "upload.bin");
-  const res = await fetch(`${base}/api/v1/files${queryOf(options.query)}`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form });
+  form.append(
+    "file",
+    new Blob([bytes], options.contentType ? { type: options.contentType } : {}),
+    options.filename ?? "upload.bin",
+  );
+  const res = await fetch(`${base}/api/v1/files${queryOf(options.query)}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}` },
+    body: form,
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: parse(text), text };
 }
@@ -55,7 +68,8 @@ export function streamUpload(base: string, key: string, options: StreamOptions):
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (chunk: string) => (text += chunk));
-      const done = () => resolve({ status: res.statusCode ?? 0, body: parse(text), headers: res.headers, sentBeforeAnswer });
+      const done = () =>
+        resolve({ status: res.statusCode ?? 0, body: parse(text), headers: res.headers, sentBeforeAnswer });
       res.on("end", done);
       // The server may close the connection right after its answer; what arrived is the answer.
       res.on("error", done);
@@ -88,7 +102,11 @@ export function streamUpload(base: string, key: string, options: StreamOptions):
  * An upload that stops sending after `pauseAfter` file bytes, keeping the connection open, until
  * `cut()` destroys it mid-part: a client that goes away during the upload.
  */
-export function pausedUpload(base: string, key: string, options: StreamOptions & { pauseAfter: number }): { paused: Promise<void>; cut(): Promise<void> } {
+export function pausedUpload(
+  base: string,
+  key: string,
+  options: StreamOptions & { pauseAfter: number },
+): { paused: Promise<void>; cut(): Promise<void> } {
   const { req, framing } = openUpload(base, key, options);
   req.on("error", () => undefined);
   const closed = new Promise<void>((resolve) => req.on("close", () => resolve()));
@@ -117,7 +135,11 @@ export function pausedUpload(base: string, key: string, options: StreamOptions &
   };
 }
 
-function openUpload(base: string, key: string, options: StreamOptions): { req: http.ClientRequest; framing: { head: Buffer; tail: Buffer } } {
+function openUpload(
+  base: string,
+  key: string,
+  options: StreamOptions,
+): { req: http.ClientRequest; framing: { head: Buffer; tail: Buffer } } {
   const url = new URL(`${base}/api/v1/files${queryOf(options.query)}`);
   const boundary = "----gateway-test-boundary";
   const framing = {
@@ -126,15 +148,26 @@ function openUpload(base: string, key: string, options: StreamOptions): { req: h
     ),
     tail: Buffer.from(`\r\n--${boundary}--\r\n`),
   };
-  const headers: http.OutgoingHttpHeaders = { authorization: `Bearer ${key}`, "content-type": `multipart/form-data; boundary=${boundary}` };
+  const headers: http.OutgoingHttpHeaders = {
+    authorization: `Bearer ${key}`,
+    "content-type": `multipart/form-data; boundary=${boundary}`,
+  };
   if (options.declaredLength !== undefined) headers["content-length"] = options.declaredLength;
-  const req = http.request({ host: url.hostname, port: url.port, method: "POST", path: url.pathname + url.search, headers });
+  const req = http.request({
+    host: url.hostname,
+    port: url.port,
+    method: "POST",
+    path: url.pathname + url.search,
+    headers,
+  });
   return { req, framing };
 }
 
 function* fileChunks({ head, fill = 0, pattern, size }: StreamOptions): Generator<Uint8Array> {
   // A whole number of patterns per block keeps the repetition seamless across blocks.
-  const block = pattern ? Buffer.alloc(Math.max(1, Math.floor(CHUNK / pattern.length)) * pattern.length, pattern) : Buffer.alloc(CHUNK, fill);
+  const block = pattern
+    ? Buffer.alloc(Math.max(1, Math.floor(CHUNK / pattern.length)) * pattern.length, pattern)
+    : Buffer.alloc(CHUNK, fill);
   let remaining = size;
   if (head) {
     const first = head.subarray(0, Math.min(head.length, remaining));
@@ -154,8 +187,15 @@ export interface Download {
   bytes: Buffer;
 }
 
-export async function downloadFile(base: string, key: string, id: string, query?: Record<string, string>): Promise<Download> {
-  const res = await fetch(`${base}/api/v1/files/${encodeURIComponent(id)}/content${queryOf(query)}`, { headers: { authorization: `Bearer ${key}` } });
+export async function downloadFile(
+  base: string,
+  key: string,
+  id: string,
+  query?: Record<string, string>,
+): Promise<Download> {
+  const res = await fetch(`${base}/api/v1/files/${encodeURIComponent(id)}/content${queryOf(query)}`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
   return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
 }
 

@@ -61,30 +61,37 @@ export async function startGatewayProcess(options: GatewayProcessOptions): Promi
   // Its operator token and master key files go here, not into the repository's .data; a data
   // directory the caller names (to restart on it, to read it) is the caller's to remove.
   const ownDir = options.env?.GATEWAY_DATA_DIR === undefined ? makeTempDir("gateway-process") : undefined;
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", entry, ...(options.args ?? [])], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: options.databaseUrl,
-      HOST: "127.0.0.1",
-      PORT: String(httpPort),
-      GRPC_PORT: String(grpcPort),
-      GATEWAY_BOOTSTRAP_KEY: options.key,
-      GATEWAY_SHUTDOWN_GRACE_MS: "2000",
-      ...(ownDir ? { GATEWAY_DATA_DIR: path.join(ownDir, "data") } : {}),
-      LOG_LEVEL: "info",
-      GATEWAY_INTERN_SHELL_UID_BASE: SHELL_UID_BASE,
-      ...options.env,
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), "--import", "tsx", entry, ...(options.args ?? [])],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: options.databaseUrl,
+        HOST: "127.0.0.1",
+        PORT: String(httpPort),
+        GRPC_PORT: String(grpcPort),
+        GATEWAY_BOOTSTRAP_KEY: options.key,
+        GATEWAY_SHUTDOWN_GRACE_MS: "2000",
+        ...(ownDir ? { GATEWAY_DATA_DIR: path.join(ownDir, "data") } : {}),
+        LOG_LEVEL: "info",
+        GATEWAY_INTERN_SHELL_UID_BASE: SHELL_UID_BASE,
+        ...options.env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  );
   const lines: string[] = [];
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once("exit", (code, signal) => resolve({ code, signal }));
   });
   createInterface({ input: child.stderr! }).on("line", (line) => lines.push(line));
   const listening = new Promise<void>((resolve, reject) => {
-    const guard = setTimeout(() => reject(new Error(`${entry} did not log "${ready}":\n${lines.join("\n")}`)), START_GUARD_MS);
+    const guard = setTimeout(
+      () => reject(new Error(`${entry} did not log "${ready}":\n${lines.join("\n")}`)),
+      START_GUARD_MS,
+    );
     createInterface({ input: child.stdout! }).on("line", (line) => {
       lines.push(line);
       if (line.includes(ready)) {

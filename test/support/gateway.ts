@@ -35,7 +35,11 @@ export const SHELL_UID_BASE = String(100_000 + Number(process.env.TEST_WORKER ??
  * exits): the default, `.data` in the working directory, would collect every test's files in the
  * repository.
  */
-export async function startTestGateway(env: Record<string, string> = {}, options: GatewayOptions = {}, log: Logger = createLogger(process.env.TEST_LOG_LEVEL ?? "silent")): Promise<TestGateway> {
+export async function startTestGateway(
+  env: Record<string, string> = {},
+  options: GatewayOptions = {},
+  log: Logger = createLogger(process.env.TEST_LOG_LEVEL ?? "silent"),
+): Promise<TestGateway> {
   const ownDir = env.GATEWAY_DATA_DIR === undefined ? makeTempDir("gateway") : undefined;
   const databaseUrl = await createDatabase({ migrated: true });
   const key = newKeySecret();

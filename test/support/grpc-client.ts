@@ -20,9 +20,17 @@ import { ErrorDetailSchema, type ErrorDetail } from "../../gen/gateway/v1/errors
  * from the status code and the `grpc-status-details-bin` trailer.
  */
 export interface GrpcClient {
-  unary<I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, request: MessageInitShape<I>, metadata?: Record<string, string>): Promise<MessageShape<O>>;
+  unary<I extends DescMessage, O extends DescMessage>(
+    method: DescMethodUnary<I, O>,
+    request: MessageInitShape<I>,
+    metadata?: Record<string, string>,
+  ): Promise<MessageShape<O>>;
   /** A server stream: its messages as they arrive; a failed call throws a GrpcCallError from the iteration. */
-  serverStream<I extends DescMessage, O extends DescMessage>(method: DescMethodServerStreaming<I, O>, request: MessageInitShape<I>, metadata?: Record<string, string>): ServerStream<MessageShape<O>>;
+  serverStream<I extends DescMessage, O extends DescMessage>(
+    method: DescMethodServerStreaming<I, O>,
+    request: MessageInitShape<I>,
+    metadata?: Record<string, string>,
+  ): ServerStream<MessageShape<O>>;
   /** A bidirectional stream that sends every request, half-closes, and collects every answer. */
   bidiStream<I extends DescMessage, O extends DescMessage>(
     method: DescMethodBiDiStreaming<I, O>,
@@ -117,7 +125,10 @@ function metadataOf(entries: Record<string, string>): grpc.Metadata {
   return meta;
 }
 
-async function* decoded<O extends DescMessage>(call: AsyncIterable<unknown>, schema: O): AsyncGenerator<MessageShape<O>> {
+async function* decoded<O extends DescMessage>(
+  call: AsyncIterable<unknown>,
+  schema: O,
+): AsyncGenerator<MessageShape<O>> {
   try {
     for await (const bytes of call) yield fromBinary(schema, bytes as Uint8Array);
   } catch (err) {

@@ -15,7 +15,11 @@ export interface HeldCall<T> {
  * provider's time the gateway can take, and that inside the client's wait, on a machine of any
  * speed: a test compares these intervals with one another and never with a budget.
  */
-export async function heldCall<T>(upstream: MockUpstream, send: () => Promise<T>, options: { forMs: number; rule?: MockRule }): Promise<HeldCall<T>> {
+export async function heldCall<T>(
+  upstream: MockUpstream,
+  send: () => Promise<T>,
+  options: { forMs: number; rule?: MockRule },
+): Promise<HeldCall<T>> {
   let release = (): void => undefined;
   upstream.rule({ ...options.rule, until: new Promise<void>((resolve) => (release = resolve)), times: 1 });
   const before = upstream.requests.length;

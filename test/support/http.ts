@@ -53,20 +53,29 @@ export function rawRequest(
 ): Promise<{ status: number; body: unknown; headers: http.IncomingHttpHeaders }> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method, path, headers: { ...(options.key ? { authorization: `Bearer ${options.key}` } : {}), ...options.headers } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (text += chunk));
-      res.on("end", () => {
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = text;
-        }
-        resolve({ status: res.statusCode ?? 0, body, headers: res.headers });
-      });
-    });
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path,
+        headers: { ...(options.key ? { authorization: `Bearer ${options.key}` } : {}), ...options.headers },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => {
+          let body: unknown;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = text;
+          }
+          resolve({ status: res.statusCode ?? 0, body, headers: res.headers });
+        });
+      },
+    );
     req.on("error", reject);
     req.end(options.body);
   });

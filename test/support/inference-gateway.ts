@@ -29,13 +29,49 @@ export const PRICES = {
   "claude-x": { prompt: "0.000005", completion: "0.00001" },
 } as const;
 
-export async function startInferenceGateway(env: Record<string, string> = {}, options: { nativeBatches?: string[]; log?: Logger } = {}): Promise<InferenceGateway> {
+export async function startInferenceGateway(
+  env: Record<string, string> = {},
+  options: { nativeBatches?: string[]; log?: Logger } = {},
+): Promise<InferenceGateway> {
   const upstream = await startMockUpstream();
   const declared = [
-    { slug: "mockai", name: "MockAI", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: "${MOCK_UPSTREAM_KEY}", region: "us", timeout_ms: 2000 },
-    { slug: "backup", name: "Backup", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: upstream.apiKey, region: "global", zdr: true, timeout_ms: 2000 },
-    { slug: "openai", name: "OpenAI", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: "not-the-mock-key", timeout_ms: 2000 },
-    { slug: "mockanthropic", name: "MockAnthropic", kind: "anthropic", base_url: upstream.anthropicBaseUrl, api_key: upstream.apiKey, region: "europe", zdr: true, timeout_ms: 2000 },
+    {
+      slug: "mockai",
+      name: "MockAI",
+      kind: "openai",
+      base_url: upstream.openaiBaseUrl,
+      api_key: "${MOCK_UPSTREAM_KEY}",
+      region: "us",
+      timeout_ms: 2000,
+    },
+    {
+      slug: "backup",
+      name: "Backup",
+      kind: "openai",
+      base_url: upstream.openaiBaseUrl,
+      api_key: upstream.apiKey,
+      region: "global",
+      zdr: true,
+      timeout_ms: 2000,
+    },
+    {
+      slug: "openai",
+      name: "OpenAI",
+      kind: "openai",
+      base_url: upstream.openaiBaseUrl,
+      api_key: "not-the-mock-key",
+      timeout_ms: 2000,
+    },
+    {
+      slug: "mockanthropic",
+      name: "MockAnthropic",
+      kind: "anthropic",
+      base_url: upstream.anthropicBaseUrl,
+      api_key: upstream.apiKey,
+      region: "europe",
+      zdr: true,
+      timeout_ms: 2000,
+    },
   ];
   // `options.nativeBatches`: these providers run batches through their own batch API.
   const providers = declared.map((p) => (options.nativeBatches?.includes(p.slug) ? { ...p, native_batches: true } : p));
@@ -48,7 +84,12 @@ export async function startInferenceGateway(env: Record<string, string> = {}, op
       endpoints: [
         { provider: "mockai", upstream_model_id: "chat-a", pricing: PRICES["chat-a"], max_completion_tokens: 1000 },
         { provider: "backup", upstream_model_id: "chat-b", pricing: PRICES["chat-b"], max_completion_tokens: 1000 },
-        { provider: "mockanthropic", upstream_model_id: "claude-x", pricing: PRICES["claude-x"], max_completion_tokens: 1000 },
+        {
+          provider: "mockanthropic",
+          upstream_model_id: "claude-x",
+          pricing: PRICES["claude-x"],
+          max_completion_tokens: 1000,
+        },
       ],
     },
     {
@@ -56,7 +97,14 @@ export async function startInferenceGateway(env: Record<string, string> = {}, op
       name: "Mock: Claude",
       created: 1_700_000_000,
       context_length: 200_000,
-      endpoints: [{ provider: "mockanthropic", upstream_model_id: "claude-only", pricing: PRICES["claude-x"], max_completion_tokens: 1000 }],
+      endpoints: [
+        {
+          provider: "mockanthropic",
+          upstream_model_id: "claude-only",
+          pricing: PRICES["claude-x"],
+          max_completion_tokens: 1000,
+        },
+      ],
     },
     {
       id: "mock/embed",
@@ -64,7 +112,9 @@ export async function startInferenceGateway(env: Record<string, string> = {}, op
       created: 1_700_000_000,
       context_length: 8_000,
       output_modalities: ["embeddings"],
-      endpoints: [{ provider: "mockai", upstream_model_id: "embed-a", pricing: { prompt: "0.0000001", completion: "0" } }],
+      endpoints: [
+        { provider: "mockai", upstream_model_id: "embed-a", pricing: { prompt: "0.0000001", completion: "0" } },
+      ],
     },
     {
       id: "mock/free",

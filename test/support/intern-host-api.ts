@@ -18,10 +18,18 @@ export async function daemonAccess(env: RuntimeEnv, internId: string): Promise<D
   return { origin: at(res.body, "origin") as string, token: at(res.body, "token") as string };
 }
 
-export async function hostApi(access: DaemonAccess, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+export async function hostApi(
+  access: DaemonAccess,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${access.origin}${path}`, {
     method,
-    headers: { authorization: `Bearer ${access.token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${access.token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: await res.json().catch(() => undefined) };
@@ -55,8 +63,11 @@ export interface RunRowView {
 }
 
 export async function runRows(env: RuntimeEnv, sessionId: string): Promise<RunRowView[]> {
-  return env.gw.gateway.sequelize.query<RunRowView>("SELECT id, status, usage FROM intern_runs WHERE session_id = :sessionId ORDER BY created_at", {
-    type: QueryTypes.SELECT,
-    replacements: { sessionId },
-  });
+  return env.gw.gateway.sequelize.query<RunRowView>(
+    "SELECT id, status, usage FROM intern_runs WHERE session_id = :sessionId ORDER BY created_at",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { sessionId },
+    },
+  );
 }

@@ -29,7 +29,13 @@ export async function startRuntimeGateway(env: Record<string, string> = {}): Pro
   const dataDir = makeTempDir("intern-runtime");
   const dirs = { GATEWAY_DATA_DIR: path.join(dataDir, "data"), GATEWAY_INTERN_HOME_DIR: path.join(dataDir, "interns") };
   // Short keepalives so that streams waiting on a slow model show them; limits off unless a test sets them.
-  const inference = await startInferenceGateway({ ...dirs, GATEWAY_SSE_KEEPALIVE_MS: "200", GATEWAY_INTERN_TURNS_PER_MINUTE: "0", GATEWAY_RATE_LIMIT_REQUESTS: "0", ...env });
+  const inference = await startInferenceGateway({
+    ...dirs,
+    GATEWAY_SSE_KEEPALIVE_MS: "200",
+    GATEWAY_INTERN_TURNS_PER_MINUTE: "0",
+    GATEWAY_RATE_LIMIT_REQUESTS: "0",
+    ...env,
+  });
   const org = await seedOrganization(`interns-${path.basename(dataDir)}`, ["interns"]);
   return {
     ...inference,
@@ -53,7 +59,10 @@ export interface RuntimeContext {
 }
 
 /** A suite with its own runtime gateway (`settings` as environment) and, named `intern`, a running intern. */
-export function runtimeSuite(title: string, options: { settings?: Record<string, string>; intern?: string } = {}): Test<RuntimeContext> {
+export function runtimeSuite(
+  title: string,
+  options: { settings?: Record<string, string>; intern?: string } = {},
+): Test<RuntimeContext> {
   const test = suite<RuntimeContext>(title);
   test.before(async (context) => {
     context.env = await startRuntimeGateway(options.settings);
@@ -66,14 +75,23 @@ export function runtimeSuite(title: string, options: { settings?: Record<string,
 }
 
 /** Creates and provisions an intern (model `mock/chat`) and waits until it runs; answers its id. */
-export async function runningInternId(env: RuntimeEnv, name: string, body: Record<string, unknown> = {}, key = env.key): Promise<string> {
-  const created = await call(env.gw.url, "POST", "/api/v1/interns", { key, body: { name, model: "mock/chat", provision: true, workspace_id: env.workspaceId, ...body } });
+export async function runningInternId(
+  env: RuntimeEnv,
+  name: string,
+  body: Record<string, unknown> = {},
+  key = env.key,
+): Promise<string> {
+  const created = await call(env.gw.url, "POST", "/api/v1/interns", {
+    key,
+    body: { name, model: "mock/chat", provision: true, workspace_id: env.workspaceId, ...body },
+  });
   if (created.status !== 201) throw new Error(`POST /interns answered ${created.status}: ${created.text}`);
   const id = at(created.body, "data", "id") as string;
   // A failed provisioning never turns into running: thrown from the read, it fails at once.
   const status = async (): Promise<unknown> => {
     const got = await call(env.gw.url, "GET", `/api/v1/interns/${id}`, { key });
-    if (at(got.body, "data", "status") === "failed") throw new Error(`intern ${name} failed to provision: ${String(at(got.body, "data", "last_failure_message"))}`);
+    if (at(got.body, "data", "status") === "failed")
+      throw new Error(`intern ${name} failed to provision: ${String(at(got.body, "data", "last_failure_message"))}`);
     return at(got.body, "data", "status");
   };
   await eventually(status, `intern ${name} runs`, { until: (now) => now === "running" });
@@ -160,10 +178,14 @@ export class ChatStream {
 }
 
 /** Chunk helpers. */
-export const contentOf = (payloads: unknown[]): string => payloads.map((p) => (at(p, "choices", 0, "delta", "content") as string | undefined) ?? "").join("");
+export const contentOf = (payloads: unknown[]): string =>
+  payloads.map((p) => (at(p, "choices", 0, "delta", "content") as string | undefined) ?? "").join("");
 export const finishOf = (payload: unknown): unknown => at(payload, "choices", 0, "finish_reason");
-export const isQuestion = (payload: unknown): boolean => Array.isArray(at(payload, "choices", 0, "delta", "tool_calls")) && (at(payload, "choices", 0, "delta", "tool_calls") as unknown[]).length > 0;
-export const isFinal = (payload: unknown): boolean => Array.isArray(at(payload, "choices")) && (at(payload, "choices") as unknown[]).length === 0;
+export const isQuestion = (payload: unknown): boolean =>
+  Array.isArray(at(payload, "choices", 0, "delta", "tool_calls")) &&
+  (at(payload, "choices", 0, "delta", "tool_calls") as unknown[]).length > 0;
+export const isFinal = (payload: unknown): boolean =>
+  Array.isArray(at(payload, "choices")) && (at(payload, "choices") as unknown[]).length === 0;
 
 /** The request that answers a question chunk: the assistant echo plus the tool message. */
 export function answerBody(sessionId: string, question: unknown, answer: string): Record<string, unknown> {
@@ -172,7 +194,11 @@ export function answerBody(sessionId: string, question: unknown, answer: string)
     stream: true,
     session_id: sessionId,
     messages: [
-      { role: "assistant", content: null, tool_calls: [{ id: toolCall.id, type: "function", function: toolCall.function }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: toolCall.id, type: "function", function: toolCall.function }],
+      },
       { role: "tool", tool_call_id: toolCall.id, content: answer },
     ],
   };
@@ -207,7 +233,9 @@ export async function shellResults(
   await options.whileRunning?.(() => ended);
   assert.is(contentOf(await payloads), "done");
   const messages = at(env.upstream.requests.at(-1)?.body, "messages") as Array<Record<string, unknown>>;
-  return messages.filter((message) => message.role === "tool").map((message) => JSON.parse(message.content as string) as Record<string, unknown>);
+  return messages
+    .filter((message) => message.role === "tool")
+    .map((message) => JSON.parse(message.content as string) as Record<string, unknown>);
 }
 
 /** The processes whose real user is `uid` (an intern's shell user), from /proc. */
@@ -233,10 +261,23 @@ export function assertReason(res: Reply, status: number, reason: string, retryab
 }
 
 /** Starts a manual-approval run of `script` and reads its question response through `[DONE]`. */
-export async function pausedQuestion(env: RuntimeEnv, internId: string, script: string): Promise<{ question: unknown; sessionId: string; toolCallId: string }> {
-  const stream = await ChatStream.open(env.gw.url, env.key, internId, promptBody(`[script:${script}] go`, { approval_mode: "manual" }));
+export async function pausedQuestion(
+  env: RuntimeEnv,
+  internId: string,
+  script: string,
+): Promise<{ question: unknown; sessionId: string; toolCallId: string }> {
+  const stream = await ChatStream.open(
+    env.gw.url,
+    env.key,
+    internId,
+    promptBody(`[script:${script}] go`, { approval_mode: "manual" }),
+  );
   assert.is(stream.status, 200, JSON.stringify(stream.body));
   const question = await stream.until(isQuestion);
   const final = (await stream.rest()).find(isFinal);
-  return { question, sessionId: at(final, "session_id") as string, toolCallId: at(question, "choices", 0, "delta", "tool_calls", 0, "id") as string };
+  return {
+    question,
+    sessionId: at(final, "session_id") as string,
+    toolCallId: at(question, "choices", 0, "delta", "tool_calls", 0, "id") as string,
+  };
 }

@@ -69,7 +69,10 @@ export class TestInternHosts implements InternHosts {
     const host = await listen(intern.id);
     this.hosts.set(intern.id, host);
     step(2);
-    const health = await fetch(`${host.access.origin}/health`, { headers: { authorization: `Bearer ${host.access.token}` }, signal });
+    const health = await fetch(`${host.access.origin}/health`, {
+      headers: { authorization: `Bearer ${host.access.token}` },
+      signal,
+    });
     if (health.status !== 200) throw new Error(`health check answered ${health.status}`);
     return host.access;
   }
@@ -95,7 +98,10 @@ export class TestInternHosts implements InternHosts {
   async access(internId: string, signal: AbortSignal): Promise<InternHostAccess | undefined> {
     const host = this.hosts.get(internId);
     if (!host) return undefined;
-    const health = await fetch(`${host.access.origin}/health`, { headers: { authorization: `Bearer ${host.access.token}` }, signal });
+    const health = await fetch(`${host.access.origin}/health`, {
+      headers: { authorization: `Bearer ${host.access.token}` },
+      signal,
+    });
     return health.status === 200 ? host.access : undefined;
   }
 
@@ -123,7 +129,9 @@ async function listen(internId: string): Promise<TestHost> {
       return;
     }
     if (req.method === "GET" && req.url === "/health") {
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ intern_id: internId, open_runs: 0 }));
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ intern_id: internId, open_runs: 0 }));
       return;
     }
     res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));

@@ -39,7 +39,14 @@ export async function startInternsGateway(env: Record<string, string> = {}): Pro
   const catalog = await writeCatalogFile({
     providers: [{ slug: "mockai", kind: "openai", base_url: "http://127.0.0.1:9/v1", api_key: "" }],
     models: [
-      { id: CATALOG_MODEL, name: "Mock: Chat", context_length: 8000, endpoints: [{ provider: "mockai", upstream_model_id: "chat-a", pricing: { prompt: "0.000001", completion: "0.000002" } }] },
+      {
+        id: CATALOG_MODEL,
+        name: "Mock: Chat",
+        context_length: 8000,
+        endpoints: [
+          { provider: "mockai", upstream_model_id: "chat-a", pricing: { prompt: "0.000001", completion: "0.000002" } },
+        ],
+      },
     ],
     regional_hosts: { [REGIONAL_HOST]: "europe" },
   });
@@ -61,11 +68,17 @@ export async function startInternsGateway(env: Record<string, string> = {}): Pro
 
 /** Another workspace of an organization, with a management key of its own. */
 export async function seedWorkspace(organizationId: string, slug: string): Promise<Workspace> {
-  const workspace = await WorkspaceRow.sequelize!.transaction((transaction) => createWorkspaceRow({ organizationId, name: `Workspace ${slug}`, slug, createdBy: "test" }, transaction));
+  const workspace = await WorkspaceRow.sequelize!.transaction((transaction) =>
+    createWorkspaceRow({ organizationId, name: `Workspace ${slug}`, slug, createdBy: "test" }, transaction),
+  );
   return { workspaceId: workspace.id, key: await seedKey(organizationId, workspace.id, { isManagement: true }) };
 }
 
-export async function seedKey(organizationId: string, workspaceId: string, options: { isManagement?: boolean; creatorUserId?: string } = {}): Promise<string> {
+export async function seedKey(
+  organizationId: string,
+  workspaceId: string,
+  options: { isManagement?: boolean; creatorUserId?: string } = {},
+): Promise<string> {
   const key = newKeySecret();
   await ApiKeyRow.create({
     hash: hashKey(key),
@@ -82,7 +95,10 @@ export async function seedKey(organizationId: string, workspaceId: string, optio
 export type Json = Record<string, unknown>;
 
 export function createIntern(env: InternsEnv, body: Json, workspace: Workspace = env.main): Promise<Reply> {
-  return call(env.gw.url, "POST", "/api/v1/interns", { key: workspace.key, body: { workspace_id: workspace.workspaceId, ...body } });
+  return call(env.gw.url, "POST", "/api/v1/interns", {
+    key: workspace.key,
+    body: { workspace_id: workspace.workspaceId, ...body },
+  });
 }
 
 /** Creates an intern and answers its record; fails the test on anything but 201. */
@@ -93,13 +109,28 @@ export async function createdIntern(env: InternsEnv, body: Json, workspace: Work
 }
 
 /** Reads the intern until `until` holds for it (or it is gone, when `until` is "gone"). */
-export function waitForIntern(env: InternsEnv, id: string, until: ((intern: Json) => boolean) | "gone", key = env.main.key): Promise<Json | undefined> {
+export function waitForIntern(
+  env: InternsEnv,
+  id: string,
+  until: ((intern: Json) => boolean) | "gone",
+  key = env.main.key,
+): Promise<Json | undefined> {
   return waitForInternAt(env.gw.url, key, id, until);
 }
 
-export async function waitForInternAt(url: string, key: string, id: string, until: ((intern: Json) => boolean) | "gone"): Promise<Json | undefined> {
-  const reached = (res: Reply): boolean => (until === "gone" ? res.status === 404 : res.status === 200 && until(at(res.body, "data") as Json));
-  const res = await eventually(() => call(url, "GET", `/api/v1/interns/${id}`, { key }), until === "gone" ? `intern ${id} is gone` : `intern ${id} reaches the awaited state`, { until: reached });
+export async function waitForInternAt(
+  url: string,
+  key: string,
+  id: string,
+  until: ((intern: Json) => boolean) | "gone",
+): Promise<Json | undefined> {
+  const reached = (res: Reply): boolean =>
+    until === "gone" ? res.status === 404 : res.status === 200 && until(at(res.body, "data") as Json);
+  const res = await eventually(
+    () => call(url, "GET", `/api/v1/interns/${id}`, { key }),
+    until === "gone" ? `intern ${id} is gone` : `intern ${id} reaches the awaited state`,
+    { until: reached },
+  );
   return res.status === 200 ? (at(res.body, "data") as Json) : undefined;
 }
 

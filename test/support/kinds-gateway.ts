@@ -16,7 +16,15 @@ import type { InferenceGateway } from "./inference-gateway.js";
  *   translated endpoint;
  * - embeddings `e/<slug>` on compat, azure-v1, gemini and bedrock (Titan).
  */
-export const KIND_SLUGS = ["openai-native", "compat", "azure-v1", "azure-dated", "anthropic", "gemini", "bedrock"] as const;
+export const KIND_SLUGS = [
+  "openai-native",
+  "compat",
+  "azure-v1",
+  "azure-dated",
+  "anthropic",
+  "gemini",
+  "bedrock",
+] as const;
 export type KindSlug = (typeof KIND_SLUGS)[number];
 
 export const KIND_MODELS: Record<KindSlug, string> = {
@@ -29,7 +37,12 @@ export const KIND_MODELS: Record<KindSlug, string> = {
   bedrock: "amazon.nova-kinds-v1:0",
 };
 
-export const EMBEDDING_MODELS = { compat: "embed-compat", "azure-v1": "embed-azure", gemini: "embed-gemini", bedrock: "amazon.titan-embed-text-v2:0" } as const;
+export const EMBEDDING_MODELS = {
+  compat: "embed-compat",
+  "azure-v1": "embed-azure",
+  gemini: "embed-gemini",
+  bedrock: "amazon.titan-embed-text-v2:0",
+} as const;
 
 const PRICING = { prompt: "0.000001", completion: "0.000002" };
 
@@ -46,14 +59,23 @@ export async function startKindsGateway(): Promise<InferenceGateway> {
     { slug: "bedrock", kind: "bedrock", base_url: upstream.bedrockBaseUrl, api_key: key },
   ];
   const models = [
-    ...KIND_SLUGS.map((slug) => ({ id: `k/${slug}`, name: slug, context_length: 32_000, endpoints: [{ provider: slug, upstream_model_id: KIND_MODELS[slug], pricing: PRICING }] })),
+    ...KIND_SLUGS.map((slug) => ({
+      id: `k/${slug}`,
+      name: slug,
+      context_length: 32_000,
+      endpoints: [{ provider: slug, upstream_model_id: KIND_MODELS[slug], pricing: PRICING }],
+    })),
     {
       id: "k/both",
       name: "both",
       context_length: 32_000,
       endpoints: [
         { provider: "openai-native", upstream_model_id: KIND_MODELS["openai-native"], pricing: PRICING },
-        { provider: "compat", upstream_model_id: KIND_MODELS.compat, pricing: { prompt: "0.000002", completion: "0.000004" } },
+        {
+          provider: "compat",
+          upstream_model_id: KIND_MODELS.compat,
+          pricing: { prompt: "0.000002", completion: "0.000004" },
+        },
       ],
     },
     ...Object.entries(EMBEDDING_MODELS).map(([slug, upstreamId]) => ({
@@ -79,6 +101,7 @@ export async function startKindsGateway(): Promise<InferenceGateway> {
 
 /** The one upstream request the call made. */
 export function onlyRequest(upstream: MockUpstream): RecordedUpstreamRequest {
-  if (upstream.requests.length !== 1) throw new Error(`expected one upstream request, got ${upstream.requests.map((r) => r.path).join(", ") || "none"}`);
+  if (upstream.requests.length !== 1)
+    throw new Error(`expected one upstream request, got ${upstream.requests.map((r) => r.path).join(", ") || "none"}`);
   return upstream.requests[0]!;
 }

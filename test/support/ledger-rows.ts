@@ -33,16 +33,21 @@ const COLUMNS =
 export async function ledgerRowsOf(gw: TestGateway, generationId: string): Promise<LedgerRow[]> {
   // Settlement is written behind: what the gateway has queued is committed first.
   await gw.gateway.deps.settlement.barrier();
-  return gw.gateway.sequelize.query<LedgerRow>(`SELECT ${COLUMNS} FROM usage_ledger WHERE generation_id = :generationId ORDER BY created_at, id`, {
-    type: QueryTypes.SELECT,
-    replacements: { generationId },
-  });
+  return gw.gateway.sequelize.query<LedgerRow>(
+    `SELECT ${COLUMNS} FROM usage_ledger WHERE generation_id = :generationId ORDER BY created_at, id`,
+    {
+      type: QueryTypes.SELECT,
+      replacements: { generationId },
+    },
+  );
 }
 
 /** Every row, oldest first: for calls whose generation id the client never saw (cut, cancelled, refused). */
 export async function allLedgerRows(gw: TestGateway): Promise<LedgerRow[]> {
   await gw.gateway.deps.settlement.barrier();
-  return gw.gateway.sequelize.query<LedgerRow>(`SELECT ${COLUMNS} FROM usage_ledger ORDER BY created_at, id`, { type: QueryTypes.SELECT });
+  return gw.gateway.sequelize.query<LedgerRow>(`SELECT ${COLUMNS} FROM usage_ledger ORDER BY created_at, id`, {
+    type: QueryTypes.SELECT,
+  });
 }
 
 /**
@@ -50,12 +55,18 @@ export async function allLedgerRows(gw: TestGateway): Promise<LedgerRow[]> {
  * client has gone, so there is nothing to await but the row itself.
  */
 export async function waitForLedgerRow(gw: TestGateway, found: (row: LedgerRow) => boolean): Promise<LedgerRow> {
-  const rows = await eventually(() => allLedgerRows(gw), "a matching usage_ledger row is written", { until: (now) => now.some(found) });
+  const rows = await eventually(() => allLedgerRows(gw), "a matching usage_ledger row is written", {
+    until: (now) => now.some(found),
+  });
   return rows.find(found)!;
 }
 
 /** The one successful ledger row of a translated (Responses / Messages) call, with its token counts. */
-export async function assertOneSuccessRow(gw: TestGateway, generationId: string, expected: { streamed: boolean; promptTokens: number; completionTokens: number }): Promise<void> {
+export async function assertOneSuccessRow(
+  gw: TestGateway,
+  generationId: string,
+  expected: { streamed: boolean; promptTokens: number; completionTokens: number },
+): Promise<void> {
   const rows = await ledgerRowsOf(gw, generationId);
   assert.is(rows.length, 1);
   assert.is(rows[0]!.status, "success");

@@ -49,7 +49,9 @@ export function bodyValidator(document: OpenApiDocument = openApiDocument()): Bo
     const ref = `${DOCUMENT_ID}#/${pointer.map(token).join("/")}`;
     let validate = compiled.get(ref);
     if (!validate) compiled.set(ref, (validate = ajv.compile({ $ref: ref })));
-    return validate(body) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? ""} ${JSON.stringify(e.params)}`);
+    return validate(body)
+      ? []
+      : (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? ""} ${JSON.stringify(e.params)}`);
   };
   const operation = (verb: string, path: string): Operation => {
     const found = document.paths[path]?.[verb.toLowerCase() as HttpVerb];

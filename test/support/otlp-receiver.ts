@@ -46,7 +46,17 @@ interface OtlpAttribute {
 interface OtlpExport {
   resourceSpans?: Array<{
     resource?: { attributes?: OtlpAttribute[] };
-    scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; status?: { code?: number }; attributes?: OtlpAttribute[] }> }>;
+    scopeSpans?: Array<{
+      spans?: Array<{
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind: number;
+        status?: { code?: number };
+        attributes?: OtlpAttribute[];
+      }>;
+    }>;
   }>;
 }
 
@@ -57,7 +67,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     req.setEncoding("utf8");
     req.on("data", (chunk: string) => (body += chunk));
     req.on("end", () => {
-      if (req.method !== "POST" || req.url !== "/v1/traces" || !req.headers["content-type"]?.startsWith("application/json")) {
+      if (
+        req.method !== "POST" ||
+        req.url !== "/v1/traces" ||
+        !req.headers["content-type"]?.startsWith("application/json")
+      ) {
         receiver.rejected++;
         res.writeHead(404).end();
         return;

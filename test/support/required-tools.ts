@@ -34,7 +34,8 @@ function unmet<T>(test: Test<T>, { suite, needs, lacking }: Requirement): boolea
 
 /** For tests that need programs from the system, which .ci/run installs when they are missing. */
 export function missingTools<T>(test: Test<T>, what: { suite: string; missing: string[]; install: string }): boolean {
-  const lacking = what.missing.length === 0 ? undefined : `missing ${what.missing.join(", ")}; install with: ${what.install}`;
+  const lacking =
+    what.missing.length === 0 ? undefined : `missing ${what.missing.join(", ")}; install with: ${what.install}`;
   return unmet(test, { suite: what.suite, needs: "the tools are installed (.ci/run installs them)", lacking });
 }
 

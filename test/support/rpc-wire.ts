@@ -35,24 +35,49 @@ export function envelope(payload: Buffer, flags = 0): Buffer {
 }
 
 /** One request over HTTP/1.1; a write the server cut off does not fail it if an answer came. */
-export function h1Request(base: string, path: string, headers: Record<string, string>, body: Buffer): Promise<WireReply> {
+export function h1Request(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer,
+): Promise<WireReply> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method: "POST", path, headers: { ...headers, "content-length": String(body.length) }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () => {
-        const reply = { status: res.statusCode ?? 0, headers: flat(res.headers), trailers: {}, body: Buffer.concat(chunks) };
-        resolve({ ...reply, trailers: grpcWebTrailers(reply) });
-      });
-    });
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        method: "POST",
+        path,
+        headers: { ...headers, "content-length": String(body.length) },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => {
+          const reply = {
+            status: res.statusCode ?? 0,
+            headers: flat(res.headers),
+            trailers: {},
+            body: Buffer.concat(chunks),
+          };
+          resolve({ ...reply, trailers: grpcWebTrailers(reply) });
+        });
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
 }
 
 /** One request over h2c on a session of its own, closed afterwards; resolves once the answer has ended. */
-export async function h2Request(base: string, path: string, headers: Record<string, string>, body: Buffer): Promise<WireReply> {
+export async function h2Request(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer,
+): Promise<WireReply> {
   const session = http2.connect(base);
   try {
     return await new Promise<WireReply>((resolve, reject) => {
@@ -111,7 +136,8 @@ function grpcWebTrailers(reply: Omit<WireReply, "trailers">): Record<string, str
 
 function flat(headers: http.IncomingHttpHeaders | http2.IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : String(value);
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : String(value);
   return out;
 }
 

@@ -7,9 +7,15 @@ import { createOrganization } from "../../server/services/operator/organization-
  * written straight to the database of the running test gateway (creating organizations is an
  * operator task, not an API).
  */
-export async function seedOrganization(name: string, entitlements: string[] = []): Promise<{ organizationId: string; workspaceId: string; key: string }> {
+export async function seedOrganization(
+  name: string,
+  entitlements: string[] = [],
+): Promise<{ organizationId: string; workspaceId: string; key: string }> {
   return OrganizationRow.sequelize!.transaction(async (transaction) => {
-    const { organization, workspace } = await createOrganization({ name, entitlements, ownerEmail: "owner@localhost", createdBy: "test" }, transaction);
+    const { organization, workspace } = await createOrganization(
+      { name, entitlements, ownerEmail: "owner@localhost", createdBy: "test" },
+      transaction,
+    );
     const scope = { organizationId: organization.id, workspaceId: workspace.id, creatorUserId: null };
     const { secret } = await issueManagementKey(scope, "seeded", transaction);
     return { organizationId: organization.id, workspaceId: workspace.id, key: secret };

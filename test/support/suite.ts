@@ -46,7 +46,8 @@ export function suite<T = Record<string, unknown>>(name: string, context?: T): T
   const guardTest =
     (callback: Callback<T>): Callback<T> =>
     async (state) => {
-      if (setupError !== undefined) throw new Error(`not run: the suite's before hook threw (${errorMessage(setupError)})`);
+      if (setupError !== undefined)
+        throw new Error(`not run: the suite's before hook threw (${errorMessage(setupError)})`);
       try {
         await callback(state);
       } catch (error) {
@@ -110,7 +111,9 @@ function recordHookFailure(suiteName: string, hook: HookName, error: unknown): v
 function asError(thrown: unknown, thrower: string): Error {
   if (!(thrown instanceof Error)) return new Error(`${thrower} threw ${describeThrown(thrown)}, not an Error`);
   const { details, operator } = thrown as { details?: unknown; operator?: unknown };
-  const formattable = (details === undefined || details === null || details === false || typeof details === "string") && (operator === undefined || typeof operator === "string");
+  const formattable =
+    (details === undefined || details === null || details === false || typeof details === "string") &&
+    (operator === undefined || typeof operator === "string");
   if (formattable && typeof thrown.name === "string") return thrown;
   const wrapped = new Error(`${String(thrown.name)}: ${thrown.message}`, { cause: thrown });
   wrapped.stack = `${wrapped.message}\n${(thrown.stack ?? "").split("\n").slice(1).join("\n")}`;

@@ -66,31 +66,34 @@ export async function startTlsUpstream(): Promise<TlsUpstream> {
     certFile,
   ]);
   const requests: RecordedRequest[] = [];
-  const server = https.createServer({ cert: await fs.readFile(certFile), key: await fs.readFile(keyFile) }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      let body: unknown;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-      } catch {
-        body = undefined;
-      }
-      const header = (name: string) => {
-        const value = req.headers[name];
-        return Array.isArray(value) ? value.join(",") : value;
-      };
-      requests.push({
-        method: req.method ?? "",
-        path: req.url ?? "",
-        authorization: header("authorization"),
-        apiKey: header("x-api-key"),
-        anthropicVersion: header("anthropic-version"),
-        body,
+  const server = https.createServer(
+    { cert: await fs.readFile(certFile), key: await fs.readFile(keyFile) },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => {
+        let body: unknown;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        } catch {
+          body = undefined;
+        }
+        const header = (name: string) => {
+          const value = req.headers[name];
+          return Array.isArray(value) ? value.join(",") : value;
+        };
+        requests.push({
+          method: req.method ?? "",
+          path: req.url ?? "",
+          authorization: header("authorization"),
+          apiKey: header("x-api-key"),
+          anthropicVersion: header("anthropic-version"),
+          body,
+        });
+        answer(req.url ?? "", body, res);
       });
-      answer(req.url ?? "", body, res);
-    });
-  });
+    },
+  );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
   return {
@@ -127,12 +130,25 @@ function answer(url: string, body: unknown, res: import("node:http").ServerRespo
       return json(200, { choices: [], content: [], padding: BODY_MARKER.repeat(10_000) });
   }
   if (url.endsWith("/v1/messages")) {
-    return json(200, { id: "msg_1", type: "message", role: "assistant", model, content: [{ type: "text", text: "p" }], stop_reason: "max_tokens" });
+    return json(200, {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      model,
+      content: [{ type: "text", text: "p" }],
+      stop_reason: "max_tokens",
+    });
   }
   if (url.endsWith("/chat/completions")) {
     const large = /^mock-large-(\d+)$/.exec(model);
     const content = large ? "p".repeat(Number(large[1])) : "p";
-    return json(200, { id: "chatcmpl-1", object: "chat.completion", created: 1, model, choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "length" }] });
+    return json(200, {
+      id: "chatcmpl-1",
+      object: "chat.completion",
+      created: 1,
+      model,
+      choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "length" }],
+    });
   }
   json(404, { error: { message: `no route ${BODY_MARKER}` } });
 }

@@ -33,9 +33,32 @@ export interface VideoGateway {
 export async function startVideoGateway(extra: Record<string, string> = {}): Promise<VideoGateway> {
   const upstream = await startMockUpstream();
   const providers = [
-    { slug: "mockai", name: "MockAI", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: upstream.apiKey, region: "us", timeout_ms: 2000 },
-    { slug: "backup", name: "Backup", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: upstream.apiKey, zdr: true, timeout_ms: 2000 },
-    { slug: "openai", name: "OpenAI", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: "not-the-mock-key", timeout_ms: 2000 },
+    {
+      slug: "mockai",
+      name: "MockAI",
+      kind: "openai",
+      base_url: upstream.openaiBaseUrl,
+      api_key: upstream.apiKey,
+      region: "us",
+      timeout_ms: 2000,
+    },
+    {
+      slug: "backup",
+      name: "Backup",
+      kind: "openai",
+      base_url: upstream.openaiBaseUrl,
+      api_key: upstream.apiKey,
+      zdr: true,
+      timeout_ms: 2000,
+    },
+    {
+      slug: "openai",
+      name: "OpenAI",
+      kind: "openai",
+      base_url: upstream.openaiBaseUrl,
+      api_key: "not-the-mock-key",
+      timeout_ms: 2000,
+    },
   ];
   const video_models = [
     {
@@ -57,7 +80,13 @@ export async function startVideoGateway(extra: Record<string, string> = {}): Pro
         { provider: "backup", upstream_model_id: "sora-backup" },
       ],
     },
-    { id: "mock/video-free", name: "Mock: Free video", created: "2024-05-13", supported_durations: [4], endpoints: [{ provider: "mockai", upstream_model_id: "free-video" }] },
+    {
+      id: "mock/video-free",
+      name: "Mock: Free video",
+      created: "2024-05-13",
+      supported_durations: [4],
+      endpoints: [{ provider: "mockai", upstream_model_id: "free-video" }],
+    },
     {
       id: "mock/video-byok",
       name: "Mock: BYOK video",
@@ -167,7 +196,11 @@ export async function sqlOn(gateway: Gateway, text: string, bind: Record<string,
 }
 
 /** A path of the gateway (a content URL) fetched as bytes. */
-export async function fetchBytes(base: string, pathAndQuery: string, key?: string): Promise<{ status: number; type: string | null; bytes: Buffer; body: unknown }> {
+export async function fetchBytes(
+  base: string,
+  pathAndQuery: string,
+  key?: string,
+): Promise<{ status: number; type: string | null; bytes: Buffer; body: unknown }> {
   const res = await fetch(base + pathAndQuery, { headers: key ? { authorization: `Bearer ${key}` } : {} });
   const bytes = Buffer.from(await res.arrayBuffer());
   let body: unknown;

@@ -2,7 +2,16 @@ import type { Page } from "playwright-core";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { chatItems, FAST_ENGINE, submit, waitTerminal } from "../support/batches.js";
-import { chromiumMissing, fitsWidth, gone, goTo, openConsole, screenshot, signIn, type ConsoleSession } from "../support/browser.js";
+import {
+  chromiumMissing,
+  fitsWidth,
+  gone,
+  goTo,
+  openConsole,
+  screenshot,
+  signIn,
+  type ConsoleSession,
+} from "../support/browser.js";
 import { at, call } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 
@@ -31,7 +40,11 @@ function gate(): { until: Promise<void>; open: () => void } {
 }
 
 async function submitted(env: InferenceGateway, items: number, prefix = "item"): Promise<string> {
-  const res = await submit(env.gw.url, env.gw.key, { endpoint: "/v1/chat/completions", model: "mock/chat", requests: chatItems(items, "mock/chat", prefix) });
+  const res = await submit(env.gw.url, env.gw.key, {
+    endpoint: "/v1/chat/completions",
+    model: "mock/chat",
+    requests: chatItems(items, "mock/chat", prefix),
+  });
   assert.is(res.status, 202, res.text);
   return String(at(res.body, "id"));
 }
@@ -58,7 +71,10 @@ if (!chromiumMissing(test, "console batches browser test")) {
   });
   test.before.each(({ env }) => env.upstream.reset());
 
-  test("a batch submitted through the API is watched until it completes, with its counts and results", async ({ env, page }) => {
+  test("a batch submitted through the API is watched until it completes, with its counts and results", async ({
+    env,
+    page,
+  }) => {
     const held = gate();
     env.upstream.rule({ until: held.until });
     const id = await submitted(env, 3);

@@ -1,7 +1,16 @@
 import type { Page } from "playwright-core";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { chromiumMissing, fitsWidth, gone, goTo, openConsole, screenshot, signIn, type ConsoleSession } from "../support/browser.js";
+import {
+  chromiumMissing,
+  fitsWidth,
+  gone,
+  goTo,
+  openConsole,
+  screenshot,
+  signIn,
+  type ConsoleSession,
+} from "../support/browser.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call } from "../support/http.js";
 
@@ -35,7 +44,15 @@ if (!chromiumMissing(test, "console guardrails browser test")) {
     const robot = await call(url, "POST", "/api/v1/keys", { key, body: { name: "ci-robot" } });
     assert.is(robot.status, 201);
     ctx.robot = { secret: String(at(robot.body, "key")), hash: String(at(robot.body, "data", "hash")) };
-    assert.is((await call(url, "POST", "/api/v1/organization/members", { key, body: { email: "ada@example.com", first_name: "Ada", last_name: "Lovelace" } })).status, 201);
+    assert.is(
+      (
+        await call(url, "POST", "/api/v1/organization/members", {
+          key,
+          body: { email: "ada@example.com", first_name: "Ada", last_name: "Lovelace" },
+        })
+      ).status,
+      201,
+    );
     ctx.browser = await openConsole(url);
     ctx.page = ctx.browser.page;
     await signIn(ctx.page, key);
@@ -81,7 +98,12 @@ if (!chromiumMissing(test, "console guardrails browser test")) {
     ctx.guardrailId = String(created.id);
   });
 
-  test("assign the guardrail to a key: the key's budgets then include it; unassign it", async ({ page, gw, robot, guardrailId }) => {
+  test("assign the guardrail to a key: the key's budgets then include it; unassign it", async ({
+    page,
+    gw,
+    robot,
+    guardrailId,
+  }) => {
     await page.getByRole("button", { name: `Assignments of guardrail ${NAME}` }).click();
     const keys = assignments(page).getByRole("region", { name: `Keys of guardrail ${NAME}` });
     const picker = keys.getByLabel("Key to assign");
@@ -129,7 +151,11 @@ if (!chromiumMissing(test, "console guardrails browser test")) {
     assert.is(await assignments(page).count(), 0);
   });
 
-  test("edit a guardrail: the form shows its policy; clearing the budget sends null", async ({ page, gw, guardrailId }) => {
+  test("edit a guardrail: the form shows its policy; clearing the budget sends null", async ({
+    page,
+    gw,
+    guardrailId,
+  }) => {
     await page.getByRole("button", { name: `Edit guardrail ${NAME}` }).click();
     const form = page.getByRole("region", { name: `Edit guardrail ${NAME}` });
     assert.is(await form.getByLabel(/^Budget per key or member/).inputValue(), "5");
@@ -141,7 +167,10 @@ if (!chromiumMissing(test, "console guardrails browser test")) {
     await form.getByLabel("Budget resets").selectOption({ label: "Never (one-time budget)" });
     await form.getByLabel(/^Allowed models/).fill("mock/claude");
     await form.getByRole("button", { name: "Save guardrail" }).click();
-    await rowOf(page, NAME).filter({ hasText: "only mock/claude" }).getByRole("cell", { name: "None", exact: true }).waitFor();
+    await rowOf(page, NAME)
+      .filter({ hasText: "only mock/claude" })
+      .getByRole("cell", { name: "None", exact: true })
+      .waitFor();
     const res = await call(gw.url, "GET", `/api/v1/guardrails/${guardrailId}`, { key: gw.key });
     assert.is(at(res.body, "data", "limit_usd"), null);
     assert.is(at(res.body, "data", "reset_interval"), null);
@@ -149,14 +178,25 @@ if (!chromiumMissing(test, "console guardrails browser test")) {
     assert.equal(at(res.body, "data", "allowed_providers"), ["mockanthropic", "backup"]);
   });
 
-  test("deleting the workspace's default guardrail shows the API's 409 message; another is deleted", async ({ page, gw, guardrailId, browser }) => {
+  test("deleting the workspace's default guardrail shows the API's 409 message; another is deleted", async ({
+    page,
+    gw,
+    guardrailId,
+    browser,
+  }) => {
     const name = "Default guardrail";
     await guardrailsTable(page).getByRole("row").filter({ hasText: name }).getByText("workspace default").waitFor();
     await page.getByRole("button", { name: `Delete guardrail ${name}` }).click();
     await page.getByRole("button", { name: `Yes, delete ${name}` }).click();
     const alert = page.getByRole("alert").filter({ hasText: "The change was not made" });
     await alert.waitFor();
-    const id = String(at((await call(gw.url, "GET", "/api/v1/workspaces/default", { key: gw.key })).body, "data", "default_guardrail_id"));
+    const id = String(
+      at(
+        (await call(gw.url, "GET", "/api/v1/workspaces/default", { key: gw.key })).body,
+        "data",
+        "default_guardrail_id",
+      ),
+    );
     const refused = await call(gw.url, "DELETE", `/api/v1/guardrails/${id}`, { key: gw.key });
     assert.is(refused.status, 409);
     assert.match(await alert.innerText(), String(at(refused.body, "error", "message")));
@@ -172,9 +212,20 @@ if (!chromiumMissing(test, "console guardrails browser test")) {
   });
 
   test("another workspace's guardrails, chosen by name", async ({ page, gw }) => {
-    const created = await call(gw.url, "POST", "/api/v1/workspaces", { key: gw.key, body: { name: "Research", slug: "research" } });
+    const created = await call(gw.url, "POST", "/api/v1/workspaces", {
+      key: gw.key,
+      body: { name: "Research", slug: "research" },
+    });
     const workspaceId = String(at(created.body, "data", "id"));
-    assert.is((await call(gw.url, "POST", "/api/v1/guardrails", { key: gw.key, body: { name: "Research cap", workspace_id: workspaceId, limit_usd: 1 } })).status, 201);
+    assert.is(
+      (
+        await call(gw.url, "POST", "/api/v1/guardrails", {
+          key: gw.key,
+          body: { name: "Research cap", workspace_id: workspaceId, limit_usd: 1 },
+        })
+      ).status,
+      201,
+    );
     await page.reload();
     await guardrailsTable(page).waitFor();
     await page.getByRole("combobox", { name: /^Workspace/ }).selectOption({ label: "Research" });

@@ -3,7 +3,15 @@ import path from "node:path";
 import type { Page } from "playwright-core";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { chromiumMissing, fitsWidth, goTo, openConsole, screenshot, signIn, type ConsoleSession } from "../support/browser.js";
+import {
+  chromiumMissing,
+  fitsWidth,
+  goTo,
+  openConsole,
+  screenshot,
+  signIn,
+  type ConsoleSession,
+} from "../support/browser.js";
 import { at, call } from "../support/http.js";
 import { shellStep, startRuntimeGateway, type RuntimeEnv } from "../support/intern-runtime.js";
 import { seedOrganization } from "../support/seed.js";
@@ -69,14 +77,23 @@ if (!chromiumMissing(test, "console interns browser test")) {
     await page.getByRole("button", { name: `Chat with ${NAME}` }).waitFor(BOOT_GUARD);
     assert.match(await rowOf(page).innerText(), /Running\s+mock\/chat/);
     const listed = await call(env.gw.url, "GET", "/api/v1/interns", { key: env.key });
-    const intern = (at(listed.body, "data") as Array<{ id: string; name: string; status: string }>).find((i) => i.name === NAME)!;
+    const intern = (at(listed.body, "data") as Array<{ id: string; name: string; status: string }>).find(
+      (i) => i.name === NAME,
+    )!;
     assert.is(intern.status, "running");
     ctx.internId = intern.id;
     await screenshot(page, "interns");
   });
 
-  test("the chat renders the stream; a permission question is answered with its buttons and the run goes on", async ({ env, page, internId }) => {
-    env.upstream.scripts.define("approve", [shellStep("echo approved-output > proof.txt; cat proof.txt"), { reply: "Ran it: {{last_tool_result}}" }]);
+  test("the chat renders the stream; a permission question is answered with its buttons and the run goes on", async ({
+    env,
+    page,
+    internId,
+  }) => {
+    env.upstream.scripts.define("approve", [
+      shellStep("echo approved-output > proof.txt; cat proof.txt"),
+      { reply: "Ran it: {{last_tool_result}}" },
+    ]);
     await page.getByRole("button", { name: `Chat with ${NAME}` }).click();
     await chatPane(page).waitFor();
     assert.ok(await chatPane(page).getByLabel("Ask me before running commands").isChecked());
@@ -86,8 +103,12 @@ if (!chromiumMissing(test, "console interns browser test")) {
     await question(page).waitFor();
     assert.match(await question(page).innerText(), "echo approved-output > proof.txt; cat proof.txt");
     const allow = question(page).getByRole("button", { name: "Allow once" });
-    assert.ok(await allow.evaluate((button) => button.ownerDocument.activeElement === button), "the question takes the focus");
-    for (const option of ["Allow always", "Reject once", "Reject always"]) assert.is(await question(page).getByRole("button", { name: option }).count(), 1);
+    assert.ok(
+      await allow.evaluate((button) => button.ownerDocument.activeElement === button),
+      "the question takes the focus",
+    );
+    for (const option of ["Allow always", "Reject once", "Reject always"])
+      assert.is(await question(page).getByRole("button", { name: option }).count(), 1);
     assert.match(await conversation(page).innerText(), "[script:approve] write the proof");
     assert.not.ok(existsSync(workFile(env, internId, "proof.txt")), "nothing ran before the answer");
     await screenshot(page, "interns-question");
@@ -111,7 +132,10 @@ if (!chromiumMissing(test, "console interns browser test")) {
   });
 
   test("rejecting the question: the command does not run and the intern says so", async ({ env, page, internId }) => {
-    env.upstream.scripts.define("refuse", [shellStep("touch forbidden.txt"), { reply: "Understood: {{last_tool_result}}" }]);
+    env.upstream.scripts.define("refuse", [
+      shellStep("touch forbidden.txt"),
+      { reply: "Understood: {{last_tool_result}}" },
+    ]);
     await chatPane(page).getByRole("button", { name: "New conversation" }).click();
     await send(page, "[script:refuse] make the file");
     await question(page).getByRole("button", { name: "Reject once" }).click();
@@ -131,7 +155,10 @@ if (!chromiumMissing(test, "console interns browser test")) {
     await question(page).getByRole("button", { name: "Allow once" }).click();
     const alert = chatPane(page).getByRole("alert").filter({ hasText: "The intern did not answer" });
     await alert.waitFor();
-    const refused = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, { key: env.key, body: { stream: true, messages: [{ role: "user", content: "hello" }] } });
+    const refused = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, {
+      key: env.key,
+      body: { stream: true, messages: [{ role: "user", content: "hello" }] },
+    });
     assert.is(refused.status, 409, refused.text);
     assert.match(await alert.innerText(), String(at(refused.body, "error", "message")));
     await chatPane(page)
@@ -144,10 +171,16 @@ if (!chromiumMissing(test, "console interns browser test")) {
     await rowOf(page).filter({ hasText: "Suspended" }).waitFor();
     await page.getByRole("button", { name: `Provision ${NAME}` }).click();
     await page.getByRole("button", { name: `Chat with ${NAME}` }).waitFor(BOOT_GUARD);
-    assert.is(at((await call(env.gw.url, "GET", `/api/v1/interns/${internId}`, { key: env.key })).body, "data", "status"), "running");
+    assert.is(
+      at((await call(env.gw.url, "GET", `/api/v1/interns/${internId}`, { key: env.key })).body, "data", "status"),
+      "running",
+    );
     await page.getByRole("button", { name: `Suspend ${NAME}` }).click();
     await rowOf(page).filter({ hasText: "Suspended" }).waitFor();
-    assert.is(at((await call(env.gw.url, "GET", `/api/v1/interns/${internId}`, { key: env.key })).body, "data", "status"), "stopped");
+    assert.is(
+      at((await call(env.gw.url, "GET", `/api/v1/interns/${internId}`, { key: env.key })).body, "data", "status"),
+      "stopped",
+    );
     assert.equal(browser.problems, []);
   });
 

@@ -1,7 +1,17 @@
 import type { Page } from "playwright-core";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { chromiumMissing, clipboardText, gone, goTo, openConsole, screenshot, sessionStorageOf, signIn, type ConsoleSession } from "../support/browser.js";
+import {
+  chromiumMissing,
+  clipboardText,
+  gone,
+  goTo,
+  openConsole,
+  screenshot,
+  sessionStorageOf,
+  signIn,
+  type ConsoleSession,
+} from "../support/browser.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call } from "../support/http.js";
 
@@ -102,7 +112,11 @@ if (!chromiumMissing(test, "console keys browser test")) {
     assert.is(at(key.body, "data", "limit_reset"), "weekly");
 
     await page.getByRole("button", { name: `Set the limit of key ${NAME}` }).click();
-    assert.is(await form.getByLabel("Limit resets").inputValue(), "weekly", "saving without touching the interval keeps it");
+    assert.is(
+      await form.getByLabel("Limit resets").inputValue(),
+      "weekly",
+      "saving without touching the interval keeps it",
+    );
     await form.getByLabel(/Credit limit/).fill("");
     await form.getByLabel("Limit resets").selectOption({ label: "Never" });
     await form.getByRole("button", { name: "Save limit" }).click();
@@ -133,7 +147,10 @@ if (!chromiumMissing(test, "console keys browser test")) {
     assert.is(await rowOf(page, NAME).count(), 1);
     await page.getByRole("button", { name: `Delete key ${NAME}` }).click();
     const confirm = page.getByRole("button", { name: `Yes, delete ${NAME}` });
-    assert.ok(await confirm.evaluate((button) => button.ownerDocument.activeElement === button), "the confirmation takes the focus");
+    assert.ok(
+      await confirm.evaluate((button) => button.ownerDocument.activeElement === button),
+      "the confirmation takes the focus",
+    );
     await confirm.click();
     await rowOf(page, NAME).waitFor({ state: "detached" });
     assert.is((await call(gw.url, "GET", `/api/v1/keys/${created!.hash}`, { key: gw.key })).status, 404);
@@ -142,7 +159,10 @@ if (!chromiumMissing(test, "console keys browser test")) {
 
   test("the list pages by 20", async ({ page, gw, browser }) => {
     for (let i = 1; i <= 21; i++) {
-      const res = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: `key-${String(i).padStart(2, "0")}` } });
+      const res = await call(gw.url, "POST", "/api/v1/keys", {
+        key: gw.key,
+        body: { name: `key-${String(i).padStart(2, "0")}` },
+      });
       assert.is(res.status, 201);
     }
     await page.reload();

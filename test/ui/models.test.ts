@@ -1,7 +1,16 @@
 import type { Page } from "playwright-core";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { chromiumMissing, fitsWidth, gone, goTo, openConsole, screenshot, signIn, type ConsoleSession } from "../support/browser.js";
+import {
+  chromiumMissing,
+  fitsWidth,
+  gone,
+  goTo,
+  openConsole,
+  screenshot,
+  signIn,
+  type ConsoleSession,
+} from "../support/browser.js";
 import { at, call } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 
@@ -29,7 +38,10 @@ if (!chromiumMissing(test, "console models browser test")) {
     // A plain key: the catalog needs no management key. Its call through the cheapest endpoint gives that endpoint stats.
     const created = await call(url, "POST", "/api/v1/keys", { key, body: { name: "reader" } });
     const reader = String(at(created.body, "key"));
-    const chat = await call(url, "POST", "/api/v1/chat/completions", { key: reader, body: { model: "mock/chat", messages: [{ role: "user", content: "Hello" }] } });
+    const chat = await call(url, "POST", "/api/v1/chat/completions", {
+      key: reader,
+      body: { model: "mock/chat", messages: [{ role: "user", content: "Hello" }] },
+    });
     assert.is(chat.status, 200, chat.text);
     ctx.browser = await openConsole(url);
     ctx.page = ctx.browser.page;
@@ -48,7 +60,10 @@ if (!chromiumMissing(test, "console models browser test")) {
     assert.equal(ids.sort(), ["mock/byok", "mock/chat", "mock/claude", "mock/free"]);
     await rowOf(page, "mock/chat").waitFor();
     assert.is(await catalog(page).locator("tbody tr").count(), ids.length);
-    assert.match(await rowOf(page, "mock/chat").innerText(), /Mock: Chat\s+mock\/chat\s+32,000\s+\$1\.00\s+\$2\.00\s+text->text/);
+    assert.match(
+      await rowOf(page, "mock/chat").innerText(),
+      /Mock: Chat\s+mock\/chat\s+32,000\s+\$1\.00\s+\$2\.00\s+text->text/,
+    );
     assert.match(await rowOf(page, "mock/claude").innerText(), /200,000\s+\$5\.00\s+\$10\.00/);
     assert.match(await rowOf(page, "mock/free").innerText(), /Free\s+Free/);
     assert.is(await rowOf(page, "mock/embed").count(), 0, "embedding models only when asked for");
@@ -74,15 +89,22 @@ if (!chromiumMissing(test, "console models browser test")) {
     await page.getByRole("status").filter({ hasText: "5 of 5 models" }).waitFor();
   });
 
-  test("a model's details list its endpoints with prices, limits and the stats of recent calls", async ({ page, browser }) => {
+  test("a model's details list its endpoints with prices, limits and the stats of recent calls", async ({
+    page,
+    browser,
+  }) => {
     await page.getByRole("button", { name: "Details of model mock/chat" }).click();
     const details = page.getByRole("region", { name: "Model mock/chat" });
     const endpoints = details.getByRole("table", { name: "Endpoints of mock/chat" });
     await endpoints.waitFor();
-    const row = (provider: string) => endpoints.getByRole("row").filter({ has: page.getByRole("cell", { name: provider, exact: true }) });
+    const row = (provider: string) =>
+      endpoints.getByRole("row").filter({ has: page.getByRole("cell", { name: provider, exact: true }) });
     assert.is(await endpoints.locator("tbody tr").count(), 3);
     // The call went to the cheapest endpoint: it has latency and uptime; the others have none yet.
-    assert.match(await row("MockAI").innerText(), /OK\s+32,000 \/ 1,000\s+\$1\.00 \/ \$2\.00\s+[\d,.]+ \/ [\d,.]+ ms\s+—\s+100% \/ 100% \/ 100%/);
+    assert.match(
+      await row("MockAI").innerText(),
+      /OK\s+32,000 \/ 1,000\s+\$1\.00 \/ \$2\.00\s+[\d,.]+ \/ [\d,.]+ ms\s+—\s+100% \/ 100% \/ 100%/,
+    );
     assert.match(await row("Backup").innerText(), /\$3\.00 \/ \$4\.00\s+—\s+—\s+— \/ — \/ —/);
     assert.match(await row("MockAnthropic").innerText(), /\$5\.00 \/ \$10\.00/);
     assert.match(await details.innerText(), /Context\s+32,000 tokens/);

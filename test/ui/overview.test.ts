@@ -16,10 +16,17 @@ if (!chromiumMissing(test, "console overview browser test")) {
   test.before(async (ctx) => {
     ctx.env = await startInferenceGateway();
     const { url, key } = ctx.env.gw;
-    const created = await call(url, "POST", "/api/v1/keys", { key, body: { name: "batch-robot", limit: 20, limit_reset: "monthly" } });
+    const created = await call(url, "POST", "/api/v1/keys", {
+      key,
+      body: { name: "batch-robot", limit: 20, limit_reset: "monthly" },
+    });
     assert.is(created.status, 201);
     ctx.other = { key: String(at(created.body, "key")), name: "batch-robot" };
-    const chat = (callerKey: string, model: string) => call(url, "POST", "/api/v1/chat/completions", { key: callerKey, body: { model, messages: [{ role: "user", content: "Hello there" }] } });
+    const chat = (callerKey: string, model: string) =>
+      call(url, "POST", "/api/v1/chat/completions", {
+        key: callerKey,
+        body: { model, messages: [{ role: "user", content: "Hello there" }] },
+      });
     for (const [callerKey, model] of [
       [key, "mock/chat"],
       [key, "mock/chat"],
@@ -32,14 +39,20 @@ if (!chromiumMissing(test, "console overview browser test")) {
   });
   test.after(async (ctx) => ctx.env?.stop());
 
-  test("the charts and totals show the spend and requests of real calls, by model and by key", async ({ env, other }) => {
+  test("the charts and totals show the spend and requests of real calls, by model and by key", async ({
+    env,
+    other,
+  }) => {
     const browser = await openConsole(env.gw.url);
     try {
       const { page } = browser;
       await signIn(page, env.gw.key);
       const spend = page.getByRole("figure", { name: "Spend (USD) by model" });
       await spend.locator("canvas").first().waitFor();
-      assert.ok((await spend.locator("canvas").first().boundingBox())!.width > 200, "the chart is drawn at the frame's width");
+      assert.ok(
+        (await spend.locator("canvas").first().boundingBox())!.width > 200,
+        "the chart is drawn at the frame's width",
+      );
       await page.getByRole("figure", { name: "Requests by model" }).locator("canvas").first().waitFor();
       // uPlot's legend names each series.
       const legend = await spend.locator(".u-legend").innerText();
@@ -57,7 +70,10 @@ if (!chromiumMissing(test, "console overview browser test")) {
       assert.match(await requests.locator(".u-legend").innerText(), /mock\/chat\s*3\b/);
 
       const totals = page.getByRole("table", { name: /^Totals by model/ });
-      assert.match(await totals.getByRole("row", { name: /mock\/chat/ }).innerText(), /mock\/chat\s+3\s+\$0\.0\d*[1-9]/);
+      assert.match(
+        await totals.getByRole("row", { name: /mock\/chat/ }).innerText(),
+        /mock\/chat\s+3\s+\$0\.0\d*[1-9]/,
+      );
       assert.match(await totals.getByRole("row", { name: /mock\/claude/ }).innerText(), /mock\/claude\s+1\s+\$/);
       await page.getByRole("table", { name: "Budgets that apply to this key" }).waitFor();
       await screenshot(page, "overview");
@@ -91,7 +107,10 @@ if (!chromiumMissing(test, "console overview browser test")) {
       assert.match(row, /key's monthly credit limit\s+monthly\s+\$20\.00\s+\$0\.0\d*[1-9]\s+\$19\.9/);
       const meter = budgets.getByRole("meter", { name: /Left of the key's monthly credit limit/ });
       assert.match((await meter.getAttribute("aria-valuetext")) ?? "", /^\$19\.9\d* of \$20\.00$/);
-      assert.match(await page.getByText(/^Binding now:/).innerText(), /key's monthly credit limit — \$19\.9\d* left of \$20\.00/);
+      assert.match(
+        await page.getByText(/^Binding now:/).innerText(),
+        /key's monthly credit limit — \$19\.9\d* left of \$20\.00/,
+      );
       assert.equal(browser.problems, []);
     } finally {
       await browser.close();

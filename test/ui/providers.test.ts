@@ -1,7 +1,15 @@
 import type { Page } from "playwright-core";
 import * as assert from "uvu/assert";
 import { suite } from "../support/suite.js";
-import { chromiumMissing, fitsWidth, goTo, openConsole, screenshot, signIn, type ConsoleSession } from "../support/browser.js";
+import {
+  chromiumMissing,
+  fitsWidth,
+  goTo,
+  openConsole,
+  screenshot,
+  signIn,
+  type ConsoleSession,
+} from "../support/browser.js";
 import { writeCatalogFile } from "../support/catalog-file.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { call } from "../support/http.js";
@@ -29,22 +37,44 @@ if (!chromiumMissing(test, "console providers browser test")) {
     const config = await writeCatalogFile({
       providers: [
         { slug: "single", name: "Single", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: upstream.apiKey },
-        { slug: "pooled", name: "Pooled", kind: "anthropic", base_url: upstream.anthropicBaseUrl, api_keys: [{ key: `${MOCK_UPSTREAM_API_KEY}-a`, weight: 2 }, REVOKED, `${MOCK_UPSTREAM_API_KEY}-c`] },
+        {
+          slug: "pooled",
+          name: "Pooled",
+          kind: "anthropic",
+          base_url: upstream.anthropicBaseUrl,
+          api_keys: [{ key: `${MOCK_UPSTREAM_API_KEY}-a`, weight: 2 }, REVOKED, `${MOCK_UPSTREAM_API_KEY}-c`],
+        },
       ],
       models: [
-        { id: "ui/single", name: "Single", context_length: 8000, endpoints: [{ provider: "single", upstream_model_id: "single-model", pricing }] },
-        { id: "ui/pooled", name: "Pooled", context_length: 8000, endpoints: [{ provider: "pooled", upstream_model_id: "pooled-model", pricing }] },
+        {
+          id: "ui/single",
+          name: "Single",
+          context_length: 8000,
+          endpoints: [{ provider: "single", upstream_model_id: "single-model", pricing }],
+        },
+        {
+          id: "ui/pooled",
+          name: "Pooled",
+          context_length: 8000,
+          endpoints: [{ provider: "pooled", upstream_model_id: "pooled-model", pricing }],
+        },
       ],
     });
     ctx.gw = await startTestGateway({ GATEWAY_CONFIG: config });
     const { url, key } = ctx.gw;
     // Enough calls for the pool to meet its revoked key; then one 429 that rests the key it hits.
     for (let i = 0; i < 12; i++) {
-      const res = await call(url, "POST", "/api/v1/chat/completions", { key, body: { model: "ui/pooled", messages: [{ role: "user", content: `question ${i}` }] } });
+      const res = await call(url, "POST", "/api/v1/chat/completions", {
+        key,
+        body: { model: "ui/pooled", messages: [{ role: "user", content: `question ${i}` }] },
+      });
       assert.is(res.status, 200, res.text);
     }
     upstream.rule({ status: 429, retryAfter: 600, times: 1 });
-    await call(url, "POST", "/api/v1/chat/completions", { key, body: { model: "ui/pooled", messages: [{ role: "user", content: "rate limited" }] } });
+    await call(url, "POST", "/api/v1/chat/completions", {
+      key,
+      body: { model: "ui/pooled", messages: [{ role: "user", content: "rate limited" }] },
+    });
     ctx.browser = await openConsole(url);
     ctx.page = ctx.browser.page;
     await signIn(ctx.page, key);

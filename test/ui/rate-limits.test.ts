@@ -1,6 +1,14 @@
 import type { Page } from "playwright-core";
 import * as assert from "uvu/assert";
-import { chromiumMissing, gone, goTo, openConsole, screenshot, signIn, type ConsoleSession } from "../support/browser.js";
+import {
+  chromiumMissing,
+  gone,
+  goTo,
+  openConsole,
+  screenshot,
+  signIn,
+  type ConsoleSession,
+} from "../support/browser.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call } from "../support/http.js";
 import { suite } from "../support/suite.js";
@@ -36,7 +44,10 @@ async function keyNamed(gw: TestGateway, name: string): Promise<Record<string, u
 if (!chromiumMissing(test, "console rate limits browser test")) {
   test.before(async (ctx) => {
     ctx.gw = await startTestGateway();
-    const created = await call(ctx.gw.url, "POST", "/api/v1/workspaces", { key: ctx.gw.key, body: { name: "Batch jobs", slug: "batch-jobs" } });
+    const created = await call(ctx.gw.url, "POST", "/api/v1/workspaces", {
+      key: ctx.gw.key,
+      body: { name: "Batch jobs", slug: "batch-jobs" },
+    });
     assert.is(created.status, 201, created.text);
     ctx.browser = await openConsole(ctx.gw.url);
     ctx.page = ctx.browser.page;
@@ -47,7 +58,11 @@ if (!chromiumMissing(test, "console rate limits browser test")) {
     await ctx.gw?.stop();
   });
 
-  test("a key created with limits shows them; its limit form changes them, and emptied they are removed", async ({ page, gw, browser }) => {
+  test("a key created with limits shows them; its limit form changes them, and emptied they are removed", async ({
+    page,
+    gw,
+    browser,
+  }) => {
     await goTo(page, "Keys");
     await keysTable(page).waitFor();
     const create = page.getByRole("region", { name: "Create a key" });
@@ -77,7 +92,11 @@ if (!chromiumMissing(test, "console rate limits browser test")) {
     assert.equal(browser.problems, []);
   });
 
-  test("a workspace's limits are set in its form, listed with its defaults, and removed when emptied", async ({ page, gw, browser }) => {
+  test("a workspace's limits are set in its form, listed with its defaults, and removed when emptied", async ({
+    page,
+    gw,
+    browser,
+  }) => {
     await goTo(page, "Workspaces & budgets");
     await workspacesTable(page).waitFor();
     await page.getByRole("button", { name: "Edit workspace Batch jobs" }).click();
@@ -85,7 +104,10 @@ if (!chromiumMissing(test, "console rate limits browser test")) {
     await form.getByLabel(/^Requests per minute/).fill("5");
     await form.getByLabel(/^Tokens per minute/).fill("100000");
     await form.getByRole("button", { name: "Save workspace" }).click();
-    await workspacesTable(page).getByRole("row").filter({ hasText: "at most 5 requests/min, 100,000 tokens/min" }).waitFor();
+    await workspacesTable(page)
+      .getByRole("row")
+      .filter({ hasText: "at most 5 requests/min, 100,000 tokens/min" })
+      .waitFor();
     const listed = async () => {
       const res = await call(gw.url, "GET", "/api/v1/workspaces/batch-jobs", { key: gw.key });
       return at(res.body, "data", "svc_rate_limit");

@@ -1,6 +1,14 @@
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { chromiumMissing, fitsWidth, goTo, openConsole, screenshot, sessionStorageOf, signIn } from "../support/browser.js";
+import {
+  chromiumMissing,
+  fitsWidth,
+  goTo,
+  openConsole,
+  screenshot,
+  sessionStorageOf,
+  signIn,
+} from "../support/browser.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call } from "../support/http.js";
 
@@ -42,7 +50,9 @@ if (!chromiumMissing(test, "console sign-in browser test")) {
     }
   });
 
-  test("a pasted key signs in, stays in this tab across a reload, never in the URL; sign-out forgets it", async ({ gw }) => {
+  test("a pasted key signs in, stays in this tab across a reload, never in the URL; sign-out forgets it", async ({
+    gw,
+  }) => {
     const browser = await openConsole(gw.url);
     try {
       const { page } = browser;
@@ -73,7 +83,10 @@ if (!chromiumMissing(test, "console sign-in browser test")) {
   });
 
   test("a non-management key sees its budgets, and the API's refusal where it may not look", async ({ gw }) => {
-    const created = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: "reader", limit: 5, limit_reset: "weekly" } });
+    const created = await call(gw.url, "POST", "/api/v1/keys", {
+      key: gw.key,
+      body: { name: "reader", limit: 5, limit_reset: "weekly" },
+    });
     assert.is(created.status, 201);
     const browser = await openConsole(gw.url);
     try {
@@ -90,7 +103,10 @@ if (!chromiumMissing(test, "console sign-in browser test")) {
       await screenshot(page, "overview-non-management");
 
       await goTo(page, "Keys");
-      assert.match(await page.getByRole("alert").filter({ hasText: "The keys could not be listed" }).innerText(), "Only management keys can perform this operation");
+      assert.match(
+        await page.getByRole("alert").filter({ hasText: "The keys could not be listed" }).innerText(),
+        "Only management keys can perform this operation",
+      );
       assert.equal(browser.problems, []);
     } finally {
       await browser.close();
@@ -112,12 +128,19 @@ if (!chromiumMissing(test, "console sign-in browser test")) {
       assert.is(await menu.getAttribute("aria-expanded"), "true");
       await page.getByRole("link", { name: "Keys" }).click();
       await page.getByRole("heading", { level: 1, name: "Keys" }).waitFor();
-      assert.is(await menu.getAttribute("aria-expanded"), "false", "the menu closes in the render that shows the next page");
+      assert.is(
+        await menu.getAttribute("aria-expanded"),
+        "false",
+        "the menu closes in the render that shows the next page",
+      );
       // Nothing wider than the screen: tables scroll inside their frame.
       assert.ok(await fitsWidth(page), "no sideways scroll of the page");
       const table = page.getByRole("table", { name: "Keys of the organization" });
       await table.waitFor();
-      assert.ok(await table.evaluate((t) => t.parentElement!.scrollWidth <= t.parentElement!.clientWidth), "the rows fit the screen as cards");
+      assert.ok(
+        await table.evaluate((t) => t.parentElement!.scrollWidth <= t.parentElement!.clientWidth),
+        "the rows fit the screen as cards",
+      );
       await screenshot(page, "keys-phone");
       assert.equal(browser.problems, []);
     } finally {

@@ -1,7 +1,15 @@
 import type { Page } from "playwright-core";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { chromiumMissing, fitsWidth, goTo, openConsole, screenshot, signIn, type ConsoleSession } from "../support/browser.js";
+import {
+  chromiumMissing,
+  fitsWidth,
+  goTo,
+  openConsole,
+  screenshot,
+  signIn,
+  type ConsoleSession,
+} from "../support/browser.js";
 import { at, call } from "../support/http.js";
 import { eventually } from "../support/eventually.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
@@ -35,16 +43,29 @@ async function shownIds(page: Page): Promise<string[]> {
   const buttons = await calls(page)
     .getByRole("button", { name: /^Details of / })
     .all();
-  return Promise.all(buttons.map(async (button) => (await button.getAttribute("aria-label"))!.replace(/^Details of /, "")));
+  return Promise.all(
+    buttons.map(async (button) => (await button.getAttribute("aria-label"))!.replace(/^Details of /, "")),
+  );
 }
 
 /** Waits until the table shows exactly these generations, in this order. */
 async function waitForIds(page: Page, ids: string[]): Promise<void> {
-  await eventually(() => shownIds(page).catch(() => []), `the log shows ${ids.join(", ")}`, { until: (shown) => JSON.stringify(shown) === JSON.stringify(ids) });
+  await eventually(() => shownIds(page).catch(() => []), `the log shows ${ids.join(", ")}`, {
+    until: (shown) => JSON.stringify(shown) === JSON.stringify(ids),
+  });
 }
 
-async function chat(env: InferenceGateway, key: string, model: string, headers: Record<string, string> = {}): Promise<string> {
-  const res = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key, headers, body: { model, messages: [{ role: "user", content: "Hello there" }] } });
+async function chat(
+  env: InferenceGateway,
+  key: string,
+  model: string,
+  headers: Record<string, string> = {},
+): Promise<string> {
+  const res = await call(env.gw.url, "POST", "/api/v1/chat/completions", {
+    key,
+    headers,
+    body: { model, messages: [{ role: "user", content: "Hello there" }] },
+  });
   assert.is(res.status, 200, res.text);
   return String(at(res.body, "id"));
 }
@@ -69,7 +90,14 @@ if (!chromiumMissing(test, "console usage log browser test")) {
     const claude = await chat(ctx.env, key, "mock/claude");
     // The provider refuses the request: a generation that ended in an error.
     ctx.env.upstream.rule({ model: "chat-a", status: 400, times: 1 });
-    const refused = await call(url, "POST", "/api/v1/chat/completions", { key, body: { model: "mock/chat", messages: [{ role: "user", content: "Hello there" }], provider: { only: ["mockai"] } } });
+    const refused = await call(url, "POST", "/api/v1/chat/completions", {
+      key,
+      body: {
+        model: "mock/chat",
+        messages: [{ role: "user", content: "Hello there" }],
+        provider: { only: ["mockai"] },
+      },
+    });
     assert.is(refused.status, 400, refused.text);
     const [failed] = await generationIds(ctx.env, "&status=error");
     ctx.ids = { chat: chatIds, robot, claude, failed: failed! };
@@ -138,14 +166,22 @@ if (!chromiumMissing(test, "console usage log browser test")) {
     await calls(page).getByText("No calls match.").waitFor();
     await filters(page).getByLabel("To (UTC)").fill("2098-01-01T00:00:00");
     await apply(page);
-    await page.getByRole("alert").filter({ hasText: "The filters were not applied" }).filter({ hasText: "“From” must be before “To”." }).waitFor();
+    await page
+      .getByRole("alert")
+      .filter({ hasText: "The filters were not applied" })
+      .filter({ hasText: "“From” must be before “To”." })
+      .waitFor();
 
     await filters(page).getByRole("button", { name: "Clear filters" }).click();
     await waitForIds(page, await generationIds(env));
     assert.is(await page.getByRole("alert").count(), 0);
   });
 
-  test("a call's details: costs, tokens, timings and every provider attempt, as GET /generation gives them", async ({ env, page, ids }) => {
+  test("a call's details: costs, tokens, timings and every provider attempt, as GET /generation gives them", async ({
+    env,
+    page,
+    ids,
+  }) => {
     await page.getByRole("button", { name: `Details of ${ids.claude}` }).click();
     const details = page.getByRole("region", { name: `Generation ${ids.claude}` });
     await details.waitFor();
@@ -202,7 +238,10 @@ if (!chromiumMissing(test, "console usage log browser test")) {
       await goTo(other.page, "Usage log");
       await waitForIds(other.page, [ids.robot]);
       assert.ok(await filters(other.page).getByLabel("Key").isDisabled());
-      assert.match(await other.page.getByRole("region", { name: "Filters" }).innerText(), "This key sees its own calls only.");
+      assert.match(
+        await other.page.getByRole("region", { name: "Filters" }).innerText(),
+        "This key sees its own calls only.",
+      );
       assert.equal(other.problems, []);
     } finally {
       await other.close();

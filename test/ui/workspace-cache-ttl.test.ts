@@ -23,7 +23,9 @@ const workspacesTable = (page: Page) => page.getByRole("table", { name: "Workspa
 async function listedTtl(gw: TestGateway, slug: string): Promise<unknown> {
   const res = await call(gw.url, "GET", "/api/v1/workspaces", { key: gw.key });
   assert.is(res.status, 200, res.text);
-  const workspace = (at(res.body, "data") as Array<{ slug: string; svc_cache_ttl_seconds: unknown }>).find((w) => w.slug === slug);
+  const workspace = (at(res.body, "data") as Array<{ slug: string; svc_cache_ttl_seconds: unknown }>).find(
+    (w) => w.slug === slug,
+  );
   assert.ok(workspace, `workspace ${slug} is listed`);
   return workspace.svc_cache_ttl_seconds;
 }
@@ -31,7 +33,10 @@ async function listedTtl(gw: TestGateway, slug: string): Promise<unknown> {
 if (!chromiumMissing(test, "console workspace cache TTL browser test")) {
   test.before(async (ctx) => {
     ctx.gw = await startTestGateway();
-    const created = await call(ctx.gw.url, "POST", "/api/v1/workspaces", { key: ctx.gw.key, body: { name: "Evaluations", slug: "evaluations" } });
+    const created = await call(ctx.gw.url, "POST", "/api/v1/workspaces", {
+      key: ctx.gw.key,
+      body: { name: "Evaluations", slug: "evaluations" },
+    });
     assert.is(created.status, 201, created.text);
     ctx.browser = await openConsole(ctx.gw.url);
     ctx.page = ctx.browser.page;
@@ -44,7 +49,11 @@ if (!chromiumMissing(test, "console workspace cache TTL browser test")) {
     await ctx.gw?.stop();
   });
 
-  test("set the TTL in the form and save: GET /workspaces shows it; emptied, it is removed", async ({ page, gw, browser }) => {
+  test("set the TTL in the form and save: GET /workspaces shows it; emptied, it is removed", async ({
+    page,
+    gw,
+    browser,
+  }) => {
     assert.is(await listedTtl(gw, "evaluations"), null);
     await page.getByRole("button", { name: "Edit workspace Evaluations" }).click();
     let form = page.getByRole("region", { name: "Edit workspace Evaluations" });

@@ -1,7 +1,16 @@
 import type { Page } from "playwright-core";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { chromiumMissing, fitsWidth, gone, goTo, openConsole, screenshot, signIn, type ConsoleSession } from "../support/browser.js";
+import {
+  chromiumMissing,
+  fitsWidth,
+  gone,
+  goTo,
+  openConsole,
+  screenshot,
+  signIn,
+  type ConsoleSession,
+} from "../support/browser.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call } from "../support/http.js";
 
@@ -55,7 +64,10 @@ if (!chromiumMissing(test, "console workspaces browser test")) {
     assert.is(at(res.body, "data", "description"), "The research team");
   });
 
-  test("set a workspace budget: it is listed with its limit; the API's order rule shows its message; delete it", async ({ page, gw }) => {
+  test("set a workspace budget: it is listed with its limit; the API's order rule shows its message; delete it", async ({
+    page,
+    gw,
+  }) => {
     const budgets = page.getByRole("region", { name: "Budgets of workspace Research" });
     await budgets.getByLabel("Interval").selectOption({ label: "Monthly" });
     await budgets.getByLabel("Limit (USD)").fill("50");
@@ -65,7 +77,10 @@ if (!chromiumMissing(test, "console workspaces browser test")) {
     assert.match(await monthly.innerText(), /Monthly\s+\$50\.00/);
     let listed = await call(gw.url, "GET", "/api/v1/workspaces/research/budgets", { key: gw.key });
     assert.equal(
-      (at(listed.body, "data") as Array<{ reset_interval: string; limit_usd: number }>).map((b) => [b.reset_interval, b.limit_usd]),
+      (at(listed.body, "data") as Array<{ reset_interval: string; limit_usd: number }>).map((b) => [
+        b.reset_interval,
+        b.limit_usd,
+      ]),
       [["monthly", 50]],
     );
 
@@ -82,7 +97,10 @@ if (!chromiumMissing(test, "console workspaces browser test")) {
     await budgets.getByRole("button", { name: "Set budget" }).click();
     const alert = budgets.getByRole("alert").filter({ hasText: "The budget was not changed" });
     await alert.waitFor();
-    const refused = await call(gw.url, "PUT", "/api/v1/workspaces/research/budgets/daily", { key: gw.key, body: { limit_usd: 60 } });
+    const refused = await call(gw.url, "PUT", "/api/v1/workspaces/research/budgets/daily", {
+      key: gw.key,
+      body: { limit_usd: 60 },
+    });
     assert.is(refused.status, 400);
     assert.match(await alert.innerText(), String(at(refused.body, "error", "message")));
     await alert.getByRole("button", { name: "Dismiss the error" }).click();
@@ -106,7 +124,11 @@ if (!chromiumMissing(test, "console workspaces browser test")) {
     await form.getByLabel("BYOK spend counts against budgets").check();
     await screenshot(page, "workspaces-edit");
     await form.getByRole("button", { name: "Save workspace" }).click();
-    await rowOf(page, "Research").filter({ hasText: "text model mock/chat; providers by latency; 1 server tool(s) disabled; BYOK counts in budgets" }).waitFor();
+    await rowOf(page, "Research")
+      .filter({
+        hasText: "text model mock/chat; providers by latency; 1 server tool(s) disabled; BYOK counts in budgets",
+      })
+      .waitFor();
     const res = await call(gw.url, "GET", "/api/v1/workspaces/research", { key: gw.key });
     assert.is(at(res.body, "data", "default_text_model"), "mock/chat");
     assert.is(at(res.body, "data", "default_provider_sort"), "latency");
@@ -118,7 +140,10 @@ if (!chromiumMissing(test, "console workspaces browser test")) {
     form = page.getByRole("region", { name: "Edit workspace Research" });
     assert.is(await form.getByLabel("Default provider sort").inputValue(), "latency");
     assert.ok(await form.getByLabel("web_search").isChecked());
-    assert.is(await form.getByLabel("Default guardrail").inputValue(), String(at(res.body, "data", "default_guardrail_id")));
+    assert.is(
+      await form.getByLabel("Default guardrail").inputValue(),
+      String(at(res.body, "data", "default_guardrail_id")),
+    );
     await form.getByLabel("Default text model").fill("");
     await form.getByLabel("Name").fill("Research lab");
     await form.getByRole("button", { name: "Save workspace" }).click();
@@ -128,7 +153,11 @@ if (!chromiumMissing(test, "console workspaces browser test")) {
     assert.is(at(after.body, "data", "name"), "Research lab");
   });
 
-  test("deleting the default workspace shows the API's 409; another is deleted after confirming", async ({ page, gw, browser }) => {
+  test("deleting the default workspace shows the API's 409; another is deleted after confirming", async ({
+    page,
+    gw,
+    browser,
+  }) => {
     await page.getByRole("button", { name: "Delete workspace Default" }).click();
     await page.getByRole("button", { name: "Yes, delete Default" }).click();
     const alert = page.getByRole("alert").filter({ hasText: "The change was not made" });
@@ -145,7 +174,10 @@ if (!chromiumMissing(test, "console workspaces browser test")) {
 
   test("the list pages by 20", async ({ page, gw }) => {
     for (let i = 1; i <= 20; i++) {
-      const res = await call(gw.url, "POST", "/api/v1/workspaces", { key: gw.key, body: { name: `Team ${String(i).padStart(2, "0")}`, slug: `team-${i}` } });
+      const res = await call(gw.url, "POST", "/api/v1/workspaces", {
+        key: gw.key,
+        body: { name: `Team ${String(i).padStart(2, "0")}`, slug: `team-${i}` },
+      });
       assert.is(res.status, 201, res.text);
     }
     await page.getByRole("button", { name: "Refresh the workspaces" }).click();

@@ -39,7 +39,11 @@ export interface MockBatches {
   files(): number;
 }
 
-export type ItemOutcome = { kind: "succeeded"; answer: Json } | { kind: "errored"; status: number; message: string } | { kind: "canceled" } | { kind: "expired" };
+export type ItemOutcome =
+  | { kind: "succeeded"; answer: Json }
+  | { kind: "errored"; status: number; message: string }
+  | { kind: "canceled" }
+  | { kind: "expired" };
 
 export interface MockBatchItem {
   customId: string;
@@ -165,13 +169,15 @@ export class MockBatchStore implements MockBatches {
   }
 
   private finish(batch: MockBatch, how: NonNullable<MockBatch["endedAs"]>): void {
-    const finished = how === "expired" ? (batch.faults.finishedItems ?? 0) : how === "completed" ? batch.items.length : 0;
+    const finished =
+      how === "expired" ? (batch.faults.finishedItems ?? 0) : how === "completed" ? batch.items.length : 0;
     batch.items.forEach((item, index) => {
       if (item.outcome) return;
       if (index < finished) item.outcome = this.run(batch, item);
       else if (how === "expired") item.outcome = { kind: "expired" };
       else if (how === "cancelled") item.outcome = { kind: "canceled" };
-      else if (batch.provider === "anthropic") item.outcome = { kind: "errored", status: 500, message: "mock upstream: the batch failed" };
+      else if (batch.provider === "anthropic")
+        item.outcome = { kind: "errored", status: 500, message: "mock upstream: the batch failed" };
     });
     batch.phase = "ended";
     batch.endedAs = how;
@@ -180,8 +186,16 @@ export class MockBatchStore implements MockBatches {
 
   private run(batch: MockBatch, item: MockBatchItem): ItemOutcome {
     const fail = batch.faults.failItems;
-    if (fail && (fail.customIds?.includes(item.customId) || (fail.bodyContains !== undefined && JSON.stringify(item.body).includes(fail.bodyContains)))) {
-      return { kind: "errored", status: fail.status ?? 400, message: fail.message ?? "mock upstream: this item failed" };
+    if (
+      fail &&
+      (fail.customIds?.includes(item.customId) ||
+        (fail.bodyContains !== undefined && JSON.stringify(item.body).includes(fail.bodyContains)))
+    ) {
+      return {
+        kind: "errored",
+        status: fail.status ?? 400,
+        message: fail.message ?? "mock upstream: this item failed",
+      };
     }
     return { kind: "succeeded", answer: this.reply(batch.provider, item.body) };
   }

@@ -38,7 +38,8 @@ function itemsOf(requests: unknown): MockBatchItem[] | string {
     const params = typeof r.params === "object" && r.params !== null ? (r.params as Json) : undefined;
     if (typeof r.custom_id !== "string" || r.custom_id === "") return `requests.${index}.custom_id: required`;
     if (seen.has(r.custom_id)) return `requests.${index}.custom_id: duplicate ${r.custom_id}`;
-    if (!params || typeof params.model !== "string" || !Array.isArray(params.messages)) return `requests.${index}.params: model and messages are required`;
+    if (!params || typeof params.model !== "string" || !Array.isArray(params.messages))
+      return `requests.${index}.params: model and messages are required`;
     if (params.stream === true) return `requests.${index}.params.stream: not supported in batches`;
     seen.add(r.custom_id);
     items.push({ customId: r.custom_id, body: params });
@@ -88,7 +89,13 @@ function remove(x: BatchExchange): void {
   if (!batch) return;
   const fault = x.store.takeDeleteError();
   if (fault !== undefined) return sendError(x.res, "anthropic", fault, `mock upstream failure ${fault}`);
-  if (batch.phase !== "ended") return sendError(x.res, "anthropic", 400, "mock upstream: a batch in progress must be canceled before it is deleted");
+  if (batch.phase !== "ended")
+    return sendError(
+      x.res,
+      "anthropic",
+      400,
+      "mock upstream: a batch in progress must be canceled before it is deleted",
+    );
   x.store.markDeleted(batch);
   sendJson(x.res, 200, { id: batch.id, type: "message_batch_deleted" });
 }

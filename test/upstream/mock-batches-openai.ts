@@ -24,8 +24,10 @@ export const openAiBatchRoutes: BatchRoute[] = [
 function upload(x: BatchExchange): void {
   const parts = multipartFields(x.req.headers["content-type"] ?? "", x.raw);
   const file = parts?.get("file");
-  if (!parts || !file) return sendError(x.res, "openai", 400, "mock upstream: expected multipart/form-data with a file");
-  if (parts.get("purpose")?.value !== "batch") return sendError(x.res, "openai", 400, "mock upstream: purpose must be batch");
+  if (!parts || !file)
+    return sendError(x.res, "openai", 400, "mock upstream: expected multipart/form-data with a file");
+  if (parts.get("purpose")?.value !== "batch")
+    return sendError(x.res, "openai", 400, "mock upstream: purpose must be batch");
   const stored = storeFile(x, "batch", file.filename ?? "upload.jsonl", file.value);
   sendJson(x.res, 200, fileJson(stored));
 }
@@ -44,7 +46,8 @@ function deleteFile(x: BatchExchange): void {
   if (fault !== undefined) return sendError(x.res, "openai", fault, `mock upstream failure ${fault}`);
   x.store.fileStore.delete(file.id);
   const batch = file.batchId === undefined ? undefined : x.store.batches.get(file.batchId);
-  if (batch && Object.values(batch.files).every((id) => id === undefined || !x.store.fileStore.has(id))) x.store.markDeleted(batch);
+  if (batch && Object.values(batch.files).every((id) => id === undefined || !x.store.fileStore.has(id)))
+    x.store.markDeleted(batch);
   sendJson(x.res, 200, { id: file.id, object: "file", deleted: true });
 }
 
@@ -52,9 +55,12 @@ function create(x: BatchExchange): void {
   const body = jsonBody(x, "openai");
   if (!body) return;
   const input = typeof body.input_file_id === "string" ? x.store.fileStore.get(body.input_file_id) : undefined;
-  if (input?.purpose !== "batch") return sendError(x.res, "openai", 400, "mock upstream: input_file_id is not a batch file");
-  if (body.endpoint !== ENDPOINT) return sendError(x.res, "openai", 400, `mock upstream: only ${ENDPOINT} is supported`);
-  if (body.completion_window !== "24h") return sendError(x.res, "openai", 400, "mock upstream: completion_window must be 24h");
+  if (input?.purpose !== "batch")
+    return sendError(x.res, "openai", 400, "mock upstream: input_file_id is not a batch file");
+  if (body.endpoint !== ENDPOINT)
+    return sendError(x.res, "openai", 400, `mock upstream: only ${ENDPOINT} is supported`);
+  if (body.completion_window !== "24h")
+    return sendError(x.res, "openai", 400, "mock upstream: completion_window must be 24h");
   const fault = x.store.takeSubmitError();
   if (fault) {
     const headers = fault.retryAfter === undefined ? {} : { "retry-after": String(fault.retryAfter) };
@@ -81,8 +87,17 @@ function parseInput(text: string): { items: MockBatchItem[]; errors: string[] } 
     }
     const l = typeof parsed === "object" && parsed !== null ? (parsed as Json) : {};
     const body = typeof l.body === "object" && l.body !== null ? (l.body as Json) : undefined;
-    if (typeof l.custom_id !== "string" || seen.has(l.custom_id) || l.method !== "POST" || l.url !== ENDPOINT || !body || typeof body.model !== "string") {
-      errors.push(`line ${index + 1}: not a valid request (unique custom_id, method POST, url ${ENDPOINT}, body with model)`);
+    if (
+      typeof l.custom_id !== "string" ||
+      seen.has(l.custom_id) ||
+      l.method !== "POST" ||
+      l.url !== ENDPOINT ||
+      !body ||
+      typeof body.model !== "string"
+    ) {
+      errors.push(
+        `line ${index + 1}: not a valid request (unique custom_id, method POST, url ${ENDPOINT}, body with model)`,
+      );
       return;
     }
     seen.add(l.custom_id);
@@ -106,18 +121,48 @@ function cancel(x: BatchExchange): void {
   sendJson(x.res, 200, batchJson(batch));
 }
 
-const STATUS: Record<NonNullable<MockBatch["endedAs"]>, string> = { completed: "completed", failed: "failed", expired: "expired", cancelled: "cancelled" };
+const STATUS: Record<NonNullable<MockBatch["endedAs"]>, string> = {
+  completed: "completed",
+  failed: "failed",
+  expired: "expired",
+  cancelled: "cancelled",
+};
 
 /** With `x`, writes the result files of a batch that has just ended. */
 function batchJson(batch: MockBatch, x?: BatchExchange): Json {
-  if (x && batch.phase === "ended" && batch.endedAs !== "failed" && batch.files.output === undefined && batch.files.error === undefined) writeResults(x, batch);
-  const status = batch.phase === "ended" ? STATUS[batch.endedAs ?? "completed"] : batch.phase === "canceling" ? "cancelling" : batch.polls === 0 ? "validating" : "in_progress";
-  const failures = batch.endedAs === "failed" ? (batch.validationErrors.length > 0 ? batch.validationErrors : ["mock upstream: the batch failed"]) : [];
+  if (
+    x &&
+    batch.phase === "ended" &&
+    batch.endedAs !== "failed" &&
+    batch.files.output === undefined &&
+    batch.files.error === undefined
+  )
+    writeResults(x, batch);
+  const status =
+    batch.phase === "ended"
+      ? STATUS[batch.endedAs ?? "completed"]
+      : batch.phase === "canceling"
+        ? "cancelling"
+        : batch.polls === 0
+          ? "validating"
+          : "in_progress";
+  const failures =
+    batch.endedAs === "failed"
+      ? batch.validationErrors.length > 0
+        ? batch.validationErrors
+        : ["mock upstream: the batch failed"]
+      : [];
   return {
     id: batch.id,
     object: "batch",
     endpoint: ENDPOINT,
-    errors: failures.length > 0 ? { object: "list", data: failures.map((message) => ({ code: "invalid_request", message, param: null, line: null })) } : null,
+    errors:
+      failures.length > 0
+        ? {
+            object: "list",
+            data: failures.map((message) => ({ code: "invalid_request", message, param: null, line: null })),
+          }
+        : null,
     input_file_id: batch.files.input ?? null,
     completion_window: "24h",
     status,
@@ -139,16 +184,48 @@ function writeResults(x: BatchExchange, batch: MockBatch): void {
   const output: string[] = [];
   const errors: string[] = [];
   batch.items.forEach((item, index) => {
-    const line = (response: Json | null, error: Json | null) => JSON.stringify({ id: `batch_req_mock_${index + 1}`, custom_id: item.customId, response, error });
+    const line = (response: Json | null, error: Json | null) =>
+      JSON.stringify({ id: `batch_req_mock_${index + 1}`, custom_id: item.customId, response, error });
     const requestId = `req_mock_${index + 1}`;
     const outcome = item.outcome;
-    if (outcome?.kind === "succeeded") output.push(line({ status_code: 200, request_id: requestId, body: outcome.answer }, null));
-    else if (outcome?.kind === "errored") errors.push(line({ status_code: outcome.status, request_id: requestId, body: errorBody("openai", outcome.status, outcome.message) }, null));
-    else if (outcome?.kind === "expired") errors.push(line(null, { code: "batch_expired", message: "This request could not be executed before the completion window expired." }));
-    else errors.push(line(null, { code: "batch_cancelled", message: "This request was not executed because the batch was cancelled." }));
+    if (outcome?.kind === "succeeded")
+      output.push(line({ status_code: 200, request_id: requestId, body: outcome.answer }, null));
+    else if (outcome?.kind === "errored")
+      errors.push(
+        line(
+          {
+            status_code: outcome.status,
+            request_id: requestId,
+            body: errorBody("openai", outcome.status, outcome.message),
+          },
+          null,
+        ),
+      );
+    else if (outcome?.kind === "expired")
+      errors.push(
+        line(null, {
+          code: "batch_expired",
+          message: "This request could not be executed before the completion window expired.",
+        }),
+      );
+    else
+      errors.push(
+        line(null, {
+          code: "batch_cancelled",
+          message: "This request was not executed because the batch was cancelled.",
+        }),
+      );
   });
-  if (output.length > 0) batch.files.output = storeFile(x, "batch_output", `${batch.id}_output.jsonl`, `${output.join("\n")}\n`, batch.id).id;
-  if (errors.length > 0) batch.files.error = storeFile(x, "batch_output", `${batch.id}_error.jsonl`, `${errors.join("\n")}\n`, batch.id).id;
+  if (output.length > 0)
+    batch.files.output = storeFile(
+      x,
+      "batch_output",
+      `${batch.id}_output.jsonl`,
+      `${output.join("\n")}\n`,
+      batch.id,
+    ).id;
+  if (errors.length > 0)
+    batch.files.error = storeFile(x, "batch_output", `${batch.id}_error.jsonl`, `${errors.join("\n")}\n`, batch.id).id;
 }
 
 function storeFile(x: BatchExchange, purpose: string, filename: string, text: string, batchId?: string): MockFile {
@@ -159,11 +236,21 @@ function storeFile(x: BatchExchange, purpose: string, filename: string, text: st
 }
 
 function fileJson(file: MockFile): Json {
-  return { id: file.id, object: "file", bytes: Buffer.byteLength(file.content), created_at: unixSeconds(file.createdAt), filename: file.filename, purpose: file.purpose };
+  return {
+    id: file.id,
+    object: "file",
+    bytes: Buffer.byteLength(file.content),
+    created_at: unixSeconds(file.createdAt),
+    filename: file.filename,
+    purpose: file.purpose,
+  };
 }
 
 /** Just enough multipart/form-data for the upload: field name → value (and filename). */
-function multipartFields(contentType: string, raw: Buffer): Map<string, { value: string; filename?: string }> | undefined {
+function multipartFields(
+  contentType: string,
+  raw: Buffer,
+): Map<string, { value: string; filename?: string }> | undefined {
   const boundary = /boundary="?([^";]+)"?/i.exec(contentType)?.[1];
   if (!contentType.startsWith("multipart/form-data") || !boundary) return undefined;
   const fields = new Map<string, { value: string; filename?: string }>();

@@ -13,7 +13,13 @@ const ROUTES: BatchRoute[] = [...anthropicBatchRoutes, ...openAiBatchRoutes];
  * Serves a batch route; false when the request is not one (the live routes take it then).
  * `record` keeps the request for assertions like the live routes do.
  */
-export function handleBatchRoute(store: MockBatchStore, req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer, record: (body: unknown) => void): boolean {
+export function handleBatchRoute(
+  store: MockBatchStore,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  raw: Buffer,
+  record: (body: unknown) => void,
+): boolean {
   const path = (req.url ?? "").split("?")[0] ?? "";
   for (const route of ROUTES) {
     const match = route.method === req.method ? route.pattern.exec(path) : null;

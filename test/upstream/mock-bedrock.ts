@@ -14,7 +14,11 @@ import { header, MOCK_UPSTREAM_API_KEY, sendJson, type Json } from "./mock-wire.
  */
 
 /** Credentials the mock knows; the access key id extends the mock's key, so `acceptedKey` takes it. */
-export const MOCK_AWS = { accessKeyId: `${MOCK_UPSTREAM_API_KEY}-aws`, secretAccessKey: "mock-aws-secret", region: "us-east-1" } as const;
+export const MOCK_AWS = {
+  accessKeyId: `${MOCK_UPSTREAM_API_KEY}-aws`,
+  secretAccessKey: "mock-aws-secret",
+  region: "us-east-1",
+} as const;
 /** Temporary credentials: their access key id is only valid with their session token. */
 export const MOCK_AWS_SESSION = {
   accessKeyId: `${MOCK_UPSTREAM_API_KEY}-aws-session`,
@@ -25,7 +29,10 @@ export const MOCK_AWS_SESSION = {
 
 const SECRETS: ReadonlyMap<string, { secretAccessKey: string; sessionToken?: string }> = new Map([
   [MOCK_AWS.accessKeyId, { secretAccessKey: MOCK_AWS.secretAccessKey }],
-  [MOCK_AWS_SESSION.accessKeyId, { secretAccessKey: MOCK_AWS_SESSION.secretAccessKey, sessionToken: MOCK_AWS_SESSION.sessionToken }],
+  [
+    MOCK_AWS_SESSION.accessKeyId,
+    { secretAccessKey: MOCK_AWS_SESSION.secretAccessKey, sessionToken: MOCK_AWS_SESSION.sessionToken },
+  ],
 ]);
 
 const PATH = /^\/bedrock\/model\/([^/]+)\/(converse|converse-stream|invoke)$/;
@@ -50,14 +57,32 @@ function route(operation: "converse" | "converse-stream" | "invoke", answer: (x:
     sendError,
     refuse(res) {
       const why = refusals.get(res.req);
-      if (why === "signature") sendError(res, 403, "The request signature we calculated does not match the signature you provided.", {}, "InvalidSignatureException");
-      else sendError(res, 403, "The security token included in the request is invalid.", {}, "UnrecognizedClientException");
+      if (why === "signature")
+        sendError(
+          res,
+          403,
+          "The request signature we calculated does not match the signature you provided.",
+          {},
+          "InvalidSignatureException",
+        );
+      else
+        sendError(
+          res,
+          403,
+          "The security token included in the request is invalid.",
+          {},
+          "UnrecognizedClientException",
+        );
     },
     answer,
   };
 }
 
-export const BEDROCK_ROUTES: MockRoute[] = [route("converse", converse), route("converse-stream", converseStream), route("invoke", invoke)];
+export const BEDROCK_ROUTES: MockRoute[] = [
+  route("converse", converse),
+  route("converse-stream", converseStream),
+  route("invoke", invoke),
+];
 
 function credential(req: http.IncomingMessage, rawBody: Buffer): string | undefined {
   const authorization = req.headers.authorization ?? "";
@@ -80,7 +105,10 @@ function credential(req: http.IncomingMessage, rawBody: Buffer): string | undefi
  * checked against itself.
  */
 function verifiedKeyId(req: http.IncomingMessage, rawBody: Buffer, authorization: string): string | undefined {
-  const parsed = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/.exec(authorization);
+  const parsed =
+    /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/.exec(
+      authorization,
+    );
   if (!parsed) return undefined;
   const [, accessKeyId = "", day = "", region = "", service = "", signedHeaders = "", signature = ""] = parsed;
   const known = SECRETS.get(accessKeyId);
@@ -88,7 +116,11 @@ function verifiedKeyId(req: http.IncomingMessage, rawBody: Buffer, authorization
   if (!known || !date.startsWith(day) || region !== MOCK_AWS.region || service !== "bedrock") return undefined;
   const names = signedHeaders.split(";");
   if (!names.includes("host") || !names.includes("x-amz-date")) return undefined;
-  if (known.sessionToken !== undefined && (header(req.headers["x-amz-security-token"]) !== known.sessionToken || !names.includes("x-amz-security-token"))) return undefined;
+  if (
+    known.sessionToken !== undefined &&
+    (header(req.headers["x-amz-security-token"]) !== known.sessionToken || !names.includes("x-amz-security-token"))
+  )
+    return undefined;
   const [rawPath = "", rawQuery = ""] = (req.url ?? "").split("?");
   const canonicalRequest = [
     req.method ?? "",
@@ -100,7 +132,12 @@ function verifiedKeyId(req: http.IncomingMessage, rawBody: Buffer, authorization
     createHash("sha256").update(rawBody).digest("hex"),
   ].join("\n");
   const scope = `${day}/${region}/${service}/aws4_request`;
-  const stringToSign = ["AWS4-HMAC-SHA256", date, scope, createHash("sha256").update(canonicalRequest).digest("hex")].join("\n");
+  const stringToSign = [
+    "AWS4-HMAC-SHA256",
+    date,
+    scope,
+    createHash("sha256").update(canonicalRequest).digest("hex"),
+  ].join("\n");
   let key: Buffer = Buffer.from(`AWS4${known.secretAccessKey}`);
   for (const part of [day, region, service, "aws4_request"]) key = createHmac("sha256", key).update(part).digest();
   const expected = createHmac("sha256", key).update(stringToSign).digest("hex");
@@ -113,12 +150,25 @@ function escapeSegment(segment: string): string {
 }
 
 function canonicalQuery(rawQuery: string): string {
-  const pairs = [...new URLSearchParams(rawQuery)].map(([name, value]) => `${escapeSegment(name)}=${escapeSegment(value)}`);
+  const pairs = [...new URLSearchParams(rawQuery)].map(
+    ([name, value]) => `${escapeSegment(name)}=${escapeSegment(value)}`,
+  );
   return pairs.sort().join("&");
 }
 
-function sendError(res: http.ServerResponse, status: number, message: string, headers: http.OutgoingHttpHeaders = {}, type = errorType(status)): void {
-  sendJson(res, status, { message }, { "x-amzn-errortype": type, "x-amzn-requestid": "mock-request-error", ...headers });
+function sendError(
+  res: http.ServerResponse,
+  status: number,
+  message: string,
+  headers: http.OutgoingHttpHeaders = {},
+  type = errorType(status),
+): void {
+  sendJson(
+    res,
+    status,
+    { message },
+    { "x-amzn-errortype": type, "x-amzn-requestid": "mock-request-error", ...headers },
+  );
 }
 
 function errorType(status: number): string {
@@ -148,21 +198,27 @@ function converseChars(body: Json): number {
       if (typeof block !== "object" || block === null) continue;
       const b = block as Json;
       if (typeof b.text === "string") chars += b.text.length;
-      else if (typeof b.toolResult === "object" && b.toolResult !== null) chars += blocksLength((b.toolResult as Json).content);
+      else if (typeof b.toolResult === "object" && b.toolResult !== null)
+        chars += blocksLength((b.toolResult as Json).content);
     }
     return chars;
   };
   let chars = blocksLength(body.system);
-  if (Array.isArray(body.messages)) for (const message of body.messages) if (typeof message === "object" && message !== null) chars += blocksLength((message as Json).content);
+  if (Array.isArray(body.messages))
+    for (const message of body.messages)
+      if (typeof message === "object" && message !== null) chars += blocksLength((message as Json).content);
   return chars;
 }
 
 /** The parts of a Converse answer that its JSON and streamed forms share. */
 function converseAnswer(x: Exchange) {
   const { body, model, rule } = x;
-  const config = typeof body.inferenceConfig === "object" && body.inferenceConfig !== null ? (body.inferenceConfig as Json) : {};
+  const config =
+    typeof body.inferenceConfig === "object" && body.inferenceConfig !== null ? (body.inferenceConfig as Json) : {};
   const p = plan(body, rule, model, config.maxTokens, converseChars(body));
-  const toolUse = p.toolCall ? { toolUseId: `tooluse_mock_${x.id}`, name: p.toolCall.name, input: parseObject(p.toolCall.arguments) } : undefined;
+  const toolUse = p.toolCall
+    ? { toolUseId: `tooluse_mock_${x.id}`, name: p.toolCall.name, input: parseObject(p.toolCall.arguments) }
+    : undefined;
   const inputTokens = p.promptTokens - p.cacheReadTokens - p.cacheWriteTokens;
   const usage = {
     inputTokens,
@@ -177,13 +233,22 @@ function converseAnswer(x: Exchange) {
 function converse(x: Exchange): void {
   const { p, toolUse, usage, hasText, requestId } = converseAnswer(x);
   const content: Json[] = [];
-  if (p.reasoningWords.length > 0) content.push({ reasoningContent: { reasoningText: { text: p.reasoningWords.join(""), signature: "mock-signature" } } });
+  if (p.reasoningWords.length > 0)
+    content.push({
+      reasoningContent: { reasoningText: { text: p.reasoningWords.join(""), signature: "mock-signature" } },
+    });
   if (hasText) content.push({ text: p.words.join("") });
   if (toolUse) content.push({ toolUse });
   sendJson(
     x.res,
     200,
-    { output: { message: { role: "assistant", content } }, stopReason: STOP_REASON[p.finish], usage, metrics: { latencyMs: 1 }, ...x.rule?.answerFields },
+    {
+      output: { message: { role: "assistant", content } },
+      stopReason: STOP_REASON[p.finish],
+      usage,
+      metrics: { latencyMs: 1 },
+      ...x.rule?.answerFields,
+    },
     { "x-amzn-requestid": requestId },
   );
 }
@@ -214,21 +279,37 @@ function converseStream(x: Exchange): void {
   const frames = [event("messageStart", { role: "assistant" })];
   let index = 0;
   if (p.reasoningWords.length > 0) {
-    for (const word of p.reasoningWords) frames.push(event("contentBlockDelta", { contentBlockIndex: index, delta: { reasoningContent: { text: word } } }));
-    frames.push(event("contentBlockDelta", { contentBlockIndex: index, delta: { reasoningContent: { signature: "mock-signature" } } }));
+    for (const word of p.reasoningWords)
+      frames.push(
+        event("contentBlockDelta", { contentBlockIndex: index, delta: { reasoningContent: { text: word } } }),
+      );
+    frames.push(
+      event("contentBlockDelta", {
+        contentBlockIndex: index,
+        delta: { reasoningContent: { signature: "mock-signature" } },
+      }),
+    );
     frames.push(event("contentBlockStop", { contentBlockIndex: index }));
     index += 1;
   }
   if (hasText) {
-    for (const word of p.words) frames.push(event("contentBlockDelta", { contentBlockIndex: index, delta: { text: word } }));
+    for (const word of p.words)
+      frames.push(event("contentBlockDelta", { contentBlockIndex: index, delta: { text: word } }));
     frames.push(event("contentBlockStop", { contentBlockIndex: index }));
     index += 1;
   }
   if (toolUse && p.toolCall) {
     const args = p.toolCall.arguments;
     const half = Math.ceil(args.length / 2);
-    frames.push(event("contentBlockStart", { contentBlockIndex: index, start: { toolUse: { toolUseId: toolUse.toolUseId, name: toolUse.name } } }));
-    for (const part of [args.slice(0, half), args.slice(half)]) if (part !== "") frames.push(event("contentBlockDelta", { contentBlockIndex: index, delta: { toolUse: { input: part } } }));
+    frames.push(
+      event("contentBlockStart", {
+        contentBlockIndex: index,
+        start: { toolUse: { toolUseId: toolUse.toolUseId, name: toolUse.name } },
+      }),
+    );
+    for (const part of [args.slice(0, half), args.slice(half)])
+      if (part !== "")
+        frames.push(event("contentBlockDelta", { contentBlockIndex: index, delta: { toolUse: { input: part } } }));
     frames.push(event("contentBlockStop", { contentBlockIndex: index }));
   }
   frames.push(event("messageStop", { stopReason: STOP_REASON[p.finish] }));
@@ -243,12 +324,19 @@ function invoke(x: Exchange): void {
     const text = typeof body.inputText === "string" ? body.inputText : "";
     const dimensions = typeof body.dimensions === "number" ? body.dimensions : 8;
     const tokens = rule?.usage?.prompt_tokens ?? Math.max(1, Math.ceil(text.length / 4));
-    return sendJson(res, 200, { embedding: mockVector(text, dimensions), inputTextTokenCount: tokens }, { "x-amzn-bedrock-input-token-count": String(tokens) });
+    return sendJson(
+      res,
+      200,
+      { embedding: mockVector(text, dimensions), inputTextTokenCount: tokens },
+      { "x-amzn-bedrock-input-token-count": String(tokens) },
+    );
   }
   if (model.includes("cohere.embed")) {
     const texts = Array.isArray(body.texts) ? body.texts.filter((t): t is string => typeof t === "string") : [];
-    if (typeof body.input_type !== "string") return sendError(res, 400, "Malformed input request: required key [input_type] not found");
-    const tokens = rule?.usage?.prompt_tokens ?? texts.reduce((sum, t) => sum + Math.max(1, Math.ceil(t.length / 4)), 0);
+    if (typeof body.input_type !== "string")
+      return sendError(res, 400, "Malformed input request: required key [input_type] not found");
+    const tokens =
+      rule?.usage?.prompt_tokens ?? texts.reduce((sum, t) => sum + Math.max(1, Math.ceil(t.length / 4)), 0);
     return sendJson(
       res,
       200,

@@ -25,7 +25,10 @@ export interface MockFiles {
   readonly stored: ReadonlyMap<string, MockStoredFile>;
   /** Uploads received (including ones later deleted). */
   readonly uploads: number;
-  add(file: Pick<MockStoredFile, "provider" | "filename" | "mimeType" | "bytes"> & Partial<Pick<MockStoredFile, "purpose" | "downloadable">>): MockStoredFile;
+  add(
+    file: Pick<MockStoredFile, "provider" | "filename" | "mimeType" | "bytes"> &
+      Partial<Pick<MockStoredFile, "purpose" | "downloadable">>,
+  ): MockStoredFile;
 }
 
 const ANTHROPIC_FILES_BETA = "files-api-2025-04-14";
@@ -37,11 +40,21 @@ export class MockFileStore implements MockFiles {
   uploads = 0;
   private sequence = 0;
 
-  add(file: Pick<MockStoredFile, "provider" | "filename" | "mimeType" | "bytes"> & Partial<Pick<MockStoredFile, "purpose" | "downloadable">>): MockStoredFile {
+  add(
+    file: Pick<MockStoredFile, "provider" | "filename" | "mimeType" | "bytes"> &
+      Partial<Pick<MockStoredFile, "purpose" | "downloadable">>,
+  ): MockStoredFile {
     this.sequence += 1;
-    const id = file.provider === "openai" ? `file-user${this.sequence}` : `file_mock${String(this.sequence).padStart(6, "0")}`;
+    const id =
+      file.provider === "openai" ? `file-user${this.sequence}` : `file_mock${String(this.sequence).padStart(6, "0")}`;
     // Distinct creation times keep "newest first" well defined.
-    const stored: MockStoredFile = { purpose: "user_data", downloadable: false, ...file, id, createdAt: new Date(Date.UTC(2026, 0, 1) + this.sequence * 1000) };
+    const stored: MockStoredFile = {
+      purpose: "user_data",
+      downloadable: false,
+      ...file,
+      id,
+      createdAt: new Date(Date.UTC(2026, 0, 1) + this.sequence * 1000),
+    };
     this.stored.set(id, stored);
     return stored;
   }
@@ -54,9 +67,18 @@ export class MockFileStore implements MockFiles {
 }
 
 /** Serves a Files API request; false when it is not one (or an OpenAI batch file: the batch routes take it). */
-export function handleFileRoute(store: MockFileStore, req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer): boolean {
+export function handleFileRoute(
+  store: MockFileStore,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  raw: Buffer,
+): boolean {
   const [path = "", search = ""] = (req.url ?? "").split("?", 2);
-  const provider: Provider | undefined = path.startsWith(ROOT.openai) ? "openai" : path.startsWith(ROOT.anthropic) ? "anthropic" : undefined;
+  const provider: Provider | undefined = path.startsWith(ROOT.openai)
+    ? "openai"
+    : path.startsWith(ROOT.anthropic)
+      ? "anthropic"
+      : undefined;
   if (!provider) return false;
   const rest = path.slice(ROOT[provider].length);
   const match = /^(?:\/([^/]+))?(\/content)?$/.exec(rest);
@@ -64,9 +86,14 @@ export function handleFileRoute(store: MockFileStore, req: http.IncomingMessage,
   const id = match[1] === undefined ? undefined : decodeURIComponent(match[1]);
   const content = match[2] !== undefined;
   const file = id === undefined ? undefined : store.stored.get(id);
-  const form = req.method === "POST" && id === undefined ? multipartFields(req.headers["content-type"] ?? "", raw) : undefined;
+  const form =
+    req.method === "POST" && id === undefined ? multipartFields(req.headers["content-type"] ?? "", raw) : undefined;
   // Batch input files, and the content and deletion of the files batches made, belong to the batch mock.
-  if (provider === "openai" && (form?.fields.get("purpose") === "batch" || (id !== undefined && !file && (content || req.method === "DELETE")))) return false;
+  if (
+    provider === "openai" &&
+    (form?.fields.get("purpose") === "batch" || (id !== undefined && !file && (content || req.method === "DELETE")))
+  )
+    return false;
   if (!authorized(provider, req, res)) return true;
   if (provider === "anthropic" && !(req.headers["anthropic-beta"] ?? "").includes(ANTHROPIC_FILES_BETA)) {
     sendError(res, provider, 400, `mock upstream: the Files API needs anthropic-beta: ${ANTHROPIC_FILES_BETA}`);
@@ -79,24 +106,43 @@ export function handleFileRoute(store: MockFileStore, req: http.IncomingMessage,
   else if (req.method === "GET") download(file, res);
   else if (req.method === "DELETE") {
     store.stored.delete(file.id);
-    sendJson(res, 200, provider === "openai" ? { id: file.id, object: "file", deleted: true } : { id: file.id, type: "file_deleted" });
+    sendJson(
+      res,
+      200,
+      provider === "openai" ? { id: file.id, object: "file", deleted: true } : { id: file.id, type: "file_deleted" },
+    );
   } else sendError(res, provider, 404, `mock upstream: no route ${req.method} ${path}`);
   return true;
 }
 
-function upload(store: MockFileStore, provider: Provider, req: http.IncomingMessage, res: http.ServerResponse, form: MultipartForm | undefined): void {
+function upload(
+  store: MockFileStore,
+  provider: Provider,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  form: MultipartForm | undefined,
+): void {
   const part = form?.file;
   if (!form || !part) return sendError(res, provider, 400, "mock upstream: expected multipart/form-data with a file");
-  if (req.headers["content-length"] === undefined) return sendError(res, provider, 411, "mock upstream: uploads need a content-length");
+  if (req.headers["content-length"] === undefined)
+    return sendError(res, provider, 411, "mock upstream: uploads need a content-length");
   const purpose = form.fields.get("purpose");
   if (provider === "openai" && !purpose) return sendError(res, provider, 400, "mock upstream: purpose is required");
   store.uploads += 1;
-  const file = store.add({ provider, filename: part.filename, mimeType: part.contentType, bytes: part.bytes, ...(purpose ? { purpose } : {}) });
+  const file = store.add({
+    provider,
+    filename: part.filename,
+    mimeType: part.contentType,
+    bytes: part.bytes,
+    ...(purpose ? { purpose } : {}),
+  });
   sendJson(res, 200, fileJson(file));
 }
 
 function list(store: MockFileStore, provider: Provider, query: URLSearchParams, res: http.ServerResponse): void {
-  const all = [...store.stored.values()].filter((f) => f.provider === provider).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+  const all = [...store.stored.values()]
+    .filter((f) => f.provider === provider)
+    .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
   const after = query.get(provider === "openai" ? "after" : "after_id");
   const start = after === null ? 0 : all.findIndex((f) => f.id === after) + 1;
   const limit = Number(query.get("limit") ?? 20);
@@ -115,17 +161,42 @@ function list(store: MockFileStore, provider: Provider, query: URLSearchParams, 
 function download(file: MockStoredFile, res: http.ServerResponse): void {
   const refused = file.provider === "openai" ? OPENAI_NOT_DOWNLOADABLE.has(file.purpose) : !file.downloadable;
   if (refused) {
-    return sendError(res, file.provider, 400, file.provider === "openai" ? `Not allowed to download files of purpose: ${file.purpose}` : "mock upstream: this file is not downloadable");
+    return sendError(
+      res,
+      file.provider,
+      400,
+      file.provider === "openai"
+        ? `Not allowed to download files of purpose: ${file.purpose}`
+        : "mock upstream: this file is not downloadable",
+    );
   }
-  res.writeHead(200, { "content-type": file.provider === "openai" ? "application/octet-stream" : file.mimeType, "content-length": file.bytes.length });
+  res.writeHead(200, {
+    "content-type": file.provider === "openai" ? "application/octet-stream" : file.mimeType,
+    "content-length": file.bytes.length,
+  });
   res.end(file.bytes);
 }
 
 function fileJson(file: MockStoredFile): Json {
   if (file.provider === "openai") {
-    return { id: file.id, object: "file", bytes: file.bytes.length, created_at: Math.floor(file.createdAt.getTime() / 1000), filename: file.filename, purpose: file.purpose };
+    return {
+      id: file.id,
+      object: "file",
+      bytes: file.bytes.length,
+      created_at: Math.floor(file.createdAt.getTime() / 1000),
+      filename: file.filename,
+      purpose: file.purpose,
+    };
   }
-  return { id: file.id, type: "file", filename: file.filename, mime_type: file.mimeType, size_bytes: file.bytes.length, created_at: file.createdAt.toISOString(), downloadable: file.downloadable };
+  return {
+    id: file.id,
+    type: "file",
+    filename: file.filename,
+    mime_type: file.mimeType,
+    size_bytes: file.bytes.length,
+    created_at: file.createdAt.toISOString(),
+    downloadable: file.downloadable,
+  };
 }
 
 interface FilePart {
@@ -160,7 +231,11 @@ function multipartFields(contentType: string, raw: Buffer): MultipartForm | unde
     const name = /name="([^"]*)"/i.exec(headers)?.[1];
     const filename = /filename="([^"]*)"/i.exec(headers)?.[1];
     if (name === "file" && filename !== undefined) {
-      file = { filename, contentType: /content-type:\s*([^\r\n]+)/i.exec(headers)?.[1] ?? "application/octet-stream", bytes: Buffer.from(body) };
+      file = {
+        filename,
+        contentType: /content-type:\s*([^\r\n]+)/i.exec(headers)?.[1] ?? "application/octet-stream",
+        bytes: Buffer.from(body),
+      };
     } else if (name !== undefined) {
       fields.set(name, body.toString("utf8"));
     }

@@ -32,10 +32,18 @@ const STATUS_NAME: Record<number, string> = {
   504: "DEADLINE_EXCEEDED",
 };
 
-const CODE_OF_STATUS_NAME: Record<string, number> = Object.fromEntries(Object.entries(STATUS_NAME).map(([code, name]) => [name, Number(code)]));
+const CODE_OF_STATUS_NAME: Record<string, number> = Object.fromEntries(
+  Object.entries(STATUS_NAME).map(([code, name]) => [name, Number(code)]),
+);
 
 export function geminiErrorBody(status: number, message: string): Json {
-  return { error: { code: status, message, status: STATUS_NAME[status] ?? (status >= 500 ? "INTERNAL" : "FAILED_PRECONDITION") } };
+  return {
+    error: {
+      code: status,
+      message,
+      status: STATUS_NAME[status] ?? (status >= 500 ? "INTERNAL" : "FAILED_PRECONDITION"),
+    },
+  };
 }
 
 function geminiRoute(method: string, answer: (x: Exchange) => void): MockRoute {
@@ -46,11 +54,21 @@ function geminiRoute(method: string, answer: (x: Exchange) => void): MockRoute {
       return model === "" || model.includes("/") ? undefined : { model: decodeURIComponent(model) };
     },
     // The Gemini API's key header, else Vertex AI's bearer token.
-    credential: (req) => header(req.headers["x-goog-api-key"]) ?? /^Bearer (.*)$/.exec(req.headers.authorization ?? "")?.[1],
+    credential: (req) =>
+      header(req.headers["x-goog-api-key"]) ?? /^Bearer (.*)$/.exec(req.headers.authorization ?? "")?.[1],
     sendError: (res, status, message, headers) => sendJson(res, status, geminiErrorBody(status, message), headers),
     // Names the wrong key, as some providers do, so that tests see the gateway keep it from callers.
     refuse: (res, key) =>
-      sendJson(res, 401, geminiErrorBody(401, key === undefined ? "Method doesn't allow unregistered callers. Please use an API key." : `API key not valid. Please pass a valid API key. (${key})`)),
+      sendJson(
+        res,
+        401,
+        geminiErrorBody(
+          401,
+          key === undefined
+            ? "Method doesn't allow unregistered callers. Please use an API key."
+            : `API key not valid. Please pass a valid API key. (${key})`,
+        ),
+      ),
     answer,
   };
 }
@@ -61,7 +79,9 @@ function geminiPromptChars(body: Json): number {
   const count = (content: unknown) => {
     const parts = typeof content === "object" && content !== null ? (content as Json).parts : undefined;
     if (!Array.isArray(parts)) return;
-    for (const part of parts) if (typeof part === "object" && part !== null && typeof (part as Json).text === "string") chars += ((part as Json).text as string).length;
+    for (const part of parts)
+      if (typeof part === "object" && part !== null && typeof (part as Json).text === "string")
+        chars += ((part as Json).text as string).length;
   };
   count(body.systemInstruction);
   if (Array.isArray(body.contents)) for (const content of body.contents) count(content);
@@ -73,7 +93,8 @@ const FINISH_REASON = { stop: "STOP", length: "MAX_TOKENS", tool_calls: "STOP" }
 /** What the JSON answer and the stream share. */
 function geminiAnswer(x: Exchange) {
   const { body, model, rule } = x;
-  const config = typeof body.generationConfig === "object" && body.generationConfig !== null ? (body.generationConfig as Json) : {};
+  const config =
+    typeof body.generationConfig === "object" && body.generationConfig !== null ? (body.generationConfig as Json) : {};
   const p = plan(body, rule, model, config.maxOutputTokens, geminiPromptChars(body));
   const thoughts = rule?.usage ? 0 : p.reasoningWords.length;
   const usageMetadata: Json = {
@@ -83,7 +104,12 @@ function geminiAnswer(x: Exchange) {
     ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
     ...(p.cacheReadTokens > 0 ? { cachedContentTokenCount: p.cacheReadTokens } : {}),
   };
-  const callPart = p.toolCall ? { functionCall: { name: p.toolCall.name, args: parseObject(p.toolCall.arguments) }, thoughtSignature: `mock-signature-${x.id}` } : undefined;
+  const callPart = p.toolCall
+    ? {
+        functionCall: { name: p.toolCall.name, args: parseObject(p.toolCall.arguments) },
+        thoughtSignature: `mock-signature-${x.id}`,
+      }
+    : undefined;
   const envelope = (candidate: Json, usage: Json | undefined): Json => ({
     candidates: [{ index: 0, ...candidate }],
     ...(usage ? { usageMetadata: usage } : {}),
@@ -108,7 +134,8 @@ function streamGenerateContent(x: Exchange): void {
   const { p, usageMetadata, callPart, envelope, finishReason } = geminiAnswer(x);
   const running = { promptTokenCount: p.promptTokens };
   const answers: Json[] = [];
-  for (const word of p.reasoningWords) answers.push(envelope({ content: { role: "model", parts: [{ text: word, thought: true }] } }, running));
+  for (const word of p.reasoningWords)
+    answers.push(envelope({ content: { role: "model", parts: [{ text: word, thought: true }] } }, running));
   for (const word of p.words) answers.push(envelope({ content: { role: "model", parts: [{ text: word }] } }, running));
   if (callPart) answers.push(envelope({ content: { role: "model", parts: [callPart] } }, running));
   answers.push(envelope({ content: { role: "model", parts: [{ text: "" }] }, finishReason }, usageMetadata));
@@ -117,7 +144,8 @@ function streamGenerateContent(x: Exchange): void {
   sendEvents(
     x,
     answers.map((answer) => `data: ${JSON.stringify(answer)}\r\n\r\n`),
-    (type, message) => `data: ${JSON.stringify({ error: { code: CODE_OF_STATUS_NAME[type] ?? 500, message, status: CODE_OF_STATUS_NAME[type] ? type : "INTERNAL" } })}\r\n\r\n`,
+    (type, message) =>
+      `data: ${JSON.stringify({ error: { code: CODE_OF_STATUS_NAME[type] ?? 500, message, status: CODE_OF_STATUS_NAME[type] ? type : "INTERNAL" } })}\r\n\r\n`,
   );
 }
 
@@ -126,7 +154,10 @@ function batchEmbedContents(x: Exchange): void {
   const embeddings = requests.map((request) => {
     const content = typeof request.content === "object" && request.content !== null ? (request.content as Json) : {};
     const first = Array.isArray(content.parts) ? (content.parts[0] as Json | undefined) : undefined;
-    const dimensions = typeof request.outputDimensionality === "number" && request.outputDimensionality > 0 ? request.outputDimensionality : 8;
+    const dimensions =
+      typeof request.outputDimensionality === "number" && request.outputDimensionality > 0
+        ? request.outputDimensionality
+        : 8;
     return { values: mockVector(typeof first?.text === "string" ? first.text : "", dimensions) };
   });
   sendJson(x.res, 200, { embeddings });
@@ -150,9 +181,24 @@ const tokenRoute: MockRoute = {
   match: (method, path) => (method === "POST" && path === TOKEN_PATH ? { model: "" } : undefined),
   // A valid assertion stands for the mock's key, so that the shared check lets it through.
   credential: (req, raw) => (assertionProblem(req, raw) === undefined ? MOCK_UPSTREAM_API_KEY : undefined),
-  sendError: (res, status, message, headers) => sendJson(res, status, { error: status >= 500 ? "internal_failure" : "invalid_request", error_description: message }, headers),
-  refuse: (res) => sendJson(res, 400, { error: "invalid_grant", error_description: "Invalid JWT: the assertion is not a signed token for this endpoint." }),
-  answer: (x) => sendJson(x.res, 200, { access_token: `${MOCK_UPSTREAM_API_KEY}-vertex-${x.id}`, expires_in: 3600, token_type: "Bearer" }),
+  sendError: (res, status, message, headers) =>
+    sendJson(
+      res,
+      status,
+      { error: status >= 500 ? "internal_failure" : "invalid_request", error_description: message },
+      headers,
+    ),
+  refuse: (res) =>
+    sendJson(res, 400, {
+      error: "invalid_grant",
+      error_description: "Invalid JWT: the assertion is not a signed token for this endpoint.",
+    }),
+  answer: (x) =>
+    sendJson(x.res, 200, {
+      access_token: `${MOCK_UPSTREAM_API_KEY}-vertex-${x.id}`,
+      expires_in: 3600,
+      token_type: "Bearer",
+    }),
 };
 
 /** Why the exchange refuses the request, or undefined when it is a well-formed assertion. */
@@ -160,16 +206,20 @@ export function assertionProblem(req: http.IncomingMessage, raw: Buffer): string
   const form = new URLSearchParams(raw.toString("utf8"));
   if (form.get("grant_type") !== JWT_BEARER) return "grant_type is not jwt-bearer";
   const [head, claims, signature, ...rest] = (form.get("assertion") ?? "").split(".");
-  if (head === undefined || claims === undefined || signature === undefined || rest.length > 0) return "the assertion is not a JWT";
+  if (head === undefined || claims === undefined || signature === undefined || rest.length > 0)
+    return "the assertion is not a JWT";
   const header = decodeSegment(head);
   const payload = decodeSegment(claims);
   if (header?.alg !== "RS256") return "the assertion is not RS256";
   // An RSA signature is as long as the key's modulus: 2048 bits at least for a service account.
-  if (!/^[A-Za-z0-9_-]+$/.test(signature) || Buffer.from(signature, "base64url").length < 256) return "the signature is malformed";
+  if (!/^[A-Za-z0-9_-]+$/.test(signature) || Buffer.from(signature, "base64url").length < 256)
+    return "the signature is malformed";
   if (typeof payload?.iss !== "string" || !payload.iss.includes("@")) return "iss is not a service account";
-  if (typeof payload.scope !== "string" || !payload.scope.split(" ").includes(CLOUD_PLATFORM_SCOPE)) return "scope lacks cloud-platform";
+  if (typeof payload.scope !== "string" || !payload.scope.split(" ").includes(CLOUD_PLATFORM_SCOPE))
+    return "scope lacks cloud-platform";
   if (payload.aud !== `http://${req.headers.host ?? ""}${TOKEN_PATH}`) return "aud is not this endpoint";
-  if (typeof payload.exp !== "number" || typeof payload.iat !== "number" || payload.exp <= payload.iat) return "exp is not after iat";
+  if (typeof payload.exp !== "number" || typeof payload.iat !== "number" || payload.exp <= payload.iat)
+    return "exp is not after iat";
   return undefined;
 }
 

@@ -106,7 +106,13 @@ export interface Plan {
  * by default counted in the OpenAI and Anthropic shapes (`messages`, `system`); a format with
  * other shapes counts its own.
  */
-export function plan(body: Json, rule: MockRule | undefined, model: string, maxTokens: unknown, chars = promptChars(body)): Plan {
+export function plan(
+  body: Json,
+  rule: MockRule | undefined,
+  model: string,
+  maxTokens: unknown,
+  chars = promptChars(body),
+): Plan {
   let words = splitWords(rule?.reply ?? `Hello from ${model}`);
   let finish: Plan["finish"] = "stop";
   let toolCall = rule?.toolCall;
@@ -125,7 +131,9 @@ export function plan(body: Json, rule: MockRule | undefined, model: string, maxT
     toolCall,
     finish,
     promptTokens: rule?.usage?.prompt_tokens ?? Math.max(1, Math.ceil(chars / 4)),
-    completionTokens: rule?.usage?.completion_tokens ?? words.length + reasoningWords.length + (toolCall ? Math.ceil(toolCall.arguments.length / 4) : 0),
+    completionTokens:
+      rule?.usage?.completion_tokens ??
+      words.length + reasoningWords.length + (toolCall ? Math.ceil(toolCall.arguments.length / 4) : 0),
     cacheReadTokens: rule?.usage?.cached_tokens ?? 0,
     cacheWriteTokens: rule?.usage?.cache_write_tokens ?? 0,
   };
@@ -172,11 +180,25 @@ export function parseObject(text: string): unknown {
  * A stream out (SSE, or binary frames with their content type): everything in one write on the fast path; event by event when a rule cuts or ends
  * the stream early, injects an error, or spaces the events out.
  */
-export function sendEvents(x: Exchange, events: Array<string | Buffer>, errorEvent: (type: string, message: string) => string | Buffer, contentType = "text/event-stream"): void {
+export function sendEvents(
+  x: Exchange,
+  events: Array<string | Buffer>,
+  errorEvent: (type: string, message: string) => string | Buffer,
+  contentType = "text/event-stream",
+): void {
   const { res, rule } = x;
   res.writeHead(200, { "content-type": contentType, "cache-control": "no-cache" });
-  if (rule?.cutAfterChunks === undefined && rule?.endAfterChunks === undefined && rule?.streamError === undefined && !rule?.chunkDelayMs) {
-    res.end(events.every((event) => typeof event === "string") ? events.join("") : Buffer.concat(events.map((event) => Buffer.from(event))));
+  if (
+    rule?.cutAfterChunks === undefined &&
+    rule?.endAfterChunks === undefined &&
+    rule?.streamError === undefined &&
+    !rule?.chunkDelayMs
+  ) {
+    res.end(
+      events.every((event) => typeof event === "string")
+        ? events.join("")
+        : Buffer.concat(events.map((event) => Buffer.from(event))),
+    );
     return;
   }
   const cutAt = rule.cutAfterChunks;
@@ -194,7 +216,9 @@ export function sendEvents(x: Exchange, events: Array<string | Buffer>, errorEve
       return;
     }
     if (errorAt !== undefined && sent >= errorAt) {
-      res.end(errorEvent(rule.streamError?.type ?? "api_error", rule.streamError?.message ?? "mock upstream stream error"));
+      res.end(
+        errorEvent(rule.streamError?.type ?? "api_error", rule.streamError?.message ?? "mock upstream stream error"),
+      );
       return;
     }
     const data = events[sent];

@@ -13,7 +13,8 @@ export function mockResponses(x: Exchange): void {
   const response = mockResponse(x);
   if (x.body.stream !== true) return sendJson(x.res, 200, response);
   const events: string[] = [];
-  const event = (type: string, fields: Json) => events.push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: events.length, ...fields })}\n\n`);
+  const event = (type: string, fields: Json) =>
+    events.push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: events.length, ...fields })}\n\n`);
   const opening = { ...response, status: "in_progress", output: [], usage: null, incomplete_details: null };
   event("response.created", { response: opening });
   event("response.in_progress", { response: opening });
@@ -23,22 +24,41 @@ export function mockResponses(x: Exchange): void {
     if (item.type === "message") {
       const address = { item_id: itemId, output_index: outputIndex, content_index: 0 };
       const part = (item.content as Json[])[0]!;
-      event("response.output_item.added", { output_index: outputIndex, item: { ...item, status: "in_progress", content: [] } });
+      event("response.output_item.added", {
+        output_index: outputIndex,
+        item: { ...item, status: "in_progress", content: [] },
+      });
       event("response.content_part.added", { ...address, part: { ...part, text: "" } });
-      for (const word of splitWords(String(part.text))) event("response.output_text.delta", { ...address, delta: word, logprobs: [] });
+      for (const word of splitWords(String(part.text)))
+        event("response.output_text.delta", { ...address, delta: word, logprobs: [] });
       event("response.output_text.done", { ...address, text: part.text, logprobs: [] });
       event("response.content_part.done", { ...address, part });
     } else {
       const args = String(item.arguments);
       const half = Math.ceil(args.length / 2);
-      event("response.output_item.added", { output_index: outputIndex, item: { ...item, status: "in_progress", arguments: "" } });
-      for (const delta of [args.slice(0, half), args.slice(half)]) if (delta !== "") event("response.function_call_arguments.delta", { item_id: itemId, output_index: outputIndex, delta });
-      event("response.function_call_arguments.done", { item_id: itemId, output_index: outputIndex, name: item.name, arguments: args });
+      event("response.output_item.added", {
+        output_index: outputIndex,
+        item: { ...item, status: "in_progress", arguments: "" },
+      });
+      for (const delta of [args.slice(0, half), args.slice(half)])
+        if (delta !== "")
+          event("response.function_call_arguments.delta", { item_id: itemId, output_index: outputIndex, delta });
+      event("response.function_call_arguments.done", {
+        item_id: itemId,
+        output_index: outputIndex,
+        name: item.name,
+        arguments: args,
+      });
     }
     event("response.output_item.done", { output_index: outputIndex, item });
   });
   event(response.status === "incomplete" ? "response.incomplete" : "response.completed", { response });
-  sendEvents(x, events, (type, message) => `event: error\ndata: ${JSON.stringify({ type: "error", code: type, message, param: null, sequence_number: events.length })}\n\n`);
+  sendEvents(
+    x,
+    events,
+    (type, message) =>
+      `event: error\ndata: ${JSON.stringify({ type: "error", code: type, message, param: null, sequence_number: events.length })}\n\n`,
+  );
 }
 
 /** The non-streamed `response`. */
@@ -55,7 +75,15 @@ function mockResponse(x: Exchange): Json {
       content: [{ type: "output_text", text: p.words.join(""), annotations: [] }],
     });
   }
-  if (p.toolCall) output.push({ id: `fc_mock_${x.id}`, type: "function_call", status: "completed", call_id: `call_mock_${x.id}`, name: p.toolCall.name, arguments: p.toolCall.arguments });
+  if (p.toolCall)
+    output.push({
+      id: `fc_mock_${x.id}`,
+      type: "function_call",
+      status: "completed",
+      call_id: `call_mock_${x.id}`,
+      name: p.toolCall.name,
+      arguments: p.toolCall.arguments,
+    });
   const incomplete = p.finish === "length";
   return {
     id: `resp_mock_${x.id}`,

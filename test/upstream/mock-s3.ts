@@ -56,18 +56,24 @@ export async function startMockS3(bucket = "gateway-files"): Promise<MockS3> {
       const [, bucketName = "", ...rest] = url.pathname.split("/");
       const key = rest.map(decodeURIComponent).join("/");
       const body = Buffer.concat(chunks);
-      if (!/^AWS4-HMAC-SHA256 /.test(req.headers.authorization ?? "")) return xmlError(res, 403, "AccessDenied", "Missing AWS Signature Version 4");
+      if (!/^AWS4-HMAC-SHA256 /.test(req.headers.authorization ?? ""))
+        return xmlError(res, 403, "AccessDenied", "Missing AWS Signature Version 4");
       if (bucketName !== bucket) return xmlError(res, 404, "NoSuchBucket", "The specified bucket does not exist");
       const uploadId = url.searchParams.get("uploadId");
       const etag = `"${createHash("md5").update(body).digest("hex")}"`;
       if (req.method === "POST" && url.searchParams.has("uploads")) {
         const id = randomUUID();
         uploads.set(id, { key, parts: new Map() });
-        return xml(res, 200, `<InitiateMultipartUploadResult><Bucket>${bucket}</Bucket><Key>${key}</Key><UploadId>${id}</UploadId></InitiateMultipartUploadResult>`);
+        return xml(
+          res,
+          200,
+          `<InitiateMultipartUploadResult><Bucket>${bucket}</Bucket><Key>${key}</Key><UploadId>${id}</UploadId></InitiateMultipartUploadResult>`,
+        );
       }
       if (uploadId !== null) {
         const upload = uploads.get(uploadId);
-        if (!upload || upload.key !== key) return xmlError(res, 404, "NoSuchUpload", "The specified upload does not exist");
+        if (!upload || upload.key !== key)
+          return xmlError(res, 404, "NoSuchUpload", "The specified upload does not exist");
         if (req.method === "PUT") {
           if (mock.failParts) return xmlError(res, 500, "InternalError", "mock S3: parts are failing");
           parts += 1;
@@ -81,11 +87,18 @@ export async function startMockS3(bucket = "gateway-files"): Promise<MockS3> {
           return;
         }
         if (req.method === "POST") {
-          const numbers = [...body.toString("utf8").matchAll(/<PartNumber>(\d+)<\/PartNumber>/g)].map((m) => Number(m[1]));
-          if (numbers.length === 0 || numbers.some((n) => !upload.parts.has(n))) return xmlError(res, 400, "InvalidPart", "A listed part was not uploaded");
+          const numbers = [...body.toString("utf8").matchAll(/<PartNumber>(\d+)<\/PartNumber>/g)].map((m) =>
+            Number(m[1]),
+          );
+          if (numbers.length === 0 || numbers.some((n) => !upload.parts.has(n)))
+            return xmlError(res, 400, "InvalidPart", "A listed part was not uploaded");
           mock.objects.set(key, Buffer.concat(numbers.map((n) => upload.parts.get(n)!)));
           uploads.delete(uploadId);
-          return xml(res, 200, `<CompleteMultipartUploadResult><Bucket>${bucket}</Bucket><Key>${key}</Key><ETag>${etag}</ETag></CompleteMultipartUploadResult>`);
+          return xml(
+            res,
+            200,
+            `<CompleteMultipartUploadResult><Bucket>${bucket}</Bucket><Key>${key}</Key><ETag>${etag}</ETag></CompleteMultipartUploadResult>`,
+          );
         }
         if (req.method === "DELETE") {
           uploads.delete(uploadId);
@@ -101,7 +114,11 @@ export async function startMockS3(bucket = "gateway-files"): Promise<MockS3> {
       if (req.method === "GET") {
         const object = mock.objects.get(key);
         if (!object) return xmlError(res, 404, "NoSuchKey", "The specified key does not exist.");
-        res.writeHead(200, { "content-type": "application/octet-stream", "content-length": object.length, etag: `"${createHash("md5").update(object).digest("hex")}"` });
+        res.writeHead(200, {
+          "content-type": "application/octet-stream",
+          "content-length": object.length,
+          etag: `"${createHash("md5").update(object).digest("hex")}"`,
+        });
         return res.end(object);
       }
       if (req.method === "DELETE") {

@@ -46,10 +46,18 @@ export class MockScripts {
     const script = this.scripts.get(MARKER.exec(textOf(all[start]!.content))![1]!);
     if (!script) return undefined;
     const messages = all.slice(start);
-    const step = typeof script === "function" ? script(messages) : (script[messages.filter((message) => message.role === "assistant").length] ?? { reply: "script finished" });
+    const step =
+      typeof script === "function"
+        ? script(messages)
+        : (script[messages.filter((message) => message.role === "assistant").length] ?? { reply: "script finished" });
     if (step.reply === undefined || !step.reply.includes("{{last_tool_result}}")) return step;
     const lastTool = messages.filter((message) => message.role === "tool").at(-1);
-    return { ...step, reply: step.reply.split("{{last_tool_result}}").join(typeof lastTool?.content === "string" ? lastTool.content : "") };
+    return {
+      ...step,
+      reply: step.reply
+        .split("{{last_tool_result}}")
+        .join(typeof lastTool?.content === "string" ? lastTool.content : ""),
+    };
   }
 }
 
@@ -57,5 +65,11 @@ export class MockScripts {
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
-  return content.map((part) => (typeof part === "object" && part !== null && typeof (part as Json).text === "string" ? ((part as Json).text as string) : "")).join("");
+  return content
+    .map((part) =>
+      typeof part === "object" && part !== null && typeof (part as Json).text === "string"
+        ? ((part as Json).text as string)
+        : "",
+    )
+    .join("");
 }

@@ -8,8 +8,27 @@ import { MockScripts } from "./mock-script.js";
 import { handleFileRoute, MockFileStore, type MockFiles } from "./mock-files.js";
 import { GEMINI_ROUTES } from "./mock-gemini.js";
 import { MockVideoStore, type MockVideos } from "./mock-videos.js";
-import { acceptedKey, flatHeaders, header, refuseKey, MOCK_UPSTREAM_API_KEY, sendError, sendJson, type Json, type Provider } from "./mock-wire.js";
-import { mockVector, parseObject, plan, sendEvents, type Exchange, type MockReplyInput, type MockRoute, type MockRule } from "./mock-plan.js";
+import {
+  acceptedKey,
+  flatHeaders,
+  header,
+  refuseKey,
+  MOCK_UPSTREAM_API_KEY,
+  sendError,
+  sendJson,
+  type Json,
+  type Provider,
+} from "./mock-wire.js";
+import {
+  mockVector,
+  parseObject,
+  plan,
+  sendEvents,
+  type Exchange,
+  type MockReplyInput,
+  type MockRoute,
+  type MockRule,
+} from "./mock-plan.js";
 import { mockResponses } from "./mock-responses.js";
 
 export type { MockRule };
@@ -78,7 +97,9 @@ export interface MockUpstream {
 
 export { MOCK_UPSTREAM_API_KEY };
 
-export async function startMockUpstream(options: { recordRequests?: boolean; port?: number } = {}): Promise<MockUpstream> {
+export async function startMockUpstream(
+  options: { recordRequests?: boolean; port?: number } = {},
+): Promise<MockUpstream> {
   const recordRequests = options.recordRequests ?? true;
   const rules: MockRule[] = [];
   const abortWaiters: Array<() => void> = [];
@@ -149,7 +170,9 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
   };
 
   const takeRule = (model: string, key: string | undefined): MockRule | undefined => {
-    const index = rules.findIndex((rule) => (rule.model === undefined || rule.model === model) && (rule.key === undefined || rule.key === key));
+    const index = rules.findIndex(
+      (rule) => (rule.model === undefined || rule.model === model) && (rule.key === undefined || rule.key === key),
+    );
     const rule = rules[index];
     if (!rule) return undefined;
     if (rule.times !== undefined) {
@@ -170,21 +193,27 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
       const record = (body: unknown) => {
-        if (recordRequests) mock.requests.push({ path: req.url ?? "", model: "", body, headers: flatHeaders(req.headers) });
+        if (recordRequests)
+          mock.requests.push({ path: req.url ?? "", model: "", body, headers: flatHeaders(req.headers) });
       };
       if (handleFileRoute(files, req, res, Buffer.concat(chunks))) return;
       if (handleBatchRoute(batches, req, res, Buffer.concat(chunks), record)) return;
       if (videos.handle(req, res, Buffer.concat(chunks), record)) return;
       const url = req.url ?? "";
       const found = findRoute(req.method ?? "GET", url.split("?")[0] ?? "");
-      if (!found) return sendJson(res, 404, { error: { message: `mock upstream: no route ${req.method} ${url}`, type: "not_found_error" } });
+      if (!found)
+        return sendJson(res, 404, {
+          error: { message: `mock upstream: no route ${req.method} ${url}`, type: "not_found_error" },
+        });
       const { route } = found;
       const raw = Buffer.concat(chunks);
       let body: Json;
       try {
         // An OAuth token exchange (mock-gemini.ts) posts a form; every API posts JSON.
         const form = header(req.headers["content-type"])?.startsWith("application/x-www-form-urlencoded") === true;
-        const parsed: unknown = form ? Object.fromEntries(new URLSearchParams(raw.toString("utf8"))) : JSON.parse(raw.toString("utf8"));
+        const parsed: unknown = form
+          ? Object.fromEntries(new URLSearchParams(raw.toString("utf8")))
+          : JSON.parse(raw.toString("utf8"));
         if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
         body = parsed as Json;
       } catch {
@@ -227,7 +256,10 @@ export async function startMockUpstream(options: { recordRequests?: boolean; por
 function fixedPath(path: string, provider: Provider, answer: (x: Exchange) => void): MockRoute {
   return {
     match: (method, requested) => (method === "POST" && requested === path ? { model: "" } : undefined),
-    credential: (req) => (provider === "openai" ? /^Bearer (.*)$/.exec(req.headers.authorization ?? "")?.[1] : header(req.headers["x-api-key"])),
+    credential: (req) =>
+      provider === "openai"
+        ? /^Bearer (.*)$/.exec(req.headers.authorization ?? "")?.[1]
+        : header(req.headers["x-api-key"]),
     sendError: (res, status, message, headers) => sendError(res, provider, status, message, headers),
     refuse: (res, key) => refuseKey(provider, res, key),
     answer,
@@ -247,13 +279,16 @@ const AZURE_ROUTE: MockRoute = {
   },
   credential: (req) => header(req.headers["api-key"]),
   sendError: (res, status, message, headers) => sendError(res, "openai", status, message, headers),
-  refuse: (res) => sendError(res, "openai", 401, "Access denied due to invalid subscription key or wrong API endpoint."),
+  refuse: (res) =>
+    sendError(res, "openai", 401, "Access denied due to invalid subscription key or wrong API endpoint."),
   answer(x) {
     const url = new URL(x.req.url ?? "", "http://mock");
     const deployment = url.pathname.includes("/deployments/");
-    if (deployment && !url.searchParams.get("api-version")) return sendError(x.res, "openai", 404, "Resource not found");
+    if (deployment && !url.searchParams.get("api-version"))
+      return sendError(x.res, "openai", 404, "Resource not found");
     // Azure serves the Responses API on its v1 surface only.
-    if (url.pathname.endsWith("/responses")) return deployment ? sendError(x.res, "openai", 404, "Resource not found") : mockResponses(x);
+    if (url.pathname.endsWith("/responses"))
+      return deployment ? sendError(x.res, "openai", 404, "Resource not found") : mockResponses(x);
     if (url.pathname.endsWith("/embeddings")) openAiEmbeddings(x);
     else openAiChat(x);
   },
@@ -280,7 +315,8 @@ function findRoute(method: string, path: string): { route: MockRoute; model: str
 /** The rule's status failure or raw body, in the route's format, else the route's answer. */
 function guarded(x: Exchange, route: MockRoute): void {
   const { rule, res } = x;
-  const headers: http.OutgoingHttpHeaders = rule?.retryAfter !== undefined ? { "retry-after": String(rule.retryAfter) } : {};
+  const headers: http.OutgoingHttpHeaders =
+    rule?.retryAfter !== undefined ? { "retry-after": String(rule.retryAfter) } : {};
   if (rule?.rawBody !== undefined) {
     res.writeHead(rule.status ?? 200, { "content-type": "application/json", ...headers });
     res.end(rule.rawBody);
@@ -308,7 +344,10 @@ function openAiAnswer(x: MockReplyInput) {
     prompt_tokens: p.promptTokens,
     completion_tokens: p.completionTokens,
     total_tokens: p.promptTokens + p.completionTokens,
-    prompt_tokens_details: { cached_tokens: p.cacheReadTokens, ...(rule?.usage?.cache_write_tokens === undefined ? {} : { cache_write_tokens: p.cacheWriteTokens }) },
+    prompt_tokens_details: {
+      cached_tokens: p.cacheReadTokens,
+      ...(rule?.usage?.cache_write_tokens === undefined ? {} : { cache_write_tokens: p.cacheWriteTokens }),
+    },
     completion_tokens_details: { reasoning_tokens: rule?.usage ? 0 : p.reasoningWords.length },
   };
   return { p, id, created, logprobs, toolCall, usage };
@@ -348,13 +387,22 @@ function openAiChat(x: Exchange): void {
   if (toolCall) {
     const args = toolCall.function.arguments;
     const half = Math.ceil(args.length / 2);
-    events.push(chunk({ tool_calls: [{ index: 0, id: toolCall.id, type: "function", function: { name: toolCall.function.name, arguments: "" } }] }));
-    for (const part of [args.slice(0, half), args.slice(half)]) if (part !== "") events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: part } }] }));
+    events.push(
+      chunk({
+        tool_calls: [
+          { index: 0, id: toolCall.id, type: "function", function: { name: toolCall.function.name, arguments: "" } },
+        ],
+      }),
+    );
+    for (const part of [args.slice(0, half), args.slice(half)])
+      if (part !== "") events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: part } }] }));
   }
   events.push(chunk({}, { finish_reason: p.finish }));
   const options = body.stream_options;
   if (typeof options === "object" && options !== null && (options as Json).include_usage === true) {
-    events.push(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`);
+    events.push(
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`,
+    );
   }
   events.push("data: [DONE]\n\n");
   sendEvents(x, events, (type, message) => `data: ${JSON.stringify({ error: { message, type, code: null } })}\n\n`);
@@ -410,7 +458,9 @@ function anthropicAnswer(x: MockReplyInput) {
   const { body, model, rule } = x;
   const p = plan(body, rule, model, body.max_tokens);
   const id = `msg_mock_${x.id}`;
-  const toolUse = p.toolCall ? { type: "tool_use", id: `toolu_mock_${x.id}`, name: p.toolCall.name, input: parseObject(p.toolCall.arguments) } : undefined;
+  const toolUse = p.toolCall
+    ? { type: "tool_use", id: `toolu_mock_${x.id}`, name: p.toolCall.name, input: parseObject(p.toolCall.arguments) }
+    : undefined;
   const usage = {
     input_tokens: p.promptTokens - p.cacheReadTokens - p.cacheWriteTokens,
     output_tokens: p.completionTokens,
@@ -425,10 +475,21 @@ function anthropicAnswer(x: MockReplyInput) {
 export function anthropicMessage(x: MockReplyInput): Json {
   const { p, id, toolUse, usage, hasText } = anthropicAnswer(x);
   const content: Json[] = [];
-  if (p.reasoningWords.length > 0) content.push({ type: "thinking", thinking: p.reasoningWords.join(""), signature: "mock-signature" });
+  if (p.reasoningWords.length > 0)
+    content.push({ type: "thinking", thinking: p.reasoningWords.join(""), signature: "mock-signature" });
   if (hasText) content.push({ type: "text", text: p.words.join("") });
   if (toolUse) content.push(toolUse);
-  return { id, type: "message", role: "assistant", model: x.model, content, stop_reason: STOP_REASON[p.finish], stop_sequence: null, usage, ...x.rule?.answerFields };
+  return {
+    id,
+    type: "message",
+    role: "assistant",
+    model: x.model,
+    content,
+    stop_reason: STOP_REASON[p.finish],
+    stop_sequence: null,
+    usage,
+    ...x.rule?.answerFields,
+  };
 }
 
 function anthropicMessages(x: Exchange): void {
@@ -438,21 +499,35 @@ function anthropicMessages(x: Exchange): void {
   const event = (name: string, data: Json) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
   const events = [
     event("message_start", {
-      message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 }, ...x.rule?.answerFields },
+      message: {
+        id,
+        type: "message",
+        role: "assistant",
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+        ...x.rule?.answerFields,
+      },
     }),
     event("ping", {}),
   ];
   let index = 0;
   if (p.reasoningWords.length > 0) {
     events.push(event("content_block_start", { index, content_block: { type: "thinking", thinking: "" } }));
-    for (const word of p.reasoningWords) events.push(event("content_block_delta", { index, delta: { type: "thinking_delta", thinking: word } }));
-    events.push(event("content_block_delta", { index, delta: { type: "signature_delta", signature: "mock-signature" } }));
+    for (const word of p.reasoningWords)
+      events.push(event("content_block_delta", { index, delta: { type: "thinking_delta", thinking: word } }));
+    events.push(
+      event("content_block_delta", { index, delta: { type: "signature_delta", signature: "mock-signature" } }),
+    );
     events.push(event("content_block_stop", { index }));
     index += 1;
   }
   if (hasText) {
     events.push(event("content_block_start", { index, content_block: { type: "text", text: "" } }));
-    for (const word of p.words) events.push(event("content_block_delta", { index, delta: { type: "text_delta", text: word } }));
+    for (const word of p.words)
+      events.push(event("content_block_delta", { index, delta: { type: "text_delta", text: word } }));
     events.push(event("content_block_stop", { index }));
     index += 1;
   }
@@ -461,11 +536,17 @@ function anthropicMessages(x: Exchange): void {
     const half = Math.ceil(args.length / 2);
     events.push(event("content_block_start", { index, content_block: { ...toolUse, input: {} } }));
     for (const part of [args.slice(0, half), args.slice(half)]) {
-      if (part !== "") events.push(event("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: part } }));
+      if (part !== "")
+        events.push(event("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: part } }));
     }
     events.push(event("content_block_stop", { index }));
   }
-  events.push(event("message_delta", { delta: { stop_reason: STOP_REASON[p.finish], stop_sequence: null }, usage: { output_tokens: p.completionTokens } }));
+  events.push(
+    event("message_delta", {
+      delta: { stop_reason: STOP_REASON[p.finish], stop_sequence: null },
+      usage: { output_tokens: p.completionTokens },
+    }),
+  );
   events.push(event("message_stop", {}));
   sendEvents(x, events, (type, message) => event("error", { error: { type, message } }));
 }

@@ -80,7 +80,11 @@ export class MockVideoStore implements MockVideos {
   }
 
   contentOf(id: string): Buffer {
-    return Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from("ftypmp42"), Buffer.from(`mock video ${id} `.padEnd(4096, "."))]);
+    return Buffer.concat([
+      Buffer.from([0, 0, 0, 0x18]),
+      Buffer.from("ftypmp42"),
+      Buffer.from(`mock video ${id} `.padEnd(4096, ".")),
+    ]);
   }
 
   reset(): void {
@@ -138,7 +142,13 @@ export class MockVideoStore implements MockVideos {
     const fault = this.faults[index];
     if (!fault) return answer();
     if (--fault.times <= 0) this.faults.splice(index, 1);
-    sendError(res, "openai", fault.status, `mock upstream failure ${fault.status}`, fault.retryAfter === undefined ? {} : { "retry-after": String(fault.retryAfter) });
+    sendError(
+      res,
+      "openai",
+      fault.status,
+      `mock upstream failure ${fault.status}`,
+      fault.retryAfter === undefined ? {} : { "retry-after": String(fault.retryAfter) },
+    );
   }
 
   private create(req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer, extension: boolean): void {
@@ -147,14 +157,18 @@ export class MockVideoStore implements MockVideos {
     const key = header(req.headers["idempotency-key"]);
     const known = key === undefined ? undefined : this.jobs.get(this.idempotencyKeys.get(key) ?? "");
     if (known) return sendJson(res, 200, this.videoJson(known));
-    if (typeof body.prompt !== "string" || body.prompt === "") return sendError(res, "openai", 400, "mock upstream: prompt is required");
-    if (typeof body.seconds !== "string" || !/^[0-9]+$/.test(body.seconds)) return sendError(res, "openai", 400, "mock upstream: seconds must be a string of digits");
-    if (body.size !== undefined && (typeof body.size !== "string" || !/^[0-9]+x[0-9]+$/.test(body.size))) return sendError(res, "openai", 400, "mock upstream: size must be WIDTHxHEIGHT");
+    if (typeof body.prompt !== "string" || body.prompt === "")
+      return sendError(res, "openai", 400, "mock upstream: prompt is required");
+    if (typeof body.seconds !== "string" || !/^[0-9]+$/.test(body.seconds))
+      return sendError(res, "openai", 400, "mock upstream: seconds must be a string of digits");
+    if (body.size !== undefined && (typeof body.size !== "string" || !/^[0-9]+x[0-9]+$/.test(body.size)))
+      return sendError(res, "openai", 400, "mock upstream: size must be WIDTHxHEIGHT");
     let model = typeof body.model === "string" ? body.model : "";
     if (extension) {
       const reference = typeof body.video === "object" && body.video !== null ? (body.video as Json).id : undefined;
       const source = this.jobs.get(typeof reference === "string" ? reference : "");
-      if (source?.status !== "completed") return sendError(res, "openai", 404, "mock upstream: no completed video to extend");
+      if (source?.status !== "completed")
+        return sendError(res, "openai", 404, "mock upstream: no completed video to extend");
       model = source.model;
     } else if (model === "") {
       return sendError(res, "openai", 400, "mock upstream: model is required");
@@ -170,7 +184,8 @@ export class MockVideoStore implements MockVideos {
 
   private status(res: http.ServerResponse, job: MockVideoJob): void {
     if (job.status === "queued") job.status = "in_progress";
-    else if (job.status === "in_progress" && !this.hold) job.status = job.failWith === undefined ? "completed" : "failed";
+    else if (job.status === "in_progress" && !this.hold)
+      job.status = job.failWith === undefined ? "completed" : "failed";
     sendJson(res, 200, this.videoJson(job));
   }
 

@@ -17,7 +17,10 @@ export function acceptedKey(key: string | undefined): boolean {
 
 /** Checks the key the way each provider sends it; answers 401 in the provider's format otherwise. */
 export function authorized(provider: Provider, req: http.IncomingMessage, res: http.ServerResponse): boolean {
-  const key = provider === "openai" ? /^Bearer (.*)$/.exec(req.headers.authorization ?? "")?.[1] : header(req.headers["x-api-key"]);
+  const key =
+    provider === "openai"
+      ? /^Bearer (.*)$/.exec(req.headers.authorization ?? "")?.[1]
+      : header(req.headers["x-api-key"]);
   if (acceptedKey(key)) return true;
   refuseKey(provider, res, key);
   return false;
@@ -25,10 +28,20 @@ export function authorized(provider: Provider, req: http.IncomingMessage, res: h
 
 /** The provider's 401: OpenAI's names part of the wrong key, which the gateway must not pass on. */
 export function refuseKey(provider: Provider, res: http.ServerResponse, key: string | undefined): void {
-  sendError(res, provider, 401, provider === "openai" ? `Incorrect API key provided: ${maskKey(key ?? "")}.` : "invalid x-api-key");
+  sendError(
+    res,
+    provider,
+    401,
+    provider === "openai" ? `Incorrect API key provided: ${maskKey(key ?? "")}.` : "invalid x-api-key",
+  );
 }
 
-export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
+export function sendJson(
+  res: http.ServerResponse,
+  status: number,
+  body: unknown,
+  headers: http.OutgoingHttpHeaders = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers });
   res.end(text);
@@ -54,7 +67,13 @@ const OPENAI_ERROR: Record<number, { type: string; code: string | null }> = {
   429: { type: "requests", code: "rate_limit_exceeded" },
 };
 
-export function sendError(res: http.ServerResponse, provider: Provider, status: number, message: string, headers: http.OutgoingHttpHeaders = {}): void {
+export function sendError(
+  res: http.ServerResponse,
+  provider: Provider,
+  status: number,
+  message: string,
+  headers: http.OutgoingHttpHeaders = {},
+): void {
   sendJson(res, status, errorBody(provider, status, message), headers);
 }
 
@@ -64,7 +83,10 @@ export function errorBody(provider: Provider, status: number, message: string): 
     const type = ANTHROPIC_ERROR_TYPE[status] ?? (status >= 500 ? "api_error" : "invalid_request_error");
     return { type: "error", error: { type, message } };
   }
-  const { type, code } = OPENAI_ERROR[status] ?? { type: status >= 500 ? "server_error" : "invalid_request_error", code: null };
+  const { type, code } = OPENAI_ERROR[status] ?? {
+    type: status >= 500 ? "server_error" : "invalid_request_error",
+    code: null,
+  };
   return { error: { message, type, param: null, code } };
 }
 

@@ -27,7 +27,12 @@ test("a refusal (4xx) has no stack frames; a fault (5xx) has them; the limit is 
 
 test("withMetadata copies code, message, details, cause and stack, and leaves the original alone", () => {
   const cause = new Error("root");
-  const original = gatewayError(503, "down", { reason: "maintenance", retryable: true, cause, headers: { "retry-after": "5" } });
+  const original = gatewayError(503, "down", {
+    reason: "maintenance",
+    retryable: true,
+    cause,
+    headers: { "retry-after": "5" },
+  });
   const copy = withMetadata(original, new Headers({ "x-request-id": "r-1" }));
   assert.ok(copy instanceof ConnectError);
   assert.is(copy.code, Code.Unavailable);

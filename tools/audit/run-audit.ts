@@ -10,7 +10,8 @@ try {
   report = undefined;
 }
 const verdict = auditVerdict(report);
-if (verdict.unanswered) console.warn(`npm audit: NOT CHECKED — the registry did not answer the audit (${verdict.unanswered})`);
+if (verdict.unanswered)
+  console.warn(`npm audit: NOT CHECKED — the registry did not answer the audit (${verdict.unanswered})`);
 for (const line of verdict.noted) console.log(`npm audit: noted ${line}`);
 for (const line of verdict.blocking) console.error(`npm audit: BLOCKING ${line}`);
 if (!verdict.unanswered) console.log(`npm audit: ${verdict.blocking.length} blocking, ${verdict.noted.length} noted`);

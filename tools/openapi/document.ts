@@ -53,7 +53,9 @@ export function openApiDocument(services: readonly DescService[], findMessage: F
       responses: { [ERROR_RESPONSE_NAME]: errorResponse },
       // Each header once, referred to by the operations it applies to (headers.ts).
       ...headerComponents(),
-      securitySchemes: { [BEARER_SCHEME]: { type: "http", scheme: "bearer", description: "An API key of the gateway." } },
+      securitySchemes: {
+        [BEARER_SCHEME]: { type: "http", scheme: "bearer", description: "An API key of the gateway." },
+      },
     },
   };
 }
@@ -80,7 +82,16 @@ function openApiPath(route: Route): string {
   return `/${route.segments.map((segment) => (segment.kind === "literal" ? segment.value : `{${segment.field.join(".")}}`)).join("/")}`;
 }
 
-const VERBS: readonly string[] = ["get", "put", "post", "delete", "patch", "head", "options", "trace"] satisfies HttpVerb[];
+const VERBS: readonly string[] = [
+  "get",
+  "put",
+  "post",
+  "delete",
+  "patch",
+  "head",
+  "options",
+  "trace",
+] satisfies HttpVerb[];
 
 function verbOf(route: Route): HttpVerb {
   const verb = route.verb.toLowerCase();

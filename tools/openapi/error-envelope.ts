@@ -28,8 +28,15 @@ export const errorSchema: JsonSchema = {
           },
           required: ["reason", "retryable"],
         },
-        type: { type: "string", description: "On routes of OpenAI's or Anthropic's API surface (`(gateway.v1.error_dialect)`): that API's error type, e.g. `invalid_request_error`." },
-        param: { type: "string", description: "On routes of OpenAI's API surface: the request field at fault, where known." },
+        type: {
+          type: "string",
+          description:
+            "On routes of OpenAI's or Anthropic's API surface (`(gateway.v1.error_dialect)`): that API's error type, e.g. `invalid_request_error`.",
+        },
+        param: {
+          type: "string",
+          description: "On routes of OpenAI's API surface: the request field at fault, where known.",
+        },
       },
       required: ["code", "message"],
     },

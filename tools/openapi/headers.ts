@@ -40,7 +40,11 @@ export interface DocumentedHeader {
   schema: JsonSchema;
 }
 
-const MILLISECONDS: JsonSchema = { type: "string", pattern: "^\\d+\\.\\d{3}$", description: "Milliseconds, with three decimals." };
+const MILLISECONDS: JsonSchema = {
+  type: "string",
+  pattern: "^\\d+\\.\\d{3}$",
+  description: "Milliseconds, with three decimals.",
+};
 
 export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
   {
@@ -62,7 +66,8 @@ export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
     name: OVERHEAD_MS_HEADER,
     on: "every-answer",
     routes: "every",
-    description: "What the gateway added to the request until the answer's head: the time since it arrived less the time spent waiting on providers.",
+    description:
+      "What the gateway added to the request until the answer's head: the time since it arrived less the time spent waiting on providers.",
     schema: MILLISECONDS,
   },
   {
@@ -85,35 +90,40 @@ export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
     name: CACHE_CONTROL_HEADER,
     on: "request",
     routes: "inference",
-    description: "`no-cache`: skip the cache lookup, call the provider, and store the fresh answer in place of the old one.",
+    description:
+      "`no-cache`: skip the cache lookup, call the provider, and store the fresh answer in place of the old one.",
     schema: { type: "string" },
   },
   {
     name: CACHE_STATUS_HEADER,
     on: "success",
     routes: "inference",
-    description: "What the response cache did: `hit` (answered from the cache, billed 0), `miss` (looked up, not found; the answer was stored), `bypass` (not looked up).",
+    description:
+      "What the response cache did: `hit` (answered from the cache, billed 0), `miss` (looked up, not found; the answer was stored), `bypass` (not looked up).",
     schema: { type: "string", enum: ["hit", "miss", "bypass"] },
   },
   {
     name: UPSTREAM_MS_HEADER,
     on: "success",
     routes: "provider-call",
-    description: "The time spent waiting on providers until the answer's head, every attempt included (a stream: until its first chunk). Absent when no provider was called (a cache hit).",
+    description:
+      "The time spent waiting on providers until the answer's head, every attempt included (a stream: until its first chunk). Absent when no provider was called (a cache hit).",
     schema: MILLISECONDS,
   },
   {
     name: PROVIDER_KEY_HEADER,
     on: "success",
     routes: "provider-call",
-    description: "Which key of the provider's key pool answered: `<provider>/key-<position>`, never the key. Absent when the provider has one key.",
+    description:
+      "Which key of the provider's key pool answered: `<provider>/key-<position>`, never the key. Absent when the provider has one key.",
     schema: { type: "string", pattern: "^[^/]+/key-\\d+$" },
   },
   {
     name: CONTENT_FLAGGED_HEADER,
     on: "success",
     routes: "provider-call",
-    description: "`true` when a `flag` content filter of a guardrail matched the request's input (the call went through unchanged). Absent otherwise.",
+    description:
+      "`true` when a `flag` content filter of a guardrail matched the request's input (the call went through unchanged). Absent otherwise.",
     schema: { type: "string", enum: ["true"] },
   },
   {
@@ -137,7 +147,8 @@ export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
     name: "idempotency-key",
     on: "request",
     routes: "batch-submission",
-    description: "Makes retries safe: the same key with the same body answers the same batch; with another body, `409`.",
+    description:
+      "Makes retries safe: the same key with the same body answers the same batch; with another body, `409`.",
     schema: { type: "string" },
   },
 ];
@@ -152,7 +163,13 @@ function rateLimitHeaders(kind: "requests" | "tokens"): DocumentedHeader[] {
   const on = "every-answer";
   const routes = "provider-call";
   return [
-    { name: `x-ratelimit-limit-${kind}`, on, routes, description: `On inference answers and their 429s: the size of ${limit}, in ${kind} per window.`, schema: { type: "string", pattern: "^\\d+$" } },
+    {
+      name: `x-ratelimit-limit-${kind}`,
+      on,
+      routes,
+      description: `On inference answers and their 429s: the size of ${limit}, in ${kind} per window.`,
+      schema: { type: "string", pattern: "^\\d+$" },
+    },
     {
       name: `x-ratelimit-remaining-${kind}`,
       on,
@@ -185,7 +202,9 @@ const INFERENCE = new Set(
 );
 const DECISION = rpcName(DecisionsService.method.createDecision);
 const EMBEDDING = rpcName(InferenceService.method.createEmbeddingFromJson);
-const RESPONSES_MESSAGES = new Set([InferenceService.method.createResponseFromJson, InferenceService.method.createMessageFromJson].map(rpcName));
+const RESPONSES_MESSAGES = new Set(
+  [InferenceService.method.createResponseFromJson, InferenceService.method.createMessageFromJson].map(rpcName),
+);
 const BATCH_SUBMISSION = rpcName(BatchesService.method.createBatchFromJson);
 
 /** Whether a route is of a kind; the plugin's descriptors are not the generated ones, so methods are compared by name. */
@@ -209,12 +228,18 @@ export function routeIs(kind: RouteKind, route: Route): boolean {
 
 /** A route's request headers: header parameters, referring to the document's components. */
 export function headerParameters(route: Route): Reference[] {
-  return DOCUMENTED_HEADERS.filter((header) => header.on === "request" && routeIs(header.routes, route)).map(({ name }) => ({ $ref: `#/components/parameters/${name}` }));
+  return DOCUMENTED_HEADERS.filter((header) => header.on === "request" && routeIs(header.routes, route)).map(
+    ({ name }) => ({ $ref: `#/components/parameters/${name}` }),
+  );
 }
 
 /** The headers of a route's successful answers, referring to the document's components. */
 export function successHeaders(route: Route): Record<string, Reference> {
-  return references(DOCUMENTED_HEADERS.filter((header) => (header.on === "success" || header.on === "every-answer") && routeIs(header.routes, route)));
+  return references(
+    DOCUMENTED_HEADERS.filter(
+      (header) => (header.on === "success" || header.on === "every-answer") && routeIs(header.routes, route),
+    ),
+  );
 }
 
 /**

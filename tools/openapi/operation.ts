@@ -16,14 +16,25 @@ import type { MessageSchemas } from "./schemas.js";
  * methods (`ACCESS_PUBLIC`) need no key: `security: []`; every other one takes the document's
  * bearer scheme.
  */
-export function operationOf(route: Route, operationId: string, schemas: MessageSchemas, findMessage: FindMessage): Operation {
+export function operationOf(
+  route: Route,
+  operationId: string,
+  schemas: MessageSchemas,
+  findMessage: FindMessage,
+): Operation {
   const { method } = route;
   const comment = commentOf(method);
   // Without a comment the method's name says it: `GetKey` → "Get key".
   const summary = comment === undefined ? spaced(method.name) : summaryOf(comment);
   // The comment in full only when it says more than its first sentence.
-  const description = [comment === summary ? undefined : comment, ...accessNotes(method)].filter((text) => text !== undefined).join("\n\n");
-  const parameters = [...pathParameters(route, schemas), ...queryParameters(route, schemas), ...headerParameters(route)];
+  const description = [comment === summary ? undefined : comment, ...accessNotes(method)]
+    .filter((text) => text !== undefined)
+    .join("\n\n");
+  const parameters = [
+    ...pathParameters(route, schemas),
+    ...queryParameters(route, schemas),
+    ...headerParameters(route),
+  ];
   const requestBody = requestBodyOf(route, schemas, findMessage);
   return {
     operationId,
@@ -49,7 +60,9 @@ function accessNotes(method: DescMethod): string[] {
   if (optionOf(method, access) === Access.MANAGEMENT) notes.push("Management keys only; other keys get 403.");
   const needs = optionOf(method, entitlement);
   if (needs === Entitlement.INTERNS) notes.push("Organizations in the interns programme only; others get 404.");
-  if (needs === Entitlement.PRIVATE_ENDPOINTS) notes.push("Organizations with the private endpoints entitlement only; others get 403.");
-  if (optionOf(method, global_host_only)) notes.push("Served on the global hostname only; a regional hostname gets 403.");
+  if (needs === Entitlement.PRIVATE_ENDPOINTS)
+    notes.push("Organizations with the private endpoints entitlement only; others get 403.");
+  if (optionOf(method, global_host_only))
+    notes.push("Served on the global hostname only; a regional hostname gets 403.");
   return notes;
 }

@@ -24,7 +24,9 @@ export function queryParameters(route: Route, schemas: MessageSchemas): Paramete
   if (method.methodKind === "client_streaming") {
     if (method.input.typeName === "google.api.HttpBody") return [];
     const { metadata } = uploadFieldsOf(method.input);
-    return metadata.fieldKind === "message" ? flatten(metadata.message, "", new Set(PART_FILLED_FIELDS), schemas, new Set()) : [];
+    return metadata.fieldKind === "message"
+      ? flatten(metadata.message, "", new Set(PART_FILLED_FIELDS), schemas, new Set())
+      : [];
   }
   if (route.body === "*") return [];
   const filled = new Set(route.variableFields.map((path) => path.map((step) => step.key).join(".")));
@@ -33,7 +35,13 @@ export function queryParameters(route: Route, schemas: MessageSchemas): Paramete
 }
 
 /** Query-expressible fields: scalars, enums, lists of them, timestamps, and nested messages' fields. */
-function flatten(message: DescMessage, prefix: string, filled: ReadonlySet<string>, schemas: MessageSchemas, enclosing: ReadonlySet<string>): Parameter[] {
+function flatten(
+  message: DescMessage,
+  prefix: string,
+  filled: ReadonlySet<string>,
+  schemas: MessageSchemas,
+  enclosing: ReadonlySet<string>,
+): Parameter[] {
   const out: Parameter[] = [];
   // A message that contains itself would flatten forever.
   const trail = new Set([...enclosing, message.typeName]);
@@ -48,7 +56,11 @@ function flatten(message: DescMessage, prefix: string, filled: ReadonlySet<strin
     if (expressible) {
       const { schema, present } = schemas.field(field, "request");
       out.push(parameter(name, "query", present, schema));
-    } else if (field.fieldKind === "message" && !field.message.typeName.startsWith("google.") && !trail.has(field.message.typeName)) {
+    } else if (
+      field.fieldKind === "message" &&
+      !field.message.typeName.startsWith("google.") &&
+      !trail.has(field.message.typeName)
+    ) {
       out.push(...flatten(field.message, `${name}.`, filled, schemas, trail));
     }
     // Maps, lists of messages and free-form JSON cannot be written as query parameters.
@@ -61,5 +73,11 @@ const QUERY_WELL_KNOWN = new Set(["google.protobuf.Timestamp", "google.protobuf.
 
 function parameter(name: string, where: "path" | "query", required: boolean, schema: JsonSchema): Parameter {
   const { description, ...rest } = schema;
-  return { name, in: where, ...(required ? { required } : {}), ...(description === undefined ? {} : { description }), schema: rest };
+  return {
+    name,
+    in: where,
+    ...(required ? { required } : {}),
+    ...(description === undefined ? {} : { description }),
+    schema: rest,
+  };
 }

@@ -1,5 +1,11 @@
 import { create, createFileRegistry, type DescMessage } from "@bufbuild/protobuf";
-import { CodeGeneratorResponse_Feature, CodeGeneratorResponseSchema, FileDescriptorSetSchema, type CodeGeneratorRequest, type CodeGeneratorResponse } from "@bufbuild/protobuf/wkt";
+import {
+  CodeGeneratorResponse_Feature,
+  CodeGeneratorResponseSchema,
+  FileDescriptorSetSchema,
+  type CodeGeneratorRequest,
+  type CodeGeneratorResponse,
+} from "@bufbuild/protobuf/wkt";
 import type { Plugin } from "@bufbuild/protoplugin";
 import { allServices } from "../../wire/services.js";
 import { openApiDocument } from "./document.js";
@@ -20,7 +26,8 @@ export const openApiPlugin: Plugin = {
     const registry = createFileRegistry(create(FileDescriptorSetSchema, { file: request.protoFile }));
     const services = allServices.map((served) => {
       const service = registry.getService(served.typeName);
-      if (!service) throw new Error(`${served.typeName} is served by the facade but is not among the protos buf handed over`);
+      if (!service)
+        throw new Error(`${served.typeName} is served by the facade but is not among the protos buf handed over`);
       return service;
     });
     const findMessage = (typeName: string): DescMessage | undefined => registry.getMessage(typeName);

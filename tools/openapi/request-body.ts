@@ -17,7 +17,11 @@ export type FindMessage = (typeName: string) => DescMessage | undefined;
  * streamed). Every body is bounded by the
  * route's `(gateway.v1.max_body_bytes)`.
  */
-export function requestBodyOf(route: Route, schemas: MessageSchemas, findMessage: FindMessage): RequestBody | undefined {
+export function requestBodyOf(
+  route: Route,
+  schemas: MessageSchemas,
+  findMessage: FindMessage,
+): RequestBody | undefined {
   const limit = `At most ${sizeText(route.maxBodyBytes)}; a larger body gets 413.`;
   const { method } = route;
   if (method.methodKind === "client_streaming") {
@@ -26,20 +30,30 @@ export function requestBodyOf(route: Route, schemas: MessageSchemas, findMessage
       return {
         description: `The raw body, read as it arrives. ${limit}`,
         required: true,
-        content: message ? { "application/json": { schema: schemas.ref(message, "request") } } : { "*/*": { schema: BINARY } },
+        content: message
+          ? { "application/json": { schema: schemas.ref(message, "request") } }
+          : { "*/*": { schema: BINARY } },
       };
     }
     return {
       description: `The file in the multipart field \`${FILE_FIELD}\`, streamed; its name and content type come from the part's headers, the other metadata from the query parameters. ${limit}`,
       required: true,
-      content: { "multipart/form-data": { schema: { type: "object", properties: { [FILE_FIELD]: BINARY }, required: [FILE_FIELD] } } },
+      content: {
+        "multipart/form-data": {
+          schema: { type: "object", properties: { [FILE_FIELD]: BINARY }, required: [FILE_FIELD] },
+        },
+      },
     };
   }
   if (route.body === "") return undefined;
   if (method.input.typeName === "google.api.HttpBody") {
     // Read whole and parsed by the service (the JSON-native inference routes).
     const message = rawBodyMessage(route, findMessage);
-    return { description: limit, required: true, content: { "application/json": { schema: message ? schemas.ref(message, "request") : { type: "object" } } } };
+    return {
+      description: limit,
+      required: true,
+      content: { "application/json": { schema: message ? schemas.ref(message, "request") : { type: "object" } } },
+    };
   }
   const schema = route.bodyField ? schemas.field(route.bodyField, "request").schema : wholeRequest(route, schemas);
   return { description: limit, required: true, content: { "application/json": { schema } } };
@@ -58,14 +72,19 @@ export function rawReplyMessage(route: Route, findMessage: FindMessage): DescMes
 function namedMessage(route: Route, name: string, option: string, findMessage: FindMessage): DescMessage | undefined {
   if (name === "") return undefined;
   const message = findMessage(name);
-  if (!message) throw new Error(`${route.method.parent.typeName}.${route.method.name}: (gateway.v1.${option}) names no message: ${name}`);
+  if (!message)
+    throw new Error(
+      `${route.method.parent.typeName}.${route.method.name}: (gateway.v1.${option}) names no message: ${name}`,
+    );
   return message;
 }
 
 export const BINARY: JsonSchema = { type: "string", format: "binary" };
 
 function wholeRequest(route: Route, schemas: MessageSchemas): JsonSchema {
-  const exclude = new Set<DescField>(route.variableFields.filter((path) => path.length === 1).map((path) => path[0]!.field));
+  const exclude = new Set<DescField>(
+    route.variableFields.filter((path) => path.length === 1).map((path) => path[0]!.field),
+  );
   if (route.updateMask) exclude.add(route.updateMask);
   return schemas.body(route.method.input, { exclude, clearable: route.updateMask !== undefined });
 }

@@ -17,9 +17,15 @@ import type { MessageSchemas } from "./schemas.js";
  * whenever the first message carries one of them (chat with `stream: false`). Every error is the
  * shared error envelope.
  */
-export function responsesOf(route: Route, schemas: MessageSchemas, findMessage: FindMessage): Record<string, ResponseOrRef> {
+export function responsesOf(
+  route: Route,
+  schemas: MessageSchemas,
+  findMessage: FindMessage,
+): Record<string, ResponseOrRef> {
   const headers = successHeaders(route);
-  const successes = Object.entries(successOf(route, schemas, rawReplyMessage(route, findMessage))).map(([status, response]) => [status, { ...response, headers }] as const);
+  const successes = Object.entries(successOf(route, schemas, rawReplyMessage(route, findMessage))).map(
+    ([status, response]) => [status, { ...response, headers }] as const,
+  );
   return { ...Object.fromEntries(successes), ...errorResponses() };
 }
 
@@ -33,20 +39,35 @@ function successOf(route: Route, schemas: MessageSchemas, rawReply: DescMessage 
       return { [status]: { description: statusText(route.successCode) } };
     case "http-body":
     case "http-body-stream":
-      return { [status]: { description: "The raw bytes, with their own content type.", content: { "*/*": { schema: BINARY } } } };
+      return {
+        [status]: {
+          description: "The raw bytes, with their own content type.",
+          content: { "*/*": { schema: BINARY } },
+        },
+      };
     case "json":
-      return { [status]: { description: statusText(route.successCode), content: json(schemas.ref(output, "response")) } };
+      return {
+        [status]: { description: statusText(route.successCode), content: json(schemas.ref(output, "response")) },
+      };
     case "stream": {
       const members = optionOf(output, envelope) ? output.fields : undefined;
       const replies = members?.filter((field) => optionOf(field, json_reply)) ?? [];
-      const events = members ? members.filter((field) => !optionOf(field, json_reply)).map((field) => schemas.field(field, "response").schema) : [schemas.ref(output, "response")];
+      const events = members
+        ? members
+            .filter((field) => !optionOf(field, json_reply))
+            .map((field) => schemas.field(field, "response").schema)
+        : [schemas.ref(output, "response")];
       const sse: Record<string, MediaType> = { "text/event-stream": { schema: { anyOf: [...events, errorRef] } } };
-      if (replies.length === 0) return { "200": { description: capitalized(sseFraming(route.sseNamedEvents)), content: sse } };
+      if (replies.length === 0)
+        return { "200": { description: capitalized(sseFraming(route.sseNamedEvents)), content: sse } };
       const reply = json(anyOf(replies.map((field) => schemas.field(field, "response").schema)));
       const either = `One JSON body (\`${replies.map((field) => field.name).join("`, `")}\`) when the service answers at once, else ${sseFraming(route.sseNamedEvents)}`;
       // The JSON answer carries the route's success status; an event stream always starts with 200.
       if (status === "200") return { "200": { description: either, content: { ...reply, ...sse } } };
-      return { [status]: { description: statusText(route.successCode), content: reply }, "200": { description: capitalized(sseFraming(route.sseNamedEvents)), content: sse } };
+      return {
+        [status]: { description: statusText(route.successCode), content: reply },
+        "200": { description: capitalized(sseFraming(route.sseNamedEvents)), content: sse },
+      };
     }
   }
 }

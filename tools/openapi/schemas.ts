@@ -80,7 +80,8 @@ export class MessageSchemas {
   /** The schema of one element of a field: a scalar, an enum or a message. */
   kind(kind: Kind, direction: Direction): JsonSchema {
     if ("scalar" in kind) return scalarSchema(kind.scalar);
-    if ("enum" in kind) return { type: "string", enum: direction === "response" ? renderedNames(kind.enum) : wireNames(kind.enum) };
+    if ("enum" in kind)
+      return { type: "string", enum: direction === "response" ? renderedNames(kind.enum) : wireNames(kind.enum) };
     return this.ref(kind.message, direction);
   }
 
@@ -106,7 +107,11 @@ export class MessageSchemas {
     return both ? `${message.typeName}-${direction === "request" ? "Input" : "Output"}` : message.typeName;
   }
 
-  private objectSchema(message: DescMessage, direction: Direction, body?: { exclude: ReadonlySet<DescField>; clearable: boolean }): JsonSchema {
+  private objectSchema(
+    message: DescMessage,
+    direction: Direction,
+    body?: { exclude: ReadonlySet<DescField>; clearable: boolean },
+  ): JsonSchema {
     const description = commentOf(message);
     if (direction === "response" && optionOf(message, envelope)) {
       // anyOf, not oneOf: free-form members (a Struct) would match beside any other.
@@ -133,7 +138,10 @@ export class MessageSchemas {
         return { schema, present: !optionOf(field, omit_empty) };
       }
       case "map":
-        return { schema: { type: "object", additionalProperties: this.kind(kindOf(field), "response") }, present: true };
+        return {
+          schema: { type: "object", additionalProperties: this.kind(kindOf(field), "response") },
+          present: true,
+        };
       case "scalar": {
         // Implicit-presence scalars are always written; explicit ones when set, or as null.
         const schema = this.kind(kindOf(field), "response");
@@ -157,7 +165,14 @@ export class MessageSchemas {
       case "list":
         return { schema: { type: "array", items: item, ...collectionKeywords(rules, "list") }, present };
       case "map":
-        return { schema: { type: "object", additionalProperties: this.kind(kindOf(field), "request"), ...collectionKeywords(rules, "map") }, present };
+        return {
+          schema: {
+            type: "object",
+            additionalProperties: this.kind(kindOf(field), "request"),
+            ...collectionKeywords(rules, "map"),
+          },
+          present,
+        };
       default:
         return { schema: item, present };
     }
@@ -174,9 +189,17 @@ export function kindOf(field: DescField): Kind {
     case "message":
       return { message: field.message };
     case "list":
-      return field.listKind === "scalar" ? { scalar: field.scalar } : field.listKind === "enum" ? { enum: field.enum } : { message: field.message };
+      return field.listKind === "scalar"
+        ? { scalar: field.scalar }
+        : field.listKind === "enum"
+          ? { enum: field.enum }
+          : { message: field.message };
     case "map":
-      return field.mapKind === "scalar" ? { scalar: field.scalar } : field.mapKind === "enum" ? { enum: field.enum } : { message: field.message };
+      return field.mapKind === "scalar"
+        ? { scalar: field.scalar }
+        : field.mapKind === "enum"
+          ? { enum: field.enum }
+          : { message: field.message };
   }
 }
 

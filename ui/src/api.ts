@@ -46,7 +46,11 @@ export async function call<T>(method: Method, path: string, options: CallOptions
  * `sseData` (sse.ts), or the parsed JSON when the API answered plain JSON instead (an intern's
  * steered reply). An error answer throws an ApiError, as `call` does.
  */
-export async function postForStream(path: string, body: unknown, signal?: AbortSignal): Promise<{ stream: ReadableStream<Uint8Array> } | { json: unknown }> {
+export async function postForStream(
+  path: string,
+  body: unknown,
+  signal?: AbortSignal,
+): Promise<{ stream: ReadableStream<Uint8Array> } | { json: unknown }> {
   const res = await send("POST", path, { body, ...(signal ? { signal } : {}) }, "text/event-stream, application/json");
   if (res.body && (res.headers.get("content-type") ?? "").startsWith("text/event-stream")) return { stream: res.body };
   return { json: parse(await res.text()) };
@@ -81,7 +85,8 @@ async function send(method: Method, path: string, options: CallOptions, accept: 
 }
 
 export const api = {
-  get: <T>(path: string, query?: Query, signal?: AbortSignal) => call<T>("GET", path, { query, ...(signal ? { signal } : {}) }),
+  get: <T>(path: string, query?: Query, signal?: AbortSignal) =>
+    call<T>("GET", path, { query, ...(signal ? { signal } : {}) }),
   post: <T>(path: string, body: unknown) => call<T>("POST", path, { body }),
   put: <T>(path: string, body: unknown) => call<T>("PUT", path, { body }),
   patch: <T>(path: string, body: unknown) => call<T>("PATCH", path, { body }),

@@ -11,7 +11,10 @@ import type { CurrentKey, Data } from "./types.js";
  * The shell: the sign-in screen until a key is accepted, then the navigation (a menu button folds
  * it away at phone width), the signed-in key, sign-out, and the page the URL's fragment names.
  */
-type State = { kind: "checking" } | { kind: "signed-out"; notice?: string } | { kind: "signed-in"; current: CurrentKey };
+type State =
+  | { kind: "checking" }
+  | { kind: "signed-out"; notice?: string }
+  | { kind: "signed-in"; current: CurrentKey };
 
 export function App() {
   const [state, setState] = useState<State>(() => (storedKey() ? { kind: "checking" } : { kind: "signed-out" }));
@@ -87,7 +90,13 @@ function Console({ current, onSignOut }: { current: CurrentKey; onSignOut: () =>
         Skip to the page
       </a>
       <header class="topbar">
-        <button type="button" class="menu-toggle" aria-expanded={menuOpen} aria-controls="console-nav" onClick={() => setMenuOpenOn(menuOpen ? undefined : route)}>
+        <button
+          type="button"
+          class="menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="console-nav"
+          onClick={() => setMenuOpenOn(menuOpen ? undefined : route)}
+        >
           Menu
         </button>
         <span class="brand">Model Gateway</span>

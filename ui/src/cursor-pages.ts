@@ -24,7 +24,8 @@ export function useCursorPages(pageSize: number): CursorPages {
       offset: page * pageSize,
       pageSize,
       hasMore: hasMore && Boolean(next),
-      onPage: (offset) => setCursors(offset > page * pageSize && next ? [...cursors, next] : cursors.slice(0, Math.max(1, page))),
+      onPage: (offset) =>
+        setCursors(offset > page * pageSize && next ? [...cursors, next] : cursors.slice(0, Math.max(1, page))),
     }),
     reset: () => setCursors([undefined]),
   };

@@ -1,5 +1,10 @@
 /** How the console writes numbers, money and times: one place, so every page agrees. */
-const usdFormat = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", minimumFractionDigits: 2, maximumFractionDigits: 6 });
+const usdFormat = new Intl.NumberFormat("en-US", {
+  style: "currency",
+  currency: "USD",
+  minimumFractionDigits: 2,
+  maximumFractionDigits: 6,
+});
 const countFormat = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
 
 export function usd(value: number | null | undefined): string {

@@ -7,7 +7,12 @@ import { api, type Query } from "./api.js";
  */
 const PAGE = 100;
 
-export async function listAll<T>(path: string, query: Query = {}, signal?: AbortSignal, cap = 1000): Promise<{ items: T[]; complete: boolean }> {
+export async function listAll<T>(
+  path: string,
+  query: Query = {},
+  signal?: AbortSignal,
+  cap = 1000,
+): Promise<{ items: T[]; complete: boolean }> {
   const items: T[] = [];
   for (;;) {
     const page = (await api.get<{ data: T[] }>(path, { ...query, offset: items.length, limit: PAGE }, signal)).data;

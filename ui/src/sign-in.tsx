@@ -9,7 +9,13 @@ import type { CurrentKey, Data } from "./types.js";
  * refused key shows the API's own message. The field is a password field the browser does not
  * offer to save, and it is emptied once the key is accepted.
  */
-export function SignIn({ notice, onSignedIn }: { notice: string | undefined; onSignedIn: (key: string, current: CurrentKey) => void }) {
+export function SignIn({
+  notice,
+  onSignedIn,
+}: {
+  notice: string | undefined;
+  onSignedIn: (key: string, current: CurrentKey) => void;
+}) {
   const input = useRef<HTMLInputElement>(null);
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
@@ -38,13 +44,22 @@ export function SignIn({ notice, onSignedIn }: { notice: string | undefined; onS
       <form method="post" onSubmit={submit} aria-labelledby="sign-in-heading">
         <h2 id="sign-in-heading">Sign in</h2>
         <p>
-          Paste an API key of this gateway. A management key sees and manages everything; another key sees its own spend and budgets. The key stays in this tab only and is forgotten when you sign out
-          or close it.
+          Paste an API key of this gateway. A management key sees and manages everything; another key sees its own spend
+          and budgets. The key stays in this tab only and is forgotten when you sign out or close it.
         </p>
         {notice ? <p role="status">{notice}</p> : null}
         <ErrorBanner error={error} context="The key was refused" />
         <label for="api-key">API key</label>
-        <input ref={input} id="api-key" name="api-key" type="password" autocomplete="off" spellcheck={false} autoCapitalize="off" required />
+        <input
+          ref={input}
+          id="api-key"
+          name="api-key"
+          type="password"
+          autocomplete="off"
+          spellcheck={false}
+          autoCapitalize="off"
+          required
+        />
         <button type="submit" disabled={busy}>
           Sign in
         </button>

@@ -59,7 +59,10 @@ export type Percentiles = Schemas["gateway.v1.PercentileStats"];
 /** One provider deployment of a model, with its recent stats (null without recent traffic). */
 export type ModelEndpoint = Always<Schemas["gateway.v1.ModelEndpoint"], "pricing">;
 /** GET /models/{author}/{slug}/endpoints `data`. */
-export type ModelWithEndpoints = With<Always<Schemas["gateway.v1.ModelWithEndpoints"], "architecture">, { endpoints: ModelEndpoint[] }>;
+export type ModelWithEndpoints = With<
+  Always<Schemas["gateway.v1.ModelWithEndpoints"], "architecture">,
+  { endpoints: ModelEndpoint[] }
+>;
 /** A provider of GET /providers, with its key pool's state by position. */
 export type ProviderKey = Always<Schemas["gateway.v1.ProviderKey"], "state">;
 export type Provider = With<Schemas["gateway.v1.Provider"], { svc_keys: ProviderKey[] }>;
@@ -107,4 +110,6 @@ export interface Counted<T> {
 export type AnalyticsRow = Record<string, string | number | boolean | null>;
 
 /** The `arguments` of a `svc.provide_input` question (a JSON string in the tool call). */
-export type InternQuestion = { kind: "permission"; operation: string; command?: string; options: string[] } | { kind: "question"; question: string; options?: string[] };
+export type InternQuestion =
+  | { kind: "permission"; operation: string; command?: string; options: string[] }
+  | { kind: "question"; question: string; options?: string[] };

@@ -21,7 +21,9 @@ export type GrantResult =
   | { granted: false; index: number; remaining: string; label: string; retryAfterS: number | null };
 
 interface GrantRow {
-  result: { granted: true; amounts: string[]; left: string[]; expires_at: string; now: string } | { granted: false; index: number; remaining: string; label: string; retry_after_s: number | null };
+  result:
+    | { granted: true; amounts: string[]; left: string[]; expires_at: string; now: string }
+    | { granted: false; index: number; remaining: string; label: string; retry_after_s: number | null };
 }
 
 export interface LeaseTiming {
@@ -31,7 +33,12 @@ export interface LeaseTiming {
   holdS: number;
 }
 
-export async function grantLeases(sequelize: Sequelize, owner: string, timing: LeaseTiming, requests: readonly GrantRequest[]): Promise<GrantResult> {
+export async function grantLeases(
+  sequelize: Sequelize,
+  owner: string,
+  timing: LeaseTiming,
+  requests: readonly GrantRequest[],
+): Promise<GrantResult> {
   const [row] = await sequelize.query<GrantRow>("SELECT gateway_lease_grant(:input::jsonb) AS result", {
     type: QueryTypes.SELECT,
     replacements: {
@@ -57,8 +64,21 @@ export async function grantLeases(sequelize: Sequelize, owner: string, timing: L
     },
   });
   const result = row!.result;
-  if (!result.granted) return { granted: false, index: result.index, remaining: result.remaining, label: result.label, retryAfterS: result.retry_after_s };
-  return { granted: true, amounts: result.amounts, left: result.left, expiresAt: new Date(result.expires_at), dbNow: new Date(result.now) };
+  if (!result.granted)
+    return {
+      granted: false,
+      index: result.index,
+      remaining: result.remaining,
+      label: result.label,
+      retryAfterS: result.retry_after_s,
+    };
+  return {
+    granted: true,
+    amounts: result.amounts,
+    left: result.left,
+    expiresAt: new Date(result.expires_at),
+    dbNow: new Date(result.now),
+  };
 }
 
 export interface Returned {
@@ -93,7 +113,11 @@ export function leaseStoreOf(sequelize: Sequelize, owner: string, timing: LeaseT
  * only (`rate:…`, `free:…`): a batch item's ledger row is written with its result
  * (batch-store-settlement.ts), its budget was reserved with its batch.
  */
-export async function consumeLeases(sequelize: Sequelize, owner: string, consumptions: readonly Consumption[]): Promise<void> {
+export async function consumeLeases(
+  sequelize: Sequelize,
+  owner: string,
+  consumptions: readonly Consumption[],
+): Promise<void> {
   if (consumptions.length === 0) return;
   await sequelize.query(
     `WITH used AS (

@@ -57,7 +57,8 @@ export async function admit(deps: EngineDeps, context: CallerContext, call: Admi
   if (verdict.admitted) return { reservationId };
   const refusal = verdict.refusal ?? "budget";
   deps.observers?.admission?.refused(refusal);
-  if (refusal !== "budget") deps.observers?.admission?.refusedBy(refusal === "free_quota" ? "free_model_requests" : "gateway_requests");
+  if (refusal !== "budget")
+    deps.observers?.admission?.refusedBy(refusal === "free_quota" ? "free_model_requests" : "gateway_requests");
   throw refusalError({
     refusal,
     limit: String(verdict.refusal === "free_quota" ? config.freeModelDailyRequests : config.rateLimitRequests),

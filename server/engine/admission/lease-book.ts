@@ -86,7 +86,12 @@ class Lease {
     if (quantity.rateLimit === null || quantity.kind === "spend" || quantity.windowEnd === null) return undefined;
     const limit = Number(quantity.limits[0]?.limit ?? 0);
     const remaining = this.left === null ? limit : Math.max(0, this.granted - this.reserved) + this.left;
-    return { kind: quantity.kind, limit, remaining: Math.min(limit, remaining), resetMs: quantity.windowEnd.getTime() - Date.now() };
+    return {
+      kind: quantity.kind,
+      limit,
+      remaining: Math.min(limit, remaining),
+      resetMs: quantity.windowEnd.getTime() - Date.now(),
+    };
   }
 }
 
@@ -126,7 +131,8 @@ export class AdmissionTicket {
         // overrun is the slack of a token limit (docs/api/limits.md).
         const used = Math.max(0, Math.ceil(tokens));
         lease.granted = Math.max(0, lease.granted - used);
-        if (used > 0) consumptions.push({ quantity: quantity.name, windowStart: quantity.windowStart, amount: String(used) });
+        if (used > 0)
+          consumptions.push({ quantity: quantity.name, windowStart: quantity.windowStart, amount: String(used) });
       } else if (costNanos > 0) {
         lease.granted -= costNanos;
         consumptions.push({ quantity: quantity.name, windowStart: quantity.windowStart, amount: costUsd });
@@ -167,11 +173,16 @@ export class LeaseBook {
    */
   async admit(quantities: readonly Quantity[], estimateUsd: string, estimateTokens = 0): Promise<AdmissionTicket> {
     if (!this.settlementRoom(this.open + 1)) {
-      throw gatewayError(503, "Usage settlement is behind (the database is unreachable); retry shortly", { retryable: true, headers: { "retry-after": "1" } });
+      throw gatewayError(503, "Usage settlement is behind (the database is unreachable); retry shortly", {
+        retryable: true,
+        headers: { "retry-after": "1" },
+      });
     }
     const estimateNanos = usdToNanos(estimateUsd, "ceil");
     const leases = quantities.map((q) => this.leaseFor(q));
-    const needs = quantities.map((q) => (q.kind === "requests" ? 1 : q.kind === "tokens" ? Math.ceil(estimateTokens) : estimateNanos));
+    const needs = quantities.map((q) =>
+      q.kind === "requests" ? 1 : q.kind === "tokens" ? Math.ceil(estimateTokens) : estimateNanos,
+    );
     try {
       return await this.reserve(leases, needs);
     } catch (err) {
@@ -192,7 +203,9 @@ export class LeaseBook {
     const write: Promise<void> = this.store
       .consume(consumptions)
       // The amounts stay counted in the lease until it lapses: under-use, never overspend.
-      .catch((err: unknown) => this.log.warn({ err: errorMessage(err) }, "a batch item's use of its rate limits could not be settled"))
+      .catch((err: unknown) =>
+        this.log.warn({ err: errorMessage(err) }, "a batch item's use of its rate limits could not be settled"),
+      )
       .finally(() => this.writes.delete(write));
     this.writes.add(write);
   }
@@ -211,7 +224,9 @@ export class LeaseBook {
       const ticket = this.tryReserve(leases, needs);
       if (ticket) return ticket;
       const now = performance.now();
-      const short = leases.map((lease, i) => ({ lease, need: needs[i]! })).filter(({ lease, need }) => lease.available(now) < need);
+      const short = leases
+        .map((lease, i) => ({ lease, need: needs[i]! }))
+        .filter(({ lease, need }) => lease.available(now) < need);
       const pending = short.find(({ lease }) => lease.refill !== null);
       if (pending) {
         await pending.lease.refill;
@@ -220,7 +235,10 @@ export class LeaseBook {
       const granted = await this.grant(short, () => this.tryReserve(leases, needs));
       if (granted) return granted;
     }
-    throw gatewayError(503, "Admission is contended; retry shortly", { retryable: true, headers: { "retry-after": "1" } });
+    throw gatewayError(503, "Admission is contended; retry shortly", {
+      retryable: true,
+      headers: { "retry-after": "1" },
+    });
   }
 
   /** Gives every slice back (shutdown, after settlement has stopped). */
@@ -288,7 +306,10 @@ export class LeaseBook {
    * grant is refused. `claim` runs as soon as the amounts are in, before anyone waiting on the
    * same leases, so the caller that paid for the round trip is admitted by it.
    */
-  private async grant(short: ReadonlyArray<{ lease: Lease; need: number }>, claim: () => AdmissionTicket | undefined): Promise<AdmissionTicket | undefined> {
+  private async grant(
+    short: ReadonlyArray<{ lease: Lease; need: number }>,
+    claim: () => AdmissionTicket | undefined,
+  ): Promise<AdmissionTicket | undefined> {
     let ticket: AdmissionTicket | undefined;
     let failure: unknown;
     const leases = short.map((s) => s.lease);
@@ -324,9 +345,17 @@ export class LeaseBook {
   }
 
   /** `held`: what the lease already held toward an on-demand call's need, which a refusal counts as left. */
-  private async request(trigger: GrantTrigger, items: ReadonlyArray<{ lease: Lease; need: number; want: number; held?: number }>, done: (refused: Error | undefined) => void): Promise<void> {
+  private async request(
+    trigger: GrantTrigger,
+    items: ReadonlyArray<{ lease: Lease; need: number; want: number; held?: number }>,
+    done: (refused: Error | undefined) => void,
+  ): Promise<void> {
     const sent = performance.now();
-    const requests: GrantRequest[] = items.map(({ lease, need, want }) => ({ quantity: lease.quantity, need: lease.toDecimal(need), want: lease.toDecimal(want) }));
+    const requests: GrantRequest[] = items.map(({ lease, need, want }) => ({
+      quantity: lease.quantity,
+      need: lease.toDecimal(need),
+      want: lease.toDecimal(want),
+    }));
     try {
       let result: GrantResult;
       try {
@@ -334,7 +363,10 @@ export class LeaseBook {
       } catch (err) {
         this.observer?.leaseGrant(trigger, "failed");
         this.log.warn({ err: errorMessage(err) }, "admission leases could not be granted");
-        throw gatewayError(503, "Admission is unavailable: the database cannot be reached; retry shortly", { retryable: true, headers: { "retry-after": "1" } });
+        throw gatewayError(503, "Admission is unavailable: the database cannot be reached; retry shortly", {
+          retryable: true,
+          headers: { "retry-after": "1" },
+        });
       }
       if (!result.granted) {
         const { lease, need, held = 0 } = items[result.index]!;
@@ -348,7 +380,14 @@ export class LeaseBook {
         }
         // What the call met: all that was left to it (what its lease held too) against its whole need.
         const remaining = lease.toDecimal(lease.left + held);
-        done(shortfallError(lease.quantity, { remaining, need: lease.toDecimal(need + held), label: result.label, retryAfterS: result.retryAfterS }));
+        done(
+          shortfallError(lease.quantity, {
+            remaining,
+            need: lease.toDecimal(need + held),
+            label: result.label,
+            retryAfterS: result.retryAfterS,
+          }),
+        );
         return;
       }
       // Usable until the database's expiry, measured from before the request was sent.
@@ -375,7 +414,9 @@ export class LeaseBook {
       lease.granted -= unused;
       returned.push({ quantity: lease.quantity, amount: lease.toDecimal(unused) });
     }
-    this.store.giveBack(returned).catch((err: unknown) => this.log.debug({ err: errorMessage(err) }, "unused lease could not be returned"));
+    this.store
+      .giveBack(returned)
+      .catch((err: unknown) => this.log.debug({ err: errorMessage(err) }, "unused lease could not be returned"));
   }
 
   private tick(): void {

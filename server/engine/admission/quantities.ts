@@ -19,9 +19,21 @@ export type Refusal = "rate_limit" | "free_quota" | "budget";
  * Which rate limit a quantity is: its 429 names it, and the metrics and the ledger group refusals
  * by it (`free_model_requests` is the free-model day's, which is no rate window).
  */
-export type RateLimitName = "gateway_requests" | "key_requests" | "key_tokens" | "workspace_requests" | "workspace_tokens";
+export type RateLimitName =
+  | "gateway_requests"
+  | "key_requests"
+  | "key_tokens"
+  | "workspace_requests"
+  | "workspace_tokens";
 export type LimitName = RateLimitName | "free_model_requests";
-export const LIMIT_NAMES: readonly LimitName[] = ["gateway_requests", "key_requests", "key_tokens", "workspace_requests", "workspace_tokens", "free_model_requests"];
+export const LIMIT_NAMES: readonly LimitName[] = [
+  "gateway_requests",
+  "key_requests",
+  "key_tokens",
+  "workspace_requests",
+  "workspace_tokens",
+  "free_model_requests",
+];
 
 export interface QuantityLimit {
   /** Requests, or USD as an exact decimal. */
@@ -107,23 +119,74 @@ export function quantitiesFor(context: QuantitySource, limits: QuantityLimits, f
   });
   if (limits.rateLimitRequests > 0) {
     const window = fixedWindow(now, limits.rateLimitWindowSeconds * 1000);
-    quantities.push(counted(`rate:${key.hash}`, "requests", window, limits.rateLimitRequests, "rate limit", "rate_limit", "gateway_requests", key.hash));
+    quantities.push(
+      counted(
+        `rate:${key.hash}`,
+        "requests",
+        window,
+        limits.rateLimitRequests,
+        "rate limit",
+        "rate_limit",
+        "gateway_requests",
+        key.hash,
+      ),
+    );
   }
   // A minute, or a shorter window each per-minute limit is scaled to (rounded down, at least 1).
   const windowS = limits.rateLimitMinuteWindowSeconds ?? MINUTE_S;
   const minute = fixedWindow(now, windowS * 1000);
   const scaled = (perMinute: number) => Math.max(1, Math.floor((perMinute * windowS) / MINUTE_S));
-  const perMinute = (owner: "key" | "workspace", id: string, columns: Partial<RateLimitColumns>, keyHash: string | null) => {
+  const perMinute = (
+    owner: "key" | "workspace",
+    id: string,
+    columns: Partial<RateLimitColumns>,
+    keyHash: string | null,
+  ) => {
     const { rateLimitRequestsPerMinute: requests, rateLimitTokensPerMinute: tokens } = columns;
-    if (requests) quantities.push(counted(`rate:${owner}:${id}:requests`, "requests", minute, scaled(requests), `${requests} per minute`, "rate_limit", `${owner}_requests`, keyHash));
-    if (tokens) quantities.push(counted(`rate:${owner}:${id}:tokens`, "tokens", minute, scaled(tokens), `${tokens} per minute`, "rate_limit", `${owner}_tokens`, keyHash));
+    if (requests)
+      quantities.push(
+        counted(
+          `rate:${owner}:${id}:requests`,
+          "requests",
+          minute,
+          scaled(requests),
+          `${requests} per minute`,
+          "rate_limit",
+          `${owner}_requests`,
+          keyHash,
+        ),
+      );
+    if (tokens)
+      quantities.push(
+        counted(
+          `rate:${owner}:${id}:tokens`,
+          "tokens",
+          minute,
+          scaled(tokens),
+          `${tokens} per minute`,
+          "rate_limit",
+          `${owner}_tokens`,
+          keyHash,
+        ),
+      );
   };
   perMinute("key", key.hash, key, key.hash);
   // The workspace's are shared by all its keys: their grants lock the workspace only.
   perMinute("workspace", key.workspaceId, context.workspace, null);
   if (free) {
     const day = { start: currentPeriodStart("daily", now), end: nextReset("daily", now)! };
-    quantities.push(counted(`free:${key.hash}`, "requests", day, limits.freeModelDailyRequests, "free-model daily requests", "free_quota", null, key.hash));
+    quantities.push(
+      counted(
+        `free:${key.hash}`,
+        "requests",
+        day,
+        limits.freeModelDailyRequests,
+        "free-model daily requests",
+        "free_quota",
+        null,
+        key.hash,
+      ),
+    );
   }
   const spend = new Map<string, Quantity>();
   for (const layer of budgetLayers(key, context.guardrails, context.workspaceBudgets, context.workspace, now)) {

@@ -13,11 +13,17 @@ export interface RateLimitColumns {
 
 /** The columns an API value sets; undefined (null in JSON) removes both limits. */
 export function rateLimitColumns(value: SvcRateLimit | undefined): RateLimitColumns {
-  return { rateLimitRequestsPerMinute: value?.requestsPerMinute ?? null, rateLimitTokensPerMinute: value?.tokensPerMinute ?? null };
+  return {
+    rateLimitRequestsPerMinute: value?.requestsPerMinute ?? null,
+    rateLimitTokensPerMinute: value?.tokensPerMinute ?? null,
+  };
 }
 
 /** The API's value of a row's limits: null (undefined here) when it has neither. */
 export function svcRateLimitOf(row: RateLimitColumns): SvcRateLimit | undefined {
   if (row.rateLimitRequestsPerMinute === null && row.rateLimitTokensPerMinute === null) return undefined;
-  return create(SvcRateLimitSchema, { requestsPerMinute: row.rateLimitRequestsPerMinute ?? undefined, tokensPerMinute: row.rateLimitTokensPerMinute ?? undefined });
+  return create(SvcRateLimitSchema, {
+    requestsPerMinute: row.rateLimitRequestsPerMinute ?? undefined,
+    tokensPerMinute: row.rateLimitTokensPerMinute ?? undefined,
+  });
 }

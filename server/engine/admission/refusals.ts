@@ -41,22 +41,32 @@ export function refusalError(d: RefusalDetails): ConnectError {
   switch (d.refusal) {
     case "rate_limit": {
       const rateLimit = d.rateLimit ?? "gateway_requests";
-      const error = gatewayError(429, rateLimitMessage(rateLimit, d, retryAfterS), { retryable: true, headers: retryAfter });
+      const error = gatewayError(429, rateLimitMessage(rateLimit, d, retryAfterS), {
+        retryable: true,
+        headers: retryAfter,
+      });
       refusedBy.set(error, rateLimit);
       return error;
     }
     case "free_quota": {
-      const error = gatewayError(429, `Free-model daily request limit of ${d.limit} reached for this key`, { retryable: true, headers: retryAfter });
+      const error = gatewayError(429, `Free-model daily request limit of ${d.limit} reached for this key`, {
+        retryable: true,
+        headers: retryAfter,
+      });
       refusedBy.set(error, "free_model_requests");
       return error;
     }
     case "budget":
-      return gatewayError(402, `Insufficient budget: ${d.label} has $${Number(d.remainingUsd)} left and this request may cost up to $${Number(d.estimateUsd)}; lower max_tokens or raise the limit`);
+      return gatewayError(
+        402,
+        `Insufficient budget: ${d.label} has $${Number(d.remainingUsd)} left and this request may cost up to $${Number(d.estimateUsd)}; lower max_tokens or raise the limit`,
+      );
   }
 }
 
 function rateLimitMessage(rateLimit: RateLimitName, d: RefusalDetails, retryAfterS: number): string {
-  if (rateLimit === "gateway_requests") return `Rate limit exceeded: at most ${d.limit} requests per ${d.windowS} s for this key`;
+  if (rateLimit === "gateway_requests")
+    return `Rate limit exceeded: at most ${d.limit} requests per ${d.windowS} s for this key`;
   const [owner, unit] = rateLimit.split("_") as ["key" | "workspace", "requests" | "tokens"];
   const limit = `${WHOSE[owner]} limit of ${svcLimit(unit, d.limit, d.windowS, d.label)}`;
   if (unit === "requests") return `Rate limit exceeded: ${limit} is reached; retry in ${retryAfterS} s`;
@@ -70,11 +80,16 @@ function rateLimitMessage(rateLimit: RateLimitName, d: RefusalDetails, retryAfte
 function svcLimit(unit: "requests" | "tokens", limit: string, windowS: number, perMinute: string): string {
   const field = `svc_rate_limit.${unit}_per_minute`;
   const amount = `${limit} ${limit === "1" ? unit.slice(0, -1) : unit}`;
-  return windowS === 60 ? `${amount} per minute (${field})` : `${amount} per ${windowS} s (${field}: ${perMinute}, counted per ${windowS} s)`;
+  return windowS === 60
+    ? `${amount} per minute (${field})`
+    : `${amount} per ${windowS} s (${field}: ${perMinute}, counted per ${windowS} s)`;
 }
 
 /** A lease grant found `quantity` short: what it had left and what the call needed, in its unit. */
-export function shortfallError(quantity: Quantity, shortfall: { remaining: string; need: string; label: string; retryAfterS: number | null }): ConnectError {
+export function shortfallError(
+  quantity: Quantity,
+  shortfall: { remaining: string; need: string; label: string; retryAfterS: number | null },
+): ConnectError {
   return refusalError({
     refusal: quantity.refusal,
     rateLimit: quantity.rateLimit,

@@ -4,7 +4,14 @@ import type { Catalog, CatalogEndpoint, CatalogModel, CatalogProvider, DataRegio
 import { child, ConfigReader, item } from "./config-reader.js";
 import { CONFIG_PRICE } from "./decimal-price.js";
 import { defaultSupportedParameters } from "./default-parameters.js";
-import { DATA_COLLECTION, MODEL_ID_RULE, readCreated, readEndpointBase, REGIONS, type ProviderDefaults } from "./endpoint-entries.js";
+import {
+  DATA_COLLECTION,
+  MODEL_ID_RULE,
+  readCreated,
+  readEndpointBase,
+  REGIONS,
+  type ProviderDefaults,
+} from "./endpoint-entries.js";
 import { readVideoModels } from "./video-models.js";
 import { readKeys, readProviderSettings, substituteEnv } from "./provider-credentials.js";
 
@@ -16,9 +23,22 @@ type Env = Record<string, string | undefined>;
 
 const INPUT_MODALITIES = ["text", "image", "file", "audio", "video"] as const;
 /** The values GET /models accepts in `output_modalities`. */
-const OUTPUT_MODALITIES = ["text", "image", "embeddings", "audio", "video", "rerank", "decisions", "speech", "transcription"] as const;
+const OUTPUT_MODALITIES = [
+  "text",
+  "image",
+  "embeddings",
+  "audio",
+  "video",
+  "rerank",
+  "decisions",
+  "speech",
+  "transcription",
+] as const;
 
-const PROVIDER_SLUG = { pattern: /^[a-z0-9]+(-[a-z0-9]+)*$/, description: "a slug of lowercase letters, digits and single dashes" };
+const PROVIDER_SLUG = {
+  pattern: /^[a-z0-9]+(-[a-z0-9]+)*$/,
+  description: "a slug of lowercase letters, digits and single dashes",
+};
 const DATE = { pattern: /^\d{4}-\d{2}-\d{2}$/, description: "a date YYYY-MM-DD" };
 const HOST = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
 const PRICE_RULE = 'must be a non-negative decimal string of USD with at most 12 decimal places, e.g. "0.0000025"';
@@ -80,7 +100,8 @@ const PRICING_FIELDS = ["prompt", "completion", "image", "request", "input_cache
 
 export function catalogFromDocument(document: unknown, source: string, env: Env): Catalog {
   const reader = new ConfigReader(source);
-  if (document === null || document === undefined) return { providers: new Map(), models: new Map(), regionalHosts: new Map(), videoModels: new Map() };
+  if (document === null || document === undefined)
+    return { providers: new Map(), models: new Map(), regionalHosts: new Map(), videoModels: new Map() };
   const root = reader.object(document, "", ROOT_FIELDS);
   const defaults = new Map<string, ProviderDefaults>();
   const providers = readProviders(reader, root.providers, env, defaults);
@@ -90,7 +111,12 @@ export function catalogFromDocument(document: unknown, source: string, env: Env)
   return { providers, models, regionalHosts, videoModels };
 }
 
-function readProviders(reader: ConfigReader, value: unknown, env: Env, defaults: Map<string, ProviderDefaults>): Map<string, CatalogProvider> {
+function readProviders(
+  reader: ConfigReader,
+  value: unknown,
+  env: Env,
+  defaults: Map<string, ProviderDefaults>,
+): Map<string, CatalogProvider> {
   const providers = new Map<string, CatalogProvider>();
   reader.list(value, "providers", { optional: true }).forEach((entry, index) => {
     const path = item("providers", index);
@@ -104,7 +130,11 @@ function readProviders(reader: ConfigReader, value: unknown, env: Env, defaults:
       slug,
       name: reader.optionalString(p.name, child(path, "name")) ?? slug,
       kind,
-      baseUrl: readBaseUrl(reader, substituteEnv(reader, reader.string(p.base_url, baseUrlPath), baseUrlPath, env), baseUrlPath),
+      baseUrl: readBaseUrl(
+        reader,
+        substituteEnv(reader, reader.string(p.base_url, baseUrlPath), baseUrlPath, env),
+        baseUrlPath,
+      ),
       keys: readKeys(reader, p, path, env, settings),
       ...(settings ? { settings } : {}),
       timeoutMs: reader.optionalInteger(p.timeout_ms, child(path, "timeout_ms"), 1, 3_600_000) ?? 60_000,
@@ -133,7 +163,12 @@ function readBaseUrl(reader: ConfigReader, text: string, path: string): string {
   return url.toString().replace(/\/+$/, "");
 }
 
-function readModels(reader: ConfigReader, value: unknown, providers: Map<string, CatalogProvider>, defaults: Map<string, ProviderDefaults>): Map<string, CatalogModel> {
+function readModels(
+  reader: ConfigReader,
+  value: unknown,
+  providers: Map<string, CatalogProvider>,
+  defaults: Map<string, ProviderDefaults>,
+): Map<string, CatalogModel> {
   const models = new Map<string, CatalogModel>();
   const declaredAt = new Map<string, string>();
   const endpointIds = new Map<string, string>();
@@ -151,22 +186,39 @@ function readModels(reader: ConfigReader, value: unknown, providers: Map<string,
     claim(id, child(path, "id"));
     if (canonicalSlug !== id) claim(canonicalSlug, child(path, "canonical_slug"));
 
-    const outputModalities = readModalities(reader, m.output_modalities, child(path, "output_modalities"), OUTPUT_MODALITIES);
+    const outputModalities = readModalities(
+      reader,
+      m.output_modalities,
+      child(path, "output_modalities"),
+      OUTPUT_MODALITIES,
+    );
     const contextLength = reader.integer(m.context_length, child(path, "context_length"), 1, MAX_TOKENS);
     const model: CatalogModel = {
       id,
       canonicalSlug,
       name: reader.string(m.name, child(path, "name")),
-      description: m.description === undefined || m.description === null ? "" : readText(reader, m.description, child(path, "description")),
+      description:
+        m.description === undefined || m.description === null
+          ? ""
+          : readText(reader, m.description, child(path, "description")),
       created: readCreated(reader, m.created, child(path, "created")),
       contextLength,
       inputModalities: readModalities(reader, m.input_modalities, child(path, "input_modalities"), INPUT_MODALITIES),
       outputModalities,
       tokenizer: reader.optionalString(m.tokenizer, child(path, "tokenizer")) ?? "Other",
       instructType: reader.optionalString(m.instruct_type, child(path, "instruct_type")),
-      supportedVoices: m.supported_voices === undefined || m.supported_voices === null ? null : reader.stringList(m.supported_voices, child(path, "supported_voices")),
-      defaultParameters: reader.optionalJsonObject(m.default_parameters, child(path, "default_parameters")) as JsonObject | null,
-      perRequestLimits: reader.optionalJsonObject(m.per_request_limits, child(path, "per_request_limits")) as JsonObject | null,
+      supportedVoices:
+        m.supported_voices === undefined || m.supported_voices === null
+          ? null
+          : reader.stringList(m.supported_voices, child(path, "supported_voices")),
+      defaultParameters: reader.optionalJsonObject(
+        m.default_parameters,
+        child(path, "default_parameters"),
+      ) as JsonObject | null,
+      perRequestLimits: reader.optionalJsonObject(
+        m.per_request_limits,
+        child(path, "per_request_limits"),
+      ) as JsonObject | null,
       expirationDate: readDate(reader, m.expiration_date, child(path, "expiration_date")),
       knowledgeCutoff: reader.optionalString(m.knowledge_cutoff, child(path, "knowledge_cutoff")),
       isModerated: reader.boolean(m.is_moderated, child(path, "is_moderated"), false),
@@ -176,7 +228,11 @@ function readModels(reader: ConfigReader, value: unknown, providers: Map<string,
       const endpointPath = item(child(path, "endpoints"), endpointIndex);
       const endpoint = readEndpoint(reader, raw, endpointPath, model, providers, defaults);
       const earlier = endpointIds.get(endpoint.id);
-      if (earlier !== undefined) reader.fail(endpointPath, `duplicates endpoint '${endpoint.id}' of ${earlier}; give one of them a distinct tag`);
+      if (earlier !== undefined)
+        reader.fail(
+          endpointPath,
+          `duplicates endpoint '${endpoint.id}' of ${earlier}; give one of them a distinct tag`,
+        );
       endpointIds.set(endpoint.id, endpointPath);
       model.endpoints.push(endpoint);
     });
@@ -185,13 +241,26 @@ function readModels(reader: ConfigReader, value: unknown, providers: Map<string,
   return models;
 }
 
-function readEndpoint(reader: ConfigReader, raw: unknown, path: string, model: CatalogModel, providers: Map<string, CatalogProvider>, defaults: Map<string, ProviderDefaults>): CatalogEndpoint {
+function readEndpoint(
+  reader: ConfigReader,
+  raw: unknown,
+  path: string,
+  model: CatalogModel,
+  providers: Map<string, CatalogProvider>,
+  defaults: Map<string, ProviderDefaults>,
+): CatalogEndpoint {
   const e = reader.object(raw, path, ENDPOINT_FIELDS);
   const { provider, base } = readEndpointBase(reader, e, path, model.id, providers, defaults);
   return {
     ...base,
-    contextLength: reader.optionalInteger(e.context_length, child(path, "context_length"), 1, MAX_TOKENS) ?? model.contextLength,
-    maxCompletionTokens: reader.optionalInteger(e.max_completion_tokens, child(path, "max_completion_tokens"), 1, MAX_TOKENS),
+    contextLength:
+      reader.optionalInteger(e.context_length, child(path, "context_length"), 1, MAX_TOKENS) ?? model.contextLength,
+    maxCompletionTokens: reader.optionalInteger(
+      e.max_completion_tokens,
+      child(path, "max_completion_tokens"),
+      1,
+      MAX_TOKENS,
+    ),
     maxPromptTokens: reader.optionalInteger(e.max_prompt_tokens, child(path, "max_prompt_tokens"), 1, MAX_TOKENS),
     quantization: reader.optionalString(e.quantization, child(path, "quantization")),
     pricing: readPricing(reader, e.pricing, child(path, "pricing")),
@@ -199,12 +268,17 @@ function readEndpoint(reader: ConfigReader, raw: unknown, path: string, model: C
       e.supported_parameters === undefined || e.supported_parameters === null
         ? defaultSupportedParameters(provider.kind, model.outputModalities)
         : [...new Set(reader.stringList(e.supported_parameters, child(path, "supported_parameters")))],
-    supportsImplicitCaching: reader.boolean(e.supports_implicit_caching, child(path, "supports_implicit_caching"), false),
+    supportsImplicitCaching: reader.boolean(
+      e.supports_implicit_caching,
+      child(path, "supports_implicit_caching"),
+      false,
+    ),
   };
 }
 
 function readPricing(reader: ConfigReader, value: unknown, path: string): Pricing {
-  if (value === undefined || value === null) reader.fail(path, "is required: {prompt, completion} in USD per token as decimal strings");
+  if (value === undefined || value === null)
+    reader.fail(path, "is required: {prompt, completion} in USD per token as decimal strings");
   const p = reader.object(value, path, PRICING_FIELDS);
   const optionalPrice = (field: (typeof PRICING_FIELDS)[number]): string | undefined => {
     const raw = p[field];
@@ -212,15 +286,22 @@ function readPricing(reader: ConfigReader, value: unknown, path: string): Pricin
     const fieldPath = child(path, field);
     // A number in the file has already lost precision (1e-7 is not 0.0000001 in binary).
     if (typeof raw === "number") reader.fail(fieldPath, `${PRICE_RULE}; write it as a quoted string`);
-    if (typeof raw !== "string" || !CONFIG_PRICE.test(raw)) reader.fail(fieldPath, `${PRICE_RULE}, got ${JSON.stringify(raw)}`);
+    if (typeof raw !== "string" || !CONFIG_PRICE.test(raw))
+      reader.fail(fieldPath, `${PRICE_RULE}, got ${JSON.stringify(raw)}`);
     return raw;
   };
   const price = (field: (typeof PRICING_FIELDS)[number], required: boolean): string => {
     const value = optionalPrice(field);
-    if (value === undefined && required) reader.fail(child(path, field), `is required: ${PRICE_RULE.replace(/^must be /, "")}`);
+    if (value === undefined && required)
+      reader.fail(child(path, field), `is required: ${PRICE_RULE.replace(/^must be /, "")}`);
     return value ?? "0";
   };
-  const pricing: Pricing = { prompt: price("prompt", true), completion: price("completion", true), image: price("image", false), request: price("request", false) };
+  const pricing: Pricing = {
+    prompt: price("prompt", true),
+    completion: price("completion", true),
+    image: price("image", false),
+    request: price("request", false),
+  };
   // Absent stays absent: the models list shows a cache price only where the endpoint has one.
   const inputCacheRead = optionalPrice("input_cache_read");
   const inputCacheWrite = optionalPrice("input_cache_write");
@@ -231,14 +312,17 @@ function readPricing(reader: ConfigReader, value: unknown, path: string): Pricin
 
 function readModalities(reader: ConfigReader, value: unknown, path: string, allowed: readonly string[]): string[] {
   if (value === undefined || value === null) return ["text"];
-  const list = reader.list(value, path, { nonEmpty: true }).map((entry, index) => reader.oneOf(entry, item(path, index), allowed));
+  const list = reader
+    .list(value, path, { nonEmpty: true })
+    .map((entry, index) => reader.oneOf(entry, item(path, index), allowed));
   return [...new Set(list)];
 }
 
 function readDate(reader: ConfigReader, value: unknown, path: string): string | null {
   const text = reader.optionalString(value, path, DATE);
   const ms = text === null ? 0 : Date.parse(`${text}T00:00:00Z`);
-  if (text !== null && (!Number.isFinite(ms) || new Date(ms).toISOString().slice(0, 10) !== text)) reader.fail(path, `must be a real calendar date, got ${JSON.stringify(text)}`);
+  if (text !== null && (!Number.isFinite(ms) || new Date(ms).toISOString().slice(0, 10) !== text))
+    reader.fail(path, `must be a real calendar date, got ${JSON.stringify(text)}`);
   return text;
 }
 
@@ -250,11 +334,13 @@ function readText(reader: ConfigReader, value: unknown, path: string): string {
 function readRegionalHosts(reader: ConfigReader, value: unknown): Map<string, DataRegion> {
   const hosts = new Map<string, DataRegion>();
   if (value === undefined || value === null) return hosts;
-  if (typeof value !== "object" || Array.isArray(value)) reader.fail("regional_hosts", "must be an object mapping host names to regions");
+  if (typeof value !== "object" || Array.isArray(value))
+    reader.fail("regional_hosts", "must be an object mapping host names to regions");
   for (const [host, region] of Object.entries(value)) {
     const path = child("regional_hosts", host);
     const name = host.toLowerCase();
-    if (!HOST.test(name)) reader.fail(path, 'must be keyed by a host name without scheme or port, e.g. "eu.gateway.example"');
+    if (!HOST.test(name))
+      reader.fail(path, 'must be keyed by a host name without scheme or port, e.g. "eu.gateway.example"');
     if (hosts.has(name)) reader.fail(path, "names a host already listed (host names are case-insensitive)");
     hosts.set(name, reader.oneOf(region, path, REGIONS));
   }

@@ -14,7 +14,12 @@ import type { Catalog } from "./catalog.js";
  * `created` in epoch seconds.
  */
 export async function writeCatalog(sequelize: Sequelize, catalog: Catalog): Promise<Map<string, number>> {
-  const providers = [...catalog.providers.values()].map((p) => ({ slug: p.slug, name: p.name, kind: p.kind, base_url: p.baseUrl }));
+  const providers = [...catalog.providers.values()].map((p) => ({
+    slug: p.slug,
+    name: p.name,
+    kind: p.kind,
+    base_url: p.baseUrl,
+  }));
   const models = [...catalog.models.values()];
   const modelRows = models.map((m) => ({
     id: m.id,
@@ -81,7 +86,13 @@ async function run(sequelize: Sequelize, transaction: Transaction, sql: string, 
 }
 
 /** Table and key column names are constants of this file, never input. */
-async function unlist(sequelize: Sequelize, transaction: Transaction, table: string, key: string, keep: string[]): Promise<void> {
+async function unlist(
+  sequelize: Sequelize,
+  transaction: Transaction,
+  table: string,
+  key: string,
+  keep: string[],
+): Promise<void> {
   await sequelize.query(
     `UPDATE ${table} SET listed = false, synced_at = now()
       WHERE listed AND ${key} NOT IN (SELECT jsonb_array_elements_text(CAST(:keep AS jsonb)))`,

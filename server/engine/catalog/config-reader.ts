@@ -36,8 +36,10 @@ export class ConfigReader {
   }
 
   string(value: unknown, path: string, rule?: { pattern: RegExp; description: string }): string {
-    if (value === undefined || value === null) this.fail(path, rule ? `is required: ${rule.description}` : "is required: a non-empty string");
-    if (typeof value !== "string" || value.trim() === "") this.fail(path, rule ? `must be ${rule.description}` : "must be a non-empty string");
+    if (value === undefined || value === null)
+      this.fail(path, rule ? `is required: ${rule.description}` : "is required: a non-empty string");
+    if (typeof value !== "string" || value.trim() === "")
+      this.fail(path, rule ? `must be ${rule.description}` : "must be a non-empty string");
     if (rule && !rule.pattern.test(value)) this.fail(path, `must be ${rule.description}, got ${JSON.stringify(value)}`);
     return value;
   }
@@ -71,7 +73,10 @@ export class ConfigReader {
   oneOf<T extends string>(value: unknown, path: string, options: readonly T[], fallback?: T): T {
     if ((value === undefined || value === null) && fallback !== undefined) return fallback;
     if (typeof value !== "string" || !(options as readonly string[]).includes(value)) {
-      this.fail(path, `must be one of ${options.join(", ")}${value === undefined ? "" : `, got ${JSON.stringify(value)}`}`);
+      this.fail(
+        path,
+        `must be one of ${options.join(", ")}${value === undefined ? "" : `, got ${JSON.stringify(value)}`}`,
+      );
     }
     return value as T;
   }

@@ -46,5 +46,8 @@ export function addDecimals(...values: string[]): string {
  * the per-request price. Ties keep their order (Array.prototype.sort is stable).
  */
 export function comparePricing(a: Pricing, b: Pricing): number {
-  return compareDecimals(addDecimals(a.prompt, a.completion), addDecimals(b.prompt, b.completion)) || compareDecimals(a.request, b.request);
+  return (
+    compareDecimals(addDecimals(a.prompt, a.completion), addDecimals(b.prompt, b.completion)) ||
+    compareDecimals(a.request, b.request)
+  );
 }

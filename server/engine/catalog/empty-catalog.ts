@@ -3,7 +3,8 @@
  * not been given GATEWAY_CONFIG is the usual cause, so both the start-up warning and the error say
  * what to set, with the runnable example the README starts from.
  */
-const HOW_TO = "set GATEWAY_CONFIG to a JSON or YAML catalog of providers and models, e.g. GATEWAY_CONFIG=examples/gateway.yaml";
+const HOW_TO =
+  "set GATEWAY_CONFIG to a JSON or YAML catalog of providers and models, e.g. GATEWAY_CONFIG=examples/gateway.yaml";
 
 export function emptyCatalogWarning(file: string | undefined): string {
   return file === undefined

@@ -35,7 +35,10 @@ export const NO_STATS: EndpointStats = Object.freeze({
 });
 
 /** Stats of every id asked for (NO_STATS for endpoints without calls), in one statement. */
-export async function endpointStats(sequelize: Sequelize, endpointIds: readonly string[]): Promise<Map<string, EndpointStats>> {
+export async function endpointStats(
+  sequelize: Sequelize,
+  endpointIds: readonly string[],
+): Promise<Map<string, EndpointStats>> {
   const stats = new Map<string, EndpointStats>(endpointIds.map((id) => [id, NO_STATS]));
   if (endpointIds.length === 0) return stats;
   for (const row of await endpointCalls(sequelize, endpointIds)) {
@@ -85,7 +88,11 @@ export interface EndpointStatsCache {
  * bounded (its catalog plus organizations' private endpoints), so every id ever asked for is kept
  * and refreshed together in one statement.
  */
-export function createEndpointStatsCache(sequelize: Sequelize, ttlMs: number, onError: (err: unknown) => void = () => {}): EndpointStatsCache {
+export function createEndpointStatsCache(
+  sequelize: Sequelize,
+  ttlMs: number,
+  onError: (err: unknown) => void = () => {},
+): EndpointStatsCache {
   let known = new Map<string, EndpointStats>();
   let loadedAt = 0;
   let inflight: Promise<void> | undefined;

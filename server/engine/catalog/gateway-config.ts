@@ -54,13 +54,18 @@ import { errorMessage } from "../../../wire/errors.js";
  *
  * An endpoint's id is `<model id>@<provider slug>`, plus `/<tag>` when the tag is not the slug.
  */
-export async function loadGatewayConfig(file: string | undefined, env: Record<string, string | undefined>): Promise<Catalog> {
+export async function loadGatewayConfig(
+  file: string | undefined,
+  env: Record<string, string | undefined>,
+): Promise<Catalog> {
   if (file === undefined) return catalogFromDocument(null, "", env);
   let text: string;
   try {
     text = await fs.readFile(file, "utf8");
   } catch (err) {
-    throw new Error(`GATEWAY_CONFIG ${file}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new Error(
+      `GATEWAY_CONFIG ${file}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
   }
   return catalogFromDocument(parseDocument(file, text), file, env);
 }

@@ -14,7 +14,11 @@ const REGIONS: readonly string[] = ["global", "europe", "us"] satisfies DataRegi
  * `modelId` is a catalog model id or canonical slug; without it, every model's endpoints. The rows
  * are an organization's active ones (`activePrivateEndpoints`), which the governance cache keeps.
  */
-export function privateEndpointsOf(catalog: Catalog, rows: readonly PrivateEndpointRow[], modelId?: string): CatalogEndpoint[] {
+export function privateEndpointsOf(
+  catalog: Catalog,
+  rows: readonly PrivateEndpointRow[],
+  modelId?: string,
+): CatalogEndpoint[] {
   let matching = rows;
   if (modelId !== undefined) {
     const model = findCatalogModel(catalog, modelId);
@@ -39,7 +43,8 @@ function toCatalogEndpoint(catalog: Catalog, row: PrivateEndpointRow): CatalogEn
   const model = findCatalogModel(catalog, row.modelSlug) ?? findCatalogModel(catalog, row.modelPermaslug);
   // Private endpoints are created only for BYOK providers; an unknown one (removed from the list) speaks OpenAI.
   const kind = findByokProvider(row.providerSlug)?.kind ?? "openai";
-  const region = row.declaredRegion !== null && REGIONS.includes(row.declaredRegion) ? (row.declaredRegion as DataRegion) : "global";
+  const region =
+    row.declaredRegion !== null && REGIONS.includes(row.declaredRegion) ? (row.declaredRegion as DataRegion) : "global";
   return {
     id: row.id,
     modelId: model?.id ?? row.modelSlug,

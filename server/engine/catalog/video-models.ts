@@ -80,7 +80,10 @@ const FRAME_TYPES: readonly FrameType[] = ["first_frame", "last_frame"];
 const RESOLUTION = { pattern: /^[0-9]+[pK]$/, description: "a resolution such as 720p, 1080p or 4K" };
 const ASPECT_RATIO = { pattern: /^[1-9][0-9]*:[1-9][0-9]*$/, description: "an aspect ratio such as 16:9" };
 const SIZE = { pattern: /^[1-9][0-9]*x[1-9][0-9]*$/, description: "a size WIDTHxHEIGHT such as 1280x720" };
-const PARAMETER = { pattern: /^[A-Za-z_][A-Za-z0-9_]*$/, description: "a parameter name of letters, digits and underscores" };
+const PARAMETER = {
+  pattern: /^[A-Za-z_][A-Za-z0-9_]*$/,
+  description: "a parameter name of letters, digits and underscores",
+};
 const MAX_DURATION_S = 3_600;
 
 export const SKU_PER_VIDEO = "per-video";
@@ -115,17 +118,26 @@ export function readVideoModels(
     const created = readCreated(reader, m.created, child(path, "created"));
     if (created === 0) reader.fail(child(path, "created"), "is required: an ISO 8601 date or Unix seconds");
     const durations = unique(
-      reader.list(m.supported_durations, child(path, "supported_durations"), { nonEmpty: true }).map((d, i) => reader.integer(d, item(child(path, "supported_durations"), i), 1, MAX_DURATION_S)),
+      reader
+        .list(m.supported_durations, child(path, "supported_durations"), { nonEmpty: true })
+        .map((d, i) => reader.integer(d, item(child(path, "supported_durations"), i), 1, MAX_DURATION_S)),
     );
-    const defaultDuration = reader.optionalInteger(m.default_duration, child(path, "default_duration"), 1, MAX_DURATION_S) ?? durations[0]!;
-    if (!durations.includes(defaultDuration)) reader.fail(child(path, "default_duration"), `must be one of supported_durations (${durations.join(", ")})`);
-    const resolutions = unique(optionalList(reader, m.supported_resolutions, child(path, "supported_resolutions"), RESOLUTION));
+    const defaultDuration =
+      reader.optionalInteger(m.default_duration, child(path, "default_duration"), 1, MAX_DURATION_S) ?? durations[0]!;
+    if (!durations.includes(defaultDuration))
+      reader.fail(child(path, "default_duration"), `must be one of supported_durations (${durations.join(", ")})`);
+    const resolutions = unique(
+      optionalList(reader, m.supported_resolutions, child(path, "supported_resolutions"), RESOLUTION),
+    );
     const pricingSkus = readSkus(reader, m.pricing_skus, child(path, "pricing_skus"), resolutions);
     const model: CatalogVideoModel = {
       id,
       canonicalSlug,
       name: reader.string(m.name, child(path, "name")),
-      description: m.description === undefined || m.description === null ? "" : reader.string(m.description, child(path, "description")),
+      description:
+        m.description === undefined || m.description === null
+          ? ""
+          : reader.string(m.description, child(path, "description")),
       created,
       generateAudio: reader.boolean(m.generate_audio, child(path, "generate_audio"), false),
       seed: m.seed === undefined || m.seed === null ? null : reader.boolean(m.seed, child(path, "seed"), false),
@@ -133,19 +145,46 @@ export function readVideoModels(
       supportedDurations: durations,
       defaultDuration,
       supportedResolutions: resolutions,
-      supportedAspectRatios: unique(optionalList(reader, m.supported_aspect_ratios, child(path, "supported_aspect_ratios"), ASPECT_RATIO)),
-      supportedSizes: m.supported_sizes === undefined || m.supported_sizes === null ? null : unique(reader.stringList(m.supported_sizes, child(path, "supported_sizes"), SIZE)),
-      supportedFrameImages: unique(
-        reader.list(m.supported_frame_images, child(path, "supported_frame_images"), { optional: true }).map((f, i) => reader.oneOf(f, item(child(path, "supported_frame_images"), i), FRAME_TYPES)),
+      supportedAspectRatios: unique(
+        optionalList(reader, m.supported_aspect_ratios, child(path, "supported_aspect_ratios"), ASPECT_RATIO),
       ),
-      maxInputReferences: reader.optionalInteger(m.max_input_references, child(path, "max_input_references"), 0, 16) ?? 0,
-      allowedPassthroughParameters: unique(optionalList(reader, m.allowed_passthrough_parameters, child(path, "allowed_passthrough_parameters"), PARAMETER)),
+      supportedSizes:
+        m.supported_sizes === undefined || m.supported_sizes === null
+          ? null
+          : unique(reader.stringList(m.supported_sizes, child(path, "supported_sizes"), SIZE)),
+      supportedFrameImages: unique(
+        reader
+          .list(m.supported_frame_images, child(path, "supported_frame_images"), { optional: true })
+          .map((f, i) => reader.oneOf(f, item(child(path, "supported_frame_images"), i), FRAME_TYPES)),
+      ),
+      maxInputReferences:
+        reader.optionalInteger(m.max_input_references, child(path, "max_input_references"), 0, 16) ?? 0,
+      allowedPassthroughParameters: unique(
+        optionalList(
+          reader,
+          m.allowed_passthrough_parameters,
+          child(path, "allowed_passthrough_parameters"),
+          PARAMETER,
+        ),
+      ),
       endpoints: [],
     };
     const highest = [...pricingSkus.values()].reduce((a, b) => (compareDecimals(a, b) >= 0 ? a : b), "0");
     reader.list(m.endpoints, child(path, "endpoints"), { nonEmpty: true }).forEach((raw, endpointIndex) => {
-      const endpoint = readEndpoint(reader, raw, item(child(path, "endpoints"), endpointIndex), model, highest, providers, defaults);
-      if (model.endpoints.some((e) => e.id === endpoint.id)) reader.fail(item(child(path, "endpoints"), endpointIndex), `duplicates endpoint '${endpoint.id}'; give one of them a distinct tag`);
+      const endpoint = readEndpoint(
+        reader,
+        raw,
+        item(child(path, "endpoints"), endpointIndex),
+        model,
+        highest,
+        providers,
+        defaults,
+      );
+      if (model.endpoints.some((e) => e.id === endpoint.id))
+        reader.fail(
+          item(child(path, "endpoints"), endpointIndex),
+          `duplicates endpoint '${endpoint.id}'; give one of them a distinct tag`,
+        );
       model.endpoints.push(endpoint);
     });
     models.set(id, model);
@@ -154,20 +193,25 @@ export function readVideoModels(
 }
 
 /** A video model by id or canonical slug. */
-export function findVideoModel(models: ReadonlyMap<string, CatalogVideoModel>, ref: string): CatalogVideoModel | undefined {
+export function findVideoModel(
+  models: ReadonlyMap<string, CatalogVideoModel>,
+  ref: string,
+): CatalogVideoModel | undefined {
   return models.get(ref) ?? [...models.values()].find((model) => model.canonicalSlug === ref);
 }
 
 function readSkus(reader: ConfigReader, value: unknown, path: string, resolutions: string[]): Map<string, string> {
   const skus = new Map<string, string>();
   if (value === undefined || value === null) return skus;
-  if (typeof value !== "object" || Array.isArray(value)) reader.fail(path, "must be an object mapping SKU names to USD decimal strings");
+  if (typeof value !== "object" || Array.isArray(value))
+    reader.fail(path, "must be an object mapping SKU names to USD decimal strings");
   const known = [SKU_PER_VIDEO, SKU_PER_SECOND, ...resolutions.map((r) => `${SKU_PER_SECOND}-${r.toLowerCase()}`)];
   for (const [sku, price] of Object.entries(value)) {
     const skuPath = child(path, sku);
     if (!known.includes(sku)) reader.fail(skuPath, `is not a SKU the gateway bills by (known: ${known.join(", ")})`);
     // A number in the file has already lost precision, as for token prices.
-    if (typeof price !== "string" || !CONFIG_PRICE.test(price)) reader.fail(skuPath, 'must be a non-negative decimal string of USD with at most 12 decimal places, e.g. "0.10"');
+    if (typeof price !== "string" || !CONFIG_PRICE.test(price))
+      reader.fail(skuPath, 'must be a non-negative decimal string of USD with at most 12 decimal places, e.g. "0.10"');
     skus.set(sku, price);
   }
   return skus;
@@ -201,7 +245,12 @@ function readEndpoint(
   };
 }
 
-function optionalList(reader: ConfigReader, value: unknown, path: string, rule: { pattern: RegExp; description: string }): string[] {
+function optionalList(
+  reader: ConfigReader,
+  value: unknown,
+  path: string,
+  rule: { pattern: RegExp; description: string },
+): string[] {
   return value === undefined || value === null ? [] : reader.stringList(value, path, rule);
 }
 

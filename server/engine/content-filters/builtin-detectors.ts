@@ -55,7 +55,8 @@ export const DETECTORS: ReadonlyMap<string, Detector> = new Map<string, Detector
   [
     "ip-address",
     {
-      pattern: /(?<![\w\p{Nd}.:])(?:\p{Nd}{1,3}(?:\.\p{Nd}{1,3}){3}|[\p{Nd}A-Fa-f]{0,4}(?::[\p{Nd}A-Fa-f]{0,4}){2,7}(?:\.\p{Nd}{1,3}){0,3})(?![\w\p{Nd}:]|\.\p{Nd})/gu,
+      pattern:
+        /(?<![\w\p{Nd}.:])(?:\p{Nd}{1,3}(?:\.\p{Nd}{1,3}){3}|[\p{Nd}A-Fa-f]{0,4}(?::[\p{Nd}A-Fa-f]{0,4}){2,7}(?:\.\p{Nd}{1,3}){0,3})(?![\w\p{Nd}:]|\.\p{Nd})/gu,
       accepts: (found) => {
         const candidate = asciiDigits(found);
         return isIPv4(candidate) || (isIPv6(candidate) && /[0-9A-Fa-f]/.test(candidate));
@@ -67,7 +68,8 @@ export const DETECTORS: ReadonlyMap<string, Detector> = new Map<string, Detector
     "phone",
     {
       // International (+ and country code, then groups) or North American (3-3-4, optional 1).
-      pattern: /(?<![\w\p{Nd}+])(?:\+\p{Nd}{1,3}(?:[ .-]?\(?\p{Nd}{1,4}\)?){2,6}|(?:1[ .-]?)?(?:\(\p{Nd}{3}\) ?|\p{Nd}{3}[ .-])\p{Nd}{3}[ .-]\p{Nd}{4})(?![\w\p{Nd}-]|\.\p{Nd})/gu,
+      pattern:
+        /(?<![\w\p{Nd}+])(?:\+\p{Nd}{1,3}(?:[ .-]?\(?\p{Nd}{1,4}\)?){2,6}|(?:1[ .-]?)?(?:\(\p{Nd}{3}\) ?|\p{Nd}{3}[ .-])\p{Nd}{3}[ .-]\p{Nd}{4})(?![\w\p{Nd}-]|\.\p{Nd})/gu,
       accepts: (candidate) => {
         const digits = candidate.replace(/\P{Nd}/gu, "").length;
         return digits >= 10 && digits <= 15;

@@ -20,7 +20,12 @@ const UNFILTERED: CallFiltering = { matched: [] };
  * string of every body, keys included (request-strings.ts). A call whose guardrails have no filter
  * (nearly all) returns at once, having walked nothing.
  */
-export function filterCall(guardrails: readonly ApplyingGuardrail[], shape: ScannedShape, bodies: readonly JsonObject[], maxBytes: number): CallFiltering {
+export function filterCall(
+  guardrails: readonly ApplyingGuardrail[],
+  shape: ScannedShape,
+  bodies: readonly JsonObject[],
+  maxBytes: number,
+): CallFiltering {
   if (!guardrails.some((guardrail) => guardrail.contentFilters.length > 0)) return UNFILTERED;
   const governing = guardrails.flatMap((guardrail) => guardrail.contentFilters);
   // Each filter reads at most maxBytes of this call's text (GATEWAY_CONTENT_FILTER_MAX_BYTES): 413 beyond.

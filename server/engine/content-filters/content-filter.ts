@@ -40,12 +40,22 @@ const MAX_LABEL_LENGTH = 100;
 /** 400 for a slug this gateway does not detect, or an action the slug does not take. */
 export function checkBuiltin({ slug, action }: { slug: string; action: string }): void {
   if (UNAVAILABLE_SLUGS.has(slug)) {
-    throw gatewayError(400, `content_filter_builtins: '${slug}' is not available in this gateway; accepted slugs: ${[...DETECTORS.keys()].join(", ")}`);
+    throw gatewayError(
+      400,
+      `content_filter_builtins: '${slug}' is not available in this gateway; accepted slugs: ${[...DETECTORS.keys()].join(", ")}`,
+    );
   }
   const detector = DETECTORS.get(slug);
-  if (detector === undefined) throw gatewayError(400, `content_filter_builtins: unknown slug '${slug}'; accepted slugs: ${[...DETECTORS.keys()].join(", ")}`);
+  if (detector === undefined)
+    throw gatewayError(
+      400,
+      `content_filter_builtins: unknown slug '${slug}'; accepted slugs: ${[...DETECTORS.keys()].join(", ")}`,
+    );
   if (!detector.actions.includes(action as FilterAction)) {
-    throw gatewayError(400, `content_filter_builtins: slug '${slug}' does not take action '${action}'; accepted: ${detector.actions.join(", ")}`);
+    throw gatewayError(
+      400,
+      `content_filter_builtins: slug '${slug}' does not take action '${action}'; accepted: ${detector.actions.join(", ")}`,
+    );
   }
 }
 
@@ -63,17 +73,24 @@ interface CustomFilter {
 export function checkCustomFilter(filter: JsonObject, index: number, budget = new AnalysisBudget()): CustomFilter {
   const where = `content_filters[${index}]`;
   for (const key of Object.keys(filter)) {
-    if (key !== "pattern" && key !== "label" && key !== "action") throw gatewayError(400, `${where}: unknown field '${key}'; accepted: pattern, label, action`);
+    if (key !== "pattern" && key !== "label" && key !== "action")
+      throw gatewayError(400, `${where}: unknown field '${key}'; accepted: pattern, label, action`);
   }
   const { pattern, label = CUSTOM_LABEL, action } = filter;
   if (typeof pattern !== "string" || pattern.length === 0 || pattern.length > MAX_PATTERN_LENGTH) {
     throw gatewayError(400, `${where}.pattern is required: a string of 1 to ${MAX_PATTERN_LENGTH} characters`);
   }
-  if (typeof label !== "string" || label.length > MAX_LABEL_LENGTH) throw gatewayError(400, `${where}.label must be a string of at most ${MAX_LABEL_LENGTH} characters`);
+  if (typeof label !== "string" || label.length > MAX_LABEL_LENGTH)
+    throw gatewayError(400, `${where}.label must be a string of at most ${MAX_LABEL_LENGTH} characters`);
   if (typeof action !== "string" || !CUSTOM_ACTIONS.includes(action as FilterAction)) {
     throw gatewayError(400, `${where}.action must be one of ${CUSTOM_ACTIONS.join(", ")}`);
   }
-  return { pattern, label: label || CUSTOM_LABEL, action: action as FilterAction, compiled: compilePattern(pattern, where, budget) };
+  return {
+    pattern,
+    label: label || CUSTOM_LABEL,
+    action: action as FilterAction,
+    compiled: compilePattern(pattern, where, budget),
+  };
 }
 
 /**
@@ -95,15 +112,36 @@ function compilePattern(pattern: string, where: string, budget: AnalysisBudget):
 
 export function builtinFilter(guardrail: string, { slug, label, action }: StoredContentFilterBuiltin): ContentFilter {
   checkBuiltin({ slug, action });
-  return { guardrail, slug, name: slug, action: action as FilterAction, label, ...detectorOps(DETECTORS.get(slug)!, label) };
+  return {
+    guardrail,
+    slug,
+    name: slug,
+    action: action as FilterAction,
+    label,
+    ...detectorOps(DETECTORS.get(slug)!, label),
+  };
 }
 
 /** A stored filter that cannot be compiled; `slug` is `unusable` so that the metric's labels stay bounded. */
 export function unusableFilter(guardrail: string, name: string, reason: string): ContentFilter {
-  return { guardrail, slug: "unusable", name, action: "block", label: "", matches: () => true, redact: (text) => text, unusable: reason };
+  return {
+    guardrail,
+    slug: "unusable",
+    name,
+    action: "block",
+    label: "",
+    matches: () => true,
+    redact: (text) => text,
+    unusable: reason,
+  };
 }
 
-export function customFilter(guardrail: string, stored: JsonObject, index: number, budget = new AnalysisBudget()): ContentFilter {
+export function customFilter(
+  guardrail: string,
+  stored: JsonObject,
+  index: number,
+  budget = new AnalysisBudget(),
+): ContentFilter {
   const { label, action, compiled: re } = checkCustomFilter(stored, index, budget);
   const name = label === CUSTOM_LABEL ? `content_filters[${index}]` : label;
   return {

@@ -30,8 +30,15 @@ export function parseDataUrl(value: string): DataUrl | undefined {
 
 /** Text the filters can read, media they do not read, or content they cannot read. */
 export function mediaKind(mediaType: string): MediaKind {
-  if (mediaType.startsWith("text/") || TEXT_TYPES.has(mediaType) || mediaType.endsWith("+json") || mediaType.endsWith("+xml")) return "text";
-  if (mediaType.startsWith("image/") || mediaType.startsWith("audio/") || mediaType.startsWith("video/")) return "media";
+  if (
+    mediaType.startsWith("text/") ||
+    TEXT_TYPES.has(mediaType) ||
+    mediaType.endsWith("+json") ||
+    mediaType.endsWith("+xml")
+  )
+    return "text";
+  if (mediaType.startsWith("image/") || mediaType.startsWith("audio/") || mediaType.startsWith("video/"))
+    return "media";
   return "opaque";
 }
 

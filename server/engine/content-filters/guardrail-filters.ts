@@ -15,7 +15,12 @@ const compiled = new Map<string, { version: string; filters: readonly ContentFil
  * (pattern-limits.ts) are the expensive part. A guardrail
  * without filters costs nothing here and nothing per call.
  */
-export function guardrailFilters(id: string, name: string, builtins: StoredContentFilterBuiltin[], custom: JsonObject[] | null): readonly ContentFilter[] {
+export function guardrailFilters(
+  id: string,
+  name: string,
+  builtins: StoredContentFilterBuiltin[],
+  custom: JsonObject[] | null,
+): readonly ContentFilter[] {
   if (builtins.length === 0 && (custom === null || custom.length === 0)) {
     compiled.delete(id);
     return NONE;
@@ -26,7 +31,14 @@ export function guardrailFilters(id: string, name: string, builtins: StoredConte
   const budget = new AnalysisBudget();
   const filters = [
     ...builtins.map((builtin) => compiledOrUnusable(name, builtin.slug, () => builtinFilter(name, builtin))),
-    ...(custom ?? []).map((filter, index) => compiledOrUnusable(name, `content_filters[${index}]`, () => customFilter(name, filter, index, budget), filter.pattern)),
+    ...(custom ?? []).map((filter, index) =>
+      compiledOrUnusable(
+        name,
+        `content_filters[${index}]`,
+        () => customFilter(name, filter, index, budget),
+        filter.pattern,
+      ),
+    ),
   ];
   compiled.set(id, { version, filters });
   return filters;
@@ -37,12 +49,21 @@ export function guardrailFilters(id: string, name: string, builtins: StoredConte
  * never quotes a custom filter's pattern (a refusal of RE2 quotes it), which is the guardrail's
  * own business; saving the guardrail again gives its administrator the whole reason.
  */
-function compiledOrUnusable(guardrail: string, name: string, compile: () => ContentFilter, pattern?: JsonValue): ContentFilter {
+function compiledOrUnusable(
+  guardrail: string,
+  name: string,
+  compile: () => ContentFilter,
+  pattern?: JsonValue,
+): ContentFilter {
   try {
     return compile();
   } catch (err) {
     const reason = errorMessage(err);
     const quotesPattern = typeof pattern === "string" && pattern !== "" && reason.includes(pattern);
-    return unusableFilter(guardrail, name, quotesPattern ? `${name}.pattern is not one this gateway accepts; saving the guardrail again says why` : reason);
+    return unusableFilter(
+      guardrail,
+      name,
+      quotesPattern ? `${name}.pattern is not one this gateway accepts; saving the guardrail again says why` : reason,
+    );
   }
 }

@@ -64,18 +64,34 @@ export function patternCost(re: RE2JS, budget = new AnalysisBudget()): PatternCo
   const search: Search = { start: program.start, closures, letters, ...kindsOf(program.inst), work };
   const instructions = program.inst.length;
   const contexts = [NO_RUNE, ...letters.map((letter) => letter.rune)];
-  const matchesEmpty = contexts.some((before) => contexts.some((after) => closures.of(program.start, before, after).includes(MATCHED)));
-  if (matchesEmpty) return { instructions, liveInstructions: closures.reach(program.start, NO_RUNE, NO_RUNE).length, rereadPerMatch: Number.POSITIVE_INFINITY, matchesEmpty };
+  const matchesEmpty = contexts.some((before) =>
+    contexts.some((after) => closures.of(program.start, before, after).includes(MATCHED)),
+  );
+  if (matchesEmpty)
+    return {
+      instructions,
+      liveInstructions: closures.reach(program.start, NO_RUNE, NO_RUNE).length,
+      rereadPerMatch: Number.POSITIVE_INFINITY,
+      matchesEmpty,
+    };
   return { instructions, ...simulate(search), matchesEmpty };
 }
 
 function programOf(re: RE2JS): { inst: Instruction[]; start: number } {
   const prog: unknown = re.re2().prog;
-  if (typeof prog !== "object" || prog === null || !("inst" in prog) || !("start" in prog)) throw new Error("re2js changed: no compiled program");
+  if (typeof prog !== "object" || prog === null || !("inst" in prog) || !("start" in prog))
+    throw new Error("re2js changed: no compiled program");
   const { inst, start } = prog;
   if (!Array.isArray(inst) || typeof start !== "number") throw new Error("re2js changed: unexpected program");
   for (const item of inst as unknown[]) {
-    if (typeof item !== "object" || item === null || !("op" in item) || typeof item.op !== "number" || item.op < ALT || item.op > RUNE_ANY_NOT_NL) {
+    if (
+      typeof item !== "object" ||
+      item === null ||
+      !("op" in item) ||
+      typeof item.op !== "number" ||
+      item.op < ALT ||
+      item.op > RUNE_ANY_NOT_NL
+    ) {
       // Lookbehinds (ops 12, 13) need a flag the filters never set.
       throw new Error("re2js changed: unknown instruction");
     }
@@ -230,9 +246,12 @@ class Work {
   spend(steps: number): void {
     this.left -= steps;
     this.shared.left -= steps;
-    if (this.left < 0) throw new TooComplex(`checking its cost takes more than ${MAX_ANALYSIS_STEPS.toLocaleString("en-US")} steps`);
+    if (this.left < 0)
+      throw new TooComplex(`checking its cost takes more than ${MAX_ANALYSIS_STEPS.toLocaleString("en-US")} steps`);
     if (this.shared.left < 0) {
-      throw new TooComplex(`checking the cost of the guardrail's custom patterns takes more than ${MAX_GUARDRAIL_ANALYSIS_STEPS.toLocaleString("en-US")} steps in all`);
+      throw new TooComplex(
+        `checking the cost of the guardrail's custom patterns takes more than ${MAX_GUARDRAIL_ANALYSIS_STEPS.toLocaleString("en-US")} steps in all`,
+      );
     }
   }
 }
@@ -284,7 +303,8 @@ const END = -1;
 function simulate(search: Search): { liveInstructions: number; rereadPerMatch: number } {
   const { closures, letters, kinds, kindOf, start } = search;
   const states = new StateSpace<SearchState>(search.work);
-  const stateOf = (queue: readonly number[], matched: boolean, next: number) => states.get(stateKey(queue, matched, next), () => ({ queue, matched, next, steps: [], afterMatchBy: new Set() }));
+  const stateOf = (queue: readonly number[], matched: boolean, next: number) =>
+    states.get(stateKey(queue, matched, next), () => ({ queue, matched, next, steps: [], afterMatchBy: new Set() }));
   let liveInstructions = 0;
   kinds.forEach((rune, kind) => {
     stateOf(closures.of(start, NO_RUNE, rune), false, kind);
@@ -335,7 +355,8 @@ class Endings {
     for (const state of states.all()) {
       if (!state.matched) continue;
       if (state.queue.length === 0 || state.next === END) pending.push(state);
-      for (const { target, matches } of state.steps) if (!matches) before.set(target, [...(before.get(target) ?? []), state]);
+      for (const { target, matches } of state.steps)
+        if (!matches) before.set(target, [...(before.get(target) ?? []), state]);
     }
     for (let state = pending.pop(); state !== undefined; state = pending.pop()) {
       if (this.ending.has(state)) continue;
@@ -357,7 +378,8 @@ class Endings {
     if (this.onPath.has(state)) return Number.POSITIVE_INFINITY;
     this.onPath.add(state);
     let longest = 0;
-    for (const { target, matches } of state.steps) if (!matches && this.ending.has(target)) longest = Math.max(longest, 1 + this.longest(target));
+    for (const { target, matches } of state.steps)
+      if (!matches && this.ending.has(target)) longest = Math.max(longest, 1 + this.longest(target));
     this.onPath.delete(state);
     this.lengths.set(state, longest);
     return longest;
@@ -402,7 +424,12 @@ class StateSpace<T> {
  * character: every instruction the moving threads add (those after a match are cut only when the
  * match is reached) and the new thread's.
  */
-function stepOf(state: { queue: readonly number[]; matched: boolean }, read: Letter, after: number, { closures, start, work }: Search): { queue: number[]; matches: boolean; live: number } {
+function stepOf(
+  state: { queue: readonly number[]; matched: boolean },
+  read: Letter,
+  after: number,
+  { closures, start, work }: Search,
+): { queue: number[]; matches: boolean; live: number } {
   work.spend(state.queue.length);
   const moved: number[] = [];
   const present = new Set<number>();
@@ -422,7 +449,9 @@ function stepOf(state: { queue: readonly number[]; matched: boolean }, read: Let
   }
   if (!state.matched) {
     for (const pc of closures.reach(start, read.rune, after)) live.add(pc);
-    if (!matches) for (const item of closures.of(start, read.rune, after)) if (item !== MATCHED && !present.has(item)) moved.push(item);
+    if (!matches)
+      for (const item of closures.of(start, read.rune, after))
+        if (item !== MATCHED && !present.has(item)) moved.push(item);
   }
   work.spend(live.size);
   return { queue: moved, matches, live: live.size };
@@ -438,12 +467,19 @@ function stepOf(state: { queue: readonly number[]; matched: boolean }, read: Let
  * which the first search returns instead); `readOn` tells how far the preferred threads can read
  * from a moment and still end without a match.
  */
-function overrun(settled: readonly SearchState[], search: Search, readOn: (queue: readonly number[], next: number) => number): number {
+function overrun(
+  settled: readonly SearchState[],
+  search: Search,
+  readOn: (queue: readonly number[], next: number) => number,
+): number {
   const { closures, letters, kinds, kindOf, start } = search;
   type Pair = { first: readonly number[]; second: readonly number[]; next: number };
   const pairs = new StateSpace<Pair>(search.work);
-  const pairOf = (first: readonly number[], second: readonly number[], next: number) => pairs.get(`${next}:${first}|${second}`, () => ({ first, second, next }));
-  for (const state of settled) for (const before of state.afterMatchBy) pairOf(state.queue, closures.of(start, before, kinds[state.next]!), state.next);
+  const pairOf = (first: readonly number[], second: readonly number[], next: number) =>
+    pairs.get(`${next}:${first}|${second}`, () => ({ first, second, next }));
+  for (const state of settled)
+    for (const before of state.afterMatchBy)
+      pairOf(state.queue, closures.of(start, before, kinds[state.next]!), state.next);
   let longest = 0;
   for (const { first, second, next } of pairs.pending()) {
     for (const read of letters) {

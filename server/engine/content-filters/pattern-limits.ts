@@ -35,15 +35,24 @@ export function checkPatternCost(compiled: RE2JS, where: string, budget = new An
     cost = patternCost(compiled, budget);
   } catch (err) {
     if (!(err instanceof TooComplex)) throw err;
-    throw gatewayError(400, `${where}.pattern is too complex to check: ${err.message}; simplify it`, { field: `${where}.pattern` });
+    throw gatewayError(400, `${where}.pattern is too complex to check: ${err.message}; simplify it`, {
+      field: `${where}.pattern`,
+    });
   }
-  if (cost.matchesEmpty) throw gatewayError(400, `${where}.pattern can match an empty text (a match that redacts nothing)`, { field: `${where}.pattern` });
+  if (cost.matchesEmpty)
+    throw gatewayError(400, `${where}.pattern can match an empty text (a match that redacts nothing)`, {
+      field: `${where}.pattern`,
+    });
   const work = workPerCharacter(cost);
   if (work > MAX_WORK_PER_CHARACTER) {
     const why = Number.isFinite(cost.rereadPerMatch)
       ? `the matcher can hold ${cost.liveInstructions} of its instructions at once and read ${cost.rereadPerMatch} characters again per match, ${work} steps per character`
       : "an alternative can run on past a shorter match without end, so the text is read again for every match (as in a.*b|a); bound that alternative (a.{0,5}b|a) or put the shorter one first (a|a.*b)";
-    throw gatewayError(400, `${where}.pattern costs too much to run: ${why}; the limit is ${MAX_WORK_PER_CHARACTER} steps per character`, { field: `${where}.pattern` });
+    throw gatewayError(
+      400,
+      `${where}.pattern costs too much to run: ${why}; the limit is ${MAX_WORK_PER_CHARACTER} steps per character`,
+      { field: `${where}.pattern` },
+    );
   }
   return cost;
 }

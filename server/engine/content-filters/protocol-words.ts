@@ -147,7 +147,18 @@ export const PROTOCOL_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /** Fields whose value is a keyword of the format (`role`, a part's or a schema's `type`, `detail`, …). */
-export const CONTROL_KEYS: ReadonlySet<string> = new Set(["role", "type", "tool_choice", "detail", "reasoning_effort", "effort", "service_tier", "verbosity", "modalities", "search_context_size"]);
+export const CONTROL_KEYS: ReadonlySet<string> = new Set([
+  "role",
+  "type",
+  "tool_choice",
+  "detail",
+  "reasoning_effort",
+  "effort",
+  "service_tier",
+  "verbosity",
+  "modalities",
+  "search_context_size",
+]);
 
 /**
  * A bare keyword: lower-case letters, `_`, `-` and `:` (`svc:web_search`). It has no `@`, no digit

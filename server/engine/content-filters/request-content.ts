@@ -35,7 +35,12 @@ export interface FilterRefusal {
  * provider untouched; only when the normal form of that result still holds a match (an address cut
  * by a zero-width space, a fullwidth number) is the normal form redacted and sent instead.
  */
-export function filterRequest(filters: readonly ContentFilter[], shape: ScannedShape, body: JsonObject, matched = new Set<ContentFilter>()): FilterVerdict {
+export function filterRequest(
+  filters: readonly ContentFilter[],
+  shape: ScannedShape,
+  body: JsonObject,
+  matched = new Set<ContentFilter>(),
+): FilterVerdict {
   try {
     scanStrings(body, shape, new FilterScanner(filters, matched));
   } catch (err) {
@@ -53,18 +58,33 @@ export function filterRequest(filters: readonly ContentFilter[], shape: ScannedS
 export function blockedError({ filter, unreadable, collidingKeys }: FilterRefusal) {
   const named = `content filter '${filter.name}' of guardrail '${filter.guardrail}'`;
   if (filter.unusable !== undefined) {
-    return gatewayError(403, `Guardrail '${filter.guardrail}' has a content filter this gateway cannot apply (${filter.unusable}); update the guardrail`, { reason: "CONTENT_FILTERED" });
+    return gatewayError(
+      403,
+      `Guardrail '${filter.guardrail}' has a content filter this gateway cannot apply (${filter.unusable}); update the guardrail`,
+      { reason: "CONTENT_FILTERED" },
+    );
   }
   if (unreadable !== undefined) {
-    return gatewayError(400, `${unreadable.field} holds ${unreadable.what}, which ${named} cannot scan, and it blocks what it cannot scan; send the content as text`, {
-      reason: "CONTENT_UNSCANNABLE",
-      field: unreadable.field,
-    });
+    return gatewayError(
+      400,
+      `${unreadable.field} holds ${unreadable.what}, which ${named} cannot scan, and it blocks what it cannot scan; send the content as text`,
+      {
+        reason: "CONTENT_UNSCANNABLE",
+        field: unreadable.field,
+      },
+    );
   }
   if (collidingKeys !== undefined) {
-    return gatewayError(400, `${named} would redact two keys of ${collidingKeys} into the same key; rename them`, { reason: "CONTENT_UNSCANNABLE", field: collidingKeys });
+    return gatewayError(400, `${named} would redact two keys of ${collidingKeys} into the same key; rename them`, {
+      reason: "CONTENT_UNSCANNABLE",
+      field: collidingKeys,
+    });
   }
-  return gatewayError(403, `Request blocked by guardrail '${filter.guardrail}': content filter '${filter.name}' matched the input`, { reason: "CONTENT_FILTERED" });
+  return gatewayError(
+    403,
+    `Request blocked by guardrail '${filter.guardrail}': content filter '${filter.name}' matched the input`,
+    { reason: "CONTENT_FILTERED" },
+  );
 }
 
 /** Ends the walk at the first refusal. */
@@ -103,7 +123,8 @@ class FilterScanner implements StringScanner {
 
   key(value: string): string {
     const sent = this.text(value);
-    if (sent !== value) this.keyRedactor = this.redacts.find((filter) => filter.redact(value) !== value) ?? this.keyRedactor;
+    if (sent !== value)
+      this.keyRedactor = this.redacts.find((filter) => filter.redact(value) !== value) ?? this.keyRedactor;
     return sent;
   }
 

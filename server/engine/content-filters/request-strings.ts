@@ -32,7 +32,11 @@ export interface StringScanner {
  * - embeddings `input` of token ids cannot be read.
  */
 export function scanStrings(body: JsonObject, shape: ScannedShape, scanner: StringScanner): void {
-  if (shape === "embeddings" && Array.isArray(body.input) && body.input.some((item) => typeof item === "number" || Array.isArray(item))) {
+  if (
+    shape === "embeddings" &&
+    Array.isArray(body.input) &&
+    body.input.some((item) => typeof item === "number" || Array.isArray(item))
+  ) {
     scanner.unreadable("input", "token ids");
   }
   new Walk(scanner).object(body, "");

@@ -69,8 +69,15 @@ const ALLOWED: PolicyVerdict = { allowed: true };
 
 export const UNRESTRICTED: EndpointPolicy = { guardrails: [], regionalHost: null };
 
-export function policyOf(guardrails: readonly ApplyingGuardrail[], catalog: Catalog, regionalHost: RegionalHost | null = null): EndpointPolicy {
-  const models = (list: string[] | null) => (list === null ? null : new Set(list.map((ref) => findCatalogModel(catalog, ref.toLowerCase())?.id ?? ref.toLowerCase())));
+export function policyOf(
+  guardrails: readonly ApplyingGuardrail[],
+  catalog: Catalog,
+  regionalHost: RegionalHost | null = null,
+): EndpointPolicy {
+  const models = (list: string[] | null) =>
+    list === null
+      ? null
+      : new Set(list.map((ref) => findCatalogModel(catalog, ref.toLowerCase())?.id ?? ref.toLowerCase()));
   const names = (list: string[] | null) => (list === null ? null : new Set(list.map((name) => name.toLowerCase())));
   return {
     guardrails: guardrails.map((g) => ({
@@ -103,7 +110,11 @@ export function regionalHostOf(catalog: Catalog, hostHeader: string | null | und
 export function endpointAllowed(policy: EndpointPolicy, endpoint: CatalogEndpoint): PolicyVerdict {
   const { regionalHost } = policy;
   if (regionalHost && endpoint.region !== regionalHost.region) {
-    return refuse("regional_host", null, `requests to ${regionalHost.host} stay in the ${regionalHost.region} region, and endpoint ${endpoint.id} is in ${endpoint.region}`);
+    return refuse(
+      "regional_host",
+      null,
+      `requests to ${regionalHost.host} stay in the ${regionalHost.region} region, and endpoint ${endpoint.id} is in ${endpoint.region}`,
+    );
   }
   for (const guardrail of policy.guardrails) {
     const verdict = guardrailVerdict(guardrail, endpoint);
@@ -121,25 +132,40 @@ function guardrailVerdict(g: GuardrailPolicy, endpoint: CatalogEndpoint): Policy
   const by = `guardrail '${g.name}'`;
   const model = endpoint.modelId;
   const provider = endpoint.providerSlug.toLowerCase();
-  if (g.allowedModels && !g.allowedModels.has(model)) return refuse("allowed_models", g.id, `model ${model} is not in the allowed_models of ${by}`);
-  if (g.ignoredModels?.has(model)) return refuse("ignored_models", g.id, `model ${model} is in the ignored_models of ${by}`);
+  if (g.allowedModels && !g.allowedModels.has(model))
+    return refuse("allowed_models", g.id, `model ${model} is not in the allowed_models of ${by}`);
+  if (g.ignoredModels?.has(model))
+    return refuse("ignored_models", g.id, `model ${model} is in the ignored_models of ${by}`);
   if (g.allowedProviders && !g.allowedProviders.has(provider)) {
     return refuse("allowed_providers", g.id, `provider ${provider} is not in the allowed_providers of ${by}`);
   }
-  if (g.ignoredProviders?.has(provider)) return refuse("ignored_providers", g.id, `provider ${provider} is in the ignored_providers of ${by}`);
+  if (g.ignoredProviders?.has(provider))
+    return refuse("ignored_providers", g.id, `provider ${provider} is in the ignored_providers of ${by}`);
   // "global" in the list accepts any region: such a guardrail does not restrict where data goes.
   if (g.allowedRegions && !g.allowedRegions.has("global") && !g.allowedRegions.has(endpoint.region)) {
-    return refuse("allowed_data_regions", g.id, `endpoint ${endpoint.id} processes data in region ${endpoint.region}, which is not in the allowed_data_regions of ${by}`);
+    return refuse(
+      "allowed_data_regions",
+      g.id,
+      `endpoint ${endpoint.id} processes data in region ${endpoint.region}, which is not in the allowed_data_regions of ${by}`,
+    );
   }
   const zdrRule = zdrRuleFor(g.zdr, model);
   if (zdrRule !== null && !endpoint.zdr) {
-    return refuse(zdrRule, g.id, `${by} requires zero data retention (${zdrRule}) and endpoint ${endpoint.id} does not offer it`);
+    return refuse(
+      zdrRule,
+      g.id,
+      `${by} requires zero data retention (${zdrRule}) and endpoint ${endpoint.id} does not offer it`,
+    );
   }
   if (endpoint.dataCollection === "allow") {
     const free = isFreeEndpoint(endpoint);
     if (free ? !g.freeModelTraining : !g.paidModelTraining) {
       const rule: PolicyRule = free ? "enable_free_model_training" : "enable_paid_model_training";
-      return refuse(rule, g.id, `${by} does not allow ${free ? "free" : "paid"} endpoints that may retain or train on prompts (${rule}), and endpoint ${endpoint.id} may`);
+      return refuse(
+        rule,
+        g.id,
+        `${by} does not allow ${free ? "free" : "paid"} endpoints that may retain or train on prompts (${rule}), and endpoint ${endpoint.id} may`,
+      );
     }
   }
   return ALLOWED;
@@ -162,7 +188,14 @@ function zdrRuleFor(zdr: GuardrailPolicy["zdr"], modelId: string): PolicyRule | 
 }
 
 function zdrFlagsOf(g: ApplyingGuardrail): GuardrailPolicy["zdr"] {
-  return { all: g.enforceZdr, openai: g.enforceZdrOpenai, anthropic: g.enforceZdrAnthropic, google: g.enforceZdrGoogle, xai: g.enforceZdrXai, other: g.enforceZdrOther };
+  return {
+    all: g.enforceZdr,
+    openai: g.enforceZdrOpenai,
+    anthropic: g.enforceZdrAnthropic,
+    google: g.enforceZdrGoogle,
+    xai: g.enforceZdrXai,
+    other: g.enforceZdrOther,
+  };
 }
 
 /** The per-author ZDR flag that governs a model: by the author part of its id. */

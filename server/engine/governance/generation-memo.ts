@@ -24,7 +24,12 @@ export interface MemoBounds {
  * database read on its next call). Without the feed a fresh load could be missed by a later
  * change, so it is used once and not kept. A failed load is not remembered.
  */
-export function generationMemo<A, V>(generations: Generations, bounds: MemoBounds, load: (arg: A) => Promise<V>, known: (value: V) => boolean = () => true): (id: string, arg: A) => Promise<V> {
+export function generationMemo<A, V>(
+  generations: Generations,
+  bounds: MemoBounds,
+  load: (arg: A) => Promise<V>,
+  known: (value: V) => boolean = () => true,
+): (id: string, arg: A) => Promise<V> {
   interface Entry {
     generation: number;
     value: Promise<V>;

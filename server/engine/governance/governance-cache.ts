@@ -36,7 +36,8 @@ export function createGovernanceCache(sequelize: Sequelize, feed: NotificationFe
     generation++;
   });
   const generations: Generations = { current: () => generation, live: () => feed.live() };
-  const memo = <A, V>(load: (arg: A) => Promise<V>, known?: (value: V) => boolean) => generationMemo(generations, BOUNDS, load, known);
+  const memo = <A, V>(load: (arg: A) => Promise<V>, known?: (value: V) => boolean) =>
+    generationMemo(generations, BOUNDS, load, known);
 
   const callers = memo(
     async (keyHash: string): Promise<Caller | undefined> => {

@@ -14,17 +14,29 @@ import type { NotificationFeed } from "../../platform/db/notification-feed.js";
 const CHANNEL = "gateway_governance";
 /** Writes to any other table do not concern governance. */
 const TABLES = new Set(GOVERNANCE_TABLES);
-const WRITE_HOOKS = ["afterCreate", "afterUpdate", "afterDestroy", "afterUpsert", "afterBulkCreate", "afterBulkUpdate", "afterBulkDestroy"] as const;
+const WRITE_HOOKS = [
+  "afterCreate",
+  "afterUpdate",
+  "afterDestroy",
+  "afterUpsert",
+  "afterBulkCreate",
+  "afterBulkUpdate",
+  "afterBulkDestroy",
+] as const;
 
 export function watchGovernanceChanges(sequelize: Sequelize, feed: NotificationFeed, onChange: () => void): void {
   for (const hook of WRITE_HOOKS) {
-    sequelize.addHook(hook, "governance-changes", function (this: { getTableName(): string | { tableName: string } }, ...args: unknown[]) {
-      const table = this.getTableName();
-      if (!TABLES.has(typeof table === "string" ? table : table.tableName)) return;
-      const transaction = (args.at(-1) as { transaction?: Transaction | null } | undefined)?.transaction;
-      if (transaction) transaction.afterCommit(onChange);
-      else onChange();
-    });
+    sequelize.addHook(
+      hook,
+      "governance-changes",
+      function (this: { getTableName(): string | { tableName: string } }, ...args: unknown[]) {
+        const table = this.getTableName();
+        if (!TABLES.has(typeof table === "string" ? table : table.tableName)) return;
+        const transaction = (args.at(-1) as { transaction?: Transaction | null } | undefined)?.transaction;
+        if (transaction) transaction.afterCommit(onChange);
+        else onChange();
+      },
+    );
   }
   feed.subscribe(CHANNEL, onChange);
   // Whatever changed while no one listened.

@@ -14,7 +14,10 @@ export function assertTrackingString(user: string): void {
 /** `.` and `..` cannot be addressed by path; they are reachable through the list filter only. */
 export function assertAddressable(user: string): void {
   if (user === "." || user === "..") {
-    throw gatewayError(400, `The end user '${user}' cannot be addressed by path; look it up with GET /end-users?user=${encodeURIComponent(user)}`);
+    throw gatewayError(
+      400,
+      `The end user '${user}' cannot be addressed by path; look it up with GET /end-users?user=${encodeURIComponent(user)}`,
+    );
   }
   assertTrackingString(user);
 }

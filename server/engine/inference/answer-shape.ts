@@ -15,7 +15,10 @@ export function answerShape(schema: DescMessage): AnswerShape {
   const defaults = Object.entries(wireJson(schema, create(schema)) as JsonObject);
   const nested: Array<[string, AnswerShape]> = [];
   for (const field of schema.fields) {
-    const message = field.fieldKind === "message" || (field.fieldKind === "list" && field.listKind === "message") ? field.message : undefined;
+    const message =
+      field.fieldKind === "message" || (field.fieldKind === "list" && field.listKind === "message")
+        ? field.message
+        : undefined;
     if (message && !message.typeName.startsWith("google.")) nested.push([field.name, answerShape(message)]);
   }
   return (json) => {

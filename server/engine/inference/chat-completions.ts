@@ -1,6 +1,10 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { ChatCompletionChunkSchema, ChatCompletionSchema, ProviderPreferencesSchema } from "../../../gen/gateway/v1/inference_pb.js";
+import {
+  ChatCompletionChunkSchema,
+  ChatCompletionSchema,
+  ProviderPreferencesSchema,
+} from "../../../gen/gateway/v1/inference_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { decodeWireJson } from "../../../wire/json-input.js";
 import { GENERATION_ID_HEADER } from "../../../wire/generation-headers.js";
@@ -38,7 +42,12 @@ import { nativeFromCache, nativeReply, nativeStream } from "./native-answers.js"
  * sent the client's own body instead, and answers in that format (outputs marked `native`); when
  * chat cannot carry the request, `body` holds only its routing fields.
  */
-export async function* chatCompletions(runtime: InferenceRuntime, body: JsonObject, ctx: HandlerContext, native?: NativeRoute): AsyncGenerator<InferenceOutput> {
+export async function* chatCompletions(
+  runtime: InferenceRuntime,
+  body: JsonObject,
+  ctx: HandlerContext,
+  native?: NativeRoute,
+): AsyncGenerator<InferenceOutput> {
   const upstreamBody = withoutGatewayFields(body);
   const tools = arrayOf(body.tools);
   const serverTools = checkTools(tools);
@@ -68,7 +77,8 @@ export async function* chatCompletions(runtime: InferenceRuntime, body: JsonObje
   // A native answer may keep the provider's id: the generation id goes with the answer's head.
   if (native) ctx.responseHeader.set(GENERATION_ID_HEADER, call.generationId);
   try {
-    if (call.cached && native?.answers.isNative(call.cached.answer)) yield* nativeFromCache(call, native.answers, call.cached.answer, streamed);
+    if (call.cached && native?.answers.isNative(call.cached.answer))
+      yield* nativeFromCache(call, native.answers, call.cached.answer, streamed);
     else if (call.cached) yield* fromCache(call, call.cached.answer, streamed);
     else if (streamed) yield* stream(call, upstreamBody, promptTokens, cache, native);
     else yield await complete(call, upstreamBody, promptTokens, cache, native);
@@ -86,7 +96,15 @@ function* fromCache(call: InferenceCall, completion: JsonObject, streamed: boole
   call.settleCached();
   completion.id = call.generationId;
   if (isObject(completion.usage))
-    Object.assign(completion.usage, { cost: 0, is_byok: false, cost_details: { upstream_inference_completions_cost: 0, upstream_inference_cost: 0, upstream_inference_prompt_cost: 0 } });
+    Object.assign(completion.usage, {
+      cost: 0,
+      is_byok: false,
+      cost_details: {
+        upstream_inference_completions_cost: 0,
+        upstream_inference_cost: 0,
+        upstream_inference_prompt_cost: 0,
+      },
+    });
   if (!streamed) {
     yield { kind: "reply", value: completion };
     return;
@@ -100,7 +118,13 @@ function* fromCache(call: InferenceCall, completion: JsonObject, streamed: boole
 /** What an attempt got: a chat answer, or (an endpoint that speaks the call's format) a native one. */
 type Answered<Chat, Native> = { chat: Chat; native?: undefined } | { native: Native; chat?: undefined };
 
-async function complete(call: InferenceCall, body: JsonObject, promptTokens: number, cache: CallCache, native: NativeRoute | undefined): Promise<InferenceOutput> {
+async function complete(
+  call: InferenceCall,
+  body: JsonObject,
+  promptTokens: number,
+  cache: CallCache,
+  native: NativeRoute | undefined,
+): Promise<InferenceOutput> {
   const served = await call.attempt(async (target): Promise<Answered<ChatResult, NativeAnswer>> => {
     const api = nativeApiFor(native, target);
     if (api && native) return { native: await api.answer(target, native.body, call.signal) };
@@ -111,13 +135,26 @@ async function complete(call: InferenceCall, body: JsonObject, promptTokens: num
     return { chat: result };
   });
   const answered = served.value;
-  if (answered.native && native) return { kind: "reply", value: nativeReply(call, { ...served, value: answered.native }, native.answers, promptTokens, cache), native: true };
-  if (!answered.chat) throw new UpstreamError("protocol", "an endpoint that does not speak the format answered natively");
+  if (answered.native && native)
+    return {
+      kind: "reply",
+      value: nativeReply(call, { ...served, value: answered.native }, native.answers, promptTokens, cache),
+      native: true,
+    };
+  if (!answered.chat)
+    throw new UpstreamError("protocol", "an endpoint that does not speak the format answered natively");
   const result = answered.chat;
   const completion = result.body;
   const choices = completion.choices as JsonObject[];
   const usage = result.usage ?? estimatedUsage(promptTokens, choices.map((c) => textOf(c.message)).join(""));
-  const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs, responseModel: stringOf(completion.model) });
+  const cost = call.settle(served, {
+    status: "success",
+    httpStatus: 200,
+    usage,
+    latencyMs: served.latencyMs,
+    generationMs: served.latencyMs,
+    responseModel: stringOf(completion.model),
+  });
   completion.id = call.generationId;
   completion.object = "chat.completion";
   if (typeof completion.created !== "number") completion.created = Math.floor(Date.now() / 1000);
@@ -129,25 +166,34 @@ async function complete(call: InferenceCall, body: JsonObject, promptTokens: num
   return { kind: "reply", value: completion };
 }
 
-async function* stream(call: InferenceCall, body: JsonObject, promptTokens: number, cache: CallCache, native: NativeRoute | undefined): AsyncGenerator<InferenceOutput> {
-  const served = await call.attempt(async (target): Promise<Answered<OpenedStream<ChatStream, JsonObject>, OpenedStream<NativeEvents, JsonObject>>> => {
-    const api = nativeApiFor(native, target);
-    if (api && native) {
-      const opened = await api.stream(target, native.body, call.signal);
-      const items = opened.events[Symbol.asyncIterator]();
-      return { native: { opened, items, first: await items.next() } };
-    }
-    if (native?.untranslatable) throw native.untranslatable;
-    const opened = await providerFor(target.kind).chat.chatStream(target, body, call.signal);
-    const items = opened.chunks[Symbol.asyncIterator]();
-    // Until the first chunk is in, a failure may still fall back to the next endpoint.
-    return { chat: { opened, items, first: await items.next() } };
-  });
+async function* stream(
+  call: InferenceCall,
+  body: JsonObject,
+  promptTokens: number,
+  cache: CallCache,
+  native: NativeRoute | undefined,
+): AsyncGenerator<InferenceOutput> {
+  const served = await call.attempt(
+    async (target): Promise<Answered<OpenedStream<ChatStream, JsonObject>, OpenedStream<NativeEvents, JsonObject>>> => {
+      const api = nativeApiFor(native, target);
+      if (api && native) {
+        const opened = await api.stream(target, native.body, call.signal);
+        const items = opened.events[Symbol.asyncIterator]();
+        return { native: { opened, items, first: await items.next() } };
+      }
+      if (native?.untranslatable) throw native.untranslatable;
+      const opened = await providerFor(target.kind).chat.chatStream(target, body, call.signal);
+      const items = opened.chunks[Symbol.asyncIterator]();
+      // Until the first chunk is in, a failure may still fall back to the next endpoint.
+      return { chat: { opened, items, first: await items.next() } };
+    },
+  );
   if (served.value.native && native) {
     yield* nativeStream(call, { ...served, value: served.value.native }, native.answers, promptTokens, cache);
     return;
   }
-  if (!served.value.chat) throw new UpstreamError("protocol", "an endpoint that does not speak the format answered natively");
+  if (!served.value.chat)
+    throw new UpstreamError("protocol", "an endpoint that does not speak the format answered natively");
   const { opened, items: chunks, first } = served.value.chat;
   const created = Math.floor(Date.now() / 1000);
   const { generationId } = call;
@@ -203,7 +249,13 @@ async function* stream(call: InferenceCall, body: JsonObject, promptTokens: numb
     // The client went away while a chunk was on its way: the generator is closed without an error.
     if (!finished) {
       call.close();
-      call.fail(new UpstreamError("aborted", "client disconnected"), served.attempt, served.isByok, served.startedAt, estimatedUsage(promptTokens, delivered));
+      call.fail(
+        new UpstreamError("aborted", "client disconnected"),
+        served.attempt,
+        served.isByok,
+        served.startedAt,
+        estimatedUsage(promptTokens, delivered),
+      );
     }
   }
 }
@@ -217,7 +269,8 @@ function checkTools(tools: readonly JsonValue[]): string[] {
   tools.forEach((tool, index) => {
     const type = isObject(tool) ? (stringOf(tool.type) ?? "") : "";
     if (type === "function") {
-      if (!isObject((tool as JsonObject).function)) throw gatewayError(400, `tools[${index}].function is required when type is function`);
+      if (!isObject((tool as JsonObject).function))
+        throw gatewayError(400, `tools[${index}].function is required when type is function`);
     } else if (type.startsWith("svc:")) {
       serverTools.push(type);
     } else {
@@ -230,7 +283,8 @@ function checkTools(tools: readonly JsonValue[]): string[] {
 /** An answer's `choices` (a chunk may have none): objects, each with an object `message`/`delta` if any. */
 function checkChoices(choices: JsonValue | undefined, part: "message" | "delta"): void {
   if (choices === undefined && part === "delta") return;
-  if (!Array.isArray(choices)) throw new UpstreamError("protocol", "unexpected answer format (choices is not an array)");
+  if (!Array.isArray(choices))
+    throw new UpstreamError("protocol", "unexpected answer format (choices is not an array)");
   for (const choice of choices) {
     if (!isObject(choice) || (choice[part] !== undefined && choice[part] !== null && !isObject(choice[part]))) {
       throw new UpstreamError("protocol", `unexpected answer format (a choice or its ${part} is not an object)`);
@@ -251,11 +305,22 @@ function chatUsage(usage: UpstreamUsage, cost: string, pricing: Pricing, isByok:
     completion_tokens: usage.completionTokens,
     total_tokens: usage.promptTokens + usage.completionTokens,
     completion_tokens_details: { audio_tokens: 0, image_tokens: 0, reasoning_tokens: usage.reasoningTokens },
-    prompt_tokens_details: { audio_tokens: 0, cache_write_tokens: usage.cacheWriteTokens ?? 0, cached_tokens: usage.cachedTokens, file_tokens: 0, video_tokens: 0 },
+    prompt_tokens_details: {
+      audio_tokens: 0,
+      cache_write_tokens: usage.cacheWriteTokens ?? 0,
+      cached_tokens: usage.cachedTokens,
+      file_tokens: 0,
+      video_tokens: 0,
+    },
     cost: charged,
     is_byok: isByok,
     cost_details: {
-      upstream_inference_completions_cost: usdNumber(costUsd({ prompt: "0", completion: pricing.completion }, { promptTokens: 0, completionTokens: usage.completionTokens })),
+      upstream_inference_completions_cost: usdNumber(
+        costUsd(
+          { prompt: "0", completion: pricing.completion },
+          { promptTokens: 0, completionTokens: usage.completionTokens },
+        ),
+      ),
       upstream_inference_cost: charged,
       upstream_inference_prompt_cost: usdNumber(promptCostUsd(pricing, usage)),
     },

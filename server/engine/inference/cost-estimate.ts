@@ -27,14 +27,24 @@ function textLength(value: JsonValue): number {
   return Object.values(value).reduce<number>((sum, item) => sum + (item === undefined ? 0 : textLength(item)), 0);
 }
 
-export function worstCaseCost(endpoints: readonly CatalogEndpoint[], promptTokens: number, requestedCompletionTokens: number | undefined): string {
+export function worstCaseCost(
+  endpoints: readonly CatalogEndpoint[],
+  promptTokens: number,
+  requestedCompletionTokens: number | undefined,
+): string {
   return maxUsd(
     endpoints.map((endpoint) => {
       const room = Math.max(1, endpoint.contextLength - promptTokens);
-      const completionTokens = Math.min(requestedCompletionTokens ?? endpoint.maxCompletionTokens ?? DEFAULT_COMPLETION_TOKENS, room);
+      const completionTokens = Math.min(
+        requestedCompletionTokens ?? endpoint.maxCompletionTokens ?? DEFAULT_COMPLETION_TOKENS,
+        room,
+      );
       // Any prompt token may turn out a cache write, which some providers price above `prompt`.
       const uncached = costUsd(endpoint.pricing, { promptTokens, completionTokens });
-      return maxUsd([uncached, costUsd(endpoint.pricing, { promptTokens, completionTokens, cacheWriteTokens: promptTokens })]);
+      return maxUsd([
+        uncached,
+        costUsd(endpoint.pricing, { promptTokens, completionTokens, cacheWriteTokens: promptTokens }),
+      ]);
     }),
   );
 }

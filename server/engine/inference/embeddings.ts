@@ -19,7 +19,11 @@ import { CallCache } from "../response-cache/call-cache.js";
  * float32, base64), so every provider supports both. `session_id` and `user` stay at the gateway;
  * every other field goes upstream as sent, and answer fields the gateway does not know come back.
  */
-export async function createEmbeddings(runtime: InferenceRuntime, body: JsonObject, ctx: HandlerContext): Promise<JsonObject> {
+export async function createEmbeddings(
+  runtime: InferenceRuntime,
+  body: JsonObject,
+  ctx: HandlerContext,
+): Promise<JsonObject> {
   const input = body.input ?? null;
   const count = checkInput(input);
   const upstreamBody = withoutGatewayFields(body);
@@ -55,12 +59,19 @@ export async function createEmbeddings(runtime: InferenceRuntime, body: JsonObje
     }
     const served = await call.attempt(async (target) => {
       const result = await providerFor(target.kind).chat.embeddings(target, upstreamBody, call.signal);
-      if (result.vectors.length !== count) throw new UpstreamError("protocol", `expected ${count} vectors, got ${result.vectors.length}`);
+      if (result.vectors.length !== count)
+        throw new UpstreamError("protocol", `expected ${count} vectors, got ${result.vectors.length}`);
       return result;
     });
     const { vectors, promptTokens, body: answer } = served.value;
     const usage = { promptTokens, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 };
-    const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs });
+    const cost = call.settle(served, {
+      status: "success",
+      httpStatus: 200,
+      usage,
+      latencyMs: served.latencyMs,
+      generationMs: served.latencyMs,
+    });
     const list: JsonObject = {
       ...answer,
       object: "list",
@@ -81,7 +92,14 @@ export async function createEmbeddings(runtime: InferenceRuntime, body: JsonObje
 /** The list with each vector as OpenAI's base64 (little-endian float32). */
 function inBase64(list: JsonObject): JsonObject {
   const data = Array.isArray(list.data) ? list.data : [];
-  return { ...list, data: data.map((item) => (isObject(item) && Array.isArray(item.embedding) ? { ...item, embedding: toBase64(item.embedding as number[]) } : item)) };
+  return {
+    ...list,
+    data: data.map((item) =>
+      isObject(item) && Array.isArray(item.embedding)
+        ? { ...item, embedding: toBase64(item.embedding as number[]) }
+        : item,
+    ),
+  };
 }
 
 /**
@@ -95,10 +113,15 @@ function checkInput(input: JsonValue | null): number {
     if (input === "") throw gatewayError(400, "input must not be empty");
     return 1;
   }
-  if (!Array.isArray(input)) throw gatewayError(400, "input must be a string, an array of strings, an array of token ids, an array of token-id arrays or an array of input objects");
+  if (!Array.isArray(input))
+    throw gatewayError(
+      400,
+      "input must be a string, an array of strings, an array of token ids, an array of token-id arrays or an array of input objects",
+    );
   if (input.length === 0) throw gatewayError(400, "input must contain at least 1 item");
   if (input.every((item) => typeof item === "number")) {
-    if (!input.every((item) => Number.isInteger(item) && (item as number) >= 0)) throw gatewayError(400, "input token ids must be non-negative integers");
+    if (!input.every((item) => Number.isInteger(item) && (item as number) >= 0))
+      throw gatewayError(400, "input token ids must be non-negative integers");
     return 1;
   }
   for (const [index, item] of input.entries()) {
@@ -106,13 +129,17 @@ function checkInput(input: JsonValue | null): number {
       if (item === "") throw gatewayError(400, `input[${index}] must not be empty`);
     } else if (Array.isArray(item)) {
       if (item.length === 0) throw gatewayError(400, `input[${index}] must contain at least 1 token id`);
-      if (!item.every((token) => Number.isInteger(token) && (token as number) >= 0)) throw gatewayError(400, `input[${index}] must be an array of non-negative integer token ids`);
+      if (!item.every((token) => Number.isInteger(token) && (token as number) >= 0))
+        throw gatewayError(400, `input[${index}] must be an array of non-negative integer token ids`);
     } else if (item === null || typeof item !== "object") {
       throw gatewayError(400, `input[${index}] must be a string, a token-id array or an input object`);
     }
   }
-  const kinds = new Set(input.map((item) => (typeof item === "string" ? "string" : Array.isArray(item) ? "tokens" : "object")));
-  if (kinds.size > 1) throw gatewayError(400, "input items must all be of one kind: strings, token-id arrays or input objects");
+  const kinds = new Set(
+    input.map((item) => (typeof item === "string" ? "string" : Array.isArray(item) ? "tokens" : "object")),
+  );
+  if (kinds.size > 1)
+    throw gatewayError(400, "input items must all be of one kind: strings, token-id arrays or input objects");
   return input.length;
 }
 

@@ -187,7 +187,11 @@ export class InferenceCall implements KeyChoice {
     // A cache hit costs nothing: it counts against the request rate limits only, never a budget or a token limit.
     const admitted = cached
       ? runtime.leases.admit(quantities.filter(isRateLimit), "0")
-      : runtime.leases.admit(quantities, worstCaseCost(endpoints, request.promptTokens, request.completionTokens), worstCaseTokens(endpoints, request.promptTokens, request.completionTokens));
+      : runtime.leases.admit(
+          quantities,
+          worstCaseCost(endpoints, request.promptTokens, request.completionTokens),
+          worstCaseTokens(endpoints, request.promptTokens, request.completionTokens),
+        );
     const [ticket] = await Promise.all([
       admitted.catch((err: unknown) => {
         // A 429 of a limit is a ledger row of its own (analytics groups 429s by limit).
@@ -210,7 +214,8 @@ export class InferenceCall implements KeyChoice {
       endUser ? runtime.endUsers.register(context.caller.organization.id, endUser) : undefined,
     ]);
     // OpenAI's x-ratelimit-* headers, for the tightest request and token limits of the call.
-    for (const [name, value] of Object.entries(rateLimitHeaders(ticket.readings()))) ctx.responseHeader.set(name, value);
+    for (const [name, value] of Object.entries(rateLimitHeaders(ticket.readings())))
+      ctx.responseHeader.set(name, value);
     const flagged = filtering.matched.some((filter) => filter.action === "flag");
     const call = new InferenceCall(runtime, context, request, attempts, ticket, endUser, flagged, ctx, cached);
     if (flagged) ctx.responseHeader.set(CONTENT_FLAGGED_HEADER, "true");
@@ -236,7 +241,12 @@ export class InferenceCall implements KeyChoice {
         const resolved = await this.runtime.resolveTarget(this.context, attempt.endpoint, this);
         ({ isByok, pooled } = resolved);
         this.target = resolved.target;
-        this.span = startUpstreamSpan(this.request.api, attempt.endpoint.providerSlug, attempt.model.id, resolved.target);
+        this.span = startUpstreamSpan(
+          this.request.api,
+          attempt.endpoint.providerSlug,
+          attempt.model.id,
+          resolved.target,
+        );
         this.watch?.opened();
         const value = await run(resolved.target, attempt);
         // A stream's provider call goes on until its last chunk (settle).
@@ -252,14 +262,28 @@ export class InferenceCall implements KeyChoice {
         // An abort has already told the watch (the call's signal); a provider's failure ends its call.
         this.watch?.closed();
         // A key of the same pool first (after a 429 or a refused key, once; one retry after a server failure), then the next endpoint.
-        const anotherKey = upstream !== undefined && pooled !== undefined && this.runtime.keyPools.afterFailure(pooled.pool, pooled.key, upstream, this) && !this.signal.aborted;
-        const next = anotherKey ? attempt : upstream && !this.signal.aborted && isRetryable(upstream) ? this.attempts[index + 1] : undefined;
+        const anotherKey =
+          upstream !== undefined &&
+          pooled !== undefined &&
+          this.runtime.keyPools.afterFailure(pooled.pool, pooled.key, upstream, this) &&
+          !this.signal.aborted;
+        const next = anotherKey
+          ? attempt
+          : upstream && !this.signal.aborted && isRetryable(upstream)
+            ? this.attempts[index + 1]
+            : undefined;
         this.report(err, attempt, next, undefined, pooled?.key.label);
         if (!upstream || this.signal.aborted) throw this.settleFailure(err, attempt, isByok, startedAt);
         failure = toGatewayError(upstream, attempt.endpoint.providerName);
         this.upstreamMs += performance.now() - startedAt;
         if (next === undefined) throw this.settleFailure(failure, attempt, isByok, startedAt);
-        this.record(attempt, isByok, { status: "error", httpStatus: statusOf(failure), usage: NO_USAGE, latencyMs: null, generationMs: elapsed(startedAt) });
+        this.record(attempt, isByok, {
+          status: "error",
+          httpStatus: statusOf(failure),
+          usage: NO_USAGE,
+          latencyMs: null,
+          generationMs: elapsed(startedAt),
+        });
         if (!anotherKey) index += 1;
       }
     }
@@ -285,13 +309,23 @@ export class InferenceCall implements KeyChoice {
   settleCached(): void {
     const cached = this.cached;
     if (!cached) throw new Error("settleCached() on a call the cache did not answer");
-    this.record(this.attempts[0]!, false, { status: "success", httpStatus: 200, usage: cached.usage, latencyMs: 0, generationMs: 0 }, true, cached.costUsd);
+    this.record(
+      this.attempts[0]!,
+      false,
+      { status: "success", httpStatus: 200, usage: cached.usage, latencyMs: 0, generationMs: 0 },
+      true,
+      cached.costUsd,
+    );
   }
 
   /** Records the served call with its real cost and releases the reservation; returns the cost. */
   settle(served: Served<unknown>, outcome: Outcome): string {
     this.watch?.closed();
-    this.endSpan({ inputTokens: outcome.usage.promptTokens, outputTokens: outcome.usage.completionTokens, responseModel: outcome.responseModel });
+    this.endSpan({
+      inputTokens: outcome.usage.promptTokens,
+      outputTokens: outcome.usage.completionTokens,
+      responseModel: outcome.responseModel,
+    });
     return this.record(served.attempt, served.isByok, outcome, true);
   }
 
@@ -305,11 +339,28 @@ export class InferenceCall implements KeyChoice {
   }
 
   /** `fail` for an attempt already reported. */
-  private settleFailure(err: unknown, attempt: Attempt, isByok: boolean, startedAt: number, usage: UpstreamUsage = NO_USAGE): unknown {
+  private settleFailure(
+    err: unknown,
+    attempt: Attempt,
+    isByok: boolean,
+    startedAt: number,
+    usage: UpstreamUsage = NO_USAGE,
+  ): unknown {
     const error = this.errorFor(err, attempt);
     const cancelled = statusOf(error) === 499;
     if (!this.settled) {
-      this.record(attempt, isByok, { status: cancelled ? "cancelled" : "error", httpStatus: statusOf(error), usage, latencyMs: null, generationMs: elapsed(startedAt) }, true);
+      this.record(
+        attempt,
+        isByok,
+        {
+          status: cancelled ? "cancelled" : "error",
+          httpStatus: statusOf(error),
+          usage,
+          latencyMs: null,
+          generationMs: elapsed(startedAt),
+        },
+        true,
+      );
     }
     return error;
   }
@@ -329,7 +380,18 @@ export class InferenceCall implements KeyChoice {
     setImmediate(() => {
       this.endSpan({ errorType: cancelled ? "cancelled" : OTHER_ERROR });
       if (this.settled) return;
-      this.record(this.attempts[0]!, false, { status: cancelled ? "cancelled" : "error", httpStatus: cancelled ? 499 : 500, usage: NO_USAGE, latencyMs: null, generationMs: null }, true);
+      this.record(
+        this.attempts[0]!,
+        false,
+        {
+          status: cancelled ? "cancelled" : "error",
+          httpStatus: cancelled ? 499 : 500,
+          usage: NO_USAGE,
+          latencyMs: null,
+          generationMs: null,
+        },
+        true,
+      );
     });
   }
 
@@ -337,13 +399,33 @@ export class InferenceCall implements KeyChoice {
    * Ends the failed attempt's span and logs the failure, if the provider's side failed: not when
    * the client went away, nor for errors of the gateway's own (those reach the error interceptor).
    */
-  private report(err: unknown, attempt: Attempt, next: Attempt | undefined, usage?: UpstreamUsage, poolKey?: string): void {
+  private report(
+    err: unknown,
+    attempt: Attempt,
+    next: Attempt | undefined,
+    usage?: UpstreamUsage,
+    poolKey?: string,
+  ): void {
     const deadline = this.signal.aborted && this.signal.reason === DEADLINE;
     const upstream = err instanceof UpstreamError && !this.signal.aborted ? err : undefined;
     const status = upstream?.failure === "status" ? upstream.options.status : undefined;
     if (this.span !== undefined) {
-      const errorType = deadline ? "deadline" : this.signal.aborted ? "cancelled" : upstream ? (status === undefined ? upstream.failure : String(status)) : OTHER_ERROR;
-      this.endSpan({ errorType, status, message: upstream?.message, inputTokens: usage?.promptTokens, outputTokens: usage?.completionTokens });
+      const errorType = deadline
+        ? "deadline"
+        : this.signal.aborted
+          ? "cancelled"
+          : upstream
+            ? status === undefined
+              ? upstream.failure
+              : String(status)
+            : OTHER_ERROR;
+      this.endSpan({
+        errorType,
+        status,
+        message: upstream?.message,
+        inputTokens: usage?.promptTokens,
+        outputTokens: usage?.completionTokens,
+      });
     }
     if ((upstream === undefined && !deadline) || this.target === undefined) return;
     logUpstreamFailure(this.runtime.log, {
@@ -427,9 +509,14 @@ export function countFiltering(deps: EngineDeps, { matched }: CallFiltering): vo
  * One line per flag filter that matched, naming the guardrail and the filter (never the text):
  * the call went through, and this line and its ids are how an operator finds it.
  */
-export function logFlags(deps: EngineDeps, { matched }: CallFiltering, ids: { requestId: string | null; generationId: string }): void {
+export function logFlags(
+  deps: EngineDeps,
+  { matched }: CallFiltering,
+  ids: { requestId: string | null; generationId: string },
+): void {
   for (const filter of matched) {
-    if (filter.action === "flag") deps.log.warn({ ...ids, guardrail: filter.guardrail, filter: filter.name }, "content filter flagged the input");
+    if (filter.action === "flag")
+      deps.log.warn({ ...ids, guardrail: filter.guardrail, filter: filter.name }, "content filter flagged the input");
   }
 }
 

@@ -8,4 +8,6 @@ import type { JsonObject } from "@bufbuild/protobuf";
  * (server/services/inference/typed-doors.ts). `native`: already in the client's format (a Responses
  * or Messages answer an endpoint gave natively), which the translation back must leave alone.
  */
-export type InferenceOutput = { kind: "reply"; value: JsonObject; native?: boolean } | { kind: "event"; value: JsonObject; native?: boolean };
+export type InferenceOutput =
+  | { kind: "reply"; value: JsonObject; native?: boolean }
+  | { kind: "event"; value: JsonObject; native?: boolean };

@@ -39,7 +39,9 @@ export interface InferenceRuntime extends EngineDeps {
 /** Builds the runtime; `owner` names this instance's leases. */
 export function createInferenceRuntime(deps: EngineDeps, owner: string): InferenceRuntime {
   const { catalog, sequelize, log, config } = deps;
-  const stats = createEndpointStatsCache(sequelize, STATS_TTL_MS, (err) => log.warn({ err: errorMessage(err) }, "endpoint stats refresh failed"));
+  const stats = createEndpointStatsCache(sequelize, STATS_TTL_MS, (err) =>
+    log.warn({ err: errorMessage(err) }, "endpoint stats refresh failed"),
+  );
   const settings = { ...config.leases, holdMs: config.requestTimeoutMs + SETTLEMENT_SLACK_MS };
   const store = leaseStoreOf(sequelize, owner, { leaseS: settings.leaseMs / 1000, holdS: settings.holdMs / 1000 });
   const admission = new LeaseBook(store, settings, log, (n) => deps.settlement.hasRoom(n), deps.observers?.admission);
@@ -51,7 +53,16 @@ export function createInferenceRuntime(deps: EngineDeps, owner: string): Inferen
     resolveTarget: createTargetResolver(deps),
     ranking(endpointIds) {
       const known = stats.peek(endpointIds);
-      return new Map([...known].map(([id, s]) => [id, { latencyP50: s.latencyLast30m?.p50 ?? null, throughputP50: s.throughputLast30m?.p50 ?? null, uptime5m: s.uptimeLast5m }]));
+      return new Map(
+        [...known].map(([id, s]) => [
+          id,
+          {
+            latencyP50: s.latencyLast30m?.p50 ?? null,
+            throughputP50: s.throughputLast30m?.p50 ?? null,
+            uptime5m: s.uptimeLast5m,
+          },
+        ]),
+      );
     },
     refusalFor(context, host) {
       const policy = policyOf(context.guardrails, catalog, regionalHostOf(catalog, host));
@@ -63,7 +74,11 @@ export function createInferenceRuntime(deps: EngineDeps, owner: string): Inferen
     async privateEndpoints(context, modelId) {
       // Only organizations in the programme have any; theirs come from the governance cache.
       if (!context.caller.organization.entitlements.includes("private_endpoints")) return [];
-      return privateEndpointsOf(catalog, await deps.governance.privateEndpoints(context.caller.organization.id), modelId);
+      return privateEndpointsOf(
+        catalog,
+        await deps.governance.privateEndpoints(context.caller.organization.id),
+        modelId,
+      );
     },
   };
 }

@@ -16,11 +16,24 @@ import { addCost, type NativeAnswers, type NativeIds, type OpenedStream } from "
  * a streamed hit replays it as the format's events.
  */
 
-export function nativeReply(call: InferenceCall, served: Served<NativeAnswer>, answers: NativeAnswers, promptTokens: number, cache: CallCache): JsonObject {
+export function nativeReply(
+  call: InferenceCall,
+  served: Served<NativeAnswer>,
+  answers: NativeAnswers,
+  promptTokens: number,
+  cache: CallCache,
+): JsonObject {
   const answer = served.value.body;
   const usage = served.value.usage ?? estimatedUsage(promptTokens, answers.text(answer));
   const ids = idsOf(call, served);
-  const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs, responseModel: modelOf(answer) });
+  const cost = call.settle(served, {
+    status: "success",
+    httpStatus: 200,
+    usage,
+    latencyMs: served.latencyMs,
+    generationMs: served.latencyMs,
+    responseModel: modelOf(answer),
+  });
   answers.rewrite(answer, ids);
   addCost(answers, answer, usdNumber(cost));
   cache.store(served.attempt, answer, usage, cost, Math.floor(Date.now() / 1000));
@@ -65,7 +78,13 @@ export async function* nativeStream(
     // Read to the end: the provider's stream releases its connection only then.
     for (let next = await items.next(); !next.done; next = await items.next());
     const usage = opened.usage() ?? estimatedUsage(promptTokens, delivered);
-    const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: Math.round(performance.now() - served.startedAt) });
+    const cost = call.settle(served, {
+      status: "success",
+      httpStatus: 200,
+      usage,
+      latencyMs: served.latencyMs,
+      generationMs: Math.round(performance.now() - served.startedAt),
+    });
     finished = true;
     addCost(answers, answers.carriesUsage(terminal) ? terminal : held, usdNumber(cost));
     const answer = assembled?.answer();
@@ -79,13 +98,24 @@ export async function* nativeStream(
     // The client went away while an event was on its way: the generator is closed without an error.
     if (!finished) {
       call.close();
-      call.fail(new UpstreamError("aborted", "client disconnected"), served.attempt, served.isByok, served.startedAt, estimatedUsage(promptTokens, delivered));
+      call.fail(
+        new UpstreamError("aborted", "client disconnected"),
+        served.attempt,
+        served.isByok,
+        served.startedAt,
+        estimatedUsage(promptTokens, delivered),
+      );
     }
   }
 }
 
 /** A cached native answer: billed 0 (docs/cache.md), with this call's ids; replayed as events when streamed. */
-export function* nativeFromCache(call: InferenceCall, answers: NativeAnswers, answer: JsonObject, streamed: boolean): Generator<InferenceOutput> {
+export function* nativeFromCache(
+  call: InferenceCall,
+  answers: NativeAnswers,
+  answer: JsonObject,
+  streamed: boolean,
+): Generator<InferenceOutput> {
   call.settleCached();
   answers.rewrite(answer, { generationId: call.generationId, model: modelOf(answer) ?? call.attempts[0]!.model.id });
   addCost(answers, answer, 0);

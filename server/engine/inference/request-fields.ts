@@ -37,7 +37,23 @@ const ROUTABLE_PARAMETERS = new Set([
  * merged into the body by then (withExtraBody). The rest are OpenRouter's routing and accounting
  * fields, which an upstream would refuse.
  */
-const GATEWAY_FIELDS = new Set(["model", "models", "provider", "session_id", "user", "stream", "stream_options", "extra_body", "transforms", "usage", "route", "plugins", "preset", "trace", "debug"]);
+const GATEWAY_FIELDS = new Set([
+  "model",
+  "models",
+  "provider",
+  "session_id",
+  "user",
+  "stream",
+  "stream_options",
+  "extra_body",
+  "transforms",
+  "usage",
+  "route",
+  "plugins",
+  "preset",
+  "trace",
+  "debug",
+]);
 
 /** A chat or embeddings body as the provider gets it (the adapter sets the model and streaming). */
 export function withoutGatewayFields(body: JsonObject): JsonObject {
@@ -58,9 +74,13 @@ export function withExtraBody(body: JsonObject, schema: DescMessage): JsonObject
   if (extra === undefined) return body;
   const { extra_body: _extra, ...rest } = body;
   if (extra === null) return rest;
-  if (typeof extra !== "object" || Array.isArray(extra)) throw gatewayError(400, "extra_body must be an object", { field: "extra_body" });
+  if (typeof extra !== "object" || Array.isArray(extra))
+    throw gatewayError(400, "extra_body must be an object", { field: "extra_body" });
   for (const name of Object.keys(extra)) {
-    if (findField(schema, name)) throw gatewayError(400, `extra_body.${name} is a field of the request: set it directly`, { field: `extra_body.${name}` });
+    if (findField(schema, name))
+      throw gatewayError(400, `extra_body.${name} is a field of the request: set it directly`, {
+        field: `extra_body.${name}`,
+      });
     rest[name] = extra[name]!;
   }
   return rest;

@@ -63,9 +63,16 @@ export async function planRoute(input: RouteInput): Promise<Attempt[]> {
 async function attemptsFor(input: RouteInput, requested: string): Promise<Attempt[]> {
   const { modelId, sortOverride } = modelVariant(requested);
   const model = findCatalogModel(input.catalog, modelId);
-  if (!model) throw gatewayError(400, input.catalog.models.size === 0 ? noModelsConfigured(requested) : `${requested} is not a valid model ID`);
+  if (!model)
+    throw gatewayError(
+      400,
+      input.catalog.models.size === 0 ? noModelsConfigured(requested) : `${requested} is not a valid model ID`,
+    );
   if (!model.outputModalities.includes(MODALITY[input.api])) {
-    throw gatewayError(400, `${modelId} does not produce ${MODALITY[input.api]}; use a model whose output_modalities include it`);
+    throw gatewayError(
+      400,
+      `${modelId} does not produce ${MODALITY[input.api]}; use a model whose output_modalities include it`,
+    );
   }
   const all = [...model.endpoints, ...(await input.privateEndpoints(model.id))];
 
@@ -75,9 +82,15 @@ async function attemptsFor(input: RouteInput, requested: string): Promise<Attemp
 
   const preferences = input.preferences;
   const candidates = permitted.filter((endpoint) => preferred(endpoint, preferences, input.parameters));
-  if (candidates.length === 0) throw gatewayError(404, `No endpoints found for ${modelId} that satisfy the provider preferences`);
+  if (candidates.length === 0)
+    throw gatewayError(404, `No endpoints found for ${modelId} that satisfy the provider preferences`);
 
-  const ordered = order(candidates, preferences, sortOverride ?? sortOf(preferences, input.defaultSort), input.ranking(candidates.map((e) => e.id)));
+  const ordered = order(
+    candidates,
+    preferences,
+    sortOverride ?? sortOf(preferences, input.defaultSort),
+    input.ranking(candidates.map((e) => e.id)),
+  );
   // Without fallbacks only the first choice is tried (and, with `order`, only the listed providers).
   const allowFallbacks = preferences?.allowFallbacks ?? true;
   const tried = allowFallbacks ? ordered : ordered.slice(0, 1);
@@ -91,15 +104,21 @@ function modelVariant(requested: string): { modelId: string; sortOverride?: Sort
   return { modelId: requested };
 }
 
-function preferred(endpoint: CatalogEndpoint, preferences: ProviderPreferences | undefined, parameters: string[]): boolean {
+function preferred(
+  endpoint: CatalogEndpoint,
+  preferences: ProviderPreferences | undefined,
+  parameters: string[],
+): boolean {
   if (!preferences) return true;
   const provider = endpoint.providerSlug;
   if (preferences.only.length > 0 && !preferences.only.includes(provider)) return false;
   if (preferences.ignore.includes(provider)) return false;
-  if (preferences.allowFallbacks === false && preferences.order.length > 0 && !preferences.order.includes(provider)) return false;
+  if (preferences.allowFallbacks === false && preferences.order.length > 0 && !preferences.order.includes(provider))
+    return false;
   if (preferences.dataCollection === DataCollection.DENY && endpoint.dataCollection === "allow") return false;
   if (preferences.zdr === true && !endpoint.zdr) return false;
-  if (preferences.requireParameters === true && !parameters.every((p) => endpoint.supportedParameters.includes(p))) return false;
+  if (preferences.requireParameters === true && !parameters.every((p) => endpoint.supportedParameters.includes(p)))
+    return false;
   return true;
 }
 
@@ -114,12 +133,18 @@ function sortOf(preferences: ProviderPreferences | undefined, workspaceDefault: 
     case ProviderRoutingSort.LATENCY:
       return "latency";
   }
-  if (workspaceDefault === "price" || workspaceDefault === "throughput" || workspaceDefault === "latency") return workspaceDefault;
+  if (workspaceDefault === "price" || workspaceDefault === "throughput" || workspaceDefault === "latency")
+    return workspaceDefault;
   // `exacto` (quality first) and no preference: the default ranking.
   return "default";
 }
 
-function order(candidates: CatalogEndpoint[], preferences: ProviderPreferences | undefined, sort: Sort, ranking: Map<string, EndpointRanking>): CatalogEndpoint[] {
+function order(
+  candidates: CatalogEndpoint[],
+  preferences: ProviderPreferences | undefined,
+  sort: Sort,
+  ranking: Map<string, EndpointRanking>,
+): CatalogEndpoint[] {
   const explicit = preferences?.order ?? [];
   const rankOf = (e: CatalogEndpoint) => {
     const i = explicit.indexOf(e.providerSlug);

@@ -8,11 +8,19 @@ import { DEFAULT_COMPLETION_TOKENS } from "./cost-estimate.js";
  * `max_output_tokens`, else DEFAULT_COMPLETION_TOKENS — capped by what the endpoint can generate
  * and what its context leaves after the prompt; the largest over the endpoints that may be tried.
  */
-export function worstCaseTokens(endpoints: readonly CatalogEndpoint[], promptTokens: number, requestedCompletionTokens: number | undefined): number {
+export function worstCaseTokens(
+  endpoints: readonly CatalogEndpoint[],
+  promptTokens: number,
+  requestedCompletionTokens: number | undefined,
+): number {
   let worst = promptTokens;
   for (const endpoint of endpoints) {
     const room = Math.max(0, endpoint.contextLength - promptTokens);
-    const completion = Math.min(requestedCompletionTokens ?? DEFAULT_COMPLETION_TOKENS, endpoint.maxCompletionTokens ?? Number.POSITIVE_INFINITY, room);
+    const completion = Math.min(
+      requestedCompletionTokens ?? DEFAULT_COMPLETION_TOKENS,
+      endpoint.maxCompletionTokens ?? Number.POSITIVE_INFINITY,
+      room,
+    );
     worst = Math.max(worst, promptTokens + completion);
   }
   return worst;

@@ -3,7 +3,16 @@ import type { ConnectError } from "@connectrpc/connect";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { NativeFormat } from "../providers/native-api.js";
 import { chatCompletions } from "./chat-completions.js";
-import { copyRoutingFields, copyScalars, isUntranslatable, optionalObject, optionalString, setIfDefined, type FormatIds, type StreamIds } from "./formats/format-fields.js";
+import {
+  copyRoutingFields,
+  copyScalars,
+  isUntranslatable,
+  optionalObject,
+  optionalString,
+  setIfDefined,
+  type FormatIds,
+  type StreamIds,
+} from "./formats/format-fields.js";
 import { chatToMessage, messagesToChat } from "./formats/messages-format.js";
 import { MESSAGES_NATIVE } from "./formats/messages-native.js";
 import { chatStreamToMessageEvents } from "./formats/messages-stream.js";
@@ -38,7 +47,12 @@ export interface ApiFormat {
   fromChunks(chunks: AsyncIterable<JsonObject>, ids: StreamIds): AsyncIterable<JsonObject>;
 }
 
-export async function* translatedChat(runtime: InferenceRuntime, body: JsonObject, ctx: HandlerContext, format: ApiFormat): AsyncGenerator<InferenceOutput> {
+export async function* translatedChat(
+  runtime: InferenceRuntime,
+  body: JsonObject,
+  ctx: HandlerContext,
+  format: ApiFormat,
+): AsyncGenerator<InferenceOutput> {
   let request: JsonObject;
   let untranslatable: ConnectError | undefined;
   try {
@@ -52,12 +66,21 @@ export async function* translatedChat(runtime: InferenceRuntime, body: JsonObjec
     request = format.routingFields(body);
     validateChatRequest(request);
   }
-  const native: NativeRoute = { format: format.name, body: format.nativeBody(body), untranslatable, promptParts: format.promptParts(body), answers: format.answers };
+  const native: NativeRoute = {
+    format: format.name,
+    body: format.nativeBody(body),
+    untranslatable,
+    promptParts: format.promptParts(body),
+    answers: format.answers,
+  };
   const createdAt = Math.floor(Date.now() / 1000);
   const outputs = chatCompletions(runtime, request, ctx, native);
   if (request.stream !== true) {
     for await (const out of outputs) {
-      if (out.kind === "reply") yield out.native ? out : { kind: "reply", value: format.fromCompletion(out.value, { id: String(out.value.id), createdAt }) };
+      if (out.kind === "reply")
+        yield out.native
+          ? out
+          : { kind: "reply", value: format.fromCompletion(out.value, { id: String(out.value.id), createdAt }) };
     }
     return;
   }
@@ -70,13 +93,17 @@ export async function* translatedChat(runtime: InferenceRuntime, body: JsonObjec
       for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
       return;
     }
-    for await (const value of format.fromChunks(chunksOf(first, iterator), { createdAt })) yield { kind: "event", value };
+    for await (const value of format.fromChunks(chunksOf(first, iterator), { createdAt }))
+      yield { kind: "event", value };
   } finally {
     await iterator.return?.(undefined);
   }
 }
 
-async function* chunksOf(first: IteratorResult<InferenceOutput>, rest: AsyncIterator<InferenceOutput>): AsyncGenerator<JsonObject> {
+async function* chunksOf(
+  first: IteratorResult<InferenceOutput>,
+  rest: AsyncIterator<InferenceOutput>,
+): AsyncGenerator<JsonObject> {
   for (let next = first; !next.done; next = await rest.next()) {
     if (next.value.kind === "event") yield next.value.value;
   }
@@ -89,7 +116,11 @@ async function* chunksOf(first: IteratorResult<InferenceOutput>, rest: AsyncIter
 function routingOf(body: JsonObject, maxTokensField: string, user: string | undefined): JsonObject {
   const fields: JsonObject = { messages: [{ role: "user", content: "" }] };
   copyScalars(body, fields, { strings: ["model"], numbers: ["temperature", "top_p"], booleans: ["stream"] });
-  setIfDefined(fields, "max_completion_tokens", typeof body[maxTokensField] === "number" ? body[maxTokensField] : undefined);
+  setIfDefined(
+    fields,
+    "max_completion_tokens",
+    typeof body[maxTokensField] === "number" ? body[maxTokensField] : undefined,
+  );
   setIfDefined(fields, "user", user);
   copyRoutingFields(body, fields);
   return fields;
@@ -120,7 +151,12 @@ export const RESPONSES_API: ApiFormat = {
 export const MESSAGES_API: ApiFormat = {
   name: "messages",
   toChat: messagesToChat,
-  routingFields: (body) => routingOf(body, "max_tokens", optionalString(optionalObject(body.metadata, "metadata")?.user_id, "metadata.user_id")),
+  routingFields: (body) =>
+    routingOf(
+      body,
+      "max_tokens",
+      optionalString(optionalObject(body.metadata, "metadata")?.user_id, "metadata.user_id"),
+    ),
   promptParts: (body) => partsOf(body, ["system", "messages", "tools"]),
   nativeBody: withoutGatewayFields,
   answers: MESSAGES_NATIVE,

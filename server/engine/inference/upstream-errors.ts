@@ -48,7 +48,10 @@ export function toGatewayError(error: UpstreamError, provider: string): ConnectE
     case "protocol":
       return gatewayError(502, `Provider ${provider} returned an invalid response${detail}`, { retryable: true });
     case "cut":
-      return gatewayError(502, `Provider ${provider} ended the stream before it was complete`, { reason: "stream_severed", retryable: true });
+      return gatewayError(502, `Provider ${provider} ended the stream before it was complete`, {
+        reason: "stream_severed",
+        retryable: true,
+      });
     case "unsupported":
       return gatewayError(400, `Provider ${provider} does not support this request${detail}`);
     case "aborted":
@@ -58,17 +61,28 @@ export function toGatewayError(error: UpstreamError, provider: string): ConnectE
 
 function statusError(status: number, retryAfterS: number | undefined, provider: string, detail: string): ConnectError {
   const headers = retryAfterS === undefined ? undefined : { "retry-after": String(retryAfterS) };
-  if (status === 400 || status === 404 || status === 422) return gatewayError(400, `Provider ${provider} rejected the request${detail}`);
+  if (status === 400 || status === 404 || status === 422)
+    return gatewayError(400, `Provider ${provider} rejected the request${detail}`);
   if (status === 413) return gatewayError(413, `Request too large for provider ${provider}${detail}`);
   if (status === 401 || status === 402) {
-    return gatewayError(502, `Provider ${provider} refused the gateway's credentials (upstream status ${status})`, { retryable: true });
+    return gatewayError(502, `Provider ${provider} refused the gateway's credentials (upstream status ${status})`, {
+      retryable: true,
+    });
   }
   // A key the provider no longer takes answers 401; a 403 most often names what this request may
   // not use (key-verdicts.ts), so the caller is told so with the provider's reason. It stays a 502:
   // a 403 from the gateway means one of its own refusals (guardrails, scopes), which metrics count.
-  if (status === 403) return gatewayError(502, `Provider ${provider} refused this request as forbidden (upstream status 403)${detail}`, { retryable: true });
-  if (status === 408 || status === 429) return gatewayError(429, `Provider ${provider} is rate limiting requests${detail}`, { retryable: true, headers });
-  if (status === 503) return gatewayError(503, `Provider ${provider} is temporarily unavailable${detail}`, { retryable: true, headers });
-  if (status === 529) return gatewayError(529, `Provider ${provider} is overloaded${detail}`, { retryable: true, headers });
-  return gatewayError(502, `Provider ${provider} returned an error (upstream status ${status})${detail}`, { retryable: true });
+  if (status === 403)
+    return gatewayError(502, `Provider ${provider} refused this request as forbidden (upstream status 403)${detail}`, {
+      retryable: true,
+    });
+  if (status === 408 || status === 429)
+    return gatewayError(429, `Provider ${provider} is rate limiting requests${detail}`, { retryable: true, headers });
+  if (status === 503)
+    return gatewayError(503, `Provider ${provider} is temporarily unavailable${detail}`, { retryable: true, headers });
+  if (status === 529)
+    return gatewayError(529, `Provider ${provider} is overloaded${detail}`, { retryable: true, headers });
+  return gatewayError(502, `Provider ${provider} returned an error (upstream status ${status})${detail}`, {
+    retryable: true,
+  });
 }

@@ -53,12 +53,16 @@ export function logUpstreamFailure(log: Logger, report: UpstreamFailureReport): 
   else log.debug(fields, message);
 }
 
-function describe(failure: UpstreamFailureReport["failure"], status: number | undefined): { level: "warn" | "debug"; message: string } | undefined {
+function describe(
+  failure: UpstreamFailureReport["failure"],
+  status: number | undefined,
+): { level: "warn" | "debug"; message: string } | undefined {
   switch (failure) {
     case "status":
       if (status === 401) return { level: "warn", message: "upstream refused the gateway's provider key" };
       if (status === 403) return { level: "warn", message: "upstream refused the request as forbidden" };
-      if (status === 400 || status === 404 || status === 413 || status === 422) return { level: "debug", message: "upstream rejected the request" };
+      if (status === 400 || status === 404 || status === 413 || status === 422)
+        return { level: "debug", message: "upstream rejected the request" };
       return { level: "warn", message: "upstream answered with an error status" };
     case "connect":
       return { level: "warn", message: "upstream unreachable" };

@@ -39,7 +39,12 @@ export interface UpstreamSpanEnd {
  * provider slug; `model`: the catalog model (`author/slug`) as the caller asked for it. Positional,
  * so that a call without tracing makes no object for it.
  */
-export function startUpstreamSpan(operation: string, provider: string, model: string, target: Pick<UpstreamTarget, "upstreamModelId" | "baseUrl">): Span | undefined {
+export function startUpstreamSpan(
+  operation: string,
+  provider: string,
+  model: string,
+  target: Pick<UpstreamTarget, "upstreamModelId" | "baseUrl">,
+): Span | undefined {
   const tracer = activeTracer();
   if (tracer === undefined) return undefined;
   const url = new URL(target.baseUrl);

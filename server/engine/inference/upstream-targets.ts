@@ -4,7 +4,11 @@ import type { CatalogEndpoint } from "../catalog/catalog.js";
 import type { EngineDeps } from "../engine-deps.js";
 import { PrivateEndpointRow } from "../../platform/db/governance-models.js";
 import { parseBaseUrl } from "../../platform/outbound/base-url.js";
-import { createDestinationGuard, DestinationRefused, type VettedDestination } from "../../../egress/destination-guard.js";
+import {
+  createDestinationGuard,
+  DestinationRefused,
+  type VettedDestination,
+} from "../../../egress/destination-guard.js";
 import { loadTrustStore } from "../../platform/outbound/trust-store.js";
 import { pinnedLookup } from "../../../egress/pinned-lookup.js";
 import { UpstreamError, type ProviderSettings, type UpstreamTarget } from "../providers/provider.js";
@@ -34,10 +38,17 @@ export interface ResolvedTarget {
  * `choice`: the call's affinity and tried keys, for a provider with a key pool. Without one (a
  * batch or video job polled later, visible only to the key that made it), the pool's first key.
  */
-export type TargetResolver = (context: CallerContext, endpoint: CatalogEndpoint, choice?: KeyChoice) => Promise<ResolvedTarget>;
+export type TargetResolver = (
+  context: CallerContext,
+  endpoint: CatalogEndpoint,
+  choice?: KeyChoice,
+) => Promise<ResolvedTarget>;
 
 export function createTargetResolver({ config, catalog, secrets, log, keyPools }: EngineDeps): TargetResolver {
-  const guard = createDestinationGuard({ allowedHosts: config.privateEndpointAllowedHosts, resolveTimeoutMs: config.privateEndpointTimeoutMs });
+  const guard = createDestinationGuard({
+    allowedHosts: config.privateEndpointAllowedHosts,
+    resolveTimeoutMs: config.privateEndpointTimeoutMs,
+  });
   const ca = loadTrustStore(config.privateEndpointCaFile);
 
   async function workspaceKey(context: CallerContext, provider: string): Promise<string | undefined> {
@@ -45,7 +56,8 @@ export function createTargetResolver({ config, catalog, secrets, log, keyPools }
     const { organizationId, workspaceId } = context.caller.key;
     const credential = await usableCredential(secrets.masterKey, { organizationId, workspaceId, provider });
     if (credential.state === "found") return credential.secret;
-    if (credential.state === "unreadable") log.warn({ credential: credential.id }, "BYOK credential cannot be opened with the current master key");
+    if (credential.state === "unreadable")
+      log.warn({ credential: credential.id }, "BYOK credential cannot be opened with the current master key");
     return undefined;
   }
 
@@ -73,7 +85,10 @@ export function createTargetResolver({ config, catalog, secrets, log, keyPools }
   /** The settings that describe the host rather than the gateway's credentials for it. */
   function hostSettings(settings: ProviderSettings | undefined): ProviderSettings | undefined {
     if (settings?.apiVersion === undefined && settings?.responsesApi === undefined) return undefined;
-    return { ...(settings.apiVersion === undefined ? {} : { apiVersion: settings.apiVersion }), ...(settings.responsesApi === undefined ? {} : { responsesApi: settings.responsesApi }) };
+    return {
+      ...(settings.apiVersion === undefined ? {} : { apiVersion: settings.apiVersion }),
+      ...(settings.responsesApi === undefined ? {} : { responsesApi: settings.responsesApi }),
+    };
   }
 
   async function privateTarget(context: CallerContext, endpoint: CatalogEndpoint): Promise<ResolvedTarget> {
@@ -81,7 +96,8 @@ export function createTargetResolver({ config, catalog, secrets, log, keyPools }
     const kind = findByokProvider(endpoint.providerSlug)?.kind;
     if (!row?.baseUrl || !kind) throw new UpstreamError("connect", "the private endpoint has no usable base URL");
     const apiKey = await workspaceKey(context, endpoint.providerSlug);
-    if (!apiKey) throw new UpstreamError("connect", `the workspace has no ${endpoint.providerSlug} key for its private endpoint`);
+    if (!apiKey)
+      throw new UpstreamError("connect", `the workspace has no ${endpoint.providerSlug} key for its private endpoint`);
     const url = parseBaseUrl(row.baseUrl);
     let addresses: VettedDestination["addresses"];
     try {

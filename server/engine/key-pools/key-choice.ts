@@ -8,7 +8,11 @@ import type { PoolKey } from "./pool-key.js";
  * prompt caches (per key or organization) keep their hits; and when a key drops out only the calls
  * it won move, each to the key that scored second.
  */
-export function chooseKey(affinity: number, keys: readonly PoolKey[], usable: (key: PoolKey) => boolean): PoolKey | undefined {
+export function chooseKey(
+  affinity: number,
+  keys: readonly PoolKey[],
+  usable: (key: PoolKey) => boolean,
+): PoolKey | undefined {
   let best: PoolKey | undefined;
   let bestScore = -1;
   for (const key of keys) {

@@ -85,7 +85,16 @@ export class KeyPool {
     /** GATEWAY_KEY_COOLDOWN_MAX_SECONDS in ms: the longest a key rests, whatever the provider or another instance says. */
     private readonly cooldownMaxMs: number,
   ) {
-    for (const key of keys) this.status.set(key, { coolingUntil: 0, strikes: 0, refused: false, probeAt: 0, probeBackoffMs: 0, probeSince: 0, forbiddenAt: [] });
+    for (const key of keys)
+      this.status.set(key, {
+        coolingUntil: 0,
+        strikes: 0,
+        refused: false,
+        probeAt: 0,
+        probeBackoffMs: 0,
+        probeSince: 0,
+        forbiddenAt: [],
+      });
   }
 
   /**
@@ -95,7 +104,11 @@ export class KeyPool {
    * refused), both failures routing falls back on.
    */
   choose(affinity: number, tried: readonly PoolKey[], now: number): PoolKey {
-    const chosen = chooseKey(affinity, this.keys, (key) => this.usable(key, now) && (tried.length === 0 || !tried.includes(key)));
+    const chosen = chooseKey(
+      affinity,
+      this.keys,
+      (key) => this.usable(key, now) && (tried.length === 0 || !tried.includes(key)),
+    );
     if (chosen) {
       const status = this.status.get(chosen)!;
       if (status.refused) status.probeSince = now;
@@ -103,10 +116,15 @@ export class KeyPool {
     }
     const resting = this.keys.filter((key) => !this.status.get(key)!.refused && !tried.includes(key));
     if (resting.length === 0) {
-      throw new UpstreamError("status", `every key of ${this.provider} was refused or already tried`, { status: this.keys.some((key) => !this.status.get(key)!.refused) ? 502 : 401 });
+      throw new UpstreamError("status", `every key of ${this.provider} was refused or already tried`, {
+        status: this.keys.some((key) => !this.status.get(key)!.refused) ? 502 : 401,
+      });
     }
     const until = Math.min(...resting.map((key) => this.status.get(key)!.coolingUntil));
-    throw new UpstreamError("status", `every key of ${this.provider} is cooling down after rate limits`, { status: 429, retryAfterS: Math.max(1, Math.ceil((until - now) / 1000)) });
+    throw new UpstreamError("status", `every key of ${this.provider} is cooling down after rate limits`, {
+      status: 429,
+      retryAfterS: Math.max(1, Math.ceil((until - now) / 1000)),
+    });
   }
 
   /** Whether another key than those tried could take the call now. */
@@ -175,7 +193,10 @@ export class KeyPool {
       if (status.refused && probeAt <= status.probeAt) return false;
       status.refused = true;
       status.probeAt = probeAt;
-      status.probeBackoffMs = Math.max(status.probeBackoffMs, Math.min(MAX_PROBE_MS, Math.max(FIRST_PROBE_MS, probeAt - now)));
+      status.probeBackoffMs = Math.max(
+        status.probeBackoffMs,
+        Math.min(MAX_PROBE_MS, Math.max(FIRST_PROBE_MS, probeAt - now)),
+      );
       return true;
     }
     if (change.until === undefined) return false;
@@ -189,7 +210,12 @@ export class KeyPool {
     return this.keys.map((key) => {
       const status = this.status.get(key)!;
       const state: KeyState = status.refused ? "refused" : status.coolingUntil > now ? "cooling" : "healthy";
-      return { label: key.label, weight: key.weight, state, coolingUntil: state === "cooling" ? status.coolingUntil : undefined };
+      return {
+        label: key.label,
+        weight: key.weight,
+        state,
+        coolingUntil: state === "cooling" ? status.coolingUntil : undefined,
+      };
     });
   }
 
@@ -202,7 +228,8 @@ export class KeyPool {
   /** Out until its probe: 2 min after a first refusal, doubling per failed probe up to an hour. */
   private refuse(key: PoolKey, status: KeyStatus, now: number): KeyChange {
     status.refused = true;
-    status.probeBackoffMs = status.probeBackoffMs === 0 ? FIRST_PROBE_MS : Math.min(MAX_PROBE_MS, status.probeBackoffMs * 2);
+    status.probeBackoffMs =
+      status.probeBackoffMs === 0 ? FIRST_PROBE_MS : Math.min(MAX_PROBE_MS, status.probeBackoffMs * 2);
     status.probeAt = now + status.probeBackoffMs;
     status.probeSince = 0;
     status.forbiddenAt = [];
@@ -223,7 +250,10 @@ export class KeyPool {
   /** Rests the key for Retry-After, else 1 s doubling per strike; never past `cooldownMaxMs` from now. */
   private rest(key: PoolKey, status: KeyStatus, retryAfterS: number | undefined, now: number): KeyChange | undefined {
     status.strikes += 1;
-    const asked = retryAfterS !== undefined ? Math.max(0, retryAfterS) * 1000 : Math.min(MAX_COOLDOWN_MS, FIRST_COOLDOWN_MS * 2 ** (status.strikes - 1));
+    const asked =
+      retryAfterS !== undefined
+        ? Math.max(0, retryAfterS) * 1000
+        : Math.min(MAX_COOLDOWN_MS, FIRST_COOLDOWN_MS * 2 ** (status.strikes - 1));
     const until = now + Math.min(asked, this.cooldownMaxMs);
     if (until <= status.coolingUntil) return undefined;
     status.coolingUntil = until;

@@ -38,7 +38,9 @@ export interface KeyChoice {
 
 /** A call's affinity: its session when it has one, else the beginning of its prompt (prompt-prefix.ts). */
 export function affinityOf(sessionId: string | undefined, body: JsonObject | undefined): number {
-  return affinityHash(sessionId !== undefined ? `session:${sessionId}` : `prompt:${body === undefined ? "" : promptPrefix(body)}`);
+  return affinityHash(
+    sessionId !== undefined ? `session:${sessionId}` : `prompt:${body === undefined ? "" : promptPrefix(body)}`,
+  );
 }
 
 /**
@@ -61,7 +63,9 @@ export class KeyPools {
   ) {
     this.observer = options.observer;
     this.now = options.now ?? Date.now;
-    for (const provider of providers) if (provider.keys.length > 1) this.pools.set(provider.slug, new KeyPool(provider.slug, provider.keys, options.cooldownMaxMs));
+    for (const provider of providers)
+      if (provider.keys.length > 1)
+        this.pools.set(provider.slug, new KeyPool(provider.slug, provider.keys, options.cooldownMaxMs));
     if (this.pools.size > 0) feed?.subscribe(KEY_POOLS_CHANNEL, (payload) => this.heard(payload));
   }
 
@@ -102,7 +106,10 @@ export class KeyPools {
   succeeded(pool: KeyPool, key: PoolKey): void {
     const change = pool.succeeded(key);
     if (!change) return;
-    this.log.warn({ provider: pool.provider, poolKey: key.label }, "a refused key of the provider's pool answered its probe; it takes calls again");
+    this.log.warn(
+      { provider: pool.provider, poolKey: key.label },
+      "a refused key of the provider's pool answered its probe; it takes calls again",
+    );
     this.feed?.notify(KEY_POOLS_CHANNEL, encodeChange(change, this.self));
   }
 
@@ -117,10 +124,16 @@ export class KeyPools {
     const where = { provider: pool.provider, poolKey: key.label };
     if (change.refused) {
       const probeAt = new Date(change.probeAt ?? now).toISOString();
-      const why = verdict === "forbidden" ? "the provider answered 403 to several calls on a key of its pool" : "the provider refused a key of its pool";
+      const why =
+        verdict === "forbidden"
+          ? "the provider answered 403 to several calls on a key of its pool"
+          : "the provider refused a key of its pool";
       this.log.error({ ...where, probeAt }, `${why}; it is not used again before a probe at probeAt`);
     } else {
-      this.log.warn({ ...where, coolingUntil: new Date(change.until ?? now).toISOString() }, "a key of the provider's pool is rate limited; it rests");
+      this.log.warn(
+        { ...where, coolingUntil: new Date(change.until ?? now).toISOString() },
+        "a key of the provider's pool is rate limited; it rests",
+      );
     }
     this.feed?.notify(KEY_POOLS_CHANNEL, encodeChange(change, this.self));
   }

@@ -19,5 +19,11 @@ export interface PoolKey {
 
 export function poolKey(secret: string, weight: number, position: number): PoolKey {
   const fingerprint = createHash("sha256").update(secret).digest("hex").slice(0, 12);
-  return { secret, weight, label: `key-${position + 1}`, fingerprint, seed: Number.parseInt(fingerprint.slice(0, 8), 16) };
+  return {
+    secret,
+    weight,
+    label: `key-${position + 1}`,
+    fingerprint,
+    seed: Number.parseInt(fingerprint.slice(0, 8), 16),
+  };
 }

@@ -30,7 +30,8 @@ export function decodeChange(payload: string, self: string): KeyChange | undefin
   }
   if (typeof parsed !== "object" || parsed === null) return undefined;
   const message = parsed as Partial<Record<keyof SharedChange, unknown>>;
-  if (message.from === self || typeof message.provider !== "string" || typeof message.fingerprint !== "string") return undefined;
+  if (message.from === self || typeof message.provider !== "string" || typeof message.fingerprint !== "string")
+    return undefined;
   const change: KeyChange = { provider: message.provider, fingerprint: message.fingerprint };
   if (message.recovered === true) change.recovered = true;
   else if (message.refused === true) {

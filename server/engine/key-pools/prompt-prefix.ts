@@ -13,7 +13,15 @@ export function promptPrefix(body: JsonObject): string {
   const add = (value: unknown): boolean => {
     if (typeof value === "string") prefix += value;
     else if (Array.isArray(value)) {
-      for (const item of value) if (add(typeof item === "object" && item !== null && !Array.isArray(item) ? ((item as JsonObject).text ?? (item as JsonObject).content) : item)) return true;
+      for (const item of value)
+        if (
+          add(
+            typeof item === "object" && item !== null && !Array.isArray(item)
+              ? ((item as JsonObject).text ?? (item as JsonObject).content)
+              : item,
+          )
+        )
+          return true;
     } else if (typeof value === "object" && value !== null) add((value as JsonObject).content);
     return prefix.length >= PREFIX_CHARS;
   };

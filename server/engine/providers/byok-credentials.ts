@@ -11,7 +11,10 @@ export type UsableCredential =
   /** Sealed under another master key (GATEWAY_MASTER_KEY changed) or damaged. */
   | { state: "unreadable"; id: string };
 
-export async function usableCredential(masterKey: Buffer, scope: { organizationId: string; workspaceId: string; provider: string }): Promise<UsableCredential> {
+export async function usableCredential(
+  masterKey: Buffer,
+  scope: { organizationId: string; workspaceId: string; provider: string },
+): Promise<UsableCredential> {
   const row = await ByokCredentialRow.findOne({
     where: { ...scope, disabled: false },
     order: [

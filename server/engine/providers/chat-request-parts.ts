@@ -27,16 +27,30 @@ export interface AssistantToolCall {
 }
 
 export function functionTool(tool: JsonValue): FunctionTool {
-  if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function) || typeof tool.function.name !== "string") {
+  if (
+    !isObject(tool) ||
+    tool.type !== "function" ||
+    !isObject(tool.function) ||
+    typeof tool.function.name !== "string"
+  ) {
     throw unsupported("only function tools are supported by this provider");
   }
   const fn = tool.function;
-  return { name: tool.function.name, description: typeof fn.description === "string" ? fn.description : undefined, parameters: isObject(fn.parameters) ? fn.parameters : undefined };
+  return {
+    name: tool.function.name,
+    description: typeof fn.description === "string" ? fn.description : undefined,
+    parameters: isObject(fn.parameters) ? fn.parameters : undefined,
+  };
 }
 
 export function assistantToolCalls(message: JsonObject): AssistantToolCall[] {
   return arrayOf(message.tool_calls).map((call) => {
-    if (!isObject(call) || !isObject(call.function) || typeof call.id !== "string" || typeof call.function.name !== "string") {
+    if (
+      !isObject(call) ||
+      !isObject(call.function) ||
+      typeof call.id !== "string" ||
+      typeof call.function.name !== "string"
+    ) {
       throw unsupported("an assistant tool call needs an id and a function name");
     }
     return { id: call.id, name: call.function.name, input: toolCallInput(call.function.arguments), call };

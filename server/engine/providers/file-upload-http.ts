@@ -11,11 +11,15 @@ import { callUpstream, readJsonObject } from "./upstream-http.js";
  * A multipart/form-data body of text fields and one file part named `file`, streamed from the
  * file's body with an exact content-length (the file's size is known: uploads are spooled first).
  */
-function multipartFileBody(fields: Record<string, string>, file: FileUpload): { contentType: string; length: number; data: Readable } {
+function multipartFileBody(
+  fields: Record<string, string>,
+  file: FileUpload,
+): { contentType: string; length: number; data: Readable } {
   // A random boundary cannot occur in the content by chance.
   const boundary = `gateway-file-${randomUUID()}`;
   let head = "";
-  for (const [name, value] of Object.entries(fields)) head += `--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+  for (const [name, value] of Object.entries(fields))
+    head += `--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
   head += `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="${escapeQuoted(file.filename)}"\r\ncontent-type: ${file.mimeType}\r\n\r\n`;
   const tail = `\r\n--${boundary}--\r\n`;
   async function* parts(): AsyncGenerator<Uint8Array> {
@@ -31,7 +35,13 @@ function multipartFileBody(fields: Record<string, string>, file: FileUpload): { 
 }
 
 /** `POST {baseUrl}/files` of the file as multipart/form-data with `fields`; the provider's JSON answer. */
-export async function postFile(target: UpstreamTarget, headers: Record<string, string>, fields: Record<string, string>, file: FileUpload, signal: AbortSignal): Promise<JsonObject> {
+export async function postFile(
+  target: UpstreamTarget,
+  headers: Record<string, string>,
+  fields: Record<string, string>,
+  file: FileUpload,
+  signal: AbortSignal,
+): Promise<JsonObject> {
   const body = multipartFileBody(fields, file);
   const response = await callUpstream(
     target,

@@ -28,7 +28,11 @@ export interface ProviderFileApi {
   upload(target: UpstreamTarget, file: FileUpload, signal: AbortSignal): Promise<ProviderFile>;
   get(target: UpstreamTarget, id: string, signal: AbortSignal): Promise<ProviderFile>;
   /** Newest first; `after` is the id of the previous page's last file. */
-  list(target: UpstreamTarget, page: { limit: number; after: string | undefined }, signal: AbortSignal): Promise<{ files: ProviderFile[]; hasMore: boolean }>;
+  list(
+    target: UpstreamTarget,
+    page: { limit: number; after: string | undefined },
+    signal: AbortSignal,
+  ): Promise<{ files: ProviderFile[]; hasMore: boolean }>;
   /** A 2xx response whose unread body is the content. */
   content(target: UpstreamTarget, id: string, signal: AbortSignal): Promise<UpstreamResponse>;
   remove(target: UpstreamTarget, id: string, signal: AbortSignal): Promise<void>;

@@ -19,7 +19,14 @@ export const MAX_JSONL_LINE_BYTES = 64 * 1024 * 1024;
  * iterator is closed, which destroys a response body.
  */
 export async function* readLines(body: AsyncIterable<Uint8Array>): AsyncGenerator<string, void, undefined> {
-  const lines = new LineSplitter(MAX_JSONL_LINE_BYTES, () => new UpstreamError("protocol", `a line of the upstream file is longer than ${MAX_JSONL_LINE_BYTES / 1024 / 1024} MiB`));
+  const lines = new LineSplitter(
+    MAX_JSONL_LINE_BYTES,
+    () =>
+      new UpstreamError(
+        "protocol",
+        `a line of the upstream file is longer than ${MAX_JSONL_LINE_BYTES / 1024 / 1024} MiB`,
+      ),
+  );
   for await (const bytes of body) {
     for (const text of lines.push(bytes)) {
       const line = text.trim();

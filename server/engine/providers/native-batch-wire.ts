@@ -10,8 +10,14 @@ import { UpstreamError, type UpstreamUsage } from "./provider.js";
  * items is uploaded without a second whole copy in memory, and with a content-length (some
  * providers refuse chunked uploads).
  */
-export function joinedBody(head: string, parts: readonly string[], separator: string, tail: string): { data: Readable; length: number } {
-  let length = Buffer.byteLength(head) + Buffer.byteLength(tail) + Math.max(0, parts.length - 1) * Buffer.byteLength(separator);
+export function joinedBody(
+  head: string,
+  parts: readonly string[],
+  separator: string,
+  tail: string,
+): { data: Readable; length: number } {
+  let length =
+    Buffer.byteLength(head) + Buffer.byteLength(tail) + Math.max(0, parts.length - 1) * Buffer.byteLength(separator);
   for (const part of parts) length += Buffer.byteLength(part);
   function* pieces(): Generator<Buffer> {
     yield Buffer.from(head);

@@ -69,7 +69,18 @@ export const CHAT_REQUEST_FIELDS: ReadonlySet<string> = new Set([
 ]);
 
 /** The OpenAI embeddings API's own request fields (with `input_type`, which the codecs map), as above. */
-export const EMBEDDINGS_REQUEST_FIELDS: ReadonlySet<string> = new Set(["input", "model", "models", "provider", "session_id", "user", "dimensions", "encoding_format", "input_type", "extra_body"]);
+export const EMBEDDINGS_REQUEST_FIELDS: ReadonlySet<string> = new Set([
+  "input",
+  "model",
+  "models",
+  "provider",
+  "session_id",
+  "user",
+  "dimensions",
+  "encoding_format",
+  "input_type",
+  "extra_body",
+]);
 
 /**
  * The request's fields that are not chat's (or, given `known`, not the API's), onto the provider's
@@ -77,7 +88,11 @@ export const EMBEDDINGS_REQUEST_FIELDS: ReadonlySet<string> = new Set(["input", 
  * `guardrailConfig`, Cohere's `truncate`, …). Where the codec wrote an object of the same name, the
  * client's keys are added to it.
  */
-export function copyProviderRequestFields(request: JsonObject, out: JsonObject, known: ReadonlySet<string> = CHAT_REQUEST_FIELDS): void {
+export function copyProviderRequestFields(
+  request: JsonObject,
+  out: JsonObject,
+  known: ReadonlySet<string> = CHAT_REQUEST_FIELDS,
+): void {
   for (const name in request) {
     const value = request[name];
     if (known.has(name) || value === undefined) continue;

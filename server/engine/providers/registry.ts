@@ -37,6 +37,7 @@ type OptionalPart = "files" | "nativeBatches" | "video";
  */
 export function requiredPart<P extends OptionalPart>(kind: ProviderKind, part: P): NonNullable<Provider[P]> {
   const found = PROVIDERS[kind][part];
-  if (found === undefined || found === null) throw new UpstreamError("unsupported", `the ${kind} provider has no ${part} API`);
+  if (found === undefined || found === null)
+    throw new UpstreamError("unsupported", `the ${kind} provider has no ${part} API`);
   return found;
 }

@@ -56,13 +56,18 @@ export function statusForErrorObject(error: Record<string, unknown>): number {
 }
 
 /** `Retry-After` as seconds (delta-seconds or an HTTP date), else OpenAI's `retry-after-ms`. */
-export function retryAfterSeconds(retryAfter: string | undefined, retryAfterMs: string | undefined, now = Date.now()): number | undefined {
+export function retryAfterSeconds(
+  retryAfter: string | undefined,
+  retryAfterMs: string | undefined,
+  now = Date.now(),
+): number | undefined {
   if (retryAfter !== undefined && retryAfter.trim() !== "") {
     const trimmed = retryAfter.trim();
     if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.ceil(Number(trimmed));
     const date = Date.parse(trimmed);
     if (!Number.isNaN(date)) return Math.max(0, Math.ceil((date - now) / 1000));
   }
-  if (retryAfterMs !== undefined && /^\d+(\.\d+)?$/.test(retryAfterMs.trim())) return Math.ceil(Number(retryAfterMs.trim()) / 1000);
+  if (retryAfterMs !== undefined && /^\d+(\.\d+)?$/.test(retryAfterMs.trim()))
+    return Math.ceil(Number(retryAfterMs.trim()) / 1000);
   return undefined;
 }

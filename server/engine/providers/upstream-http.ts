@@ -49,8 +49,18 @@ export interface UpstreamResponse {
  * provider's message and Retry-After), no headers within `timeoutMs` (connect included) →
  * "timeout", the caller's signal → "aborted", transport failures → "connect".
  */
-export function postUpstream(target: UpstreamTarget, path: string, headers: Record<string, string>, payload: JsonObject, signal: AbortSignal): Promise<UpstreamResponse> {
-  return callUpstream(target, { method: "POST", path, headers, body: { contentType: "application/json", data: JSON.stringify(payload) } }, signal);
+export function postUpstream(
+  target: UpstreamTarget,
+  path: string,
+  headers: Record<string, string>,
+  payload: JsonObject,
+  signal: AbortSignal,
+): Promise<UpstreamResponse> {
+  return callUpstream(
+    target,
+    { method: "POST", path, headers, body: { contentType: "application/json", data: JSON.stringify(payload) } },
+    signal,
+  );
 }
 
 /** One request of any method; `postUpstream` is the JSON POST every chat call makes. */
@@ -64,7 +74,11 @@ export interface UpstreamCall {
 }
 
 /** `postUpstream` for any method and body, with the same outcomes and errors. */
-export async function callUpstream(target: UpstreamTarget, call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
+export async function callUpstream(
+  target: UpstreamTarget,
+  call: UpstreamCall,
+  signal: AbortSignal,
+): Promise<UpstreamResponse> {
   if (signal.aborted) throw abortedError();
   let response: IncomingMessage;
   try {
@@ -75,7 +89,14 @@ export async function callUpstream(target: UpstreamTarget, call: UpstreamCall, s
     throw transportError(err);
   }
   const status = response.statusCode ?? 0;
-  if (status >= 200 && status < 300) return { status, headers: response.headers, body: response, signal, maxAnswerBytes: target.maxAnswerBytes ?? MAX_JSON_ANSWER_BYTES };
+  if (status >= 200 && status < 300)
+    return {
+      status,
+      headers: response.headers,
+      body: response,
+      signal,
+      maxAnswerBytes: target.maxAnswerBytes ?? MAX_JSON_ANSWER_BYTES,
+    };
   try {
     const text = await readLimited(response, MAX_ERROR_BODY_BYTES);
     throw statusError(status, parseJsonOrUndefined(text), response.headers, target.apiKey);
@@ -108,7 +129,9 @@ function send(target: UpstreamTarget, call: UpstreamCall, signal: AbortSignal): 
     signal,
     // A private endpoint gets a fresh connection each time: a pooled socket could lead to an
     // address vetted for another host.
-    ...(target.pinned ? { agent: false, lookup: target.pinned.lookup, ca: target.pinned.ca } : { agent: agents[scheme] }),
+    ...(target.pinned
+      ? { agent: false, lookup: target.pinned.lookup, ca: target.pinned.ca }
+      : { agent: agents[scheme] }),
   };
   return new Promise((resolve, reject) => {
     const request = (scheme === "https:" ? https : http).request(options);
@@ -181,7 +204,11 @@ export function upstreamLines(response: UpstreamResponse): AsyncGenerator<string
 }
 
 /** A 2xx body read piece by piece: a break is "cut" (or "aborted"), and the body is closed when reading stops. */
-async function* readGuarded<T>(response: UpstreamResponse, pieces: AsyncIterable<T>, what: "stream" | "file"): AsyncGenerator<T, void, undefined> {
+async function* readGuarded<T>(
+  response: UpstreamResponse,
+  pieces: AsyncIterable<T>,
+  what: "stream" | "file",
+): AsyncGenerator<T, void, undefined> {
   try {
     yield* pieces;
   } catch (err) {
@@ -217,9 +244,14 @@ export async function expectEventStream(response: UpstreamResponse, apiKey: stri
   if (response.signal.aborted) throw abortedError();
   if (isObject(json) && json.error !== undefined) {
     const message = providerErrorMessage(json, apiKey) ?? "the upstream answered with an error";
-    throw new UpstreamError("status", message, { status: isObject(json.error) ? statusForErrorObject(json.error) : 502 });
+    throw new UpstreamError("status", message, {
+      status: isObject(json.error) ? statusForErrorObject(json.error) : 502,
+    });
   }
-  throw new UpstreamError("protocol", `the upstream answered a stream request with "${type.slice(0, 60)}" instead of an event stream`);
+  throw new UpstreamError(
+    "protocol",
+    `the upstream answered a stream request with "${type.slice(0, 60)}" instead of an event stream`,
+  );
 }
 
 /** One SSE `data:` payload as a JSON object. */
@@ -229,7 +261,12 @@ export function parseEventData(data: string): JsonObject {
   return json;
 }
 
-export function statusError(status: number, body: unknown, headers: IncomingHttpHeaders, apiKey: string): UpstreamError {
+export function statusError(
+  status: number,
+  body: unknown,
+  headers: IncomingHttpHeaders,
+  apiKey: string,
+): UpstreamError {
   const message = providerErrorMessage(body, apiKey) ?? `the upstream answered HTTP ${status}`;
   const retryAfterS = retryAfterSeconds(headerValue(headers, "retry-after"), headerValue(headers, "retry-after-ms"));
   return new UpstreamError("status", message, retryAfterS === undefined ? { status } : { status, retryAfterS });
@@ -253,11 +290,14 @@ function transportError(err: unknown): UpstreamError {
 
 /** The error's code (ECONNREFUSED, UND_ERR_SOCKET, …), safe to show; never its message. */
 function errorCode(err: unknown): string {
-  const direct = typeof err === "object" && err !== null && "code" in err ? String((err as { code: unknown }).code) : "";
+  const direct =
+    typeof err === "object" && err !== null && "code" in err ? String((err as { code: unknown }).code) : "";
   if (/^[A-Z0-9_]{1,64}$/.test(direct)) return direct;
   // An abort's error carries the reason as its cause; look one level down.
-  const cause = typeof err === "object" && err !== null && "cause" in err ? (err as { cause: unknown }).cause : undefined;
-  const inner = typeof cause === "object" && cause !== null && "code" in cause ? String((cause as { code: unknown }).code) : "";
+  const cause =
+    typeof err === "object" && err !== null && "cause" in err ? (err as { cause: unknown }).cause : undefined;
+  const inner =
+    typeof cause === "object" && cause !== null && "code" in cause ? String((cause as { code: unknown }).code) : "";
   return /^[A-Z0-9_]{1,64}$/.test(inner) ? inner : "UNKNOWN";
 }
 
@@ -285,7 +325,10 @@ async function* answerChunks(response: UpstreamResponse): AsyncGenerator<Buffer,
  */
 function answerTooLarge(body: IncomingMessage, limit: number): UpstreamError {
   body.destroy();
-  return new UpstreamError("protocol", `the upstream answer is larger than ${Math.round((limit / 1024 / 1024) * 100) / 100} MiB`);
+  return new UpstreamError(
+    "protocol",
+    `the upstream answer is larger than ${Math.round((limit / 1024 / 1024) * 100) / 100} MiB`,
+  );
 }
 
 async function readLimited(body: IncomingMessage, limit: number): Promise<string> {

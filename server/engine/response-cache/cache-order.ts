@@ -14,7 +14,10 @@ export function cacheOrderOf(headers: Headers, maxTtlS: number): CacheOrder | un
   const raw = headers.get(CACHE_TTL_HEADER);
   if (raw === null) return undefined;
   const ttlS = /^\s*\d{1,10}\s*$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(ttlS >= 1 && ttlS <= maxTtlS)) throw gatewayError(400, `${CACHE_TTL_HEADER} must be a whole number of seconds from 1 to ${maxTtlS}`, { field: CACHE_TTL_HEADER });
+  if (!(ttlS >= 1 && ttlS <= maxTtlS))
+    throw gatewayError(400, `${CACHE_TTL_HEADER} must be a whole number of seconds from 1 to ${maxTtlS}`, {
+      field: CACHE_TTL_HEADER,
+    });
   const control = headers.get(CACHE_CONTROL_HEADER) ?? "";
   return { ttlS, refresh: /(^|,)\s*no-cache\s*(,|$)/i.test(control) };
 }

@@ -38,8 +38,20 @@ export class CallCache implements CacheProbe {
   ) {}
 
   /** The call's use of the cache; a bad `x-gateway-cache-ttl` is a 400 before anything else. */
-  static of(deps: { responseCache: ResponseCache; config: GatewayConfig }, ctx: HandlerContext, api: CacheScope["api"], body: JsonObject): CallCache {
-    return new CallCache(deps.responseCache, cacheOrderOf(ctx.requestHeader, deps.config.cache.maxTtlSeconds), deps.config, api, body, ctx);
+  static of(
+    deps: { responseCache: ResponseCache; config: GatewayConfig },
+    ctx: HandlerContext,
+    api: CacheScope["api"],
+    body: JsonObject,
+  ): CallCache {
+    return new CallCache(
+      deps.responseCache,
+      cacheOrderOf(ctx.requestHeader, deps.config.cache.maxTtlSeconds),
+      deps.config,
+      api,
+      body,
+      ctx,
+    );
   }
 
   /**
@@ -49,7 +61,11 @@ export class CallCache implements CacheProbe {
    * zero data retention for the model: a stored answer would be retained data, whatever the TTL.
    * A call waits for an identical one's flight at most as long as it may run itself.
    */
-  async lookup({ workspace, guardrails }: CacheCaller, first: Attempt, signal: AbortSignal): Promise<CachedAnswer | undefined> {
+  async lookup(
+    { workspace, guardrails }: CacheCaller,
+    first: Attempt,
+    signal: AbortSignal,
+  ): Promise<CachedAnswer | undefined> {
     this.workspaceId = workspace.id;
     this.guardrails = guardrails;
     this.ttlS = this.order?.ttlS ?? Math.min(workspace.cacheTtlSeconds ?? 0, this.config.cache.maxTtlSeconds);
@@ -73,7 +89,12 @@ export class CallCache implements CacheProbe {
   store(served: Attempt, answer: JsonObject, usage: UpstreamUsage, costUsd: string, created: number): void {
     if (this.ttlS === 0 || demandsZdr(this.guardrails, served.model.id)) return;
     const scope = this.scope(served);
-    this.cache.store(cacheKey(scope, this.body), scope, { answer, usage, costUsd, endpointId: served.endpoint.id, created }, this.ttlS);
+    this.cache.store(
+      cacheKey(scope, this.body),
+      scope,
+      { answer, usage, costUsd, endpointId: served.endpoint.id, created },
+      this.ttlS,
+    );
   }
 
   /** The waiting identical calls look again (after a store, or a failure). */

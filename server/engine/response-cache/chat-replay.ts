@@ -17,10 +17,12 @@ export class CompletionAssembler {
       if (!isObject(choice)) continue;
       const index = typeof choice.index === "number" ? choice.index : 0;
       let assembled = this.choices.get(index);
-      if (!assembled) this.choices.set(index, (assembled = { message: { role: "assistant" }, finish: null, logprobs: [] }));
+      if (!assembled)
+        this.choices.set(index, (assembled = { message: { role: "assistant" }, finish: null, logprobs: [] }));
       if (isObject(choice.delta)) mergeDelta(assembled.message, choice.delta);
       if (choice.finish_reason !== undefined && choice.finish_reason !== null) assembled.finish = choice.finish_reason;
-      if (isObject(choice.logprobs) && Array.isArray(choice.logprobs.content)) assembled.logprobs.push(...choice.logprobs.content);
+      if (isObject(choice.logprobs) && Array.isArray(choice.logprobs.content))
+        assembled.logprobs.push(...choice.logprobs.content);
     }
   }
 
@@ -32,7 +34,12 @@ export class CompletionAssembler {
       object: "chat.completion",
       choices: [...this.choices.entries()]
         .sort(([a], [b]) => a - b)
-        .map(([index, { message, finish, logprobs }]) => ({ index, message, logprobs: logprobs.length > 0 ? { content: logprobs } : null, finish_reason: finish })),
+        .map(([index, { message, finish, logprobs }]) => ({
+          index,
+          message,
+          logprobs: logprobs.length > 0 ? { content: logprobs } : null,
+          finish_reason: finish,
+        })),
       usage,
     };
   }
@@ -46,10 +53,20 @@ export function replayChunks(completion: JsonObject): JsonObject[] {
   for (const choice of Array.isArray(choices) ? choices : []) {
     if (!isObject(choice)) continue;
     const message = isObject(choice.message) ? choice.message : {};
-    const toolCalls = Array.isArray(message.tool_calls) ? message.tool_calls.map((call, index) => (isObject(call) ? { index, ...call } : call)) : undefined;
+    const toolCalls = Array.isArray(message.tool_calls)
+      ? message.tool_calls.map((call, index) => (isObject(call) ? { index, ...call } : call))
+      : undefined;
     const delta: JsonObject = { ...message, ...(toolCalls ? { tool_calls: toolCalls } : {}) };
-    chunks.push(chunk({ choices: [{ index: choice.index ?? 0, delta, logprobs: choice.logprobs ?? null, finish_reason: null }] }));
-    chunks.push(chunk({ choices: [{ index: choice.index ?? 0, delta: {}, logprobs: null, finish_reason: choice.finish_reason ?? "stop" }] }));
+    chunks.push(
+      chunk({ choices: [{ index: choice.index ?? 0, delta, logprobs: choice.logprobs ?? null, finish_reason: null }] }),
+    );
+    chunks.push(
+      chunk({
+        choices: [
+          { index: choice.index ?? 0, delta: {}, logprobs: null, finish_reason: choice.finish_reason ?? "stop" },
+        ],
+      }),
+    );
   }
   chunks.push(chunk({ choices: [], usage: usage ?? null }));
   return chunks;
@@ -61,7 +78,8 @@ function mergeDelta(message: JsonObject, delta: JsonObject): void {
     if (value === null || value === undefined) continue;
     const held = message[field];
     if (typeof value === "string" && field !== "role") message[field] = typeof held === "string" ? held + value : value;
-    else if (field === "tool_calls" && Array.isArray(value)) message.tool_calls = mergeToolCalls(Array.isArray(held) ? held : [], value);
+    else if (field === "tool_calls" && Array.isArray(value))
+      message.tool_calls = mergeToolCalls(Array.isArray(held) ? held : [], value);
     else if (Array.isArray(value)) message[field] = [...(Array.isArray(held) ? held : []), ...value];
     else message[field] = value;
   }
@@ -77,7 +95,8 @@ function mergeToolCalls(held: JsonValue[], deltas: JsonValue[]): JsonValue[] {
     for (const [field, value] of Object.entries(rest)) {
       if (field === "function" && isObject(value)) {
         const fn = isObject(call.function) ? call.function : (call.function = {});
-        for (const [part, text] of Object.entries(value)) fn[part] = typeof text === "string" && typeof fn[part] === "string" ? fn[part] + text : text;
+        for (const [part, text] of Object.entries(value))
+          fn[part] = typeof text === "string" && typeof fn[part] === "string" ? fn[part] + text : text;
       } else if (value !== null && value !== undefined) call[field] = value;
     }
   }

@@ -17,7 +17,10 @@ interface Row {
 }
 
 /** A live entry and when it expires; undefined when there is none, or it has expired. */
-export async function readCachedAnswer(sequelize: Sequelize, key: string): Promise<{ entry: CachedAnswer; expiresAt: number } | undefined> {
+export async function readCachedAnswer(
+  sequelize: Sequelize,
+  key: string,
+): Promise<{ entry: CachedAnswer; expiresAt: number } | undefined> {
   const [row] = await sequelize.query<Row>(
     `SELECT answer, endpoint_id, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, cache_write_tokens, cost_usd::text AS cost_usd, created_at, expires_at
        FROM response_cache WHERE key = $1 AND expires_at > now()`,
@@ -41,7 +44,14 @@ export async function readCachedAnswer(sequelize: Sequelize, key: string): Promi
 }
 
 /** Stores (or replaces) an entry; `text` is its answer as JSON, whose length is its size. */
-export async function writeCachedAnswer(sequelize: Sequelize, key: string, scope: CacheScope, entry: CachedAnswer, text: string, ttlS: number): Promise<void> {
+export async function writeCachedAnswer(
+  sequelize: Sequelize,
+  key: string,
+  scope: CacheScope,
+  entry: CachedAnswer,
+  text: string,
+  ttlS: number,
+): Promise<void> {
   const { usage } = entry;
   await sequelize.query(
     `INSERT INTO response_cache (key, workspace_id, api, endpoint_id, answer, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens,
@@ -83,7 +93,10 @@ export async function writeCachedAnswer(sequelize: Sequelize, key: string, scope
  * is within `maxBytes`. Among them the oldest go first (a running sum over them all), until what
  * they free covers the excess.
  */
-export async function sweepCachedAnswers(sequelize: Sequelize, maxBytes: number): Promise<{ deleted: number; bytes: number }> {
+export async function sweepCachedAnswers(
+  sequelize: Sequelize,
+  maxBytes: number,
+): Promise<{ deleted: number; bytes: number }> {
   const [result] = await sequelize.query<{ deleted: string; bytes: string }>(
     `WITH expired AS (
        DELETE FROM response_cache WHERE expires_at <= now() RETURNING key

@@ -48,7 +48,11 @@ export class ResponseCache {
     private readonly log: Logger,
     private readonly observer?: ResponseCacheObserver,
   ) {
-    this.memory = new LRUCache({ maxSize: Math.max(1, config.memoryBytes), sizeCalculation: (value) => Math.max(1, value.text.length), ttlAutopurge: false });
+    this.memory = new LRUCache({
+      maxSize: Math.max(1, config.memoryBytes),
+      sizeCalculation: (value) => Math.max(1, value.text.length),
+      ttlAutopurge: false,
+    });
   }
 
   /**
@@ -94,7 +98,12 @@ export class ResponseCache {
     this.observer?.stored(bytes);
     if (this.config.maxBytes === 0) return;
     const write = writeCachedAnswer(this.sequelize, key, scope, entry, text, ttlS)
-      .catch((err: unknown) => this.log.warn({ err: errorMessage(err) }, "response cache write failed; the answer stays cached in this process only"))
+      .catch((err: unknown) =>
+        this.log.warn(
+          { err: errorMessage(err) },
+          "response cache write failed; the answer stays cached in this process only",
+        ),
+      )
       .finally(() => this.writes.delete(write));
     this.writes.add(write);
   }

@@ -8,13 +8,20 @@ export function byWidth(a: { interval: string }, b: { interval: string }): numbe
   return WIDTH[a.interval]! - WIDTH[b.interval]!;
 }
 
-export function assertBudgetOrder(interval: string, limitMicros: bigint, others: { interval: string; limitMicros: string }[]): void {
+export function assertBudgetOrder(
+  interval: string,
+  limitMicros: bigint,
+  others: { interval: string; limitMicros: string }[],
+): void {
   for (const other of others) {
     if (other.interval === interval) continue;
     const otherLimit = BigInt(other.limitMicros);
     const wider = WIDTH[interval]! > WIDTH[other.interval]!;
     if (wider ? limitMicros <= otherLimit : limitMicros >= otherLimit) {
-      throw gatewayError(400, `The ${interval} budget must be ${wider ? "greater" : "less"} than the ${other.interval} budget (limits must decrease from lifetime to monthly, weekly and daily)`);
+      throw gatewayError(
+        400,
+        `The ${interval} budget must be ${wider ? "greater" : "less"} than the ${other.interval} budget (limits must decrease from lifetime to monthly, weekly and daily)`,
+      );
     }
   }
 }

@@ -145,7 +145,8 @@ export class SettlementWriter {
           for (const waiter of reached) waiter.resolve();
         },
         (err: unknown) => {
-          if (!this.failing) this.log.error({ err: errorMessage(err), pending: this.queue.length }, "usage settlement failed; retrying");
+          if (!this.failing)
+            this.log.error({ err: errorMessage(err), pending: this.queue.length }, "usage settlement failed; retrying");
           this.failing = true;
           this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
           // Readers waiting on a barrier go on and meet the same outage themselves (503), not a hang.
@@ -155,7 +156,10 @@ export class SettlementWriter {
       )
       .finally(() => {
         this.flushing = null;
-        if (this.queue.length > 0) this.flushSoon(this.failing ? this.retryMs : this.queue.length >= this.settings.flushRows ? 0 : this.settings.flushMs);
+        if (this.queue.length > 0)
+          this.flushSoon(
+            this.failing ? this.retryMs : this.queue.length >= this.settings.flushRows ? 0 : this.settings.flushMs,
+          );
       });
     return this.flushing;
   }

@@ -31,7 +31,8 @@ export interface CounterRef {
   periodStart: Date;
 }
 
-const refId = (ref: CounterRef): string => `${ref.scope}\u0000${ref.scopeId}\u0000${ref.period}\u0000${ref.periodStart.toISOString()}`;
+const refId = (ref: CounterRef): string =>
+  `${ref.scope}\u0000${ref.scopeId}\u0000${ref.period}\u0000${ref.periodStart.toISOString()}`;
 
 /** Counters read in one round trip; a counter without a row is zero, one never read is an error. */
 export class SpendIndex {
@@ -76,7 +77,11 @@ export async function keyUsage(sequelize: Sequelize, keyHash: string, now: Date)
 }
 
 /** keyUsage of a page of keys in one round trip. */
-export async function keysUsage(sequelize: Sequelize, keyHashes: readonly string[], now: Date): Promise<Map<string, PeriodSpend>> {
+export async function keysUsage(
+  sequelize: Sequelize,
+  keyHashes: readonly string[],
+  now: Date,
+): Promise<Map<string, PeriodSpend>> {
   const index = await readSpend(
     sequelize,
     keyHashes.flatMap((hash) => currentPeriodRefs("key", hash, now)),

@@ -69,7 +69,8 @@ export interface Consumption {
 }
 
 export function checkRecord(record: CallRecord): void {
-  if (!isUsdDecimal(record.costUsd)) throw new RangeError(`costUsd must be a non-negative decimal, got "${record.costUsd}"`);
+  if (!isUsdDecimal(record.costUsd))
+    throw new RangeError(`costUsd must be a non-negative decimal, got "${record.costUsd}"`);
 }
 
 // Data-modifying CTEs see one snapshot and commit together: ledger rows, spend counters, request
@@ -204,14 +205,19 @@ export async function writeLedgerRows(sequelize: Sequelize, owner: string, group
  * The same statement for a group commit of the settlement writer, on its own connection, as a
  * prepared statement (parsed and planned once per connection).
  */
-export async function writeLedgerGroup(client: pg.ClientBase, owner: string, group: readonly LedgerRow[]): Promise<void> {
+export async function writeLedgerGroup(
+  client: pg.ClientBase,
+  owner: string,
+  group: readonly LedgerRow[],
+): Promise<void> {
   await client.query({ name: "gateway_settle", text: LEDGER_STATEMENT, values: ledgerValues(owner, group) });
 }
 
 /** The values of LEDGER_STATEMENT's `$1`…`$n`, for a group of rows. */
 function ledgerValues(owner: string, group: readonly LedgerRow[]): unknown[] {
   const column = <T>(pick: (row: LedgerRow) => T): T[] => group.map(pick);
-  const start = (period: "daily" | "weekly" | "monthly") => column((row) => currentPeriodStart(period, row.at).toISOString());
+  const start = (period: "daily" | "weekly" | "monthly") =>
+    column((row) => currentPeriodStart(period, row.at).toISOString());
   const uses = group.flatMap((row) => row.consumptions.map((use) => ({ id: row.id, use })));
   const named: Record<(typeof LEDGER_PARAMETERS)[number], unknown> = {
     id: column((row) => row.id),
@@ -299,9 +305,12 @@ export async function readCounters(sequelize: Sequelize, refs: readonly CounterR
 
 /** A request counter of gateway_admit (rate-limit windows, free-model days) in the window that starts at `windowStart`. */
 export async function requestCount(sequelize: Sequelize, name: string, windowStart: Date): Promise<number> {
-  const [row] = await sequelize.query<{ count: number }>(`SELECT count FROM request_counters WHERE name = $name AND window_start = $start`, {
-    type: QueryTypes.SELECT,
-    bind: { name, start: windowStart.toISOString() },
-  });
+  const [row] = await sequelize.query<{ count: number }>(
+    `SELECT count FROM request_counters WHERE name = $name AND window_start = $start`,
+    {
+      type: QueryTypes.SELECT,
+      bind: { name, start: windowStart.toISOString() },
+    },
+  );
   return row?.count ?? 0;
 }

@@ -37,7 +37,10 @@ export function authInterceptor(operatorToken: string, findCaller: CallerLookup)
       // Compared as digests of equal length in constant time; API keys never pass.
       const given = hashKey(bearerToken(header));
       if (!timingSafeEqual(Buffer.from(given, "hex"), Buffer.from(operatorDigest, "hex"))) {
-        throw gatewayError(401, "Invalid operator token: this operation needs the gateway operator token, not an API key");
+        throw gatewayError(
+          401,
+          "Invalid operator token: this operation needs the gateway operator token, not an API key",
+        );
       }
       return next(req);
     }
@@ -63,7 +66,8 @@ async function authenticate(findCaller: CallerLookup, header: string | null): Pr
   if (!caller) throw gatewayError(401, "Invalid API key");
   if (caller.key.disabled) throw gatewayError(401, "API key is disabled");
   // Checked on every call: a cached key expires on time.
-  if (caller.key.expiresAt && caller.key.expiresAt.getTime() <= Date.now()) throw gatewayError(401, "API key has expired");
+  if (caller.key.expiresAt && caller.key.expiresAt.getTime() <= Date.now())
+    throw gatewayError(401, "API key has expired");
   return caller;
 }
 

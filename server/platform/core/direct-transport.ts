@@ -1,4 +1,13 @@
-import { create, type DescMessage, type DescMethod, type DescMethodStreaming, type DescMethodUnary, type DescService, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import {
+  create,
+  type DescMessage,
+  type DescMethod,
+  type DescMethodStreaming,
+  type DescMethodUnary,
+  type DescService,
+  type MessageInitShape,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -60,7 +69,9 @@ interface ServedMethod {
 export const inProcessCall = createContextKey(false, { description: "a call of the direct transport" });
 
 /** The call's own context, for the innermost step of a chain composed once per method. */
-const directContext = createContextKey<ContextController | undefined>(undefined, { description: "the direct transport's context of a call" });
+const directContext = createContextKey<ContextController | undefined>(undefined, {
+  description: "the direct transport's context of a call",
+});
 
 /** Handlers read it as `ctx.protocolName`; none branches on it. */
 const PROTOCOL_NAME = "direct";
@@ -71,13 +82,20 @@ const BASE_URL = "https://in-process";
  */
 const CALL_ENDED = new ConnectError("the call has ended", Code.Canceled);
 
-export function createDirectTransport(services: Iterable<readonly [DescService, object]>, { interceptors, shutdownSignal }: DirectTransportOptions): Transport {
+export function createDirectTransport(
+  services: Iterable<readonly [DescService, object]>,
+  { interceptors, shutdownSignal }: DirectTransportOptions,
+): Transport {
   // Built once: per call a method is one lookup by its descriptor. Unimplemented methods get
   // connect's own stub, which answers Unimplemented as a listener does.
   const served = new Map<DescMethod, ServedMethod>();
   for (const [service, impl] of services) {
     for (const spec of Object.values(createServiceImplSpec(service, impl).methods)) {
-      served.set(spec.method, { spec, url: createMethodUrl(BASE_URL, spec.method), chain: spec.kind === "unary" ? undefined : composed(spec) });
+      served.set(spec.method, {
+        spec,
+        url: createMethodUrl(BASE_URL, spec.method),
+        chain: spec.kind === "unary" ? undefined : composed(spec),
+      });
     }
   }
 
@@ -106,7 +124,10 @@ export function createDirectTransport(services: Iterable<readonly [DescService, 
     const linked = signal ? [signal, shutdownSignal] : [shutdownSignal];
     // As connect's transports: zero or less means no deadline.
     const deadline = timeoutMs !== undefined && timeoutMs > 0 ? Date.now() + timeoutMs : undefined;
-    const timer = deadline === undefined ? undefined : setTimeout(() => abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeoutMs);
+    const timer =
+      deadline === undefined
+        ? undefined
+        : setTimeout(() => abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeoutMs);
     const listener = { handleEvent: (event: Event) => abort((event.target as AbortSignal).reason) };
     function abort(reason?: unknown): void {
       clearTimeout(timer);
@@ -159,7 +180,14 @@ export function createDirectTransport(services: Iterable<readonly [DescService, 
         // The caller gave up (or the deadline passed) while the handler ran on: a remote client
         // would have stopped waiting with that reason.
         if (context.signal.aborted) throw context.signal.reason;
-        return { stream: false, service: method.parent, method, header: context.responseHeader, trailer: context.responseTrailer, message: message as MessageShape<O> };
+        return {
+          stream: false,
+          service: method.parent,
+          method,
+          header: context.responseHeader,
+          trailer: context.responseTrailer,
+          message: message as MessageShape<O>,
+        };
       } catch (err) {
         const error = callerError(context, err);
         context.abort(err);
@@ -197,10 +225,18 @@ export function createDirectTransport(services: Iterable<readonly [DescService, 
           message: requests,
         });
         if (context.signal.aborted) throw context.signal.reason;
-        if (!res.stream) throw new ConnectError("an interceptor answered a streaming call with a unary response", Code.Internal);
+        if (!res.stream)
+          throw new ConnectError("an interceptor answered a streaming call with a unary response", Code.Internal);
         copyHeaders(res.header, context.responseHeader);
         stream.start(res.message[Symbol.asyncIterator]() as AsyncIterator<MessageShape<O>>, res.trailer);
-        return { stream: true, service: method.parent, method, header: context.responseHeader, trailer: context.responseTrailer, message: stream };
+        return {
+          stream: true,
+          service: method.parent,
+          method,
+          header: context.responseHeader,
+          trailer: context.responseTrailer,
+          message: stream,
+        };
       } catch (err) {
         const error = callerError(context, err);
         context.abort(err);
@@ -240,7 +276,14 @@ async function invokeStreaming(spec: StreamingSpec, req: UnaryRequest | StreamRe
       messages = new Normalized(output, spec.impl(req.message, ctx)[Symbol.asyncIterator]());
       break;
   }
-  return { stream: true, service: req.service, method: spec.method, header: context.responseHeader, trailer: context.responseTrailer, message: messages };
+  return {
+    stream: true,
+    service: req.service,
+    method: spec.method,
+    header: context.responseHeader,
+    trailer: context.responseTrailer,
+    message: messages,
+  };
 }
 
 /** invoke-implementation.js' mergeRequest: what the interceptors passed on wins over the context. */
@@ -377,7 +420,8 @@ class Normalized<Desc extends DescMessage> implements AsyncIterableIterator<Mess
  */
 function callerError(context: ContextController, err: unknown): ConnectError {
   if (context.signal.aborted) return abandoned(context.signal);
-  const error = err instanceof ConnectError ? err : new ConnectError("internal error", Code.Internal, undefined, undefined, err);
+  const error =
+    err instanceof ConnectError ? err : new ConnectError("internal error", Code.Internal, undefined, undefined, err);
   if (isEmpty(context.responseHeader) && isEmpty(context.responseTrailer)) return error;
   // A new error: the handler's may be a shared constant, and a remote client gets its own copy too.
   const metadata = new Headers(context.responseHeader);
@@ -395,9 +439,14 @@ function abandoned(signal: AbortSignal): ConnectError {
 async function single<T>(messages: AsyncIterable<T>): Promise<T> {
   const it = messages[Symbol.asyncIterator]();
   const first = await it.next();
-  if (first.done === true) throw new ConnectError("protocol error: missing input message for server-streaming method", Code.Unimplemented);
+  if (first.done === true)
+    throw new ConnectError("protocol error: missing input message for server-streaming method", Code.Unimplemented);
   const second = await it.next();
-  if (second.done !== true) throw new ConnectError("protocol error: received extra input message for server-streaming method", Code.Unimplemented);
+  if (second.done !== true)
+    throw new ConnectError(
+      "protocol error: received extra input message for server-streaming method",
+      Code.Unimplemented,
+    );
   return first.value;
 }
 

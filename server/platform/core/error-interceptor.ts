@@ -13,7 +13,10 @@ import { REQUEST_ID_HEADER } from "../../../wire/request-id.js";
  */
 export function errorInterceptor(log: Logger): Interceptor {
   return (next) => async (req) => {
-    const method = { name: `${req.method.parent.typeName}/${req.method.name}`, reasoned: optionOf(req.method, reasoned_errors) };
+    const method = {
+      name: `${req.method.parent.typeName}/${req.method.name}`,
+      reasoned: optionOf(req.method, reasoned_errors),
+    };
     try {
       const res = await next(req);
       // A server stream fails while it is being read, after this interceptor returned.
@@ -37,7 +40,12 @@ interface CallInfo {
   header: Headers;
 }
 
-async function* mapStreamErrors<T>(messages: AsyncIterable<T>, log: Logger, method: MethodInfo, call: CallInfo): AsyncIterable<T> {
+async function* mapStreamErrors<T>(
+  messages: AsyncIterable<T>,
+  log: Logger,
+  method: MethodInfo,
+  call: CallInfo,
+): AsyncIterable<T> {
   try {
     yield* messages;
   } catch (err) {
@@ -56,11 +64,28 @@ function asConnectError(err: unknown, log: Logger, method: MethodInfo, { signal,
   }
   if (isDatabaseUnavailable(err)) {
     log.warn({ method: method.name, requestId, err: err.message }, "database unavailable");
-    return gatewayError(503, "Service temporarily unavailable", { retryable: true, ...(method.reasoned ? { reason: "unavailable" } : {}) });
+    return gatewayError(503, "Service temporarily unavailable", {
+      retryable: true,
+      ...(method.reasoned ? { reason: "unavailable" } : {}),
+    });
   }
   const error = err instanceof Error ? err : new Error(String(err));
-  log.error({ method: method.name, requestId, err: { name: error.name, message: error instanceof BaseError ? "database error" : error.message, stack: error.stack } }, "unhandled error");
-  return gatewayError(500, "Internal server error", { retryable: true, ...(method.reasoned ? { reason: "internal_error" } : {}) });
+  log.error(
+    {
+      method: method.name,
+      requestId,
+      err: {
+        name: error.name,
+        message: error instanceof BaseError ? "database error" : error.message,
+        stack: error.stack,
+      },
+    },
+    "unhandled error",
+  );
+  return gatewayError(500, "Internal server error", {
+    retryable: true,
+    ...(method.reasoned ? { reason: "internal_error" } : {}),
+  });
 }
 
 /**
@@ -72,7 +97,8 @@ const LOST_CONNECTION_STATE = /^(08|57P0[123]$)/;
 /** Socket errors of a connection cut under a query. */
 const LOST_SOCKET_CODES = new Set(["ECONNRESET", "EPIPE", "ETIMEDOUT", "ECONNREFUSED"]);
 /** What pg says, without a code, of a query on a connection that has ended or is ending. */
-const LOST_CONNECTION_MESSAGE = /^(Connection terminated( unexpectedly)?|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)$/;
+const LOST_CONNECTION_MESSAGE =
+  /^(Connection terminated( unexpectedly)?|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)$/;
 
 /**
  * Whether the database could not be reached: no connection could be had (Sequelize's

@@ -16,12 +16,17 @@ export interface RegionalHost {
  * does not allow. Runs after authentication, so callers outside the programme still get its 404
  * first. Which hostnames are regional is the catalog's, passed in.
  */
-export function globalHostOnlyInterceptor(regionalHostOf: (hostHeader: string | null) => RegionalHost | null): Interceptor {
+export function globalHostOnlyInterceptor(
+  regionalHostOf: (hostHeader: string | null) => RegionalHost | null,
+): Interceptor {
   return (next) => async (req) => {
     if (!optionOf(req.method, global_host_only)) return next(req);
     const regional = regionalHostOf(req.header.get("x-forwarded-host"));
     if (regional) {
-      throw gatewayError(403, `Interns and the vault are served on the global hostname only; ${regional.host} is a regional hostname (${regional.region})`);
+      throw gatewayError(
+        403,
+        `Interns and the vault are served on the global hostname only; ${regional.host} is a regional hostname (${regional.region})`,
+      );
     }
     return next(req);
   };

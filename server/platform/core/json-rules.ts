@@ -8,7 +8,11 @@ export const NOT_FINITE = "must be a finite number";
 export const MAX_JSON_DEPTH = 100;
 
 /** Free-form JSON types; a Struct field holds a JsonObject, Value and ListValue fields hold messages. */
-export const FREE_FORM: ReadonlySet<string> = new Set(["google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"]);
+export const FREE_FORM: ReadonlySet<string> = new Set([
+  "google.protobuf.Struct",
+  "google.protobuf.Value",
+  "google.protobuf.ListValue",
+]);
 
 /**
  * A string, number or bigint field value against its rules (list items against their list's rules,
@@ -24,8 +28,10 @@ export function valueViolation(value: unknown, name: string, rules: FieldRules |
     if (!rules) return undefined;
     const length = codePointsNeeded(value, rules) ? codePointLength(value) : value.length;
     if (rules.required && length === 0) return `${name} is required`;
-    if (rules.minLen !== undefined && length < rules.minLen) return `${name} must be at least ${rules.minLen} character(s)`;
-    if (rules.maxLen !== undefined && length > rules.maxLen) return `${name} must be at most ${rules.maxLen} characters`;
+    if (rules.minLen !== undefined && length < rules.minLen)
+      return `${name} must be at least ${rules.minLen} character(s)`;
+    if (rules.maxLen !== undefined && length > rules.maxLen)
+      return `${name} must be at most ${rules.maxLen} characters`;
     if (rules.uuid && !UUID_PATTERN.test(value)) return `${name} must be a UUID`;
     if (rules.pattern && !patternOf(rules.pattern).test(value)) {
       return `${name} must match ${rules.patternHint || rules.pattern}`;
@@ -48,7 +54,10 @@ export function valueViolation(value: unknown, name: string, rules: FieldRules |
  * outside that range, and the count (a walk over the string) is taken only near a bound.
  */
 function codePointsNeeded(value: string, rules: FieldRules): boolean {
-  return (rules.minLen !== undefined && value.length < 2 * rules.minLen) || (rules.maxLen !== undefined && value.length > rules.maxLen);
+  return (
+    (rules.minLen !== undefined && value.length < 2 * rules.minLen) ||
+    (rules.maxLen !== undefined && value.length > rules.maxLen)
+  );
 }
 
 /** Code points of a well-formed string (textProblem has refused unpaired surrogates). */
@@ -62,16 +71,25 @@ function codePointLength(value: string): number {
 }
 
 /** The size rules of a list or map field. */
-export function sizeViolation(kind: "list" | "map", size: number, name: string, rules: FieldRules | undefined): string | undefined {
+export function sizeViolation(
+  kind: "list" | "map",
+  size: number,
+  name: string,
+  rules: FieldRules | undefined,
+): string | undefined {
   if (!rules) return undefined;
   if (rules.required && size === 0) return `${name} is required`;
   if (kind === "list") {
-    if (rules.minItems !== undefined && size < rules.minItems) return `${name} must have at least ${rules.minItems} item(s)`;
-    if (rules.maxItems !== undefined && size > rules.maxItems) return `${name} must have at most ${rules.maxItems} items`;
+    if (rules.minItems !== undefined && size < rules.minItems)
+      return `${name} must have at least ${rules.minItems} item(s)`;
+    if (rules.maxItems !== undefined && size > rules.maxItems)
+      return `${name} must have at most ${rules.maxItems} items`;
     return undefined;
   }
-  if (rules.minItems !== undefined && size < rules.minItems) return `${name} must have at least ${rules.minItems} entr${rules.minItems === 1 ? "y" : "ies"}`;
-  if (rules.maxItems !== undefined && size > rules.maxItems) return `${name} must have at most ${rules.maxItems} entries`;
+  if (rules.minItems !== undefined && size < rules.minItems)
+    return `${name} must have at least ${rules.minItems} entr${rules.minItems === 1 ? "y" : "ies"}`;
+  if (rules.maxItems !== undefined && size > rules.maxItems)
+    return `${name} must have at most ${rules.maxItems} entries`;
   return undefined;
 }
 
@@ -104,14 +122,16 @@ export function jsonViolation(root: JsonValue, name: string): string | undefined
       if (depth === MAX_JSON_DEPTH) return `${name} is nested more than ${MAX_JSON_DEPTH} levels deep`;
       // Pushed in reverse so that the first violation in document order is the one reported.
       if (Array.isArray(value)) {
-        for (let i = value.length - 1; i >= 0; i--) pending.push({ value: value[i]!, parent: node, step: i, depth: depth + 1 });
+        for (let i = value.length - 1; i >= 0; i--)
+          pending.push({ value: value[i]!, parent: node, step: i, depth: depth + 1 });
       } else {
         const keys = Object.keys(value);
         for (const key of keys) {
           const problem = keyProblem(key, node, name);
           if (problem) return problem;
         }
-        for (let i = keys.length - 1; i >= 0; i--) pending.push({ value: value[keys[i]!]!, parent: node, step: keys[i]!, depth: depth + 1 });
+        for (let i = keys.length - 1; i >= 0; i--)
+          pending.push({ value: value[keys[i]!]!, parent: node, step: keys[i]!, depth: depth + 1 });
       }
     }
   }
@@ -164,7 +184,10 @@ interface JsonNode {
 function nameOf(node: JsonNode, root: string): string {
   const steps: Array<string | number> = [];
   for (let at: JsonNode | undefined = node; at?.parent; at = at.parent) steps.push(at.step);
-  return steps.reduceRight<string>((name, step) => (typeof step === "number" ? `${name}[${step}]` : name + keySegment(step)), root);
+  return steps.reduceRight<string>(
+    (name, step) => (typeof step === "number" ? `${name}[${step}]` : name + keySegment(step)),
+    root,
+  );
 }
 
 function keyProblem(key: string, node: JsonNode | undefined, root: string): string | undefined {

@@ -93,7 +93,10 @@ export function messagePlan(desc: DescMessage, plans: Map<DescMessage, MessagePl
       rules,
       implicit: field.fieldKind === "scalar" && !field.oneof && field.presence === FeatureSet_FieldPresence.IMPLICIT,
       oneof: field.oneof ? desc.oneofs.indexOf(field.oneof) : -1,
-      rulesSkipped: field.fieldKind === "message" && !FREE_FORM.has(field.message.typeName) && field.message.file.name.startsWith("google/"),
+      rulesSkipped:
+        field.fieldKind === "message" &&
+        !FREE_FORM.has(field.message.typeName) &&
+        field.message.file.name.startsWith("google/"),
     };
     plan.fields.push(fieldPlan);
     if (!plan.byKey.has(field.name)) plan.byKey.set(field.name, fieldPlan);
@@ -102,28 +105,42 @@ export function messagePlan(desc: DescMessage, plans: Map<DescMessage, MessagePl
   }
   for (const fieldPlan of plan.fields) {
     const { name, jsonName } = fieldPlan.field;
-    if (jsonName !== name && plan.byKey.get(jsonName) === fieldPlan && plan.byKey.get(name) === fieldPlan) fieldPlan.alias = jsonName;
+    if (jsonName !== name && plan.byKey.get(jsonName) === fieldPlan && plan.byKey.get(name) === fieldPlan)
+      fieldPlan.alias = jsonName;
   }
   return plan;
 }
 
 function valuePlanOf(field: DescField, plans: Map<DescMessage, MessagePlan>): ValuePlan {
   const where = String(field);
-  if (field.fieldKind === "map" && field.mapKey !== ScalarType.STRING) throw new Error(`compileJsonValidator: ${where} has non-string map keys`);
-  const scalar = field.fieldKind === "scalar" || field.fieldKind === "list" || field.fieldKind === "map" ? field.scalar : undefined;
-  const enumDesc = field.fieldKind === "enum" || field.fieldKind === "list" || field.fieldKind === "map" ? field.enum : undefined;
-  const message = field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map" ? field.message : undefined;
+  if (field.fieldKind === "map" && field.mapKey !== ScalarType.STRING)
+    throw new Error(`compileJsonValidator: ${where} has non-string map keys`);
+  const scalar =
+    field.fieldKind === "scalar" || field.fieldKind === "list" || field.fieldKind === "map" ? field.scalar : undefined;
+  const enumDesc =
+    field.fieldKind === "enum" || field.fieldKind === "list" || field.fieldKind === "map" ? field.enum : undefined;
+  const message =
+    field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map"
+      ? field.message
+      : undefined;
   const plan: ValuePlan = { type: T.STRING, min: 0, max: 0, enumDesc, message, plan: undefined };
   if (enumDesc) {
-    if (enumDesc.typeName === "google.protobuf.NullValue") throw new Error(`compileJsonValidator: ${where} is a NullValue`);
+    if (enumDesc.typeName === "google.protobuf.NullValue")
+      throw new Error(`compileJsonValidator: ${where} is a NullValue`);
     plan.type = T.ENUM;
   } else if (message) {
     if (FREE_FORM.has(message.typeName)) {
-      plan.type = message.typeName === "google.protobuf.Value" ? T.VALUE : message.typeName === "google.protobuf.Struct" ? T.STRUCT : T.LIST_VALUE;
+      plan.type =
+        message.typeName === "google.protobuf.Value"
+          ? T.VALUE
+          : message.typeName === "google.protobuf.Struct"
+            ? T.STRUCT
+            : T.LIST_VALUE;
     } else if (WELL_KNOWN.has(message.typeName)) {
       plan.type = T.WELL_KNOWN;
     } else if (message.typeName.startsWith("google.protobuf.")) {
-      if (field.fieldKind !== "message") throw new Error(`compileJsonValidator: ${where} is a list or map of ${message.typeName}`);
+      if (field.fieldKind !== "message")
+        throw new Error(`compileJsonValidator: ${where} is a list or map of ${message.typeName}`);
       plan.type = T.OTHER_GOOGLE;
     } else {
       plan.type = T.MESSAGE;

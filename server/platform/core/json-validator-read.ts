@@ -10,7 +10,16 @@ import { errorMessage, gatewayError } from "../../../wire/errors.js";
 import { normalizeMessageValue } from "../../../wire/json-input.js";
 import { isJsonObject } from "../../../wire/json-body.js";
 import { isWellFormed, textProblem } from "../../../wire/text-rules.js";
-import { decodedEmpty, type FieldPlan, isZero, LIST, MAP, type MessagePlan, T, type ValuePlan } from "./json-validator-plan.js";
+import {
+  decodedEmpty,
+  type FieldPlan,
+  isZero,
+  LIST,
+  MAP,
+  type MessagePlan,
+  T,
+  type ValuePlan,
+} from "./json-validator-plan.js";
 import { JSON_TOO_DEEP, JSON_VIOLATION, keySegment, scanJson, sizeViolation, valueViolation } from "./json-rules.js";
 
 /** protobuf-es' JSON reader's recursion limit (messages and free-form values, from the root). */
@@ -97,7 +106,8 @@ function fieldReadError(field: FieldPlan, reason: string): void {
 }
 
 function depthError(what: string): void {
-  if (state.readError === undefined) readError(`cannot decode ${what} from JSON: maximum recursion depth of ${RECURSION_LIMIT} reached`);
+  if (state.readError === undefined)
+    readError(`cannot decode ${what} from JSON: maximum recursion depth of ${RECURSION_LIMIT} reached`);
 }
 
 /** decodeWireJson's 400 for the value at the current path (a map value: its key appended). */
@@ -158,7 +168,9 @@ function readMessage(plan: MessagePlan, object: JsonObject, level: number): void
       oneofs ??= new Array<FieldPlan | undefined>(plan.oneofs);
       const first = oneofs[field.oneof];
       if (first && state.readError === undefined) {
-        readError(`cannot decode ${String(field.field.oneof)} from JSON: oneof set multiple times by ${first.name} and ${field.name}`);
+        readError(
+          `cannot decode ${String(field.field.oneof)} from JSON: oneof set multiple times by ${first.name} and ${field.name}`,
+        );
       }
       oneofs[field.oneof] = first ?? field;
     }
@@ -183,9 +195,14 @@ function readList(field: FieldPlan, list: JsonValue, level: number): void {
     state.steps.pop();
     if (normalized !== value) list[i] = normalized;
     if (item.type === T.STRING) {
-      if (!isWellFormed(normalized as string)) fieldReadError(field, `list item #${i + 1}: expected string: invalid UTF8`);
+      if (!isWellFormed(normalized as string))
+        fieldReadError(field, `list item #${i + 1}: expected string: invalid UTF8`);
       if (valueViolation(normalized, "", field.rules)) flagViolation();
-    } else if ((item.type === T.INTEGER || item.type === T.DOUBLE) && field.rules && valueViolation(normalized, "", field.rules)) {
+    } else if (
+      (item.type === T.INTEGER || item.type === T.DOUBLE) &&
+      field.rules &&
+      valueViolation(normalized, "", field.rules)
+    ) {
       flagViolation();
     }
   }
@@ -204,9 +221,14 @@ function readMap(field: FieldPlan, map: JsonValue, level: number): void {
     if (normalized !== value) map[key] = normalized;
     // protobuf-es reads the value, then checks the key, then the value's type.
     if (!isWellFormed(key)) fieldReadError(field, "invalid map key: expected string: invalid UTF8");
-    if (item.type === T.STRING && !isWellFormed(normalized as string)) fieldReadError(field, `map entry ${formatKey(key)}: expected string: invalid UTF8`);
+    if (item.type === T.STRING && !isWellFormed(normalized as string))
+      fieldReadError(field, `map entry ${formatKey(key)}: expected string: invalid UTF8`);
     if (textProblem(key) !== undefined) flagViolation();
-    if ((item.type === T.STRING || item.type === T.DOUBLE || item.type === T.INTEGER) && valueViolation(normalized, "", undefined)) flagViolation();
+    if (
+      (item.type === T.STRING || item.type === T.DOUBLE || item.type === T.INTEGER) &&
+      valueViolation(normalized, "", undefined)
+    )
+      flagViolation();
   }
   if (field.rules && sizeViolation("map", size, "", field.rules)) flagViolation();
 }
@@ -268,7 +290,8 @@ function readValue(field: FieldPlan, plan: ValuePlan, value: JsonValue, level: n
     case T.INTEGER: {
       const number = typeof value === "string" && DIGITS.test(value) ? Number(value) : value;
       if (typeof number !== "number" || !Number.isInteger(number)) decodeError("must be an integer", mapKey);
-      if (number < plan.min || number > plan.max) decodeError(`must be an integer from ${plan.min} to ${plan.max}`, mapKey);
+      if (number < plan.min || number > plan.max)
+        decodeError(`must be an integer from ${plan.min} to ${plan.max}`, mapKey);
       return number;
     }
     case T.ENUM:
@@ -362,5 +385,6 @@ function normalizeKeys(plan: MessagePlan, object: JsonObject): void {
   }
   for (const key of keys) delete object[key];
   // defineProperty, as an unknown key may be `__proto__`.
-  for (const [key, value] of entries) Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  for (const [key, value] of entries)
+    Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
 }

@@ -5,7 +5,16 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { FieldRules } from "../../../gen/gateway/v1/options_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { decodedEmpty, type FieldPlan, isZero, LIST, MAP, type MessagePlan, T, type ValuePlan } from "./json-validator-plan.js";
+import {
+  decodedEmpty,
+  type FieldPlan,
+  isZero,
+  LIST,
+  MAP,
+  type MessagePlan,
+  T,
+  type ValuePlan,
+} from "./json-validator-plan.js";
 import type { UnknownHit } from "./json-validator-read.js";
 import { jsonViolation, keySegment, keyViolation, sizeViolation, valueViolation } from "./json-rules.js";
 
@@ -61,7 +70,8 @@ function fieldViolation(field: FieldPlan, value: JsonValue | undefined, name: st
     case T.STRING:
     case T.INTEGER:
     case T.DOUBLE:
-      if (field.implicit && (plan.type === T.STRING ? value === "" : isZero(plan.type, value))) return rules?.required ? `${name} is required` : undefined;
+      if (field.implicit && (plan.type === T.STRING ? value === "" : isZero(plan.type, value)))
+        return rules?.required ? `${name} is required` : undefined;
       return valueViolation(value, name, rules);
     case T.BOOL:
       return field.implicit && value === false && rules?.required ? `${name} is required` : undefined;
@@ -73,7 +83,12 @@ function fieldViolation(field: FieldPlan, value: JsonValue | undefined, name: st
 }
 
 /** A list item (with the list's rules) or a map value (with none). */
-function itemViolation(plan: ValuePlan, value: JsonValue, name: string, rules: FieldRules | undefined): string | Violation | undefined {
+function itemViolation(
+  plan: ValuePlan,
+  value: JsonValue,
+  name: string,
+  rules: FieldRules | undefined,
+): string | Violation | undefined {
   switch (plan.type) {
     case T.VALUE:
     case T.STRUCT:

@@ -74,7 +74,8 @@ export function startLeasedWorker<T>(spec: LeasedWorkerSpec<T>): LeasedWorker {
   function start(item: T): Promise<void> {
     const task = (spec.work?.(item, stopping.signal) ?? Promise.resolve())
       .catch((err: unknown) => {
-        if (!stopping.signal.aborted) log.warn({ err: errorMessage(err) }, `${spec.name}: work failed; it will be retried`);
+        if (!stopping.signal.aborted)
+          log.warn({ err: errorMessage(err) }, `${spec.name}: work failed; it will be retried`);
       })
       .finally(() => {
         running.delete(task);
@@ -121,7 +122,9 @@ export function startLeasedWorker<T>(spec: LeasedWorkerSpec<T>): LeasedWorker {
   renewal?.unref();
 
   async function renewNow(): Promise<void> {
-    await spec.renew?.run().catch((err: unknown) => log.warn({ err: errorMessage(err) }, `${spec.name}: leases could not be renewed`));
+    await spec.renew
+      ?.run()
+      .catch((err: unknown) => log.warn({ err: errorMessage(err) }, `${spec.name}: leases could not be renewed`));
   }
 
   const looping = concurrency > 0 && spec.pollMs > 0 ? loop() : Promise.resolve();

@@ -22,7 +22,9 @@ export interface ShutdownPhase {
 export async function stopInPhases(phases: readonly ShutdownPhase[], log: Logger): Promise<void> {
   for (const phase of phases) {
     const ends = await Promise.allSettled(phase.parts.map((part) => part.stop()));
-    for (const end of ends) if (end.status === "rejected") log.warn({ phase: phase.name, err: errorMessage(end.reason) }, "a part did not stop cleanly; shutdown goes on");
+    for (const end of ends)
+      if (end.status === "rejected")
+        log.warn({ phase: phase.name, err: errorMessage(end.reason) }, "a part did not stop cleanly; shutdown goes on");
   }
 }
 

@@ -21,7 +21,8 @@ const MASTER_KEY_FILE = "master.key";
 export async function loadLocalSecrets(config: GatewayConfig): Promise<LocalSecrets> {
   const operatorToken = config.operatorToken ?? (await fileSecret(config.dataDir, OPERATOR_TOKEN_FILE));
   const masterHex = config.masterKey ?? (await fileSecret(config.dataDir, MASTER_KEY_FILE));
-  if (!/^[0-9a-fA-F]{64}$/.test(masterHex)) throw new Error("GATEWAY_MASTER_KEY must be 64 hexadecimal characters (32 bytes)");
+  if (!/^[0-9a-fA-F]{64}$/.test(masterHex))
+    throw new Error("GATEWAY_MASTER_KEY must be 64 hexadecimal characters (32 bytes)");
   return { operatorToken, masterKey: Buffer.from(masterHex, "hex") };
 }
 

@@ -18,7 +18,8 @@ function usdToMicros(usd: number): bigint {
  */
 export function storedUsd(usd: number | undefined, field: string): string | null {
   if (usd === undefined) return null;
-  if (!Number.isFinite(usd) || usd < 0 || usd > MAX_USD) throw gatewayError(400, `${field} must be a number from 0 to ${MAX_USD}`);
+  if (!Number.isFinite(usd) || usd < 0 || usd > MAX_USD)
+    throw gatewayError(400, `${field} must be a number from 0 to ${MAX_USD}`);
   return usdToMicros(usd).toString();
 }
 
@@ -86,7 +87,8 @@ function sum(values: Scaled[]): Scaled {
 }
 
 function tokenCount(count: number, field: string): bigint {
-  if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`${field} must be a non-negative integer, got ${count}`);
+  if (!Number.isSafeInteger(count) || count < 0)
+    throw new RangeError(`${field} must be a non-negative integer, got ${count}`);
   return BigInt(count);
 }
 
@@ -152,7 +154,11 @@ function term(price: string | undefined, count: bigint): Scaled {
 /** The prompt's terms: uncached tokens at `prompt`, cache reads and writes at their prices (else `prompt`). */
 function promptTerms(pricing: UsdPricing, usage: TokenUsage): Scaled[] {
   const split = promptSplit(usage);
-  return [term(pricing.prompt, split.uncached), term(pricing.inputCacheRead ?? pricing.prompt, split.cacheRead), term(pricing.inputCacheWrite ?? pricing.prompt, split.cacheWrite)];
+  return [
+    term(pricing.prompt, split.uncached),
+    term(pricing.inputCacheRead ?? pricing.prompt, split.cacheRead),
+    term(pricing.inputCacheWrite ?? pricing.prompt, split.cacheWrite),
+  ];
 }
 
 /** Exact cost of the prompt tokens alone, cache reads and writes included. */

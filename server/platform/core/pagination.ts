@@ -49,9 +49,15 @@ export function decodeCursor(cursor: string, arity: number, rule: CursorRule = {
   } catch {
     key = undefined;
   }
-  const parts = Array.isArray(key) && key.length === arity && key.every((part) => typeof part === "string") ? (key as string[]) : undefined;
+  const parts =
+    Array.isArray(key) && key.length === arity && key.every((part) => typeof part === "string")
+      ? (key as string[])
+      : undefined;
   if (!parts || (rule.accept && !rule.accept(parts))) {
-    throw gatewayError(400, `${rule.param ?? "cursor"} is not a cursor this list gave out; pass the previous page's ${rule.issuedAs ?? "cursor"} unchanged`);
+    throw gatewayError(
+      400,
+      `${rule.param ?? "cursor"} is not a cursor this list gave out; pass the previous page's ${rule.issuedAs ?? "cursor"} unchanged`,
+    );
   }
   return parts;
 }

@@ -83,5 +83,9 @@ export function confinedInternOf(caller: Caller): string | null {
  * them) do not exist for an intern's own key: 404, like every intern other than its own.
  */
 export function requireWorkspaceKey(caller: Caller): void {
-  if (confinedInternOf(caller) !== null) throw gatewayError(404, "Not found: an intern's own key can reach only that intern", { reason: "not_found", retryable: false });
+  if (confinedInternOf(caller) !== null)
+    throw gatewayError(404, "Not found: an intern's own key can reach only that intern", {
+      reason: "not_found",
+      retryable: false,
+    });
 }

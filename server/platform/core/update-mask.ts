@@ -8,7 +8,11 @@ import { gatewayError } from "../../../wire/errors.js";
  * keys they sent (so `"limit": null` clears the limit); gRPC callers may send a mask, or else every
  * field they set counts. Addressing fields (path variables) are never part of the change.
  */
-export function changedFields(schema: DescMessage, message: Message & { updateMask?: FieldMask }, addressing: readonly string[]): Set<string> {
+export function changedFields(
+  schema: DescMessage,
+  message: Message & { updateMask?: FieldMask },
+  addressing: readonly string[],
+): Set<string> {
   const updatable = schema.fields.filter((f) => f.name !== "update_mask" && !addressing.includes(f.name));
   const names = new Set(updatable.map((f) => f.name));
   if (message.updateMask && message.updateMask.paths.length > 0) {

@@ -57,7 +57,12 @@ function firstViolation(message: ReflectMessage, prefix: string): Violation | un
   return undefined;
 }
 
-function checkField(message: ReflectMessage, field: DescField, name: string, rules: FieldRules | undefined): string | Violation | undefined {
+function checkField(
+  message: ReflectMessage,
+  field: DescField,
+  name: string,
+  rules: FieldRules | undefined,
+): string | Violation | undefined {
   switch (field.fieldKind) {
     case "list": {
       const list = message.get(field);
@@ -84,7 +89,10 @@ function checkField(message: ReflectMessage, field: DescField, name: string, rul
       const map = message.get(field);
       const size = sizeViolation("map", map.size, name, rules);
       if (size) return size;
-      const locals = field.mapKind === "message" && FREE_FORM.has(field.message.typeName) ? (localOf(message, field) as Record<string, unknown>) : undefined;
+      const locals =
+        field.mapKind === "message" && FREE_FORM.has(field.message.typeName)
+          ? (localOf(message, field) as Record<string, unknown>)
+          : undefined;
       for (const [key, value] of map) {
         const badKey = typeof key === "string" ? keyViolation(key, name) : undefined;
         if (badKey) return badKey;
@@ -103,7 +111,8 @@ function checkField(message: ReflectMessage, field: DescField, name: string, rul
     }
     case "message": {
       if (!message.isSet(field)) return rules?.required ? `${name} is required` : undefined;
-      if (FREE_FORM.has(field.message.typeName)) return jsonViolation(freeFormJson(field.message, localOf(message, field)), name);
+      if (FREE_FORM.has(field.message.typeName))
+        return jsonViolation(freeFormJson(field.message, localOf(message, field)), name);
       if (field.message.file.name.startsWith("google/")) return undefined;
       return firstViolation(message.get(field), `${name}.`);
     }

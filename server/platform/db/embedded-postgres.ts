@@ -32,7 +32,12 @@ const DB_NAME = "gateway";
  * `settings` are extra server settings (`-c name=value`): the test runner trades durability across
  * a machine crash for speed with them, which the gateway itself never does.
  */
-export async function startEmbeddedPostgres(dataDir: string, port: number, log: Logger, settings: Record<string, string> = {}): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  port: number,
+  log: Logger,
+  settings: Record<string, string> = {},
+): Promise<EmbeddedPostgres> {
   const clusterDir = path.join(dataDir, "postgres");
   const passwordFile = path.join(dataDir, "postgres.password");
   const runAs = process.getuid?.() === 0 ? ensureOsUser() : undefined;
@@ -71,7 +76,9 @@ async function loadBinaries(): Promise<Binaries> {
     if (!mod.initdb || !mod.postgres) throw new Error("package exports no binaries");
     return { initdb: mod.initdb, postgres: mod.postgres };
   } catch (err) {
-    throw new Error(`embedded Postgres is not available for ${process.platform}-${process.arch} (${name}): ${String(err)}; set DATABASE_URL to use an external server`);
+    throw new Error(
+      `embedded Postgres is not available for ${process.platform}-${process.arch} (${name}): ${String(err)}; set DATABASE_URL to use an external server`,
+    );
   }
 }
 
@@ -96,12 +103,25 @@ async function readOrCreatePassword(file: string): Promise<string> {
   }
 }
 
-async function initdb(bin: string, clusterDir: string, password: string, runAs: Ids | undefined, log: Logger): Promise<void> {
+async function initdb(
+  bin: string,
+  clusterDir: string,
+  password: string,
+  runAs: Ids | undefined,
+  log: Logger,
+): Promise<void> {
   const pwfile = path.join(os.tmpdir(), `gateway-pg-${randomBytes(6).toString("hex")}`);
   await fs.writeFile(pwfile, `${password}\n`, { mode: 0o600 });
   if (runAs) await fs.chown(pwfile, runAs.uid, runAs.gid);
   try {
-    const args = [`--pgdata=${clusterDir}`, "--auth=scram-sha-256", `--username=${DB_USER}`, `--pwfile=${pwfile}`, "--encoding=UTF8", "--locale=C"];
+    const args = [
+      `--pgdata=${clusterDir}`,
+      "--auth=scram-sha-256",
+      `--username=${DB_USER}`,
+      `--pwfile=${pwfile}`,
+      "--encoding=UTF8",
+      "--locale=C",
+    ];
     const { code, output } = await run(bin, args, runAs);
     if (code !== 0) throw new Error(`initdb failed (exit ${code}): ${output.slice(-2000)}`);
     log.info({ dir: clusterDir }, "initialised embedded postgres cluster");
@@ -132,7 +152,9 @@ async function stopOrphan(clusterDir: string, log: Logger): Promise<void> {
   if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
   const owner = await parentNodeProcess(pid);
   if (owner !== undefined) {
-    throw new Error(`${clusterDir} is in use by the gateway process ${owner}; several instances share one database through DATABASE_URL`);
+    throw new Error(
+      `${clusterDir} is in use by the gateway process ${owner}; several instances share one database through DATABASE_URL`,
+    );
   }
   log.warn({ pid }, "stopping a postgres left running by an earlier gateway process");
   process.kill(pid, "SIGINT");
@@ -161,9 +183,22 @@ function alive(pid: number): boolean {
   }
 }
 
-function launch(bin: string, clusterDir: string, port: number, settings: Record<string, string>, runAs: Ids | undefined, log: Logger): Promise<ChildProcess> {
+function launch(
+  bin: string,
+  clusterDir: string,
+  port: number,
+  settings: Record<string, string>,
+  runAs: Ids | undefined,
+  log: Logger,
+): Promise<ChildProcess> {
   const all = { listen_addresses: "127.0.0.1", unix_socket_directories: "", max_connections: "300", ...settings };
-  const args = ["-D", clusterDir, "-p", String(port), ...Object.entries(all).flatMap(([name, value]) => ["-c", `${name}=${value}`])];
+  const args = [
+    "-D",
+    clusterDir,
+    "-p",
+    String(port),
+    ...Object.entries(all).flatMap(([name, value]) => ["-c", `${name}=${value}`]),
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn(bin, args, { ...runAs, stdio: ["ignore", "ignore", "pipe"] });
     let recent = "";
@@ -212,7 +247,9 @@ function freePort(): Promise<number> {
     server.on("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
     });
   });
 }

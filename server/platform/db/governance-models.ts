@@ -1,4 +1,11 @@
-import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type Sequelize } from "sequelize";
+import {
+  DataTypes,
+  Model,
+  type CreationOptional,
+  type InferAttributes,
+  type InferCreationAttributes,
+  type Sequelize,
+} from "sequelize";
 import type { JsonObject } from "@bufbuild/protobuf";
 
 /**
@@ -54,7 +61,10 @@ export class GuardrailRow extends Model<InferAttributes<GuardrailRow>, InferCrea
   declare updatedAt: CreationOptional<Date | null>;
 }
 
-export class GuardrailKeyAssignmentRow extends Model<InferAttributes<GuardrailKeyAssignmentRow>, InferCreationAttributes<GuardrailKeyAssignmentRow>> {
+export class GuardrailKeyAssignmentRow extends Model<
+  InferAttributes<GuardrailKeyAssignmentRow>,
+  InferCreationAttributes<GuardrailKeyAssignmentRow>
+> {
   declare id: CreationOptional<string>;
   declare guardrailId: string;
   declare keyHash: string;
@@ -62,7 +72,10 @@ export class GuardrailKeyAssignmentRow extends Model<InferAttributes<GuardrailKe
   declare createdAt: CreationOptional<Date>;
 }
 
-export class GuardrailMemberAssignmentRow extends Model<InferAttributes<GuardrailMemberAssignmentRow>, InferCreationAttributes<GuardrailMemberAssignmentRow>> {
+export class GuardrailMemberAssignmentRow extends Model<
+  InferAttributes<GuardrailMemberAssignmentRow>,
+  InferCreationAttributes<GuardrailMemberAssignmentRow>
+> {
   declare id: CreationOptional<string>;
   declare guardrailId: string;
   declare userId: string;
@@ -70,7 +83,10 @@ export class GuardrailMemberAssignmentRow extends Model<InferAttributes<Guardrai
   declare createdAt: CreationOptional<Date>;
 }
 
-export class ByokCredentialRow extends Model<InferAttributes<ByokCredentialRow>, InferCreationAttributes<ByokCredentialRow>> {
+export class ByokCredentialRow extends Model<
+  InferAttributes<ByokCredentialRow>,
+  InferCreationAttributes<ByokCredentialRow>
+> {
   declare id: CreationOptional<string>;
   declare organizationId: string;
   declare workspaceId: string;
@@ -83,7 +99,10 @@ export class ByokCredentialRow extends Model<InferAttributes<ByokCredentialRow>,
   declare createdAt: CreationOptional<Date>;
 }
 
-export class PrivateEndpointRow extends Model<InferAttributes<PrivateEndpointRow>, InferCreationAttributes<PrivateEndpointRow>> {
+export class PrivateEndpointRow extends Model<
+  InferAttributes<PrivateEndpointRow>,
+  InferCreationAttributes<PrivateEndpointRow>
+> {
   declare id: CreationOptional<string>;
   declare organizationId: string;
   declare modelPermaslug: string;

@@ -1,4 +1,12 @@
-import { DataTypes, Model, type CreationOptional, type InferAttributes, type InferCreationAttributes, type NonAttribute, type Sequelize } from "sequelize";
+import {
+  DataTypes,
+  Model,
+  type CreationOptional,
+  type InferAttributes,
+  type InferCreationAttributes,
+  type NonAttribute,
+  type Sequelize,
+} from "sequelize";
 import { initGovernanceModels } from "./governance-models.js";
 
 /**
@@ -67,7 +75,10 @@ export class ApiKeyRow extends Model<InferAttributes<ApiKeyRow>, InferCreationAt
   declare organization?: NonAttribute<OrganizationRow>;
 }
 
-export class WorkspaceBudgetRow extends Model<InferAttributes<WorkspaceBudgetRow>, InferCreationAttributes<WorkspaceBudgetRow>> {
+export class WorkspaceBudgetRow extends Model<
+  InferAttributes<WorkspaceBudgetRow>,
+  InferCreationAttributes<WorkspaceBudgetRow>
+> {
   declare id: CreationOptional<string>;
   declare workspaceId: string;
   declare interval: string;

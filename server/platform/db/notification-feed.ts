@@ -34,7 +34,11 @@ const RECONNECT_MS = 1_000;
 const CHANNEL = /^[a-z_]+$/;
 
 /** Opens the feed; resolves once the first connection attempt is over (a failed one keeps retrying in the background). */
-export async function openNotificationFeed(databaseUrl: string, log: Logger, checkMs: number): Promise<NotificationFeed> {
+export async function openNotificationFeed(
+  databaseUrl: string,
+  log: Logger,
+  checkMs: number,
+): Promise<NotificationFeed> {
   const handlers = new Map<string, Array<(payload: string) => void>>();
   const connectedHandlers: Array<() => void> = [];
   let client: pg.Client | undefined;
@@ -44,7 +48,12 @@ export async function openNotificationFeed(databaseUrl: string, log: Logger, che
   let check: NodeJS.Timeout | undefined;
 
   const connect = async () => {
-    const next = new pg.Client({ connectionString: databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: checkMs, connectionTimeoutMillis: checkMs });
+    const next = new pg.Client({
+      connectionString: databaseUrl,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: checkMs,
+      connectionTimeoutMillis: checkMs,
+    });
     next.on("notification", (message) => {
       for (const handler of handlers.get(message.channel) ?? []) handler(message.payload ?? "");
     });
@@ -100,12 +109,19 @@ export async function openNotificationFeed(databaseUrl: string, log: Logger, che
       else {
         handlers.set(channel, [handler]);
         // Already connected: listen now; a connection still being made listens to every channel once up.
-        if (connected) void client?.query(`LISTEN ${channel}`).catch((err: unknown) => log.warn({ err: errorMessage(err) }, "database notification feed could not listen"));
+        if (connected)
+          void client
+            ?.query(`LISTEN ${channel}`)
+            .catch((err: unknown) =>
+              log.warn({ err: errorMessage(err) }, "database notification feed could not listen"),
+            );
       }
     },
     notify(channel, payload) {
       if (!connected) return;
-      void client?.query("SELECT pg_notify($1, $2)", [channel, payload]).catch((err: unknown) => log.warn({ err: errorMessage(err) }, "database notification feed could not notify"));
+      void client
+        ?.query("SELECT pg_notify($1, $2)", [channel, payload])
+        .catch((err: unknown) => log.warn({ err: errorMessage(err) }, "database notification feed could not notify"));
     },
     onConnected(handler) {
       connectedHandlers.push(handler);

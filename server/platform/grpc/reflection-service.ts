@@ -41,7 +41,11 @@ async function* answers<R extends ReflectionRequest>(index: DescriptorIndex, req
   }
 }
 
-function answer(index: DescriptorIndex, { messageRequest: asked }: ReflectionRequest, sent: Set<DescFile>): ReflectionAnswer {
+function answer(
+  index: DescriptorIndex,
+  { messageRequest: asked }: ReflectionRequest,
+  sent: Set<DescFile>,
+): ReflectionAnswer {
   switch (asked.case) {
     case "listServices":
       return { case: "listServicesResponse", value: { service: index.services.map((name) => ({ name })) } };
@@ -51,7 +55,12 @@ function answer(index: DescriptorIndex, { messageRequest: asked }: ReflectionReq
       return files(index, index.fileBySymbol(asked.value), sent, `symbol "${asked.value}"`);
     case "fileContainingExtension": {
       const { containingType, extensionNumber } = asked.value;
-      return files(index, index.fileByExtension(containingType, extensionNumber), sent, `extension ${extensionNumber} of "${containingType}"`);
+      return files(
+        index,
+        index.fileByExtension(containingType, extensionNumber),
+        sent,
+        `extension ${extensionNumber} of "${containingType}"`,
+      );
     }
     case "allExtensionNumbersOfType": {
       const numbers = index.extensionNumbers(asked.value);
@@ -59,12 +68,20 @@ function answer(index: DescriptorIndex, { messageRequest: asked }: ReflectionReq
       return { case: "allExtensionNumbersResponse", value: { baseTypeName: asked.value, extensionNumber: numbers } };
     }
     case undefined:
-      return { case: "errorResponse", value: { errorCode: Code.InvalidArgument, errorMessage: "the request sets none of the message_request fields" } };
+      return {
+        case: "errorResponse",
+        value: { errorCode: Code.InvalidArgument, errorMessage: "the request sets none of the message_request fields" },
+      };
   }
 }
 
 /** The file, then its transitive imports that this stream has not been sent yet. */
-function files(index: DescriptorIndex, file: DescFile | undefined, sent: Set<DescFile>, what: string): ReflectionAnswer {
+function files(
+  index: DescriptorIndex,
+  file: DescFile | undefined,
+  sent: Set<DescFile>,
+  what: string,
+): ReflectionAnswer {
   if (!file) return notFound(what);
   const out: DescFile[] = [file];
   const queue = [...file.dependencies];

@@ -1,7 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { ExchangeObserver } from "../../../wire/exchange.js";
-import { ATTR_ERROR_TYPE, ATTR_GATEWAY_REQUEST_ID, ATTR_GATEWAY_UPSTREAM_CANCELLED, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from "./span-attributes.js";
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_GATEWAY_REQUEST_ID,
+  ATTR_GATEWAY_UPSTREAM_CANCELLED,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+} from "./span-attributes.js";
 import { activeTracer } from "./tracing.js";
 
 /**
@@ -24,7 +31,11 @@ export function handleInSpan(handle: RequestHandler, req: IncomingMessage, res: 
   // A caller's `traceparent` makes the request part of its trace.
   const parent = propagation.extract(ROOT_CONTEXT, req.headers);
   const method = req.method ?? "GET";
-  const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: method } }, parent);
+  const span = tracer.startSpan(
+    method,
+    { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: method } },
+    parent,
+  );
   context.with(trace.setSpan(parent, span), handle, undefined, req, res);
 }
 

@@ -1,8 +1,31 @@
-import { Code, ConnectError, type Interceptor, type StreamRequest, type StreamResponse, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  type Interceptor,
+  type StreamRequest,
+  type StreamResponse,
+  type UnaryRequest,
+  type UnaryResponse,
+} from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapGetter } from "@opentelemetry/api";
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+  type TextMapGetter,
+} from "@opentelemetry/api";
 import { httpErrorOf, withMetadata } from "../../../wire/errors.js";
-import { CONTENT_FLAGGED_HEADER, PROVIDER_KEY_HEADER, type Exchange, type ExchangeObserver } from "../../../wire/exchange.js";
+import {
+  CONTENT_FLAGGED_HEADER,
+  PROVIDER_KEY_HEADER,
+  type Exchange,
+  type ExchangeObserver,
+} from "../../../wire/exchange.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../../../wire/request-id.js";
 import { UPSTREAM_MS_HEADER } from "../../../wire/timing-headers.js";
 import { UpstreamWatch, upstreamWatchKey } from "../../../wire/upstream-watch.js";
@@ -106,7 +129,9 @@ class ObservedCall {
     if (this.finished) return;
     this.finished = true;
     const status = error === undefined ? 200 : httpErrorOf(error).status;
-    const { upstreamMs, upstreamCancelled } = this.watch.used ? this.watch.reading(error?.code === Code.Canceled) : { upstreamMs: this.headerUpstreamMs(), upstreamCancelled: false };
+    const { upstreamMs, upstreamCancelled } = this.watch.used
+      ? this.watch.reading(error?.code === Code.Canceled)
+      : { upstreamMs: this.headerUpstreamMs(), upstreamCancelled: false };
     const exchange: Exchange = {
       protocol: this.protocol,
       method: this.req.method.methodKind,
@@ -193,7 +218,13 @@ class ObservedStream<T> implements AsyncIterableIterator<T> {
   }
 }
 
-function endRpcSpan(span: Span, protocol: Exchange["protocol"], status: number, error: ConnectError | undefined, upstreamCancelled: boolean): void {
+function endRpcSpan(
+  span: Span,
+  protocol: Exchange["protocol"],
+  status: number,
+  error: ConnectError | undefined,
+  upstreamCancelled: boolean,
+): void {
   if (upstreamCancelled) span.setAttribute(ATTR_GATEWAY_UPSTREAM_CANCELLED, true);
   if (protocol === "connect") {
     if (error !== undefined) span.setAttribute(ATTR_RPC_CONNECT_RPC_ERROR_CODE, codeToString(error.code));

@@ -35,7 +35,12 @@ export async function startTracing(config: TracingConfig, log: Logger): Promise<
   if (config.tracesUrl === undefined) return OFF;
   // The providers are process-wide: a second gateway in one process would share and then stop them.
   if (tracer) throw new Error("tracing is already on in this process");
-  const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { defaultResource, detectResources, envDetector, resourceFromAttributes }, { ATTR_SERVICE_NAME }] = await Promise.all([
+  const [
+    { NodeTracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    { defaultResource, detectResources, envDetector, resourceFromAttributes },
+    { ATTR_SERVICE_NAME },
+  ] = await Promise.all([
     import("@opentelemetry/sdk-trace-node"),
     import("@opentelemetry/exporter-trace-otlp-http"),
     import("@opentelemetry/resources"),
@@ -52,7 +57,10 @@ export async function startTracing(config: TracingConfig, log: Logger): Promise<
   });
   provider.register();
   tracer = provider.getTracer(SCOPE);
-  log.info({ traces: withoutCredentials(config.tracesUrl), service: config.serviceName }, "tracing on: spans are exported over OTLP");
+  log.info(
+    { traces: withoutCredentials(config.tracesUrl), service: config.serviceName },
+    "tracing on: spans are exported over OTLP",
+  );
   return {
     async stop() {
       tracer = undefined;

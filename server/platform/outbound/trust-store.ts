@@ -12,7 +12,9 @@ export function loadTrustStore(caFile: string | undefined): readonly string[] {
   try {
     pem = readFileSync(caFile, "utf8");
   } catch (err) {
-    throw new Error(`GATEWAY_PRIVATE_ENDPOINT_CA_FILE: cannot read ${caFile} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+    throw new Error(
+      `GATEWAY_PRIVATE_ENDPOINT_CA_FILE: cannot read ${caFile} (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+    );
   }
   if (!pem.includes("-----BEGIN CERTIFICATE-----")) {
     throw new Error(`GATEWAY_PRIVATE_ENDPOINT_CA_FILE: ${caFile} holds no PEM certificate`);

@@ -73,12 +73,20 @@ export function probeUpstream(request: ProbeRequest): Promise<ProbeOutcome> {
         chunks.push(chunk);
         size += chunk.length;
       });
-      res.on("end", () => finish({ kind: "response", status: res.statusCode ?? 0, body: Buffer.concat(chunks), truncated: false }));
+      res.on("end", () =>
+        finish({ kind: "response", status: res.statusCode ?? 0, body: Buffer.concat(chunks), truncated: false }),
+      );
       // The upstream cut the connection before the body ended (after "end", finish is a no-op).
       res.on("error", () => finish({ kind: "connect_failed", code: "ECONNRESET" }));
       res.on("close", () => finish({ kind: "connect_failed", code: "ECONNRESET" }));
     });
-    req.on("error", (err) => finish(isTlsError(err) ? { kind: "tls_failed", code: errorCode(err) } : { kind: "connect_failed", code: errorCode(err) }));
+    req.on("error", (err) =>
+      finish(
+        isTlsError(err)
+          ? { kind: "tls_failed", code: errorCode(err) }
+          : { kind: "connect_failed", code: errorCode(err) },
+      ),
+    );
     req.end(payload);
   });
 }

@@ -11,7 +11,11 @@ export interface BlobStore {
    * only when the body has ended; when the body errors or the call is aborted, nothing is left
    * behind under `key`. Resolves with the number of bytes stored.
    */
-  put(key: string, body: AsyncIterable<Uint8Array>, options?: { contentType?: string; signal?: AbortSignal }): Promise<{ size: number }>;
+  put(
+    key: string,
+    body: AsyncIterable<Uint8Array>,
+    options?: { contentType?: string; signal?: AbortSignal },
+  ): Promise<{ size: number }>;
   /** The object's bytes as a stream, or undefined when there is no such object. */
   get(key: string): Promise<Readable | undefined>;
   /** Removes the object; no error when it does not exist. */

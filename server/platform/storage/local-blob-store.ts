@@ -40,7 +40,11 @@ export function createLocalBlobStore(root: string): BlobStore {
         // it: the removal of bytes nobody will read then waited for the disk (behind whatever else
         // the machine writes: seconds when it is busy, for good when it stalls). Only a complete
         // body is flushed, before the rename makes it visible.
-        await pipeline(counted.stream, fs.createWriteStream(temp, { flags: "wx", mode: FILE_MODE }), options.signal ? { signal: options.signal } : {});
+        await pipeline(
+          counted.stream,
+          fs.createWriteStream(temp, { flags: "wx", mode: FILE_MODE }),
+          options.signal ? { signal: options.signal } : {},
+        );
         await flushToDisk(temp);
         await fsp.mkdir(path.dirname(target), { recursive: true, mode: DIR_MODE });
         await fsp.rename(temp, target);
@@ -117,7 +121,8 @@ export async function narrowModes(root: string, log: Logger): Promise<void> {
       ignoreMissing(err);
     }
   }
-  if (narrowed > 0) log.warn({ root, narrowed }, "stored files were readable by other OS users; narrowed them to the gateway's user");
+  if (narrowed > 0)
+    log.warn({ root, narrowed }, "stored files were readable by other OS users; narrowed them to the gateway's user");
   await fsp.writeFile(marker, "", { mode: FILE_MODE }).catch(ignoreMissing);
 }
 

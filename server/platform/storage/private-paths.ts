@@ -21,7 +21,11 @@ export async function closeDataDir(dataDir: string, log: Logger, passFor?: { gid
   const found = mode & 0o7777;
   if (found === wanted) return;
   await fs.chmod(dataDir, wanted);
-  if ((found & ~wanted) !== 0) log.warn({ dir: dataDir, from: found.toString(8), to: wanted.toString(8) }, "the data directory was open to other users; closed it");
+  if ((found & ~wanted) !== 0)
+    log.warn(
+      { dir: dataDir, from: found.toString(8), to: wanted.toString(8) },
+      "the data directory was open to other users; closed it",
+    );
 }
 
 /**
@@ -33,7 +37,10 @@ export async function closeConfigFile(file: string | undefined, log: Logger): Pr
   if (file === undefined) return;
   const failure = await closeToOthers(file, "GATEWAY_CONFIG", log);
   if (failure !== undefined) {
-    log.error({ file, err: failure }, "GATEWAY_CONFIG is readable by every OS user, interns' shells included, and could not be changed: make it readable by the gateway's user alone");
+    log.error(
+      { file, err: failure },
+      "GATEWAY_CONFIG is readable by every OS user, interns' shells included, and could not be changed: make it readable by the gateway's user alone",
+    );
   }
 }
 
@@ -61,6 +68,9 @@ async function closeToOthers(file: string, what: string, log: Logger): Promise<s
   } catch (err) {
     return errorMessage(err);
   }
-  log.warn({ file, from: (mode & 0o7777).toString(8), to: (mode & 0o7770).toString(8) }, `${what} was readable by every OS user; closed it to them`);
+  log.warn(
+    { file, from: (mode & 0o7777).toString(8), to: (mode & 0o7770).toString(8) },
+    `${what} was readable by every OS user; closed it to them`,
+  );
   return undefined;
 }

@@ -57,12 +57,22 @@ export function createS3BlobStore(settings: S3Settings): BlobStore {
       /** Sends the current buffer as the next part and waits until the next buffer is free. */
       async function sendPart(): Promise<void> {
         if (uploadId === undefined) {
-          uploadId = (await client.send(new CreateMultipartUploadCommand({ ...target, ...type }), sendOptions)).UploadId;
+          uploadId = (await client.send(new CreateMultipartUploadCommand({ ...target, ...type }), sendOptions))
+            .UploadId;
           if (!uploadId) throw new Error("the bucket started a multipart upload without an UploadId");
         }
         const PartNumber = nextPart++;
         const sent = client
-          .send(new UploadPartCommand({ ...target, UploadId: uploadId, PartNumber, Body: buffers[slot]!.subarray(0, filled), ContentLength: filled }), sendOptions)
+          .send(
+            new UploadPartCommand({
+              ...target,
+              UploadId: uploadId,
+              PartNumber,
+              Body: buffers[slot]!.subarray(0, filled),
+              ContentLength: filled,
+            }),
+            sendOptions,
+          )
           .then(({ ETag }) => {
             parts.push({ PartNumber, ETag });
           });
@@ -88,13 +98,24 @@ export function createS3BlobStore(settings: S3Settings): BlobStore {
           }
         }
         if (uploadId === undefined) {
-          await client.send(new PutObjectCommand({ ...target, ...type, Body: buffers[slot]!.subarray(0, filled), ContentLength: filled }), sendOptions);
+          await client.send(
+            new PutObjectCommand({
+              ...target,
+              ...type,
+              Body: buffers[slot]!.subarray(0, filled),
+              ContentLength: filled,
+            }),
+            sendOptions,
+          );
           return { size };
         }
         if (filled > 0) await sendPart();
         await Promise.all(sending);
         parts.sort((a, b) => a.PartNumber! - b.PartNumber!);
-        await client.send(new CompleteMultipartUploadCommand({ ...target, UploadId: uploadId, MultipartUpload: { Parts: parts } }), sendOptions);
+        await client.send(
+          new CompleteMultipartUploadCommand({ ...target, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
+          sendOptions,
+        );
         return { size };
       } catch (err) {
         if (uploadId !== undefined) {
@@ -112,7 +133,8 @@ export function createS3BlobStore(settings: S3Settings): BlobStore {
         // In Node the SDK answers with the response stream itself.
         return Body as Readable | undefined;
       } catch (err) {
-        if (err instanceof S3ServiceException && (err.name === "NoSuchKey" || err.$metadata.httpStatusCode === 404)) return undefined;
+        if (err instanceof S3ServiceException && (err.name === "NoSuchKey" || err.$metadata.httpStatusCode === 404))
+          return undefined;
         throw err;
       }
     },

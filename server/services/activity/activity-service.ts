@@ -1,5 +1,9 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { GenerationStatusSchema, type ActivityService, type GetActivityRequest } from "../../../gen/gateway/v1/activity_pb.js";
+import {
+  GenerationStatusSchema,
+  type ActivityService,
+  type GetActivityRequest,
+} from "../../../gen/gateway/v1/activity_pb.js";
 import { callerOf, type Caller } from "../../platform/core/auth.js";
 import { decodeCursor, encodeCursor, isCursorTime } from "../../platform/core/pagination.js";
 import { inOrganization } from "../../platform/core/scope.js";
@@ -8,7 +12,13 @@ import type { Deps } from "../deps.js";
 import { wireName } from "../../../wire/enums.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { UUID_PATTERN } from "../../../wire/text-rules.js";
-import { activityRows, findGenerationRow, listGenerationRows, type ActivityFilter, type LedgerScope } from "./activity-store.js";
+import {
+  activityRows,
+  findGenerationRow,
+  listGenerationRows,
+  type ActivityFilter,
+  type LedgerScope,
+} from "./activity-store.js";
 import { toActivityItem, toGeneration } from "./activity-view.js";
 
 /**
@@ -38,15 +48,32 @@ export function activityService(deps: Pick<Deps, "sequelize" | "settlement">): S
       const scope = ledgerScopeOf(callerOf(ctx));
       const start = req.start && requestDate(req.start, "start");
       const end = req.end && requestDate(req.end, "end");
-      if (start && end && start.getTime() >= end.getTime()) throw gatewayError(400, "start must be before end", { field: "start" });
+      if (start && end && start.getTime() >= end.getTime())
+        throw gatewayError(400, "start must be before end", { field: "start" });
       const after = req.cursor === undefined ? undefined : afterCursor(req.cursor);
       const limit = req.limit ?? DEFAULT_PAGE;
       await deps.settlement.barrier();
-      const rows = await listGenerationRows(deps.sequelize, scope, { model: req.model, keyHash: req.apiKeyHash, status: wireName(GenerationStatusSchema, req.status), start, end, after }, limit + 1);
+      const rows = await listGenerationRows(
+        deps.sequelize,
+        scope,
+        {
+          model: req.model,
+          keyHash: req.apiKeyHash,
+          status: wireName(GenerationStatusSchema, req.status),
+          start,
+          end,
+          after,
+        },
+        limit + 1,
+      );
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       const hasMore = rows.length > limit;
-      return { data: page.map(toGeneration), hasMore, cursor: hasMore && last ? encodeCursor([last.cursor_at, last.id]) : undefined };
+      return {
+        data: page.map(toGeneration),
+        hasMore,
+        cursor: hasMore && last ? encodeCursor([last.cursor_at, last.id]) : undefined,
+      };
     },
   };
 }
@@ -76,7 +103,11 @@ function activityFilter(req: GetActivityRequest, now: Date): ActivityFilter {
     throw gatewayError(400, `date '${req.date}' is not a calendar date (YYYY-MM-DD)`, { field: "date" });
   }
   if (day < first || day > today) {
-    throw gatewayError(400, `date must be today or one of the ${ACTIVITY_DAYS} days before it (UTC): ${isoDay(first)} to ${isoDay(today)}`, { field: "date" });
+    throw gatewayError(
+      400,
+      `date must be today or one of the ${ACTIVITY_DAYS} days before it (UTC): ${isoDay(first)} to ${isoDay(today)}`,
+      { field: "date" },
+    );
   }
   return { from: new Date(day), to: new Date(day + DAY_MS), ...byWho };
 }

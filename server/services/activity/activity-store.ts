@@ -130,7 +130,11 @@ export interface GenerationFilter {
   after?: readonly [string, string];
 }
 
-export async function findGenerationRow(sequelize: Sequelize, scope: LedgerScope, generationId: string): Promise<GenerationRow | undefined> {
+export async function findGenerationRow(
+  sequelize: Sequelize,
+  scope: LedgerScope,
+  generationId: string,
+): Promise<GenerationRow | undefined> {
   const [row] = await sequelize.query<GenerationRow>(generationStatement("l.generation_id = $generationId"), {
     type: QueryTypes.SELECT,
     bind: { ...scopeValues(scope), generationId, limit: 1 },
@@ -139,7 +143,12 @@ export async function findGenerationRow(sequelize: Sequelize, scope: LedgerScope
 }
 
 /** Newest first, by the time of each generation's last attempt. */
-export function listGenerationRows(sequelize: Sequelize, scope: LedgerScope, filter: GenerationFilter, limit: number): Promise<GenerationRow[]> {
+export function listGenerationRows(
+  sequelize: Sequelize,
+  scope: LedgerScope,
+  filter: GenerationFilter,
+  limit: number,
+): Promise<GenerationRow[]> {
   const where = [
     "($model::text IS NULL OR l.model_id = $model)",
     "($keyFilter::text IS NULL OR l.key_hash = $keyFilter::bpchar)",

@@ -1,6 +1,12 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { GenerationApiTypeSchema, GenerationStatusSchema, type ActivityItemSchema, type GenerationSchema, type ProviderResponseSchema } from "../../../gen/gateway/v1/activity_pb.js";
+import {
+  GenerationApiTypeSchema,
+  GenerationStatusSchema,
+  type ActivityItemSchema,
+  type GenerationSchema,
+  type ProviderResponseSchema,
+} from "../../../gen/gateway/v1/activity_pb.js";
 import { DataRegionSchema } from "../../../gen/gateway/v1/common_pb.js";
 import { usdNumber } from "../../platform/core/money.js";
 import { enumFromStored } from "../../../wire/enums.js";

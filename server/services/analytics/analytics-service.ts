@@ -6,7 +6,9 @@ import { queryLedger } from "./analytics-store.js";
 import { analyticsMeta } from "./catalog.js";
 
 /** GET /analytics/meta and POST /analytics/query over the usage ledger of the caller's organization. */
-export function analyticsService(deps: Pick<Deps, "sequelize" | "settlement">): Partial<ServiceImpl<typeof AnalyticsService>> {
+export function analyticsService(
+  deps: Pick<Deps, "sequelize" | "settlement">,
+): Partial<ServiceImpl<typeof AnalyticsService>> {
   return {
     getAnalyticsMeta() {
       return { data: analyticsMeta() };

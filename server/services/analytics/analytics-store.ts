@@ -117,24 +117,34 @@ interface AnalyticsQuery {
 }
 
 /** Rows of the organization's ledger as `req` asks for them; a 400 naming what is wrong in `req`. */
-export async function queryLedger(sequelize: Sequelize, organizationId: string, req: QueryAnalyticsRequest, now: Date): Promise<JsonObject[]> {
+export async function queryLedger(
+  sequelize: Sequelize,
+  organizationId: string,
+  req: QueryAnalyticsRequest,
+  now: Date,
+): Promise<JsonObject[]> {
   return runQuery(sequelize, compileQuery(organizationId, req, now));
 }
 
 /** Validates the request (400 naming what is wrong) and compiles it to one SQL statement. */
 function compileQuery(organizationId: string, req: QueryAnalyticsRequest, now: Date): AnalyticsQuery {
   const metrics = unique(req.metrics).map((name) => {
-    if (!has(METRIC_SQL, name)) throw gatewayError(400, `Unknown metric '${name}' in metrics; GET /analytics/meta lists the metrics`);
+    if (!has(METRIC_SQL, name))
+      throw gatewayError(400, `Unknown metric '${name}' in metrics; GET /analytics/meta lists the metrics`);
     return name;
   });
   const dimensions = unique(req.dimensions).map((name) => {
-    if (!has(DIMENSION_SQL, name)) throw gatewayError(400, `Unknown dimension '${name}' in dimensions; GET /analytics/meta lists the dimensions`);
+    if (!has(DIMENSION_SQL, name))
+      throw gatewayError(400, `Unknown dimension '${name}' in dimensions; GET /analytics/meta lists the dimensions`);
     return name;
   });
   let granularity: GranularityName | undefined;
   if (req.granularity !== "") {
     if (!has(GRANULARITY_SQL, req.granularity)) {
-      throw gatewayError(400, `Unknown granularity '${req.granularity}'; use one of ${Object.keys(GRANULARITY_SQL).join(", ")}`);
+      throw gatewayError(
+        400,
+        `Unknown granularity '${req.granularity}'; use one of ${Object.keys(GRANULARITY_SQL).join(", ")}`,
+      );
     }
     granularity = req.granularity;
   }
@@ -160,7 +170,11 @@ function compileQuery(organizationId: string, req: QueryAnalyticsRequest, now: D
   const groups = columns.map((_, i) => String(i + 1));
   metrics.forEach((name, i) => columns.push(`${METRIC_SQL[name]} AS m${i}`));
   // Time first, then the largest first metric, then dimension values, so a limit keeps the top rows.
-  const order = [...(granularity ? ["bucket"] : []), "m0 DESC NULLS LAST", ...dimensions.map((_, i) => `d${i} NULLS LAST`)];
+  const order = [
+    ...(granularity ? ["bucket"] : []),
+    "m0 DESC NULLS LAST",
+    ...dimensions.map((_, i) => `d${i} NULLS LAST`),
+  ];
   const limit = req.limit ?? DEFAULT_LIMIT;
   const sql = [
     `SELECT ${columns.join(", ")}`,
@@ -176,18 +190,33 @@ function compileQuery(organizationId: string, req: QueryAnalyticsRequest, now: D
   return { metrics, dimensions, granularity, sql, bind: statement.bind };
 }
 
-function compileFilter(filter: AnalyticsFilter, field: string, statement: Statement): { target: "where" | "having"; clause: string } {
+function compileFilter(
+  filter: AnalyticsFilter,
+  field: string,
+  statement: Statement,
+): { target: "where" | "having"; clause: string } {
   const { operator, dimension } = filter;
-  if (!has(OPERATOR_SQL, operator)) throw gatewayError(400, `${field}.operator: unknown operator '${operator}'; GET /analytics/meta lists the operators`);
+  if (!has(OPERATOR_SQL, operator))
+    throw gatewayError(
+      400,
+      `${field}.operator: unknown operator '${operator}'; GET /analytics/meta lists the operators`,
+    );
   const valueType = valueTypeOf(operator);
   const value = filterValue(filter.value, valueType, `${field}.value`, operator);
   if (valueType === "number") {
     if (!has(METRIC_SQL, dimension)) {
-      throw gatewayError(400, `${field}.dimension: operator '${operator}' compares a metric, and '${dimension}' is not one; GET /analytics/meta lists the metrics`);
+      throw gatewayError(
+        400,
+        `${field}.dimension: operator '${operator}' compares a metric, and '${dimension}' is not one; GET /analytics/meta lists the metrics`,
+      );
     }
     return { target: "having", clause: statement.param(value, OPERATOR_SQL[operator](METRIC_SQL[dimension])) };
   }
-  if (!has(DIMENSION_SQL, dimension)) throw gatewayError(400, `${field}.dimension: unknown dimension '${dimension}'; GET /analytics/meta lists the dimensions`);
+  if (!has(DIMENSION_SQL, dimension))
+    throw gatewayError(
+      400,
+      `${field}.dimension: unknown dimension '${dimension}'; GET /analytics/meta lists the dimensions`,
+    );
   const column = DIMENSION_SQL[dimension];
   if ((column.type === "boolean") !== (valueType === "boolean")) {
     throw gatewayError(
@@ -200,7 +229,12 @@ function compileFilter(filter: AnalyticsFilter, field: string, statement: Statem
   return { target: "where", clause: statement.param(value, OPERATOR_SQL[operator](column.sql)) };
 }
 
-function filterValue(value: Value | undefined, type: string, field: string, operator: string): string | number | boolean | string[] {
+function filterValue(
+  value: Value | undefined,
+  type: string,
+  field: string,
+  operator: string,
+): string | number | boolean | string[] {
   const kind = value?.kind;
   const wrong = (expected: string) => gatewayError(400, `${field} must be ${expected} for operator '${operator}'`);
   switch (type) {

@@ -12,12 +12,22 @@ export const METRICS = [
   { name: "completion_tokens", display_label: "Completion tokens", display_format: "number", is_rate: false },
   { name: "reasoning_tokens", display_label: "Reasoning tokens", display_format: "number", is_rate: false },
   { name: "cached_tokens", display_label: "Cached prompt tokens", display_format: "number", is_rate: false },
-  { name: "cache_write_tokens", display_label: "Prompt tokens written to cache", display_format: "number", is_rate: false },
+  {
+    name: "cache_write_tokens",
+    display_label: "Prompt tokens written to cache",
+    display_format: "number",
+    is_rate: false,
+  },
   { name: "total_tokens", display_label: "Total tokens", display_format: "number", is_rate: false },
   { name: "cost_usd", display_label: "Cost", display_format: "currency", is_rate: false },
   { name: "byok_cost_usd", display_label: "BYOK cost", display_format: "currency", is_rate: false },
   { name: "cache_hits", display_label: "Response cache hits", display_format: "number", is_rate: false },
-  { name: "cache_savings_usd", display_label: "Saved by the response cache", display_format: "currency", is_rate: false },
+  {
+    name: "cache_savings_usd",
+    display_label: "Saved by the response cache",
+    display_format: "currency",
+    is_rate: false,
+  },
   { name: "avg_latency_ms", display_label: "Average latency", display_format: "duration_ms", is_rate: false },
   { name: "p95_latency_ms", display_label: "95th percentile latency", display_format: "duration_ms", is_rate: false },
   { name: "error_rate", display_label: "Error rate", display_format: "percent", is_rate: true },
@@ -60,7 +70,12 @@ export const OPERATORS = [
 
 export function analyticsMeta(): AnalyticsMeta {
   return create(AnalyticsMetaSchema, {
-    metrics: METRICS.map((m) => ({ name: m.name, displayLabel: m.display_label, displayFormat: m.display_format, isRate: m.is_rate })),
+    metrics: METRICS.map((m) => ({
+      name: m.name,
+      displayLabel: m.display_label,
+      displayFormat: m.display_format,
+      isRate: m.is_rate,
+    })),
     dimensions: DIMENSIONS.map((d) => ({ name: d.name, displayLabel: d.display_label })),
     granularities: GRANULARITIES.map((g) => ({ name: g.name, displayLabel: g.display_label })),
     operators: OPERATORS.map((o) => ({ name: o.name, valueType: o.value_type })),

@@ -6,9 +6,22 @@ import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import { runItem, type ClaimedItem } from "./batch-item-runner.js";
 import { loadPlan, type BatchPlan } from "./batch-plan.js";
-import { expireOverdue, failBatch, finishCancelling, purgeExpiredResults, startValidated } from "./batch-store-lifecycle.js";
+import {
+  expireOverdue,
+  failBatch,
+  finishCancelling,
+  purgeExpiredResults,
+  startValidated,
+} from "./batch-store-lifecycle.js";
 import { errorResult, itemId } from "./batch-store.js";
-import { claimItems, claimNativeBatches, itemLeaseOwners, releaseItemLeases, renewItemLeases, retryItemLater } from "./batch-store-queue.js";
+import {
+  claimItems,
+  claimNativeBatches,
+  itemLeaseOwners,
+  releaseItemLeases,
+  renewItemLeases,
+  retryItemLater,
+} from "./batch-store-queue.js";
 import { settleItems, type SettledItem } from "./batch-store-settlement.js";
 import { advanceNativeBatch, NATIVE_CONCURRENCY } from "./native-batch-driver.js";
 import { createSlots } from "./provider-slots.js";
@@ -55,7 +68,13 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
 
   async function claim(limit: number): Promise<ClaimedItem[]> {
     const rows = await claimItems(sequelize, owner, limit, settings.leaseSeconds);
-    return rows.map((row) => ({ batchId: row.batch_id, idx: row.idx, itemId: itemId(row.batch_id, row.idx), body: row.body, attempt: row.attempts }));
+    return rows.map((row) => ({
+      batchId: row.batch_id,
+      idx: row.idx,
+      itemId: itemId(row.batch_id, row.idx),
+      body: row.body,
+      attempt: row.attempts,
+    }));
   }
 
   async function run(item: ClaimedItem): Promise<void> {
@@ -65,7 +84,10 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     } catch (err) {
       if (!(err instanceof ConnectError)) {
         // The database is unreachable: the item waits, its lease keeps it ours or lapses.
-        log.warn({ batch: item.batchId, err: errorMessage(err) }, "batch plan could not be loaded; the item will be retried");
+        log.warn(
+          { batch: item.batchId, err: errorMessage(err) },
+          "batch plan could not be loaded; the item will be retried",
+        );
         await retryLater(item, settings.retryBaseMs).catch(() => undefined);
         return;
       }
@@ -73,12 +95,21 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
       // as a whole with the reason, and its open items with it.
       const { status, message } = httpErrorOf(err);
       await failBatch(sequelize, item.batchId, message, status).catch((failure: unknown) => {
-        log.warn({ batch: item.batchId, err: errorMessage(failure) }, "batch could not be marked failed; it will be tried again");
+        log.warn(
+          { batch: item.batchId, err: errorMessage(failure) },
+          "batch could not be marked failed; it will be tried again",
+        );
       });
       return;
     }
     try {
-      const outcome = await runItem(runtime, plan, item, { ...settings, timeoutMs: runtime.config.requestTimeoutMs, slot: slots.run }, stopping.signal);
+      const outcome = await runItem(
+        runtime,
+        plan,
+        item,
+        { ...settings, timeoutMs: runtime.config.requestTimeoutMs, slot: slots.run },
+        stopping.signal,
+      );
       if (outcome.kind === "retry") await retryLater(item, outcome.delayMs);
       // A rate limit of the gateway's own: the item waits for its window without spending a try.
       else if (outcome.kind === "wait") await retryItemLater(sequelize, owner, item, outcome.delayMs / 1000, false);
@@ -86,12 +117,18 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     } catch (err) {
       if (stopping.signal.aborted) return; // The lease lapses; another run picks the item up.
       if (item.attempt < settings.maxAttempts) {
-        log.warn({ batch: item.batchId, item: item.idx, err: errorMessage(err) }, "batch item failed to run; it will be retried");
+        log.warn(
+          { batch: item.batchId, item: item.idx, err: errorMessage(err) },
+          "batch item failed to run; it will be retried",
+        );
         await retryLater(item, settings.retryBaseMs).catch(() => undefined);
         return;
       }
       // A failure of our own that repeats (e.g. an answer that cannot be translated): the item's result.
-      const { status, message } = err instanceof ConnectError ? httpErrorOf(err) : { status: 500, message: "The gateway could not process this request" };
+      const { status, message } =
+        err instanceof ConnectError
+          ? httpErrorOf(err)
+          : { status: 500, message: "The gateway could not process this request" };
       record(unrunnable(item, plan, status, message));
     }
   }
@@ -170,9 +207,16 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     pollMs: settings.pollMs,
     claim,
     work: (item) => run(item),
-    renew: { everyMs: Math.max(200, (settings.leaseSeconds * 1000) / 3), run: () => renewItemLeases(sequelize, owner, settings.leaseSeconds) },
+    renew: {
+      everyMs: Math.max(200, (settings.leaseSeconds * 1000) / 3),
+      run: () => renewItemLeases(sequelize, owner, settings.leaseSeconds),
+    },
     // A crashed instance of this machine (this one before a restart, say) need not be waited for.
-    releaseDead: { self: owner, owners: () => itemLeaseOwners(sequelize), release: (holder) => releaseItemLeases(sequelize, holder) },
+    releaseDead: {
+      self: owner,
+      owners: () => itemLeaseOwners(sequelize),
+      release: (holder) => releaseItemLeases(sequelize, holder),
+    },
     sweep,
     sweepEveryMs: SWEEP_MS,
   });

@@ -47,7 +47,8 @@ const embeddings: BatchFormat = {
   api: "embeddings",
   problem(body, path) {
     const input = body.input;
-    if (typeof input === "string" ? input === "" : !Array.isArray(input) || input.length === 0) return `${path}.input must be a non-empty string or array`;
+    if (typeof input === "string" ? input === "" : !Array.isArray(input) || input.length === 0)
+      return `${path}.input must be a non-empty string or array`;
     return undefined;
   },
   toPipeline: withoutGatewayFields,
@@ -57,7 +58,10 @@ const embeddings: BatchFormat = {
 };
 
 /** A format that runs as chat: translated in, checked and estimated as the chat it becomes. */
-function translatedChat(toChat: (body: JsonObject) => JsonObject, fromChat: (completion: JsonObject, ids: FormatIds) => JsonObject): BatchFormat {
+function translatedChat(
+  toChat: (body: JsonObject) => JsonObject,
+  fromChat: (completion: JsonObject, ids: FormatIds) => JsonObject,
+): BatchFormat {
   return {
     api: "chat",
     problem(body, path) {

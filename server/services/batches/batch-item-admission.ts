@@ -19,13 +19,22 @@ import type { BatchPlan } from "./batch-plan.js";
  * token limit is refused for good. The ticket is settled apart (LeaseBook.settleApart) with the
  * tokens the item used, since its ledger row is written with its result.
  */
-export type ItemAdmission = { kind: "admitted"; ticket: AdmissionTicket | null } | { kind: "wait"; delayMs: number } | { kind: "refused"; error: ConnectError };
+export type ItemAdmission =
+  | { kind: "admitted"; ticket: AdmissionTicket | null }
+  | { kind: "wait"; delayMs: number }
+  | { kind: "refused"; error: ConnectError };
 
 export async function admitItem(runtime: InferenceRuntime, plan: BatchPlan, body: JsonObject): Promise<ItemAdmission> {
   const endpoints = plan.attempts.map((a) => a.endpoint);
-  const quantities = quantitiesFor(plan.context, runtime.config, endpoints.every(isFreeEndpoint), new Date()).filter((q) => isRateWindow(q) && q.rateLimit !== "gateway_requests");
+  const quantities = quantitiesFor(plan.context, runtime.config, endpoints.every(isFreeEndpoint), new Date()).filter(
+    (q) => isRateWindow(q) && q.rateLimit !== "gateway_requests",
+  );
   if (quantities.length === 0) return { kind: "admitted", ticket: null };
-  const tokens = worstCaseTokens(endpoints, estimatePromptTokens(plan.format.promptParts(body)), plan.format.maxOutputTokens(body));
+  const tokens = worstCaseTokens(
+    endpoints,
+    estimatePromptTokens(plan.format.promptParts(body)),
+    plan.format.maxOutputTokens(body),
+  );
   try {
     return { kind: "admitted", ticket: await runtime.leases.admit(quantities, "0", tokens) };
   } catch (err) {

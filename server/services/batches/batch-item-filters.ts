@@ -16,7 +16,11 @@ type FilteredItem = { request: JsonObject } | { refusal: ConnectError };
  * filter matches or the item's text is more than a filter reads for one call, the live route's
  * refusal (the item's result: never sent, not billed).
  */
-export function filteredItem(runtime: InferenceRuntime, plan: BatchPlan, item: { itemId: string; body: JsonObject }): FilteredItem {
+export function filteredItem(
+  runtime: InferenceRuntime,
+  plan: BatchPlan,
+  item: { itemId: string; body: JsonObject },
+): FilteredItem {
   const request = plan.format.toPipeline(item.body);
   let filtering: ReturnType<typeof filterCall>;
   try {
@@ -36,7 +40,11 @@ export function filteredItem(runtime: InferenceRuntime, plan: BatchPlan, item: {
  * The same, in a turn of the event loop of its own when the batch has content filters
  * (filter-turns.ts): the items of a batch are filtered one per turn, other calls served between.
  */
-export async function filteredItemInTurn(runtime: InferenceRuntime, plan: BatchPlan, item: { itemId: string; body: JsonObject }): Promise<FilteredItem> {
+export async function filteredItemInTurn(
+  runtime: InferenceRuntime,
+  plan: BatchPlan,
+  item: { itemId: string; body: JsonObject },
+): Promise<FilteredItem> {
   if (plan.context.guardrails.some((guardrail) => guardrail.contentFilters.length > 0)) await filterTurn();
   return filteredItem(runtime, plan, item);
 }

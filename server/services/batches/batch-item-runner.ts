@@ -27,7 +27,10 @@ import type { SettledItem } from "./batch-store-settlement.js";
  * failed in a way that may pass (rate limits, 5xx, timeouts) and tries are left, or a wait for the
  * next window of a rate limit of the gateway's own, which spends no try.
  */
-export type ItemOutcome = { kind: "final"; item: SettledItem } | { kind: "retry"; delayMs: number } | { kind: "wait"; delayMs: number };
+export type ItemOutcome =
+  | { kind: "final"; item: SettledItem }
+  | { kind: "retry"; delayMs: number }
+  | { kind: "wait"; delayMs: number };
 
 export interface ClaimedItem {
   batchId: string;
@@ -46,29 +49,52 @@ export interface RunLimits {
   slot<T>(provider: string, run: () => Promise<T>): Promise<T>;
 }
 
-export async function runItem(runtime: InferenceRuntime, plan: BatchPlan, item: ClaimedItem, limits: RunLimits, signal: AbortSignal): Promise<ItemOutcome> {
+export async function runItem(
+  runtime: InferenceRuntime,
+  plan: BatchPlan,
+  item: ClaimedItem,
+  limits: RunLimits,
+  signal: AbortSignal,
+): Promise<ItemOutcome> {
   // One item per turn of the event loop when the batch has content filters (filter-turns.ts).
   const filtered = await filteredItemInTurn(runtime, plan, item);
-  if ("refusal" in filtered) return { kind: "final", item: blockedItem(item, plan.format, plan.attempts[0]!, filtered.refusal) };
+  if ("refusal" in filtered)
+    return { kind: "final", item: blockedItem(item, plan.format, plan.attempts[0]!, filtered.refusal) };
   const admission = await admitItem(runtime, plan, item.body);
   if (admission.kind === "wait") return admission;
-  if (admission.kind === "refused") return { kind: "final", item: blockedItem(item, plan.format, plan.attempts[0]!, admission.error, "rate_limit_exceeded") };
+  if (admission.kind === "refused")
+    return {
+      kind: "final",
+      item: blockedItem(item, plan.format, plan.attempts[0]!, admission.error, "rate_limit_exceeded"),
+    };
   let outcome: ItemOutcome | undefined;
   try {
     outcome = await runAdmitted(runtime, plan, item, filtered.request, limits, signal);
     return outcome;
   } finally {
     // What the item used of its token limits; a retry used nothing.
-    if (admission.ticket) runtime.leases.settleApart(admission.ticket, outcome?.kind === "final" ? usedTokens(outcome.item) : 0);
+    if (admission.ticket)
+      runtime.leases.settleApart(admission.ticket, outcome?.kind === "final" ? usedTokens(outcome.item) : 0);
   }
 }
 
-async function runAdmitted(runtime: InferenceRuntime, plan: BatchPlan, item: ClaimedItem, request: JsonObject, limits: RunLimits, signal: AbortSignal): Promise<ItemOutcome> {
+async function runAdmitted(
+  runtime: InferenceRuntime,
+  plan: BatchPlan,
+  item: ClaimedItem,
+  request: JsonObject,
+  limits: RunLimits,
+  signal: AbortSignal,
+): Promise<ItemOutcome> {
   let lastFailure: UpstreamError | undefined;
   let lastAttempt: Attempt | undefined;
   // Keys of a provider's pool are chosen as for a live call of the same prompt.
   let affinity: number | undefined;
-  const choice: KeyChoice = { affinity: () => (affinity ??= affinityOf(undefined, request)), triedKeys: [], judgedKey: undefined };
+  const choice: KeyChoice = {
+    affinity: () => (affinity ??= affinityOf(undefined, request)),
+    triedKeys: [],
+    judgedKey: undefined,
+  };
   let index = 0;
   while (index < plan.attempts.length) {
     const attempt = plan.attempts[index]!;
@@ -79,7 +105,9 @@ async function runAdmitted(runtime: InferenceRuntime, plan: BatchPlan, item: Cla
     try {
       const resolved = await runtime.resolveTarget(plan.context, attempt.endpoint, choice);
       pooled = resolved.pooled;
-      const { answer, usage } = await limits.slot(attempt.endpoint.providerSlug, () => callUpstream(plan.format, resolved.target, request, callSignal));
+      const { answer, usage } = await limits.slot(attempt.endpoint.providerSlug, () =>
+        callUpstream(plan.format, resolved.target, request, callSignal),
+      );
       if (pooled) runtime.keyPools.succeeded(pooled.pool, pooled.key);
       const latencyMs = Math.round(performance.now() - startedAt);
       return { kind: "final", item: answered(item, plan.format, attempt, resolved.isByok, answer, usage, latencyMs) };
@@ -103,17 +131,40 @@ async function runAdmitted(runtime: InferenceRuntime, plan: BatchPlan, item: Cla
 }
 
 /** An item the provider answered, in the endpoint's format: our id, the model asked for and the provider that served it, as on the live route. */
-export function answered(item: ItemRef, format: BatchFormat, attempt: Attempt, isByok: boolean, answer: JsonObject, usage: UpstreamUsage | undefined, latencyMs: number | null): SettledItem {
-  if (format.api === "chat") Object.assign(answer, { id: item.itemId, model: attempt.model.id, provider: attempt.endpoint.providerName });
+export function answered(
+  item: ItemRef,
+  format: BatchFormat,
+  attempt: Attempt,
+  isByok: boolean,
+  answer: JsonObject,
+  usage: UpstreamUsage | undefined,
+  latencyMs: number | null,
+): SettledItem {
+  if (format.api === "chat")
+    Object.assign(answer, { id: item.itemId, model: attempt.model.id, provider: attempt.endpoint.providerName });
   const body = format.fromPipeline(answer, { id: item.itemId, createdAt: Math.floor(Date.now() / 1000) });
-  return settled(item, format.api, attempt, isByok, true, 200, { response: { body, request_id: item.itemId, status_code: 200 } }, usage, latencyMs);
+  return settled(
+    item,
+    format.api,
+    attempt,
+    isByok,
+    true,
+    200,
+    { response: { body, request_id: item.itemId, status_code: 200 } },
+    usage,
+    latencyMs,
+  );
 }
 
 /** An item whose final failure is `failure`, with the error mapping of the live route. */
 export function refused(item: ItemRef, format: BatchFormat, attempt: Attempt, failure: UpstreamError): SettledItem {
   const error = httpErrorOf(toGatewayError(failure, attempt.endpoint.providerName));
   // Upstream 408 and 429 both map to 429 (upstream-errors.ts).
-  const result = errorResult(error.message, typeOf(error.status), error.status === 429 ? "rate_limit_exceeded" : errorTypeOf(failure, error.status));
+  const result = errorResult(
+    error.message,
+    typeOf(error.status),
+    error.status === 429 ? "rate_limit_exceeded" : errorTypeOf(failure, error.status),
+  );
   return settled(item, format.api, attempt, false, false, error.status, result, undefined, null);
 }
 
@@ -121,15 +172,36 @@ export function refused(item: ItemRef, format: BatchFormat, attempt: Attempt, fa
  * An item the gateway refused before sending it, as the live route would: a guardrail's content
  * filter (403), or a token limit its worst case alone passes (429). Never sent, nothing to bill.
  */
-export function blockedItem(item: ItemRef, format: BatchFormat, attempt: Attempt, refusal: ConnectError, errorType = "content_filtered"): SettledItem {
+export function blockedItem(
+  item: ItemRef,
+  format: BatchFormat,
+  attempt: Attempt,
+  refusal: ConnectError,
+  errorType = "content_filtered",
+): SettledItem {
   const { status, message } = httpErrorOf(refusal);
-  return settled(item, format.api, attempt, false, false, status, errorResult(message, typeOf(status), errorType), undefined, null);
+  return settled(
+    item,
+    format.api,
+    attempt,
+    false,
+    false,
+    status,
+    errorResult(message, typeOf(status), errorType),
+    undefined,
+    null,
+  );
 }
 
 /** Which item a result belongs to. */
 export type ItemRef = Pick<ClaimedItem, "batchId" | "idx" | "itemId">;
 
-async function callUpstream(format: BatchFormat, target: UpstreamTarget, request: JsonObject, signal: AbortSignal): Promise<{ answer: JsonObject; usage: UpstreamUsage | undefined }> {
+async function callUpstream(
+  format: BatchFormat,
+  target: UpstreamTarget,
+  request: JsonObject,
+  signal: AbortSignal,
+): Promise<{ answer: JsonObject; usage: UpstreamUsage | undefined }> {
   const adapter = providerFor(target.kind).chat;
   if (format.api === "embeddings") {
     const result = await adapter.embeddings(target, request, signal);

@@ -1,5 +1,12 @@
 import type { Sequelize, Transaction } from "sequelize";
-import { closeBatch, insertItems, insertOpenBatch, type BatchClosing, type BatchOpening, type BatchRow } from "./batch-store.js";
+import {
+  closeBatch,
+  insertItems,
+  insertOpenBatch,
+  type BatchClosing,
+  type BatchOpening,
+  type BatchRow,
+} from "./batch-store.js";
 import type { ProviderSlots } from "./provider-slots.js";
 
 /** Items per INSERT statement, and the body bytes at which a chunk is written before it is full. */

@@ -28,8 +28,13 @@ export async function loadPlan(runtime: InferenceRuntime, batchId: string): Prom
   if (!format) throw gatewayError(400, `endpoint ${batch.endpoint} is not supported for batches`);
   const caller = await runtime.governance.caller(batch.key_hash);
   if (!caller || caller.key.disabled) throw gatewayError(401, "The batch's API key is disabled or deleted");
-  if (caller.key.expiresAt && caller.key.expiresAt.getTime() <= Date.now()) throw gatewayError(401, "The batch's API key has expired");
+  if (caller.key.expiresAt && caller.key.expiresAt.getTime() <= Date.now())
+    throw gatewayError(401, "The batch's API key has expired");
   const context = { ...(await runtime.governance.governance(caller)), caller };
-  const attempts = await batchRoute(runtime, context, { api: format.api, model: batch.model, only: batch.provider_only ?? [] });
+  const attempts = await batchRoute(runtime, context, {
+    api: format.api,
+    model: batch.model,
+    only: batch.provider_only ?? [],
+  });
   return { batch, context, attempts, format };
 }

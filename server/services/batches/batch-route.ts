@@ -12,7 +12,11 @@ import { planRoute, type Attempt, type InferenceApi } from "../../engine/inferen
  * run). Policy refusals stay 403; any other reason the model cannot serve the batch (unknown,
  * wrong output modality, no provider left after `provider.only`) is the API's 400.
  */
-export async function batchRoute(runtime: InferenceRuntime, context: CallerContext, batch: { api: InferenceApi; model: string; only: string[] }): Promise<Attempt[]> {
+export async function batchRoute(
+  runtime: InferenceRuntime,
+  context: CallerContext,
+  batch: { api: InferenceApi; model: string; only: string[] },
+): Promise<Attempt[]> {
   try {
     return await planRoute({
       catalog: runtime.catalog,
@@ -26,7 +30,8 @@ export async function batchRoute(runtime: InferenceRuntime, context: CallerConte
       ranking: runtime.ranking,
     });
   } catch (err) {
-    if (err instanceof ConnectError && httpErrorOf(err).status !== 403) throw gatewayError(400, `Model ${batch.model} cannot serve this batch: ${err.rawMessage}`);
+    if (err instanceof ConnectError && httpErrorOf(err).status !== 403)
+      throw gatewayError(400, `Model ${batch.model} cannot serve this batch: ${err.rawMessage}`);
     throw err;
   }
 }

@@ -34,7 +34,14 @@ const ITEM_FILTER: Record<OpenItems, string> = {
 export async function closeOpenItems(
   sequelize: Sequelize,
   ids: string[],
-  options: { items: OpenItems; result: ItemResult; terminal: BatchStatusName; from: BatchStatusName[]; error?: { message: string; code?: number }; transaction?: Transaction },
+  options: {
+    items: OpenItems;
+    result: ItemResult;
+    terminal: BatchStatusName;
+    from: BatchStatusName[];
+    error?: { message: string; code?: number };
+    transaction?: Transaction;
+  },
 ): Promise<{ id: string; status: BatchStatusName }[]> {
   if (ids.length === 0) return [];
   return sequelize.query<{ id: string; status: BatchStatusName }>(
@@ -74,14 +81,25 @@ export async function closeOpenItems(
   );
 }
 
-export const CANCELLED_RESULT = errorResult("The batch was cancelled before this request ran", "cancelled", "cancelled");
-export const EXPIRED_RESULT = errorResult("The batch's 24h completion window ended before this request finished", "expired", "batch_expired");
+export const CANCELLED_RESULT = errorResult(
+  "The batch was cancelled before this request ran",
+  "cancelled",
+  "cancelled",
+);
+export const EXPIRED_RESULT = errorResult(
+  "The batch's 24h completion window ended before this request finished",
+  "expired",
+  "batch_expired",
+);
 
 /** Batches whose window has passed: unfinished items get an error, finished ones keep results. */
 export async function expireOverdue(sequelize: Sequelize): Promise<void> {
-  const overdue = await sequelize.query<{ id: string }>(`SELECT id FROM batches WHERE status IN ('validating', 'in_progress', 'cancelling') AND expires_at < now() LIMIT 100`, {
-    type: QueryTypes.SELECT,
-  });
+  const overdue = await sequelize.query<{ id: string }>(
+    `SELECT id FROM batches WHERE status IN ('validating', 'in_progress', 'cancelling') AND expires_at < now() LIMIT 100`,
+    {
+      type: QueryTypes.SELECT,
+    },
+  );
   await closeOpenItems(
     sequelize,
     overdue.map((row) => row.id),
@@ -91,7 +109,10 @@ export async function expireOverdue(sequelize: Sequelize): Promise<void> {
 
 /** Cancelling batches whose running items were abandoned by a stopped instance. */
 export async function finishCancelling(sequelize: Sequelize): Promise<void> {
-  const cancelling = await sequelize.query<{ id: string }>(`SELECT id FROM batches WHERE status = 'cancelling' LIMIT 100`, { type: QueryTypes.SELECT });
+  const cancelling = await sequelize.query<{ id: string }>(
+    `SELECT id FROM batches WHERE status = 'cancelling' LIMIT 100`,
+    { type: QueryTypes.SELECT },
+  );
   await closeOpenItems(
     sequelize,
     cancelling.map((row) => row.id),

@@ -17,7 +17,12 @@ export interface ClaimedItemRow {
 }
 
 /** Up to `limit` due items of running batches (not native ones), now leased to `owner`. */
-export function claimItems(sequelize: Sequelize, owner: string, limit: number, leaseSeconds: number): Promise<ClaimedItemRow[]> {
+export function claimItems(
+  sequelize: Sequelize,
+  owner: string,
+  limit: number,
+  leaseSeconds: number,
+): Promise<ClaimedItemRow[]> {
   return sequelize.query<ClaimedItemRow>(
     `WITH picked AS (
        SELECT i.batch_id, i.idx FROM batch_items i JOIN batches b ON b.id = i.batch_id
@@ -40,7 +45,13 @@ export function claimItems(sequelize: Sequelize, owner: string, limit: number, l
  * The item goes back to the queue, due again in `delaySeconds`, if `owner` still holds it. Unless
  * the run `counts` as a try, the claim's try is given back (a wait for a rate limit's window).
  */
-export async function retryItemLater(sequelize: Sequelize, owner: string, item: { batchId: string; idx: number }, delaySeconds: number, counts = true): Promise<void> {
+export async function retryItemLater(
+  sequelize: Sequelize,
+  owner: string,
+  item: { batchId: string; idx: number },
+  delaySeconds: number,
+  counts = true,
+): Promise<void> {
   await sequelize.query(
     `UPDATE batch_items SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, available_at = now() + make_interval(secs => $delay),
             attempts = attempts - CASE WHEN $counts THEN 0 ELSE 1 END
@@ -51,24 +62,33 @@ export async function retryItemLater(sequelize: Sequelize, owner: string, item: 
 
 /** Extends the leases of every item `owner` runs or has not recorded yet. */
 export async function renewItemLeases(sequelize: Sequelize, owner: string, leaseSeconds: number): Promise<void> {
-  await sequelize.query(`UPDATE batch_items SET lease_expires_at = now() + make_interval(secs => $lease) WHERE lease_owner = $owner AND state = 'running'`, {
-    bind: { lease: leaseSeconds, owner },
-  });
+  await sequelize.query(
+    `UPDATE batch_items SET lease_expires_at = now() + make_interval(secs => $lease) WHERE lease_owner = $owner AND state = 'running'`,
+    {
+      bind: { lease: leaseSeconds, owner },
+    },
+  );
 }
 
 /** Who runs items now, native batches' holds aside (the predicate of the index batch_items_leased). */
 export async function itemLeaseOwners(sequelize: Sequelize): Promise<string[]> {
-  const rows = await sequelize.query<{ owner: string }>("SELECT DISTINCT lease_owner AS owner FROM batch_items WHERE state = 'running' AND lease_owner NOT LIKE 'native:%'", {
-    type: QueryTypes.SELECT,
-  });
+  const rows = await sequelize.query<{ owner: string }>(
+    "SELECT DISTINCT lease_owner AS owner FROM batch_items WHERE state = 'running' AND lease_owner NOT LIKE 'native:%'",
+    {
+      type: QueryTypes.SELECT,
+    },
+  );
   return rows.map((row) => row.owner);
 }
 
 /** Puts `owner`'s items back in the queue as if their leases had lapsed: its results can no longer be recorded. */
 export async function releaseItemLeases(sequelize: Sequelize, owner: string): Promise<void> {
-  await sequelize.query("UPDATE batch_items SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $owner AND state = 'running'", {
-    bind: { owner },
-  });
+  await sequelize.query(
+    "UPDATE batch_items SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $owner AND state = 'running'",
+    {
+      bind: { owner },
+    },
+  );
 }
 
 /** Claims up to `limit` due native batches by holding them off for `holdSeconds`; their ids. */
@@ -87,14 +107,22 @@ export async function claimNativeBatches(sequelize: Sequelize, limit: number, ho
 
 /** The items of a native batch not yet handed to its provider. */
 export function pendingItems(sequelize: Sequelize, batchId: string): Promise<{ idx: number; body: JsonObject }[]> {
-  return sequelize.query<{ idx: number; body: JsonObject }>("SELECT idx, body FROM batch_items WHERE batch_id = :id AND state = 'pending' ORDER BY idx", {
-    type: QueryTypes.SELECT,
-    replacements: { id: batchId },
-  });
+  return sequelize.query<{ idx: number; body: JsonObject }>(
+    "SELECT idx, body FROM batch_items WHERE batch_id = :id AND state = 'pending' ORDER BY idx",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { id: batchId },
+    },
+  );
 }
 
 /** Holds some pending items under `owner`, so that the settlement (fenced by owner) takes their results. */
-export async function holdPendingItems(sequelize: Sequelize, batchId: string, idxs: number[], owner: string): Promise<void> {
+export async function holdPendingItems(
+  sequelize: Sequelize,
+  batchId: string,
+  idxs: number[],
+  owner: string,
+): Promise<void> {
   if (idxs.length === 0) return;
   await sequelize.query(
     `UPDATE batch_items SET state = 'running', lease_owner = :owner, lease_expires_at = 'infinity', attempts = attempts + 1
@@ -108,18 +136,29 @@ export async function holdPendingItems(sequelize: Sequelize, batchId: string, id
  * as the provider has them; false (nothing written) when the batch stopped running or has a
  * provider batch already.
  */
-export function recordUpstreamBatch(sequelize: Sequelize, batchId: string, upstreamId: string, hold: { owner: string; pollSeconds: number }): Promise<boolean> {
+export function recordUpstreamBatch(
+  sequelize: Sequelize,
+  batchId: string,
+  upstreamId: string,
+  hold: { owner: string; pollSeconds: number },
+): Promise<boolean> {
   return sequelize.transaction(async (transaction) => {
-    const [row] = await sequelize.query<Pick<BatchRow, "status" | "upstream_batch_id">>("SELECT status, upstream_batch_id FROM batches WHERE id = :id FOR UPDATE", {
-      type: QueryTypes.SELECT,
-      replacements: { id: batchId },
-      transaction,
-    });
+    const [row] = await sequelize.query<Pick<BatchRow, "status" | "upstream_batch_id">>(
+      "SELECT status, upstream_batch_id FROM batches WHERE id = :id FOR UPDATE",
+      {
+        type: QueryTypes.SELECT,
+        replacements: { id: batchId },
+        transaction,
+      },
+    );
     if (row?.status !== "in_progress" || row.upstream_batch_id) return false;
-    await sequelize.query(`UPDATE batches SET upstream_batch_id = :upstreamId, upstream_next_poll_at = now() + make_interval(secs => :pollS) WHERE id = :id`, {
-      replacements: { id: batchId, upstreamId, pollS: hold.pollSeconds },
-      transaction,
-    });
+    await sequelize.query(
+      `UPDATE batches SET upstream_batch_id = :upstreamId, upstream_next_poll_at = now() + make_interval(secs => :pollS) WHERE id = :id`,
+      {
+        replacements: { id: batchId, upstreamId, pollS: hold.pollSeconds },
+        transaction,
+      },
+    );
     await sequelize.query(
       `UPDATE batch_items SET state = 'running', lease_owner = :owner, lease_expires_at = 'infinity', attempts = attempts + 1
         WHERE batch_id = :id AND state = 'pending'`,
@@ -131,7 +170,10 @@ export function recordUpstreamBatch(sequelize: Sequelize, batchId: string, upstr
 
 /** The native batch is due again in `delaySeconds`. */
 export async function pollNativeBatchIn(sequelize: Sequelize, batchId: string, delaySeconds: number): Promise<void> {
-  await sequelize.query(`UPDATE batches SET upstream_next_poll_at = now() + make_interval(secs => :delayS) WHERE id = :id`, {
-    replacements: { id: batchId, delayS: delaySeconds },
-  });
+  await sequelize.query(
+    `UPDATE batches SET upstream_next_poll_at = now() + make_interval(secs => :delayS) WHERE id = :id`,
+    {
+      replacements: { id: batchId, delayS: delaySeconds },
+    },
+  );
 }

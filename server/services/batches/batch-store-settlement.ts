@@ -104,7 +104,12 @@ const SETTLE = `
   SELECT count(*)::int AS recorded FROM done`;
 
 /** Writes what it can; returns how many items this instance still held and recorded. */
-export async function settleItems(sequelize: Sequelize, owner: string, items: SettledItem[], now = new Date()): Promise<number> {
+export async function settleItems(
+  sequelize: Sequelize,
+  owner: string,
+  items: SettledItem[],
+  now = new Date(),
+): Promise<number> {
   if (items.length === 0) return 0;
   const start = (period: "daily" | "weekly" | "monthly" | "lifetime") => currentPeriodStart(period, now).toISOString();
   const [row] = await sequelize.query<{ recorded: number }>(SETTLE, {

@@ -10,7 +10,14 @@ import type { WorkspaceScope } from "../../platform/core/scope.js";
  * batch-store-lifecycle.ts the status changes, batch-store-settlement.ts the recording of finished
  * items.
  */
-export type BatchStatusName = "validating" | "in_progress" | "cancelling" | "completed" | "failed" | "expired" | "cancelled";
+export type BatchStatusName =
+  | "validating"
+  | "in_progress"
+  | "cancelling"
+  | "completed"
+  | "failed"
+  | "expired"
+  | "cancelled";
 
 export const TERMINAL: readonly BatchStatusName[] = ["completed", "failed", "expired", "cancelled"];
 
@@ -49,7 +56,9 @@ export interface BatchRow {
 }
 
 /** The stored outcome of one item: exactly one of `response` and `error`. */
-export type ItemResult = { response: { body: JsonObject; request_id: string; status_code: number } } | { error: { message: string; param: string; type: string; error_type: string } };
+export type ItemResult =
+  | { response: { body: JsonObject; request_id: string; status_code: number } }
+  | { error: { message: string; param: string; type: string; error_type: string } };
 
 export interface ItemResultRow {
   idx: number;
@@ -62,7 +71,12 @@ export function itemId(batchId: string, idx: number): string {
   return `${batchId}-${idx}`;
 }
 
-export async function findBatch(sequelize: Sequelize, id: string, workspaceScope: { organizationId: string; workspaceId?: string }, transaction?: Transaction): Promise<BatchRow | undefined> {
+export async function findBatch(
+  sequelize: Sequelize,
+  id: string,
+  workspaceScope: { organizationId: string; workspaceId?: string },
+  transaction?: Transaction,
+): Promise<BatchRow | undefined> {
   const [row] = await sequelize.query<BatchRow>(
     `SELECT * FROM batches WHERE id = :id AND organization_id = :organizationId ${workspaceScope.workspaceId ? "AND workspace_id = :workspaceId" : ""} ${transaction ? "FOR UPDATE" : ""}`,
     { type: QueryTypes.SELECT, replacements: { id, ...workspaceScope }, transaction },
@@ -72,20 +86,35 @@ export async function findBatch(sequelize: Sequelize, id: string, workspaceScope
 
 /** The batch by id alone, for the engine (its caller was checked at submission). */
 export async function batchById(sequelize: Sequelize, batchId: string): Promise<BatchRow | undefined> {
-  const [batch] = await sequelize.query<BatchRow>("SELECT * FROM batches WHERE id = :batchId", { type: QueryTypes.SELECT, replacements: { batchId } });
+  const [batch] = await sequelize.query<BatchRow>("SELECT * FROM batches WHERE id = :batchId", {
+    type: QueryTypes.SELECT,
+    replacements: { batchId },
+  });
   return batch;
 }
 
-export async function batchByIdempotencyKey(sequelize: Sequelize, keyHash: string, idempotencyKey: string): Promise<BatchRow | undefined> {
-  const [row] = await sequelize.query<BatchRow>("SELECT * FROM batches WHERE key_hash = :keyHash AND idempotency_key = :idempotencyKey", {
-    type: QueryTypes.SELECT,
-    replacements: { keyHash, idempotencyKey },
-  });
+export async function batchByIdempotencyKey(
+  sequelize: Sequelize,
+  keyHash: string,
+  idempotencyKey: string,
+): Promise<BatchRow | undefined> {
+  const [row] = await sequelize.query<BatchRow>(
+    "SELECT * FROM batches WHERE key_hash = :keyHash AND idempotency_key = :idempotencyKey",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { keyHash, idempotencyKey },
+    },
+  );
   return row;
 }
 
 /** Newest first, after the batch `after` (an id of the scope); one page of `limit` rows. */
-export function listBatches(sequelize: Sequelize, scope: WorkspaceScope, after: string | undefined, limit: number): Promise<BatchRow[]> {
+export function listBatches(
+  sequelize: Sequelize,
+  scope: WorkspaceScope,
+  after: string | undefined,
+  limit: number,
+): Promise<BatchRow[]> {
   return sequelize.query<BatchRow>(
     `SELECT * FROM batches
       WHERE organization_id = :organizationId AND workspace_id = :workspaceId
@@ -98,12 +127,17 @@ export function listBatches(sequelize: Sequelize, scope: WorkspaceScope, after: 
 
 /** `cancelling`, and due at once on a provider's batch API, so the provider hears of the cancel now. */
 export async function markCancelling(sequelize: Sequelize, id: string, transaction: Transaction): Promise<void> {
-  await sequelize.query("UPDATE batches SET status = 'cancelling', upstream_next_poll_at = now() WHERE id = :id", { replacements: { id }, transaction });
+  await sequelize.query("UPDATE batches SET status = 'cancelling', upstream_next_poll_at = now() WHERE id = :id", {
+    replacements: { id },
+    transaction,
+  });
 }
 
 /** Deletes the batch and its items if it is in a terminal status; its ledger rows stay. */
 export async function deleteTerminalBatch(sequelize: Sequelize, id: string): Promise<void> {
-  await sequelize.query("DELETE FROM batches WHERE id = :id AND status = ANY(ARRAY[:terminal]::text[])", { replacements: { id, terminal: [...TERMINAL] } });
+  await sequelize.query("DELETE FROM batches WHERE id = :id AND status = ANY(ARRAY[:terminal]::text[])", {
+    replacements: { id, terminal: [...TERMINAL] },
+  });
 }
 
 /**
@@ -118,16 +152,22 @@ export async function mostUsedProvider(sequelize: Sequelize, batch: BatchRow): P
       GROUP BY provider_slug
       ORDER BY count(*) FILTER (WHERE status = 'success') DESC, count(*) DESC, provider_slug
       LIMIT 1`,
-    { type: QueryTypes.SELECT, replacements: { keyHash: batch.key_hash, createdAt: batch.created_at, batchId: batch.id } },
+    {
+      type: QueryTypes.SELECT,
+      replacements: { keyHash: batch.key_hash, createdAt: batch.created_at, batchId: batch.id },
+    },
   );
   return row?.provider_slug;
 }
 
 export async function itemResults(sequelize: Sequelize, batchId: string): Promise<ItemResultRow[]> {
-  return sequelize.query<ItemResultRow>("SELECT idx, custom_id, result FROM batch_items WHERE batch_id = :batchId ORDER BY idx", {
-    type: QueryTypes.SELECT,
-    replacements: { batchId },
-  });
+  return sequelize.query<ItemResultRow>(
+    "SELECT idx, custom_id, result FROM batch_items WHERE batch_id = :batchId ORDER BY idx",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { batchId },
+    },
+  );
 }
 
 /** An error result, as the engine stores it for items that did not get an answer. */
@@ -161,7 +201,11 @@ export interface BatchClosing {
 export class IdempotencyKeyTaken extends Error {}
 
 /** The batch row, its totals still open: the first statement of a submission's transaction. */
-export async function insertOpenBatch(sequelize: Sequelize, batch: BatchOpening, transaction: Transaction): Promise<void> {
+export async function insertOpenBatch(
+  sequelize: Sequelize,
+  batch: BatchOpening,
+  transaction: Transaction,
+): Promise<void> {
   await sequelize.query(
     `INSERT INTO batches (id, organization_id, workspace_id, key_hash, member_user_id, endpoint, model, status, expires_at, total)
      VALUES (:id, :organizationId, :workspaceId, :keyHash, :member, :endpoint, :model, 'validating', now() + interval '24 hours', 0)`,
@@ -174,7 +218,14 @@ export async function insertOpenBatch(sequelize: Sequelize, batch: BatchOpening,
  * PostgreSQL. Sent as a bind parameter in bytes (a Buffer goes in binary format, which for text is
  * its UTF-8 as is), so the text is neither escaped nor scanned nor encoded again on its way.
  */
-export function insertItems(sequelize: Sequelize, batchId: string, start: number, customIds: string[], bodies: Buffer, transaction: Transaction): Promise<unknown> {
+export function insertItems(
+  sequelize: Sequelize,
+  batchId: string,
+  start: number,
+  customIds: string[],
+  bodies: Buffer,
+  transaction: Transaction,
+): Promise<unknown> {
   return sequelize.query(
     `INSERT INTO batch_items (batch_id, idx, custom_id, body)
      SELECT $1, $2 + (n - 1)::int, c, b FROM ROWS FROM (unnest($3::text[]), jsonb_array_elements($4::text::jsonb)) WITH ORDINALITY AS t(c, b, n)`,
@@ -183,7 +234,12 @@ export function insertItems(sequelize: Sequelize, batchId: string, start: number
 }
 
 /** Sets the batch's totals; IdempotencyKeyTaken when another batch holds its Idempotency-Key. */
-export async function closeBatch(sequelize: Sequelize, id: string, closing: BatchClosing, transaction: Transaction): Promise<BatchRow> {
+export async function closeBatch(
+  sequelize: Sequelize,
+  id: string,
+  closing: BatchClosing,
+  transaction: Transaction,
+): Promise<BatchRow> {
   try {
     const [row] = await sequelize.query<BatchRow>(
       `UPDATE batches SET provider_only = :only::jsonb, total = :total, item_estimate_usd = :estimate, reservation_id = :reservationId,

@@ -1,6 +1,10 @@
 import { create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
-import { BatchRequestItemSchema, CreateBatchRequestSchema, type CreateBatchRequest } from "../../../gen/gateway/v1/batches_pb.js";
+import {
+  BatchRequestItemSchema,
+  CreateBatchRequestSchema,
+  type CreateBatchRequest,
+} from "../../../gen/gateway/v1/batches_pb.js";
 import type { HttpBody } from "../../../gen/google/api/httpbody_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { assertValid } from "../../platform/core/validation.js";
@@ -14,7 +18,10 @@ import { JsonBodySplitter } from "./json-body-splitter.js";
  * CreateBatch message that is a walk over it; from the JSON body of CreateBatchFromJson it is the
  * body parsed as it streams in, never held whole.
  */
-export type SubmissionPart = { kind: "batch"; batch: CreateBatchRequest } | { kind: "item"; customId: string; body: JsonObject } | { kind: "end"; batch: CreateBatchRequest };
+export type SubmissionPart =
+  | { kind: "batch"; batch: CreateBatchRequest }
+  | { kind: "item"; customId: string; body: JsonObject }
+  | { kind: "end"; batch: CreateBatchRequest };
 
 /** CPU time a submission may take before it lets other requests run (ms). */
 const YIELD_EVERY_MS = 10;
@@ -55,7 +62,10 @@ export async function* jsonSubmission(slices: AsyncIterable<HttpBody>, limit: nu
 
   for await (const slice of slices) {
     if (splitter.bytesRead + slice.data.length > limit) {
-      throw gatewayError(413, `Request body exceeds the limit of ${limit} bytes for this endpoint`, { reason: "payload_too_large", retryable: false });
+      throw gatewayError(413, `Request body exceeds the limit of ${limit} bytes for this endpoint`, {
+        reason: "payload_too_large",
+        retryable: false,
+      });
     }
     for (const part of splitter.write(slice.data)) {
       if (part.kind === "array") {
@@ -117,7 +127,8 @@ function itemOf(value: JsonValue, index: number): SubmissionPart & { kind: "item
     else if (key === "body") body = v;
   }
   if (customId !== null && typeof customId !== "string") throw gatewayError(400, `${path}.custom_id must be a string`);
-  if (body !== null && (typeof body !== "object" || Array.isArray(body))) throw gatewayError(400, `${path}.body must be an object`);
+  if (body !== null && (typeof body !== "object" || Array.isArray(body)))
+    throw gatewayError(400, `${path}.body must be an object`);
   const item = create(BatchRequestItemSchema, { customId: customId ?? "", body: body ?? undefined });
   // The field rules, and the text and number rules on the custom id and every key and value of
   // the body, as the validation interceptor applies them to a CreateBatch message.

@@ -38,7 +38,12 @@ export interface SubmissionRuntime {
   slots: ProviderSlots;
 }
 
-export async function submitBatch({ runtime, slots }: SubmissionRuntime, context: CallerContext, parts: AsyncIterable<SubmissionPart>, idempotencyKey: string | null): Promise<BatchRow> {
+export async function submitBatch(
+  { runtime, slots }: SubmissionRuntime,
+  context: CallerContext,
+  parts: AsyncIterable<SubmissionPart>,
+  idempotencyKey: string | null,
+): Promise<BatchRow> {
   const { sequelize } = runtime;
   const { key } = context.caller;
   // A repeated Idempotency-Key is still read through (the answer depends on the whole request),
@@ -79,7 +84,11 @@ export async function submitBatch({ runtime, slots }: SubmissionRuntime, context
       }
       const index = seen.size;
       const first = seen.get(part.customId);
-      if (first !== undefined) throw gatewayError(422, `requests[${index}].custom_id '${part.customId}' repeats requests[${first}].custom_id; custom ids must be unique in a batch`);
+      if (first !== undefined)
+        throw gatewayError(
+          422,
+          `requests[${index}].custom_id '${part.customId}' repeats requests[${first}].custom_id; custom ids must be unique in a batch`,
+        );
       seen.set(part.customId, index);
       const { format } = checked!;
       const text = checkedItem(checked!, index, part);
@@ -102,7 +111,11 @@ export async function submitBatch({ runtime, slots }: SubmissionRuntime, context
       promptTokens,
       outputTokens,
     );
-    const admission = await admit(runtime, context, { estimateUsd: multiplyUsd(itemEstimate, seen.size), free: attempts.every((a) => isFreeEndpoint(a.endpoint)), reservationTtlS: WINDOW_S });
+    const admission = await admit(runtime, context, {
+      estimateUsd: multiplyUsd(itemEstimate, seen.size),
+      free: attempts.every((a) => isFreeEndpoint(a.endpoint)),
+      reservationTtlS: WINDOW_S,
+    });
     reservationId = admission.reservationId;
     return await writer!.commit({
       only,
@@ -128,25 +141,42 @@ export async function submitBatch({ runtime, slots }: SubmissionRuntime, context
 /** The batch's endpoint format and model, once they are known: refused before any item is read. */
 function checkedFormat(batch: CreateBatchRequest): { format: BatchFormat; model: string } {
   const format = formatOf(batch.endpoint);
-  if (!format) throw gatewayError(400, `endpoint ${wireName(BatchEndpointSchema, batch.endpoint) ?? batch.endpoint} is not supported for batches`);
-  if (batch.model.includes(":")) throw gatewayError(422, `The batch path cannot serve model variants: use ${batch.model.split(":")[0]} without '${batch.model.slice(batch.model.indexOf(":"))}'`);
+  if (!format)
+    throw gatewayError(
+      400,
+      `endpoint ${wireName(BatchEndpointSchema, batch.endpoint) ?? batch.endpoint} is not supported for batches`,
+    );
+  if (batch.model.includes(":"))
+    throw gatewayError(
+      422,
+      `The batch path cannot serve model variants: use ${batch.model.split(":")[0]} without '${batch.model.slice(batch.model.indexOf(":"))}'`,
+    );
   return { format, model: batch.model };
 }
 
 /** An item's checks (400 naming it); its body as the JSON text that is stored. */
-function checkedItem({ format, model }: { format: BatchFormat; model: string }, index: number, { customId, body }: { customId: string; body: JsonObject }): string {
+function checkedItem(
+  { format, model }: { format: BatchFormat; model: string },
+  index: number,
+  { customId, body }: { customId: string; body: JsonObject },
+): string {
   const path = `requests[${index}]`;
   if (customId.includes("\0")) throw gatewayError(400, `${path}.custom_id must not contain NUL characters`);
   if (body.model !== undefined && body.model !== model) {
-    throw gatewayError(400, `${path}.body.model is '${String(body.model)}' but the batch runs ${model}; items must use the batch's model`);
+    throw gatewayError(
+      400,
+      `${path}.body.model is '${String(body.model)}' but the batch runs ${model}; items must use the batch's model`,
+    );
   }
-  if (body.stream === true) throw gatewayError(400, `${path}.body.stream must not be true: batch items are not streamed`);
+  if (body.stream === true)
+    throw gatewayError(400, `${path}.body.stream must not be true: batch items are not streamed`);
   const problem = format.problem(body, `${path}.body`);
   if (problem) throw gatewayError(400, problem);
   const text = JSON.stringify(body);
   // What PostgreSQL cannot store is bad input, not a failed insert: NUL, and lone surrogates
   // (JSON.stringify writes both, and only those, as \u escapes of these ranges).
-  if (text.includes("\\u") && UNSTORABLE_ESCAPE.test(text)) throw gatewayError(400, `${path}.body must not contain NUL characters or unpaired surrogates`);
+  if (text.includes("\\u") && UNSTORABLE_ESCAPE.test(text))
+    throw gatewayError(400, `${path}.body must not contain NUL characters or unpaired surrogates`);
   return text;
 }
 

@@ -1,5 +1,10 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { BatchEndpointSchema, BatchStatusSchema, CompletionWindowSchema, type BatchSchema } from "../../../gen/gateway/v1/batches_pb.js";
+import {
+  BatchEndpointSchema,
+  BatchStatusSchema,
+  CompletionWindowSchema,
+  type BatchSchema,
+} from "../../../gen/gateway/v1/batches_pb.js";
 import { addUsd, usdNumber } from "../../platform/core/money.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import { itemId, type BatchRow, type ItemResultRow } from "./batch-store.js";

@@ -8,7 +8,15 @@ import { gatewayError } from "../../../wire/errors.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import { withoutProviderCopy } from "./batch-deletion.js";
 import { CANCELLED_RESULT, closeOpenItems } from "./batch-store-lifecycle.js";
-import { deleteTerminalBatch, findBatch, itemResults, listBatches, markCancelling, TERMINAL, type BatchRow } from "./batch-store.js";
+import {
+  deleteTerminalBatch,
+  findBatch,
+  itemResults,
+  listBatches,
+  markCancelling,
+  TERMINAL,
+  type BatchRow,
+} from "./batch-store.js";
 import { jsonSubmission, messageSubmission, type SubmissionPart } from "./batch-submission-source.js";
 import { submitBatch } from "./batch-submission.js";
 import { toBatch } from "./batch-view.js";
@@ -41,7 +49,11 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
   }
 
   async function withResults(batch: BatchRow) {
-    if (batch.results_purged_at) throw gatewayError(410, `The results of batch ${batch.id} have expired: they are deleted 30 days after the batch is created`);
+    if (batch.results_purged_at)
+      throw gatewayError(
+        410,
+        `The results of batch ${batch.id} have expired: they are deleted 30 days after the batch is created`,
+      );
     return toBatch(batch, TERMINAL.includes(batch.status) ? await itemResults(sequelize, batch.id) : undefined);
   }
 
@@ -76,7 +88,13 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
       if (req.after !== undefined) await visible(caller, req.after);
       const rows = await listBatches(sequelize, workspaceOf(caller), req.after, limit + 1);
       const page = rows.slice(0, limit);
-      return { object: "list", data: page.map((row) => toBatch(row)), firstId: page[0]?.id, lastId: page.at(-1)?.id, hasMore: rows.length > limit };
+      return {
+        object: "list",
+        data: page.map((row) => toBatch(row)),
+        firstId: page[0]?.id,
+        lastId: page.at(-1)?.id,
+        hasMore: rows.length > limit,
+      };
     },
 
     async cancelBatch(req, ctx) {
@@ -88,7 +106,13 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
         if (locked.status !== "cancelling") {
           await markCancelling(sequelize, req.id, transaction);
           // Items not running yet end now; running ones finish, and the last to land completes the cancellation.
-          await closeOpenItems(sequelize, [req.id], { items: "pending", result: CANCELLED_RESULT, terminal: "cancelled", from: ["cancelling"], transaction });
+          await closeOpenItems(sequelize, [req.id], {
+            items: "pending",
+            result: CANCELLED_RESULT,
+            terminal: "cancelled",
+            from: ["cancelling"],
+            transaction,
+          });
         }
         return (await findBatch(sequelize, req.id, workspaceOf(caller), transaction))!;
       });
@@ -98,8 +122,13 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
     async deleteBatch(req, ctx) {
       const caller = callerOf(ctx);
       const batch = await visible(caller, req.id);
-      if (!TERMINAL.includes(batch.status)) throw gatewayError(409, `Batch ${req.id} is ${batch.status}; only a completed, failed, expired or cancelled batch can be deleted`);
-      const upstream = (await removeUpstreamBatch(runtime, caller, batch)) ?? (await withoutProviderCopy(sequelize, batch));
+      if (!TERMINAL.includes(batch.status))
+        throw gatewayError(
+          409,
+          `Batch ${req.id} is ${batch.status}; only a completed, failed, expired or cancelled batch can be deleted`,
+        );
+      const upstream =
+        (await removeUpstreamBatch(runtime, caller, batch)) ?? (await withoutProviderCopy(sequelize, batch));
       // Ledger rows are kept: deletion is not a refund.
       await deleteTerminalBatch(sequelize, req.id);
       return { id: batch.id, object: "batch", deletion: { svc: "deleted", upstream } };

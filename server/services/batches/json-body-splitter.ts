@@ -172,14 +172,21 @@ export class JsonBodySplitter {
   end(): void {
     if (this.state === State.Done || (this.state === State.Root && this.offset === 0)) return;
     if (this.state === State.Root) throw gatewayError(400, "The request body must be a JSON object");
-    const inside = this.capturing ? (this.target === Target.Element ? ` inside ${this.where()}` : this.target === Target.Field ? ` inside the field '${this.key}'` : " inside a field name") : "";
+    const inside = this.capturing
+      ? this.target === Target.Element
+        ? ` inside ${this.where()}`
+        : this.target === Target.Field
+          ? ` inside the field '${this.key}'`
+          : " inside a field name"
+      : "";
     throw this.malformed(`the body ends before its JSON object is complete${inside}`);
   }
 
   /** Starts capturing the value that begins at `i`; the index to scan it from. */
   private begin(buf: Buffer, i: number, target: Target): number {
     const byte = buf[i]!;
-    if (target === Target.Key ? byte !== QUOTE : endsScalar(byte)) throw this.unexpected(i, byte, target === Target.Key ? "a field name" : "a value");
+    if (target === Target.Key ? byte !== QUOTE : endsScalar(byte))
+      throw this.unexpected(i, byte, target === Target.Key ? "a field name" : "a value");
     this.capturing = true;
     this.target = target;
     this.parts = [];
@@ -250,7 +257,12 @@ export class JsonBodySplitter {
     try {
       value = JSON.parse(bytes.toString("utf8")) as JsonValue;
     } catch (err) {
-      const what = this.target === Target.Element ? this.where() : this.target === Target.Field ? `the field '${this.key}'` : "a field name";
+      const what =
+        this.target === Target.Element
+          ? this.where()
+          : this.target === Target.Field
+            ? `the field '${this.key}'`
+            : "a field name";
       throw this.malformed(`${what} (from byte ${startByte}): ${errorMessage(err)}`);
     }
     switch (this.target) {
@@ -274,7 +286,8 @@ export class JsonBodySplitter {
   }
 
   private unexpected(i: number, byte: number, expected: string) {
-    const found = byte >= 0x20 && byte < 0x7f ? `'${String.fromCharCode(byte)}'` : `byte 0x${byte.toString(16).padStart(2, "0")}`;
+    const found =
+      byte >= 0x20 && byte < 0x7f ? `'${String.fromCharCode(byte)}'` : `byte 0x${byte.toString(16).padStart(2, "0")}`;
     return this.malformed(`expected ${expected} at byte ${this.offset + i}, found ${found}`);
   }
 

@@ -32,21 +32,36 @@ export const NATIVE_CONCURRENCY = 8;
 /** Collected results are settled in groups of this many. */
 const RESULT_GROUP = 200;
 
-const NO_RESULT = errorResult("The provider ended the batch without a result for this request", "server_error", "provider_error");
+const NO_RESULT = errorResult(
+  "The provider ended the batch without a result for this request",
+  "server_error",
+  "provider_error",
+);
 
 export function nativeLeaseOwner(batchId: string): string {
   return `native:${batchId}`;
 }
 
 /** Moves one claimed batch a step on: submits, polls or collects it. */
-export async function advanceNativeBatch(runtime: InferenceRuntime, settings: BatchEngineConfig, batchId: string, signal: AbortSignal): Promise<void> {
+export async function advanceNativeBatch(
+  runtime: InferenceRuntime,
+  settings: BatchEngineConfig,
+  batchId: string,
+  signal: AbortSignal,
+): Promise<void> {
   await advance(runtime, settings, batchId, signal).catch((err: unknown) => {
     // The claim lapses and the batch is tried again; nothing was recorded half-way.
-    if (!signal.aborted) runtime.log.warn({ batch: batchId, err: errorMessage(err) }, "native batch step failed; it will be retried");
+    if (!signal.aborted)
+      runtime.log.warn({ batch: batchId, err: errorMessage(err) }, "native batch step failed; it will be retried");
   });
 }
 
-async function advance(runtime: InferenceRuntime, settings: BatchEngineConfig, batchId: string, signal: AbortSignal): Promise<void> {
+async function advance(
+  runtime: InferenceRuntime,
+  settings: BatchEngineConfig,
+  batchId: string,
+  signal: AbortSignal,
+): Promise<void> {
   const { sequelize } = runtime;
   let plan: BatchPlan;
   try {
@@ -60,13 +75,27 @@ async function advance(runtime: InferenceRuntime, settings: BatchEngineConfig, b
     return;
   }
   const { batch } = plan;
-  const attempt = plan.attempts.find((a) => a.endpoint.providerSlug === batch.upstream_provider && !a.endpoint.privateEndpointId);
+  const attempt = plan.attempts.find(
+    (a) => a.endpoint.providerSlug === batch.upstream_provider && !a.endpoint.privateEndpointId,
+  );
   if (!attempt) {
-    await failBatch(sequelize, batchId, `Provider ${batch.upstream_provider} no longer serves ${batch.model} to this batch's key`, 400);
+    await failBatch(
+      sequelize,
+      batchId,
+      `Provider ${batch.upstream_provider} no longer serves ${batch.model} to this batch's key`,
+      400,
+    );
     return;
   }
   const provider = runtime.catalog.providers.get(attempt.endpoint.providerSlug)!;
-  const step: NativeStep = { runtime, settings, plan, attempt, api: requiredPart(provider.kind, "nativeBatches"), signal };
+  const step: NativeStep = {
+    runtime,
+    settings,
+    plan,
+    attempt,
+    api: requiredPart(provider.kind, "nativeBatches"),
+    signal,
+  };
   const resolved = await runtime.resolveTarget(plan.context, attempt.endpoint);
   try {
     if (batch.upstream_batch_id) await poll(step, resolved, batch.upstream_batch_id);
@@ -118,7 +147,10 @@ async function submit(step: NativeStep, { target }: ResolvedTarget): Promise<voi
   await settleItems(sequelize, nativeLeaseOwner(batch.id), blocked);
   if (requests.length === 0) return;
   const upstreamId = await api.submit(target, requests, signal);
-  const recorded = await recordUpstreamBatch(sequelize, batch.id, upstreamId, { owner: nativeLeaseOwner(batch.id), pollSeconds: step.settings.nativePollMs / 1000 });
+  const recorded = await recordUpstreamBatch(sequelize, batch.id, upstreamId, {
+    owner: nativeLeaseOwner(batch.id),
+    pollSeconds: step.settings.nativePollMs / 1000,
+  });
   // Cancelled or deleted while the provider took it: that copy must not run on.
   if (!recorded) await api.cancel(target, upstreamId, signal).catch(() => undefined);
 }
@@ -133,12 +165,22 @@ async function poll(step: NativeStep, resolved: ResolvedTarget, upstreamId: stri
   const status = await api.status(resolved.target, upstreamId, signal);
   if (status.state === "in_progress") return pollAgainIn(step, step.settings.nativePollMs);
   if (status.state === "failed") {
-    await failBatch(runtime.sequelize, batch.id, `Provider ${step.attempt.endpoint.providerName} failed the batch${status.message ? `: ${status.message}` : ""}`, 502);
+    await failBatch(
+      runtime.sequelize,
+      batch.id,
+      `Provider ${step.attempt.endpoint.providerName} failed the batch${status.message ? `: ${status.message}` : ""}`,
+      502,
+    );
     return;
   }
   await collect(step, resolved, upstreamId);
   const [result, terminal] = unfinished(status.state, batch.status);
-  await closeOpenItems(runtime.sequelize, [batch.id], { items: "all", result, terminal, from: ["in_progress", "cancelling"] });
+  await closeOpenItems(runtime.sequelize, [batch.id], {
+    items: "all",
+    result,
+    terminal,
+    from: ["in_progress", "cancelling"],
+  });
 }
 
 /** What items without a result become once the provider batch has ended in `state`. */
@@ -168,7 +210,12 @@ async function collect(step: NativeStep, { target, isByok }: ResolvedTarget, ups
     group.push(
       result.ok
         ? answered(item, plan.format, attempt, isByok, result.body, result.usage, null)
-        : refused(item, plan.format, attempt, new UpstreamError("status", result.message, { status: result.statusCode })),
+        : refused(
+            item,
+            plan.format,
+            attempt,
+            new UpstreamError("status", result.message, { status: result.statusCode }),
+          ),
     );
     if (group.length >= RESULT_GROUP) await settle();
   }

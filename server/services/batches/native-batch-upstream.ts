@@ -14,7 +14,11 @@ import type { BatchRow } from "./batch-store.js";
  * provider batch API here). Such a batch runs on that provider only: a provider batch cannot fall
  * back item by item.
  */
-export function nativeProviderFor(runtime: InferenceRuntime, format: BatchFormat, attempts: readonly Attempt[]): string | null {
+export function nativeProviderFor(
+  runtime: InferenceRuntime,
+  format: BatchFormat,
+  attempts: readonly Attempt[],
+): string | null {
   const first = attempts[0]?.endpoint;
   if (!first || first.privateEndpointId || format.api !== "chat") return null;
   return runtime.catalog.providers.get(first.providerSlug)?.nativeBatches ? first.providerSlug : null;
@@ -23,7 +27,9 @@ export function nativeProviderFor(runtime: InferenceRuntime, format: BatchFormat
 /** The catalog endpoint that serves `batch` on its upstream provider, if the catalog still has it. */
 export function upstreamEndpointOf(runtime: InferenceRuntime, batch: BatchRow): CatalogEndpoint | undefined {
   const model = runtime.catalog.models.get(batch.model);
-  return model?.endpoints.find((endpoint) => endpoint.providerSlug === batch.upstream_provider && !endpoint.privateEndpointId);
+  return model?.endpoints.find(
+    (endpoint) => endpoint.providerSlug === batch.upstream_provider && !endpoint.privateEndpointId,
+  );
 }
 
 /**
@@ -31,11 +37,19 @@ export function upstreamEndpointOf(runtime: InferenceRuntime, batch: BatchRow): 
  * batch in place for a later DELETE (502), and a retried DELETE finds already removed parts gone.
  * A batch stopped on our side (failed, expired) may still run upstream: it is cancelled first.
  */
-export async function removeUpstreamBatch(runtime: InferenceRuntime, caller: Caller, batch: BatchRow): Promise<{ provider: string; status: string } | undefined> {
+export async function removeUpstreamBatch(
+  runtime: InferenceRuntime,
+  caller: Caller,
+  batch: BatchRow,
+): Promise<{ provider: string; status: string } | undefined> {
   if (!batch.upstream_provider || !batch.upstream_batch_id) return undefined;
   const provider = batch.upstream_provider;
   const endpoint = upstreamEndpointOf(runtime, batch);
-  if (!endpoint) throw gatewayError(502, `Provider ${provider} holding this batch is no longer configured; the batch was not deleted`);
+  if (!endpoint)
+    throw gatewayError(
+      502,
+      `Provider ${provider} holding this batch is no longer configured; the batch was not deleted`,
+    );
   const api = requiredPart(runtime.catalog.providers.get(provider)!.kind, "nativeBatches");
   const upstreamId = batch.upstream_batch_id;
   const signal = AbortSignal.timeout(runtime.config.requestTimeoutMs);
@@ -46,6 +60,10 @@ export async function removeUpstreamBatch(runtime: InferenceRuntime, caller: Cal
     if (batch.status !== "completed") await api.cancel(target, upstreamId, signal).catch(() => undefined);
     return { provider, status: await api.remove(target, upstreamId, signal) };
   } catch (err) {
-    throw gatewayError(502, `Provider ${provider} could not delete its copy of the batch (${errorMessage(err)}); the batch was not deleted, try again later`, { retryable: true });
+    throw gatewayError(
+      502,
+      `Provider ${provider} could not delete its copy of the batch (${errorMessage(err)}); the batch was not deleted, try again later`,
+      { retryable: true },
+    );
   }
 }

@@ -70,5 +70,7 @@ export function byokService({ secrets }: Deps): Partial<ServiceImpl<typeof ByokS
 
 function findCredential(caller: Caller, id: string): Promise<ByokCredentialRow> {
   // The sealed key is not loaded: nothing here needs it.
-  return findInOrganization(ByokCredentialRow, caller, { id: id.toLowerCase() }, "BYOK credential not found", { attributes: { exclude: ["sealedKey"] } });
+  return findInOrganization(ByokCredentialRow, caller, { id: id.toLowerCase() }, "BYOK credential not found", {
+    attributes: { exclude: ["sealedKey"] },
+  });
 }

@@ -1,7 +1,11 @@
 import { setMaxListeners } from "node:events";
 import { create, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError, type HandlerContext } from "@connectrpc/connect";
-import type { CreateDecisionRequest, CreateDecisionResponseSchema, DecisionAnswer } from "../../../gen/gateway/alpha/decisions_pb.js";
+import type {
+  CreateDecisionRequest,
+  CreateDecisionResponseSchema,
+  DecisionAnswer,
+} from "../../../gen/gateway/alpha/decisions_pb.js";
 import { ProviderPreferencesSchema } from "../../../gen/gateway/v1/inference_pb.js";
 import { gatewayError, httpErrorOf } from "../../../wire/errors.js";
 import { usdNumber } from "../../platform/core/money.js";
@@ -27,7 +31,11 @@ import { answerOf } from "./label-probabilities.js";
  */
 type DecisionResponse = MessageInitShape<typeof CreateDecisionResponseSchema>;
 
-export async function createDecision(runtime: InferenceRuntime, req: CreateDecisionRequest, ctx: HandlerContext): Promise<DecisionResponse> {
+export async function createDecision(
+  runtime: InferenceRuntime,
+  req: CreateDecisionRequest,
+  ctx: HandlerContext,
+): Promise<DecisionResponse> {
   const questions = questionsOf(req);
   const state = stateText(req);
   const requests = questions.map((question) => ({ question, body: questionRequest(question, state) }));
@@ -65,14 +73,24 @@ export async function createDecision(runtime: InferenceRuntime, req: CreateDecis
       }
     });
     const usage = sumUsage(served.value.map((v) => v.usage));
-    const cost = call.settle(served, { status: "success", httpStatus: 200, usage, latencyMs: served.latencyMs, generationMs: served.latencyMs });
+    const cost = call.settle(served, {
+      status: "success",
+      httpStatus: 200,
+      usage,
+      latencyMs: served.latencyMs,
+      generationMs: served.latencyMs,
+    });
     const answers: { [name: string]: DecisionAnswer } = {};
     for (const { name, answer } of served.value) answers[name] = answer;
     return {
       id: call.generationId,
       model: served.attempt.model.id,
       provider: served.attempt.endpoint.providerName,
-      usage: { cost: usdNumber(cost), inputTokens: BigInt(usage.promptTokens), outputTokens: BigInt(usage.completionTokens) },
+      usage: {
+        cost: usdNumber(cost),
+        inputTokens: BigInt(usage.promptTokens),
+        outputTokens: BigInt(usage.completionTokens),
+      },
       answers,
     };
   } finally {
@@ -80,7 +98,13 @@ export async function createDecision(runtime: InferenceRuntime, req: CreateDecis
   }
 }
 
-async function openCall(runtime: InferenceRuntime, ctx: HandlerContext, model: string, bodies: JsonObject[], tokens: { promptTokens: number; completionTokens: number }): Promise<InferenceCall> {
+async function openCall(
+  runtime: InferenceRuntime,
+  ctx: HandlerContext,
+  model: string,
+  bodies: JsonObject[],
+  tokens: { promptTokens: number; completionTokens: number },
+): Promise<InferenceCall> {
   try {
     return await InferenceCall.open(runtime, ctx, {
       api: "chat",
@@ -99,7 +123,10 @@ async function openCall(runtime: InferenceRuntime, ctx: HandlerContext, model: s
   } catch (err) {
     // Routing's 404 speaks of provider preferences, which this caller never sent.
     if (err instanceof ConnectError && httpErrorOf(err).status === 404) {
-      throw gatewayError(404, `No endpoint of ${model} returns logprobs, which decisions are computed from; use a model served by a provider that returns them`);
+      throw gatewayError(
+        404,
+        `No endpoint of ${model} returns logprobs, which decisions are computed from; use a model served by a provider that returns them`,
+      );
     }
     throw err;
   }

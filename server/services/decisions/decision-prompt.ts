@@ -36,10 +36,14 @@ export function questionRequest(question: Question, state: string): JsonObject {
 function userPrompt(question: Question, state: string): string {
   const labels = question.criteria.map((c) => c.label);
   const lines = question.criteria.map((c) => {
-    const text = question.kind === "choice" ? (c.description === "" ? c.key : `${c.key}: ${c.description}`) : c.description;
+    const text =
+      question.kind === "choice" ? (c.description === "" ? c.key : `${c.key}: ${c.description}`) : c.description;
     return text === "" ? c.label : `${c.label}: ${text}`;
   });
-  const scale = question.kind === "score" ? `The answers are an ordered scale from ${labels[0]} (lowest) to ${labels.at(-1)} (highest).\n` : "";
+  const scale =
+    question.kind === "score"
+      ? `The answers are an ordered scale from ${labels[0]} (lowest) to ${labels.at(-1)} (highest).\n`
+      : "";
   return [
     `State:\n\`\`\`json\n${state}\n\`\`\``,
     `Question:\n${question.instructions === "" ? "(no further instructions)" : question.instructions}`,

@@ -1,6 +1,10 @@
 import { toJson, type JsonValue } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import { DecisionQuestionType, type CreateDecisionRequest, type DecisionQuestion } from "../../../gen/gateway/alpha/decisions_pb.js";
+import {
+  DecisionQuestionType,
+  type CreateDecisionRequest,
+  type DecisionQuestion,
+} from "../../../gen/gateway/alpha/decisions_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { isObject } from "../../engine/providers/json-shape.js";
 
@@ -48,25 +52,31 @@ const LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
 export function questionsOf(req: CreateDecisionRequest): Question[] {
   const entries = Object.entries(req.questions);
-  if (entries.length > MAX_QUESTIONS) throw gatewayError(400, `questions must hold at most ${MAX_QUESTIONS} questions, got ${entries.length}`);
+  if (entries.length > MAX_QUESTIONS)
+    throw gatewayError(400, `questions must hold at most ${MAX_QUESTIONS} questions, got ${entries.length}`);
   return entries.map(([name, question]) => questionOf(name, question));
 }
 
 /** The state as JSON text for the prompt; over MAX_STATE_BYTES it is a 413. */
 export function stateText(req: CreateDecisionRequest): string {
   const text = JSON.stringify(req.state ?? {});
-  if (Buffer.byteLength(text) > MAX_STATE_BYTES) throw tooLarge(`state is larger than ${MAX_STATE_BYTES} bytes of JSON`);
+  if (Buffer.byteLength(text) > MAX_STATE_BYTES)
+    throw tooLarge(`state is larger than ${MAX_STATE_BYTES} bytes of JSON`);
   return text;
 }
 
 function questionOf(name: string, question: DecisionQuestion): Question {
   const field = `questions.${name}`;
-  if (name === "" || [...name].length > MAX_NAME) throw gatewayError(400, `question names must be 1 to ${MAX_NAME} characters`);
+  if (name === "" || [...name].length > MAX_NAME)
+    throw gatewayError(400, `question names must be 1 to ${MAX_NAME} characters`);
   const kind = kindOf(question.type, field);
   if (!question.criteria) throw gatewayError(400, `${field}.criteria is required`);
   const criteria = CRITERIA[kind](toJson(ValueSchema, question.criteria), `${field}.criteria`);
-  const bytes = Buffer.byteLength(question.instructions) + criteria.reduce((sum, c) => sum + Buffer.byteLength(c.key) + Buffer.byteLength(c.description), 0);
-  if (bytes > MAX_QUESTION_BYTES) throw tooLarge(`${field}: instructions and criteria are larger than ${MAX_QUESTION_BYTES} bytes`);
+  const bytes =
+    Buffer.byteLength(question.instructions) +
+    criteria.reduce((sum, c) => sum + Buffer.byteLength(c.key) + Buffer.byteLength(c.description), 0);
+  if (bytes > MAX_QUESTION_BYTES)
+    throw tooLarge(`${field}: instructions and criteria are larger than ${MAX_QUESTION_BYTES} bytes`);
   return { name, kind, instructions: question.instructions, criteria };
 }
 
@@ -90,7 +100,8 @@ const CRITERIA: Record<QuestionKind, (value: JsonValue, field: string) => Criter
     const shape = `${field} must be an object with exactly the keys true and false, each a description string`;
     if (!isObject(value)) throw gatewayError(400, shape);
     const keys = Object.keys(value);
-    if (keys.length !== 2 || typeof value.true !== "string" || typeof value.false !== "string") throw gatewayError(400, shape);
+    if (keys.length !== 2 || typeof value.true !== "string" || typeof value.false !== "string")
+      throw gatewayError(400, shape);
     return [
       { label: "true", key: "true", description: value.true },
       { label: "false", key: "false", description: value.false },
@@ -98,21 +109,25 @@ const CRITERIA: Record<QuestionKind, (value: JsonValue, field: string) => Criter
   },
 
   choice(value, field) {
-    if (!isObject(value)) throw gatewayError(400, `${field} must be an object mapping each option name to a description string`);
+    if (!isObject(value))
+      throw gatewayError(400, `${field} must be an object mapping each option name to a description string`);
     const options = Object.entries(value);
     if (options.length < 2 || options.length > MAX_CHOICE_OPTIONS) {
       throw gatewayError(400, `${field} must have 2 to ${MAX_CHOICE_OPTIONS} options, got ${options.length}`);
     }
     return options.map(([option, description], index) => {
-      if (option === "" || [...option].length > MAX_NAME) throw gatewayError(400, `${field}: option names must be 1 to ${MAX_NAME} characters`);
+      if (option === "" || [...option].length > MAX_NAME)
+        throw gatewayError(400, `${field}: option names must be 1 to ${MAX_NAME} characters`);
       if (typeof description !== "string") throw gatewayError(400, `${field}.${option} must be a description string`);
       return { label: LETTERS[index]!, key: option, description };
     });
   },
 
   score(value, field) {
-    if (!Array.isArray(value)) throw gatewayError(400, `${field} must be an array of description strings, lowest level first`);
-    if (value.length < 2 || value.length > MAX_SCORE_LEVELS) throw gatewayError(400, `${field} must have 2 to ${MAX_SCORE_LEVELS} levels, got ${value.length}`);
+    if (!Array.isArray(value))
+      throw gatewayError(400, `${field} must be an array of description strings, lowest level first`);
+    if (value.length < 2 || value.length > MAX_SCORE_LEVELS)
+      throw gatewayError(400, `${field} must have 2 to ${MAX_SCORE_LEVELS} levels, got ${value.length}`);
     return value.map((description, index) => {
       if (typeof description !== "string") throw gatewayError(400, `${field}[${index}] must be a description string`);
       return { label: String(index), key: String(index), description };

@@ -1,5 +1,9 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
-import { DecisionAnswerSchema, DecisionQuestionType, type DecisionAnswer } from "../../../gen/gateway/alpha/decisions_pb.js";
+import {
+  DecisionAnswerSchema,
+  DecisionQuestionType,
+  type DecisionAnswer,
+} from "../../../gen/gateway/alpha/decisions_pb.js";
 import { isObject } from "../../engine/providers/json-shape.js";
 import { UpstreamError } from "../../engine/providers/provider.js";
 import type { Question } from "./decision-questions.js";
@@ -20,13 +24,20 @@ export function answerOf(question: Question, completion: JsonObject): DecisionAn
   const distribution = labelDistribution(question, firstTokenCandidates(question, completion));
   switch (question.kind) {
     case "noul":
-      return create(DecisionAnswerSchema, { answer: { case: "noul", value: { type: DecisionQuestionType.NOUL, noul: distribution[0]! } } });
+      return create(DecisionAnswerSchema, {
+        answer: { case: "noul", value: { type: DecisionQuestionType.NOUL, noul: distribution[0]! } },
+      });
     case "choice": {
       const best = argMax(distribution);
       return create(DecisionAnswerSchema, {
         answer: {
           case: "choice",
-          value: { type: DecisionQuestionType.CHOICE, choice: question.criteria[best]!.key, confidence: distribution[best]!, probabilities: byKey(question, distribution) },
+          value: {
+            type: DecisionQuestionType.CHOICE,
+            choice: question.criteria[best]!.key,
+            confidence: distribution[best]!,
+            probabilities: byKey(question, distribution),
+          },
         },
       });
     }
@@ -58,10 +69,20 @@ function firstTokenCandidates(question: Question, completion: JsonObject): Candi
   const [choice] = Array.isArray(completion.choices) ? completion.choices : [];
   const logprobs = isObject(choice) ? choice.logprobs : undefined;
   const [first] = isObject(logprobs) && Array.isArray(logprobs.content) ? logprobs.content : [];
-  if (!isObject(first)) throw new UpstreamError("protocol", `question ${question.name}: the answer carries no logprobs, which decisions are computed from`);
+  if (!isObject(first))
+    throw new UpstreamError(
+      "protocol",
+      `question ${question.name}: the answer carries no logprobs, which decisions are computed from`,
+    );
   const candidates = new Map<string, number>();
   const add = (entry: unknown) => {
-    if (isObject(entry) && typeof entry.token === "string" && typeof entry.logprob === "number" && !Number.isNaN(entry.logprob) && !candidates.has(entry.token)) {
+    if (
+      isObject(entry) &&
+      typeof entry.token === "string" &&
+      typeof entry.logprob === "number" &&
+      !Number.isNaN(entry.logprob) &&
+      !candidates.has(entry.token)
+    ) {
       candidates.set(entry.token, entry.logprob);
     }
   };
@@ -78,7 +99,10 @@ function labelDistribution(question: Question, candidates: Candidate[]): number[
   const total = masses.reduce((sum, mass) => sum + mass, 0);
   if (!(total > 0) || !Number.isFinite(total)) {
     const labels = question.criteria.map((c) => c.label).join(", ");
-    throw new UpstreamError("protocol", `question ${question.name}: none of the labels (${labels}) is among the top logprobs of the answer`);
+    throw new UpstreamError(
+      "protocol",
+      `question ${question.name}: none of the labels (${labels}) is among the top logprobs of the answer`,
+    );
   }
   return masses.map((mass) => mass / total);
 }

@@ -27,7 +27,11 @@ export function endUsersService(): Partial<ServiceImpl<typeof EndUsersService>> 
     async createEndUser(req, ctx) {
       assertTrackingString(req.user);
       try {
-        const row = await EndUserRow.create({ ...inOrganization(callerOf(ctx)), user: req.user, isActive: req.isActive ?? true });
+        const row = await EndUserRow.create({
+          ...inOrganization(callerOf(ctx)),
+          user: req.user,
+          isActive: req.isActive ?? true,
+        });
         return { data: toEndUser(row) };
       } catch (err) {
         if (err instanceof UniqueConstraintError) throw gatewayError(409, "This end user is already registered");

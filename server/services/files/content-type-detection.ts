@@ -52,7 +52,11 @@ export class ContentTypeDetector {
       this.text.push(head);
     } catch (err) {
       // Named binary formats get their name in the answer; the text checker's reason says the rest.
-      if (found) throw gatewayError(400, `Unsupported file type: the content is ${found.mime} (.${found.ext}); accepted are ${ACCEPTED_TYPES_TEXT}`);
+      if (found)
+        throw gatewayError(
+          400,
+          `Unsupported file type: the content is ${found.mime} (.${found.ext}); accepted are ${ACCEPTED_TYPES_TEXT}`,
+        );
       throw err;
     }
   }

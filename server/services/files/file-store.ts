@@ -21,7 +21,9 @@ export interface FileRow {
   cursor_at: string;
 }
 
-export type NewFileRow = Pick<FileRow, "location" | "id" | "filename" | "mime_type" | "blob_key"> & { size_bytes: number };
+export type NewFileRow = Pick<FileRow, "location" | "id" | "filename" | "mime_type" | "blob_key"> & {
+  size_bytes: number;
+};
 
 const COLUMNS = `*, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at`;
 const IN_SCOPE = "organization_id = :organizationId AND workspace_id = :workspaceId";
@@ -44,39 +46,71 @@ export async function insertFileRow(sequelize: Sequelize, scope: WorkspaceScope,
   return inserted!;
 }
 
-export async function findFileRow(sequelize: Sequelize, scope: WorkspaceScope, location: FileLocation, id: string): Promise<FileRow | undefined> {
-  const [row] = await sequelize.query<FileRow>(`SELECT ${COLUMNS} FROM files WHERE location = :location AND id = :id AND ${IN_SCOPE}`, {
-    type: QueryTypes.SELECT,
-    replacements: { ...scope, location, id },
-  });
+export async function findFileRow(
+  sequelize: Sequelize,
+  scope: WorkspaceScope,
+  location: FileLocation,
+  id: string,
+): Promise<FileRow | undefined> {
+  const [row] = await sequelize.query<FileRow>(
+    `SELECT ${COLUMNS} FROM files WHERE location = :location AND id = :id AND ${IN_SCOPE}`,
+    {
+      type: QueryTypes.SELECT,
+      replacements: { ...scope, location, id },
+    },
+  );
   return row;
 }
 
 /** Newest first; `after` is the (cursor_at, id) of the previous page's last row. */
-export function listFileRows(sequelize: Sequelize, scope: WorkspaceScope, limit: number, after: [string, string] | undefined): Promise<FileRow[]> {
+export function listFileRows(
+  sequelize: Sequelize,
+  scope: WorkspaceScope,
+  limit: number,
+  after: [string, string] | undefined,
+): Promise<FileRow[]> {
   return sequelize.query<FileRow>(
     `SELECT ${COLUMNS} FROM files
       WHERE location = 'own' AND ${IN_SCOPE} ${after ? "AND (created_at, id) < (CAST(:afterAt AS timestamptz), :afterId)" : ""}
       ORDER BY created_at DESC, id DESC
       LIMIT :limit`,
-    { type: QueryTypes.SELECT, replacements: { ...scope, limit, afterAt: after?.[0] ?? null, afterId: after?.[1] ?? null } },
+    {
+      type: QueryTypes.SELECT,
+      replacements: { ...scope, limit, afterAt: after?.[0] ?? null, afterId: after?.[1] ?? null },
+    },
   );
 }
 
 /** Removes the row; the removed row, or undefined when there was none in scope. */
-export async function deleteFileRow(sequelize: Sequelize, scope: WorkspaceScope, location: FileLocation, id: string): Promise<FileRow | undefined> {
-  const [rows] = await sequelize.query(`DELETE FROM files WHERE location = :location AND id = :id AND ${IN_SCOPE} RETURNING ${COLUMNS}`, {
-    replacements: { ...scope, location, id },
-  });
+export async function deleteFileRow(
+  sequelize: Sequelize,
+  scope: WorkspaceScope,
+  location: FileLocation,
+  id: string,
+): Promise<FileRow | undefined> {
+  const [rows] = await sequelize.query(
+    `DELETE FROM files WHERE location = :location AND id = :id AND ${IN_SCOPE} RETURNING ${COLUMNS}`,
+    {
+      replacements: { ...scope, location, id },
+    },
+  );
   return (rows as FileRow[])[0];
 }
 
 /** The rows the workspace keeps for these provider files, by id. */
-export async function providerFileRows(sequelize: Sequelize, scope: WorkspaceScope, location: FileLocation, ids: string[]): Promise<Map<string, FileRow>> {
+export async function providerFileRows(
+  sequelize: Sequelize,
+  scope: WorkspaceScope,
+  location: FileLocation,
+  ids: string[],
+): Promise<Map<string, FileRow>> {
   if (ids.length === 0) return new Map();
-  const rows = await sequelize.query<FileRow>(`SELECT ${COLUMNS} FROM files WHERE location = :location AND id IN (:ids) AND ${IN_SCOPE}`, {
-    type: QueryTypes.SELECT,
-    replacements: { ...scope, location, ids },
-  });
+  const rows = await sequelize.query<FileRow>(
+    `SELECT ${COLUMNS} FROM files WHERE location = :location AND id IN (:ids) AND ${IN_SCOPE}`,
+    {
+      type: QueryTypes.SELECT,
+      replacements: { ...scope, location, ids },
+    },
+  );
   return new Map(rows.map((row) => [row.id, row]));
 }

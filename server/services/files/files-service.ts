@@ -33,27 +33,48 @@ export function filesService(deps: Deps): ServiceImpl<typeof FilesService> {
   function uploadError(err: unknown, signal: AbortSignal): unknown {
     if (err instanceof ConnectError) return err;
     if (signal.aborted) return gatewayError(499, "Request cancelled by the client");
-    log.error({ err: err instanceof Error ? `${err.name}: ${err.message}` : String(err) }, "file upload could not be stored");
+    log.error(
+      { err: err instanceof Error ? `${err.name}: ${err.message}` : String(err) },
+      "file upload could not be stored",
+    );
     return gatewayError(503, "The file could not be stored; try again", { retryable: true });
   }
 
-  async function uploadToProvider(access: ProviderFileAccess, scope: WorkspaceScope, filename: string, content: AsyncIterable<Uint8Array>, upload: UploadContent, signal: AbortSignal) {
+  async function uploadToProvider(
+    access: ProviderFileAccess,
+    scope: WorkspaceScope,
+    filename: string,
+    content: AsyncIterable<Uint8Array>,
+    upload: UploadContent,
+    signal: AbortSignal,
+  ) {
     const spoolKey = randomBytes(12).toString("hex");
     try {
       const { size } = await spool.put(spoolKey, content, { signal });
       const body = await spool.get(spoolKey);
       if (!body) throw new Error("the spooled upload vanished");
       const mimeType = upload.mimeType!;
-      const uploaded = await access.api.upload(access.uploadTarget, { filename, mimeType, size, body }, signal).catch((err: unknown) => {
-        body.destroy();
-        throw providerFileError(err, access.kind);
-      });
+      const uploaded = await access.api
+        .upload(access.uploadTarget, { filename, mimeType, size, body }, signal)
+        .catch((err: unknown) => {
+          body.destroy();
+          throw providerFileError(err, access.kind);
+        });
       try {
-        const row = await insertFileRow(sequelize, scope, { location: access.kind, id: uploaded.id, filename, mime_type: mimeType, size_bytes: size, blob_key: null });
+        const row = await insertFileRow(sequelize, scope, {
+          location: access.kind,
+          id: uploaded.id,
+          filename,
+          mime_type: mimeType,
+          size_bytes: size,
+          blob_key: null,
+        });
         return providerFile({ ...uploaded, filename: uploaded.filename || filename }, row);
       } catch (err) {
         // Nothing would know of the provider's copy: take it back.
-        await access.api.remove(access.target, uploaded.id, AbortSignal.timeout(access.target.timeoutMs)).catch(() => undefined);
+        await access.api
+          .remove(access.target, uploaded.id, AbortSignal.timeout(access.target.timeoutMs))
+          .catch(() => undefined);
         throw err;
       }
     } catch (err) {
@@ -73,16 +94,37 @@ export function filesService(deps: Deps): ServiceImpl<typeof FilesService> {
       const content = upload.inspect(chunks);
       const provider = providerOf(metadata.provider);
       // Settled before any content is read, so a missing key fails at once.
-      if (provider) return uploadToProvider(await providerFileAccess(deps, scope, provider), scope, filename, content, upload, ctx.signal);
+      if (provider)
+        return uploadToProvider(
+          await providerFileAccess(deps, scope, provider),
+          scope,
+          filename,
+          content,
+          upload,
+          ctx.signal,
+        );
 
       const id = `file_${randomBytes(12).toString("hex")}`;
       const blobKey = `files/${scope.workspaceId}/${id}`;
       try {
         const { size } = await blobs.put(blobKey, content, { signal: ctx.signal });
         ctx.signal.throwIfAborted();
-        return ownFile(await insertFileRow(sequelize, scope, { location: "own", id, filename, mime_type: upload.mimeType!, size_bytes: size, blob_key: blobKey }));
+        return ownFile(
+          await insertFileRow(sequelize, scope, {
+            location: "own",
+            id,
+            filename,
+            mime_type: upload.mimeType!,
+            size_bytes: size,
+            blob_key: blobKey,
+          }),
+        );
       } catch (err) {
-        await blobs.delete(blobKey).catch((cause: unknown) => log.warn({ blobKey, err: String(cause) }, "bytes of a failed upload could not be removed"));
+        await blobs
+          .delete(blobKey)
+          .catch((cause: unknown) =>
+            log.warn({ blobKey, err: String(cause) }, "bytes of a failed upload could not be removed"),
+          );
         throw uploadError(err, ctx.signal);
       }
     },
@@ -108,13 +150,21 @@ export function filesService(deps: Deps): ServiceImpl<typeof FilesService> {
         const page = rows.slice(0, limit);
         const last = page.at(-1);
         const hasMore = rows.length > limit;
-        return { data: page.map(ownFile), hasMore, firstId: page[0]?.id, lastId: last?.id, cursor: hasMore && last ? encodeCursor(["own", last.cursor_at, last.id]) : undefined };
+        return {
+          data: page.map(ownFile),
+          hasMore,
+          firstId: page[0]?.id,
+          lastId: last?.id,
+          cursor: hasMore && last ? encodeCursor(["own", last.cursor_at, last.id]) : undefined,
+        };
       }
       const after = req.cursor === undefined ? undefined : providerCursor(req.cursor, provider);
       const access = await providerFileAccess(deps, scope, provider);
-      const { files, hasMore } = await access.api.list(access.target, { limit, after }, ctx.signal).catch((err: unknown) => {
-        throw providerFileError(err, provider);
-      });
+      const { files, hasMore } = await access.api
+        .list(access.target, { limit, after }, ctx.signal)
+        .catch((err: unknown) => {
+          throw providerFileError(err, provider);
+        });
       const rows = await providerFileRows(
         sequelize,
         scope,
@@ -138,7 +188,11 @@ export function filesService(deps: Deps): ServiceImpl<typeof FilesService> {
         const row = await deleteFileRow(sequelize, scope, "own", req.fileId);
         if (!row) throw notFound(req.fileId);
         // The row went first: at worst unreferenced bytes remain, never a file without content.
-        await blobs.delete(row.blob_key!).catch((err: unknown) => log.warn({ blobKey: row.blob_key, err: String(err) }, "bytes of a deleted file could not be removed"));
+        await blobs
+          .delete(row.blob_key!)
+          .catch((err: unknown) =>
+            log.warn({ blobKey: row.blob_key, err: String(err) }, "bytes of a deleted file could not be removed"),
+          );
       } else {
         const access = await providerFileAccess(deps, scope, provider);
         await access.api.remove(access.target, req.fileId, ctx.signal).catch((err: unknown) => {
@@ -152,7 +206,9 @@ export function filesService(deps: Deps): ServiceImpl<typeof FilesService> {
     async *getFileContent(req, ctx) {
       const scope = await workspaceScope(callerOf(ctx), req.workspaceId);
       const provider = providerOf(req.provider);
-      const { filename, contentType, chunks } = provider ? await providerContent(provider, scope, req.fileId, ctx) : await ownContent(scope, req.fileId);
+      const { filename, contentType, chunks } = provider
+        ? await providerContent(provider, scope, req.fileId, ctx)
+        : await ownContent(scope, req.fileId);
       ctx.responseHeader.set("content-disposition", contentDisposition(filename));
       // Stored content is the caller's, not ours: a browser must not reinterpret it.
       ctx.responseHeader.set("x-content-type-options", "nosniff");
@@ -181,7 +237,12 @@ export function filesService(deps: Deps): ServiceImpl<typeof FilesService> {
     return { filename: row.filename, contentType: row.mime_type, chunks: stream };
   }
 
-  async function providerContent(provider: FileProvider, scope: WorkspaceScope, id: string, ctx: HandlerContext): Promise<Content> {
+  async function providerContent(
+    provider: FileProvider,
+    scope: WorkspaceScope,
+    id: string,
+    ctx: HandlerContext,
+  ): Promise<Content> {
     const access = await providerFileAccess(deps, scope, provider);
     const [response, rows] = await Promise.all([
       access.api.content(access.target, id, ctx.signal).catch((err: unknown) => {
@@ -195,7 +256,11 @@ export function filesService(deps: Deps): ServiceImpl<typeof FilesService> {
       try {
         for await (const chunk of response.body) yield chunk as Uint8Array;
       } catch (err) {
-        throw gatewayError(502, `Provider ${provider} broke off the file content (${err instanceof Error ? err.name : "error"})`, { retryable: true });
+        throw gatewayError(
+          502,
+          `Provider ${provider} broke off the file content (${err instanceof Error ? err.name : "error"})`,
+          { retryable: true },
+        );
       } finally {
         if (!response.body.readableEnded) response.body.destroy();
       }
@@ -222,7 +287,8 @@ interface Content {
 async function workspaceScope(caller: Caller, workspaceId: string | undefined): Promise<WorkspaceScope> {
   if (workspaceId === undefined) return workspaceOf(caller);
   const workspace = await findWorkspace(caller, workspaceId);
-  if (!caller.key.isManagement && workspace.id !== caller.key.workspaceId) throw gatewayError(404, `Workspace '${workspaceId}' not found`);
+  if (!caller.key.isManagement && workspace.id !== caller.key.workspaceId)
+    throw gatewayError(404, `Workspace '${workspaceId}' not found`);
   return { ...workspaceOf(caller), workspaceId: workspace.id };
 }
 

@@ -86,7 +86,8 @@ export class JsonSequenceCheck {
 
   finish(): JsonShape {
     if (this.token === Token.Number && this.numberMayEnd()) this.endValue();
-    if (this.invalid || this.token !== Token.None || this.depth > 0 || this.topValues === 0 || !this.allContainers) return "none";
+    if (this.invalid || this.token !== Token.None || this.depth > 0 || this.topValues === 0 || !this.allContainers)
+      return "none";
     if (this.topValues === 1) return "json";
     return this.linePerValue ? "ndjson" : "none";
   }
@@ -109,7 +110,16 @@ export class JsonSequenceCheck {
         if (c === 0x75) {
           this.token = Token.StringUnicode;
           this.hexLeft = 4;
-        } else if (c === 0x22 || c === 0x5c || c === 0x2f || c === 0x62 || c === 0x66 || c === 0x6e || c === 0x72 || c === 0x74) {
+        } else if (
+          c === 0x22 ||
+          c === 0x5c ||
+          c === 0x2f ||
+          c === 0x62 ||
+          c === 0x66 ||
+          c === 0x6e ||
+          c === 0x72 ||
+          c === 0x74
+        ) {
           this.token = Token.String;
         } else {
           this.invalid = true;

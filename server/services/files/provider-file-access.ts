@@ -26,15 +26,25 @@ export interface ProviderFileAccess {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
-export async function providerFileAccess({ secrets, catalog, config, log }: Deps, scope: WorkspaceScope, kind: FileProvider): Promise<ProviderFileAccess> {
+export async function providerFileAccess(
+  { secrets, catalog, config, log }: Deps,
+  scope: WorkspaceScope,
+  kind: FileProvider,
+): Promise<ProviderFileAccess> {
   const name = findByokProvider(kind)?.name ?? kind;
   const credential = await usableCredential(secrets.masterKey, { ...scope, provider: kind });
   if (credential.state === "missing") {
-    throw gatewayError(400, `provider=${kind} keeps files on ${name} with the workspace's own ${name} key, and the workspace has none; a management key can add one (POST /api/v1/byok)`);
+    throw gatewayError(
+      400,
+      `provider=${kind} keeps files on ${name} with the workspace's own ${name} key, and the workspace has none; a management key can add one (POST /api/v1/byok)`,
+    );
   }
   if (credential.state === "unreadable") {
     log.warn({ credential: credential.id }, "BYOK credential cannot be opened with the current master key");
-    throw gatewayError(400, `The workspace's ${name} key cannot be used (it was stored under another master key); add it again (POST /api/v1/byok)`);
+    throw gatewayError(
+      400,
+      `The workspace's ${name} key cannot be used (it was stored under another master key); add it again (POST /api/v1/byok)`,
+    );
   }
   const configured = catalog.providers.get(kind);
   const target: UpstreamTarget = {
@@ -44,7 +54,12 @@ export async function providerFileAccess({ secrets, catalog, config, log }: Deps
     upstreamModelId: "",
     timeoutMs: configured?.timeoutMs ?? DEFAULT_TIMEOUT_MS,
   };
-  return { kind, api: requiredPart(kind, "files"), target, uploadTarget: { ...target, timeoutMs: Math.max(target.timeoutMs, config.requestTimeoutMs) } };
+  return {
+    kind,
+    api: requiredPart(kind, "files"),
+    target,
+    uploadTarget: { ...target, timeoutMs: Math.max(target.timeoutMs, config.requestTimeoutMs) },
+  };
 }
 
 /**
@@ -55,6 +70,7 @@ export function providerFileError(err: unknown, kind: ProviderKind, fileId?: str
   if (!(err instanceof UpstreamError)) return err;
   const status = err.failure === "status" ? err.options.status : undefined;
   if (status === 404 && fileId !== undefined) return gatewayError(404, `File ${fileId} not found on ${kind}`);
-  if (status === 401 || status === 403) return gatewayError(502, `Provider ${kind} refused the workspace's own key (upstream status ${status})`);
+  if (status === 401 || status === 403)
+    return gatewayError(502, `Provider ${kind} refused the workspace's own key (upstream status ${status})`);
   return toGatewayError(err, kind);
 }

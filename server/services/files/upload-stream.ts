@@ -22,14 +22,16 @@ export interface OpenedUpload {
 export async function openUpload(requests: AsyncIterable<UploadFileRequest>): Promise<OpenedUpload> {
   const iterator = requests[Symbol.asyncIterator]();
   const first = await next(iterator);
-  if (first.done || first.value.part.case !== "metadata") throw gatewayError(400, "An upload starts with one metadata message, followed by the content in chunk messages");
+  if (first.done || first.value.part.case !== "metadata")
+    throw gatewayError(400, "An upload starts with one metadata message, followed by the content in chunk messages");
   return { metadata: first.value.part.value, chunks: chunksOf(iterator) };
 }
 
 async function* chunksOf(iterator: AsyncIterator<UploadFileRequest>): AsyncGenerator<Uint8Array> {
   for (let message = await next(iterator); !message.done; message = await next(iterator)) {
     const { part } = message.value;
-    if (part.case === "metadata") throw gatewayError(400, "An upload carries one metadata message, and only as its first message");
+    if (part.case === "metadata")
+      throw gatewayError(400, "An upload carries one metadata message, and only as its first message");
     if (part.case === "chunk" && part.value.length > 0) yield part.value;
   }
 }
@@ -62,5 +64,8 @@ export class UploadContent {
 }
 
 export function fileTooLarge(): ConnectError {
-  return gatewayError(413, `The file exceeds the upload limit of ${MAX_FILE_BYTES} bytes`, { reason: "payload_too_large", retryable: false });
+  return gatewayError(413, `The file exceeds the upload limit of ${MAX_FILE_BYTES} bytes`, {
+    reason: "payload_too_large",
+    retryable: false,
+  });
 }

@@ -8,7 +8,13 @@ import type { Deps } from "../deps.js";
 import { distinct, findGuardrail, requireMembers, requireOrganizationKeys } from "./guardrail-store.js";
 import { toKeyAssignment, toMemberAssignment } from "./guardrail-view.js";
 
-type AssignmentMethods = "assignGuardrailKeys" | "listGuardrailKeyAssignments" | "unassignGuardrailKeys" | "assignGuardrailMembers" | "listGuardrailMemberAssignments" | "unassignGuardrailMembers";
+type AssignmentMethods =
+  | "assignGuardrailKeys"
+  | "listGuardrailKeyAssignments"
+  | "unassignGuardrailKeys"
+  | "assignGuardrailMembers"
+  | "listGuardrailMemberAssignments"
+  | "unassignGuardrailMembers";
 
 const NEWEST_FIRST: Array<[string, string]> = [
   ["createdAt", "DESC"],
@@ -20,7 +26,9 @@ const NEWEST_FIRST: Array<[string, string]> = [
  * guardrail row: concurrent requests on the same guardrail queue up, so "newly assigned" counts are
  * exact, and a request naming one unknown key or member changes nothing.
  */
-export function assignmentHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof GuardrailsService>, AssignmentMethods> {
+export function assignmentHandlers({
+  sequelize,
+}: Deps): Pick<ServiceImpl<typeof GuardrailsService>, AssignmentMethods> {
   return {
     async assignGuardrailKeys(req, ctx) {
       const caller = callerOf(ctx);
@@ -30,7 +38,11 @@ export function assignmentHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof
       const assignedCount = await sequelize.transaction(async (transaction) => {
         const guardrail = await findGuardrail(caller, req.id, { transaction, lock: true });
         await requireOrganizationKeys(caller, hashes, transaction);
-        const existing = await GuardrailKeyAssignmentRow.findAll({ attributes: ["keyHash"], where: { guardrailId: guardrail.id, keyHash: hashes }, transaction });
+        const existing = await GuardrailKeyAssignmentRow.findAll({
+          attributes: ["keyHash"],
+          where: { guardrailId: guardrail.id, keyHash: hashes },
+          transaction,
+        });
         const assigned = new Set(existing.map((row) => row.keyHash));
         const fresh = hashes.filter((hash) => !assigned.has(hash));
         await GuardrailKeyAssignmentRow.bulkCreate(
@@ -44,8 +56,14 @@ export function assignmentHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof
 
     async listGuardrailKeyAssignments(req, ctx) {
       const guardrail = await findGuardrail(callerOf(ctx), req.id);
-      const { rows, totalCount } = await findPage(GuardrailKeyAssignmentRow, req, { where: { guardrailId: guardrail.id }, order: NEWEST_FIRST });
-      const keys = await ApiKeyRow.findAll({ attributes: ["hash", "label", "name"], where: { hash: rows.map((row) => row.keyHash) } });
+      const { rows, totalCount } = await findPage(GuardrailKeyAssignmentRow, req, {
+        where: { guardrailId: guardrail.id },
+        order: NEWEST_FIRST,
+      });
+      const keys = await ApiKeyRow.findAll({
+        attributes: ["hash", "label", "name"],
+        where: { hash: rows.map((row) => row.keyHash) },
+      });
       const byHash = new Map(keys.map((key) => [key.hash, key]));
       // A key deleted between the two reads took its assignment with it (cascade): skip it.
       const data = rows.flatMap((row) => {
@@ -61,7 +79,10 @@ export function assignmentHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof
       const unassignedCount = await sequelize.transaction(async (transaction) => {
         const guardrail = await findGuardrail(caller, req.id, { transaction, lock: true });
         await requireOrganizationKeys(caller, hashes, transaction);
-        return GuardrailKeyAssignmentRow.destroy({ where: { guardrailId: guardrail.id, keyHash: hashes }, transaction });
+        return GuardrailKeyAssignmentRow.destroy({
+          where: { guardrailId: guardrail.id, keyHash: hashes },
+          transaction,
+        });
       });
       return { unassignedCount };
     },
@@ -73,7 +94,11 @@ export function assignmentHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof
       const assignedCount = await sequelize.transaction(async (transaction) => {
         const guardrail = await findGuardrail(caller, req.id, { transaction, lock: true });
         await requireMembers(caller, userIds, transaction);
-        const existing = await GuardrailMemberAssignmentRow.findAll({ attributes: ["userId"], where: { guardrailId: guardrail.id, userId: userIds }, transaction });
+        const existing = await GuardrailMemberAssignmentRow.findAll({
+          attributes: ["userId"],
+          where: { guardrailId: guardrail.id, userId: userIds },
+          transaction,
+        });
         const assigned = new Set(existing.map((row) => row.userId));
         const fresh = userIds.filter((userId) => !assigned.has(userId));
         await GuardrailMemberAssignmentRow.bulkCreate(
@@ -88,7 +113,10 @@ export function assignmentHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof
     async listGuardrailMemberAssignments(req, ctx) {
       const caller = callerOf(ctx);
       const guardrail = await findGuardrail(caller, req.id);
-      const { rows, totalCount } = await findPage(GuardrailMemberAssignmentRow, req, { where: { guardrailId: guardrail.id }, order: NEWEST_FIRST });
+      const { rows, totalCount } = await findPage(GuardrailMemberAssignmentRow, req, {
+        where: { guardrailId: guardrail.id },
+        order: NEWEST_FIRST,
+      });
       return { data: rows.map((row) => toMemberAssignment(row, caller.organization.id)), totalCount };
     },
 
@@ -98,7 +126,10 @@ export function assignmentHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof
       const unassignedCount = await sequelize.transaction(async (transaction) => {
         const guardrail = await findGuardrail(caller, req.id, { transaction, lock: true });
         await requireMembers(caller, userIds, transaction);
-        return GuardrailMemberAssignmentRow.destroy({ where: { guardrailId: guardrail.id, userId: userIds }, transaction });
+        return GuardrailMemberAssignmentRow.destroy({
+          where: { guardrailId: guardrail.id, userId: userIds },
+          transaction,
+        });
       });
       return { unassignedCount };
     },

@@ -1,6 +1,10 @@
 import type { CreationAttributes } from "sequelize";
 import { DataRegionSchema, ResetIntervalSchema } from "../../../gen/gateway/v1/common_pb.js";
-import type { CreateGuardrailRequest, GuardrailContentFilterBuiltin, UpdateGuardrailRequest } from "../../../gen/gateway/v1/guardrails_pb.js";
+import type {
+  CreateGuardrailRequest,
+  GuardrailContentFilterBuiltin,
+  UpdateGuardrailRequest,
+} from "../../../gen/gateway/v1/guardrails_pb.js";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { gatewayError } from "../../../wire/errors.js";
 import { wireName, wireNamesOf } from "../../../wire/enums.js";
@@ -23,7 +27,9 @@ const POLICY_COLUMNS: Record<string, (req: PolicyRequest) => GuardrailColumns> =
   ignored_models: (r) => ({ ignoredModels: storedList(r.ignoredModels) }),
   allowed_providers: (r) => ({ allowedProviders: storedList(r.allowedProviders) }),
   ignored_providers: (r) => ({ ignoredProviders: storedList(r.ignoredProviders) }),
-  allowed_data_regions: (r) => ({ allowedDataRegions: storedList(wireNamesOf(DataRegionSchema, r.allowedDataRegions)) }),
+  allowed_data_regions: (r) => ({
+    allowedDataRegions: storedList(wireNamesOf(DataRegionSchema, r.allowedDataRegions)),
+  }),
   enforce_zdr: (r) => ({ enforceZdr: r.enforceZdr ?? null }),
   enforce_zdr_anthropic: (r) => ({ enforceZdrAnthropic: r.enforceZdrAnthropic ?? null }),
   enforce_zdr_google: (r) => ({ enforceZdrGoogle: r.enforceZdrGoogle ?? null }),

@@ -14,14 +14,21 @@ export function findGuardrail(caller: Caller, id: string, options: LookupOptions
 
 /** 409 for removing a guardrail that a workspace still has as its default (never null). */
 export function defaultGuardrailInUse(what: string, workspace: WorkspaceRow): ConnectError {
-  return gatewayError(409, `${what}; make another guardrail its default first (PATCH /workspaces/${workspace.slug} with default_guardrail_id)`);
+  return gatewayError(
+    409,
+    `${what}; make another guardrail its default first (PATCH /workspaces/${workspace.slug} with default_guardrail_id)`,
+  );
 }
 
 /**
  * Refuses the whole request when any hash is not a key of the caller's organization. The keys are
  * share-locked so none can be deleted before the caller's transaction commits.
  */
-export async function requireOrganizationKeys(caller: Caller, hashes: string[], transaction: Transaction): Promise<void> {
+export async function requireOrganizationKeys(
+  caller: Caller,
+  hashes: string[],
+  transaction: Transaction,
+): Promise<void> {
   const found = await ApiKeyRow.findAll({
     attributes: ["hash"],
     where: { ...inOrganization(caller), hash: hashes },

@@ -12,7 +12,11 @@ import {
 import { microsToUsd } from "../../platform/core/money.js";
 import { optionalTimestamp } from "../../platform/core/timestamps.js";
 import { enumFromStored } from "../../../wire/enums.js";
-import type { GuardrailKeyAssignmentRow, GuardrailMemberAssignmentRow, GuardrailRow } from "../../platform/db/governance-models.js";
+import type {
+  GuardrailKeyAssignmentRow,
+  GuardrailMemberAssignmentRow,
+  GuardrailRow,
+} from "../../platform/db/governance-models.js";
 import type { ApiKeyRow } from "../../platform/db/models.js";
 
 /** Guardrails and their assignments as the API shows them. Null lists render as null. */
@@ -47,7 +51,10 @@ export function toGuardrail(row: GuardrailRow): Guardrail {
 }
 
 /** `key` is the assigned key; it always exists because assignments cascade with their key. */
-export function toKeyAssignment(row: GuardrailKeyAssignmentRow, key: Pick<ApiKeyRow, "label" | "name">): GuardrailKeyAssignment {
+export function toKeyAssignment(
+  row: GuardrailKeyAssignmentRow,
+  key: Pick<ApiKeyRow, "label" | "name">,
+): GuardrailKeyAssignment {
   return create(GuardrailKeyAssignmentSchema, {
     id: row.id,
     guardrailId: row.guardrailId,
@@ -59,7 +66,10 @@ export function toKeyAssignment(row: GuardrailKeyAssignmentRow, key: Pick<ApiKey
   });
 }
 
-export function toMemberAssignment(row: GuardrailMemberAssignmentRow, organizationId: string): GuardrailMemberAssignment {
+export function toMemberAssignment(
+  row: GuardrailMemberAssignmentRow,
+  organizationId: string,
+): GuardrailMemberAssignment {
   return create(GuardrailMemberAssignmentSchema, {
     id: row.id,
     userId: row.userId,

@@ -59,7 +59,11 @@ export function guardrailsService(deps: Deps): ServiceImpl<typeof GuardrailsServ
       if (changed.has("name") && req.name === undefined) throw gatewayError(400, "name cannot be null");
       const limitMicros = changed.has("limit_usd") ? storedUsd(req.limitUsd, "limit_usd") : row.limitMicros;
       // Removing the limit removes the budget, interval included; naming an interval alongside is a 400.
-      const resetInterval = changed.has("reset_interval") ? storedResetInterval(req.resetInterval) : limitMicros === null ? null : row.resetInterval;
+      const resetInterval = changed.has("reset_interval")
+        ? storedResetInterval(req.resetInterval)
+        : limitMicros === null
+          ? null
+          : row.resetInterval;
       await row.update({
         ...(req.name !== undefined && changed.has("name") ? { name: req.name } : {}),
         ...policyColumns(req, changed),
@@ -73,12 +77,17 @@ export function guardrailsService(deps: Deps): ServiceImpl<typeof GuardrailsServ
       // Assignments go with it (ON DELETE CASCADE). A workspace's default stays: never null.
       const row = await findGuardrail(callerOf(ctx), req.id);
       const holder = await WorkspaceRow.findOne({ where: { defaultGuardrailId: row.id } });
-      if (holder) throw defaultGuardrailInUse(`Guardrail ${row.id} is the default guardrail of workspace '${holder.slug}'`, holder);
+      if (holder)
+        throw defaultGuardrailInUse(
+          `Guardrail ${row.id} is the default guardrail of workspace '${holder.slug}'`,
+          holder,
+        );
       try {
         await row.destroy();
       } catch (err) {
         // Made a default after the check above: the deferred foreign key refuses the delete.
-        if (err instanceof ForeignKeyConstraintError) throw gatewayError(409, `Guardrail ${row.id} became a workspace's default guardrail meanwhile`);
+        if (err instanceof ForeignKeyConstraintError)
+          throw gatewayError(409, `Guardrail ${row.id} became a workspace's default guardrail meanwhile`);
         throw err;
       }
       return create(DeletedResponseSchema, { deleted: true });

@@ -10,12 +10,20 @@ import { GuardrailRow } from "../../platform/db/governance-models.js";
  */
 export const UNRESTRICTED_GUARDRAIL = {
   name: "Default guardrail",
-  description: "Restricts nothing. Edit it, or make another guardrail the workspace's default (PATCH /workspaces/{ref}).",
+  description:
+    "Restricts nothing. Edit it, or make another guardrail the workspace's default (PATCH /workspaces/{ref}).",
   enableFreeModelPublication: true,
   enableFreeModelTraining: true,
   enablePaidModelTraining: true,
 } as const;
 
-export async function createUnrestrictedGuardrail(id: string, workspace: { id: string; organizationId: string }, transaction: Transaction): Promise<GuardrailRow> {
-  return GuardrailRow.create({ id, organizationId: workspace.organizationId, workspaceId: workspace.id, ...UNRESTRICTED_GUARDRAIL }, { transaction });
+export async function createUnrestrictedGuardrail(
+  id: string,
+  workspace: { id: string; organizationId: string },
+  transaction: Transaction,
+): Promise<GuardrailRow> {
+  return GuardrailRow.create(
+    { id, organizationId: workspace.organizationId, workspaceId: workspace.id, ...UNRESTRICTED_GUARDRAIL },
+    { transaction },
+  );
 }

@@ -20,24 +20,40 @@ import { MESSAGES_API, RESPONSES_API, translatedChat } from "../../engine/infere
  */
 type HttpBodyOut = MessageInitShape<typeof HttpBodySchema>;
 
-export async function* chatCompletionFromJson(runtime: InferenceRuntime, req: HttpBody, ctx: HandlerContext): AsyncGenerator<HttpBodyOut> {
+export async function* chatCompletionFromJson(
+  runtime: InferenceRuntime,
+  req: HttpBody,
+  ctx: HandlerContext,
+): AsyncGenerator<HttpBodyOut> {
   const body = parseJsonObjectBody(req.data);
   validateChatRequest(body);
   yield* rendered(chatCompletions(runtime, withExtraBody(body, ChatCompletionRequestSchema), ctx), false);
 }
 
-export async function embeddingFromJson(runtime: InferenceRuntime, req: HttpBody, ctx: HandlerContext): Promise<HttpBodyOut> {
+export async function embeddingFromJson(
+  runtime: InferenceRuntime,
+  req: HttpBody,
+  ctx: HandlerContext,
+): Promise<HttpBodyOut> {
   const body = parseJsonObjectBody(req.data);
   validateEmbeddingRequest(body);
   return jsonBody(await createEmbeddings(runtime, withExtraBody(body, CreateEmbeddingRequestSchema), ctx));
 }
 
 /** The Responses and Messages bodies are checked by their translation to chat (translated-chat.ts). */
-export function responseFromJson(runtime: InferenceRuntime, req: HttpBody, ctx: HandlerContext): AsyncGenerator<HttpBodyOut> {
+export function responseFromJson(
+  runtime: InferenceRuntime,
+  req: HttpBody,
+  ctx: HandlerContext,
+): AsyncGenerator<HttpBodyOut> {
   return rendered(translatedChat(runtime, parseJsonObjectBody(req.data), ctx, RESPONSES_API), true);
 }
 
-export function messageFromJson(runtime: InferenceRuntime, req: HttpBody, ctx: HandlerContext): AsyncGenerator<HttpBodyOut> {
+export function messageFromJson(
+  runtime: InferenceRuntime,
+  req: HttpBody,
+  ctx: HandlerContext,
+): AsyncGenerator<HttpBodyOut> {
   return rendered(translatedChat(runtime, parseJsonObjectBody(req.data), ctx, MESSAGES_API), true);
 }
 

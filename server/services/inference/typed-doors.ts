@@ -1,4 +1,10 @@
-import { fromJson, type DescMessage, type JsonObject, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import {
+  fromJson,
+  type DescMessage,
+  type JsonObject,
+  type MessageInitShape,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import {
   ChatCompletionChunkSchema,
@@ -30,7 +36,11 @@ import { MESSAGES_API, RESPONSES_API, translatedChat } from "../../engine/infere
  * with `extra_body` as top-level fields; the pipeline's JSON becomes the answer message, with the
  * top-level fields the message has no field for in `extra`.
  */
-export async function* chatCompletionTyped(runtime: InferenceRuntime, req: ChatCompletionRequest, ctx: HandlerContext): AsyncGenerator<MessageInitShape<typeof ChatCompletionEventSchema>> {
+export async function* chatCompletionTyped(
+  runtime: InferenceRuntime,
+  req: ChatCompletionRequest,
+  ctx: HandlerContext,
+): AsyncGenerator<MessageInitShape<typeof ChatCompletionEventSchema>> {
   for await (const out of chatCompletions(runtime, requestJson(ChatCompletionRequestSchema, req), ctx)) {
     yield out.kind === "reply"
       ? { event: { case: "completion", value: typedAnswer(ChatCompletionSchema, out.value) } }
@@ -38,19 +48,38 @@ export async function* chatCompletionTyped(runtime: InferenceRuntime, req: ChatC
   }
 }
 
-export async function embeddingTyped(runtime: InferenceRuntime, req: CreateEmbeddingRequest, ctx: HandlerContext): Promise<CreateEmbeddingResponse> {
-  return typedAnswer(CreateEmbeddingResponseSchema, await createEmbeddings(runtime, requestJson(CreateEmbeddingRequestSchema, req), ctx));
+export async function embeddingTyped(
+  runtime: InferenceRuntime,
+  req: CreateEmbeddingRequest,
+  ctx: HandlerContext,
+): Promise<CreateEmbeddingResponse> {
+  return typedAnswer(
+    CreateEmbeddingResponseSchema,
+    await createEmbeddings(runtime, requestJson(CreateEmbeddingRequestSchema, req), ctx),
+  );
 }
 
-export async function* responseTyped(runtime: InferenceRuntime, req: CreateResponseRequest, ctx: HandlerContext): AsyncGenerator<MessageInitShape<typeof ResponseStreamEventSchema>> {
+export async function* responseTyped(
+  runtime: InferenceRuntime,
+  req: CreateResponseRequest,
+  ctx: HandlerContext,
+): AsyncGenerator<MessageInitShape<typeof ResponseStreamEventSchema>> {
   for await (const out of translatedChat(runtime, req.body ?? {}, ctx, RESPONSES_API)) {
-    yield { event: out.kind === "reply" ? { case: "response", value: out.value } : { case: "streamEvent", value: out.value } };
+    yield {
+      event: out.kind === "reply" ? { case: "response", value: out.value } : { case: "streamEvent", value: out.value },
+    };
   }
 }
 
-export async function* messageTyped(runtime: InferenceRuntime, req: CreateMessageRequest, ctx: HandlerContext): AsyncGenerator<MessageInitShape<typeof MessageStreamEventSchema>> {
+export async function* messageTyped(
+  runtime: InferenceRuntime,
+  req: CreateMessageRequest,
+  ctx: HandlerContext,
+): AsyncGenerator<MessageInitShape<typeof MessageStreamEventSchema>> {
   for await (const out of translatedChat(runtime, req.body ?? {}, ctx, MESSAGES_API)) {
-    yield { event: out.kind === "reply" ? { case: "message", value: out.value } : { case: "streamEvent", value: out.value } };
+    yield {
+      event: out.kind === "reply" ? { case: "message", value: out.value } : { case: "streamEvent", value: out.value },
+    };
   }
 }
 
@@ -80,6 +109,9 @@ function typedAnswer<Desc extends DescMessage>(schema: Desc, json: JsonObject): 
   try {
     return fromJson(schema, known, { ignoreUnknownFields: true });
   } catch (err) {
-    throw gatewayError(502, `The provider's answer does not fit ${schema.name} (${err instanceof Error ? err.message.slice(0, 200) : "invalid"}); the REST API carries it as it is`);
+    throw gatewayError(
+      502,
+      `The provider's answer does not fit ${schema.name} (${err instanceof Error ? err.message.slice(0, 200) : "invalid"}); the REST API carries it as it is`,
+    );
   }
 }

@@ -6,8 +6,22 @@ import type { Sequelize } from "sequelize";
 import type { GatewayConfig } from "../../platform/config.js";
 import { open, seal } from "../../platform/core/secret-box.js";
 import type { Logger } from "../../platform/logger.js";
-import type { HostConfig, HostLimits, HostMessage, InternRuntimeConfig, ParentMessage, ReleasedSecret, ShellUser } from "../../../wire/host-protocol.js";
-import { killProcessesOf, moveHomesOutOfDataDir, prepareInternHome, removeInternHome, shellIsolation } from "./intern-home.js";
+import type {
+  HostConfig,
+  HostLimits,
+  HostMessage,
+  InternRuntimeConfig,
+  ParentMessage,
+  ReleasedSecret,
+  ShellUser,
+} from "../../../wire/host-protocol.js";
+import {
+  killProcessesOf,
+  moveHomesOutOfDataDir,
+  prepareInternHome,
+  removeInternHome,
+  shellIsolation,
+} from "./intern-home.js";
 import { HostCallError, hostCall } from "./intern-host-client.js";
 import type { InternHostAccess, InternHosts, InternHostStart } from "./intern-hosts.js";
 import { deleteHost, recordedHost, registerHost, unregisterHost } from "./intern-store-hosts.js";
@@ -82,18 +96,29 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
   }
 
   // Before any host starts: a home still in the data directory is moved out first.
-  const homesMoved = moveHomesOutOfDataDir(config, log).catch((err: unknown) => log.error({ err: errorMessage(err) }, "the interns' homes could not be moved out of the data directory"));
+  const homesMoved = moveHomesOutOfDataDir(config, log).catch((err: unknown) =>
+    log.error({ err: errorMessage(err) }, "the interns' homes could not be moved out of the data directory"),
+  );
 
   // Shell commands run only under their limits (shell-tool.ts): without prlimit, none runs.
   execFile("prlimit", ["--version"], (err) => {
-    if (err) log.error({ err: err.message }, "prlimit (util-linux) cannot be run: interns' shell commands will fail; install util-linux");
+    if (err)
+      log.error(
+        { err: err.message },
+        "prlimit (util-linux) cannot be run: interns' shell commands will fail; install util-linux",
+      );
   });
 
   if (!shellIsolation(config)) {
-    log.warn("intern shells run as the gateway's own OS user: an intern's commands can read what the gateway can (run as root for an OS user per intern)");
+    log.warn(
+      "intern shells run as the gateway's own OS user: an intern's commands can read what the gateway can (run as root for an OS user per intern)",
+    );
   }
 
-  async function launch({ intern, apiKey, onStep, onExit }: InternHostStart, signal: AbortSignal): Promise<InternHostAccess> {
+  async function launch(
+    { intern, apiKey, onStep, onExit }: InternHostStart,
+    signal: AbortSignal,
+  ): Promise<InternHostAccess> {
     // Never an earlier host: each start comes with a new key, and the old host holds a revoked one.
     await stopRegistered(intern.id);
     const step = (number: number, label: string) => onStep({ number, total: TOTAL_STEPS, label });
@@ -109,14 +134,21 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
     const child = spawn(process.execPath, ["--import", TSX_LOADER, HOST_MAIN], {
       cwd: home.home,
       // Not the gateway's environment: its database URL, master key and provider keys are not passed on.
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home.workDir, LANG: "C.UTF-8", ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}) },
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: home.workDir,
+        LANG: "C.UTF-8",
+        ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}),
+      },
       stdio: ["ignore", "pipe", "pipe", "ipc"],
     });
     // A failed spawn or IPC send is an `error` event; unheard, it would end the gateway.
     child.on("error", (err) => log.warn({ internId: intern.id, err: err.message }, "intern host process error"));
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     for (const stream of [child.stdout!, child.stderr!]) {
-      createInterface({ input: stream }).on("line", (line) => log.warn({ internId: intern.id, line: line.slice(0, 500) }, "intern host output"));
+      createInterface({ input: stream }).on("line", (line) =>
+        log.warn({ internId: intern.id, line: line.slice(0, 500) }, "intern host output"),
+      );
     }
     const hostConfig: HostConfig = {
       internId: intern.id,
@@ -145,8 +177,22 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
       step(3, "Checking the runtime");
       if (!(await healthy(access, signal))) throw new Error("the intern's runtime does not answer its health check");
       step(4, "Registering the runtime");
-      await registerHost(sequelize, { internId: intern.id, origin: access.origin, sealedToken: seal(masterKey, token, tokenContext(intern.id)), instanceId, pid: child.pid ?? null });
-      const host: LocalHost = { child, access, exited, onExit, shellUser: home.shellUser, stopping: false, forgotten: Promise.resolve() };
+      await registerHost(sequelize, {
+        internId: intern.id,
+        origin: access.origin,
+        sealedToken: seal(masterKey, token, tokenContext(intern.id)),
+        instanceId,
+        pid: child.pid ?? null,
+      });
+      const host: LocalHost = {
+        child,
+        access,
+        exited,
+        onExit,
+        shellUser: home.shellUser,
+        stopping: false,
+        forgotten: Promise.resolve(),
+      };
       host.forgotten = exited.then(() => forget(intern.id, host));
       local.set(intern.id, host);
       child.on("message", (message: HostMessage) => answerChild(intern.id, child, message));
@@ -251,7 +297,16 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
 
 /** The settings the host applies itself, and nothing else of the configuration. */
 function hostLimits(limits: InternRuntimeConfig): HostLimits {
-  const { maxOpenRuns, replayBytes, maxSteps, shellTimeoutMs, shellOutputBytes, shellLimits, fetchTimeoutMs, fetchBodyBytes } = limits;
+  const {
+    maxOpenRuns,
+    replayBytes,
+    maxSteps,
+    shellTimeoutMs,
+    shellOutputBytes,
+    shellLimits,
+    fetchTimeoutMs,
+    fetchBodyBytes,
+  } = limits;
   return {
     maxOpenRuns,
     replayBytes,
@@ -267,7 +322,11 @@ function hostLimits(limits: InternRuntimeConfig): HostLimits {
 }
 
 /** Where the intern's host listens, as recorded by the instance that started it. */
-async function recordedHostAccess(sequelize: Sequelize, masterKey: Buffer, internId: string): Promise<InternHostAccess | undefined> {
+async function recordedHostAccess(
+  sequelize: Sequelize,
+  masterKey: Buffer,
+  internId: string,
+): Promise<InternHostAccess | undefined> {
   const row = await recordedHost(sequelize, internId);
   return row ? { origin: row.origin, token: open(masterKey, row.sealed_token, tokenContext(internId)) } : undefined;
 }
@@ -287,7 +346,8 @@ function ready(child: ChildProcess, config: HostConfig, timeoutMs: number, signa
     const onMessage = (message: HostMessage) => {
       if (message.type === "ready") done(undefined, message.port);
     };
-    const onExit = (code: number | null) => done(new Error(`the intern's runtime exited while starting (code ${code})`));
+    const onExit = (code: number | null) =>
+      done(new Error(`the intern's runtime exited while starting (code ${code})`));
     const onError = (err: Error) => done(new Error(`the intern's runtime could not be started: ${err.message}`));
     const onAbort = () => done(signal.reason instanceof Error ? signal.reason : new Error("start aborted"));
     function done(err: Error | undefined, port?: number) {

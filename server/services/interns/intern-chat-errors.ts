@@ -29,7 +29,12 @@ export function retryableOf(reason: InternChatReason): boolean {
   return RETRYABLE[reason];
 }
 
-export function internChatError(status: number, reason: InternChatReason, message: string, headers?: Record<string, string>): ConnectError {
+export function internChatError(
+  status: number,
+  reason: InternChatReason,
+  message: string,
+  headers?: Record<string, string>,
+): ConnectError {
   return gatewayError(status, message, { reason, retryable: RETRYABLE[reason], ...(headers ? { headers } : {}) });
 }
 

@@ -46,7 +46,12 @@ export interface RelayTarget {
   signal: AbortSignal;
 }
 
-const END_STATUS: Record<RunEndStatus, Exclude<RunStatus, "running" | "paused">> = { stop: "completed", cancelled: "cancelled", deadline: "ended", error: "ended" };
+const END_STATUS: Record<RunEndStatus, Exclude<RunStatus, "running" | "paused">> = {
+  stop: "completed",
+  cancelled: "cancelled",
+  deadline: "ended",
+  error: "ended",
+};
 
 export async function* relayRun(attached: HostEvents, target: RelayTarget): AsyncGenerator<ChatEvent> {
   const { sequelize, log } = target.deps;
@@ -68,7 +73,11 @@ export async function* relayRun(attached: HostEvents, target: RelayTarget): Asyn
       if (next.done) {
         settled = true;
         await finishRun(sequelize, target.runId, "unknown", null);
-        yield frame.error(410, "stream_severed", "The connection to the intern broke before it confirmed the run's state");
+        yield frame.error(
+          410,
+          "stream_severed",
+          "The connection to the intern broke before it confirmed the run's state",
+        );
         yield frame.final(null);
         return;
       }
@@ -103,7 +112,12 @@ export async function* relayRun(attached: HostEvents, target: RelayTarget): Asyn
     target.signal.removeEventListener("abort", onAbort);
     attached.close();
     if (!settled) {
-      await leave(attached, target).catch((err: unknown) => log.warn({ internId: target.internId, runId: target.runId, err: errorMessage(err) }, "intern run left in an unknown state by its client"));
+      await leave(attached, target).catch((err: unknown) =>
+        log.warn(
+          { internId: target.internId, runId: target.runId, err: errorMessage(err) },
+          "intern run left in an unknown state by its client",
+        ),
+      );
     }
   }
 }
@@ -120,7 +134,13 @@ async function leave(attached: HostEvents, target: RelayTarget): Promise<void> {
   const { sequelize } = target.deps;
   // A host that names no streams (another version) has detached this one as its connection closed.
   if (attached.attachment === "") return;
-  const left = await hostCall(target.access, "DELETE", `/runs/${target.runId}/attachments/${attached.attachment}`, undefined, target.hostTimeoutMs);
+  const left = await hostCall(
+    target.access,
+    "DELETE",
+    `/runs/${target.runId}/attachments/${attached.attachment}`,
+    undefined,
+    target.hostTimeoutMs,
+  );
   if (left.status === 404) return finishRun(sequelize, target.runId, "ended", null);
   if (left.status !== 200) throw new Error(`the intern's host answered ${left.status} to the detach`);
   const { status, end_status: endStatus, watchers } = left.body;
@@ -128,7 +148,15 @@ async function leave(attached: HostEvents, target: RelayTarget): Promise<void> {
     await hostCall(target.access, "DELETE", `/runs/${target.runId}`, undefined, target.hostTimeoutMs);
     return finishRun(sequelize, target.runId, "cancelled", null);
   }
-  if (status === "ended") await finishRun(sequelize, target.runId, typeof endStatus === "string" && Object.hasOwn(END_STATUS, endStatus) ? END_STATUS[endStatus as RunEndStatus] : "ended", null);
+  if (status === "ended")
+    await finishRun(
+      sequelize,
+      target.runId,
+      typeof endStatus === "string" && Object.hasOwn(END_STATUS, endStatus)
+        ? END_STATUS[endStatus as RunEndStatus]
+        : "ended",
+      null,
+    );
 }
 
 /** The chunks of one response: one id and creation time, the intern's model. */
@@ -150,7 +178,12 @@ class ChunkFrames {
   }
 
   question(toolCallId: string, args: string): ChatEvent {
-    const call = { index: 0, id: toolCallId, type: InternToolCallType.FUNCTION, function: { name: "svc.provide_input", arguments: args } };
+    const call = {
+      index: 0,
+      id: toolCallId,
+      type: InternToolCallType.FUNCTION,
+      function: { name: "svc.provide_input", arguments: args },
+    };
     return this.chunk({ choices: [{ index: 0, delta: { toolCalls: [call] } }] });
   }
 
@@ -185,7 +218,13 @@ class ChunkFrames {
   }
 
   private chunk(parts: MessageInitShape<typeof InternChatChunkSchema>): ChatEvent {
-    const value: InternChatChunk = create(InternChatChunkSchema, { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.model, ...parts });
+    const value: InternChatChunk = create(InternChatChunkSchema, {
+      id: this.id,
+      object: "chat.completion.chunk",
+      created: this.created,
+      model: this.model,
+      ...parts,
+    });
     return { event: { case: "chunk", value } };
   }
 }

@@ -42,7 +42,11 @@ export function internHomeDir(config: GatewayConfig, internId: string): string {
 }
 
 /** Creates (or re-owns) the intern's directories for a new host. */
-export async function prepareInternHome(config: GatewayConfig, sequelize: Sequelize, internId: string): Promise<InternHome> {
+export async function prepareInternHome(
+  config: GatewayConfig,
+  sequelize: Sequelize,
+  internId: string,
+): Promise<InternHome> {
   const root = config.internRuntime.homeDir;
   const home = internHomeDir(config, internId);
   const workDir = path.join(home, "work");
@@ -93,11 +97,15 @@ export async function moveHomesOutOfDataDir(config: GatewayConfig, log: Logger):
       await moveDir(from, to);
       moved.push(name);
     } catch (err) {
-      log.error({ from, to, err: errorMessage(err) }, "an intern's home could not be moved out of the data directory; move it by hand");
+      log.error(
+        { from, to, err: errorMessage(err) },
+        "an intern's home could not be moved out of the data directory; move it by hand",
+      );
     }
   }
   await rmdir(legacy).catch(() => undefined);
-  if (moved.length > 0) log.info({ from: legacy, to: root, interns: moved.length }, "moved the interns' homes out of the data directory");
+  if (moved.length > 0)
+    log.info({ from: legacy, to: root, interns: moved.length }, "moved the interns' homes out of the data directory");
 }
 
 async function moveDir(from: string, to: string): Promise<void> {

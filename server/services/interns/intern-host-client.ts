@@ -30,7 +30,14 @@ export interface HostEvents {
   close(): void;
 }
 
-export async function hostCall(access: InternHostAccess, method: "GET" | "POST" | "DELETE", path: string, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<HostReply> {
+export async function hostCall(
+  access: InternHostAccess,
+  method: "GET" | "POST" | "DELETE",
+  path: string,
+  body: unknown,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<HostReply> {
   const limit = AbortSignal.timeout(timeoutMs);
   const response = await send(access, method, path, body, timeoutMs, signal ? AbortSignal.any([limit, signal]) : limit);
   let parsed: unknown;
@@ -39,11 +46,20 @@ export async function hostCall(access: InternHostAccess, method: "GET" | "POST" 
   } catch (err) {
     throw failure(err, access);
   }
-  return { status: response.statusCode, body: typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>) : {} };
+  return {
+    status: response.statusCode,
+    body: typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>) : {},
+  };
 }
 
 /** A call answered with an NDJSON event stream on 200; any other status comes back as a reply. */
-export async function hostStream(access: InternHostAccess, method: "GET" | "POST", path: string, body: unknown, timeoutMs: number): Promise<HostEvents | HostReply> {
+export async function hostStream(
+  access: InternHostAccess,
+  method: "GET" | "POST",
+  path: string,
+  body: unknown,
+  timeoutMs: number,
+): Promise<HostEvents | HostReply> {
   const abort = new AbortController();
   const response = await send(access, method, path, body, timeoutMs, abort.signal);
   if (response.statusCode !== 200) {
@@ -51,18 +67,32 @@ export async function hostStream(access: InternHostAccess, method: "GET" | "POST
     return { status: response.statusCode, body: parsed };
   }
   const attachment = response.headers[ATTACHMENT_HEADER];
-  return { events: runEvents(response.body), attachment: typeof attachment === "string" ? attachment : "", close: () => abort.abort() };
+  return {
+    events: runEvents(response.body),
+    attachment: typeof attachment === "string" ? attachment : "",
+    close: () => abort.abort(),
+  };
 }
 
 export function isReply(value: HostEvents | HostReply): value is HostReply {
   return "status" in value;
 }
 
-async function send(access: InternHostAccess, method: string, path: string, body: unknown, timeoutMs: number, signal: AbortSignal) {
+async function send(
+  access: InternHostAccess,
+  method: string,
+  path: string,
+  body: unknown,
+  timeoutMs: number,
+  signal: AbortSignal,
+) {
   try {
     return await request(`${access.origin}${path}`, {
       method,
-      headers: { authorization: `Bearer ${access.token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        authorization: `Bearer ${access.token}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
       headersTimeout: timeoutMs,
       // A run may be silent for long (a question, a slow model): only the headers are timed.
@@ -75,7 +105,10 @@ async function send(access: InternHostAccess, method: string, path: string, body
 }
 
 function failure(err: unknown, access: InternHostAccess): HostCallError {
-  const timedOut = err instanceof undiciErrors.HeadersTimeoutError || (err instanceof DOMException && err.name === "TimeoutError") || (err as Error).name === "TimeoutError";
+  const timedOut =
+    err instanceof undiciErrors.HeadersTimeoutError ||
+    (err instanceof DOMException && err.name === "TimeoutError") ||
+    (err as Error).name === "TimeoutError";
   // The origin is named, never the token.
   return timedOut
     ? new HostCallError("timeout", `the intern's host at ${access.origin} did not answer in time`)

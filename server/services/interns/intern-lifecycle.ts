@@ -10,7 +10,15 @@ import { issueInternKey, revokeInternKeys } from "./intern-keys.js";
 import type { InternStatusName } from "./intern-record.js";
 import { endOpenRuns } from "./intern-store-runs.js";
 import { requireNotOwnKey, requireVisibleIntern } from "./intern-scope.js";
-import { changeIntern, deleteIntern, failureMessage, readInternById, releaseRuntimeLeases, type InternRow, type RuntimeLease } from "./intern-store.js";
+import {
+  changeIntern,
+  deleteIntern,
+  failureMessage,
+  readInternById,
+  releaseRuntimeLeases,
+  type InternRow,
+  type RuntimeLease,
+} from "./intern-store.js";
 
 /**
  * The transitions of an intern's runtime (provision, suspend, delete), with the host work done by
@@ -62,7 +70,10 @@ export function internLifecycle(deps: Deps): InternLifecycle {
   const booting = new Map<string, AbortController>();
 
   function conflict(intern: InternRow, action: string, allowed: readonly InternStatusName[]) {
-    return gatewayError(409, `Intern ${intern.id} is ${intern.status}; only an intern that is ${allowed.join(", ")} can be ${action}`);
+    return gatewayError(
+      409,
+      `Intern ${intern.id} is ${intern.status}; only an intern that is ${allowed.join(", ")} can be ${action}`,
+    );
   }
 
   function cancelBoot(internId: string): void {
@@ -76,7 +87,15 @@ export function internLifecycle(deps: Deps): InternLifecycle {
     const changed = await changeIntern(
       sequelize,
       intern.id,
-      { status: "provisioning", progress: null, hostname: null, lastFailureMessage: null, newGeneration: true, lease, recoveries: 0 },
+      {
+        status: "provisioning",
+        progress: null,
+        hostname: null,
+        lastFailureMessage: null,
+        newGeneration: true,
+        lease,
+        recoveries: 0,
+      },
       { transaction },
     );
     const apiKey = await issueInternKey(changed!, transaction);
@@ -87,7 +106,12 @@ export function internLifecycle(deps: Deps): InternLifecycle {
   async function recoverLocked(intern: InternRow, transaction: Transaction): Promise<void> {
     if (intern.status === "destroying") {
       const claimed = (await changeIntern(sequelize, intern.id, { newGeneration: true, lease }, { transaction }))!;
-      transaction.afterCommit(() => void teardown(claimed).catch((err: unknown) => log.error({ intern: intern.id, err: failureMessage(err) }, "intern teardown not settled")));
+      transaction.afterCommit(
+        () =>
+          void teardown(claimed).catch((err: unknown) =>
+            log.error({ intern: intern.id, err: failureMessage(err) }, "intern teardown not settled"),
+          ),
+      );
       return;
     }
     // Its runs went with the host. Its old key goes too (replaced, or revoked by `fail`), in case
@@ -96,7 +120,11 @@ export function internLifecycle(deps: Deps): InternLifecycle {
     const recent = intern.recoveredAt !== null && Date.now() - intern.recoveredAt.getTime() < RECOVERY_WINDOW_MS;
     const recoveries = recent ? intern.recoveries + 1 : 1;
     if (recoveries > MAX_RECOVERIES) {
-      await fail(intern.id, `The intern's runtime stopped unexpectedly ${recoveries} times within ${RECOVERY_WINDOW_MS / 60_000} minutes; provision it again`, transaction);
+      await fail(
+        intern.id,
+        `The intern's runtime stopped unexpectedly ${recoveries} times within ${RECOVERY_WINDOW_MS / 60_000} minutes; provision it again`,
+        transaction,
+      );
       return;
     }
     const changed = (await changeIntern(
@@ -128,12 +156,29 @@ export function internLifecycle(deps: Deps): InternLifecycle {
   }
 
   /** Marks the intern failed while `condition` holds, revokes its key and, once committed, stops whatever is left of its host. */
-  async function fail(internId: string, message: string, transaction: Transaction, condition: { from?: readonly InternStatusName[]; generation?: number } = {}): Promise<void> {
-    const row = await changeIntern(sequelize, internId, { status: "failed", progress: null, hostname: null, lastFailureMessage: message, newGeneration: true }, { ...condition, transaction });
+  async function fail(
+    internId: string,
+    message: string,
+    transaction: Transaction,
+    condition: { from?: readonly InternStatusName[]; generation?: number } = {},
+  ): Promise<void> {
+    const row = await changeIntern(
+      sequelize,
+      internId,
+      { status: "failed", progress: null, hostname: null, lastFailureMessage: message, newGeneration: true },
+      { ...condition, transaction },
+    );
     if (!row) return;
     await revokeInternKeys(internId, transaction);
     log.warn({ intern: internId, reason: message }, "intern failed");
-    transaction.afterCommit(() => void hosts.stop(internId).catch((err: unknown) => log.warn({ intern: internId, err: failureMessage(err) }, "failed intern host not stopped")));
+    transaction.afterCommit(
+      () =>
+        void hosts
+          .stop(internId)
+          .catch((err: unknown) =>
+            log.warn({ intern: internId, err: failureMessage(err) }, "failed intern host not stopped"),
+          ),
+    );
   }
 
   function boot(intern: InternRow, apiKey: string): void {
@@ -145,7 +190,12 @@ export function internLifecycle(deps: Deps): InternLifecycle {
     let steps: Promise<unknown> = Promise.resolve();
     const onStep = (step: ProvisionStep) => {
       steps = steps.then(() =>
-        changeIntern(sequelize, intern.id, { progress: { label: step.label, step: step.number, total: step.total } }, { from: ["provisioning"], generation }).catch((err: unknown) =>
+        changeIntern(
+          sequelize,
+          intern.id,
+          { progress: { label: step.label, step: step.number, total: step.total } },
+          { from: ["provisioning"], generation },
+        ).catch((err: unknown) =>
           log.warn({ intern: intern.id, err: failureMessage(err) }, "intern progress not recorded"),
         ),
       );
@@ -172,7 +222,12 @@ export function internLifecycle(deps: Deps): InternLifecycle {
   }
 
   async function settleStarted(internId: string, generation: number, access: InternHostAccess): Promise<void> {
-    const running = await changeIntern(sequelize, internId, { status: "running", progress: null, hostname: hostnameOf(access.origin) }, { from: ["provisioning"], generation });
+    const running = await changeIntern(
+      sequelize,
+      internId,
+      { status: "running", progress: null, hostname: hostnameOf(access.origin) },
+      { from: ["provisioning"], generation },
+    );
     if (running) return;
     // Moved on meanwhile: unless a newer boot owns the host now, it must not keep running.
     const now = await readInternById(sequelize, internId);
@@ -180,7 +235,9 @@ export function internLifecycle(deps: Deps): InternLifecycle {
   }
 
   async function settleFailed(internId: string, generation: number, failure: unknown): Promise<void> {
-    await sequelize.transaction((transaction) => fail(internId, failureMessage(failure), transaction, { from: ["provisioning"], generation }));
+    await sequelize.transaction((transaction) =>
+      fail(internId, failureMessage(failure), transaction, { from: ["provisioning"], generation }),
+    );
   }
 
   return {
@@ -201,17 +258,31 @@ export function internLifecycle(deps: Deps): InternLifecycle {
       requireNotOwnKey(caller, intern);
       if (!SUSPENDABLE.includes(intern.status)) throw conflict(intern, "suspended", SUSPENDABLE);
       // A new generation first: a boot still in flight can no longer mark the intern running.
-      const claimed = await changeIntern(sequelize, intern.id, { newGeneration: true, lease }, { from: SUSPENDABLE, generation: intern.provisionGeneration });
-      if (!claimed) throw gatewayError(409, `Intern ${intern.id} changed while it was being suspended; read it and try again`);
+      const claimed = await changeIntern(
+        sequelize,
+        intern.id,
+        { newGeneration: true, lease },
+        { from: SUSPENDABLE, generation: intern.provisionGeneration },
+      );
+      if (!claimed)
+        throw gatewayError(409, `Intern ${intern.id} changed while it was being suspended; read it and try again`);
       cancelBoot(intern.id);
       try {
         await hosts.stop(intern.id);
       } catch (err) {
         log.warn({ intern: intern.id, err: failureMessage(err) }, "intern host not stopped");
-        throw gatewayError(500, `The runtime of intern ${intern.id} could not be stopped; try again`, { reason: "internal_error", retryable: true });
+        throw gatewayError(500, `The runtime of intern ${intern.id} could not be stopped; try again`, {
+          reason: "internal_error",
+          retryable: true,
+        });
       }
       const stopped = await sequelize.transaction(async (transaction) => {
-        const row = await changeIntern(sequelize, intern.id, { status: "stopped", progress: null, hostname: null }, { generation: claimed.provisionGeneration, transaction });
+        const row = await changeIntern(
+          sequelize,
+          intern.id,
+          { status: "stopped", progress: null, hostname: null },
+          { generation: claimed.provisionGeneration, transaction },
+        );
         if (row) {
           await revokeInternKeys(intern.id, transaction);
           await endOpenRuns(sequelize, intern.id, transaction);
@@ -228,10 +299,17 @@ export function internLifecycle(deps: Deps): InternLifecycle {
         requireNotOwnKey(caller, intern);
         // Revoked at once: whatever happens to the host, the intern can no longer act.
         await revokeInternKeys(intern.id, transaction);
-        return (await changeIntern(sequelize, intern.id, { status: "destroying", progress: null, newGeneration: true, lease }, { transaction }))!;
+        return (await changeIntern(
+          sequelize,
+          intern.id,
+          { status: "destroying", progress: null, newGeneration: true, lease },
+          { transaction },
+        ))!;
       });
       cancelBoot(claimed.id);
-      void teardown(claimed).catch((err: unknown) => log.error({ intern: claimed.id, err: failureMessage(err) }, "intern teardown not settled"));
+      void teardown(claimed).catch((err: unknown) =>
+        log.error({ intern: claimed.id, err: failureMessage(err) }, "intern teardown not settled"),
+      );
     },
   };
 
@@ -240,7 +318,12 @@ export function internLifecycle(deps: Deps): InternLifecycle {
     try {
       await hosts.destroy(intern.id);
     } catch (err) {
-      await changeIntern(sequelize, intern.id, { status: "destroy_failed", lastFailureMessage: failureMessage(err) }, { from: ["destroying"], generation });
+      await changeIntern(
+        sequelize,
+        intern.id,
+        { status: "destroy_failed", lastFailureMessage: failureMessage(err) },
+        { from: ["destroying"], generation },
+      );
       return;
     }
     // Its vault, secrets and keys go with it (ON DELETE CASCADE).

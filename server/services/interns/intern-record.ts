@@ -2,7 +2,14 @@
  * An intern as the services read it (table `interns`, migration 0009-interns). The wire shape is
  * the `Intern` message of proto/gateway/v1/interns.proto.
  */
-export type InternStatusName = "queued" | "provisioning" | "running" | "failed" | "stopped" | "destroying" | "destroy_failed";
+export type InternStatusName =
+  | "queued"
+  | "provisioning"
+  | "running"
+  | "failed"
+  | "stopped"
+  | "destroying"
+  | "destroy_failed";
 
 export interface InternRecord {
   id: string;

@@ -19,13 +19,23 @@ export function internNotFound(internId: string) {
   return gatewayError(404, `Intern ${internId} not found`, { reason: "not_found", retryable: false });
 }
 
-async function findVisibleIntern(sequelize: Sequelize, caller: Caller, internId: string, options: { transaction?: Transaction; lock?: boolean } = {}): Promise<InternRow | undefined> {
+async function findVisibleIntern(
+  sequelize: Sequelize,
+  caller: Caller,
+  internId: string,
+  options: { transaction?: Transaction; lock?: boolean } = {},
+): Promise<InternRow | undefined> {
   // Any text reaches the daemon route (its id is only "at least one character"): not a UUID, not an intern.
   if (!UUID_PATTERN.test(internId)) return undefined;
   return readIntern(sequelize, internScopeOf(caller), internId.toLowerCase(), options);
 }
 
-export async function requireVisibleIntern(sequelize: Sequelize, caller: Caller, internId: string, options: { transaction?: Transaction; lock?: boolean } = {}): Promise<InternRow> {
+export async function requireVisibleIntern(
+  sequelize: Sequelize,
+  caller: Caller,
+  internId: string,
+  options: { transaction?: Transaction; lock?: boolean } = {},
+): Promise<InternRow> {
   const intern = await findVisibleIntern(sequelize, caller, internId, options);
   if (!intern) throw internNotFound(internId);
   return intern;
@@ -33,5 +43,6 @@ export async function requireVisibleIntern(sequelize: Sequelize, caller: Caller,
 
 /** Lifecycle changes are the workspace's, not the intern's: its own key sees its intern but cannot steer it. */
 export function requireNotOwnKey(caller: Caller, intern: InternRow): void {
-  if (confinedInternOf(caller) === intern.id) throw gatewayError(403, "An intern's own key cannot change that intern's lifecycle or settings");
+  if (confinedInternOf(caller) === intern.id)
+    throw gatewayError(403, "An intern's own key cannot change that intern's lifecycle or settings");
 }

@@ -20,18 +20,29 @@ export type RunningCaps = Pick<InternRuntimeConfig, "maxRunningPerOrg" | "maxRun
 
 const LIVE = ["provisioning", "running"];
 
-export async function requireRoomFor(sequelize: Sequelize, caps: RunningCaps, intern: InternRow, lease: RuntimeLease, transaction: Transaction): Promise<void> {
+export async function requireRoomFor(
+  sequelize: Sequelize,
+  caps: RunningCaps,
+  intern: InternRow,
+  lease: RuntimeLease,
+  transaction: Transaction,
+): Promise<void> {
   const live = async (key: string, where: string, replacements: Record<string, unknown>): Promise<number> => {
     await sequelize.query("SELECT pg_advisory_xact_lock(hashtext(:key))", { replacements: { key }, transaction });
-    const [row] = await sequelize.query<{ count: string }>(`SELECT count(*) AS count FROM interns WHERE ${where} AND status IN (:live) AND id <> :id`, {
-      type: QueryTypes.SELECT,
-      replacements: { ...replacements, live: LIVE, id: intern.id },
-      transaction,
-    });
+    const [row] = await sequelize.query<{ count: string }>(
+      `SELECT count(*) AS count FROM interns WHERE ${where} AND status IN (:live) AND id <> :id`,
+      {
+        type: QueryTypes.SELECT,
+        replacements: { ...replacements, live: LIVE, id: intern.id },
+        transaction,
+      },
+    );
     return Number(row?.count ?? 0);
   };
   if (caps.maxRunningPerOrg > 0) {
-    const running = await live(`interns-running:org:${intern.organizationId}`, "organization_id = :organizationId", { organizationId: intern.organizationId });
+    const running = await live(`interns-running:org:${intern.organizationId}`, "organization_id = :organizationId", {
+      organizationId: intern.organizationId,
+    });
     if (running >= caps.maxRunningPerOrg) {
       throw gatewayError(
         429,
@@ -41,12 +52,18 @@ export async function requireRoomFor(sequelize: Sequelize, caps: RunningCaps, in
     }
   }
   if (caps.maxRunningPerInstance > 0) {
-    const running = await live(`interns-running:instance:${lease.owner}`, "runtime_owner = :owner", { owner: lease.owner });
+    const running = await live(`interns-running:instance:${lease.owner}`, "runtime_owner = :owner", {
+      owner: lease.owner,
+    });
     if (running >= caps.maxRunningPerInstance) {
-      throw gatewayError(429, `This gateway instance runs its limit of ${caps.maxRunningPerInstance} interns at once (GATEWAY_INTERN_MAX_RUNNING_PER_INSTANCE); try again later`, {
-        reason: "intern_limit",
-        retryable: true,
-      });
+      throw gatewayError(
+        429,
+        `This gateway instance runs its limit of ${caps.maxRunningPerInstance} interns at once (GATEWAY_INTERN_MAX_RUNNING_PER_INSTANCE); try again later`,
+        {
+          reason: "intern_limit",
+          retryable: true,
+        },
+      );
     }
   }
 }

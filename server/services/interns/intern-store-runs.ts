@@ -32,7 +32,10 @@ export function newSessionId(): string {
 }
 
 export async function sessionExists(sequelize: Sequelize, sessionId: string, internId: string): Promise<boolean> {
-  const rows = await sequelize.query("SELECT 1 FROM intern_sessions WHERE id = :sessionId AND intern_id = :internId", { type: QueryTypes.SELECT, replacements: { sessionId, internId } });
+  const rows = await sequelize.query("SELECT 1 FROM intern_sessions WHERE id = :sessionId AND intern_id = :internId", {
+    type: QueryTypes.SELECT,
+    replacements: { sessionId, internId },
+  });
   return rows.length > 0;
 }
 
@@ -42,10 +45,18 @@ export async function sessionExists(sequelize: Sequelize, sessionId: string, int
  * the new turn are serialized per intern by an advisory lock, so concurrent requests on any
  * instance cannot together overshoot the limit.
  */
-export async function withinTurnLimit<T>(sequelize: Sequelize, internId: string, limit: number, take: (transaction: Transaction) => Promise<T>): Promise<{ taken: T } | "limited"> {
+export async function withinTurnLimit<T>(
+  sequelize: Sequelize,
+  internId: string,
+  limit: number,
+  take: (transaction: Transaction) => Promise<T>,
+): Promise<{ taken: T } | "limited"> {
   return sequelize.transaction(async (transaction) => {
     if (limit > 0) {
-      await sequelize.query("SELECT pg_advisory_xact_lock(hashtextextended('intern-turns:' || :internId, 0))", { replacements: { internId }, transaction });
+      await sequelize.query("SELECT pg_advisory_xact_lock(hashtextextended('intern-turns:' || :internId, 0))", {
+        replacements: { internId },
+        transaction,
+      });
       if ((await turnsInLastMinute(sequelize, internId, transaction)) >= limit) return "limited" as const;
     }
     return { taken: await take(transaction) };
@@ -65,10 +76,13 @@ async function turnsInLastMinute(sequelize: Sequelize, internId: string, transac
 
 /** The session's open run (running, or paused on a question whose deadline has not passed). */
 export async function openRunOf(sequelize: Sequelize, sessionId: string): Promise<RunRow | undefined> {
-  const [run] = await sequelize.query<RunRow>("SELECT id, session_id, intern_id, status, approval_mode FROM intern_runs WHERE session_id = :sessionId AND status IN ('running', 'paused')", {
-    type: QueryTypes.SELECT,
-    replacements: { sessionId },
-  });
+  const [run] = await sequelize.query<RunRow>(
+    "SELECT id, session_id, intern_id, status, approval_mode FROM intern_runs WHERE session_id = :sessionId AND status IN ('running', 'paused')",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { sessionId },
+    },
+  );
   if (!run) return undefined;
   if (run.status === "paused" && (await deadlinePassed(sequelize, run.id))) {
     // The host cancelled it at the deadline; nobody was attached to hear it.
@@ -79,7 +93,10 @@ export async function openRunOf(sequelize: Sequelize, sessionId: string): Promis
 }
 
 async function deadlinePassed(sequelize: Sequelize, runId: string): Promise<boolean> {
-  const rows = await sequelize.query("SELECT 1 FROM intern_questions WHERE run_id = :runId AND status = 'pending' AND deadline_at <= now()", { type: QueryTypes.SELECT, replacements: { runId } });
+  const rows = await sequelize.query(
+    "SELECT 1 FROM intern_questions WHERE run_id = :runId AND status = 'pending' AND deadline_at <= now()",
+    { type: QueryTypes.SELECT, replacements: { runId } },
+  );
   return rows.length > 0;
 }
 
@@ -89,10 +106,21 @@ async function deadlinePassed(sequelize: Sequelize, runId: string): Promise<bool
  */
 export async function insertRun(
   sequelize: Sequelize,
-  run: { id: string; sessionId: string; newSession: boolean; internId: string; keyHash: string; approvalMode: ApprovalMode },
+  run: {
+    id: string;
+    sessionId: string;
+    newSession: boolean;
+    internId: string;
+    keyHash: string;
+    approvalMode: ApprovalMode;
+  },
   transaction: Transaction,
 ): Promise<boolean> {
-  if (run.newSession) await sequelize.query("INSERT INTO intern_sessions (id, intern_id) VALUES (:sessionId, :internId)", { replacements: run, transaction });
+  if (run.newSession)
+    await sequelize.query("INSERT INTO intern_sessions (id, intern_id) VALUES (:sessionId, :internId)", {
+      replacements: run,
+      transaction,
+    });
   const inserted = await sequelize.query(
     `INSERT INTO intern_runs (id, session_id, intern_id, key_hash, approval_mode, status)
      VALUES (:id, :sessionId, :internId, :keyHash, :approvalMode, 'running')
@@ -107,7 +135,10 @@ export async function insertRun(
  * Forgets a run the host never started (it refused it or could not be asked): it was no turn,
  * and a session made for it leaves no row.
  */
-export async function discardRun(sequelize: Sequelize, run: { id: string; sessionId: string; newSession: boolean }): Promise<void> {
+export async function discardRun(
+  sequelize: Sequelize,
+  run: { id: string; sessionId: string; newSession: boolean },
+): Promise<void> {
   if (run.newSession) await sequelize.query("DELETE FROM intern_sessions WHERE id = :sessionId", { replacements: run });
   else await sequelize.query("DELETE FROM intern_runs WHERE id = :id", { replacements: run });
 }
@@ -115,8 +146,14 @@ export async function discardRun(sequelize: Sequelize, run: { id: string; sessio
 /** A steering message for the run, counted as a turn; the steers that no longer count are pruned. */
 export async function recordSteer(sequelize: Sequelize, run: RunRow, transaction: Transaction): Promise<string> {
   const replacements = { internId: run.intern_id, runId: run.id };
-  await sequelize.query("DELETE FROM intern_steers WHERE intern_id = :internId AND created_at <= now() - interval '1 minute'", { replacements, transaction });
-  const [row] = await sequelize.query<{ id: string }>("INSERT INTO intern_steers (intern_id, run_id) VALUES (:internId, :runId) RETURNING id", { type: QueryTypes.SELECT, replacements, transaction });
+  await sequelize.query(
+    "DELETE FROM intern_steers WHERE intern_id = :internId AND created_at <= now() - interval '1 minute'",
+    { replacements, transaction },
+  );
+  const [row] = await sequelize.query<{ id: string }>(
+    "INSERT INTO intern_steers (intern_id, run_id) VALUES (:internId, :runId) RETURNING id",
+    { type: QueryTypes.SELECT, replacements, transaction },
+  );
   return row!.id;
 }
 
@@ -128,7 +165,15 @@ export async function forgetSteer(sequelize: Sequelize, steerId: string): Promis
 /** The run paused on a question; stored before the question reaches the client (a replayed one is kept as it was). */
 export async function recordQuestion(
   sequelize: Sequelize,
-  question: { toolCallId: string; runId: string; sessionId: string; internId: string; arguments: string; seq: number; deadlineAt: Date },
+  question: {
+    toolCallId: string;
+    runId: string;
+    sessionId: string;
+    internId: string;
+    arguments: string;
+    seq: number;
+    deadlineAt: Date;
+  },
 ): Promise<void> {
   await sequelize.transaction(async (transaction) => {
     await sequelize.query(
@@ -137,11 +182,18 @@ export async function recordQuestion(
        ON CONFLICT (tool_call_id) DO NOTHING`,
       { replacements: question, transaction },
     );
-    await sequelize.query("UPDATE intern_runs SET status = 'paused' WHERE id = :runId AND status = 'running'", { replacements: question, transaction });
+    await sequelize.query("UPDATE intern_runs SET status = 'paused' WHERE id = :runId AND status = 'running'", {
+      replacements: question,
+      transaction,
+    });
   });
 }
 
-export async function findQuestion(sequelize: Sequelize, toolCallId: string, sessionId: string): Promise<QuestionRow | undefined> {
+export async function findQuestion(
+  sequelize: Sequelize,
+  toolCallId: string,
+  sessionId: string,
+): Promise<QuestionRow | undefined> {
   const [row] = await sequelize.query<QuestionRow>(
     `SELECT q.tool_call_id, q.run_id, q.session_id, q.status, q.event_seq, q.deadline_at, r.status AS run_status
        FROM intern_questions q JOIN intern_runs r ON r.id = q.run_id
@@ -156,45 +208,79 @@ export async function findQuestion(sequelize: Sequelize, toolCallId: string, ses
  * instance, exactly one finds it pending (false for the others). The question is answered and the
  * run runs again from here; `releaseQuestion` undoes it when the answer was not delivered.
  */
-export async function claimQuestion(sequelize: Sequelize, question: QuestionRow, transaction: Transaction): Promise<boolean> {
+export async function claimQuestion(
+  sequelize: Sequelize,
+  question: QuestionRow,
+  transaction: Transaction,
+): Promise<boolean> {
   const claimed = await sequelize.query(
     `UPDATE intern_questions SET status = 'answered', answered_at = now()
       WHERE tool_call_id = :id AND session_id = :sessionId AND status = 'pending' AND deadline_at > now()
       RETURNING tool_call_id`,
-    { type: QueryTypes.SELECT, replacements: { id: question.tool_call_id, sessionId: question.session_id }, transaction },
+    {
+      type: QueryTypes.SELECT,
+      replacements: { id: question.tool_call_id, sessionId: question.session_id },
+      transaction,
+    },
   );
   if (claimed.length === 0) return false;
-  await sequelize.query("UPDATE intern_runs SET status = 'running' WHERE id = :runId AND status = 'paused'", { replacements: { runId: question.run_id }, transaction });
+  await sequelize.query("UPDATE intern_runs SET status = 'running' WHERE id = :runId AND status = 'paused'", {
+    replacements: { runId: question.run_id },
+    transaction,
+  });
   return true;
 }
 
 /** The claimed answer did not reach the run (refused, or the host could not be asked): pending again, no turn. */
 export async function releaseQuestion(sequelize: Sequelize, question: QuestionRow): Promise<void> {
   await sequelize.transaction(async (transaction) => {
-    await sequelize.query("UPDATE intern_questions SET status = 'pending', answered_at = NULL WHERE tool_call_id = :id AND status = 'answered'", {
-      replacements: { id: question.tool_call_id },
+    await sequelize.query(
+      "UPDATE intern_questions SET status = 'pending', answered_at = NULL WHERE tool_call_id = :id AND status = 'answered'",
+      {
+        replacements: { id: question.tool_call_id },
+        transaction,
+      },
+    );
+    await sequelize.query("UPDATE intern_runs SET status = 'paused' WHERE id = :runId AND status = 'running'", {
+      replacements: { runId: question.run_id },
       transaction,
     });
-    await sequelize.query("UPDATE intern_runs SET status = 'paused' WHERE id = :runId AND status = 'running'", { replacements: { runId: question.run_id }, transaction });
   });
 }
 
 /** Ends an open run; its unanswered questions are no longer pending. */
-export async function finishRun(sequelize: Sequelize, runId: string, status: Exclude<RunStatus, "running" | "paused">, usage: RunUsage | null): Promise<void> {
+export async function finishRun(
+  sequelize: Sequelize,
+  runId: string,
+  status: Exclude<RunStatus, "running" | "paused">,
+  usage: RunUsage | null,
+): Promise<void> {
   await sequelize.transaction(async (transaction) => {
-    await sequelize.query("UPDATE intern_runs SET status = :status, usage = :usage, ended_at = now() WHERE id = :runId AND status IN ('running', 'paused')", {
-      replacements: { runId, status, usage: usage ? JSON.stringify(usage) : null },
-      transaction,
-    });
-    await sequelize.query("UPDATE intern_questions SET status = 'closed' WHERE run_id = :runId AND status = 'pending'", { replacements: { runId }, transaction });
+    await sequelize.query(
+      "UPDATE intern_runs SET status = :status, usage = :usage, ended_at = now() WHERE id = :runId AND status IN ('running', 'paused')",
+      {
+        replacements: { runId, status, usage: usage ? JSON.stringify(usage) : null },
+        transaction,
+      },
+    );
+    await sequelize.query(
+      "UPDATE intern_questions SET status = 'closed' WHERE run_id = :runId AND status = 'pending'",
+      { replacements: { runId }, transaction },
+    );
   });
 }
 
 /** Ends every open run of the intern: its host is gone or stopped, and the runs with it. */
 export async function endOpenRuns(sequelize: Sequelize, internId: string, transaction: Transaction): Promise<void> {
-  await sequelize.query("UPDATE intern_runs SET status = 'ended', ended_at = now() WHERE intern_id = :internId AND status IN ('running', 'paused')", {
-    replacements: { internId },
-    transaction,
-  });
-  await sequelize.query("UPDATE intern_questions SET status = 'closed' WHERE intern_id = :internId AND status = 'pending'", { replacements: { internId }, transaction });
+  await sequelize.query(
+    "UPDATE intern_runs SET status = 'ended', ended_at = now() WHERE intern_id = :internId AND status IN ('running', 'paused')",
+    {
+      replacements: { internId },
+      transaction,
+    },
+  );
+  await sequelize.query(
+    "UPDATE intern_questions SET status = 'closed' WHERE intern_id = :internId AND status = 'pending'",
+    { replacements: { internId }, transaction },
+  );
 }

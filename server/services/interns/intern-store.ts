@@ -70,7 +70,10 @@ function fromStored(row: StoredIntern): InternRow {
     vaultId: row.vault_id,
     attachedVaultId: row.attached_vault_id,
     lastFailureMessage: row.last_failure_message,
-    progress: row.progress_label !== null ? { label: row.progress_label, step: row.progress_step ?? 0, total: row.progress_total ?? 0 } : null,
+    progress:
+      row.progress_label !== null
+        ? { label: row.progress_label, step: row.progress_step ?? 0, total: row.progress_total ?? 0 }
+        : null,
     provisionGeneration: row.provision_generation,
     creatorKeyHash: row.creator_key_hash,
     creatorUserId: row.creator_user_id,
@@ -88,29 +91,49 @@ export interface InternScopeFilter {
   onlyInternId: string | null;
 }
 
-const SCOPE_SQL = "organization_id = :organizationId AND workspace_id = :workspaceId AND (CAST(:onlyInternId AS uuid) IS NULL OR id = CAST(:onlyInternId AS uuid))";
+const SCOPE_SQL =
+  "organization_id = :organizationId AND workspace_id = :workspaceId AND (CAST(:onlyInternId AS uuid) IS NULL OR id = CAST(:onlyInternId AS uuid))";
 
-export async function readIntern(sequelize: Sequelize, scope: InternScopeFilter, id: string, options: { transaction?: Transaction; lock?: boolean } = {}): Promise<InternRow | undefined> {
-  const [row] = await sequelize.query<StoredIntern>(`SELECT * FROM interns WHERE id = :id AND ${SCOPE_SQL}${options.lock ? " FOR UPDATE" : ""}`, {
-    type: QueryTypes.SELECT,
-    replacements: { id, ...scope },
-    transaction: options.transaction,
-  });
+export async function readIntern(
+  sequelize: Sequelize,
+  scope: InternScopeFilter,
+  id: string,
+  options: { transaction?: Transaction; lock?: boolean } = {},
+): Promise<InternRow | undefined> {
+  const [row] = await sequelize.query<StoredIntern>(
+    `SELECT * FROM interns WHERE id = :id AND ${SCOPE_SQL}${options.lock ? " FOR UPDATE" : ""}`,
+    {
+      type: QueryTypes.SELECT,
+      replacements: { id, ...scope },
+      transaction: options.transaction,
+    },
+  );
   return row ? fromStored(row) : undefined;
 }
 
 /** The number that makes the intern's shell user (intern-home.ts); undefined when the intern is gone. */
 export async function shellNumberOf(sequelize: Sequelize, internId: string): Promise<number | undefined> {
-  const [row] = await sequelize.query<{ shell_number: number }>("SELECT shell_number FROM interns WHERE id = :internId", {
-    type: QueryTypes.SELECT,
-    replacements: { internId },
-  });
+  const [row] = await sequelize.query<{ shell_number: number }>(
+    "SELECT shell_number FROM interns WHERE id = :internId",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { internId },
+    },
+  );
   return row?.shell_number;
 }
 
 /** The intern by id alone, for background work that already checked the caller. */
-export async function readInternById(sequelize: Sequelize, id: string, transaction?: Transaction): Promise<InternRow | undefined> {
-  const [row] = await sequelize.query<StoredIntern>("SELECT * FROM interns WHERE id = :id", { type: QueryTypes.SELECT, replacements: { id }, transaction });
+export async function readInternById(
+  sequelize: Sequelize,
+  id: string,
+  transaction?: Transaction,
+): Promise<InternRow | undefined> {
+  const [row] = await sequelize.query<StoredIntern>("SELECT * FROM interns WHERE id = :id", {
+    type: QueryTypes.SELECT,
+    replacements: { id },
+    transaction,
+  });
   return row ? fromStored(row) : undefined;
 }
 
@@ -121,7 +144,11 @@ export interface InternListQuery {
   after: [string, string] | undefined;
 }
 
-export async function listInterns(sequelize: Sequelize, scope: InternScopeFilter, query: InternListQuery): Promise<InternRow[]> {
+export async function listInterns(
+  sequelize: Sequelize,
+  scope: InternScopeFilter,
+  query: InternListQuery,
+): Promise<InternRow[]> {
   const rows = await sequelize.query<StoredIntern>(
     `SELECT * FROM interns
       WHERE ${SCOPE_SQL}
@@ -131,7 +158,13 @@ export async function listInterns(sequelize: Sequelize, scope: InternScopeFilter
       LIMIT :limit`,
     {
       type: QueryTypes.SELECT,
-      replacements: { ...scope, statuses: query.statuses, afterAt: query.after?.[0] ?? null, afterId: query.after?.[1] ?? null, limit: query.limit },
+      replacements: {
+        ...scope,
+        statuses: query.statuses,
+        afterAt: query.after?.[0] ?? null,
+        afterId: query.after?.[1] ?? null,
+        limit: query.limit,
+      },
     },
   );
   return rows.map(fromStored);
@@ -240,25 +273,34 @@ export async function changeIntern(
     where.push("provision_generation = :generation");
     replacements.generation = condition.generation;
   }
-  const [rows] = (await sequelize.query(`UPDATE interns SET ${sets.join(", ")} WHERE ${where.join(" AND ")} RETURNING *`, {
-    replacements,
-    transaction: condition.transaction,
-  })) as [StoredIntern[], unknown];
+  const [rows] = (await sequelize.query(
+    `UPDATE interns SET ${sets.join(", ")} WHERE ${where.join(" AND ")} RETURNING *`,
+    {
+      replacements,
+      transaction: condition.transaction,
+    },
+  )) as [StoredIntern[], unknown];
   return rows[0] ? fromStored(rows[0]) : undefined;
 }
 
 export async function deleteIntern(sequelize: Sequelize, id: string, generation: number): Promise<boolean> {
-  const [rows] = (await sequelize.query("DELETE FROM interns WHERE id = :id AND status = 'destroying' AND provision_generation = :generation RETURNING id", {
-    replacements: { id, generation },
-  })) as [unknown[], unknown];
+  const [rows] = (await sequelize.query(
+    "DELETE FROM interns WHERE id = :id AND status = 'destroying' AND provision_generation = :generation RETURNING id",
+    {
+      replacements: { id, generation },
+    },
+  )) as [unknown[], unknown];
   return rows.length > 0;
 }
 
 /** Extends every lease `lease.owner` holds: that instance is alive and still doing their host work. */
 export async function renewRuntimeLeases(sequelize: Sequelize, lease: RuntimeLease): Promise<void> {
-  await sequelize.query("UPDATE interns SET runtime_lease_until = now() + make_interval(secs => :seconds) WHERE runtime_owner = :owner AND status IN (:leased)", {
-    replacements: { owner: lease.owner, seconds: lease.ms / 1000, leased: LEASED_STATUSES },
-  });
+  await sequelize.query(
+    "UPDATE interns SET runtime_lease_until = now() + make_interval(secs => :seconds) WHERE runtime_owner = :owner AND status IN (:leased)",
+    {
+      replacements: { owner: lease.owner, seconds: lease.ms / 1000, leased: LEASED_STATUSES },
+    },
+  );
 }
 
 /**
@@ -266,25 +308,43 @@ export async function renewRuntimeLeases(sequelize: Sequelize, lease: RuntimeLea
  * that the next supervisor round of any instance takes those interns over at once instead of
  * waiting for the leases to lapse.
  */
-export async function releaseRuntimeLeases(sequelize: Sequelize, owner: string, only?: { internId: string; generation: number }): Promise<void> {
+export async function releaseRuntimeLeases(
+  sequelize: Sequelize,
+  owner: string,
+  only?: { internId: string; generation: number },
+): Promise<void> {
   await sequelize.query(
     `UPDATE interns SET runtime_owner = NULL, runtime_lease_until = now()
       WHERE runtime_owner = :owner AND status IN (:leased) ${only ? "AND id = :internId AND provision_generation = :generation" : ""}`,
-    { replacements: { owner, internId: only?.internId ?? null, generation: only?.generation ?? null, leased: LEASED_STATUSES } },
+    {
+      replacements: {
+        owner,
+        internId: only?.internId ?? null,
+        generation: only?.generation ?? null,
+        leased: LEASED_STATUSES,
+      },
+    },
   );
 }
 
 /** The instances holding leases on interns now. */
 export async function runtimeLeaseOwners(sequelize: Sequelize): Promise<string[]> {
-  const rows = await sequelize.query<{ owner: string }>("SELECT DISTINCT runtime_owner AS owner FROM interns WHERE status IN (:leased) AND runtime_owner IS NOT NULL", {
-    type: QueryTypes.SELECT,
-    replacements: { leased: LEASED_STATUSES },
-  });
+  const rows = await sequelize.query<{ owner: string }>(
+    "SELECT DISTINCT runtime_owner AS owner FROM interns WHERE status IN (:leased) AND runtime_owner IS NOT NULL",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { leased: LEASED_STATUSES },
+    },
+  );
   return rows.map((row) => row.owner);
 }
 
 /** Interns whose runtime lease lapsed (or that never had one), locked for `transaction`; others' claims are skipped. */
-export async function lockLapsedInterns(sequelize: Sequelize, limit: number, transaction: Transaction): Promise<InternRow[]> {
+export async function lockLapsedInterns(
+  sequelize: Sequelize,
+  limit: number,
+  transaction: Transaction,
+): Promise<InternRow[]> {
   const rows = await sequelize.query<StoredIntern>(
     `SELECT * FROM interns
       WHERE status IN (:leased) AND (runtime_lease_until IS NULL OR runtime_lease_until < now())

@@ -1,7 +1,13 @@
 import { startLeasedWorker } from "../../platform/core/leased-worker.js";
 import type { Deps } from "../deps.js";
 import type { InternLifecycle } from "./intern-lifecycle.js";
-import { lockLapsedInterns, releaseRuntimeLeases, renewRuntimeLeases, runtimeLeaseOwners, type InternRow } from "./intern-store.js";
+import {
+  lockLapsedInterns,
+  releaseRuntimeLeases,
+  renewRuntimeLeases,
+  runtimeLeaseOwners,
+  type InternRow,
+} from "./intern-store.js";
 
 /**
  * Keeps interns' runtimes alive across host crashes, restarts and instance failures. Every
@@ -45,7 +51,11 @@ export function startInternSupervisor(deps: Deps, lifecycle: InternLifecycle): I
     claim: takeOver,
     renew: { everyMs: intervalMs, run: () => renewRuntimeLeases(sequelize, lease) },
     // A crashed instance of this machine (this one before a restart, say) need not be waited for.
-    releaseDead: { self: lease.owner, owners: () => runtimeLeaseOwners(sequelize), release: (owner) => releaseRuntimeLeases(sequelize, owner) },
+    releaseDead: {
+      self: lease.owner,
+      owners: () => runtimeLeaseOwners(sequelize),
+      release: (owner) => releaseRuntimeLeases(sequelize, owner),
+    },
   });
 
   return {

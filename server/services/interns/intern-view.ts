@@ -18,7 +18,9 @@ export function toIntern(row: InternRow): Intern {
     vaultId: row.vaultId ?? undefined,
     attachedVaultId: row.attachedVaultId ?? undefined,
     lastFailureMessage: row.lastFailureMessage ?? undefined,
-    progress: row.progress ? { stepLabel: row.progress.label, stepNumber: row.progress.step, totalSteps: row.progress.total } : undefined,
+    progress: row.progress
+      ? { stepLabel: row.progress.label, stepNumber: row.progress.step, totalSteps: row.progress.total }
+      : undefined,
     createdAt: timestampFromDate(row.createdAt),
     updatedAt: timestampFromDate(row.updatedAt),
   });

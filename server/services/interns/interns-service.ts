@@ -36,7 +36,9 @@ export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): In
   const { sequelize, catalog } = deps;
 
   function duplicateName(err: unknown, name: string | undefined): unknown {
-    return err instanceof UniqueConstraintError ? gatewayError(409, `You already have an intern named '${name}' in this workspace`) : err;
+    return err instanceof UniqueConstraintError
+      ? gatewayError(409, `You already have an intern named '${name}' in this workspace`)
+      : err;
   }
 
   return {
@@ -48,8 +50,14 @@ export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): In
       const owner = workspaceOf(caller);
       try {
         const intern = await sequelize.transaction(async (transaction) => {
-          if (req.vaultId !== undefined && !(await isInternVaultOf(sequelize, owner, req.vaultId.toLowerCase(), transaction))) {
-            throw gatewayError(404, `vault_id ${req.vaultId} is not the vault of an intern in this workspace`, { reason: "not_found", retryable: false });
+          if (
+            req.vaultId !== undefined &&
+            !(await isInternVaultOf(sequelize, owner, req.vaultId.toLowerCase(), transaction))
+          ) {
+            throw gatewayError(404, `vault_id ${req.vaultId} is not the vault of an intern in this workspace`, {
+              reason: "not_found",
+              retryable: false,
+            });
           }
           const id = randomUUID();
           await insertIntern(
@@ -67,7 +75,12 @@ export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): In
             },
             transaction,
           );
-          const vaultId = await createInternVault(sequelize, deps.secrets.masterKey, { ...owner, internId: id }, transaction);
+          const vaultId = await createInternVault(
+            sequelize,
+            deps.secrets.masterKey,
+            { ...owner, internId: id },
+            transaction,
+          );
           const created = (await changeIntern(sequelize, id, { vaultId }, { transaction }))!;
           return req.provision ? lifecycle.provisionLocked(created, transaction) : created;
         });
@@ -82,11 +95,19 @@ export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): In
       if (req.workspaceId !== undefined) requireKeyWorkspace(caller, req.workspaceId);
       const limit = req.limit ?? DEFAULT_PAGE;
       const statuses = [...new Set(req.status.flatMap((item) => item.split(",")))] as InternStatusName[];
-      const rows = await listInterns(sequelize, internScopeOf(caller), { statuses, limit: limit + 1, after: afterCursor(req.startingAfter) });
+      const rows = await listInterns(sequelize, internScopeOf(caller), {
+        statuses,
+        limit: limit + 1,
+        after: afterCursor(req.startingAfter),
+      });
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       const hasMore = rows.length > limit;
-      return { data: page.map(toIntern), hasMore, nextCursor: hasMore && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : undefined };
+      return {
+        data: page.map(toIntern),
+        hasMore,
+        nextCursor: hasMore && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : undefined,
+      };
     },
 
     async getIntern(req, ctx) {
@@ -106,7 +127,8 @@ export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): In
       if (changed.has("description")) change.description = req.description ?? null;
       if (changed.has("instructions")) change.instructions = req.instructions ?? null;
       if (changed.has("model")) change.model = offeredModel(catalog, req.model);
-      if (!EDITABLE.includes(intern.status)) throw gatewayError(409, `Intern ${intern.id} is ${intern.status}; an intern being deleted cannot be changed`);
+      if (!EDITABLE.includes(intern.status))
+        throw gatewayError(409, `Intern ${intern.id} is ${intern.status}; an intern being deleted cannot be changed`);
       if (Object.keys(change).length === 0) return { data: toIntern(intern) };
       let updated: InternRow | undefined;
       try {
@@ -143,7 +165,8 @@ export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): In
  */
 function offeredModel(catalog: Catalog, model: string | undefined): string | null {
   if (model === undefined) return null;
-  if (!findCatalogModel(catalog, model.replace(/:(nitro|floor)$/, ""))) throw gatewayError(400, `model '${model}' is not offered by this gateway; GET /models lists the models`);
+  if (!findCatalogModel(catalog, model.replace(/:(nitro|floor)$/, "")))
+    throw gatewayError(400, `model '${model}' is not offered by this gateway; GET /models lists the models`);
   return model;
 }
 
@@ -162,6 +185,10 @@ function isIssuedAt(text: string): boolean {
 
 function afterCursor(cursor: string | undefined): [string, string] | undefined {
   if (cursor === undefined) return undefined;
-  const [createdAt, id] = decodeCursor(cursor, 2, { param: "starting_after", issuedAs: "next_cursor", accept: ([at, id]) => isIssuedAt(at!) && UUID_PATTERN.test(id!) });
+  const [createdAt, id] = decodeCursor(cursor, 2, {
+    param: "starting_after",
+    issuedAs: "next_cursor",
+    accept: ([at, id]) => isIssuedAt(at!) && UUID_PATTERN.test(id!),
+  });
   return [createdAt!, id!];
 }

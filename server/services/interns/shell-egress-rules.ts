@@ -1,5 +1,10 @@
 import net from "node:net";
-import { HOST_SERVICES_V4, ipv4CarryingForms, NON_PUBLIC_V4, NON_PUBLIC_V6 } from "../../../egress/destination-guard.js";
+import {
+  HOST_SERVICES_V4,
+  ipv4CarryingForms,
+  NON_PUBLIC_V4,
+  NON_PUBLIC_V6,
+} from "../../../egress/destination-guard.js";
 
 /**
  * The nftables table that holds interns' shells to what the `fetch` tool may reach
@@ -54,7 +59,11 @@ const TRANSLATED_V6: Range[] = [
   ["64:ff9b::", 96],
   ["2002::", 16],
 ];
-const NON_PUBLIC_V6_DENIED = [...NON_PUBLIC_V6.filter((range) => !isDocumentation(range)), ...NON_PUBLIC_V4_DENIED.flatMap(ipv4CarryingForms), ...TRANSLATED_V6];
+const NON_PUBLIC_V6_DENIED = [
+  ...NON_PUBLIC_V6.filter((range) => !isDocumentation(range)),
+  ...NON_PUBLIC_V4_DENIED.flatMap(ipv4CarryingForms),
+  ...TRANSLATED_V6,
+];
 
 const metadata = new net.BlockList();
 for (const [network, prefix] of METADATA_V4) metadata.addSubnet(network, prefix, "ipv4");
@@ -80,8 +89,13 @@ export function egressRuleset(table: string, plan: EgressPlan): string {
     `${shells} ip daddr ${cidrs(METADATA_V4)} reject`,
     `${shells} ip6 daddr ${cidrs(METADATA_V6)} reject`,
     `${shells} tcp dport @${CLOSED_PORTS} reject with tcp reset`,
-    ...(database ? byFamily(database.addresses, (daddr) => [`${shells} ${daddr} tcp dport ${database.port} reject with tcp reset`]) : []),
-    ...byFamily(plan.nameServers, (daddr) => [`${shells} ${daddr} udp dport 53 accept`, `${shells} ${daddr} tcp dport 53 accept`]),
+    ...(database
+      ? byFamily(database.addresses, (daddr) => [`${shells} ${daddr} tcp dport ${database.port} reject with tcp reset`])
+      : []),
+    ...byFamily(plan.nameServers, (daddr) => [
+      `${shells} ${daddr} udp dport 53 accept`,
+      `${shells} ${daddr} tcp dport 53 accept`,
+    ]),
     ...byFamily(plan.allowed, (daddr) => [`${shells} ${daddr} accept`]),
     `${shells} ip daddr ${cidrs(NON_PUBLIC_V4_DENIED)} reject`,
     `${shells} ip6 daddr ${cidrs(NON_PUBLIC_V6_DENIED)} reject`,

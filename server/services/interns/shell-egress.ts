@@ -57,14 +57,25 @@ let tablesMade = 0;
 /** Uids past the base that the rules cover: one intern each (intern-home.ts). */
 const SHELL_UIDS = 1_000_000;
 
-const UNFILTERED: ShellEgress = { filtered: false, closePort: async () => {}, reopenPort: async () => {}, stop: async () => {} };
+const UNFILTERED: ShellEgress = {
+  filtered: false,
+  closePort: async () => {},
+  reopenPort: async () => {},
+  stop: async () => {},
+};
 
 /** The rules for this gateway's interns when their shells have uids of their own, else nothing to do. */
 export function shellEgressFor(config: GatewayConfig, databaseUrl: string, log: Logger): Promise<ShellEgress> {
   if (!shellIsolation(config)) return Promise.resolve(UNFILTERED);
   const base = config.internRuntime.shellUidBase;
   const database = databaseDestination(databaseUrl);
-  return restrictShellEgress({ uids: [base, base + SHELL_UIDS - 1], ports: [], allowedHosts: config.internRuntime.fetchAllowedHosts, ...(database ? { database } : {}), log });
+  return restrictShellEgress({
+    uids: [base, base + SHELL_UIDS - 1],
+    ports: [],
+    allowedHosts: config.internRuntime.fetchAllowedHosts,
+    ...(database ? { database } : {}),
+    log,
+  });
 }
 
 /**
@@ -90,7 +101,10 @@ export async function restrictShellEgress(options: ShellEgressOptions): Promise<
     await removeStaleTables();
     await nft(["-f", "-"], egressRuleset(table, await planOf(options)));
   } catch (err) {
-    log.error({ err: errorMessage(err) }, "interns' shells are NOT network-filtered: the egress rules could not be installed (root and nftables' nft are needed)");
+    log.error(
+      { err: errorMessage(err) },
+      "interns' shells are NOT network-filtered: the egress rules could not be installed (root and nftables' nft are needed)",
+    );
     return UNFILTERED;
   }
   log.info({ table }, "interns' shells are network-filtered");
@@ -105,25 +119,38 @@ export async function restrictShellEgress(options: ShellEgressOptions): Promise<
     });
     return queue;
   };
-  const element = (verb: "add" | "delete", port: number) => [verb, "element", "inet", table, CLOSED_PORTS, `{ ${port} }`];
+  const element = (verb: "add" | "delete", port: number) => [
+    verb,
+    "element",
+    "inet",
+    table,
+    CLOSED_PORTS,
+    `{ ${port} }`,
+  ];
   return {
     filtered: true,
     closePort(port) {
       const count = closed.get(port) ?? 0;
       closed.set(port, count + 1);
-      return count > 0 ? queue : inTurn(`port ${port} could not be closed to interns' shells: it stays open to them`, element("add", port));
+      return count > 0
+        ? queue
+        : inTurn(`port ${port} could not be closed to interns' shells: it stays open to them`, element("add", port));
     },
     reopenPort(port) {
       const count = closed.get(port) ?? 0;
       if (count > 1) closed.set(port, count - 1);
       else closed.delete(port);
-      return count === 1 ? inTurn(`port ${port} could not be reopened to interns' shells`, element("delete", port)) : queue;
+      return count === 1
+        ? inTurn(`port ${port} could not be reopened to interns' shells`, element("delete", port))
+        : queue;
     },
     async stop() {
       await queue;
       if (stopped) return;
       stopped = true;
-      await nft(["delete", "table", "inet", table]).catch((err: unknown) => log.warn({ err: errorMessage(err) }, "the shells' egress table could not be removed"));
+      await nft(["delete", "table", "inet", table]).catch((err: unknown) =>
+        log.warn({ err: errorMessage(err) }, "the shells' egress table could not be removed"),
+      );
     },
   };
 }
@@ -133,29 +160,43 @@ async function planOf(options: ShellEgressOptions): Promise<EgressPlan> {
   const { log } = options;
   const nameServers = await nameServersOf(options.resolvConf ?? "/etc/resolv.conf");
   for (const nameServer of nameServers.filter(isMetadataAddress)) {
-    log.warn({ nameServer }, "a name server is a cloud metadata address, which interns' shells never reach: they cannot resolve names through it (docs/operating.md)");
+    log.warn(
+      { nameServer },
+      "a name server is a cloud metadata address, which interns' shells never reach: they cannot resolve names through it (docs/operating.md)",
+    );
   }
   const allowed = new Set<string>();
   for (const host of options.allowedHosts) {
     const addresses = await addressesOf(host);
-    if (addresses.some(isMetadataAddress)) log.warn({ host }, "an allowed host is a cloud metadata address, which interns' shells never reach (docs/operating.md)");
+    if (addresses.some(isMetadataAddress))
+      log.warn(
+        { host },
+        "an allowed host is a cloud metadata address, which interns' shells never reach (docs/operating.md)",
+      );
     for (const address of addresses) allowed.add(address);
   }
-  const database = options.database ? { addresses: await addressesOf(options.database.host), port: options.database.port } : undefined;
-  if (options.database && database?.addresses.length === 0) log.warn("the database's host could not be resolved: its port is not closed to interns' shells by address");
+  const database = options.database
+    ? { addresses: await addressesOf(options.database.host), port: options.database.port }
+    : undefined;
+  if (options.database && database?.addresses.length === 0)
+    log.warn("the database's host could not be resolved: its port is not closed to interns' shells by address");
   return { uids: options.uids, ports: options.ports, database, nameServers, allowed: [...allowed] };
 }
 
 /** A host's addresses, each written one way (so that a set never holds one twice). */
 async function addressesOf(host: string): Promise<string[]> {
   const bare = host.replace(/^\[|\]$/g, "");
-  const found = net.isIP(bare) ? [bare] : (await dns.lookup(bare, { all: true }).catch(() => [])).map(({ address }) => address);
+  const found = net.isIP(bare)
+    ? [bare]
+    : (await dns.lookup(bare, { all: true }).catch(() => [])).map(({ address }) => address);
   return [...new Set(found.map(canonical))];
 }
 
 async function nameServersOf(resolvConf: string): Promise<string[]> {
   const text = await readFile(resolvConf, "utf8").catch(() => "");
-  const listed = [...text.matchAll(/^\s*nameserver\s+(\S+)/gm)].map((m) => m[1]!.replace(/%.*$/, "")).filter((a) => net.isIP(a) !== 0);
+  const listed = [...text.matchAll(/^\s*nameserver\s+(\S+)/gm)]
+    .map((m) => m[1]!.replace(/%.*$/, ""))
+    .filter((a) => net.isIP(a) !== 0);
   return [...new Set(listed.map(canonical))];
 }
 
@@ -180,7 +221,9 @@ function nft(args: string[], input = ""): Promise<string> {
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
     child.once("error", reject);
-    child.once("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`nft ${args.join(" ")}: ${err.trim() || `exit ${code}`}`))));
+    child.once("close", (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`nft ${args.join(" ")}: ${err.trim() || `exit ${code}`}`)),
+    );
     // nft exits without reading its input when it has none to read (or fails first): its exit says what happened.
     child.stdin.on("error", () => undefined);
     child.stdin.end(input);

@@ -12,7 +12,12 @@ import type { CallbackTarget } from "./callback-url.js";
  * cannot split in two: the insert yields to an existing (or concurrently inserted) row through the
  * unique constraint, and the following read sees whichever row won.
  */
-export async function appIdFor(sequelize: Sequelize, organizationId: string, target: CallbackTarget, transaction: Transaction): Promise<bigint> {
+export async function appIdFor(
+  sequelize: Sequelize,
+  organizationId: string,
+  target: CallbackTarget,
+  transaction: Transaction,
+): Promise<bigint> {
   const bind = [organizationId, target.origin, target.host];
   const inserted = await sequelize.query<{ id: string }>(
     `INSERT INTO auth_apps (organization_id, origin, name) VALUES ($1, $2, $3)
@@ -38,7 +43,12 @@ export async function appIdFor(sequelize: Sequelize, organizationId: string, tar
  * Serialises, until `transaction` ends, the requests of one organization carrying the same code
  * challenge, so that checking for a pending code and creating one cannot be raced.
  */
-export async function lockCodeChallenge(sequelize: Sequelize, organizationId: string, codeChallenge: string, transaction: Transaction): Promise<void> {
+export async function lockCodeChallenge(
+  sequelize: Sequelize,
+  organizationId: string,
+  codeChallenge: string,
+  transaction: Transaction,
+): Promise<void> {
   await sequelize.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", {
     bind: [`auth-code:${organizationId}:${codeChallenge}`],
     transaction,

@@ -22,7 +22,9 @@ import { parseUtcSeconds } from "./utc-timestamp.js";
  * single-use code; whoever holds it (and the verifier, when the code has a challenge) exchanges it
  * for a key in the code's organization and workspace, owned by the member who issued the code.
  */
-export function authCodeHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof KeysService>, "createAuthCode" | "exchangeAuthCode"> {
+export function authCodeHandlers({
+  sequelize,
+}: Deps): Pick<ServiceImpl<typeof KeysService>, "createAuthCode" | "exchangeAuthCode"> {
   return {
     async createAuthCode(req, ctx) {
       const caller = callerOf(ctx);
@@ -31,7 +33,8 @@ export function authCodeHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof K
       if (challengeMethod && req.codeChallenge === undefined) {
         throw gatewayError(400, "code_challenge_method needs a code_challenge");
       }
-      const keyExpiresAt = req.expiresAt === undefined ? null : futureDate(parseUtcSeconds(req.expiresAt, "expires_at"));
+      const keyExpiresAt =
+        req.expiresAt === undefined ? null : futureDate(parseUtcSeconds(req.expiresAt, "expires_at"));
       const workspace = req.workspaceId ? await findWorkspace(caller, req.workspaceId) : undefined;
       const { code, codeHash } = newAuthCode();
       const now = new Date();
@@ -40,10 +43,16 @@ export function authCodeHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof K
         if (req.codeChallenge !== undefined) {
           await lockCodeChallenge(sequelize, caller.organization.id, req.codeChallenge, transaction);
           const pending = await AuthCodeRow.count({
-            where: { ...inOrganization(caller), codeChallenge: req.codeChallenge, usedAt: null, expiresAt: { [Op.gt]: now } },
+            where: {
+              ...inOrganization(caller),
+              codeChallenge: req.codeChallenge,
+              usedAt: null,
+              expiresAt: { [Op.gt]: now },
+            },
             transaction,
           });
-          if (pending > 0) throw gatewayError(409, "An unused authorization code already exists for this code_challenge");
+          if (pending > 0)
+            throw gatewayError(409, "An unused authorization code already exists for this code_challenge");
         }
         return AuthCodeRow.create(
           {
@@ -81,16 +90,25 @@ export function authCodeHandlers({ sequelize }: Deps): Pick<ServiceImpl<typeof K
         if (row.usedAt) throw gatewayError(403, "This authorization code has already been used");
         if (row.expiresAt.getTime() <= Date.now()) throw gatewayError(403, "This authorization code has expired");
         if (row.keyExpiresAt && row.keyExpiresAt.getTime() <= Date.now()) {
-          throw gatewayError(403, "The key this authorization code grants would already be expired (its expires_at has passed)");
+          throw gatewayError(
+            403,
+            "The key this authorization code grants would already be expired (its expires_at has passed)",
+          );
         }
 
         if (row.codeChallenge !== null) {
           const storedMethod = (row.codeChallengeMethod ?? "S256") as ChallengeMethod;
           if (req.codeVerifier === undefined || req.codeVerifier === "") {
-            throw gatewayError(400, "code_verifier is required: this authorization code was created with a code_challenge");
+            throw gatewayError(
+              400,
+              "code_verifier is required: this authorization code was created with a code_challenge",
+            );
           }
           if (requestedMethod && requestedMethod !== storedMethod) {
-            throw gatewayError(400, `code_challenge_method must be ${storedMethod}, the method this authorization code was created with`);
+            throw gatewayError(
+              400,
+              `code_challenge_method must be ${storedMethod}, the method this authorization code was created with`,
+            );
           }
           if (!verifierMatches(storedMethod, row.codeChallenge, req.codeVerifier)) {
             throw gatewayError(403, "code_verifier does not match the code_challenge of this authorization code");

@@ -21,7 +21,8 @@ export function callbackTarget(raw: string): CallbackTarget {
   } catch {
     throw gatewayError(400, "callback_url must be an absolute URL");
   }
-  if (url.username !== "" || url.password !== "") throw gatewayError(400, "callback_url must not contain a user name or password");
+  if (url.username !== "" || url.password !== "")
+    throw gatewayError(400, "callback_url must not contain a user name or password");
   const allowed = url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK.has(url.hostname));
   if (!allowed || url.hostname === "") {
     throw gatewayError(400, "callback_url must be an https URL, or an http URL on localhost or 127.0.0.1");

@@ -26,13 +26,20 @@ export interface KeyToIssue extends Partial<RateLimitColumns> {
 }
 
 /** `secret` is generated unless given (GATEWAY_BOOTSTRAP_KEY chooses the first management key's). */
-export async function issueKey(key: KeyToIssue, transaction?: Transaction, secret = newKeySecret()): Promise<{ row: ApiKeyRow; secret: string }> {
+export async function issueKey(
+  key: KeyToIssue,
+  transaction?: Transaction,
+  secret = newKeySecret(),
+): Promise<{ row: ApiKeyRow; secret: string }> {
   if (key.creatorUserId !== null && !(await isMember(key.organizationId, key.creatorUserId, transaction))) {
     throw gatewayError(400, `creator_user_id '${key.creatorUserId}' is not a member of this organization`);
   }
   // `creator_user_id` is a string; a key minted for no member belongs to the owner.
   const creatorUserId = key.creatorUserId ?? (await ownerOf(key.organizationId, transaction));
-  const row = await ApiKeyRow.create({ ...key, creatorUserId, hash: hashKey(secret), label: maskKey(secret) }, { transaction });
+  const row = await ApiKeyRow.create(
+    { ...key, creatorUserId, hash: hashKey(secret), label: maskKey(secret) },
+    { transaction },
+  );
   return { row, secret };
 }
 
@@ -43,7 +50,15 @@ export function issueManagementKey(
   transaction?: Transaction,
   secret?: string,
 ): Promise<{ row: ApiKeyRow; secret: string }> {
-  const key = { ...scope, name, isManagement: true, limitMicros: null, limitReset: null, includeByokInLimit: false, expiresAt: null };
+  const key = {
+    ...scope,
+    name,
+    isManagement: true,
+    limitMicros: null,
+    limitReset: null,
+    includeByokInLimit: false,
+    expiresAt: null,
+  };
   return issueKey(key, transaction, secret);
 }
 

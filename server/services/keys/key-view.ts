@@ -1,6 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { BudgetIntervalSchema, BudgetScopeSchema, BudgetSchema, DataRegionSchema, ResetIntervalSchema, type Budget, type DataRegion } from "../../../gen/gateway/v1/common_pb.js";
+import {
+  BudgetIntervalSchema,
+  BudgetScopeSchema,
+  BudgetSchema,
+  DataRegionSchema,
+  ResetIntervalSchema,
+  type Budget,
+  type DataRegion,
+} from "../../../gen/gateway/v1/common_pb.js";
 import { ApiKeySchema, CurrentKeySchema, type ApiKey, type CurrentKey } from "../../../gen/gateway/v1/keys_pb.js";
 import { nextReset } from "../../platform/core/budget-periods.js";
 import { microsToUsdDecimal, remainingUsd, usdNumber } from "../../platform/core/money.js";
@@ -9,7 +17,13 @@ import { enumFromStored, wireNames } from "../../../wire/enums.js";
 import type { ApiKeyRow, OrganizationRow } from "../../platform/db/models.js";
 import type { ApplyingGuardrail } from "../../engine/governance/applying-guardrails.js";
 import { keyLimitPeriod, type BudgetLayer } from "../../engine/usage/budget-layers.js";
-import { countedSpend, layerSpendUsd, NO_USAGE, type PeriodSpend, type SpendIndex } from "../../engine/usage/usage-counters.js";
+import {
+  countedSpend,
+  layerSpendUsd,
+  NO_USAGE,
+  type PeriodSpend,
+  type SpendIndex,
+} from "../../engine/usage/usage-counters.js";
 import { svcRateLimitOf } from "../../engine/admission/rate-limit-settings.js";
 
 /**
@@ -67,7 +81,15 @@ export interface CurrentKeyContext {
   now: Date;
 }
 
-export function toCurrentKey({ key, organization, layers, spend, guardrails, freeModelDailyRequests, now }: CurrentKeyContext): CurrentKey {
+export function toCurrentKey({
+  key,
+  organization,
+  layers,
+  spend,
+  guardrails,
+  freeModelDailyRequests,
+  now,
+}: CurrentKeyContext): CurrentKey {
   const managed = toApiKey(key, spend.periods("key", key.hash, now));
   const budgets = layers.map((layer) => toBudget(layer, layerSpendUsd(layer, spend), now));
   const { limit, used } = freeModelDailyRequests;
@@ -95,7 +117,11 @@ export function toCurrentKey({ key, organization, layers, spend, guardrails, fre
     workspaceId: key.workspaceId,
     allowedDataRegions: allowedDataRegions(guardrails),
     freeModelDailyRequests: { limit, used, remaining: Math.max(0, limit - used) },
-    rateLimit: { interval: "10s", requests: -1, note: "Deprecated: rate limits are enforced per key and answered with 429." },
+    rateLimit: {
+      interval: "10s",
+      requests: -1,
+      note: "Deprecated: rate limits are enforced per key and answered with 429.",
+    },
     budgets,
     effectiveBudget: bindingBudget(budgets),
     svcRateLimit: managed.svcRateLimit,
@@ -127,5 +153,8 @@ function allowedDataRegions(guardrails: ApplyingGuardrail[]): DataRegion[] {
 
 /** The budget that runs out first binds; ties go to the narrower layer listed first. */
 function bindingBudget(budgets: Budget[]): Budget | undefined {
-  return budgets.reduce<Budget | undefined>((best, b) => (!best || b.remainingUsd < best.remainingUsd ? b : best), undefined);
+  return budgets.reduce<Budget | undefined>(
+    (best, b) => (!best || b.remainingUsd < best.remainingUsd ? b : best),
+    undefined,
+  );
 }

@@ -14,7 +14,13 @@ import { ApiKeyRow } from "../../platform/db/models.js";
 import type { Deps } from "../deps.js";
 import { budgetLayers } from "../../engine/usage/budget-layers.js";
 import { rateLimitColumns } from "../../engine/admission/rate-limit-settings.js";
-import { currentPeriodRefs, freeModelRequestsToday, keysUsage, keyUsage, readSpend } from "../../engine/usage/usage-counters.js";
+import {
+  currentPeriodRefs,
+  freeModelRequestsToday,
+  keysUsage,
+  keyUsage,
+  readSpend,
+} from "../../engine/usage/usage-counters.js";
 import { authCodeHandlers } from "./auth-codes.js";
 import { futureDate, issueKey } from "./key-issuer.js";
 import { toApiKey, toCurrentKey } from "./key-view.js";
@@ -34,7 +40,10 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
       // Independent reads, issued together; the counters of both scopes cover every budget layer.
       const [{ workspace, workspaceBudgets, guardrails }, spend, freeUsed] = await Promise.all([
         deps.governance.governance(caller),
-        readSpend(deps.sequelize, [...currentPeriodRefs("key", key.hash, now), ...currentPeriodRefs("workspace", key.workspaceId, now)]),
+        readSpend(deps.sequelize, [
+          ...currentPeriodRefs("key", key.hash, now),
+          ...currentPeriodRefs("workspace", key.workspaceId, now),
+        ]),
         freeModelRequestsToday(deps.sequelize, key.hash, now),
       ]);
       return {
@@ -107,7 +116,8 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
       if (changed.has("limit")) row.limitMicros = storedUsd(req.limit, "limit");
       if (changed.has("limit_reset")) row.limitReset = wireName(ResetIntervalSchema, req.limitReset) ?? null;
       if (changed.has("include_byok_in_limit")) row.includeByokInLimit = req.includeByokInLimit ?? false;
-      if (changed.has("expires_at")) row.expiresAt = req.expiresAt ? futureDate(requestDate(req.expiresAt, "expires_at")) : null;
+      if (changed.has("expires_at"))
+        row.expiresAt = req.expiresAt ? futureDate(requestDate(req.expiresAt, "expires_at")) : null;
       if (changed.has("svc_rate_limit")) Object.assign(row, rateLimitColumns(req.svcRateLimit));
       if (changed.size > 0) {
         row.updatedAt = new Date();

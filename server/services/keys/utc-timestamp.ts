@@ -9,9 +9,17 @@ const FORM = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?Z$/;
 
 export function parseUtcSeconds(text: string, field: string): Date {
   const match = FORM.exec(text);
-  const invalid = () => gatewayError(400, `${field} must be an ISO 8601 UTC timestamp with seconds, such as 2030-12-31T23:59:59Z`);
+  const invalid = () =>
+    gatewayError(400, `${field} must be an ISO 8601 UTC timestamp with seconds, such as 2030-12-31T23:59:59Z`);
   if (!match) throw invalid();
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const millis = match[7] ? Math.floor(Number(`0.${match[7]}`) * 1000) : 0;
   const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second, millis));
   const sameFields =

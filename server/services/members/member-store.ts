@@ -26,17 +26,25 @@ function newMemberId(): string {
   return `user_${Array.from(bytes, (b) => ALPHABET[b % ALPHABET.length]).join("")}`;
 }
 
-export async function createMember(organizationId: string, member: NewMember, transaction?: Transaction): Promise<MemberRow> {
+export async function createMember(
+  organizationId: string,
+  member: NewMember,
+  transaction?: Transaction,
+): Promise<MemberRow> {
   try {
     return await MemberRow.create({ id: newMemberId(), organizationId, ...member }, { transaction });
   } catch (err) {
-    if (err instanceof UniqueConstraintError) throw gatewayError(409, `${member.email} is already a member of this organization`);
+    if (err instanceof UniqueConstraintError)
+      throw gatewayError(409, `${member.email} is already a member of this organization`);
     throw err;
   }
 }
 
 /** Oldest first; `page` as in the API (offset, limit 1–100). */
-export function listMembers(organizationId: string, page: { offset?: number; limit?: number }): Promise<{ rows: MemberRow[]; totalCount: number }> {
+export function listMembers(
+  organizationId: string,
+  page: { offset?: number; limit?: number },
+): Promise<{ rows: MemberRow[]; totalCount: number }> {
   return findPage(MemberRow, page, {
     where: { organizationId },
     order: [
@@ -52,17 +60,27 @@ export function listMembers(organizationId: string, page: { offset?: number; lim
  * has a `creator_user_id`. At most one per organization (a unique index); it cannot be removed.
  */
 export async function createOwner(organizationId: string, email: string, transaction: Transaction): Promise<MemberRow> {
-  const owner = await createMember(organizationId, { email, firstName: null, lastName: null, role: "org:admin" }, transaction);
-  await MemberRow.sequelize!.query("UPDATE members SET is_owner = true WHERE id = :id", { replacements: { id: owner.id }, transaction });
+  const owner = await createMember(
+    organizationId,
+    { email, firstName: null, lastName: null, role: "org:admin" },
+    transaction,
+  );
+  await MemberRow.sequelize!.query("UPDATE members SET is_owner = true WHERE id = :id", {
+    replacements: { id: owner.id },
+    transaction,
+  });
   return owner;
 }
 
 export async function ownerOf(organizationId: string, transaction?: Transaction): Promise<string | null> {
-  const [row] = await MemberRow.sequelize!.query<{ id: string }>("SELECT id FROM members WHERE organization_id = :organizationId AND is_owner", {
-    type: QueryTypes.SELECT,
-    replacements: { organizationId },
-    transaction,
-  });
+  const [row] = await MemberRow.sequelize!.query<{ id: string }>(
+    "SELECT id FROM members WHERE organization_id = :organizationId AND is_owner",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { organizationId },
+      transaction,
+    },
+  );
   return row?.id ?? null;
 }
 
@@ -75,11 +93,15 @@ export async function ownerOf(organizationId: string, transaction?: Transaction)
  * their interns, whose chat refuses the same way once their creator left.
  */
 export async function removeMember(organizationId: string, userId: string): Promise<void> {
-  if ((await ownerOf(organizationId)) === userId) throw gatewayError(409, `Member '${userId}' is the organization's owner and cannot be removed`);
+  if ((await ownerOf(organizationId)) === userId)
+    throw gatewayError(409, `Member '${userId}' is the organization's owner and cannot be removed`);
   await MemberRow.sequelize!.transaction(async (transaction) => {
     const removed = await MemberRow.destroy({ where: { organizationId, id: userId }, transaction });
     if (removed === 0) throw gatewayError(404, `Member '${userId}' not found`);
-    await ApiKeyRow.update({ disabled: true }, { where: { organizationId, creatorUserId: userId, internId: null, disabled: false }, transaction });
+    await ApiKeyRow.update(
+      { disabled: true },
+      { where: { organizationId, creatorUserId: userId, internId: null, disabled: false }, transaction },
+    );
   });
 }
 
@@ -88,6 +110,10 @@ export async function isMember(organizationId: string, userId: string, transacti
 }
 
 /** Members of the organization among `userIds`; the rest are unknown to it. */
-export async function membersAmong(organizationId: string, userIds: string[], transaction?: Transaction): Promise<MemberRow[]> {
+export async function membersAmong(
+  organizationId: string,
+  userIds: string[],
+  transaction?: Transaction,
+): Promise<MemberRow[]> {
   return MemberRow.findAll({ where: { organizationId, id: userIds }, transaction });
 }

@@ -1,6 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { MemberRole, MemberRoleSchema, MemberSchema, type CreateMemberRequest, type Member } from "../../../gen/gateway/v1/members_pb.js";
+import {
+  MemberRole,
+  MemberRoleSchema,
+  MemberSchema,
+  type CreateMemberRequest,
+  type Member,
+} from "../../../gen/gateway/v1/members_pb.js";
 import { enumFromStored, wireName } from "../../../wire/enums.js";
 import type { MemberRow } from "../../platform/db/governance-models.js";
 import type { NewMember } from "./member-store.js";

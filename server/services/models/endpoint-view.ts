@@ -1,5 +1,10 @@
 import { create } from "@bufbuild/protobuf";
-import { ModelEndpointSchema, ModelWithEndpointsSchema, type ModelEndpoint, type ModelWithEndpoints } from "../../../gen/gateway/v1/models_pb.js";
+import {
+  ModelEndpointSchema,
+  ModelWithEndpointsSchema,
+  type ModelEndpoint,
+  type ModelWithEndpoints,
+} from "../../../gen/gateway/v1/models_pb.js";
 import type { CatalogEndpoint, CatalogModel } from "../../engine/catalog/catalog.js";
 import type { EndpointStats } from "../../engine/catalog/endpoint-stats.js";
 import type { KeyHealth } from "../../engine/key-pools/key-pool.js";
@@ -7,7 +12,10 @@ import { architectureOf, pricingOf } from "./model-view.js";
 import { poolStatus } from "./pool-status.js";
 
 /** A model with the endpoints that serve it, each with its recent stats. */
-export function toModelWithEndpoints(model: CatalogModel, endpoints: ReadonlyArray<{ endpoint: CatalogEndpoint; stats: EndpointStats; keys: KeyHealth[] | undefined }>): ModelWithEndpoints {
+export function toModelWithEndpoints(
+  model: CatalogModel,
+  endpoints: ReadonlyArray<{ endpoint: CatalogEndpoint; stats: EndpointStats; keys: KeyHealth[] | undefined }>,
+): ModelWithEndpoints {
   return create(ModelWithEndpointsSchema, {
     id: model.id,
     name: model.name,
@@ -18,7 +26,12 @@ export function toModelWithEndpoints(model: CatalogModel, endpoints: ReadonlyArr
   });
 }
 
-function toModelEndpoint(model: CatalogModel, endpoint: CatalogEndpoint, stats: EndpointStats, keys: KeyHealth[] | undefined): ModelEndpoint {
+function toModelEndpoint(
+  model: CatalogModel,
+  endpoint: CatalogEndpoint,
+  stats: EndpointStats,
+  keys: KeyHealth[] | undefined,
+): ModelEndpoint {
   return create(ModelEndpointSchema, {
     name: `${endpoint.providerName} | ${model.id}`,
     modelId: model.id,

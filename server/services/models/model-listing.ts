@@ -14,9 +14,14 @@ export interface ListedModel {
   endpoints: CatalogEndpoint[];
 }
 
-export function usableModels(catalog: Catalog, policy: EndpointPolicy, privateEndpoints: readonly CatalogEndpoint[] = []): ListedModel[] {
+export function usableModels(
+  catalog: Catalog,
+  policy: EndpointPolicy,
+  privateEndpoints: readonly CatalogEndpoint[] = [],
+): ListedModel[] {
   const privateByModel = new Map<string, CatalogEndpoint[]>();
-  for (const endpoint of privateEndpoints) privateByModel.set(endpoint.modelId, [...(privateByModel.get(endpoint.modelId) ?? []), endpoint]);
+  for (const endpoint of privateEndpoints)
+    privateByModel.set(endpoint.modelId, [...(privateByModel.get(endpoint.modelId) ?? []), endpoint]);
   const listed: ListedModel[] = [];
   for (const model of catalog.models.values()) {
     const endpoints = allowedEndpoints(policy, [...model.endpoints, ...(privateByModel.get(model.id) ?? [])]);
@@ -36,9 +41,16 @@ export interface ListQuery {
  * the whole list when neither offset nor limit is given. `links.next` is the path of the following
  * page, or null.
  */
-export function listResponse(listed: readonly ListedModel[], query: ListQuery, path: string, defaultModalities = "text"): ListModelsResponse {
+export function listResponse(
+  listed: readonly ListedModel[],
+  query: ListQuery,
+  path: string,
+  defaultModalities = "text",
+): ListModelsResponse {
   const wanted = (query.outputModalities ?? defaultModalities).split(",");
-  const matching = wanted.includes("all") ? listed : listed.filter(({ model }) => model.outputModalities.some((m) => wanted.includes(m)));
+  const matching = wanted.includes("all")
+    ? listed
+    : listed.filter(({ model }) => model.outputModalities.some((m) => wanted.includes(m)));
   const { offset, limit } = pageOf(query, matching.length);
   const data = matching.slice(offset, offset + limit).map(({ model, endpoints }) => toModel(model, endpoints));
   let next: string | undefined;

@@ -1,5 +1,12 @@
 import { create } from "@bufbuild/protobuf";
-import { ModelArchitectureSchema, ModelPricingSchema, ModelSchema, type Model, type ModelArchitecture, type ModelPricing } from "../../../gen/gateway/v1/models_pb.js";
+import {
+  ModelArchitectureSchema,
+  ModelPricingSchema,
+  ModelSchema,
+  type Model,
+  type ModelArchitecture,
+  type ModelPricing,
+} from "../../../gen/gateway/v1/models_pb.js";
 import type { CatalogEndpoint, CatalogModel, Pricing } from "../../engine/catalog/catalog.js";
 import { comparePricing } from "../../engine/catalog/decimal-price.js";
 

@@ -18,7 +18,12 @@ import { toProvider } from "./provider-view.js";
  * caller, its guardrails and its organization's active private endpoints. On a regional host name
  * every list keeps only what can be served within that region.
  */
-export function modelsService({ catalog, sequelize, governance, keyPools }: Deps): Partial<ServiceImpl<typeof ModelsService>> {
+export function modelsService({
+  catalog,
+  sequelize,
+  governance,
+  keyPools,
+}: Deps): Partial<ServiceImpl<typeof ModelsService>> {
   const regionalHost = (ctx: HandlerContext) => regionalHostOf(catalog, ctx.requestHeader.get("x-forwarded-host"));
 
   /** What the caller's key may use: its guardrails, the regional host, private endpoints included. */
@@ -33,7 +38,9 @@ export function modelsService({ catalog, sequelize, governance, keyPools }: Deps
   /** The public catalog, or the caller's own when its organization filters it. */
   async function catalogFor(ctx: HandlerContext): Promise<ListedModel[]> {
     const caller = optionalCallerOf(ctx);
-    return caller?.organization.isFilteredModelCatalogEnabled ? await modelsFor(caller, ctx) : usableModels(catalog, { ...UNRESTRICTED, regionalHost: regionalHost(ctx) });
+    return caller?.organization.isFilteredModelCatalogEnabled
+      ? await modelsFor(caller, ctx)
+      : usableModels(catalog, { ...UNRESTRICTED, regionalHost: regionalHost(ctx) });
   }
 
   return {
@@ -48,7 +55,10 @@ export function modelsService({ catalog, sequelize, governance, keyPools }: Deps
     // Whatever its output modality: a model GET /models lists for this caller (with `output_modalities=all`).
     async getModel(req, ctx) {
       const id = req.id || (req.author && req.slug ? `${req.author}/${req.slug}` : "");
-      if (!id) throw gatewayError(400, "Name the model: /models/{author}/{slug}, or its id with the slash encoded", { field: "id" });
+      if (!id)
+        throw gatewayError(400, "Name the model: /models/{author}/{slug}, or its id with the slash encoded", {
+          field: "id",
+        });
       const model = findCatalogModel(catalog, id.toLowerCase());
       const listed = model && (await catalogFor(ctx)).find((entry) => entry.model === model);
       if (!listed) throw gatewayError(404, `Model '${id}' not found`);
@@ -64,7 +74,12 @@ export function modelsService({ catalog, sequelize, governance, keyPools }: Deps
       const model = findCatalogModel(catalog, id.toLowerCase());
       if (!model) throw gatewayError(404, `Model '${id}' not found`);
       const caller = optionalCallerOf(ctx);
-      const endpoints = [...model.endpoints, ...(caller ? privateEndpointsOf(catalog, await governance.privateEndpoints(caller.organization.id), model.id) : [])];
+      const endpoints = [
+        ...model.endpoints,
+        ...(caller
+          ? privateEndpointsOf(catalog, await governance.privateEndpoints(caller.organization.id), model.id)
+          : []),
+      ];
       const stats = await endpointStats(
         sequelize,
         endpoints.map((endpoint) => endpoint.id),
@@ -73,7 +88,11 @@ export function modelsService({ catalog, sequelize, governance, keyPools }: Deps
       return {
         data: toModelWithEndpoints(
           model,
-          endpoints.map((endpoint) => ({ endpoint, stats: stats.get(endpoint.id) ?? NO_STATS, keys: endpoint.privateEndpointId ? undefined : keys.get(endpoint.providerSlug) })),
+          endpoints.map((endpoint) => ({
+            endpoint,
+            stats: stats.get(endpoint.id) ?? NO_STATS,
+            keys: endpoint.privateEndpointId ? undefined : keys.get(endpoint.providerSlug),
+          })),
         ),
       };
     },
@@ -81,7 +100,11 @@ export function modelsService({ catalog, sequelize, governance, keyPools }: Deps
     listProviders(_req, ctx) {
       const keys = keyPools.health();
       const management = callerOf(ctx).key.isManagement;
-      return { data: [...catalog.providers.values()].map((provider) => toProvider(provider, keys.get(provider.slug), management)) };
+      return {
+        data: [...catalog.providers.values()].map((provider) =>
+          toProvider(provider, keys.get(provider.slug), management),
+        ),
+      };
     },
   };
 }

@@ -1,6 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { ProviderKeySchema, ProviderKeyState, ProviderSchema, type Provider } from "../../../gen/gateway/v1/models_pb.js";
+import {
+  ProviderKeySchema,
+  ProviderKeyState,
+  ProviderSchema,
+  type Provider,
+} from "../../../gen/gateway/v1/models_pb.js";
 import type { CatalogProvider } from "../../engine/catalog/catalog.js";
 import type { KeyHealth, KeyState } from "../../engine/key-pools/key-pool.js";
 import { poolStatus } from "./pool-status.js";
@@ -16,7 +21,11 @@ const STATES: Record<KeyState, ProviderKeyState> = {
  * keys by position and state (never a key). Which key of the gateway's is resting or refused, and
  * until when, is the operator's business, not every tenant's.
  */
-export function toProvider(provider: CatalogProvider, keys: readonly KeyHealth[] | undefined, showKeys: boolean): Provider {
+export function toProvider(
+  provider: CatalogProvider,
+  keys: readonly KeyHealth[] | undefined,
+  showKeys: boolean,
+): Provider {
   return create(ProviderSchema, {
     name: provider.name,
     slug: provider.slug,

@@ -30,7 +30,12 @@ export function operatorService({ sequelize, config }: Deps): ServiceImpl<typeof
     async createOrganization(req) {
       return sequelize.transaction(async (transaction) => {
         const { organization, workspace, owner } = await createOrganization(
-          { name: req.name, entitlements: entitlementNames(req.entitlements), ownerEmail: req.ownerEmail ?? config.ownerEmail, createdBy: "operator" },
+          {
+            name: req.name,
+            entitlements: entitlementNames(req.entitlements),
+            ownerEmail: req.ownerEmail ?? config.ownerEmail,
+            createdBy: "operator",
+          },
           transaction,
         );
         const scope = { organizationId: organization.id, workspaceId: workspace.id, creatorUserId: owner.id };
@@ -44,10 +49,14 @@ export function operatorService({ sequelize, config }: Deps): ServiceImpl<typeof
         ["createdAt", "ASC"],
         ["id", "ASC"],
       ];
-      const [organizations, workspaces] = await Promise.all([OrganizationRow.findAll({ order }), WorkspaceRow.findAll({ order })]);
+      const [organizations, workspaces] = await Promise.all([
+        OrganizationRow.findAll({ order }),
+        WorkspaceRow.findAll({ order }),
+      ]);
       // Two queries instead of one per organization: the first workspace seen is the oldest.
       const defaults = new Map<string, WorkspaceRow>();
-      for (const workspace of workspaces) if (!defaults.has(workspace.organizationId)) defaults.set(workspace.organizationId, workspace);
+      for (const workspace of workspaces)
+        if (!defaults.has(workspace.organizationId)) defaults.set(workspace.organizationId, workspace);
       return { data: organizations.map((o) => toOrganization(o, defaults.get(o.id) ?? null)) };
     },
 
@@ -84,8 +93,14 @@ export function operatorService({ sequelize, config }: Deps): ServiceImpl<typeof
     async createKey(req) {
       const organization = await findOrganization(req.organizationId);
       const key = req.key!;
-      const workspace = key.workspaceId ? await WorkspaceRow.findOne({ where: { organizationId: organization.id, id: key.workspaceId.toLowerCase() } }) : await defaultWorkspaceOf(organization.id);
-      if (!workspace) throw gatewayError(404, `Workspace '${key.workspaceId ?? "default"}' not found in organization ${organization.id}`);
+      const workspace = key.workspaceId
+        ? await WorkspaceRow.findOne({ where: { organizationId: organization.id, id: key.workspaceId.toLowerCase() } })
+        : await defaultWorkspaceOf(organization.id);
+      if (!workspace)
+        throw gatewayError(
+          404,
+          `Workspace '${key.workspaceId ?? "default"}' not found in organization ${organization.id}`,
+        );
       const { row, secret } = await issueKey({
         organizationId: organization.id,
         workspaceId: workspace.id,
@@ -103,7 +118,10 @@ export function operatorService({ sequelize, config }: Deps): ServiceImpl<typeof
 }
 
 async function findOrganization(id: string, transaction?: Transaction): Promise<OrganizationRow> {
-  const organization = await OrganizationRow.findByPk(id.toLowerCase(), { transaction, ...(transaction ? { lock: transaction.LOCK.UPDATE } : {}) });
+  const organization = await OrganizationRow.findByPk(id.toLowerCase(), {
+    transaction,
+    ...(transaction ? { lock: transaction.LOCK.UPDATE } : {}),
+  });
   if (!organization) throw gatewayError(404, `Organization '${id}' not found`);
   return organization;
 }
@@ -112,14 +130,17 @@ function entitlementNames(entitlements: Entitlement[]): string[] {
   const names = new Set<string>();
   for (const entitlement of entitlements) {
     const name = ENTITLEMENT_NAMES[entitlement];
-    if (!name) throw gatewayError(400, "entitlements may hold ENTITLEMENT_INTERNS and ENTITLEMENT_PRIVATE_ENDPOINTS only");
+    if (!name)
+      throw gatewayError(400, "entitlements may hold ENTITLEMENT_INTERNS and ENTITLEMENT_PRIVATE_ENDPOINTS only");
     names.add(name);
   }
   return [...names];
 }
 
 function toOrganization(row: OrganizationRow, workspace: WorkspaceRow | null): Organization {
-  const byName = new Map(Object.entries(ENTITLEMENT_NAMES).map(([number, name]) => [name, Number(number) as Entitlement]));
+  const byName = new Map(
+    Object.entries(ENTITLEMENT_NAMES).map(([number, name]) => [name, Number(number) as Entitlement]),
+  );
   return create(OrganizationSchema, {
     id: row.id,
     name: row.name,

@@ -23,6 +23,9 @@ export async function createOrganization(
 ): Promise<{ organization: OrganizationRow; workspace: WorkspaceRow; owner: MemberRow }> {
   const organization = await OrganizationRow.create({ name, entitlements }, { transaction });
   const owner = await createOwner(organization.id, ownerEmail, transaction);
-  const workspace = await createWorkspaceRow({ organizationId: organization.id, name: "Default", slug: "default", createdBy }, transaction);
+  const workspace = await createWorkspaceRow(
+    { organizationId: organization.id, name: "Default", slug: "default", createdBy },
+    transaction,
+  );
   return { organization, workspace, owner };
 }

@@ -1,5 +1,8 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { type OrganizationService, UpdateOrganizationSettingsRequestSchema } from "../../../gen/gateway/v1/organization_pb.js";
+import {
+  type OrganizationService,
+  UpdateOrganizationSettingsRequestSchema,
+} from "../../../gen/gateway/v1/organization_pb.js";
 import { callerOf } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { changedFields } from "../../platform/core/update-mask.js";
@@ -16,7 +19,8 @@ export function organizationService(): Partial<ServiceImpl<typeof OrganizationSe
       const organization = await currentOrganization(callerOf(ctx).organization.id);
       const changed = changedFields(UpdateOrganizationSettingsRequestSchema, req, []);
       if (changed.has("is_filtered_model_catalog_enabled")) {
-        if (req.isFilteredModelCatalogEnabled === undefined) throw gatewayError(400, "is_filtered_model_catalog_enabled cannot be null");
+        if (req.isFilteredModelCatalogEnabled === undefined)
+          throw gatewayError(400, "is_filtered_model_catalog_enabled cannot be null");
         organization.isFilteredModelCatalogEnabled = req.isFilteredModelCatalogEnabled;
         organization.updatedAt = new Date();
         await organization.save();

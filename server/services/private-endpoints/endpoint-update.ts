@@ -17,12 +17,24 @@ export interface UpstreamConfig {
  * changes; a given one applies either way (null clears). Whether anything changed decides, in the
  * caller, whether the earlier validation is cleared.
  */
-export function patchUpstream(stored: UpstreamConfig, req: UpdatePrivateEndpointRequest, present: ReadonlySet<string>): { next: UpstreamConfig; changed: boolean } {
+export function patchUpstream(
+  stored: UpstreamConfig,
+  req: UpdatePrivateEndpointRequest,
+  present: ReadonlySet<string>,
+): { next: UpstreamConfig; changed: boolean } {
   const upstreamModelId = req.upstreamModelId;
   const baseUrl = present.has("base_url") && req.baseUrl !== undefined ? req.baseUrl : stored.baseUrl;
   const upstreamChanged = upstreamModelId !== stored.upstreamModelId || baseUrl !== stored.baseUrl;
-  const declaredRegion = present.has("declared_region") ? (wireName(DataRegionSchema, req.declaredRegion) ?? null) : upstreamChanged ? null : stored.declaredRegion;
-  const declaredZdr = present.has("declared_zdr") ? (req.declaredZdr ?? false) : upstreamChanged ? false : stored.declaredZdr;
+  const declaredRegion = present.has("declared_region")
+    ? (wireName(DataRegionSchema, req.declaredRegion) ?? null)
+    : upstreamChanged
+      ? null
+      : stored.declaredRegion;
+  const declaredZdr = present.has("declared_zdr")
+    ? (req.declaredZdr ?? false)
+    : upstreamChanged
+      ? false
+      : stored.declaredZdr;
   const next = { upstreamModelId, baseUrl, declaredRegion, declaredZdr };
   const changed = upstreamChanged || declaredRegion !== stored.declaredRegion || declaredZdr !== stored.declaredZdr;
   return { next, changed };

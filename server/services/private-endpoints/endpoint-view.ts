@@ -1,7 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { DataRegionSchema } from "../../../gen/gateway/v1/common_pb.js";
-import { PrivateEndpointSchema, PrivateEndpointStatusSchema, PrivateEndpointSummarySchema, type PrivateEndpoint, type PrivateEndpointSummary } from "../../../gen/gateway/v1/private_endpoints_pb.js";
+import {
+  PrivateEndpointSchema,
+  PrivateEndpointStatusSchema,
+  PrivateEndpointSummarySchema,
+  type PrivateEndpoint,
+  type PrivateEndpointSummary,
+} from "../../../gen/gateway/v1/private_endpoints_pb.js";
 import { optionalTimestamp } from "../../platform/core/timestamps.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import type { PrivateEndpointRow } from "../../platform/db/governance-models.js";

@@ -16,9 +16,16 @@ export interface ModelIdentity {
  */
 export function modelIdentity(catalog: Catalog, permaslug: string): ModelIdentity {
   if (!MODEL_ID.test(permaslug)) {
-    throw gatewayError(400, "model_permaslug must look like author/slug (lowercase letters, digits, '.', '_', '-', ':')");
+    throw gatewayError(
+      400,
+      "model_permaslug must look like author/slug (lowercase letters, digits, '.', '_', '-', ':')",
+    );
   }
   const model = findCatalogModel(catalog, permaslug);
-  if (!model) throw gatewayError(400, `model_permaslug '${permaslug}' is not a model of this gateway's catalog (GET /api/v1/models lists them)`);
+  if (!model)
+    throw gatewayError(
+      400,
+      `model_permaslug '${permaslug}' is not a model of this gateway's catalog (GET /api/v1/models lists them)`,
+    );
   return { permaslug: model.canonicalSlug, slug: model.id, name: model.name };
 }

@@ -2,7 +2,10 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Transaction } from "sequelize";
 import { DataRegionSchema, DeletedResponseSchema } from "../../../gen/gateway/v1/common_pb.js";
-import { UpdatePrivateEndpointRequestSchema, type PrivateEndpointsService } from "../../../gen/gateway/v1/private_endpoints_pb.js";
+import {
+  UpdatePrivateEndpointRequestSchema,
+  type PrivateEndpointsService,
+} from "../../../gen/gateway/v1/private_endpoints_pb.js";
 import { requireByokProvider } from "../../engine/providers/byok-providers.js";
 import { callerOf, type Caller } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
@@ -25,8 +28,16 @@ import { runValidation } from "./validation-checks.js";
  * a draft clears its validation; an active endpoint is frozen. The entitlement and the management
  * key are checked by the auth interceptor from the proto options.
  */
-export function privateEndpointsService({ config, secrets, sequelize, catalog }: Deps): Partial<ServiceImpl<typeof PrivateEndpointsService>> {
-  const guard = createDestinationGuard({ allowedHosts: config.privateEndpointAllowedHosts, resolveTimeoutMs: config.privateEndpointTimeoutMs });
+export function privateEndpointsService({
+  config,
+  secrets,
+  sequelize,
+  catalog,
+}: Deps): Partial<ServiceImpl<typeof PrivateEndpointsService>> {
+  const guard = createDestinationGuard({
+    allowedHosts: config.privateEndpointAllowedHosts,
+    resolveTimeoutMs: config.privateEndpointTimeoutMs,
+  });
   const ca = loadTrustStore(config.privateEndpointCaFile);
 
   /** 400 for a malformed base_url, 422 for a destination the gateway will not call. */
@@ -44,7 +55,8 @@ export function privateEndpointsService({ config, secrets, sequelize, catalog }:
       const caller = callerOf(ctx);
       const model = modelIdentity(catalog, req.modelPermaslug);
       const provider = requireByokProvider(req.providerSlug, "provider_slug");
-      if (req.baseUrl === undefined) throw gatewayError(400, "base_url is required: no supported provider derives its URL from the BYOK credential");
+      if (req.baseUrl === undefined)
+        throw gatewayError(400, "base_url is required: no supported provider derives its URL from the BYOK credential");
       await vetBaseUrl(req.baseUrl);
       const row = await PrivateEndpointRow.create({
         ...inOrganization(caller),
@@ -87,7 +99,8 @@ export function privateEndpointsService({ config, secrets, sequelize, catalog }:
       const current = await findEndpoint(caller, req.id);
       if (current.status === "active") throw activeConflict();
       if (present.has("base_url")) {
-        if (req.baseUrl === undefined) throw gatewayError(400, "base_url cannot be null; omit it to keep the stored one");
+        if (req.baseUrl === undefined)
+          throw gatewayError(400, "base_url cannot be null; omit it to keep the stored one");
         // The stored URL passed the guard when it was set; validation vets it again before calling.
         if (req.baseUrl === current.baseUrl) parseBaseUrl(req.baseUrl);
         else await vetBaseUrl(req.baseUrl);
@@ -107,7 +120,8 @@ export function privateEndpointsService({ config, secrets, sequelize, catalog }:
       const caller = callerOf(ctx);
       const endpoint = await findEndpoint(caller, req.id);
       const workspace = await findWorkspace(caller, req.workspaceId);
-      if (endpoint.status === "active") throw gatewayError(409, "The private endpoint is active; only a draft can be validated");
+      if (endpoint.status === "active")
+        throw gatewayError(409, "The private endpoint is active; only a draft can be validated");
       const result = await runValidation({
         endpoint,
         workspace,
@@ -142,7 +156,11 @@ export function privateEndpointsService({ config, secrets, sequelize, catalog }:
       const row = await sequelize.transaction(async (transaction) => {
         const locked = await findEndpoint(caller, req.id, transaction);
         if (locked.status === "active") throw gatewayError(409, "The private endpoint is already active");
-        if (!locked.validatedAt) throw gatewayError(409, "The private endpoint has not passed validation since it was created or last changed; validate it first");
+        if (!locked.validatedAt)
+          throw gatewayError(
+            409,
+            "The private endpoint has not passed validation since it was created or last changed; validate it first",
+          );
         return locked.update({ status: "active", updatedAt: new Date() }, { transaction });
       });
       return { data: toPrivateEndpoint(row) };
@@ -158,7 +176,10 @@ export function privateEndpointsService({ config, secrets, sequelize, catalog }:
 
 /** An endpoint of the caller's organization; with a transaction, locked for update. */
 function findEndpoint(caller: Caller, id: string, transaction?: Transaction): Promise<PrivateEndpointRow> {
-  return findInOrganization(PrivateEndpointRow, caller, { id: id.toLowerCase() }, "Private endpoint not found", { transaction, lock: true });
+  return findInOrganization(PrivateEndpointRow, caller, { id: id.toLowerCase() }, "Private endpoint not found", {
+    transaction,
+    lock: true,
+  });
 }
 
 function activeConflict() {

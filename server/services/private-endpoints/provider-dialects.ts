@@ -16,7 +16,11 @@ export interface TestCall {
 export function testCall(kind: ProviderKind, baseUrl: string, model: string, credential: string): TestCall {
   const provider = providerFor(kind);
   const { path, headers, body } = provider.probe.request(model, credential);
-  const common = { "content-type": "application/json", accept: "application/json", "user-agent": "model-gateway-validation" };
+  const common = {
+    "content-type": "application/json",
+    accept: "application/json",
+    "user-agent": "model-gateway-validation",
+  };
   return { url: upstreamUrl(baseUrl, provider.privateRootPath + path), headers: { ...common, ...headers }, body };
 }
 

@@ -1,9 +1,18 @@
 import { create } from "@bufbuild/protobuf";
-import { PrivateEndpointCheckSchema, PrivateEndpointValidationSchema, type PrivateEndpointCheck, type PrivateEndpointValidation } from "../../../gen/gateway/v1/private_endpoints_pb.js";
+import {
+  PrivateEndpointCheckSchema,
+  PrivateEndpointValidationSchema,
+  type PrivateEndpointCheck,
+  type PrivateEndpointValidation,
+} from "../../../gen/gateway/v1/private_endpoints_pb.js";
 import { usableCredential } from "../../engine/providers/byok-credentials.js";
 import { findByokProvider } from "../../engine/providers/byok-providers.js";
 import type { PrivateEndpointRow } from "../../platform/db/governance-models.js";
-import { DestinationRefused, type DestinationGuard, type VettedDestination } from "../../../egress/destination-guard.js";
+import {
+  DestinationRefused,
+  type DestinationGuard,
+  type VettedDestination,
+} from "../../../egress/destination-guard.js";
 import { expectedShapeName, hasExpectedShape, testCall } from "./provider-dialects.js";
 import { MAX_BODY_BYTES, probeUpstream, type ProbeOutcome } from "../../platform/outbound/upstream-probe.js";
 
@@ -43,9 +52,13 @@ export async function runValidation(input: ValidationInput): Promise<PrivateEndp
       workspaceId: input.workspace.id,
       provider: provider.slug,
     });
-    if (credential.state === "missing") return fail("credential", `no enabled ${provider.name} BYOK credential in workspace '${input.workspace.slug}'`);
+    if (credential.state === "missing")
+      return fail("credential", `no enabled ${provider.name} BYOK credential in workspace '${input.workspace.slug}'`);
     if (credential.state === "unreadable") {
-      return fail("credential", `the newest ${provider.name} BYOK credential of workspace '${input.workspace.slug}' cannot be decrypted with the gateway's master key`);
+      return fail(
+        "credential",
+        `the newest ${provider.name} BYOK credential of workspace '${input.workspace.slug}' cannot be decrypted with the gateway's master key`,
+      );
     }
     pass("credential");
 
@@ -64,19 +77,29 @@ export async function runValidation(input: ValidationInput): Promise<PrivateEndp
     if (outcome.kind !== "response") return fail("reachable", unreachableMessage(outcome, input.timeoutMs));
     pass("reachable");
 
-    if (outcome.status === 401 || outcome.status === 403) return fail("auth_ok", `upstream rejected the credential (HTTP ${outcome.status})`);
+    if (outcome.status === 401 || outcome.status === 403)
+      return fail("auth_ok", `upstream rejected the credential (HTTP ${outcome.status})`);
     pass("auth_ok");
 
-    if (outcome.status >= 300 && outcome.status < 400) return fail("model_ok", `upstream answered HTTP ${outcome.status}; redirects are not followed`);
-    if (outcome.status < 200 || outcome.status >= 300) return fail("model_ok", `upstream answered HTTP ${outcome.status}`);
+    if (outcome.status >= 300 && outcome.status < 400)
+      return fail("model_ok", `upstream answered HTTP ${outcome.status}; redirects are not followed`);
+    if (outcome.status < 200 || outcome.status >= 300)
+      return fail("model_ok", `upstream answered HTTP ${outcome.status}`);
     if (outcome.truncated) return fail("model_ok", `the response is larger than ${MAX_BODY_BYTES / 1024} KiB`);
-    if (!hasExpectedShape(provider.kind, parseJson(outcome.body))) return fail("model_ok", `the response is not ${expectedShapeName(provider.kind)}`);
+    if (!hasExpectedShape(provider.kind, parseJson(outcome.body)))
+      return fail("model_ok", `the response is not ${expectedShapeName(provider.kind)}`);
     pass("model_ok");
   })();
 
   const failed = checks.find((check) => !check.passed);
   for (const name of CHECKS.slice(checks.length)) {
-    checks.push(create(PrivateEndpointCheckSchema, { name, passed: false, message: `skipped: ${failed?.name ?? "an earlier check"} failed` }));
+    checks.push(
+      create(PrivateEndpointCheckSchema, {
+        name,
+        passed: false,
+        message: `skipped: ${failed?.name ?? "an earlier check"} failed`,
+      }),
+    );
   }
   return create(PrivateEndpointValidationSchema, { passed: checks.every((check) => check.passed), checks });
 }

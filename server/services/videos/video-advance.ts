@@ -7,7 +7,16 @@ import { isRetryable, toGatewayError } from "../../engine/inference/upstream-err
 import { UpstreamError } from "../../engine/providers/provider.js";
 import type { UpstreamVideo } from "../../engine/providers/video-api.js";
 import { videoCost } from "./video-cost.js";
-import { handBackJob, recordAccepted, recordEnd, recordFailedStep, recordProgress, type StoredOutput, type VideoJobRow, type VideoJobStatus } from "./video-store.js";
+import {
+  handBackJob,
+  recordAccepted,
+  recordEnd,
+  recordFailedStep,
+  recordProgress,
+  type StoredOutput,
+  type VideoJobRow,
+  type VideoJobStatus,
+} from "./video-store.js";
 import { copyOutputs } from "./video-outputs.js";
 import { settleJob, type JobOutcome } from "./video-settlement.js";
 import { jobPlan, jobTarget, submissionOf, type JobPlan, type JobTarget } from "./video-upstream.js";
@@ -61,16 +70,30 @@ export async function advanceJob(ax: Advancer, job: VideoJobRow): Promise<void> 
   }
 }
 
-async function record(ax: Advancer, job: VideoJobRow, plan: JobPlan, handle: JobTarget, video: UpstreamVideo): Promise<void> {
+async function record(
+  ax: Advancer,
+  job: VideoJobRow,
+  plan: JobPlan,
+  handle: JobTarget,
+  video: UpstreamVideo,
+): Promise<void> {
   switch (video.state) {
     case "queued":
     case "in_progress":
       await progress(ax, job, video.state === "queued" ? "pending" : "in_progress");
       return;
     case "failed":
-      return finish(ax, job, "failed", video.error ?? "The provider failed the job", { status: "error", httpStatus: 502, costUsd: NO_COST });
+      return finish(ax, job, "failed", video.error ?? "The provider failed the job", {
+        status: "error",
+        httpStatus: 502,
+        costUsd: NO_COST,
+      });
     case "cancelled":
-      return finish(ax, job, "cancelled", "The provider cancelled the job", { status: "cancelled", httpStatus: 499, costUsd: NO_COST });
+      return finish(ax, job, "cancelled", "The provider cancelled the job", {
+        status: "cancelled",
+        httpStatus: 499,
+        costUsd: NO_COST,
+      });
     case "completed": {
       const outputs = await copyOutputs(ax.blobs, handle, job, video.id, video.outputs, ax.signal);
       const cost = videoCost(plan.model, video.seconds ?? job.seconds, job.resolution);
@@ -81,16 +104,33 @@ async function record(ax: Advancer, job: VideoJobRow, plan: JobPlan, handle: Job
 
 /** A job whose submission was cut short (its instance died): sent again under the same idempotency key. */
 async function resubmit(ax: Advancer, job: VideoJobRow, plan: JobPlan, handle: JobTarget): Promise<void> {
-  if (!job.request) return finish(ax, job, "failed", "The job's request was lost before the provider accepted it", { status: "error", httpStatus: 500, costUsd: NO_COST });
+  if (!job.request)
+    return finish(ax, job, "failed", "The job's request was lost before the provider accepted it", {
+      status: "error",
+      httpStatus: 500,
+      costUsd: NO_COST,
+    });
   const video = await handle.api.create(handle.target, submissionOf(job.request, plan.endpoint, job.id), ax.signal);
   await acceptedBy(ax.runtime, job.id, ax.owner, video, handle.isByok, ax.settings.pollMs);
 }
 
 /** Records the provider's acceptance of a job and hands the job to the poller. */
-export async function acceptedBy(runtime: InferenceRuntime, jobId: string, owner: string, video: UpstreamVideo, isByok: boolean, pollMs: number): Promise<boolean> {
+export async function acceptedBy(
+  runtime: InferenceRuntime,
+  jobId: string,
+  owner: string,
+  video: UpstreamVideo,
+  isByok: boolean,
+  pollMs: number,
+): Promise<boolean> {
   // A job the provider finished at once is looked at right away.
   const wait = video.state === "queued" || video.state === "in_progress" ? pollMs / 1000 : 0;
-  return recordAccepted(runtime.sequelize, jobId, owner, { upstreamId: video.id, status: video.state === "queued" ? "pending" : "in_progress", isByok, waitSeconds: wait });
+  return recordAccepted(runtime.sequelize, jobId, owner, {
+    upstreamId: video.id,
+    status: video.state === "queued" ? "pending" : "in_progress",
+    isByok,
+    waitSeconds: wait,
+  });
 }
 
 async function progress(ax: Advancer, job: VideoJobRow, status: VideoJobStatus): Promise<void> {
@@ -110,11 +150,21 @@ async function removeUpstream(ax: Advancer, job: VideoJobRow, upstreamId: string
     const handle = await jobTarget(ax.runtime, plan.context, plan.endpoint);
     await handle.api.remove(handle.target, upstreamId, ax.signal);
   } catch (err) {
-    ax.runtime.log.warn({ job: job.id, err: errorMessage(err) }, "the provider's copy of an expired video job could not be deleted");
+    ax.runtime.log.warn(
+      { job: job.id, err: errorMessage(err) },
+      "the provider's copy of an expired video job could not be deleted",
+    );
   }
 }
 
-async function finish(ax: Advancer, job: VideoJobRow, status: VideoJobStatus, error: string | null, outcome: JobOutcome, outputs?: StoredOutput[]): Promise<void> {
+async function finish(
+  ax: Advancer,
+  job: VideoJobRow,
+  status: VideoJobStatus,
+  error: string | null,
+  outcome: JobOutcome,
+  outputs?: StoredOutput[],
+): Promise<void> {
   await settleJob(ax.runtime.sequelize, job, outcome);
   await recordEnd(ax.runtime.sequelize, job.id, ax.owner, {
     status,
@@ -140,8 +190,12 @@ async function setBack(ax: Advancer, job: VideoJobRow, plan: JobPlan, err: unkno
     const { status, message } = httpErrorOf(toGatewayError(err, plan.endpoint.providerName));
     return finish(ax, job, "failed", message, { status: "error", httpStatus: status, costUsd: NO_COST });
   }
-  if (!(err instanceof UpstreamError)) log.warn({ job: job.id, err: errorMessage(err) }, "video job step failed; it will be retried");
+  if (!(err instanceof UpstreamError))
+    log.warn({ job: job.id, err: errorMessage(err) }, "video job step failed; it will be retried");
   const retryAfterMs = err instanceof UpstreamError ? (err.options.retryAfterS ?? 0) * 1000 : 0;
-  const delayMs = Math.min(MAX_BACKOFF_MS, Math.max(retryAfterMs, ax.settings.retryBaseMs * 2 ** Math.min(job.failures, 16)));
+  const delayMs = Math.min(
+    MAX_BACKOFF_MS,
+    Math.max(retryAfterMs, ax.settings.retryBaseMs * 2 ** Math.min(job.failures, 16)),
+  );
   await recordFailedStep(sequelize, job.id, ax.owner, delayMs / 1000);
 }

@@ -8,6 +8,9 @@ import { addUsd, multiplyUsd } from "../../platform/core/money.js";
  * seconds) and the billed cost (the seconds the provider reports, when it does).
  */
 export function videoCost(model: CatalogVideoModel, seconds: number, resolution: string | null): string {
-  const perSecond = (resolution !== null ? model.pricingSkus.get(`${SKU_PER_SECOND}-${resolution.toLowerCase()}`) : undefined) ?? model.pricingSkus.get(SKU_PER_SECOND) ?? "0";
+  const perSecond =
+    (resolution !== null ? model.pricingSkus.get(`${SKU_PER_SECOND}-${resolution.toLowerCase()}`) : undefined) ??
+    model.pricingSkus.get(SKU_PER_SECOND) ??
+    "0";
   return addUsd(model.pricingSkus.get(SKU_PER_VIDEO) ?? "0", multiplyUsd(perSecond, seconds));
 }

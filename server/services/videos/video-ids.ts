@@ -22,7 +22,8 @@ function alphanumerics(length: number): string {
   const limit = 256 - (256 % ALPHABET.length);
   let out = "";
   while (out.length < length) {
-    for (const byte of randomBytes(length)) if (byte < limit && out.length < length) out += ALPHABET[byte % ALPHABET.length];
+    for (const byte of randomBytes(length))
+      if (byte < limit && out.length < length) out += ALPHABET[byte % ALPHABET.length];
   }
   return out;
 }

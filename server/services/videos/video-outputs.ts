@@ -14,7 +14,14 @@ export function outputKey(job: Pick<VideoJobRow, "id" | "workspace_id">, index: 
   return `videos/${job.workspace_id}/${job.id}/${index}`;
 }
 
-export async function copyOutputs(blobs: BlobStore, handle: JobTarget, job: VideoJobRow, upstreamId: string, count: number, signal: AbortSignal): Promise<StoredOutput[]> {
+export async function copyOutputs(
+  blobs: BlobStore,
+  handle: JobTarget,
+  job: VideoJobRow,
+  upstreamId: string,
+  count: number,
+  signal: AbortSignal,
+): Promise<StoredOutput[]> {
   const outputs: StoredOutput[] = [];
   for (let index = 0; index < count; index++) {
     const output = await handle.api.content(handle.target, upstreamId, index, signal);
@@ -28,6 +35,9 @@ export async function readOutput(blobs: BlobStore, job: VideoJobRow, index: numb
   return blobs.get(outputKey(job, index));
 }
 
-export async function deleteOutputs(blobs: BlobStore, job: Pick<VideoJobRow, "id" | "workspace_id" | "outputs">): Promise<void> {
+export async function deleteOutputs(
+  blobs: BlobStore,
+  job: Pick<VideoJobRow, "id" | "workspace_id" | "outputs">,
+): Promise<void> {
   for (let index = 0; index < job.outputs.length; index++) await blobs.delete(outputKey(job, index));
 }

@@ -3,7 +3,15 @@ import { startLeasedWorker } from "../../platform/core/leased-worker.js";
 import { newLeaseOwner } from "../../platform/core/lease-owner.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import { advanceJob, type Advancer } from "./video-advance.js";
-import { claimJobs, jobLeaseOwners, jobsWithExpiredOutputs, markOutputsPurged, releaseJobLeases, renewJobLeases, type VideoJobRow } from "./video-store.js";
+import {
+  claimJobs,
+  jobLeaseOwners,
+  jobsWithExpiredOutputs,
+  markOutputsPurged,
+  releaseJobLeases,
+  renewJobLeases,
+  type VideoJobRow,
+} from "./video-store.js";
 import { deleteOutputs } from "./video-outputs.js";
 import { errorMessage } from "../../../wire/errors.js";
 
@@ -81,7 +89,11 @@ export function startVideoPoller(runtime: InferenceRuntime, blobs: BlobStore): V
     work,
     renew: { everyMs: Math.max(200, (settings.leaseSeconds * 1000) / 3), run: renew },
     // A crashed instance of this machine (this one before a restart, say) need not be waited for.
-    releaseDead: { self: owner, owners: () => jobLeaseOwners(sequelize), release: (holder) => releaseJobLeases(sequelize, holder) },
+    releaseDead: {
+      self: owner,
+      owners: () => jobLeaseOwners(sequelize),
+      release: (holder) => releaseJobLeases(sequelize, holder),
+    },
     sweep,
     sweepEveryMs: SWEEP_MS,
   });
@@ -95,7 +107,9 @@ export function startVideoPoller(runtime: InferenceRuntime, blobs: BlobStore): V
       stopping.abort();
       await worker.stop();
       // Handed back now rather than when the leases lapse, so the next instance goes on at once.
-      await releaseJobLeases(sequelize, owner).catch((err: unknown) => log.warn({ err: errorMessage(err) }, "video job leases could not be handed back; they lapse"));
+      await releaseJobLeases(sequelize, owner).catch((err: unknown) =>
+        log.warn({ err: errorMessage(err) }, "video job leases could not be handed back; they lapse"),
+      );
     },
   };
 }

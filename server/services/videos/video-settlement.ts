@@ -20,7 +20,12 @@ export interface JobOutcome {
 
 const FENCE = "usage_ledger_one_per_video_job";
 
-export async function settleJob(sequelize: Sequelize, job: VideoJobRow, outcome: JobOutcome, now = new Date()): Promise<void> {
+export async function settleJob(
+  sequelize: Sequelize,
+  job: VideoJobRow,
+  outcome: JobOutcome,
+  now = new Date(),
+): Promise<void> {
   try {
     await settleCall(
       sequelize,
@@ -58,6 +63,7 @@ export async function settleJob(sequelize: Sequelize, job: VideoJobRow, outcome:
 }
 
 function alreadySettled(err: unknown): boolean {
-  const parent = typeof err === "object" && err !== null && "parent" in err ? (err as { parent: unknown }).parent : undefined;
+  const parent =
+    typeof err === "object" && err !== null && "parent" in err ? (err as { parent: unknown }).parent : undefined;
   return typeof parent === "object" && parent !== null && (parent as { constraint?: unknown }).constraint === FENCE;
 }

@@ -59,23 +59,37 @@ export interface Scope {
 
 /** A job of the scope; without a scope any job (signed URLs carry their own authority). */
 export async function findJob(sequelize: Sequelize, id: string, scope: Scope | null): Promise<VideoJobRow | undefined> {
-  const [row] = await sequelize.query<VideoJobRow>(`SELECT * FROM video_jobs WHERE id = :id ${scope ? "AND organization_id = :organizationId AND workspace_id = :workspaceId" : ""}`, {
-    type: QueryTypes.SELECT,
-    replacements: { id, organizationId: scope?.organizationId ?? null, workspaceId: scope?.workspaceId ?? null },
-  });
+  const [row] = await sequelize.query<VideoJobRow>(
+    `SELECT * FROM video_jobs WHERE id = :id ${scope ? "AND organization_id = :organizationId AND workspace_id = :workspaceId" : ""}`,
+    {
+      type: QueryTypes.SELECT,
+      replacements: { id, organizationId: scope?.organizationId ?? null, workspaceId: scope?.workspaceId ?? null },
+    },
+  );
   return row;
 }
 
 /** A job's stored outputs are readable until `outputs_expire_at`, whether or not the sweep has run. */
 export function outputsAvailable(job: VideoJobRow, now = Date.now()): boolean {
-  return job.status === "completed" && job.outputs_purged_at === null && job.outputs_expire_at !== null && job.outputs_expire_at.getTime() > now;
+  return (
+    job.status === "completed" &&
+    job.outputs_purged_at === null &&
+    job.outputs_expire_at !== null &&
+    job.outputs_expire_at.getTime() > now
+  );
 }
 
 /**
  * Applies `set` to an open job this worker holds and releases the lease; false when the job is no
  * longer the worker's (another instance took it over or finished it).
  */
-async function updateHeld(sequelize: Sequelize, id: string, owner: string, set: string, bind: Record<string, unknown> = {}): Promise<boolean> {
+async function updateHeld(
+  sequelize: Sequelize,
+  id: string,
+  owner: string,
+  set: string,
+  bind: Record<string, unknown> = {},
+): Promise<boolean> {
   const rows = await sequelize.query<{ id: string }>(
     `UPDATE video_jobs SET ${set}, lease_owner = NULL, lease_expires_at = NULL WHERE id = $id AND lease_owner = $owner AND status IN ('pending', 'in_progress') RETURNING id`,
     { type: QueryTypes.SELECT, bind: { ...bind, id, owner } },
@@ -84,18 +98,41 @@ async function updateHeld(sequelize: Sequelize, id: string, owner: string, set: 
 }
 
 /** The provider accepted the job (`upstreamId`); the poller looks at it again in `waitSeconds`. */
-export function recordAccepted(sequelize: Sequelize, id: string, owner: string, accepted: { upstreamId: string; status: VideoJobStatus; isByok: boolean; waitSeconds: number }): Promise<boolean> {
-  return updateHeld(sequelize, id, owner, "upstream_id = $upstream, status = $status, request = NULL, is_byok = $byok, failures = 0, available_at = now() + make_interval(secs => $wait)", {
-    upstream: accepted.upstreamId,
-    status: accepted.status,
-    byok: accepted.isByok,
-    wait: accepted.waitSeconds,
-  });
+export function recordAccepted(
+  sequelize: Sequelize,
+  id: string,
+  owner: string,
+  accepted: { upstreamId: string; status: VideoJobStatus; isByok: boolean; waitSeconds: number },
+): Promise<boolean> {
+  return updateHeld(
+    sequelize,
+    id,
+    owner,
+    "upstream_id = $upstream, status = $status, request = NULL, is_byok = $byok, failures = 0, available_at = now() + make_interval(secs => $wait)",
+    {
+      upstream: accepted.upstreamId,
+      status: accepted.status,
+      byok: accepted.isByok,
+      wait: accepted.waitSeconds,
+    },
+  );
 }
 
 /** The provider is still at work: polled again in `waitSeconds`. */
-export async function recordProgress(sequelize: Sequelize, id: string, owner: string, status: VideoJobStatus, waitSeconds: number): Promise<void> {
-  await updateHeld(sequelize, id, owner, "status = $status, failures = 0, available_at = now() + make_interval(secs => $wait)", { status, wait: waitSeconds });
+export async function recordProgress(
+  sequelize: Sequelize,
+  id: string,
+  owner: string,
+  status: VideoJobStatus,
+  waitSeconds: number,
+): Promise<void> {
+  await updateHeld(
+    sequelize,
+    id,
+    owner,
+    "status = $status, failures = 0, available_at = now() + make_interval(secs => $wait)",
+    { status, wait: waitSeconds },
+  );
 }
 
 /** The job's final state; a completed job's stored outputs are kept `retentionSeconds`. */
@@ -103,15 +140,28 @@ export async function recordEnd(
   sequelize: Sequelize,
   id: string,
   owner: string,
-  end: { status: VideoJobStatus; error: string | null; costUsd: string; outputs?: { stored: StoredOutput[]; retentionSeconds: number } },
+  end: {
+    status: VideoJobStatus;
+    error: string | null;
+    costUsd: string;
+    outputs?: { stored: StoredOutput[]; retentionSeconds: number };
+  },
 ): Promise<void> {
-  const outputs = end.outputs ? ", outputs = $outputs::jsonb, outputs_expire_at = now() + make_interval(secs => $retention)" : "";
-  await updateHeld(sequelize, id, owner, `status = $status, error = $error, cost_usd = $cost, request = NULL, finished_at = now()${outputs}`, {
-    status: end.status,
-    error: end.error,
-    cost: end.costUsd,
-    ...(end.outputs ? { outputs: JSON.stringify(end.outputs.stored), retention: end.outputs.retentionSeconds } : {}),
-  });
+  const outputs = end.outputs
+    ? ", outputs = $outputs::jsonb, outputs_expire_at = now() + make_interval(secs => $retention)"
+    : "";
+  await updateHeld(
+    sequelize,
+    id,
+    owner,
+    `status = $status, error = $error, cost_usd = $cost, request = NULL, finished_at = now()${outputs}`,
+    {
+      status: end.status,
+      error: end.error,
+      cost: end.costUsd,
+      ...(end.outputs ? { outputs: JSON.stringify(end.outputs.stored), retention: end.outputs.retentionSeconds } : {}),
+    },
+  );
 }
 
 /** Handed back untouched (the instance stops): due again at once. */
@@ -120,8 +170,19 @@ export async function handBackJob(sequelize: Sequelize, id: string, owner: strin
 }
 
 /** A step that did not get through: one failure more, tried again in `delaySeconds`. */
-export async function recordFailedStep(sequelize: Sequelize, id: string, owner: string, delaySeconds: number): Promise<void> {
-  await updateHeld(sequelize, id, owner, "failures = failures + 1, available_at = now() + make_interval(secs => $delay)", { delay: delaySeconds });
+export async function recordFailedStep(
+  sequelize: Sequelize,
+  id: string,
+  owner: string,
+  delaySeconds: number,
+): Promise<void> {
+  await updateHeld(
+    sequelize,
+    id,
+    owner,
+    "failures = failures + 1, available_at = now() + make_interval(secs => $delay)",
+    { delay: delaySeconds },
+  );
 }
 
 /** A new job, held under `owner`'s lease while the provider is asked (migration 0007's columns). */
@@ -181,20 +242,35 @@ export async function insertJob(sequelize: Sequelize, job: NewVideoJob): Promise
 }
 
 /** The job goes to the model's next endpoint (the one before did not take it). */
-export async function moveJobToEndpoint(sequelize: Sequelize, id: string, endpoint: { id: string; providerSlug: string }): Promise<void> {
-  await sequelize.query("UPDATE video_jobs SET endpoint_id = $endpointId, provider_slug = $providerSlug WHERE id = $id", {
-    bind: { id, endpointId: endpoint.id, providerSlug: endpoint.providerSlug },
-  });
+export async function moveJobToEndpoint(
+  sequelize: Sequelize,
+  id: string,
+  endpoint: { id: string; providerSlug: string },
+): Promise<void> {
+  await sequelize.query(
+    "UPDATE video_jobs SET endpoint_id = $endpointId, provider_slug = $providerSlug WHERE id = $id",
+    {
+      bind: { id, endpointId: endpoint.id, providerSlug: endpoint.providerSlug },
+    },
+  );
 }
 
 /** Removes a job no provider accepted; false when a provider did (the job then stays). */
 export async function deleteUnacceptedJob(sequelize: Sequelize, id: string): Promise<boolean> {
-  const deleted = await sequelize.query("DELETE FROM video_jobs WHERE id = $id AND upstream_id IS NULL RETURNING id", { type: QueryTypes.SELECT, bind: { id } });
+  const deleted = await sequelize.query("DELETE FROM video_jobs WHERE id = $id AND upstream_id IS NULL RETURNING id", {
+    type: QueryTypes.SELECT,
+    bind: { id },
+  });
   return deleted.length > 0;
 }
 
 /** Due jobs (`available_at` reached, or past their deadline) whose lease is free or lapsed, now leased to `owner`. */
-export async function claimJobs(sequelize: Sequelize, owner: string, limit: number, leaseSeconds: number): Promise<VideoJobRow[]> {
+export async function claimJobs(
+  sequelize: Sequelize,
+  owner: string,
+  limit: number,
+  leaseSeconds: number,
+): Promise<VideoJobRow[]> {
   return sequelize.query<VideoJobRow>(
     `WITH picked AS (
        SELECT id FROM video_jobs
@@ -212,27 +288,44 @@ export async function claimJobs(sequelize: Sequelize, owner: string, limit: numb
 }
 
 /** Extends `owner`'s leases on these jobs. */
-export async function renewJobLeases(sequelize: Sequelize, owner: string, ids: string[], leaseSeconds: number): Promise<void> {
-  await sequelize.query(`UPDATE video_jobs SET lease_expires_at = now() + make_interval(secs => $lease) WHERE id = ANY($ids) AND lease_owner = $owner`, {
-    bind: { lease: leaseSeconds, owner, ids },
-  });
+export async function renewJobLeases(
+  sequelize: Sequelize,
+  owner: string,
+  ids: string[],
+  leaseSeconds: number,
+): Promise<void> {
+  await sequelize.query(
+    `UPDATE video_jobs SET lease_expires_at = now() + make_interval(secs => $lease) WHERE id = ANY($ids) AND lease_owner = $owner`,
+    {
+      bind: { lease: leaseSeconds, owner, ids },
+    },
+  );
 }
 
 /** Gives `owner`'s jobs back at once: the next claim of any instance takes them. */
 export async function releaseJobLeases(sequelize: Sequelize, owner: string): Promise<void> {
-  await sequelize.query("UPDATE video_jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $owner", { bind: { owner } });
+  await sequelize.query(
+    "UPDATE video_jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $owner",
+    { bind: { owner } },
+  );
 }
 
 /** Who holds leases on open jobs now. */
 export async function jobLeaseOwners(sequelize: Sequelize): Promise<string[]> {
-  const rows = await sequelize.query<{ owner: string }>("SELECT DISTINCT lease_owner AS owner FROM video_jobs WHERE status IN ('pending', 'in_progress') AND lease_owner IS NOT NULL", {
-    type: QueryTypes.SELECT,
-  });
+  const rows = await sequelize.query<{ owner: string }>(
+    "SELECT DISTINCT lease_owner AS owner FROM video_jobs WHERE status IN ('pending', 'in_progress') AND lease_owner IS NOT NULL",
+    {
+      type: QueryTypes.SELECT,
+    },
+  );
   return rows.map((row) => row.owner);
 }
 
 /** Up to `limit` jobs whose stored outputs' retention has passed and that still have them. */
-export function jobsWithExpiredOutputs(sequelize: Sequelize, limit: number): Promise<Pick<VideoJobRow, "id" | "workspace_id" | "outputs">[]> {
+export function jobsWithExpiredOutputs(
+  sequelize: Sequelize,
+  limit: number,
+): Promise<Pick<VideoJobRow, "id" | "workspace_id" | "outputs">[]> {
   return sequelize.query<Pick<VideoJobRow, "id" | "workspace_id" | "outputs">>(
     `SELECT id, workspace_id, outputs FROM video_jobs
       WHERE outputs_expire_at <= now() AND outputs_purged_at IS NULL
@@ -242,5 +335,8 @@ export function jobsWithExpiredOutputs(sequelize: Sequelize, limit: number): Pro
 }
 
 export async function markOutputsPurged(sequelize: Sequelize, id: string): Promise<void> {
-  await sequelize.query("UPDATE video_jobs SET outputs_purged_at = now() WHERE id = $id AND outputs_purged_at IS NULL", { bind: { id } });
+  await sequelize.query(
+    "UPDATE video_jobs SET outputs_purged_at = now() WHERE id = $id AND outputs_purged_at IS NULL",
+    { bind: { id } },
+  );
 }

@@ -13,7 +13,14 @@ import { releaseReservation } from "../../engine/usage/usage-store.js";
 import { acceptedBy } from "./video-advance.js";
 import { videoCost } from "./video-cost.js";
 import { newGenerationId, newJobId } from "./video-ids.js";
-import { deleteUnacceptedJob, findJob, insertJob, moveJobToEndpoint, type StoredRequest, type VideoJobRow } from "./video-store.js";
+import {
+  deleteUnacceptedJob,
+  findJob,
+  insertJob,
+  moveJobToEndpoint,
+  type StoredRequest,
+  type VideoJobRow,
+} from "./video-store.js";
 import type { VideoPoller } from "./video-poller.js";
 import { videoRequestSpec } from "./video-request.js";
 import { jobTarget, submissionOf } from "./video-upstream.js";
@@ -27,28 +34,53 @@ import { jobTarget, submissionOf } from "./video-upstream.js";
  * this instance dies meanwhile, the poller of another sends it again under the same idempotency
  * key. A request no endpoint accepted leaves nothing behind.
  */
-export async function submitVideo(runtime: InferenceRuntime, poller: VideoPoller, ctx: HandlerContext, req: CreateVideoRequest): Promise<VideoJobRow> {
+export async function submitVideo(
+  runtime: InferenceRuntime,
+  poller: VideoPoller,
+  ctx: HandlerContext,
+  req: CreateVideoRequest,
+): Promise<VideoJobRow> {
   const caller = callerOf(ctx);
   const context: CallerContext = { ...(await runtime.governance.governance(caller)), caller };
   const model = findVideoModel(runtime.catalog.videoModels, req.model);
-  if (!model) throw gatewayError(400, `model: ${req.model} is not a video model of this gateway (GET /api/v1/videos/models lists them)`);
-  const previous = req.previousJobId === undefined ? undefined : await findJob(runtime.sequelize, req.previousJobId, caller.key);
-  if (req.previousJobId !== undefined && !previous) throw gatewayError(404, `previous_job_id: video job ${req.previousJobId} not found`);
-  const spec = videoRequestSpec(model, req, previous && { id: previous.id, modelId: previous.model_id, status: previous.status });
+  if (!model)
+    throw gatewayError(
+      400,
+      `model: ${req.model} is not a video model of this gateway (GET /api/v1/videos/models lists them)`,
+    );
+  const previous =
+    req.previousJobId === undefined ? undefined : await findJob(runtime.sequelize, req.previousJobId, caller.key);
+  if (req.previousJobId !== undefined && !previous)
+    throw gatewayError(404, `previous_job_id: video job ${req.previousJobId} not found`);
+  const spec = videoRequestSpec(
+    model,
+    req,
+    previous && { id: previous.id, modelId: previous.model_id, status: previous.status },
+  );
   // The provider-side video a continuation extends exists on the earlier job's endpoint only.
   const candidates = previous ? model.endpoints.filter((e) => e.id === previous.endpoint_id) : model.endpoints;
-  if (candidates.length === 0) throw gatewayError(400, `previous_job_id: the endpoint of job ${previous?.id} is no longer configured`);
+  if (candidates.length === 0)
+    throw gatewayError(400, `previous_job_id: the endpoint of job ${previous?.id} is no longer configured`);
   const refusal = runtime.refusalFor(context, ctx.requestHeader.get("x-forwarded-host"));
   const endpoints = candidates.filter((endpoint) => refusal(endpoint) === undefined);
   if (endpoints.length === 0) throw gatewayError(403, `Not allowed: ${refusal(candidates[0]!)}`);
 
   // The cost is known in advance: it is reserved until the job's settlement, at the latest its deadline.
   const estimate = videoCost(model, spec.seconds, spec.resolution ?? null);
-  const { reservationId } = await admit(runtime, context, { estimateUsd: estimate, free: endpoints.every(isFreeEndpoint), reservationTtlS: runtime.config.video.deadlineSeconds });
+  const { reservationId } = await admit(runtime, context, {
+    estimateUsd: estimate,
+    free: endpoints.every(isFreeEndpoint),
+    reservationTtlS: runtime.config.video.deadlineSeconds,
+  });
   const request: StoredRequest = { ...spec, continues: previous?.upstream_id ?? undefined };
   let job: VideoJobRow;
   try {
-    job = await newJob(runtime, poller, context, model, endpoints[0]!, { request, estimate, reservationId, previousJobId: previous?.id ?? null });
+    job = await newJob(runtime, poller, context, model, endpoints[0]!, {
+      request,
+      estimate,
+      reservationId,
+      previousJobId: previous?.id ?? null,
+    });
   } catch (err) {
     if (reservationId) await releaseReservation(runtime.sequelize, reservationId).catch(() => undefined);
     throw err;
@@ -70,7 +102,14 @@ interface NewJob {
   previousJobId: string | null;
 }
 
-function newJob(runtime: InferenceRuntime, poller: VideoPoller, context: CallerContext, model: CatalogVideoModel, endpoint: CatalogEndpoint, job: NewJob): Promise<VideoJobRow> {
+function newJob(
+  runtime: InferenceRuntime,
+  poller: VideoPoller,
+  context: CallerContext,
+  model: CatalogVideoModel,
+  endpoint: CatalogEndpoint,
+  job: NewJob,
+): Promise<VideoJobRow> {
   const { sequelize, config } = runtime;
   const { key } = context.caller;
   return insertJob(sequelize, {
@@ -95,7 +134,13 @@ function newJob(runtime: InferenceRuntime, poller: VideoPoller, context: CallerC
 }
 
 /** Tries the endpoints in order until one accepts the job; the last failure is the caller's error. */
-async function handOver(runtime: InferenceRuntime, poller: VideoPoller, context: CallerContext, job: VideoJobRow, endpoints: CatalogEndpoint[]): Promise<VideoJobRow> {
+async function handOver(
+  runtime: InferenceRuntime,
+  poller: VideoPoller,
+  context: CallerContext,
+  job: VideoJobRow,
+  endpoints: CatalogEndpoint[],
+): Promise<VideoJobRow> {
   const { sequelize, config } = runtime;
   // Not the client's signal: a job the provider accepted stands even if the client went away.
   const signal = AbortSignal.timeout(config.requestTimeoutMs);
@@ -123,7 +168,8 @@ async function discard(runtime: InferenceRuntime, job: VideoJobRow): Promise<voi
   const { sequelize, log } = runtime;
   try {
     // A job the provider did accept (the failure came after) stays, and keeps what it holds.
-    if ((await deleteUnacceptedJob(sequelize, job.id)) && job.reservation_id) await releaseReservation(sequelize, job.reservation_id);
+    if ((await deleteUnacceptedJob(sequelize, job.id)) && job.reservation_id)
+      await releaseReservation(sequelize, job.reservation_id);
   } catch (err) {
     // The lease lapses and the poller submits the job again; its reservation lapses with its deadline.
     log.warn({ job: job.id, err: errorMessage(err) }, "a video job the provider did not accept could not be removed");

@@ -18,7 +18,11 @@ export interface JobTarget {
   isByok: boolean;
 }
 
-export async function jobTarget(runtime: InferenceRuntime, context: CallerContext, endpoint: CatalogEndpoint): Promise<JobTarget> {
+export async function jobTarget(
+  runtime: InferenceRuntime,
+  context: CallerContext,
+  endpoint: CatalogEndpoint,
+): Promise<JobTarget> {
   const resolved = await runtime.resolveTarget(context, endpoint);
   const api = providerFor(resolved.target.kind).video;
   if (!api) throw new UpstreamError("unsupported", `provider ${endpoint.providerSlug} has no video API`);

@@ -20,7 +20,8 @@ const INFO = "model-gateway video download URLs v1";
 
 export function createUrlSigner(masterKey: Buffer): UrlSigner {
   const key = Buffer.from(hkdfSync("sha256", masterKey, Buffer.alloc(0), INFO, 32));
-  const sign = (jobId: string, index: number, expires: bigint | number) => createHmac("sha256", key).update(`${jobId}\n${index}\n${expires}`).digest();
+  const sign = (jobId: string, index: number, expires: bigint | number) =>
+    createHmac("sha256", key).update(`${jobId}\n${index}\n${expires}`).digest();
   return {
     url(jobId, index, expires) {
       return `${contentPath(jobId)}?index=${index}&expires=${expires}&sig=${sign(jobId, index, expires).toString("base64url")}`;

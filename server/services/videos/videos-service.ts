@@ -18,11 +18,18 @@ import { toVideoJob, toVideoModel } from "./video-view.js";
  * or to a valid signed URL (video-url-signing.ts): a missing, malformed, wrong or expired
  * signature is a 401 like a missing or invalid key.
  */
-export function videosService(runtime: InferenceRuntime, blobs: BlobStore, poller: VideoPoller): ServiceImpl<typeof VideosService> {
+export function videosService(
+  runtime: InferenceRuntime,
+  blobs: BlobStore,
+  poller: VideoPoller,
+): ServiceImpl<typeof VideosService> {
   const { sequelize, secrets, catalog } = runtime;
   const signer = createUrlSigner(secrets.masterKey);
 
-  async function visible(jobId: string, scope: { organizationId: string; workspaceId: string } | null): Promise<VideoJobRow> {
+  async function visible(
+    jobId: string,
+    scope: { organizationId: string; workspaceId: string } | null,
+  ): Promise<VideoJobRow> {
     const job = await findJob(sequelize, jobId, scope);
     if (!job) throw gatewayError(404, `Video job ${jobId} not found`);
     return job;
@@ -41,17 +48,29 @@ export function videosService(runtime: InferenceRuntime, blobs: BlobStore, polle
       const index = req.index ?? 0;
       let job: VideoJobRow;
       if (req.sig !== undefined || req.expires !== undefined) {
-        if (req.sig === undefined || req.expires === undefined) throw gatewayError(401, "A signed URL carries both expires and sig");
-        if (!signer.verify(req.jobId, index, req.expires, req.sig)) throw gatewayError(401, "Invalid signature: this is not a download URL the gateway issued");
-        if (req.expires <= BigInt(Math.floor(Date.now() / 1000))) throw gatewayError(401, `The signed URL expired at ${new Date(Number(req.expires) * 1000).toISOString()}`);
+        if (req.sig === undefined || req.expires === undefined)
+          throw gatewayError(401, "A signed URL carries both expires and sig");
+        if (!signer.verify(req.jobId, index, req.expires, req.sig))
+          throw gatewayError(401, "Invalid signature: this is not a download URL the gateway issued");
+        if (req.expires <= BigInt(Math.floor(Date.now() / 1000)))
+          throw gatewayError(401, `The signed URL expired at ${new Date(Number(req.expires) * 1000).toISOString()}`);
         job = await visible(req.jobId, null);
       } else {
         job = await visible(req.jobId, callerOf(ctx).key);
       }
-      if (job.status !== "completed") throw gatewayError(409, `Video job ${job.id} is ${job.status}; its content is available once it has completed`);
-      if (!outputsAvailable(job)) throw gatewayError(410, `The stored outputs of video job ${job.id} have expired: they are kept for a limited time after completion`);
+      if (job.status !== "completed")
+        throw gatewayError(409, `Video job ${job.id} is ${job.status}; its content is available once it has completed`);
+      if (!outputsAvailable(job))
+        throw gatewayError(
+          410,
+          `The stored outputs of video job ${job.id} have expired: they are kept for a limited time after completion`,
+        );
       const output = job.outputs[index];
-      if (!output) throw gatewayError(404, `Video job ${job.id} has ${job.outputs.length} output(s); index ${index} does not exist`);
+      if (!output)
+        throw gatewayError(
+          404,
+          `Video job ${job.id} has ${job.outputs.length} output(s); index ${index} does not exist`,
+        );
       const stream = await readOutput(blobs, job, index);
       if (!stream) throw gatewayError(410, `The stored output ${index} of video job ${job.id} is no longer available`);
       const chunks: Buffer[] = [];

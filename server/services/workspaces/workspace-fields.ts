@@ -1,5 +1,10 @@
 import type { Attributes, Transaction } from "sequelize";
-import { ProviderSortSchema, ServerToolSchema, type ProviderSort, type ServerTool } from "../../../gen/gateway/v1/workspaces_pb.js";
+import {
+  ProviderSortSchema,
+  ServerToolSchema,
+  type ProviderSort,
+  type ServerTool,
+} from "../../../gen/gateway/v1/workspaces_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { wireName, wireNamesOf } from "../../../wire/enums.js";
 import { GuardrailRow } from "../../platform/db/governance-models.js";
@@ -34,7 +39,11 @@ export interface WorkspaceFieldValues {
 
 export type WorkspaceColumns = Partial<Attributes<WorkspaceRow>>;
 
-type FieldRule = (values: WorkspaceFieldValues, organizationId: string, transaction?: Transaction) => WorkspaceColumns | Promise<WorkspaceColumns>;
+type FieldRule = (
+  values: WorkspaceFieldValues,
+  organizationId: string,
+  transaction?: Transaction,
+) => WorkspaceColumns | Promise<WorkspaceColumns>;
 
 /** Keyed by proto field name, the names `changedFields` reports. */
 const RULES: Record<string, FieldRule> = {
@@ -52,24 +61,39 @@ const RULES: Record<string, FieldRule> = {
   // Null restores full sampling, the default.
   io_logging_sampling_rate: (v) => ({ ioLoggingSamplingRate: String(v.ioLoggingSamplingRate ?? 1) }),
   is_data_discount_logging_enabled: (v) => ({ isDataDiscountLoggingEnabled: v.isDataDiscountLoggingEnabled ?? false }),
-  is_observability_broadcast_enabled: (v) => ({ isObservabilityBroadcastEnabled: v.isObservabilityBroadcastEnabled ?? false }),
-  is_observability_io_logging_enabled: (v) => ({ isObservabilityIoLoggingEnabled: v.isObservabilityIoLoggingEnabled ?? false }),
+  is_observability_broadcast_enabled: (v) => ({
+    isObservabilityBroadcastEnabled: v.isObservabilityBroadcastEnabled ?? false,
+  }),
+  is_observability_io_logging_enabled: (v) => ({
+    isObservabilityIoLoggingEnabled: v.isObservabilityIoLoggingEnabled ?? false,
+  }),
   include_byok_in_budgets: (v) => ({ includeByokInBudgets: v.includeByokInBudgets ?? false }),
   svc_cache_ttl_seconds: (v) => ({ cacheTtlSeconds: v.svcCacheTtlSeconds ?? null }),
   svc_rate_limit: (v) => rateLimitColumns(v.svcRateLimit),
   // Never null: a PATCH replaces it with another guardrail, it cannot clear it.
   default_guardrail_id: async (v, organizationId, transaction) => ({
-    defaultGuardrailId: await guardrailOf(organizationId, notNull(v.defaultGuardrailId, "default_guardrail_id"), transaction),
+    defaultGuardrailId: await guardrailOf(
+      organizationId,
+      notNull(v.defaultGuardrailId, "default_guardrail_id"),
+      transaction,
+    ),
   }),
 };
 
 /** The fields a create sets; without `default_guardrail_id` the workspace gets a new, unrestricted one. */
 export function createdWorkspaceFields(values: WorkspaceFieldValues): ReadonlySet<string> {
-  return new Set(Object.keys(RULES).filter((field) => field !== "default_guardrail_id" || values.defaultGuardrailId !== undefined));
+  return new Set(
+    Object.keys(RULES).filter((field) => field !== "default_guardrail_id" || values.defaultGuardrailId !== undefined),
+  );
 }
 
 /** The columns that `fields` (proto names) set from `values`; 400 names the first bad field. */
-export async function workspaceColumns(values: WorkspaceFieldValues, fields: ReadonlySet<string>, organizationId: string, transaction?: Transaction): Promise<WorkspaceColumns> {
+export async function workspaceColumns(
+  values: WorkspaceFieldValues,
+  fields: ReadonlySet<string>,
+  organizationId: string,
+  transaction?: Transaction,
+): Promise<WorkspaceColumns> {
   const columns: WorkspaceColumns = {};
   for (const field of fields) {
     const rule = RULES[field];
@@ -85,7 +109,11 @@ function notNull(value: string | undefined, field: string): string {
 
 /** A default guardrail must be one of the organization's own; another's is as unknown as a missing one. */
 async function guardrailOf(organizationId: string, id: string, transaction?: Transaction): Promise<string> {
-  const guardrail = await GuardrailRow.findOne({ where: { organizationId, id: id.toLowerCase() }, attributes: ["id"], transaction });
+  const guardrail = await GuardrailRow.findOne({
+    where: { organizationId, id: id.toLowerCase() },
+    attributes: ["id"],
+    transaction,
+  });
   if (!guardrail) throw gatewayError(400, `default_guardrail_id '${id}' is not a guardrail of this organization`);
   return guardrail.id;
 }

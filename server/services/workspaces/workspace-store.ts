@@ -1,5 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { ForeignKeyConstraintError, Op, UniqueConstraintError, type CreationAttributes, type Sequelize, type Transaction } from "sequelize";
+import {
+  ForeignKeyConstraintError,
+  Op,
+  UniqueConstraintError,
+  type CreationAttributes,
+  type Sequelize,
+  type Transaction,
+} from "sequelize";
 import type { Caller } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { findWorkspace, inOrganization } from "../../platform/core/scope.js";
@@ -10,7 +17,11 @@ import { createUnrestrictedGuardrail } from "../guardrails/unrestricted-guardrai
 import type { WorkspaceColumns } from "./workspace-fields.js";
 
 /** Writes of workspaces, with the conflicts the database detects turned into the API's answers. */
-export async function insertWorkspace(sequelize: Sequelize, caller: Caller, columns: WorkspaceColumns & { name: string; slug: string }): Promise<WorkspaceRow> {
+export async function insertWorkspace(
+  sequelize: Sequelize,
+  caller: Caller,
+  columns: WorkspaceColumns & { name: string; slug: string },
+): Promise<WorkspaceRow> {
   return answeringConflicts(columns, () =>
     sequelize.transaction((transaction) =>
       createWorkspaceRow(
@@ -31,7 +42,10 @@ export async function insertWorkspace(sequelize: Sequelize, caller: Caller, colu
  * with the default guardrail it names, or else a new one that restricts nothing. The two rows
  * point at each other; the workspace's foreign key is checked at commit (migration 0016).
  */
-export async function createWorkspaceRow(attributes: CreationAttributes<WorkspaceRow>, transaction: Transaction): Promise<WorkspaceRow> {
+export async function createWorkspaceRow(
+  attributes: CreationAttributes<WorkspaceRow>,
+  transaction: Transaction,
+): Promise<WorkspaceRow> {
   if (attributes.defaultGuardrailId) return WorkspaceRow.create(attributes, { transaction });
   const guardrailId = randomUUID();
   const workspace = await WorkspaceRow.create({ ...attributes, defaultGuardrailId: guardrailId }, { transaction });
@@ -56,31 +70,49 @@ export async function removeWorkspace(sequelize: Sequelize, caller: Caller, ref:
       // no key can appear between the count below and the delete.
       const workspace = await findWorkspace(caller, ref, { transaction, lock: true });
       const oldest = await defaultWorkspaceOf(caller.organization.id, transaction);
-      if (oldest?.id === workspace.id) throw gatewayError(409, "The organization's default workspace cannot be deleted");
+      if (oldest?.id === workspace.id)
+        throw gatewayError(409, "The organization's default workspace cannot be deleted");
       const keys = await ApiKeyRow.count({ where: { workspaceId: workspace.id }, transaction });
       if (keys > 0) {
         throw gatewayError(409, `Workspace '${ref}' still has ${keys} API key(s); delete them first`);
       }
       const borrower = await workspaceBorrowingGuardrailOf(workspace.id, transaction);
-      if (borrower) throw defaultGuardrailInUse(`Workspace '${ref}' holds the default guardrail of workspace '${borrower.slug}'`, borrower);
+      if (borrower)
+        throw defaultGuardrailInUse(
+          `Workspace '${ref}' holds the default guardrail of workspace '${borrower.slug}'`,
+          borrower,
+        );
       await workspace.destroy({ transaction });
     })
     .catch((err: unknown) => {
       // A default set on another workspace after the check above fails the commit instead.
-      if (err instanceof ForeignKeyConstraintError) throw gatewayError(409, `Workspace '${ref}' holds another workspace's default guardrail; change that default first`);
+      if (err instanceof ForeignKeyConstraintError)
+        throw gatewayError(
+          409,
+          `Workspace '${ref}' holds another workspace's default guardrail; change that default first`,
+        );
       throw err;
     });
 }
 
 /** Another workspace whose default guardrail belongs to `workspaceId` (its guardrails go with it). */
-async function workspaceBorrowingGuardrailOf(workspaceId: string, transaction: Transaction): Promise<WorkspaceRow | null> {
+async function workspaceBorrowingGuardrailOf(
+  workspaceId: string,
+  transaction: Transaction,
+): Promise<WorkspaceRow | null> {
   const own = await GuardrailRow.findAll({ where: { workspaceId }, attributes: ["id"], transaction });
   if (own.length === 0) return null;
-  return WorkspaceRow.findOne({ where: { defaultGuardrailId: own.map((g) => g.id), id: { [Op.ne]: workspaceId } }, transaction });
+  return WorkspaceRow.findOne({
+    where: { defaultGuardrailId: own.map((g) => g.id), id: { [Op.ne]: workspaceId } },
+    transaction,
+  });
 }
 
 /** The organization's default workspace: its oldest, where keys land when none is named. */
-export async function defaultWorkspaceOf(organizationId: string, transaction?: Transaction): Promise<WorkspaceRow | null> {
+export async function defaultWorkspaceOf(
+  organizationId: string,
+  transaction?: Transaction,
+): Promise<WorkspaceRow | null> {
   return WorkspaceRow.findOne({
     where: { organizationId },
     order: [
@@ -91,7 +123,10 @@ export async function defaultWorkspaceOf(organizationId: string, transaction?: T
   });
 }
 
-async function answeringConflicts(columns: WorkspaceColumns, write: () => Promise<WorkspaceRow>): Promise<WorkspaceRow> {
+async function answeringConflicts(
+  columns: WorkspaceColumns,
+  write: () => Promise<WorkspaceRow>,
+): Promise<WorkspaceRow> {
   try {
     return await write();
   } catch (err) {
@@ -101,7 +136,10 @@ async function answeringConflicts(columns: WorkspaceColumns, write: () => Promis
     }
     // The only foreign key a request can name: a guardrail deleted since it was checked.
     if (err instanceof ForeignKeyConstraintError) {
-      throw gatewayError(400, `default_guardrail_id '${columns.defaultGuardrailId ?? ""}' is not a guardrail of this organization`);
+      throw gatewayError(
+        400,
+        `default_guardrail_id '${columns.defaultGuardrailId ?? ""}' is not a guardrail of this organization`,
+      );
     }
     throw err;
   }

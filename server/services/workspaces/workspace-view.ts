@@ -1,7 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { BudgetIntervalSchema } from "../../../gen/gateway/v1/common_pb.js";
-import { ProviderSortSchema, ServerToolSchema, WorkspaceBudgetSchema, WorkspaceSchema, type Workspace, type WorkspaceBudget } from "../../../gen/gateway/v1/workspaces_pb.js";
+import {
+  ProviderSortSchema,
+  ServerToolSchema,
+  WorkspaceBudgetSchema,
+  WorkspaceSchema,
+  type Workspace,
+  type WorkspaceBudget,
+} from "../../../gen/gateway/v1/workspaces_pb.js";
 import { microsToUsd } from "../../platform/core/money.js";
 import { optionalTimestamp } from "../../platform/core/timestamps.js";
 import { enumFromStored } from "../../../wire/enums.js";

@@ -22,7 +22,9 @@ export function workspacesService({ sequelize }: Deps): ServiceImpl<typeof Works
     async createWorkspace(req, ctx) {
       const caller = callerOf(ctx);
       const columns = await workspaceColumns(req, createdWorkspaceFields(req), caller.organization.id);
-      return { data: toWorkspace(await insertWorkspace(sequelize, caller, { ...columns, name: req.name, slug: req.slug })) };
+      return {
+        data: toWorkspace(await insertWorkspace(sequelize, caller, { ...columns, name: req.name, slug: req.slug })),
+      };
     },
 
     async listWorkspaces(req, ctx) {
@@ -79,20 +81,28 @@ export function workspacesService({ sequelize }: Deps): ServiceImpl<typeof Works
         const existing = await WorkspaceBudgetRow.findAll({ where: { workspaceId: workspace.id }, transaction });
         assertBudgetOrder(interval, limitMicros, existing);
         if (req.includeByokInBudgets !== undefined && req.includeByokInBudgets !== workspace.includeByokInBudgets) {
-          await workspace.update({ includeByokInBudgets: req.includeByokInBudgets, updatedAt: new Date() }, { transaction });
+          await workspace.update(
+            { includeByokInBudgets: req.includeByokInBudgets, updatedAt: new Date() },
+            { transaction },
+          );
         }
         const current = existing.find((b) => b.interval === interval);
         if (current) {
           return current.update({ limitMicros: limitMicros.toString(), updatedAt: new Date() }, { transaction });
         }
-        return WorkspaceBudgetRow.create({ workspaceId: workspace.id, interval, limitMicros: limitMicros.toString() }, { transaction });
+        return WorkspaceBudgetRow.create(
+          { workspaceId: workspace.id, interval, limitMicros: limitMicros.toString() },
+          { transaction },
+        );
       });
       return { data: toWorkspaceBudget(row) };
     },
 
     async deleteWorkspaceBudget(req, ctx) {
       const workspace = await findWorkspace(callerOf(ctx), req.workspaceRef);
-      await WorkspaceBudgetRow.destroy({ where: { workspaceId: workspace.id, interval: wireName(BudgetIntervalSchema, req.interval)! } });
+      await WorkspaceBudgetRow.destroy({
+        where: { workspaceId: workspace.id, interval: wireName(BudgetIntervalSchema, req.interval)! },
+      });
       return create(DeletedResponseSchema, { deleted: true });
     },
   };

@@ -1,6 +1,11 @@
 import { ConnectError } from "@connectrpc/connect";
 import * as assert from "uvu/assert";
-import type { GrantRequest, GrantResult, LeaseStore, Returned } from "../../../server/engine/admission/admission-store.js";
+import type {
+  GrantRequest,
+  GrantResult,
+  LeaseStore,
+  Returned,
+} from "../../../server/engine/admission/admission-store.js";
 import type { Consumption } from "../../../server/engine/usage/usage-store.js";
 import { type AdmissionTicket, LeaseBook, type LeaseSettings } from "../../../server/engine/admission/lease-book.js";
 import type { Quantity } from "../../../server/engine/admission/quantities.js";
@@ -33,14 +38,30 @@ class MemoryStore implements LeaseStore {
     const amounts: number[] = [];
     const left: number[] = [];
     for (const [index, { quantity, need, want }] of requests.entries()) {
-      const remaining = Math.min(...quantity.limits.map((l) => Number(l.limit))) - (this.granted.get(quantity.name) ?? 0);
-      if (remaining < Number(need)) return { granted: false, index, remaining: String(remaining), label: quantity.limits[0]!.label, retryAfterS: 42 };
+      const remaining =
+        Math.min(...quantity.limits.map((l) => Number(l.limit))) - (this.granted.get(quantity.name) ?? 0);
+      if (remaining < Number(need))
+        return {
+          granted: false,
+          index,
+          remaining: String(remaining),
+          label: quantity.limits[0]!.label,
+          retryAfterS: 42,
+        };
       amounts.push(Math.max(Number(need), Math.min(Number(want), remaining)));
       left.push(remaining - amounts.at(-1)!);
     }
-    requests.forEach(({ quantity }, i) => this.granted.set(quantity.name, (this.granted.get(quantity.name) ?? 0) + amounts[i]!));
+    requests.forEach(({ quantity }, i) =>
+      this.granted.set(quantity.name, (this.granted.get(quantity.name) ?? 0) + amounts[i]!),
+    );
     const now = new Date();
-    return { granted: true, amounts: amounts.map(String), left: left.map(String), expiresAt: new Date(now.getTime() + 60_000), dbNow: now };
+    return {
+      granted: true,
+      amounts: amounts.map(String),
+      left: left.map(String),
+      expiresAt: new Date(now.getTime() + 60_000),
+      dbNow: now,
+    };
   }
 
   async consume(consumptions: readonly Consumption[]): Promise<void> {
@@ -48,7 +69,8 @@ class MemoryStore implements LeaseStore {
   }
 
   async giveBack(returned: readonly Returned[]): Promise<void> {
-    for (const { quantity, amount } of returned) this.granted.set(quantity.name, (this.granted.get(quantity.name) ?? 0) - Number(amount));
+    for (const { quantity, amount } of returned)
+      this.granted.set(quantity.name, (this.granted.get(quantity.name) ?? 0) - Number(amount));
   }
 
   async dropAll(): Promise<void> {
@@ -56,12 +78,27 @@ class MemoryStore implements LeaseStore {
   }
 }
 
-const SETTINGS: LeaseSettings = { leaseMs: 60_000, topUpMs: 60_000, horizonMs: 10_000, holdMs: 120_000, idleMs: 60_000 };
+const SETTINGS: LeaseSettings = {
+  leaseMs: 60_000,
+  topUpMs: 60_000,
+  horizonMs: 10_000,
+  holdMs: 120_000,
+  idleMs: 60_000,
+};
 const WINDOW = new Date("2026-03-15T00:00:00Z");
 /** A rate limit's minute, the one that holds now (its reset lies ahead). */
-const MINUTE = { start: new Date(Math.floor(Date.now() / 60_000) * 60_000), end: new Date(Math.floor(Date.now() / 60_000) * 60_000 + 60_000) };
+const MINUTE = {
+  start: new Date(Math.floor(Date.now() / 60_000) * 60_000),
+  end: new Date(Math.floor(Date.now() / 60_000) * 60_000 + 60_000),
+};
 
-function quantity(name: string, kind: Quantity["kind"], limit: string, refusal: Quantity["refusal"], rateLimit: Quantity["rateLimit"] = null): Quantity {
+function quantity(
+  name: string,
+  kind: Quantity["kind"],
+  limit: string,
+  refusal: Quantity["refusal"],
+  rateLimit: Quantity["rateLimit"] = null,
+): Quantity {
   return {
     name,
     windowStart: rateLimit ? MINUTE.start : WINDOW,
@@ -87,7 +124,13 @@ function book(store: LeaseStore): LeaseBook {
 }
 
 /** The HTTP status of what `admit` threw, or "admitted". */
-async function outcome(leases: LeaseBook, quantities: Quantity[], estimateUsd: string, tickets: AdmissionTicket[] = [], estimateTokens = 0): Promise<number | "admitted"> {
+async function outcome(
+  leases: LeaseBook,
+  quantities: Quantity[],
+  estimateUsd: string,
+  tickets: AdmissionTicket[] = [],
+  estimateTokens = 0,
+): Promise<number | "admitted"> {
   try {
     tickets.push(await leases.admit(quantities, estimateUsd, estimateTokens));
     return "admitted";
@@ -120,7 +163,11 @@ test("never on partial headroom: a worst case beyond what is left of a budget is
   const tickets: AdmissionTicket[] = [];
   assert.is(await outcome(leases, [spend("1")], "0.6", tickets), "admitted");
   assert.is(await outcome(leases, [spend("1")], "0.6"), 402, "0.4 is left: the call's 0.6 is not covered");
-  assert.is(await outcome(leases, [spend("1")], "0.4", tickets), "admitted", "what is left still serves a call it covers");
+  assert.is(
+    await outcome(leases, [spend("1")], "0.4", tickets),
+    "admitted",
+    "what is left still serves a call it covers",
+  );
 });
 
 test("settling consumes the real cost and frees the rest of the reservation, once", async () => {
@@ -153,7 +200,11 @@ test("a call takes all of its quantities or none: a refused budget leaves the ra
   const store = new MemoryStore();
   const leases = book(store);
   assert.is(await outcome(leases, [rate("1"), spend("0.5")], "1"), 402);
-  assert.is(await outcome(leases, [rate("1"), spend("0.5")], "0.4"), "admitted", "the one request of the rate limit was not spent by the refused call");
+  assert.is(
+    await outcome(leases, [rate("1"), spend("0.5")], "0.4"),
+    "admitted",
+    "the one request of the rate limit was not spent by the refused call",
+  );
 });
 
 test("a token counter is reserved the worst case and settled with what the call used: a short answer leaves the rest to the next calls", async () => {
@@ -165,7 +216,11 @@ test("a token counter is reserved the worst case and settled with what the call 
     tickets[0]!.settle("0", 10).map((c) => [c.quantity, c.amount]),
     [["rate:key:h1:tokens", "10"]],
   );
-  assert.is(await outcome(leases, [tokens("120")], "0", tickets, 30), "admitted", "the 30 the first call did not use serve a call of 30");
+  assert.is(
+    await outcome(leases, [tokens("120")], "0", tickets, 30),
+    "admitted",
+    "the 30 the first call did not use serve a call of 30",
+  );
   assert.is(await outcome(leases, [tokens("120")], "0", [], 1), 429);
 });
 

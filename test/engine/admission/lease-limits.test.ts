@@ -39,7 +39,10 @@ test.before.each(({ env }) => {
   env.upstream.rule({ usage: { prompt_tokens: 7, completion_tokens: 3 }, delayMs: 10 });
 });
 
-test("50 concurrent calls over two instances against a budget that allows 10: at most 10 succeed, the rest 402", async ({ env, second }) => {
+test("50 concurrent calls over two instances against a budget that allows 10: at most 10 succeed, the rest 402", async ({
+  env,
+  second,
+}) => {
   const { key, hash } = await newKey(env.gw.url, env.gw.key, { limit: 10 * CALL_USD });
   const bases = [env.gw.url, second.url];
   const results = await Promise.all(Array.from({ length: 50 }, (_, i) => chat(bases[i % 2]!, key)));
@@ -47,12 +50,20 @@ test("50 concurrent calls over two instances against a budget that allows 10: at
   assert.ok(ok <= 10, `${ok} calls succeeded`);
   assert.ok(ok >= 5, `${ok} calls succeeded: slices held by one instance leave the other at least half`);
   for (const refused of results.filter((r) => r.status !== 200)) assert.is(refused.status, 402, refused.text);
-  const central = await eventually(() => centralSpend(env.gw.gateway.sequelize, hash), "every answered call settles", { until: (c) => c.ledgerRows === ok });
+  const central = await eventually(() => centralSpend(env.gw.gateway.sequelize, hash), "every answered call settles", {
+    until: (c) => c.ledgerRows === ok,
+  });
   assert.ok(Math.abs(central.spent - ok * CALL_USD) < EPSILON, `spent ${central.spent}`);
-  assert.ok(central.spent + central.leased <= 10 * CALL_USD + EPSILON, `spent ${central.spent} + leased ${central.leased}`);
+  assert.ok(
+    central.spent + central.leased <= 10 * CALL_USD + EPSILON,
+    `spent ${central.spent} + leased ${central.leased}`,
+  );
 });
 
-test("a budget spent on instance A: instance B admits only what its own slice still holds, then refuses", async ({ env, second }) => {
+test("a budget spent on instance A: instance B admits only what its own slice still holds, then refuses", async ({
+  env,
+  second,
+}) => {
   const { key, hash } = await newKey(env.gw.url, env.gw.key, { limit: 10 * CALL_USD });
   assert.is((await chat(second.url, key)).status, 200, "B holds a slice now");
   await new Promise((resolve) => setTimeout(resolve, 4 * TOP_UP_MS));
@@ -77,10 +88,15 @@ test("a budget spent on instance A: instance B admits only what its own slice st
       refused = true;
     }
   }
-  assert.ok(onB * CALL_USD <= held.leased + EPSILON, `B admitted ${onB} calls, more than the ${held.leased} USD still leased`);
+  assert.ok(
+    onB * CALL_USD <= held.leased + EPSILON,
+    `B admitted ${onB} calls, more than the ${held.leased} USD still leased`,
+  );
   assert.ok(1 + onA + onB <= 10, `${1 + onA + onB} calls admitted in all`);
   assert.is((await chat(env.gw.url, key)).status, 402, "A still refuses");
-  const central = await eventually(() => centralSpend(env.gw.gateway.sequelize, hash), "every answered call settles", { until: (c) => c.ledgerRows === 1 + onA + onB });
+  const central = await eventually(() => centralSpend(env.gw.gateway.sequelize, hash), "every answered call settles", {
+    until: (c) => c.ledgerRows === 1 + onA + onB,
+  });
   assert.ok(central.spent + central.leased <= 10 * CALL_USD + EPSILON);
 });
 
@@ -95,7 +111,9 @@ test("failed and cancelled calls give back what they reserved", async ({ env }) 
   await env.upstream.waitForAbort();
 
   env.upstream.rule({ usage: { prompt_tokens: 7, completion_tokens: 3 } });
-  const last = await eventually(() => chat(env.gw.url, key), "the whole budget is free again", { until: (r) => r.status === 200 });
+  const last = await eventually(() => chat(env.gw.url, key), "the whole budget is free again", {
+    until: (r) => r.status === 200,
+  });
   assert.is(last.status, 200);
   assert.is((await chat(env.gw.url, key)).status, 402, "and then it is spent");
 });

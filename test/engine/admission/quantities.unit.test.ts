@@ -1,6 +1,13 @@
 import * as assert from "uvu/assert";
 import type { ApplyingGuardrail } from "../../../server/engine/governance/applying-guardrails.js";
-import { isRateLimit, isRateWindow, type Quantity, type QuantityLimits, type QuantitySource, quantitiesFor } from "../../../server/engine/admission/quantities.js";
+import {
+  isRateLimit,
+  isRateWindow,
+  type Quantity,
+  type QuantityLimits,
+  type QuantitySource,
+  quantitiesFor,
+} from "../../../server/engine/admission/quantities.js";
 import type { RateLimitColumns } from "../../../server/engine/admission/rate-limit-settings.js";
 import { suite } from "../../support/suite.js";
 
@@ -15,7 +22,11 @@ const NOW = new Date("2026-03-15T10:00:30.000Z"); // a Sunday
 const HASH = "h1";
 const NO_LIMITS: QuantityLimits = { rateLimitRequests: 0, rateLimitWindowSeconds: 60, freeModelDailyRequests: 50 };
 
-function guardrail(id: string, limitMicros: string | null, resetInterval: ApplyingGuardrail["resetInterval"]): ApplyingGuardrail {
+function guardrail(
+  id: string,
+  limitMicros: string | null,
+  resetInterval: ApplyingGuardrail["resetInterval"],
+): ApplyingGuardrail {
   return {
     id,
     name: id,
@@ -42,17 +53,40 @@ function guardrail(id: string, limitMicros: string | null, resetInterval: Applyi
 
 /** `keyRate` and `workspaceRate`: their `svc_rate_limit`, requests and tokens per minute. */
 function source(
-  parts: { limitMicros?: string; limitReset?: string; guardrails?: ApplyingGuardrail[]; budgets?: [string, string][]; keyRate?: RateLimitColumns; workspaceRate?: RateLimitColumns } = {},
+  parts: {
+    limitMicros?: string;
+    limitReset?: string;
+    guardrails?: ApplyingGuardrail[];
+    budgets?: [string, string][];
+    keyRate?: RateLimitColumns;
+    workspaceRate?: RateLimitColumns;
+  } = {},
 ): QuantitySource {
   return {
-    caller: { key: { hash: HASH, workspaceId: "w1", limitMicros: parts.limitMicros ?? null, limitReset: parts.limitReset ?? null, includeByokInLimit: false, ...parts.keyRate } },
+    caller: {
+      key: {
+        hash: HASH,
+        workspaceId: "w1",
+        limitMicros: parts.limitMicros ?? null,
+        limitReset: parts.limitReset ?? null,
+        includeByokInLimit: false,
+        ...parts.keyRate,
+      },
+    },
     guardrails: parts.guardrails ?? [],
-    workspaceBudgets: (parts.budgets ?? []).map(([interval, limitMicros], i) => ({ id: `b${i}`, interval, limitMicros })) as QuantitySource["workspaceBudgets"],
+    workspaceBudgets: (parts.budgets ?? []).map(([interval, limitMicros], i) => ({
+      id: `b${i}`,
+      interval,
+      limitMicros,
+    })) as QuantitySource["workspaceBudgets"],
     workspace: { id: "w1", includeByokInBudgets: false, ...parts.workspaceRate },
   };
 }
 
-const perMinute = (requests: number | null, tokens: number | null): RateLimitColumns => ({ rateLimitRequestsPerMinute: requests, rateLimitTokensPerMinute: tokens });
+const perMinute = (requests: number | null, tokens: number | null): RateLimitColumns => ({
+  rateLimitRequestsPerMinute: requests,
+  rateLimitTokensPerMinute: tokens,
+});
 
 const summary = (q: Quantity) =>
   `${q.name} ${q.kind} ${q.windowStart.toISOString()}..${q.windowEnd?.toISOString() ?? "…"} ${q.limits.map((l) => l.limit).join("+")} ${q.refusal}${q.rateLimit ? ` ${q.rateLimit}` : ""}`;
@@ -104,9 +138,21 @@ const ROWS: [rule: string, from: QuantitySource, limits: QuantityLimits, free: b
       "rate:workspace:w1:tokens tokens 2026-03-15T10:00:00.000Z..2026-03-15T10:01:00.000Z 100 rate_limit workspace_tokens",
     ],
   ],
-  ["a free call also draws on the key's free-model day", source(), NO_LIMITS, true, ["free:h1 requests 2026-03-15T00:00:00.000Z..2026-03-16T00:00:00.000Z 50 free_quota"]],
+  [
+    "a free call also draws on the key's free-model day",
+    source(),
+    NO_LIMITS,
+    true,
+    ["free:h1 requests 2026-03-15T00:00:00.000Z..2026-03-16T00:00:00.000Z 50 free_quota"],
+  ],
   ["a paid call does not", source(), NO_LIMITS, false, []],
-  ["a lifetime credit limit never resets", source({ limitMicros: "5000000" }), NO_LIMITS, false, ["key:h1:lifetime spend 1970-01-01T00:00:00.000Z..… 5 budget"]],
+  [
+    "a lifetime credit limit never resets",
+    source({ limitMicros: "5000000" }),
+    NO_LIMITS,
+    false,
+    ["key:h1:lifetime spend 1970-01-01T00:00:00.000Z..… 5 budget"],
+  ],
   [
     "a daily key limit and a daily guardrail budget share one counter, with both limits",
     source({ limitMicros: "5000000", limitReset: "daily", guardrails: [guardrail("g1", "2500000", "daily")] }),
@@ -119,9 +165,18 @@ const ROWS: [rule: string, from: QuantitySource, limits: QuantityLimits, free: b
     source({ limitMicros: "5000000", limitReset: "monthly", guardrails: [guardrail("g1", "1000000", "weekly")] }),
     NO_LIMITS,
     false,
-    ["key:h1:monthly spend 2026-03-01T00:00:00.000Z..2026-04-01T00:00:00.000Z 5 budget", "key:h1:weekly spend 2026-03-09T00:00:00.000Z..2026-03-16T00:00:00.000Z 1 budget"],
+    [
+      "key:h1:monthly spend 2026-03-01T00:00:00.000Z..2026-04-01T00:00:00.000Z 5 budget",
+      "key:h1:weekly spend 2026-03-09T00:00:00.000Z..2026-03-16T00:00:00.000Z 1 budget",
+    ],
   ],
-  ["a guardrail without a budget adds nothing", source({ guardrails: [guardrail("g1", null, "daily")] }), NO_LIMITS, false, []],
+  [
+    "a guardrail without a budget adds nothing",
+    source({ guardrails: [guardrail("g1", null, "daily")] }),
+    NO_LIMITS,
+    false,
+    [],
+  ],
   [
     "workspace budgets are the workspace's counters",
     source({
@@ -132,7 +187,10 @@ const ROWS: [rule: string, from: QuantitySource, limits: QuantityLimits, free: b
     }),
     NO_LIMITS,
     false,
-    ["workspace:w1:daily spend 2026-03-15T00:00:00.000Z..2026-03-16T00:00:00.000Z 10 budget", "workspace:w1:lifetime spend 1970-01-01T00:00:00.000Z..… 90 budget"],
+    [
+      "workspace:w1:daily spend 2026-03-15T00:00:00.000Z..2026-03-16T00:00:00.000Z 10 budget",
+      "workspace:w1:lifetime spend 1970-01-01T00:00:00.000Z..… 90 budget",
+    ],
   ],
 ];
 
@@ -143,13 +201,23 @@ for (const [rule, from, limits, free, expected] of ROWS) {
 }
 
 test("a workspace's quantity locks the workspace only; a key's locks the key too", () => {
-  const [keyQuantity, workspaceQuantity] = quantitiesFor(source({ limitMicros: "1000000", budgets: [["daily", "1000000"]] }), NO_LIMITS, false, NOW);
+  const [keyQuantity, workspaceQuantity] = quantitiesFor(
+    source({ limitMicros: "1000000", budgets: [["daily", "1000000"]] }),
+    NO_LIMITS,
+    false,
+    NOW,
+  );
   assert.equal([keyQuantity?.keyHash, keyQuantity?.workspaceId], [HASH, "w1"]);
   assert.equal([workspaceQuantity?.keyHash, workspaceQuantity?.workspaceId], [null, "w1"]);
 });
 
 test("a workspace's rate limits lock the workspace only; a key's lock the key too", () => {
-  const quantities = quantitiesFor(source({ keyRate: perMinute(1, 1), workspaceRate: perMinute(1, 1) }), NO_LIMITS, false, NOW);
+  const quantities = quantitiesFor(
+    source({ keyRate: perMinute(1, 1), workspaceRate: perMinute(1, 1) }),
+    NO_LIMITS,
+    false,
+    NOW,
+  );
   assert.equal(
     quantities.map((q) => [q.name, q.keyHash]),
     [
@@ -162,7 +230,12 @@ test("a workspace's rate limits lock the workspace only; a key's lock the key to
 });
 
 test("a response cache hit counts against the request limits only; a batch item against every rate limit, no budget", () => {
-  const quantities = quantitiesFor(source({ limitMicros: "1000000", keyRate: perMinute(10, 100), workspaceRate: perMinute(20, 200) }), { ...NO_LIMITS, rateLimitRequests: 60 }, true, NOW);
+  const quantities = quantitiesFor(
+    source({ limitMicros: "1000000", keyRate: perMinute(10, 100), workspaceRate: perMinute(20, 200) }),
+    { ...NO_LIMITS, rateLimitRequests: 60 },
+    true,
+    NOW,
+  );
   assert.equal(
     quantities.filter(isRateLimit).map((q) => q.name),
     ["rate:h1", "rate:key:h1:requests", "rate:workspace:w1:requests"],

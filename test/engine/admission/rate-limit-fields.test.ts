@@ -13,17 +13,27 @@ test.before(async (ctx) => {
 });
 test.after(async (ctx) => ctx.gw.stop());
 
-const post = (gw: TestGateway, path: string, body: Record<string, unknown>, key = gw.key) => call(gw.url, "POST", path, { key, body });
-const patch = (gw: TestGateway, path: string, body: Record<string, unknown>) => call(gw.url, "PATCH", path, { key: gw.key, body });
+const post = (gw: TestGateway, path: string, body: Record<string, unknown>, key = gw.key) =>
+  call(gw.url, "POST", path, { key, body });
+const patch = (gw: TestGateway, path: string, body: Record<string, unknown>) =>
+  call(gw.url, "PATCH", path, { key: gw.key, body });
 const slug = () => `w-${Math.random().toString(36).slice(2, 10)}`;
 
 function assertBadValue(res: Reply, field: string, context: string): void {
   assert.is(res.status, 400, `${context}: ${res.text}`);
-  assert.ok(String(at(res.body, "error", "message")).includes(field), `${context}: the message names ${field}: ${res.text}`);
+  assert.ok(
+    String(at(res.body, "error", "message")).includes(field),
+    `${context}: the message names ${field}: ${res.text}`,
+  );
 }
 
-test("a key's limits: set at creation, shown on its record, GET /keys and GET /key, replaced by PATCH, removed with null", async ({ gw }) => {
-  const created = await post(gw, "/api/v1/keys", { name: "paced", svc_rate_limit: { requests_per_minute: 30, tokens_per_minute: 40_000 } });
+test("a key's limits: set at creation, shown on its record, GET /keys and GET /key, replaced by PATCH, removed with null", async ({
+  gw,
+}) => {
+  const created = await post(gw, "/api/v1/keys", {
+    name: "paced",
+    svc_rate_limit: { requests_per_minute: 30, tokens_per_minute: 40_000 },
+  });
   assert.is(created.status, 201, created.text);
   assert.equal(at(created.body, "data", "svc_rate_limit"), { requests_per_minute: 30, tokens_per_minute: 40_000 });
   const hash = String(at(created.body, "data", "hash"));
@@ -35,9 +45,17 @@ test("a key's limits: set at creation, shown on its record, GET /keys and GET /k
 
   const replaced = await patch(gw, `/api/v1/keys/${hash}`, { svc_rate_limit: { tokens_per_minute: 500 } });
   assert.is(replaced.status, 200, replaced.text);
-  assert.equal(at(replaced.body, "data", "svc_rate_limit"), { requests_per_minute: null, tokens_per_minute: 500 }, "a write replaces both values");
+  assert.equal(
+    at(replaced.body, "data", "svc_rate_limit"),
+    { requests_per_minute: null, tokens_per_minute: 500 },
+    "a write replaces both values",
+  );
   const renamed = await patch(gw, `/api/v1/keys/${hash}`, { name: "still paced" });
-  assert.equal(at(renamed.body, "data", "svc_rate_limit"), { requests_per_minute: null, tokens_per_minute: 500 }, "a PATCH without it keeps it");
+  assert.equal(
+    at(renamed.body, "data", "svc_rate_limit"),
+    { requests_per_minute: null, tokens_per_minute: 500 },
+    "a PATCH without it keeps it",
+  );
   const cleared = await patch(gw, `/api/v1/keys/${hash}`, { svc_rate_limit: null });
   assert.is(at(cleared.body, "data", "svc_rate_limit"), null);
   const fetched = await call(gw.url, "GET", `/api/v1/keys/${hash}`, { key: gw.key });
@@ -47,11 +65,17 @@ test("a key's limits: set at creation, shown on its record, GET /keys and GET /k
 });
 
 test("a workspace's limits: set at creation, shown, replaced and removed", async ({ gw }) => {
-  const created = await post(gw, "/api/v1/workspaces", { name: "Paced", slug: slug(), svc_rate_limit: { requests_per_minute: 5 } });
+  const created = await post(gw, "/api/v1/workspaces", {
+    name: "Paced",
+    slug: slug(),
+    svc_rate_limit: { requests_per_minute: 5 },
+  });
   assert.is(created.status, 201, created.text);
   assert.equal(at(created.body, "data", "svc_rate_limit"), { requests_per_minute: 5, tokens_per_minute: null });
   const id = String(at(created.body, "data", "id"));
-  const replaced = await patch(gw, `/api/v1/workspaces/${id}`, { svc_rate_limit: { requests_per_minute: 7, tokens_per_minute: 9000 } });
+  const replaced = await patch(gw, `/api/v1/workspaces/${id}`, {
+    svc_rate_limit: { requests_per_minute: 7, tokens_per_minute: 9000 },
+  });
   assert.is(replaced.status, 200, replaced.text);
   assert.equal(at(replaced.body, "data", "svc_rate_limit"), { requests_per_minute: 7, tokens_per_minute: 9000 });
   const fetched = await call(gw.url, "GET", `/api/v1/workspaces/${id}`, { key: gw.key });
@@ -68,7 +92,10 @@ test("bad values are 400s that name the field, on every write", async ({ gw }) =
   const writes: Array<[string, (value: unknown) => Promise<Reply>]> = [
     ["POST /keys", (value) => post(gw, "/api/v1/keys", { name: "bad", svc_rate_limit: value })],
     ["PATCH /keys/{hash}", (value) => patch(gw, `/api/v1/keys/${hash}`, { svc_rate_limit: value })],
-    ["POST /workspaces", (value) => post(gw, "/api/v1/workspaces", { name: "Bad", slug: slug(), svc_rate_limit: value })],
+    [
+      "POST /workspaces",
+      (value) => post(gw, "/api/v1/workspaces", { name: "Bad", slug: slug(), svc_rate_limit: value }),
+    ],
     ["PATCH /workspaces/{id}", (value) => patch(gw, `/api/v1/workspaces/${id}`, { svc_rate_limit: value })],
   ];
   const bad: Array<[unknown, string]> = [

@@ -21,7 +21,11 @@ const ONE_A_SECOND = { svc_rate_limit: { requests_per_minute: 60 } };
 
 const test = suite<{ env: InferenceGateway }>("rate limits: waiting for the next window");
 test.before(async (ctx) => {
-  ctx.env = await startInferenceGateway({ GATEWAY_RATE_LIMIT_MINUTE_WINDOW_SECONDS: "1", GATEWAY_BATCH_MAX_ATTEMPTS: "1", ...FAST_ENGINE });
+  ctx.env = await startInferenceGateway({
+    GATEWAY_RATE_LIMIT_MINUTE_WINDOW_SECONDS: "1",
+    GATEWAY_BATCH_MAX_ATTEMPTS: "1",
+    ...FAST_ENGINE,
+  });
 });
 test.after(async (ctx) => ctx.env.stop());
 
@@ -31,7 +35,9 @@ interface Seen {
   text: Promise<string>;
 }
 
-test("the openai SDK's automatic retry honours Retry-After: a 429, then a success once the window has turned", async ({ env }) => {
+test("the openai SDK's automatic retry honours Retry-After: a 429, then a success once the window has turned", async ({
+  env,
+}) => {
   const { key } = await newKey(env.gw.url, env.gw.key, ONE_A_SECOND);
   const seen: Seen[] = [];
   const client = new OpenAI({
@@ -54,26 +60,42 @@ test("the openai SDK's automatic retry honours Retry-After: a 429, then a succes
   assert.ok(refused >= 0, "a call met the limit");
   const limited = seen[refused]!;
   assert.is(limited.headers.get("retry-after"), "1");
-  assert.match(await limited.text, /this key's limit of 1 request per 1 s \(svc_rate_limit\.requests_per_minute: 60 per minute, counted per 1 s\) is reached/);
+  assert.match(
+    await limited.text,
+    /this key's limit of 1 request per 1 s \(svc_rate_limit\.requests_per_minute: 60 per minute, counted per 1 s\) is reached/,
+  );
   assert.is(limited.headers.get("x-ratelimit-limit-requests"), "1");
   assert.is(limited.headers.get("x-ratelimit-remaining-requests"), "0");
   assert.ok(limited.headers.get("x-ratelimit-reset-requests"), "the reset is said");
   assert.is(seen[refused + 1]?.status, 200, "the SDK retried after Retry-After and was served");
-  assert.is(seen[refused + 1]?.headers.get("x-ratelimit-remaining-requests"), "0", "the retry took the new window's one request");
+  assert.is(
+    seen[refused + 1]?.headers.get("x-ratelimit-remaining-requests"),
+    "0",
+    "the retry took the new window's one request",
+  );
 });
 
-test("a batch's items wait for the next window of the key's limit instead of failing, spending no try", async ({ env }) => {
+test("a batch's items wait for the next window of the key's limit instead of failing, spending no try", async ({
+  env,
+}) => {
   const { key, hash } = await newKey(env.gw.url, env.gw.key, ONE_A_SECOND);
-  const created = await submit(env.gw.url, key, { endpoint: "/v1/chat/completions", model: "mock/chat", requests: chatItems(3) });
+  const created = await submit(env.gw.url, key, {
+    endpoint: "/v1/chat/completions",
+    model: "mock/chat",
+    requests: chatItems(3),
+  });
   assert.is(created.status, 202, created.text);
   const id = String(at(created.body, "id"));
   const done = await waitTerminal(env.gw.url, key, id);
   assert.is(at(done.body, "status"), "completed", done.text);
   assert.equal(at(done.body, "request_counts"), { total: 3, completed: 3, failed: 0 });
-  const rows = await env.gw.gateway.sequelize.query<{ attempts: number }>("SELECT attempts FROM batch_items WHERE batch_id = :id ORDER BY idx", {
-    type: QueryTypes.SELECT,
-    replacements: { id },
-  });
+  const rows = await env.gw.gateway.sequelize.query<{ attempts: number }>(
+    "SELECT attempts FROM batch_items WHERE batch_id = :id ORDER BY idx",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { id },
+    },
+  );
   assert.equal(
     rows.map((r) => r.attempts),
     [1, 1, 1],
@@ -109,10 +131,13 @@ test("an intern's model calls wait out a rate limit's 429 instead of ending the 
     });
   // The gateway's refusals are ledger rows (written behind): calls follow each other until one was refused.
   const refused = async () => {
-    const [row] = await env.gw.gateway.sequelize.query<{ n: string }>("SELECT count(*) AS n FROM usage_ledger WHERE key_hash = :hash AND rate_limit IS NOT NULL", {
-      type: QueryTypes.SELECT,
-      replacements: { hash },
-    });
+    const [row] = await env.gw.gateway.sequelize.query<{ n: string }>(
+      "SELECT count(*) AS n FROM usage_ledger WHERE key_hash = :hash AND rate_limit IS NOT NULL",
+      {
+        type: QueryTypes.SELECT,
+        replacements: { hash },
+      },
+    );
     return Number(row!.n);
   };
   let served = 0;

@@ -30,11 +30,20 @@ test.before.each(({ env }) => {
   env.upstream.rule({ usage: { prompt_tokens: 7, completion_tokens: 3 }, delayMs: 2 });
 });
 
-function child(env: InferenceGateway, databaseUrl = env.gw.databaseUrl, extra: Record<string, string> = {}): Promise<GatewayProcess> {
+function child(
+  env: InferenceGateway,
+  databaseUrl = env.gw.databaseUrl,
+  extra: Record<string, string> = {},
+): Promise<GatewayProcess> {
   return startGatewayProcess({
     databaseUrl,
     key: env.gw.key,
-    env: { GATEWAY_CONFIG: env.configFile, MOCK_UPSTREAM_KEY: env.upstream.apiKey, GATEWAY_SETTLEMENT_CAPACITY: String(CAPACITY), ...extra },
+    env: {
+      GATEWAY_CONFIG: env.configFile,
+      MOCK_UPSTREAM_KEY: env.upstream.apiKey,
+      GATEWAY_SETTLEMENT_CAPACITY: String(CAPACITY),
+      ...extra,
+    },
   });
 }
 
@@ -46,7 +55,13 @@ const ANSWERED_BEFORE_STOP = 40;
  * `stop` runs (it stops or kills the gateway) while they go on calling, until it is done or the
  * gateway answers anything but 200. Returns the generation ids answered 200.
  */
-async function load(base: string, key: string, tag: string, loops: number, stop: () => Promise<unknown>): Promise<string[]> {
+async function load(
+  base: string,
+  key: string,
+  tag: string,
+  loops: number,
+  stop: () => Promise<unknown>,
+): Promise<string[]> {
   const answered: string[] = [];
   let stopping: Promise<unknown> | undefined;
   let stopped = false;
@@ -60,7 +75,8 @@ async function load(base: string, key: string, tag: string, loops: number, stop:
         } catch {
           return;
         }
-        if (stopping === undefined && answered.length >= ANSWERED_BEFORE_STOP) stopping = stop().finally(() => (stopped = true));
+        if (stopping === undefined && answered.length >= ANSWERED_BEFORE_STOP)
+          stopping = stop().finally(() => (stopped = true));
       }
     }),
   );
@@ -73,10 +89,13 @@ async function load(base: string, key: string, tag: string, loops: number, stop:
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function ledgerIds(sequelize: Sequelize, hash: string): Promise<Set<string>> {
-  const rows = await sequelize.query<{ generation_id: string }>("SELECT generation_id FROM usage_ledger WHERE key_hash = :hash AND status = 'success'", {
-    type: QueryTypes.SELECT,
-    replacements: { hash },
-  });
+  const rows = await sequelize.query<{ generation_id: string }>(
+    "SELECT generation_id FROM usage_ledger WHERE key_hash = :hash AND status = 'success'",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { hash },
+    },
+  );
   return new Set(rows.map((r) => r.generation_id));
 }
 
@@ -90,14 +109,24 @@ test("SIGTERM under load: every answered call has its ledger row", async ({ env 
   let exit: unknown;
   const ids = await load(gateway.url, key, "sigterm-load", 8, async () => (exit = await gateway.stop()));
   await gateway.exited;
-  assert.ok(ids.length >= ANSWERED_BEFORE_STOP, `${ids.length} calls answered; the gateway said:\n${gateway.lines.slice(-15).join("\n")}`);
+  assert.ok(
+    ids.length >= ANSWERED_BEFORE_STOP,
+    `${ids.length} calls answered; the gateway said:\n${gateway.lines.slice(-15).join("\n")}`,
+  );
   const stored = await ledgerIds(env.gw.gateway.sequelize, hash);
   const missing = ids.filter((id) => !stored.has(id));
-  assert.equal(missing, [], `no answered call lacks its row; exit ${JSON.stringify(exit)}; the gateway said:\n${gateway.lines.slice(-15).join("\n")}`);
-  const [left] = await env.gw.gateway.sequelize.query<{ n: string }>("SELECT count(*) AS n FROM admission_leases WHERE quantity LIKE :q", {
-    type: QueryTypes.SELECT,
-    replacements: { q: `%${hash}%` },
-  });
+  assert.equal(
+    missing,
+    [],
+    `no answered call lacks its row; exit ${JSON.stringify(exit)}; the gateway said:\n${gateway.lines.slice(-15).join("\n")}`,
+  );
+  const [left] = await env.gw.gateway.sequelize.query<{ n: string }>(
+    "SELECT count(*) AS n FROM admission_leases WHERE quantity LIKE :q",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { q: `%${hash}%` },
+    },
+  );
   assert.is(left?.n, "0", "a stopping instance gives its leases back");
 });
 
@@ -113,9 +142,15 @@ test("kill -9 under load: no budget is exceeded, and the rows lost are at most t
   const sent = upstreamCalls(env, tag);
   const central = await centralSpend(env.gw.gateway.sequelize, hash);
   const lost = sent - central.ledgerRows;
-  assert.ok(ids.length >= ANSWERED_BEFORE_STOP, `${ids.length} calls answered; the gateway said:\n${gateway.lines.slice(-15).join("\n")}`);
+  assert.ok(
+    ids.length >= ANSWERED_BEFORE_STOP,
+    `${ids.length} calls answered; the gateway said:\n${gateway.lines.slice(-15).join("\n")}`,
+  );
   assert.ok(lost >= 0 && lost <= CAPACITY, `${lost} of ${sent} upstream calls have no ledger row (bound: ${CAPACITY})`);
-  assert.ok(central.spent + central.leased <= limit + EPSILON, `spent ${central.spent} + leased ${central.leased} within ${limit}`);
+  assert.ok(
+    central.spent + central.leased <= limit + EPSILON,
+    `spent ${central.spent} + leased ${central.leased} within ${limit}`,
+  );
 
   // The dead instance's unused slice stays reserved: the others are admitted only within the rest.
   let admitted = 0;
@@ -133,7 +168,9 @@ test("kill -9 under load: no budget is exceeded, and the rows lost are at most t
   assert.ok(after.spent + after.leased <= limit + EPSILON);
 });
 
-test("database down: leased calls go on, the rest 503; once it is back everything queued is written", async ({ env }) => {
+test("database down: leased calls go on, the rest 503; once it is back everything queued is written", async ({
+  env,
+}) => {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "gateway-outage-"));
   const port = await freePort();
   const log = createLogger("warn");
@@ -165,13 +202,19 @@ test("database down: leased calls go on, the rest 503; once it is back everythin
       }
       during++;
     }
-    assert.ok(during >= 1 && during < 200, `${during} calls admitted from held leases during the outage; the gateway said:\n${gateway.lines.slice(-10).join("\n")}`);
+    assert.ok(
+      during >= 1 && during < 200,
+      `${during} calls admitted from held leases during the outage; the gateway said:\n${gateway.lines.slice(-10).join("\n")}`,
+    );
     answered += during;
 
     postgres = await startEmbeddedPostgres(dataDir, port, log);
-    await eventually(() => chat(gateway.url, cold.key), "admission recovers by itself", { until: (r) => r.status === 200 });
+    await eventually(() => chat(gateway.url, cold.key), "admission recovers by itself", {
+      until: (r) => r.status === 200,
+    });
     answered++;
-    const rows = async () => (await centralSpend(db, warm.hash)).ledgerRows + (await centralSpend(db, cold.hash)).ledgerRows;
+    const rows = async () =>
+      (await centralSpend(db, warm.hash)).ledgerRows + (await centralSpend(db, cold.hash)).ledgerRows;
     await eventually(rows, "every call answered during the outage is written", { until: (n) => n === answered });
     const central = await centralSpend(db, warm.hash);
     assert.ok(Math.abs(central.spent - (answered - 1) * CALL_USD) < EPSILON, `warm key spent ${central.spent}`);

@@ -12,8 +12,15 @@ export function chat(base: string, key: string, body: Record<string, unknown> = 
   return call(base, "POST", "/api/v1/chat/completions", { key, body: { ...ONE_CALL, ...body } });
 }
 
-export async function newKey(base: string, managementKey: string, body: Record<string, unknown> = {}): Promise<{ key: string; hash: string }> {
-  const res = await call(base, "POST", "/api/v1/keys", { key: managementKey, body: { name: `k-${Math.random().toString(36).slice(2)}`, ...body } });
+export async function newKey(
+  base: string,
+  managementKey: string,
+  body: Record<string, unknown> = {},
+): Promise<{ key: string; hash: string }> {
+  const res = await call(base, "POST", "/api/v1/keys", {
+    key: managementKey,
+    body: { name: `k-${Math.random().toString(36).slice(2)}`, ...body },
+  });
   assert.is(res.status, 201, res.text);
   return { key: String(at(res.body, "key")), hash: String(at(res.body, "data", "hash")) };
 }

@@ -20,15 +20,29 @@ test("examples/gateway.yaml: the README's first chat, one OpenAI-compatible prov
 });
 
 test("examples/openai-and-anthropic.yaml: two providers, keys from the environment", async () => {
-  const catalog = await loadGatewayConfig(path.join(examples, "openai-and-anthropic.yaml"), { OPENAI_API_KEY: "sk-test", ANTHROPIC_API_KEY: "sk-ant-test" });
+  const catalog = await loadGatewayConfig(path.join(examples, "openai-and-anthropic.yaml"), {
+    OPENAI_API_KEY: "sk-test",
+    ANTHROPIC_API_KEY: "sk-ant-test",
+  });
   assert.equal([...catalog.providers.keys()], ["openai", "anthropic"]);
-  assert.equal([...catalog.models.keys()], ["openai/gpt-4o-mini", "anthropic/claude-3.5-haiku", "openai/text-embedding-3-small"]);
+  assert.equal(
+    [...catalog.models.keys()],
+    ["openai/gpt-4o-mini", "anthropic/claude-3.5-haiku", "openai/text-embedding-3-small"],
+  );
 });
 
 test("examples/openai-compatible.yaml: the OpenAI-compatible hosts as plain openai providers", async () => {
-  const env = Object.fromEntries(["GROQ", "MISTRAL", "DEEPSEEK", "TOGETHER", "FIREWORKS", "XAI", "OPENROUTER"].map((name) => [`${name}_API_KEY`, `${name.toLowerCase()}-key`]));
+  const env = Object.fromEntries(
+    ["GROQ", "MISTRAL", "DEEPSEEK", "TOGETHER", "FIREWORKS", "XAI", "OPENROUTER"].map((name) => [
+      `${name}_API_KEY`,
+      `${name.toLowerCase()}-key`,
+    ]),
+  );
   const catalog = await loadGatewayConfig(path.join(examples, "openai-compatible.yaml"), env);
-  assert.equal([...catalog.providers.keys()], ["groq", "mistral", "deepseek", "together", "fireworks", "xai", "openrouter", "vllm", "ollama"]);
+  assert.equal(
+    [...catalog.providers.keys()],
+    ["groq", "mistral", "deepseek", "together", "fireworks", "xai", "openrouter", "vllm", "ollama"],
+  );
   assert.ok([...catalog.providers.values()].every((provider) => provider.kind === "openai"));
   assert.is(catalog.models.get("meta-llama/llama-3.3-70b-instruct")?.endpoints.length, 3);
 });
@@ -37,7 +51,13 @@ test("examples/cloud-providers.yaml: Azure, Gemini, Vertex and Bedrock as their 
   // A service-account key, however fake: removed with the test (or at the latest when the process exits).
   const dir = makeTempDir("gateway-example");
   const keyFile = path.join(dir, "key.json");
-  await fs.writeFile(keyFile, JSON.stringify({ client_email: "sa@p.iam.gserviceaccount.com", private_key: "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n" }));
+  await fs.writeFile(
+    keyFile,
+    JSON.stringify({
+      client_email: "sa@p.iam.gserviceaccount.com",
+      private_key: "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n",
+    }),
+  );
   const env = {
     OPENAI_KEY_A: "a",
     OPENAI_KEY_B: "b",
@@ -49,7 +69,13 @@ test("examples/cloud-providers.yaml: Azure, Gemini, Vertex and Bedrock as their 
   };
   const catalog = await loadGatewayConfig(path.join(examples, "cloud-providers.yaml"), env);
   const kinds = Object.fromEntries([...catalog.providers.values()].map((p) => [p.slug, p.kind]));
-  assert.equal(kinds, { openai: "openai", azure: "azure", "google-ai-studio": "google", "google-vertex": "google", "amazon-bedrock": "bedrock" });
+  assert.equal(kinds, {
+    openai: "openai",
+    azure: "azure",
+    "google-ai-studio": "google",
+    "google-vertex": "google",
+    "amazon-bedrock": "bedrock",
+  });
   assert.equal(
     catalog.providers.get("openai")?.keys.map((key) => [key.label, key.weight]),
     [
@@ -58,8 +84,15 @@ test("examples/cloud-providers.yaml: Azure, Gemini, Vertex and Bedrock as their 
     ],
   );
   assert.is(catalog.providers.get("azure")?.settings?.apiVersion, "2024-10-21");
-  assert.is(catalog.providers.get("google-vertex")?.settings?.googleServiceAccount?.clientEmail, "sa@p.iam.gserviceaccount.com");
-  assert.equal(catalog.providers.get("amazon-bedrock")?.settings?.aws, { region: "us-east-1", accessKeyId: "AKIA", secretAccessKey: "secret" });
+  assert.is(
+    catalog.providers.get("google-vertex")?.settings?.googleServiceAccount?.clientEmail,
+    "sa@p.iam.gserviceaccount.com",
+  );
+  assert.equal(catalog.providers.get("amazon-bedrock")?.settings?.aws, {
+    region: "us-east-1",
+    accessKeyId: "AKIA",
+    secretAccessKey: "secret",
+  });
   await removeTempDir(dir);
 });
 

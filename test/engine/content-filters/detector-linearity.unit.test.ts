@@ -43,7 +43,10 @@ test("every detector, matching and redacting, does about 8 times the work on a t
       };
       least(work(small)); // warms the regular expression up
       const ratio = least(work(large)) / Math.max(least(work(small)), 1);
-      assert.ok(ratio < MAX_RATIO, `${slug} on ${JSON.stringify(shape)} repeated: ${ratio.toFixed(1)} times the work for ${SCALE} times the text`);
+      assert.ok(
+        ratio < MAX_RATIO,
+        `${slug} on ${JSON.stringify(shape)} repeated: ${ratio.toFixed(1)} times the work for ${SCALE} times the text`,
+      );
     }
   }
 });

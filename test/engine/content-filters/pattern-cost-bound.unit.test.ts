@@ -105,7 +105,10 @@ function checkPatterns(steps: () => number, reset: () => void): void {
       while (matcher.find());
       const perCharacter = steps() / TEXT_LENGTH;
       stepped += steps();
-      assert.ok(perCharacter <= work, `${source} on ${JSON.stringify(alphabet)}: ${perCharacter.toFixed(1)} steps per character, counted ${work}`);
+      assert.ok(
+        perCharacter <= work,
+        `${source} on ${JSON.stringify(alphabet)}: ${perCharacter.toFixed(1)} steps per character, counted ${work}`,
+      );
     }
   }
   assert.ok(stepped > 1_000_000, `the NFA was counted: ${stepped} steps`);

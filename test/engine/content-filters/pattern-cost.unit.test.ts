@@ -2,8 +2,18 @@ import { RE2JS } from "re2js";
 import * as assert from "uvu/assert";
 import { suite } from "../../support/suite.js";
 import { httpErrorOf } from "../../../wire/errors.js";
-import { AnalysisBudget, MAX_ANALYSIS_STEPS, MAX_GUARDRAIL_ANALYSIS_STEPS, patternCost } from "../../../server/engine/content-filters/pattern-cost.js";
-import { checkPatternCost, MAX_PATTERN_INSTRUCTIONS, MAX_WORK_PER_CHARACTER, workPerCharacter } from "../../../server/engine/content-filters/pattern-limits.js";
+import {
+  AnalysisBudget,
+  MAX_ANALYSIS_STEPS,
+  MAX_GUARDRAIL_ANALYSIS_STEPS,
+  patternCost,
+} from "../../../server/engine/content-filters/pattern-cost.js";
+import {
+  checkPatternCost,
+  MAX_PATTERN_INSTRUCTIONS,
+  MAX_WORK_PER_CHARACTER,
+  workPerCharacter,
+} from "../../../server/engine/content-filters/pattern-limits.js";
 import { checkCustomFilter } from "../../../server/engine/content-filters/content-filter.js";
 
 /**
@@ -46,7 +56,15 @@ test("a preferred alternative that runs on past a shorter match makes redaction 
   // The preferred `a[a-z]{0,7}b` can read on 7 characters past the next search's match.
   assert.is(costOf("a[a-z]{0,7}b|a").rereadPerMatch, 7);
   // Reading past a match where no next match can end costs each character one more read at most.
-  for (const pattern of ["BEGIN.*END", "BEGIN.*?END", "(?s)BEGIN.*END", "\\d+", "[A-Z]{2,}-\\d+", "\\w+@\\w+\\.\\w+", "project\\s+phoenix"]) {
+  for (const pattern of [
+    "BEGIN.*END",
+    "BEGIN.*?END",
+    "(?s)BEGIN.*END",
+    "\\d+",
+    "[A-Z]{2,}-\\d+",
+    "\\w+@\\w+\\.\\w+",
+    "project\\s+phoenix",
+  ]) {
     assert.is(costOf(pattern).rereadPerMatch, 0, pattern);
   }
 });
@@ -67,7 +85,12 @@ test("work per character is what the limit holds: live instructions × (2 + char
   assert.is(workPerCharacter(costOf("[a-z]{1,16}[0-9]")), 64);
   assert.is(workPerCharacter(costOf("a[a-z]{0,7}b|a")), 63);
   assert.is(MAX_WORK_PER_CHARACTER, 64);
-  for (const pattern of ["[a-z]{1,16}[0-9]", "a[a-z]{0,7}b|a", "HERMES-[0-9]{3}", "(?i)\\b(?:alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliet)\\b"]) {
+  for (const pattern of [
+    "[a-z]{1,16}[0-9]",
+    "a[a-z]{0,7}b|a",
+    "HERMES-[0-9]{3}",
+    "(?i)\\b(?:alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliet)\\b",
+  ]) {
     checkPatternCost(RE2JS.compile(pattern), "content_filters[0]");
   }
   assert.match(
@@ -86,7 +109,12 @@ test("work per character is what the limit holds: live instructions × (2 + char
 
 test("the 17-character pattern that held the event loop for seconds is refused, naming the limit; the pattern is never quoted", () => {
   const message = refusal(() => checkCustomFilter({ pattern: "[a-z]{1,900}[0-9]", action: "redact" }, 3));
-  assert.match(message, new RegExp(`content_filters\\[3\\]\\.pattern compiles to 1802 RE2 instructions, over the limit of ${MAX_PATTERN_INSTRUCTIONS}`));
+  assert.match(
+    message,
+    new RegExp(
+      `content_filters\\[3\\]\\.pattern compiles to 1802 RE2 instructions, over the limit of ${MAX_PATTERN_INSTRUCTIONS}`,
+    ),
+  );
   assert.not.ok(message.includes("[a-z]{1,900}[0-9]"), message);
 });
 
@@ -101,10 +129,16 @@ test("checking a pattern's cost is bounded work too, per pattern and per guardra
   const budget = new AnalysisBudget();
   const accepted: number[] = [];
   const refused = refusal(() => {
-    for (let index = 0; index < 12; index++) accepted.push(checkCustomFilter({ pattern: "AKIA[0-9A-Z]{16}", action: "block" }, index, budget) && index);
+    for (let index = 0; index < 12; index++)
+      accepted.push(checkCustomFilter({ pattern: "AKIA[0-9A-Z]{16}", action: "block" }, index, budget) && index);
   });
   assert.ok(accepted.length >= 5 && accepted.length < 12, `${accepted.length} accepted`);
-  assert.match(refused, new RegExp(`checking the cost of the guardrail's custom patterns takes more than ${MAX_GUARDRAIL_ANALYSIS_STEPS.toLocaleString("en-US")} steps in all`));
+  assert.match(
+    refused,
+    new RegExp(
+      `checking the cost of the guardrail's custom patterns takes more than ${MAX_GUARDRAIL_ANALYSIS_STEPS.toLocaleString("en-US")} steps in all`,
+    ),
+  );
   assert.ok(budget.left < 0);
 });
 

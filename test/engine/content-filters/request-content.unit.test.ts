@@ -34,7 +34,11 @@ test("a chat body: every string anywhere is redacted in place, whatever its fiel
           { type: "refusal", refusal: A },
         ],
       },
-      { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "send", arguments: `{"to":"${A}"}` } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c", type: "function", function: { name: "send", arguments: `{"to":"${A}"}` } }],
+      },
     ],
     tools: [
       {
@@ -42,7 +46,11 @@ test("a chat body: every string anywhere is redacted in place, whatever its fiel
         function: {
           name: "send",
           description: `Writes to ${A}`,
-          parameters: { type: "object", properties: { to: { type: "string", description: A, enum: [A], default: A } }, required: ["to"] },
+          parameters: {
+            type: "object",
+            properties: { to: { type: "string", description: A, enum: [A], default: A } },
+            required: ["to"],
+          },
         },
       },
     ],
@@ -66,7 +74,11 @@ test("a chat body: every string anywhere is redacted in place, whatever its fiel
         { type: "refusal", refusal: "[EMAIL]" },
       ],
     },
-    { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "send", arguments: '{"to":"[EMAIL]"}' } }] },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c", type: "function", function: { name: "send", arguments: '{"to":"[EMAIL]"}' } }],
+    },
   ]);
   assert.equal(body.custom_field, { deep: [["[EMAIL]"]] });
 });
@@ -74,17 +86,33 @@ test("a chat body: every string anywhere is redacted in place, whatever its fiel
 test("every string is checked by a block filter: one planted anywhere refuses the body", () => {
   const bodies: JsonObject[] = [
     { messages: [{ role: "user", content: "hi", name: A }] },
-    { messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: { name: "f", description: A } }] },
-    { messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { x: { enum: [A] } } } } }] },
+    {
+      messages: [{ role: "user", content: "hi" }],
+      tools: [{ type: "function", function: { name: "f", description: A } }],
+    },
+    {
+      messages: [{ role: "user", content: "hi" }],
+      tools: [
+        { type: "function", function: { name: "f", parameters: { type: "object", properties: { x: { enum: [A] } } } } },
+      ],
+    },
     { messages: [{ role: "assistant", content: [{ type: "refusal", refusal: A }] }] },
     { messages: [{ role: "user", content: "hi" }], prediction: { type: "content", content: A } },
-    { messages: [{ role: "user", content: "hi" }], response_format: { type: "json_schema", json_schema: { name: "r", schema: { description: A } } } },
+    {
+      messages: [{ role: "user", content: "hi" }],
+      response_format: { type: "json_schema", json_schema: { name: "r", schema: { description: A } } },
+    },
   ];
-  for (const body of bodies) assert.is(filterRequest([blockEmail], "chat", body).blockedBy?.filter, blockEmail, JSON.stringify(body));
+  for (const body of bodies)
+    assert.is(filterRequest([blockEmail], "chat", body).blockedBy?.filter, blockEmail, JSON.stringify(body));
 });
 
 test("keys the caller chose are scanned: a block refuses, a redact renames them in place and in order, its values following", () => {
-  const schema = () => ({ type: "object", properties: { first: { type: "string" }, [A]: { type: "string" }, last: { type: "number" } }, required: [A, "first"] });
+  const schema = () => ({
+    type: "object",
+    properties: { first: { type: "string" }, [A]: { type: "string" }, last: { type: "number" } },
+    required: [A, "first"],
+  });
   const blocked = { tools: [{ type: "function", function: { name: "f", parameters: schema() } }] };
   assert.is(filterRequest([blockEmail], "chat", blocked).blockedBy?.filter, blockEmail);
   assert.is(filterRequest([blockEmail], "chat", { metadata: { [A]: "x" } }).blockedBy?.filter, blockEmail);
@@ -112,25 +140,49 @@ test("two keys that redact into one: 400 naming the object (by protocol words on
 });
 
 test("the protocol's words are left alone: a custom pattern matching `user` or `text` does not rewrite roles, types or field names", () => {
-  const words = customFilter("g", { pattern: "(?i)user|text|function|object|content", label: "[W]", action: "redact" }, 0);
+  const words = customFilter(
+    "g",
+    { pattern: "(?i)user|text|function|object|content", label: "[W]", action: "redact" },
+    0,
+  );
   const body: JsonObject = {
     messages: [{ role: "user", content: [{ type: "text", text: "a user text" }] }],
-    tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { content: { type: "string" } } } } }],
+    tools: [
+      {
+        type: "function",
+        function: { name: "f", parameters: { type: "object", properties: { content: { type: "string" } } } },
+      },
+    ],
   };
   filterRequest([words], "chat", body);
   assert.equal(body, {
     messages: [{ role: "user", content: [{ type: "text", text: "a [W] [W]" }] }],
-    tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { content: { type: "string" } } } } }],
+    tools: [
+      {
+        type: "function",
+        function: { name: "f", parameters: { type: "object", properties: { content: { type: "string" } } } },
+      },
+    ],
   });
   // A control field whose value is not a bare keyword is scanned like any text.
-  assert.is(filterRequest([blockEmail], "chat", { messages: [{ role: A, content: "hi" }] }).blockedBy?.filter, blockEmail);
+  assert.is(
+    filterRequest([blockEmail], "chat", { messages: [{ role: A, content: "hi" }] }).blockedBy?.filter,
+    blockEmail,
+  );
 });
 
 test("normal form: a zero-width-split address and fullwidth or Arabic-Indic digits are matched", () => {
   const split = `jane\u200b.doe@exam\u00adple.com`;
-  assert.is(filterRequest([blockEmail], "chat", { messages: [{ role: "user", content: `mail ${split}` }] }).blockedBy?.filter, blockEmail);
+  assert.is(
+    filterRequest([blockEmail], "chat", { messages: [{ role: "user", content: `mail ${split}` }] }).blockedBy?.filter,
+    blockEmail,
+  );
   for (const ssn of ["０７８-０５-１１２０", "٠٧٨-٠٥-١١٢٠", "078\u200b-05-1120"]) {
-    assert.is(filterRequest([blockSsn], "chat", { messages: [{ role: "user", content: `ssn ${ssn}` }] }).blockedBy?.filter, blockSsn, ssn);
+    assert.is(
+      filterRequest([blockSsn], "chat", { messages: [{ role: "user", content: `ssn ${ssn}` }] }).blockedBy?.filter,
+      blockSsn,
+      ssn,
+    );
   }
 });
 
@@ -160,7 +212,10 @@ test("data: URLs: text media is decoded, scanned and encoded again; images and a
       {
         role: "user",
         content: [
-          { type: "file", file: { filename: "notes.txt", file_data: `data:text/plain;base64,${b64(`write to ${A}`)}` } },
+          {
+            type: "file",
+            file: { filename: "notes.txt", file_data: `data:text/plain;base64,${b64(`write to ${A}`)}` },
+          },
           { type: "file", file: { file_data: `data:application/json;base64,${b64(`{"to":"${A}"}`)}` } },
           { type: "image_url", image_url: { url: "data:text/plain,mail%20a%40example.com" } },
           { type: "image_url", image_url: { url: `data:image/png;base64,${b64(`ABC${A}`)}` } },
@@ -181,17 +236,44 @@ test("data: URLs: text media is decoded, scanned and encoded again; images and a
   // Under block, an image or audio passes (no filter reads pixels or sound); a text file is read.
   const media = { messages: [{ role: "user", content: [parts[3]!, parts[4]!] }] };
   assert.is(filterRequest([blockEmail], "chat", media).blockedBy, undefined);
-  const text = { messages: [{ role: "user", content: [{ type: "file", file: { file_data: `data:text/csv;base64,${b64(`name,mail\nA,${A}`)}` } }] }] };
+  const text = {
+    messages: [
+      {
+        role: "user",
+        content: [{ type: "file", file: { file_data: `data:text/csv;base64,${b64(`name,mail\nA,${A}`)}` } }],
+      },
+    ],
+  };
   assert.is(filterRequest([blockEmail], "chat", text).blockedBy?.filter, blockEmail);
 });
 
 test("what no filter can read (a PDF, binary under a text type, a raw file, token ids): block refuses with 400 naming the field; redact and flag let it pass", () => {
   const pdf = `data:application/pdf;base64,${b64("%PDF-1.7 a@example.com")}`;
   const cases: [JsonObject, string, string][] = [
-    [{ messages: [{ role: "user", content: [{ type: "file", file: { file_data: pdf } }] }] }, "messages[0].content[0].file.file_data", "application/pdf content"],
-    [{ messages: [{ role: "user", content: [{ type: "file", file: { file_data: `data:image/png;base64,${b64("x")}` } }] }] }, "messages[0].content[0].file.file_data", "image/png content"],
-    [{ messages: [{ role: "user", content: [{ type: "file", file: { file_data: "data:text/plain;base64,/w==" } }] }] }, "messages[0].content[0].file.file_data", "text/plain content"],
-    [{ messages: [{ role: "user", content: [{ type: "file", file: { file_data: b64(A) } }] }] }, "messages[0].content[0].file.file_data", "a file that is not a data: URL"],
+    [
+      { messages: [{ role: "user", content: [{ type: "file", file: { file_data: pdf } }] }] },
+      "messages[0].content[0].file.file_data",
+      "application/pdf content",
+    ],
+    [
+      {
+        messages: [
+          { role: "user", content: [{ type: "file", file: { file_data: `data:image/png;base64,${b64("x")}` } }] },
+        ],
+      },
+      "messages[0].content[0].file.file_data",
+      "image/png content",
+    ],
+    [
+      { messages: [{ role: "user", content: [{ type: "file", file: { file_data: "data:text/plain;base64,/w==" } }] }] },
+      "messages[0].content[0].file.file_data",
+      "text/plain content",
+    ],
+    [
+      { messages: [{ role: "user", content: [{ type: "file", file: { file_data: b64(A) } }] }] },
+      "messages[0].content[0].file.file_data",
+      "a file that is not a data: URL",
+    ],
     [{ messages: [{ role: "user", content: "hi" }], attachment: pdf }, "*", "application/pdf content"],
   ];
   for (const [body, field, what] of cases) {
@@ -201,9 +283,16 @@ test("what no filter can read (a PDF, binary under a text type, a raw file, toke
     const error = httpErrorOf(blockedError(blockedBy!));
     assert.is(error.status, 400);
     assert.is(error.field, field);
-    assert.ok(error.message.includes(`${field} holds ${what}, which content filter 'ssn' of guardrail 'No SSN' cannot scan`), error.message);
+    assert.ok(
+      error.message.includes(`${field} holds ${what}, which content filter 'ssn' of guardrail 'No SSN' cannot scan`),
+      error.message,
+    );
     assert.not.ok(error.message.includes("example.com"), error.message);
-    assert.is(filterRequest([email, injection], "chat", copy).blockedBy, undefined, `${field} passes without a block filter`);
+    assert.is(
+      filterRequest([email, injection], "chat", copy).blockedBy,
+      undefined,
+      `${field} passes without a block filter`,
+    );
   }
   for (const input of [
     [1, 2, 3],
@@ -216,7 +305,10 @@ test("what no filter can read (a PDF, binary under a text type, a raw file, toke
     const error = httpErrorOf(blockedError(blockedBy!));
     assert.is(error.status, 400);
     assert.is(error.field, "input");
-    assert.match(error.message, /input holds token ids, which content filter 'email' of guardrail 'No mail' cannot scan/);
+    assert.match(
+      error.message,
+      /input holds token ids, which content filter 'email' of guardrail 'No mail' cannot scan/,
+    );
     assert.is(filterRequest([email], "embeddings", { input }).blockedBy, undefined);
   }
 });
@@ -262,7 +354,10 @@ test("a refusal never quotes a custom filter's pattern, whether it matched or ca
   const [unusable] = guardrailFilters(`g-${Math.random()}`, "Legacy", [], [{ pattern: broken, action: "block" }]);
   const refusal = httpErrorOf(blockedError({ filter: unusable! }));
   assert.is(refusal.status, 403);
-  assert.match(refusal.message, /Guardrail 'Legacy' has a content filter this gateway cannot apply \(content_filters\[0\]\.pattern is not one this gateway accepts/);
+  assert.match(
+    refusal.message,
+    /Guardrail 'Legacy' has a content filter this gateway cannot apply \(content_filters\[0\]\.pattern is not one this gateway accepts/,
+  );
   assert.not.ok(refusal.message.includes("secret"), refusal.message);
 });
 

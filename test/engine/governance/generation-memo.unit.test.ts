@@ -68,10 +68,14 @@ test("a load that began before a change and ended after it is not kept", async (
   const feed = { generation: 0, live: true };
   let release: (value: string) => void = () => {};
   let loads = 0;
-  const lookup = generationMemo({ current: () => feed.generation, live: () => feed.live }, { maxEntries: 4, maxUnknown: 4, ttlMs: 60_000 }, () => {
-    loads++;
-    return new Promise<string>((resolve) => (release = resolve));
-  });
+  const lookup = generationMemo(
+    { current: () => feed.generation, live: () => feed.live },
+    { maxEntries: 4, maxUnknown: 4, ttlMs: 60_000 },
+    () => {
+      loads++;
+      return new Promise<string>((resolve) => (release = resolve));
+    },
+  );
   const first = lookup("a", undefined);
   feed.generation++;
   release("old");
@@ -85,11 +89,15 @@ test("a load that began before a change and ended after it is not kept", async (
 test("concurrent lookups share one load; a failed load is not remembered", async () => {
   let loads = 0;
   let fail = true;
-  const lookup = generationMemo({ current: () => 0, live: () => true }, { maxEntries: 4, maxUnknown: 4, ttlMs: 60_000 }, async () => {
-    loads++;
-    if (fail) throw new Error("database down");
-    return "ok";
-  });
+  const lookup = generationMemo(
+    { current: () => 0, live: () => true },
+    { maxEntries: 4, maxUnknown: 4, ttlMs: 60_000 },
+    async () => {
+      loads++;
+      if (fail) throw new Error("database down");
+      return "ok";
+    },
+  );
   const failed = await Promise.allSettled([lookup("a", undefined), lookup("a", undefined)]);
   assert.equal(
     failed.map((r) => r.status),

@@ -23,7 +23,11 @@ test.before(async (ctx) => {
   ctx.second = await startGatewayProcess({
     databaseUrl: database.toString(),
     key: ctx.env.gw.key,
-    env: { GATEWAY_CONFIG: ctx.env.configFile, MOCK_UPSTREAM_KEY: ctx.env.upstream.apiKey, GATEWAY_GOVERNANCE_FEED_CHECK_MS: String(FEED_CHECK_MS) },
+    env: {
+      GATEWAY_CONFIG: ctx.env.configFile,
+      MOCK_UPSTREAM_KEY: ctx.env.upstream.apiKey,
+      GATEWAY_GOVERNANCE_FEED_CHECK_MS: String(FEED_CHECK_MS),
+    },
   });
 });
 test.after(async (ctx) => {
@@ -33,33 +37,51 @@ test.after(async (ctx) => {
 });
 
 function chat(base: string, key: string): Promise<Reply> {
-  return call(base, "POST", "/api/v1/chat/completions", { key, body: { model: "mock/chat", messages: [{ role: "user", content: "hi" }] } });
+  return call(base, "POST", "/api/v1/chat/completions", {
+    key,
+    body: { model: "mock/chat", messages: [{ role: "user", content: "hi" }] },
+  });
 }
 
 async function newKey(env: InferenceGateway): Promise<{ key: string; hash: string }> {
-  const res = await call(env.gw.url, "POST", "/api/v1/keys", { key: env.gw.key, body: { name: `k-${Math.random().toString(36).slice(2)}` } });
+  const res = await call(env.gw.url, "POST", "/api/v1/keys", {
+    key: env.gw.key,
+    body: { name: `k-${Math.random().toString(36).slice(2)}` },
+  });
   assert.is(res.status, 201, res.text);
   return { key: String(at(res.body, "key")), hash: String(at(res.body, "data", "hash")) };
 }
 
 /** Chats until the instance at `base` answers `status`: it hears of a change asynchronously. */
 function chatUntilStatus(base: string, key: string, status: number): Promise<Reply> {
-  return eventually(() => chat(base, key), `the instance at ${base} answers ${status}`, { until: (res) => res.status === status });
+  return eventually(() => chat(base, key), `the instance at ${base} answers ${status}`, {
+    until: (res) => res.status === status,
+  });
 }
 
-test("a key disabled through one instance is refused by the next request there and soon by the other", async ({ env, second }) => {
+test("a key disabled through one instance is refused by the next request there and soon by the other", async ({
+  env,
+  second,
+}) => {
   const { key, hash } = await newKey(env);
   // Both instances have the key and its governance cached.
   assert.is((await chat(env.gw.url, key)).status, 200);
   assert.is((await chat(second.url, key)).status, 200);
-  const patched = await call(env.gw.url, "PATCH", `/api/v1/keys/${hash}`, { key: env.gw.key, body: { disabled: true } });
+  const patched = await call(env.gw.url, "PATCH", `/api/v1/keys/${hash}`, {
+    key: env.gw.key,
+    body: { disabled: true },
+  });
   assert.is(patched.status, 200, patched.text);
   const here = await chat(env.gw.url, key);
   assert.is(here.status, 401, here.text);
   await chatUntilStatus(second.url, key, 401);
 });
 
-test("a feed connection that dies without a word is noticed, and a key disabled meanwhile is refused there", async ({ env, second, proxy }) => {
+test("a feed connection that dies without a word is noticed, and a key disabled meanwhile is refused there", async ({
+  env,
+  second,
+  proxy,
+}) => {
   const { key, hash } = await newKey(env);
   assert.is((await chat(second.url, key)).status, 200);
   const lostBefore = second.lines.filter((line) => line.includes("database notification feed lost")).length;
@@ -69,22 +91,39 @@ test("a feed connection that dies without a word is noticed, and a key disabled 
     "the second instance's LISTEN connection",
   );
   const disabledAt = performance.now();
-  const patched = await call(env.gw.url, "PATCH", `/api/v1/keys/${hash}`, { key: env.gw.key, body: { disabled: true } });
+  const patched = await call(env.gw.url, "PATCH", `/api/v1/keys/${hash}`, {
+    key: env.gw.key,
+    body: { disabled: true },
+  });
   assert.is(patched.status, 200, patched.text);
   // The notification went into the silenced connection: only the feed's own check can find out.
-  await eventually(() => second.lines.filter((line) => line.includes("database notification feed lost")).length, "the second instance notices its feed is gone", {
-    until: (lost) => lost > lostBefore,
-  });
+  await eventually(
+    () => second.lines.filter((line) => line.includes("database notification feed lost")).length,
+    "the second instance notices its feed is gone",
+    {
+      until: (lost) => lost > lostBefore,
+    },
+  );
   await chatUntilStatus(second.url, key, 401);
-  console.log(`  disabled → refused on the other instance, feed silently dead, check every ${FEED_CHECK_MS} ms: ${Math.round(performance.now() - disabledAt)} ms`);
+  console.log(
+    `  disabled → refused on the other instance, feed silently dead, check every ${FEED_CHECK_MS} ms: ${Math.round(performance.now() - disabledAt)} ms`,
+  );
 });
 
 test("a guardrail assigned through one instance governs the other's next calls", async ({ env, second }) => {
   const { key, hash } = await newKey(env);
   assert.is((await chat(second.url, key)).status, 200);
-  const created = await call(env.gw.url, "POST", "/api/v1/guardrails", { key: env.gw.key, body: { name: `g-${hash.slice(0, 8)}`, ignored_models: ["mock/chat"] } });
+  const created = await call(env.gw.url, "POST", "/api/v1/guardrails", {
+    key: env.gw.key,
+    body: { name: `g-${hash.slice(0, 8)}`, ignored_models: ["mock/chat"] },
+  });
   assert.is(created.status, 201, created.text);
-  const assigned = await call(env.gw.url, "POST", `/api/v1/guardrails/${String(at(created.body, "data", "id"))}/assignments/keys`, { key: env.gw.key, body: { key_hashes: [hash] } });
+  const assigned = await call(
+    env.gw.url,
+    "POST",
+    `/api/v1/guardrails/${String(at(created.body, "data", "id"))}/assignments/keys`,
+    { key: env.gw.key, body: { key_hashes: [hash] } },
+  );
   assert.is(assigned.status, 200, assigned.text);
   assert.is((await chat(env.gw.url, key)).status, 403);
   const refused = await chatUntilStatus(second.url, key, 403);

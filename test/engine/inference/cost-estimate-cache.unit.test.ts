@@ -38,13 +38,18 @@ test("a cache write price above `prompt`: every prompt token counted as a write"
     [1000, 0],
     [0, 1000],
     [600, 200],
-  ].map(([read, write]) => costUsd(cached.pricing, { promptTokens: 1000, completionTokens: 100, cachedTokens: read, cacheWriteTokens: write }));
+  ].map(([read, write]) =>
+    costUsd(cached.pricing, { promptTokens: 1000, completionTokens: 100, cachedTokens: read, cacheWriteTokens: write }),
+  );
   assert.is(maxUsd(splits), "0.00525");
 });
 
 test("without cache prices, or cheaper ones, the estimate is as before", () => {
   assert.is(worstCaseCost([endpoint({})], 1000, 100), "0.0045");
-  assert.is(worstCaseCost([endpoint({ inputCacheRead: "0.0000003", inputCacheWrite: "0.000001" })], 1000, 100), "0.0045");
+  assert.is(
+    worstCaseCost([endpoint({ inputCacheRead: "0.0000003", inputCacheWrite: "0.000001" })], 1000, 100),
+    "0.0045",
+  );
 });
 
 test.run();

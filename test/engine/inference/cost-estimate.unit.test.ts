@@ -1,7 +1,11 @@
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
 import type { CatalogEndpoint, Pricing } from "../../../server/engine/catalog/catalog.js";
-import { DEFAULT_COMPLETION_TOKENS, estimatePromptTokens, worstCaseCost } from "../../../server/engine/inference/cost-estimate.js";
+import {
+  DEFAULT_COMPLETION_TOKENS,
+  estimatePromptTokens,
+  worstCaseCost,
+} from "../../../server/engine/inference/cost-estimate.js";
 
 /**
  * The worst-case cost admission reserves before a call, as a table computed by hand: which
@@ -11,7 +15,11 @@ import { DEFAULT_COMPLETION_TOKENS, estimatePromptTokens, worstCaseCost } from "
  */
 const test = suite("inference: worst-case cost");
 
-function endpoint(pricing: Partial<Pricing>, contextLength = 10_000, maxCompletionTokens: number | null = null): CatalogEndpoint {
+function endpoint(
+  pricing: Partial<Pricing>,
+  contextLength = 10_000,
+  maxCompletionTokens: number | null = null,
+): CatalogEndpoint {
   return {
     id: "m/x@p",
     modelId: "m/x",
@@ -43,24 +51,76 @@ interface Row {
 
 const ROWS: Row[] = [
   // 1000 × 0.000001 + 500 × 0.000002
-  { name: "the request's completion cap", endpoints: [endpoint({})], promptTokens: 1000, requested: 500, expect: "0.002" },
+  {
+    name: "the request's completion cap",
+    endpoints: [endpoint({})],
+    promptTokens: 1000,
+    requested: 500,
+    expect: "0.002",
+  },
   // 1000 × 0.000001 + 300 × 0.000002
-  { name: "else the endpoint's max_completion_tokens", endpoints: [endpoint({}, 10_000, 300)], promptTokens: 1000, expect: "0.0016" },
+  {
+    name: "else the endpoint's max_completion_tokens",
+    endpoints: [endpoint({}, 10_000, 300)],
+    promptTokens: 1000,
+    expect: "0.0016",
+  },
   // 1000 × 0.000001 + 4096 × 0.000002
   { name: "else the default", endpoints: [endpoint({})], promptTokens: 1000, expect: "0.009192" },
   // context 1500 leaves 500: 1000 × 0.000001 + 500 × 0.000002
-  { name: "never more than the context leaves", endpoints: [endpoint({}, 1500)], promptTokens: 1000, requested: 2000, expect: "0.002" },
+  {
+    name: "never more than the context leaves",
+    endpoints: [endpoint({}, 1500)],
+    promptTokens: 1000,
+    requested: 2000,
+    expect: "0.002",
+  },
   // a prompt over the context still reserves one completion token
-  { name: "a prompt over the context: one completion token", endpoints: [endpoint({}, 500)], promptTokens: 1000, expect: "0.001002" },
+  {
+    name: "a prompt over the context: one completion token",
+    endpoints: [endpoint({}, 500)],
+    promptTokens: 1000,
+    expect: "0.001002",
+  },
   // 0.002 against 1000 × 0.000003 + 500 × 0.000004 = 0.005
-  { name: "the most expensive endpoint sets it", endpoints: [endpoint({}), endpoint({ prompt: "0.000003", completion: "0.000004" })], promptTokens: 1000, requested: 500, expect: "0.005" },
+  {
+    name: "the most expensive endpoint sets it",
+    endpoints: [endpoint({}), endpoint({ prompt: "0.000003", completion: "0.000004" })],
+    promptTokens: 1000,
+    requested: 500,
+    expect: "0.005",
+  },
   // writes at 0.00000125: 1000 × 0.00000125 + 500 × 0.000002
-  { name: "cache writes priced above prompt: every prompt token a write", endpoints: [endpoint({ inputCacheWrite: "0.00000125" })], promptTokens: 1000, requested: 500, expect: "0.00225" },
+  {
+    name: "cache writes priced above prompt: every prompt token a write",
+    endpoints: [endpoint({ inputCacheWrite: "0.00000125" })],
+    promptTokens: 1000,
+    requested: 500,
+    expect: "0.00225",
+  },
   // reads below prompt never lower the estimate
-  { name: "cheaper cache reads do not lower it", endpoints: [endpoint({ inputCacheRead: "0.0000001" })], promptTokens: 1000, requested: 500, expect: "0.002" },
+  {
+    name: "cheaper cache reads do not lower it",
+    endpoints: [endpoint({ inputCacheRead: "0.0000001" })],
+    promptTokens: 1000,
+    requested: 500,
+    expect: "0.002",
+  },
   // 1000 × 0.000001 + 500 × 0.000002 + 0.01 per request
-  { name: "a per-request price counts", endpoints: [endpoint({ request: "0.01" })], promptTokens: 1000, requested: 500, expect: "0.012" },
-  { name: "free", endpoints: [endpoint({ prompt: "0", completion: "0" })], promptTokens: 1000, requested: 500, expect: "0" },
+  {
+    name: "a per-request price counts",
+    endpoints: [endpoint({ request: "0.01" })],
+    promptTokens: 1000,
+    requested: 500,
+    expect: "0.012",
+  },
+  {
+    name: "free",
+    endpoints: [endpoint({ prompt: "0", completion: "0" })],
+    promptTokens: 1000,
+    requested: 500,
+    expect: "0",
+  },
 ];
 
 for (const row of ROWS) {

@@ -20,7 +20,13 @@ const PROVIDER_TIMEOUT_MS = 12 * DEADLINE_MS;
 const test = suite<{ gw: TestGateway; upstream: MockUpstream }>("request deadline");
 test.before(async (ctx) => {
   ctx.upstream = await startMockUpstream();
-  const provider = (slug: string) => ({ slug, kind: "openai", base_url: ctx.upstream.openaiBaseUrl, api_key: ctx.upstream.apiKey, timeout_ms: PROVIDER_TIMEOUT_MS });
+  const provider = (slug: string) => ({
+    slug,
+    kind: "openai",
+    base_url: ctx.upstream.openaiBaseUrl,
+    api_key: ctx.upstream.apiKey,
+    timeout_ms: PROVIDER_TIMEOUT_MS,
+  });
   const pricing = { prompt: "0.000001", completion: "0.000002" };
   const file = await writeCatalogFile({
     providers: [provider("mockai"), provider("backup")],
@@ -34,7 +40,13 @@ test.before(async (ctx) => {
           { provider: "backup", upstream_model_id: "chat-b", pricing },
         ],
       },
-      { id: "mock/embed", name: "Mock: Embed", context_length: 8_000, output_modalities: ["embeddings"], endpoints: [{ provider: "mockai", upstream_model_id: "embed-a", pricing }] },
+      {
+        id: "mock/embed",
+        name: "Mock: Embed",
+        context_length: 8_000,
+        output_modalities: ["embeddings"],
+        endpoints: [{ provider: "mockai", upstream_model_id: "embed-a", pricing }],
+      },
     ],
   });
   ctx.gw = await startTestGateway({ GATEWAY_CONFIG: file, GATEWAY_REQUEST_TIMEOUT_MS: String(DEADLINE_MS) });
@@ -48,7 +60,10 @@ test.before.each(({ upstream }) => upstream.reset());
 const HELLO = [{ role: "user", content: "Hi there" }];
 
 function chat(gw: TestGateway, body: Record<string, unknown> = {}): Promise<Reply> {
-  return call(gw.url, "POST", "/api/v1/chat/completions", { key: gw.key, body: { model: "mock/chat", messages: HELLO, ...body } });
+  return call(gw.url, "POST", "/api/v1/chat/completions", {
+    key: gw.key,
+    body: { model: "mock/chat", messages: HELLO, ...body },
+  });
 }
 
 function assert504(res: Reply): void {
@@ -100,7 +115,9 @@ test("a stream still running at the deadline ends with a 504 error event and no 
 
 test("embeddings that have not come by the deadline → 504", async ({ gw, upstream }) => {
   upstream.rule({ model: "embed-a", hang: true, times: 1 });
-  assert504(await call(gw.url, "POST", "/api/v1/embeddings", { key: gw.key, body: { model: "mock/embed", input: "x" } }));
+  assert504(
+    await call(gw.url, "POST", "/api/v1/embeddings", { key: gw.key, body: { model: "mock/embed", input: "x" } }),
+  );
 });
 
 test.run();

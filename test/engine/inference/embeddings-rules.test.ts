@@ -13,8 +13,16 @@ test.before(async (ctx) => {
 test.after(async (ctx) => ctx.env.stop());
 test.before.each(({ env }) => env.upstream.reset());
 
-function embed(env: InferenceGateway, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Reply> {
-  return call(env.gw.url, "POST", "/api/v1/embeddings", { key: env.gw.key, body: { model: "mock/embed", input: "hello", ...body }, headers });
+function embed(
+  env: InferenceGateway,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
+  return call(env.gw.url, "POST", "/api/v1/embeddings", {
+    key: env.gw.key,
+    body: { model: "mock/embed", input: "hello", ...body },
+    headers,
+  });
 }
 
 function assertError(res: Reply, status: number, message?: RegExp): void {
@@ -31,8 +39,27 @@ async function sessionOf(env: InferenceGateway, res: Reply): Promise<string | nu
 }
 
 test("input is required, with at least one item, none of them empty, all of one kind", async ({ env }) => {
-  assertError(await call(env.gw.url, "POST", "/api/v1/embeddings", { key: env.gw.key, body: { model: "mock/embed" } }), 400, /input/);
-  const bad: unknown[] = ["", [], [""], [[]], ["text", [1, 2]], [[1], "text"], [1, "text"], [1.5], [-1], [[1, -2]], 7, { text: "x" }, [null], ["a", { type: "text", text: "b" }]];
+  assertError(
+    await call(env.gw.url, "POST", "/api/v1/embeddings", { key: env.gw.key, body: { model: "mock/embed" } }),
+    400,
+    /input/,
+  );
+  const bad: unknown[] = [
+    "",
+    [],
+    [""],
+    [[]],
+    ["text", [1, 2]],
+    [[1], "text"],
+    [1, "text"],
+    [1.5],
+    [-1],
+    [[1, -2]],
+    7,
+    { text: "x" },
+    [null],
+    ["a", { type: "text", text: "b" }],
+  ];
   for (const input of bad) {
     const res = await embed(env, { input });
     assertError(res, 400, /input/);
@@ -78,7 +105,10 @@ test("session_id: at most 256 characters, recorded in the ledger", async ({ env 
 
 test("x-session-id is used when the body has no session_id; the body wins when both are sent", async ({ env }) => {
   assert.is(await sessionOf(env, await embed(env, {}, { "x-session-id": "from-header" })), "from-header");
-  assert.is(await sessionOf(env, await embed(env, { session_id: "from-body" }, { "x-session-id": "from-header" })), "from-body");
+  assert.is(
+    await sessionOf(env, await embed(env, { session_id: "from-body" }, { "x-session-id": "from-header" })),
+    "from-body",
+  );
   assert.is(await sessionOf(env, await embed(env, {})), null);
 });
 
@@ -107,14 +137,20 @@ test("user registers the end user; a malformed user is refused", async ({ env })
 });
 
 test("session_id and user never reach the provider", async ({ env }) => {
-  const res = await embed(env, { session_id: "private-session", user: "private-user", trace: { trace_id: "private-trace" } }, { "x-session-id": "header-session" });
+  const res = await embed(
+    env,
+    { session_id: "private-session", user: "private-user", trace: { trace_id: "private-trace" } },
+    { "x-session-id": "header-session" },
+  );
   assert.is(res.status, 200, res.text);
   const sent = env.upstream.requests[0]!;
   const body = sent.body as Record<string, unknown>;
-  for (const field of Object.keys(body)) assert.ok(["model", "input", "encoding_format"].includes(field), `${field} was sent upstream`);
+  for (const field of Object.keys(body))
+    assert.ok(["model", "input", "encoding_format"].includes(field), `${field} was sent upstream`);
   assert.is(sent.headers["x-session-id"], undefined);
   const raw = JSON.stringify(sent);
-  for (const secret of ["private-session", "private-user", "header-session", "private-trace", env.gw.key]) assert.ok(!raw.includes(secret), secret);
+  for (const secret of ["private-session", "private-user", "header-session", "private-trace", env.gw.key])
+    assert.ok(!raw.includes(secret), secret);
 });
 
 test("input_type is forwarded to the provider", async ({ env }) => {
@@ -147,7 +183,8 @@ test("encoding_format float gives numbers, base64 the same values as little-endi
     vector.map((n) => Math.fround(n)),
   );
   // The provider is always asked for floats; base64 is made by the gateway.
-  for (const sent of env.upstream.requests) assert.ok(at(sent.body, "encoding_format") === undefined || at(sent.body, "encoding_format") === "float");
+  for (const sent of env.upstream.requests)
+    assert.ok(at(sent.body, "encoding_format") === undefined || at(sent.body, "encoding_format") === "float");
 });
 
 test("an unknown encoding_format is refused", async ({ env }) => {

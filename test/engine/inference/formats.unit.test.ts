@@ -12,7 +12,14 @@ import { chatStreamToResponseEvents } from "../../../server/engine/inference/for
 const test = suite("api format translators");
 
 const IDS = { id: "gen-1-abc", createdAt: 1_700_000_000 };
-const USAGE = { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14, prompt_tokens_details: { cached_tokens: 3 }, completion_tokens_details: { reasoning_tokens: 1 }, cost: 0.5 };
+const USAGE = {
+  prompt_tokens: 10,
+  completion_tokens: 4,
+  total_tokens: 14,
+  prompt_tokens_details: { cached_tokens: 3 },
+  completion_tokens_details: { reasoning_tokens: 1 },
+  cost: 0.5,
+};
 
 function throws400(run: () => unknown, message: RegExp): void {
   try {
@@ -28,7 +35,13 @@ function throws400(run: () => unknown, message: RegExp): void {
 }
 
 function completion(message: JsonObject, finishReason: string, extra: JsonObject = {}): JsonObject {
-  return { id: "gen-1-abc", object: "chat.completion", model: "mock/chat", choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason: finishReason, ...extra }], usage: USAGE };
+  return {
+    id: "gen-1-abc",
+    object: "chat.completion",
+    model: "mock/chat",
+    choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason: finishReason, ...extra }],
+    usage: USAGE,
+  };
 }
 
 async function* chunks(list: JsonObject[]): AsyncGenerator<JsonObject> {
@@ -41,7 +54,11 @@ async function collect(events: AsyncIterable<JsonObject>): Promise<JsonObject[]>
   return out;
 }
 
-const chunk = (delta: JsonObject, finishReason: string | null = null): JsonObject => ({ id: "gen-9-xyz", model: "mock/chat", choices: [{ index: 0, delta, finish_reason: finishReason }] });
+const chunk = (delta: JsonObject, finishReason: string | null = null): JsonObject => ({
+  id: "gen-9-xyz",
+  model: "mock/chat",
+  choices: [{ index: 0, delta, finish_reason: finishReason }],
+});
 const usageChunk: JsonObject = { id: "gen-9-xyz", model: "mock/chat", choices: [], usage: USAGE };
 
 // ---------------------------------------------------------------------------------------------
@@ -70,7 +87,10 @@ test("responsesToChat: every supported request field", () => {
     max_output_tokens: 50,
     temperature: 0.5,
     top_p: 0.9,
-    tools: [{ type: "function", name: "f", description: "F", parameters: { type: "object" }, strict: true }, { type: "svc:web_search" }],
+    tools: [
+      { type: "function", name: "f", description: "F", parameters: { type: "object" }, strict: true },
+      { type: "svc:web_search" },
+    ],
     tool_choice: { type: "function", name: "f" },
     parallel_tool_calls: false,
     text: { format: { type: "json_schema", name: "out", schema: { type: "object" }, strict: true } },
@@ -110,7 +130,10 @@ test("responsesToChat: every supported request field", () => {
     stream: true,
     parallel_tool_calls: false,
     max_completion_tokens: 50,
-    tools: [{ type: "function", function: { name: "f", description: "F", parameters: { type: "object" }, strict: true } }, { type: "svc:web_search" }],
+    tools: [
+      { type: "function", function: { name: "f", description: "F", parameters: { type: "object" }, strict: true } },
+      { type: "svc:web_search" },
+    ],
     tool_choice: { type: "function", function: { name: "f" } },
     response_format: { type: "json_schema", json_schema: { name: "out", schema: { type: "object" }, strict: true } },
     // Chat's own name; `reasoning.summary` asks for summary items a translated answer never has.
@@ -126,12 +149,27 @@ test("responsesToChat: every supported request field", () => {
 test("responsesToChat: unsupported input names the field", () => {
   throws400(() => responsesToChat({ input: [] }), /^input must have at least 1 item/);
   throws400(() => responsesToChat({ input: ["text"] }), /^input\[0\] must be an object/);
-  throws400(() => responsesToChat({ input: [{ type: "item_reference", id: "x" }] }), /^input\[0\]\.type "item_reference" is not supported/);
+  throws400(
+    () => responsesToChat({ input: [{ type: "item_reference", id: "x" }] }),
+    /^input\[0\]\.type "item_reference" is not supported/,
+  );
   throws400(() => responsesToChat({ input: [{ role: "tool", content: "x" }] }), /^input\[0\]\.role must be one of/);
-  throws400(() => responsesToChat({ input: [{ role: "user", content: [{ type: "input_image", file_id: "file_1" }] }] }), /^input\[0\]\.content\[0\]\.file_id is not supported/);
-  throws400(() => responsesToChat({ input: [{ type: "function_call", call_id: "c", arguments: "{}" }] }), /^input\[0\]\.name is required/);
-  throws400(() => responsesToChat({ input: "x", tools: [{ type: "file_search" }] }), /^tools\[0\]\.type must be function/);
-  throws400(() => responsesToChat({ input: "x", tool_choice: { type: "web_search_preview" } }), /^tool_choice\.type "web_search_preview" is not supported/);
+  throws400(
+    () => responsesToChat({ input: [{ role: "user", content: [{ type: "input_image", file_id: "file_1" }] }] }),
+    /^input\[0\]\.content\[0\]\.file_id is not supported/,
+  );
+  throws400(
+    () => responsesToChat({ input: [{ type: "function_call", call_id: "c", arguments: "{}" }] }),
+    /^input\[0\]\.name is required/,
+  );
+  throws400(
+    () => responsesToChat({ input: "x", tools: [{ type: "file_search" }] }),
+    /^tools\[0\]\.type must be function/,
+  );
+  throws400(
+    () => responsesToChat({ input: "x", tool_choice: { type: "web_search_preview" } }),
+    /^tool_choice\.type "web_search_preview" is not supported/,
+  );
   throws400(() => responsesToChat({ input: "x", tool_choice: 3 }), /^tool_choice must be/);
   throws400(() => responsesToChat({ input: "x", text: { format: { type: "xml" } } }), /^text\.format\.type must be/);
   throws400(() => responsesToChat({ input: "x", reasoning: { effort: 3 } }), /^reasoning\.effort must be a string/);
@@ -139,7 +177,13 @@ test("responsesToChat: unsupported input names the field", () => {
 });
 
 test("chatToResponse: text and tool calls as output items, usage in Responses terms", () => {
-  const response = chatToResponse(completion({ content: "Sure", tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: "{}" } }] }, "tool_calls"), IDS);
+  const response = chatToResponse(
+    completion(
+      { content: "Sure", tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: "{}" } }] },
+      "tool_calls",
+    ),
+    IDS,
+  );
   assert.equal(response, {
     id: "gen-1-abc",
     object: "response",
@@ -149,10 +193,30 @@ test("chatToResponse: text and tool calls as output items, usage in Responses te
     incomplete_details: null,
     model: "mock/chat",
     output: [
-      { id: "msg_gen-1-abc", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Sure", annotations: [] }] },
-      { id: "fc_gen-1-abc_0", type: "function_call", status: "completed", call_id: "call_1", name: "f", arguments: "{}" },
+      {
+        id: "msg_gen-1-abc",
+        type: "message",
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text: "Sure", annotations: [] }],
+      },
+      {
+        id: "fc_gen-1-abc_0",
+        type: "function_call",
+        status: "completed",
+        call_id: "call_1",
+        name: "f",
+        arguments: "{}",
+      },
     ],
-    usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 3 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 1 }, total_tokens: 14, cost: 0.5 },
+    usage: {
+      input_tokens: 10,
+      input_tokens_details: { cached_tokens: 3 },
+      output_tokens: 4,
+      output_tokens_details: { reasoning_tokens: 1 },
+      total_tokens: 14,
+      cost: 0.5,
+    },
   });
 });
 
@@ -160,7 +224,10 @@ test("chatToResponse: finish_reason length → incomplete; calls only → no mes
   const cut = chatToResponse(completion({ content: "Hel" }, "length"), IDS);
   assert.is(cut.status, "incomplete");
   assert.equal(cut.incomplete_details, { reason: "max_output_tokens" });
-  const calls = chatToResponse(completion({ content: null, tool_calls: [{ id: "c", function: { name: "f", arguments: "{}" } }] }, "tool_calls"), IDS);
+  const calls = chatToResponse(
+    completion({ content: null, tool_calls: [{ id: "c", function: { name: "f", arguments: "{}" } }] }, "tool_calls"),
+    IDS,
+  );
   assert.equal(
     (calls.output as JsonObject[]).map((item) => item.type),
     ["function_call"],
@@ -208,20 +275,42 @@ test("chatStreamToResponseEvents: numbered events, text and a streamed call, com
     ],
   );
   assert.is((events[0]!.response as JsonObject).id, "gen-9-xyz", "without ids.id the chunks' id is the response id");
-  assert.equal(events[6]!.item, { id: "fc_gen-9-xyz_0", type: "function_call", status: "in_progress", call_id: "call_1", name: "f", arguments: "" });
+  assert.equal(events[6]!.item, {
+    id: "fc_gen-9-xyz_0",
+    type: "function_call",
+    status: "in_progress",
+    call_id: "call_1",
+    name: "f",
+    arguments: "",
+  });
   assert.is(events[12]!.arguments, '{"a":1}');
   const response = events.at(-1)!.response as JsonObject;
   assert.is(response.status, "completed");
   assert.is(response.created_at, 5);
   assert.equal(response.output, [
-    { id: "msg_gen-9-xyz", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Hi there", annotations: [] }] },
-    { id: "fc_gen-9-xyz_0", type: "function_call", status: "completed", call_id: "call_1", name: "f", arguments: '{"a":1}' },
+    {
+      id: "msg_gen-9-xyz",
+      type: "message",
+      status: "completed",
+      role: "assistant",
+      content: [{ type: "output_text", text: "Hi there", annotations: [] }],
+    },
+    {
+      id: "fc_gen-9-xyz_0",
+      type: "function_call",
+      status: "completed",
+      call_id: "call_1",
+      name: "f",
+      arguments: '{"a":1}',
+    },
   ]);
   assert.is((response.usage as JsonObject).output_tokens, 4);
 });
 
 test("chatStreamToResponseEvents: a cut answer ends with response.incomplete", async () => {
-  const events = await collect(chatStreamToResponseEvents(chunks([chunk({ content: "Hel" }, "length")]), { id: "resp_x", createdAt: 1 }));
+  const events = await collect(
+    chatStreamToResponseEvents(chunks([chunk({ content: "Hel" }, "length")]), { id: "resp_x", createdAt: 1 }),
+  );
   const last = events.at(-1)!;
   assert.is(last.type, "response.incomplete");
   assert.equal((last.response as JsonObject).incomplete_details, { reason: "max_output_tokens" });
@@ -284,7 +373,11 @@ test("messagesToChat: every supported request field", () => {
           { type: "image_url", image_url: { url: "https://x/cat.png" } },
         ],
       },
-      { role: "assistant", content: "Calling", tool_calls: [{ id: "t1", type: "function", function: { name: "f", arguments: '{"a":1}' } }] },
+      {
+        role: "assistant",
+        content: "Calling",
+        tool_calls: [{ id: "t1", type: "function", function: { name: "f", arguments: '{"a":1}' } }],
+      },
       { role: "tool", tool_call_id: "t1", content: [{ type: "text", text: "one" }] },
       { role: "user", content: [{ type: "text", text: "and?" }] },
     ],
@@ -306,21 +399,48 @@ test("messagesToChat: every supported request field", () => {
 
 test("messagesToChat: bad input names the field", () => {
   throws400(() => messagesToChat({ messages: [{ role: "user", content: "x" }] }), /^max_tokens is required/);
-  throws400(() => messagesToChat({ max_tokens: 1.5, messages: [{ role: "user", content: "x" }] }), /^max_tokens must be an integer/);
+  throws400(
+    () => messagesToChat({ max_tokens: 1.5, messages: [{ role: "user", content: "x" }] }),
+    /^max_tokens must be an integer/,
+  );
   throws400(() => messagesToChat({ max_tokens: 1, messages: [] }), /^messages must have at least 1 message/);
-  throws400(() => messagesToChat({ max_tokens: 1, messages: [{ role: "user" }] }), /^messages\[0\]\.content is required/);
-  throws400(() => messagesToChat({ max_tokens: 1, messages: [{ role: "user", content: [{ type: "tool_result" }] }] }), /^messages\[0\]\.content\[0\]\.tool_use_id is required/);
+  throws400(
+    () => messagesToChat({ max_tokens: 1, messages: [{ role: "user" }] }),
+    /^messages\[0\]\.content is required/,
+  );
+  throws400(
+    () => messagesToChat({ max_tokens: 1, messages: [{ role: "user", content: [{ type: "tool_result" }] }] }),
+    /^messages\[0\]\.content\[0\]\.tool_use_id is required/,
+  );
   throws400(
     () => messagesToChat({ max_tokens: 1, messages: [{ role: "assistant", content: [{ type: "image" }] }] }),
     /^messages\[0\]\.content\[0\]\.type "image" is not supported in an assistant message/,
   );
-  throws400(() => messagesToChat({ max_tokens: 1, messages: [{ role: "user", content: "x" }], system: [{ type: "image" }] }), /^system\[0\]\.type must be text/);
-  throws400(() => messagesToChat({ max_tokens: 1, messages: [{ role: "user", content: "x" }], stop_sequences: [1] }), /^stop_sequences\[0\] must be a string/);
-  throws400(() => messagesToChat({ max_tokens: 1, messages: [{ role: "user", content: "x" }], metadata: { user_id: 7 } }), /^metadata\.user_id must be a string/);
+  throws400(
+    () => messagesToChat({ max_tokens: 1, messages: [{ role: "user", content: "x" }], system: [{ type: "image" }] }),
+    /^system\[0\]\.type must be text/,
+  );
+  throws400(
+    () => messagesToChat({ max_tokens: 1, messages: [{ role: "user", content: "x" }], stop_sequences: [1] }),
+    /^stop_sequences\[0\] must be a string/,
+  );
+  throws400(
+    () => messagesToChat({ max_tokens: 1, messages: [{ role: "user", content: "x" }], metadata: { user_id: 7 } }),
+    /^metadata\.user_id must be a string/,
+  );
 });
 
 test("chatToMessage: text and tool_use blocks, stop reasons, usage with cache reads apart", () => {
-  const message = chatToMessage(completion({ content: "Sure", tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: '{"a":1}' } }] }, "tool_calls"), IDS);
+  const message = chatToMessage(
+    completion(
+      {
+        content: "Sure",
+        tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: '{"a":1}' } }],
+      },
+      "tool_calls",
+    ),
+    IDS,
+  );
   assert.equal(message, {
     id: "gen-1-abc",
     type: "message",
@@ -337,7 +457,10 @@ test("chatToMessage: text and tool_use blocks, stop reasons, usage with cache re
   assert.is(chatToMessage(completion({ content: "Hel" }, "length"), IDS).stop_reason, "max_tokens");
   assert.is(chatToMessage(completion({ content: "x" }, "stop"), IDS).stop_reason, "end_turn");
   // An Anthropic provider's own reason tells a stop sequence from an end of turn.
-  assert.is(chatToMessage(completion({ content: "x" }, "stop", { native_finish_reason: "stop_sequence" }), IDS).stop_reason, "stop_sequence");
+  assert.is(
+    chatToMessage(completion({ content: "x" }, "stop", { native_finish_reason: "stop_sequence" }), IDS).stop_reason,
+    "stop_sequence",
+  );
 });
 
 test("chatStreamToMessageEvents: one block at a time, usage on message_delta", async () => {
@@ -346,7 +469,9 @@ test("chatStreamToMessageEvents: one block at a time, usage on message_delta", a
       chunks([
         chunk({ role: "assistant", content: "" }),
         chunk({ content: "Hi" }),
-        chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "f", arguments: '{"a"' } }] }),
+        chunk({
+          tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "f", arguments: '{"a"' } }],
+        }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: ":1}" } }] }),
         chunk({ tool_calls: [{ index: 1, id: "call_2", type: "function", function: { name: "g", arguments: "{}" } }] }),
         chunk({}, "tool_calls"),
@@ -382,7 +507,13 @@ test("chatStreamToMessageEvents: one block at a time, usage on message_delta", a
     {
       type: "message_delta",
       delta: { stop_reason: "tool_use", stop_sequence: null },
-      usage: { input_tokens: 7, output_tokens: 4, cache_read_input_tokens: 3, cache_creation_input_tokens: 0, cost: 0.5 },
+      usage: {
+        input_tokens: 7,
+        output_tokens: 4,
+        cache_read_input_tokens: 3,
+        cache_creation_input_tokens: 0,
+        cost: 0.5,
+      },
     },
     { type: "message_stop" },
   ]);

@@ -14,7 +14,11 @@ const FREE_QUOTA = 2;
 
 const test = suite<{ env: InferenceGateway; second: GatewayProcess }>("rate limits and free-model quota");
 test.before(async (ctx) => {
-  const limits = { GATEWAY_RATE_LIMIT_REQUESTS: String(RATE_LIMIT), GATEWAY_RATE_LIMIT_WINDOW_SECONDS: "3600", GATEWAY_FREE_MODEL_DAILY_REQUESTS: String(FREE_QUOTA) };
+  const limits = {
+    GATEWAY_RATE_LIMIT_REQUESTS: String(RATE_LIMIT),
+    GATEWAY_RATE_LIMIT_WINDOW_SECONDS: "3600",
+    GATEWAY_FREE_MODEL_DAILY_REQUESTS: String(FREE_QUOTA),
+  };
   ctx.env = await startInferenceGateway(limits);
   ctx.second = await startGatewayProcess({
     databaseUrl: ctx.env.gw.databaseUrl,
@@ -28,12 +32,18 @@ test.after(async (ctx) => {
 });
 
 async function newKey(env: InferenceGateway): Promise<string> {
-  const res = await call(env.gw.url, "POST", "/api/v1/keys", { key: env.gw.key, body: { name: `k-${Math.random().toString(36).slice(2)}` } });
+  const res = await call(env.gw.url, "POST", "/api/v1/keys", {
+    key: env.gw.key,
+    body: { name: `k-${Math.random().toString(36).slice(2)}` },
+  });
   return String(at(res.body, "key"));
 }
 
 function chat(base: string, key: string, model = "mock/chat"): Promise<Reply> {
-  return call(base, "POST", "/api/v1/chat/completions", { key, body: { model, messages: [{ role: "user", content: "hi" }] } });
+  return call(base, "POST", "/api/v1/chat/completions", {
+    key,
+    body: { model, messages: [{ role: "user", content: "hi" }] },
+  });
 }
 
 test("the rate limit holds across two gateway instances and answers 429 with Retry-After", async ({ env, second }) => {
@@ -52,7 +62,10 @@ test("the rate limit holds across two gateway instances and answers 429 with Ret
   assert.is((await chat(env.gw.url, await newKey(env))).status, 200, "another key has its own window");
 });
 
-test("50 concurrent calls over two instances against the rate limit: at most the limit succeed, the rest 429", async ({ env, second }) => {
+test("50 concurrent calls over two instances against the rate limit: at most the limit succeed, the rest 429", async ({
+  env,
+  second,
+}) => {
   const key = await newKey(env);
   const bases = [env.gw.url, second.url];
   const results = await Promise.all(Array.from({ length: 50 }, (_, i) => chat(bases[i % 2]!, key)));
@@ -75,10 +88,18 @@ test("free-model requests are counted per key per day and reported on GET /key",
   assert.is((await chat(env.gw.url, key)).status, 200, "paid models are not limited by the free quota");
   // GET /key waits for its own instance's settlement queue only: the second instance's call is
   // written behind by that instance, so it is counted once its row lands.
-  const current = await eventually(() => call(env.gw.url, "GET", "/api/v1/key", { key }), "both free-model calls are counted on GET /key", {
-    until: (res) => at(res.body, "data", "free_model_daily_requests", "used") === FREE_QUOTA,
+  const current = await eventually(
+    () => call(env.gw.url, "GET", "/api/v1/key", { key }),
+    "both free-model calls are counted on GET /key",
+    {
+      until: (res) => at(res.body, "data", "free_model_daily_requests", "used") === FREE_QUOTA,
+    },
+  );
+  assert.equal(at(current.body, "data", "free_model_daily_requests"), {
+    limit: FREE_QUOTA,
+    remaining: 0,
+    used: FREE_QUOTA,
   });
-  assert.equal(at(current.body, "data", "free_model_daily_requests"), { limit: FREE_QUOTA, remaining: 0, used: FREE_QUOTA });
 });
 
 test.run();

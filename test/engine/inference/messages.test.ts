@@ -20,7 +20,11 @@ test.before.each(({ env }) => env.upstream.reset());
 
 const OPENAI = { only: ["mockai"] };
 const HELLO = [{ role: "user", content: "Hi there" }];
-const WEATHER_TOOL = { name: "get_weather", description: "Weather of a city", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
+const WEATHER_TOOL = {
+  name: "get_weather",
+  description: "Weather of a city",
+  input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+};
 const WEATHER_CALL = { name: "get_weather", arguments: '{"city":"Paris"}' };
 
 function post(env: InferenceGateway, body: unknown): Promise<Reply> {
@@ -33,12 +37,27 @@ function lastUpstreamBody(env: InferenceGateway): unknown {
 
 const streamEvents = typedStreamEvents;
 
-function assertLedger(env: InferenceGateway, id: string, streamed: boolean, promptTokens: number, completionTokens: number): Promise<void> {
+function assertLedger(
+  env: InferenceGateway,
+  id: string,
+  streamed: boolean,
+  promptTokens: number,
+  completionTokens: number,
+): Promise<void> {
   return assertOneSuccessRow(env.gw, id, { streamed, promptTokens, completionTokens });
 }
 
-test("non-streamed, OpenAI upstream: a message object with text, stop_reason, usage and a ledger row", async ({ env }) => {
-  const res = await post(env, { model: "mock/chat", max_tokens: 100, messages: HELLO, top_k: 5, metadata: { user_id: "user-7" }, provider: OPENAI });
+test("non-streamed, OpenAI upstream: a message object with text, stop_reason, usage and a ledger row", async ({
+  env,
+}) => {
+  const res = await post(env, {
+    model: "mock/chat",
+    max_tokens: 100,
+    messages: HELLO,
+    top_k: 5,
+    metadata: { user_id: "user-7" },
+    provider: OPENAI,
+  });
   assert.is(res.status, 200, res.text);
   const body = res.body as Record<string, unknown>;
   assert.is(body.type, "message");
@@ -60,7 +79,9 @@ test("non-streamed, OpenAI upstream: a message object with text, stop_reason, us
   assert.is(rows[0]!.end_user, "user-7", "metadata.user_id is the end user");
 });
 
-test("non-streamed, Anthropic upstream: system, stop_sequences and a base64 image reach Anthropic intact", async ({ env }) => {
+test("non-streamed, Anthropic upstream: system, stop_sequences and a base64 image reach Anthropic intact", async ({
+  env,
+}) => {
   const image = { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } };
   const res = await post(env, {
     model: "mock/claude",
@@ -87,7 +108,9 @@ test("max_tokens cuts the answer: stop_reason max_tokens", async ({ env }) => {
 });
 
 test("streamed, OpenAI upstream: the Messages event sequence with usage on message_delta", async ({ env }) => {
-  const events = streamEvents(await post(env, { model: "mock/chat", max_tokens: 100, messages: HELLO, stream: true, provider: OPENAI }));
+  const events = streamEvents(
+    await post(env, { model: "mock/chat", max_tokens: 100, messages: HELLO, stream: true, provider: OPENAI }),
+  );
   const types = typesOf(events);
   assert.equal(types.slice(0, 2), ["message_start", "content_block_start"]);
   assert.equal(types.slice(-3), ["content_block_stop", "message_delta", "message_stop"]);
@@ -105,7 +128,9 @@ test("streamed, OpenAI upstream: the Messages event sequence with usage on messa
 });
 
 test("streamed, Anthropic upstream", async ({ env }) => {
-  const events = streamEvents(await post(env, { model: "mock/claude", max_tokens: 100, messages: HELLO, stream: true }));
+  const events = streamEvents(
+    await post(env, { model: "mock/claude", max_tokens: 100, messages: HELLO, stream: true }),
+  );
   const text = events
     .filter((e) => e.type === "content_block_delta")
     .map((e) => at(e, "delta", "text"))
@@ -117,20 +142,36 @@ test("streamed, Anthropic upstream", async ({ env }) => {
 test("tool use round trip: tool_use out, tool_use and tool_result back in", async ({ env }) => {
   env.upstream.rule({ model: "chat-a", toolCall: WEATHER_CALL, times: 1 });
   const ask = { role: "user", content: "Weather in Paris?" };
-  const res = await post(env, { model: "mock/chat", max_tokens: 100, messages: [ask], tools: [WEATHER_TOOL], tool_choice: { type: "any" }, provider: OPENAI });
+  const res = await post(env, {
+    model: "mock/chat",
+    max_tokens: 100,
+    messages: [ask],
+    tools: [WEATHER_TOOL],
+    tool_choice: { type: "any" },
+    provider: OPENAI,
+  });
   assert.is(res.status, 200, res.text);
   assert.is(at(res.body, "stop_reason"), "tool_use");
   const toolUse = { type: "tool_use", id: "call_mock_1", name: "get_weather", input: { city: "Paris" } };
   assert.equal(at(res.body, "content"), [toolUse]);
   const sent = lastUpstreamBody(env);
-  assert.equal(at(sent, "tools"), [{ type: "function", function: { name: "get_weather", parameters: WEATHER_TOOL.input_schema, description: "Weather of a city" } }]);
+  assert.equal(at(sent, "tools"), [
+    {
+      type: "function",
+      function: { name: "get_weather", parameters: WEATHER_TOOL.input_schema, description: "Weather of a city" },
+    },
+  ]);
   assert.is(at(sent, "tool_choice"), "required");
 
   const followUp = await post(env, {
     model: "mock/chat",
     max_tokens: 100,
     tools: [WEATHER_TOOL],
-    messages: [ask, { role: "assistant", content: [toolUse] }, { role: "user", content: [{ type: "tool_result", tool_use_id: "call_mock_1", content: "sunny" }] }],
+    messages: [
+      ask,
+      { role: "assistant", content: [toolUse] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "call_mock_1", content: "sunny" }] },
+    ],
     provider: OPENAI,
   });
   assert.is(followUp.status, 200, followUp.text);
@@ -144,7 +185,16 @@ test("tool use round trip: tool_use out, tool_use and tool_result back in", asyn
 
 test("streamed tool use: a tool_use block with input_json_delta fragments", async ({ env }) => {
   env.upstream.rule({ model: "chat-a", toolCall: WEATHER_CALL, times: 1 });
-  const events = streamEvents(await post(env, { model: "mock/chat", max_tokens: 100, messages: HELLO, tools: [WEATHER_TOOL], stream: true, provider: OPENAI }));
+  const events = streamEvents(
+    await post(env, {
+      model: "mock/chat",
+      max_tokens: 100,
+      messages: HELLO,
+      tools: [WEATHER_TOOL],
+      stream: true,
+      provider: OPENAI,
+    }),
+  );
   const start = events.find((e) => e.type === "content_block_start" && at(e, "content_block", "type") === "tool_use");
   assert.ok(start, JSON.stringify(typesOf(events)));
   assert.equal(at(start, "content_block"), { type: "tool_use", id: "call_mock_1", name: "get_weather", input: {} });
@@ -166,10 +216,31 @@ test("bad input → 400 naming the field", async ({ env }) => {
     [{ model: "mock/chat", max_tokens: 0, messages: HELLO }, /^max_tokens must be/],
     [{ model: "mock/chat", max_tokens: 10 }, /^messages is required/],
     [{ model: "mock/chat", max_tokens: 10, messages: [{ role: "system", content: "x" }] }, /^messages\[0\]\.role/],
-    [{ model: "mock/chat", max_tokens: 10, messages: [{ role: "user", content: [{ type: "video" }] }] }, /^messages\[0\]\.content\[0\]\.type/],
-    [{ model: "mock/chat", max_tokens: 10, messages: [{ role: "user", content: [{ type: "image", source: { type: "file", file_id: "f" } }] }] }, /^messages\[0\]\.content\[0\]\.source\.type/],
-    [{ model: "mock/chat", max_tokens: 10, messages: HELLO, tools: [{ type: "web_search_20250305", name: "web_search" }] }, /^tools\[0\]\.type/],
-    [{ model: "mock/chat", max_tokens: 10, messages: HELLO, tools: [{ name: "f" }] }, /^tools\[0\]\.input_schema is required/],
+    [
+      { model: "mock/chat", max_tokens: 10, messages: [{ role: "user", content: [{ type: "video" }] }] },
+      /^messages\[0\]\.content\[0\]\.type/,
+    ],
+    [
+      {
+        model: "mock/chat",
+        max_tokens: 10,
+        messages: [{ role: "user", content: [{ type: "image", source: { type: "file", file_id: "f" } }] }],
+      },
+      /^messages\[0\]\.content\[0\]\.source\.type/,
+    ],
+    [
+      {
+        model: "mock/chat",
+        max_tokens: 10,
+        messages: HELLO,
+        tools: [{ type: "web_search_20250305", name: "web_search" }],
+      },
+      /^tools\[0\]\.type/,
+    ],
+    [
+      { model: "mock/chat", max_tokens: 10, messages: HELLO, tools: [{ name: "f" }] },
+      /^tools\[0\]\.input_schema is required/,
+    ],
     [{ model: "mock/chat", max_tokens: 10, messages: HELLO, tool_choice: { type: "maybe" } }, /^tool_choice\.type/],
     [{ model: "mock/chat", max_tokens: 10, messages: HELLO, system: 3 }, /^system must be a string or an array/],
   ];

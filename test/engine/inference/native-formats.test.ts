@@ -23,7 +23,12 @@ test.before(async (ctx) => {
 test.after(async ({ env }) => env.stop());
 test.before.each(({ env }) => env.upstream.reset());
 
-function post(env: InferenceGateway, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+function post(
+  env: InferenceGateway,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
   return call(env.gw.url, "POST", `/api/v1${path}`, { key: env.gw.key, body, headers });
 }
 
@@ -53,13 +58,24 @@ const GATEWAY_FIELDS = { provider: { sort: "price" }, session_id: "session-1", m
 const ANSWER_FIELDS = { x_provider_note: { source: "mock", n: 1 } };
 
 for (const slug of ["openai-native", "azure-v1"] as const) {
-  test(`${slug}: a Responses call goes upstream as sent and its answer comes back as the provider sent it`, async ({ env }) => {
+  test(`${slug}: a Responses call goes upstream as sent and its answer comes back as the provider sent it`, async ({
+    env,
+  }) => {
     env.upstream.rule({ answerFields: ANSWER_FIELDS });
-    const res = await post(env, "/responses", { model: `k/${slug}`, ...RESPONSES_FIELDS, ...GATEWAY_FIELDS, user: "end-user-9" });
+    const res = await post(env, "/responses", {
+      model: `k/${slug}`,
+      ...RESPONSES_FIELDS,
+      ...GATEWAY_FIELDS,
+      user: "end-user-9",
+    });
     assert.is(res.status, 200, res.text);
     const sent = onlyRequest(env.upstream);
     assert.is(sent.path, slug === "azure-v1" ? "/azure/openai/v1/responses" : "/openai/v1/responses");
-    assert.equal(sent.body, { ...RESPONSES_FIELDS, model: KIND_MODELS[slug] }, "every field as sent; gateway fields and `user` (the gateway's end user) stay home");
+    assert.equal(
+      sent.body,
+      { ...RESPONSES_FIELDS, model: KIND_MODELS[slug] },
+      "every field as sent; gateway fields and `user` (the gateway's end user) stay home",
+    );
 
     const body = res.body as Record<string, unknown>;
     assert.match(String(body.id), /^resp_mock_/, "the provider's id: previous_response_id names it");
@@ -67,21 +83,44 @@ for (const slug of ["openai-native", "azure-v1"] as const) {
     assert.equal(body.x_provider_note, ANSWER_FIELDS.x_provider_note);
     assert.is(at(body, "output", 0, "content", 0, "text"), `Hello from ${KIND_MODELS[slug]}`);
     const usage = body.usage as { cost: number; input_tokens: number; output_tokens: number };
-    assert.ok(Math.abs(usage.cost - (usage.input_tokens * 0.000001 + usage.output_tokens * 0.000002)) < 1e-12, JSON.stringify(usage));
+    assert.ok(
+      Math.abs(usage.cost - (usage.input_tokens * 0.000001 + usage.output_tokens * 0.000002)) < 1e-12,
+      JSON.stringify(usage),
+    );
     const generationId = res.headers.get("x-gateway-generation-id");
     assert.match(String(generationId), /^gen-/);
     const [row] = await ledgerRowsOf(env.gw, String(generationId));
-    assert.equal([row?.status, row?.prompt_tokens, row?.completion_tokens, row?.end_user], ["success", usage.input_tokens, usage.output_tokens, "end-user-9"]);
+    assert.equal(
+      [row?.status, row?.prompt_tokens, row?.completion_tokens, row?.end_user],
+      ["success", usage.input_tokens, usage.output_tokens, "end-user-9"],
+    );
   });
 }
 
-test("a streamed native Responses call relays every event, the catalog's model in them, the cost on response.completed", async ({ env }) => {
+test("a streamed native Responses call relays every event, the catalog's model in them, the cost on response.completed", async ({
+  env,
+}) => {
   env.upstream.rule({ answerFields: ANSWER_FIELDS });
-  const res = await post(env, "/responses", { model: "k/openai-native", input: "Hi there", stream: true, stream_options: { include_obfuscation: false } });
+  const res = await post(env, "/responses", {
+    model: "k/openai-native",
+    input: "Hi there",
+    stream: true,
+    stream_options: { include_obfuscation: false },
+  });
   assert.is(res.status, 200, res.text);
-  assert.equal(onlyRequest(env.upstream).body, { input: "Hi there", model: KIND_MODELS["openai-native"], stream: true, stream_options: { include_obfuscation: false } });
+  assert.equal(onlyRequest(env.upstream).body, {
+    input: "Hi there",
+    model: KIND_MODELS["openai-native"],
+    stream: true,
+    stream_options: { include_obfuscation: false },
+  });
   const events = typedStreamEvents(res);
-  assert.equal(typesOf(events).slice(0, 4), ["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"]);
+  assert.equal(typesOf(events).slice(0, 4), [
+    "response.created",
+    "response.in_progress",
+    "response.output_item.added",
+    "response.content_part.added",
+  ]);
   assert.equal(
     events.map((e) => e.sequence_number),
     events.map((_, index) => index),
@@ -96,7 +135,10 @@ test("a streamed native Responses call relays every event, the catalog's model i
   assert.equal(at(completed, "response", "x_provider_note"), ANSWER_FIELDS.x_provider_note);
   assert.is(typeof at(completed, "response", "usage", "cost"), "number");
   const [row] = await ledgerRowsOf(env.gw, String(res.headers.get("x-gateway-generation-id")));
-  assert.equal([row?.streamed, row?.prompt_tokens, row?.completion_tokens], [true, at(completed, "response", "usage", "input_tokens"), 3]);
+  assert.equal(
+    [row?.streamed, row?.prompt_tokens, row?.completion_tokens],
+    [true, at(completed, "response", "usage", "input_tokens"), 3],
+  );
 });
 
 /** Messages fields chat has no word for, Anthropic's newer ones, cache_control on every kind of block, and one no API has. */
@@ -108,8 +150,16 @@ const MESSAGES_FIELDS = {
       role: "user",
       content: [
         { type: "text", text: "Hi there", cache_control: { type: "ephemeral", ttl: "1h" } },
-        { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" }, cache_control: { type: "ephemeral" } },
-        { type: "document", source: { type: "text", media_type: "text/plain", data: "notes" }, citations: { enabled: true } },
+        {
+          type: "image",
+          source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" },
+          cache_control: { type: "ephemeral" },
+        },
+        {
+          type: "document",
+          source: { type: "text", media_type: "text/plain", data: "notes" },
+          citations: { enabled: true },
+        },
       ],
     },
   ],
@@ -126,7 +176,9 @@ const MESSAGES_FIELDS = {
   x_vendor_option: { depth: 2 },
 };
 
-test("anthropic: a Messages call goes upstream as sent; the answer keeps Anthropic's fields under the gateway's id", async ({ env }) => {
+test("anthropic: a Messages call goes upstream as sent; the answer keeps Anthropic's fields under the gateway's id", async ({
+  env,
+}) => {
   env.upstream.rule({ answerFields: ANSWER_FIELDS });
   const res = await post(env, "/messages", { model: "k/anthropic", ...MESSAGES_FIELDS, ...GATEWAY_FIELDS });
   assert.is(res.status, 200, res.text);
@@ -140,12 +192,17 @@ test("anthropic: a Messages call goes upstream as sent; the answer keeps Anthrop
   assert.equal(body.x_provider_note, ANSWER_FIELDS.x_provider_note);
   assert.equal(body.content, [{ type: "text", text: `Hello from ${KIND_MODELS.anthropic}` }]);
   const usage = body.usage as { cost: number; input_tokens: number; output_tokens: number };
-  assert.ok(Math.abs(usage.cost - (usage.input_tokens * 0.000001 + usage.output_tokens * 0.000002)) < 1e-12, JSON.stringify(usage));
+  assert.ok(
+    Math.abs(usage.cost - (usage.input_tokens * 0.000001 + usage.output_tokens * 0.000002)) < 1e-12,
+    JSON.stringify(usage),
+  );
   const [row] = await ledgerRowsOf(env.gw, String(body.id));
   assert.equal([row?.status, row?.completion_tokens, row?.end_user], ["success", usage.output_tokens, "end-user-4"]);
 });
 
-test("anthropic: a streamed Messages call relays Anthropic's events, the gateway's id on message_start, the cost on message_delta", async ({ env }) => {
+test("anthropic: a streamed Messages call relays Anthropic's events, the gateway's id on message_start, the cost on message_delta", async ({
+  env,
+}) => {
   env.upstream.rule({ answerFields: ANSWER_FIELDS, reasoning: "Let me think" });
   const res = await post(env, "/messages", {
     model: "k/anthropic",
@@ -157,11 +214,17 @@ test("anthropic: a streamed Messages call relays Anthropic's events, the gateway
   assert.is(res.status, 200, res.text);
   assert.is(at(onlyRequest(env.upstream).body, "stream"), true);
   const events = typedStreamEvents(res);
-  assert.equal(typesOf(events).slice(0, 3), ["message_start", "ping", "content_block_start"], "ping included: every event passes");
+  assert.equal(
+    typesOf(events).slice(0, 3),
+    ["message_start", "ping", "content_block_start"],
+    "ping included: every event passes",
+  );
   assert.is(at(events[0], "message", "id"), res.headers.get("x-gateway-generation-id"));
   assert.is(at(events[0], "message", "model"), "k/anthropic");
   assert.equal(at(events[0], "message", "x_provider_note"), ANSWER_FIELDS.x_provider_note);
-  const thinking = events.filter((e) => at(e, "delta", "type") === "thinking_delta").map((e) => at(e, "delta", "thinking"));
+  const thinking = events
+    .filter((e) => at(e, "delta", "type") === "thinking_delta")
+    .map((e) => at(e, "delta", "thinking"));
   assert.equal(thinking, ["Let ", "me ", "think"], "thinking blocks pass as they came");
   assert.equal(typesOf(events).slice(-2), ["message_delta", "message_stop"]);
   assert.is(typeof at(events.at(-2), "usage", "cost"), "number");
@@ -169,7 +232,9 @@ test("anthropic: a streamed Messages call relays Anthropic's events, the gateway
   assert.equal([row?.streamed, row?.completion_tokens], [true, 6]);
 });
 
-test("a fallback from a native endpoint to a chat-only one translates; what chat cannot express is refused only there", async ({ env }) => {
+test("a fallback from a native endpoint to a chat-only one translates; what chat cannot express is refused only there", async ({
+  env,
+}) => {
   env.upstream.rule({ model: KIND_MODELS["openai-native"], status: 503, times: 1 });
   const res = await post(env, "/responses", { model: "k/both", input: "Hi there", service_tier: "flex" });
   assert.is(res.status, 200, res.text);
@@ -189,7 +254,12 @@ test("a fallback from a native endpoint to a chat-only one translates; what chat
   const stored = await post(env, "/responses", { model: "k/compat", input: "Hi", previous_response_id: "resp_1" });
   assert.is(stored.status, 400, stored.text);
   assert.match(String(at(stored.body, "error", "message")), /^previous_response_id/);
-  const anthropicTool = await post(env, "/messages", { model: "k/gemini", max_tokens: 10, messages: [{ role: "user", content: "Hi" }], tools: [{ type: "web_search_20250305", name: "web_search" }] });
+  const anthropicTool = await post(env, "/messages", {
+    model: "k/gemini",
+    max_tokens: 10,
+    messages: [{ role: "user", content: "Hi" }],
+    tools: [{ type: "web_search_20250305", name: "web_search" }],
+  });
   assert.is(anthropicTool.status, 400, anthropicTool.text);
   assert.match(String(at(anthropicTool.body, "error", "message")), /^tools\[0\]\.type/);
   assert.is(env.upstream.requests.length, 0, "nothing untranslatable reached a chat-only provider");
@@ -205,7 +275,12 @@ test("content filters rewrite the native body before it goes upstream", async ({
   const key = await keyWith(env, { content_filter_builtins: [{ slug: "email", action: "redact" }] });
   const res = await call(env.gw.url, "POST", "/api/v1/responses", {
     key,
-    body: { model: "k/openai-native", instructions: "Reply to jane.native@example.com", input: "Mail jane.native@example.com", tools: [{ type: "web_search" }] },
+    body: {
+      model: "k/openai-native",
+      instructions: "Reply to jane.native@example.com",
+      input: "Mail jane.native@example.com",
+      tools: [{ type: "web_search" }],
+    },
   });
   assert.is(res.status, 200, res.text);
   const sent = JSON.stringify(onlyRequest(env.upstream).body);
@@ -234,7 +309,11 @@ test("native answers are cached: a plain hit, and a streamed hit replayed as the
     at(first.body, "output", 0, "content", 0, "text"),
   );
 
-  const message = { model: "k/anthropic", max_tokens: 100, messages: [{ role: "user", content: `Cache me ${Math.random()}` }] };
+  const message = {
+    model: "k/anthropic",
+    max_tokens: 100,
+    messages: [{ role: "user", content: `Cache me ${Math.random()}` }],
+  };
   const streamed = await post(env, "/messages", { ...message, stream: true }, cached);
   assert.is(streamed.headers.get("x-gateway-cache"), "miss", streamed.text);
   const fromStream = await post(env, "/messages", message, cached);
@@ -244,7 +323,9 @@ test("native answers are cached: a plain hit, and a streamed hit replayed as the
   assert.is(env.upstream.requests.length, 2, "one upstream call per question");
 });
 
-test("the official openai SDK: responses.create with every field reaches the provider with every field", async ({ env }) => {
+test("the official openai SDK: responses.create with every field reaches the provider with every field", async ({
+  env,
+}) => {
   const client = new OpenAI({ apiKey: env.gw.key, baseURL: `${env.gw.url}/api/v1`, maxRetries: 0 });
   const fields = {
     input: "Hi there",
@@ -262,13 +343,23 @@ test("the official openai SDK: responses.create with every field reaches the pro
   const body = { model: "k/openai-native", ...fields, x_vendor_option: "on" };
   const res = await client.responses.create(body);
   assert.is(res.output_text, `Hello from ${KIND_MODELS["openai-native"]}`);
-  assert.equal(onlyRequest(env.upstream).body, { ...fields, x_vendor_option: "on", model: KIND_MODELS["openai-native"] });
+  assert.equal(onlyRequest(env.upstream).body, {
+    ...fields,
+    x_vendor_option: "on",
+    model: KIND_MODELS["openai-native"],
+  });
 
   env.upstream.reset();
   let text = "";
-  for await (const event of await client.responses.create({ ...body, stream: true })) if (event.type === "response.output_text.delta") text += event.delta;
+  for await (const event of await client.responses.create({ ...body, stream: true }))
+    if (event.type === "response.output_text.delta") text += event.delta;
   assert.is(text, `Hello from ${KIND_MODELS["openai-native"]}`);
-  assert.equal(onlyRequest(env.upstream).body, { ...fields, x_vendor_option: "on", model: KIND_MODELS["openai-native"], stream: true });
+  assert.equal(onlyRequest(env.upstream).body, {
+    ...fields,
+    x_vendor_option: "on",
+    model: KIND_MODELS["openai-native"],
+    stream: true,
+  });
 });
 
 test.run();

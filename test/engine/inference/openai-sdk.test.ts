@@ -29,24 +29,41 @@ const HELLO_PROMPT_TOKENS = 2;
 const ANTHROPIC = { only: ["mockanthropic"] };
 const WEATHER_TOOL: OpenAI.ChatCompletionTool = {
   type: "function",
-  function: { name: "get_weather", description: "Weather of a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+  function: {
+    name: "get_weather",
+    description: "Weather of a city",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  },
 };
 const WEATHER_CALL = { name: "get_weather", arguments: '{"city":"Paris"}' };
 
 /** price × tokens as an exact decimal string, computed on integers (12 decimals cover every test price). */
-function exactCost(prices: { prompt: string; completion: string }, promptTokens: number, completionTokens: number): string {
+function exactCost(
+  prices: { prompt: string; completion: string },
+  promptTokens: number,
+  completionTokens: number,
+): string {
   const SCALE = 12;
   const units = (decimal: string) => {
     const [whole = "0", fraction = ""] = decimal.split(".");
     return BigInt(whole + fraction.padEnd(SCALE, "0"));
   };
-  const total = (units(prices.prompt) * BigInt(promptTokens) + units(prices.completion) * BigInt(completionTokens)).toString().padStart(SCALE + 1, "0");
+  const total = (units(prices.prompt) * BigInt(promptTokens) + units(prices.completion) * BigInt(completionTokens))
+    .toString()
+    .padStart(SCALE + 1, "0");
   const text = `${total.slice(0, -SCALE)}.${total.slice(-SCALE)}`.replace(/\.?0+$/, "");
   return text === "" ? "0" : text;
 }
 
 /** The gateway's `usage.cost` and the ledger's cost both equal price × tokens. */
-async function assertCost(env: InferenceGateway, generationId: string, usage: unknown, prices: { prompt: string; completion: string }, promptTokens: number, completionTokens: number): Promise<void> {
+async function assertCost(
+  env: InferenceGateway,
+  generationId: string,
+  usage: unknown,
+  prices: { prompt: string; completion: string },
+  promptTokens: number,
+  completionTokens: number,
+): Promise<void> {
   assert.is(at(usage, "prompt_tokens"), promptTokens);
   assert.is(at(usage, "completion_tokens"), completionTokens);
   assert.is(at(usage, "total_tokens"), promptTokens + completionTokens);
@@ -89,7 +106,10 @@ function lastRequestBody(env: InferenceGateway): Record<string, unknown> {
   return last.body as Record<string, unknown>;
 }
 
-test("chat: content, a gen- id, the catalog model and usage costed at the endpoint's prices", async ({ env, client }) => {
+test("chat: content, a gen- id, the catalog model and usage costed at the endpoint's prices", async ({
+  env,
+  client,
+}) => {
   const res = await client.chat.completions.create({ model: "mock/chat", messages: HELLO });
   assert.is(res.choices[0]!.message.content, "Hello from chat-a");
   assert.is(res.choices[0]!.finish_reason, "stop");
@@ -117,7 +137,10 @@ test("streamed chat: the text reassembles and the final chunk carries usage with
   await assertCost(env, id, last.usage, PRICES["chat-a"], HELLO_PROMPT_TOKENS, 3);
 });
 
-test("tool calls: the call comes back as message.tool_calls, and the tool result reaches the provider", async ({ env, client }) => {
+test("tool calls: the call comes back as message.tool_calls, and the tool result reaches the provider", async ({
+  env,
+  client,
+}) => {
   env.upstream.rule({ model: "chat-a", toolCall: WEATHER_CALL, times: 1 });
   const ask: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "Weather in Paris?" }];
   const res = await client.chat.completions.create({ model: "mock/chat", messages: ask, tools: [WEATHER_TOOL] });
@@ -148,14 +171,24 @@ test("tool calls: the call comes back as message.tool_calls, and the tool result
 
 test("streamed tool calls reassemble from their deltas", async ({ env, client }) => {
   env.upstream.rule({ model: "chat-a", toolCall: WEATHER_CALL, times: 1 });
-  const stream = await client.chat.completions.create({ model: "mock/chat", messages: HELLO, tools: [WEATHER_TOOL], stream: true });
+  const stream = await client.chat.completions.create({
+    model: "mock/chat",
+    messages: HELLO,
+    tools: [WEATHER_TOOL],
+    stream: true,
+  });
   const { toolCalls, finishReason } = await assemble(stream);
   assert.is(finishReason, "tool_calls");
   assert.equal(toolCalls, [{ id: "call_mock_1", ...WEATHER_CALL }]);
 });
 
 test("logprobs pass through: one entry per token with top_logprobs alternatives", async ({ env, client }) => {
-  const res = await client.chat.completions.create({ model: "mock/chat", messages: HELLO, logprobs: true, top_logprobs: 2 });
+  const res = await client.chat.completions.create({
+    model: "mock/chat",
+    messages: HELLO,
+    logprobs: true,
+    top_logprobs: 2,
+  });
   const body = lastRequestBody(env);
   assert.is(body.logprobs, true);
   assert.is(body.top_logprobs, 2);
@@ -173,8 +206,15 @@ test("logprobs pass through: one entry per token with top_logprobs alternatives"
   );
 });
 
-test("Anthropic endpoint: the answer is translated back to the OpenAI format and costed at its prices", async ({ env, client }) => {
-  const params: Routed<Params> = { model: "mock/chat", messages: [{ role: "system", content: "Be brief" }, ...HELLO], provider: ANTHROPIC };
+test("Anthropic endpoint: the answer is translated back to the OpenAI format and costed at its prices", async ({
+  env,
+  client,
+}) => {
+  const params: Routed<Params> = {
+    model: "mock/chat",
+    messages: [{ role: "system", content: "Be brief" }, ...HELLO],
+    provider: ANTHROPIC,
+  };
   const res = await client.chat.completions.create(params);
   assert.is(res.choices[0]!.message.content, "Hello from claude-x");
   assert.is(res.choices[0]!.finish_reason, "stop");
@@ -200,7 +240,10 @@ test("Anthropic endpoint streamed: text reassembles, the final chunk has usage",
   await assertCost(env, chunks[0]!.id, last.usage, PRICES["claude-x"], HELLO_PROMPT_TOKENS, 3);
 });
 
-test("Anthropic endpoint tool calls: tool_use becomes tool_calls, the tool result becomes a tool_result block", async ({ env, client }) => {
+test("Anthropic endpoint tool calls: tool_use becomes tool_calls, the tool result becomes a tool_result block", async ({
+  env,
+  client,
+}) => {
   env.upstream.rule({ model: "claude-x", toolCall: WEATHER_CALL, times: 1 });
   const ask: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "Weather in Paris?" }];
   const first: Routed<Params> = { model: "mock/chat", messages: ask, tools: [WEATHER_TOOL], provider: ANTHROPIC };
@@ -212,7 +255,11 @@ test("Anthropic endpoint tool calls: tool_use becomes tool_calls, the tool resul
   assert.is(toolCall.id, "toolu_mock_1");
   assert.is(toolCall.function.name, "get_weather");
   assert.equal(JSON.parse(toolCall.function.arguments), { city: "Paris" });
-  assert.equal(at(lastRequestBody(env), "tools", 0), { name: "get_weather", description: "Weather of a city", input_schema: WEATHER_TOOL.function.parameters });
+  assert.equal(at(lastRequestBody(env), "tools", 0), {
+    name: "get_weather",
+    description: "Weather of a city",
+    input_schema: WEATHER_TOOL.function.parameters,
+  });
 
   const second: Routed<Params> = {
     model: "mock/chat",
@@ -225,14 +272,23 @@ test("Anthropic endpoint tool calls: tool_use becomes tool_calls, the tool resul
   const messages = lastRequestBody(env).messages as unknown[];
   assert.equal(messages, [
     { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] },
-    { role: "assistant", content: [{ type: "tool_use", id: "toolu_mock_1", name: "get_weather", input: { city: "Paris" } }] },
+    {
+      role: "assistant",
+      content: [{ type: "tool_use", id: "toolu_mock_1", name: "get_weather", input: { city: "Paris" } }],
+    },
     { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_mock_1", content: "sunny" }] },
   ]);
 });
 
 test("Anthropic endpoint streamed tool calls reassemble from input_json_delta", async ({ env, client }) => {
   env.upstream.rule({ model: "claude-x", toolCall: WEATHER_CALL, times: 1 });
-  const params: Routed<StreamParams> = { model: "mock/chat", messages: HELLO, tools: [WEATHER_TOOL], stream: true, provider: ANTHROPIC };
+  const params: Routed<StreamParams> = {
+    model: "mock/chat",
+    messages: HELLO,
+    tools: [WEATHER_TOOL],
+    stream: true,
+    provider: ANTHROPIC,
+  };
   const { toolCalls, finishReason } = await assemble(await client.chat.completions.create(params));
   assert.is(finishReason, "tool_calls");
   assert.is(toolCalls.length, 1);
@@ -249,7 +305,11 @@ function decodeFloat32(base64: string): number[] {
 }
 
 test("embeddings: float vectors in input order, with usage", async ({ env, client }) => {
-  const res = await client.embeddings.create({ model: "mock/embed", input: ["alpha", "beta"], encoding_format: "float" });
+  const res = await client.embeddings.create({
+    model: "mock/embed",
+    input: ["alpha", "beta"],
+    encoding_format: "float",
+  });
   assert.is(res.object, "list");
   assert.is(res.model, "mock/embed");
   assert.equal(
@@ -263,7 +323,9 @@ test("embeddings: float vectors in input order, with usage", async ({ env, clien
   assert.is(env.upstream.requests[0]!.model, "embed-a");
 });
 
-test("embeddings base64: little-endian float32 of the float answer; the SDK's default decodes the same", async ({ client }) => {
+test("embeddings base64: little-endian float32 of the float answer; the SDK's default decodes the same", async ({
+  client,
+}) => {
   const floats = await client.embeddings.create({ model: "mock/embed", input: "alpha", encoding_format: "float" });
   const base64 = await client.embeddings.create({ model: "mock/embed", input: "alpha", encoding_format: "base64" });
   // With an explicit encoding_format the SDK hands the answer over as it came.
@@ -276,7 +338,12 @@ test("embeddings base64: little-endian float32 of the float answer; the SDK's de
 });
 
 test("embeddings: dimensions is forwarded", async ({ env, client }) => {
-  const res = await client.embeddings.create({ model: "mock/embed", input: "alpha", dimensions: 3, encoding_format: "float" });
+  const res = await client.embeddings.create({
+    model: "mock/embed",
+    input: "alpha",
+    dimensions: 3,
+    encoding_format: "float",
+  });
   assert.is(at(lastRequestBody(env), "dimensions"), 3);
   assert.equal(res.data[0]!.embedding, mockVector("alpha", 3));
 });

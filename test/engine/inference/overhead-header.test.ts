@@ -33,7 +33,11 @@ test("a chat completion: the provider's wait is upstream time, the rest is overh
   const started = performance.now();
   const { answer: res, heldMs } = await heldCall(
     env.upstream,
-    () => call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body: { model: "mock/chat", messages: [{ role: "user", content: "hi" }] } }),
+    () =>
+      call(env.gw.url, "POST", "/api/v1/chat/completions", {
+        key: env.gw.key,
+        body: { model: "mock/chat", messages: [{ role: "user", content: "hi" }] },
+      }),
     { forMs: HOLD_MS },
   );
   const waited = performance.now() - started;
@@ -41,11 +45,17 @@ test("a chat completion: the provider's wait is upstream time, the rest is overh
   const upstream = number(res.headers, "x-gateway-upstream-ms");
   const overhead = number(res.headers, "x-gateway-overhead-ms");
   assert.ok(upstream >= heldMs, `upstream ${upstream} ms covers the ${heldMs} ms the provider was held`);
-  assert.ok(overhead + upstream <= waited, `overhead ${overhead} + upstream ${upstream} ms within the ${waited} ms the client waited`);
+  assert.ok(
+    overhead + upstream <= waited,
+    `overhead ${overhead} + upstream ${upstream} ms within the ${waited} ms the client waited`,
+  );
 });
 
 test("a streamed chat completion and an error carry it too", async ({ env }) => {
-  const streamed = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body: { model: "mock/chat", stream: true, messages: [{ role: "user", content: "hi" }] } });
+  const streamed = await call(env.gw.url, "POST", "/api/v1/chat/completions", {
+    key: env.gw.key,
+    body: { model: "mock/chat", stream: true, messages: [{ role: "user", content: "hi" }] },
+  });
   assert.is(streamed.status, 200);
   number(streamed.headers, "x-gateway-overhead-ms");
   number(streamed.headers, "x-gateway-upstream-ms");

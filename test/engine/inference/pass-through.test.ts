@@ -2,7 +2,11 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { decodeWireJson } from "../../../wire/json-input.js";
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { ChatCompletionRequestSchema, CreateEmbeddingRequestSchema, InferenceService } from "../../../gen/gateway/v1/inference_pb.js";
+import {
+  ChatCompletionRequestSchema,
+  CreateEmbeddingRequestSchema,
+  InferenceService,
+} from "../../../gen/gateway/v1/inference_pb.js";
 import { call } from "../../support/http.js";
 import { createGrpcClient, GrpcCallError, type GrpcClient } from "../../support/grpc-client.js";
 import { startInferenceGateway, type InferenceGateway } from "../../support/inference-gateway.js";
@@ -35,7 +39,10 @@ const UNTYPED_FIELDS: JsonObject = {
   prediction: { type: "content", content: "Hello from" },
   modalities: ["text"],
   verbosity: "low",
-  web_search_options: { search_context_size: "medium", user_location: { type: "approximate", approximate: { country: "NL" } } },
+  web_search_options: {
+    search_context_size: "medium",
+    user_location: { type: "approximate", approximate: { country: "NL" } },
+  },
 };
 
 const HELLO = [{ role: "user", content: "Hi there" }];
@@ -51,7 +58,10 @@ function auth(env: InferenceGateway): Record<string, string> {
 }
 
 test("every request field the gateway does not consume reaches the provider exactly as sent", async ({ env }) => {
-  const res = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body: { model: "mock/chat", messages: HELLO, max_tokens: 5, ...UNTYPED_FIELDS } });
+  const res = await call(env.gw.url, "POST", "/api/v1/chat/completions", {
+    key: env.gw.key,
+    body: { model: "mock/chat", messages: HELLO, max_tokens: 5, ...UNTYPED_FIELDS },
+  });
   assert.is(res.status, 200, res.text);
   const sent = upstreamBody(env);
   for (const [name, value] of Object.entries(UNTYPED_FIELDS)) assert.equal(sent[name], value, name);
@@ -76,7 +86,8 @@ test("the gateway's own fields stay at the gateway; streaming is the adapter's",
   const res = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body });
   assert.is(res.status, 200, res.text);
   const sent = upstreamBody(env);
-  for (const name of ["models", "provider", "session_id", "user", "transforms", "usage"]) assert.not.ok(name in sent, `${name} was forwarded: ${JSON.stringify(sent)}`);
+  for (const name of ["models", "provider", "session_id", "user", "transforms", "usage"])
+    assert.not.ok(name in sent, `${name} was forwarded: ${JSON.stringify(sent)}`);
   assert.is(sent.model, "chat-a", "the upstream's own model id");
   assert.is(sent.stream, true);
   // The usage of a stream is always asked for, whatever the client said: the call is billed from it.
@@ -84,7 +95,9 @@ test("the gateway's own fields stay at the gateway; streaming is the adapter's",
   assert.is(sent.seed, 7);
 });
 
-test("embeddings: fields the gateway does not consume reach the provider; encoding_format stays float upstream", async ({ env }) => {
+test("embeddings: fields the gateway does not consume reach the provider; encoding_format stays float upstream", async ({
+  env,
+}) => {
   const res = await call(env.gw.url, "POST", "/api/v1/embeddings", {
     key: env.gw.key,
     body: { model: "mock/embed", input: "hi", dimensions: 4, encoding_format: "base64", truncate: "END", user: "u-2" },
@@ -98,10 +111,15 @@ test("embeddings: fields the gateway does not consume reach the provider; encodi
   assert.type((res.body as { data: Array<{ embedding: unknown }> }).data[0]!.embedding, "string");
 });
 
-test("an answer field the gateway does not know reaches the REST client, in the answer and in every chunk", async ({ env }) => {
+test("an answer field the gateway does not know reaches the REST client, in the answer and in every chunk", async ({
+  env,
+}) => {
   const citations = ["https://example.com/a", "https://example.com/b"];
   env.upstream.rule({ answerFields: { citations, x_provider_note: { cached: false } } });
-  const plain = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body: { model: "mock/chat", messages: HELLO } });
+  const plain = await call(env.gw.url, "POST", "/api/v1/chat/completions", {
+    key: env.gw.key,
+    body: { model: "mock/chat", messages: HELLO },
+  });
   assert.is(plain.status, 200, plain.text);
   const answer = plain.body as JsonObject;
   assert.equal(answer.citations, citations);
@@ -112,14 +130,20 @@ test("an answer field the gateway does not know reaches the REST client, in the 
   assert.is(answer.provider, "MockAI");
   assert.type((answer.usage as JsonObject).cost, "number");
 
-  const streamed = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body: { model: "mock/chat", messages: HELLO, stream: true } });
+  const streamed = await call(env.gw.url, "POST", "/api/v1/chat/completions", {
+    key: env.gw.key,
+    body: { model: "mock/chat", messages: HELLO, stream: true },
+  });
   assert.is(streamed.status, 200, streamed.text);
   const chunks = sseData(streamed.text) as JsonObject[];
   const withChoices = chunks.filter((chunk) => Array.isArray(chunk.choices) && chunk.choices.length > 0);
   assert.ok(withChoices.length > 1, streamed.text);
   for (const chunk of withChoices) assert.equal(chunk.citations, citations, JSON.stringify(chunk));
 
-  const embedded = await call(env.gw.url, "POST", "/api/v1/embeddings", { key: env.gw.key, body: { model: "mock/embed", input: "hi" } });
+  const embedded = await call(env.gw.url, "POST", "/api/v1/embeddings", {
+    key: env.gw.key,
+    body: { model: "mock/embed", input: "hi" },
+  });
   assert.is(embedded.status, 200, embedded.text);
   assert.equal((embedded.body as JsonObject).citations, citations);
 });
@@ -128,7 +152,9 @@ test("gRPC: an unknown answer field arrives in `extra`, in the completion and in
   env.upstream.rule({ answerFields: { citations: ["https://example.com/a"] } });
   const request = decodeWireJson(ChatCompletionRequestSchema, { model: "mock/chat", messages: HELLO });
   const completion = [];
-  for await (const event of grpc.serverStream(InferenceService.method.createChatCompletion, request, auth(env)).messages) completion.push(event);
+  for await (const event of grpc.serverStream(InferenceService.method.createChatCompletion, request, auth(env))
+    .messages)
+    completion.push(event);
   assert.is(completion.length, 1);
   const reply = completion[0]!.event;
   assert.is(reply.case, "completion");
@@ -136,24 +162,43 @@ test("gRPC: an unknown answer field arrives in `extra`, in the completion and in
 
   const streamed = decodeWireJson(ChatCompletionRequestSchema, { model: "mock/chat", messages: HELLO, stream: true });
   const chunks = [];
-  for await (const event of grpc.serverStream(InferenceService.method.createChatCompletion, streamed, auth(env)).messages) chunks.push(event);
-  const withChoices = chunks.flatMap((event) => (event.event.case === "chunk" && event.event.value.choices.length > 0 ? [event.event.value] : []));
+  for await (const event of grpc.serverStream(InferenceService.method.createChatCompletion, streamed, auth(env))
+    .messages)
+    chunks.push(event);
+  const withChoices = chunks.flatMap((event) =>
+    event.event.case === "chunk" && event.event.value.choices.length > 0 ? [event.event.value] : [],
+  );
   assert.ok(withChoices.length > 1);
   for (const chunk of withChoices) assert.equal(chunk.extra, { citations: ["https://example.com/a"] });
 });
 
-test("gRPC: extra_body fields reach the provider as top-level fields; a field of the message is refused in it", async ({ env, grpc }) => {
-  const request = decodeWireJson(ChatCompletionRequestSchema, { model: "mock/chat", messages: HELLO, extra_body: UNTYPED_FIELDS });
+test("gRPC: extra_body fields reach the provider as top-level fields; a field of the message is refused in it", async ({
+  env,
+  grpc,
+}) => {
+  const request = decodeWireJson(ChatCompletionRequestSchema, {
+    model: "mock/chat",
+    messages: HELLO,
+    extra_body: UNTYPED_FIELDS,
+  });
   for await (const _ of grpc.serverStream(InferenceService.method.createChatCompletion, request, auth(env)).messages);
   const sent = upstreamBody(env);
   for (const [name, value] of Object.entries(UNTYPED_FIELDS)) assert.equal(sent[name], value, name);
   assert.not.ok("extra_body" in sent);
 
-  const embedding = decodeWireJson(CreateEmbeddingRequestSchema, { model: "mock/embed", input: "hi", extra_body: { truncate: "END" } });
+  const embedding = decodeWireJson(CreateEmbeddingRequestSchema, {
+    model: "mock/embed",
+    input: "hi",
+    extra_body: { truncate: "END" },
+  });
   await grpc.unary(InferenceService.method.createEmbedding, embedding, auth(env));
   assert.is(upstreamBody(env).truncate, "END");
 
-  const clash = decodeWireJson(ChatCompletionRequestSchema, { model: "mock/chat", messages: HELLO, extra_body: { temperature: 3 } });
+  const clash = decodeWireJson(ChatCompletionRequestSchema, {
+    model: "mock/chat",
+    messages: HELLO,
+    extra_body: { temperature: 3 },
+  });
   const err = await failure(async () => {
     for await (const _ of grpc.serverStream(InferenceService.method.createChatCompletion, clash, auth(env)).messages);
   });
@@ -162,23 +207,35 @@ test("gRPC: extra_body fields reach the provider as top-level fields; a field of
 });
 
 test("REST: extra_body means what it means over gRPC", async ({ env }) => {
-  const res = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body: { model: "mock/chat", messages: HELLO, extra_body: { verbosity: "low" } } });
+  const res = await call(env.gw.url, "POST", "/api/v1/chat/completions", {
+    key: env.gw.key,
+    body: { model: "mock/chat", messages: HELLO, extra_body: { verbosity: "low" } },
+  });
   assert.is(res.status, 200, res.text);
   assert.is(upstreamBody(env).verbosity, "low");
-  const clash = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body: { model: "mock/chat", messages: HELLO, extra_body: { model: "mock/free" } } });
+  const clash = await call(env.gw.url, "POST", "/api/v1/chat/completions", {
+    key: env.gw.key,
+    body: { model: "mock/chat", messages: HELLO, extra_body: { model: "mock/free" } },
+  });
   assert.is(clash.status, 400, clash.text);
   assert.match(clash.text, "extra_body.model");
 });
 
 test("the Anthropic mapping does not send OpenAI-only parameters, and the call succeeds", async ({ env }) => {
-  const res = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body: { model: "mock/claude", messages: HELLO, max_tokens: 16, ...UNTYPED_FIELDS } });
+  const res = await call(env.gw.url, "POST", "/api/v1/chat/completions", {
+    key: env.gw.key,
+    body: { model: "mock/claude", messages: HELLO, max_tokens: 16, ...UNTYPED_FIELDS },
+  });
   assert.is(res.status, 200, res.text);
   const sent = upstreamBody(env);
   assert.match(env.upstream.requests.at(-1)!.path, "/messages");
   for (const name of Object.keys(UNTYPED_FIELDS)) assert.not.ok(name in sent, `${name} reached the Anthropic API`);
 });
 
-test("parity: the same call over REST and over typed gRPC sends the same upstream body, answers alike and is billed alike", async ({ env, grpc }) => {
+test("parity: the same call over REST and over typed gRPC sends the same upstream body, answers alike and is billed alike", async ({
+  env,
+  grpc,
+}) => {
   const body = {
     model: "mock/chat",
     messages: HELLO,
@@ -191,7 +248,12 @@ test("parity: the same call over REST and over typed gRPC sends the same upstrea
   assert.is(rest.status, 200, rest.text);
   const restUpstream = upstreamBody(env);
   const events = [];
-  for await (const event of grpc.serverStream(InferenceService.method.createChatCompletion, decodeWireJson(ChatCompletionRequestSchema, body), auth(env)).messages) events.push(event);
+  for await (const event of grpc.serverStream(
+    InferenceService.method.createChatCompletion,
+    decodeWireJson(ChatCompletionRequestSchema, body),
+    auth(env),
+  ).messages)
+    events.push(event);
   const grpcUpstream = upstreamBody(env);
   assert.equal(grpcUpstream, restUpstream);
 
@@ -199,7 +261,10 @@ test("parity: the same call over REST and over typed gRPC sends the same upstrea
   const typed = events[0]!.event;
   assert.is(typed.case, "completion");
   if (typed.case !== "completion") return;
-  assert.is(typed.value.choices[0]?.message?.content, ((restAnswer.choices as JsonObject[])[0]!.message as JsonObject).content);
+  assert.is(
+    typed.value.choices[0]?.message?.content,
+    ((restAnswer.choices as JsonObject[])[0]!.message as JsonObject).content,
+  );
   assert.is(Number(typed.value.usage?.promptTokens), (restAnswer.usage as JsonObject).prompt_tokens);
   assert.is(typed.value.usage?.cost, (restAnswer.usage as JsonObject).cost);
 

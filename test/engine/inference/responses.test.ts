@@ -19,7 +19,12 @@ test.after(async ({ env }) => env.stop());
 test.before.each(({ env }) => env.upstream.reset());
 
 const ANTHROPIC = { only: ["mockanthropic"] };
-const WEATHER_TOOL = { type: "function", name: "get_weather", description: "Weather of a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
+const WEATHER_TOOL = {
+  type: "function",
+  name: "get_weather",
+  description: "Weather of a city",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+};
 const WEATHER_CALL = { name: "get_weather", arguments: '{"city":"Paris"}' };
 
 function post(env: InferenceGateway, body: unknown): Promise<Reply> {
@@ -43,7 +48,13 @@ const deltasOf = (events: Array<Record<string, unknown>>, type: string) =>
     .map((e) => e.delta)
     .join("");
 
-function assertLedger(env: InferenceGateway, id: string, streamed: boolean, promptTokens: number, completionTokens: number): Promise<void> {
+function assertLedger(
+  env: InferenceGateway,
+  id: string,
+  streamed: boolean,
+  promptTokens: number,
+  completionTokens: number,
+): Promise<void> {
   return assertOneSuccessRow(env.gw, id, { streamed, promptTokens, completionTokens });
 }
 
@@ -72,7 +83,12 @@ test("non-streamed, OpenAI upstream: a response object with the text, usage and 
 });
 
 test("non-streamed, Anthropic upstream: instructions become the system prompt", async ({ env }) => {
-  const res = await post(env, { model: "mock/chat", instructions: "Be brief", input: [{ role: "user", content: [{ type: "input_text", text: "Hi there" }] }], provider: ANTHROPIC });
+  const res = await post(env, {
+    model: "mock/chat",
+    instructions: "Be brief",
+    input: [{ role: "user", content: [{ type: "input_text", text: "Hi there" }] }],
+    provider: ANTHROPIC,
+  });
   assert.is(res.status, 200, res.text);
   assert.is(at(res.body, "output", 0, "content", 0, "text"), "Hello from claude-x");
   const sent = env.upstream.requests[0]!;
@@ -90,11 +106,23 @@ test("max_output_tokens cuts the answer: status incomplete with its reason", asy
   assert.is(at(lastUpstreamBody(env), "max_completion_tokens"), 1);
 });
 
-test("streamed, OpenAI upstream: the Responses event sequence, text deltas, usage on response.completed", async ({ env }) => {
+test("streamed, OpenAI upstream: the Responses event sequence, text deltas, usage on response.completed", async ({
+  env,
+}) => {
   const events = streamEvents(await post(env, { model: "mock/chat", input: "Hi there", stream: true }));
   const types = typesOf(events);
-  assert.equal(types.slice(0, 4), ["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"]);
-  assert.equal(types.slice(-4), ["response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"]);
+  assert.equal(types.slice(0, 4), [
+    "response.created",
+    "response.in_progress",
+    "response.output_item.added",
+    "response.content_part.added",
+  ]);
+  assert.equal(types.slice(-4), [
+    "response.output_text.done",
+    "response.content_part.done",
+    "response.output_item.done",
+    "response.completed",
+  ]);
   assert.is(deltasOf(events, "response.output_text.delta"), "Hello from chat-a");
   const completed = events.at(-1)!;
   assert.is(at(completed, "response", "status"), "completed");
@@ -123,9 +151,18 @@ test("tool calls round trip: function_call out, function_call and function_call_
   assert.is(fc.call_id, "call_mock_1");
   assert.is(fc.name, "get_weather");
   assert.is(fc.arguments, WEATHER_CALL.arguments);
-  assert.equal(at(lastUpstreamBody(env), "tools"), [{ type: "function", function: { name: "get_weather", description: "Weather of a city", parameters: WEATHER_TOOL.parameters } }]);
+  assert.equal(at(lastUpstreamBody(env), "tools"), [
+    {
+      type: "function",
+      function: { name: "get_weather", description: "Weather of a city", parameters: WEATHER_TOOL.parameters },
+    },
+  ]);
 
-  const followUp = await post(env, { model: "mock/chat", tools: [WEATHER_TOOL], input: [ask, fc, { type: "function_call_output", call_id: "call_mock_1", output: "sunny" }] });
+  const followUp = await post(env, {
+    model: "mock/chat",
+    tools: [WEATHER_TOOL],
+    input: [ask, fc, { type: "function_call_output", call_id: "call_mock_1", output: "sunny" }],
+  });
   assert.is(followUp.status, 200, followUp.text);
   assert.is(at(followUp.body, "output", 0, "content", 0, "text"), "Hello from chat-a");
   assert.equal(at(lastUpstreamBody(env), "messages"), [
@@ -137,8 +174,18 @@ test("tool calls round trip: function_call out, function_call and function_call_
 
 test("streamed tool calls: output item added, argument deltas, done", async ({ env }) => {
   env.upstream.rule({ model: "claude-x", toolCall: WEATHER_CALL, times: 1 });
-  const events = streamEvents(await post(env, { model: "mock/chat", input: "Weather?", tools: [WEATHER_TOOL], stream: true, provider: ANTHROPIC }));
-  const added = events.find((e) => e.type === "response.output_item.added" && at(e, "item", "type") === "function_call");
+  const events = streamEvents(
+    await post(env, {
+      model: "mock/chat",
+      input: "Weather?",
+      tools: [WEATHER_TOOL],
+      stream: true,
+      provider: ANTHROPIC,
+    }),
+  );
+  const added = events.find(
+    (e) => e.type === "response.output_item.added" && at(e, "item", "type") === "function_call",
+  );
   assert.ok(added, JSON.stringify(typesOf(events)));
   assert.is(at(added, "item", "call_id"), "toolu_mock_1");
   assert.is(at(added, "item", "name"), "get_weather");
@@ -147,7 +194,9 @@ test("streamed tool calls: output item added, argument deltas, done", async ({ e
   assert.equal(JSON.parse(String(at(done, "arguments"))), { city: "Paris" });
   const completed = events.at(-1)!;
   assert.is(completed.type, "response.completed");
-  const calls = (at(completed, "response", "output") as Array<Record<string, unknown>>).filter((item) => item.type === "function_call");
+  const calls = (at(completed, "response", "output") as Array<Record<string, unknown>>).filter(
+    (item) => item.type === "function_call",
+  );
   assert.is(calls.length, 1);
   assert.is(calls[0]!.status, "completed");
 });
@@ -169,13 +218,22 @@ test("bad input → 400 naming the field", async ({ env }) => {
     [[1, 2], /request body must be a JSON object/],
     [{ model: "mock/chat", input: 5 }, /^input must be/],
     [{ model: "mock/chat", input: [{ type: "item_reference", id: "msg_1" }] }, /^input\[0\]\.type/],
-    [{ model: "mock/chat", input: [{ role: "user", content: [{ type: "input_audio" }] }] }, /^input\[0\]\.content\[0\]\.type/],
-    [{ model: "mock/chat", input: [{ type: "function_call_output", output: "x" }] }, /^input\[0\]\.call_id is required/],
+    [
+      { model: "mock/chat", input: [{ role: "user", content: [{ type: "input_audio" }] }] },
+      /^input\[0\]\.content\[0\]\.type/,
+    ],
+    [
+      { model: "mock/chat", input: [{ type: "function_call_output", output: "x" }] },
+      /^input\[0\]\.call_id is required/,
+    ],
     [{ model: "mock/chat", input: "Hi", tools: [{ type: "web_search_preview" }] }, /^tools\[0\]\.type/],
     [{ model: "mock/chat", input: "Hi", temperature: "hot" }, /^temperature must be a number/],
     [{ model: "mock/chat", input: "Hi", temperature: 5 }, /temperature/],
     [{ model: "mock/chat", input: "Hi", previous_response_id: "resp_1" }, /^previous_response_id/],
-    [{ model: "mock/chat", input: "Hi", text: { format: { type: "json_schema", name: "x" } } }, /^text\.format\.schema is required/],
+    [
+      { model: "mock/chat", input: "Hi", text: { format: { type: "json_schema", name: "x" } } },
+      /^text\.format\.schema is required/,
+    ],
   ];
   for (const [body, message] of cases) {
     const res = await post(env, body);

@@ -14,7 +14,12 @@ import { httpErrorOf } from "../../../wire/errors.js";
  */
 const test = suite("inference: route planning");
 
-function endpoint(provider: string, prompt: string, completion: string, extra: Partial<CatalogEndpoint> = {}): CatalogEndpoint {
+function endpoint(
+  provider: string,
+  prompt: string,
+  completion: string,
+  extra: Partial<CatalogEndpoint> = {},
+): CatalogEndpoint {
   return {
     id: `m/chat@${provider}`,
     modelId: "m/chat",
@@ -92,20 +97,49 @@ interface Case {
   expect: string[] | { status: number; message: string };
 }
 
-const measured = (latencyP50: number | null, throughputP50: number | null, uptime5m: number | null): EndpointRanking => ({ latencyP50, throughputP50, uptime5m });
+const measured = (
+  latencyP50: number | null,
+  throughputP50: number | null,
+  uptime5m: number | null,
+): EndpointRanking => ({ latencyP50, throughputP50, uptime5m });
 
 const CASES: Case[] = [
   { name: "by default the cheapest first", expect: ["m/chat@cheap", "m/chat@mid", "m/chat@dear"] },
-  { name: "the canonical slug names the model too", models: ["m/chat-2025"], expect: ["m/chat@cheap", "m/chat@mid", "m/chat@dear"] },
-  { name: "provider.order first, the rest by price", preferences: { order: ["dear"] }, expect: ["m/chat@dear", "m/chat@cheap", "m/chat@mid"] },
-  { name: "order without fallbacks: the first listed only", preferences: { order: ["mid", "dear"], allowFallbacks: false }, expect: ["m/chat@mid"] },
+  {
+    name: "the canonical slug names the model too",
+    models: ["m/chat-2025"],
+    expect: ["m/chat@cheap", "m/chat@mid", "m/chat@dear"],
+  },
+  {
+    name: "provider.order first, the rest by price",
+    preferences: { order: ["dear"] },
+    expect: ["m/chat@dear", "m/chat@cheap", "m/chat@mid"],
+  },
+  {
+    name: "order without fallbacks: the first listed only",
+    preferences: { order: ["mid", "dear"], allowFallbacks: false },
+    expect: ["m/chat@mid"],
+  },
   { name: "no fallbacks: the first choice only", preferences: { allowFallbacks: false }, expect: ["m/chat@cheap"] },
   { name: "only", preferences: { only: ["mid", "dear"] }, expect: ["m/chat@mid", "m/chat@dear"] },
   { name: "ignore", preferences: { ignore: ["cheap"] }, expect: ["m/chat@mid", "m/chat@dear"] },
-  { name: "data_collection deny drops endpoints that may keep prompts", preferences: { dataCollection: 2 }, expect: ["m/chat@mid", "m/chat@dear"] },
+  {
+    name: "data_collection deny drops endpoints that may keep prompts",
+    preferences: { dataCollection: 2 },
+    expect: ["m/chat@mid", "m/chat@dear"],
+  },
   { name: "zdr keeps zero-data-retention endpoints", preferences: { zdr: true }, expect: ["m/chat@dear"] },
-  { name: "require_parameters drops endpoints without a parameter in use", preferences: { requireParameters: true }, parameters: ["tools"], expect: ["m/chat@cheap", "m/chat@dear"] },
-  { name: "parameters alone change nothing", parameters: ["tools"], expect: ["m/chat@cheap", "m/chat@mid", "m/chat@dear"] },
+  {
+    name: "require_parameters drops endpoints without a parameter in use",
+    preferences: { requireParameters: true },
+    parameters: ["tools"],
+    expect: ["m/chat@cheap", "m/chat@dear"],
+  },
+  {
+    name: "parameters alone change nothing",
+    parameters: ["tools"],
+    expect: ["m/chat@cheap", "m/chat@mid", "m/chat@dear"],
+  },
   {
     name: "sort throughput: measured first, fastest first",
     preferences: { sort: 2 },
@@ -131,24 +165,82 @@ const CASES: Case[] = [
     ranking: { "m/chat@dear": measured(50, null, null) },
     expect: ["m/chat@cheap", "m/chat@mid", "m/chat@dear"],
   },
-  { name: "default ranking: an endpoint failing lately goes last", ranking: { "m/chat@cheap": measured(null, null, 20) }, expect: ["m/chat@mid", "m/chat@dear", "m/chat@cheap"] },
-  { name: ":nitro sorts by throughput", models: ["m/chat:nitro"], ranking: { "m/chat@dear": measured(null, 200, null) }, expect: ["m/chat@dear", "m/chat@cheap", "m/chat@mid"] },
-  { name: ":floor sorts by price", models: ["m/chat:floor"], defaultSort: "latency", ranking: { "m/chat@dear": measured(10, null, null) }, expect: ["m/chat@cheap", "m/chat@mid", "m/chat@dear"] },
-  { name: "fallback models follow the requested one", models: ["m/chat", "m/backup"], preferences: { only: ["cheap", "solo"] }, expect: ["m/chat@cheap", "m/backup@solo"] },
-  { name: "a fallback that fails to plan is skipped", models: ["m/chat", "x/unknown"], preferences: { only: ["mid"] }, expect: ["m/chat@mid"] },
-  { name: "a requested model that fails to plan is skipped for its fallbacks", models: ["x/unknown", "m/backup"], expect: ["m/backup@solo"] },
+  {
+    name: "default ranking: an endpoint failing lately goes last",
+    ranking: { "m/chat@cheap": measured(null, null, 20) },
+    expect: ["m/chat@mid", "m/chat@dear", "m/chat@cheap"],
+  },
+  {
+    name: ":nitro sorts by throughput",
+    models: ["m/chat:nitro"],
+    ranking: { "m/chat@dear": measured(null, 200, null) },
+    expect: ["m/chat@dear", "m/chat@cheap", "m/chat@mid"],
+  },
+  {
+    name: ":floor sorts by price",
+    models: ["m/chat:floor"],
+    defaultSort: "latency",
+    ranking: { "m/chat@dear": measured(10, null, null) },
+    expect: ["m/chat@cheap", "m/chat@mid", "m/chat@dear"],
+  },
+  {
+    name: "fallback models follow the requested one",
+    models: ["m/chat", "m/backup"],
+    preferences: { only: ["cheap", "solo"] },
+    expect: ["m/chat@cheap", "m/backup@solo"],
+  },
+  {
+    name: "a fallback that fails to plan is skipped",
+    models: ["m/chat", "x/unknown"],
+    preferences: { only: ["mid"] },
+    expect: ["m/chat@mid"],
+  },
+  {
+    name: "a requested model that fails to plan is skipped for its fallbacks",
+    models: ["x/unknown", "m/backup"],
+    expect: ["m/backup@solo"],
+  },
   { name: "the same model twice is planned once", models: ["m/backup", "m/backup"], expect: ["m/backup@solo"] },
   { name: "policy refusals remove endpoints", refused: ["cheap", "mid"], expect: ["m/chat@dear"] },
   { name: "embeddings on an embeddings model", api: "embeddings", models: ["m/embed"], expect: ["m/embed@cheap"] },
   // Errors: the requested model's, when nothing can be planned.
   { name: "no model", models: [""], expect: { status: 400, message: "No model given" } },
-  { name: "an unknown model", models: ["x/unknown"], expect: { status: 400, message: "x/unknown is not a valid model ID" } },
-  { name: "an empty catalog says so", models: ["x/unknown"], catalog: EMPTY, expect: { status: 400, message: "no models are configured" } },
-  { name: "chat on an embeddings model", models: ["m/embed"], expect: { status: 400, message: "does not produce text" } },
-  { name: "embeddings on a chat model", api: "embeddings", expect: { status: 400, message: "does not produce embeddings" } },
-  { name: "every endpoint refused by policy", refused: ["cheap", "mid", "dear"], expect: { status: 403, message: "Not allowed: refused dear" } },
-  { name: "preferences leave nothing", preferences: { only: ["nobody"] }, expect: { status: 404, message: "satisfy the provider preferences" } },
-  { name: "the first model's error wins", models: ["m/embed", "x/unknown"], expect: { status: 400, message: "does not produce text" } },
+  {
+    name: "an unknown model",
+    models: ["x/unknown"],
+    expect: { status: 400, message: "x/unknown is not a valid model ID" },
+  },
+  {
+    name: "an empty catalog says so",
+    models: ["x/unknown"],
+    catalog: EMPTY,
+    expect: { status: 400, message: "no models are configured" },
+  },
+  {
+    name: "chat on an embeddings model",
+    models: ["m/embed"],
+    expect: { status: 400, message: "does not produce text" },
+  },
+  {
+    name: "embeddings on a chat model",
+    api: "embeddings",
+    expect: { status: 400, message: "does not produce embeddings" },
+  },
+  {
+    name: "every endpoint refused by policy",
+    refused: ["cheap", "mid", "dear"],
+    expect: { status: 403, message: "Not allowed: refused dear" },
+  },
+  {
+    name: "preferences leave nothing",
+    preferences: { only: ["nobody"] },
+    expect: { status: 404, message: "satisfy the provider preferences" },
+  },
+  {
+    name: "the first model's error wins",
+    models: ["m/embed", "x/unknown"],
+    expect: { status: 400, message: "does not produce text" },
+  },
 ];
 
 async function plan(c: Case): Promise<string[] | { status: number; message: string }> {
@@ -186,7 +278,10 @@ for (const c of CASES) {
 }
 
 test("private endpoints of the caller's organization are planned with the model's own", async () => {
-  const own = endpoint("private", "0", "0", { id: "5d0c3c8e-0000-4000-8000-000000000001", privateEndpointId: "5d0c3c8e-0000-4000-8000-000000000001" });
+  const own = endpoint("private", "0", "0", {
+    id: "5d0c3c8e-0000-4000-8000-000000000001",
+    privateEndpointId: "5d0c3c8e-0000-4000-8000-000000000001",
+  });
   const input: RouteInput = {
     catalog: CATALOG,
     modelIds: ["m/backup"],

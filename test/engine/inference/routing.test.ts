@@ -42,7 +42,10 @@ test.after(async (ctx) => ctx.env.stop());
 test.before.each(({ env }) => env.upstream.reset());
 
 function chat(env: InferenceGateway, body: Record<string, unknown>): Promise<Reply> {
-  return call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body: { model: "mock/chat", messages: HELLO, ...body } });
+  return call(env.gw.url, "POST", "/api/v1/chat/completions", {
+    key: env.gw.key,
+    body: { model: "mock/chat", messages: HELLO, ...body },
+  });
 }
 
 function upstreamModels(env: InferenceGateway): string[] {
@@ -98,7 +101,10 @@ test("data_collection deny keeps endpoints that do not collect (every endpoint o
 });
 
 test("require_parameters skips endpoints lacking a parameter in use (Anthropic has no logprobs)", async ({ env }) => {
-  const required = await chat(env, { logprobs: true, provider: { order: ["mockanthropic"], require_parameters: true } });
+  const required = await chat(env, {
+    logprobs: true,
+    provider: { order: ["mockanthropic"], require_parameters: true },
+  });
   assertServedBy(required, "MockAI");
   assert.equal(upstreamModels(env), ["chat-a"]);
 
@@ -107,8 +113,14 @@ test("require_parameters skips endpoints lacking a parameter in use (Anthropic h
   assertServedBy(relaxed, "MockAnthropic");
   assert.is(at(env.upstream.requests[1]?.body, "logprobs"), undefined);
 
-  assertError(await chat(env, { logprobs: true, provider: { only: ["mockanthropic"], require_parameters: true } }), 404);
-  assertServedBy(await chat(env, { temperature: 0.5, provider: { only: ["mockanthropic"], require_parameters: true } }), "MockAnthropic");
+  assertError(
+    await chat(env, { logprobs: true, provider: { only: ["mockanthropic"], require_parameters: true } }),
+    404,
+  );
+  assertServedBy(
+    await chat(env, { temperature: 0.5, provider: { only: ["mockanthropic"], require_parameters: true } }),
+    "MockAnthropic",
+  );
 });
 
 test("preferences that leave no endpoint give 404, streamed or not, without calling anyone", async ({ env }) => {
@@ -155,7 +167,10 @@ fallbacks.before.each(({ env }) => env.upstream.reset());
 
 /** The catalog's order (mockai, backup, mockanthropic), stated; a test's own provider preferences are kept. */
 function chatInOrder(env: InferenceGateway, body: Record<string, unknown>): Promise<Reply> {
-  const provider = { order: ["mockai", "backup", "mockanthropic"], ...(body.provider as Record<string, unknown> | undefined) };
+  const provider = {
+    order: ["mockai", "backup", "mockanthropic"],
+    ...(body.provider as Record<string, unknown> | undefined),
+  };
   return chat(env, { ...body, provider });
 }
 
@@ -183,7 +198,11 @@ fallbacks("a streamed call falls back while no chunk has been sent", async ({ en
   assert.is(res.status, 200, res.text);
   assert.match(res.text, /"provider":"Backup"/);
   assert.match(res.text, /data: \[DONE\]/);
-  assert.not.match(res.text, /"(tool_calls|reasoning_details|images)":\[\]/, "content deltas carry no empty lists, as in OpenAI's chunks");
+  assert.not.match(
+    res.text,
+    /"(tool_calls|reasoning_details|images)":\[\]/,
+    "content deltas carry no empty lists, as in OpenAI's chunks",
+  );
   assert.equal(upstreamModels(env), ["chat-a", "chat-b"]);
 });
 
@@ -286,7 +305,9 @@ measured.before(async (ctx) => {
   await seedSpeeds(ctx.gw);
   // Ranking reads stats loaded in the background on first use: until they are in, every
   // endpoint is unmeasured and the sort falls back to config order (cheap first).
-  await eventually(() => measuredChat(ctx, { provider: { sort: "throughput" } }), "the measured stats are loaded", { until: (res) => at(res.body, "provider") === "Fast" });
+  await eventually(() => measuredChat(ctx, { provider: { sort: "throughput" } }), "the measured stats are loaded", {
+    until: (res) => at(res.body, "provider") === "Fast",
+  });
 });
 measured.after(async (ctx) => {
   await ctx.gw.stop();
@@ -296,10 +317,13 @@ measured.before.each(({ upstream }) => upstream.reset());
 
 async function seedSpeeds(gw: TestGateway): Promise<void> {
   const keyHash = hashKey(gw.key);
-  const [key] = await gw.gateway.sequelize.query<{ organization_id: string; workspace_id: string }>("SELECT organization_id, workspace_id FROM api_keys WHERE hash = :keyHash", {
-    type: QueryTypes.SELECT,
-    replacements: { keyHash },
-  });
+  const [key] = await gw.gateway.sequelize.query<{ organization_id: string; workspace_id: string }>(
+    "SELECT organization_id, workspace_id FROM api_keys WHERE hash = :keyHash",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { keyHash },
+    },
+  );
   assert.ok(key);
   const rows = Object.entries(SEEDS).flatMap(([endpointId, speed]) =>
     Array.from({ length: SEED_ROWS }, () => {
@@ -336,7 +360,10 @@ async function seedSpeeds(gw: TestGateway): Promise<void> {
 }
 
 function measuredChat(ctx: Measured, body: Record<string, unknown>): Promise<Reply> {
-  return call(ctx.gw.url, "POST", "/api/v1/chat/completions", { key: ctx.gw.key, body: { model: "r/chat", messages: HELLO, ...body } });
+  return call(ctx.gw.url, "POST", "/api/v1/chat/completions", {
+    key: ctx.gw.key,
+    body: { model: "r/chat", messages: HELLO, ...body },
+  });
 }
 
 measured("default: the cheapest healthy endpoint, even though it collects data", async (ctx) => {

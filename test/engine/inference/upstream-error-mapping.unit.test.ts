@@ -27,7 +27,13 @@ const TABLE: Row[] = [
   { failure: "status", status: 404, http: 400, fallback: false, says: "rejected the request" },
   { failure: "status", status: 422, http: 400, fallback: false, says: "rejected the request" },
   { failure: "status", status: 413, http: 413, fallback: false, says: "too large" },
-  { failure: "status", status: 401, http: 502, fallback: true, says: "refused the gateway's credentials (upstream status 401)" },
+  {
+    failure: "status",
+    status: 401,
+    http: 502,
+    fallback: true,
+    says: "refused the gateway's credentials (upstream status 401)",
+  },
   { failure: "status", status: 402, http: 502, fallback: true, says: "(upstream status 402)" },
   { failure: "status", status: 403, http: 502, fallback: true, says: "(upstream status 403)" },
   { failure: "status", status: 408, http: 429, fallback: true, says: "rate limiting" },
@@ -45,14 +51,20 @@ const TABLE: Row[] = [
 
 for (const row of TABLE) {
   test(`${row.failure}${row.status ? ` ${row.status}` : ""} → ${row.http}${row.fallback ? ", next endpoint" : ", no fallback"}`, () => {
-    const upstream = new UpstreamError(row.failure, "detail from upstream", { status: row.status, retryAfterS: row.retryAfterS });
+    const upstream = new UpstreamError(row.failure, "detail from upstream", {
+      status: row.status,
+      retryAfterS: row.retryAfterS,
+    });
     assert.is(isRetryable(upstream), row.fallback);
     const mapped = toGatewayError(upstream, "Acme");
     const error = httpErrorOf(mapped);
     assert.is(error.status, row.http);
     assert.match(error.message, row.says);
     assert.is(error.reason, row.reason);
-    assert.is(mapped.metadata.get("retry-after") ?? undefined, row.retryAfterS === undefined ? undefined : String(row.retryAfterS));
+    assert.is(
+      mapped.metadata.get("retry-after") ?? undefined,
+      row.retryAfterS === undefined ? undefined : String(row.retryAfterS),
+    );
   });
 }
 

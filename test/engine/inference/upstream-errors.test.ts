@@ -24,7 +24,10 @@ const HELLO = [{ role: "user", content: "Hi there" }];
 const MOCKAI = { only: ["mockai"] };
 
 function chat(env: InferenceGateway, body: Record<string, unknown> = {}): Promise<Reply> {
-  return call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body: { model: "mock/chat", messages: HELLO, provider: MOCKAI, ...body } });
+  return call(env.gw.url, "POST", "/api/v1/chat/completions", {
+    key: env.gw.key,
+    body: { model: "mock/chat", messages: HELLO, provider: MOCKAI, ...body },
+  });
 }
 
 /** The API's error envelope, exactly: {error: {code, message, metadata?: {reason, retryable}}} plus OpenAI's `type`, without our provider key. */
@@ -34,8 +37,19 @@ function assertErrorBody(env: InferenceGateway, res: Reply, status: number): Rec
   const body = res.body as Record<string, unknown>;
   assert.equal(Object.keys(body), ["error"], res.text);
   const error = body.error as Record<string, unknown>;
-  for (const key of Object.keys(error)) assert.ok(["code", "message", "metadata", "type"].includes(key), `unexpected error field ${key}`);
-  assert.is(error.type, status < 500 ? (status === 429 ? "rate_limit_error" : "invalid_request_error") : status === 503 || status === 529 ? "service_unavailable_error" : "server_error", res.text);
+  for (const key of Object.keys(error))
+    assert.ok(["code", "message", "metadata", "type"].includes(key), `unexpected error field ${key}`);
+  assert.is(
+    error.type,
+    status < 500
+      ? status === 429
+        ? "rate_limit_error"
+        : "invalid_request_error"
+      : status === 503 || status === 529
+        ? "service_unavailable_error"
+        : "server_error",
+    res.text,
+  );
   assert.is(error.code, status);
   assert.type(error.message, "string");
   assert.ok((error.message as string).length > 0);
@@ -101,12 +115,22 @@ test("upstream hang → 524 once the provider's timeout has passed", async ({ en
 test("a provider error message reaches the caller, scrubbed of keys", async ({ env }) => {
   const key = env.upstream.apiKey;
   const message = `model says no; you sent key ${key} as Bearer ${key} and sk-abcdefghijkl`;
-  env.upstream.rule({ model: "chat-a", status: 400, rawBody: JSON.stringify({ error: { message, type: "invalid_request_error" } }), times: 1 });
+  env.upstream.rule({
+    model: "chat-a",
+    status: 400,
+    rawBody: JSON.stringify({ error: { message, type: "invalid_request_error" } }),
+    times: 1,
+  });
   const error = assertErrorBody(env, await chat(env), 400);
   assert.match(String(error.message), /model says no/);
   assert.not.match(String(error.message), /sk-abcdefghijkl/);
 
-  env.upstream.rule({ model: "chat-a", status: 401, rawBody: JSON.stringify({ error: { message: `Incorrect API key provided: ${key}` } }), times: 1 });
+  env.upstream.rule({
+    model: "chat-a",
+    status: 401,
+    rawBody: JSON.stringify({ error: { message: `Incorrect API key provided: ${key}` } }),
+    times: 1,
+  });
   assertErrorBody(env, await chat(env), 502);
 });
 
@@ -133,7 +157,10 @@ test("the same mapping for embeddings", async ({ env }) => {
     [529, 529],
   ] as const) {
     env.upstream.rule({ model: "embed-a", status: upstream, times: 1 });
-    const res = await call(env.gw.url, "POST", "/api/v1/embeddings", { key: env.gw.key, body: { model: "mock/embed", input: "x" } });
+    const res = await call(env.gw.url, "POST", "/api/v1/embeddings", {
+      key: env.gw.key,
+      body: { model: "mock/embed", input: "x" },
+    });
     assertErrorBody(env, res, status);
   }
 });
@@ -148,7 +175,12 @@ test("a streamed call that fails before its first chunk answers with the HTTP er
 });
 
 /** The stream's last event is the given error, after at least one chunk, and `[DONE]` never comes. */
-function assertStreamEndsWithError(env: InferenceGateway, res: Reply, status: number, reason?: string): Record<string, unknown> {
+function assertStreamEndsWithError(
+  env: InferenceGateway,
+  res: Reply,
+  status: number,
+  reason?: string,
+): Record<string, unknown> {
   assert.is(res.status, 200, res.text);
   assert.match(res.headers.get("content-type") ?? "", /text\/event-stream/);
   assertNoSecret(env, res.text);
@@ -177,7 +209,12 @@ test("a stream cut upstream ends with a 502 stream_severed error event and no [D
 
 test("a stream cut through the Anthropic adapter ends the same way", async ({ env }) => {
   env.upstream.rule({ model: "claude-x", cutAfterChunks: 4, times: 1 });
-  assertStreamEndsWithError(env, await chat(env, { stream: true, provider: { only: ["mockanthropic"] } }), 502, "stream_severed");
+  assertStreamEndsWithError(
+    env,
+    await chat(env, { stream: true, provider: { only: ["mockanthropic"] } }),
+    502,
+    "stream_severed",
+  );
 });
 
 test("an in-stream provider error event ends the stream with an error event and no [DONE]", async ({ env }) => {
@@ -191,7 +228,9 @@ test("an in-stream provider error event ends the stream with an error event and 
   assertStreamEndsWithError(env, await chat(env, { stream: true, provider: { only: ["mockanthropic"] } }), 502);
 });
 
-test("a client that disconnects mid-stream aborts the upstream call and leaves a cancelled ledger row", async ({ env }) => {
+test("a client that disconnects mid-stream aborts the upstream call and leaves a cancelled ledger row", async ({
+  env,
+}) => {
   env.upstream.rule({ model: "chat-a", chunkDelayMs: 200, times: 1 });
   const controller = new AbortController();
   const res = await fetch(`${env.gw.url}/api/v1/chat/completions`, {
@@ -221,7 +260,14 @@ test("a client that disconnects mid-stream aborts the upstream call and leaves a
 
 test("a client that goes away before a non-streamed answer aborts the upstream call too", async ({ env }) => {
   env.upstream.rule({ model: "chat-a", delayMs: 1500, times: 1 });
-  assert.is(await abandonOnceUpstream(env.upstream, env.gw.url, env.gw.key, { model: "mock/chat", messages: HELLO, provider: MOCKAI }), "aborted");
+  assert.is(
+    await abandonOnceUpstream(env.upstream, env.gw.url, env.gw.key, {
+      model: "mock/chat",
+      messages: HELLO,
+      provider: MOCKAI,
+    }),
+    "aborted",
+  );
 
   await env.upstream.waitForAbort();
   const row = await waitForLedgerRow(env.gw, (r) => r.status === "cancelled" && !r.streamed);

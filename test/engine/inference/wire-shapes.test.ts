@@ -19,17 +19,25 @@ test.after(async (ctx) => {
 
 /** Paths of every empty array in a JSON value. */
 function emptyArrays(value: unknown, path = "$"): string[] {
-  if (Array.isArray(value)) return value.length === 0 ? [path] : value.flatMap((item, i) => emptyArrays(item, `${path}[${i}]`));
-  if (value !== null && typeof value === "object") return Object.entries(value).flatMap(([key, item]) => emptyArrays(item, `${path}.${key}`));
+  if (Array.isArray(value))
+    return value.length === 0 ? [path] : value.flatMap((item, i) => emptyArrays(item, `${path}[${i}]`));
+  if (value !== null && typeof value === "object")
+    return Object.entries(value).flatMap(([key, item]) => emptyArrays(item, `${path}.${key}`));
   return [];
 }
 
 for (const model of ["mock/chat", "mock/claude"]) {
-  test(`chat completions (${model}): a plain text answer has no tool_calls, images or reasoning_details`, async ({ inf }) => {
-    const res = await call(inf.gw.url, "POST", "/api/v1/chat/completions", { key: inf.gw.key, body: { model, messages: [{ role: "user", content: "hi" }] } });
+  test(`chat completions (${model}): a plain text answer has no tool_calls, images or reasoning_details`, async ({
+    inf,
+  }) => {
+    const res = await call(inf.gw.url, "POST", "/api/v1/chat/completions", {
+      key: inf.gw.key,
+      body: { model, messages: [{ role: "user", content: "hi" }] },
+    });
     assert.is(res.status, 200, res.text);
     const message = (res.body as { choices: Array<{ message: Record<string, unknown> }> }).choices[0]!.message;
-    for (const field of ["tool_calls", "images", "reasoning_details"]) assert.not.ok(field in message, `${field} in ${JSON.stringify(message)}`);
+    for (const field of ["tool_calls", "images", "reasoning_details"])
+      assert.not.ok(field in message, `${field} in ${JSON.stringify(message)}`);
     assert.equal(
       emptyArrays(res.body).filter((p) => !p.endsWith(".annotations")),
       [],
@@ -38,7 +46,10 @@ for (const model of ["mock/chat", "mock/claude"]) {
 }
 
 test("responses: a plain text answer has no empty arrays but the ones OpenAI sends", async ({ inf }) => {
-  const res = await call(inf.gw.url, "POST", "/api/v1/responses", { key: inf.gw.key, body: { model: "mock/chat", input: "hi" } });
+  const res = await call(inf.gw.url, "POST", "/api/v1/responses", {
+    key: inf.gw.key,
+    body: { model: "mock/chat", input: "hi" },
+  });
   assert.is(res.status, 200, res.text);
   // OpenAI's Responses object always has `output`, `tools` and each text part's `annotations`.
   assert.equal(
@@ -49,7 +60,10 @@ test("responses: a plain text answer has no empty arrays but the ones OpenAI sen
 });
 
 test("messages: a plain text answer has no empty arrays", async ({ inf }) => {
-  const res = await call(inf.gw.url, "POST", "/api/v1/messages", { key: inf.gw.key, body: { model: "mock/claude", max_tokens: 16, messages: [{ role: "user", content: "hi" }] } });
+  const res = await call(inf.gw.url, "POST", "/api/v1/messages", {
+    key: inf.gw.key,
+    body: { model: "mock/claude", max_tokens: 16, messages: [{ role: "user", content: "hi" }] },
+  });
   assert.is(res.status, 200, res.text);
   assert.equal(emptyArrays(res.body), [], res.text);
 });

@@ -21,7 +21,12 @@ const CAP_MS = 900_000;
 const MINUTE = 60_000;
 const keys = (weights: number[]): PoolKey[] => weights.map((weight, i) => poolKey(`secret-${i}`, weight, i));
 const newPool = (weights: number[], capMs = CAP_MS) => new KeyPool("openai", keys(weights), capMs);
-const status = (code: number, retryAfterS?: number) => new UpstreamError("status", `upstream ${code}`, retryAfterS === undefined ? { status: code } : { status: code, retryAfterS });
+const status = (code: number, retryAfterS?: number) =>
+  new UpstreamError(
+    "status",
+    `upstream ${code}`,
+    retryAfterS === undefined ? { status: code } : { status: code, retryAfterS },
+  );
 const states = (pool: KeyPool, now: number): KeyState[] => pool.health(now).map((key) => key.state);
 const wins = (pool: KeyPool, calls: number, now = T0): Map<string, number> => {
   const counts = new Map<string, number>();
@@ -31,7 +36,15 @@ const wins = (pool: KeyPool, calls: number, now = T0): Map<string, number> => {
   }
   return counts;
 };
-const provider: CatalogProvider = { slug: "openai", name: "OpenAI", kind: "openai", baseUrl: "http://x", keys: keys([1, 1, 1]), timeoutMs: 1000, nativeBatches: false };
+const provider: CatalogProvider = {
+  slug: "openai",
+  name: "OpenAI",
+  kind: "openai",
+  baseUrl: "http://x",
+  keys: keys([1, 1, 1]),
+  timeoutMs: 1000,
+  nativeBatches: false,
+};
 const choice = (): KeyChoice => ({ affinity: () => 7, triedKeys: [], judgedKey: undefined });
 
 /** A notification feed in memory: what was said, and a way to say something as another instance. */
@@ -79,7 +92,11 @@ test("one affinity sticks to one key while it is usable, and only its calls move
 
 test("a session keeps its key whatever the prompt; without one, the prompt's beginning decides", () => {
   const pool = newPool([1, 1, 1, 1]);
-  const chosen = new Set([0, 1, 2, 3, 4, 5].map((i) => pool.choose(affinityOf("session-7", { messages: [{ role: "user", content: `turn ${i}` }] }), [], T0)));
+  const chosen = new Set(
+    [0, 1, 2, 3, 4, 5].map((i) =>
+      pool.choose(affinityOf("session-7", { messages: [{ role: "user", content: `turn ${i}` }] }), [], T0),
+    ),
+  );
   assert.is(chosen.size, 1);
   const long = "You are a careful assistant. ".repeat(60);
   const sameStart = new Set(
@@ -117,7 +134,10 @@ test("a rate-limited key rests for its Retry-After, then serves again; a cooldow
   assert.is(pool.health(T0)[0]?.coolingUntil, T0 + 20_000);
   pool.failed(a!, "cooldown", 5, T0 + 1000);
   assert.is(pool.health(T0 + 1000)[0]?.coolingUntil, T0 + 20_000, "a shorter Retry-After does not shorten it");
-  assert.ok(pool.apply({ provider: "openai", fingerprint: a!.fingerprint, until: T0 + 40_000 }, T0), "another instance's longer cooldown applies");
+  assert.ok(
+    pool.apply({ provider: "openai", fingerprint: a!.fingerprint, until: T0 + 40_000 }, T0),
+    "another instance's longer cooldown applies",
+  );
   assert.not.ok(pool.apply({ provider: "openai", fingerprint: a!.fingerprint, until: T0 + 10_000 }, T0));
   for (let i = 0; i < 50; i++) assert.is.not(pool.choose(affinityHash(`p${i}`), [], T0 + 39_000), a);
   assert.ok(wins(pool, 200, T0 + 40_000).get("key-1")! > 0, "usable again once the cooldown is over");
@@ -139,7 +159,10 @@ test("no cooldown outlasts the cap: not a huge Retry-After, not the doubling, no
   const [a, b] = pool.keys;
   assert.is(pool.failed(a!, "cooldown", 99_999_999, T0).change?.until, T0 + CAP_MS);
   assert.is(pool.health(T0)[0]?.coolingUntil, T0 + CAP_MS);
-  assert.not.ok(pool.apply({ provider: "openai", fingerprint: a!.fingerprint, until: T0 + 10 * 365 * 24 * 3600_000 }, T0), "capped to what it already has");
+  assert.not.ok(
+    pool.apply({ provider: "openai", fingerprint: a!.fingerprint, until: T0 + 10 * 365 * 24 * 3600_000 }, T0),
+    "capped to what it already has",
+  );
   assert.ok(pool.apply({ provider: "openai", fingerprint: b!.fingerprint, until: Number.MAX_SAFE_INTEGER }, T0 + 1000));
   assert.is(pool.health(T0 + 1000)[1]?.coolingUntil, T0 + 1000 + CAP_MS);
   assert.is(wins(pool, 50, T0 + CAP_MS + 1000).size, 2, "both serve once the cap has passed");
@@ -147,13 +170,22 @@ test("no cooldown outlasts the cap: not a huge Retry-After, not the doubling, no
   const short = newPool([1, 1], 3000);
   const [c] = short.keys;
   const until = (now: number) => short.failed(c!, "cooldown", undefined, now).change?.until;
-  assert.equal([until(T0), until(T0 + 1000), until(T0 + 3000), until(T0 + 6000)], [T0 + 1000, T0 + 3000, T0 + 6000, T0 + 9000], "1 s, 2 s, then the 3 s cap");
+  assert.equal(
+    [until(T0), until(T0 + 1000), until(T0 + 3000), until(T0 + 6000)],
+    [T0 + 1000, T0 + 3000, T0 + 6000, T0 + 9000],
+    "1 s, 2 s, then the 3 s cap",
+  );
 });
 
 test("a refused key is out until its probe; with every key out the call gets a 429 naming the wait, or 401", () => {
   const pool = newPool([1, 1]);
   const [a, b] = pool.keys;
-  assert.equal(pool.failed(a!, "refused", undefined, T0).change, { provider: "openai", fingerprint: a!.fingerprint, refused: true, probeAt: T0 + 2 * MINUTE });
+  assert.equal(pool.failed(a!, "refused", undefined, T0).change, {
+    provider: "openai",
+    fingerprint: a!.fingerprint,
+    refused: true,
+    probeAt: T0 + 2 * MINUTE,
+  });
   assert.is(wins(pool, 200).get("key-1"), undefined);
   assert.is(wins(pool, 200, T0 + 2 * MINUTE - 1).get("key-1"), undefined, "not before its probe");
   pool.failed(b!, "cooldown", 12, T0);
@@ -176,7 +208,9 @@ test("a refused key is out until its probe; with every key out the call gets a 4
 test("a refused key's probe: one call at a time, healthy again when it succeeds, a doubling back-off up to an hour when it fails", () => {
   const pool = newPool([1, 1]);
   const [a] = pool.keys;
-  const onA = Array.from({ length: 100 }, (_, i) => affinityHash(`probe ${i}`)).filter((affinity) => pool.choose(affinity, [], T0) === a);
+  const onA = Array.from({ length: 100 }, (_, i) => affinityHash(`probe ${i}`)).filter(
+    (affinity) => pool.choose(affinity, [], T0) === a,
+  );
   pool.failed(a!, "refused", undefined, T0);
   let now = T0 + 2 * MINUTE;
   assert.is(pool.choose(onA[0]!, [], now), a, "the first call after the back-off probes it");
@@ -200,13 +234,19 @@ test("a refused key's probe: one call at a time, healthy again when it succeeds,
     onA.every((affinity) => pool.choose(affinity, [], now) === a),
     "its calls come back",
   );
-  assert.is(pool.failed(a!, "refused", undefined, now).change?.probeAt, now + 2 * MINUTE, "a new refusal starts the back-off over");
+  assert.is(
+    pool.failed(a!, "refused", undefined, now).change?.probeAt,
+    now + 2 * MINUTE,
+    "a new refusal starts the back-off over",
+  );
 });
 
 test("a probe that says nothing about the key, or never reports, lets another call probe", () => {
   const pool = newPool([1, 1]);
   const [a] = pool.keys;
-  const onA = Array.from({ length: 100 }, (_, i) => affinityHash(`lease ${i}`)).filter((affinity) => pool.choose(affinity, [], T0) === a);
+  const onA = Array.from({ length: 100 }, (_, i) => affinityHash(`lease ${i}`)).filter(
+    (affinity) => pool.choose(affinity, [], T0) === a,
+  );
   pool.failed(a!, "refused", undefined, T0);
   const due = T0 + 2 * MINUTE;
   assert.is(pool.choose(onA[0]!, [], due), a);
@@ -223,7 +263,9 @@ test("a probe answered 429 moves its call to a usable key, and leaves the key re
   const pools = new KeyPools([provider], createLogger("silent"), undefined, { cooldownMaxMs: CAP_MS, now: () => now });
   const pool = pools.pool("openai")!;
   const [a] = pool.keys;
-  const onA = Array.from({ length: 100 }, (_, i) => affinityHash(`busy ${i}`)).filter((affinity) => pool.choose(affinity, [], T0) === a);
+  const onA = Array.from({ length: 100 }, (_, i) => affinityHash(`busy ${i}`)).filter(
+    (affinity) => pool.choose(affinity, [], T0) === a,
+  );
   pools.afterFailure(pool, a!, status(401), choice());
   now = T0 + 2 * MINUTE;
   const probe = choice();
@@ -360,7 +402,10 @@ const VERDICT_TABLE: Array<{ name: string; failures: Failure[]; anotherKey: bool
 
 for (const row of VERDICT_TABLE) {
   test(`verdicts: ${row.name}`, () => {
-    const pools = new KeyPools([provider], createLogger("silent"), undefined, { cooldownMaxMs: CAP_MS, now: () => now });
+    const pools = new KeyPools([provider], createLogger("silent"), undefined, {
+      cooldownMaxMs: CAP_MS,
+      now: () => now,
+    });
     const pool = pools.pool("openai")!;
     const calls = new Map<string, KeyChoice>();
     let now = T0;
@@ -392,7 +437,9 @@ test("what a failure says about its key: the provider's answer, not the request'
 });
 
 test("a provider with one key has no pool", () => {
-  const pools = new KeyPools([{ ...provider, keys: keys([1]) }], createLogger("silent"), undefined, { cooldownMaxMs: CAP_MS });
+  const pools = new KeyPools([{ ...provider, keys: keys([1]) }], createLogger("silent"), undefined, {
+    cooldownMaxMs: CAP_MS,
+  });
   assert.is(pools.pool("openai"), undefined);
   assert.is(pools.pool("unknown"), undefined);
 });
@@ -404,10 +451,18 @@ test("shared: a refusal carries its probe time, a recovery is told too, and anot
   const pool = pools.pool("openai")!;
   const [a, b, c] = pool.keys;
   pools.afterFailure(pool, a!, status(401), choice());
-  assert.equal(JSON.parse(here.said[0]!), { provider: "openai", fingerprint: a!.fingerprint, refused: true, probeAt: T0 + 2 * MINUTE, from: JSON.parse(here.said[0]!).from });
+  assert.equal(JSON.parse(here.said[0]!), {
+    provider: "openai",
+    fingerprint: a!.fingerprint,
+    refused: true,
+    probeAt: T0 + 2 * MINUTE,
+    from: JSON.parse(here.said[0]!).from,
+  });
   // Its own message comes back on the feed: ignored, even after the key recovered.
   now = T0 + 2 * MINUTE;
-  const probed = Array.from({ length: 100 }, (_, i) => affinityHash(`own ${i}`)).find((affinity) => pool.choose(affinity, [], now) === a);
+  const probed = Array.from({ length: 100 }, (_, i) => affinityHash(`own ${i}`)).find(
+    (affinity) => pool.choose(affinity, [], now) === a,
+  );
   assert.ok(probed !== undefined, "a call probes it");
   pools.succeeded(pool, a!);
   assert.equal(JSON.parse(here.said[1]!).recovered, true);
@@ -415,11 +470,20 @@ test("shared: a refusal carries its probe time, a recovery is told too, and anot
   assert.equal(states(pool, now), ["healthy", "healthy", "healthy"], "an echo of its own refusal is not news");
 
   // Another instance's word: a refusal probed in a year waits an hour at most; a cooldown of years waits the cap.
-  here.hear(encodeChange({ provider: "openai", fingerprint: b!.fingerprint, refused: true, probeAt: now + 365 * 24 * 60 * MINUTE }, "other"));
-  here.hear(encodeChange({ provider: "openai", fingerprint: c!.fingerprint, until: now + 365 * 24 * 60 * MINUTE }, "other"));
+  here.hear(
+    encodeChange(
+      { provider: "openai", fingerprint: b!.fingerprint, refused: true, probeAt: now + 365 * 24 * 60 * MINUTE },
+      "other",
+    ),
+  );
+  here.hear(
+    encodeChange({ provider: "openai", fingerprint: c!.fingerprint, until: now + 365 * 24 * 60 * MINUTE }, "other"),
+  );
   assert.equal(states(pool, now), ["healthy", "refused", "cooling"]);
   assert.is(pool.health(now)[2]?.coolingUntil, now + CAP_MS);
-  const onB = Array.from({ length: 200 }, (_, i) => affinityHash(`other ${i}`)).find((affinity) => pool.choose(affinity, [], now + 60 * MINUTE) === b);
+  const onB = Array.from({ length: 200 }, (_, i) => affinityHash(`other ${i}`)).find(
+    (affinity) => pool.choose(affinity, [], now + 60 * MINUTE) === b,
+  );
   assert.ok(onB !== undefined, "probed within the hour");
   here.hear(encodeChange({ provider: "openai", fingerprint: b!.fingerprint, recovered: true }, "other"));
   assert.is(states(pool, now)[1], "healthy", "another instance's successful probe brings it back");
@@ -436,8 +500,15 @@ test("shared messages: malformed ones and one's own are dropped", () => {
   assert.is(decodeChange(JSON.stringify({ provider: "p", fingerprint: "f" }), "me"), undefined, "says nothing");
   assert.is(decodeChange(JSON.stringify({ provider: "p", fingerprint: "f", until: "soon" }), "me"), undefined);
   assert.is(decodeChange(encodeChange({ provider: "p", fingerprint: "f", until: 5 }, "me"), "me"), undefined);
-  assert.equal(decodeChange(encodeChange({ provider: "p", fingerprint: "f", until: 5 }, "you"), "me"), { provider: "p", fingerprint: "f", until: 5 });
-  assert.equal(decodeChange(JSON.stringify({ provider: "p", fingerprint: "f", refused: true, probeAt: Number.NaN }), "me"), { provider: "p", fingerprint: "f", refused: true });
+  assert.equal(decodeChange(encodeChange({ provider: "p", fingerprint: "f", until: 5 }, "you"), "me"), {
+    provider: "p",
+    fingerprint: "f",
+    until: 5,
+  });
+  assert.equal(
+    decodeChange(JSON.stringify({ provider: "p", fingerprint: "f", refused: true, probeAt: Number.NaN }), "me"),
+    { provider: "p", fingerprint: "f", refused: true },
+  );
 });
 
 test.run();

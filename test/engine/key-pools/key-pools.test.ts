@@ -35,19 +35,56 @@ test.before(async (ctx) => {
   const pricing = { prompt: "0.000001", completion: "0.000002" };
   ctx.configFile = await writeCatalogFile({
     providers: [
-      { slug: "pooled", kind: "openai", base_url: ctx.upstream.openaiBaseUrl, api_keys: [{ key: KEY_A, weight: 3 }, { key: KEY_B }], timeout_ms: 2000 },
-      { slug: "revoking", kind: "openai", base_url: ctx.upstream.openaiBaseUrl, api_keys: [KEY_C, REVOKED], timeout_ms: 2000 },
-      { slug: "resting", kind: "anthropic", base_url: ctx.upstream.anthropicBaseUrl, api_keys: [KEY_A, KEY_B], timeout_ms: 2000 },
+      {
+        slug: "pooled",
+        kind: "openai",
+        base_url: ctx.upstream.openaiBaseUrl,
+        api_keys: [{ key: KEY_A, weight: 3 }, { key: KEY_B }],
+        timeout_ms: 2000,
+      },
+      {
+        slug: "revoking",
+        kind: "openai",
+        base_url: ctx.upstream.openaiBaseUrl,
+        api_keys: [KEY_C, REVOKED],
+        timeout_ms: 2000,
+      },
+      {
+        slug: "resting",
+        kind: "anthropic",
+        base_url: ctx.upstream.anthropicBaseUrl,
+        api_keys: [KEY_A, KEY_B],
+        timeout_ms: 2000,
+      },
     ],
     models: [
-      { id: "pool/chat", name: "Pooled chat", context_length: 8000, endpoints: [{ provider: "pooled", upstream_model_id: "pooled-model", pricing }] },
-      { id: "pool/revoking", name: "Revoking chat", context_length: 8000, endpoints: [{ provider: "revoking", upstream_model_id: "revoking-model", pricing }] },
-      { id: "pool/resting", name: "Resting chat", context_length: 8000, endpoints: [{ provider: "resting", upstream_model_id: "resting-model", pricing }] },
+      {
+        id: "pool/chat",
+        name: "Pooled chat",
+        context_length: 8000,
+        endpoints: [{ provider: "pooled", upstream_model_id: "pooled-model", pricing }],
+      },
+      {
+        id: "pool/revoking",
+        name: "Revoking chat",
+        context_length: 8000,
+        endpoints: [{ provider: "revoking", upstream_model_id: "revoking-model", pricing }],
+      },
+      {
+        id: "pool/resting",
+        name: "Resting chat",
+        context_length: 8000,
+        endpoints: [{ provider: "resting", upstream_model_id: "resting-model", pricing }],
+      },
     ],
   });
   ctx.logs = captureLogs("info");
   ctx.clockAhead = 0;
-  ctx.gw = await startTestGateway({ GATEWAY_CONFIG: ctx.configFile }, { keyPoolClock: () => Date.now() + ctx.clockAhead }, ctx.logs.log);
+  ctx.gw = await startTestGateway(
+    { GATEWAY_CONFIG: ctx.configFile },
+    { keyPoolClock: () => Date.now() + ctx.clockAhead },
+    ctx.logs.log,
+  );
 });
 test.after(async (ctx) => {
   await ctx.gw?.stop();
@@ -56,7 +93,10 @@ test.after(async (ctx) => {
 test.before.each(({ upstream }) => upstream.reset());
 
 function chat(base: string, key: string, model: string, text: string, sessionId?: string): Promise<Reply> {
-  return call(base, "POST", "/api/v1/chat/completions", { key, body: { model, messages: [{ role: "user", content: text }], ...(sessionId ? { session_id: sessionId } : {}) } });
+  return call(base, "POST", "/api/v1/chat/completions", {
+    key,
+    body: { model, messages: [{ role: "user", content: text }], ...(sessionId ? { session_id: sessionId } : {}) },
+  });
 }
 
 /** The keys the mock saw, in order. */
@@ -75,7 +115,11 @@ async function sessionServedBy({ gw }: Ctx, label: string): Promise<string> {
   throw new Error(`no session served by ${label}`);
 }
 
-test("calls spread over the keys by weight, and the answer and the access line name the key, never the secret", async ({ gw, upstream, logs }) => {
+test("calls spread over the keys by weight, and the answer and the access line name the key, never the secret", async ({
+  gw,
+  upstream,
+  logs,
+}) => {
   const served = new Map<string, number>();
   for (let i = 0; i < 200; i++) {
     const res = await chat(gw.url, gw.key, "pool/chat", `distinct question number ${i}`);
@@ -124,7 +168,11 @@ test("a 429 sends the call at once to another key, which answers; the key rests 
   assert.is(back.headers.get("x-gateway-provider-key"), "pooled/key-1", "the rested key serves its session again");
 });
 
-test("a refused key is dropped at its first 401 and not tried again before its probe; the calls still succeed", async ({ gw, upstream, logs }) => {
+test("a refused key is dropped at its first 401 and not tried again before its probe; the calls still succeed", async ({
+  gw,
+  upstream,
+  logs,
+}) => {
   for (let i = 0; i < 30; i++) {
     const res = await chat(gw.url, gw.key, "pool/revoking", `question ${i} for the revoking pool`);
     assert.is(res.status, 200, res.text);
@@ -150,7 +198,10 @@ test("a refused key is dropped at its first 401 and not tried again before its p
   assert.match(metrics, /gateway_provider_key_failures_total\{provider="revoking",key="key-2",verdict="refused"\} \d+/);
 });
 
-test("GET /providers lists each provider's kind and its pool's keys by position and state, never a key", async ({ gw, upstream }) => {
+test("GET /providers lists each provider's kind and its pool's keys by position and state, never a key", async ({
+  gw,
+  upstream,
+}) => {
   // The revoking pool's second key is refused at its first use (whichever test used it first);
   // one key of the resting pool (only this test uses it) is rate limited.
   for (let i = 0; i < 10; i++) await chat(gw.url, gw.key, "pool/revoking", `listing ${i}`);
@@ -158,7 +209,11 @@ test("GET /providers lists each provider's kind and its pool's keys by position 
   assert.is((await chat(gw.url, gw.key, "pool/resting", "rate limited")).status, 200);
   const res = await call(gw.url, "GET", "/api/v1/providers", { key: gw.key });
   assert.is(res.status, 200, res.text);
-  const providers = at(res.body, "data") as Array<{ slug: string; svc_kind: string; svc_keys: Array<{ label: string; weight: number; state: string; cooling_until: string | null }> }>;
+  const providers = at(res.body, "data") as Array<{
+    slug: string;
+    svc_kind: string;
+    svc_keys: Array<{ label: string; weight: number; state: string; cooling_until: string | null }>;
+  }>;
   assert.equal(
     providers.map((p) => [p.slug, p.svc_kind]),
     [
@@ -192,20 +247,36 @@ test("instances share a cooldown: a 429 seen by one spares the other", async (ct
   const { gw, upstream } = ctx;
   let second: GatewayProcess | undefined;
   try {
-    second = await startGatewayProcess({ databaseUrl: gw.databaseUrl, key: gw.key, env: { GATEWAY_CONFIG: ctx.configFile } });
+    second = await startGatewayProcess({
+      databaseUrl: gw.databaseUrl,
+      key: gw.key,
+      env: { GATEWAY_CONFIG: ctx.configFile },
+    });
     const session = await sessionServedBy(ctx, "key-1");
     const before = await chat(second.url, gw.key, "pool/chat", "from the second instance", session);
-    assert.is(before.headers.get("x-gateway-provider-key"), "pooled/key-1", "the second instance chooses as the first does");
+    assert.is(
+      before.headers.get("x-gateway-provider-key"),
+      "pooled/key-1",
+      "the second instance chooses as the first does",
+    );
     upstream.reset();
     upstream.rule({ key: KEY_A, status: 429, retryAfter: 60, times: 1 });
     assert.is((await chat(gw.url, gw.key, "pool/chat", "hit the limit", session)).status, 200);
     // The second instance hears of the cooldown and no longer tries key-1 for the session.
     const other = second;
-    await eventually(() => chat(other.url, gw.key, "pool/chat", "after the limit", session), "the second instance rests key-1 too", {
-      until: (res) => res.headers.get("x-gateway-provider-key") === "pooled/key-2",
-    });
+    await eventually(
+      () => chat(other.url, gw.key, "pool/chat", "after the limit", session),
+      "the second instance rests key-1 too",
+      {
+        until: (res) => res.headers.get("x-gateway-provider-key") === "pooled/key-2",
+      },
+    );
     const triesOfA = keysSeen(upstream).filter((key) => key === KEY_A).length;
-    for (let i = 0; i < 5; i++) assert.is((await chat(second.url, gw.key, "pool/chat", `more ${i}`, session)).headers.get("x-gateway-provider-key"), "pooled/key-2");
+    for (let i = 0; i < 5; i++)
+      assert.is(
+        (await chat(second.url, gw.key, "pool/chat", `more ${i}`, session)).headers.get("x-gateway-provider-key"),
+        "pooled/key-2",
+      );
     assert.is(keysSeen(upstream).filter((key) => key === KEY_A).length, triesOfA);
   } finally {
     await second?.stop();

@@ -41,10 +41,24 @@ test.before(async (ctx) => {
   ctx.clockAhead = 0;
   const pricing = { prompt: "0.000001", completion: "0.000002" };
   const configFile = await writeCatalogFile({
-    providers: PROVIDERS.map((slug) => ({ slug, kind: "openai", base_url: ctx.upstream.openaiBaseUrl, api_keys: [key(`${slug}-1`), key(`${slug}-2`)], timeout_ms: 2000 })),
-    models: PROVIDERS.map((slug) => ({ id: `pool/${slug}`, name: slug, context_length: 8000, endpoints: [{ provider: slug, upstream_model_id: `${slug}-model`, pricing }] })),
+    providers: PROVIDERS.map((slug) => ({
+      slug,
+      kind: "openai",
+      base_url: ctx.upstream.openaiBaseUrl,
+      api_keys: [key(`${slug}-1`), key(`${slug}-2`)],
+      timeout_ms: 2000,
+    })),
+    models: PROVIDERS.map((slug) => ({
+      id: `pool/${slug}`,
+      name: slug,
+      context_length: 8000,
+      endpoints: [{ provider: slug, upstream_model_id: `${slug}-model`, pricing }],
+    })),
   });
-  ctx.gw = await startTestGateway({ GATEWAY_CONFIG: configFile, GATEWAY_KEY_COOLDOWN_MAX_SECONDS: String(COOLDOWN_MAX_S) }, { keyPoolClock: () => Date.now() + ctx.clockAhead });
+  ctx.gw = await startTestGateway(
+    { GATEWAY_CONFIG: configFile, GATEWAY_KEY_COOLDOWN_MAX_SECONDS: String(COOLDOWN_MAX_S) },
+    { keyPoolClock: () => Date.now() + ctx.clockAhead },
+  );
   const created = await call(ctx.gw.url, "POST", "/api/v1/keys", { key: ctx.gw.key, body: { name: "another tenant" } });
   assert.is(created.status, 201, created.text);
   ctx.plainKey = at(created.body, "key") as string;
@@ -56,12 +70,20 @@ test.after(async (ctx) => {
 test.before.each(({ upstream }) => upstream.reset());
 
 function chat(base: string, apiKey: string, slug: ProviderSlug, text: string, sessionId?: string): Promise<Reply> {
-  return call(base, "POST", "/api/v1/chat/completions", { key: apiKey, body: { model: `pool/${slug}`, messages: [{ role: "user", content: text }], ...(sessionId ? { session_id: sessionId } : {}) } });
+  return call(base, "POST", "/api/v1/chat/completions", {
+    key: apiKey,
+    body: {
+      model: `pool/${slug}`,
+      messages: [{ role: "user", content: text }],
+      ...(sessionId ? { session_id: sessionId } : {}),
+    },
+  });
 }
 
 /** How many requests of this provider the mock saw. */
 function requestsTo(upstream: MockUpstream, slug: ProviderSlug): number {
-  return upstream.requests.filter((request) => (request.headers.authorization ?? "").startsWith(`Bearer ${key(slug)}-`)).length;
+  return upstream.requests.filter((request) => (request.headers.authorization ?? "").startsWith(`Bearer ${key(slug)}-`))
+    .length;
 }
 
 /** A session the pool serves with its `label` key while every key is usable (the choice is a hash: found by asking). */
@@ -84,7 +106,8 @@ async function providerAs({ gw }: Ctx, apiKey: string, slug: ProviderSlug): Prom
   return found;
 }
 
-const keyStates = async (ctx: Ctx, slug: ProviderSlug) => (await providerAs(ctx, ctx.gw.key, slug)).svc_keys.map((k) => k.state);
+const keyStates = async (ctx: Ctx, slug: ProviderSlug) =>
+  (await providerAs(ctx, ctx.gw.key, slug)).svc_keys.map((k) => k.state);
 
 test("a request-caused 403 answers that call alone: no other key is tried, and every key stays healthy for other tenants", async (ctx) => {
   const { gw, upstream, plainKey } = ctx;
@@ -162,7 +185,10 @@ test("a refused key is probed once its back-off has passed, and takes calls agai
   assert.is(probe.status, 200, probe.text);
   assert.is(probe.headers.get("x-gateway-provider-key"), "rotating/key-1");
   assert.equal(await keyStates(ctx, "rotating"), ["healthy", "healthy"]);
-  assert.is((await chat(gw.url, gw.key, "rotating", "back home", session)).headers.get("x-gateway-provider-key"), "rotating/key-1");
+  assert.is(
+    (await chat(gw.url, gw.key, "rotating", "back home", session)).headers.get("x-gateway-provider-key"),
+    "rotating/key-1",
+  );
 });
 
 test("a huge Retry-After rests a key for GATEWAY_KEY_COOLDOWN_MAX_SECONDS at most", async (ctx) => {
@@ -175,7 +201,10 @@ test("a huge Retry-After rests a key for GATEWAY_KEY_COOLDOWN_MAX_SECONDS at mos
   assert.is(cooling.length, 1);
   const until = Date.parse(cooling[0]!.cooling_until ?? "");
   const endedAt = Date.now() + ctx.clockAhead;
-  assert.ok(until >= startedAt + COOLDOWN_MAX_S * 1000 && until <= endedAt + COOLDOWN_MAX_S * 1000, `cooling until ${cooling[0]!.cooling_until}`);
+  assert.ok(
+    until >= startedAt + COOLDOWN_MAX_S * 1000 && until <= endedAt + COOLDOWN_MAX_S * 1000,
+    `cooling until ${cooling[0]!.cooling_until}`,
+  );
 });
 
 test("only a management key sees the keys of a pool; another key and the endpoint listing see the provider's status", async (ctx) => {
@@ -191,7 +220,12 @@ test("only a management key sees the keys of a pool; another key and the endpoin
   const healthy = await providerAs(ctx, plainKey, "quiet");
   assert.is(healthy.svc_status, 0);
   for (const apiKey of [plainKey, undefined]) {
-    const endpoints = await call(gw.url, "GET", "/api/v1/models/pool/listed/endpoints", apiKey === undefined ? {} : { key: apiKey });
+    const endpoints = await call(
+      gw.url,
+      "GET",
+      "/api/v1/models/pool/listed/endpoints",
+      apiKey === undefined ? {} : { key: apiKey },
+    );
     assert.is(endpoints.status, 200, endpoints.text);
     assert.is(at(endpoints.body, "data", "endpoints", 0, "status"), -1);
     assert.not.match(endpoints.text, /key-\d|cooling/);

@@ -19,7 +19,12 @@ export function mockSuite(name: string): Test<{ mock: MockUpstream }> {
   return test;
 }
 
-export function targetFor(mock: MockUpstream, kind: ProviderKind, upstreamModelId: string, overrides: Partial<UpstreamTarget> = {}): UpstreamTarget {
+export function targetFor(
+  mock: MockUpstream,
+  kind: ProviderKind,
+  upstreamModelId: string,
+  overrides: Partial<UpstreamTarget> = {},
+): UpstreamTarget {
   return {
     kind,
     baseUrl: kind === "openai" ? mock.openaiBaseUrl : mock.anthropicBaseUrl,
@@ -68,7 +73,14 @@ export function deltas(chunks: JsonObject[]): JsonObject[] {
   const out: JsonObject[] = [];
   for (const chunk of chunks) {
     const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
-    if (choice && typeof choice === "object" && !Array.isArray(choice) && choice.delta && typeof choice.delta === "object" && !Array.isArray(choice.delta)) {
+    if (
+      choice &&
+      typeof choice === "object" &&
+      !Array.isArray(choice) &&
+      choice.delta &&
+      typeof choice.delta === "object" &&
+      !Array.isArray(choice.delta)
+    ) {
       out.push(choice.delta);
     }
   }
@@ -84,7 +96,9 @@ export function contentOf(chunks: JsonObject[]): string {
 export function finishReasons(chunks: JsonObject[]): unknown[] {
   return chunks
     .flatMap((chunk) => (Array.isArray(chunk.choices) ? chunk.choices : []))
-    .map((choice) => (choice && typeof choice === "object" && !Array.isArray(choice) ? choice.finish_reason : undefined))
+    .map((choice) =>
+      choice && typeof choice === "object" && !Array.isArray(choice) ? choice.finish_reason : undefined,
+    )
     .filter((reason) => reason !== null && reason !== undefined);
 }
 

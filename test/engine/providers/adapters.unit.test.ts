@@ -20,7 +20,10 @@ const chat = { messages: [{ role: "user", content: "hi" }] };
 
 test("providerFor gives each kind's parts; a part a kind lacks is undefined, and requiredPart says unsupported", () => {
   const openai = providerFor("openai");
-  assert.equal([openai.chat, openai.files, openai.nativeBatches, openai.video], [openAiChat, openAiFiles, openAiNativeBatch, openAiVideo]);
+  assert.equal(
+    [openai.chat, openai.files, openai.nativeBatches, openai.video],
+    [openAiChat, openAiFiles, openAiNativeBatch, openAiVideo],
+  );
   assert.is(providerFor("anthropic").chat, anthropicChat);
   assert.is(providerFor("anthropic").video, undefined);
   assert.is(requiredPart("openai", "video"), openAiVideo);
@@ -35,7 +38,10 @@ test("providerFor gives each kind's parts; a part a kind lacks is undefined, and
 test("status: the provider's message, the status and Retry-After seconds", async ({ mock }) => {
   mock.rule({ status: 503, retryAfter: 7, times: 1 });
   const error = await failure(openAiChat.chat(targetFor(mock, "openai", MODEL), chat, signal()));
-  assert.equal([error.failure, error.options.status, error.options.retryAfterS, error.message], ["status", 503, 7, "mock upstream failure 503"]);
+  assert.equal(
+    [error.failure, error.options.status, error.options.retryAfterS, error.message],
+    ["status", 503, 7, "mock upstream failure 503"],
+  );
 
   mock.rule({ status: 500 });
   const plain = await failure(openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal()));
@@ -45,10 +51,14 @@ test("status: the provider's message, the status and Retry-After seconds", async
 test("status: rules apply per model and only as often as told", async ({ mock }) => {
   mock.rule({ model: "other-model", status: 500 });
   mock.rule({ model: MODEL, status: 429, times: 2 });
-  for (let i = 0; i < 2; i++) assert.is((await failure(openAiChat.chat(targetFor(mock, "openai", MODEL), chat, signal()))).options.status, 429);
+  for (let i = 0; i < 2; i++)
+    assert.is((await failure(openAiChat.chat(targetFor(mock, "openai", MODEL), chat, signal()))).options.status, 429);
   const ok = await openAiChat.chat(targetFor(mock, "openai", MODEL), chat, signal());
   assert.ok(Array.isArray(ok.body.choices));
-  assert.is((await failure(openAiChat.chat(targetFor(mock, "openai", "other-model"), chat, signal()))).options.status, 500);
+  assert.is(
+    (await failure(openAiChat.chat(targetFor(mock, "openai", "other-model"), chat, signal()))).options.status,
+    500,
+  );
 });
 
 test("status: messages are cut to 300 characters and never carry the key", async ({ mock }) => {
@@ -59,7 +69,10 @@ test("status: messages are cut to 300 characters and never carry the key", async
   assert.not.match(wrongKey.message, "abcdefgh");
   assert.not.match(wrongKey.message, "1234");
 
-  mock.rule({ status: 400, rawBody: JSON.stringify({ error: { message: `bad request ${mock.apiKey} ${"x".repeat(1000)}` } }) });
+  mock.rule({
+    status: 400,
+    rawBody: JSON.stringify({ error: { message: `bad request ${mock.apiKey} ${"x".repeat(1000)}` } }),
+  });
   const long = await failure(openAiChat.chat(targetFor(mock, "openai", MODEL), chat, signal()));
   assert.is(long.options.status, 400);
   assert.ok(long.message.length <= 300, `${long.message.length} characters`);
@@ -84,7 +97,9 @@ test("timeout: no headers within timeoutMs; the upstream connection is closed", 
   const error = await failure(openAiChat.chat(targetFor(mock, "openai", MODEL, { timeoutMs: 200 }), chat, signal()));
   assert.is(error.failure, "timeout");
   await mock.waitForAbort();
-  const streamed = await failure(anthropicChat.chatStream(targetFor(mock, "anthropic", "claude-mock", { timeoutMs: 200 }), chat, signal()));
+  const streamed = await failure(
+    anthropicChat.chatStream(targetFor(mock, "anthropic", "claude-mock", { timeoutMs: 200 }), chat, signal()),
+  );
   assert.is(streamed.failure, "timeout");
   await mock.waitForAbort();
 });
@@ -100,14 +115,18 @@ test("connect: a refused connection", async ({ mock }) => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  const error = await failure(openAiChat.chat({ ...targetFor(mock, "openai", MODEL), baseUrl: `http://127.0.0.1:${port}/v1` }, chat, signal()));
+  const error = await failure(
+    openAiChat.chat({ ...targetFor(mock, "openai", MODEL), baseUrl: `http://127.0.0.1:${port}/v1` }, chat, signal()),
+  );
   assert.is(error.failure, "connect");
   assert.match(error.message, "ECONNREFUSED");
 });
 
 test("cut: a broken stream throws from the iterator after the chunks before it", async ({ mock }) => {
   mock.rule({ cutAfterChunks: 2 });
-  const { chunks, error } = await collectUntilFailure(await openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal()));
+  const { chunks, error } = await collectUntilFailure(
+    await openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal()),
+  );
   assert.is(error.failure, "cut");
   assert.is(chunks.length, 2);
   assert.is(mock.aborted, 0, "the mock cut it, the client did not go away");
@@ -115,7 +134,9 @@ test("cut: a broken stream throws from the iterator after the chunks before it",
 
 test("cut: a clean end before [DONE] and before any finish_reason", async ({ mock }) => {
   mock.rule({ endAfterChunks: 3, times: 1 });
-  const { error } = await collectUntilFailure(await openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal()));
+  const { error } = await collectUntilFailure(
+    await openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal()),
+  );
   assert.is(error.failure, "cut");
   // role, three words, finish: providers that never send [DONE] still end complete.
   mock.rule({ endAfterChunks: 5, times: 1 });
@@ -126,11 +147,18 @@ test("cut: a clean end before [DONE] and before any finish_reason", async ({ moc
 
 test("in-stream errors: OpenAI error data fails the iterator with the status of its type", async ({ mock }) => {
   mock.rule({ streamError: { afterChunks: 2, type: "server_error", message: "The server had an error" }, times: 1 });
-  const server = await collectUntilFailure(await openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal()));
-  assert.equal([server.error.failure, server.error.options.status, server.error.message], ["status", 502, "The server had an error"]);
+  const server = await collectUntilFailure(
+    await openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal()),
+  );
+  assert.equal(
+    [server.error.failure, server.error.options.status, server.error.message],
+    ["status", 502, "The server had an error"],
+  );
   assert.is(server.chunks.length, 2);
   mock.rule({ streamError: { afterChunks: 1, type: "rate_limit_exceeded" }, times: 1 });
-  const limited = await collectUntilFailure(await openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal()));
+  const limited = await collectUntilFailure(
+    await openAiChat.chatStream(targetFor(mock, "openai", MODEL), chat, signal()),
+  );
   assert.is(limited.error.options.status, 429);
 });
 
@@ -161,7 +189,9 @@ test("aborted: the caller's signal mid-stream ends the iterator and the upstream
 test("aborted: a signal aborted before the call sends nothing", async ({ mock }) => {
   const controller = new AbortController();
   controller.abort();
-  const error = await failure(openAiChat.embeddings(targetFor(mock, "openai", MODEL), { input: "x" }, controller.signal));
+  const error = await failure(
+    openAiChat.embeddings(targetFor(mock, "openai", MODEL), { input: "x" }, controller.signal),
+  );
   assert.is(error.failure, "aborted");
   assert.is(mock.requests.length, 0);
 });

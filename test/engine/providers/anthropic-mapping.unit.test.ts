@@ -3,14 +3,26 @@ import * as assert from "uvu/assert";
 import { dataUrl, sourceOfMediaUrl } from "../../../server/engine/providers/media-source.js";
 import { finishReasonOf, stopReasonOf } from "../../../server/engine/providers/anthropic/stop-reasons.js";
 import { anthropicToolChoiceType, chatToolChoice } from "../../../server/engine/providers/anthropic/tool-choice.js";
-import { anthropicTokens, anthropicUsageJson, tokensOfChatUsage } from "../../../server/engine/providers/anthropic/usage.js";
+import {
+  anthropicTokens,
+  anthropicUsageJson,
+  tokensOfChatUsage,
+} from "../../../server/engine/providers/anthropic/usage.js";
 import { chatUsageJson } from "../../../server/engine/providers/cache-split-usage.js";
 
 /** The one Anthropic ↔ chat stop-reason table, tool-choice table, media sources and usage mapping, pinned in both directions. */
 const test = suite("providers: Anthropic stop reasons and usage");
 
 test("every documented stop_reason has its chat finish_reason", () => {
-  const table = ["end_turn", "stop_sequence", "pause_turn", "max_tokens", "model_context_window_exceeded", "tool_use", "refusal"].map((s) => [s, finishReasonOf(s)]);
+  const table = [
+    "end_turn",
+    "stop_sequence",
+    "pause_turn",
+    "max_tokens",
+    "model_context_window_exceeded",
+    "tool_use",
+    "refusal",
+  ].map((s) => [s, finishReasonOf(s)]);
   assert.equal(table, [
     ["end_turn", "stop"],
     ["stop_sequence", "stop"],
@@ -25,7 +37,10 @@ test("every documented stop_reason has its chat finish_reason", () => {
 });
 
 test("a chat finish_reason goes back to its first stop_reason; Anthropic's own reason wins", () => {
-  const back = ["stop", "length", "tool_calls", "content_filter", "function_call", "toString"].map((f) => [f, stopReasonOf({ finish_reason: f })]);
+  const back = ["stop", "length", "tool_calls", "content_filter", "function_call", "toString"].map((f) => [
+    f,
+    stopReasonOf({ finish_reason: f }),
+  ]);
   assert.equal(back, [
     ["stop", "end_turn"],
     ["length", "max_tokens"],
@@ -43,7 +58,12 @@ test("a chat finish_reason goes back to its first stop_reason; Anthropic's own r
 });
 
 test("usage: cache reads and writes move in and out of prompt_tokens, both ways", () => {
-  const tokens = anthropicTokens({ input_tokens: 10, cache_read_input_tokens: 5, cache_creation_input_tokens: 3, output_tokens: 7 });
+  const tokens = anthropicTokens({
+    input_tokens: 10,
+    cache_read_input_tokens: 5,
+    cache_creation_input_tokens: 3,
+    output_tokens: 7,
+  });
   const chat = chatUsageJson(tokens);
   assert.equal(chat, {
     prompt_tokens: 18,
@@ -53,15 +73,32 @@ test("usage: cache reads and writes move in and out of prompt_tokens, both ways"
     completion_tokens_details: { reasoning_tokens: 0 },
   });
   assert.equal(tokensOfChatUsage(chat), tokens);
-  assert.equal(anthropicUsageJson(tokens), { input_tokens: 10, output_tokens: 7, cache_read_input_tokens: 5, cache_creation_input_tokens: 3 });
+  assert.equal(anthropicUsageJson(tokens), {
+    input_tokens: 10,
+    output_tokens: 7,
+    cache_read_input_tokens: 5,
+    cache_creation_input_tokens: 3,
+  });
   // message_delta repeats only what it knows.
   assert.equal(anthropicTokens({ output_tokens: 9 }, tokens), { ...tokens, output: 9 });
   assert.equal(tokensOfChatUsage(undefined), { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 });
 });
 
 test("tool_choice: auto, none and required are auto, none and any, both ways", () => {
-  assert.equal(["auto", "none", "required", "any", "toString"].map(anthropicToolChoiceType), ["auto", "none", "any", undefined, undefined]);
-  assert.equal(["auto", "none", "any", "required", "tool"].map(chatToolChoice), ["auto", "none", "required", undefined, undefined]);
+  assert.equal(["auto", "none", "required", "any", "toString"].map(anthropicToolChoiceType), [
+    "auto",
+    "none",
+    "any",
+    undefined,
+    undefined,
+  ]);
+  assert.equal(["auto", "none", "any", "required", "tool"].map(chatToolChoice), [
+    "auto",
+    "none",
+    "required",
+    undefined,
+    undefined,
+  ]);
 });
 
 test("media: a data: URL is a base64 source and back; http(s) URLs stay URLs", () => {

@@ -32,7 +32,9 @@ function post(env: InferenceGateway, path: string, body: unknown): Promise<Reply
 
 /** The provider's answer fields, found in a stream's chunks or events (bedrock streams have no place for them). */
 function streamHasAnswerFields(res: Reply, where: (data: Record<string, unknown>) => unknown): boolean {
-  return (sseData(res.text) as Array<Record<string, unknown>>).some((data) => JSON.stringify(where(data)) === JSON.stringify(ANSWER_FIELDS.x_provider_note));
+  return (sseData(res.text) as Array<Record<string, unknown>>).some(
+    (data) => JSON.stringify(where(data)) === JSON.stringify(ANSWER_FIELDS.x_provider_note),
+  );
 }
 
 /** A field's absence, or what the provider's words hold, per kind. */
@@ -58,14 +60,24 @@ const CHAT = {
 };
 
 const CHAT_EXPECTED: Record<KindSlug, (sent: Sent) => void> = {
-  ...Object.fromEntries(OPENAI_FORMAT.map((slug) => [slug, (sent: Sent) => assert.equal(sent, { ...CHAT, model: KIND_MODELS[slug] })])),
+  ...Object.fromEntries(
+    OPENAI_FORMAT.map((slug) => [slug, (sent: Sent) => assert.equal(sent, { ...CHAT, model: KIND_MODELS[slug] })]),
+  ),
   anthropic(sent) {
     assert.equal(sent.thinking, { type: "enabled", budget_tokens: 3200 }, "reasoning_effort high: 80% of max_tokens");
-    assert.equal([sent.max_tokens, sent.temperature, sent.stop_sequences, sent.system], [4000, 0.5, ["END"], [{ type: "text", text: "Be brief" }]]);
+    assert.equal(
+      [sent.max_tokens, sent.temperature, sent.stop_sequences, sent.system],
+      [4000, 0.5, ["END"], [{ type: "text", text: "Be brief" }]],
+    );
     notSent(sent, "reasoning_effort", "service_tier", "stop");
   },
   gemini(sent) {
-    assert.equal(sent.generationConfig, { temperature: 0.5, maxOutputTokens: 4000, stopSequences: ["END"], thinkingConfig: { includeThoughts: true } });
+    assert.equal(sent.generationConfig, {
+      temperature: 0.5,
+      maxOutputTokens: 4000,
+      stopSequences: ["END"],
+      thinkingConfig: { includeThoughts: true },
+    });
     notSent(sent, "reasoning_effort", "service_tier", "max_tokens");
   },
   bedrock(sent) {
@@ -75,7 +87,9 @@ const CHAT_EXPECTED: Record<KindSlug, (sent: Sent) => void> = {
 } as Record<KindSlug, (sent: Sent) => void>;
 
 for (const [slug, expected] of Object.entries(CHAT_EXPECTED) as Array<[KindSlug, (sent: Sent) => void]>) {
-  test(`chat on ${slug}: mapped fields in the provider's words, an unknown field as sent, the provider's answer fields back`, async ({ env }) => {
+  test(`chat on ${slug}: mapped fields in the provider's words, an unknown field as sent, the provider's answer fields back`, async ({
+    env,
+  }) => {
     env.upstream.rule({ answerFields: ANSWER_FIELDS });
     const res = await post(env, "/chat/completions", { model: `k/${slug}`, ...CHAT });
     assert.is(res.status, 200, res.text);
@@ -133,12 +147,29 @@ const RESPONSES_EXPECTED: Partial<Record<KindSlug, (sent: Sent) => void>> = {
   compat: chatOfResponses("compat"),
   "azure-dated": chatOfResponses("azure-dated"),
   anthropic(sent) {
-    assert.equal([sent.system, sent.max_tokens, sent.temperature, sent.thinking], [[{ type: "text", text: "Be brief" }], 4000, 0.5, { type: "enabled", budget_tokens: 3200 }]);
-    notSent(sent, "service_tier", "prompt_cache_key", "safety_identifier", "include", "truncation", "verbosity", "response_format");
+    assert.equal(
+      [sent.system, sent.max_tokens, sent.temperature, sent.thinking],
+      [[{ type: "text", text: "Be brief" }], 4000, 0.5, { type: "enabled", budget_tokens: 3200 }],
+    );
+    notSent(
+      sent,
+      "service_tier",
+      "prompt_cache_key",
+      "safety_identifier",
+      "include",
+      "truncation",
+      "verbosity",
+      "response_format",
+    );
   },
   gemini(sent) {
     assert.equal(sent.systemInstruction, { parts: [{ text: "Be brief" }] });
-    assert.equal(sent.generationConfig, { temperature: 0.5, maxOutputTokens: 4000, responseMimeType: "application/json", thinkingConfig: { includeThoughts: true } });
+    assert.equal(sent.generationConfig, {
+      temperature: 0.5,
+      maxOutputTokens: 4000,
+      responseMimeType: "application/json",
+      thinkingConfig: { includeThoughts: true },
+    });
     notSent(sent, "service_tier", "prompt_cache_key", "include");
   },
   bedrock(sent) {
@@ -148,7 +179,9 @@ const RESPONSES_EXPECTED: Partial<Record<KindSlug, (sent: Sent) => void>> = {
 };
 
 for (const [slug, expected] of Object.entries(RESPONSES_EXPECTED) as Array<[KindSlug, (sent: Sent) => void]>) {
-  test(`responses on ${slug} (translated): mapped fields, an unknown field as sent, the provider's answer fields back`, async ({ env }) => {
+  test(`responses on ${slug} (translated): mapped fields, an unknown field as sent, the provider's answer fields back`, async ({
+    env,
+  }) => {
     env.upstream.rule({ answerFields: ANSWER_FIELDS });
     const res = await post(env, "/responses", { model: `k/${slug}`, ...RESPONSES });
     assert.is(res.status, 200, res.text);
@@ -195,17 +228,27 @@ const chatOfMessages = (slug: KindSlug) => (sent: Sent) =>
 const MESSAGES_EXPECTED: Partial<Record<KindSlug, (sent: Sent) => void>> = {
   ...Object.fromEntries(OPENAI_FORMAT.map((slug) => [slug, chatOfMessages(slug)])),
   gemini(sent) {
-    assert.equal(sent.generationConfig, { topK: 5, maxOutputTokens: 4000, stopSequences: ["END"], thinkingConfig: { includeThoughts: true, thinkingBudget: 2048 } });
+    assert.equal(sent.generationConfig, {
+      topK: 5,
+      maxOutputTokens: 4000,
+      stopSequences: ["END"],
+      thinkingConfig: { includeThoughts: true, thinkingBudget: 2048 },
+    });
     notSent(sent, "metadata", "thinking", "top_k");
   },
   bedrock(sent) {
-    assert.equal([sent.inferenceConfig, sent.additionalModelRequestFields], [{ maxTokens: 4000, stopSequences: ["END"] }, { inferenceConfig: { topK: 5 } }]);
+    assert.equal(
+      [sent.inferenceConfig, sent.additionalModelRequestFields],
+      [{ maxTokens: 4000, stopSequences: ["END"] }, { inferenceConfig: { topK: 5 } }],
+    );
     notSent(sent, "metadata", "thinking", "top_k");
   },
 };
 
 for (const [slug, expected] of Object.entries(MESSAGES_EXPECTED) as Array<[KindSlug, (sent: Sent) => void]>) {
-  test(`messages on ${slug} (translated): mapped fields, an unknown field as sent, the provider's answer fields back`, async ({ env }) => {
+  test(`messages on ${slug} (translated): mapped fields, an unknown field as sent, the provider's answer fields back`, async ({
+    env,
+  }) => {
     env.upstream.rule({ answerFields: ANSWER_FIELDS });
     const res = await post(env, "/messages", { model: `k/${slug}`, ...MESSAGES });
     assert.is(res.status, 200, res.text);

@@ -8,11 +8,18 @@ const test = mockSuite("providers: Azure OpenAI adapter");
 
 const HELLO = { messages: [{ role: "user", content: "Hello" }] };
 const azure = (mock: MockUpstream, apiVersion?: string, overrides: Partial<UpstreamTarget> = {}): UpstreamTarget =>
-  targetFor(mock, "azure", "my-gpt4o-deployment", { baseUrl: mock.azureBaseUrl, ...(apiVersion ? { settings: { apiVersion } } : {}), ...overrides });
+  targetFor(mock, "azure", "my-gpt4o-deployment", {
+    baseUrl: mock.azureBaseUrl,
+    ...(apiVersion ? { settings: { apiVersion } } : {}),
+    ...overrides,
+  });
 
 test("a dated api_version calls the deployment with ?api-version= and the api-key header", async ({ mock }) => {
   const result = await azureChat.chat(azure(mock, "2024-10-21"), HELLO, signal());
-  assert.is((result.body.choices as Array<{ message: { content: string } }>)[0]?.message.content, "Hello from my-gpt4o-deployment");
+  assert.is(
+    (result.body.choices as Array<{ message: { content: string } }>)[0]?.message.content,
+    "Hello from my-gpt4o-deployment",
+  );
   const recorded = mock.requests[0]!;
   assert.is(recorded.path, "/azure/openai/deployments/my-gpt4o-deployment/chat/completions?api-version=2024-10-21");
   assert.is(recorded.headers["api-key"], mock.apiKey);
@@ -20,7 +27,9 @@ test("a dated api_version calls the deployment with ?api-version= and the api-ke
   assert.ok(result.usage && result.usage.promptTokens > 0);
 });
 
-test("api_version v1 (and no settings at all, as a private endpoint has) uses the /openai/v1 surface with the deployment as model", async ({ mock }) => {
+test("api_version v1 (and no settings at all, as a private endpoint has) uses the /openai/v1 surface with the deployment as model", async ({
+  mock,
+}) => {
   for (const target of [azure(mock, "v1"), azure(mock)]) {
     mock.reset();
     const stream = await azureChat.chatStream(target, HELLO, signal());
@@ -40,7 +49,9 @@ test("embeddings go to the deployment's /embeddings", async ({ mock }) => {
 });
 
 test("a refused key is a 401 that names no key; a deployment's error is mapped with its status", async ({ mock }) => {
-  const refused = await failure(azureChat.chat(azure(mock, "2024-10-21", { apiKey: "wrong-azure-key" }), HELLO, signal()));
+  const refused = await failure(
+    azureChat.chat(azure(mock, "2024-10-21", { apiKey: "wrong-azure-key" }), HELLO, signal()),
+  );
   assert.is(refused.options.status, 401);
   assert.not.ok(refused.message.includes("wrong-azure-key"));
   mock.rule({ status: 429, retryAfter: 7 });

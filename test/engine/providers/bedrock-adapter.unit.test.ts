@@ -4,7 +4,18 @@ import { bedrockChat } from "../../../server/engine/providers/bedrock/chat.js";
 import type { AwsCredentials, UpstreamTarget } from "../../../server/engine/providers/provider.js";
 import { MOCK_AWS, MOCK_AWS_SESSION } from "../../upstream/mock-bedrock.js";
 import type { MockUpstream } from "../../upstream/mock-upstream.js";
-import { collect, collectUntilFailure, contentOf, deltas, failure, finishReasons, lastBody, mockSuite, signal, targetFor } from "./adapter-helpers.js";
+import {
+  collect,
+  collectUntilFailure,
+  contentOf,
+  deltas,
+  failure,
+  finishReasons,
+  lastBody,
+  mockSuite,
+  signal,
+  targetFor,
+} from "./adapter-helpers.js";
 
 const test = mockSuite("providers: Bedrock adapter");
 
@@ -19,7 +30,9 @@ function bedrock(mock: MockUpstream, aws?: AwsCredentials, model = MODEL): Upstr
   return aws ? { ...target, apiKey: aws.secretAccessKey, settings: { aws } } : target;
 }
 
-test("request: system/developer, merged roles, image bytes, tool calls and results, tools, tool_choice and inferenceConfig", async ({ mock }) => {
+test("request: system/developer, merged roles, image bytes, tool calls and results, tools, tool_choice and inferenceConfig", async ({
+  mock,
+}) => {
   const weather = { type: "object", properties: { city: { type: "string" } } };
   await bedrockChat.chat(
     bedrock(mock),
@@ -27,7 +40,10 @@ test("request: system/developer, merged roles, image bytes, tool calls and resul
       model: "bedrock/claude",
       messages: [
         { role: "system", content: "You are terse." },
-        { role: "developer", content: [{ type: "text", text: "Answer in English.", cache_control: { type: "ephemeral" } }] },
+        {
+          role: "developer",
+          content: [{ type: "text", text: "Answer in English.", cache_control: { type: "ephemeral" } }],
+        },
         { role: "user", content: "Look:" },
         { role: "user", content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${PNG}` } }] },
         {
@@ -74,7 +90,11 @@ test("request: system/developer, merged roles, image bytes, tool calls and resul
       },
       {
         role: "user",
-        content: [{ toolResult: { toolUseId: "tu_a", content: [{ text: "sunny" }] } }, { toolResult: { toolUseId: "tu_b", content: [{ text: "rainy" }] } }, { text: "Thanks" }],
+        content: [
+          { toolResult: { toolUseId: "tu_a", content: [{ text: "sunny" }] } },
+          { toolResult: { toolUseId: "tu_b", content: [{ text: "rainy" }] } },
+          { text: "Thanks" },
+        ],
       },
     ],
     system: [{ text: "You are terse." }, { text: "Answer in English." }, { cachePoint: { type: "default" } }],
@@ -90,7 +110,9 @@ test("request: system/developer, merged roles, image bytes, tool calls and resul
   });
 });
 
-test("request: tool_choice forms, none sends no tools, top_k only where documented, unsupported content", async ({ mock }) => {
+test("request: tool_choice forms, none sends no tools, top_k only where documented, unsupported content", async ({
+  mock,
+}) => {
   const tools = [{ type: "function", function: { name: "f" } }];
   for (const [choice, expected] of [
     ["auto", { auto: {} }],
@@ -107,10 +129,28 @@ test("request: tool_choice forms, none sends no tools, top_k only where document
   assert.equal(lastBody(mock).additionalModelRequestFields, { inferenceConfig: { topK: 5 } });
 
   const before = mock.requests.length;
-  const url = await failure(bedrockChat.chat(bedrock(mock), { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }] }, signal()));
+  const url = await failure(
+    bedrockChat.chat(
+      bedrock(mock),
+      {
+        messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }],
+      },
+      signal(),
+    ),
+  );
   assert.is(url.failure, "unsupported");
   assert.match(url.message, "data: URLs");
-  const tiff = await failure(bedrockChat.chat(bedrock(mock), { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: `data:image/tiff;base64,${PNG}` } }] }] }, signal()));
+  const tiff = await failure(
+    bedrockChat.chat(
+      bedrock(mock),
+      {
+        messages: [
+          { role: "user", content: [{ type: "image_url", image_url: { url: `data:image/tiff;base64,${PNG}` } }] },
+        ],
+      },
+      signal(),
+    ),
+  );
   assert.is(tiff.failure, "unsupported");
   assert.is(mock.requests.length, before, "nothing was sent");
 });
@@ -120,7 +160,12 @@ test("SigV4: a signed call succeeds; the mock verified the signature over the es
   const result = await bedrockChat.chat(target, hi, signal());
   assert.is(choiceOf(result.body).finish_reason, "stop");
   const headers = mock.requests[0]?.headers ?? {};
-  assert.match(headers.authorization ?? "", new RegExp(`^AWS4-HMAC-SHA256 Credential=${MOCK_AWS.accessKeyId}/\\d{8}/us-east-1/bedrock/aws4_request, SignedHeaders=[^ ]*host;`));
+  assert.match(
+    headers.authorization ?? "",
+    new RegExp(
+      `^AWS4-HMAC-SHA256 Credential=${MOCK_AWS.accessKeyId}/\\d{8}/us-east-1/bedrock/aws4_request, SignedHeaders=[^ ]*host;`,
+    ),
+  );
   assert.is(headers["x-amz-security-token"], undefined);
   assert.is(mock.requests[0]?.path, "/bedrock/model/anthropic.claude-mock-v1%3A0/converse");
 
@@ -133,7 +178,9 @@ test("SigV4: a signed call succeeds; the mock verified the signature over the es
 });
 
 test("SigV4: a wrong secret or region is refused, and the secret never appears in the error", async ({ mock }) => {
-  const wrong = await failure(bedrockChat.chat(bedrock(mock, { ...MOCK_AWS, secretAccessKey: "wrong-secret-0123456789" }), hi, signal()));
+  const wrong = await failure(
+    bedrockChat.chat(bedrock(mock, { ...MOCK_AWS, secretAccessKey: "wrong-secret-0123456789" }), hi, signal()),
+  );
   assert.equal([wrong.failure, wrong.options.status], ["status", 403]);
   assert.match(wrong.message, "signature");
   assert.not.match(wrong.message, "wrong-secret");
@@ -176,14 +223,26 @@ test("chat: text, finish reasons, usage with cache reads and writes counted into
   const choice = choiceOf(result.body);
   assert.equal(choice.message, { role: "assistant", content: `Hello from ${MODEL}` });
   assert.equal([choice.finish_reason, choice.native_finish_reason], ["stop", "end_turn"]);
-  assert.equal(result.usage, { promptTokens: 8, completionTokens: 3, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 });
+  assert.equal(result.usage, {
+    promptTokens: 8,
+    completionTokens: 3,
+    reasoningTokens: 0,
+    cachedTokens: 0,
+    cacheWriteTokens: 0,
+  });
 
   const cut = await bedrockChat.chat(bedrock(mock), { ...hi, max_tokens: 1 }, signal());
   assert.equal([choiceOf(cut.body).finish_reason, choiceOf(cut.body).native_finish_reason], ["length", "max_tokens"]);
 
   mock.rule({ usage: { prompt_tokens: 240, completion_tokens: 5, cached_tokens: 200, cache_write_tokens: 30 } });
   const cached = await bedrockChat.chat(bedrock(mock), hi, signal());
-  assert.equal(cached.usage, { promptTokens: 240, completionTokens: 5, reasoningTokens: 0, cachedTokens: 200, cacheWriteTokens: 30 });
+  assert.equal(cached.usage, {
+    promptTokens: 240,
+    completionTokens: 5,
+    reasoningTokens: 0,
+    cachedTokens: 200,
+    cacheWriteTokens: 30,
+  });
   assert.equal(cached.body.usage, {
     prompt_tokens: 240,
     completion_tokens: 5,
@@ -193,50 +252,100 @@ test("chat: text, finish reasons, usage with cache reads and writes counted into
   });
 });
 
-test("chat: stop reasons of filters; toolUse becomes tool_calls; reasoningContent becomes reasoning", async ({ mock }) => {
+test("chat: stop reasons of filters; toolUse becomes tool_calls; reasoningContent becomes reasoning", async ({
+  mock,
+}) => {
   for (const [stopReason, finish] of [
     ["guardrail_intervened", "content_filter"],
     ["content_filtered", "content_filter"],
     ["stop_sequence", "stop"],
   ]) {
-    mock.rule({ rawBody: JSON.stringify({ output: { message: { role: "assistant", content: [{ text: "x" }] } }, stopReason, usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } }), times: 1 });
+    mock.rule({
+      rawBody: JSON.stringify({
+        output: { message: { role: "assistant", content: [{ text: "x" }] } },
+        stopReason,
+        usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+      }),
+      times: 1,
+    });
     const result = await bedrockChat.chat(bedrock(mock), hi, signal());
     assert.is(choiceOf(result.body).finish_reason, finish, stopReason);
   }
   mock.rule({ toolCall: { name: "get_weather", arguments: '{"city":"Paris"}' }, reasoning: "Need the weather tool." });
-  const result = await bedrockChat.chat(bedrock(mock), { ...hi, tools: [{ type: "function", function: { name: "get_weather" } }] }, signal());
+  const result = await bedrockChat.chat(
+    bedrock(mock),
+    { ...hi, tools: [{ type: "function", function: { name: "get_weather" } }] },
+    signal(),
+  );
   const choice = choiceOf(result.body);
   assert.equal([choice.finish_reason, choice.native_finish_reason], ["tool_calls", "tool_use"]);
   assert.equal(choice.message, {
     role: "assistant",
     content: null,
     reasoning: "Need the weather tool.",
-    tool_calls: [{ id: "tooluse_mock_4", index: 0, type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }],
+    tool_calls: [
+      {
+        id: "tooluse_mock_4",
+        index: 0,
+        type: "function",
+        function: { name: "get_weather", arguments: '{"city":"Paris"}' },
+      },
+    ],
   });
 });
 
 test("chatStream: role first, text joins, finish, then usage from the metadata event", async ({ mock }) => {
-  const stream = await bedrockChat.chatStream(bedrock(mock), { messages: [{ role: "user", content: "Say hello to everyone" }] }, signal());
+  const stream = await bedrockChat.chatStream(
+    bedrock(mock),
+    { messages: [{ role: "user", content: "Say hello to everyone" }] },
+    signal(),
+  );
   assert.match(mock.requests[0]?.path ?? "", /\/converse-stream$/);
   const chunks = await collect(stream);
-  assert.ok(chunks.every((chunk) => chunk.object === "chat.completion.chunk" && chunk.id === "chatcmpl-mock-request-1" && chunk.model === MODEL));
+  assert.ok(
+    chunks.every(
+      (chunk) =>
+        chunk.object === "chat.completion.chunk" && chunk.id === "chatcmpl-mock-request-1" && chunk.model === MODEL,
+    ),
+  );
   assert.equal(deltas(chunks)[0], { role: "assistant", content: "" });
   assert.is(contentOf(chunks), `Hello from ${MODEL}`);
   assert.equal(finishReasons(chunks), ["stop"]);
-  assert.equal(stream.usage(), { promptTokens: 6, completionTokens: 3, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 });
+  assert.equal(stream.usage(), {
+    promptTokens: 6,
+    completionTokens: 3,
+    reasoningTokens: 0,
+    cachedTokens: 0,
+    cacheWriteTokens: 0,
+  });
   const last = chunks[chunks.length - 1];
   assert.equal(last?.choices, []);
   assert.is((last?.usage as JsonObject | undefined)?.total_tokens, 9);
 });
 
 test("chatStream: tool use streams as tool call fragments; reasoning as reasoning deltas", async ({ mock }) => {
-  mock.rule({ reply: "Let me check.", toolCall: { name: "lookup", arguments: '{"q":"weather in Paris"}' }, reasoning: "Think first." });
-  const chunks = await collect(await bedrockChat.chatStream(bedrock(mock), { ...hi, tools: [{ type: "function", function: { name: "lookup" } }] }, signal()));
+  mock.rule({
+    reply: "Let me check.",
+    toolCall: { name: "lookup", arguments: '{"q":"weather in Paris"}' },
+    reasoning: "Think first.",
+  });
+  const chunks = await collect(
+    await bedrockChat.chatStream(
+      bedrock(mock),
+      { ...hi, tools: [{ type: "function", function: { name: "lookup" } }] },
+      signal(),
+    ),
+  );
   const all = deltas(chunks);
   assert.is(all.map((d) => (typeof d.reasoning === "string" ? d.reasoning : "")).join(""), "Think first.");
   assert.is(contentOf(chunks), "Let me check.");
   const calls = all.flatMap((d) => (Array.isArray(d.tool_calls) ? d.tool_calls : [])) as Array<Record<string, unknown>>;
-  assert.equal(calls[0], { index: 0, id: "tooluse_mock_1", type: "function", function: { name: "lookup", arguments: "" } });
+  assert.equal(calls[0], {
+    index: 0,
+    id: "tooluse_mock_1",
+    type: "function",
+    function: { name: "lookup", arguments: "" },
+  });
   assert.ok(calls.length >= 3, "the arguments arrive in fragments");
   assert.ok(calls.slice(1).every((c) => c.index === 0 && c.id === undefined));
   assert.is(calls.map((c) => (c.function as JsonObject).arguments).join(""), '{"q":"weather in Paris"}');
@@ -256,22 +365,37 @@ test("chatStream: a body cut midway, or ended cleanly before messageStop, is cut
 });
 
 test("chatStream: an exception frame fails the stream with its status and message", async ({ mock }) => {
-  mock.rule({ streamError: { afterChunks: 2, type: "throttlingException", message: "Too many tokens, please wait" }, times: 1 });
+  mock.rule({
+    streamError: { afterChunks: 2, type: "throttlingException", message: "Too many tokens, please wait" },
+    times: 1,
+  });
   const throttled = await collectUntilFailure(await bedrockChat.chatStream(bedrock(mock), hi, signal()));
   assert.ok(throttled.chunks.length >= 1);
-  assert.equal([throttled.error.failure, throttled.error.options.status, throttled.error.message], ["status", 429, "Too many tokens, please wait"]);
+  assert.equal(
+    [throttled.error.failure, throttled.error.options.status, throttled.error.message],
+    ["status", 429, "Too many tokens, please wait"],
+  );
 
   mock.rule({ streamError: { afterChunks: 1, type: "modelStreamErrorException" }, times: 1 });
   const model = await collectUntilFailure(await bedrockChat.chatStream(bedrock(mock), hi, signal()));
   assert.is(model.error.options.status, 424);
 });
 
-test("errors: Bedrock's message and status (429 throttling with Retry-After, 400 validation); a JSON answer to a stream is protocol", async ({ mock }) => {
+test("errors: Bedrock's message and status (429 throttling with Retry-After, 400 validation); a JSON answer to a stream is protocol", async ({
+  mock,
+}) => {
   mock.rule({ status: 429, retryAfter: 7, times: 1 });
   const throttled = await failure(bedrockChat.chat(bedrock(mock, { ...MOCK_AWS }), hi, signal()));
-  assert.equal([throttled.failure, throttled.options.status, throttled.options.retryAfterS, throttled.message], ["status", 429, 7, "mock upstream failure 429"]);
+  assert.equal(
+    [throttled.failure, throttled.options.status, throttled.options.retryAfterS, throttled.message],
+    ["status", 429, 7, "mock upstream failure 429"],
+  );
 
-  mock.rule({ rawBody: JSON.stringify({ message: `The model rejected the request signed with ${MOCK_AWS.secretAccessKey}` }), status: 400, times: 1 });
+  mock.rule({
+    rawBody: JSON.stringify({ message: `The model rejected the request signed with ${MOCK_AWS.secretAccessKey}` }),
+    status: 400,
+    times: 1,
+  });
   const invalid = await failure(bedrockChat.chatStream(bedrock(mock, { ...MOCK_AWS }), hi, signal()));
   assert.equal([invalid.failure, invalid.options.status], ["status", 400]);
   assert.match(invalid.message, "The model rejected the request");

@@ -3,7 +3,11 @@ import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
 import type { IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
 import * as assert from "uvu/assert";
-import { eventStreamMessages, payloadJson, type StreamMessage } from "../../../server/engine/providers/bedrock/event-stream.js";
+import {
+  eventStreamMessages,
+  payloadJson,
+  type StreamMessage,
+} from "../../../server/engine/providers/bedrock/event-stream.js";
 import type { UpstreamResponse } from "../../../server/engine/providers/upstream-http.js";
 import { suite } from "../../support/suite.js";
 import { failure } from "./adapter-helpers.js";
@@ -33,7 +37,11 @@ async function read(chunks: Buffer[]): Promise<StreamMessage[]> {
 }
 
 test("frames split across chunks and several frames in one chunk decode in order", async () => {
-  const frames = [frame("messageStart", { role: "assistant" }), frame("contentBlockDelta", { delta: { text: "Hi" } }), frame("messageStop", { stopReason: "end_turn" })];
+  const frames = [
+    frame("messageStart", { role: "assistant" }),
+    frame("contentBlockDelta", { delta: { text: "Hi" } }),
+    frame("messageStop", { stopReason: "end_turn" }),
+  ];
   const all = Buffer.concat(frames);
   // Cut at 1 byte (inside the prelude), in the middle of the second frame, and keep the third whole with the rest.
   const cuts = [1, (frames[0]?.length ?? 0) + 5, all.length];

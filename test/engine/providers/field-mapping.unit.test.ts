@@ -32,9 +32,15 @@ function target(kind: UpstreamTarget["kind"], baseUrl: string, settings?: Upstre
 test("which hosts are sent Responses calls natively: OpenAI's own, Azure's v1 surface, and any that says so", () => {
   const openai = providerFor("openai").native.responses!;
   assert.ok(openai.speaks(target("openai", "https://api.openai.com/v1")));
-  assert.not.ok(openai.speaks(target("openai", "https://api.groq.com/openai/v1")), "an OpenAI-compatible host serves chat unless it says more");
+  assert.not.ok(
+    openai.speaks(target("openai", "https://api.groq.com/openai/v1")),
+    "an OpenAI-compatible host serves chat unless it says more",
+  );
   assert.ok(openai.speaks(target("openai", "https://api.groq.com/openai/v1", { responsesApi: true })));
-  assert.not.ok(openai.speaks(target("openai", "https://api.openai.com/v1", { responsesApi: false })), "the setting wins over the default");
+  assert.not.ok(
+    openai.speaks(target("openai", "https://api.openai.com/v1", { responsesApi: false })),
+    "the setting wins over the default",
+  );
   const azure = providerFor("azure").native.responses!;
   assert.ok(azure.speaks(target("azure", "https://r.openai.azure.com")), "no settings (a private endpoint): v1");
   assert.ok(azure.speaks(target("azure", "https://r.openai.azure.com", { apiVersion: "v1" })));
@@ -45,14 +51,30 @@ test("which hosts are sent Responses calls natively: OpenAI's own, Azure's v1 su
 });
 
 test("responses_api in GATEWAY_CONFIG: a boolean, for kinds openai and azure, and on Azure only with api_version v1", async () => {
-  const provider = (fields: JsonObject) => ({ slug: "p", kind: "openai", base_url: "https://host.example/v1", api_key: "k", ...fields });
-  const load = async (fields: JsonObject) => loadGatewayConfig(await writeCatalogFile({ providers: [provider(fields)] }), {});
+  const provider = (fields: JsonObject) => ({
+    slug: "p",
+    kind: "openai",
+    base_url: "https://host.example/v1",
+    api_key: "k",
+    ...fields,
+  });
+  const load = async (fields: JsonObject) =>
+    loadGatewayConfig(await writeCatalogFile({ providers: [provider(fields)] }), {});
   assert.is((await load({ responses_api: true })).providers.get("p")?.settings?.responsesApi, true);
-  assert.is((await load({ kind: "azure", api_version: "v1", responses_api: false })).providers.get("p")?.settings?.responsesApi, false);
+  assert.is(
+    (await load({ kind: "azure", api_version: "v1", responses_api: false })).providers.get("p")?.settings?.responsesApi,
+    false,
+  );
   assert.is((await load({})).providers.get("p")?.settings?.responsesApi, undefined, "unset: the kind's default");
   for (const [fields, rule] of [
-    [{ kind: "anthropic", responses_api: true }, /providers\[0\]\.responses_api applies only to providers of kind openai or azure/],
-    [{ kind: "azure", api_version: "2024-10-21", responses_api: true }, /providers\[0\]\.responses_api needs api_version "v1"/],
+    [
+      { kind: "anthropic", responses_api: true },
+      /providers\[0\]\.responses_api applies only to providers of kind openai or azure/,
+    ],
+    [
+      { kind: "azure", api_version: "2024-10-21", responses_api: true },
+      /providers\[0\]\.responses_api needs api_version "v1"/,
+    ],
     [{ responses_api: "yes" }, /providers\[0\]\.responses_api must be true or false/],
   ] as const) {
     try {
@@ -67,9 +89,19 @@ test("responses_api in GATEWAY_CONFIG: a boolean, for kinds openai and azure, an
 test("chat → Anthropic: reasoning becomes extended thinking, within max_tokens", () => {
   const thinking = (request: JsonObject) => anthropicRequest({ messages: HELLO, ...request }, "claude", false).thinking;
   assert.equal(thinking({ reasoning_effort: "high", max_tokens: 4000 }), { type: "enabled", budget_tokens: 3200 });
-  assert.equal(thinking({ reasoning: { effort: "low" }, max_completion_tokens: 10_000 }), { type: "enabled", budget_tokens: 2000 });
-  assert.equal(thinking({ reasoning: { enabled: true } }), { type: "enabled", budget_tokens: 2048 }, "medium of the default 4096");
-  assert.equal(thinking({ reasoning: { max_tokens: 1500 }, max_tokens: 2000 }), { type: "enabled", budget_tokens: 1500 });
+  assert.equal(thinking({ reasoning: { effort: "low" }, max_completion_tokens: 10_000 }), {
+    type: "enabled",
+    budget_tokens: 2000,
+  });
+  assert.equal(
+    thinking({ reasoning: { enabled: true } }),
+    { type: "enabled", budget_tokens: 2048 },
+    "medium of the default 4096",
+  );
+  assert.equal(thinking({ reasoning: { max_tokens: 1500 }, max_tokens: 2000 }), {
+    type: "enabled",
+    budget_tokens: 1500,
+  });
   assert.equal(thinking({ reasoning_effort: "minimal" }), { type: "disabled" });
   assert.equal(thinking({ reasoning: { enabled: false } }), { type: "disabled" });
   assert.is(thinking({ reasoning_effort: "high", max_tokens: 500 }), undefined, "no room to think within 500 tokens");
@@ -96,9 +128,14 @@ test("chat → Anthropic, Gemini, Bedrock: fields that are not chat's are sent a
   const gemini = geminiRequest(request);
   assert.equal(gemini.safetySettings, request.safetySettings);
   const bedrock = converseRequest(request, "anthropic.claude-3-v1:0");
-  assert.equal(bedrock.additionalModelRequestFields, { top_k: 7, reasoning_config: { type: "enabled" } }, "the client's keys join the codec's object");
+  assert.equal(
+    bedrock.additionalModelRequestFields,
+    { top_k: 7, reasoning_config: { type: "enabled" } },
+    "the client's keys join the codec's object",
+  );
   for (const body of [anthropic, gemini, bedrock]) {
-    for (const name of ["seed", "logprobs", "store", "metadata", "reasoning_effort"]) assert.is(body[name], undefined, name);
+    for (const name of ["seed", "logprobs", "store", "metadata", "reasoning_effort"])
+      assert.is(body[name], undefined, name);
   }
 });
 
@@ -156,7 +193,12 @@ test("what chat cannot carry is marked untranslatable (a 400 only where no endpo
     "untranslatable",
   );
   assert.is(
-    reason(() => messagesToChat({ max_tokens: 5, messages: [{ role: "user", content: [{ type: "search_result", source: "s", title: "t", content: [] }] }] })),
+    reason(() =>
+      messagesToChat({
+        max_tokens: 5,
+        messages: [{ role: "user", content: [{ type: "search_result", source: "s", title: "t", content: [] }] }],
+      }),
+    ),
     "untranslatable",
   );
   assert.is(
@@ -164,7 +206,12 @@ test("what chat cannot carry is marked untranslatable (a 400 only where no endpo
     "malformed",
   );
   assert.is(
-    reason(() => responsesToChat({ input: "x", tool_choice: { type: "allowed_tools", mode: "auto", tools: [{ type: "function", name: "f" }] } })),
+    reason(() =>
+      responsesToChat({
+        input: "x",
+        tool_choice: { type: "allowed_tools", mode: "auto", tools: [{ type: "function", name: "f" }] },
+      }),
+    ),
     "translated",
   );
 });
@@ -186,7 +233,11 @@ test("a native Messages answer replayed as events assembles back into itself (th
     container: null,
   };
   const events = MESSAGES_NATIVE.replay(message);
-  const block = (deltas: number) => ["content_block_start", ...Array<string>(deltas).fill("content_block_delta"), "content_block_stop"];
+  const block = (deltas: number) => [
+    "content_block_start",
+    ...Array<string>(deltas).fill("content_block_delta"),
+    "content_block_stop",
+  ];
   assert.equal(
     events.map((e) => e.type),
     ["message_start", ...block(2), ...block(1), ...block(1), "message_delta", "message_stop"],
@@ -205,8 +256,21 @@ test("a native Responses answer replayed as events: numbered, its text in one de
     status: "incomplete",
     model: "k/openai-native",
     output: [
-      { id: "msg_1", type: "message", status: "incomplete", role: "assistant", content: [{ type: "output_text", text: "Hello", annotations: [] }] },
-      { id: "fc_1", type: "function_call", status: "completed", call_id: "call_1", name: "lookup", arguments: '{"a":1}' },
+      {
+        id: "msg_1",
+        type: "message",
+        status: "incomplete",
+        role: "assistant",
+        content: [{ type: "output_text", text: "Hello", annotations: [] }],
+      },
+      {
+        id: "fc_1",
+        type: "function_call",
+        status: "completed",
+        call_id: "call_1",
+        name: "lookup",
+        arguments: '{"a":1}',
+      },
     ],
     usage: { input_tokens: 1, output_tokens: 2 },
   };

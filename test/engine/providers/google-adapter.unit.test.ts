@@ -3,7 +3,18 @@ import * as assert from "uvu/assert";
 import { googleChat } from "../../../server/engine/providers/google/chat.js";
 import { googleProvider } from "../../../server/engine/providers/google/provider.js";
 import type { UpstreamTarget } from "../../../server/engine/providers/provider.js";
-import { collect, collectUntilFailure, contentOf, deltas, failure, finishReasons, lastBody, mockSuite, signal, targetFor } from "./adapter-helpers.js";
+import {
+  collect,
+  collectUntilFailure,
+  contentOf,
+  deltas,
+  failure,
+  finishReasons,
+  lastBody,
+  mockSuite,
+  signal,
+  targetFor,
+} from "./adapter-helpers.js";
 import type { MockUpstream } from "../../upstream/mock-upstream.js";
 
 /** The Gemini API behind the chat format, against the mock's Gemini routes. */
@@ -12,9 +23,12 @@ const test = mockSuite("providers: Google (Gemini API) adapter");
 const MODEL = "gemini-mock";
 const hi = { messages: [{ role: "user", content: "hi" }] };
 const choiceOf = (body: JsonObject) => (body.choices as Array<Record<string, unknown>>)[0] as Record<string, unknown>;
-const gemini = (mock: MockUpstream, overrides: Partial<UpstreamTarget> = {}) => targetFor(mock, "google", MODEL, { baseUrl: mock.googleBaseUrl, ...overrides });
+const gemini = (mock: MockUpstream, overrides: Partial<UpstreamTarget> = {}) =>
+  targetFor(mock, "google", MODEL, { baseUrl: mock.googleBaseUrl, ...overrides });
 
-test("chat: the key goes in x-goog-api-key to :generateContent; text comes back as a chat.completion with usage", async ({ mock }) => {
+test("chat: the key goes in x-goog-api-key to :generateContent; text comes back as a chat.completion with usage", async ({
+  mock,
+}) => {
   const result = await googleChat.chat(
     gemini(mock),
     {
@@ -49,9 +63,22 @@ test("chat: the model id is escaped as one path segment", async ({ mock }) => {
   assert.is(mock.requests[0]?.path, "/google/v1beta/models/tuned%20model%2F1:generateContent");
 });
 
-test("chat: thoughts become reasoning, a functionCall becomes tool_calls with its signature; thoughts and cache in usage", async ({ mock }) => {
-  mock.rule({ toolCall: { name: "get_weather", arguments: '{"city":"Paris"}' }, reasoning: "Need the weather tool.", times: 1 });
-  const result = await googleChat.chat(gemini(mock), { messages: [{ role: "user", content: "Weather?" }], tools: [{ type: "function", function: { name: "get_weather" } }] }, signal());
+test("chat: thoughts become reasoning, a functionCall becomes tool_calls with its signature; thoughts and cache in usage", async ({
+  mock,
+}) => {
+  mock.rule({
+    toolCall: { name: "get_weather", arguments: '{"city":"Paris"}' },
+    reasoning: "Need the weather tool.",
+    times: 1,
+  });
+  const result = await googleChat.chat(
+    gemini(mock),
+    {
+      messages: [{ role: "user", content: "Weather?" }],
+      tools: [{ type: "function", function: { name: "get_weather" } }],
+    },
+    signal(),
+  );
   const choice = choiceOf(result.body);
   assert.equal([choice.finish_reason, choice.native_finish_reason], ["tool_calls", "STOP"]);
   const message = choice.message as Record<string, unknown>;
@@ -84,13 +111,16 @@ test("chat: the tool call ids of two answers differ, so a conversation can hold 
   const ids = [];
   for (let i = 0; i < 2; i++) {
     const result = await googleChat.chat(gemini(mock), hi, signal());
-    ids.push(((choiceOf(result.body).message as Record<string, unknown>).tool_calls as Array<Record<string, unknown>>)[0]?.id);
+    ids.push(
+      ((choiceOf(result.body).message as Record<string, unknown>).tool_calls as Array<Record<string, unknown>>)[0]?.id,
+    );
   }
   assert.is.not(ids[0], ids[1]);
 });
 
 test("chat: finish reasons and prompt blocks", async ({ mock }) => {
-  const answer = (finishReason: string, parts: JsonObject[] = [{ text: "x" }]) => JSON.stringify({ candidates: [{ content: { role: "model", parts }, finishReason, index: 0 }] });
+  const answer = (finishReason: string, parts: JsonObject[] = [{ text: "x" }]) =>
+    JSON.stringify({ candidates: [{ content: { role: "model", parts }, finishReason, index: 0 }] });
   for (const [reason, expected] of [
     ["SAFETY", "content_filter"],
     ["RECITATION", "content_filter"],
@@ -102,7 +132,13 @@ test("chat: finish reasons and prompt blocks", async ({ mock }) => {
     assert.equal([choiceOf(result.body).finish_reason, choiceOf(result.body).native_finish_reason], [expected, reason]);
     assert.is(result.usage, undefined);
   }
-  mock.rule({ rawBody: JSON.stringify({ promptFeedback: { blockReason: "PROHIBITED_CONTENT" }, usageMetadata: { promptTokenCount: 5 } }), times: 1 });
+  mock.rule({
+    rawBody: JSON.stringify({
+      promptFeedback: { blockReason: "PROHIBITED_CONTENT" },
+      usageMetadata: { promptTokenCount: 5 },
+    }),
+    times: 1,
+  });
   const blocked = await failure(googleChat.chat(gemini(mock), hi, signal()));
   assert.equal([blocked.failure, blocked.options.status], ["status", 400]);
   assert.match(blocked.message, "PROHIBITED_CONTENT");
@@ -110,11 +146,21 @@ test("chat: finish reasons and prompt blocks", async ({ mock }) => {
   assert.is((await failure(googleChat.chat(gemini(mock), hi, signal()))).failure, "protocol");
 });
 
-test("chatStream: :streamGenerateContent?alt=sse; role first, text deltas, finish, usage at the end", async ({ mock }) => {
-  const stream = await googleChat.chatStream(gemini(mock), { messages: [{ role: "user", content: "Say hello to everyone" }] }, signal());
+test("chatStream: :streamGenerateContent?alt=sse; role first, text deltas, finish, usage at the end", async ({
+  mock,
+}) => {
+  const stream = await googleChat.chatStream(
+    gemini(mock),
+    { messages: [{ role: "user", content: "Say hello to everyone" }] },
+    signal(),
+  );
   assert.is(mock.requests[0]?.path, `/google/v1beta/models/${MODEL}:streamGenerateContent?alt=sse`);
   const chunks = await collect(stream);
-  assert.ok(chunks.every((chunk) => chunk.object === "chat.completion.chunk" && chunk.id === "gemini-mock-1" && chunk.model === MODEL));
+  assert.ok(
+    chunks.every(
+      (chunk) => chunk.object === "chat.completion.chunk" && chunk.id === "gemini-mock-1" && chunk.model === MODEL,
+    ),
+  );
   assert.equal(deltas(chunks)[0], { role: "assistant", content: "" });
   assert.is(contentOf(chunks), `Hello from ${MODEL}`);
   assert.equal(finishReasons(chunks), ["stop"]);
@@ -125,8 +171,16 @@ test("chatStream: :streamGenerateContent?alt=sse; role first, text deltas, finis
 });
 
 test("chatStream: thoughts stream as reasoning, a call as one tool call chunk, finish tool_calls", async ({ mock }) => {
-  mock.rule({ reply: "Let me check.", toolCall: { name: "lookup", arguments: '{"q":"weather in Paris"}' }, reasoning: "Think first." });
-  const stream = await googleChat.chatStream(gemini(mock), { messages: [{ role: "user", content: "?" }], tools: [{ type: "function", function: { name: "lookup" } }] }, signal());
+  mock.rule({
+    reply: "Let me check.",
+    toolCall: { name: "lookup", arguments: '{"q":"weather in Paris"}' },
+    reasoning: "Think first.",
+  });
+  const stream = await googleChat.chatStream(
+    gemini(mock),
+    { messages: [{ role: "user", content: "?" }], tools: [{ type: "function", function: { name: "lookup" } }] },
+    signal(),
+  );
   const chunks = await collect(stream);
   const all = deltas(chunks);
   assert.is(all.map((d) => (typeof d.reasoning === "string" ? d.reasoning : "")).join(""), "Think first.");
@@ -168,18 +222,29 @@ test("chatStream: an in-stream error fails the iterator with the status of its c
   assert.equal([error.failure, error.options.status, error.message], ["status", 429, "Quota exceeded"]);
 });
 
-test("errors: status, Retry-After, in-body errors by status name, a wrong or missing key never leaked", async ({ mock }) => {
+test("errors: status, Retry-After, in-body errors by status name, a wrong or missing key never leaked", async ({
+  mock,
+}) => {
   mock.rule({ status: 429, retryAfter: 12, times: 1 });
   const limited = await failure(googleChat.chat(gemini(mock), hi, signal()));
-  assert.equal([limited.failure, limited.options.status, limited.options.retryAfterS, limited.message], ["status", 429, 12, "mock upstream failure 429"]);
+  assert.equal(
+    [limited.failure, limited.options.status, limited.options.retryAfterS, limited.message],
+    ["status", 429, 12, "mock upstream failure 429"],
+  );
 
   mock.rule({ status: 400, times: 1 });
   const invalid = await failure(googleChat.chatStream(gemini(mock), hi, signal()));
   assert.equal([invalid.failure, invalid.options.status], ["status", 400]);
 
-  mock.rule({ rawBody: JSON.stringify({ error: { message: "The caller does not have permission", status: "PERMISSION_DENIED" } }), times: 1 });
+  mock.rule({
+    rawBody: JSON.stringify({ error: { message: "The caller does not have permission", status: "PERMISSION_DENIED" } }),
+    times: 1,
+  });
   const denied = await failure(googleChat.chat(gemini(mock), hi, signal()));
-  assert.equal([denied.failure, denied.options.status, denied.message], ["status", 403, "The caller does not have permission"]);
+  assert.equal(
+    [denied.failure, denied.options.status, denied.message],
+    ["status", 403, "The caller does not have permission"],
+  );
 
   const wrongKey = "AIzaWrongKey0123456789";
   const refused = await failure(googleChat.chat(gemini(mock, { apiKey: wrongKey }), hi, signal()));
@@ -189,13 +254,19 @@ test("errors: status, Retry-After, in-body errors by status name, a wrong or mis
 });
 
 test("mock: a request without a key is refused in Gemini's error shape", async ({ mock }) => {
-  const response = await fetch(`${mock.googleBaseUrl}/models/${MODEL}:generateContent`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ contents: [] }) });
+  const response = await fetch(`${mock.googleBaseUrl}/models/${MODEL}:generateContent`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ contents: [] }),
+  });
   assert.is(response.status, 401);
   const body = (await response.json()) as { error: Record<string, unknown> };
   assert.equal([body.error.code, body.error.status], [401, "UNAUTHENTICATED"]);
 });
 
-test("embeddings: one batchEmbedContents request per input, vectors in input order, dimensions and task type", async ({ mock }) => {
+test("embeddings: one batchEmbedContents request per input, vectors in input order, dimensions and task type", async ({
+  mock,
+}) => {
   const result = await googleChat.embeddings(
     gemini(mock, { upstreamModelId: "gemini-embedding-mock" }),
     { input: ["first input", "second", "third one here"], dimensions: 4, input_type: "query" },
@@ -203,11 +274,20 @@ test("embeddings: one batchEmbedContents request per input, vectors in input ord
   );
   assert.is(mock.requests[0]?.path, "/google/v1beta/models/gemini-embedding-mock:batchEmbedContents");
   const body = lastBody(mock) as { requests: JsonObject[] };
-  assert.equal(body.requests[1], { model: "models/gemini-embedding-mock", content: { parts: [{ text: "second" }] }, taskType: "RETRIEVAL_QUERY", outputDimensionality: 4 });
+  assert.equal(body.requests[1], {
+    model: "models/gemini-embedding-mock",
+    content: { parts: [{ text: "second" }] },
+    taskType: "RETRIEVAL_QUERY",
+    outputDimensionality: 4,
+  });
   assert.is(result.vectors.length, 3);
   assert.ok(result.vectors.every((vector) => vector.length === 4));
   // Each input's own vector, in order: the mock derives it from the input's text.
-  const single = await googleChat.embeddings(gemini(mock, { upstreamModelId: "gemini-embedding-mock" }), { input: "first input", dimensions: 4 }, signal());
+  const single = await googleChat.embeddings(
+    gemini(mock, { upstreamModelId: "gemini-embedding-mock" }),
+    { input: "first input", dimensions: 4 },
+    signal(),
+  );
   assert.equal(single.vectors[0], result.vectors[0]);
   assert.is.not(JSON.stringify(result.vectors[0]), JSON.stringify(result.vectors[2]));
   assert.is((lastBody(mock) as { requests: JsonObject[] }).requests[0]?.taskType, undefined);
@@ -219,7 +299,11 @@ test("embeddings: one batchEmbedContents request per input, vectors in input ord
 
 test("probe: the smallest generateContent call, answered with candidates", async ({ mock }) => {
   const probe = googleProvider.probe.request(MODEL, mock.apiKey);
-  const response = await fetch(`${mock.googleBaseUrl}${probe.path}`, { method: "POST", headers: { ...probe.headers, "content-type": "application/json" }, body: probe.body });
+  const response = await fetch(`${mock.googleBaseUrl}${probe.path}`, {
+    method: "POST",
+    headers: { ...probe.headers, "content-type": "application/json" },
+    body: probe.body,
+  });
   assert.is(response.status, 200);
   assert.ok(googleProvider.probe.answers(await response.json()));
   assert.equal(lastBody(mock).generationConfig, { maxOutputTokens: 1 });

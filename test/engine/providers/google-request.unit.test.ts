@@ -61,7 +61,12 @@ test("system and developer become systemInstruction; same-role turns merge; imag
 });
 
 test("tool round trip: assistant tool_calls become functionCall parts, tool results functionResponse parts named by the call", () => {
-  const weather = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
+  const weather = {
+    type: "object",
+    properties: { city: { type: "string" } },
+    required: ["city"],
+    additionalProperties: false,
+  };
   const out = geminiRequest({
     messages: [
       { role: "user", content: "Weather in Paris and Rome?" },
@@ -69,14 +74,22 @@ test("tool round trip: assistant tool_calls become functionCall parts, tool resu
         role: "assistant",
         content: "Checking.",
         tool_calls: [
-          { id: "call_a", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' }, extra_content: { google: { thought_signature: "c2lnLWE=" } } },
+          {
+            id: "call_a",
+            type: "function",
+            function: { name: "get_weather", arguments: '{"city":"Paris"}' },
+            extra_content: { google: { thought_signature: "c2lnLWE=" } },
+          },
           { id: "call_b", type: "function", function: { name: "get_time", arguments: '{"city":"Rome"}' } },
         ],
       },
       { role: "tool", tool_call_id: "call_b", content: "noon" },
       { role: "tool", tool_call_id: "call_a", content: '{"sky":"sunny"}' },
       { role: "user", content: "Thanks" },
-      { role: "assistant", tool_calls: [{ id: "call_c", type: "function", function: { name: "get_weather", arguments: "" } }] },
+      {
+        role: "assistant",
+        tool_calls: [{ id: "call_c", type: "function", function: { name: "get_weather", arguments: "" } }],
+      },
       { role: "tool", tool_call_id: "call_c", content: [{ type: "text", text: "rain" }] },
     ],
     tools: [
@@ -90,19 +103,33 @@ test("tool round trip: assistant tool_calls become functionCall parts, tool resu
     { role: "user", parts: [{ text: "Weather in Paris and Rome?" }] },
     {
       role: "model",
-      parts: [{ text: "Checking." }, { functionCall: { name: "get_weather", args: { city: "Paris" } }, thoughtSignature: "c2lnLWE=" }, { functionCall: { name: "get_time", args: { city: "Rome" } } }],
+      parts: [
+        { text: "Checking." },
+        { functionCall: { name: "get_weather", args: { city: "Paris" } }, thoughtSignature: "c2lnLWE=" },
+        { functionCall: { name: "get_time", args: { city: "Rome" } } },
+      ],
     },
     {
       role: "user",
-      parts: [{ functionResponse: { name: "get_time", response: { output: "noon" } } }, { functionResponse: { name: "get_weather", response: { sky: "sunny" } } }, { text: "Thanks" }],
+      parts: [
+        { functionResponse: { name: "get_time", response: { output: "noon" } } },
+        { functionResponse: { name: "get_weather", response: { sky: "sunny" } } },
+        { text: "Thanks" },
+      ],
     },
     // A call whose signature did not come back gets the placeholder Gemini accepts.
-    { role: "model", parts: [{ functionCall: { name: "get_weather", args: {} }, thoughtSignature: SKIP_THOUGHT_SIGNATURE }] },
+    {
+      role: "model",
+      parts: [{ functionCall: { name: "get_weather", args: {} }, thoughtSignature: SKIP_THOUGHT_SIGNATURE }],
+    },
     { role: "user", parts: [{ functionResponse: { name: "get_weather", response: { output: "rain" } } }] },
   ]);
   assert.equal(out.tools, [
     {
-      functionDeclarations: [{ name: "get_weather", description: "Current weather", parametersJsonSchema: weather }, { name: "get_time" }],
+      functionDeclarations: [
+        { name: "get_weather", description: "Current weather", parametersJsonSchema: weather },
+        { name: "get_time" },
+      ],
     },
   ]);
   assert.equal(out.toolConfig, { functionCallingConfig: { mode: "ANY" } });
@@ -111,7 +138,9 @@ test("tool round trip: assistant tool_calls become functionCall parts, tool resu
 test("tool_choice forms; no toolConfig without tools", () => {
   const tools = [{ type: "function", function: { name: "f" } }];
   const messages = [{ role: "user", content: "hi" }];
-  const configs = ["auto", "none", "required", { type: "function", function: { name: "f" } }].map((choice) => geminiRequest({ messages, tools, tool_choice: choice }).toolConfig);
+  const configs = ["auto", "none", "required", { type: "function", function: { name: "f" } }].map(
+    (choice) => geminiRequest({ messages, tools, tool_choice: choice }).toolConfig,
+  );
   assert.equal(configs, [
     { functionCallingConfig: { mode: "AUTO" } },
     { functionCallingConfig: { mode: "NONE" } },
@@ -159,10 +188,27 @@ test("generation parameters go to generationConfig under Gemini's names; the res
     responseJsonSchema: schema,
     thinkingConfig: { includeThoughts: true, thinkingBudget: 2048 },
   });
-  const plain = geminiRequest({ messages: [{ role: "user", content: "hi" }], max_tokens: 5, stop: "END", response_format: { type: "json_object" }, reasoning_effort: "low" });
-  assert.equal(plain.generationConfig, { maxOutputTokens: 5, stopSequences: ["END"], responseMimeType: "application/json", thinkingConfig: { includeThoughts: true } });
-  assert.is(geminiRequest({ messages: [{ role: "user", content: "hi" }], reasoning: { exclude: true } }).generationConfig, undefined);
-  assert.is(geminiRequest({ messages: [{ role: "user", content: "hi" }], response_format: { type: "text" } }).generationConfig, undefined);
+  const plain = geminiRequest({
+    messages: [{ role: "user", content: "hi" }],
+    max_tokens: 5,
+    stop: "END",
+    response_format: { type: "json_object" },
+    reasoning_effort: "low",
+  });
+  assert.equal(plain.generationConfig, {
+    maxOutputTokens: 5,
+    stopSequences: ["END"],
+    responseMimeType: "application/json",
+    thinkingConfig: { includeThoughts: true },
+  });
+  assert.is(
+    geminiRequest({ messages: [{ role: "user", content: "hi" }], reasoning: { exclude: true } }).generationConfig,
+    undefined,
+  );
+  assert.is(
+    geminiRequest({ messages: [{ role: "user", content: "hi" }], response_format: { type: "text" } }).generationConfig,
+    undefined,
+  );
 });
 
 test("content Gemini cannot take is refused as unsupported", () => {
@@ -170,7 +216,11 @@ test("content Gemini cannot take is refused as unsupported", () => {
     { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "ftp://example.com/a.png" } }] }] },
     { messages: [{ role: "user", content: [{ type: "file", file: { file_id: "file-1" } }] }] },
     { messages: [{ role: "tool", tool_call_id: "nowhere", content: "x" }] },
-    { messages: [{ role: "assistant", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "[1]" } }] }] },
+    {
+      messages: [
+        { role: "assistant", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "[1]" } }] },
+      ],
+    },
     { messages: [{ role: "user", content: "hi" }], tools: [{ type: "web_search" }] },
     { messages: [{ role: "function", content: "x" }] },
   ];
@@ -178,7 +228,21 @@ test("content Gemini cannot take is refused as unsupported", () => {
 });
 
 test("every documented finishReason has its chat finish_reason", () => {
-  const reasons = ["STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "MALFORMED_FUNCTION_CALL", "LANGUAGE", "OTHER", "A_LATER_ONE", "toString"];
+  const reasons = [
+    "STOP",
+    "MAX_TOKENS",
+    "SAFETY",
+    "RECITATION",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "IMAGE_SAFETY",
+    "MALFORMED_FUNCTION_CALL",
+    "LANGUAGE",
+    "OTHER",
+    "A_LATER_ONE",
+    "toString",
+  ];
   assert.equal(
     reasons.map((r) => [r, finishReasonOf(r)]),
     [

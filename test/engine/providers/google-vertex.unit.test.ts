@@ -14,18 +14,32 @@ const test = mockSuite("providers: Google (Vertex AI) service account tokens");
 
 const MODEL = "gemini-mock";
 const hi = { messages: [{ role: "user", content: "hi" }] };
-const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
+const { privateKey } = generateKeyPairSync("rsa", {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: "pkcs8", format: "pem" },
+  publicKeyEncoding: { type: "spki", format: "pem" },
+});
 
 // Tokens are kept per service account for the life of the process: each test has its own account.
 let accounts = 0;
-function vertex(mock: MockUpstream, clientEmail = `gateway-${++accounts}@project.iam.gserviceaccount.com`): UpstreamTarget {
+function vertex(
+  mock: MockUpstream,
+  clientEmail = `gateway-${++accounts}@project.iam.gserviceaccount.com`,
+): UpstreamTarget {
   const account: GoogleServiceAccount = { clientEmail, privateKey, tokenUri: `${mock.url}/google/token` };
-  return targetFor(mock, "google", MODEL, { baseUrl: mock.googleBaseUrl, apiKey: privateKey, settings: { googleServiceAccount: account } });
+  return targetFor(mock, "google", MODEL, {
+    baseUrl: mock.googleBaseUrl,
+    apiKey: privateKey,
+    settings: { googleServiceAccount: account },
+  });
 }
 
-const paths = (mock: MockUpstream) => mock.requests.map((request) => request.path.replace(/^\/google\/v1beta\/models\//, ""));
+const paths = (mock: MockUpstream) =>
+  mock.requests.map((request) => request.path.replace(/^\/google\/v1beta\/models\//, ""));
 
-test("the token comes from the account's token endpoint, goes as a bearer token, and serves later calls", async ({ mock }) => {
+test("the token comes from the account's token endpoint, goes as a bearer token, and serves later calls", async ({
+  mock,
+}) => {
   const target = vertex(mock);
   await googleChat.chat(target, hi, signal());
   const stream = await googleChat.chatStream(target, hi, signal());
@@ -37,7 +51,9 @@ test("the token comes from the account's token endpoint, goes as a bearer token,
   }
   const exchange = mock.requests[0]?.body as Record<string, string>;
   assert.is(exchange.grant_type, "urn:ietf:params:oauth:grant-type:jwt-bearer");
-  const claims = JSON.parse(Buffer.from(exchange.assertion?.split(".")[1] ?? "", "base64url").toString("utf8")) as Record<string, unknown>;
+  const claims = JSON.parse(
+    Buffer.from(exchange.assertion?.split(".")[1] ?? "", "base64url").toString("utf8"),
+  ) as Record<string, unknown>;
   assert.is(claims.iss, target.settings?.googleServiceAccount?.clientEmail);
   assert.is(claims.scope, CLOUD_PLATFORM_SCOPE);
   assert.is(claims.aud, `${mock.url}/google/token`);
@@ -65,7 +81,9 @@ test("a 401 that persists fails after the one retry", async ({ mock }) => {
   assert.equal(paths(mock), ["/google/token", `${MODEL}:generateContent`, "/google/token", `${MODEL}:generateContent`]);
 });
 
-test("an account the token endpoint refuses fails as 401 without calling the API or showing the key", async ({ mock }) => {
+test("an account the token endpoint refuses fails as 401 without calling the API or showing the key", async ({
+  mock,
+}) => {
   const error = await failure(googleChat.chat(vertex(mock, "not-a-service-account"), hi, signal()));
   assert.equal([error.failure, error.options.status], ["status", 401]);
   assert.not.match(error.message, "PRIVATE KEY");

@@ -2,7 +2,12 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import * as assert from "uvu/assert";
 import { anthropicChat } from "../../../server/engine/providers/anthropic/chat.js";
 import { readLines } from "../../../server/engine/providers/line-reader.js";
-import type { NativeBatchApi, NativeBatchRequest, NativeBatchResult, NativeBatchStatus } from "../../../server/engine/providers/native-batch-api.js";
+import type {
+  NativeBatchApi,
+  NativeBatchRequest,
+  NativeBatchResult,
+  NativeBatchStatus,
+} from "../../../server/engine/providers/native-batch-api.js";
 import { requiredPart } from "../../../server/engine/providers/registry.js";
 import { openAiChat } from "../../../server/engine/providers/openai/chat.js";
 import type { ProviderKind, UpstreamTarget } from "../../../server/engine/providers/provider.js";
@@ -18,16 +23,28 @@ const KINDS: BatchKind[] = ["anthropic", "openai"];
 function items(count: number): NativeBatchRequest[] {
   return Array.from({ length: count }, (_, i) => ({
     customId: `item-${i + 1}`,
-    body: { model: "gateway/alias", messages: [{ role: "user", content: `Question number ${i + 1}, please.` }], max_tokens: 50 },
+    body: {
+      model: "gateway/alias",
+      messages: [{ role: "user", content: `Question number ${i + 1}, please.` }],
+      max_tokens: 50,
+    },
   }));
 }
 
-function setup(mock: Parameters<typeof targetFor>[0], kind: BatchKind): { api: NativeBatchApi; target: UpstreamTarget } {
+function setup(
+  mock: Parameters<typeof targetFor>[0],
+  kind: BatchKind,
+): { api: NativeBatchApi; target: UpstreamTarget } {
   return { api: requiredPart(kind, "nativeBatches"), target: targetFor(mock, kind, MODELS[kind]) };
 }
 
 /** Polls as the engine does, without any waiting: the mock moves a batch on per poll. */
-async function pollUntilDone(api: NativeBatchApi, target: UpstreamTarget, id: string, maxPolls = 10): Promise<{ status: NativeBatchStatus; polls: number }> {
+async function pollUntilDone(
+  api: NativeBatchApi,
+  target: UpstreamTarget,
+  id: string,
+  maxPolls = 10,
+): Promise<{ status: NativeBatchStatus; polls: number }> {
   for (let polls = 1; polls <= maxPolls; polls++) {
     const status = await api.status(target, id, signal());
     if (status.state !== "in_progress") return { status, polls };
@@ -35,7 +52,11 @@ async function pollUntilDone(api: NativeBatchApi, target: UpstreamTarget, id: st
   throw new Error(`batch ${id} still in progress after ${maxPolls} polls`);
 }
 
-async function resultsOf(api: NativeBatchApi, target: UpstreamTarget, id: string): Promise<Map<string, NativeBatchResult>> {
+async function resultsOf(
+  api: NativeBatchApi,
+  target: UpstreamTarget,
+  id: string,
+): Promise<Map<string, NativeBatchResult>> {
   const out = new Map<string, NativeBatchResult>();
   for await (const result of api.results(target, id, signal())) out.set(result.customId, result);
   return out;
@@ -128,7 +149,9 @@ for (const kind of KINDS) {
     assert.is(mock.batches.deleted, 2);
   });
 
-  test(`${kind}: a provider error on submit is an UpstreamError with status and Retry-After, and leaves nothing behind`, async ({ mock }) => {
+  test(`${kind}: a provider error on submit is an UpstreamError with status and Retry-After, and leaves nothing behind`, async ({
+    mock,
+  }) => {
     const { api, target } = setup(mock, kind);
     mock.batches.fault({ submitError: { status: 429, retryAfter: 7 } });
     const error = await failure(api.submit(target, items(2), signal()));
@@ -142,14 +165,18 @@ for (const kind of KINDS) {
   test(`${kind}: a wrong key is a 401 whose message carries no key`, async ({ mock }) => {
     const { api } = setup(mock, kind);
     const badKey = "sk-wrong-key-0123456789abcdef";
-    const error = await failure(api.submit(targetFor(mock, kind, MODELS[kind], { apiKey: badKey }), items(1), signal()));
+    const error = await failure(
+      api.submit(targetFor(mock, kind, MODELS[kind], { apiKey: badKey }), items(1), signal()),
+    );
     assert.is(error.options.status, 401);
     assert.not.ok(error.message.includes(badKey.slice(3, 12)), error.message);
   });
 
   test(`${kind}: an item error that echoes the key is redacted`, async ({ mock }) => {
     const { api, target } = setup(mock, kind);
-    mock.batches.fault({ failItems: { bodyContains: "number 1,", status: 401, message: `invalid key ${mock.apiKey}` } });
+    mock.batches.fault({
+      failItems: { bodyContains: "number 1,", status: 401, message: `invalid key ${mock.apiKey}` },
+    });
     const id = await api.submit(target, items(2), signal());
     await pollUntilDone(api, target, id);
     const result = (await resultsOf(api, target, id)).get("item-1");
@@ -161,7 +188,9 @@ for (const kind of KINDS) {
   });
 }
 
-test("anthropic: the batch carries the live Messages requests with the target's model and the adapter's headers", async ({ mock }) => {
+test("anthropic: the batch carries the live Messages requests with the target's model and the adapter's headers", async ({
+  mock,
+}) => {
   const { api, target } = setup(mock, "anthropic");
   await api.submit(target, items(2), signal());
   const recorded = mock.requests[0];
@@ -170,13 +199,29 @@ test("anthropic: the batch carries the live Messages requests with the target's 
   assert.is(recorded?.headers["anthropic-version"], "2023-06-01");
   assert.equal(recorded?.body, {
     requests: [
-      { custom_id: "item-1", params: { model: "claude-mock", messages: [{ role: "user", content: [{ type: "text", text: "Question number 1, please." }] }], max_tokens: 50 } },
-      { custom_id: "item-2", params: { model: "claude-mock", messages: [{ role: "user", content: [{ type: "text", text: "Question number 2, please." }] }], max_tokens: 50 } },
+      {
+        custom_id: "item-1",
+        params: {
+          model: "claude-mock",
+          messages: [{ role: "user", content: [{ type: "text", text: "Question number 1, please." }] }],
+          max_tokens: 50,
+        },
+      },
+      {
+        custom_id: "item-2",
+        params: {
+          model: "claude-mock",
+          messages: [{ role: "user", content: [{ type: "text", text: "Question number 2, please." }] }],
+          max_tokens: 50,
+        },
+      },
     ],
   });
 });
 
-test("anthropic: an item the Messages API cannot carry fails the submission as unsupported, naming the item", async ({ mock }) => {
+test("anthropic: an item the Messages API cannot carry fails the submission as unsupported, naming the item", async ({
+  mock,
+}) => {
   const { api, target } = setup(mock, "anthropic");
   const bad: NativeBatchRequest = { customId: "item-x", body: { messages: [{ role: "oracle", content: "?" }] } };
   const error = await failure(api.submit(target, [...items(1), bad], signal()));
@@ -208,7 +253,9 @@ test("openai: the input file holds chat requests with the target's model, never 
   const create = mock.requests[1]?.body as Record<string, unknown>;
   assert.is(create.endpoint, "/v1/chat/completions");
   assert.is(create.completion_window, "24h");
-  const file = await fetch(`${mock.openaiBaseUrl}/files/${String(create.input_file_id)}/content`, { headers: { authorization: `Bearer ${mock.apiKey}` } });
+  const file = await fetch(`${mock.openaiBaseUrl}/files/${String(create.input_file_id)}/content`, {
+    headers: { authorization: `Bearer ${mock.apiKey}` },
+  });
   const lines = (await file.text()).split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
   assert.equal(lines[0], {
     custom_id: "item-1",
@@ -223,7 +270,10 @@ test("openai: a failed batch reports the provider's reason", async ({ mock }) =>
   const { api, target } = setup(mock, "openai");
   mock.batches.fault({ outcome: "failed" });
   const id = await api.submit(target, items(1), signal());
-  assert.equal((await pollUntilDone(api, target, id)).status, { state: "failed", message: "mock upstream: the batch failed" });
+  assert.equal((await pollUntilDone(api, target, id)).status, {
+    state: "failed",
+    message: "mock upstream: the batch failed",
+  });
   assert.is((await resultsOf(api, target, id)).size, 0);
 });
 

@@ -6,7 +6,13 @@ import * as assert from "uvu/assert";
 import { readLines, MAX_JSONL_LINE_BYTES } from "../../../server/engine/providers/line-reader.js";
 import type { UpstreamTarget } from "../../../server/engine/providers/provider.js";
 import { readSse, MAX_SSE_EVENT_CHARS, MAX_SSE_LINE_BYTES, type SseEvent } from "../../../wire/sse-reader.js";
-import { callUpstream, discardBody, readJsonObject, readUpstreamSse, MAX_JSON_ANSWER_BYTES } from "../../../server/engine/providers/upstream-http.js";
+import {
+  callUpstream,
+  discardBody,
+  readJsonObject,
+  readUpstreamSse,
+  MAX_JSON_ANSWER_BYTES,
+} from "../../../server/engine/providers/upstream-http.js";
 import { failure, signal } from "./adapter-helpers.js";
 
 /**
@@ -15,7 +21,9 @@ import { failure, signal } from "./adapter-helpers.js";
  * The endless bodies here give up 1 MiB past the limit, so a reader that lost its limit ends
  * (and the test fails) instead of hanging.
  */
-const test = suite<{ server: http.Server; target: UpstreamTarget; closes: Array<Promise<boolean>> }>("providers: bounded upstream bodies");
+const test = suite<{ server: http.Server; target: UpstreamTarget; closes: Array<Promise<boolean>> }>(
+  "providers: bounded upstream bodies",
+);
 
 const MIB = 1024 * 1024;
 const API_KEY = "sk-bounds-secret-key";
@@ -86,7 +94,8 @@ test("an endless JSONL line fails as a protocol error past MAX_JSONL_LINE_BYTES"
   assertStoppedEarly(stats);
 });
 
-const SSE = '\ufeff: keep-alive\r\n\r\nevent: message_start\ndata: {"a":"é😀"}\n\ndata: line1\ndata:line2\r\n\r\ndata\n\ndata: [DONE]\n\ndata: cut';
+const SSE =
+  '\ufeff: keep-alive\r\n\r\nevent: message_start\ndata: {"a":"é😀"}\n\ndata: line1\ndata:line2\r\n\r\ndata\n\ndata: [DONE]\n\ndata: cut';
 const SSE_EVENTS: SseEvent[] = [
   { event: "message_start", data: '{"a":"é😀"}' },
   { event: undefined, data: "line1\nline2" },
@@ -112,7 +121,11 @@ test("bodies split at any byte, also inside UTF-8 sequences, read as when whole"
     const bytes = Buffer.from(text, "utf8");
     for (let at = 0; at <= bytes.length; at++) {
       assert.equal(await drain<unknown>(read(parts(bytes, [at]))), expected, `split at ${at}`);
-      assert.equal(await drain<unknown>(read(parts(bytes, [at, Math.min(at + 3, bytes.length)]))), expected, `split at ${at} and ${at + 3}`);
+      assert.equal(
+        await drain<unknown>(read(parts(bytes, [at, Math.min(at + 3, bytes.length)]))),
+        expected,
+        `split at ${at} and ${at + 3}`,
+      );
     }
     assert.equal(await drain<unknown>(read(parts(bytes, [...bytes.keys()]))), expected, "one byte at a time");
   }
@@ -155,7 +168,13 @@ test.before(async (ctx) => {
   ctx.server = http.createServer(answer(ctx.closes));
   await new Promise<void>((resolve) => ctx.server.listen(0, "127.0.0.1", resolve));
   const { port } = ctx.server.address() as AddressInfo;
-  ctx.target = { kind: "openai", baseUrl: `http://127.0.0.1:${port}`, apiKey: API_KEY, upstreamModelId: "m", timeoutMs: 30_000 };
+  ctx.target = {
+    kind: "openai",
+    baseUrl: `http://127.0.0.1:${port}`,
+    apiKey: API_KEY,
+    upstreamModelId: "m",
+    timeoutMs: 30_000,
+  };
 });
 
 test.after(async ({ server }) => {
@@ -167,7 +186,10 @@ test.before.each(({ closes }) => {
   closes.length = 0;
 });
 
-test("an endless JSON answer fails as a protocol error past MAX_JSON_ANSWER_BYTES and its connection is closed", async ({ target, closes }) => {
+test("an endless JSON answer fails as a protocol error past MAX_JSON_ANSWER_BYTES and its connection is closed", async ({
+  target,
+  closes,
+}) => {
   const response = await callUpstream(target, { method: "GET", path: "/endless", headers: {} }, signal());
   const error = await failure(readJsonObject(response));
   assert.is(error.failure, "protocol");
@@ -175,7 +197,9 @@ test("an endless JSON answer fails as a protocol error past MAX_JSON_ANSWER_BYTE
   assert.is(await closes[0], false, "the answer was cut off, not read to its end");
 });
 
-test("an answer declaring a length past MAX_JSON_ANSWER_BYTES fails before it is read, also when only discarded", async ({ target }) => {
+test("an answer declaring a length past MAX_JSON_ANSWER_BYTES fails before it is read, also when only discarded", async ({
+  target,
+}) => {
   for (const read of [readJsonObject, discardBody]) {
     const response = await callUpstream(target, { method: "GET", path: "/declared", headers: {} }, signal());
     const error = await failure(read(response));

@@ -1,7 +1,11 @@
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
 import { readSse, type SseEvent } from "../../../wire/sse-reader.js";
-import { providerErrorMessage, retryAfterSeconds, statusForErrorObject } from "../../../server/engine/providers/upstream-error-body.js";
+import {
+  providerErrorMessage,
+  retryAfterSeconds,
+  statusForErrorObject,
+} from "../../../server/engine/providers/upstream-error-body.js";
 
 const test = suite("providers: SSE and error body parsing");
 
@@ -14,7 +18,8 @@ async function events(parts: Array<string | Uint8Array>): Promise<SseEvent[]> {
   return out;
 }
 
-const STREAM = ': keep-alive\n\nevent: message_start\ndata: {"a":"é😀"}\n\ndata: line1\ndata:line2\r\n\r\ndata: [DONE]\n\n';
+const STREAM =
+  ': keep-alive\n\nevent: message_start\ndata: {"a":"é😀"}\n\ndata: line1\ndata:line2\r\n\r\ndata: [DONE]\n\n';
 const EXPECTED: SseEvent[] = [
   { event: "message_start", data: '{"a":"é😀"}' },
   { event: undefined, data: "line1\nline2" },
@@ -25,7 +30,8 @@ test("events are the same however the bytes are split, also inside UTF-8 sequenc
   assert.equal(await events([STREAM]), EXPECTED);
   const bytes = Buffer.from(STREAM, "utf8");
   assert.equal(await events([...bytes].map((b) => Uint8Array.of(b))), EXPECTED);
-  for (const at of [5, 17, 30, 33, 60]) assert.equal(await events([bytes.subarray(0, at), bytes.subarray(at)]), EXPECTED, `split at ${at}`);
+  for (const at of [5, 17, 30, 33, 60])
+    assert.equal(await events([bytes.subarray(0, at), bytes.subarray(at)]), EXPECTED, `split at ${at}`);
 });
 
 test("an event the body ends in the middle of is dropped", async () => {
@@ -45,11 +51,23 @@ test("Retry-After: delta seconds, HTTP dates, retry-after-ms", () => {
 });
 
 test("error messages: OpenAI and Anthropic shapes, scrubbed of keys", () => {
-  assert.is(providerErrorMessage({ error: { message: "Rate limit reached", type: "requests" } }, "k"), "Rate limit reached");
-  assert.is(providerErrorMessage({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, "k"), "Overloaded");
+  assert.is(
+    providerErrorMessage({ error: { message: "Rate limit reached", type: "requests" } }, "k"),
+    "Rate limit reached",
+  );
+  assert.is(
+    providerErrorMessage({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, "k"),
+    "Overloaded",
+  );
   assert.is(providerErrorMessage({ error: "plain" }, "k"), "plain");
   assert.is(providerErrorMessage({ detail: "x" }, "k"), undefined);
-  assert.is(providerErrorMessage({ error: { message: "key my-secret-key and sk-proj-abc123def456 and Bearer xyz" } }, "my-secret-key"), "key [redacted] and [redacted] and [redacted]");
+  assert.is(
+    providerErrorMessage(
+      { error: { message: "key my-secret-key and sk-proj-abc123def456 and Bearer xyz" } },
+      "my-secret-key",
+    ),
+    "key [redacted] and [redacted] and [redacted]",
+  );
 });
 
 test("in-body error objects map to statuses by code or type", () => {

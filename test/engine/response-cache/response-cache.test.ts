@@ -24,17 +24,29 @@ let unique = 0;
 /** A question no other test asks, so that entries of one test never answer another. */
 const question = (label: string) => `${label} #${++unique} ${Math.random().toString(36).slice(2)}`;
 
-function chat(env: InferenceGateway, body: Record<string, unknown>, headers: Record<string, string> = { "x-gateway-cache-ttl": "300" }, key = env.gw.key): Promise<Reply> {
+function chat(
+  env: InferenceGateway,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = { "x-gateway-cache-ttl": "300" },
+  key = env.gw.key,
+): Promise<Reply> {
   return call(env.gw.url, "POST", CHAT, { key, headers, body: { model: "mock/chat", ...body } });
 }
 
-type Chunk = { choices: Array<{ delta?: { content?: string }; finish_reason?: string | null }>; usage?: { cost: number } };
+type Chunk = {
+  choices: Array<{ delta?: { content?: string }; finish_reason?: string | null }>;
+  usage?: { cost: number };
+};
 /** The chunks of an event stream, without its `[DONE]`. */
-const chunksOf = (text: string) => sseData(text).filter((data): data is Chunk => typeof data === "object" && data !== null && "choices" in data);
+const chunksOf = (text: string) =>
+  sseData(text).filter((data): data is Chunk => typeof data === "object" && data !== null && "choices" in data);
 
-const upstreamCalls = (env: InferenceGateway) => env.upstream.requests.filter((r) => r.path.endsWith("/chat/completions") || r.path.endsWith("/embeddings")).length;
+const upstreamCalls = (env: InferenceGateway) =>
+  env.upstream.requests.filter((r) => r.path.endsWith("/chat/completions") || r.path.endsWith("/embeddings")).length;
 
-test("a miss goes upstream and is stored; the same request is then a hit: same answer, new id, original created and tokens, cost 0", async ({ env }) => {
+test("a miss goes upstream and is stored; the same request is then a hit: same answer, new id, original created and tokens, cost 0", async ({
+  env,
+}) => {
   const messages = [{ role: "user", content: question("hit") }];
   const miss = await chat(env, { messages });
   assert.is(miss.status, 200, miss.text);
@@ -70,25 +82,40 @@ test("without a TTL nothing is read or written (bypass); a bad TTL is a 400 nami
 
 test("the key is canonical: reordered keys and 1.0 against 1 hit; a different temperature misses", async ({ env }) => {
   const content = question("canonical");
-  assert.is((await chat(env, { temperature: 1.0, max_tokens: 50, messages: [{ role: "user", content }] })).headers.get("x-gateway-cache"), "miss");
+  assert.is(
+    (await chat(env, { temperature: 1.0, max_tokens: 50, messages: [{ role: "user", content }] })).headers.get(
+      "x-gateway-cache",
+    ),
+    "miss",
+  );
   const reordered = await call(env.gw.url, "POST", CHAT, {
     key: env.gw.key,
     headers: { "x-gateway-cache-ttl": "300" },
     raw: `{"messages":[{"content":${JSON.stringify(content)},"role":"user"}],"max_tokens":50,"model":"mock/chat","temperature":1}`,
   });
   assert.is(reordered.headers.get("x-gateway-cache"), "hit", reordered.text);
-  assert.is((await chat(env, { temperature: 0.5, max_tokens: 50, messages: [{ role: "user", content }] })).headers.get("x-gateway-cache"), "miss");
+  assert.is(
+    (await chat(env, { temperature: 0.5, max_tokens: 50, messages: [{ role: "user", content }] })).headers.get(
+      "x-gateway-cache",
+    ),
+    "miss",
+  );
   assert.is(upstreamCalls(env), 2);
 });
 
-test("a streamed request is served from a plain entry as chunks ending with [DONE], and the other way round", async ({ env }) => {
+test("a streamed request is served from a plain entry as chunks ending with [DONE], and the other way round", async ({
+  env,
+}) => {
   const plain = [{ role: "user", content: question("plain first") }];
   const stored = await chat(env, { messages: plain });
   const replayed = await chat(env, { messages: plain, stream: true });
   assert.is(replayed.headers.get("x-gateway-cache"), "hit");
   assert.ok(replayed.text.trimEnd().endsWith("data: [DONE]"));
   const chunks = chunksOf(replayed.text);
-  assert.is(chunks.map((c) => c.choices[0]?.delta?.content ?? "").join(""), at(stored.body, "choices", 0, "message", "content"));
+  assert.is(
+    chunks.map((c) => c.choices[0]?.delta?.content ?? "").join(""),
+    at(stored.body, "choices", 0, "message", "content"),
+  );
   assert.is(chunks.at(-1)?.usage?.cost, 0);
   assert.ok(chunks.some((c) => c.choices[0]?.finish_reason === "stop"));
 
@@ -106,7 +133,12 @@ test("a streamed request is served from a plain entry as chunks ending with [DON
 });
 
 test("the Responses and Messages formats are cached through the chat pipeline", async ({ env }) => {
-  const post = (path: string, body: Record<string, unknown>) => call(env.gw.url, "POST", path, { key: env.gw.key, headers: { "x-gateway-cache-ttl": "300" }, body: { model: "mock/chat", ...body } });
+  const post = (path: string, body: Record<string, unknown>) =>
+    call(env.gw.url, "POST", path, {
+      key: env.gw.key,
+      headers: { "x-gateway-cache-ttl": "300" },
+      body: { model: "mock/chat", ...body },
+    });
   const input = question("responses");
   const first = await post("/api/v1/responses", { input });
   assert.is(first.headers.get("x-gateway-cache"), "miss", first.text);
@@ -114,7 +146,12 @@ test("the Responses and Messages formats are cached through the chat pipeline", 
   assert.is(again.headers.get("x-gateway-cache"), "hit");
   assert.is(at(again.body, "output", 0, "content", 0, "text"), at(first.body, "output", 0, "content", 0, "text"));
   const content = question("messages");
-  assert.is((await post("/api/v1/messages", { max_tokens: 100, messages: [{ role: "user", content }] })).headers.get("x-gateway-cache"), "miss");
+  assert.is(
+    (await post("/api/v1/messages", { max_tokens: 100, messages: [{ role: "user", content }] })).headers.get(
+      "x-gateway-cache",
+    ),
+    "miss",
+  );
   const hit = await post("/api/v1/messages", { max_tokens: 100, messages: [{ role: "user", content }] });
   assert.is(hit.headers.get("x-gateway-cache"), "hit");
   assert.match(String(at(hit.body, "content", 0, "text")), /Hello from/);
@@ -156,9 +193,15 @@ test("a failed upstream answer is never cached", async ({ env }) => {
 
 test("another workspace of the organization misses", async ({ env }) => {
   const { gw } = env;
-  const workspace = await call(gw.url, "POST", "/api/v1/workspaces", { key: gw.key, body: { name: "Cache elsewhere", slug: `cache-${Date.now()}` } });
+  const workspace = await call(gw.url, "POST", "/api/v1/workspaces", {
+    key: gw.key,
+    body: { name: "Cache elsewhere", slug: `cache-${Date.now()}` },
+  });
   assert.is(workspace.status, 201, workspace.text);
-  const created = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: "elsewhere", workspace_id: at(workspace.body, "data", "id") } });
+  const created = await call(gw.url, "POST", "/api/v1/keys", {
+    key: gw.key,
+    body: { name: "elsewhere", workspace_id: at(workspace.body, "data", "id") },
+  });
   assert.is(created.status, 201, created.text);
   const elsewhere = String(at(created.body, "key"));
   const messages = [{ role: "user", content: question("workspaces") }];
@@ -168,7 +211,9 @@ test("another workspace of the organization misses", async ({ env }) => {
   assert.is(upstreamCalls(env), 2);
 });
 
-test("a hit costs nothing: GET /key usage does not move, and the ledger marks it with what it saved", async ({ env }) => {
+test("a hit costs nothing: GET /key usage does not move, and the ledger marks it with what it saved", async ({
+  env,
+}) => {
   const { gw } = env;
   const messages = [{ role: "user", content: question("billing") }];
   const miss = await chat(env, { messages });
@@ -179,7 +224,12 @@ test("a hit costs nothing: GET /key usage does not move, and the ledger marks it
   await gw.gateway.deps.settlement.barrier();
   const after = at((await call(gw.url, "GET", "/api/v1/key", { key: gw.key })).body, "data", "usage") as number;
   assert.is(after, before);
-  const [row] = await gw.gateway.deps.sequelize.query<{ cost_usd: string; cache_hit: boolean; cache_savings_usd: string; prompt_tokens: number }>(
+  const [row] = await gw.gateway.deps.sequelize.query<{
+    cost_usd: string;
+    cache_hit: boolean;
+    cache_savings_usd: string;
+    prompt_tokens: number;
+  }>(
     "SELECT cost_usd::text, cache_hit, cache_savings_usd::text, prompt_tokens FROM usage_ledger WHERE generation_id = $1",
     { bind: [at(hit.body, "id")], type: "SELECT" as never },
   );
@@ -198,17 +248,28 @@ test("a hit costs nothing: GET /key usage does not move, and the ledger marks it
   const day = new Date().toISOString().slice(0, 10);
   const analytics = await call(gw.url, "POST", "/api/v1/analytics/query", {
     key: gw.key,
-    body: { start: `${day}T00:00:00Z`, end: new Date(Date.now() + 60_000).toISOString(), metrics: ["cache_hits", "cache_savings_usd"], dimensions: ["cache_hit"] },
+    body: {
+      start: `${day}T00:00:00Z`,
+      end: new Date(Date.now() + 60_000).toISOString(),
+      metrics: ["cache_hits", "cache_savings_usd"],
+      dimensions: ["cache_hit"],
+    },
   });
   assert.is(analytics.status, 200, analytics.text);
-  const hits = (at(analytics.body, "data") as Array<{ cache_hit: boolean; cache_hits: number; cache_savings_usd: number }>).find((r) => r.cache_hit);
+  const hits = (
+    at(analytics.body, "data") as Array<{ cache_hit: boolean; cache_hits: number; cache_savings_usd: number }>
+  ).find((r) => r.cache_hit);
   assert.ok(hits && hits.cache_hits >= 1 && hits.cache_savings_usd > 0, analytics.text);
 });
 
 test("embeddings: hit and miss, and base64 made from the stored float vectors", async ({ env }) => {
   const input = [question("embed a"), question("embed b")];
   const embed = (extra: Record<string, unknown> = {}) =>
-    call(env.gw.url, "POST", "/api/v1/embeddings", { key: env.gw.key, headers: { "x-gateway-cache-ttl": "300" }, body: { model: "mock/embed", input, ...extra } });
+    call(env.gw.url, "POST", "/api/v1/embeddings", {
+      key: env.gw.key,
+      headers: { "x-gateway-cache-ttl": "300" },
+      body: { model: "mock/embed", input, ...extra },
+    });
   const miss = await embed();
   assert.is(miss.headers.get("x-gateway-cache"), "miss");
   const hit = await embed({ encoding_format: "base64" });
@@ -220,9 +281,14 @@ test("embeddings: hit and miss, and base64 made from the stored float vectors", 
   assert.is(upstreamCalls(env), 1);
 });
 
-test("a call refused after its lookup (a spent credit limit) still lets an identical call of the workspace go on", async ({ env }) => {
+test("a call refused after its lookup (a spent credit limit) still lets an identical call of the workspace go on", async ({
+  env,
+}) => {
   const { gw } = env;
-  const poor = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: "no credit", limit: 0.000000001 } });
+  const poor = await call(gw.url, "POST", "/api/v1/keys", {
+    key: gw.key,
+    body: { name: "no credit", limit: 0.000000001 },
+  });
   assert.is(poor.status, 201, poor.text);
   const messages = [{ role: "user", content: question("refused leader") }];
   const refused = await chat(env, { messages }, undefined, String(at(poor.body, "key")));
@@ -235,8 +301,11 @@ test("a call refused after its lookup (a spent credit limit) still lets an ident
 
 test("a workspace's default TTL caches the calls that ask for none; null removes it", async ({ env }) => {
   const { gw } = env;
-  const workspaceId = String(at((await call(gw.url, "GET", "/api/v1/key", { key: gw.key })).body, "data", "workspace_id"));
-  const patch = (value: number | null) => call(gw.url, "PATCH", `/api/v1/workspaces/${workspaceId}`, { key: gw.key, body: { svc_cache_ttl_seconds: value } });
+  const workspaceId = String(
+    at((await call(gw.url, "GET", "/api/v1/key", { key: gw.key })).body, "data", "workspace_id"),
+  );
+  const patch = (value: number | null) =>
+    call(gw.url, "PATCH", `/api/v1/workspaces/${workspaceId}`, { key: gw.key, body: { svc_cache_ttl_seconds: value } });
   const set = await patch(120);
   assert.is(set.status, 200, set.text);
   assert.is(at(set.body, "data", "svc_cache_ttl_seconds"), 120);
@@ -249,7 +318,12 @@ test("a workspace's default TTL caches the calls that ask for none; null removes
     const cleared = await patch(null);
     assert.is(at(cleared.body, "data", "svc_cache_ttl_seconds"), null);
   }
-  assert.is((await chat(env, { messages: [{ role: "user", content: question("no default") }] }, {})).headers.get("x-gateway-cache"), "bypass");
+  assert.is(
+    (await chat(env, { messages: [{ role: "user", content: question("no default") }] }, {})).headers.get(
+      "x-gateway-cache",
+    ),
+    "bypass",
+  );
 });
 
 test("a stampede of 20 identical calls makes one upstream call", async ({ env }) => {

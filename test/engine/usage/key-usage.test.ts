@@ -28,9 +28,16 @@ interface TestKey {
 let counter = 0;
 
 async function newKey(gw: TestGateway, body: Json = {}): Promise<TestKey> {
-  const res = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: `usage-${++counter}`, ...body } });
+  const res = await call(gw.url, "POST", "/api/v1/keys", {
+    key: gw.key,
+    body: { name: `usage-${++counter}`, ...body },
+  });
   assert.is(res.status, 201, res.text);
-  return { secret: at(res.body, "key") as string, hash: at(res.body, "data", "hash") as string, workspaceId: at(res.body, "data", "workspace_id") as string };
+  return {
+    secret: at(res.body, "key") as string,
+    hash: at(res.body, "data", "hash") as string,
+    workspaceId: at(res.body, "data", "workspace_id") as string,
+  };
 }
 
 async function newWorkspace(gw: TestGateway, body: Json = {}): Promise<string> {
@@ -46,7 +53,13 @@ async function currentKey(gw: TestGateway, secret: string): Promise<Json> {
   return at(res.body, "data") as Json;
 }
 
-function settle(gw: TestGateway, organizationId: string, key: TestKey, fields: Partial<CallRecord>, now?: Date): Promise<void> {
+function settle(
+  gw: TestGateway,
+  organizationId: string,
+  key: TestKey,
+  fields: Partial<CallRecord>,
+  now?: Date,
+): Promise<void> {
   const record: CallRecord = {
     generationId: `gen-${randomUUID()}`,
     organizationId,
@@ -77,7 +90,16 @@ function settle(gw: TestGateway, organizationId: string, key: TestKey, fields: P
   return settleCall(gw.gateway.sequelize, record, now);
 }
 
-const USAGE_FIELDS = ["usage", "usage_daily", "usage_weekly", "usage_monthly", "byok_usage", "byok_usage_daily", "byok_usage_weekly", "byok_usage_monthly"];
+const USAGE_FIELDS = [
+  "usage",
+  "usage_daily",
+  "usage_weekly",
+  "usage_monthly",
+  "byok_usage",
+  "byok_usage_daily",
+  "byok_usage_weekly",
+  "byok_usage_monthly",
+];
 
 function usageOf(data: Json): Json {
   return Object.fromEntries(USAGE_FIELDS.map((field) => [field, data[field]]));
@@ -125,13 +147,21 @@ test("each call counts in the day, week and month that contain it, in UTC", asyn
     );
     assert.equal(
       Object.fromEntries(counters.map((row) => [row.period, row.start])),
-      { daily: `${daily}T00:00:00.000Z`, weekly: `${weekly}T00:00:00.000Z`, monthly: `${monthly}T00:00:00.000Z`, lifetime: "1970-01-01T00:00:00.000Z" },
+      {
+        daily: `${daily}T00:00:00.000Z`,
+        weekly: `${weekly}T00:00:00.000Z`,
+        monthly: `${monthly}T00:00:00.000Z`,
+        lifetime: "1970-01-01T00:00:00.000Z",
+      },
       instant,
     );
   }
 });
 
-test("usage, usage_daily/weekly/monthly: the current periods' counters, lifetime for usage", async ({ gw, organizationId }) => {
+test("usage, usage_daily/weekly/monthly: the current periods' counters, lifetime for usage", async ({
+  gw,
+  organizationId,
+}) => {
   const key = await newKey(gw);
   await settle(gw, organizationId, key, { costUsd: "0.5" });
   await settle(gw, organizationId, key, { costUsd: "0.25" }, new Date("2020-01-15T12:00:00Z"));
@@ -160,17 +190,23 @@ test("costs add up exactly: 0.1 + 0.2 is 0.3, and many tiny costs lose nothing",
   await settle(gw, organizationId, key, { costUsd: "0.1" });
   await settle(gw, organizationId, key, { costUsd: "0.2" });
   await Promise.all(Array.from({ length: 20 }, () => settle(gw, organizationId, key, { costUsd: "0.000000000001" })));
-  const [row] = await gw.gateway.sequelize.query<{ spent_usd: string }>("SELECT spent_usd::text FROM usage_counters WHERE scope = 'key' AND scope_id = $hash AND period = 'lifetime'", {
-    type: QueryTypes.SELECT,
-    bind: { hash: key.hash },
-  });
+  const [row] = await gw.gateway.sequelize.query<{ spent_usd: string }>(
+    "SELECT spent_usd::text FROM usage_counters WHERE scope = 'key' AND scope_id = $hash AND period = 'lifetime'",
+    {
+      type: QueryTypes.SELECT,
+      bind: { hash: key.hash },
+    },
+  );
   assert.is(Number(row!.spent_usd), 0.30000000002);
   assert.match(row!.spent_usd, /^0\.30000000002(0*)$/, "concurrent settlements of one key all count");
   const info = await currentKey(gw, key.secret);
   assert.is(info.usage, 0.30000000002);
 });
 
-test("BYOK spend is reported apart and counts against the key's limit only with include_byok_in_limit", async ({ gw, organizationId }) => {
+test("BYOK spend is reported apart and counts against the key's limit only with include_byok_in_limit", async ({
+  gw,
+  organizationId,
+}) => {
   const key = await newKey(gw, { limit: 10 });
   await settle(gw, organizationId, key, { costUsd: "1" });
   await settle(gw, organizationId, key, { costUsd: "2", isByok: true });
@@ -183,7 +219,10 @@ test("BYOK spend is reported apart and counts against the key's limit only with 
   assert.is(info.limit_remaining, 9);
   assert.is(at(info, "budgets", 0, "spend_usd"), 1);
 
-  const patched = await call(gw.url, "PATCH", `/api/v1/keys/${key.hash}`, { key: gw.key, body: { include_byok_in_limit: true } });
+  const patched = await call(gw.url, "PATCH", `/api/v1/keys/${key.hash}`, {
+    key: gw.key,
+    body: { include_byok_in_limit: true },
+  });
   assert.is(patched.status, 200, patched.text);
   assert.is(at(patched.body, "data", "limit_remaining"), 7, "PATCH answers with the usage-aware remainder");
   info = await currentKey(gw, key.secret);
@@ -192,7 +231,10 @@ test("BYOK spend is reported apart and counts against the key's limit only with 
   assert.is(at(info, "budgets", 0, "remaining_usd"), 7);
 });
 
-test("limit_remaining counts the current limit period only and never goes below zero", async ({ gw, organizationId }) => {
+test("limit_remaining counts the current limit period only and never goes below zero", async ({
+  gw,
+  organizationId,
+}) => {
   const daily = await newKey(gw, { limit: 1, limit_reset: "daily" });
   await settle(gw, organizationId, daily, { costUsd: "0.4" }, new Date(utcMidnight().getTime() - 1));
   await settle(gw, organizationId, daily, { costUsd: "0.3" });
@@ -216,9 +258,15 @@ test("limit_remaining counts the current limit period only and never goes below 
   assert.is(row.limit_remaining, 0);
 });
 
-test("budgets: guardrail budgets count the key's spend, workspace budgets every key's; each has its own include_byok", async ({ gw, organizationId }) => {
+test("budgets: guardrail budgets count the key's spend, workspace budgets every key's; each has its own include_byok", async ({
+  gw,
+  organizationId,
+}) => {
   const workspaceId = await newWorkspace(gw);
-  const put = await call(gw.url, "PUT", `/api/v1/workspaces/${workspaceId}/budgets/monthly`, { key: gw.key, body: { limit_usd: 50 } });
+  const put = await call(gw.url, "PUT", `/api/v1/workspaces/${workspaceId}/budgets/monthly`, {
+    key: gw.key,
+    body: { limit_usd: 50 },
+  });
   assert.is(put.status, 200, put.text);
   const guardrail = await call(gw.url, "POST", "/api/v1/guardrails", {
     key: gw.key,
@@ -228,7 +276,10 @@ test("budgets: guardrail budgets count the key's spend, workspace budgets every 
   const guardrailId = at(guardrail.body, "data", "id") as string;
   const key = await newKey(gw, { workspace_id: workspaceId, limit: 30, limit_reset: "monthly" });
   const sibling = await newKey(gw, { workspace_id: workspaceId });
-  const assigned = await call(gw.url, "POST", `/api/v1/guardrails/${guardrailId}/assignments/keys`, { key: gw.key, body: { key_hashes: [key.hash] } });
+  const assigned = await call(gw.url, "POST", `/api/v1/guardrails/${guardrailId}/assignments/keys`, {
+    key: gw.key,
+    body: { key_hashes: [key.hash] },
+  });
   assert.is(assigned.status, 200, assigned.text);
 
   await settle(gw, organizationId, key, { costUsd: "2" });
@@ -246,7 +297,10 @@ test("budgets: guardrail budgets count the key's spend, workspace budgets every 
     ],
   );
 
-  const patched = await call(gw.url, "PATCH", `/api/v1/workspaces/${workspaceId}`, { key: gw.key, body: { include_byok_in_budgets: true } });
+  const patched = await call(gw.url, "PATCH", `/api/v1/workspaces/${workspaceId}`, {
+    key: gw.key,
+    body: { include_byok_in_budgets: true },
+  });
   assert.is(patched.status, 200, patched.text);
   const info = await currentKey(gw, key.secret);
   budgets = info.budgets as Json[];
@@ -263,20 +317,29 @@ test("budgets: guardrail budgets count the key's spend, workspace budgets every 
   );
 });
 
-test("reservations are not spend; settling releases the call's reservation; releaseReservation frees one", async ({ gw, organizationId }) => {
+test("reservations are not spend; settling releases the call's reservation; releaseReservation frees one", async ({
+  gw,
+  organizationId,
+}) => {
   const key = await newKey(gw, { limit: 5 });
   const reserve = async (): Promise<string> => {
     const id = randomUUID();
-    await gw.gateway.sequelize.query("INSERT INTO budget_reservations (id, key_hash, workspace_id, amount_usd, expires_at) VALUES ($id, $hash, $ws, 3, now() + interval '1 hour')", {
-      bind: { id, hash: key.hash, ws: key.workspaceId },
-    });
+    await gw.gateway.sequelize.query(
+      "INSERT INTO budget_reservations (id, key_hash, workspace_id, amount_usd, expires_at) VALUES ($id, $hash, $ws, 3, now() + interval '1 hour')",
+      {
+        bind: { id, hash: key.hash, ws: key.workspaceId },
+      },
+    );
     return id;
   };
   const reservations = async (): Promise<number> => {
-    const [row] = await gw.gateway.sequelize.query<{ n: string }>("SELECT count(*) AS n FROM budget_reservations WHERE key_hash = $hash", {
-      type: QueryTypes.SELECT,
-      bind: { hash: key.hash },
-    });
+    const [row] = await gw.gateway.sequelize.query<{ n: string }>(
+      "SELECT count(*) AS n FROM budget_reservations WHERE key_hash = $hash",
+      {
+        type: QueryTypes.SELECT,
+        bind: { hash: key.hash },
+      },
+    );
     return Number(row!.n);
   };
   const first = await reserve();
@@ -296,12 +359,18 @@ test("reservations are not spend; settling releases the call's reservation; rele
   assert.is(await reservations(), 0, "releasing twice is harmless");
 });
 
-test("settlement is atomic: a rejected ledger row leaves counters and the reservation untouched", async ({ gw, organizationId }) => {
+test("settlement is atomic: a rejected ledger row leaves counters and the reservation untouched", async ({
+  gw,
+  organizationId,
+}) => {
   const key = await newKey(gw);
   const reservationId = randomUUID();
-  await gw.gateway.sequelize.query("INSERT INTO budget_reservations (id, key_hash, workspace_id, amount_usd, expires_at) VALUES ($id, $hash, $ws, 1, now() + interval '1 hour')", {
-    bind: { id: reservationId, hash: key.hash, ws: key.workspaceId },
-  });
+  await gw.gateway.sequelize.query(
+    "INSERT INTO budget_reservations (id, key_hash, workspace_id, amount_usd, expires_at) VALUES ($id, $hash, $ws, 1, now() + interval '1 hour')",
+    {
+      bind: { id: reservationId, hash: key.hash, ws: key.workspaceId },
+    },
+  );
   let failed = false;
   try {
     await settle(gw, organizationId, key, { costUsd: "1", status: "exploded" as CallRecord["status"], reservationId });
@@ -335,16 +404,22 @@ test("free_model_daily_requests: used and remaining come from today's counter on
   const key = await newKey(gw);
   const today = utcMidnight();
   const put = (start: Date, count: number) =>
-    gw.gateway.sequelize.query("INSERT INTO request_counters (name, window_start, count) VALUES ($name, $start, $count)", {
-      bind: { name: `free:${key.hash}`, start: start.toISOString(), count },
-    });
+    gw.gateway.sequelize.query(
+      "INSERT INTO request_counters (name, window_start, count) VALUES ($name, $start, $count)",
+      {
+        bind: { name: `free:${key.hash}`, start: start.toISOString(), count },
+      },
+    );
   assert.equal((await currentKey(gw, key.secret)).free_model_daily_requests, { limit: 50, remaining: 50, used: 0 });
   await put(new Date(today.getTime() - 86_400_000), 40);
   await put(today, 3);
   assert.equal((await currentKey(gw, key.secret)).free_model_daily_requests, { limit: 50, remaining: 47, used: 3 });
-  await gw.gateway.sequelize.query("UPDATE request_counters SET count = 60 WHERE name = $name AND window_start = $start", {
-    bind: { name: `free:${key.hash}`, start: today.toISOString() },
-  });
+  await gw.gateway.sequelize.query(
+    "UPDATE request_counters SET count = 60 WHERE name = $name AND window_start = $start",
+    {
+      bind: { name: `free:${key.hash}`, start: today.toISOString() },
+    },
+  );
   assert.equal((await currentKey(gw, key.secret)).free_model_daily_requests, { limit: 50, remaining: 0, used: 60 });
 });
 

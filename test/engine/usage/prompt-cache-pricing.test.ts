@@ -21,7 +21,12 @@ interface Ctx {
 }
 const test = suite<Ctx>("prompt cache pricing");
 
-const CACHE_PRICES = { prompt: "0.000003", completion: "0.000015", input_cache_read: "0.0000003", input_cache_write: "0.00000375" };
+const CACHE_PRICES = {
+  prompt: "0.000003",
+  completion: "0.000015",
+  input_cache_read: "0.0000003",
+  input_cache_write: "0.00000375",
+};
 const PLAIN_PRICES = { prompt: "0.000003", completion: "0.000015" };
 
 /** 1000 prompt tokens: 600 read from the cache, 200 written to it, 200 neither; 100 completion tokens. */
@@ -42,9 +47,24 @@ test.before(async (ctx) => {
       { slug: "anth", kind: "anthropic", base_url: anthropicBaseUrl, api_key: apiKey, timeout_ms: 2000 },
     ],
     models: [
-      { id: "cache/compat", name: "Cached compat", context_length: 32_000, endpoints: [{ provider: "compat", upstream_model_id: "compat-cached", pricing: CACHE_PRICES }] },
-      { id: "cache/anth", name: "Cached anth", context_length: 32_000, endpoints: [{ provider: "anth", upstream_model_id: "anth-cached", pricing: CACHE_PRICES }] },
-      { id: "cache/plain", name: "Plain", context_length: 32_000, endpoints: [{ provider: "compat", upstream_model_id: "compat-plain", pricing: PLAIN_PRICES }] },
+      {
+        id: "cache/compat",
+        name: "Cached compat",
+        context_length: 32_000,
+        endpoints: [{ provider: "compat", upstream_model_id: "compat-cached", pricing: CACHE_PRICES }],
+      },
+      {
+        id: "cache/anth",
+        name: "Cached anth",
+        context_length: 32_000,
+        endpoints: [{ provider: "anth", upstream_model_id: "anth-cached", pricing: CACHE_PRICES }],
+      },
+      {
+        id: "cache/plain",
+        name: "Plain",
+        context_length: 32_000,
+        endpoints: [{ provider: "compat", upstream_model_id: "compat-plain", pricing: PLAIN_PRICES }],
+      },
     ],
   });
   ctx.gw = await startTestGateway({ GATEWAY_CONFIG: file, ...FAST_ENGINE });
@@ -58,7 +78,10 @@ test.after(async (ctx) => {
 type Json = Record<string, unknown>;
 
 async function chat(gw: TestGateway, model: string, stream: boolean): Promise<{ id: string; usage: Json }> {
-  const res: Reply = await call(gw.url, "POST", "/api/v1/chat/completions", { key: gw.key, body: { model, stream, messages: [{ role: "user", content: "hi" }] } });
+  const res: Reply = await call(gw.url, "POST", "/api/v1/chat/completions", {
+    key: gw.key,
+    body: { model, stream, messages: [{ role: "user", content: "hi" }] },
+  });
   assert.is(res.status, 200, res.text);
   if (!stream) return { id: at(res.body, "id") as string, usage: at(res.body, "usage") as Json };
   const chunks = sseData(res.text).filter((chunk): chunk is Json => typeof chunk === "object" && chunk !== null);
@@ -78,7 +101,9 @@ for (const [kind, model] of [
   ["Anthropic", "cache/anth"],
 ] as const) {
   for (const stream of [false, true]) {
-    test(`${kind} ${stream ? "streamed" : "plain"}: cache reads and writes at their prices, in the answer, the ledger and GET /key`, async ({ gw }) => {
+    test(`${kind} ${stream ? "streamed" : "plain"}: cache reads and writes at their prices, in the answer, the ledger and GET /key`, async ({
+      gw,
+    }) => {
       const before = await keyUsage(gw);
       const { id, usage } = await chat(gw, model, stream);
       assert.is(usage.prompt_tokens, 1000);
@@ -109,21 +134,38 @@ test("GET /generation shows the cached tokens and the cost the ledger holds", as
 });
 
 test("Messages: Anthropic's own cache counts and the cache-priced cost", async ({ gw }) => {
-  const res = await call(gw.url, "POST", "/api/v1/messages", { key: gw.key, body: { model: "cache/anth", max_tokens: 100, messages: [{ role: "user", content: "hi" }] } });
+  const res = await call(gw.url, "POST", "/api/v1/messages", {
+    key: gw.key,
+    body: { model: "cache/anth", max_tokens: 100, messages: [{ role: "user", content: "hi" }] },
+  });
   assert.is(res.status, 200, res.text);
-  assert.equal(at(res.body, "usage"), { input_tokens: 200, output_tokens: 100, cache_read_input_tokens: 600, cache_creation_input_tokens: 200, cost: Number(CACHED_COST) });
+  assert.equal(at(res.body, "usage"), {
+    input_tokens: 200,
+    output_tokens: 100,
+    cache_read_input_tokens: 600,
+    cache_creation_input_tokens: 200,
+    cost: Number(CACHED_COST),
+  });
 });
 
 test("Responses: cached tokens in input_tokens_details and the cache-priced cost", async ({ gw }) => {
-  const res = await call(gw.url, "POST", "/api/v1/responses", { key: gw.key, body: { model: "cache/compat", input: "hi" } });
+  const res = await call(gw.url, "POST", "/api/v1/responses", {
+    key: gw.key,
+    body: { model: "cache/compat", input: "hi" },
+  });
   assert.is(res.status, 200, res.text);
   assert.is(at(res.body, "usage", "input_tokens"), 1000);
   assert.is(at(res.body, "usage", "input_tokens_details", "cached_tokens"), 600);
   assert.is(at(res.body, "usage", "cost"), Number(CACHED_COST));
 });
 
-test("batch items: cache counts in each result body; ledger rows with both counts, at the cache prices", async ({ gw }) => {
-  const requests = ["a", "b"].map((id) => ({ custom_id: id, body: { model: "cache/anth", max_tokens: 100, messages: [{ role: "user", content: "hi" }] } }));
+test("batch items: cache counts in each result body; ledger rows with both counts, at the cache prices", async ({
+  gw,
+}) => {
+  const requests = ["a", "b"].map((id) => ({
+    custom_id: id,
+    body: { model: "cache/anth", max_tokens: 100, messages: [{ role: "user", content: "hi" }] },
+  }));
   const accepted = await submit(gw.url, gw.key, { endpoint: "/v1/chat/completions", model: "cache/anth", requests });
   assert.is(accepted.status, 202, accepted.text);
   const batchId = String(at(accepted.body, "id"));
@@ -132,7 +174,11 @@ test("batch items: cache counts in each result body; ledger rows with both count
   for (const result of at(done.body, "results") as Json[]) {
     assert.equal(at(result, "response", "body", "usage", "prompt_tokens_details", "cache_write_tokens"), 200);
   }
-  const rows = await gw.gateway.sequelize.query<{ cached_tokens: number; cache_write_tokens: number; cost_usd: string }>(
+  const rows = await gw.gateway.sequelize.query<{
+    cached_tokens: number;
+    cache_write_tokens: number;
+    cost_usd: string;
+  }>(
     "SELECT cached_tokens, cache_write_tokens, cost_usd::text AS cost_usd FROM usage_ledger WHERE batch_id = :batchId",
     { type: QueryTypes.SELECT, replacements: { batchId } },
   );
@@ -157,7 +203,14 @@ test("the catalog shows a cache price only where the endpoint has one", async ({
   const res = await call(gw.url, "GET", "/api/v1/models");
   assert.is(res.status, 200, res.text);
   const pricing = (id: string) => ((at(res.body, "data") as Json[]).find((m) => m.id === id) as Json).pricing;
-  assert.equal(pricing("cache/compat"), { prompt: "0.000003", completion: "0.000015", image: "0", request: "0", input_cache_read: "0.0000003", input_cache_write: "0.00000375" });
+  assert.equal(pricing("cache/compat"), {
+    prompt: "0.000003",
+    completion: "0.000015",
+    image: "0",
+    request: "0",
+    input_cache_read: "0.0000003",
+    input_cache_write: "0.00000375",
+  });
   assert.equal(pricing("cache/plain"), { prompt: "0.000003", completion: "0.000015", image: "0", request: "0" });
   const endpoints = await call(gw.url, "GET", "/api/v1/models/cache/anth/endpoints");
   assert.is(endpoints.status, 200, endpoints.text);

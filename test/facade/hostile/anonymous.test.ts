@@ -63,8 +63,14 @@ test("every route that needs a key answers 401 with the envelope, whatever else 
     probed.add(pair(c.shape, c.kind));
     const where = `${c.shape.label} [${c.label}${key ? ", unknown key" : ", no key"}]`;
     for (const problem of answerProblems(answer)) failures.push(`${where}: ${problem}: ${excerpt(answer.text, 200)}`);
-    if (needsKey(c.shape) && answer.status !== 401) failures.push(`${where}: answered ${answer.status}, not 401: ${excerpt(answer.text, 200)}`);
-    if (needsKey(c.shape) && answer.status === 401 && (parsed(answer) as { error?: { code?: number } } | undefined)?.error?.code !== 401) failures.push(`${where}: the 401 has no envelope`);
+    if (needsKey(c.shape) && answer.status !== 401)
+      failures.push(`${where}: answered ${answer.status}, not 401: ${excerpt(answer.text, 200)}`);
+    if (
+      needsKey(c.shape) &&
+      answer.status === 401 &&
+      (parsed(answer) as { error?: { code?: number } } | undefined)?.error?.code !== 401
+    )
+      failures.push(`${where}: the 401 has no envelope`);
   });
   console.log(`  ${shapes.length} routes, ${requests.length} anonymous requests`);
   assert.ok(failures.length === 0, `${failures.length} failures:\n${failures.join("\n")}`);
@@ -78,11 +84,16 @@ test("every route that needs a key answers 401 with the envelope, whatever else 
     );
   for (const shape of keyed) assert.ok(expected.has(pair(shape, "baseline")), `${shape.label} has no baseline case`);
   const missed = [...expected].filter((p) => !probed.has(p));
-  assert.ok(missed.length === 0, `${missed.length} of ${expected.size} routes × case kinds not probed without a valid key:\n${missed.join("\n")}`);
+  assert.ok(
+    missed.length === 0,
+    `${missed.length} of ${expected.size} routes × case kinds not probed without a valid key:\n${missed.join("\n")}`,
+  );
 });
 
 test("a public route still answers without a key", async ({ gw }) => {
-  const open = routeShapes(allServices).find((s) => getOption(s.route.method, access) === Access.PUBLIC && s.route.verb === "GET" && s.variables.length === 0);
+  const open = routeShapes(allServices).find(
+    (s) => getOption(s.route.method, access) === Access.PUBLIC && s.route.verb === "GET" && s.variables.length === 0,
+  );
   assert.ok(open, "the API has a public route");
   const answer = await send(gw.url, "GET", pathOf(open!, []));
   assert.is(answer.status, 200, answer.text);

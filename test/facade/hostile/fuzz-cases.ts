@@ -62,12 +62,21 @@ export function baselinePathValues(shape: RouteShape, ctx: ShapeContext): string
 
 function plainValue(field: DescField, ctx: ShapeContext): string | number | boolean {
   const value = fieldValue(field, ctx, 0);
-  return typeof value === "string" || typeof value === "number" || typeof value === "boolean" ? value : stringValue(field, undefined, ctx);
+  return typeof value === "string" || typeof value === "number" || typeof value === "boolean"
+    ? value
+    : stringValue(field, undefined, ctx);
 }
 
 export function casesFor(shape: RouteShape, { ctx, seeded, pathValues }: CaseOptions): FuzzCase[] {
   const method = shape.route.verb;
-  const make = (kind: CaseKind, [label, sampled]: Picked, path: string, body: string | Buffer | undefined, headers: Record<string, string>, sent?: FuzzObject): FuzzCase => ({
+  const make = (
+    kind: CaseKind,
+    [label, sampled]: Picked,
+    path: string,
+    body: string | Buffer | undefined,
+    headers: Record<string, string>,
+    sent?: FuzzObject,
+  ): FuzzCase => ({
     shape,
     kind,
     sampled,
@@ -80,7 +89,8 @@ export function casesFor(shape: RouteShape, { ctx, seeded, pathValues }: CaseOpt
   });
   const body = shape.body;
   // Each case gets fresh unique names, so that creates do not collide on them (409).
-  const fresh = (): FuzzObject | undefined => (body.kind === "json" ? baselineOf(body.schema, ctx, body.exclude) : undefined);
+  const fresh = (): FuzzObject | undefined =>
+    body.kind === "json" ? baselineOf(body.schema, ctx, body.exclude) : undefined;
   const baseline = fresh();
   const upload = body.kind === "multipart" ? multipartBody("fuzz.txt", Buffer.from("hello fuzz\n")) : undefined;
   const headers = baseline ? JSON_HEADERS : (upload?.headers ?? {});
@@ -90,7 +100,9 @@ export function casesFor(shape: RouteShape, { ctx, seeded, pathValues }: CaseOpt
     return json ? jsonText(json) : upload?.body;
   };
   const at = (query = "") => pathOf(shape, pathValues, query);
-  const cases: FuzzCase[] = [make("baseline", fixed("baseline"), at(), baseline ? jsonText(baseline) : upload?.body, headers, baseline)];
+  const cases: FuzzCase[] = [
+    make("baseline", fixed("baseline"), at(), baseline ? jsonText(baseline) : upload?.body, headers, baseline),
+  ];
 
   shape.variables.forEach((variable, index) => {
     for (const [label, segment, sampled] of pick(seeded, SEGMENT_POOL, SAMPLED_TOP)) {
@@ -99,16 +111,38 @@ export function casesFor(shape: RouteShape, { ctx, seeded, pathValues }: CaseOpt
     }
   });
 
-  cases.push(make("query", fixed("unknown and malformed query parameters"), at(`%zz=1&a=%00&__proto__=x&constructor%5Bprototype%5D=y&unknown=${"q".repeat(2000)}`), again(), headers));
+  cases.push(
+    make(
+      "query",
+      fixed("unknown and malformed query parameters"),
+      at(`%zz=1&a=%00&__proto__=x&constructor%5Bprototype%5D=y&unknown=${"q".repeat(2000)}`),
+      again(),
+      headers,
+    ),
+  );
   for (const field of shape.queryFields) {
     for (const [label, text, sampled] of pick(seeded, queryPool(field), SAMPLED_NESTED))
-      cases.push(make("query", [`query ${field.name}: ${label}`, sampled], at(`${field.name}=${text}`), again(), headers));
-    if (field.fieldKind === "list") cases.push(make("query", fixed(`query ${field.name}: repeated`), at(`${field.name}=a&${field.name}=%00`), again(), headers));
+      cases.push(
+        make("query", [`query ${field.name}: ${label}`, sampled], at(`${field.name}=${text}`), again(), headers),
+      );
+    if (field.fieldKind === "list")
+      cases.push(
+        make(
+          "query",
+          fixed(`query ${field.name}: repeated`),
+          at(`${field.name}=a&${field.name}=%00`),
+          again(),
+          headers,
+        ),
+      );
   }
 
   const hugeBytes = Math.min(Math.floor(shape.route.maxBodyBytes / 4), 256 * 1024);
   if (baseline) {
-    for (const [label, raw, headers, sent] of malformedBodies(fresh()!, Math.min(shape.route.maxBodyBytes, 1024 * 1024))) {
+    for (const [label, raw, headers, sent] of malformedBodies(
+      fresh()!,
+      Math.min(shape.route.maxBodyBytes, 1024 * 1024),
+    )) {
       cases.push(make("body", fixed(`body: ${label}`), at(), raw, headers ?? JSON_HEADERS, sent));
     }
   }
@@ -118,7 +152,9 @@ export function casesFor(shape: RouteShape, { ctx, seeded, pathValues }: CaseOpt
       const pool = poolOf(slot.field, valid, hugeBytes);
       for (const [label, value, sampled] of pick(seeded, pool, slot.path.length === 1 ? SAMPLED_TOP : SAMPLED_NESTED)) {
         const sent = withValueAt(fresh()!, slot.path, value);
-        cases.push(make("field", [`${slot.path.join(".")}: ${label}`, sampled], at(), jsonText(sent), JSON_HEADERS, sent));
+        cases.push(
+          make("field", [`${slot.path.join(".")}: ${label}`, sampled], at(), jsonText(sent), JSON_HEADERS, sent),
+        );
       }
     }
   }
@@ -128,7 +164,8 @@ export function casesFor(shape: RouteShape, { ctx, seeded, pathValues }: CaseOpt
     }
   }
   if (body.kind === "multipart") {
-    for (const [label, upload, sent] of multipartCases()) cases.push(make("upload", fixed(`upload: ${label}`), at(), upload.body, upload.headers, sent));
+    for (const [label, upload, sent] of multipartCases())
+      cases.push(make("upload", fixed(`upload: ${label}`), at(), upload.body, upload.headers, sent));
   }
   return cases;
 }
@@ -158,7 +195,11 @@ function slotsOf(schema: DescMessage, exclude: ReadonlySet<string>, prefix: Arra
     const path = [...prefix, field.name];
     slots.push({ path, field });
     const nested =
-      field.fieldKind === "message" || (field.fieldKind === "list" && field.listKind === "message") || (field.fieldKind === "map" && field.mapKind === "message") ? field.message : undefined;
+      field.fieldKind === "message" ||
+      (field.fieldKind === "list" && field.listKind === "message") ||
+      (field.fieldKind === "map" && field.mapKind === "message")
+        ? field.message
+        : undefined;
     if (!nested || nested.typeName.startsWith("google.") || depthOf(prefix) >= SLOT_DEPTH) continue;
     const into = field.fieldKind === "list" ? [...path, 0] : field.fieldKind === "map" ? [...path, "key"] : path;
     slots.push(...slotsOf(nested, exclude, into));
@@ -200,12 +241,23 @@ interface Upload {
   headers: Record<string, string>;
 }
 
-function multipartBody(fileName: string | Buffer, content: Buffer, options: { disposition?: string; truncated?: boolean } = {}): Upload {
+function multipartBody(
+  fileName: string | Buffer,
+  content: Buffer,
+  options: { disposition?: string; truncated?: boolean } = {},
+): Upload {
   const boundary = "fuzz-boundary-7f3a";
   const disposition = options.disposition ?? `form-data; name="file"; filename="`;
-  const head = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}`), Buffer.from(fileName), Buffer.from(`"\r\nContent-Type: text/plain\r\n\r\n`)]);
+  const head = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}`),
+    Buffer.from(fileName),
+    Buffer.from(`"\r\nContent-Type: text/plain\r\n\r\n`),
+  ]);
   const tail = Buffer.from(options.truncated ? "\r\n--" : `\r\n--${boundary}--\r\n`);
-  return { body: Buffer.concat([head, content, tail]), headers: { "content-type": `multipart/form-data; boundary=${boundary}` } };
+  return {
+    body: Buffer.concat([head, content, tail]),
+    headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+  };
 }
 
 function multipartCases(): Array<[string, Upload, FuzzObject | undefined]> {
@@ -214,7 +266,11 @@ function multipartCases(): Array<[string, Upload, FuzzObject | undefined]> {
   return [
     ["not multipart", { body: Buffer.from('{"file":"x"}'), headers: JSON_HEADERS }, undefined],
     ["NUL in the file name", multipartBody(Buffer.from("a\u0000b.txt"), text), undefined],
-    ["invalid UTF-8 in the file name", multipartBody(Buffer.from([0x61, 0xed, 0xa0, 0x80, 0x2e, 0x74]), text), undefined],
+    [
+      "invalid UTF-8 in the file name",
+      multipartBody(Buffer.from([0x61, 0xed, 0xa0, 0x80, 0x2e, 0x74]), text),
+      undefined,
+    ],
     ["5,000-character file name", ...named(`${"n".repeat(5000)}.txt`)],
     // The directory part of a multipart file name is dropped, as RFC 7578 §4.2 allows: no read-back.
     ["file name with a path", multipartBody("../../etc/passwd", text), undefined],

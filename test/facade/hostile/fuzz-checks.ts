@@ -23,7 +23,12 @@ export interface Outgoing {
 /** Only a guard against a request that never ends; nothing is measured with it. */
 const HANG_GUARD_MS = 60_000;
 
-export function send(base: string, method: string, path: string, { key, headers = {}, body }: Outgoing = {}): Promise<Answer> {
+export function send(
+  base: string,
+  method: string,
+  path: string,
+  { key, headers = {}, body }: Outgoing = {},
+): Promise<Answer> {
   const url = new URL(base);
   const payload = typeof body === "string" ? Buffer.from(body) : body;
   return new Promise((resolve) => {
@@ -34,7 +39,11 @@ export function send(base: string, method: string, path: string, { key, headers 
         port: url.port,
         method,
         path,
-        headers: { ...headers, ...(key ? { authorization: `Bearer ${key}` } : {}), ...(payload ? { "content-length": String(payload.length) } : {}) },
+        headers: {
+          ...headers,
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+          ...(payload ? { "content-length": String(payload.length) } : {}),
+        },
       },
       (res) => {
         answered = true;
@@ -64,7 +73,8 @@ export function answerProblems(answer: Answer): string[] {
   const problems: string[] = [];
   if (answer.status === 0) return [`no answer (${answer.failure})`];
   if (answer.status >= 500) problems.push(`answered ${answer.status}`);
-  else if (answer.status < 200 || (answer.status >= 300 && answer.status < 400)) problems.push(`answered ${answer.status}`);
+  else if (answer.status < 200 || (answer.status >= 300 && answer.status < 400))
+    problems.push(`answered ${answer.status}`);
   if (answer.status >= 400) {
     const envelope = envelopeProblem(answer);
     if (envelope) problems.push(envelope);
@@ -80,7 +90,8 @@ function envelopeProblem({ status, text }: Answer): string | undefined {
   } catch {
     return "the error body is not JSON";
   }
-  if (!isFuzzObject(body as FuzzJson) || Object.keys(body as object).join() !== "error") return 'the error body is not {"error": …}';
+  if (!isFuzzObject(body as FuzzJson) || Object.keys(body as object).join() !== "error")
+    return 'the error body is not {"error": …}';
   const error = (body as { error: unknown }).error as Record<string, unknown> | null;
   if (error === null || typeof error !== "object") return "error is not an object";
   if (error.code !== status) return `error.code ${String(error.code)} is not the HTTP status`;
@@ -89,7 +100,8 @@ function envelopeProblem({ status, text }: Answer): string | undefined {
   const extra = Object.keys(error).filter((k) => !["code", "message", "metadata", "type", "param"].includes(k));
   if (extra.length > 0) return `error has unexpected fields ${extra.join(", ")}`;
   for (const name of ["type", "param"]) {
-    if (name in error && (typeof error[name] !== "string" || error[name] === "")) return `error.${name} is not a non-empty string`;
+    if (name in error && (typeof error[name] !== "string" || error[name] === ""))
+      return `error.${name} is not a non-empty string`;
   }
   return undefined;
 }
@@ -105,7 +117,8 @@ export function readBackProblems(sent: FuzzObject, body: unknown, where: string)
   for (const [name, value] of Object.entries(sent)) {
     if (!isText(value)) continue;
     const got = responseField(body, name);
-    if (got === undefined || got === null || typeof got !== typeof value || Array.isArray(got) !== Array.isArray(value)) continue;
+    if (got === undefined || got === null || typeof got !== typeof value || Array.isArray(got) !== Array.isArray(value))
+      continue;
     if (JSON.stringify(got) !== JSON.stringify(value) && !sameInstant(value, got) && !sameSet(value, got))
       problems.push(`${where}: ${name} was sent as ${excerpt(value)} and reads back as ${excerpt(got)}`);
   }
@@ -121,7 +134,9 @@ function sameInstant(sent: unknown, got: unknown): boolean {
 const ISO_TIME = /^[+-]?\d{4,6}-\d\d-\d\dT\d\d:\d\d/;
 
 function isText(value: FuzzJson): value is string | string[] {
-  return typeof value === "string" || (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string"));
+  return (
+    typeof value === "string" || (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string"))
+  );
 }
 
 export function excerpt(value: unknown, length = 120): string {
@@ -138,7 +153,11 @@ export function parsed(answer: Answer): unknown {
 }
 
 /** Runs `work` over `items` with at most `concurrency` at a time. */
-export async function inPool<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+export async function inPool<T>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length) await work(items[next++]!);

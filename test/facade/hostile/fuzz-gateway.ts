@@ -30,14 +30,40 @@ export async function startFuzzGateway(): Promise<FuzzGateway> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "gateway-fuzz-"));
   const pricing = { prompt: "0.000001", completion: "0.000002" };
   const catalog = await writeCatalogFile({
-    providers: [{ slug: "mockai", name: "MockAI", kind: "openai", base_url: upstream.openaiBaseUrl, api_key: upstream.apiKey, timeout_ms: 2000 }],
+    providers: [
+      {
+        slug: "mockai",
+        name: "MockAI",
+        kind: "openai",
+        base_url: upstream.openaiBaseUrl,
+        api_key: upstream.apiKey,
+        timeout_ms: 2000,
+      },
+    ],
     models: [
-      { id: "mock/chat", name: "Mock: Chat", context_length: 32_000, endpoints: [{ provider: "mockai", upstream_model_id: "chat-a", pricing, max_completion_tokens: 1000 }] },
-      { id: "mock/embed", name: "Mock: Embed", context_length: 8_000, output_modalities: ["embeddings"], endpoints: [{ provider: "mockai", upstream_model_id: "embed-a", pricing }] },
+      {
+        id: "mock/chat",
+        name: "Mock: Chat",
+        context_length: 32_000,
+        endpoints: [{ provider: "mockai", upstream_model_id: "chat-a", pricing, max_completion_tokens: 1000 }],
+      },
+      {
+        id: "mock/embed",
+        name: "Mock: Embed",
+        context_length: 8_000,
+        output_modalities: ["embeddings"],
+        endpoints: [{ provider: "mockai", upstream_model_id: "embed-a", pricing }],
+      },
     ],
   });
   const gw = await startTestGateway(
-    { GATEWAY_CONFIG: catalog, GATEWAY_DATA_DIR: dataDir, GATEWAY_RATE_LIMIT_REQUESTS: "100000000", GATEWAY_BATCH_CONCURRENCY: "0", GATEWAY_INTERN_DAEMON_TIMEOUT_MS: "300" },
+    {
+      GATEWAY_CONFIG: catalog,
+      GATEWAY_DATA_DIR: dataDir,
+      GATEWAY_RATE_LIMIT_REQUESTS: "100000000",
+      GATEWAY_BATCH_CONCURRENCY: "0",
+      GATEWAY_INTERN_DAEMON_TIMEOUT_MS: "300",
+    },
     { internHosts: new TestInternHosts() },
   );
   const org = await seedOrganization("fuzz", ["interns", "private_endpoints"]);

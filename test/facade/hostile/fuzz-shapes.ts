@@ -45,24 +45,48 @@ export function routeShapes(services: readonly DescService[]): RouteShape[] {
 
 function shapeOf(route: Route): RouteShape {
   const input = route.method.input;
-  const variables = route.segments.flatMap((segment, index) => (segment.kind === "variable" ? [{ index, field: fieldAt(input, segment.field), name: segment.field.join(".") }] : []));
+  const variables = route.segments.flatMap((segment, index) =>
+    segment.kind === "variable" ? [{ index, field: fieldAt(input, segment.field), name: segment.field.join(".") }] : [],
+  );
   const bound = new Set(variables.map((v) => v.name.split(".")[0]!));
   const label = `${route.verb} ${route.template}`;
   if (input.typeName === "google.api.HttpBody") {
     // A raw JSON body, described by the message `(gateway.v1.raw_body_message)` names; free-form without one.
-    return { route, label, variables, body: { kind: "json", schema: rawBodyMessageOf(route), exclude: bound }, queryFields: [] };
+    return {
+      route,
+      label,
+      variables,
+      body: { kind: "json", schema: rawBodyMessageOf(route), exclude: bound },
+      queryFields: [],
+    };
   }
   if (route.method.methodKind === "client_streaming") {
     const metadata = input.oneofs[0]?.fields.find((f) => f.fieldKind === "message")?.message;
     if (!metadata) throw new Error(`${label}: a client-streaming route without a metadata message`);
-    return { route, label, variables, body: { kind: "multipart", metadata }, queryFields: metadata.fields.filter(isQueryable) };
+    return {
+      route,
+      label,
+      variables,
+      body: { kind: "multipart", metadata },
+      queryFields: metadata.fields.filter(isQueryable),
+    };
   }
   if (route.body === "") {
-    return { route, label, variables, body: { kind: "none" }, queryFields: input.fields.filter((f) => !bound.has(f.name) && isQueryable(f)) };
+    return {
+      route,
+      label,
+      variables,
+      body: { kind: "none" },
+      queryFields: input.fields.filter((f) => !bound.has(f.name) && isQueryable(f)),
+    };
   }
-  if (route.body === "*") return { route, label, variables, body: { kind: "json", schema: input, exclude: bound }, queryFields: [] };
+  if (route.body === "*")
+    return { route, label, variables, body: { kind: "json", schema: input, exclude: bound }, queryFields: [] };
   const field = input.fields.find((f) => f.name === route.body);
-  const schema = field?.fieldKind === "message" && !field.message.typeName.startsWith("google.protobuf.") ? field.message : undefined;
+  const schema =
+    field?.fieldKind === "message" && !field.message.typeName.startsWith("google.protobuf.")
+      ? field.message
+      : undefined;
   return { route, label, variables, body: { kind: "json", schema, exclude: new Set() }, queryFields: [] };
 }
 
@@ -83,7 +107,11 @@ function fieldAt(schema: DescMessage, path: string[]): DescField | undefined {
 
 /** A query parameter holds text: a scalar, an enum, or a list of them. */
 function isQueryable(field: DescField): boolean {
-  return field.fieldKind === "scalar" || field.fieldKind === "enum" || (field.fieldKind === "list" && field.listKind !== "message");
+  return (
+    field.fieldKind === "scalar" ||
+    field.fieldKind === "enum" ||
+    (field.fieldKind === "list" && field.listKind !== "message")
+  );
 }
 
 export function rulesOf(field: DescField): FieldRules | undefined {
@@ -97,7 +125,12 @@ export function isRequired(field: DescField): boolean {
 
 /** The wire strings of an enum field, first to last. */
 export function enumWires(field: DescField): string[] {
-  const desc = field.fieldKind === "enum" ? field.enum : (field.fieldKind === "list" || field.fieldKind === "map") && field.enum ? field.enum : undefined;
+  const desc =
+    field.fieldKind === "enum"
+      ? field.enum
+      : (field.fieldKind === "list" || field.fieldKind === "map") && field.enum
+        ? field.enum
+        : undefined;
   return desc ? wireNames(desc) : [];
 }
 
@@ -105,7 +138,12 @@ export function enumWires(field: DescField): string[] {
  * The baseline JSON of a message: its required fields (recursively), plus `model` fields, with
  * values its rules accept. Fields in `exclude` travel in the path.
  */
-export function baselineOf(schema: DescMessage | undefined, ctx: ShapeContext, exclude: ReadonlySet<string> = new Set(), depth = 0): FuzzObject {
+export function baselineOf(
+  schema: DescMessage | undefined,
+  ctx: ShapeContext,
+  exclude: ReadonlySet<string> = new Set(),
+  depth = 0,
+): FuzzObject {
   const out: FuzzObject = {};
   if (!schema) return { fuzz: `value-${ctx.unique()}` };
   for (const field of schema.fields) {
@@ -125,11 +163,21 @@ export function fieldValue(field: DescField, ctx: ShapeContext, depth: number): 
     case "enum":
       return enumWires(field)[0];
     case "list": {
-      const item = field.listKind === "message" ? messageValue(field.message, ctx, depth) : field.listKind === "enum" ? enumWires(field)[0] : scalarValue(field, field.scalar, rules, ctx);
+      const item =
+        field.listKind === "message"
+          ? messageValue(field.message, ctx, depth)
+          : field.listKind === "enum"
+            ? enumWires(field)[0]
+            : scalarValue(field, field.scalar, rules, ctx);
       return item === undefined ? undefined : [item];
     }
     case "map": {
-      const item = field.mapKind === "message" ? messageValue(field.message, ctx, depth) : field.mapKind === "enum" ? enumWires(field)[0] : scalarValue(field, field.scalar, undefined, ctx);
+      const item =
+        field.mapKind === "message"
+          ? messageValue(field.message, ctx, depth)
+          : field.mapKind === "enum"
+            ? enumWires(field)[0]
+            : scalarValue(field, field.scalar, undefined, ctx);
       return item === undefined ? undefined : { key: item };
     }
     case "message":
@@ -172,7 +220,13 @@ function scalarValue(field: DescField, scalar: ScalarType, rules: FieldRules | u
 }
 
 export function isInteger(scalar: ScalarType): boolean {
-  return scalar !== ScalarType.DOUBLE && scalar !== ScalarType.FLOAT && scalar !== ScalarType.STRING && scalar !== ScalarType.BYTES && scalar !== ScalarType.BOOL;
+  return (
+    scalar !== ScalarType.DOUBLE &&
+    scalar !== ScalarType.FLOAT &&
+    scalar !== ScalarType.STRING &&
+    scalar !== ScalarType.BYTES &&
+    scalar !== ScalarType.BOOL
+  );
 }
 
 /** A string the field's rules accept: a known id, a model, or the first candidate that fits. */
@@ -209,6 +263,7 @@ export function responseField(body: unknown, name: string): unknown {
   if (!isFuzzObject(body as FuzzJson)) return undefined;
   const object = body as Record<string, unknown>;
   const data = object.data;
-  if (data !== null && typeof data === "object" && !Array.isArray(data) && name in data) return (data as Record<string, unknown>)[name];
+  if (data !== null && typeof data === "object" && !Array.isArray(data) && name in data)
+    return (data as Record<string, unknown>)[name];
   return object[name];
 }

@@ -117,7 +117,13 @@ function enumPool(field: DescField): Pool<FuzzJson> {
       ["unknown value", "no_such_value"],
       ["NUL", `${first}\u0000`],
     ],
-    rest: [...wires.slice(0, 3).map((w): Labeled<FuzzJson> => [`'${w}'`, w]), ["empty", ""], ["number", 1], ["upper-cased", first.toUpperCase()], ["lone surrogate", "\udc00"]],
+    rest: [
+      ...wires.slice(0, 3).map((w): Labeled<FuzzJson> => [`'${w}'`, w]),
+      ["empty", ""],
+      ["number", 1],
+      ["upper-cased", first.toUpperCase()],
+      ["lone surrogate", "\udc00"],
+    ],
   };
 }
 
@@ -135,7 +141,16 @@ export const STRUCT_POOL: Pool<FuzzJson> = {
     ["lone surrogate value", { k: "\ud800" }],
     ["-1e400 in a list", { k: [raw("-1e400")] }],
     ["10,000 nested objects", { k: deepObject(DEEP) }],
-    ["legal odd keys and values", { "emoji 😀": "tab\t", "": "", ["__proto__"]: { x: 1 }, constructor: "c", nested: { list: [1, -0.5, true, null, "s"] } }],
+    [
+      "legal odd keys and values",
+      {
+        "emoji 😀": "tab\t",
+        "": "",
+        ["__proto__"]: { x: 1 },
+        constructor: "c",
+        nested: { list: [1, -0.5, true, null, "s"] },
+      },
+    ],
     ["-0", { z: raw("-0") }],
   ],
 };
@@ -226,11 +241,20 @@ export function poolOf(field: DescField, valid: FuzzJson | undefined, hugeBytes:
     case "enum":
       return enumPool(field);
     case "list": {
-      const element = field.listKind === "message" ? messagePool(field.message.typeName) : field.listKind === "enum" ? enumPool(field) : scalarPool(field, field.scalar, hugeBytes);
+      const element =
+        field.listKind === "message"
+          ? messagePool(field.message.typeName)
+          : field.listKind === "enum"
+            ? enumPool(field)
+            : scalarPool(field, field.scalar, hugeBytes);
       return listPool(field, element, Array.isArray(valid) ? valid[0] : undefined);
     }
     case "map":
-      return mapPool(valid !== null && typeof valid === "object" && !Array.isArray(valid) && !(valid instanceof RawJson) ? Object.values(valid)[0] : undefined);
+      return mapPool(
+        valid !== null && typeof valid === "object" && !Array.isArray(valid) && !(valid instanceof RawJson)
+          ? Object.values(valid)[0]
+          : undefined,
+      );
     case "message":
       return messagePool(field.message.typeName);
   }
@@ -283,7 +307,10 @@ export const SEGMENT_POOL: Pool<string> = {
 };
 
 export function queryPool(field: DescField): Pool<string> {
-  const scalar = field.fieldKind === "scalar" || (field.fieldKind === "list" && field.listKind === "scalar") ? field.scalar : undefined;
+  const scalar =
+    field.fieldKind === "scalar" || (field.fieldKind === "list" && field.listKind === "scalar")
+      ? field.scalar
+      : undefined;
   const typed: Labeled<string>[] =
     scalar === undefined
       ? [
@@ -320,5 +347,8 @@ export function queryPool(field: DescField): Pool<string> {
                 ["-0", "-0"],
                 ["word", "abc"],
               ];
-  return { must: [SEGMENT_POOL.must[1]!, SEGMENT_POOL.must[2]!], rest: [...typed, ["empty", ""], SEGMENT_POOL.rest[5]!, SEGMENT_POOL.rest[8]!] };
+  return {
+    must: [SEGMENT_POOL.must[1]!, SEGMENT_POOL.must[2]!],
+    rest: [...typed, ["empty", ""], SEGMENT_POOL.rest[5]!, SEGMENT_POOL.rest[8]!],
+  };
 }

@@ -93,16 +93,31 @@ class Run {
 
   async exchange(request: FuzzCase): Promise<Answer> {
     this.sent++;
-    return send(this.fuzz.url, request.method, request.path, { key: this.fuzz.key, headers: request.headers, body: request.body });
+    return send(this.fuzz.url, request.method, request.path, {
+      key: this.fuzz.key,
+      headers: request.headers,
+      body: request.body,
+    });
   }
 
   async check(request: FuzzCase): Promise<void> {
     this.checked.set(request.shape.label, (this.checked.get(request.shape.label) ?? 0) + 1);
     const answer = await this.exchange(request);
-    if (process.env.FUZZ_STATS) this.stats.push(`${request.shape.label}\t${answer.status}\t${request.label}\t${answer.text.slice(0, 160).replace(/\s+/g, " ")}`);
+    if (process.env.FUZZ_STATS)
+      this.stats.push(
+        `${request.shape.label}\t${answer.status}\t${request.label}\t${answer.text.slice(0, 160).replace(/\s+/g, " ")}`,
+      );
     const where = `${request.shape.label} [${request.label}]`;
-    for (const problem of answerProblems(answer)) this.failures.push(`${where}: ${problem}: ${excerpt(answer.text, 300)}`);
-    if (answer.status < 200 || answer.status >= 300 || !request.sent || request.method === "GET" || request.method === "DELETE") return;
+    for (const problem of answerProblems(answer))
+      this.failures.push(`${where}: ${problem}: ${excerpt(answer.text, 300)}`);
+    if (
+      answer.status < 200 ||
+      answer.status >= 300 ||
+      !request.sent ||
+      request.method === "GET" ||
+      request.method === "DELETE"
+    )
+      return;
     const body = parsed(answer);
     this.accepted++;
     this.failures.push(...readBackProblems(request.sent, body, `${where} answer`));
@@ -143,12 +158,16 @@ class Run {
   private followUp(request: FuzzCase, body: unknown): string | undefined {
     const shape = request.shape;
     if (shape.variables.length === 0 && request.method === "POST") {
-      const child = this.children(shape).find(([, other]) => other.route.verb === "GET" && other.route.segments.length === shape.route.segments.length + 1);
+      const child = this.children(shape).find(
+        ([, other]) => other.route.verb === "GET" && other.route.segments.length === shape.route.segments.length + 1,
+      );
       if (!child) return undefined;
       const id = responseField(body, child[0]) ?? responseField(body, "id");
       return typeof id === "string" ? pathOf(child[1], [encodeURIComponent(id)]) : undefined;
     }
-    const get = this.shapes.find((other) => other.route.verb === "GET" && other.route.template === shape.route.template);
+    const get = this.shapes.find(
+      (other) => other.route.verb === "GET" && other.route.template === shape.route.template,
+    );
     return get ? request.path.split("?")[0] : undefined;
   }
 }
@@ -169,7 +188,8 @@ test("every route: 2xx or a 4xx envelope, nothing leaked, accepted text read bac
     const [baseline] = casesFor(shape, { ctx: run.ctx, seeded: run.seeded, pathValues: [] });
     const answer = await run.exchange(baseline!);
     if (answer.status >= 200 && answer.status < 300) run.remember(shape, parsed(answer));
-    for (const problem of answerProblems(answer)) run.failures.push(`${shape.label} [baseline]: ${problem}: ${excerpt(answer.text, 300)}`);
+    for (const problem of answerProblems(answer))
+      run.failures.push(`${shape.label} [baseline]: ${problem}: ${excerpt(answer.text, 300)}`);
   }
   const phases = [shapes.filter((s) => s.route.verb !== "DELETE"), shapes.filter((s) => s.route.verb === "DELETE")];
   let cases = 0;
@@ -182,9 +202,11 @@ test("every route: 2xx or a 4xx envelope, nothing leaked, accepted text read bac
   }
   for (const [label, method, path] of routingCases()) {
     const answer = await send(fuzz.url, method, path, { key: fuzz.key });
-    for (const problem of answerProblems(answer)) run.failures.push(`${method} ${excerpt(path, 60)} [${label}]: ${problem}: ${excerpt(answer.text, 300)}`);
+    for (const problem of answerProblems(answer))
+      run.failures.push(`${method} ${excerpt(path, 60)} [${label}]: ${problem}: ${excerpt(answer.text, 300)}`);
   }
-  if (process.env.FUZZ_STATS) await writeFile(process.env.FUZZ_STATS, [...run.stats, "FAILURES", ...run.failures].join("\n"));
+  if (process.env.FUZZ_STATS)
+    await writeFile(process.env.FUZZ_STATS, [...run.stats, "FAILURES", ...run.failures].join("\n"));
   console.log(
     `  fuzzed ${shapes.length} routes with ${cases} cases (${run.sent} requests with follow-ups); ${run.createdCount} resources created, ${run.accepted} writes accepted, ${run.readBack} read back`,
   );
@@ -195,9 +217,15 @@ test("every route: 2xx or a 4xx envelope, nothing leaked, accepted text read bac
   assert.ok(cases >= FLOORS.cases, `${cases} cases, fewer than ${FLOORS.cases}`);
   const unfuzzed = shapes.filter((s) => (run.checked.get(s.label) ?? 0) < 2).map((s) => s.label);
   assert.ok(unfuzzed.length === 0, `routes sent no more than their baseline:\n${unfuzzed.join("\n")}`);
-  assert.ok(run.createdCount >= FLOORS.created, `${run.createdCount} resources created for the later routes, fewer than ${FLOORS.created}`);
+  assert.ok(
+    run.createdCount >= FLOORS.created,
+    `${run.createdCount} resources created for the later routes, fewer than ${FLOORS.created}`,
+  );
   assert.ok(run.accepted >= FLOORS.accepted, `${run.accepted} writes accepted, fewer than ${FLOORS.accepted}`);
-  assert.ok(run.readBack >= FLOORS.readBack, `${run.readBack} accepted writes read back with a GET, fewer than ${FLOORS.readBack}`);
+  assert.ok(
+    run.readBack >= FLOORS.readBack,
+    `${run.readBack} accepted writes read back with a GET, fewer than ${FLOORS.readBack}`,
+  );
 });
 
 test.run();

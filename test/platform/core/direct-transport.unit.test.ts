@@ -1,11 +1,27 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { isMessage } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, createContextKey, type Client, type HandlerContext, type Interceptor, type ServiceImpl } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createClient,
+  createContextKey,
+  type Client,
+  type HandlerContext,
+  type Interceptor,
+  type ServiceImpl,
+} from "@connectrpc/connect";
 import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { FileSchema, FilesService, UploadFileRequestSchema, type GetFileContentRequest, type GetFileRequest, type UploadFileRequest } from "../../../gen/gateway/v1/files_pb.js";
+import {
+  FileSchema,
+  FilesService,
+  UploadFileRequestSchema,
+  type GetFileContentRequest,
+  type GetFileRequest,
+  type UploadFileRequest,
+} from "../../../gen/gateway/v1/files_pb.js";
 import { HttpBodySchema } from "../../../gen/google/api/httpbody_pb.js";
 import { createDirectTransport } from "../../../server/platform/core/direct-transport.js";
 import { eventually } from "../../support/eventually.js";
@@ -122,7 +138,13 @@ test.before(async (ctx) => {
   await new Promise<void>((resolve) => ctx.server.listen(0, "127.0.0.1", resolve));
   const { port } = ctx.server.address() as AddressInfo;
   ctx.clients = [
-    ["direct", createClient(FilesService, createDirectTransport([[FilesService, impl]], { interceptors, shutdownSignal: new AbortController().signal }))],
+    [
+      "direct",
+      createClient(
+        FilesService,
+        createDirectTransport([[FilesService, impl]], { interceptors, shutdownSignal: new AbortController().signal }),
+      ),
+    ],
     ["grpc", createClient(FilesService, createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}` }))],
   ];
 });
@@ -147,7 +169,9 @@ async function drain(stream: AsyncIterable<unknown>): Promise<void> {
   for await (const _ of stream);
 }
 
-async function failure(promise: Promise<unknown>): Promise<{ code: Code; message: string; metadata: Record<string, string> }> {
+async function failure(
+  promise: Promise<unknown>,
+): Promise<{ code: Code; message: string; metadata: Record<string, string> }> {
   try {
     await promise;
   } catch (err) {
@@ -157,7 +181,9 @@ async function failure(promise: Promise<unknown>): Promise<{ code: Code; message
   throw new Error("the call did not fail");
 }
 
-test("unary: init shapes become real messages; the chain runs; the handler sees headers and fresh context values", async ({ clients }) => {
+test("unary: init shapes become real messages; the chain runs; the handler sees headers and fresh context values", async ({
+  clients,
+}) => {
   for (const [name, client] of clients) {
     const file = await client.getFile(
       { fileId: "init" },
@@ -172,13 +198,22 @@ test("unary: init shapes become real messages; the chain runs; the handler sees 
   }
 });
 
-test("errors: the handler's response headers and the error's metadata reach the caller; anything else is 'internal error'", async ({ clients }) => {
+test("errors: the handler's response headers and the error's metadata reach the caller; anything else is 'internal error'", async ({
+  clients,
+}) => {
   const results = [];
   for (const [, client] of clients) {
-    results.push([await failure(client.getFile({ fileId: "header-then-fail" })), await failure(client.getFile({ fileId: "plain-error" }))]);
+    results.push([
+      await failure(client.getFile({ fileId: "header-then-fail" })),
+      await failure(client.getFile({ fileId: "plain-error" })),
+    ]);
   }
   assert.equal(results[0], results[1]);
-  assert.equal(results[0]![0], { code: Code.NotFound, message: "nope", metadata: { "retry-after": "3", "x-handler": "set" } });
+  assert.equal(results[0]![0], {
+    code: Code.NotFound,
+    message: "nope",
+    metadata: { "retry-after": "3", "x-handler": "set" },
+  });
   assert.equal(results[0]![1], { code: Code.Internal, message: "internal error", metadata: {} });
 });
 
@@ -208,12 +243,18 @@ test("the caller's signal aborts ctx.signal and the caller gets Canceled", async
     const before = new AbortController();
     before.abort();
     assert.is((await failure(client.getFile({ fileId: "wait" }, { signal: before.signal }))).code, Code.Canceled, name);
-    assert.is((await failure(drain(client.getFileContent({ fileId: "init" }, { signal: before.signal })))).code, Code.Canceled, name);
+    assert.is(
+      (await failure(drain(client.getFileContent({ fileId: "init" }, { signal: before.signal })))).code,
+      Code.Canceled,
+      name,
+    );
     assert.equal(probe.started, [], `${name}: a call aborted before it started never reaches the handler`);
   }
 });
 
-test("server streaming: real messages; a failure midway after the first message is 'internal error'", async ({ clients }) => {
+test("server streaming: real messages; a failure midway after the first message is 'internal error'", async ({
+  clients,
+}) => {
   const failures = [];
   for (const [name, client] of clients) {
     const texts: string[] = [];
@@ -226,7 +267,8 @@ test("server streaming: real messages; a failure midway after the first message 
     const seen: string[] = [];
     const error = await failure(
       (async () => {
-        for await (const body of client.getFileContent({ fileId: "fail-midway" })) seen.push(new TextDecoder().decode(body.data));
+        for await (const body of client.getFileContent({ fileId: "fail-midway" }))
+          seen.push(new TextDecoder().decode(body.data));
       })(),
     );
     assert.equal(seen, ["one"], name);
@@ -243,7 +285,8 @@ test("a caller that leaves a stream aborts the handler, whose finally runs", asy
     const controller = new AbortController();
     const error = await failure(
       (async () => {
-        for await (const _ of client.getFileContent({ fileId: "hang" }, { signal: controller.signal })) controller.abort();
+        for await (const _ of client.getFileContent({ fileId: "hang" }, { signal: controller.signal }))
+          controller.abort();
       })(),
     );
     assert.is(error.code, Code.Canceled, name);
@@ -253,7 +296,10 @@ test("a caller that leaves a stream aborts the handler, whose finally runs", asy
     // As the facade leaves a stream whose first message was the whole answer: abort, never read on.
     probe.finalized = 0;
     const leaving = new AbortController();
-    const first = await client.getFileContent({ fileId: "hang" }, { signal: leaving.signal })[Symbol.asyncIterator]().next();
+    const first = await client
+      .getFileContent({ fileId: "hang" }, { signal: leaving.signal })
+      [Symbol.asyncIterator]()
+      .next();
     assert.is(first.done, false, name);
     leaving.abort();
     await eventually(() => probe.finalized, `${name}: the handler's finally ran`);
@@ -285,7 +331,10 @@ test("a method without implementation answers Unimplemented", async ({ clients }
 test("the gateway's shutdown signal aborts the handlers in flight", async () => {
   // A transport of its own: the shutdown it tests would end the calls of every later test.
   const shutdown = new AbortController();
-  const direct = createClient(FilesService, createDirectTransport([[FilesService, impl]], { interceptors, shutdownSignal: shutdown.signal }));
+  const direct = createClient(
+    FilesService,
+    createDirectTransport([[FilesService, impl]], { interceptors, shutdownSignal: shutdown.signal }),
+  );
   probe.started.length = 0;
   probe.signalReasons.length = 0;
   const pending = failure(direct.getFile({ fileId: "wait" }));

@@ -1,12 +1,31 @@
 import * as assert from "uvu/assert";
-import { create, createFileRegistry, ScalarType, setExtension, toJson, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
-import { FieldDescriptorProto_Label, FieldDescriptorProto_Type, FieldOptionsSchema, FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import {
+  create,
+  createFileRegistry,
+  ScalarType,
+  setExtension,
+  toJson,
+  type DescMessage,
+  type JsonObject,
+  type JsonValue,
+} from "@bufbuild/protobuf";
+import {
+  FieldDescriptorProto_Label,
+  FieldDescriptorProto_Type,
+  FieldOptionsSchema,
+  FileDescriptorProtoSchema,
+} from "@bufbuild/protobuf/wkt";
 import { ConnectError } from "@connectrpc/connect";
 import { UploadFileRequestSchema } from "../../../gen/gateway/v1/files_pb.js";
 import { CreateGuardrailRequestSchema } from "../../../gen/gateway/v1/guardrails_pb.js";
 import { ChatCompletionRequestSchema, CreateEmbeddingRequestSchema } from "../../../gen/gateway/v1/inference_pb.js";
 import { CreateKeyRequestSchema } from "../../../gen/gateway/v1/keys_pb.js";
-import { file_gateway_v1_options, FieldRulesSchema, rules as rulesOption, type FieldRules } from "../../../gen/gateway/v1/options_pb.js";
+import {
+  file_gateway_v1_options,
+  FieldRulesSchema,
+  rules as rulesOption,
+  type FieldRules,
+} from "../../../gen/gateway/v1/options_pb.js";
 import { CreatePrivateEndpointRequestSchema } from "../../../gen/gateway/v1/private_endpoints_pb.js";
 import { jsonViolation, keySegment, keyViolation } from "../../../server/platform/core/json-rules.js";
 import { compileJsonValidator } from "../../../server/platform/core/json-validator.js";
@@ -87,13 +106,22 @@ function unknownFieldOutcome(schema: DescMessage, object: JsonObject, name: stri
       .filter(([k, v]) => findField(schema, k) === field && v !== null)
       .pop()![1];
     const path = name ? `${name}.${field.name}` : field.name;
-    const message = field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map" ? field.message : undefined;
+    const message =
+      field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map"
+        ? field.message
+        : undefined;
     if (!message || message.typeName.startsWith("google.")) continue;
     const found =
       field.fieldKind === "list"
-        ? firstOf((kept as JsonValue[]).map((item, i) => unknownFieldOutcome(message, item as JsonObject, `${path}[${i}]`)))
+        ? firstOf(
+            (kept as JsonValue[]).map((item, i) => unknownFieldOutcome(message, item as JsonObject, `${path}[${i}]`)),
+          )
         : field.fieldKind === "map"
-          ? firstOf(Object.entries(kept as JsonObject).map(([k, item]) => unknownFieldOutcome(message, item as JsonObject, path + keySegment(k))))
+          ? firstOf(
+              Object.entries(kept as JsonObject).map(([k, item]) =>
+                unknownFieldOutcome(message, item as JsonObject, path + keySegment(k)),
+              ),
+            )
           : unknownFieldOutcome(message, kept as JsonObject, path);
     if (found) return found;
   }
@@ -121,7 +149,12 @@ const chat = (extra: JsonObject): JsonObject => ({ model: "mock/chat", messages:
 const embed = (extra: JsonObject): JsonObject => ({ model: "mock/embed", input: "hello", ...extra });
 const UUID = "123e4567-e89b-12d3-a456-426614174000";
 const pricing = { prompt: "0.5", completion: "1" };
-const endpoint = (extra: JsonObject): JsonObject => ({ model_permaslug: "m", provider_slug: "p", upstream_model_id: "u", ...extra });
+const endpoint = (extra: JsonObject): JsonObject => ({
+  model_permaslug: "m",
+  provider_slug: "p",
+  upstream_model_id: "u",
+  ...extra,
+});
 
 const BAD: Array<[string, DescMessage, JsonObject]> = [
   // Types, at every level.
@@ -140,9 +173,17 @@ const BAD: Array<[string, DescMessage, JsonObject]> = [
   ["provider an array", Chat, chat({ provider: [] })],
   ["provider.order item a number", Chat, chat({ provider: { order: ["a", 1] } })],
   ["provider.sort not a wire name", Chat, chat({ provider: { sort: "cheapest" } })],
-  ["tool_calls[0].function a string", Chat, chat({ messages: [{ role: "assistant", tool_calls: [{ id: "c", function: "f" }] }] })],
+  [
+    "tool_calls[0].function a string",
+    Chat,
+    chat({ messages: [{ role: "assistant", tool_calls: [{ id: "c", function: "f" }] }] }),
+  ],
   ["tool_calls[0].index a fraction", Chat, chat({ messages: [{ role: "assistant", tool_calls: [{ index: 0.5 }] }] })],
-  ["a decode error after a rule violation still comes first", Chat, chat({ max_tokens: 0, messages: [{ role: "nobody" }] })],
+  [
+    "a decode error after a rule violation still comes first",
+    Chat,
+    chat({ max_tokens: 0, messages: [{ role: "nobody" }] }),
+  ],
   // Integers: ranges and digit strings.
   ["max_tokens above int32", Chat, chat({ max_tokens: 2147483648 })],
   ["max_tokens as a digit string above int32", Chat, chat({ max_tokens: "2147483648" })],
@@ -161,7 +202,11 @@ const BAD: Array<[string, DescMessage, JsonObject]> = [
   ["session_id of 257 characters", Chat, chat({ session_id: "s".repeat(257) })],
   ["provider.only with an empty slug", Chat, chat({ provider: { only: [""] } })],
   ["tool function name with a space", Chat, chat({ tools: [{ type: "function", function: { name: "a b" } }] })],
-  ["tool function name of 65 characters", Chat, chat({ tools: [{ type: "function", function: { name: "f".repeat(65) } }] })],
+  [
+    "tool function name of 65 characters",
+    Chat,
+    chat({ tools: [{ type: "function", function: { name: "f".repeat(65) } }] }),
+  ],
   ["tool without type", Chat, chat({ tools: [{ function: { name: "f" } }] })],
   ["embedding without input", Embedding, { model: "m" }],
   ["embedding model empty (implicit presence: not set, required)", Embedding, embed({ model: "" })],
@@ -171,7 +216,11 @@ const BAD: Array<[string, DescMessage, JsonObject]> = [
   ["guardrail limit_usd negative", Guardrail, { name: "g", limit_usd: -1 }],
   ["guardrail reset_interval unknown", Guardrail, { name: "g", reset_interval: "hourly" }],
   ["guardrail allowed_data_regions item unknown", Guardrail, { name: "g", allowed_data_regions: ["us", "mars"] }],
-  ["guardrail builtin action off pattern", Guardrail, { name: "g", content_filter_builtins: [{ slug: "email", action: "shout" }] }],
+  [
+    "guardrail builtin action off pattern",
+    Guardrail,
+    { name: "g", content_filter_builtins: [{ slug: "email", action: "shout" }] },
+  ],
   ["guardrail builtin without slug", Guardrail, { name: "g", content_filter_builtins: [{ action: "flag" }] }],
   ["guardrail content filter not an object", Guardrail, { name: "g", content_filters: [[]] }],
   ["guardrail allowed_models item of 257 characters", Guardrail, { name: "g", allowed_models: ["m".repeat(257)] }],
@@ -194,26 +243,50 @@ const BAD: Array<[string, DescMessage, JsonObject]> = [
   ["NUL in content", Chat, chat({ messages: [user("a\u0000")] })],
   ["NUL in a content part", Chat, chat({ messages: [user([{ type: "text", text: "a\u0000" }])] })],
   ["lone surrogate in a response_format key", Chat, chat({ response_format: { "\ud800": 1 } })],
-  ["NUL deep in response_format", Chat, chat({ response_format: { type: "json_schema", json_schema: { schema: { a: ["x", "\u0000"] } } } })],
-  ["Infinity in a tool's parameters", Chat, chat({ tools: [{ type: "function", function: { name: "f", parameters: { x: Number.POSITIVE_INFINITY } } }] })],
-  ["lone surrogate in messages[1].name", Chat, chat({ messages: [user(), { role: "user", name: "\udfff", content: "x" }] })],
+  [
+    "NUL deep in response_format",
+    Chat,
+    chat({ response_format: { type: "json_schema", json_schema: { schema: { a: ["x", "\u0000"] } } } }),
+  ],
+  [
+    "Infinity in a tool's parameters",
+    Chat,
+    chat({ tools: [{ type: "function", function: { name: "f", parameters: { x: Number.POSITIVE_INFINITY } } }] }),
+  ],
+  [
+    "lone surrogate in messages[1].name",
+    Chat,
+    chat({ messages: [user(), { role: "user", name: "\udfff", content: "x" }] }),
+  ],
   ["NUL in a guardrail content filter key", Guardrail, { name: "g", content_filters: [{ "a\u0000": 1 }] }],
   ["NUL in stop", Chat, chat({ stop: ["a", "b\u0000"] })],
   // Nesting: protobuf-es' recursion limit counts from the root, and differs for Value and Struct.
   ["response_format 98 levels under a key", Chat, chat({ response_format: { a: nested(98) } })],
   ["stop 98 levels deep", Chat, chat({ stop: nested(98) })],
   ["content 97 levels deep (one message down)", Chat, chat({ messages: [user(nested(97))] })],
-  ["tool parameters 96 levels deep (two messages down)", Chat, chat({ tools: [{ type: "function", function: { name: "f", parameters: { a: nested(96) } } }] })],
+  [
+    "tool parameters 96 levels deep (two messages down)",
+    Chat,
+    chat({ tools: [{ type: "function", function: { name: "f", parameters: { a: nested(96) } } }] }),
+  ],
   ["embedding input 98 levels deep", Embedding, embed({ input: nested(98) })],
   ["too deep after a NUL: the reader's error wins", Chat, chat({ user: "a\u0000", stop: nested(98) })],
-  ["too deep before a lone surrogate: the first in reading order wins", Chat, chat({ stop: nested(98), model: "\ud800" })],
+  [
+    "too deep before a lone surrogate: the first in reading order wins",
+    Chat,
+    chat({ stop: nested(98), model: "\ud800" }),
+  ],
   ["lone surrogate before too deep", Chat, chat({ model: "\ud800", stop: nested(98) })],
   // Names: lowerCamel, both names, nulls.
   ["lowerCamel maxTokens 0", Chat, chat({ maxTokens: 0 })],
   ["both names, the later null: the earlier counts", Chat, chat({ max_tokens: 0, maxTokens: null })],
   ["both names, the later wins", Chat, chat({ maxTokens: 5, max_tokens: 0 })],
   ["both names, the earlier is a bad type (still a decode error)", Chat, chat({ maxTokens: "x", max_tokens: 5 })],
-  ["both names, the later too deep, at the earlier's place", Chat, { responseFormat: {}, model: "\ud800", messages: [user()], response_format: { a: nested(98) } }],
+  [
+    "both names, the later too deep, at the earlier's place",
+    Chat,
+    { responseFormat: {}, model: "\ud800", messages: [user()], response_format: { a: nested(98) } },
+  ],
   ["lowerCamel inside a nested message", Chat, chat({ messages: [{ role: "tool", toolCallId: "\u0000" }] })],
   ["lowerCamel topP out of range", Chat, chat({ topP: 1.5 })],
   ["messages null: not set, so required", Chat, { model: "m", messages: null }],
@@ -247,7 +320,12 @@ const VALID: Array<[string, DescMessage, JsonObject]> = [
           ],
           name: "ann",
         },
-        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: '{"a":1}' } }], reasoning: "r" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: '{"a":1}' } }],
+          reasoning: "r",
+        },
         { role: "tool", tool_call_id: "c1", content: "42" },
       ],
       stream: true,
@@ -262,7 +340,17 @@ const VALID: Array<[string, DescMessage, JsonObject]> = [
       frequency_penalty: -2,
       presence_penalty: 2,
       logit_bias: { "50256": -100, "a b": 1.5 },
-      tools: [{ type: "function", function: { name: "get_weather", description: "d", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: true } }],
+      tools: [
+        {
+          type: "function",
+          function: {
+            name: "get_weather",
+            description: "d",
+            parameters: { type: "object", properties: { city: { type: "string" } } },
+            strict: true,
+          },
+        },
+      ],
       tool_choice: { type: "function", function: { name: "get_weather" } },
       parallel_tool_calls: false,
       response_format: { type: "json_schema", json_schema: { name: "s", schema: { type: "object" } } },
@@ -278,18 +366,46 @@ const VALID: Array<[string, DescMessage, JsonObject]> = [
   [
     "lowerCamel names, nulls and digit strings",
     Chat,
-    { model: "m", messages: [{ role: "tool", toolCallId: "c", content: "x", name: null }], maxTokens: "7", topLogprobs: "0", streamOptions: { includeUsage: true }, stop: null, temperature: null },
+    {
+      model: "m",
+      messages: [{ role: "tool", toolCallId: "c", content: "x", name: null }],
+      maxTokens: "7",
+      topLogprobs: "0",
+      streamOptions: { includeUsage: true },
+      stop: null,
+      temperature: null,
+    },
   ],
   ["both names, the earlier null", Chat, chat({ max_tokens: null, maxTokens: 3 })],
   ["both names, the later wins in the earlier's place", Chat, chat({ maxTokens: 0, temperature: 1, max_tokens: 9 })],
   ["implicit zero values are not set", Chat, chat({ model: "", seed: 0 })],
-  ["deep but within protobuf-es' limits", Chat, chat({ response_format: { a: nested(97) }, stop: nested(97), messages: [user(nested(96))] })],
+  [
+    "deep but within protobuf-es' limits",
+    Chat,
+    chat({ response_format: { a: nested(97) }, stop: nested(97), messages: [user(nested(96))] }),
+  ],
   [
     "unknown fields at every level",
     Chat,
-    chat({ metadata: { a: [1, { b: "c" }] }, messages: [{ role: "user", content: "x", cache_control: { type: "ephemeral" } }], provider: { quantizations: ["fp8"] }, "odd key": 1 }),
+    chat({
+      metadata: { a: [1, { b: "c" }] },
+      messages: [{ role: "user", content: "x", cache_control: { type: "ephemeral" } }],
+      provider: { quantizations: ["fp8"] },
+      "odd key": 1,
+    }),
   ],
-  ["an embedding", Embedding, embed({ input: ["a", "b"], dimensions: 256, encoding_format: "base64", input_type: "search_query", provider: { allow_fallbacks: false }, trace: { trace_id: "t" } })],
+  [
+    "an embedding",
+    Embedding,
+    embed({
+      input: ["a", "b"],
+      dimensions: 256,
+      encoding_format: "base64",
+      input_type: "search_query",
+      provider: { allow_fallbacks: false },
+      trace: { trace_id: "t" },
+    }),
+  ],
   ["token ids", Embedding, embed({ input: [[1, 2], [3]] })],
   [
     "a guardrail",
@@ -307,20 +423,35 @@ const VALID: Array<[string, DescMessage, JsonObject]> = [
       enforce_zdr: true,
     },
   ],
-  ["an endpoint", Endpoint, endpoint({ base_url: "https://x.example/v1", declared_region: "europe", declared_zdr: true, pricing })],
+  [
+    "an endpoint",
+    Endpoint,
+    endpoint({ base_url: "https://x.example/v1", declared_region: "europe", declared_zdr: true, pricing }),
+  ],
   ["a key", Key, { name: "k", limit: 5, limit_reset: "daily", expires_at: "2030-12-31T23:59:59Z", workspace_id: UUID }],
   ["an upload's metadata", Upload, { metadata: { workspace_id: UUID, provider: "openai", filename: "a.jsonl" } }],
   ["an upload's chunk", Upload, { chunk: "aGVsbG8=" }],
 ];
 
 /** Where a body has unknown fields (known fields named by proto name): each one's path and its value as JSON text. */
-function unknownFields(schema: DescMessage, object: JsonObject, name: string, into: Map<string, string>): Map<string, string> {
+function unknownFields(
+  schema: DescMessage,
+  object: JsonObject,
+  name: string,
+  into: Map<string, string>,
+): Map<string, string> {
   for (const [key, value] of Object.entries(object)) {
     const field = findField(schema, key);
     const path = `${name}/${field?.name ?? key}`;
     if (!field) into.set(path, JSON.stringify(value));
-    else if (field.fieldKind === "message" && !field.message.typeName.startsWith("google.") && value !== null) unknownFields(field.message, value as JsonObject, path, into);
-    else if (field.fieldKind === "list" && field.message && !field.message.typeName.startsWith("google.") && Array.isArray(value)) {
+    else if (field.fieldKind === "message" && !field.message.typeName.startsWith("google.") && value !== null)
+      unknownFields(field.message, value as JsonObject, path, into);
+    else if (
+      field.fieldKind === "list" &&
+      field.message &&
+      !field.message.typeName.startsWith("google.") &&
+      Array.isArray(value)
+    ) {
       value.forEach((item, i) => unknownFields(field.message!, item as JsonObject, `${path}/${i}`, into));
     }
   }
@@ -334,7 +465,11 @@ test("valid bodies are accepted, normalized to what they mean, unknown fields un
     assert.is(outcome, ACCEPTED, label);
     assert.equal(meaning(schema, normalized), meaning(schema, body), `${label}: meaning`);
     assertNormal(schema, normalized, label);
-    assert.equal(unknownFields(schema, normalized, "", new Map()), unknownFields(schema, body, "", new Map()), `${label}: unknown fields`);
+    assert.equal(
+      unknownFields(schema, normalized, "", new Map()),
+      unknownFields(schema, body, "", new Map()),
+      `${label}: unknown fields`,
+    );
   }
 });
 
@@ -348,19 +483,40 @@ function assertNormal(schema: DescMessage, object: JsonObject, label: string): v
     assert.is(key, field.name, `${label}: ${key} keeps its JSON name`);
     assert.is.not(value, null, `${label}: ${key} is null`);
     const message = field.fieldKind === "message" || field.fieldKind === "list" ? field.message : undefined;
-    if (field.fieldKind === "scalar" && !TEXT_SCALARS.includes(field.scalar)) assert.is.not(typeof value, "string", `${label}: ${key} is a digit string`);
+    if (field.fieldKind === "scalar" && !TEXT_SCALARS.includes(field.scalar))
+      assert.is.not(typeof value, "string", `${label}: ${key} is a digit string`);
     if (field.fieldKind === "enum") assert.type(value, "string", `${label}: ${key}`);
     if (message && !message.typeName.startsWith("google.")) {
-      for (const item of field.fieldKind === "list" ? (value as JsonObject[]) : [value as JsonObject]) assertNormal(message, item, label);
+      for (const item of field.fieldKind === "list" ? (value as JsonObject[]) : [value as JsonObject])
+        assertNormal(message, item, label);
     }
   }
 }
 
 test("the body is normalized in place: renamed, nulls gone, digit strings numbers, enums strings", () => {
-  const body: JsonObject = { model: "m", messages: [{ role: "tool", toolCallId: "c", content: null }], maxTokens: "7", seed: "-3", temperature: null, provider: { sort: "price" }, topP: 0.5 };
+  const body: JsonObject = {
+    model: "m",
+    messages: [{ role: "tool", toolCallId: "c", content: null }],
+    maxTokens: "7",
+    seed: "-3",
+    temperature: null,
+    provider: { sort: "price" },
+    topP: 0.5,
+  };
   compileJsonValidator(Chat)(body);
-  assert.equal(body, { model: "m", messages: [{ role: "tool", tool_call_id: "c" }], max_tokens: 7, seed: -3, provider: { sort: "price" }, top_p: 0.5 });
-  assert.equal(Object.keys(body), ["model", "messages", "max_tokens", "seed", "provider", "top_p"], "renamed fields keep their place");
+  assert.equal(body, {
+    model: "m",
+    messages: [{ role: "tool", tool_call_id: "c" }],
+    max_tokens: 7,
+    seed: -3,
+    provider: { sort: "price" },
+    top_p: 0.5,
+  });
+  assert.equal(
+    Object.keys(body),
+    ["model", "messages", "max_tokens", "seed", "provider", "top_p"],
+    "renamed fields keep their place",
+  );
   const both: JsonObject = { maxTokens: 1, model: "m", messages: [user()], max_tokens: 2 };
   compileJsonValidator(Chat)(both);
   assert.equal(Object.keys(both), ["max_tokens", "model", "messages"]);
@@ -368,43 +524,77 @@ test("the body is normalized in place: renamed, nulls gone, digit strings number
 });
 
 test("unknown fields are free-form JSON: named by their key path, checked after every other rule", () => {
-  const refused = (schema: DescMessage, body: JsonObject) => JSON.parse(compiled(schema, body).outcome) as { message: string; field: string | null };
+  const refused = (schema: DescMessage, body: JsonObject) =>
+    JSON.parse(compiled(schema, body).outcome) as { message: string; field: string | null };
   assert.is(
     expected(Chat, chat({ metadata: { x: "a\u0000" } })),
-    JSON.stringify({ status: 400, message: "metadata.x must not contain NUL characters (U+0000), which cannot be stored", field: "metadata" }),
+    JSON.stringify({
+      status: 400,
+      message: "metadata.x must not contain NUL characters (U+0000), which cannot be stored",
+      field: "metadata",
+    }),
   );
-  assert.equal(refused(Chat, chat({ metadata: { x: "a\u0000" } })), { status: 400, message: "metadata.x must not contain NUL characters (U+0000), which cannot be stored", field: "metadata" });
-  assert.equal(refused(Chat, chat({ messages: [user(), { role: "user", content: "x", cache_control: { type: "\ud800" } }] })), {
+  assert.equal(refused(Chat, chat({ metadata: { x: "a\u0000" } })), {
     status: 400,
-    message: "messages[1].cache_control.type must be well-formed Unicode (it contains an unpaired surrogate)",
-    field: "messages[1].cache_control",
+    message: "metadata.x must not contain NUL characters (U+0000), which cannot be stored",
+    field: "metadata",
   });
+  assert.equal(
+    refused(Chat, chat({ messages: [user(), { role: "user", content: "x", cache_control: { type: "\ud800" } }] })),
+    {
+      status: 400,
+      message: "messages[1].cache_control.type must be well-formed Unicode (it contains an unpaired surrogate)",
+      field: "messages[1].cache_control",
+    },
+  );
   assert.equal(refused(Chat, chat({ "k\u0000": 1 })), {
     status: 400,
-    message: 'The request body has a key "k\\u0000" that must not contain NUL characters (U+0000), which cannot be stored',
+    message:
+      'The request body has a key "k\\u0000" that must not contain NUL characters (U+0000), which cannot be stored',
     field: null,
   });
   assert.equal(refused(Chat, chat({ provider: { "k\u0000": 1 } })).field, "provider");
   assert.equal(refused(Chat, chat({ metadata: nested(101) })).message, "metadata is nested more than 100 levels deep");
-  assert.is(compiled(Chat, chat({ metadata: nested(100) })).outcome, ACCEPTED, "100 levels: as deep as a Struct field may go");
+  assert.is(
+    compiled(Chat, chat({ metadata: nested(100) })).outcome,
+    ACCEPTED,
+    "100 levels: as deep as a Struct field may go",
+  );
   assert.equal(refused(Chat, chat({ metadata: { n: Number.NaN } })).message, "metadata.n must be a finite number");
-  assert.equal(refused(Embedding, embed({ "odd key": ["\u0000"] })), { status: 400, message: '["odd key"][0] must not contain NUL characters (U+0000), which cannot be stored', field: '["odd key"]' });
+  assert.equal(refused(Embedding, embed({ "odd key": ["\u0000"] })), {
+    status: 400,
+    message: '["odd key"][0] must not contain NUL characters (U+0000), which cannot be stored',
+    field: '["odd key"]',
+  });
   // After the others: a broken rule anywhere is reported instead.
   assert.equal(refused(Chat, chat({ metadata: { x: "\u0000" }, max_tokens: 0 })).field, "max_tokens");
-  assert.is(compiled(Chat, chat({ metadata: { x: "fine" }, messages: [{ role: "user", cache_control: { type: "ephemeral" } }] })).outcome, ACCEPTED);
+  assert.is(
+    compiled(
+      Chat,
+      chat({ metadata: { x: "fine" }, messages: [{ role: "user", cache_control: { type: "ephemeral" } }] }),
+    ).outcome,
+    ACCEPTED,
+  );
 });
 
 test("a `__proto__` member of free-form JSON is checked, which the two-step path cannot see", () => {
-  const body = JSON.parse('{"messages":[{"role":"user","content":"x"}],"response_format":{"__proto__":{"a":"\\u0000"}}}') as JsonObject;
+  const body = JSON.parse(
+    '{"messages":[{"role":"user","content":"x"}],"response_format":{"__proto__":{"a":"\\u0000"}}}',
+  ) as JsonObject;
   assert.is(expected(Chat, body), ACCEPTED);
-  assert.is(JSON.parse(compiled(Chat, body).outcome).message, "response_format.__proto__.a must not contain NUL characters (U+0000), which cannot be stored");
+  assert.is(
+    JSON.parse(compiled(Chat, body).outcome).message,
+    "response_format.__proto__.a must not contain NUL characters (U+0000), which cannot be stored",
+  );
 });
 
 /**
  * A message of one-off fields with `(gateway.v1.rules)`, for what the request messages have no
  * example of: implicit-presence scalars whose zero value would break a rule, bytes, float.
  */
-function synthetic(fields: Array<{ name: string; type: FieldDescriptorProto_Type; rules?: Omit<Partial<FieldRules>, "$typeName"> }>): DescMessage {
+function synthetic(
+  fields: Array<{ name: string; type: FieldDescriptorProto_Type; rules?: Omit<Partial<FieldRules>, "$typeName"> }>,
+): DescMessage {
   const file = create(FileDescriptorProtoSchema, {
     name: "synthetic.proto",
     package: "t",
@@ -416,12 +606,21 @@ function synthetic(fields: Array<{ name: string; type: FieldDescriptorProto_Type
         field: fields.map(({ name, type, rules: fieldRules }, i) => {
           const options = create(FieldOptionsSchema);
           if (fieldRules) setExtension(options, rulesOption, create(FieldRulesSchema, fieldRules));
-          return { name, jsonName: camel(name), number: i + 1, type, label: FieldDescriptorProto_Label.OPTIONAL, options };
+          return {
+            name,
+            jsonName: camel(name),
+            number: i + 1,
+            type,
+            label: FieldDescriptorProto_Label.OPTIONAL,
+            options,
+          };
         }),
       },
     ],
   });
-  return createFileRegistry(file, (name) => (name === "gateway/v1/options.proto" ? file_gateway_v1_options : undefined)).getMessage("t.M")!;
+  return createFileRegistry(file, (name) =>
+    name === "gateway/v1/options.proto" ? file_gateway_v1_options : undefined,
+  ).getMessage("t.M")!;
 }
 
 test("implicit-presence scalars: the zero value is not set, so only `required` applies to it", () => {
@@ -459,11 +658,17 @@ test("implicit-presence scalars: the zero value is not set, so only `required` a
     bodies.map((body) => [JSON.stringify(body), compiled(schema, body).outcome]),
     outcomes,
   );
-  assert.ok(outcomes.filter(([, outcome]) => outcome === ACCEPTED).length >= 5, "zero values pass rules they would break if set");
+  assert.ok(
+    outcomes.filter(([, outcome]) => outcome === ACCEPTED).length >= 5,
+    "zero values pass rules they would break if set",
+  );
 });
 
 test("types the request messages do not use are refused when compiling", () => {
-  assert.throws(() => compileJsonValidator(synthetic([{ name: "f", type: FieldDescriptorProto_Type.FLOAT }])), /field t\.M\.f is a float/);
+  assert.throws(
+    () => compileJsonValidator(synthetic([{ name: "f", type: FieldDescriptorProto_Type.FLOAT }])),
+    /field t\.M\.f is a float/,
+  );
   assert.is(compileJsonValidator(Chat), compileJsonValidator(Chat), "compiled once per schema");
 });
 
@@ -492,7 +697,10 @@ function namesOf(schemas: DescMessage[]): string[] {
     seen.add(schema);
     for (const field of schema.fields) {
       names.add(field.name).add(field.jsonName);
-      const message = field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map" ? field.message : undefined;
+      const message =
+        field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map"
+          ? field.message
+          : undefined;
       if (message) visit(message);
     }
   };
@@ -574,7 +782,8 @@ function randomValue(rng: () => number, names: string[], depth: number): JsonVal
     for (let i = Math.floor(rng() * 3); i > 0; i--) object[pick(rng, names)] = randomValue(rng, names, depth + 1);
     return object;
   }
-  if (depth < 3 && roll < 0.32) return Array.from({ length: Math.floor(rng() * 3) }, () => randomValue(rng, names, depth + 1));
+  if (depth < 3 && roll < 0.32)
+    return Array.from({ length: Math.floor(rng() * 3) }, () => randomValue(rng, names, depth + 1));
   if (roll < 0.36) return { role: "user", content: randomValue(rng, names, depth + 1) };
   return pick(rng, LEAVES);
 }

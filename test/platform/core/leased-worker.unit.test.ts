@@ -83,12 +83,20 @@ test("runOnce releases the leases of a gone process of this machine, never an ow
     concurrency: 1,
     pollMs: 0,
     claim: async () => [],
-    releaseDead: { self, owners: async () => [gone, sibling, self, foreign], release: async (owner) => void released.push(owner) },
+    releaseDead: {
+      self,
+      owners: async () => [gone, sibling, self, foreign],
+      release: async (owner) => void released.push(owner),
+    },
   });
   await worker.runOnce();
   await worker.stop();
   assert.equal(released, [gone]);
-  assert.is(isGoneLocalOwner(`${os.hostname()}:${process.pid}:feedface`, self), true, "our pid, not ours: a restarted container's predecessor");
+  assert.is(
+    isGoneLocalOwner(`${os.hostname()}:${process.pid}:feedface`, self),
+    true,
+    "our pid, not ours: a restarted container's predecessor",
+  );
 });
 
 test.run();

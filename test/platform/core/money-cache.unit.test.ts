@@ -5,7 +5,12 @@ import { costUsd, promptCostUsd } from "../../../server/platform/core/money.js";
 /** Prompt cache prices in the exact cost of a call (server/platform/core/money.ts). */
 const test = suite("money: prompt cache prices");
 
-const CACHED = { prompt: "0.000003", completion: "0.000015", inputCacheRead: "0.0000003", inputCacheWrite: "0.00000375" };
+const CACHED = {
+  prompt: "0.000003",
+  completion: "0.000015",
+  inputCacheRead: "0.0000003",
+  inputCacheWrite: "0.00000375",
+};
 
 test("cache reads and writes at their prices, the rest of the prompt at `prompt`", () => {
   const usage = { promptTokens: 1000, completionTokens: 100, cachedTokens: 600, cacheWriteTokens: 200 };

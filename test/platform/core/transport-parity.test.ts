@@ -31,7 +31,10 @@ test.before(async (ctx) => {
   ctx.dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "gateway-parity-"));
   ctx.env = await startInferenceGateway({ GATEWAY_DATA_DIR: ctx.dataDir });
   ctx.remote = await startRemoteFacade(Number(new URL(ctx.env.gw.grpcUrl).port));
-  const plain = await call(ctx.env.gw.url, "POST", "/api/v1/keys", { key: ctx.env.gw.key, body: { name: "parity plain" } });
+  const plain = await call(ctx.env.gw.url, "POST", "/api/v1/keys", {
+    key: ctx.env.gw.key,
+    body: { name: "parity plain" },
+  });
   assert.is(plain.status, 201, plain.text);
   ctx.plainKey = String(at(plain.body, "key"));
 });
@@ -65,7 +68,13 @@ function comparable(reply: { status: number; headers: Headers; body: unknown }, 
     if (CONNECTION_HEADERS.has(name)) return;
     // A normalized body may differ in length (ids, slugs) before normalization.
     if (normalize && name === "content-length") return;
-    headers[name] = TIMING_HEADER.test(name) ? "<ms>" : name === REQUEST_ID_HEADER ? "<request id>" : RATE_LIMIT_STATE_HEADER.test(name) ? "<rate limit state>" : value;
+    headers[name] = TIMING_HEADER.test(name)
+      ? "<ms>"
+      : name === REQUEST_ID_HEADER
+        ? "<request id>"
+        : RATE_LIMIT_STATE_HEADER.test(name)
+          ? "<rate limit state>"
+          : value;
   });
   return { status: reply.status, headers, body: normalize ? normalize(reply.body) : reply.body };
 }
@@ -75,7 +84,12 @@ function assertSame(what: string, direct: Reply, remote: Reply, normalize?: Norm
 }
 
 /** The same request through both facades. */
-async function both(ctx: Context, method: string, route: string, options: CallOptions = {}): Promise<{ direct: Reply; remote: Reply }> {
+async function both(
+  ctx: Context,
+  method: string,
+  route: string,
+  options: CallOptions = {},
+): Promise<{ direct: Reply; remote: Reply }> {
   const direct = await call(ctx.env.gw.url, method, route, options);
   const remote = await call(ctx.remote.url, method, route, options);
   return { direct, remote };
@@ -86,7 +100,9 @@ function without(...fields: string[]): Normalize {
   const strip = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(strip);
     if (value === null || typeof value !== "object") return value;
-    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, fields.includes(key) ? `<${key}>` : strip(inner)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([key, inner]) => [key, fields.includes(key) ? `<${key}>` : strip(inner)]),
+    );
   };
   return strip;
 }
@@ -118,13 +134,27 @@ test("reads: the current key, lists and gets of workspaces and keys", async (ctx
 
 test("writes: a create through each answers the same but for its id, slug and times", async (ctx) => {
   const { key } = ctx.env.gw;
-  const direct = await call(ctx.env.gw.url, "POST", "/api/v1/workspaces", { key, body: { name: "Parity", slug: "parity-direct" } });
-  const remote = await call(ctx.remote.url, "POST", "/api/v1/workspaces", { key, body: { name: "Parity", slug: "parity-remote" } });
+  const direct = await call(ctx.env.gw.url, "POST", "/api/v1/workspaces", {
+    key,
+    body: { name: "Parity", slug: "parity-direct" },
+  });
+  const remote = await call(ctx.remote.url, "POST", "/api/v1/workspaces", {
+    key,
+    body: { name: "Parity", slug: "parity-remote" },
+  });
   assert.is(direct.status, 201, direct.text);
   // Each workspace is created with a default guardrail of its own.
-  assertSame("POST /workspaces", direct, remote, without("id", "slug", "created_at", "updated_at", "default_guardrail_id"));
+  assertSame(
+    "POST /workspaces",
+    direct,
+    remote,
+    without("id", "slug", "created_at", "updated_at", "default_guardrail_id"),
+  );
 
-  const duplicate = await both(ctx, "POST", "/api/v1/workspaces", { key, body: { name: "Again", slug: "parity-direct" } });
+  const duplicate = await both(ctx, "POST", "/api/v1/workspaces", {
+    key,
+    body: { name: "Again", slug: "parity-direct" },
+  });
   assert.is(duplicate.direct.status, 409, duplicate.direct.text);
   assertSame("a duplicate slug", duplicate.direct, duplicate.remote);
 });
@@ -150,12 +180,20 @@ test("errors: 400s naming the field, 404, 401, 403, 405 and the facade's own 404
     assert.is(direct.status, status, `${method} ${route}: ${direct.text}`);
     assertSame(`${method} ${route}`, direct, remote);
   }
-  const badSlug = await call(ctx.env.gw.url, "POST", "/api/v1/workspaces", { key, body: { name: "Bad", slug: "Bad Slug" } });
+  const badSlug = await call(ctx.env.gw.url, "POST", "/api/v1/workspaces", {
+    key,
+    body: { name: "Bad", slug: "Bad Slug" },
+  });
   assert.match(String(at(badSlug.body, "error", "message")), /slug/);
 });
 
 const HELLO = [{ role: "user", content: "Hi there" }];
-const chatBody = (extra: Record<string, unknown> = {}) => ({ model: "mock/chat", messages: HELLO, provider: { only: ["mockai"] }, ...extra });
+const chatBody = (extra: Record<string, unknown> = {}) => ({
+  model: "mock/chat",
+  messages: HELLO,
+  provider: { only: ["mockai"] },
+  ...extra,
+});
 /** Each call is a generation of its own. */
 const perCall = without("id", "created");
 
@@ -197,10 +235,17 @@ test("a multipart upload (client streaming), and its content back (a server stre
   const id = String(at(direct.body, "id"));
   const metadata = await both(ctx, "GET", `/api/v1/files/${id}`, { key });
   assertSame("GET /files/{id}", metadata.direct, metadata.remote);
-  const [directContent, remoteContent] = [await downloadFile(ctx.env.gw.url, key, id), await downloadFile(ctx.remote.url, key, id)];
+  const [directContent, remoteContent] = [
+    await downloadFile(ctx.env.gw.url, key, id),
+    await downloadFile(ctx.remote.url, key, id),
+  ];
   assert.is(directContent.status, 200);
   assert.ok(directContent.headers.get("content-disposition"), "the handler's response header came through");
-  assert.equal(comparable({ ...directContent, body: undefined }), comparable({ ...remoteContent, body: undefined }), "content headers");
+  assert.equal(
+    comparable({ ...directContent, body: undefined }),
+    comparable({ ...remoteContent, body: undefined }),
+    "content headers",
+  );
   assert.ok(directContent.bytes.equals(remoteContent.bytes));
   assert.ok(directContent.bytes.equals(pdf()));
 

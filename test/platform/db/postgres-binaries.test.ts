@@ -32,8 +32,12 @@ if (!notRoot(test, { suite: SUITE, why: "only root can run PostgreSQL as another
     await fs.symlink("libfake.so.1", path.join(nativeDir, "lib", "libfake.so"));
     // Like the real initdb, it needs its library directory to answer.
     const script = '#!/bin/sh\ncat "$(dirname "$0")/../lib/libfake.so" > /dev/null && echo "initdb (PostgreSQL) 18"\n';
-    for (const name of ["initdb", "postgres"]) await fs.writeFile(path.join(nativeDir, "bin", name), script, { mode: 0o700 });
-    await fs.writeFile(path.join(ctx.root, "pkg", "package.json"), JSON.stringify({ version: `0.0.0-test.${randomBytes(4).toString("hex")}` }));
+    for (const name of ["initdb", "postgres"])
+      await fs.writeFile(path.join(nativeDir, "bin", name), script, { mode: 0o700 });
+    await fs.writeFile(
+      path.join(ctx.root, "pkg", "package.json"),
+      JSON.stringify({ version: `0.0.0-test.${randomBytes(4).toString("hex")}` }),
+    );
     await fs.chmod(ctx.root, 0o700);
     ctx.bins = { initdb: path.join(nativeDir, "bin", "initdb"), postgres: path.join(nativeDir, "bin", "postgres") };
     ctx.cache = await fs.mkdtemp(path.join(os.tmpdir(), "gateway-cache-"));
@@ -44,8 +48,16 @@ if (!notRoot(test, { suite: SUITE, why: "only root can run PostgreSQL as another
     await fs.rm(ctx.cache, { recursive: true, force: true });
   });
 
-  test("binaries the postgres user cannot reach are copied once where it can, and run from there", async ({ ids, bins, cache }) => {
-    assert.is((runs(bins.initdb, ids).error as NodeJS.ErrnoException | undefined)?.code, "EACCES", "the situation of a clone under /root");
+  test("binaries the postgres user cannot reach are copied once where it can, and run from there", async ({
+    ids,
+    bins,
+    cache,
+  }) => {
+    assert.is(
+      (runs(bins.initdb, ids).error as NodeJS.ErrnoException | undefined)?.code,
+      "EACCES",
+      "the situation of a clone under /root",
+    );
     const reachable = await reachableBinaries(bins, ids, log, cache);
     assert.ok(reachable.initdb.startsWith(cache + path.sep), reachable.initdb);
     assert.match(runs(reachable.initdb, ids).stdout, /PostgreSQL/);

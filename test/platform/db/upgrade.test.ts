@@ -23,7 +23,8 @@ function migrator(sequelize: Sequelize, upTo?: string): Umzug<ReturnType<Sequeli
   });
 }
 
-const rows = <T extends object>(sequelize: Sequelize, sql: string, replacements: Record<string, unknown> = {}) => sequelize.query<T>(sql, { type: QueryTypes.SELECT, replacements });
+const rows = <T extends object>(sequelize: Sequelize, sql: string, replacements: Record<string, unknown> = {}) =>
+  sequelize.query<T>(sql, { type: QueryTypes.SELECT, replacements });
 
 test.before(async (ctx) => {
   ctx.sequelize = new Sequelize(await createDatabase(), { dialect: "postgres", logging: false });
@@ -51,20 +52,38 @@ test.after(async (ctx) => {
   await ctx.sequelize.close();
 });
 
-test("workspaces without a default guardrail get one that restricts nothing; a set default is kept", async ({ sequelize }) => {
-  const workspaces = await rows<{ slug: string; default_guardrail_id: string | null }>(sequelize, "SELECT slug, default_guardrail_id FROM workspaces ORDER BY slug");
+test("workspaces without a default guardrail get one that restricts nothing; a set default is kept", async ({
+  sequelize,
+}) => {
+  const workspaces = await rows<{ slug: string; default_guardrail_id: string | null }>(
+    sequelize,
+    "SELECT slug, default_guardrail_id FROM workspaces ORDER BY slug",
+  );
   assert.is(workspaces.find((w) => w.slug === "guarded")?.default_guardrail_id, "00000000-0000-4000-8000-0000000000b1");
   const added = workspaces.find((w) => w.slug === "default")!.default_guardrail_id;
   assert.ok(added, "the workspace without one has a default guardrail");
-  const [guardrail] = await rows<Record<string, unknown>>(sequelize, "SELECT * FROM guardrails WHERE id = :id", { id: added });
+  const [guardrail] = await rows<Record<string, unknown>>(sequelize, "SELECT * FROM guardrails WHERE id = :id", {
+    id: added,
+  });
   assert.is(guardrail?.workspace_id, "00000000-0000-4000-8000-0000000000a1");
-  for (const column of ["allowed_models", "ignored_models", "allowed_providers", "ignored_providers", "allowed_data_regions", "enforce_zdr", "limit_micros"]) {
+  for (const column of [
+    "allowed_models",
+    "ignored_models",
+    "allowed_providers",
+    "ignored_providers",
+    "allowed_data_regions",
+    "enforce_zdr",
+    "limit_micros",
+  ]) {
     assert.is(guardrail?.[column], null, column);
   }
-  for (const column of ["enable_free_model_training", "enable_paid_model_training", "enable_free_model_publication"]) assert.is(guardrail?.[column], true, column);
+  for (const column of ["enable_free_model_training", "enable_paid_model_training", "enable_free_model_publication"])
+    assert.is(guardrail?.[column], true, column);
 });
 
-test("each organization gets an owner; keys without a creator become the owner's, others keep theirs", async ({ sequelize }) => {
+test("each organization gets an owner; keys without a creator become the owner's, others keep theirs", async ({
+  sequelize,
+}) => {
   const owners = await rows<{ id: string; organization_id: string; email: string; role: string }>(
     sequelize,
     "SELECT id, organization_id, email, role FROM members WHERE is_owner ORDER BY organization_id",
@@ -76,7 +95,10 @@ test("each organization gets an owner; keys without a creator become the owner's
   assert.is(created!.role, "org:admin");
   assert.is(promoted!.id, "user_existing00000000000000000", "a member with the owner email becomes the owner");
   assert.is(promoted!.role, "org:admin");
-  const keys = await rows<{ name: string; creator_user_id: string }>(sequelize, "SELECT name, creator_user_id FROM api_keys ORDER BY name");
+  const keys = await rows<{ name: string; creator_user_id: string }>(
+    sequelize,
+    "SELECT name, creator_user_id FROM api_keys ORDER BY name",
+  );
   assert.equal(
     keys.map((k) => [k.name, k.creator_user_id]),
     [
@@ -87,7 +109,10 @@ test("each organization gets an owner; keys without a creator become the owner's
 });
 
 test("default_guardrail_id is NOT NULL from now on", async ({ sequelize }) => {
-  const [column] = await rows<{ is_nullable: string }>(sequelize, "SELECT is_nullable FROM information_schema.columns WHERE table_name = 'workspaces' AND column_name = 'default_guardrail_id'");
+  const [column] = await rows<{ is_nullable: string }>(
+    sequelize,
+    "SELECT is_nullable FROM information_schema.columns WHERE table_name = 'workspaces' AND column_name = 'default_guardrail_id'",
+  );
   assert.is(column?.is_nullable, "NO");
 });
 

@@ -25,11 +25,19 @@ test.after(async (ctx) => {
 
 test("Check without a key: the server as a whole and each API service are SERVING", async ({ health }) => {
   assert.is((await health.unary(Health.method.check, { service: "" })).status, ServingStatus.SERVING);
-  assert.is((await health.unary(Health.method.check, { service: "gateway.v1.KeysService" })).status, ServingStatus.SERVING);
-  assert.is((await health.unary(Health.method.check, { service: "grpc.health.v1.Health" })).status, ServingStatus.SERVING);
+  assert.is(
+    (await health.unary(Health.method.check, { service: "gateway.v1.KeysService" })).status,
+    ServingStatus.SERVING,
+  );
+  assert.is(
+    (await health.unary(Health.method.check, { service: "grpc.health.v1.Health" })).status,
+    ServingStatus.SERVING,
+  );
 });
 
-test("Check ignores credentials: an unknown key is not refused, the gateway's auth never sees the call", async ({ health }) => {
+test("Check ignores credentials: an unknown key is not refused, the gateway's auth never sees the call", async ({
+  health,
+}) => {
   const reply = await health.unary(Health.method.check, { service: "" }, bearer("sk-gw-v1-not-a-key"));
   assert.is(reply.status, ServingStatus.SERVING);
 });
@@ -42,7 +50,12 @@ test("Check of an unknown service is NOT_FOUND, as the health protocol says", as
 
 test("List names the server and every served service, each SERVING", async ({ health }) => {
   const { statuses } = await health.unary(Health.method.list, {});
-  for (const name of ["", "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", ...allServices.map((s) => s.typeName)]) {
+  for (const name of [
+    "",
+    "grpc.health.v1.Health",
+    "grpc.reflection.v1.ServerReflection",
+    ...allServices.map((s) => s.typeName),
+  ]) {
     assert.is(statuses[name]?.status, ServingStatus.SERVING, name);
   }
 });
@@ -73,17 +86,23 @@ draining.after(async (ctx) => {
   await ctx.gw?.stop();
 });
 
-draining("from the drain on: Watch reports NOT_SERVING and ends (OK), Check answers NOT_SERVING", async ({ gw, health }) => {
-  const watch = health.serverStream(Health.method.watch, { service: "" });
-  const seen: ServingStatus[] = [];
-  for await (const { status: serving } of watch.messages) {
-    seen.push(serving);
-    // SIGTERM's first step (app.ts stop()); the listeners stay open.
-    if (serving === ServingStatus.SERVING) gw.gateway.readiness.startDraining();
-  }
-  assert.equal(seen, [ServingStatus.SERVING, ServingStatus.NOT_SERVING]);
-  assert.is((await health.unary(Health.method.check, { service: "" })).status, ServingStatus.NOT_SERVING);
-  assert.is((await health.unary(Health.method.check, { service: "gateway.v1.KeysService" })).status, ServingStatus.NOT_SERVING);
-});
+draining(
+  "from the drain on: Watch reports NOT_SERVING and ends (OK), Check answers NOT_SERVING",
+  async ({ gw, health }) => {
+    const watch = health.serverStream(Health.method.watch, { service: "" });
+    const seen: ServingStatus[] = [];
+    for await (const { status: serving } of watch.messages) {
+      seen.push(serving);
+      // SIGTERM's first step (app.ts stop()); the listeners stay open.
+      if (serving === ServingStatus.SERVING) gw.gateway.readiness.startDraining();
+    }
+    assert.equal(seen, [ServingStatus.SERVING, ServingStatus.NOT_SERVING]);
+    assert.is((await health.unary(Health.method.check, { service: "" })).status, ServingStatus.NOT_SERVING);
+    assert.is(
+      (await health.unary(Health.method.check, { service: "gateway.v1.KeysService" })).status,
+      ServingStatus.NOT_SERVING,
+    );
+  },
+);
 
 draining.run();

@@ -28,40 +28,62 @@ test.after(async (ctx) => {
   await ctx.gw?.stop();
 });
 
-const INFRASTRUCTURE = ["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"];
+const INFRASTRUCTURE = [
+  "grpc.health.v1.Health",
+  "grpc.reflection.v1.ServerReflection",
+  "grpc.reflection.v1alpha.ServerReflection",
+];
 const execFileAsync = promisify(execFile);
 const BUF = path.join(import.meta.dirname, "../../../node_modules/.bin/buf");
 
 type Answer = ServerReflectionResponse["messageResponse"];
 
 function filesOf(answer: Answer): string[] {
-  if (answer.case !== "fileDescriptorResponse") throw new Error(`expected files, got ${answer.case}: ${JSON.stringify(answer.value)}`);
+  if (answer.case !== "fileDescriptorResponse")
+    throw new Error(`expected files, got ${answer.case}: ${JSON.stringify(answer.value)}`);
   return answer.value.fileDescriptorProto.map((bytes) => fromBinary(FileDescriptorProtoSchema, bytes).name);
 }
 
 function registryOf(answer: Answer): FileRegistry {
   if (answer.case !== "fileDescriptorResponse") throw new Error(`expected files, got ${answer.case}`);
-  const [root, ...imports] = answer.value.fileDescriptorProto.map((bytes) => fromBinary(FileDescriptorProtoSchema, bytes));
+  const [root, ...imports] = answer.value.fileDescriptorProto.map((bytes) =>
+    fromBinary(FileDescriptorProtoSchema, bytes),
+  );
   // Fails unless every import of every file is in the answer (which, as with grpc-go, comes in no set order).
   return createFileRegistry(root!, (name) => imports.find((file) => file.name === name));
 }
 
 test("list_services: every API service and the infrastructure ones, nothing else", async ({ reflection }) => {
-  const [answer] = await reflection.bidiStream(ServerReflection.method.serverReflectionInfo, [{ messageRequest: { case: "listServices", value: "*" } }]);
+  const [answer] = await reflection.bidiStream(ServerReflection.method.serverReflectionInfo, [
+    { messageRequest: { case: "listServices", value: "*" } },
+  ]);
   assert.is(answer?.messageResponse.case, "listServicesResponse");
-  const names = answer?.messageResponse.case === "listServicesResponse" ? answer.messageResponse.value.service.map((s) => s.name) : [];
+  const names =
+    answer?.messageResponse.case === "listServicesResponse"
+      ? answer.messageResponse.value.service.map((s) => s.name)
+      : [];
   assert.ok(names.includes("gateway.v1.KeysService"));
   assert.ok(names.includes("grpc.health.v1.Health"));
   assert.equal([...names].sort(), [...allServices.map((s) => s.typeName), ...INFRASTRUCTURE].sort());
 });
 
-test("file_containing_symbol gateway.v1.KeysService: the file and all its imports, decodable, options kept", async ({ reflection }) => {
-  const [answer] = await reflection.bidiStream(ServerReflection.method.serverReflectionInfo, [{ host: "gw.test", messageRequest: { case: "fileContainingSymbol", value: "gateway.v1.KeysService" } }]);
+test("file_containing_symbol gateway.v1.KeysService: the file and all its imports, decodable, options kept", async ({
+  reflection,
+}) => {
+  const [answer] = await reflection.bidiStream(ServerReflection.method.serverReflectionInfo, [
+    { host: "gw.test", messageRequest: { case: "fileContainingSymbol", value: "gateway.v1.KeysService" } },
+  ]);
   assert.is(answer?.validHost, "gw.test");
   assert.is(answer?.originalRequest?.messageRequest.value, "gateway.v1.KeysService");
   const names = filesOf(answer!.messageResponse);
   assert.is(names[0], "gateway/v1/keys.proto", "the requested file comes first");
-  for (const imported of ["gateway/v1/options.proto", "google/api/annotations.proto", "google/api/http.proto", "google/protobuf/descriptor.proto", "google/protobuf/timestamp.proto"]) {
+  for (const imported of [
+    "gateway/v1/options.proto",
+    "google/api/annotations.proto",
+    "google/api/http.proto",
+    "google/protobuf/descriptor.proto",
+    "google/protobuf/timestamp.proto",
+  ]) {
     assert.ok(names.includes(imported), `${imported} is in ${names.join(", ")}`);
   }
   const registry = registryOf(answer!.messageResponse);
@@ -73,7 +95,9 @@ test("file_containing_symbol gateway.v1.KeysService: the file and all its import
   assert.equal(rule.pattern, { case: "get", value: "/api/v1/key" });
 });
 
-test("one stream: later answers leave out the imports already sent, never the requested file", async ({ reflection }) => {
+test("one stream: later answers leave out the imports already sent, never the requested file", async ({
+  reflection,
+}) => {
   const answers = await reflection.bidiStream(ServerReflection.method.serverReflectionInfo, [
     { messageRequest: { case: "fileContainingSymbol", value: "gateway.v1.KeysService.GetCurrentKey" } },
     { messageRequest: { case: "fileByFilename", value: "gateway/v1/workspaces.proto" } },
@@ -97,26 +121,48 @@ test("unknown names answer error_response NOT_FOUND and the stream goes on", asy
   assert.is(answers.length, 5);
   for (const answer of answers.slice(0, 3)) {
     assert.is(answer.messageResponse.case, "errorResponse");
-    assert.is(answer.messageResponse.case === "errorResponse" && answer.messageResponse.value.errorCode, status.NOT_FOUND);
+    assert.is(
+      answer.messageResponse.case === "errorResponse" && answer.messageResponse.value.errorCode,
+      status.NOT_FOUND,
+    );
   }
-  assert.is(answers[3]!.messageResponse.case === "errorResponse" && answers[3]!.messageResponse.value.errorCode, status.INVALID_ARGUMENT);
+  assert.is(
+    answers[3]!.messageResponse.case === "errorResponse" && answers[3]!.messageResponse.value.errorCode,
+    status.INVALID_ARGUMENT,
+  );
   assert.is(answers[4]!.messageResponse.case, "listServicesResponse");
 });
 
-test("extensions: the numbers of google.protobuf.MethodOptions and the file of google.api.http", async ({ reflection }) => {
+test("extensions: the numbers of google.protobuf.MethodOptions and the file of google.api.http", async ({
+  reflection,
+}) => {
   const [numbers, byExtension] = await reflection.bidiStream(ServerReflection.method.serverReflectionInfo, [
     { messageRequest: { case: "allExtensionNumbersOfType", value: "google.protobuf.MethodOptions" } },
-    { messageRequest: { case: "fileContainingExtension", value: { containingType: "google.protobuf.MethodOptions", extensionNumber: http.number } } },
+    {
+      messageRequest: {
+        case: "fileContainingExtension",
+        value: { containingType: "google.protobuf.MethodOptions", extensionNumber: http.number },
+      },
+    },
   ]);
-  assert.ok(numbers!.messageResponse.case === "allExtensionNumbersResponse" && numbers!.messageResponse.value.extensionNumber.includes(http.number));
+  assert.ok(
+    numbers!.messageResponse.case === "allExtensionNumbersResponse" &&
+      numbers!.messageResponse.value.extensionNumber.includes(http.number),
+  );
   assert.is(filesOf(byExtension!.messageResponse)[0], "google/api/annotations.proto");
 });
 
 test("v1alpha, which older grpcurl asks for, answers the same", async ({ gw }) => {
   const alpha = createGrpcClient(ServerReflectionV1alpha, gw.grpcUrl);
   try {
-    const [answer] = await alpha.bidiStream(ServerReflectionV1alpha.method.serverReflectionInfo, [{ messageRequest: { case: "fileContainingSymbol", value: "gateway.v1.KeysService" } }]);
-    assert.is(answer?.messageResponse.case === "fileDescriptorResponse" && fromBinary(FileDescriptorProtoSchema, answer.messageResponse.value.fileDescriptorProto[0]!).name, "gateway/v1/keys.proto");
+    const [answer] = await alpha.bidiStream(ServerReflectionV1alpha.method.serverReflectionInfo, [
+      { messageRequest: { case: "fileContainingSymbol", value: "gateway.v1.KeysService" } },
+    ]);
+    assert.is(
+      answer?.messageResponse.case === "fileDescriptorResponse" &&
+        fromBinary(FileDescriptorProtoSchema, answer.messageResponse.value.fileDescriptorProto[0]!).name,
+      "gateway/v1/keys.proto",
+    );
   } finally {
     alpha.close();
   }
@@ -144,7 +190,11 @@ test("buf curl calls GetCurrentKey through reflection alone (no --schema), over 
     assert.match(reply.data?.label ?? "", /^sk-gw-v1-/, protocol);
     assert.is(reply.data?.isManagementKey, true, protocol);
   }
-  const { stdout } = await execFileAsync(BUF, ["curl", "--protocol", "grpc", "--http2-prior-knowledge", "--list-methods", gw.grpcUrl], { cwd: "/" });
+  const { stdout } = await execFileAsync(
+    BUF,
+    ["curl", "--protocol", "grpc", "--http2-prior-knowledge", "--list-methods", gw.grpcUrl],
+    { cwd: "/" },
+  );
   assert.ok(stdout.split("\n").includes("gateway.v1.InferenceService/CreateChatCompletion"), stdout);
 });
 
@@ -153,7 +203,11 @@ test("GATEWAY_GRPC_REFLECTION=false: reflection is UNIMPLEMENTED, health still a
   const reflection = createGrpcClient(ServerReflection, gw.grpcUrl);
   const health = createGrpcClient(Health, gw.grpcUrl);
   try {
-    const failure = await grpcFailure(reflection.bidiStream(ServerReflection.method.serverReflectionInfo, [{ messageRequest: { case: "listServices", value: "" } }]));
+    const failure = await grpcFailure(
+      reflection.bidiStream(ServerReflection.method.serverReflectionInfo, [
+        { messageRequest: { case: "listServices", value: "" } },
+      ]),
+    );
     assert.is(failure.code, status.UNIMPLEMENTED);
     const { statuses } = await health.unary(Health.method.list, {});
     assert.ok("gateway.v1.KeysService" in statuses);

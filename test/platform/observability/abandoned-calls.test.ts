@@ -36,7 +36,9 @@ test.before.each(({ env }) => env.upstream.reset());
 
 /** The one access line of a request, once written (an abandoned call's is written after the client left). */
 async function accessLine(logs: CapturedLogs, requestId: string): Promise<LogLine> {
-  const lines = await eventually(() => accessLinesOf(logs.lines, requestId), `the access line of ${requestId}`, { until: (now) => now.length > 0 });
+  const lines = await eventually(() => accessLinesOf(logs.lines, requestId), `the access line of ${requestId}`, {
+    until: (now) => now.length > 0,
+  });
   assert.is(lines.length, 1, JSON.stringify(lines));
   return lines[0]!;
 }
@@ -90,7 +92,10 @@ function grpcChat(env: InferenceGateway, requestId: string, stream: boolean, sig
     provider: { only: ["mockai"] },
   });
   const client = createClient(InferenceService, createGrpcTransport({ baseUrl: env.gw.grpcUrl }));
-  return client.createChatCompletion(request, { headers: { authorization: `Bearer ${env.gw.key}`, "x-request-id": requestId }, signal });
+  return client.createChatCompletion(request, {
+    headers: { authorization: `Bearer ${env.gw.key}`, "x-request-id": requestId },
+    signal,
+  });
 }
 
 /** What every abandoned call's access line says: 499, the provider's time so far, and that its call was cut short. */
@@ -115,7 +120,11 @@ test("REST, plain: the client leaves while the provider is thinking", async ({ e
 test("a call that ends normally: its status, and no cancelled flag", async ({ env, logs }) => {
   const res = await fetch(env.gw.url + CHAT, {
     method: "POST",
-    headers: { authorization: `Bearer ${env.gw.key}`, "content-type": "application/json", "x-request-id": "complete-rest-sse" },
+    headers: {
+      authorization: `Bearer ${env.gw.key}`,
+      "content-type": "application/json",
+      "x-request-id": "complete-rest-sse",
+    },
     body: JSON.stringify({ model: "mock/chat", messages: HELLO, stream: true, provider: ONLY_MOCKAI }),
   });
   await res.text();
@@ -173,7 +182,15 @@ test("metrics: abandoned calls count as 499, never as successes", async ({ env, 
 async function requestCounts(env: InferenceGateway): Promise<Record<"200" | "499", number>> {
   const text = await (await fetch(`${env.gw.url}/metrics`)).text();
   const count = (status: string): number => {
-    const line = text.split("\n").find((l) => l.startsWith("gateway_requests_total{") && l.includes(`route="${CHAT}"`) && l.includes('protocol="rest"') && l.includes(`status="${status}"`));
+    const line = text
+      .split("\n")
+      .find(
+        (l) =>
+          l.startsWith("gateway_requests_total{") &&
+          l.includes(`route="${CHAT}"`) &&
+          l.includes('protocol="rest"') &&
+          l.includes(`status="${status}"`),
+      );
     return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1));
   };
   return { "200": count("200"), "499": count("499") };

@@ -11,7 +11,13 @@ import { eventually } from "../../support/eventually.js";
 import { call } from "../../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../../support/inference-gateway.js";
 import { accessLinesOf, captureLogs, type CapturedLogs } from "../../support/log-lines.js";
-import { SPAN_KIND_CLIENT, SPAN_KIND_SERVER, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../../support/otlp-receiver.js";
+import {
+  SPAN_KIND_CLIENT,
+  SPAN_KIND_SERVER,
+  startOtlpReceiver,
+  type OtlpReceiver,
+  type ReceivedSpan,
+} from "../../support/otlp-receiver.js";
 
 /**
  * Traces, against an OTLP/HTTP receiver of our own: a SERVER span per request (REST
@@ -26,7 +32,11 @@ interface Env {
 }
 const test = suite<Env>("observability: traces");
 
-const CHAT = { model: "mock/chat", messages: [{ role: "user", content: "Hi there" }], provider: { order: ["mockai", "backup"] } };
+const CHAT = {
+  model: "mock/chat",
+  messages: [{ role: "user", content: "Hi there" }],
+  provider: { order: ["mockai", "backup"] },
+};
 /** A caller's W3C trace context: the request's spans join its trace. */
 const CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER_SPAN = "00f067aa0ba902b7";
@@ -34,10 +44,18 @@ const CALLER_SPAN = "00f067aa0ba902b7";
 test.before(async (ctx) => {
   ctx.receiver = await startOtlpReceiver();
   ctx.logs = captureLogs("info");
-  ctx.env = await startInferenceGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: ctx.receiver.url, OTEL_SERVICE_NAME: "gateway-under-test" }, { log: ctx.logs.log });
+  ctx.env = await startInferenceGateway(
+    { OTEL_EXPORTER_OTLP_ENDPOINT: ctx.receiver.url, OTEL_SERVICE_NAME: "gateway-under-test" },
+    { log: ctx.logs.log },
+  );
   const { gw, upstream } = ctx.env;
   const rest = (requestId: string, body: object, headers: Record<string, string> = {}, signal?: AbortSignal) =>
-    call(gw.url, "POST", "/api/v1/chat/completions", { key: gw.key, body, headers: { "x-request-id": requestId, ...headers }, signal });
+    call(gw.url, "POST", "/api/v1/chat/completions", {
+      key: gw.key,
+      body,
+      headers: { "x-request-id": requestId, ...headers },
+      signal,
+    });
 
   assert.is((await rest("trace-rest", CHAT)).status, 200);
   assert.is((await rest("trace-sse", { ...CHAT, stream: true })).status, 200);
@@ -47,20 +65,33 @@ test.before(async (ctx) => {
 
   const transport = createGrpcTransport({ baseUrl: gw.grpcUrl });
   const headers = { authorization: `Bearer ${gw.key}` };
-  await createClient(KeysService, transport).getCurrentKey({}, { headers: { ...headers, "x-request-id": "trace-grpc" } });
-  const request = create(ChatCompletionRequestSchema, { model: CHAT.model, stream: true, messages: [{ role: ChatRole.USER, content: { kind: { case: "stringValue", value: "Hi there" } } }] });
-  const stream = createClient(InferenceService, transport).createChatCompletion(request, { headers: { ...headers, "x-request-id": "trace-grpc-chat" } });
+  await createClient(KeysService, transport).getCurrentKey(
+    {},
+    { headers: { ...headers, "x-request-id": "trace-grpc" } },
+  );
+  const request = create(ChatCompletionRequestSchema, {
+    model: CHAT.model,
+    stream: true,
+    messages: [{ role: ChatRole.USER, content: { kind: { case: "stringValue", value: "Hi there" } } }],
+  });
+  const stream = createClient(InferenceService, transport).createChatCompletion(request, {
+    headers: { ...headers, "x-request-id": "trace-grpc-chat" },
+  });
   for await (const _event of stream);
 
   // A call its client leaves while the provider is thinking (the mock never answers); its span ends with its access line.
   upstream.rule({ model: "chat-a", hang: true, times: 1 });
   const seen = upstream.requests.length;
   const leaving = new AbortController();
-  const abandoned = rest("trace-abandoned", { ...CHAT, provider: { only: ["mockai"] } }, {}, leaving.signal).catch(() => "aborted");
+  const abandoned = rest("trace-abandoned", { ...CHAT, provider: { only: ["mockai"] } }, {}, leaving.signal).catch(
+    () => "aborted",
+  );
   await eventually(() => upstream.requests.length, "the provider has the request", { until: (now) => now > seen });
   leaving.abort();
   assert.is(await abandoned, "aborted");
-  await eventually(() => accessLinesOf(ctx.logs.lines, "trace-abandoned"), "the abandoned call's access line", { until: (lines) => lines.length > 0 });
+  await eventually(() => accessLinesOf(ctx.logs.lines, "trace-abandoned"), "the abandoned call's access line", {
+    until: (lines) => lines.length > 0,
+  });
 
   // The exporter is flushed and shut down with the gateway.
   await ctx.env.stop();
@@ -70,8 +101,14 @@ test.after(async (ctx) => {
 });
 
 function serverSpan(receiver: OtlpReceiver, requestId: string): ReceivedSpan {
-  const spans = receiver.spans.filter((span) => span.kind === SPAN_KIND_SERVER && span.attributes["gateway.request_id"] === requestId);
-  assert.is(spans.length, 1, `server spans of ${requestId}: ${JSON.stringify(receiver.spans.map((s) => [s.name, s.kind, s.attributes["gateway.request_id"]]))}`);
+  const spans = receiver.spans.filter(
+    (span) => span.kind === SPAN_KIND_SERVER && span.attributes["gateway.request_id"] === requestId,
+  );
+  assert.is(
+    spans.length,
+    1,
+    `server spans of ${requestId}: ${JSON.stringify(receiver.spans.map((s) => [s.name, s.kind, s.attributes["gateway.request_id"]]))}`,
+  );
   return spans[0]!;
 }
 
@@ -79,10 +116,19 @@ function childrenOf(receiver: OtlpReceiver, parent: ReceivedSpan): ReceivedSpan[
   return receiver.spans.filter((span) => span.parentSpanId === parent.spanId);
 }
 
-test("a REST chat: a server span named by its route and a client span under it with the GenAI attributes", ({ receiver }) => {
+test("a REST chat: a server span named by its route and a client span under it with the GenAI attributes", ({
+  receiver,
+}) => {
   const server = serverSpan(receiver, "trace-rest");
   assert.is(server.name, "POST /api/v1/chat/completions");
-  assert.equal([server.attributes["http.request.method"], server.attributes["http.route"], server.attributes["http.response.status_code"]], ["POST", "/api/v1/chat/completions", 200]);
+  assert.equal(
+    [
+      server.attributes["http.request.method"],
+      server.attributes["http.route"],
+      server.attributes["http.response.status_code"],
+    ],
+    ["POST", "/api/v1/chat/completions", 200],
+  );
   assert.is(server.parentSpanId, "");
   assert.is(server.resource["service.name"], "gateway-under-test");
 
@@ -124,7 +170,10 @@ test("a fallback: a failed client span with its status and error type, then the 
   assert.is(attempts.length, 2);
   const failed = attempts.find((span) => span.attributes["gen_ai.provider.name"] === "mockai");
   const served = attempts.find((span) => span.attributes["gen_ai.provider.name"] === "backup");
-  assert.equal([failed?.statusCode, failed?.attributes["error.type"], failed?.attributes["http.response.status_code"]], [2, "500", 500]);
+  assert.equal(
+    [failed?.statusCode, failed?.attributes["error.type"], failed?.attributes["http.response.status_code"]],
+    [2, "500", 500],
+  );
   assert.equal([served?.statusCode, served?.attributes["error.type"]], [0, undefined]);
 });
 
@@ -139,7 +188,12 @@ test("gRPC: a server span per call with the RPC attributes; a streamed chat's at
   const unary = serverSpan(receiver, "trace-grpc");
   assert.is(unary.name, "gateway.v1.KeysService/GetCurrentKey");
   assert.equal(
-    [unary.attributes["rpc.system"], unary.attributes["rpc.service"], unary.attributes["rpc.method"], unary.attributes["rpc.grpc.status_code"]],
+    [
+      unary.attributes["rpc.system"],
+      unary.attributes["rpc.service"],
+      unary.attributes["rpc.method"],
+      unary.attributes["rpc.grpc.status_code"],
+    ],
     ["grpc", "gateway.v1.KeysService", "GetCurrentKey", 0],
   );
   const chat = serverSpan(receiver, "trace-grpc-chat");
@@ -149,9 +203,14 @@ test("gRPC: a server span per call with the RPC attributes; a streamed chat's at
   assert.is(attempt?.traceId, chat.traceId);
 });
 
-test("a call its client abandoned: its server span says 499 and that the provider's call was cut short", ({ receiver }) => {
+test("a call its client abandoned: its server span says 499 and that the provider's call was cut short", ({
+  receiver,
+}) => {
   const server = serverSpan(receiver, "trace-abandoned");
-  assert.equal([server.attributes["http.response.status_code"], server.attributes["gateway.upstream_cancelled"]], [499, true]);
+  assert.equal(
+    [server.attributes["http.response.status_code"], server.attributes["gateway.upstream_cancelled"]],
+    [499, true],
+  );
   // A 4xx is the client's doing: the span has not failed.
   assert.is(server.statusCode, 0);
 });

@@ -88,7 +88,10 @@ function tracked(put: Promise<unknown>): { outcome?: "stored" | "failed" } {
   return state;
 }
 
-test("a put whose body breaks off is removed without waiting for the disk: no flush, no file left", async ({ dir, flushes }) => {
+test("a put whose body breaks off is removed without waiting for the disk: no flush, no file left", async ({
+  dir,
+  flushes,
+}) => {
   flushes.stalled = true;
   const store = createLocalBlobStore(dir);
   const put = tracked(store.put("files/broken", bytesThenBreak()));
@@ -98,7 +101,10 @@ test("a put whose body breaks off is removed without waiting for the disk: no fl
   assert.equal(flushes.events, []);
 });
 
-test("a put abandoned by its caller (the signal) while the body waits is removed without waiting for the disk", async ({ dir, flushes }) => {
+test("a put abandoned by its caller (the signal) while the body waits is removed without waiting for the disk", async ({
+  dir,
+  flushes,
+}) => {
   flushes.stalled = true;
   const store = createLocalBlobStore(dir);
   const abort = new AbortController();

@@ -32,11 +32,14 @@ test("a put writes its file 0600 and its directories 0700, whatever the process'
   } finally {
     process.umask(previous);
   }
-  for (const sub of ["", "videos", "videos/ws", "videos/ws/job", ".incoming"]) assert.is(await modeOf(path.join(root, sub)), 0o700, `${sub || "the root"} is 0700`);
+  for (const sub of ["", "videos", "videos/ws", "videos/ws/job", ".incoming"])
+    assert.is(await modeOf(path.join(root, sub)), 0o700, `${sub || "the root"} is 0700`);
   assert.is(await modeOf(path.join(root, "videos/ws/job/0")), 0o600);
 });
 
-test("an older tree is narrowed once: wider files and directories, never what a link points at; what was narrowed is logged", async ({ dir }) => {
+test("an older tree is narrowed once: wider files and directories, never what a link points at; what was narrowed is logged", async ({
+  dir,
+}) => {
   const root = path.join(dir, "files");
   await fs.mkdir(path.join(root, "files/ws"), { recursive: true, mode: 0o755 });
   await fs.chmod(root, 0o755);
@@ -78,7 +81,9 @@ test("a store that does not exist yet: nothing narrowed, nothing logged, no mark
   );
 });
 
-test("the data directory is closed to other users (0700), or let through by the database's group alone (0710)", async ({ dir }) => {
+test("the data directory is closed to other users (0700), or let through by the database's group alone (0710)", async ({
+  dir,
+}) => {
   const data = path.join(dir, "data");
   await fs.mkdir(data, { mode: 0o755 });
   await fs.chmod(data, 0o755);

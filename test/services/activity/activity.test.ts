@@ -57,7 +57,10 @@ async function newKey(env: InferenceGateway, name: string): Promise<Key> {
 }
 
 async function chat(env: InferenceGateway, key: Key, body: Json): Promise<Made> {
-  const res = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key: key.secret, body: { messages: HELLO, ...body } });
+  const res = await call(env.gw.url, "POST", "/api/v1/chat/completions", {
+    key: key.secret,
+    body: { messages: HELLO, ...body },
+  });
   assert.is(res.status, 200, res.text);
   return {
     id: at(res.body, "id") as string,
@@ -110,7 +113,11 @@ test.before(async (ctx) => {
   ctx.calls = { plain, streamed, fellBack, claude, failed };
 
   const seeded = await seedOrganization("activity-other-org");
-  const otherCall = await chat(env, { secret: seeded.key, hash: "" }, { model: "mock/chat", provider: { only: ["mockai"] } });
+  const otherCall = await chat(
+    env,
+    { secret: seeded.key, hash: "" },
+    { model: "mock/chat", provider: { only: ["mockai"] } },
+  );
   ctx.other = { key: seeded.key, generation: otherCall.id };
 });
 test.after(async (ctx) => ctx.env.stop());
@@ -140,7 +147,11 @@ function assertError(res: Reply, status: number, mentions: RegExp): void {
   assert.match(String(at(res.body, "error", "message")), mentions);
 }
 
-const close = (actual: unknown, expected: number, what: string) => assert.ok(typeof actual === "number" && Math.abs(actual - expected) < 1e-12, `${what}: ${String(actual)} ≠ ${expected}`);
+const close = (actual: unknown, expected: number, what: string) =>
+  assert.ok(
+    typeof actual === "number" && Math.abs(actual - expected) < 1e-12,
+    `${what}: ${String(actual)} ≠ ${expected}`,
+  );
 
 test("GET /generation: the call as its answer reported it, with both attempts of a fallback", async (ctx) => {
   const { fellBack } = ctx.calls;
@@ -167,7 +178,18 @@ test("GET /generation: the call as its answer reported it, with both attempts of
   assert.type(data.latency, "number");
   assert.type(data.generation_time, "number");
   assert.ok(!Number.isNaN(Date.parse(String(data.created_at))), String(data.created_at));
-  for (const field of ["upstream_id", "cache_discount", "app_id", "moderation_latency", "finish_reason", "native_finish_reason", "origin", "router", "num_media_prompt", "num_search_results"]) {
+  for (const field of [
+    "upstream_id",
+    "cache_discount",
+    "app_id",
+    "moderation_latency",
+    "finish_reason",
+    "native_finish_reason",
+    "origin",
+    "router",
+    "num_media_prompt",
+    "num_search_results",
+  ]) {
     assert.is(data[field], null, `${field} is not recorded`);
   }
   const attempts = data.provider_responses as Json[];
@@ -193,7 +215,10 @@ test("GET /generation: a streamed call, a failed one, and another key's own", as
   assert.equal([failed.status, failed.http_status, failed.total_cost], ["error", 400, 0]);
 
   const claude = await generation(ctx, ctx.calls.claude.id, ctx.bob.secret);
-  assert.equal([claude.model, claude.provider_name, claude.data_region, claude.api_key_hash], ["mock/claude", "MockAnthropic", "europe", ctx.bob.hash]);
+  assert.equal(
+    [claude.model, claude.provider_name, claude.data_region, claude.api_key_hash],
+    ["mock/claude", "MockAnthropic", "europe", ctx.bob.hash],
+  );
 });
 
 test("GET /generation: another key's call, another organization's, and an unknown id are 404", async (ctx) => {
@@ -221,21 +246,34 @@ function expectedActivity(ctx: Ctx, date: string, keyHash?: string): Array<[stri
   const rows: Array<[string, string, string, number, number]> = [];
   // MockAI: two answers, the fallback's failed attempt and the refused request (Alice's, all of them).
   if (keyHash === undefined || keyHash === ctx.alice.hash) {
-    rows.push([date, "mock/chat", "mock/chat@mockai", 4, sum([plain, streamed])], [date, "mock/chat", "mock/chat@backup", 1, sum([fellBack])]);
+    rows.push(
+      [date, "mock/chat", "mock/chat@mockai", 4, sum([plain, streamed])],
+      [date, "mock/chat", "mock/chat@backup", 1, sum([fellBack])],
+    );
   }
-  if (keyHash === undefined || keyHash === ctx.bob.hash) rows.push([date, "mock/claude", "mock/claude@mockanthropic", 1, sum([claude])]);
+  if (keyHash === undefined || keyHash === ctx.bob.hash)
+    rows.push([date, "mock/claude", "mock/claude@mockanthropic", 1, sum([claude])]);
   return rows;
 }
 
 function activityOf(body: unknown): Array<[string, string, string, number, number]> {
-  return (at(body, "data") as Json[]).map((row) => [row.date as string, row.model as string, row.endpoint_id as string, row.requests as number, row.usage as number]);
+  return (at(body, "data") as Json[]).map((row) => [
+    row.date as string,
+    row.model as string,
+    row.endpoint_id as string,
+    row.requests as number,
+    row.usage as number,
+  ]);
 }
 
 function sortedByEndpoint<T extends [string, string, string, ...unknown[]]>(rows: T[]): T[] {
   return [...rows].sort((a, b) => a[2].localeCompare(b[2]));
 }
 
-function assertActivity(actual: Array<[string, string, string, number, number]>, expected: Array<[string, string, string, number, number]>): void {
+function assertActivity(
+  actual: Array<[string, string, string, number, number]>,
+  expected: Array<[string, string, string, number, number]>,
+): void {
   const got = sortedByEndpoint(actual);
   const want = sortedByEndpoint(expected);
   assert.equal(
@@ -254,7 +292,14 @@ test("GET /activity: the organization's calls by day and endpoint, with the righ
   const rows = at(res.body, "data") as Json[];
   const backup = rows.find((row) => row.endpoint_id === "mock/chat@backup")!;
   assert.equal(
-    [backup.model_permaslug, backup.provider_name, backup.byok_usage_inference, backup.prompt_tokens, backup.completion_tokens, backup.reasoning_tokens],
+    [
+      backup.model_permaslug,
+      backup.provider_name,
+      backup.byok_usage_inference,
+      backup.prompt_tokens,
+      backup.completion_tokens,
+      backup.reasoning_tokens,
+    ],
     ["mock/chat", "Backup", 0, ctx.calls.fellBack.promptTokens, ctx.calls.fellBack.completionTokens, 0],
   );
   // The most spent first within a day.
@@ -269,8 +314,14 @@ test("GET /activity: the organization's calls by day and endpoint, with the righ
   assertActivity(activityOf(oneDay.body), expectedActivity(ctx, day));
   const yesterday = new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
   assert.equal(at((await get(ctx, `/api/v1/activity?date=${yesterday}`)).body, "data"), []);
-  assertActivity(activityOf((await get(ctx, `/api/v1/activity?api_key_hash=${ctx.bob.hash}`)).body), expectedActivity(ctx, day, ctx.bob.hash));
-  assertActivity(activityOf((await get(ctx, `/api/v1/activity?api_key_hash=${ctx.alice.hash}`)).body), expectedActivity(ctx, day, ctx.alice.hash));
+  assertActivity(
+    activityOf((await get(ctx, `/api/v1/activity?api_key_hash=${ctx.bob.hash}`)).body),
+    expectedActivity(ctx, day, ctx.bob.hash),
+  );
+  assertActivity(
+    activityOf((await get(ctx, `/api/v1/activity?api_key_hash=${ctx.alice.hash}`)).body),
+    expectedActivity(ctx, day, ctx.alice.hash),
+  );
   assert.equal(at((await get(ctx, "/api/v1/activity?user_id=nobody")).body, "data"), []);
 });
 
@@ -290,7 +341,11 @@ test("GET /activity: a malformed or out-of-range date is a 400 naming date", asy
     assertError(await get(ctx, `/api/v1/activity?date=${date}`), 400, /\bdate\b/);
   }
   const old = new Date(Date.now() - 40 * 86_400_000).toISOString().slice(0, 10);
-  assertError(await get(ctx, `/api/v1/activity?date=${old}`), 400, new RegExp(`date must be today or one of the 30 days before it .*${today}`));
+  assertError(
+    await get(ctx, `/api/v1/activity?date=${old}`),
+    400,
+    new RegExp(`date must be today or one of the 30 days before it .*${today}`),
+  );
   const tomorrow = new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10);
   assertError(await get(ctx, `/api/v1/activity?date=${tomorrow}`), 400, /\bdate\b/);
   assertError(await get(ctx, "/api/v1/activity?api_key_hash=ABC"), 400, /api_key_hash/);
@@ -312,9 +367,18 @@ test("GET /generations: newest first, filtered by model, key, status and time", 
   assert.equal((at(res.body, "data") as Json[])[2], await generation(ctx, fellBack.id));
 
   assert.equal(ids(await get(ctx, "/api/v1/generations?model=mock/claude")), [claude.id]);
-  assert.equal(ids(await get(ctx, `/api/v1/generations?api_key_hash=${ctx.alice.hash}`)), [failed, fellBack.id, streamed.id, plain.id]);
+  assert.equal(ids(await get(ctx, `/api/v1/generations?api_key_hash=${ctx.alice.hash}`)), [
+    failed,
+    fellBack.id,
+    streamed.id,
+    plain.id,
+  ]);
   assert.equal(ids(await get(ctx, "/api/v1/generations?status=error")), [failed]);
-  assert.equal(ids(await get(ctx, "/api/v1/generations?status=success&model=mock/chat")), [fellBack.id, streamed.id, plain.id]);
+  assert.equal(ids(await get(ctx, "/api/v1/generations?status=success&model=mock/chat")), [
+    fellBack.id,
+    streamed.id,
+    plain.id,
+  ]);
 
   const claudeAt = String((await generation(ctx, claude.id)).created_at);
   assert.equal(ids(await get(ctx, `/api/v1/generations?start=${claudeAt}`)), [failed, claude.id]);
@@ -324,7 +388,12 @@ test("GET /generations: newest first, filtered by model, key, status and time", 
 
 test("GET /generations: a key that is not a management key sees only its own", async (ctx) => {
   const { plain, streamed, fellBack, claude, failed } = ctx.calls;
-  assert.equal(ids(await get(ctx, "/api/v1/generations", ctx.alice.secret)), [failed, fellBack.id, streamed.id, plain.id]);
+  assert.equal(ids(await get(ctx, "/api/v1/generations", ctx.alice.secret)), [
+    failed,
+    fellBack.id,
+    streamed.id,
+    plain.id,
+  ]);
   assert.equal(ids(await get(ctx, "/api/v1/generations", ctx.bob.secret)), [claude.id]);
   assert.equal(ids(await get(ctx, `/api/v1/generations?api_key_hash=${ctx.bob.hash}`, ctx.alice.secret)), []);
   assert.equal(ids(await get(ctx, "/api/v1/generations", ctx.other.key)), [ctx.other.generation]);
@@ -349,13 +418,25 @@ test("GET /generations: pages follow each other without gaps or repeats", async 
 });
 
 test("GET /generations: a bad page size, cursor, status or time is a 400 naming the field", async (ctx) => {
-  for (const limit of ["0", "101", "-1", "ten"]) assertError(await get(ctx, `/api/v1/generations?limit=${limit}`), 400, /\blimit\b/);
+  for (const limit of ["0", "101", "-1", "ten"])
+    assertError(await get(ctx, `/api/v1/generations?limit=${limit}`), 400, /\blimit\b/);
   assertError(await get(ctx, "/api/v1/generations?cursor=nonsense"), 400, /\bcursor\b/);
   // A cursor of the right form with a time Postgres cannot take.
-  assertError(await get(ctx, `/api/v1/generations?cursor=${encodeCursor(["2024-13-01T00:00:00.000000Z", "00000000-0000-4000-8000-000000000000"])}`), 400, /\bcursor\b/);
+  assertError(
+    await get(
+      ctx,
+      `/api/v1/generations?cursor=${encodeCursor(["2024-13-01T00:00:00.000000Z", "00000000-0000-4000-8000-000000000000"])}`,
+    ),
+    400,
+    /\bcursor\b/,
+  );
   assertError(await get(ctx, "/api/v1/generations?status=finished"), 400, /\bstatus\b/);
   assertError(await get(ctx, "/api/v1/generations?start=yesterday"), 400, /\bstart\b/);
-  assertError(await get(ctx, "/api/v1/generations?start=2024-02-01T00:00:00Z&end=2024-01-01T00:00:00Z"), 400, /\bstart\b/);
+  assertError(
+    await get(ctx, "/api/v1/generations?start=2024-02-01T00:00:00Z&end=2024-01-01T00:00:00Z"),
+    400,
+    /\bstart\b/,
+  );
   assertError(await get(ctx, "/api/v1/generations?api_key_hash=xyz"), 400, /api_key_hash/);
 });
 
@@ -363,15 +444,30 @@ test("over gRPC: the same generation, its 404 outside the scope, and a time out 
   const client = createGrpcClient(ActivityService, ctx.env.gw.grpcUrl);
   try {
     const { fellBack } = ctx.calls;
-    const answer = await client.unary(ActivityService.method.getGeneration, { id: fellBack.id }, bearer(ctx.alice.secret));
-    assert.equal([answer.data?.id, answer.data?.providerName, answer.data?.providerResponses.length], [fellBack.id, "Backup", 2]);
+    const answer = await client.unary(
+      ActivityService.method.getGeneration,
+      { id: fellBack.id },
+      bearer(ctx.alice.secret),
+    );
+    assert.equal(
+      [answer.data?.id, answer.data?.providerName, answer.data?.providerResponses.length],
+      [fellBack.id, "Backup", 2],
+    );
     close(answer.data?.totalCost, fellBack.cost, "total_cost");
 
-    const hidden = await grpcFailure(client.unary(ActivityService.method.getGeneration, { id: fellBack.id }, bearer(ctx.bob.secret)));
+    const hidden = await grpcFailure(
+      client.unary(ActivityService.method.getGeneration, { id: fellBack.id }, bearer(ctx.bob.secret)),
+    );
     assert.equal([hidden.code, hidden.detail?.httpStatus], [status.NOT_FOUND, 404]);
 
     // A binary client can send seconds no RFC 3339 text can say.
-    const tooEarly = await grpcFailure(client.unary(ActivityService.method.listGenerations, { start: { seconds: -99_999_999_999n } }, bearer(ctx.management.secret)));
+    const tooEarly = await grpcFailure(
+      client.unary(
+        ActivityService.method.listGenerations,
+        { start: { seconds: -99_999_999_999n } },
+        bearer(ctx.management.secret),
+      ),
+    );
     assert.equal([tooEarly.code, tooEarly.detail?.httpStatus], [status.INVALID_ARGUMENT, 400]);
     assert.match(tooEarly.details, /\bstart\b/);
   } finally {

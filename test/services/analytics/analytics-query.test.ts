@@ -43,7 +43,10 @@ const METRIC_NAMES = [
   "tokens_per_second",
 ];
 
-function record(base: Pick<CallRecord, "organizationId" | "keyHash" | "workspaceId">, fields: Partial<CallRecord>): CallRecord {
+function record(
+  base: Pick<CallRecord, "organizationId" | "keyHash" | "workspaceId">,
+  fields: Partial<CallRecord>,
+): CallRecord {
   return {
     generationId: `gen-${randomUUID()}`,
     memberUserId: null,
@@ -76,7 +79,10 @@ test.before(async (ctx) => {
   const own = await call(ctx.gw.url, "GET", "/api/v1/key", { key: ctx.gw.key });
   ctx.organizationId = at(own.body, "data", "organization_id") as string;
   ctx.workspaceId = at(own.body, "data", "workspace_id") as string;
-  const created = await call(ctx.gw.url, "POST", "/api/v1/keys", { key: ctx.gw.key, body: { name: "analytics-plain" } });
+  const created = await call(ctx.gw.url, "POST", "/api/v1/keys", {
+    key: ctx.gw.key,
+    body: { name: "analytics-plain" },
+  });
   ctx.plain = at(created.body, "key") as string;
   ctx.keyA = "a".repeat(64);
   ctx.keyB = "b".repeat(64);
@@ -85,10 +91,29 @@ test.before(async (ctx) => {
   const mine = (keyHash: string) => ({ organizationId: ctx.organizationId, keyHash, workspaceId: ctx.workspaceId });
   const rows: Array<[CallRecord, string]> = [
     [
-      record(mine(ctx.keyA), { modelId: "acme/small", promptTokens: 100, completionTokens: 50, costUsd: "0.01", latencyMs: 100, generationMs: 1000, memberUserId: "user_1", endUser: "alice" }),
+      record(mine(ctx.keyA), {
+        modelId: "acme/small",
+        promptTokens: 100,
+        completionTokens: 50,
+        costUsd: "0.01",
+        latencyMs: 100,
+        generationMs: 1000,
+        memberUserId: "user_1",
+        endUser: "alice",
+      }),
       "2024-03-04T10:00:00Z",
     ],
-    [record(mine(ctx.keyA), { modelId: "acme/small", providerSlug: "beta", status: "error", httpStatus: 502, promptTokens: 100, latencyMs: 300 }), "2024-03-04T11:30:00Z"],
+    [
+      record(mine(ctx.keyA), {
+        modelId: "acme/small",
+        providerSlug: "beta",
+        status: "error",
+        httpStatus: 502,
+        promptTokens: 100,
+        latencyMs: 300,
+      }),
+      "2024-03-04T11:30:00Z",
+    ],
     [
       record(mine(ctx.keyB), {
         modelId: "acme/large",
@@ -104,19 +129,52 @@ test.before(async (ctx) => {
       }),
       "2024-03-05T09:00:00Z",
     ],
-    [record(mine(ctx.keyB), { modelId: "acme/embed", api: "embeddings", promptTokens: 1000, costUsd: "0.001", latencyMs: 50, generationMs: 60 }), "2024-03-05T09:45:00Z"],
-    [record(mine(ctx.keyA), { modelId: "acme/large", providerSlug: null, status: "cancelled", httpStatus: 499, promptTokens: 10, completionTokens: 5, costUsd: "0.002" }), "2024-03-11T08:00:00Z"],
+    [
+      record(mine(ctx.keyB), {
+        modelId: "acme/embed",
+        api: "embeddings",
+        promptTokens: 1000,
+        costUsd: "0.001",
+        latencyMs: 50,
+        generationMs: 60,
+      }),
+      "2024-03-05T09:45:00Z",
+    ],
+    [
+      record(mine(ctx.keyA), {
+        modelId: "acme/large",
+        providerSlug: null,
+        status: "cancelled",
+        httpStatus: 499,
+        promptTokens: 10,
+        completionTokens: 5,
+        costUsd: "0.002",
+      }),
+      "2024-03-11T08:00:00Z",
+    ],
     // Outside March, and in the last 30 days.
     [record(mine(ctx.keyA), { modelId: "acme/old", costUsd: "7" }), "2024-02-29T23:59:59Z"],
-    [record(mine(ctx.keyA), { modelId: "acme/recent", costUsd: "0.5" }), new Date(Date.now() - 3_600_000).toISOString()],
-    [record(mine(ctx.keyA), { modelId: "acme/recent", costUsd: "0.25" }), new Date(Date.now() - 40 * 86_400_000).toISOString()],
+    [
+      record(mine(ctx.keyA), { modelId: "acme/recent", costUsd: "0.5" }),
+      new Date(Date.now() - 3_600_000).toISOString(),
+    ],
+    [
+      record(mine(ctx.keyA), { modelId: "acme/recent", costUsd: "0.25" }),
+      new Date(Date.now() - 40 * 86_400_000).toISOString(),
+    ],
     // Another organization's calls, on the same days and models.
     [
-      record({ organizationId: ctx.other.organizationId, keyHash: "c".repeat(64), workspaceId: ctx.other.workspaceId }, { modelId: "acme/small", costUsd: "100", promptTokens: 9999 }),
+      record(
+        { organizationId: ctx.other.organizationId, keyHash: "c".repeat(64), workspaceId: ctx.other.workspaceId },
+        { modelId: "acme/small", costUsd: "100", promptTokens: 9999 },
+      ),
       "2024-03-04T10:00:00Z",
     ],
     [
-      record({ organizationId: ctx.other.organizationId, keyHash: "c".repeat(64), workspaceId: ctx.other.workspaceId }, { modelId: "acme/recent", costUsd: "100" }),
+      record(
+        { organizationId: ctx.other.organizationId, keyHash: "c".repeat(64), workspaceId: ctx.other.workspaceId },
+        { modelId: "acme/recent", costUsd: "100" },
+      ),
       new Date(Date.now() - 3_600_000).toISOString(),
     ],
   ];
@@ -163,7 +221,11 @@ test("totals over a window: sums, costs apart from BYOK, rates and latency", asy
 });
 
 test("an empty window: counts are zero, averages and rates null", async ({ gw }) => {
-  const [row] = await query(gw, { start: "2019-01-01T00:00:00Z", end: "2019-02-01T00:00:00Z", metrics: ["requests", "cost_usd", "avg_latency_ms", "error_rate"] });
+  const [row] = await query(gw, {
+    start: "2019-01-01T00:00:00Z",
+    end: "2019-02-01T00:00:00Z",
+    metrics: ["requests", "cost_usd", "avg_latency_ms", "error_rate"],
+  });
   assert.equal(row, { requests: 0, cost_usd: 0, avg_latency_ms: null, error_rate: null });
 });
 
@@ -174,7 +236,11 @@ test("group by one and by two dimensions; rows ordered by the first metric, larg
     { model: "acme/small", requests: 2, cost_usd: 0.01 },
     { model: "acme/embed", requests: 1, cost_usd: 0.001 },
   ]);
-  const byProviderStatus = await query(gw, { ...MARCH, metrics: ["prompt_tokens"], dimensions: ["provider", "status"] });
+  const byProviderStatus = await query(gw, {
+    ...MARCH,
+    metrics: ["prompt_tokens"],
+    dimensions: ["provider", "status"],
+  });
   assert.equal(byProviderStatus, [
     { provider: "acme", status: "success", prompt_tokens: 1300 },
     { provider: "beta", status: "error", prompt_tokens: 100 },
@@ -183,7 +249,11 @@ test("group by one and by two dimensions; rows ordered by the first metric, larg
 });
 
 test("every dimension groups by its ledger column", async ({ gw, keyA, keyB, workspaceId }) => {
-  const groups = async (dimension: string) => (await query(gw, { ...MARCH, metrics: ["requests"], dimensions: [dimension] })).map((row) => [row[dimension], row.requests]);
+  const groups = async (dimension: string) =>
+    (await query(gw, { ...MARCH, metrics: ["requests"], dimensions: [dimension] })).map((row) => [
+      row[dimension],
+      row.requests,
+    ]);
   // Every dimension callers may group by, with March's groups (most requests first, ties by value).
   const expected: Record<string, unknown[][]> = {
     model: [
@@ -228,9 +298,14 @@ test("every dimension groups by its ledger column", async ({ gw, keyA, keyB, wor
 });
 
 test("string filters: eq, neq (keeps nulls), in, not_in, contains (any case)", async ({ gw, keyB }) => {
-  const requests = async (filters: Json[]) => (await query(gw, { ...MARCH, metrics: ["requests"], filters }))[0]!.requests;
+  const requests = async (filters: Json[]) =>
+    (await query(gw, { ...MARCH, metrics: ["requests"], filters }))[0]!.requests;
   assert.is(await requests([{ dimension: "model", operator: "eq", value: "acme/small" }]), 2);
-  assert.is(await requests([{ dimension: "provider", operator: "neq", value: "acme" }]), 2, "beta and the call without provider");
+  assert.is(
+    await requests([{ dimension: "provider", operator: "neq", value: "acme" }]),
+    2,
+    "beta and the call without provider",
+  );
   assert.is(await requests([{ dimension: "model", operator: "in", value: ["acme/small", "acme/embed"] }]), 3);
   assert.is(await requests([{ dimension: "provider", operator: "not_in", value: ["beta"] }]), 4);
   assert.is(await requests([{ dimension: "model", operator: "in", value: [] }]), 0);
@@ -246,12 +321,23 @@ test("string filters: eq, neq (keeps nulls), in, not_in, contains (any case)", a
     "filters combine with AND",
   );
   assert.is(await requests([{ dimension: "is_byok", operator: "is", value: true }]), 1);
-  assert.is(await requests([{ dimension: "model", operator: "eq", value: "x' OR '1'='1" }]), 0, "values are data, never SQL");
+  assert.is(
+    await requests([{ dimension: "model", operator: "eq", value: "x' OR '1'='1" }]),
+    0,
+    "values are data, never SQL",
+  );
 });
 
 test("number operators filter groups by a metric's value", async ({ gw }) => {
   const models = async (operator: string, value: number) =>
-    (await query(gw, { ...MARCH, metrics: ["requests"], dimensions: ["model"], filters: [{ dimension: "cost_usd", operator, value }] })).map((r) => r.model);
+    (
+      await query(gw, {
+        ...MARCH,
+        metrics: ["requests"],
+        dimensions: ["model"],
+        filters: [{ dimension: "cost_usd", operator, value }],
+      })
+    ).map((r) => r.model);
   assert.equal(await models("gt", 0.002), ["acme/small"]);
   assert.equal(await models("gte", 0.002), ["acme/large", "acme/small"]);
   assert.equal(await models("lt", 0.002), ["acme/embed"]);
@@ -259,7 +345,8 @@ test("number operators filter groups by a metric's value", async ({ gw }) => {
 });
 
 test("granularity adds a UTC bucket per row: hour, day, week (from Monday), month", async ({ gw }) => {
-  const buckets = async (granularity: string, dimensions: string[] = []) => query(gw, { ...MARCH, metrics: ["requests"], dimensions, granularity });
+  const buckets = async (granularity: string, dimensions: string[] = []) =>
+    query(gw, { ...MARCH, metrics: ["requests"], dimensions, granularity });
   assert.equal(await buckets("day"), [
     { bucket: "2024-03-04T00:00:00Z", requests: 2 },
     { bucket: "2024-03-05T00:00:00Z", requests: 2 },
@@ -291,7 +378,11 @@ test("start is inclusive, end exclusive; without them, the last 30 days", async 
   const [edge] = await query(gw, { start: "2024-02-29T23:59:59Z", end: "2024-03-04T10:00:00Z", metrics: ["requests"] });
   assert.is(edge!.requests, 1, "the call at start counts, the one at end does not");
   const recent = await query(gw, { metrics: ["cost_usd"], dimensions: ["model"] });
-  assert.equal(recent, [{ model: "acme/recent", cost_usd: 0.5 }], "the 40-day-old call and March 2024 are outside the default window");
+  assert.equal(
+    recent,
+    [{ model: "acme/recent", cost_usd: 0.5 }],
+    "the 40-day-old call and March 2024 are outside the default window",
+  );
   const fromOnly = await query(gw, { start: "2024-03-11T00:00:00Z", metrics: ["requests"], dimensions: ["model"] });
   assert.equal(
     fromOnly.map((r) => [r.model, r.requests]),
@@ -316,7 +407,12 @@ test("another organization's calls never appear, and it sees only its own", asyn
   assert.equal(mine, [{ cost_usd: 0.013, prompt_tokens: 1410 }]);
   const theirs = await query(gw, { ...MARCH, metrics: ["cost_usd", "requests"], dimensions: ["model"] }, other.key);
   assert.equal(theirs, [{ model: "acme/small", cost_usd: 100, requests: 1 }]);
-  const keys = await query(gw, { ...MARCH, metrics: ["requests"], dimensions: ["api_key"], filters: [{ dimension: "api_key", operator: "eq", value: "c".repeat(64) }] });
+  const keys = await query(gw, {
+    ...MARCH,
+    metrics: ["requests"],
+    dimensions: ["api_key"],
+    filters: [{ dimension: "api_key", operator: "eq", value: "c".repeat(64) }],
+  });
   assert.equal(keys, [], "filtering on their key finds nothing");
 });
 
@@ -326,32 +422,74 @@ test("bad input: unknown names, wrong value types and impossible ranges give 400
     [{ metrics: ["bogus"] }, /Unknown metric 'bogus'/],
     [{ metrics: ["requests"], dimensions: ["country"] }, /Unknown dimension 'country'/],
     [{ metrics: ["requests"], granularity: "year" }, /Unknown granularity 'year'/],
-    [{ metrics: ["requests"], filters: [{ dimension: "model", operator: "like", value: "x" }] }, /filters\[0\]\.operator: unknown operator 'like'/],
-    [{ metrics: ["requests"], filters: [{ dimension: "country", operator: "eq", value: "x" }] }, /filters\[0\]\.dimension: unknown dimension 'country'/],
-    [{ metrics: ["requests"], filters: [{ dimension: "model", operator: "eq", value: 3 }] }, /filters\[0\]\.value must be a string/],
-    [{ metrics: ["requests"], filters: [{ dimension: "model", operator: "eq" }] }, /filters\[0\]\.value must be a string/],
-    [{ metrics: ["requests"], filters: [{ dimension: "model", operator: "in", value: "acme/small" }] }, /filters\[0\]\.value must be a list of strings/],
-    [{ metrics: ["requests"], filters: [{ dimension: "model", operator: "in", value: ["a", 1] }] }, /filters\[0\]\.value\[1\] must be a string/],
-    [{ metrics: ["requests"], filters: [{ dimension: "cost_usd", operator: "gt", value: "1" }] }, /filters\[0\]\.value must be a number/],
-    [{ metrics: ["requests"], filters: [{ dimension: "model", operator: "gt", value: 1 }] }, /filters\[0\]\.dimension: operator 'gt' compares a metric/],
-    [{ metrics: ["requests"], filters: [{ dimension: "is_byok", operator: "eq", value: "true" }] }, /filters\[0\]\.operator: dimension 'is_byok' is a boolean/],
-    [{ metrics: ["requests"], filters: [{ dimension: "model", operator: "is", value: true }] }, /filters\[0\]\.operator: 'is' applies to boolean dimensions/],
-    [{ metrics: ["requests"], filters: [{ dimension: "is_byok", operator: "is", value: "yes" }] }, /filters\[0\]\.value must be a boolean/],
+    [
+      { metrics: ["requests"], filters: [{ dimension: "model", operator: "like", value: "x" }] },
+      /filters\[0\]\.operator: unknown operator 'like'/,
+    ],
+    [
+      { metrics: ["requests"], filters: [{ dimension: "country", operator: "eq", value: "x" }] },
+      /filters\[0\]\.dimension: unknown dimension 'country'/,
+    ],
+    [
+      { metrics: ["requests"], filters: [{ dimension: "model", operator: "eq", value: 3 }] },
+      /filters\[0\]\.value must be a string/,
+    ],
+    [
+      { metrics: ["requests"], filters: [{ dimension: "model", operator: "eq" }] },
+      /filters\[0\]\.value must be a string/,
+    ],
+    [
+      { metrics: ["requests"], filters: [{ dimension: "model", operator: "in", value: "acme/small" }] },
+      /filters\[0\]\.value must be a list of strings/,
+    ],
+    [
+      { metrics: ["requests"], filters: [{ dimension: "model", operator: "in", value: ["a", 1] }] },
+      /filters\[0\]\.value\[1\] must be a string/,
+    ],
+    [
+      { metrics: ["requests"], filters: [{ dimension: "cost_usd", operator: "gt", value: "1" }] },
+      /filters\[0\]\.value must be a number/,
+    ],
+    [
+      { metrics: ["requests"], filters: [{ dimension: "model", operator: "gt", value: 1 }] },
+      /filters\[0\]\.dimension: operator 'gt' compares a metric/,
+    ],
+    [
+      { metrics: ["requests"], filters: [{ dimension: "is_byok", operator: "eq", value: "true" }] },
+      /filters\[0\]\.operator: dimension 'is_byok' is a boolean/,
+    ],
+    [
+      { metrics: ["requests"], filters: [{ dimension: "model", operator: "is", value: true }] },
+      /filters\[0\]\.operator: 'is' applies to boolean dimensions/,
+    ],
+    [
+      { metrics: ["requests"], filters: [{ dimension: "is_byok", operator: "is", value: "yes" }] },
+      /filters\[0\]\.value must be a boolean/,
+    ],
     [{ metrics: ["requests"], start: "2024-03-02T00:00:00Z", end: "2024-03-01T00:00:00Z" }, /start must be before end/],
     [{ metrics: ["requests"], start: "yesterday" }, /start/],
     [{ metrics: ["requests"], limit: 0 }, /limit/],
   ];
-  for (const [body, message] of cases) assertError(await call(gw.url, "POST", QUERY, { key: gw.key, body }), 400, message, JSON.stringify(body));
+  for (const [body, message] of cases)
+    assertError(await call(gw.url, "POST", QUERY, { key: gw.key, body }), 400, message, JSON.stringify(body));
 });
 
-test("over gRPC, a time outside years 1–9999 (which REST's RFC 3339 text cannot carry) is a 400 naming it, not a 500", async ({ gw }) => {
+test("over gRPC, a time outside years 1–9999 (which REST's RFC 3339 text cannot carry) is a 400 naming it, not a 500", async ({
+  gw,
+}) => {
   const analytics = createGrpcClient(AnalyticsService, gw.grpcUrl);
   try {
     for (const [field, seconds] of [
       ["start", 300_000_000_000n],
       ["end", -70_000_000_000n],
     ] as const) {
-      const failure = await grpcFailure(analytics.unary(AnalyticsService.method.queryAnalytics, { metrics: ["requests"], [field]: { seconds, nanos: 0 } }, bearer(gw.key)));
+      const failure = await grpcFailure(
+        analytics.unary(
+          AnalyticsService.method.queryAnalytics,
+          { metrics: ["requests"], [field]: { seconds, nanos: 0 } },
+          bearer(gw.key),
+        ),
+      );
       assert.is(failure.detail?.httpStatus, 400, failure.message);
       assert.match(failure.details, new RegExp(`${field} must be a time from 0001`));
     }
@@ -382,12 +520,21 @@ test("every operator is accepted with a value of its type", async ({ gw }) => {
   ];
   for (const [name, valueType] of operators) {
     const [dimension, value] = sample[valueType]!;
-    await query(gw, { ...MARCH, metrics: ["requests"], dimensions: ["model"], filters: [{ dimension, operator: name, value }] });
+    await query(gw, {
+      ...MARCH,
+      metrics: ["requests"],
+      dimensions: ["model"],
+      filters: [{ dimension, operator: name, value }],
+    });
   }
 });
 
 test("management keys only: other keys get 403", async ({ gw, plain }) => {
-  assertError(await call(gw.url, "POST", QUERY, { key: plain, body: { metrics: ["requests"] } }), 403, /management keys/);
+  assertError(
+    await call(gw.url, "POST", QUERY, { key: plain, body: { metrics: ["requests"] } }),
+    403,
+    /management keys/,
+  );
   assertError(await call(gw.url, "POST", QUERY, { body: { metrics: ["requests"] } }), 401, /Authorization/);
 });
 

@@ -18,8 +18,19 @@ test.after(async (ctx) => ctx.env.stop());
 test.before.each(({ env }) => env.upstream.reset());
 
 /** One item on the mockai endpoint only (`chat-a`), so failures are retried, not fallen back from. */
-async function runOne(env: InferenceGateway): Promise<{ status: string; result: { response: { status_code: number } | null; error: { message: string; type: string; error_type: string } | null } }> {
-  const accepted = await submit(env.gw.url, env.gw.key, { endpoint: "/v1/chat/completions", model: "mock/chat", provider: { only: ["mockai"] }, requests: chatItems(1) });
+async function runOne(env: InferenceGateway): Promise<{
+  status: string;
+  result: {
+    response: { status_code: number } | null;
+    error: { message: string; type: string; error_type: string } | null;
+  };
+}> {
+  const accepted = await submit(env.gw.url, env.gw.key, {
+    endpoint: "/v1/chat/completions",
+    model: "mock/chat",
+    provider: { only: ["mockai"] },
+    requests: chatItems(1),
+  });
   assert.is(accepted.status, 202, accepted.text);
   const done = await waitTerminal(env.gw.url, env.gw.key, String(at(accepted.body, "id")));
   const [result] = at(done.body, "results") as never[];
@@ -64,20 +75,34 @@ test("a hanging provider times out (524) and the retry gets the answer", async (
 
 test("an answer holding U+0000 or a lone surrogate is stored with U+FFFD, and the batch completes", async ({ env }) => {
   env.upstream.rule({ model: "chat-a", reply: "a\u0000b \ud800c" });
-  const accepted = await submit(env.gw.url, env.gw.key, { endpoint: "/v1/chat/completions", model: "mock/chat", provider: { only: ["mockai"] }, requests: chatItems(1) });
+  const accepted = await submit(env.gw.url, env.gw.key, {
+    endpoint: "/v1/chat/completions",
+    model: "mock/chat",
+    provider: { only: ["mockai"] },
+    requests: chatItems(1),
+  });
   const done = await waitTerminal(env.gw.url, env.gw.key, String(at(accepted.body, "id")));
   assert.is(at(done.body, "status"), "completed");
   const [result] = at(done.body, "results") as never[];
   assert.is(at(result, "response", "body", "choices", 0, "message", "content"), "a\ufffdb \ufffdc");
 });
 
-test("a key disabled while its batch runs: the batch fails with the reason, finished items keep their results", async ({ env }) => {
+test("a key disabled while its batch runs: the batch fails with the reason, finished items keep their results", async ({
+  env,
+}) => {
   const created = await call(env.gw.url, "POST", "/api/v1/keys", { key: env.gw.key, body: { name: "short-lived" } });
   const key = String(at(created.body, "key"));
   env.upstream.rule({ delayMs: 250 });
-  const accepted = await submit(env.gw.url, key, { endpoint: "/v1/chat/completions", model: "mock/chat", requests: chatItems(400) });
+  const accepted = await submit(env.gw.url, key, {
+    endpoint: "/v1/chat/completions",
+    model: "mock/chat",
+    requests: chatItems(400),
+  });
   const id = String(at(accepted.body, "id"));
-  await call(env.gw.url, "PATCH", `/api/v1/keys/${String(at(created.body, "data", "hash"))}`, { key: env.gw.key, body: { disabled: true } });
+  await call(env.gw.url, "PATCH", `/api/v1/keys/${String(at(created.body, "data", "hash"))}`, {
+    key: env.gw.key,
+    body: { disabled: true },
+  });
   // Read with the workspace's other key: the batch is the workspace's, not only its key's.
   const done = await waitTerminal(env.gw.url, env.gw.key, id);
   assert.is(at(done.body, "status"), "failed", done.text.slice(0, 300));

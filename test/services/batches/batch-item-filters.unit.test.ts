@@ -19,13 +19,22 @@ const ITEMS = 2_000;
 
 /** A plan and a runtime with what filtering reads of them: the format, the guardrails, the settings. */
 function planWith(filters: ContentFilter[], maxBytes = 1_048_576): { runtime: InferenceRuntime; plan: BatchPlan } {
-  const runtime = { config: { contentFilterMaxBytes: maxBytes }, log: { warn: () => undefined } } as unknown as InferenceRuntime;
-  const plan = { format: { api: "chat", toPipeline: (body: JsonObject) => structuredClone(body) }, context: { guardrails: [{ contentFilters: filters }] } } as unknown as BatchPlan;
+  const runtime = {
+    config: { contentFilterMaxBytes: maxBytes },
+    log: { warn: () => undefined },
+  } as unknown as InferenceRuntime;
+  const plan = {
+    format: { api: "chat", toPipeline: (body: JsonObject) => structuredClone(body) },
+    context: { guardrails: [{ contentFilters: filters }] },
+  } as unknown as BatchPlan;
   return { runtime, plan };
 }
 
 const redacting = () => customFilter("g", { pattern: "ZEUS-\\d+", label: "[CODENAME]", action: "redact" }, 0);
-const item = (index: number) => ({ itemId: `batch-${index}`, body: { model: "mock/chat", messages: [{ role: "user", content: `item ${index} about ZEUS-${index}` }] } });
+const item = (index: number) => ({
+  itemId: `batch-${index}`,
+  body: { model: "mock/chat", messages: [{ role: "user", content: `item ${index} about ZEUS-${index}` }] },
+});
 
 /** Counts the items filtered so far: each item's prompt goes through `redact` once (its other strings too). */
 function counting(filter: ContentFilter): { filter: ContentFilter; count: () => number } {
@@ -52,11 +61,18 @@ test("items filtered at once (as the engine runs them) take a turn each: a callb
   });
   const results = await Promise.all(running);
   assert.is(count(), ITEMS);
-  assert.ok(seenAt >= 0 && seenAt <= 1, seenAt < 0 ? "the callback ran only after every item was filtered" : `the callback ran after ${seenAt} of ${ITEMS} items`);
+  assert.ok(
+    seenAt >= 0 && seenAt <= 1,
+    seenAt < 0
+      ? "the callback ran only after every item was filtered"
+      : `the callback ran after ${seenAt} of ${ITEMS} items`,
+  );
   // The same results as filtering each at once.
   const { plan: direct } = planWith([redacting()]);
   results.forEach((result, index) => assert.equal(result, filteredItem(runtime, direct, item(index))));
-  assert.equal(results[7], { request: { model: "mock/chat", messages: [{ role: "user", content: "item 7 about [CODENAME]" }] } });
+  assert.equal(results[7], {
+    request: { model: "mock/chat", messages: [{ role: "user", content: "item 7 about [CODENAME]" }] },
+  });
 });
 
 test("items filtered one after the other (a native batch's submission) let every turn's other work run between them", async () => {
@@ -74,7 +90,11 @@ test("items filtered one after the other (a native batch's submission) let every
   ticking = false;
   // The other work ran at every turn: never more than one item apart.
   assert.ok(between.length >= ITEMS - 1, `${between.length} turns for ${ITEMS} items`);
-  for (let index = 1; index < between.length; index++) assert.ok(between[index]! - between[index - 1]! <= 1, `${between[index]! - between[index - 1]!} items between two turns`);
+  for (let index = 1; index < between.length; index++)
+    assert.ok(
+      between[index]! - between[index - 1]! <= 1,
+      `${between[index]! - between[index - 1]!} items between two turns`,
+    );
 });
 
 test("a batch without content filters takes no turns", async () => {
@@ -89,13 +109,19 @@ test("a batch without content filters takes no turns", async () => {
 
 test("an item with more text than a filter reads for one call is refused with 413, naming the setting; smaller ones pass", () => {
   const { runtime, plan } = planWith([redacting()], 2_048);
-  const big = { itemId: "batch-9", body: { model: "mock/chat", messages: [{ role: "user", content: "x".repeat(3_000) }] } };
+  const big = {
+    itemId: "batch-9",
+    body: { model: "mock/chat", messages: [{ role: "user", content: "x".repeat(3_000) }] },
+  };
   const result = filteredItem(runtime, plan, big);
   assert.ok("refusal" in result);
   const { status, message, reason } = httpErrorOf(result.refusal);
   assert.is(status, 413);
   assert.is(reason, "CONTENT_TOO_LARGE");
-  assert.match(message, /content filter '\[CODENAME\]' of guardrail 'g' reads for one call \(GATEWAY_CONTENT_FILTER_MAX_BYTES: 2048 bytes\)/);
+  assert.match(
+    message,
+    /content filter '\[CODENAME\]' of guardrail 'g' reads for one call \(GATEWAY_CONTENT_FILTER_MAX_BYTES: 2048 bytes\)/,
+  );
   assert.ok("request" in filteredItem(runtime, plan, item(1)));
 });
 

@@ -6,7 +6,15 @@ import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "../../../server/platform/db/embedded-postgres.js";
 import { createLogger } from "../../../server/platform/logger.js";
-import { chatItems, FAST_ENGINE, itemCallsSeen, itemsFinishedByPid, recordItemFinishers, submit, waitTerminal } from "../../support/batches.js";
+import {
+  chatItems,
+  FAST_ENGINE,
+  itemCallsSeen,
+  itemsFinishedByPid,
+  recordItemFinishers,
+  submit,
+  waitTerminal,
+} from "../../support/batches.js";
 import { eventually } from "../../support/eventually.js";
 import { freePort, startGatewayProcess, type GatewayProcess } from "../../support/gateway-process.js";
 import { at, call } from "../../support/http.js";
@@ -27,7 +35,11 @@ test.before(async (ctx) => {
 test.after(async (ctx) => ctx.env.stop());
 test.before.each(({ env }) => env.upstream.reset());
 
-function worker(env: InferenceGateway, databaseUrl = env.gw.databaseUrl, extra: Record<string, string> = {}): Promise<GatewayProcess> {
+function worker(
+  env: InferenceGateway,
+  databaseUrl = env.gw.databaseUrl,
+  extra: Record<string, string> = {},
+): Promise<GatewayProcess> {
   return startGatewayProcess({
     databaseUrl,
     key: env.gw.key,
@@ -35,7 +47,10 @@ function worker(env: InferenceGateway, databaseUrl = env.gw.databaseUrl, extra: 
   });
 }
 
-async function counts(databaseUrl: string, batchId: string): Promise<{ items: number; done: number; ledger: number; distinctLedger: number }> {
+async function counts(
+  databaseUrl: string,
+  batchId: string,
+): Promise<{ items: number; done: number; ledger: number; distinctLedger: number }> {
   const client = new pg.Client(databaseUrl);
   await client.connect();
   try {
@@ -58,14 +73,21 @@ async function finalizedAfter(databaseUrl: string, batchId: string, moment: Date
   const client = new pg.Client(databaseUrl);
   await client.connect();
   try {
-    const { rows } = await client.query<{ later: boolean }>("SELECT finalized_at > $2 AS later FROM batches WHERE id = $1", [batchId, moment]);
+    const { rows } = await client.query<{ later: boolean }>(
+      "SELECT finalized_at > $2 AS later FROM batches WHERE id = $1",
+      [batchId, moment],
+    );
     return rows[0]?.later === true;
   } finally {
     await client.end();
   }
 }
 
-function assertExactlyOnce(done: { body: unknown; text: string }, total: number, tally: Awaited<ReturnType<typeof counts>>): void {
+function assertExactlyOnce(
+  done: { body: unknown; text: string },
+  total: number,
+  tally: Awaited<ReturnType<typeof counts>>,
+): void {
   assert.is(at(done.body, "status"), "completed", done.text.slice(0, 500));
   assert.equal(at(done.body, "request_counts"), { completed: total, failed: 0, total });
   const results = at(done.body, "results") as { custom_id: string; response: unknown }[];
@@ -75,10 +97,16 @@ function assertExactlyOnce(done: { body: unknown; text: string }, total: number,
   assert.equal(tally, { items: total, done: total, ledger: total, distinctLedger: total }, "one ledger row per item");
 }
 
-test("SIGKILL of the worker at random points while a 2,000-item batch runs loses and duplicates nothing", async ({ env }) => {
+test("SIGKILL of the worker at random points while a 2,000-item batch runs loses and duplicates nothing", async ({
+  env,
+}) => {
   env.upstream.rule({ delayMs: 10 });
   const total = 2000;
-  const accepted = await submit(env.gw.url, env.gw.key, { endpoint: "/v1/chat/completions", model: "mock/chat", requests: chatItems(total) });
+  const accepted = await submit(env.gw.url, env.gw.key, {
+    endpoint: "/v1/chat/completions",
+    model: "mock/chat",
+    requests: chatItems(total),
+  });
   assert.is(accepted.status, 202, accepted.text);
   const id = String(at(accepted.body, "id"));
   // Killed three times, each at a random point of progress: results in flight, settlements
@@ -90,7 +118,9 @@ test("SIGKILL of the worker at random points while a 2,000-item batch runs loses
   ] as const) {
     const target = from + Math.floor(Math.random() * (to - from));
     const child = await worker(env, env.gw.databaseUrl, { GATEWAY_BATCH_CONCURRENCY: "16" });
-    await eventually(() => counts(env.gw.databaseUrl, id), `${target} items are done`, { until: (now) => now.done >= target });
+    await eventually(() => counts(env.gw.databaseUrl, id), `${target} items are done`, {
+      until: (now) => now.done >= target,
+    });
     child.child.kill("SIGKILL");
     await child.exited;
   }
@@ -111,7 +141,11 @@ test("two gateway processes on one database share a batch and run no item twice 
   try {
     await recordItemFinishers(env.gw.databaseUrl);
     env.upstream.rule({ delayMs: 2 });
-    const accepted = await submit(env.gw.url, env.gw.key, { endpoint: "/v1/chat/completions", model: "mock/chat", requests: chatItems(total, "mock/chat", "shared") });
+    const accepted = await submit(env.gw.url, env.gw.key, {
+      endpoint: "/v1/chat/completions",
+      model: "mock/chat",
+      requests: chatItems(total, "mock/chat", "shared"),
+    });
     const id = String(at(accepted.body, "id"));
     const done = await waitTerminal(env.gw.url, env.gw.key, id);
     assertExactlyOnce(done, total, await counts(env.gw.databaseUrl, id));
@@ -141,11 +175,19 @@ test("a database restart mid-batch: callers get 503 meanwhile, then the batch co
     const held = new Promise<void>((resolve) => (databaseDown = resolve));
     env.upstream.rule({ delayMs: 5, times: answered });
     env.upstream.rule({ delayMs: 5, until: held });
-    const accepted = await submit(child.url, env.gw.key, { endpoint: "/v1/chat/completions", model: "mock/chat", requests: chatItems(total, "mock/chat", "restart") });
+    const accepted = await submit(child.url, env.gw.key, {
+      endpoint: "/v1/chat/completions",
+      model: "mock/chat",
+      requests: chatItems(total, "mock/chat", "restart"),
+    });
     assert.is(accepted.status, 202, accepted.text);
     const id = String(at(accepted.body, "id"));
-    await eventually(() => counts(postgres!.url, id), `${answered} items are done`, { until: (now) => now.done >= answered });
-    await eventually(() => itemCallsSeen(env.upstream), "more items are under way", { until: (calls) => calls > answered });
+    await eventually(() => counts(postgres!.url, id), `${answered} items are done`, {
+      until: (now) => now.done >= answered,
+    });
+    await eventually(() => itemCallsSeen(env.upstream), "more items are under way", {
+      until: (calls) => calls > answered,
+    });
     const stoppedAt = new Date();
     await postgres.stop();
     postgres = undefined;
@@ -156,7 +198,10 @@ test("a database restart mid-batch: callers get 503 meanwhile, then the batch co
     postgres = await startEmbeddedPostgres(dataDir, port, log);
     const done = await waitTerminal(child.url, env.gw.key, id);
     assertExactlyOnce(done, total, await counts(postgres.url, id));
-    assert.ok(await finalizedAfter(postgres.url, id, stoppedAt), "the batch was still running when the database stopped");
+    assert.ok(
+      await finalizedAfter(postgres.url, id, stoppedAt),
+      "the batch was still running when the database stopped",
+    );
   } finally {
     await child.stop();
     await postgres?.stop();

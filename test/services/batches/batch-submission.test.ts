@@ -59,10 +59,18 @@ interface StoredItem {
   body: JsonObject;
 }
 
-const storedItems = (env: InferenceGateway, batchId: string) => query<StoredItem>(env.gw.databaseUrl, "SELECT idx, custom_id, body FROM batch_items WHERE batch_id = $1 ORDER BY idx", [batchId]);
+const storedItems = (env: InferenceGateway, batchId: string) =>
+  query<StoredItem>(
+    env.gw.databaseUrl,
+    "SELECT idx, custom_id, body FROM batch_items WHERE batch_id = $1 ORDER BY idx",
+    [batchId],
+  );
 
 const counts = async (env: InferenceGateway) => {
-  const [row] = await query<{ batches: number; items: number }>(env.gw.databaseUrl, "SELECT (SELECT count(*) FROM batches)::int AS batches, (SELECT count(*) FROM batch_items)::int AS items");
+  const [row] = await query<{ batches: number; items: number }>(
+    env.gw.databaseUrl,
+    "SELECT (SELECT count(*) FROM batches)::int AS batches, (SELECT count(*) FROM batch_items)::int AS items",
+  );
   return row!;
 };
 
@@ -88,17 +96,31 @@ function variedItems(count: number, prefix = "v"): { custom_id: string; body: Js
  * that the gateway sees the body arrive in many pieces; `cut` ends the request after that many
  * bytes by destroying the socket.
  */
-function sendSliced(base: string, key: string, body: string, slice: number, options: { cut?: number; headers?: Record<string, string> } = {}): Promise<{ status: number; body: unknown } | "cut"> {
+function sendSliced(
+  base: string,
+  key: string,
+  body: string,
+  slice: number,
+  options: { cut?: number; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: unknown } | "cut"> {
   const url = new URL(base);
   const bytes = Buffer.from(body);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, method: "POST", path: "/api/v1/batches", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...options.headers } },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: "POST",
+        path: "/api/v1/batches",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...options.headers },
+      },
       (res) => {
         let text = "";
         res.setEncoding("utf8");
         res.on("data", (chunk: string) => (text += chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as unknown) : undefined }));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as unknown) : undefined }),
+        );
       },
     );
     req.on("error", (err) => (options.cut === undefined ? reject(err) : resolve("cut")));
@@ -122,7 +144,11 @@ function sendSliced(base: string, key: string, body: string, slice: number, opti
   });
 }
 
-test("REST, REST over a remote facade, gRPC CreateBatch and gRPC CreateBatchFromJson store the same items", async ({ env, remote, grpc }) => {
+test("REST, REST over a remote facade, gRPC CreateBatch and gRPC CreateBatchFromJson store the same items", async ({
+  env,
+  remote,
+  grpc,
+}) => {
   const items = variedItems(30);
   const body = { endpoint: CHAT, model: "mock/chat", provider: { only: ["mockai"] }, requests: items };
   const direct = await submit(env.gw.url, env.gw.key, body);
@@ -134,7 +160,12 @@ test("REST, REST over a remote facade, gRPC CreateBatch and gRPC CreateBatchFrom
 
   const unary = await grpc.unary(
     BatchesService.method.createBatch,
-    { endpoint: BatchEndpoint.CHAT_COMPLETIONS, model: "mock/chat", provider: { only: ["mockai"] }, requests: items.map((i) => ({ customId: i.custom_id, body: i.body })) },
+    {
+      endpoint: BatchEndpoint.CHAT_COMPLETIONS,
+      model: "mock/chat",
+      provider: { only: ["mockai"] },
+      requests: items.map((i) => ({ customId: i.custom_id, body: i.body })),
+    },
     bearer(env.gw.key),
   );
   assert.is(unary.requestCounts?.total, 30);
@@ -142,7 +173,11 @@ test("REST, REST over a remote facade, gRPC CreateBatch and gRPC CreateBatchFrom
   const streaming = createClient(BatchesService, createGrpcTransport({ baseUrl: env.gw.grpcUrl }));
   const json = Buffer.from(JSON.stringify(body));
   async function* slices() {
-    for (let at = 0; at < json.length; at += 1000) yield create(HttpBodySchema, { contentType: at === 0 ? "application/json" : "", data: json.subarray(at, at + 1000) });
+    for (let at = 0; at < json.length; at += 1000)
+      yield create(HttpBodySchema, {
+        contentType: at === 0 ? "application/json" : "",
+        data: json.subarray(at, at + 1000),
+      });
   }
   const fromJson = await streaming.createBatchFromJson(slices(), { headers: bearer(env.gw.key) });
   assert.is(fromJson.requestCounts?.total, 30);
@@ -151,34 +186,61 @@ test("REST, REST over a remote facade, gRPC CreateBatch and gRPC CreateBatchFrom
   for (const id of [String(at(direct.body, "id")), String(at(viaRemote.body, "id")), unary.id, fromJson.id]) {
     assert.equal(await storedItems(env, id), expected, id);
   }
-  const [row] = await query<{ provider_only: string[]; total: number }>(env.gw.databaseUrl, "SELECT provider_only, total FROM batches WHERE id = $1", [unary.id]);
+  const [row] = await query<{ provider_only: string[]; total: number }>(
+    env.gw.databaseUrl,
+    "SELECT provider_only, total FROM batches WHERE id = $1",
+    [unary.id],
+  );
   assert.equal(row, { provider_only: ["mockai"], total: 30 });
 });
 
-test("the same Idempotency-Key over REST and gRPC names one batch; another body is 409 on either", async ({ env, grpc }) => {
+test("the same Idempotency-Key over REST and gRPC names one batch; another body is 409 on either", async ({
+  env,
+  grpc,
+}) => {
   const items = variedItems(5, "idem");
-  const rest = await submit(env.gw.url, env.gw.key, { endpoint: CHAT, model: "mock/chat", requests: items }, { "idempotency-key": "across" });
+  const rest = await submit(
+    env.gw.url,
+    env.gw.key,
+    { endpoint: CHAT, model: "mock/chat", requests: items },
+    { "idempotency-key": "across" },
+  );
   assert.is(rest.status, 202, rest.text);
   const again = await grpc.unary(
     BatchesService.method.createBatch,
-    { endpoint: BatchEndpoint.CHAT_COMPLETIONS, model: "mock/chat", requests: items.map((i) => ({ customId: i.custom_id, body: i.body })) },
+    {
+      endpoint: BatchEndpoint.CHAT_COMPLETIONS,
+      model: "mock/chat",
+      requests: items.map((i) => ({ customId: i.custom_id, body: i.body })),
+    },
     { ...bearer(env.gw.key), "idempotency-key": "across" },
   );
   assert.is(again.id, at(rest.body, "id"));
   const other = await grpcFailure(
     grpc.unary(
       BatchesService.method.createBatch,
-      { endpoint: BatchEndpoint.CHAT_COMPLETIONS, model: "mock/chat", requests: [{ customId: "x", body: items[0]!.body }] },
+      {
+        endpoint: BatchEndpoint.CHAT_COMPLETIONS,
+        model: "mock/chat",
+        requests: [{ customId: "x", body: items[0]!.body }],
+      },
       { ...bearer(env.gw.key), "idempotency-key": "across" },
     ),
   );
   assert.is(other.detail?.httpStatus, 409);
   // Same items in a different order is another request.
-  const reordered = await submit(env.gw.url, env.gw.key, { endpoint: CHAT, model: "mock/chat", requests: [...items].reverse() }, { "idempotency-key": "across" });
+  const reordered = await submit(
+    env.gw.url,
+    env.gw.key,
+    { endpoint: CHAT, model: "mock/chat", requests: [...items].reverse() },
+    { "idempotency-key": "across" },
+  );
   assert.is(reordered.status, 409, reordered.text);
 });
 
-test("a large body in small slices is stored item by item, in order, whatever the field order; several at once", async ({ env }) => {
+test("a large body in small slices is stored item by item, in order, whatever the field order; several at once", async ({
+  env,
+}) => {
   // More items than one chunk, so the transaction opens while the body still arrives.
   const items = chatItems(5_000, "mock/chat", "big");
   const headerFirst = JSON.stringify({ endpoint: CHAT, model: "mock/chat", requests: items });
@@ -207,20 +269,39 @@ test("bad JSON in the middle of a large body: 400 naming the problem and where, 
   if (reply === "cut") return;
   assert.is(reply.status, 400, JSON.stringify(reply.body));
   assert.is(at(reply.body, "error", "code"), 400);
-  assert.match(String(at(reply.body, "error", "message")), /^Malformed JSON body: requests\[4500\] \(from byte \d+\): /);
+  assert.match(
+    String(at(reply.body, "error", "message")),
+    /^Malformed JSON body: requests\[4500\] \(from byte \d+\): /,
+  );
 
-  const truncated = await sendSliced(env.gw.url, env.gw.key, `{"endpoint":"${CHAT}","model":"mock/chat","requests":${items.slice(0, -200)}`, 16 * 1024);
+  const truncated = await sendSliced(
+    env.gw.url,
+    env.gw.key,
+    `{"endpoint":"${CHAT}","model":"mock/chat","requests":${items.slice(0, -200)}`,
+    16 * 1024,
+  );
   assert.is.not(truncated, "cut");
   if (truncated !== "cut") {
     assert.is(truncated.status, 400);
-    assert.match(String(at(truncated.body, "error", "message")), /^Malformed JSON body: the body ends before its JSON object is complete inside requests\[\d+\]/);
+    assert.match(
+      String(at(truncated.body, "error", "message")),
+      /^Malformed JSON body: the body ends before its JSON object is complete inside requests\[\d+\]/,
+    );
   }
 
-  const garbage = await sendSliced(env.gw.url, env.gw.key, `{"endpoint":"${CHAT}","model":"mock/chat","requests":${items.slice(0, -1)}} x`, 16 * 1024);
+  const garbage = await sendSliced(
+    env.gw.url,
+    env.gw.key,
+    `{"endpoint":"${CHAT}","model":"mock/chat","requests":${items.slice(0, -1)}} x`,
+    16 * 1024,
+  );
   assert.is.not(garbage, "cut");
   if (garbage !== "cut") {
     assert.is(garbage.status, 400);
-    assert.match(String(at(garbage.body, "error", "message")), /^Malformed JSON body: expected ',' or ']' after requests\[4499\] at byte \d+, found '}'/);
+    assert.match(
+      String(at(garbage.body, "error", "message")),
+      /^Malformed JSON body: expected ',' or ']' after requests\[4499\] at byte \d+, found '}'/,
+    );
   }
 
   // An item that is valid JSON but not a valid request, late in the body.
@@ -228,7 +309,10 @@ test("bad JSON in the middle of a large body: 400 naming the problem and where, 
   late[4_321] = { custom_id: "late-x", body: { model: "mock/chat", messages: [] } };
   const invalid = await submit(env.gw.url, env.gw.key, { endpoint: CHAT, model: "mock/chat", requests: late });
   assert.is(invalid.status, 400, invalid.text);
-  assert.match(String(at(invalid.body, "error", "message")), /^requests\[4321\]\.body\.messages must be a non-empty array/);
+  assert.match(
+    String(at(invalid.body, "error", "message")),
+    /^requests\[4321\]\.body\.messages must be a non-empty array/,
+  );
   assert.equal(await counts(env), before);
 });
 
@@ -236,10 +320,14 @@ test("a client that goes away mid-body stores nothing, and does not keep its con
   const before = await counts(env);
   const body = JSON.stringify({ endpoint: CHAT, model: "mock/chat", requests: chatItems(5_000, "mock/chat", "gone") });
   // More cut uploads than there are slots for submissions with an open transaction.
-  for (let i = 0; i < 6; i++) assert.is(await sendSliced(env.gw.url, env.gw.key, body, 32 * 1024, { cut: Math.floor(body.length * 0.8) }), "cut");
+  for (let i = 0; i < 6; i++)
+    assert.is(await sendSliced(env.gw.url, env.gw.key, body, 32 * 1024, { cut: Math.floor(body.length * 0.8) }), "cut");
   // Each cut upload's transaction is rolled back (the slot it held is given back with it).
   const openTransactions = () =>
-    query<{ n: number }>(env.gw.databaseUrl, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND datname = current_database()").then(([row]) => row!.n);
+    query<{ n: number }>(
+      env.gw.databaseUrl,
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND datname = current_database()",
+    ).then(([row]) => row!.n);
   // Polled until none is open: a leaked one stays open for good, while the gateway's own workers
   // open short transactions now and then, so one more look after a zero could catch one of those.
   await eventually(openTransactions, "every cut upload's transaction is rolled back", { until: (n) => n === 0 });
@@ -265,9 +353,21 @@ test("the JSON rules of the facade hold on the streamed route", async ({ env }) 
   await expect(`{${head},"requests":[{"custom_id":"a","body":[]}]}`, 400, /^requests\[0\]\.body must be an object/);
   await expect(`{${head},"requests":[{"custom_id":"a"}]}`, 400, /^requests\[0\]\.body is required/);
   await expect(`{${head},"requests":[{"custom_id":"","body":{}}]}`, 400, /^requests\[0\]\.custom_id is required/);
-  await expect(`{${head},"requests":[{"custom_id":"\\ud800","body":{}}]}`, 400, /^requests\[0\]\.custom_id must be well-formed Unicode/);
-  await expect(`{${head},"model":"mock/chat","requests":[${item}]}`, 400, /^Malformed JSON body: the field 'model' is given twice/);
-  await expect(`{${head},"requests":[${item}],"requests":[${item}]}`, 400, /^Malformed JSON body: the field 'requests' is given twice/);
+  await expect(
+    `{${head},"requests":[{"custom_id":"\\ud800","body":{}}]}`,
+    400,
+    /^requests\[0\]\.custom_id must be well-formed Unicode/,
+  );
+  await expect(
+    `{${head},"model":"mock/chat","requests":[${item}]}`,
+    400,
+    /^Malformed JSON body: the field 'model' is given twice/,
+  );
+  await expect(
+    `{${head},"requests":[${item}],"requests":[${item}]}`,
+    400,
+    /^Malformed JSON body: the field 'requests' is given twice/,
+  );
   await expect(`{"endpoint":"/v1/nothing","model":"mock/chat","requests":[${item}]}`, 400, /^endpoint must be one of/);
   await expect(`{"model":"mock/chat","requests":[${item}]}`, 400, /^endpoint is required/);
   await expect(`{${head},"requests":[]}`, 400, /^requests is required/);
@@ -275,9 +375,21 @@ test("the JSON rules of the facade hold on the streamed route", async ({ env }) 
   await expect(``, 400, /^endpoint is required/);
   await expect(`{${head},"requests":[${item}],"completion_window":"48h"}`, 400, /^completion_window must be one of/);
   // What PostgreSQL cannot store is refused as input, not failed as an insert.
-  await expect(`{${head},"requests":[{"custom_id":"a","body":{"messages":[{"role":"user","content":"\\u0000"}]}}]}`, 400, /^requests\[0\]\.body\.messages\[0\]\.content must not contain NUL/);
-  await expect(`{${head},"requests":[{"custom_id":"a","body":{"messages":[{"role":"user","content":"\\udc00"}]}}]}`, 400, /^requests\[0\]\.body\.messages\[0\]\.content must be well-formed Unicode/);
-  await expect(`{${head},"requests":[{"custom_id":"a\\u0000","body":{"messages":[{"role":"user","content":"x"}]}}]}`, 400, /^requests\[0\]\.custom_id must not contain NUL/);
+  await expect(
+    `{${head},"requests":[{"custom_id":"a","body":{"messages":[{"role":"user","content":"\\u0000"}]}}]}`,
+    400,
+    /^requests\[0\]\.body\.messages\[0\]\.content must not contain NUL/,
+  );
+  await expect(
+    `{${head},"requests":[{"custom_id":"a","body":{"messages":[{"role":"user","content":"\\udc00"}]}}]}`,
+    400,
+    /^requests\[0\]\.body\.messages\[0\]\.content must be well-formed Unicode/,
+  );
+  await expect(
+    `{${head},"requests":[{"custom_id":"a\\u0000","body":{"messages":[{"role":"user","content":"x"}]}}]}`,
+    400,
+    /^requests\[0\]\.custom_id must not contain NUL/,
+  );
 
   // lowerCamel names, unknown fields and nulls as elsewhere.
   const ok = await call(env.gw.url, "POST", "/api/v1/batches", {
@@ -306,13 +418,20 @@ test("413: a declared Content-Length over 200 MB before reading, and a body that
     const url = new URL(env.gw.url);
     let answered = false;
     const req = http.request(
-      { host: url.hostname, port: url.port, method: "POST", path: "/api/v1/batches", headers: { authorization: `Bearer ${env.gw.key}`, "content-type": "application/json" } },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: "POST",
+        path: "/api/v1/batches",
+        headers: { authorization: `Bearer ${env.gw.key}`, "content-type": "application/json" },
+      },
       (res) => {
         answered = true;
         let text = "";
         res.setEncoding("utf8");
         res.on("data", (chunk: string) => (text += chunk));
-        const done = () => resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as unknown) : undefined });
+        const done = () =>
+          resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as unknown) : undefined });
         res.on("end", done);
         res.on("error", done);
       },
@@ -339,10 +458,15 @@ test("413: a declared Content-Length over 200 MB before reading, and a body that
   assert.equal(at(grown.body, "error", "metadata"), { reason: "payload_too_large", retryable: false });
 });
 
-test("gRPC CreateBatchFromJson answers bad JSON with INVALID_ARGUMENT and the HTTP status in the detail", async ({ env }) => {
+test("gRPC CreateBatchFromJson answers bad JSON with INVALID_ARGUMENT and the HTTP status in the detail", async ({
+  env,
+}) => {
   const client = createClient(BatchesService, createGrpcTransport({ baseUrl: env.gw.grpcUrl }));
   async function* slices() {
-    yield create(HttpBodySchema, { contentType: "application/json", data: Buffer.from(`{"endpoint":"${CHAT}","model":"mock/chat","requests":[{"custom_id":"a",`) });
+    yield create(HttpBodySchema, {
+      contentType: "application/json",
+      data: Buffer.from(`{"endpoint":"${CHAT}","model":"mock/chat","requests":[{"custom_id":"a",`),
+    });
     yield create(HttpBodySchema, { data: Buffer.from(`"body":{"messages":[}}]}`) });
   }
   try {

@@ -26,9 +26,11 @@ const FIELDS = ["id", "provider", "name", "label", "workspace_id", "disabled", "
 
 let counter = 0;
 /** A fresh provider key each time, so "absent from the response" proves something. */
-const providerKey = (prefix = "sk-test") => `${prefix}-${Date.now().toString(36)}${(++counter).toString().padStart(4, "0")}abcdefghijklmnop`;
+const providerKey = (prefix = "sk-test") =>
+  `${prefix}-${Date.now().toString(36)}${(++counter).toString().padStart(4, "0")}abcdefghijklmnop`;
 
-const createByok = (gw: TestGateway, key: string, body: Record<string, unknown>) => call(gw.url, "POST", "/api/v1/byok", { key, body });
+const createByok = (gw: TestGateway, key: string, body: Record<string, unknown>) =>
+  call(gw.url, "POST", "/api/v1/byok", { key, body });
 
 function assertError(res: Reply, status: number, message?: RegExp, context = ""): void {
   assert.is(res.status, status, `${context} ${res.text}`);
@@ -61,7 +63,12 @@ test("POST /byok: 201 with the credential's fields, a masked label and never the
 test("POST /byok: name null when omitted, disabled and another workspace of the organization", async ({ gw, org }) => {
   const workspaceId = await newWorkspace(gw, org.key, "byok-second");
   const secret = providerKey();
-  const res = await createByok(gw, org.key, { provider: "anthropic", key: secret, workspace_id: workspaceId, disabled: true });
+  const res = await createByok(gw, org.key, {
+    provider: "anthropic",
+    key: secret,
+    workspace_id: workspaceId,
+    disabled: true,
+  });
   assert.is(res.status, 201, res.text);
   assert.is(at(res.body, "data", "name"), null);
   assert.is(at(res.body, "data", "disabled"), true);
@@ -81,7 +88,10 @@ test("short keys show less of themselves in the label", async ({ gw, org }) => {
   }
 });
 
-test("the key is stored sealed: not in plaintext, and it opens only with the master key bound to the row id", async ({ gw, org }) => {
+test("the key is stored sealed: not in plaintext, and it opens only with the master key bound to the row id", async ({
+  gw,
+  org,
+}) => {
   const secret = providerKey("sk-sealed");
   const res = await createByok(gw, org.key, { provider: "openai", key: secret });
   assert.is(res.status, 201, res.text);
@@ -95,7 +105,9 @@ test("the key is stored sealed: not in plaintext, and it opens only with the mas
   assert.throws(() => open(gw.gateway.deps.secrets.masterKey, row.sealedKey, "another-row"), "bound to its row id");
 });
 
-test("GET /byok: the caller's workspace by default, newest first, total_count, provider filter and paging", async ({ gw }) => {
+test("GET /byok: the caller's workspace by default, newest first, total_count, provider filter and paging", async ({
+  gw,
+}) => {
   const org = await seedOrganization("byok-list");
   const secrets: string[] = [];
   for (const provider of ["openai", "mistral", "openai", "together"]) {
@@ -159,14 +171,33 @@ test("another organization's credential or workspace is a 404", async ({ gw, org
   assertError(await call(gw.url, "GET", `/api/v1/byok/${id}`, { key: other.key }), 404, undefined, "get");
   assertError(await call(gw.url, "DELETE", `/api/v1/byok/${id}`, { key: other.key }), 404, undefined, "delete");
   assert.is((await call(gw.url, "GET", `/api/v1/byok/${id}`, { key: org.key })).status, 200, "still there");
-  assertError(await call(gw.url, "GET", `/api/v1/byok?workspace_id=${org.workspaceId}`, { key: other.key }), 404, undefined, "list");
-  assertError(await createByok(gw, other.key, { provider: "openai", key: providerKey(), workspace_id: org.workspaceId }), 404, undefined, "create");
-  assertError(await call(gw.url, "GET", "/api/v1/byok/3f1c2a4e-8b7d-4c6e-9a51-0d2e7f3b6c18", { key: org.key }), 404, undefined, "unknown");
+  assertError(
+    await call(gw.url, "GET", `/api/v1/byok?workspace_id=${org.workspaceId}`, { key: other.key }),
+    404,
+    undefined,
+    "list",
+  );
+  assertError(
+    await createByok(gw, other.key, { provider: "openai", key: providerKey(), workspace_id: org.workspaceId }),
+    404,
+    undefined,
+    "create",
+  );
+  assertError(
+    await call(gw.url, "GET", "/api/v1/byok/3f1c2a4e-8b7d-4c6e-9a51-0d2e7f3b6c18", { key: org.key }),
+    404,
+    undefined,
+    "unknown",
+  );
 });
 
 test("bad input: 400 naming the field, and an unknown provider names the accepted ones", async ({ gw, org }) => {
   const unknown = await createByok(gw, org.key, { provider: "acme", key: providerKey() });
-  assertError(unknown, 400, /provider must be one of: openai, anthropic, azure, google-ai-studio, amazon-bedrock, together, fireworks, deepinfra, groq, mistral/);
+  assertError(
+    unknown,
+    400,
+    /provider must be one of: openai, anthropic, azure, google-ai-studio, amazon-bedrock, together, fireworks, deepinfra, groq, mistral/,
+  );
   const cases: Array<[Record<string, unknown>, RegExp]> = [
     [{ key: providerKey() }, /provider/],
     [{ provider: "OpenAI", key: providerKey() }, /provider/],
@@ -181,7 +212,8 @@ test("bad input: 400 naming the field, and an unknown provider names the accepte
   for (const [body, message] of cases) {
     const res = await createByok(gw, org.key, body);
     assertError(res, 400, message, JSON.stringify(body));
-    if (typeof body.key === "string" && body.key.length > 3) assert.not.ok(res.text.includes(body.key), "a rejected key is not echoed either");
+    if (typeof body.key === "string" && body.key.length > 3)
+      assert.not.ok(res.text.includes(body.key), "a rejected key is not echoed either");
   }
   assertError(await call(gw.url, "GET", "/api/v1/byok?limit=0", { key: org.key }), 400, /limit/);
   assertError(await call(gw.url, "GET", "/api/v1/byok/nope", { key: org.key }), 400, /id/);

@@ -19,7 +19,17 @@ test.after(async (ctx) => ctx.env.stop());
 test.before.each(({ env }) => env.upstream.reset());
 
 const BAD_CRITERIA: Record<string, unknown[]> = {
-  noul: [null, "yes", ["yes", "no"], {}, { true: "yes" }, { true: "yes", false: "no", maybe: "?" }, { true: 1, false: "no" }, { yes: "a", no: "b" }, { true: "yes", false: null }],
+  noul: [
+    null,
+    "yes",
+    ["yes", "no"],
+    {},
+    { true: "yes" },
+    { true: "yes", false: "no", maybe: "?" },
+    { true: 1, false: "no" },
+    { yes: "a", no: "b" },
+    { true: "yes", false: null },
+  ],
   choice: [
     null,
     "billing",
@@ -30,7 +40,15 @@ const BAD_CRITERIA: Record<string, unknown[]> = {
     { "": "x", support: "y" },
     Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`o${i}`, "d"])),
   ],
-  score: [null, "high", { low: "a", high: "b" }, [], ["only one"], ["low", 2], Array.from({ length: 11 }, (_, i) => `level ${i}`)],
+  score: [
+    null,
+    "high",
+    { low: "a", high: "b" },
+    [],
+    ["only one"],
+    ["low", 2],
+    Array.from({ length: 11 }, (_, i) => `level ${i}`),
+  ],
 };
 
 for (const [type, values] of Object.entries(BAD_CRITERIA)) {
@@ -44,7 +62,9 @@ for (const [type, values] of Object.entries(BAD_CRITERIA)) {
 }
 
 test("the largest accepted shapes: 20 choice options, 10 score levels, empty descriptions", async ({ env }) => {
-  const options = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`option-${i}`, i === 0 ? "" : `description ${i}`]));
+  const options = Object.fromEntries(
+    Array.from({ length: 20 }, (_, i) => [`option-${i}`, i === 0 ? "" : `description ${i}`]),
+  );
   env.upstream.rule(logprobsRule({ T: 0.5, A: 0.25, "9": 0.25, "0": 0.75 }));
   const res = await decide(env, {
     questions: {
@@ -56,22 +76,39 @@ test("the largest accepted shapes: 20 choice options, 10 score levels, empty des
   assert.is(at(res.body, "answers", "many", "choice"), "option-19");
   assert.is(Object.keys(at(res.body, "answers", "many", "probabilities") as object).length, 20);
   assert.is(at(res.body, "answers", "fine", "score"), 9 * 0.25);
-  const prompt = env.upstream.requests.map((r) => (r.body as { messages: Array<{ content: string }> }).messages[1]!.content).find((p) => p.includes("option-0"))!;
+  const prompt = env.upstream.requests
+    .map((r) => (r.body as { messages: Array<{ content: string }> }).messages[1]!.content)
+    .find((p) => p.includes("option-0"))!;
   assert.match(prompt, /\(no further instructions\)/);
   assert.match(prompt, /\nA: option-0\n/);
   assert.match(prompt, /\nT: option-19: description 19\n/);
 });
 
 test("type is required and must be noul, choice or score", async ({ env }) => {
-  assertError(await decide(env, { questions: { q1: { instructions: "x", criteria: { true: "a", false: "b" } } } }), 400, /questions\.q1\.type/);
-  assertError(await decide(env, { questions: { q1: { type: "boolean", criteria: { true: "a", false: "b" } } } }), 400, /type/);
+  assertError(
+    await decide(env, { questions: { q1: { instructions: "x", criteria: { true: "a", false: "b" } } } }),
+    400,
+    /questions\.q1\.type/,
+  );
+  assertError(
+    await decide(env, { questions: { q1: { type: "boolean", criteria: { true: "a", false: "b" } } } }),
+    400,
+    /type/,
+  );
   assertError(await decide(env, { questions: { q1: { type: "noul" } } }), 400, /questions\.q1\.criteria is required/);
   assert.is(env.upstream.requests.length, 0);
 });
 
 test("model, state and questions are required; at most 32 questions; names of 1 to 128 characters", async ({ env }) => {
   assertError(await decide(env, { model: "", questions: { q: NOUL } }), 400, /model/);
-  assertError(await call(env.gw.url, "POST", "/api/alpha/decisions", { key: env.gw.key, body: { model: "mock/chat", questions: { q: NOUL } } }), 400, /state/);
+  assertError(
+    await call(env.gw.url, "POST", "/api/alpha/decisions", {
+      key: env.gw.key,
+      body: { model: "mock/chat", questions: { q: NOUL } },
+    }),
+    400,
+    /state/,
+  );
   assertError(await decide(env, { state: "text", questions: { q: NOUL } }), 400, /state/);
   assertError(await decide(env, {}), 400, /questions/);
   assertError(await decide(env, { questions: {} }), 400, /questions/);
@@ -83,7 +120,9 @@ test("model, state and questions are required; at most 32 questions; names of 1 
   assert.is(env.upstream.requests.length, 0);
 
   env.upstream.rule(logprobsRule({ true: 0.5, false: 0.5 }));
-  const full = await decide(env, { questions: Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`${"n".repeat(120)}${i}`, NOUL])) });
+  const full = await decide(env, {
+    questions: Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`${"n".repeat(120)}${i}`, NOUL])),
+  });
   assert.is(full.status, 200, full.text);
   assert.is(Object.keys(at(full.body, "answers") as object).length, 32);
   assert.is(env.upstream.requests.length, 32);
@@ -101,12 +140,19 @@ test("sizes: state over 256 KiB, a question's text over 32 KiB, a body over 1 Mi
   assertError(tooLargeState, 413, /state/);
   assert.is(at(tooLargeState.body, "error", "metadata", "reason"), "payload_too_large");
   assertError(await decide(env, { questions: { q: { ...NOUL, instructions: big(32 * 1024) } } }), 413, /questions\.q/);
-  assertError(await decide(env, { questions: { q: { ...SCORE, criteria: [big(20_000), big(20_000)] } } }), 413, /questions\.q/);
+  assertError(
+    await decide(env, { questions: { q: { ...SCORE, criteria: [big(20_000), big(20_000)] } } }),
+    413,
+    /questions\.q/,
+  );
   assertError(await decide(env, { state: { text: big(1024 * 1024) }, questions: { q: NOUL } }), 413);
   assert.is(env.upstream.requests.length, 0);
 
   env.upstream.rule(logprobsRule({ A: 1 }));
-  const fits = await decide(env, { state: { text: big(200 * 1024) }, questions: { q: { ...CHOICE, instructions: big(30 * 1024) } } });
+  const fits = await decide(env, {
+    state: { text: big(200 * 1024) },
+    questions: { q: { ...CHOICE, instructions: big(30 * 1024) } },
+  });
   assert.is(fits.status, 200, fits.text);
 });
 
@@ -135,7 +181,8 @@ for (const [name, row] of Object.entries(MAPPING)) {
     const res = await decide(env, { questions: { q: NOUL } });
     assertError(res, row.status);
     assert.ok(!res.text.includes(env.upstream.apiKey), "the provider key leaked");
-    if (row.upstream.retryAfter !== undefined) assert.is(res.headers.get("retry-after"), String(row.upstream.retryAfter));
+    if (row.upstream.retryAfter !== undefined)
+      assert.is(res.headers.get("retry-after"), String(row.upstream.retryAfter));
     const rows = (await allLedgerRows(env.gw)).slice(before);
     assert.ok(rows.length >= 1);
     assert.is(rows.at(-1)!.http_status, row.status);
@@ -155,7 +202,9 @@ test("an upstream that does not answer in time → 524", async ({ env }) => {
   assertError(res, 524);
 });
 
-test("one failing question fails the decision on that endpoint; the next endpoint answers all of them", async ({ env }) => {
+test("one failing question fails the decision on that endpoint; the next endpoint answers all of them", async ({
+  env,
+}) => {
   env.upstream.rule({ model: "chat-a", status: 429, times: 1 });
   env.upstream.rule(logprobsRule({ true: 0.8, false: 0.2, A: 1 }));
   const res = await decide(env, { questions: { one: NOUL, two: NOUL, three: CHOICE } });

@@ -85,7 +85,9 @@ test("score: distribution over scale indices, expected score, confidence and leg
   assert.equal(answer.legend, { "0": "Cosmetic", "1": "Workaround exists", "2": "Blocking" });
 });
 
-test("the prompt: system + user with the state, instructions and labelled criteria; one token with top logprobs", async ({ env }) => {
+test("the prompt: system + user with the state, instructions and labelled criteria; one token with top logprobs", async ({
+  env,
+}) => {
   env.upstream.rule(logprobsRule({ A: 0.9, B: 0.1 }));
   const state = { ticket: "Refund please", amount: 42 };
   const res = await decide(env, { state, questions: { team: CHOICE } });
@@ -107,7 +109,8 @@ test("the prompt: system + user with the state, instructions and labelled criter
   const user = messages[1]!.content;
   assert.ok(user.includes(JSON.stringify(state)), user);
   assert.ok(user.includes("Which team should handle this?"), user);
-  for (const line of ["A: billing: Payments and refunds", "B: support: Technical problems", "C: sales: New purchases"]) assert.ok(user.includes(line), line);
+  for (const line of ["A: billing: Payments and refunds", "B: support: Technical problems", "C: sales: New purchases"])
+    assert.ok(user.includes(line), line);
   assert.match(user, /Reply with one label: A, B or C\./);
 });
 
@@ -115,7 +118,9 @@ test("the score and noul prompts name their labels", async ({ env }) => {
   env.upstream.rule(logprobsRule({ true: 0.5, false: 0.5, "0": 0.2, "1": 0.2, "2": 0.2 }));
   const res = await decide(env, { questions: { severity: SCORE, refund: NOUL } });
   assert.is(res.status, 200, res.text);
-  const prompts = env.upstream.requests.map((r) => (r.body as { messages: Array<{ content: string }> }).messages[1]!.content);
+  const prompts = env.upstream.requests.map(
+    (r) => (r.body as { messages: Array<{ content: string }> }).messages[1]!.content,
+  );
   const score = prompts.find((p) => p.includes("How severe"))!;
   assert.match(score, /ordered scale from 0 \(lowest\) to 2 \(highest\)/);
   assert.match(score, /0: Cosmetic\n1: Workaround exists\n2: Blocking/);
@@ -125,9 +130,16 @@ test("the score and noul prompts name their labels", async ({ env }) => {
   assert.match(noul, /Reply with one label: true or false\./);
 });
 
-test("several questions: one upstream call each, one ledger row with the summed usage and its cost", async ({ env }) => {
+test("several questions: one upstream call each, one ledger row with the summed usage and its cost", async ({
+  env,
+}) => {
   // One rule for every call: each question reads its own labels among the same alternatives.
-  env.upstream.rule(logprobsRule({ true: 0.3, false: 0.1, A: 0.1, B: 0.3, C: 0.1, "0": 0.02, "1": 0.02, "2": 0.06 }, { usage: { prompt_tokens: 100, completion_tokens: 1 } }));
+  env.upstream.rule(
+    logprobsRule(
+      { true: 0.3, false: 0.1, A: 0.1, B: 0.3, C: 0.1, "0": 0.02, "1": 0.02, "2": 0.06 },
+      { usage: { prompt_tokens: 100, completion_tokens: 1 } },
+    ),
+  );
   const res = await decide(env, { questions: { refund: NOUL, team: CHOICE, severity: SCORE } });
   assert.is(res.status, 200, res.text);
   assert.is(env.upstream.requests.length, 3);
@@ -155,9 +167,16 @@ test("several questions: one upstream call each, one ledger row with the summed 
   assert.ok(Number(at(key.body, "data", "usage")) >= 0.000306, key.text);
 });
 
-test("a failing endpoint falls back for the whole decision: answers, model and cost all from the next one", async ({ env }) => {
+test("a failing endpoint falls back for the whole decision: answers, model and cost all from the next one", async ({
+  env,
+}) => {
   env.upstream.rule({ model: "chat-a", status: 503 });
-  env.upstream.rule(logprobsRule({ true: 0.9, false: 0.1, A: 0.5, B: 0.5 }, { model: "chat-b", usage: { prompt_tokens: 10, completion_tokens: 1 } }));
+  env.upstream.rule(
+    logprobsRule(
+      { true: 0.9, false: 0.1, A: 0.5, B: 0.5 },
+      { model: "chat-b", usage: { prompt_tokens: 10, completion_tokens: 1 } },
+    ),
+  );
   const res = await decide(env, { questions: { refund: NOUL, team: CHOICE } });
   assert.is(res.status, 200, res.text);
   assert.is(at(res.body, "provider"), "Backup");
@@ -185,7 +204,9 @@ test("a model without any endpoint that returns logprobs: 404 naming the reason,
   assert.is((await allLedgerRows(env.gw)).filter((r) => r.model_id === "mock/claude").length, 0);
 });
 
-test("answers without logprobs: every endpoint is tried, then 502 naming the reason; nothing is billed", async ({ env }) => {
+test("answers without logprobs: every endpoint is tried, then 502 naming the reason; nothing is billed", async ({
+  env,
+}) => {
   const noLogprobs = JSON.stringify({
     id: "chatcmpl-x",
     object: "chat.completion",
@@ -232,7 +253,17 @@ test("over gRPC the answer is the oneof member of its type", async ({ env }) => 
           refund: {
             type: DecisionQuestionType.NOUL,
             instructions: "Refund?",
-            criteria: { kind: { case: "structValue", value: { fields: { true: { kind: { case: "stringValue", value: "yes" } }, false: { kind: { case: "stringValue", value: "no" } } } } } },
+            criteria: {
+              kind: {
+                case: "structValue",
+                value: {
+                  fields: {
+                    true: { kind: { case: "stringValue", value: "yes" } },
+                    false: { kind: { case: "stringValue", value: "no" } },
+                  },
+                },
+              },
+            },
           },
         },
       },
@@ -254,7 +285,10 @@ test("no key or an unknown key: 401", async ({ env }) => {
 });
 
 test("a key whose credit limit cannot cover the worst case: 402, nothing sent", async ({ env }) => {
-  const created = await call(env.gw.url, "POST", "/api/v1/keys", { key: env.gw.key, body: { name: "tiny", limit: 0.0000001 } });
+  const created = await call(env.gw.url, "POST", "/api/v1/keys", {
+    key: env.gw.key,
+    body: { name: "tiny", limit: 0.0000001 },
+  });
   assert.is(created.status, 201, created.text);
   assertError(await decide(env, { questions: { refund: NOUL } }, String(at(created.body, "key"))), 402);
   assert.is(env.upstream.requests.length, 0);
@@ -262,14 +296,26 @@ test("a key whose credit limit cannot cover the worst case: 402, nothing sent", 
 test("a guardrail that forbids the model: 403 naming the rule, nothing sent", async ({ env }) => {
   const created = await call(env.gw.url, "POST", "/api/v1/keys", { key: env.gw.key, body: { name: "guarded" } });
   assert.is(created.status, 201, created.text);
-  const guardrail = await call(env.gw.url, "POST", "/api/v1/guardrails", { key: env.gw.key, body: { name: "claude only", allowed_models: ["mock/claude"] } });
-  assert.is(guardrail.status, 201, guardrail.text);
-  const assigned = await call(env.gw.url, "POST", `/api/v1/guardrails/${String(at(guardrail.body, "data", "id"))}/assignments/keys`, {
+  const guardrail = await call(env.gw.url, "POST", "/api/v1/guardrails", {
     key: env.gw.key,
-    body: { key_hashes: [String(at(created.body, "data", "hash"))] },
+    body: { name: "claude only", allowed_models: ["mock/claude"] },
   });
+  assert.is(guardrail.status, 201, guardrail.text);
+  const assigned = await call(
+    env.gw.url,
+    "POST",
+    `/api/v1/guardrails/${String(at(guardrail.body, "data", "id"))}/assignments/keys`,
+    {
+      key: env.gw.key,
+      body: { key_hashes: [String(at(created.body, "data", "hash"))] },
+    },
+  );
   assert.is(assigned.status, 200, assigned.text);
-  assertError(await decide(env, { questions: { refund: NOUL } }, String(at(created.body, "key"))), 403, /allowed_models/);
+  assertError(
+    await decide(env, { questions: { refund: NOUL } }, String(at(created.body, "key"))),
+    403,
+    /allowed_models/,
+  );
   assert.is(env.upstream.requests.length, 0);
 });
 

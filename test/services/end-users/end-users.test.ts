@@ -13,11 +13,14 @@ test.after(async (ctx) => {
   await ctx.gw.stop();
 });
 
-const register = (gw: TestGateway, body: Record<string, unknown>, key = gw.key) => call(gw.url, "POST", "/api/v1/end-users", { key, body });
+const register = (gw: TestGateway, body: Record<string, unknown>, key = gw.key) =>
+  call(gw.url, "POST", "/api/v1/end-users", { key, body });
 const pathOf = (user: string) => `/api/v1/end-users/${encodeURIComponent(user)}`;
 const getUser = (gw: TestGateway, user: string, key = gw.key) => call(gw.url, "GET", pathOf(user), { key });
-const patchUser = (gw: TestGateway, user: string, body: unknown, key = gw.key) => call(gw.url, "PATCH", pathOf(user), { key, body });
-const list = (gw: TestGateway, query: Record<string, string>, key = gw.key) => call(gw.url, "GET", `/api/v1/end-users?${new URLSearchParams(query).toString()}`, { key });
+const patchUser = (gw: TestGateway, user: string, body: unknown, key = gw.key) =>
+  call(gw.url, "PATCH", pathOf(user), { key, body });
+const list = (gw: TestGateway, query: Record<string, string>, key = gw.key) =>
+  call(gw.url, "GET", `/api/v1/end-users?${new URLSearchParams(query).toString()}`, { key });
 
 async function registered(gw: TestGateway, user: string, key = gw.key): Promise<Record<string, unknown>> {
   const res = await register(gw, { user }, key);
@@ -25,7 +28,12 @@ async function registered(gw: TestGateway, user: string, key = gw.key): Promise<
   return at(res.body, "data") as Record<string, unknown>;
 }
 
-function assertError(res: Reply | { status: number; body: unknown }, status: number, message?: RegExp, context = ""): void {
+function assertError(
+  res: Reply | { status: number; body: unknown },
+  status: number,
+  message?: RegExp,
+  context = "",
+): void {
   assert.is(res.status, status, `${context} ${JSON.stringify(res.body)}`);
   assert.is(at(res.body, "error", "code"), status, context);
   assert.type(at(res.body, "error", "message"), "string");
@@ -37,7 +45,11 @@ test("POST /end-users registers a user: 201 with exactly the fields of 2.6", asy
   const res = await register(gw, { user: "user-1" });
   assert.is(res.status, 201, res.text);
   const data = at(res.body, "data") as Record<string, unknown>;
-  assert.equal(Object.keys(data).sort(), ["created_at", "is_active", "updated_at", "user"], "no generated identifier is returned");
+  assert.equal(
+    Object.keys(data).sort(),
+    ["created_at", "is_active", "updated_at", "user"],
+    "no generated identifier is returned",
+  );
   assert.is(data.user, "user-1");
   assert.is(data.is_active, true);
   assert.match(String(data.created_at), ISO);
@@ -80,7 +92,12 @@ test("POST /end-users: invalid tracking strings give 400 naming user", async ({ 
     const res = await call(gw.url, "POST", "/api/v1/end-users", { key: gw.key, raw });
     assertError(res, 400, /user/, raw);
   }
-  assertError(await call(gw.url, "POST", "/api/v1/end-users", { key: gw.key, raw: '{"user": ' }), 400, undefined, "malformed JSON");
+  assertError(
+    await call(gw.url, "POST", "/api/v1/end-users", { key: gw.key, raw: '{"user": ' }),
+    400,
+    undefined,
+    "malformed JSON",
+  );
   const listed = await list(gw, { include_inactive: "true" });
   const stored = (at(listed.body, "data") as Array<{ user: string }>).map((u) => u.user);
   assert.not.ok(
@@ -103,7 +120,23 @@ test("POST /end-users: the length limit counts characters, not bytes or UTF-16 u
 });
 
 test("GET and PATCH address users by their URL-encoded tracking string", async ({ gw }) => {
-  const users = ["a/b", "with space", "100%", "what?", "hash#tag", "plus+sign", "amp&eq=1", "ü", "日本", "😀 emoji", "a/../b", "...", "%2e%2e", "back\\slash", "semi;colon"];
+  const users = [
+    "a/b",
+    "with space",
+    "100%",
+    "what?",
+    "hash#tag",
+    "plus+sign",
+    "amp&eq=1",
+    "ü",
+    "日本",
+    "😀 emoji",
+    "a/../b",
+    "...",
+    "%2e%2e",
+    "back\\slash",
+    "semi;colon",
+  ];
   for (const user of users) await registered(gw, user);
   for (const user of users) {
     const fetched = await getUser(gw, user);
@@ -119,7 +152,9 @@ test("GET and PATCH address users by their URL-encoded tracking string", async (
   // Each PATCH touched exactly its own user.
   const listed = await list(gw, { include_inactive: "true", limit: "100" });
   for (const user of users) {
-    const found = (at(listed.body, "data") as Array<{ user: string; is_active: boolean }>).filter((u) => u.user === user);
+    const found = (at(listed.body, "data") as Array<{ user: string; is_active: boolean }>).filter(
+      (u) => u.user === user,
+    );
     assert.is(found.length, 1, JSON.stringify(user));
     assert.is(found[0]!.is_active, false, JSON.stringify(user));
   }
@@ -162,7 +197,12 @@ test("PATCH without a boolean is_active is 400 and changes nothing", async ({ gw
   for (const body of [{}, { is_active: "false" }, { is_active: 0 }, { is_active: null }, { user: "renamed" }]) {
     assertError(await patchUser(gw, "patch-bad", body), 400, /is_active/, JSON.stringify(body));
   }
-  assertError(await call(gw.url, "PATCH", pathOf("patch-bad"), { key: gw.key, raw: "{is_active:false}" }), 400, undefined, "malformed JSON");
+  assertError(
+    await call(gw.url, "PATCH", pathOf("patch-bad"), { key: gw.key, raw: "{is_active:false}" }),
+    400,
+    undefined,
+    "malformed JSON",
+  );
   const fetched = await getUser(gw, "patch-bad");
   assert.equal(at(fetched.body, "data"), created);
 });
@@ -180,7 +220,11 @@ test("unknown users and users of another organization are 404", async ({ gw }) =
   const filtered = await list(gw, { user: "theirs-only", include_inactive: "true" });
   assert.is(at(filtered.body, "total_count"), 0);
   assert.equal(at(filtered.body, "data"), []);
-  assert.is(at((await getUser(gw, "theirs-only", other.key)).body, "data", "is_active"), true, "their user is untouched");
+  assert.is(
+    at((await getUser(gw, "theirs-only", other.key)).body, "data", "is_active"),
+    true,
+    "their user is untouched",
+  );
 
   // The same tracking string can be registered in both organizations, independently.
   await registered(gw, "shared-user");
@@ -194,10 +238,22 @@ test(". and .. are not addressable by path (400) but reachable through the list 
   const dot = await register(gw, { user: ".", is_active: false });
   assert.is(dot.status, 201, dot.text);
 
-  for (const path of ["/api/v1/end-users/..", "/api/v1/end-users/.", "/api/v1/end-users/%2e%2e", "/api/v1/end-users/%2E%2E", "/api/v1/end-users/%2e", "/api/v1/end-users/.%2e"]) {
+  for (const path of [
+    "/api/v1/end-users/..",
+    "/api/v1/end-users/.",
+    "/api/v1/end-users/%2e%2e",
+    "/api/v1/end-users/%2E%2E",
+    "/api/v1/end-users/%2e",
+    "/api/v1/end-users/.%2e",
+  ]) {
     assertError(await rawRequest(gw.url, "GET", path, { key: gw.key }), 400, undefined, `GET ${path}`);
     const body = JSON.stringify({ is_active: false });
-    assertError(await rawRequest(gw.url, "PATCH", path, { key: gw.key, body, headers: { "content-type": "application/json" } }), 400, undefined, `PATCH ${path}`);
+    assertError(
+      await rawRequest(gw.url, "PATCH", path, { key: gw.key, body, headers: { "content-type": "application/json" } }),
+      400,
+      undefined,
+      `PATCH ${path}`,
+    );
     assertError(await rawRequest(gw.url, "DELETE", path, { key: gw.key }), 400, undefined, `DELETE ${path}`);
   }
 
@@ -269,7 +325,11 @@ test("DELETE deactivates: the user stays, inactive, and is listed only with incl
   assert.is(again.status, 200);
   assert.is(at(again.body, "data", "is_active"), false);
   assertError(await register(gw, { user: "leaving/user ü" }), 409, undefined, "a deactivated user is still registered");
-  assert.is(at((await patchUser(gw, "leaving/user ü", { is_active: true })).body, "data", "is_active"), true, "and can be reactivated");
+  assert.is(
+    at((await patchUser(gw, "leaving/user ü", { is_active: true })).body, "data", "is_active"),
+    true,
+    "and can be reactivated",
+  );
 });
 
 test("end-user operations: non-management key 403, no key 401", async ({ gw }) => {

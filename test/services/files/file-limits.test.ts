@@ -24,7 +24,9 @@ test.before(async (ctx) => {
 test.after(async (ctx) => ctx.env.stop());
 
 async function rowCount(env: FilesGateway): Promise<number> {
-  const [row] = await env.gw.gateway.sequelize.query<{ n: string }>("SELECT count(*) AS n FROM files", { type: QueryTypes.SELECT });
+  const [row] = await env.gw.gateway.sequelize.query<{ n: string }>("SELECT count(*) AS n FROM files", {
+    type: QueryTypes.SELECT,
+  });
   return Number(row!.n);
 }
 
@@ -40,9 +42,15 @@ test("100 MB + 1 byte is a 413 payload_too_large, and leaves no row and no bytes
   const [rowsBefore, blobsBefore] = [await rowCount(env), await blobs(env)];
   const res = await streamUpload(env.gw.url, env.gw.key, { head: wav(), size: LIMIT + 1, filename: "over.wav" });
   assert.is(res.status, 413, JSON.stringify(res.body));
-  assert.equal(at(res.body, "error"), { code: 413, message: `The file exceeds the limit of ${LIMIT} bytes for this endpoint`, metadata: { reason: "payload_too_large", retryable: false } });
+  assert.equal(at(res.body, "error"), {
+    code: 413,
+    message: `The file exceeds the limit of ${LIMIT} bytes for this endpoint`,
+    metadata: { reason: "payload_too_large", retryable: false },
+  });
   assert.is(await rowCount(env), rowsBefore);
-  await eventually(() => blobs(env), "the refused upload's bytes are removed", { until: (now) => now.length === blobsBefore.length });
+  await eventually(() => blobs(env), "the refused upload's bytes are removed", {
+    until: (now) => now.length === blobsBefore.length,
+  });
 });
 
 test("a longer stream is refused while it is still being sent, and the connection is closed", async ({ env }) => {
@@ -55,7 +63,12 @@ test("a longer stream is refused while it is still being sent, and the connectio
 
 test("a declared Content-Length far over the limit is refused before the body is read", async ({ env }) => {
   const size = 200 * MiB;
-  const res = await streamUpload(env.gw.url, env.gw.key, { head: wav(), size, declaredLength: size + 200, filename: "declared.wav" });
+  const res = await streamUpload(env.gw.url, env.gw.key, {
+    head: wav(),
+    size,
+    declaredLength: size + 200,
+    filename: "declared.wav",
+  });
   assert.is(res.status, 413);
   assert.is(at(res.body, "error", "metadata", "reason"), "payload_too_large");
   assert.ok(res.sentBeforeAnswer < size);
@@ -73,12 +86,21 @@ test("a refused type is answered once the first bytes show it, not after the who
 test("a client that disconnects mid-upload leaves nothing behind: no row, no blob file", async ({ env }) => {
   const rowsBefore = await rowCount(env);
   const blobsBefore = await blobs(env);
-  const upload = pausedUpload(env.gw.url, env.gw.key, { head: wav(), size: 50 * MiB, pauseAfter: 4 * MiB, filename: "abandoned.wav" });
+  const upload = pausedUpload(env.gw.url, env.gw.key, {
+    head: wav(),
+    size: 50 * MiB,
+    pauseAfter: 4 * MiB,
+    filename: "abandoned.wav",
+  });
   await upload.paused;
   // The bytes are on their way into the store: its temporary file exists.
-  await eventually(() => blobs(env), "the upload is being stored", { until: (now) => now.some((file) => file.startsWith(".incoming")) });
+  await eventually(() => blobs(env), "the upload is being stored", {
+    until: (now) => now.some((file) => file.startsWith(".incoming")),
+  });
   await upload.cut();
-  await eventually(() => blobs(env), "the abandoned upload's bytes are removed", { until: (now) => now.length === blobsBefore.length });
+  await eventually(() => blobs(env), "the abandoned upload's bytes are removed", {
+    until: (now) => now.length === blobsBefore.length,
+  });
   assert.equal(await blobs(env), blobsBefore);
   assert.is(await rowCount(env), rowsBefore);
 });

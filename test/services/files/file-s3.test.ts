@@ -40,7 +40,10 @@ test.before.each(({ s3 }) => {
 
 const sha = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 
-test("a small file is one object under <prefix>files/<workspace>/<id>; content and delete use it", async ({ env, s3 }) => {
+test("a small file is one object under <prefix>files/<workspace>/<id>; content and delete use it", async ({
+  env,
+  s3,
+}) => {
   const res = await uploadFile(env.gw.url, env.gw.key, png(), { filename: "small.png" });
   assert.is(res.status, 201, res.text);
   const id = String(at(res.body, "id"));
@@ -79,7 +82,10 @@ test("a bucket that fails: 503, no object and no open upload", async ({ env, s3 
   assert.is(s3.objects.size, objects);
 });
 
-test("text that turns out not to be UTF-8 after a part was stored: 400, and the upload is aborted", async ({ env, s3 }) => {
+test("text that turns out not to be UTF-8 after a part was stored: 400, and the upload is aborted", async ({
+  env,
+  s3,
+}) => {
   const partsBefore = s3.partsReceived;
   const objects = s3.objects.size;
   const text = Buffer.concat([Buffer.alloc(7 * MiB, "a"), Buffer.from([0xff, 0xfe])]);
@@ -93,7 +99,12 @@ test("text that turns out not to be UTF-8 after a part was stored: 400, and the 
 test("a client that disconnects mid-upload leaves no object and no open upload", async ({ env, s3 }) => {
   const partsBefore = s3.partsReceived;
   const objects = s3.objects.size;
-  const upload = pausedUpload(env.gw.url, env.gw.key, { head: wav(), size: 40 * MiB, pauseAfter: 8 * MiB, filename: "abandoned.wav" });
+  const upload = pausedUpload(env.gw.url, env.gw.key, {
+    head: wav(),
+    size: 40 * MiB,
+    pauseAfter: 8 * MiB,
+    filename: "abandoned.wav",
+  });
   await upload.paused;
   await eventually(() => s3.partsReceived, "a part of the upload is stored", { until: (parts) => parts > partsBefore });
   await upload.cut();

@@ -30,7 +30,12 @@ const test = suite<Context>("files through a remote core");
 test.before(async (ctx) => {
   ctx.key = newKeySecret();
   ctx.dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "gateway-files-split-"));
-  ctx.core = await startGatewayProcess({ databaseUrl: await createDatabase(), key: ctx.key, args: ["--core-only"], env: { GATEWAY_DATA_DIR: ctx.dataDir } });
+  ctx.core = await startGatewayProcess({
+    databaseUrl: await createDatabase(),
+    key: ctx.key,
+    args: ["--core-only"],
+    env: { GATEWAY_DATA_DIR: ctx.dataDir },
+  });
   ctx.facade = await startRemoteFacade(ctx.core.grpcPort);
   ctx.url = ctx.facade.url;
 });
@@ -60,7 +65,9 @@ test("over the limit: 413 from the facade, and the core keeps nothing", async (c
   const before = await blobs(ctx);
   const res = await streamUpload(ctx.url, ctx.key, { head: wav(), size: 104_857_601 });
   assert.is(res.status, 413);
-  await eventually(() => blobs(ctx), "the core removed the partial upload", { until: (now) => now.length === before.length });
+  await eventually(() => blobs(ctx), "the core removed the partial upload", {
+    until: (now) => now.length === before.length,
+  });
 });
 
 test("a refused type is a 400 from the core", async ({ url, key }) => {
@@ -73,9 +80,13 @@ test("a client that disconnects mid-upload leaves nothing behind on the core", a
   const before = await blobs(ctx);
   const upload = pausedUpload(ctx.url, ctx.key, { head: wav(), size: 30 * 1024 * 1024, pauseAfter: 3 * 1024 * 1024 });
   await upload.paused;
-  await eventually(() => blobs(ctx), "the core is storing the upload", { until: (now) => now.some((file) => file.startsWith(".incoming")) });
+  await eventually(() => blobs(ctx), "the core is storing the upload", {
+    until: (now) => now.some((file) => file.startsWith(".incoming")),
+  });
   await upload.cut();
-  await eventually(() => blobs(ctx), "the core removed the abandoned upload", { until: (now) => now.length === before.length });
+  await eventually(() => blobs(ctx), "the core removed the abandoned upload", {
+    until: (now) => now.length === before.length,
+  });
 });
 
 test.run();

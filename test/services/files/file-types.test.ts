@@ -17,7 +17,10 @@ test.after(async (ctx) => ctx.env.stop());
 
 for (const sample of acceptedSamples()) {
   test(`${sample.name}: stored as ${sample.mimeType}, content read back byte for byte`, async ({ env }) => {
-    const res = await uploadFile(env.gw.url, env.gw.key, sample.bytes, { filename: sample.name, contentType: "application/octet-stream" });
+    const res = await uploadFile(env.gw.url, env.gw.key, sample.bytes, {
+      filename: sample.name,
+      contentType: "application/octet-stream",
+    });
     assert.is(res.status, 201, res.text);
     assert.is(at(res.body, "mime_type"), sample.mimeType);
     assert.is(at(res.body, "size_bytes"), sample.bytes.length);
@@ -30,20 +33,29 @@ for (const sample of acceptedSamples()) {
 }
 
 test("a PNG named .pdf and declared application/pdf is a PNG", async ({ env }) => {
-  const res = await uploadFile(env.gw.url, env.gw.key, png(), { filename: "report.pdf", contentType: "application/pdf" });
+  const res = await uploadFile(env.gw.url, env.gw.key, png(), {
+    filename: "report.pdf",
+    contentType: "application/pdf",
+  });
   assert.is(res.status, 201, res.text);
   assert.is(at(res.body, "mime_type"), "image/png");
   assert.is(at(res.body, "filename"), "report.pdf");
 });
 
 test("text declared as an image is text, classified by its structure", async ({ env }) => {
-  const res = await uploadFile(env.gw.url, env.gw.key, Buffer.from(TEXTS.csv), { filename: "photo.png", contentType: "image/png" });
+  const res = await uploadFile(env.gw.url, env.gw.key, Buffer.from(TEXTS.csv), {
+    filename: "photo.png",
+    contentType: "image/png",
+  });
   assert.is(res.status, 201, res.text);
   assert.is(at(res.body, "mime_type"), "text/csv");
 });
 
 test("an executable (MZ header) is refused with 400 naming what it is", async ({ env }) => {
-  const res = await uploadFile(env.gw.url, env.gw.key, exe(), { filename: "setup.pdf", contentType: "application/pdf" });
+  const res = await uploadFile(env.gw.url, env.gw.key, exe(), {
+    filename: "setup.pdf",
+    contentType: "application/pdf",
+  });
   assert.is(res.status, 400, res.text);
   assert.is(at(res.body, "error", "code"), 400);
   assert.match(String(at(res.body, "error", "message")), /application\/x-msdownload/);
@@ -62,21 +74,31 @@ test("an empty file is refused with 400", async ({ env }) => {
 });
 
 test("unknown binary content (neither a known format nor text) is refused with 400", async ({ env }) => {
-  const res = await uploadFile(env.gw.url, env.gw.key, Buffer.from([0x00, 0x01, 0x02, 0xfe, 0xff, 0x10, 0x00]), { filename: "data.txt", contentType: "text/plain" });
+  const res = await uploadFile(env.gw.url, env.gw.key, Buffer.from([0x00, 0x01, 0x02, 0xfe, 0xff, 0x10, 0x00]), {
+    filename: "data.txt",
+    contentType: "text/plain",
+  });
   assert.is(res.status, 400, res.text);
   assert.match(String(at(res.body, "error", "message")), /UTF-8 text/);
 });
 
 test("text that breaks UTF-8 far beyond the first bytes is refused once the bad byte arrives", async ({ env }) => {
   const text = Buffer.from("plain words ".repeat(40_000));
-  const res = await uploadFile(env.gw.url, env.gw.key, Buffer.concat([text, Buffer.from([0xc3, 0x28]), Buffer.from(" tail")]), { filename: "notes.txt" });
+  const res = await uploadFile(
+    env.gw.url,
+    env.gw.key,
+    Buffer.concat([text, Buffer.from([0xc3, 0x28]), Buffer.from(" tail")]),
+    { filename: "notes.txt" },
+  );
   assert.is(res.status, 400, res.text);
   assert.match(String(at(res.body, "error", "message")), /not valid UTF-8/);
 });
 
 test("text with a NUL byte after the sniffed prefix is refused", async ({ env }) => {
   const text = Buffer.from("a,b\n".repeat(50_000));
-  const res = await uploadFile(env.gw.url, env.gw.key, Buffer.concat([text, Buffer.from([0]), Buffer.from("c,d\n")]), { filename: "table.csv" });
+  const res = await uploadFile(env.gw.url, env.gw.key, Buffer.concat([text, Buffer.from([0]), Buffer.from("c,d\n")]), {
+    filename: "table.csv",
+  });
   assert.is(res.status, 400, res.text);
   assert.match(String(at(res.body, "error", "message")), /control character 0x00/);
 });

@@ -31,7 +31,10 @@ test.before(async (ctx) => {
   const { url, key } = ctx.env.gw;
   const workspace = await call(url, "POST", "/api/v1/workspaces", { key, body: { name: "Files B", slug: "files-b" } });
   ctx.otherWorkspace = String(at(workspace.body, "data", "id"));
-  const other = await call(url, "POST", "/api/v1/keys", { key, body: { name: "b key", workspace_id: ctx.otherWorkspace } });
+  const other = await call(url, "POST", "/api/v1/keys", {
+    key,
+    body: { name: "b key", workspace_id: ctx.otherWorkspace },
+  });
   ctx.otherKey = String(at(other.body, "key"));
   const member = await call(url, "POST", "/api/v1/keys", { key, body: { name: "a key" } });
   ctx.memberKey = String(at(member.body, "key"));
@@ -44,7 +47,15 @@ test("POST /files answers 201 with the File, unwrapped", async ({ env }) => {
   const res = await uploadFile(env.gw.url, env.gw.key, pdf(), { filename: "Bericht für Q1.pdf" });
   assert.is(res.status, 201, res.text);
   const body = res.body as Record<string, unknown>;
-  assert.equal(Object.keys(body).sort(), ["created_at", "downloadable", "filename", "id", "mime_type", "size_bytes", "type"]);
+  assert.equal(Object.keys(body).sort(), [
+    "created_at",
+    "downloadable",
+    "filename",
+    "id",
+    "mime_type",
+    "size_bytes",
+    "type",
+  ]);
   assert.match(String(body.id), FILE_ID);
   assert.is(body.type, "file");
   assert.is(body.filename, "Bericht für Q1.pdf");
@@ -62,17 +73,29 @@ test("GET /files/{id} answers the same File; the content comes back with its typ
   assert.is(content.status, 200);
   assert.is(content.headers.get("content-type"), "text/markdown");
   assert.is(content.headers.get("x-content-type-options"), "nosniff");
-  assert.is(content.headers.get("content-disposition"), `attachment; filename="notes (v2) _.md"; filename*=UTF-8''notes%20%28v2%29%20%C3%BC.md`);
+  assert.is(
+    content.headers.get("content-disposition"),
+    `attachment; filename="notes (v2) _.md"; filename*=UTF-8''notes%20%28v2%29%20%C3%BC.md`,
+  );
   assert.is(content.bytes.toString(), TEXTS.markdown);
 });
 
-test("GET /files lists the workspace's files newest first, page by page with the cursor", async ({ env, otherWorkspace }) => {
+test("GET /files lists the workspace's files newest first, page by page with the cursor", async ({
+  env,
+  otherWorkspace,
+}) => {
   // A fresh workspace of its own, so the listing holds exactly these files.
-  const ws = await call(env.gw.url, "POST", "/api/v1/workspaces", { key: env.gw.key, body: { name: "Listing", slug: "listing" } });
+  const ws = await call(env.gw.url, "POST", "/api/v1/workspaces", {
+    key: env.gw.key,
+    body: { name: "Listing", slug: "listing" },
+  });
   const workspace_id = String(at(ws.body, "data", "id"));
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) {
-    const up = await uploadFile(env.gw.url, env.gw.key, Buffer.from(`file number ${i}\n`), { filename: `f${i}.txt`, query: { workspace_id } });
+    const up = await uploadFile(env.gw.url, env.gw.key, Buffer.from(`file number ${i}\n`), {
+      filename: `f${i}.txt`,
+      query: { workspace_id },
+    });
     assert.is(up.status, 201, up.text);
     ids.unshift(String(at(up.body, "id")));
   }
@@ -108,7 +131,12 @@ test("DELETE /files/{id}: the file, its content and its bytes are gone; a second
   assert.is((await call(env.gw.url, "DELETE", `/api/v1/files/${id}`, { key: env.gw.key })).status, 404);
 });
 
-test("a file of another workspace is a 404 for every operation, whoever asks", async ({ env, otherWorkspace, otherKey, memberKey }) => {
+test("a file of another workspace is a 404 for every operation, whoever asks", async ({
+  env,
+  otherWorkspace,
+  otherKey,
+  memberKey,
+}) => {
   const up = await uploadFile(env.gw.url, otherKey, png(), { filename: "theirs.png" });
   assert.is(up.status, 201, up.text);
   assert.is(at(up.body, "mime_type"), "image/png");
@@ -119,12 +147,18 @@ test("a file of another workspace is a 404 for every operation, whoever asks", a
     assert.is((await call(env.gw.url, "DELETE", `/api/v1/files/${id}`, { key })).status, 404);
   }
   // The management key reaches it by naming its workspace.
-  const named = await call(env.gw.url, "GET", `/api/v1/files/${id}?workspace_id=${otherWorkspace}`, { key: env.gw.key });
+  const named = await call(env.gw.url, "GET", `/api/v1/files/${id}?workspace_id=${otherWorkspace}`, {
+    key: env.gw.key,
+  });
   assert.is(named.status, 200, named.text);
   assert.is((await call(env.gw.url, "GET", `/api/v1/files/${id}`, { key: otherKey })).status, 200);
 });
 
-test("a key that is not a management key cannot name another workspace: 404, as if it did not exist", async ({ env, otherWorkspace, memberKey }) => {
+test("a key that is not a management key cannot name another workspace: 404, as if it did not exist", async ({
+  env,
+  otherWorkspace,
+  memberKey,
+}) => {
   const upload = await uploadFile(env.gw.url, memberKey, png(), { query: { workspace_id: otherWorkspace } });
   assert.is(upload.status, 404, upload.text);
   assert.match(String(at(upload.body, "error", "message")), /Workspace/);
@@ -173,18 +207,30 @@ test("POST /files needs a multipart body with a file part named 'file'", async (
   assert.is(json.status, 400, json.text);
   assert.match(String(at(json.body, "error", "message")), /multipart\/form-data/);
 
-  const noBoundary = await rawRequest(env.gw.url, "POST", "/api/v1/files", { key: env.gw.key, headers: { "content-type": "multipart/form-data" }, body: "x" });
+  const noBoundary = await rawRequest(env.gw.url, "POST", "/api/v1/files", {
+    key: env.gw.key,
+    headers: { "content-type": "multipart/form-data" },
+    body: "x",
+  });
   assert.is(noBoundary.status, 400);
 
   const form = new FormData();
   form.append("document", new Blob(["hello"]), "hello.txt");
-  const wrongField = await fetch(`${env.gw.url}/api/v1/files`, { method: "POST", headers: { authorization: `Bearer ${env.gw.key}` }, body: form });
+  const wrongField = await fetch(`${env.gw.url}/api/v1/files`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${env.gw.key}` },
+    body: form,
+  });
   assert.is(wrongField.status, 400);
   assert.match(await wrongField.text(), /no file in the field 'file'/);
 
   const textField = new FormData();
   textField.append("file", "just a string");
-  const notAFile = await fetch(`${env.gw.url}/api/v1/files`, { method: "POST", headers: { authorization: `Bearer ${env.gw.key}` }, body: textField });
+  const notAFile = await fetch(`${env.gw.url}/api/v1/files`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${env.gw.key}` },
+    body: textField,
+  });
   assert.is(notAFile.status, 400);
   assert.match(await notAFile.text(), /must be a file part/);
 
@@ -218,8 +264,11 @@ test("gRPC: a client-streaming UploadFile, then GetFile with grpc-js, see what R
   const files = createClient(FilesService, createGrpcTransport({ baseUrl: env.gw.grpcUrl }));
   const bytes = Buffer.from(TEXTS.ndjson);
   async function* messages(): AsyncIterable<UploadFileRequest> {
-    yield create(UploadFileRequestSchema, { part: { case: "metadata", value: { filename: "events.ndjson", contentType: "image/gif" } } });
-    for (let i = 0; i < bytes.length; i += 7) yield create(UploadFileRequestSchema, { part: { case: "chunk", value: bytes.subarray(i, i + 7) } });
+    yield create(UploadFileRequestSchema, {
+      part: { case: "metadata", value: { filename: "events.ndjson", contentType: "image/gif" } },
+    });
+    for (let i = 0; i < bytes.length; i += 7)
+      yield create(UploadFileRequestSchema, { part: { case: "chunk", value: bytes.subarray(i, i + 7) } });
   }
   const file = await files.uploadFile(messages(), { headers: bearer(env.gw.key) });
   assert.is(file.mimeType, "application/x-ndjson");
@@ -231,7 +280,9 @@ test("gRPC: a client-streaming UploadFile, then GetFile with grpc-js, see what R
     assert.is(got.mimeType, "application/x-ndjson");
     const rest = await call(env.gw.url, "GET", `/api/v1/files/${file.id}`, { key: env.gw.key });
     assert.is(at(rest.body, "filename"), got.filename);
-    const missing = await grpcFailure(grpc.unary(FilesService.method.getFile, { fileId: "file_missing" }, bearer(env.gw.key)));
+    const missing = await grpcFailure(
+      grpc.unary(FilesService.method.getFile, { fileId: "file_missing" }, bearer(env.gw.key)),
+    );
     assert.is(missing.code, status.NOT_FOUND);
     const bad = await grpcFailure(grpc.unary(FilesService.method.getFile, { fileId: "bad id" }, bearer(env.gw.key)));
     assert.is(bad.code, status.INVALID_ARGUMENT);
@@ -240,7 +291,8 @@ test("gRPC: a client-streaming UploadFile, then GetFile with grpc-js, see what R
   }
 
   const chunks: Buffer[] = [];
-  for await (const part of files.getFileContent({ fileId: file.id }, { headers: bearer(env.gw.key) })) chunks.push(Buffer.from(part.data));
+  for await (const part of files.getFileContent({ fileId: file.id }, { headers: bearer(env.gw.key) }))
+    chunks.push(Buffer.from(part.data));
   assert.ok(Buffer.concat(chunks).equals(bytes));
 });
 

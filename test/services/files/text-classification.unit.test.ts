@@ -1,6 +1,10 @@
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { MARKDOWN_PREFIX_BYTES, TextClassifier, type TextType } from "../../../server/services/files/text-classifier.js";
+import {
+  MARKDOWN_PREFIX_BYTES,
+  TextClassifier,
+  type TextType,
+} from "../../../server/services/files/text-classifier.js";
 
 /**
  * The streaming text rules on their own: each case is classified whole and again fed in tiny
@@ -17,13 +21,18 @@ function classify(text: string | Buffer, chunk?: number): TextType {
 }
 
 function expectEverywhere(text: string | Buffer, expected: TextType): void {
-  for (const chunk of [undefined, 1, 2, 3, 7]) assert.is(classify(text, chunk), expected, `chunks of ${chunk ?? "all"}: ${String(text).slice(0, 60)}`);
+  for (const chunk of [undefined, 1, 2, 3, 7])
+    assert.is(classify(text, chunk), expected, `chunks of ${chunk ?? "all"}: ${String(text).slice(0, 60)}`);
 }
 
 const cases: Array<[string, string | Buffer, TextType]> = [
   ["a JSON object", '{"a":[1,-2.5e+3,{"b":null,"c":true,"d":false}],"e":"\\u00e9\\n\\"x\\""}', "application/json"],
   ["a JSON array with whitespace around", "\n  [ 1 , 2 ]  \n", "application/json"],
-  ["JSON after a byte order mark", Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}')]), "application/json"],
+  [
+    "JSON after a byte order mark",
+    Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}')]),
+    "application/json",
+  ],
   ["an unclosed array", "[1, 2", "text/plain"],
   ["a trailing comma", '{"a":1,}', "text/plain"],
   ["a leading zero", "[01]", "text/plain"],
@@ -37,7 +46,11 @@ const cases: Array<[string, string | Buffer, TextType]> = [
   ["NDJSON with CRLF and blank lines", '{"a":1}\r\n\r\n["b"]\r\n', "application/x-ndjson"],
   ["NDJSON with a record over two lines", '{"a":1}\n{"b":\n2}\n', "text/plain"],
   ["NDJSON lines of numbers", "1\n2\n3\n", "text/plain"],
-  ["CSV with quotes, an escaped quote and a line break inside a field", 'a,b,c\n1,"x, ""y""",3\n2,"multi\nline",4\n', "text/csv"],
+  [
+    "CSV with quotes, an escaped quote and a line break inside a field",
+    'a,b,c\n1,"x, ""y""",3\n2,"multi\nline",4\n',
+    "text/csv",
+  ],
   ["CSV without a final newline", "a,b\n1,2", "text/csv"],
   ["CSV with uneven rows", "a,b,c\n1,2\n", "text/plain"],
   ["one column", "a\nb\nc\n", "text/plain"],
@@ -85,7 +98,12 @@ for (const [name, text, expected] of worstCases) {
 }
 
 test("invalid UTF-8 is refused wherever it is, whatever the chunking", () => {
-  for (const bad of [Buffer.from([0x61, 0xc0, 0x80]), Buffer.from([0x61, 0xed, 0xa0, 0x80]), Buffer.from([0x61, 0xf8, 0x88, 0x80, 0x80, 0x80]), Buffer.from([0x61, 0x80])]) {
+  for (const bad of [
+    Buffer.from([0x61, 0xc0, 0x80]),
+    Buffer.from([0x61, 0xed, 0xa0, 0x80]),
+    Buffer.from([0x61, 0xf8, 0x88, 0x80, 0x80, 0x80]),
+    Buffer.from([0x61, 0x80]),
+  ]) {
     for (const chunk of [undefined, 1, 2]) assert.throws(() => classify(bad, chunk), /not valid UTF-8/);
   }
 });
@@ -96,7 +114,8 @@ test("content that ends inside a UTF-8 character is refused", () => {
 
 test("control characters other than tab, line breaks, form feed and escape are refused", () => {
   assert.is(classify("a\tb\fc\x1b[0m\r\n"), "text/plain");
-  for (const control of ["\x00", "\x01", "\x08", "\x0b", "\x1f"]) assert.throws(() => classify(`text${control}more`), /control character/);
+  for (const control of ["\x00", "\x01", "\x08", "\x0b", "\x1f"])
+    assert.throws(() => classify(`text${control}more`), /control character/);
 });
 
 test.run();

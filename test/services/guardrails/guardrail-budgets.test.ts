@@ -14,7 +14,17 @@ test.after(async (ctx) => {
 });
 
 type Json = Record<string, unknown>;
-const BUDGET_FIELDS = ["budget_id", "guardrail_id", "include_byok", "limit_usd", "remaining_usd", "spend_usd", "reset_interval", "resets_at", "scope"];
+const BUDGET_FIELDS = [
+  "budget_id",
+  "guardrail_id",
+  "include_byok",
+  "limit_usd",
+  "remaining_usd",
+  "spend_usd",
+  "reset_interval",
+  "resets_at",
+  "scope",
+];
 
 async function newGuardrail(gw: TestGateway, body: Json = {}): Promise<string> {
   const res = await call(gw.url, "POST", "/api/v1/guardrails", { key: gw.key, body: { name: "budget", ...body } });
@@ -30,7 +40,10 @@ async function newKey(gw: TestGateway, body: Json = {}): Promise<{ secret: strin
 
 let counter = 0;
 async function newMember(gw: TestGateway): Promise<string> {
-  const res = await call(gw.url, "POST", "/api/v1/organization/members", { key: gw.key, body: { email: `budget-${++counter}@example.com` } });
+  const res = await call(gw.url, "POST", "/api/v1/organization/members", {
+    key: gw.key,
+    body: { email: `budget-${++counter}@example.com` },
+  });
   assert.is(res.status, 201, res.text);
   return at(res.body, "data", "id") as string;
 }
@@ -43,12 +56,18 @@ async function newWorkspace(gw: TestGateway, body: Json = {}): Promise<string> {
 }
 
 async function assignKey(gw: TestGateway, guardrailId: string, hash: string): Promise<void> {
-  const res = await call(gw.url, "POST", `/api/v1/guardrails/${guardrailId}/assignments/keys`, { key: gw.key, body: { key_hashes: [hash] } });
+  const res = await call(gw.url, "POST", `/api/v1/guardrails/${guardrailId}/assignments/keys`, {
+    key: gw.key,
+    body: { key_hashes: [hash] },
+  });
   assert.is(res.status, 200, res.text);
 }
 
 async function assignMember(gw: TestGateway, guardrailId: string, userId: string): Promise<void> {
-  const res = await call(gw.url, "POST", `/api/v1/guardrails/${guardrailId}/assignments/members`, { key: gw.key, body: { member_user_ids: [userId] } });
+  const res = await call(gw.url, "POST", `/api/v1/guardrails/${guardrailId}/assignments/members`, {
+    key: gw.key,
+    body: { member_user_ids: [userId] },
+  });
   assert.is(res.status, 200, res.text);
 }
 
@@ -75,7 +94,11 @@ test("a key without guardrails: no guardrail budgets and every data region", asy
 });
 
 test("a guardrail assigned to the key: a budget with scope key and every field", async ({ gw }) => {
-  const guardrailId = await newGuardrail(gw, { limit_usd: 10, reset_interval: "monthly", include_byok_in_budgets: true });
+  const guardrailId = await newGuardrail(gw, {
+    limit_usd: 10,
+    reset_interval: "monthly",
+    include_byok_in_budgets: true,
+  });
   const key = await newKey(gw);
   await assignKey(gw, guardrailId, key.hash);
   const info = await currentKey(gw, key.secret);
@@ -97,7 +120,9 @@ test("a guardrail assigned to the key: a budget with scope key and every field",
   assert.equal(info.effective_budget, budget);
 });
 
-test("a guardrail assigned to the key's creator: scope member; keys without that creator are not affected", async ({ gw }) => {
+test("a guardrail assigned to the key's creator: scope member; keys without that creator are not affected", async ({
+  gw,
+}) => {
   const member = await newMember(gw);
   const guardrailId = await newGuardrail(gw, { limit_usd: 4, reset_interval: "weekly" });
   await assignMember(gw, guardrailId, member);
@@ -120,7 +145,9 @@ test("a guardrail assigned to the key's creator: scope member; keys without that
   assert.equal(guardrailBudgets(await currentKey(gw, otherOwned.secret)), []);
 });
 
-test("the default guardrail of the key's workspace: scope workspace; a lifetime budget never resets", async ({ gw }) => {
+test("the default guardrail of the key's workspace: scope workspace; a lifetime budget never resets", async ({
+  gw,
+}) => {
   const guardrailId = await newGuardrail(gw, { limit_usd: 7.5 });
   const workspaceId = await newWorkspace(gw, { default_guardrail_id: guardrailId });
   const key = await newKey(gw, { workspace_id: workspaceId });
@@ -135,7 +162,11 @@ test("the default guardrail of the key's workspace: scope workspace; a lifetime 
   assert.is(budget.resets_at, null);
 
   const elsewhere = await newKey(gw);
-  assert.equal(guardrailBudgets(await currentKey(gw, elsewhere.secret)), [], "keys of other workspaces are not affected");
+  assert.equal(
+    guardrailBudgets(await currentKey(gw, elsewhere.secret)),
+    [],
+    "keys of other workspaces are not affected",
+  );
 });
 
 test("a guardrail reached several ways appears once, with the narrowest scope", async ({ gw }) => {
@@ -157,9 +188,15 @@ test("a guardrail reached several ways appears once, with the narrowest scope", 
     [[guardrailId, "key"]],
   );
 
-  const res = await call(gw.url, "POST", `/api/v1/guardrails/${guardrailId}/assignments/keys/remove`, { key: gw.key, body: { key_hashes: [key.hash] } });
+  const res = await call(gw.url, "POST", `/api/v1/guardrails/${guardrailId}/assignments/keys/remove`, {
+    key: gw.key,
+    body: { key_hashes: [key.hash] },
+  });
   assert.is(res.status, 200, res.text);
-  const remove = await call(gw.url, "POST", `/api/v1/guardrails/${guardrailId}/assignments/members/remove`, { key: gw.key, body: { member_user_ids: [member] } });
+  const remove = await call(gw.url, "POST", `/api/v1/guardrails/${guardrailId}/assignments/members/remove`, {
+    key: gw.key,
+    body: { member_user_ids: [member] },
+  });
   assert.is(remove.status, 200, remove.text);
   budgets = guardrailBudgets(await currentKey(gw, key.secret));
   assert.equal(
@@ -175,7 +212,10 @@ test("budgets of every layer together; effective_budget is the one with the leas
   const viaWorkspace = await newGuardrail(gw, { limit_usd: 9 });
   const noBudget = await newGuardrail(gw, { allowed_models: ["a/b"] });
   const workspaceId = await newWorkspace(gw, { default_guardrail_id: viaWorkspace });
-  const put = await call(gw.url, "PUT", `/api/v1/workspaces/${workspaceId}/budgets/monthly`, { key: gw.key, body: { limit_usd: 50 } });
+  const put = await call(gw.url, "PUT", `/api/v1/workspaces/${workspaceId}/budgets/monthly`, {
+    key: gw.key,
+    body: { limit_usd: 50 },
+  });
   assert.is(put.status, 200, put.text);
   await assignMember(gw, viaMember, member);
   const key = await newKey(gw, { workspace_id: workspaceId, creator_user_id: member, limit: 30 });
@@ -206,7 +246,10 @@ test("budgets of every layer together; effective_budget is the one with the leas
   assert.is(at(after, "effective_budget", "guardrail_id"), null);
 
   // A guardrail's budget removed by PATCH disappears from GET /key.
-  const cleared = await call(gw.url, "PATCH", `/api/v1/guardrails/${viaMember}`, { key: gw.key, body: { limit_usd: null } });
+  const cleared = await call(gw.url, "PATCH", `/api/v1/guardrails/${viaMember}`, {
+    key: gw.key,
+    body: { limit_usd: null },
+  });
   assert.is(cleared.status, 200, cleared.text);
   assert.not.ok(guardrailBudgets(await currentKey(gw, key.secret)).some((b) => b.guardrail_id === viaMember));
 });
@@ -235,7 +278,10 @@ test("allowed_data_regions is the intersection of the guardrails that restrict r
 
 test("another organization's guardrails never reach a key", async ({ gw }) => {
   const other = await seedOrganization("guardrail-budgets-other");
-  const res = await call(gw.url, "POST", "/api/v1/guardrails", { key: other.key, body: { name: "theirs", limit_usd: 1, allowed_data_regions: ["us"] } });
+  const res = await call(gw.url, "POST", "/api/v1/guardrails", {
+    key: other.key,
+    body: { name: "theirs", limit_usd: 1, allowed_data_regions: ["us"] },
+  });
   assert.is(res.status, 201, res.text);
   const theirKey = await call(gw.url, "POST", "/api/v1/keys", { key: other.key, body: { name: "theirs" } });
   const assigned = await call(gw.url, "POST", `/api/v1/guardrails/${at(res.body, "data", "id")}/assignments/keys`, {

@@ -1,6 +1,9 @@
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { GuardrailKeyAssignmentRow, GuardrailMemberAssignmentRow } from "../../../server/platform/db/governance-models.js";
+import {
+  GuardrailKeyAssignmentRow,
+  GuardrailMemberAssignmentRow,
+} from "../../../server/platform/db/governance-models.js";
 import { WorkspaceRow } from "../../../server/platform/db/models.js";
 import { at, call, type Reply } from "../../support/http.js";
 import { startTestGateway, type TestGateway } from "../../support/gateway.js";
@@ -48,16 +51,26 @@ const GUARDRAIL_FIELDS = [
 
 type Json = Record<string, unknown>;
 
-const createGuardrail = (gw: TestGateway, body: Json, key = gw.key) => call(gw.url, "POST", "/api/v1/guardrails", { key, body });
-const getGuardrail = (gw: TestGateway, id: string, key = gw.key) => call(gw.url, "GET", `/api/v1/guardrails/${id}`, { key });
-const patchGuardrail = (gw: TestGateway, id: string, body: Json, key = gw.key) => call(gw.url, "PATCH", `/api/v1/guardrails/${id}`, { key, body });
-const assignKeys = (gw: TestGateway, id: string, keyHashes: unknown, key = gw.key) => call(gw.url, "POST", `/api/v1/guardrails/${id}/assignments/keys`, { key, body: { key_hashes: keyHashes } });
+const createGuardrail = (gw: TestGateway, body: Json, key = gw.key) =>
+  call(gw.url, "POST", "/api/v1/guardrails", { key, body });
+const getGuardrail = (gw: TestGateway, id: string, key = gw.key) =>
+  call(gw.url, "GET", `/api/v1/guardrails/${id}`, { key });
+const patchGuardrail = (gw: TestGateway, id: string, body: Json, key = gw.key) =>
+  call(gw.url, "PATCH", `/api/v1/guardrails/${id}`, { key, body });
+const assignKeys = (gw: TestGateway, id: string, keyHashes: unknown, key = gw.key) =>
+  call(gw.url, "POST", `/api/v1/guardrails/${id}/assignments/keys`, { key, body: { key_hashes: keyHashes } });
 const unassignKeys = (gw: TestGateway, id: string, keyHashes: unknown, key = gw.key) =>
   call(gw.url, "POST", `/api/v1/guardrails/${id}/assignments/keys/remove`, { key, body: { key_hashes: keyHashes } });
 const assignMembers = (gw: TestGateway, id: string, memberUserIds: unknown, key = gw.key) =>
-  call(gw.url, "POST", `/api/v1/guardrails/${id}/assignments/members`, { key, body: { member_user_ids: memberUserIds } });
+  call(gw.url, "POST", `/api/v1/guardrails/${id}/assignments/members`, {
+    key,
+    body: { member_user_ids: memberUserIds },
+  });
 const unassignMembers = (gw: TestGateway, id: string, memberUserIds: unknown, key = gw.key) =>
-  call(gw.url, "POST", `/api/v1/guardrails/${id}/assignments/members/remove`, { key, body: { member_user_ids: memberUserIds } });
+  call(gw.url, "POST", `/api/v1/guardrails/${id}/assignments/members/remove`, {
+    key,
+    body: { member_user_ids: memberUserIds },
+  });
 
 async function newGuardrail(gw: TestGateway, body: Json = {}, key = gw.key): Promise<Json> {
   const res = await createGuardrail(gw, { name: "guardrail", ...body }, key);
@@ -66,7 +79,10 @@ async function newGuardrail(gw: TestGateway, body: Json = {}, key = gw.key): Pro
 }
 
 /** A key of the bootstrap organization: its secret and its hash. */
-async function newKey(gw: TestGateway, body: Json = {}): Promise<{ secret: string; hash: string; label: string; name: string }> {
+async function newKey(
+  gw: TestGateway,
+  body: Json = {},
+): Promise<{ secret: string; hash: string; label: string; name: string }> {
   const res = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: "plain", ...body } });
   assert.is(res.status, 201, res.text);
   return {
@@ -79,7 +95,10 @@ async function newKey(gw: TestGateway, body: Json = {}): Promise<{ secret: strin
 
 let memberCounter = 0;
 async function newMember(gw: TestGateway): Promise<string> {
-  const res = await call(gw.url, "POST", "/api/v1/organization/members", { key: gw.key, body: { email: `guard-${++memberCounter}@example.com` } });
+  const res = await call(gw.url, "POST", "/api/v1/organization/members", {
+    key: gw.key,
+    body: { email: `guard-${++memberCounter}@example.com` },
+  });
   assert.is(res.status, 201, res.text);
   return at(res.body, "data", "id") as string;
 }
@@ -122,10 +141,24 @@ test("POST /guardrails with only a name: 201 with every field of 2.12 and its de
   assert.is(data.limit_usd, null);
   assert.is(data.reset_interval, null);
   assert.is(data.include_byok_in_budgets, false);
-  for (const list of ["allowed_models", "ignored_models", "allowed_providers", "ignored_providers", "allowed_data_regions", "content_filters"]) {
+  for (const list of [
+    "allowed_models",
+    "ignored_models",
+    "allowed_providers",
+    "ignored_providers",
+    "allowed_data_regions",
+    "content_filters",
+  ]) {
     assert.is(data[list], null, list);
   }
-  for (const flag of ["enforce_zdr", "enforce_zdr_anthropic", "enforce_zdr_google", "enforce_zdr_openai", "enforce_zdr_other", "enforce_zdr_xai"]) {
+  for (const flag of [
+    "enforce_zdr",
+    "enforce_zdr_anthropic",
+    "enforce_zdr_google",
+    "enforce_zdr_openai",
+    "enforce_zdr_other",
+    "enforce_zdr_xai",
+  ]) {
     assert.is(data[flag], null, flag);
   }
   assert.is(data.enable_free_model_publication, false);
@@ -204,13 +237,22 @@ test("POST /guardrails with every field: each value round-trips through create a
 });
 
 test("POST /guardrails: limit_usd alone is a one-time budget; [] lists are stored as null", async ({ gw }) => {
-  const data = await newGuardrail(gw, { limit_usd: 0, allowed_models: [], content_filters: [], allowed_data_regions: [] });
+  const data = await newGuardrail(gw, {
+    limit_usd: 0,
+    allowed_models: [],
+    content_filters: [],
+    allowed_data_regions: [],
+  });
   assert.is(data.limit_usd, 0);
   assert.is(data.reset_interval, null);
   assert.is(data.allowed_models, null);
   assert.is(data.content_filters, null);
   assert.is(data.allowed_data_regions, null);
-  const boundary = await newGuardrail(gw, { name: "n".repeat(200), description: "d".repeat(1000), allowed_models: ["m".repeat(256)] });
+  const boundary = await newGuardrail(gw, {
+    name: "n".repeat(200),
+    description: "d".repeat(1000),
+    allowed_models: ["m".repeat(256)],
+  });
   assert.is(boundary.name, "n".repeat(200));
   assert.is(boundary.description, "d".repeat(1000));
   assert.equal(boundary.allowed_models, ["m".repeat(256)]);
@@ -241,8 +283,14 @@ test("POST /guardrails: bad input gives 400 naming the field, and creates nothin
     [{ name: "x", enable_paid_model_training: "no" }, /enable_paid_model_training/],
     [{ name: "x", content_filter_builtins: [{ slug: "email" }] }, /content_filter_builtins\[0\]\.action/],
     [{ name: "x", content_filter_builtins: [{ action: "redact" }] }, /content_filter_builtins\[0\]\.slug/],
-    [{ name: "x", content_filter_builtins: [{ slug: "email", action: "delete" }] }, /content_filter_builtins\[0\]\.action/],
-    [{ name: "x", content_filter_builtins: [{ slug: "email", action: "redact", label: "l".repeat(101) }] }, /content_filter_builtins\[0\]\.label/],
+    [
+      { name: "x", content_filter_builtins: [{ slug: "email", action: "delete" }] },
+      /content_filter_builtins\[0\]\.action/,
+    ],
+    [
+      { name: "x", content_filter_builtins: [{ slug: "email", action: "redact", label: "l".repeat(101) }] },
+      /content_filter_builtins\[0\]\.label/,
+    ],
     [
       {
         name: "x",
@@ -256,11 +304,26 @@ test("POST /guardrails: bad input gives 400 naming the field, and creates nothin
     [{ name: "x", content_filters: ["not an object"] }, /content_filters/],
     [{ name: "x", content_filters: { pattern: "a" } }, /content_filters/],
     // What the gateway cannot enforce is refused, naming what it accepts.
-    [{ name: "x", content_filter_builtins: [{ slug: "passport", action: "redact" }] }, /unknown slug 'passport'; accepted slugs: email, credit-card, ssn, ip-address, phone, regex-prompt-injection/],
-    [{ name: "x", content_filter_builtins: [{ slug: "person-name", action: "redact" }] }, /'person-name' is not available in this gateway/],
-    [{ name: "x", content_filter_builtins: [{ slug: "address", action: "block" }] }, /'address' is not available in this gateway/],
-    [{ name: "x", content_filter_builtins: [{ slug: "email", action: "flag" }] }, /slug 'email' does not take action 'flag'; accepted: redact, block/],
-    [{ name: "x", content_filters: [{ pattern: "(?<=a)b", action: "redact" }] }, /content_filters\[0\]\.pattern '\(\?<=a\)b' is not a pattern RE2 accepts/],
+    [
+      { name: "x", content_filter_builtins: [{ slug: "passport", action: "redact" }] },
+      /unknown slug 'passport'; accepted slugs: email, credit-card, ssn, ip-address, phone, regex-prompt-injection/,
+    ],
+    [
+      { name: "x", content_filter_builtins: [{ slug: "person-name", action: "redact" }] },
+      /'person-name' is not available in this gateway/,
+    ],
+    [
+      { name: "x", content_filter_builtins: [{ slug: "address", action: "block" }] },
+      /'address' is not available in this gateway/,
+    ],
+    [
+      { name: "x", content_filter_builtins: [{ slug: "email", action: "flag" }] },
+      /slug 'email' does not take action 'flag'; accepted: redact, block/,
+    ],
+    [
+      { name: "x", content_filters: [{ pattern: "(?<=a)b", action: "redact" }] },
+      /content_filters\[0\]\.pattern '\(\?<=a\)b' is not a pattern RE2 accepts/,
+    ],
     [
       {
         name: "x",
@@ -271,17 +334,27 @@ test("POST /guardrails: bad input gives 400 naming the field, and creates nothin
       },
       /content_filters\[1\]\.pattern '\(a'/,
     ],
-    [{ name: "x", content_filters: [{ pattern: "a*", action: "redact" }] }, /content_filters\[0\]\.pattern 'a\*' matches the empty text/],
+    [
+      { name: "x", content_filters: [{ pattern: "a*", action: "redact" }] },
+      /content_filters\[0\]\.pattern 'a\*' matches the empty text/,
+    ],
     [{ name: "x", content_filters: [{ pattern: "a" }] }, /content_filters\[0\]\.action must be one of redact, block/],
     [{ name: "x", content_filters: [{ pattern: "a", action: "delete" }] }, /content_filters\[0\]\.action/],
-    [{ name: "x", content_filters: [{ pattern: "a", action: "flag" }] }, /content_filters\[0\]\.action must be one of redact, block/],
+    [
+      { name: "x", content_filters: [{ pattern: "a", action: "flag" }] },
+      /content_filters\[0\]\.action must be one of redact, block/,
+    ],
     [{ name: "x", content_filters: [{ action: "redact" }] }, /content_filters\[0\]\.pattern is required/],
     [{ name: "x", content_filters: [{ pattern: "a", action: "redact", label: 7 }] }, /content_filters\[0\]\.label/],
-    [{ name: "x", content_filters: [{ pattern: "a", action: "redact", flags: "i" }] }, /content_filters\[0\]: unknown field 'flags'/],
+    [
+      { name: "x", content_filters: [{ pattern: "a", action: "redact", flags: "i" }] },
+      /content_filters\[0\]: unknown field 'flags'/,
+    ],
     [{ name: "x", workspace_id: "not-a-uuid" }, /workspace_id/],
   ];
   const before = await call(gw.url, "GET", "/api/v1/guardrails", { key: gw.key });
-  for (const [body, message] of cases) assertError(await createGuardrail(gw, body), 400, message, JSON.stringify(body).slice(0, 100));
+  for (const [body, message] of cases)
+    assertError(await createGuardrail(gw, body), 400, message, JSON.stringify(body).slice(0, 100));
   const after = await call(gw.url, "GET", "/api/v1/guardrails", { key: gw.key });
   assert.is(at(after.body, "total_count"), at(before.body, "total_count"));
 });
@@ -292,7 +365,10 @@ test("POST /guardrails: malformed JSON is 400; a workspace that is not the calle
   assertError(await createGuardrail(gw, { name: "x", workspace_id: MISSING_ID }), 404, /Workspace/);
 });
 
-test("GET /guardrails/{id}: 404 for unknown and for another organization's guardrail, 400 for a bad id", async ({ gw, other }) => {
+test("GET /guardrails/{id}: 404 for unknown and for another organization's guardrail, 400 for a bad id", async ({
+  gw,
+  other,
+}) => {
   const theirs = await newGuardrail(gw, { name: "theirs" }, other.key);
   assertError(await getGuardrail(gw, theirs.id as string), 404);
   assertError(await getGuardrail(gw, MISSING_ID), 404);
@@ -319,23 +395,38 @@ const ROUTES: Array<[string, (id: string) => string, Json | undefined]> = [
   ["POST", (id) => `/api/v1/guardrails/${id}/assignments/members/remove`, { member_user_ids: ["a"] }],
 ];
 
-test("every guardrail operation: 401 without a key, 403 for a non-management key, and nothing changes", async ({ gw }) => {
+test("every guardrail operation: 401 without a key, 403 for a non-management key, and nothing changes", async ({
+  gw,
+}) => {
   const guardrail = await newGuardrail(gw, { name: "protected" });
   const plain = await newKey(gw);
   for (const [method, path, body] of ROUTES) {
     const url = path(guardrail.id as string);
     assertError(await call(gw.url, method, url, { body }), 401, undefined, `${method} ${url}`);
-    assertError(await call(gw.url, method, url, { key: plain.secret, body }), 403, /management keys/, `${method} ${url}`);
+    assertError(
+      await call(gw.url, method, url, { key: plain.secret, body }),
+      403,
+      /management keys/,
+      `${method} ${url}`,
+    );
   }
   const after = await getGuardrail(gw, guardrail.id as string);
   assert.is(at(after.body, "data", "name"), "protected");
 });
 
-test("every operation on one guardrail: 404 for another organization's guardrail and for an unknown id", async ({ gw, other }) => {
+test("every operation on one guardrail: 404 for another organization's guardrail and for an unknown id", async ({
+  gw,
+  other,
+}) => {
   const theirs = await newGuardrail(gw, { name: "theirs" }, other.key);
   for (const [method, path, body] of ROUTES.slice(2)) {
     for (const id of [theirs.id as string, MISSING_ID]) {
-      assertError(await call(gw.url, method, path(id), { key: gw.key, body }), 404, /Guardrail/, `${method} ${path(id)}`);
+      assertError(
+        await call(gw.url, method, path(id), { key: gw.key, body }),
+        404,
+        /Guardrail/,
+        `${method} ${path(id)}`,
+      );
     }
     assertError(await call(gw.url, method, path("nope"), { key: gw.key, body }), 400, /id/, `${method} bad id`);
   }
@@ -351,7 +442,8 @@ test("GET /guardrails: one workspace, newest first, paged with total_count", asy
   const names = ["first", "second", "third"];
   const ids: string[] = [];
   for (const name of names) ids.push((await newGuardrail(gw, { name, workspace_id: workspaceId })).id as string);
-  const list = (query: string) => call(gw.url, "GET", `/api/v1/guardrails?workspace_id=${workspaceId}${query}`, { key: gw.key });
+  const list = (query: string) =>
+    call(gw.url, "GET", `/api/v1/guardrails?workspace_id=${workspaceId}${query}`, { key: gw.key });
 
   const all = await list("");
   assert.is(all.status, 200, all.text);
@@ -380,7 +472,8 @@ test("GET /guardrails: one workspace, newest first, paged with total_count", asy
   const ownIds = (at(own.body, "data") as Json[]).map((g) => g.id);
   for (const id of ids) assert.not.ok(ownIds.includes(id));
 
-  for (const query of ["&limit=0", "&limit=101", "&offset=-1", "&limit=abc"]) assertError(await list(query), 400, /limit|offset/, query);
+  for (const query of ["&limit=0", "&limit=101", "&offset=-1", "&limit=abc"])
+    assertError(await list(query), 400, /limit|offset/, query);
   assertError(await call(gw.url, "GET", "/api/v1/guardrails?workspace_id=nope", { key: gw.key }), 400, /workspace_id/);
   assertError(await call(gw.url, "GET", `/api/v1/guardrails?workspace_id=${other.workspaceId}`, { key: gw.key }), 404);
 });
@@ -389,7 +482,9 @@ test("GET /guardrails: one workspace, newest first, paged with total_count", asy
 // Update
 // ---------------------------------------------------------------------------------------------
 
-test("PATCH /guardrails/{id}: changes only the given fields; updated_at is null until the first update", async ({ gw }) => {
+test("PATCH /guardrails/{id}: changes only the given fields; updated_at is null until the first update", async ({
+  gw,
+}) => {
   const created = await newGuardrail(gw, {
     name: "Before",
     description: "old",
@@ -457,7 +552,17 @@ test("PATCH /guardrails/{id}: null clears nullable fields, null or [] clears lis
   });
   assert.is(res.status, 200, res.text);
   const data = at(res.body, "data") as Json;
-  for (const field of ["description", "allowed_models", "ignored_models", "allowed_providers", "ignored_providers", "allowed_data_regions", "enforce_zdr", "enforce_zdr_xai", "content_filters"]) {
+  for (const field of [
+    "description",
+    "allowed_models",
+    "ignored_models",
+    "allowed_providers",
+    "ignored_providers",
+    "allowed_data_regions",
+    "enforce_zdr",
+    "enforce_zdr_xai",
+    "content_filters",
+  ]) {
     assert.is(data[field], null, field);
   }
   assert.equal(data.content_filter_builtins, []);
@@ -510,7 +615,8 @@ test("PATCH /guardrails/{id}: bad input gives 400 naming the field", async ({ gw
     [{ content_filter_builtins: [{ slug: "person-name", action: "redact" }] }, /not available in this gateway/],
     [{ content_filters: [{ pattern: "[", action: "block" }] }, /content_filters\[0\]\.pattern '\['/],
   ];
-  for (const [body, message] of cases) assertError(await patchGuardrail(gw, id, body), 400, message, JSON.stringify(body).slice(0, 80));
+  for (const [body, message] of cases)
+    assertError(await patchGuardrail(gw, id, body), 400, message, JSON.stringify(body).slice(0, 80));
   const after = await getGuardrail(gw, id);
   assert.is(at(after.body, "data", "name"), "keep");
   assert.is(at(after.body, "data", "updated_at"), null, "no refused update counts as an update");
@@ -520,7 +626,9 @@ test("PATCH /guardrails/{id}: bad input gives 400 naming the field", async ({ gw
 // Delete
 // ---------------------------------------------------------------------------------------------
 
-test("DELETE /guardrails/{id}: {deleted: true}; assignments go with it; a workspace's default is a 409 until replaced", async ({ gw }) => {
+test("DELETE /guardrails/{id}: {deleted: true}; assignments go with it; a workspace's default is a 409 until replaced", async ({
+  gw,
+}) => {
   const guardrail = await newGuardrail(gw, { name: "doomed" });
   const id = guardrail.id as string;
   const key = await newKey(gw);
@@ -532,14 +640,22 @@ test("DELETE /guardrails/{id}: {deleted: true}; assignments go with it; a worksp
   const refused = await call(gw.url, "DELETE", `/api/v1/guardrails/${id}`, { key: gw.key });
   assertError(refused, 409, /default guardrail of workspace 'guardrail-default-ws.*default_guardrail_id/);
   const other = await newGuardrail(gw, { name: "replacement" });
-  const replaced = await call(gw.url, "PATCH", `/api/v1/workspaces/${workspaceId}`, { key: gw.key, body: { default_guardrail_id: other.id } });
+  const replaced = await call(gw.url, "PATCH", `/api/v1/workspaces/${workspaceId}`, {
+    key: gw.key,
+    body: { default_guardrail_id: other.id },
+  });
   assert.is(replaced.status, 200, replaced.text);
 
   const res = await call(gw.url, "DELETE", `/api/v1/guardrails/${id}`, { key: gw.key });
   assert.is(res.status, 200, res.text);
   assert.equal(res.body, { deleted: true });
   assertError(await getGuardrail(gw, id), 404);
-  assertError(await call(gw.url, "DELETE", `/api/v1/guardrails/${id}`, { key: gw.key }), 404, undefined, "second delete");
+  assertError(
+    await call(gw.url, "DELETE", `/api/v1/guardrails/${id}`, { key: gw.key }),
+    404,
+    undefined,
+    "second delete",
+  );
   assert.is(await GuardrailKeyAssignmentRow.count({ where: { guardrailId: id } }), 0);
   assert.is(await GuardrailMemberAssignmentRow.count({ where: { guardrailId: id } }), 0);
   assert.is((await WorkspaceRow.findByPk(workspaceId))?.defaultGuardrailId, other.id);
@@ -551,7 +667,9 @@ test("DELETE /guardrails/{id}: {deleted: true}; assignments go with it; a worksp
 // Key assignments
 // ---------------------------------------------------------------------------------------------
 
-test("key assignments: assign counts only new keys, list shows every field, unassign counts removals", async ({ gw }) => {
+test("key assignments: assign counts only new keys, list shows every field, unassign counts removals", async ({
+  gw,
+}) => {
   const id = (await newGuardrail(gw, { name: "keys" })).id as string;
   const a = await newKey(gw, { name: "key a" });
   const b = await newKey(gw, { name: "key b" });
@@ -572,7 +690,15 @@ test("key assignments: assign counts only new keys, list shows every field, unas
   for (const key of [a, b]) {
     const row = byHash.get(key.hash)!;
     assert.ok(row, `assignment of ${key.name}`);
-    assert.equal(Object.keys(row).sort(), ["assigned_by", "created_at", "guardrail_id", "id", "key_hash", "key_label", "key_name"]);
+    assert.equal(Object.keys(row).sort(), [
+      "assigned_by",
+      "created_at",
+      "guardrail_id",
+      "id",
+      "key_hash",
+      "key_label",
+      "key_name",
+    ]);
     assert.match(String(row.id), UUID);
     assert.is(row.guardrail_id, id);
     assert.is(row.key_label, key.label);
@@ -602,7 +728,10 @@ test("key assignments: assigned_by is the calling key's member when it has one",
   assert.is(at(list.body, "data", 0, "assigned_by"), member);
 });
 
-test("key assignments: unknown or foreign key hashes are a 400 naming them, and nothing is assigned", async ({ gw, other }) => {
+test("key assignments: unknown or foreign key hashes are a 400 naming them, and nothing is assigned", async ({
+  gw,
+  other,
+}) => {
   const id = (await newGuardrail(gw)).id as string;
   const mine = await newKey(gw);
   const theirs = await call(gw.url, "POST", "/api/v1/keys", { key: other.key, body: { name: "theirs" } });
@@ -634,7 +763,8 @@ test("key assignments list: offset/limit paging with total_count; limit 0 and 10
   const hashes: string[] = [];
   for (let i = 0; i < 5; i++) hashes.push((await newKey(gw, { name: `paged ${i}` })).hash);
   assert.equal((await assignKeys(gw, id, hashes)).body, { assigned_count: 5 });
-  const page = (query: string) => call(gw.url, "GET", `/api/v1/guardrails/${id}/assignments/keys${query}`, { key: gw.key });
+  const page = (query: string) =>
+    call(gw.url, "GET", `/api/v1/guardrails/${id}/assignments/keys${query}`, { key: gw.key });
 
   const seen: unknown[] = [];
   for (let offset = 0; offset < 5; offset += 2) {
@@ -647,7 +777,8 @@ test("key assignments list: offset/limit paging with total_count; limit 0 and 10
   assert.is((at((await page("?limit=100")).body, "data") as unknown[]).length, 5);
   assert.is((at((await page("?limit=1")).body, "data") as unknown[]).length, 1);
   assert.equal(at((await page("?offset=5")).body, "data"), []);
-  for (const query of ["?limit=0", "?limit=101", "?offset=-1", "?offset=x"]) assertError(await page(query), 400, /limit|offset/, query);
+  for (const query of ["?limit=0", "?limit=101", "?offset=-1", "?offset=x"])
+    assertError(await page(query), 400, /limit|offset/, query);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -671,9 +802,21 @@ test("member assignments: assigned_count counts only new members; list and unass
   assert.is(list.status, 200, list.text);
   assert.is(at(list.body, "total_count"), 2);
   const data = at(list.body, "data") as Json[];
-  const organizationId = at(await call(gw.url, "GET", "/api/v1/key", { key: gw.key }), "body", "data", "organization_id");
+  const organizationId = at(
+    await call(gw.url, "GET", "/api/v1/key", { key: gw.key }),
+    "body",
+    "data",
+    "organization_id",
+  );
   for (const row of data) {
-    assert.equal(Object.keys(row).sort(), ["assigned_by", "created_at", "guardrail_id", "id", "organization_id", "user_id"]);
+    assert.equal(Object.keys(row).sort(), [
+      "assigned_by",
+      "created_at",
+      "guardrail_id",
+      "id",
+      "organization_id",
+      "user_id",
+    ]);
     assert.match(String(row.id), UUID);
     assert.is(row.guardrail_id, id);
     assert.is(row.organization_id, organizationId);
@@ -685,14 +828,21 @@ test("member assignments: assigned_count counts only new members; list and unass
     [bob, alice],
     "newest first",
   );
-  const paged = await call(gw.url, "GET", `/api/v1/guardrails/${id}/assignments/members?offset=1&limit=1`, { key: gw.key });
+  const paged = await call(gw.url, "GET", `/api/v1/guardrails/${id}/assignments/members?offset=1&limit=1`, {
+    key: gw.key,
+  });
   assert.is(at(paged.body, "total_count"), 2);
   assert.equal(
     (at(paged.body, "data") as Json[]).map((row) => row.user_id),
     [alice],
   );
   for (const query of ["?limit=0", "?limit=101", "?offset=-1"]) {
-    assertError(await call(gw.url, "GET", `/api/v1/guardrails/${id}/assignments/members${query}`, { key: gw.key }), 400, /limit|offset/, query);
+    assertError(
+      await call(gw.url, "GET", `/api/v1/guardrails/${id}/assignments/members${query}`, { key: gw.key }),
+      400,
+      /limit|offset/,
+      query,
+    );
   }
 
   res = await unassignMembers(gw, id, [alice, alice]);
@@ -716,7 +866,9 @@ test("member assignments: assigned_by is the calling key's member", async ({ gw 
   assert.is(at(list.body, "data", 0, "assigned_by"), admin);
 });
 
-test("member assignments: unknown members are a 400 naming them and nothing is assigned; bad lists are 400", async ({ gw }) => {
+test("member assignments: unknown members are a 400 naming them and nothing is assigned; bad lists are 400", async ({
+  gw,
+}) => {
   const id = (await newGuardrail(gw)).id as string;
   const member = await newMember(gw);
   const res = await assignMembers(gw, id, [member, "user_nobody", "user_ghost"]);
@@ -735,7 +887,10 @@ test("member assignments: unknown members are a 400 naming them and nothing is a
 
 test("member assignments: members of another organization are unknown", async ({ gw, other }) => {
   const id = (await newGuardrail(gw)).id as string;
-  const foreign = await call(gw.url, "POST", "/api/v1/organization/members", { key: other.key, body: { email: "foreign@example.com" } });
+  const foreign = await call(gw.url, "POST", "/api/v1/organization/members", {
+    key: other.key,
+    body: { email: "foreign@example.com" },
+  });
   assert.is(foreign.status, 201, foreign.text);
   const foreignId = at(foreign.body, "data", "id") as string;
   const res = await assignMembers(gw, id, [foreignId]);

@@ -12,7 +12,10 @@ const test = runtimeSuite("interns: multi-byte characters across chunk boundarie
 
 const WORDS = ["é中😀", "ü語🎉", "ñ字🚀"].map((group) => group.repeat(25_000));
 
-test("content with multi-byte characters reaches the client intact, and the session's conversation keeps it intact", async ({ env, internId }) => {
+test("content with multi-byte characters reaches the client intact, and the session's conversation keeps it intact", async ({
+  env,
+  internId,
+}) => {
   const reply = WORDS.join(" ");
   env.upstream.scripts.define("polyglot", [{ reply }]);
   const stream = await ChatStream.open(env.gw.url, env.key, internId, promptBody("[script:polyglot] speak"));
@@ -26,7 +29,12 @@ test("content with multi-byte characters reaches the client intact, and the sess
   const sessionId = at(events.at(-2), "session_id") as string;
   env.upstream.scripts.define("recall", [{ reply: "recalled" }]);
   env.upstream.requests.length = 0;
-  const next = await ChatStream.open(env.gw.url, env.key, internId, promptBody("[script:recall] again", { session_id: sessionId }));
+  const next = await ChatStream.open(
+    env.gw.url,
+    env.key,
+    internId,
+    promptBody("[script:recall] again", { session_id: sessionId }),
+  );
   assert.is(contentOf(await next.rest()), "recalled");
   const messages = at(env.upstream.requests[0]?.body, "messages") as Array<Record<string, unknown>>;
   const stored = messages.find((message) => message.role === "assistant")?.content;

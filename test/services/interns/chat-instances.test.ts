@@ -4,14 +4,28 @@ import { at, call } from "../../support/http.js";
 import { startGatewayProcess, type GatewayProcess } from "../../support/gateway-process.js";
 import { eventually } from "../../support/eventually.js";
 import { daemonAccess, hostRuns, runRows } from "../../support/intern-host-api.js";
-import { answerBody, ChatStream, contentOf, finishOf, isFinal, isQuestion, promptBody, runningInternId, shellStep, startRuntimeGateway, type RuntimeEnv } from "../../support/intern-runtime.js";
+import {
+  answerBody,
+  ChatStream,
+  contentOf,
+  finishOf,
+  isFinal,
+  isQuestion,
+  promptBody,
+  runningInternId,
+  shellStep,
+  startRuntimeGateway,
+  type RuntimeEnv,
+} from "../../support/intern-runtime.js";
 
 /**
  * Two gateway instances on one database: the pending question, the run and the host's address are
  * in Postgres, so a reply, a steering message, a cancel or a suspend may land on the instance that
  * did not start the run (or the host).
  */
-const test = suite<{ env: RuntimeEnv; second: GatewayProcess; internId: string }>("interns: chat across gateway instances");
+const test = suite<{ env: RuntimeEnv; second: GatewayProcess; internId: string }>(
+  "interns: chat across gateway instances",
+);
 
 test.before(async (context) => {
   context.env = await startRuntimeGateway();
@@ -36,9 +50,21 @@ test.after(async ({ env, second }) => {
 
 const prompt = promptBody;
 
-test("a question asked through one instance is answered through the other, which streams the rest of the run", async ({ env, second, internId }) => {
-  env.upstream.scripts.define("cross", [{ reply: "Before", ...shellStep("echo crossed") }, { reply: "After: {{last_tool_result}}" }]);
-  const first = await ChatStream.open(env.gw.url, env.key, internId, prompt("[script:cross] go", { approval_mode: "manual" }));
+test("a question asked through one instance is answered through the other, which streams the rest of the run", async ({
+  env,
+  second,
+  internId,
+}) => {
+  env.upstream.scripts.define("cross", [
+    { reply: "Before", ...shellStep("echo crossed") },
+    { reply: "After: {{last_tool_result}}" },
+  ]);
+  const first = await ChatStream.open(
+    env.gw.url,
+    env.key,
+    internId,
+    prompt("[script:cross] go", { approval_mode: "manual" }),
+  );
   const before = await first.rest();
   assert.is(contentOf(before), "Before");
   const question = before.find(isQuestion);
@@ -57,34 +83,61 @@ test("a question asked through one instance is answered through the other, which
   );
 
   // The answered question is no longer pending, whichever instance is asked.
-  const again = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, { key: env.key, body: answerBody(sessionId, question, "allow_once") });
+  const again = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, {
+    key: env.key,
+    body: answerBody(sessionId, question, "allow_once"),
+  });
   assert.is(again.status, 409);
   assert.is(at(again.body, "error", "metadata", "reason"), "interaction_not_pending");
 });
 
 test("steering and a disconnect that cancels go through the other instance too", async ({ env, second, internId }) => {
-  env.upstream.scripts.define("cross-steer", [shellStep("echo x"), { reply: "one two three four five six seven eight", chunkDelayMs: 150 }]);
-  const first = await ChatStream.open(env.gw.url, env.key, internId, prompt("[script:cross-steer] go", { approval_mode: "manual" }));
+  env.upstream.scripts.define("cross-steer", [
+    shellStep("echo x"),
+    { reply: "one two three four five six seven eight", chunkDelayMs: 150 },
+  ]);
+  const first = await ChatStream.open(
+    env.gw.url,
+    env.key,
+    internId,
+    prompt("[script:cross-steer] go", { approval_mode: "manual" }),
+  );
   const before = await first.rest();
   const question = before.find(isQuestion);
   const sessionId = at(before.find(isFinal), "session_id") as string;
-  const steered = await call(second.url, "POST", `/api/v1/interns/${internId}/chat/completions`, { key: env.key, body: prompt("note this", { session_id: sessionId }) });
+  const steered = await call(second.url, "POST", `/api/v1/interns/${internId}/chat/completions`, {
+    key: env.key,
+    body: prompt("note this", { session_id: sessionId }),
+  });
   assert.equal(steered.body, { session_id: sessionId, status: "steered" });
 
   const resumed = await ChatStream.open(second.url, env.key, internId, answerBody(sessionId, question, "allow_once"));
   await resumed.until((payload) => contentOf([payload]) !== "");
   resumed.abort();
-  await eventually(() => runRows(env, sessionId), "the other instance cancelled the run", { until: (rows) => rows.at(-1)?.status === "cancelled" });
+  await eventually(() => runRows(env, sessionId), "the other instance cancelled the run", {
+    until: (rows) => rows.at(-1)?.status === "cancelled",
+  });
   const access = await daemonAccess(env, internId);
-  await eventually(() => hostRuns(access), "the host ended the run", { until: (runs) => runs.find((run) => run.session_id === sessionId)?.status === "ended" });
+  await eventually(() => hostRuns(access), "the host ended the run", {
+    until: (runs) => runs.find((run) => run.session_id === sessionId)?.status === "ended",
+  });
 });
 
-test("suspending through the instance that did not start the host stops it; neither instance logged the daemon token", async ({ env, second, internId }) => {
+test("suspending through the instance that did not start the host stops it; neither instance logged the daemon token", async ({
+  env,
+  second,
+  internId,
+}) => {
   const { token } = await daemonAccess(env, internId);
   const suspended = await call(second.url, "POST", `/api/v1/interns/${internId}/suspend`, { key: env.key });
   assert.is(suspended.status, 200, suspended.text);
-  await eventually(() => env.hosts.pid(internId), "the host started by the first instance exited", { until: (pid) => pid === undefined });
-  const res = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, { key: env.key, body: prompt("hi") });
+  await eventually(() => env.hosts.pid(internId), "the host started by the first instance exited", {
+    until: (pid) => pid === undefined,
+  });
+  const res = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, {
+    key: env.key,
+    body: prompt("hi"),
+  });
   assert.is(at(res.body, "error", "metadata", "reason"), "intern_not_running");
   assert.ok(second.lines.length > 0);
   assert.not.ok(

@@ -8,13 +8,22 @@ import { ChatStream, contentOf, finishOf, isFinal, runtimeSuite } from "../../su
  * stream must show `: keepalive` comments and still end complete.
  */
 const STREAMS = 100;
-const test = runtimeSuite("interns: 100 concurrent streams with keepalives", { settings: { GATEWAY_INTERN_MAX_OPEN_RUNS: String(STREAMS) }, intern: "crowded" });
+const test = runtimeSuite("interns: 100 concurrent streams with keepalives", {
+  settings: { GATEWAY_INTERN_MAX_OPEN_RUNS: String(STREAMS) },
+  intern: "crowded",
+});
 
 test(`${STREAMS} concurrent streams each get keepalives and their complete answer`, async ({ env, internId }) => {
-  env.upstream.scripts.define("slow-start", (conversation) => ({ reply: `Answer to ${String(conversation[0]?.content).replace("[script:slow-start] ", "")}`, delayMs: 600 }));
+  env.upstream.scripts.define("slow-start", (conversation) => ({
+    reply: `Answer to ${String(conversation[0]?.content).replace("[script:slow-start] ", "")}`,
+    delayMs: 600,
+  }));
   const results = await Promise.all(
     Array.from({ length: STREAMS }, async (_, i) => {
-      const stream = await ChatStream.open(env.gw.url, env.key, internId, { stream: true, messages: [{ role: "user", content: `[script:slow-start] question-${i}` }] });
+      const stream = await ChatStream.open(env.gw.url, env.key, internId, {
+        stream: true,
+        messages: [{ role: "user", content: `[script:slow-start] question-${i}` }],
+      });
       assert.is(stream.status, 200, JSON.stringify(stream.body));
       const events = await stream.rest();
       return { i, events, keepalives: stream.keepalives };

@@ -8,7 +8,18 @@ import { InternFinishReason, InternMessageRole, InternsService } from "../../../
 import { at, call } from "../../support/http.js";
 import { eventually } from "../../support/eventually.js";
 import { daemonAccess, hostRuns, runRows } from "../../support/intern-host-api.js";
-import { answerBody, ChatStream, contentOf, finishOf, isFinal, isQuestion, promptBody, runtimeSuite, shellStep, type RuntimeEnv } from "../../support/intern-runtime.js";
+import {
+  answerBody,
+  ChatStream,
+  contentOf,
+  finishOf,
+  isFinal,
+  isQuestion,
+  promptBody,
+  runtimeSuite,
+  shellStep,
+  type RuntimeEnv,
+} from "../../support/intern-runtime.js";
 
 /**
  * The intern chat stream over real SSE (docs/api/interns.md): a scripted model in the mock upstream
@@ -37,12 +48,18 @@ async function untilQuestion(stream: ChatStream): Promise<{ question: unknown; s
   return { question, sessionId: at(final, "session_id") as string, rest };
 }
 
-test("a prompt streams content, stop, the final chunk with session_id and usage, then [DONE]; the model calls went through the gateway", async ({ env, internId }) => {
+test("a prompt streams content, stop, the final chunk with session_id and usage, then [DONE]; the model calls went through the gateway", async ({
+  env,
+  internId,
+}) => {
   env.upstream.scripts.define("hello", [{ reply: "Hello there, human" }]);
   const stream = await open(env, internId, prompt("[script:hello] greet me"));
   const events = await stream.rest();
   assert.equal(at(events[0], "choices", 0, "delta", "role"), "assistant", "the first chunk names the role");
-  assert.not.ok("tool_calls" in (at(events[0], "choices", 0, "delta") as object), "a content delta has no tool_calls, as in OpenAI's chunks");
+  assert.not.ok(
+    "tool_calls" in (at(events[0], "choices", 0, "delta") as object),
+    "a content delta has no tool_calls, as in OpenAI's chunks",
+  );
   assert.is(at(events[0], "object"), "chat.completion.chunk");
   assert.is(at(events[0], "model"), "mock/chat");
   assert.is(contentOf(events), "Hello there, human");
@@ -74,8 +91,14 @@ test("a prompt streams content, stop, the final chunk with session_id and usage,
   );
 });
 
-test("manual approval: question, tool_calls, final chunk with usage null, [DONE]; the paused run outlives the closed stream; the answer resumes it", async ({ env, internId }) => {
-  env.upstream.scripts.define("approve", [shellStep("echo approved-output > proof.txt; cat proof.txt"), { reply: "Ran it: {{last_tool_result}}" }]);
+test("manual approval: question, tool_calls, final chunk with usage null, [DONE]; the paused run outlives the closed stream; the answer resumes it", async ({
+  env,
+  internId,
+}) => {
+  env.upstream.scripts.define("approve", [
+    shellStep("echo approved-output > proof.txt; cat proof.txt"),
+    { reply: "Ran it: {{last_tool_result}}" },
+  ]);
   const stream = await open(env, internId, prompt("[script:approve] write the proof", { approval_mode: "manual" }));
   const before = await stream.rest();
   const questionAt = before.findIndex(isQuestion);
@@ -113,31 +136,53 @@ test("manual approval: question, tool_calls, final chunk with usage null, [DONE]
   assert.is(at(after.at(-2), "session_id"), sessionId);
   assert.ok((at(after.at(-2), "usage", "total_tokens") as number) > 0, "the run's usage after stop");
   assert.is(after.at(-1), "[DONE]");
-  assert.ok(existsSync(path.join(workDir(env, internId), "proof.txt")), "the shell ran in the intern's working directory");
+  assert.ok(
+    existsSync(path.join(workDir(env, internId), "proof.txt")),
+    "the shell ran in the intern's working directory",
+  );
   assert.equal(
     (await runRows(env, sessionId)).map((run) => run.status),
     ["completed"],
   );
 });
 
-test("reject_once: the command does not run and the model hears so; allow_always covers the run's next command; reject_always refuses without asking", async ({ env, internId }) => {
+test("reject_once: the command does not run and the model hears so; allow_always covers the run's next command; reject_always refuses without asking", async ({
+  env,
+  internId,
+}) => {
   env.upstream.scripts.define("reject", [shellStep("touch rejected.txt"), { reply: "Result: {{last_tool_result}}" }]);
-  const first = await untilQuestion(await open(env, internId, prompt("[script:reject] try", { approval_mode: "manual" })));
+  const first = await untilQuestion(
+    await open(env, internId, prompt("[script:reject] try", { approval_mode: "manual" })),
+  );
   const rejected = await (await open(env, internId, answerBody(first.sessionId, first.question, "reject_once"))).rest();
   assert.match(contentOf(rejected), /did not allow/);
   assert.not.ok(existsSync(path.join(workDir(env, internId), "rejected.txt")));
 
-  env.upstream.scripts.define("always", [shellStep("touch always-1.txt"), shellStep("touch always-2.txt"), { reply: "both done" }]);
-  const second = await untilQuestion(await open(env, internId, prompt("[script:always] twice", { approval_mode: "manual" })));
+  env.upstream.scripts.define("always", [
+    shellStep("touch always-1.txt"),
+    shellStep("touch always-2.txt"),
+    { reply: "both done" },
+  ]);
+  const second = await untilQuestion(
+    await open(env, internId, prompt("[script:always] twice", { approval_mode: "manual" })),
+  );
   const rest = await (await open(env, internId, answerBody(second.sessionId, second.question, "allow_always"))).rest();
   assert.not.ok(rest.some(isQuestion), "no second question");
   assert.is(contentOf(rest), "both done");
   assert.ok(existsSync(path.join(workDir(env, internId), "always-1.txt")));
   assert.ok(existsSync(path.join(workDir(env, internId), "always-2.txt")));
 
-  env.upstream.scripts.define("never", [shellStep("touch never-1.txt"), shellStep("touch never-2.txt"), { reply: "Second: {{last_tool_result}}" }]);
-  const third = await untilQuestion(await open(env, internId, prompt("[script:never] twice", { approval_mode: "manual" })));
-  const refused = await (await open(env, internId, answerBody(third.sessionId, third.question, "reject_always"))).rest();
+  env.upstream.scripts.define("never", [
+    shellStep("touch never-1.txt"),
+    shellStep("touch never-2.txt"),
+    { reply: "Second: {{last_tool_result}}" },
+  ]);
+  const third = await untilQuestion(
+    await open(env, internId, prompt("[script:never] twice", { approval_mode: "manual" })),
+  );
+  const refused = await (
+    await open(env, internId, answerBody(third.sessionId, third.question, "reject_always"))
+  ).rest();
   assert.not.ok(refused.some(isQuestion));
   assert.match(contentOf(refused), /Second: .*did not allow/);
   assert.not.ok(existsSync(path.join(workDir(env, internId), "never-1.txt")));
@@ -152,39 +197,67 @@ test("without approval_mode the run self-drives: the shell runs without a questi
   assert.is(finishOf(events.at(-3)), "stop");
 });
 
-test("ask_user puts the model's own question; the answer must be one of its options and reaches the model", async ({ env, internId }) => {
+test("ask_user puts the model's own question; the answer must be one of its options and reaches the model", async ({
+  env,
+  internId,
+}) => {
   env.upstream.scripts.define("ask", [
-    { toolCall: { name: "ask_user", arguments: JSON.stringify({ question: "Which colour?", options: ["red", "blue"] }) } },
+    {
+      toolCall: {
+        name: "ask_user",
+        arguments: JSON.stringify({ question: "Which colour?", options: ["red", "blue"] }),
+      },
+    },
     { reply: "You said {{last_tool_result}}" },
   ]);
   const { question, sessionId } = await untilQuestion(await open(env, internId, prompt("[script:ask] pick")));
-  const args = JSON.parse(at(question, "choices", 0, "delta", "tool_calls", 0, "function", "arguments") as string) as Record<string, unknown>;
+  const args = JSON.parse(
+    at(question, "choices", 0, "delta", "tool_calls", 0, "function", "arguments") as string,
+  ) as Record<string, unknown>;
   assert.equal(args, { kind: "question", question: "Which colour?", options: ["red", "blue"] });
   const events = await (await open(env, internId, answerBody(sessionId, question, "blue"))).rest();
   assert.match(contentOf(events), /You said .*blue/);
 });
 
-test("a later prompt in the session continues its conversation; the approval mode belongs to each run", async ({ env, internId }) => {
+test("a later prompt in the session continues its conversation; the approval mode belongs to each run", async ({
+  env,
+  internId,
+}) => {
   env.upstream.scripts.define("first", [{ reply: "I will remember the number 42" }]);
-  const first = await (await open(env, internId, prompt("[script:first] remember 42", { approval_mode: "manual" }))).rest();
+  const first = await (
+    await open(env, internId, prompt("[script:first] remember 42", { approval_mode: "manual" }))
+  ).rest();
   const sessionId = at(first.at(-2), "session_id") as string;
   env.upstream.scripts.define("second", [shellStep("echo second-run"), { reply: "ok" }]);
   env.upstream.requests.length = 0;
-  const second = await (await open(env, internId, prompt("[script:second] what was it?", { session_id: sessionId }))).rest();
+  const second = await (
+    await open(env, internId, prompt("[script:second] what was it?", { session_id: sessionId }))
+  ).rest();
   assert.not.ok(second.some(isQuestion), "this run was started without approval_mode: it self-drives");
   assert.is(at(second.at(-2), "session_id"), sessionId);
   const sent = JSON.stringify(env.upstream.requests[0]?.body);
-  assert.ok(sent.includes("remember 42") && sent.includes("I will remember the number 42"), "the model sees the session's earlier turn");
+  assert.ok(
+    sent.includes("remember 42") && sent.includes("I will remember the number 42"),
+    "the model sees the session's earlier turn",
+  );
   assert.equal(
     (await runRows(env, sessionId)).map((run) => run.status),
     ["completed", "completed"],
   );
 });
 
-test("a user message to a paused run answers {session_id, status: steered} and reaches the model when the run goes on", async ({ env, internId }) => {
+test("a user message to a paused run answers {session_id, status: steered} and reaches the model when the run goes on", async ({
+  env,
+  internId,
+}) => {
   env.upstream.scripts.define("steer-paused", [shellStep("echo steered"), { reply: "done" }]);
-  const { question, sessionId } = await untilQuestion(await open(env, internId, prompt("[script:steer-paused] go", { approval_mode: "manual" })));
-  const steered = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, { key: env.key, body: prompt("also mention the weather", { session_id: sessionId }) });
+  const { question, sessionId } = await untilQuestion(
+    await open(env, internId, prompt("[script:steer-paused] go", { approval_mode: "manual" })),
+  );
+  const steered = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, {
+    key: env.key,
+    body: prompt("also mention the weather", { session_id: sessionId }),
+  });
   assert.is(steered.status, 200, steered.text);
   assert.match(steered.headers.get("content-type") ?? "", /^application\/json/);
   assert.equal(steered.body, { session_id: sessionId, status: "steered" });
@@ -208,11 +281,17 @@ test("a user message to a running run steers it", async ({ env, internId }) => {
   const warm = await (await open(env, internId, prompt("[script:warmup] hi"))).rest();
   const sessionId = at(warm.at(-2), "session_id") as string;
   // The command waits for the test: the run is certainly running while it is steered.
-  env.upstream.scripts.define("steer-running", [shellStep("touch started; while [ ! -f go ]; do sleep 0.02; done; echo released"), { reply: "finished" }]);
+  env.upstream.scripts.define("steer-running", [
+    shellStep("touch started; while [ ! -f go ]; do sleep 0.02; done; echo released"),
+    { reply: "finished" },
+  ]);
   const stream = await open(env, internId, prompt("[script:steer-running] wait for go", { session_id: sessionId }));
   await stream.next();
   await eventually(() => existsSync(path.join(workDir(env, internId), "started")), "the command started");
-  const steered = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, { key: env.key, body: prompt("use metric units", { session_id: sessionId }) });
+  const steered = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, {
+    key: env.key,
+    body: prompt("use metric units", { session_id: sessionId }),
+  });
   assert.equal(steered.body, { session_id: sessionId, status: "steered" });
   env.upstream.requests.length = 0;
   writeFileSync(path.join(workDir(env, internId), "go"), "");
@@ -226,17 +305,25 @@ test("a client that disconnects while the run streams cancels the run", async ({
   env.upstream.scripts.define("warmup-2", [{ reply: "ready" }]);
   const warm = await (await open(env, internId, prompt("[script:warmup-2] hi"))).rest();
   const sessionId = at(warm.at(-2), "session_id") as string;
-  env.upstream.scripts.define("long", [{ reply: "one two three four five six seven eight nine ten", chunkDelayMs: 200 }]);
+  env.upstream.scripts.define("long", [
+    { reply: "one two three four five six seven eight nine ten", chunkDelayMs: 200 },
+  ]);
   const stream = await open(env, internId, prompt("[script:long] count slowly", { session_id: sessionId }));
   await stream.until((payload) => contentOf([payload]) !== "");
   stream.abort();
-  await eventually(() => runRows(env, sessionId), "the run is recorded cancelled", { until: (rows) => rows.at(-1)?.status === "cancelled" });
+  await eventually(() => runRows(env, sessionId), "the run is recorded cancelled", {
+    until: (rows) => rows.at(-1)?.status === "cancelled",
+  });
   const access = await daemonAccess(env, internId);
   const runId = (await runRows(env, sessionId)).at(-1)!.id;
-  await eventually(() => hostRuns(access), "the host ended the run", { until: (runs) => runs.find((run) => run.id === runId)?.status === "ended" });
+  await eventually(() => hostRuns(access), "the host ended the run", {
+    until: (runs) => runs.find((run) => run.id === runId)?.status === "ended",
+  });
   // The session has no open run: a new prompt starts one instead of steering.
   env.upstream.scripts.define("after-cancel", [{ reply: "fresh run" }]);
-  const next = await (await open(env, internId, prompt("[script:after-cancel] again", { session_id: sessionId }))).rest();
+  const next = await (
+    await open(env, internId, prompt("[script:after-cancel] again", { session_id: sessionId }))
+  ).rest();
   assert.is(contentOf(next), "fresh run");
 });
 

@@ -18,25 +18,37 @@ test.after(async ({ env }) => {
   await env.stop();
 });
 
-const daemon = (env: InternsEnv, id: string, key = env.main.key) => call(env.gw.url, "GET", `/api/v1/interns/${id}/daemon`, { key });
+const daemon = (env: InternsEnv, id: string, key = env.main.key) =>
+  call(env.gw.url, "GET", `/api/v1/interns/${id}/daemon`, { key });
 
 type Reveal = Record<string, unknown>;
 async function reveals(env: InternsEnv, internId: string): Promise<Reveal[]> {
-  return env.gw.gateway.sequelize.query("SELECT * FROM intern_daemon_reveals WHERE intern_id = :internId ORDER BY id", { type: QueryTypes.SELECT, replacements: { internId } });
+  return env.gw.gateway.sequelize.query("SELECT * FROM intern_daemon_reveals WHERE intern_id = :internId ORDER BY id", {
+    type: QueryTypes.SELECT,
+    replacements: { internId },
+  });
 }
 
 function errorOf(body: unknown) {
-  return { code: at(body, "error", "code"), reason: at(body, "error", "metadata", "reason"), retryable: at(body, "error", "metadata", "retryable") };
+  return {
+    code: at(body, "error", "code"),
+    reason: at(body, "error", "metadata", "reason"),
+    retryable: at(body, "error", "metadata", "retryable"),
+  };
 }
 
-test("a running intern: {origin, token} with Cache-Control: no-store, and the reveal is audited without the token", async ({ env }) => {
+test("a running intern: {origin, token} with Cache-Control: no-store, and the reveal is audited without the token", async ({
+  env,
+}) => {
   const intern = await runningIntern(env, "attachable");
   const id = intern.id as string;
   const res = await daemon(env, id);
   assert.is(res.status, 200, res.text);
   assert.equal(res.body, env.hosts.hosts.get(id)!.access, "the host's origin and token");
   assert.is(res.headers.get("cache-control"), "no-store");
-  const health = await fetch(`${at(res.body, "origin") as string}/health`, { headers: { authorization: `Bearer ${at(res.body, "token") as string}` } });
+  const health = await fetch(`${at(res.body, "origin") as string}/health`, {
+    headers: { authorization: `Bearer ${at(res.body, "token") as string}` },
+  });
   assert.is(health.status, 200, "the revealed credential reaches the host");
 
   await daemon(env, id);
@@ -44,7 +56,14 @@ test("a running intern: {origin, token} with Cache-Control: no-store, and the re
   assert.is(rows.length, 2, "each reveal is recorded");
   const token = at(res.body, "token") as string;
   for (const row of rows) {
-    assert.equal(Object.keys(row).sort(), ["caller_key_hash", "id", "intern_id", "organization_id", "revealed_at", "workspace_id"]);
+    assert.equal(Object.keys(row).sort(), [
+      "caller_key_hash",
+      "id",
+      "intern_id",
+      "organization_id",
+      "revealed_at",
+      "workspace_id",
+    ]);
     assert.is(row.caller_key_hash, hashKey(env.main.key));
     assert.is(row.intern_id, id);
     assert.ok(row.revealed_at instanceof Date);

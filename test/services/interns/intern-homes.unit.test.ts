@@ -24,13 +24,22 @@ test.after.each(async ({ dir }) => {
 test("by default beside the data directory; never inside it, nor around it", ({ dir }) => {
   const data = path.join(dir, "data");
   assert.is(internHomeDir(loadConfig({ GATEWAY_DATA_DIR: data }), "abc"), path.join(dir, "data-interns", "abc"));
-  assert.is(internHomeDir(loadConfig({ GATEWAY_DATA_DIR: data, GATEWAY_INTERN_HOME_DIR: path.join(dir, "homes") }), "abc"), path.join(dir, "homes", "abc"));
+  assert.is(
+    internHomeDir(loadConfig({ GATEWAY_DATA_DIR: data, GATEWAY_INTERN_HOME_DIR: path.join(dir, "homes") }), "abc"),
+    path.join(dir, "homes", "abc"),
+  );
   for (const inside of [data, path.join(data, "interns"), dir]) {
-    assert.throws(() => loadConfig({ GATEWAY_DATA_DIR: data, GATEWAY_INTERN_HOME_DIR: inside }), /GATEWAY_INTERN_HOME_DIR .* must be outside GATEWAY_DATA_DIR/, inside);
+    assert.throws(
+      () => loadConfig({ GATEWAY_DATA_DIR: data, GATEWAY_INTERN_HOME_DIR: inside }),
+      /GATEWAY_INTERN_HOME_DIR .* must be outside GATEWAY_DATA_DIR/,
+      inside,
+    );
   }
 });
 
-test("homes in the data directory move out at start, files, modes and all; one already in the new place stays where it was, logged", async ({ dir }) => {
+test("homes in the data directory move out at start, files, modes and all; one already in the new place stays where it was, logged", async ({
+  dir,
+}) => {
   const config = loadConfig({ GATEWAY_DATA_DIR: path.join(dir, "data") });
   const legacy = path.join(dir, "data", "interns");
   await fs.mkdir(path.join(legacy, "kept/work"), { recursive: true });
@@ -40,13 +49,20 @@ test("homes in the data directory move out at start, files, modes and all; one a
   const logs = captureLogs();
 
   await moveHomesOutOfDataDir(config, logs.log);
-  assert.is(await fs.readFile(path.join(internHomeDir(config, "kept"), "work/notes.txt"), "utf8"), "the intern's notes");
+  assert.is(
+    await fs.readFile(path.join(internHomeDir(config, "kept"), "work/notes.txt"), "utf8"),
+    "the intern's notes",
+  );
   assert.is((await fs.stat(path.join(internHomeDir(config, "kept"), "work/notes.txt"))).mode & 0o777, 0o600);
   assert.equal(await fs.readdir(legacy), ["twice"], "the one in both places is left");
   assert.equal(
     logs.lines.map(({ msg, interns, from }) => ({ msg, interns, from })),
     [
-      { msg: "an intern's home could not be moved out of the data directory; move it by hand", interns: undefined, from: path.join(legacy, "twice") },
+      {
+        msg: "an intern's home could not be moved out of the data directory; move it by hand",
+        interns: undefined,
+        from: path.join(legacy, "twice"),
+      },
       { msg: "moved the interns' homes out of the data directory", interns: 1, from: legacy },
     ],
   );

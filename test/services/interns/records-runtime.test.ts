@@ -34,10 +34,13 @@ test("provision → running host with its own key → daemon → suspend → del
   assert.is(at(intern.body, "data", "hostname"), new URL(origin).host);
   const health = await fetch(`${origin}/health`, { headers: { authorization: `Bearer ${token}` } });
   assert.is(health.status, 200, "the revealed origin and token reach the real host");
-  const [reveal] = await env.gw.gateway.sequelize.query<{ caller_key_hash: string }>("SELECT caller_key_hash FROM intern_daemon_reveals WHERE intern_id = :id", {
-    type: QueryTypes.SELECT,
-    replacements: { id },
-  });
+  const [reveal] = await env.gw.gateway.sequelize.query<{ caller_key_hash: string }>(
+    "SELECT caller_key_hash FROM intern_daemon_reveals WHERE intern_id = :id",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { id },
+    },
+  );
   assert.is(reveal?.caller_key_hash, hashKey(env.key));
 
   const suspended = await call(env.gw.url, "POST", path(id, "/suspend"), { key: env.key });

@@ -4,7 +4,18 @@ import * as assert from "uvu/assert";
 import { hashKey } from "../../../server/platform/core/key-secret.js";
 import { at, call, rawRequest } from "../../support/http.js";
 import { BOOT_FAILURE, BOOT_STEPS } from "../../support/interns-hosts.js";
-import { CATALOG_MODEL, REGIONAL_HOST, createIntern, createdIntern, hasStatus, runningIntern, startInternsGateway, waitForIntern, type InternsEnv, type Json } from "../../support/interns.js";
+import {
+  CATALOG_MODEL,
+  REGIONAL_HOST,
+  createIntern,
+  createdIntern,
+  hasStatus,
+  runningIntern,
+  startInternsGateway,
+  waitForIntern,
+  type InternsEnv,
+  type Json,
+} from "../../support/interns.js";
 import { ISO, UUID } from "../../support/shapes.js";
 
 const test = suite<{ env: InternsEnv }>("intern records");
@@ -35,13 +46,21 @@ const UNKNOWN_ID = "0b7f3c9e-2d41-4f6a-9e8b-5c1d2a3f4e60";
 const path = (id: string, rest = "") => `/api/v1/interns/${id}${rest}`;
 
 async function keyRows(env: InternsEnv, internId: string): Promise<Array<{ hash: string; label: string }>> {
-  return env.gw.gateway.sequelize.query("SELECT hash, label FROM api_keys WHERE intern_id = :internId", { type: QueryTypes.SELECT, replacements: { internId } });
+  return env.gw.gateway.sequelize.query("SELECT hash, label FROM api_keys WHERE intern_id = :internId", {
+    type: QueryTypes.SELECT,
+    replacements: { internId },
+  });
 }
 
 const currentKey = (env: InternsEnv, key: string) => call(env.gw.url, "GET", "/api/v1/key", { key });
 
 test("create answers 201 with the public intern object in `data`; queued until provisioned", async ({ env }) => {
-  const res = await createIntern(env, { name: "research-assistant", description: "Researches customer questions", instructions: "Be brief.", model: CATALOG_MODEL });
+  const res = await createIntern(env, {
+    name: "research-assistant",
+    description: "Researches customer questions",
+    instructions: "Be brief.",
+    model: CATALOG_MODEL,
+  });
   assert.is(res.status, 201, res.text);
   assert.equal(Object.keys(res.body as Json), ["data"], "the record is wrapped in data (docs/response-envelopes.md)");
   const intern = at(res.body, "data") as Json;
@@ -54,13 +73,15 @@ test("create answers 201 with the public intern object in `data`; queued until p
   assert.is(intern.status, "queued");
   assert.is(intern.workspace_id, env.main.workspaceId);
   assert.match(intern.vault_id as string, UUID, "the private vault is created with the intern");
-  for (const field of ["hostname", "attached_vault_id", "last_failure_message", "progress"]) assert.is(intern[field], null, field);
+  for (const field of ["hostname", "attached_vault_id", "last_failure_message", "progress"])
+    assert.is(intern[field], null, field);
   assert.match(intern.created_at as string, ISO);
   assert.match(intern.updated_at as string, ISO);
   assert.equal(env.hosts.starts.includes(intern.id as string), false, "no host starts before provisioning");
 
   const bare = await createdIntern(env, { name: "bare" });
-  for (const field of ["description", "instructions", "model"]) assert.is(bare[field], null, `${field}: null when omitted`);
+  for (const field of ["description", "instructions", "model"])
+    assert.is(bare[field], null, `${field}: null when omitted`);
 
   const got = await call(env.gw.url, "GET", path(intern.id as string), { key: env.main.key });
   assert.is(got.status, 200, got.text);
@@ -84,7 +105,10 @@ test("create: bad input is a 4xx naming the problem", async ({ env }) => {
     assert.is(res.status, status, `${JSON.stringify(body)}: ${res.text}`);
     assert.match(at(res.body, "error", "message") as string, message, JSON.stringify(body));
   }
-  const missing = await call(env.gw.url, "POST", "/api/v1/interns", { key: env.main.key, body: { name: "no-workspace" } });
+  const missing = await call(env.gw.url, "POST", "/api/v1/interns", {
+    key: env.main.key,
+    body: { name: "no-workspace" },
+  });
   assert.is(missing.status, 400, "workspace_id is required: no default-workspace fallback");
   const elsewhere = await createIntern(env, { name: "elsewhere", workspace_id: env.second.workspaceId });
   assert.is(elsewhere.status, 404, "another workspace than the key's is not found");
@@ -95,7 +119,11 @@ test("names are unique per creator within a workspace: 409", async ({ env }) => 
   await createdIntern(env, { name: "twin" });
   const again = await createIntern(env, { name: "twin" });
   assert.is(again.status, 409, again.text);
-  assert.is((await createIntern(env, { name: "twin" }, env.second)).status, 201, "another workspace may reuse the name");
+  assert.is(
+    (await createIntern(env, { name: "twin" }, env.second)).status,
+    201,
+    "another workspace may reuse the name",
+  );
 });
 
 test("vault_id attaches another intern's vault of the workspace as attached_vault_id", async ({ env }) => {
@@ -108,7 +136,9 @@ test("vault_id attaches another intern's vault of the workspace as attached_vaul
   assert.is(refused.status, 404, "a vault of another workspace cannot be attached");
 });
 
-test("provision: provisioning with progress steps, then running; the intern's key is stored hashed", async ({ env }) => {
+test("provision: provisioning with progress steps, then running; the intern's key is stored hashed", async ({
+  env,
+}) => {
   const intern = await createdIntern(env, { name: "booting" });
   const id = intern.id as string;
   const release = env.hosts.hold("booting");
@@ -207,23 +237,43 @@ test("a failed boot: failed with last_failure_message, key revoked; provisioning
 });
 
 test("provisioning an intern whose creator left the organization: 403", async ({ env }) => {
-  const member = await call(env.gw.url, "POST", "/api/v1/organization/members", { key: env.main.key, body: { email: "leaver@example.com" } });
+  const member = await call(env.gw.url, "POST", "/api/v1/organization/members", {
+    key: env.main.key,
+    body: { email: "leaver@example.com" },
+  });
   assert.is(member.status, 201, member.text);
   const userId = at(member.body, "data", "id") as string;
-  const minted = await call(env.gw.url, "POST", "/api/v1/keys", { key: env.main.key, body: { name: "leaver's key", creator_user_id: userId } });
+  const minted = await call(env.gw.url, "POST", "/api/v1/keys", {
+    key: env.main.key,
+    body: { name: "leaver's key", creator_user_id: userId },
+  });
   assert.is(minted.status, 201, minted.text);
-  const intern = await createdIntern(env, { name: "orphan" }, { workspaceId: env.main.workspaceId, key: at(minted.body, "key") as string });
-  assert.is((await call(env.gw.url, "DELETE", `/api/v1/organization/members/${userId}`, { key: env.main.key })).status, 200);
+  const intern = await createdIntern(
+    env,
+    { name: "orphan" },
+    { workspaceId: env.main.workspaceId, key: at(minted.body, "key") as string },
+  );
+  assert.is(
+    (await call(env.gw.url, "DELETE", `/api/v1/organization/members/${userId}`, { key: env.main.key })).status,
+    200,
+  );
   const res = await call(env.gw.url, "POST", path(intern.id as string, "/provision"), { key: env.main.key });
   assert.is(res.status, 403, res.text);
-  assert.is(at(await call(env.gw.url, "GET", path(intern.id as string), { key: env.main.key }), "body", "data", "status"), "queued", "nothing changed");
+  assert.is(
+    at(await call(env.gw.url, "GET", path(intern.id as string), { key: env.main.key }), "body", "data", "status"),
+    "queued",
+    "nothing changed",
+  );
 });
 
 test("delete: destroying, host stopped, key revoked, record, vault and secrets gone", async ({ env }) => {
   const intern = await runningIntern(env, "short-lived");
   const id = intern.id as string;
   const apiKey = env.hosts.apiKeys.get(id)!;
-  const stored = await call(env.gw.url, "PUT", `/api/v1/vault/interns/${id}/secrets/token`, { key: env.main.key, body: { hosts: ["api.example.com"], value: "s3cr3t" } });
+  const stored = await call(env.gw.url, "PUT", `/api/v1/vault/interns/${id}/secrets/token`, {
+    key: env.main.key,
+    body: { hosts: ["api.example.com"], value: "s3cr3t" },
+  });
   assert.is(stored.status, 200, stored.text);
 
   const res = await call(env.gw.url, "DELETE", path(id), { key: env.main.key });
@@ -248,17 +298,34 @@ test("delete: a host that cannot be stopped gives destroy_failed; deleting again
   assert.is((await call(env.gw.url, "DELETE", path(id), { key: env.main.key })).status, 200);
   const failed = (await waitForIntern(env, id, hasStatus("destroy_failed")))!;
   assert.match(failed.last_failure_message as string, /did not stop/);
-  assert.is((await call(env.gw.url, "PATCH", path(id), { key: env.main.key, body: { description: "x" } })).status, 409, "no update while deleting");
-  assert.is((await call(env.gw.url, "POST", path(id, "/provision"), { key: env.main.key })).status, 409, "no provisioning while deleting");
+  assert.is(
+    (await call(env.gw.url, "PATCH", path(id), { key: env.main.key, body: { description: "x" } })).status,
+    409,
+    "no update while deleting",
+  );
+  assert.is(
+    (await call(env.gw.url, "POST", path(id, "/provision"), { key: env.main.key })).status,
+    409,
+    "no provisioning while deleting",
+  );
   assert.is((await call(env.gw.url, "POST", path(id, "/suspend"), { key: env.main.key })).status, 409);
 
   env.hosts.failStop.delete(id);
-  assert.is((await call(env.gw.url, "DELETE", path(id), { key: env.main.key, body: { acknowledge_workspace_loss: true } })).status, 200);
+  assert.is(
+    (await call(env.gw.url, "DELETE", path(id), { key: env.main.key, body: { acknowledge_workspace_loss: true } }))
+      .status,
+    200,
+  );
   await waitForIntern(env, id, "gone");
 });
 
 test("update changes only the fields sent; null clears; bad values are 4xx", async ({ env }) => {
-  const intern = await createdIntern(env, { name: "editable", description: "before", instructions: "old", model: CATALOG_MODEL });
+  const intern = await createdIntern(env, {
+    name: "editable",
+    description: "before",
+    instructions: "old",
+    model: CATALOG_MODEL,
+  });
   const id = intern.id as string;
   const res = await call(env.gw.url, "PATCH", path(id), { key: env.main.key, body: { description: "after" } });
   assert.is(res.status, 200, res.text);
@@ -267,7 +334,10 @@ test("update changes only the fields sent; null clears; bad values are 4xx", asy
   assert.is(at(res.body, "data", "model"), CATALOG_MODEL);
   assert.ok((at(res.body, "data", "updated_at") as string) >= (intern.updated_at as string));
 
-  const cleared = await call(env.gw.url, "PATCH", path(id), { key: env.main.key, body: { instructions: null, model: null, name: "renamed" } });
+  const cleared = await call(env.gw.url, "PATCH", path(id), {
+    key: env.main.key,
+    body: { instructions: null, model: null, name: "renamed" },
+  });
   assert.is(cleared.status, 200, cleared.text);
   assert.is(at(cleared.body, "data", "instructions"), null);
   assert.is(at(cleared.body, "data", "model"), null, "null restores the workspace default");
@@ -288,7 +358,8 @@ test("update changes only the fields sent; null clears; bad values are 4xx", asy
 });
 
 test("list: newest first, cursor pages, status filter comma-separated or repeated", async ({ env }) => {
-  const list = async (query: string, key = env.second.key) => call(env.gw.url, "GET", `/api/v1/interns${query}`, { key });
+  const list = async (query: string, key = env.second.key) =>
+    call(env.gw.url, "GET", `/api/v1/interns${query}`, { key });
   const ids: string[] = [];
   for (const name of ["l1", "l2", "l3"]) ids.push((await createdIntern(env, { name }, env.second)).id as string);
   const running = await runningIntern(env, "l4", env.second);
@@ -350,9 +421,14 @@ test("list: a starting_after other than a next_cursor is a 400 naming it, never 
   for (const key of crafted) {
     const res = await call(env.gw.url, "GET", `/api/v1/interns?starting_after=${cursor(key)}`, { key: env.main.key });
     assert.is(res.status, 400, `${JSON.stringify(key)}: ${res.text}`);
-    assert.is(at(res.body, "error", "message"), "starting_after is not a cursor this list gave out; pass the previous page's next_cursor unchanged");
+    assert.is(
+      at(res.body, "error", "message"),
+      "starting_after is not a cursor this list gave out; pass the previous page's next_cursor unchanged",
+    );
   }
-  const wellFormed = await call(env.gw.url, "GET", `/api/v1/interns?starting_after=${cursor([issued, UNKNOWN_ID])}`, { key: env.main.key });
+  const wellFormed = await call(env.gw.url, "GET", `/api/v1/interns?starting_after=${cursor([issued, UNKNOWN_ID])}`, {
+    key: env.main.key,
+  });
   assert.is(wellFormed.status, 200, wellFormed.text);
 });
 
@@ -377,7 +453,11 @@ test("another workspace's interns are 404 on every route and absent from lists",
   }
   const listed = await call(env.gw.url, "GET", "/api/v1/interns", { key });
   assert.not.ok((at(listed.body, "data") as Json[]).some((i) => i.id === id));
-  assert.is((await call(env.gw.url, "GET", path(id), { key: env.main.key })).status, 200, "its own workspace still sees it");
+  assert.is(
+    (await call(env.gw.url, "GET", path(id), { key: env.main.key })).status,
+    200,
+    "its own workspace still sees it",
+  );
 });
 
 test("outside the interns programme every intern route answers 404", async ({ env }) => {
@@ -408,7 +488,10 @@ test("requests on a regional hostname are refused with 403", async ({ env }) => 
   }
   const outsider = await rawRequest(env.gw.url, "GET", "/api/v1/interns", { key: env.outsider.key, headers: regional });
   assert.is(outsider.status, 404, "outside the programme the route does not exist, whatever the host");
-  const global = await rawRequest(env.gw.url, "GET", "/api/v1/interns", { key: env.main.key, headers: { host: "gateway.test" } });
+  const global = await rawRequest(env.gw.url, "GET", "/api/v1/interns", {
+    key: env.main.key,
+    headers: { host: "gateway.test" },
+  });
   assert.is(global.status, 200);
 });
 
@@ -449,7 +532,10 @@ test("an intern's own key is confined to that intern", async ({ env }) => {
     const res = await call(env.gw.url, method, route, { key: own, ...(body ? { body } : {}) });
     assert.is(res.status, 403, `${method} ${route}: ${res.text}`);
   }
-  const put = await call(env.gw.url, "PUT", `/api/v1/vault/interns/${id}/secrets/own_token`, { key: own, body: { hosts: ["api.example.com"], value: "v" } });
+  const put = await call(env.gw.url, "PUT", `/api/v1/vault/interns/${id}/secrets/own_token`, {
+    key: own,
+    body: { hosts: ["api.example.com"], value: "v" },
+  });
   assert.is(put.status, 200, `its own secrets: ${put.text}`);
   assert.is((await call(env.gw.url, "GET", `/api/v1/vault/interns/${id}/effective-secrets`, { key: own })).status, 200);
 });

@@ -4,7 +4,17 @@ import { at, call } from "../../support/http.js";
 import { startGatewayProcess, type GatewayProcess } from "../../support/gateway-process.js";
 import { eventually } from "../../support/eventually.js";
 import { alive } from "../../support/intern-host-api.js";
-import { answerBody, ChatStream, contentOf, pausedQuestion, promptBody, runningInternId, runtimeSuite, shellStep, type RuntimeEnv } from "../../support/intern-runtime.js";
+import {
+  answerBody,
+  ChatStream,
+  contentOf,
+  pausedQuestion,
+  promptBody,
+  runningInternId,
+  runtimeSuite,
+  shellStep,
+  type RuntimeEnv,
+} from "../../support/intern-runtime.js";
 
 /**
  * Interns outlive their hosts and gateway instances (server/services/interns/intern-supervisor.ts): a host
@@ -20,24 +30,41 @@ interface InternView {
   lastFailure: string | null;
 }
 
-async function internView(env: RuntimeEnv, internId: string, key = env.key, base = env.gw.url): Promise<InternView | undefined> {
+async function internView(
+  env: RuntimeEnv,
+  internId: string,
+  key = env.key,
+  base = env.gw.url,
+): Promise<InternView | undefined> {
   const res = await call(base, "GET", `/api/v1/interns/${internId}`, { key });
   if (res.status === 404) return undefined;
-  return { status: at(res.body, "data", "status") as string, lastFailure: at(res.body, "data", "last_failure_message") as string | null };
+  return {
+    status: at(res.body, "data", "status") as string,
+    lastFailure: at(res.body, "data", "last_failure_message") as string | null,
+  };
 }
 
 /** Which host process of this instance runs the intern, and the status the intern's record shows. */
-async function hosting(env: RuntimeEnv, internId: string): Promise<{ pid: number | undefined; status: string | undefined }> {
+async function hosting(
+  env: RuntimeEnv,
+  internId: string,
+): Promise<{ pid: number | undefined; status: string | undefined }> {
   return { pid: env.hosts.pid(internId), status: (await internView(env, internId))?.status };
 }
 
 async function internKeyHashes(env: RuntimeEnv, internId: string): Promise<string[]> {
-  const rows = await env.gw.gateway.sequelize.query<{ hash: string }>("SELECT hash FROM api_keys WHERE intern_id = :internId", { type: QueryTypes.SELECT, replacements: { internId } });
+  const rows = await env.gw.gateway.sequelize.query<{ hash: string }>(
+    "SELECT hash FROM api_keys WHERE intern_id = :internId",
+    { type: QueryTypes.SELECT, replacements: { internId } },
+  );
   return rows.map((row) => row.hash);
 }
 
 async function recordedHostPid(env: RuntimeEnv, internId: string): Promise<number | undefined> {
-  const [row] = await env.gw.gateway.sequelize.query<{ pid: number }>("SELECT pid FROM intern_hosts WHERE intern_id = :internId", { type: QueryTypes.SELECT, replacements: { internId } });
+  const [row] = await env.gw.gateway.sequelize.query<{ pid: number }>(
+    "SELECT pid FROM intern_hosts WHERE intern_id = :internId",
+    { type: QueryTypes.SELECT, replacements: { internId } },
+  );
   return row?.pid;
 }
 
@@ -58,7 +85,9 @@ async function assertChats(env: RuntimeEnv, internId: string, base = env.gw.url)
   assert.is(contentOf(await stream.rest()), "still here");
 }
 
-test("a host that crashes is restarted with a fresh key; its open runs are ended; chat works again", async ({ env }) => {
+test("a host that crashes is restarted with a fresh key; its open runs are ended; chat works again", async ({
+  env,
+}) => {
   const internId = await runningInternId(env, "phoenix");
   env.upstream.scripts.define("before-crash", [shellStep("echo never")]);
   const paused = await pausedQuestion(env, internId, "before-crash");
@@ -72,17 +101,24 @@ test("a host that crashes is restarted with a fresh key; its open runs are ended
   assert.is.not(keys[0], oldKey, "the old host's key is revoked, the new host has its own");
 
   // The paused run went with the old host.
-  const answer = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, { key: env.key, body: answerBody(paused.sessionId, paused.question, "allow_once") });
+  const answer = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, {
+    key: env.key,
+    body: answerBody(paused.sessionId, paused.question, "allow_once"),
+  });
   assert.is(answer.status, 409, answer.text);
   assert.is(at(answer.body, "error", "metadata", "reason"), "interaction_not_pending");
   await assertChats(env, internId);
 });
 
-test("a host that keeps dying ends failed with the reason, its key revoked; provisioning it again works", async ({ env }) => {
+test("a host that keeps dying ends failed with the reason, its key revoked; provisioning it again works", async ({
+  env,
+}) => {
   const internId = await runningInternId(env, "fragile");
   for (let crash = 1; crash <= 3; crash++) await crashAndAwaitRestart(env, internId);
   process.kill(env.hosts.pid(internId)!, "SIGKILL");
-  const failed = await eventually(() => internView(env, internId), "the intern fails", { until: (view) => view?.status === "failed" });
+  const failed = await eventually(() => internView(env, internId), "the intern fails", {
+    until: (view) => view?.status === "failed",
+  });
   assert.match(failed?.lastFailure ?? "", /stopped unexpectedly 4 times within 10 minutes/);
   assert.equal(await internKeyHashes(env, internId), []);
   assert.is(env.hosts.pid(internId), undefined);
@@ -96,32 +132,51 @@ test("a host that keeps dying ends failed with the reason, its key revoked; prov
 
 test("a boot and a teardown cut short by a crashed instance are finished by another", async ({ env }) => {
   const { sequelize } = env.gw.gateway;
-  const created = await call(env.gw.url, "POST", "/api/v1/interns", { key: env.key, body: { name: "orphan", model: "mock/chat", workspace_id: env.workspaceId } });
+  const created = await call(env.gw.url, "POST", "/api/v1/interns", {
+    key: env.key,
+    body: { name: "orphan", model: "mock/chat", workspace_id: env.workspaceId },
+  });
   const orphan = at(created.body, "data", "id") as string;
   // What a crashed instance leaves behind: provisioning under its lapsed lease, no host anywhere.
-  await sequelize.query("UPDATE interns SET status = 'provisioning', runtime_owner = 'crashed-instance', runtime_lease_until = now() - interval '1 second' WHERE id = :id", {
-    replacements: { id: orphan },
+  await sequelize.query(
+    "UPDATE interns SET status = 'provisioning', runtime_owner = 'crashed-instance', runtime_lease_until = now() - interval '1 second' WHERE id = :id",
+    {
+      replacements: { id: orphan },
+    },
+  );
+  await eventually(() => internView(env, orphan), "the boot is finished", {
+    until: (view) => view?.status === "running",
   });
-  await eventually(() => internView(env, orphan), "the boot is finished", { until: (view) => view?.status === "running" });
   assert.ok(env.hosts.pid(orphan), "this instance hosts it now");
   await assertChats(env, orphan);
 
   const doomed = await runningInternId(env, "doomed");
   const pid = env.hosts.pid(doomed)!;
-  await sequelize.query("UPDATE interns SET status = 'destroying', runtime_owner = 'crashed-instance', runtime_lease_until = now() - interval '1 second' WHERE id = :id", {
-    replacements: { id: doomed },
-  });
+  await sequelize.query(
+    "UPDATE interns SET status = 'destroying', runtime_owner = 'crashed-instance', runtime_lease_until = now() - interval '1 second' WHERE id = :id",
+    {
+      replacements: { id: doomed },
+    },
+  );
   await eventually(() => internView(env, doomed), "the teardown is finished", { until: (view) => view === undefined });
   assert.not.ok(alive(pid), "its host is stopped");
 });
 
-test("a gateway instance of this machine that dies has its interns taken over at once; one that stops hands them over", async ({ env }) => {
+test("a gateway instance of this machine that dies has its interns taken over at once; one that stops hands them over", async ({
+  env,
+}) => {
   const config = env.gw.gateway.deps.config;
   const other = (lease: string): Promise<GatewayProcess> =>
     startGatewayProcess({
       databaseUrl: env.gw.databaseUrl,
       key: env.gw.key,
-      env: { GATEWAY_CONFIG: env.configFile, GATEWAY_MASTER_KEY: config.masterKey!, GATEWAY_INTERN_TURNS_PER_MINUTE: "0", GATEWAY_RATE_LIMIT_REQUESTS: "0", GATEWAY_INTERN_LEASE_MS: lease },
+      env: {
+        GATEWAY_CONFIG: env.configFile,
+        GATEWAY_MASTER_KEY: config.masterKey!,
+        GATEWAY_INTERN_TURNS_PER_MINUTE: "0",
+        GATEWAY_RATE_LIMIT_REQUESTS: "0",
+        GATEWAY_INTERN_LEASE_MS: lease,
+      },
     });
 
   // Its lease would last ten minutes: only seeing that its process is gone explains the take-over
@@ -133,7 +188,9 @@ test("a gateway instance of this machine that dies has its interns taken over at
     assert.is(env.hosts.pid(internId), undefined, "the other instance hosts it");
     dying.child.kill("SIGKILL");
     await dying.exited;
-    await eventually(() => hosting(env, internId), "this instance hosts it now", { until: (now) => now.pid !== undefined && now.status === "running" });
+    await eventually(() => hosting(env, internId), "this instance hosts it now", {
+      until: (now) => now.pid !== undefined && now.status === "running",
+    });
     await eventually(() => !alive(oldPid), "the dead instance's host went with it");
     await assertChats(env, internId);
   } finally {
@@ -146,7 +203,9 @@ test("a gateway instance of this machine that dies has its interns taken over at
     const internId = await runningInternId({ ...env, gw: { ...env.gw, url: stopping.url } }, "handed-over");
     assert.is(env.hosts.pid(internId), undefined);
     await stopping.stop();
-    await eventually(() => hosting(env, internId), "this instance hosts it now", { until: (now) => now.pid !== undefined && now.status === "running" });
+    await eventually(() => hosting(env, internId), "this instance hosts it now", {
+      until: (now) => now.pid !== undefined && now.status === "running",
+    });
     await assertChats(env, internId);
   } finally {
     await stopping.stop();

@@ -49,14 +49,26 @@ const NAT64_PUBLIC = "64:ff9b::808:808";
 const SIXTOFOUR_PUBLIC = "2002:808:808::1";
 const NAT64_ALLOWED = "64:ff9b::a00:2";
 const REMOTE_V4 = [PUBLIC, METADATA];
-const REMOTE_V6 = [METADATA6, NAT64_METADATA, NAT64_LOOPBACK, SIXTOFOUR_PRIVATE, NAT64_PUBLIC, SIXTOFOUR_PUBLIC, NAT64_ALLOWED];
+const REMOTE_V6 = [
+  METADATA6,
+  NAT64_METADATA,
+  NAT64_LOOPBACK,
+  SIXTOFOUR_PRIVATE,
+  NAT64_PUBLIC,
+  SIXTOFOUR_PUBLIC,
+  NAT64_ALLOWED,
+];
 const PORT = 18_214;
 const DB_PORT = 18_215;
 const HOST_PORT = 18_216;
 
 const blocked =
   notRoot(test, { suite: SUITE, why: "only root installs egress rules and runs a probe as another uid" }) ||
-  missingTools(test, { suite: SUITE, missing: ["/usr/sbin/nft", "/usr/sbin/ip"].filter((tool) => !fs.existsSync(tool)), install: "apt-get install nftables iproute2" });
+  missingTools(test, {
+    suite: SUITE,
+    missing: ["/usr/sbin/nft", "/usr/sbin/ip"].filter((tool) => !fs.existsSync(tool)),
+    install: "apt-get install nftables iproute2",
+  });
 
 let remoteServers: ChildProcess | undefined;
 const localServers: Array<net.Server | dgram.Socket> = [];
@@ -99,9 +111,19 @@ function fromTest(host: string, port: number, proto: "tcp" | "udp" = "tcp"): Pro
   return probe(host, port, proto, {});
 }
 
-function probe(host: string, port: number, proto: "tcp" | "udp", user: { uid?: number; gid?: number }): Promise<string> {
+function probe(
+  host: string,
+  port: number,
+  proto: "tcp" | "udp",
+  user: { uid?: number; gid?: number },
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ["-e", PROBE, proto, host, String(port)], { ...user, cwd: "/", env: {} }, (err, stdout) => (err ? reject(err) : resolve(stdout.trim())));
+    execFile(
+      process.execPath,
+      ["-e", PROBE, proto, host, String(port)],
+      { ...user, cwd: "/", env: {} },
+      (err, stdout) => (err ? reject(err) : resolve(stdout.trim())),
+    );
   });
 }
 
@@ -123,7 +145,10 @@ if (!blocked) {
     inside("route", "add", `${LOCAL}/32`, "dev", INSIDE);
     inside("-6", "route", "add", `${LOCAL6}/128`, "dev", INSIDE);
     // Inside the namespace: every address on PORT and 53, the "database" on PUBLIC's DB_PORT.
-    const listens = [...[...REMOTE_V4, ...REMOTE_V6].flatMap((host) => [[host, PORT] as const, [host, 53] as const]), [PUBLIC, DB_PORT] as const];
+    const listens = [
+      ...[...REMOTE_V4, ...REMOTE_V6].flatMap((host) => [[host, PORT] as const, [host, 53] as const]),
+      [PUBLIC, DB_PORT] as const,
+    ];
     const script = `for (const [host, port] of ${JSON.stringify(listens)}) require("net").createServer((s) => s.end("hello " + host + ":" + port)).listen(port, host);`;
     remoteServers = spawn("ip", ["netns", "exec", NS, process.execPath, "-e", script], { stdio: "ignore" });
 
@@ -138,7 +163,10 @@ if (!blocked) {
 
     context.dir = fs.mkdtempSync(path.join(os.tmpdir(), "shell-egress-"));
     const resolvConf = path.join(context.dir, "resolv.conf");
-    fs.writeFileSync(resolvConf, `nameserver ${LOOPBACK_NAME_SERVER}\nnameserver ${METADATA}\nnameserver ${METADATA6}\noptions edns0\n`);
+    fs.writeFileSync(
+      resolvConf,
+      `nameserver ${LOOPBACK_NAME_SERVER}\nnameserver ${METADATA}\nnameserver ${METADATA6}\noptions edns0\n`,
+    );
     context.logs = captureLogs();
     context.egress = await restrictShellEgress({
       uids: [SHELL_UID, SHELL_UID],
@@ -149,7 +177,9 @@ if (!blocked) {
       log: context.logs.log,
     });
     assert.ok(context.egress.filtered, JSON.stringify(context.logs.lines));
-    await eventually(() => fromTest(NAT64_ALLOWED, PORT), "the namespace's servers listen", { until: (answer) => answer.startsWith("hello") });
+    await eventually(() => fromTest(NAT64_ALLOWED, PORT), "the namespace's servers listen", {
+      until: (answer) => answer.startsWith("hello"),
+    });
   });
 
   test.after(async (context) => {
@@ -172,7 +202,9 @@ if (!blocked) {
     assert.is(await fromShell(LOOPBACK_NAME_SERVER, PORT), "ECONNREFUSED");
   });
 
-  test("a metadata address is refused though it is a name server and an allowed host, on port 53 too", async ({ logs }) => {
+  test("a metadata address is refused though it is a name server and an allowed host, on port 53 too", async ({
+    logs,
+  }) => {
     for (const host of [METADATA, METADATA6, NAT64_METADATA]) {
       for (const port of [53, PORT]) {
         assert.is(await fromTest(host, port), `hello ${host}:${port}`, "the control reaches it");
@@ -200,7 +232,11 @@ if (!blocked) {
       assert.is(await fromShell(host, PORT), "ECONNREFUSED", host);
     }
     assert.not.ok(isPublicAddress(NAT64_ALLOWED));
-    assert.is(await fromShell(NAT64_ALLOWED, PORT), `hello ${NAT64_ALLOWED}:${PORT}`, "an allowed host's own address is accepted");
+    assert.is(
+      await fromShell(NAT64_ALLOWED, PORT),
+      `hello ${NAT64_ALLOWED}:${PORT}`,
+      "an allowed host's own address is accepted",
+    );
   });
 
   test("the database's port is refused on the database's address, whose other ports stay as they were", async () => {
@@ -209,7 +245,9 @@ if (!blocked) {
     assert.is(await fromShell(PUBLIC, PORT), `hello ${PUBLIC}:${PORT}`);
   });
 
-  test("a closed port (an intern host's) is refused on every address until each close is undone", async ({ egress }) => {
+  test("a closed port (an intern host's) is refused on every address until each close is undone", async ({
+    egress,
+  }) => {
     assert.is(await fromShell(LOCAL, HOST_PORT), `hello ${LOCAL}:${HOST_PORT}`, "open before");
     // Two hosts given the same port one after the other: the first one's exit must not open the second's.
     await egress.closePort(HOST_PORT);

@@ -3,7 +3,14 @@ import fs from "node:fs";
 import net from "node:net";
 import * as assert from "uvu/assert";
 import { eventually } from "../../support/eventually.js";
-import { ChatStream, contentOf, promptBody, runtimeSuite, shellStep, type RuntimeContext } from "../../support/intern-runtime.js";
+import {
+  ChatStream,
+  contentOf,
+  promptBody,
+  runtimeSuite,
+  shellStep,
+  type RuntimeContext,
+} from "../../support/intern-runtime.js";
 import { at, call } from "../../support/http.js";
 import { missingTools, notRoot } from "../../support/required-tools.js";
 
@@ -17,7 +24,10 @@ import { missingTools, notRoot } from "../../support/required-tools.js";
  * against name servers, metadata addresses and NAT64 forms.
  */
 const SUITE = "interns: shell egress";
-const test = runtimeSuite(SUITE, { intern: "netizen", settings: { GATEWAY_INTERN_HOST_LISTEN: "0.0.0.0", GATEWAY_INTERN_HOST_ADVERTISE: "127.0.0.1" } });
+const test = runtimeSuite(SUITE, {
+  intern: "netizen",
+  settings: { GATEWAY_INTERN_HOST_LISTEN: "0.0.0.0", GATEWAY_INTERN_HOST_ADVERTISE: "127.0.0.1" },
+});
 const NS = `gwegress${process.pid}`;
 const OUTSIDE = `gwe${process.pid}a`.slice(0, 15);
 const INSIDE = `gwe${process.pid}b`.slice(0, 15);
@@ -27,7 +37,11 @@ const PORT = 18_213;
 
 const blocked =
   notRoot(test, { suite: SUITE, why: "only root gives interns' shells their own uids and installs egress rules" }) ||
-  missingTools(test, { suite: SUITE, missing: ["/usr/sbin/nft", "/usr/sbin/ip"].filter((tool) => !fs.existsSync(tool)), install: "apt-get install nftables iproute2" });
+  missingTools(test, {
+    suite: SUITE,
+    missing: ["/usr/sbin/nft", "/usr/sbin/ip"].filter((tool) => !fs.existsSync(tool)),
+    install: "apt-get install nftables iproute2",
+  });
 
 let servers: ChildProcess | undefined;
 
@@ -45,7 +59,8 @@ if (!blocked) {
     for (const address of [PUBLIC, PRIVATE]) ip("route", "add", `${address}/32`, "dev", OUTSIDE, "src", "203.0.113.1");
     ip("netns", "exec", NS, "ip", "link", "set", "lo", "up");
     ip("netns", "exec", NS, "ip", "link", "set", INSIDE, "up");
-    for (const address of [PUBLIC, PRIVATE]) ip("netns", "exec", NS, "ip", "addr", "add", `${address}/32`, "dev", INSIDE);
+    for (const address of [PUBLIC, PRIVATE])
+      ip("netns", "exec", NS, "ip", "addr", "add", `${address}/32`, "dev", INSIDE);
     ip("netns", "exec", NS, "ip", "route", "add", "203.0.113.1/32", "dev", INSIDE);
     // One TCP server on each address inside the namespace; it says hello and closes.
     const script = `for (const host of ${JSON.stringify([PUBLIC, PRIVATE])}) require("net").createServer((s) => s.end("hello " + host)).listen(${PORT}, host);`;
@@ -67,7 +82,10 @@ if (!blocked) {
     const { env, internId } = context;
     const probe = `const s=require("net").connect(${port},"${host}");s.setTimeout(3000,()=>{console.log("TIMEOUT");process.exit()});s.on("data",(d)=>{console.log(String(d));process.exit()});s.on("connect",()=>setTimeout(()=>{console.log("CONNECTED");process.exit()},500));s.on("error",(e)=>{console.log(e.code);process.exit()})`;
     const name = `probe-${host}-${port}`.replace(/[^a-z0-9-]/gi, "-");
-    env.upstream.scripts.define(name, [shellStep(`${process.execPath} -e '${probe}'`), { reply: "{{last_tool_result}}" }]);
+    env.upstream.scripts.define(name, [
+      shellStep(`${process.execPath} -e '${probe}'`),
+      { reply: "{{last_tool_result}}" },
+    ]);
     const stream = await ChatStream.open(env.gw.url, env.key, internId, promptBody(`[script:${name}] probe`));
     assert.is(stream.status, 200, JSON.stringify(stream.body));
     return contentOf(await stream.rest());
@@ -84,7 +102,9 @@ if (!blocked) {
   }
 
   test("a public address stays reachable from the shell", async (context) => {
-    await eventually(() => fromTest(PUBLIC, PORT), "the test's own servers listen", { until: (answer) => answer.startsWith("hello") });
+    await eventually(() => fromTest(PUBLIC, PORT), "the test's own servers listen", {
+      until: (answer) => answer.startsWith("hello"),
+    });
     assert.match(await fromShell(context, PUBLIC, PORT), `hello ${PUBLIC}`);
   });
 
@@ -100,7 +120,9 @@ if (!blocked) {
   });
 
   test("the intern host's port is refused to the shell on this machine's own non-loopback address", async (context) => {
-    const intern = await call(context.env.gw.url, "GET", `/api/v1/interns/${context.internId}`, { key: context.env.key });
+    const intern = await call(context.env.gw.url, "GET", `/api/v1/interns/${context.internId}`, {
+      key: context.env.key,
+    });
     const port = Number(new URL(`http://${String(at(intern.body, "data", "hostname"))}`).port);
     // 203.0.113.1 is this machine's end of the veth pair: a documentation address, which the rules leave open but for closed ports.
     assert.match(await fromTest("203.0.113.1", port), "CONNECTED");

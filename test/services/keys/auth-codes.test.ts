@@ -27,10 +27,12 @@ function pkcePair(): { verifier: string; challenge: string } {
 
 const inOneHour = () => new Date(Date.now() + 3600_000).toISOString().replace(/\.\d+Z$/, "Z");
 
-const createCode = (gw: TestGateway, body: Record<string, unknown>, key = gw.key) => call(gw.url, "POST", "/api/v1/auth/keys/code", { key, body });
+const createCode = (gw: TestGateway, body: Record<string, unknown>, key = gw.key) =>
+  call(gw.url, "POST", "/api/v1/auth/keys/code", { key, body });
 
 /** The exchange needs no API key: the code (and verifier) are the credential. */
-const exchange = (gw: TestGateway, body: Record<string, unknown>) => call(gw.url, "POST", "/api/v1/auth/keys", { body });
+const exchange = (gw: TestGateway, body: Record<string, unknown>) =>
+  call(gw.url, "POST", "/api/v1/auth/keys", { body });
 
 async function newCode(gw: TestGateway, body: Record<string, unknown>, key = gw.key): Promise<string> {
   const res = await createCode(gw, { callback_url: CALLBACK, ...body }, key);
@@ -134,11 +136,18 @@ test("a challenge without a method defaults to S256", async ({ gw }) => {
   const { verifier, challenge } = pkcePair();
   const code = await newCode(gw, { code_challenge: challenge });
   assert.is((await AuthCodeRow.findByPk(hashKey(code)))?.codeChallengeMethod, "S256");
-  assertError(await exchange(gw, { code, code_verifier: challenge }), 403, /code_verifier/, "the challenge is not the verifier under S256");
+  assertError(
+    await exchange(gw, { code, code_verifier: challenge }),
+    403,
+    /code_verifier/,
+    "the challenge is not the verifier under S256",
+  );
   assert.is((await exchange(gw, { code, code_verifier: verifier })).status, 200);
 });
 
-test("without a challenge the code alone is exchanged; defaults: label = host, caller's workspace, no limit", async ({ gw }) => {
+test("without a challenge the code alone is exchanged; defaults: label = host, caller's workspace, no limit", async ({
+  gw,
+}) => {
   const code = await newCode(gw, { callback_url: "https://Apps.Example.org:8443/return?x=1" });
   const res = await exchange(gw, { code });
   assert.is(res.status, 200, res.text);
@@ -175,12 +184,18 @@ test("codes are valid for 10 minutes", async ({ gw }) => {
   assert.is(row.expiresAt.getTime() - row.createdAt.getTime(), 10 * 60 * 1000);
 });
 
-test("PKCE failures: wrong verifier 403 (the code stays usable), missing verifier 400, other method 400", async ({ gw }) => {
+test("PKCE failures: wrong verifier 403 (the code stays usable), missing verifier 400, other method 400", async ({
+  gw,
+}) => {
   const { verifier, challenge } = pkcePair();
   const code = await newCode(gw, { code_challenge: challenge, code_challenge_method: "S256" });
   assertError(await exchange(gw, { code, code_verifier: pkcePair().verifier }), 403, /code_verifier/);
   assertError(await exchange(gw, { code }), 400, /code_verifier/);
-  assertError(await exchange(gw, { code, code_verifier: verifier, code_challenge_method: "plain" }), 400, /code_challenge_method/);
+  assertError(
+    await exchange(gw, { code, code_verifier: verifier, code_challenge_method: "plain" }),
+    400,
+    /code_challenge_method/,
+  );
   const ok = await exchange(gw, { code, code_verifier: verifier, code_challenge_method: "S256" });
   assert.is(ok.status, 200, ok.text);
 });
@@ -200,8 +215,17 @@ test("concurrent exchanges of one code: exactly one key", async ({ gw }) => {
 });
 
 test("the key belongs to the member who created the code; if that member left, the exchange is 403", async ({ gw }) => {
-  const organizationId = at((await call(gw.url, "GET", "/api/v1/key", { key: gw.key })).body, "data", "organization_id") as string;
-  const member = await createMember(organizationId, { email: "pkce-member@example.com", firstName: null, lastName: null, role: "org:admin" });
+  const organizationId = at(
+    (await call(gw.url, "GET", "/api/v1/key", { key: gw.key })).body,
+    "data",
+    "organization_id",
+  ) as string;
+  const member = await createMember(organizationId, {
+    email: "pkce-member@example.com",
+    firstName: null,
+    lastName: null,
+    role: "org:admin",
+  });
   const memberKeyRes = await call(gw.url, "POST", "/api/v1/keys", {
     key: gw.key,
     body: { name: "member management", creator_user_id: member.id, is_management_key: true },
@@ -224,7 +248,13 @@ test("the key belongs to the member who created the code; if that member left, t
 // ---------------------------------------------------------------------------------------------
 
 test("callback_url: https anywhere, http only on localhost / 127.0.0.1, never with credentials", async ({ gw }) => {
-  for (const url of ["https://app.example.com/cb", "http://localhost:3000", "http://127.0.0.1:8080/cb", "https://localhost/cb", "https://127.0.0.1:9/x"]) {
+  for (const url of [
+    "https://app.example.com/cb",
+    "http://localhost:3000",
+    "http://127.0.0.1:8080/cb",
+    "https://localhost/cb",
+    "https://127.0.0.1:9/x",
+  ]) {
     const res = await createCode(gw, { callback_url: url });
     assert.is(res.status, 200, `${url}: ${res.text}`);
   }
@@ -287,26 +317,45 @@ test("challenge, method, limit and interval rules give 400 naming the field", as
     [{ spawn_agent: "a".repeat(257) }, /spawn_agent/],
   ];
   for (const [body, message] of cases) {
-    assertError(await createCode(gw, { callback_url: CALLBACK, ...body }), 400, message, JSON.stringify(body).slice(0, 80));
+    assertError(
+      await createCode(gw, { callback_url: CALLBACK, ...body }),
+      400,
+      message,
+      JSON.stringify(body).slice(0, 80),
+    );
   }
 });
 
-test("creating codes: 401 without a key, 403 for a non-management key, 404 for another organization's workspace", async ({ gw }) => {
+test("creating codes: 401 without a key, 403 for a non-management key, 404 for another organization's workspace", async ({
+  gw,
+}) => {
   assertError(await call(gw.url, "POST", "/api/v1/auth/keys/code", { body: { callback_url: CALLBACK } }), 401);
   assertError(await createCode(gw, { callback_url: CALLBACK }, await plainKey(gw)), 403, /management keys/);
   const other = await seedOrganization("pkce-other-org");
   assertError(await createCode(gw, { callback_url: CALLBACK, workspace_id: other.workspaceId }), 404);
-  assertError(await createCode(gw, { callback_url: CALLBACK, workspace_id: "00000000-0000-4000-8000-000000000000" }), 404);
+  assertError(
+    await createCode(gw, { callback_url: CALLBACK, workspace_id: "00000000-0000-4000-8000-000000000000" }),
+    404,
+  );
 });
 
 test("409: a challenge already pending in the organization; free again once its code is used", async ({ gw }) => {
   const { verifier, challenge } = pkcePair();
   const code = await newCode(gw, { code_challenge: challenge });
   assertError(await createCode(gw, { callback_url: CALLBACK, code_challenge: challenge }), 409);
-  assertError(await createCode(gw, { callback_url: "https://other.example.com/cb", code_challenge: challenge, code_challenge_method: "S256" }), 409);
+  assertError(
+    await createCode(gw, {
+      callback_url: "https://other.example.com/cb",
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+    }),
+    409,
+  );
   // Concurrent requests with one fresh challenge: only one code.
   const fresh = pkcePair().challenge;
-  const racing = await Promise.all(Array.from({ length: 5 }, () => createCode(gw, { callback_url: CALLBACK, code_challenge: fresh })));
+  const racing = await Promise.all(
+    Array.from({ length: 5 }, () => createCode(gw, { callback_url: CALLBACK, code_challenge: fresh })),
+  );
   assert.equal(racing.map((r) => r.status).sort(), [200, 409, 409, 409, 409]);
 
   assert.is((await exchange(gw, { code, code_verifier: verifier })).status, 200);

@@ -13,7 +13,8 @@ test.after(async (ctx) => {
   await ctx.gw.stop();
 });
 
-const createKey = (gw: TestGateway, body: Record<string, unknown>) => call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body });
+const createKey = (gw: TestGateway, body: Record<string, unknown>) =>
+  call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body });
 
 test("GET /key returns every field of 2.3 for the bootstrap management key", async ({ gw }) => {
   const res = await call(gw.url, "GET", "/api/v1/key", { key: gw.key });
@@ -61,7 +62,11 @@ test("GET /key returns every field of 2.3 for the bootstrap management key", asy
 });
 
 test("missing, malformed and unknown keys get 401", async ({ gw }) => {
-  const variants: Record<string, string>[] = [{}, { authorization: "Basic abc" }, { authorization: "Bearer sk-gw-v1-nope" }];
+  const variants: Record<string, string>[] = [
+    {},
+    { authorization: "Basic abc" },
+    { authorization: "Bearer sk-gw-v1-nope" },
+  ];
   for (const headers of variants) {
     const res = await call(gw.url, "GET", "/api/v1/key", { headers });
     assert.is(res.status, 401);
@@ -71,10 +76,19 @@ test("missing, malformed and unknown keys get 401", async ({ gw }) => {
 });
 
 test("create returns the secret once; the new key works and reports its limit", async ({ gw }) => {
-  const member = await call(gw.url, "POST", "/api/v1/organization/members", { key: gw.key, body: { email: "ci-owner@example.com" } });
+  const member = await call(gw.url, "POST", "/api/v1/organization/members", {
+    key: gw.key,
+    body: { email: "ci-owner@example.com" },
+  });
   assert.is(member.status, 201, member.text);
   const memberId = at(member.body, "data", "id") as string;
-  const created = await createKey(gw, { name: "ci", limit: 12.5, limit_reset: "weekly", include_byok_in_limit: true, creator_user_id: memberId });
+  const created = await createKey(gw, {
+    name: "ci",
+    limit: 12.5,
+    limit_reset: "weekly",
+    include_byok_in_limit: true,
+    creator_user_id: memberId,
+  });
   assert.is(created.status, 201);
   const secret = at(created.body, "key") as string;
   assert.match(secret, /^sk-gw-v1-[0-9a-f]{64}$/);
@@ -155,9 +169,15 @@ test("expired keys get 401; expiry must lie in the future", async ({ gw }) => {
   assert.is(created.status, 201);
   const secret = at(created.body, "key") as string;
   assert.is((await call(gw.url, "GET", "/api/v1/key", { key: secret })).status, 200);
-  await gw.gateway.sequelize.query("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE hash = :hash", { replacements: { hash: at(created.body, "data", "hash") } });
+  await gw.gateway.sequelize.query("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE hash = :hash", {
+    replacements: { hash: at(created.body, "data", "hash") },
+  });
   // A write behind the API's back reaches the key cache through the change feed (NOTIFY), a moment later.
-  const expired = await eventually(() => call(gw.url, "GET", "/api/v1/key", { key: secret }), "the expired key is refused", { until: (res) => res.status !== 200 });
+  const expired = await eventually(
+    () => call(gw.url, "GET", "/api/v1/key", { key: secret }),
+    "the expired key is refused",
+    { until: (res) => res.status !== 200 },
+  );
   assert.is(expired.status, 401);
   assert.match(String(at(expired.body, "error", "message")), /expired/);
 });

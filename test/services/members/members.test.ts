@@ -21,7 +21,10 @@ async function memberId(gw: TestGateway, email: string): Promise<string> {
   return at(res.body, "data", "id") as string;
 }
 
-async function plainKey(gw: TestGateway, body: Record<string, unknown> = {}): Promise<{ status: number; secret: string; text: string }> {
+async function plainKey(
+  gw: TestGateway,
+  body: Record<string, unknown> = {},
+): Promise<{ status: number; secret: string; text: string }> {
   const res = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: "member key", ...body } });
   return { status: res.status, secret: at(res.body, "key") as string, text: res.text };
 }
@@ -29,7 +32,12 @@ async function plainKey(gw: TestGateway, body: Record<string, unknown> = {}): Pr
 test("create answers 201 with OpenRouter's member object; list pages with total_count", async ({ gw }) => {
   // The members other tests added, whichever ran before.
   const before = Number(at((await call(gw.url, "GET", `${MEMBERS}?limit=1`, { key: gw.key })).body, "total_count"));
-  const res = await addMember(gw, { email: "Jane.Doe@example.com", first_name: "Jane", last_name: "Doe", role: "org:admin" });
+  const res = await addMember(gw, {
+    email: "Jane.Doe@example.com",
+    first_name: "Jane",
+    last_name: "Doe",
+    role: "org:admin",
+  });
   assert.is(res.status, 201, res.text);
   const data = at(res.body, "data") as Record<string, unknown>;
   assert.equal(Object.keys(data).sort(), ["created_at", "email", "first_name", "id", "last_name", "role"]);
@@ -50,7 +58,9 @@ test("create answers 201 with OpenRouter's member object; list pages with total_
   assert.is(at(page.body, "data", 0, "email"), "plain@example.com", "oldest first");
 });
 
-test("the first start's owner: listed first, an admin with GATEWAY_OWNER_EMAIL, owns the bootstrap key and the keys it mints; not removable", async ({ gw }) => {
+test("the first start's owner: listed first, an admin with GATEWAY_OWNER_EMAIL, owns the bootstrap key and the keys it mints; not removable", async ({
+  gw,
+}) => {
   const listed = await call(gw.url, "GET", MEMBERS, { key: gw.key });
   const owner = at(listed.body, "data", 0) as Record<string, unknown>;
   assert.is(owner.email, "boss@example.com");
@@ -58,7 +68,11 @@ test("the first start's owner: listed first, an admin with GATEWAY_OWNER_EMAIL, 
   const me = await call(gw.url, "GET", "/api/v1/key", { key: gw.key });
   assert.is(at(me.body, "data", "creator_user_id"), owner.id, "a string, the bootstrap key's owner");
   const { secret } = await plainKey(gw);
-  assert.is(at((await call(gw.url, "GET", "/api/v1/key", { key: secret })).body, "data", "creator_user_id"), owner.id, "minted by the owner's key");
+  assert.is(
+    at((await call(gw.url, "GET", "/api/v1/key", { key: secret })).body, "data", "creator_user_id"),
+    owner.id,
+    "minted by the owner's key",
+  );
   const listedKeys = await call(gw.url, "GET", "/api/v1/keys", { key: gw.key });
   assert.ok(
     (at(listedKeys.body, "data") as Array<Record<string, unknown>>).every((k) => typeof k.creator_user_id === "string"),
@@ -75,7 +89,11 @@ test("an email is a member once per organization, whatever its case: 409", async
   assert.is(again.status, 409, again.text);
   assert.is(at(again.body, "error", "code"), 409);
   const other = await seedOrganization("members-other");
-  assert.is((await addMember(gw, { email: "twice@example.com" }, other.key)).status, 201, "another organization may have the same person");
+  assert.is(
+    (await addMember(gw, { email: "twice@example.com" }, other.key)).status,
+    201,
+    "another organization may have the same person",
+  );
 });
 
 test("bad input is a 400 naming the field", async ({ gw }) => {
@@ -119,17 +137,24 @@ test("a key's creator must be a member of the key's organization", async ({ gw }
   assert.is(crossOrg.status, 400, "a member of another organization is not a member here");
 });
 
-test("removing a member: 404 when unknown or of another organization; the keys they created stop working", async ({ gw }) => {
+test("removing a member: 404 when unknown or of another organization; the keys they created stop working", async ({
+  gw,
+}) => {
   const id = await memberId(gw, "leaver@example.com");
   const key = await plainKey(gw, { creator_user_id: id });
   assert.is(key.status, 201, key.text);
   const management = await plainKey(gw, { creator_user_id: id, is_management_key: true });
   assert.is(management.status, 201, management.text);
   const colleague = await plainKey(gw);
-  for (const secret of [key.secret, management.secret]) assert.is((await call(gw.url, "GET", "/api/v1/key", { key: secret })).status, 200, "working before");
+  for (const secret of [key.secret, management.secret])
+    assert.is((await call(gw.url, "GET", "/api/v1/key", { key: secret })).status, 200, "working before");
 
   const other = await seedOrganization("members-remove");
-  assert.is((await call(gw.url, "DELETE", `${MEMBERS}/${id}`, { key: other.key })).status, 404, "another organization cannot remove them");
+  assert.is(
+    (await call(gw.url, "DELETE", `${MEMBERS}/${id}`, { key: other.key })).status,
+    404,
+    "another organization cannot remove them",
+  );
 
   const removed = await call(gw.url, "DELETE", `${MEMBERS}/${id}`, { key: gw.key });
   assert.is(removed.status, 200, removed.text);
@@ -141,13 +166,26 @@ test("removing a member: 404 when unknown or of another organization; the keys t
     assert.is(refused.status, 401, refused.text);
     assert.match(String(at(refused.body, "error", "message")), /disabled/);
   }
-  assert.is((await call(gw.url, "POST", "/api/v1/keys", { key: management.secret, body: { name: "after leaving" } })).status, 401, "their management key mints nothing");
-  assert.is((await call(gw.url, "GET", "/api/v1/key", { key: colleague.secret })).status, 200, "keys of others are untouched");
+  assert.is(
+    (await call(gw.url, "POST", "/api/v1/keys", { key: management.secret, body: { name: "after leaving" } })).status,
+    401,
+    "their management key mints nothing",
+  );
+  assert.is(
+    (await call(gw.url, "GET", "/api/v1/key", { key: colleague.secret })).status,
+    200,
+    "keys of others are untouched",
+  );
 
   // An admin may keep one of them going on purpose: it works again, still naming its creator.
   const listed = await call(gw.url, "GET", "/api/v1/keys?include_disabled=true", { key: gw.key });
-  const hash = (at(listed.body, "data") as Array<{ hash: string; creator_user_id: string; is_management_key: boolean }>).find((k) => k.creator_user_id === id && !k.is_management_key)!.hash;
-  assert.is((await call(gw.url, "PATCH", `/api/v1/keys/${hash}`, { key: gw.key, body: { disabled: false } })).status, 200);
+  const hash = (
+    at(listed.body, "data") as Array<{ hash: string; creator_user_id: string; is_management_key: boolean }>
+  ).find((k) => k.creator_user_id === id && !k.is_management_key)!.hash;
+  assert.is(
+    (await call(gw.url, "PATCH", `/api/v1/keys/${hash}`, { key: gw.key, body: { disabled: false } })).status,
+    200,
+  );
   const own = await call(gw.url, "GET", "/api/v1/key", { key: key.secret });
   assert.is(own.status, 200, own.text);
   assert.is(at(own.body, "data", "creator_user_id"), id);

@@ -23,10 +23,37 @@ const price = (prompt: string, completion: string) => ({ prompt, completion });
 
 const CONFIG = {
   providers: [
-    { slug: "openai", name: "OpenAI", kind: "openai", base_url: "https://api.openai.example/v1", api_key: "${MODELS_TEST_KEY}" },
-    { slug: "azure-eu", name: "Azure EU", kind: "openai", base_url: "https://eu.azure.example/v1", api_key: "k", region: "europe", zdr: true },
-    { slug: "anthropic", name: "Anthropic", kind: "anthropic", base_url: "https://api.anthropic.example", api_key: "k" },
-    { slug: "collector", name: "Collector", kind: "openai", base_url: "https://free.example/v1", api_key: "", data_collection: "allow" },
+    {
+      slug: "openai",
+      name: "OpenAI",
+      kind: "openai",
+      base_url: "https://api.openai.example/v1",
+      api_key: "${MODELS_TEST_KEY}",
+    },
+    {
+      slug: "azure-eu",
+      name: "Azure EU",
+      kind: "openai",
+      base_url: "https://eu.azure.example/v1",
+      api_key: "k",
+      region: "europe",
+      zdr: true,
+    },
+    {
+      slug: "anthropic",
+      name: "Anthropic",
+      kind: "anthropic",
+      base_url: "https://api.anthropic.example",
+      api_key: "k",
+    },
+    {
+      slug: "collector",
+      name: "Collector",
+      kind: "openai",
+      base_url: "https://free.example/v1",
+      api_key: "",
+      data_collection: "allow",
+    },
   ],
   models: [
     {
@@ -41,7 +68,12 @@ const CONFIG = {
       knowledge_cutoff: "2023-10",
       default_parameters: { temperature: 1 },
       endpoints: [
-        { provider: "openai", upstream_model_id: "gpt-4o", pricing: price("0.0000025", "0.00001"), max_completion_tokens: 16384 },
+        {
+          provider: "openai",
+          upstream_model_id: "gpt-4o",
+          pricing: price("0.0000025", "0.00001"),
+          max_completion_tokens: 16384,
+        },
         {
           provider: "azure-eu",
           upstream_model_id: "gpt-4o-eu",
@@ -56,7 +88,9 @@ const CONFIG = {
       id: "anthropic/claude-sonnet",
       name: "Claude Sonnet",
       context_length: 200000,
-      endpoints: [{ provider: "anthropic", upstream_model_id: "claude-sonnet-4", pricing: price("0.000003", "0.000015") }],
+      endpoints: [
+        { provider: "anthropic", upstream_model_id: "claude-sonnet-4", pricing: price("0.000003", "0.000015") },
+      ],
     },
     {
       id: "openai/text-embedding-3-small",
@@ -64,7 +98,9 @@ const CONFIG = {
       created: 1_700_000_000,
       context_length: 8191,
       output_modalities: ["embeddings"],
-      endpoints: [{ provider: "openai", upstream_model_id: "text-embedding-3-small", pricing: price("0.00000002", "0") }],
+      endpoints: [
+        { provider: "openai", upstream_model_id: "text-embedding-3-small", pricing: price("0.00000002", "0") },
+      ],
     },
     {
       id: "meta-llama/llama-free",
@@ -159,9 +195,15 @@ async function newKey(gw: TestGateway, name: string): Promise<{ secret: string; 
 /** A fresh key governed by one guardrail with the given policy fields. */
 async function keyWithGuardrail(gw: TestGateway, policy: Json): Promise<string> {
   const key = await newKey(gw, `governed ${JSON.stringify(policy)}`.slice(0, 100));
-  const created = await call(gw.url, "POST", "/api/v1/guardrails", { key: gw.key, body: { name: `policy ${key.hash.slice(0, 8)}`, ...policy } });
+  const created = await call(gw.url, "POST", "/api/v1/guardrails", {
+    key: gw.key,
+    body: { name: `policy ${key.hash.slice(0, 8)}`, ...policy },
+  });
   assert.is(created.status, 201, created.text);
-  const assigned = await call(gw.url, "POST", `/api/v1/guardrails/${at(created.body, "data", "id")}/assignments/keys`, { key: gw.key, body: { key_hashes: [key.hash] } });
+  const assigned = await call(gw.url, "POST", `/api/v1/guardrails/${at(created.body, "data", "id")}/assignments/keys`, {
+    key: gw.key,
+    body: { key_hashes: [key.hash] },
+  });
   assert.is(assigned.status, 200, assigned.text);
   return key.secret;
 }
@@ -185,7 +227,13 @@ test("GET /models: the public catalog of text models in config order, every fiel
     description: "Omni model",
     created: Date.UTC(2024, 7, 6) / 1000,
     context_length: 128000,
-    architecture: { input_modalities: ["text", "image"], output_modalities: ["text"], modality: "text+image->text", tokenizer: "GPT", instruct_type: null },
+    architecture: {
+      input_modalities: ["text", "image"],
+      output_modalities: ["text"],
+      modality: "text+image->text",
+      tokenizer: "GPT",
+      instruct_type: null,
+    },
     // The cheapest endpoint's prices (azure-eu), exactly as configured.
     pricing: { prompt: "0.000002", completion: "0.000008", image: "0", request: "0.0001" },
     // Limits of the first endpoint.
@@ -216,7 +264,16 @@ test("GET /models: the public catalog of text models in config order, every fiel
   });
   const claude = byId(res, "anthropic/claude-sonnet");
   assert.is(claude.canonical_slug, "anthropic/claude-sonnet", "canonical slug defaults to the id");
-  assert.equal(claude.supported_parameters, ["temperature", "top_p", "top_k", "max_tokens", "stop", "tools", "tool_choice", "reasoning"]);
+  assert.equal(claude.supported_parameters, [
+    "temperature",
+    "top_p",
+    "top_k",
+    "max_tokens",
+    "stop",
+    "tools",
+    "tool_choice",
+    "reasoning",
+  ]);
 });
 
 test("GET /models: a model without `created` keeps the time its row was first written, across syncs", async (ctx) => {
@@ -231,7 +288,9 @@ test("GET /models: a model without `created` keeps the time its row was first wr
 
 test("catalog sync: rows the config drops stay, unlisted; API keys are never stored", async ({ gw, configFile }) => {
   const sequelize = gw.gateway.sequelize;
-  const [columns] = await sequelize.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'providers'");
+  const [columns] = await sequelize.query(
+    "SELECT column_name FROM information_schema.columns WHERE table_name = 'providers'",
+  );
   assert.not.ok(
     (columns as Json[]).some((c) => String(c.column_name).includes("key")),
     "no key column",
@@ -239,7 +298,10 @@ test("catalog sync: rows the config drops stay, unlisted; API keys are never sto
   const [stored] = await sequelize.query("SELECT * FROM providers");
   assert.not.ok(JSON.stringify(stored).includes("sk-models-test-secret"));
 
-  const smaller = await loadGatewayConfig(await writeCatalogFile({ ...CONFIG, providers: CONFIG.providers.slice(0, 3), models: CONFIG.models.slice(0, 1) }), process.env);
+  const smaller = await loadGatewayConfig(
+    await writeCatalogFile({ ...CONFIG, providers: CONFIG.providers.slice(0, 3), models: CONFIG.models.slice(0, 1) }),
+    process.env,
+  );
   await syncCatalog(sequelize, smaller);
   const [models] = await sequelize.query("SELECT id, listed FROM catalog_models ORDER BY id");
   assert.equal(models, [
@@ -249,7 +311,9 @@ test("catalog sync: rows the config drops stay, unlisted; API keys are never sto
     { id: "openai/gpt-4o", listed: true },
     { id: "openai/text-embedding-3-small", listed: false },
   ]);
-  const [endpoints] = await sequelize.query("SELECT id, listed, price_prompt, region, zdr FROM catalog_endpoints WHERE listed ORDER BY id");
+  const [endpoints] = await sequelize.query(
+    "SELECT id, listed, price_prompt, region, zdr FROM catalog_endpoints WHERE listed ORDER BY id",
+  );
   assert.equal(endpoints, [
     { id: "openai/gpt-4o@azure-eu", listed: true, price_prompt: "0.000002", region: "europe", zdr: true },
     { id: "openai/gpt-4o@openai", listed: true, price_prompt: "0.0000025", region: "global", zdr: false },
@@ -262,10 +326,15 @@ test("catalog sync: rows the config drops stay, unlisted; API keys are never sto
   assert.equal(relisted, [{ n: 5 }]);
 });
 
-test("GET /models: output_modalities filters by intersection; `all` lists everything; bad values are 400", async ({ gw }) => {
+test("GET /models: output_modalities filters by intersection; `all` lists everything; bad values are 400", async ({
+  gw,
+}) => {
   assert.equal(ids(await get(gw, "/api/v1/models?output_modalities=embeddings")), ["openai/text-embedding-3-small"]);
   assert.equal(ids(await get(gw, "/api/v1/models?output_modalities=image")), ["google/gemini-image"]);
-  assert.equal(ids(await get(gw, "/api/v1/models?output_modalities=embeddings,image")), ["openai/text-embedding-3-small", "google/gemini-image"]);
+  assert.equal(ids(await get(gw, "/api/v1/models?output_modalities=embeddings,image")), [
+    "openai/text-embedding-3-small",
+    "google/gemini-image",
+  ]);
   assert.equal(ids(await get(gw, "/api/v1/models?output_modalities=all")), [
     "openai/gpt-4o",
     "anthropic/claude-sonnet",
@@ -274,7 +343,10 @@ test("GET /models: output_modalities filters by intersection; `all` lists everyt
     "google/gemini-image",
   ]);
   assert.equal(ids(await get(gw, "/api/v1/models?output_modalities=audio")), []);
-  const embeddings = byId(await get(gw, "/api/v1/models?output_modalities=embeddings"), "openai/text-embedding-3-small");
+  const embeddings = byId(
+    await get(gw, "/api/v1/models?output_modalities=embeddings"),
+    "openai/text-embedding-3-small",
+  );
   assert.equal(embeddings.supported_parameters, ["dimensions", "input_type", "encoding_format"]);
   assert.is(embeddings.created, 1_700_000_000);
   for (const bad of ["smell", "text,", "TEXT", ""]) {
@@ -311,7 +383,9 @@ test("GET /models and /models/user: offset/limit pages with links.next; limits 1
 // GET /models/user
 // ---------------------------------------------------------------------------------------------
 
-test("GET /models/user: 401 without a valid key; without guardrails the same list as the public one", async ({ gw }) => {
+test("GET /models/user: 401 without a valid key; without guardrails the same list as the public one", async ({
+  gw,
+}) => {
   assertError(await get(gw, "/api/v1/models/user"), 401);
   assertError(await get(gw, "/api/v1/models/user", "sk-not-a-key"), 401);
   const plain = await newKey(gw, "plain models key");
@@ -320,22 +394,36 @@ test("GET /models/user: 401 without a valid key; without guardrails the same lis
 });
 
 test("GET /models/user: allowed_models (by id or canonical slug) and ignored_models", async ({ gw }) => {
-  const allowed = await keyWithGuardrail(gw, { allowed_models: ["openai/gpt-4o-2024-08-06", "anthropic/claude-sonnet"] });
+  const allowed = await keyWithGuardrail(gw, {
+    allowed_models: ["openai/gpt-4o-2024-08-06", "anthropic/claude-sonnet"],
+  });
   assert.equal(ids(await get(gw, "/api/v1/models/user", allowed)), ["openai/gpt-4o", "anthropic/claude-sonnet"]);
   const ignored = await keyWithGuardrail(gw, { ignored_models: ["openai/gpt-4o", "google/gemini-image"] });
   assert.equal(ids(await get(gw, "/api/v1/models/user", ignored)), ["anthropic/claude-sonnet"]);
 });
 
-test("GET /models/user: allowed/ignored providers leave models with a surviving endpoint, summarized over those", async ({ gw }) => {
+test("GET /models/user: allowed/ignored providers leave models with a surviving endpoint, summarized over those", async ({
+  gw,
+}) => {
   const onlyAnthropic = await keyWithGuardrail(gw, { allowed_providers: ["anthropic"] });
   assert.equal(ids(await get(gw, "/api/v1/models/user", onlyAnthropic)), ["anthropic/claude-sonnet"]);
 
-  const noEu = await keyWithGuardrail(gw, { ignored_providers: ["azure-eu", "anthropic"], enable_free_model_training: true });
+  const noEu = await keyWithGuardrail(gw, {
+    ignored_providers: ["azure-eu", "anthropic"],
+    enable_free_model_training: true,
+  });
   const res = await get(gw, "/api/v1/models/user", noEu);
   assert.equal(ids(res), ["openai/gpt-4o", "meta-llama/llama-free", "google/gemini-image"]);
   const gpt = byId(res, "openai/gpt-4o");
-  assert.equal(gpt.pricing, { prompt: "0.0000025", completion: "0.00001", image: "0", request: "0" }, "priced by the surviving endpoint");
-  assert.ok(!(gpt.supported_parameters as string[]).includes("web_search_options"), "parameters of surviving endpoints only");
+  assert.equal(
+    gpt.pricing,
+    { prompt: "0.0000025", completion: "0.00001", image: "0", request: "0" },
+    "priced by the surviving endpoint",
+  );
+  assert.ok(
+    !(gpt.supported_parameters as string[]).includes("web_search_options"),
+    "parameters of surviving endpoints only",
+  );
 });
 
 test("GET /models/user: allowed_data_regions keeps in-region endpoints only", async ({ gw }) => {
@@ -343,7 +431,11 @@ test("GET /models/user: allowed_data_regions keeps in-region endpoints only", as
   const res = await get(gw, "/api/v1/models/user", eu);
   assert.equal(ids(res), ["openai/gpt-4o"]);
   const gpt = byId(res, "openai/gpt-4o");
-  assert.equal(gpt.top_provider, { context_length: 64000, max_completion_tokens: null, is_moderated: false }, "the EU endpoint's limits");
+  assert.equal(
+    gpt.top_provider,
+    { context_length: 64000, max_completion_tokens: null, is_moderated: false },
+    "the EU endpoint's limits",
+  );
   assert.equal(gpt.supported_parameters, ["temperature", "web_search_options"]);
 });
 
@@ -351,21 +443,44 @@ test("GET /models/user: enforce_zdr, with a per-author flag overriding it", asyn
   const zdr = await keyWithGuardrail(gw, { enforce_zdr: true });
   assert.equal(ids(await get(gw, "/api/v1/models/user", zdr)), ["openai/gpt-4o"]);
   const exemptAnthropic = await keyWithGuardrail(gw, { enforce_zdr: true, enforce_zdr_anthropic: false });
-  assert.equal(ids(await get(gw, "/api/v1/models/user", exemptAnthropic)), ["openai/gpt-4o", "anthropic/claude-sonnet"]);
+  assert.equal(ids(await get(gw, "/api/v1/models/user", exemptAnthropic)), [
+    "openai/gpt-4o",
+    "anthropic/claude-sonnet",
+  ]);
   const openaiOnly = await keyWithGuardrail(gw, { enforce_zdr_openai: true, enable_free_model_training: true });
   const res = await get(gw, "/api/v1/models/user", openaiOnly);
-  assert.equal(ids(res), ["openai/gpt-4o", "anthropic/claude-sonnet", "meta-llama/llama-free", "google/gemini-image"], "google is not openai");
-  assert.equal(byId(res, "openai/gpt-4o").pricing, { prompt: "0.000002", completion: "0.000008", image: "0", request: "0.0001" });
+  assert.equal(
+    ids(res),
+    ["openai/gpt-4o", "anthropic/claude-sonnet", "meta-llama/llama-free", "google/gemini-image"],
+    "google is not openai",
+  );
+  assert.equal(byId(res, "openai/gpt-4o").pricing, {
+    prompt: "0.000002",
+    completion: "0.000008",
+    image: "0",
+    request: "0.0001",
+  });
 });
 
-test("GET /models/user: a guardrail hides endpoints that may train on prompts unless it enables training", async ({ gw }) => {
+test("GET /models/user: a guardrail hides endpoints that may train on prompts unless it enables training", async ({
+  gw,
+}) => {
   const defaults = await keyWithGuardrail(gw, { description: "defaults only" });
-  assert.equal(ids(await get(gw, "/api/v1/models/user", defaults)), ["openai/gpt-4o", "anthropic/claude-sonnet", "google/gemini-image"]);
+  assert.equal(ids(await get(gw, "/api/v1/models/user", defaults)), [
+    "openai/gpt-4o",
+    "anthropic/claude-sonnet",
+    "google/gemini-image",
+  ]);
   const paidOnly = await keyWithGuardrail(gw, { enable_paid_model_training: true });
-  assert.not.ok(ids(await get(gw, "/api/v1/models/user", paidOnly)).includes("meta-llama/llama-free"), "the free endpoint needs the free switch");
+  assert.not.ok(
+    ids(await get(gw, "/api/v1/models/user", paidOnly)).includes("meta-llama/llama-free"),
+    "the free endpoint needs the free switch",
+  );
 });
 
-test("regional host name: only endpoints of its region, for /models and /models/user, port and case ignored", async ({ gw }) => {
+test("regional host name: only endpoints of its region, for /models and /models/user, port and case ignored", async ({
+  gw,
+}) => {
   for (const host of ["eu.example.test", "EU.Example.Test:8080"]) {
     const user = await rawRequest(gw.url, "GET", "/api/v1/models/user", { key: gw.key, headers: { host } });
     assert.is(user.status, 200);
@@ -373,7 +488,12 @@ test("regional host name: only endpoints of its region, for /models and /models/
       (at(user.body, "data") as Json[]).map((m) => m.id),
       ["openai/gpt-4o"],
     );
-    assert.equal(at(user.body, "data", 0, "pricing"), { prompt: "0.000002", completion: "0.000008", image: "0", request: "0.0001" });
+    assert.equal(at(user.body, "data", 0, "pricing"), {
+      prompt: "0.000002",
+      completion: "0.000008",
+      image: "0",
+      request: "0.0001",
+    });
     const open = await rawRequest(gw.url, "GET", "/api/v1/models?output_modalities=all", { headers: { host } });
     assert.equal(
       (at(open.body, "data") as Json[]).map((m) => m.id),
@@ -387,22 +507,32 @@ test("regional host name: only endpoints of its region, for /models and /models/
   );
 });
 
-test("filtered catalog: with is_filtered_model_catalog_enabled, GET /models shows a key what it may use", async ({ gw }) => {
+test("filtered catalog: with is_filtered_model_catalog_enabled, GET /models shows a key what it may use", async ({
+  gw,
+}) => {
   const governed = await keyWithGuardrail(gw, { allowed_models: ["anthropic/claude-sonnet"] });
   assert.equal(ids(await get(gw, "/api/v1/models", governed)), TEXT_MODELS, "off: the public catalog");
-  const on = await call(gw.url, "PATCH", "/api/v1/organization/settings", { key: gw.key, body: { is_filtered_model_catalog_enabled: true } });
+  const on = await call(gw.url, "PATCH", "/api/v1/organization/settings", {
+    key: gw.key,
+    body: { is_filtered_model_catalog_enabled: true },
+  });
   assert.is(on.status, 200, on.text);
   try {
     assert.equal(ids(await get(gw, "/api/v1/models", governed)), ["anthropic/claude-sonnet"]);
     assert.equal(ids(await get(gw, "/api/v1/models")), TEXT_MODELS, "anonymous callers always get the public catalog");
     assert.equal(ids(await get(gw, "/api/v1/models", gw.key)), TEXT_MODELS, "an unrestricted key sees everything");
   } finally {
-    const off = await call(gw.url, "PATCH", "/api/v1/organization/settings", { key: gw.key, body: { is_filtered_model_catalog_enabled: false } });
+    const off = await call(gw.url, "PATCH", "/api/v1/organization/settings", {
+      key: gw.key,
+      body: { is_filtered_model_catalog_enabled: false },
+    });
     assert.is(off.status, 200, off.text);
   }
 });
 
-test("private endpoints: an organization's active ones count for its lists and pricing; drafts and other organizations' do not", async ({ gw }) => {
+test("private endpoints: an organization's active ones count for its lists and pricing; drafts and other organizations' do not", async ({
+  gw,
+}) => {
   const org = await seedOrganization("models-private");
   const base = {
     organizationId: org.organizationId,
@@ -420,23 +550,43 @@ test("private endpoints: an organization's active ones count for its lists and p
     status: "active",
   };
   const active = await PrivateEndpointRow.create(base);
-  await PrivateEndpointRow.create({ ...base, modelPermaslug: "google/gemini-image", modelSlug: "google/gemini-image", status: "draft" });
+  await PrivateEndpointRow.create({
+    ...base,
+    modelPermaslug: "google/gemini-image",
+    modelSlug: "google/gemini-image",
+    status: "draft",
+  });
 
   const own = await get(gw, "/api/v1/models/user", org.key);
-  assert.equal(byId(own, "anthropic/claude-sonnet").pricing, { prompt: "0.000001", completion: "0.000002", image: "0", request: "0" });
-  const ownEu = await rawRequest(gw.url, "GET", "/api/v1/models/user", { key: org.key, headers: { host: "eu.example.test" } });
+  assert.equal(byId(own, "anthropic/claude-sonnet").pricing, {
+    prompt: "0.000001",
+    completion: "0.000002",
+    image: "0",
+    request: "0",
+  });
+  const ownEu = await rawRequest(gw.url, "GET", "/api/v1/models/user", {
+    key: org.key,
+    headers: { host: "eu.example.test" },
+  });
   assert.equal(
     (at(ownEu.body, "data") as Json[]).map((m) => m.id),
     ["openai/gpt-4o", "anthropic/claude-sonnet"],
     "the private endpoint is in europe",
   );
-  const otherEu = await rawRequest(gw.url, "GET", "/api/v1/models/user", { key: gw.key, headers: { host: "eu.example.test" } });
+  const otherEu = await rawRequest(gw.url, "GET", "/api/v1/models/user", {
+    key: gw.key,
+    headers: { host: "eu.example.test" },
+  });
   assert.equal(
     (at(otherEu.body, "data") as Json[]).map((m) => m.id),
     ["openai/gpt-4o"],
     "not another organization's",
   );
-  assert.equal(byId(await get(gw, "/api/v1/models"), "anthropic/claude-sonnet").pricing, { prompt: "0.000003", completion: "0.000015", image: "0", request: "0" }, "the public catalog has none");
+  assert.equal(
+    byId(await get(gw, "/api/v1/models"), "anthropic/claude-sonnet").pricing,
+    { prompt: "0.000003", completion: "0.000015", image: "0", request: "0" },
+    "the public catalog has none",
+  );
 
   const withKey = await get(gw, "/api/v1/models/anthropic/claude-sonnet/endpoints", org.key);
   assert.is(withKey.status, 200, withKey.text);
@@ -455,7 +605,16 @@ test("private endpoints: an organization's active ones count for its lists and p
 });
 
 /** A ledger row as the usage recorder writes it, `age` before now. */
-async function recordCall(gw: TestGateway, endpoint: string, age: string, status: string, httpStatus: number, latency: number | null, generation: number | null, tokens: number) {
+async function recordCall(
+  gw: TestGateway,
+  endpoint: string,
+  age: string,
+  status: string,
+  httpStatus: number,
+  latency: number | null,
+  generation: number | null,
+  tokens: number,
+) {
   await gw.gateway.sequelize.query(
     `INSERT INTO usage_ledger (id, generation_id, created_at, organization_id, key_hash, workspace_id, api, model_id, provider_slug,
                                endpoint_id, status, http_status, completion_tokens, latency_ms, generation_ms)
@@ -469,12 +628,17 @@ async function recordCall(gw: TestGateway, endpoint: string, age: string, status
 // GET /models/{author}/{slug}/endpoints
 // ---------------------------------------------------------------------------------------------
 
-test("GET /models/{author}/{slug}/endpoints: the model and its endpoints, without stats before any call", async ({ gw }) => {
+test("GET /models/{author}/{slug}/endpoints: the model and its endpoints, without stats before any call", async ({
+  gw,
+}) => {
   const res = await get(gw, "/api/v1/models/openai/gpt-4o/endpoints");
   assert.is(res.status, 200, res.text);
   const data = at(res.body, "data") as Json;
   assert.equal(Object.keys(data).sort(), ["architecture", "created", "description", "endpoints", "id", "name"]);
-  assert.equal([data.id, data.name, data.created, data.description], ["openai/gpt-4o", "GPT-4o", Date.UTC(2024, 7, 6) / 1000, "Omni model"]);
+  assert.equal(
+    [data.id, data.name, data.created, data.description],
+    ["openai/gpt-4o", "GPT-4o", Date.UTC(2024, 7, 6) / 1000, "Omni model"],
+  );
   assert.is(at(data, "architecture", "modality"), "text+image->text");
   const [openai, eu] = data.endpoints as Json[];
   assert.equal(Object.keys(openai!).sort(), [...ENDPOINT_FIELDS].sort());
@@ -508,7 +672,9 @@ test("GET /models/{author}/{slug}/endpoints: 404 for an unknown model", async ({
   assertError(await get(gw, "/api/v1/models/nobody/nothing/endpoints", gw.key), 404);
 });
 
-test("endpoint stats cache: first ids load at once; known ids answer from memory and refresh after the ttl", async ({ gw }) => {
+test("endpoint stats cache: first ids load at once; known ids answer from memory and refresh after the ttl", async ({
+  gw,
+}) => {
   const endpoint = "cache/model@cache";
   const other = "cache/other@cache";
   await recordCall(gw, endpoint, "1 minute", "success", 200, 100, 1100, 10);
@@ -523,7 +689,11 @@ test("endpoint stats cache: first ids load at once; known ids answer from memory
   const expiring = createEndpointStatsCache(sequelize, 0);
   assert.is((await expiring.get([endpoint])).get(endpoint)!.uptimeLast5m, 50);
   await recordCall(gw, endpoint, "1 minute", "error", 502, null, null, 0);
-  assert.is((await expiring.get([endpoint])).get(endpoint)!.uptimeLast5m, 50, "stale data answers at once while a refresh starts");
+  assert.is(
+    (await expiring.get([endpoint])).get(endpoint)!.uptimeLast5m,
+    50,
+    "stale data answers at once while a refresh starts",
+  );
   // A new id waits for the refresh in flight, then loads with every known id.
   const both = await expiring.get([endpoint, other]);
   assert.is(both.get(endpoint)!.uptimeLast5m, 33.33);
@@ -578,7 +748,10 @@ stats("endpoint stats: percentiles and uptime from the recorded calls in usage_l
   assert.is(openai!.uptime_last_30m, 71.43, "5 up, 2 down");
   assert.is(openai!.uptime_last_1d, 75, "6 up, 2 down");
   assert.is(openai!.status, -1, "degraded: under 90% over 30 minutes");
-  assert.equal([eu!.latency_last_30m, eu!.throughput_last_30m, eu!.uptime_last_5m, eu!.uptime_last_1d, eu!.status], [null, null, 0, 0, -2]);
+  assert.equal(
+    [eu!.latency_last_30m, eu!.throughput_last_30m, eu!.uptime_last_5m, eu!.uptime_last_1d, eu!.status],
+    [null, null, 0, 0, -2],
+  );
 
   const claude = await get(gw, "/api/v1/models/anthropic/claude-sonnet/endpoints");
   assert.equal(at(claude.body, "data", "endpoints", 0, "throughput_last_30m"), { p50: 50, p75: 50, p90: 50, p99: 50 });

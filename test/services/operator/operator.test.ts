@@ -36,7 +36,13 @@ function cli(gw: TestGateway, args: string[], token = gw.operatorToken): Promise
       process.execPath,
       ["--import", "tsx", "cmd/admin.ts", ...args],
       { cwd: ROOT, env: { ...process.env, GATEWAY_GRPC_URL: gw.grpcUrl, GATEWAY_OPERATOR_TOKEN: token } },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr, json: jsonOf(stdout) }),
+      (error, stdout, stderr) =>
+        resolve({
+          code: error ? (typeof error.code === "number" ? error.code : 1) : 0,
+          stdout,
+          stderr,
+          json: jsonOf(stdout),
+        }),
     );
   });
 }
@@ -57,8 +63,10 @@ test.after(async (ctx) => {
   await ctx.gw.stop();
 });
 
-const internsStatus = async (gw: TestGateway, key: string) => (await call(gw.url, "GET", "/api/v1/interns", { key })).status;
-const privateEndpointsStatus = async (gw: TestGateway, key: string) => (await call(gw.url, "GET", "/api/v1/private-endpoints", { key })).status;
+const internsStatus = async (gw: TestGateway, key: string) =>
+  (await call(gw.url, "GET", "/api/v1/interns", { key })).status;
+const privateEndpointsStatus = async (gw: TestGateway, key: string) =>
+  (await call(gw.url, "GET", "/api/v1/private-endpoints", { key })).status;
 
 test("from a fresh install the admin command reaches every entitlement state", async ({ gw }) => {
   // The organizations the other tests made, whichever ran before.
@@ -84,7 +92,11 @@ test("from a fresh install the admin command reaches every entitlement state", a
   assert.is(await privateEndpointsStatus(gw, key), 200);
 
   const again = await admin(gw, ["entitlement", "grant", orgId, "private-endpoints"]);
-  assert.equal(at(again.json, "data", "entitlements"), ["ENTITLEMENT_INTERNS", "ENTITLEMENT_PRIVATE_ENDPOINTS"], "granting twice changes nothing");
+  assert.equal(
+    at(again.json, "data", "entitlements"),
+    ["ENTITLEMENT_INTERNS", "ENTITLEMENT_PRIVATE_ENDPOINTS"],
+    "granting twice changes nothing",
+  );
 
   const revoked = await admin(gw, ["entitlement", "revoke", orgId, "interns"]);
   assert.equal(at(revoked.json, "data", "entitlements"), ["ENTITLEMENT_PRIVATE_ENDPOINTS"]);
@@ -127,7 +139,9 @@ test("members and their keys; a key whose creator is removed stops working", asy
   assert.match(stale.stderr, /400 .*not a member/);
 });
 
-test("an organization starts with its owner: its first key and keys minted without --member belong to it; it cannot be removed", async ({ gw }) => {
+test("an organization starts with its owner: its first key and keys minted without --member belong to it; it cannot be removed", async ({
+  gw,
+}) => {
   const org = await admin(gw, ["org", "create", "Owned", "--owner-email", "founder@example.com"]);
   assert.is(org.code, 0, org.stderr);
   const orgId = at(org.json, "data", "id") as string;
@@ -150,11 +164,16 @@ test("an organization starts with its owner: its first key and keys minted witho
   assert.is(at(defaultMembers.json, "data", 0, "email"), "owner@localhost", "GATEWAY_OWNER_EMAIL's default");
 });
 
-test("the command's process: its output and its exit status (0, 2 for bad usage, 1 for a gateway error)", async ({ gw }) => {
+test("the command's process: its output and its exit status (0, 2 for bad usage, 1 for a gateway error)", async ({
+  gw,
+}) => {
   const listed = await cli(gw, ["org", "list"]);
   assert.is(listed.code, 0, listed.stderr);
   assert.ok((at(listed.json, "data") as unknown[]).length >= 1, listed.stdout);
-  const [usage, refused] = await Promise.all([cli(gw, ["org", "frobnicate"]), cli(gw, ["org", "list"], "not-the-token")]);
+  const [usage, refused] = await Promise.all([
+    cli(gw, ["org", "frobnicate"]),
+    cli(gw, ["org", "list"], "not-the-token"),
+  ]);
   assert.is(usage.code, 2);
   assert.match(usage.stderr, /unknown command/);
   assert.is(refused.code, 1);
@@ -186,7 +205,10 @@ test("OperatorService refuses API keys, even management keys, and has no REST ro
   const listed = await client.listOrganizations({}, { headers: { authorization: `Bearer ${gw.operatorToken}` } });
   assert.ok(listed.data.length >= 1);
   assert.not.match(toJsonString(ListOrganizationsResponseSchema, listed), /sk-gw-v1-/, "listing never shows a key");
-  const rest = await call(gw.url, "POST", "/api/v1/gateway.v1.OperatorService/ListOrganizations", { key: gw.key, body: {} });
+  const rest = await call(gw.url, "POST", "/api/v1/gateway.v1.OperatorService/ListOrganizations", {
+    key: gw.key,
+    body: {},
+  });
   assert.is(rest.status, 404);
 });
 

@@ -34,13 +34,19 @@ function assertError(res: Reply, status: number, message?: RegExp, context = "")
 // Organization settings
 // ---------------------------------------------------------------------------------------------
 
-test("GET /organization/settings: exactly {id, is_filtered_model_catalog_enabled}, off by default", async ({ gw, organizationId }) => {
+test("GET /organization/settings: exactly {id, is_filtered_model_catalog_enabled}, off by default", async ({
+  gw,
+  organizationId,
+}) => {
   const res = await getSettings(gw);
   assert.is(res.status, 200, res.text);
   assert.equal(res.body, { data: { id: organizationId, is_filtered_model_catalog_enabled: false } });
 });
 
-test("PATCH /organization/settings toggles the filtered catalog and GET reflects it", async ({ gw, organizationId }) => {
+test("PATCH /organization/settings toggles the filtered catalog and GET reflects it", async ({
+  gw,
+  organizationId,
+}) => {
   const on = await patchSettings(gw, { is_filtered_model_catalog_enabled: true });
   assert.is(on.status, 200, on.text);
   assert.equal(on.body, { data: { id: organizationId, is_filtered_model_catalog_enabled: true } });
@@ -66,7 +72,12 @@ test("PATCH /organization/settings with an empty body changes nothing", async ({
 
 test("PATCH /organization/settings: non-boolean values and bad bodies give 400 and change nothing", async ({ gw }) => {
   for (const value of ["true", "yes", 1, 0, [true], { on: true }]) {
-    assertError(await patchSettings(gw, { is_filtered_model_catalog_enabled: value }), 400, /is_filtered_model_catalog_enabled/, JSON.stringify(value));
+    assertError(
+      await patchSettings(gw, { is_filtered_model_catalog_enabled: value }),
+      400,
+      /is_filtered_model_catalog_enabled/,
+      JSON.stringify(value),
+    );
   }
   for (const raw of ['{"is_filtered_model_catalog_enabled": ', "true", "[]"]) {
     assertError(await call(gw.url, "PATCH", SETTINGS, { key: gw.key, raw }), 400, undefined, raw);
@@ -81,21 +92,46 @@ test("organization settings are per organization", async ({ gw, organizationId }
   assert.is((await patchSettings(gw, { is_filtered_model_catalog_enabled: true })).status, 200);
   const theirs = await getSettings(gw, other.key);
   assert.is(theirs.status, 200, theirs.text);
-  assert.equal(theirs.body, { data: { id: other.organizationId, is_filtered_model_catalog_enabled: false } }, "their settings are unchanged");
+  assert.equal(
+    theirs.body,
+    { data: { id: other.organizationId, is_filtered_model_catalog_enabled: false } },
+    "their settings are unchanged",
+  );
 
   const theirOn = await patchSettings(gw, { is_filtered_model_catalog_enabled: true }, other.key);
   assert.equal(theirOn.body, { data: { id: other.organizationId, is_filtered_model_catalog_enabled: true } });
   assert.is((await patchSettings(gw, { is_filtered_model_catalog_enabled: false })).status, 200);
-  assert.is(at((await getSettings(gw, other.key)).body, "data", "is_filtered_model_catalog_enabled"), true, "our change does not reach them");
-  assert.equal((await getSettings(gw)).body, { data: { id: organizationId, is_filtered_model_catalog_enabled: false } });
+  assert.is(
+    at((await getSettings(gw, other.key)).body, "data", "is_filtered_model_catalog_enabled"),
+    true,
+    "our change does not reach them",
+  );
+  assert.equal((await getSettings(gw)).body, {
+    data: { id: organizationId, is_filtered_model_catalog_enabled: false },
+  });
 });
 
 test("organization settings: non-management key 403, no key 401", async ({ gw, plain }) => {
-  assertError(await patchSettings(gw, { is_filtered_model_catalog_enabled: true }, plain), 403, /management keys/, "PATCH");
+  assertError(
+    await patchSettings(gw, { is_filtered_model_catalog_enabled: true }, plain),
+    403,
+    /management keys/,
+    "PATCH",
+  );
   assertError(await getSettings(gw, plain), 403, /management keys/, "GET");
-  assertError(await call(gw.url, "PATCH", SETTINGS, { body: { is_filtered_model_catalog_enabled: true } }), 401, undefined, "PATCH");
+  assertError(
+    await call(gw.url, "PATCH", SETTINGS, { body: { is_filtered_model_catalog_enabled: true } }),
+    401,
+    undefined,
+    "PATCH",
+  );
   assertError(await call(gw.url, "GET", SETTINGS), 401, undefined, "GET");
-  assertError(await call(gw.url, "GET", SETTINGS, { headers: { authorization: "Bearer sk-gw-v1-nope" } }), 401, undefined, "unknown key");
+  assertError(
+    await call(gw.url, "GET", SETTINGS, { headers: { authorization: "Bearer sk-gw-v1-nope" } }),
+    401,
+    undefined,
+    "unknown key",
+  );
   assert.is(at((await getSettings(gw)).body, "data", "is_filtered_model_catalog_enabled"), false, "nothing changed");
 });
 
@@ -158,12 +194,22 @@ test("GET /analytics/meta: the names, labels and types callers rely on, in order
     { name: "completion_tokens", display_label: "Completion tokens", display_format: "number", is_rate: false },
     { name: "reasoning_tokens", display_label: "Reasoning tokens", display_format: "number", is_rate: false },
     { name: "cached_tokens", display_label: "Cached prompt tokens", display_format: "number", is_rate: false },
-    { name: "cache_write_tokens", display_label: "Prompt tokens written to cache", display_format: "number", is_rate: false },
+    {
+      name: "cache_write_tokens",
+      display_label: "Prompt tokens written to cache",
+      display_format: "number",
+      is_rate: false,
+    },
     { name: "total_tokens", display_label: "Total tokens", display_format: "number", is_rate: false },
     { name: "cost_usd", display_label: "Cost", display_format: "currency", is_rate: false },
     { name: "byok_cost_usd", display_label: "BYOK cost", display_format: "currency", is_rate: false },
     { name: "cache_hits", display_label: "Response cache hits", display_format: "number", is_rate: false },
-    { name: "cache_savings_usd", display_label: "Saved by the response cache", display_format: "currency", is_rate: false },
+    {
+      name: "cache_savings_usd",
+      display_label: "Saved by the response cache",
+      display_format: "currency",
+      is_rate: false,
+    },
     { name: "avg_latency_ms", display_label: "Average latency", display_format: "duration_ms", is_rate: false },
     { name: "p95_latency_ms", display_label: "95th percentile latency", display_format: "duration_ms", is_rate: false },
     { name: "error_rate", display_label: "Error rate", display_format: "percent", is_rate: true },

@@ -30,8 +30,21 @@ test.before(async (ctx) => {
   ctx.mock = await startMockUpstream();
   const pricing = { prompt: "0.000001", completion: "0.000002" };
   const catalog = await writeCatalogFile({
-    providers: [{ slug: "operator", name: "Operator", kind: "openai", base_url: ctx.mock.openaiBaseUrl, api_key: ctx.mock.apiKey }],
-    models: ["openai/gpt-4o", "openai/gpt-4o-mini"].map((id) => ({ id, name: id, context_length: 8192, endpoints: [{ provider: "operator", upstream_model_id: "chat-a", pricing }] })),
+    providers: [
+      {
+        slug: "operator",
+        name: "Operator",
+        kind: "openai",
+        base_url: ctx.mock.openaiBaseUrl,
+        api_key: ctx.mock.apiKey,
+      },
+    ],
+    models: ["openai/gpt-4o", "openai/gpt-4o-mini"].map((id) => ({
+      id,
+      name: id,
+      context_length: 8192,
+      endpoints: [{ provider: "operator", upstream_model_id: "chat-a", pricing }],
+    })),
   });
   ctx.gw = await startTestGateway({
     GATEWAY_CONFIG: catalog,
@@ -41,7 +54,10 @@ test.before(async (ctx) => {
   });
   const org = await seedOrganization("pe-answer-limit", ["private_endpoints"]);
   ctx.key = org.key;
-  const credential = await call(ctx.gw.url, "POST", "/api/v1/byok", { key: ctx.key, body: { provider: "openai", key: "sk-openai-test-limit-8e2f4a6b1c3d" } });
+  const credential = await call(ctx.gw.url, "POST", "/api/v1/byok", {
+    key: ctx.key,
+    body: { provider: "openai", key: "sk-openai-test-limit-8e2f4a6b1c3d" },
+  });
   assert.is(credential.status, 201, credential.text);
   // Active from the start: validation would probe the large answer too.
   const endpoint = (modelSlug: string, upstreamModelId: string) => ({
@@ -65,7 +81,10 @@ test.after(async (ctx) => {
 });
 
 function chat({ gw, key }: Ctx, model: string, provider: string): Promise<Reply> {
-  return call(gw.url, "POST", "/api/v1/chat/completions", { key, body: { model, provider: { only: [provider] }, messages: [{ role: "user", content: "Hi" }] } });
+  return call(gw.url, "POST", "/api/v1/chat/completions", {
+    key,
+    body: { model, provider: { only: [provider] }, messages: [{ role: "user", content: "Hi" }] },
+  });
 }
 
 test("a private endpoint's answer above GATEWAY_PRIVATE_ENDPOINT_MAX_ANSWER_MIB fails with 502 naming the limit", async (ctx) => {

@@ -31,7 +31,9 @@ function catalogModel(id: string, name: string, canonicalSlug?: string) {
     ...(canonicalSlug ? { canonical_slug: canonicalSlug } : {}),
     name,
     context_length: 8192,
-    endpoints: [{ provider: "catalog", upstream_model_id: id, pricing: { prompt: "0.000001", completion: "0.000002" } }],
+    endpoints: [
+      { provider: "catalog", upstream_model_id: id, pricing: { prompt: "0.000001", completion: "0.000002" } },
+    ],
   };
 }
 
@@ -106,14 +108,25 @@ async function addCredential(gw: TestGateway, key: string, body: Json): Promise<
 const openaiBase = (upstream: TlsUpstream) => `${upstream.url}/v1`;
 
 function endpointBody(upstream: TlsUpstream, overrides: Json = {}): Json {
-  return { model_permaslug: "openai/gpt-4o-2024-08-06", provider_slug: "openai", upstream_model_id: "gpt-test", base_url: openaiBase(upstream), ...overrides };
+  return {
+    model_permaslug: "openai/gpt-4o-2024-08-06",
+    provider_slug: "openai",
+    upstream_model_id: "gpt-test",
+    base_url: openaiBase(upstream),
+    ...overrides,
+  };
 }
 
-const createEndpoint = (gw: TestGateway, key: string, body: Json) => call(gw.url, "POST", "/api/v1/private-endpoints", { key, body });
-const getEndpoint = (gw: TestGateway, key: string, id: string) => call(gw.url, "GET", `/api/v1/private-endpoints/${id}`, { key });
-const patchEndpoint = (gw: TestGateway, key: string, id: string, body: Json) => call(gw.url, "PATCH", `/api/v1/private-endpoints/${id}`, { key, body });
-const validate = (gw: TestGateway, key: string, id: string, workspaceId: string) => call(gw.url, "POST", `/api/v1/private-endpoints/${id}/validate`, { key, body: { workspace_id: workspaceId } });
-const activate = (gw: TestGateway, key: string, id: string) => call(gw.url, "POST", `/api/v1/private-endpoints/${id}/activate`, { key });
+const createEndpoint = (gw: TestGateway, key: string, body: Json) =>
+  call(gw.url, "POST", "/api/v1/private-endpoints", { key, body });
+const getEndpoint = (gw: TestGateway, key: string, id: string) =>
+  call(gw.url, "GET", `/api/v1/private-endpoints/${id}`, { key });
+const patchEndpoint = (gw: TestGateway, key: string, id: string, body: Json) =>
+  call(gw.url, "PATCH", `/api/v1/private-endpoints/${id}`, { key, body });
+const validate = (gw: TestGateway, key: string, id: string, workspaceId: string) =>
+  call(gw.url, "POST", `/api/v1/private-endpoints/${id}/validate`, { key, body: { workspace_id: workspaceId } });
+const activate = (gw: TestGateway, key: string, id: string) =>
+  call(gw.url, "POST", `/api/v1/private-endpoints/${id}/activate`, { key });
 
 async function newEndpoint({ gw, upstream, org }: Ctx, overrides: Json = {}): Promise<Json> {
   const res = await createEndpoint(gw, org.key, endpointBody(upstream, overrides));
@@ -142,7 +155,8 @@ function assertFailsAt(res: Reply, name: string, message: RegExp): void {
   const checks = checksOf(res);
   assert.is(at(res.body, "data", "passed"), false);
   const index = CHECK_NAMES.indexOf(name);
-  for (const check of checks.slice(0, index)) assert.ok(check.passed && check.message === null, `${check.name} passed before ${name}`);
+  for (const check of checks.slice(0, index))
+    assert.ok(check.passed && check.message === null, `${check.name} passed before ${name}`);
   assert.is(checks[index]!.passed, false);
   assert.match(String(checks[index]!.message), message);
   for (const check of checks.slice(index + 1)) {
@@ -163,7 +177,8 @@ function assertNoLeak(res: Reply, ctx: Ctx): void {
   assert.not.ok(res.text.includes(ctx.openaiKey) || res.text.includes(ctx.anthropicKey), "no credential");
 }
 
-const requestsFor = (upstream: TlsUpstream, model: string) => upstream.requests.filter((r) => at(r.body, "model") === model);
+const requestsFor = (upstream: TlsUpstream, model: string) =>
+  upstream.requests.filter((r) => at(r.body, "model") === model);
 
 // ---------------------------------------------------------------------------------------------
 // Create, list, get, delete
@@ -201,7 +216,10 @@ test("POST /private-endpoints: 201 draft with every field of 2.11, the catalog m
 });
 
 test("POST /private-endpoints: optional fields default to null pricing, no region and no ZDR", async (ctx) => {
-  const data = await newEndpoint(ctx, { model_permaslug: "meta-llama/llama-3.1-8b-instruct:free", provider_slug: "together" });
+  const data = await newEndpoint(ctx, {
+    model_permaslug: "meta-llama/llama-3.1-8b-instruct:free",
+    provider_slug: "together",
+  });
   assert.is(data.pricing, null);
   assert.is(data.declared_region, null);
   assert.is(data.declared_zdr, false);
@@ -211,13 +229,20 @@ test("POST /private-endpoints: optional fields default to null pricing, no regio
 
 test("POST /private-endpoints: a model named by its catalog id is stored under its canonical slug", async (ctx) => {
   const data = await newEndpoint(ctx, { model_permaslug: "openai/gpt-4o" });
-  assert.equal([data.model_permaslug, data.model_slug, data.model_name], ["openai/gpt-4o-2024-08-06", "openai/gpt-4o", "OpenAI: GPT-4o"]);
+  assert.equal(
+    [data.model_permaslug, data.model_slug, data.model_name],
+    ["openai/gpt-4o-2024-08-06", "openai/gpt-4o", "OpenAI: GPT-4o"],
+  );
 });
 
 test("GET /private-endpoints: summary records of the organization only, newest first, drafts included", async (ctx) => {
   const org = await seedOrganization("pe-list", ["private_endpoints"]);
   const first = await createEndpoint(ctx.gw, org.key, endpointBody(ctx.upstream, { model_permaslug: "openai/first" }));
-  const second = await createEndpoint(ctx.gw, org.key, endpointBody(ctx.upstream, { model_permaslug: "anthropic/second", provider_slug: "anthropic" }));
+  const second = await createEndpoint(
+    ctx.gw,
+    org.key,
+    endpointBody(ctx.upstream, { model_permaslug: "anthropic/second", provider_slug: "anthropic" }),
+  );
   const res = await call(ctx.gw.url, "GET", "/api/v1/private-endpoints", { key: org.key });
   assert.is(res.status, 200, res.text);
   assert.equal(Object.keys(res.body as object), ["data"]);
@@ -236,7 +261,9 @@ test("GET /private-endpoints: summary records of the organization only, newest f
     provider_name: "Anthropic",
     status: "draft",
   });
-  const empty = await call(ctx.gw.url, "GET", "/api/v1/private-endpoints", { key: (await seedOrganization("pe-empty", ["private_endpoints"])).key });
+  const empty = await call(ctx.gw.url, "GET", "/api/v1/private-endpoints", {
+    key: (await seedOrganization("pe-empty", ["private_endpoints"])).key,
+  });
   assert.equal(empty.body, { data: [] });
 });
 
@@ -268,8 +295,18 @@ test("403 without the private endpoints entitlement and for a non-management key
     ["DELETE", `/api/v1/private-endpoints/${id}`, undefined],
   ];
   for (const [method, path, body] of requests) {
-    assertError(await call(ctx.gw.url, method, path, { key: ctx.gw.key, ...(body ? { body } : {}) }), 403, /not enabled/, `${method} ${path} unentitled`);
-    assertError(await call(ctx.gw.url, method, path, { key: plain, ...(body ? { body } : {}) }), 403, /management keys/, `${method} ${path} plain key`);
+    assertError(
+      await call(ctx.gw.url, method, path, { key: ctx.gw.key, ...(body ? { body } : {}) }),
+      403,
+      /not enabled/,
+      `${method} ${path} unentitled`,
+    );
+    assertError(
+      await call(ctx.gw.url, method, path, { key: plain, ...(body ? { body } : {}) }),
+      403,
+      /management keys/,
+      `${method} ${path} plain key`,
+    );
     assertError(await call(ctx.gw.url, method, path, body ? { body } : {}), 401, undefined, `${method} ${path} no key`);
   }
   assert.is((await getEndpoint(ctx.gw, ctx.org.key, String(id))).status, 200, "nothing was deleted");
@@ -284,7 +321,12 @@ test("another organization's endpoint, or an unknown one, is a 404 for every ope
     assertError(await patchEndpoint(ctx.gw, key, target, { upstream_model_id: "x" }), 404, /not found/, "patch");
     assertError(await validate(ctx.gw, key, target, workspaceId), 404, /not found/, "validate");
     assertError(await activate(ctx.gw, key, target), 404, /not found/, "activate");
-    assertError(await call(ctx.gw.url, "DELETE", `/api/v1/private-endpoints/${target}`, { key }), 404, /not found/, "delete");
+    assertError(
+      await call(ctx.gw.url, "DELETE", `/api/v1/private-endpoints/${target}`, { key }),
+      404,
+      /not found/,
+      "delete",
+    );
   }
   const list = await call(ctx.gw.url, "GET", "/api/v1/private-endpoints", { key: ctx.other.key });
   assert.not.ok(list.text.includes(String(id)), "not listed for the other organization");
@@ -361,7 +403,11 @@ test("POST /private-endpoints: 422 naming the host for loopback, private, link-l
     assertError(res, 422, /not a public address/, baseUrl);
     assert.ok(String(at(res.body, "error", "message")).includes(`'${host}'`), `${baseUrl}: ${res.text}`);
   }
-  const unresolvable = await createEndpoint(ctx.gw, ctx.org.key, endpointBody(ctx.upstream, { base_url: "https://no-such-host.invalid/v1" }));
+  const unresolvable = await createEndpoint(
+    ctx.gw,
+    ctx.org.key,
+    endpointBody(ctx.upstream, { base_url: "https://no-such-host.invalid/v1" }),
+  );
   assertError(unresolvable, 422, /'no-such-host\.invalid' could not be resolved/);
 });
 
@@ -372,7 +418,13 @@ test("POST /private-endpoints: 422 naming the host for loopback, private, link-l
 interface PatchRow {
   name: string;
   body: (base: { b1: string; b2: string }) => Json;
-  expect: { upstream_model_id: string; base: "b1" | "b2"; declared_region: string | null; declared_zdr: boolean; validation: "kept" | "cleared" };
+  expect: {
+    upstream_model_id: string;
+    base: "b1" | "b2";
+    declared_region: string | null;
+    declared_zdr: boolean;
+    validation: "kept" | "cleared";
+  };
 }
 
 const PATCH_RULES: PatchRow[] = [
@@ -409,12 +461,24 @@ const PATCH_RULES: PatchRow[] = [
   {
     name: "new model id with only a region given: region applies, ZDR cleared",
     body: () => ({ upstream_model_id: "m2", declared_region: "europe" }),
-    expect: { upstream_model_id: "m2", base: "b1", declared_region: "europe", declared_zdr: false, validation: "cleared" },
+    expect: {
+      upstream_model_id: "m2",
+      base: "b1",
+      declared_region: "europe",
+      declared_zdr: false,
+      validation: "cleared",
+    },
   },
   {
     name: "same upstream, new region: ZDR kept",
     body: () => ({ upstream_model_id: "m1", declared_region: "global" }),
-    expect: { upstream_model_id: "m1", base: "b1", declared_region: "global", declared_zdr: true, validation: "cleared" },
+    expect: {
+      upstream_model_id: "m1",
+      base: "b1",
+      declared_region: "global",
+      declared_zdr: true,
+      validation: "cleared",
+    },
   },
   {
     name: "same upstream, region null clears it",
@@ -424,19 +488,36 @@ const PATCH_RULES: PatchRow[] = [
   {
     name: "same upstream, ZDR withdrawn",
     body: () => ({ upstream_model_id: "m1", declared_zdr: false }),
-    expect: { upstream_model_id: "m1", base: "b1", declared_region: "europe", declared_zdr: false, validation: "cleared" },
+    expect: {
+      upstream_model_id: "m1",
+      base: "b1",
+      declared_region: "europe",
+      declared_zdr: false,
+      validation: "cleared",
+    },
   },
   {
     name: "camelCase keys are accepted too",
     body: () => ({ upstreamModelId: "m1", declaredZdr: false }),
-    expect: { upstream_model_id: "m1", base: "b1", declared_region: "europe", declared_zdr: false, validation: "cleared" },
+    expect: {
+      upstream_model_id: "m1",
+      base: "b1",
+      declared_region: "europe",
+      declared_zdr: false,
+      validation: "cleared",
+    },
   },
 ];
 
 test("PATCH /private-endpoints/{id} follows the API's rules (table)", async (ctx) => {
   const bases = { b1: `${ctx.upstream.url}/v1`, b2: `${ctx.upstream.url}/v2` };
   for (const row of PATCH_RULES) {
-    const created = await newEndpoint(ctx, { upstream_model_id: "m1", base_url: bases.b1, declared_region: "europe", declared_zdr: true });
+    const created = await newEndpoint(ctx, {
+      upstream_model_id: "m1",
+      base_url: bases.b1,
+      declared_region: "europe",
+      declared_zdr: true,
+    });
     const id = String(created.id);
     const checked = await validate(ctx.gw, ctx.org.key, id, ctx.org.workspaceId);
     assert.is(at(checked.body, "data", "passed"), true, `${row.name}: ${checked.text}`);
@@ -453,7 +534,16 @@ test("PATCH /private-endpoints/{id} follows the API's rules (table)", async (ctx
     assert.is(data.declared_zdr, row.expect.declared_zdr, row.name);
     assert.is(data.validated_at, row.expect.validation === "kept" ? validatedAt : null, row.name);
     assert.is(data.status, "draft", row.name);
-    for (const field of ["id", "model_permaslug", "model_slug", "model_name", "provider_slug", "provider_name", "pricing", "created_at"]) {
+    for (const field of [
+      "id",
+      "model_permaslug",
+      "model_slug",
+      "model_name",
+      "provider_slug",
+      "provider_name",
+      "pricing",
+      "created_at",
+    ]) {
       assert.equal(data[field], created[field], `${row.name}: ${field} untouched`);
     }
     assert.equal(at((await getEndpoint(ctx.gw, ctx.org.key, id)).body, "data"), data, `${row.name}: stored`);
@@ -471,7 +561,11 @@ test("PATCH: 400 for a missing upstream_model_id, a null or malformed base_url; 
     [{ upstream_model_id: "m", base_url: "http://localhost/v1" }, 400, /base_url/],
     [{ upstream_model_id: "m", base_url: "https://k:hunter2@localhost/v1" }, 400, /user credentials/],
     [{ upstream_model_id: "m", declared_region: "mars" }, 400, /declared_region/],
-    [{ upstream_model_id: "m", base_url: "https://169.254.169.254/v1" }, 422, /'169\.254\.169\.254' is not a public address/],
+    [
+      { upstream_model_id: "m", base_url: "https://169.254.169.254/v1" },
+      422,
+      /'169\.254\.169\.254' is not a public address/,
+    ],
     [{ upstream_model_id: "m", base_url: "https://[::1]/v1" }, 422, /'::1'/],
   ];
   for (const [body, status, message] of cases) {
@@ -510,11 +604,18 @@ test("validate passes against an OpenAI-style upstream with the BYOK key; activa
   assert.is(activated.status, 200, activated.text);
   assert.is(at(activated.body, "data", "status"), "active");
   assert.is(at(activated.body, "data", "validated_at"), validated.validated_at);
-  const listed = (at((await call(ctx.gw.url, "GET", "/api/v1/private-endpoints", { key: ctx.org.key })).body, "data") as Json[]).find((e) => e.id === id);
+  const listed = (
+    at((await call(ctx.gw.url, "GET", "/api/v1/private-endpoints", { key: ctx.org.key })).body, "data") as Json[]
+  ).find((e) => e.id === id);
   assert.is(listed?.status, "active");
 
   assertError(await patchEndpoint(ctx.gw, ctx.org.key, String(id), { upstream_model_id: "gpt-other" }), 409, /active/);
-  assertError(await patchEndpoint(ctx.gw, ctx.org.key, String(id), { upstream_model_id: "gpt-pass" }), 409, /active/, "even a no-op");
+  assertError(
+    await patchEndpoint(ctx.gw, ctx.org.key, String(id), { upstream_model_id: "gpt-pass" }),
+    409,
+    /active/,
+    "even a no-op",
+  );
   assertError(await validate(ctx.gw, ctx.org.key, String(id), ctx.org.workspaceId), 409, /active/);
   assertError(await activate(ctx.gw, ctx.org.key, String(id)), 409, /already active/);
   assert.is(requestsFor(ctx.upstream, "gpt-pass").length, 1, "an active endpoint is not probed again");
@@ -524,7 +625,12 @@ test("validate passes against an OpenAI-style upstream with the BYOK key; activa
 });
 
 test("validate speaks the Anthropic messages API with x-api-key for an Anthropic endpoint", async (ctx) => {
-  const { id } = await newEndpoint(ctx, { model_permaslug: "anthropic/claude-test", provider_slug: "anthropic", upstream_model_id: "claude-pass", base_url: ctx.upstream.url });
+  const { id } = await newEndpoint(ctx, {
+    model_permaslug: "anthropic/claude-test",
+    provider_slug: "anthropic",
+    upstream_model_id: "claude-pass",
+    base_url: ctx.upstream.url,
+  });
   const res = await validate(ctx.gw, ctx.org.key, String(id), ctx.org.workspaceId);
   checksOf(res);
   assert.is(at(res.body, "data", "passed"), true, res.text);
@@ -537,10 +643,18 @@ test("validate speaks the Anthropic messages API with x-api-key for an Anthropic
 });
 
 test("validate fails at credential without an enabled credential of the provider in the workspace", async (ctx) => {
-  const created = await call(ctx.gw.url, "POST", "/api/v1/workspaces", { key: ctx.org.key, body: { name: "No keys", slug: "pe-no-keys" } });
+  const created = await call(ctx.gw.url, "POST", "/api/v1/workspaces", {
+    key: ctx.org.key,
+    body: { name: "No keys", slug: "pe-no-keys" },
+  });
   assert.is(created.status, 201, created.text);
   const workspaceId = at(created.body, "data", "id") as string;
-  await addCredential(ctx.gw, ctx.org.key, { provider: "openai", key: "sk-disabled-0123456789", workspace_id: workspaceId, disabled: true });
+  await addCredential(ctx.gw, ctx.org.key, {
+    provider: "openai",
+    key: "sk-disabled-0123456789",
+    workspace_id: workspaceId,
+    disabled: true,
+  });
   await addCredential(ctx.gw, ctx.org.key, { provider: "groq", key: "sk-groq-0123456789", workspace_id: workspaceId });
   const { id } = await newEndpoint(ctx, { upstream_model_id: "gpt-no-credential" });
   const res = await validate(ctx.gw, ctx.org.key, String(id), workspaceId);
@@ -572,7 +686,11 @@ test("validate: 404 for another organization's workspace, 400 without a workspac
   const { id } = await newEndpoint(ctx);
   assertError(await validate(ctx.gw, ctx.org.key, String(id), ctx.other.workspaceId), 404, /Workspace/);
   assertError(await validate(ctx.gw, ctx.org.key, String(id), UNKNOWN_ID), 404, /Workspace/);
-  assertError(await call(ctx.gw.url, "POST", `/api/v1/private-endpoints/${id}/validate`, { key: ctx.org.key, body: {} }), 400, /workspace_id/);
+  assertError(
+    await call(ctx.gw.url, "POST", `/api/v1/private-endpoints/${id}/validate`, { key: ctx.org.key, body: {} }),
+    400,
+    /workspace_id/,
+  );
   assertError(await validate(ctx.gw, ctx.org.key, String(id), "default"), 400, /workspace_id must be a UUID/);
 });
 
@@ -582,8 +700,14 @@ test("activate: 409 when never validated, and when changed after validation; a f
   assert.is(at((await getEndpoint(ctx.gw, ctx.org.key, String(never.id))).body, "data", "status"), "draft");
 
   const changed = await newEndpoint(ctx, { upstream_model_id: "gpt-changed" });
-  assert.is(at((await validate(ctx.gw, ctx.org.key, String(changed.id), ctx.org.workspaceId)).body, "data", "passed"), true);
-  const patched = await patchEndpoint(ctx.gw, ctx.org.key, String(changed.id), { upstream_model_id: "gpt-changed", declared_zdr: true });
+  assert.is(
+    at((await validate(ctx.gw, ctx.org.key, String(changed.id), ctx.org.workspaceId)).body, "data", "passed"),
+    true,
+  );
+  const patched = await patchEndpoint(ctx.gw, ctx.org.key, String(changed.id), {
+    upstream_model_id: "gpt-changed",
+    declared_zdr: true,
+  });
   assert.is(at(patched.body, "data", "validated_at"), null);
   assertError(await activate(ctx.gw, ctx.org.key, String(changed.id)), 409, /has not passed validation/);
 
@@ -609,7 +733,10 @@ test.run();
 const strict = suite<{ gw: TestGateway; upstream: TlsUpstream }>("private endpoints: no allow-list");
 strict.before(async (ctx) => {
   ctx.upstream = await startTlsUpstream();
-  ctx.gw = await startTestGateway({ GATEWAY_CONFIG: await writeTestCatalog(), GATEWAY_PRIVATE_ENDPOINT_TIMEOUT_MS: "1000" });
+  ctx.gw = await startTestGateway({
+    GATEWAY_CONFIG: await writeTestCatalog(),
+    GATEWAY_PRIVATE_ENDPOINT_TIMEOUT_MS: "1000",
+  });
 });
 strict.after(async (ctx) => {
   await ctx.gw.stop();
@@ -639,17 +766,25 @@ byAddress.after(async (ctx) => {
   await ctx.upstream.stop();
 });
 
-byAddress("an allow-listed IP admits names resolving to it; an untrusted certificate fails validation at reachable", async ({ gw, upstream }) => {
-  const org = await seedOrganization("pe-by-address", ["private_endpoints"]);
-  const secret = "sk-by-address-0123456789";
-  await addCredential(gw, org.key, { provider: "openai", key: secret });
-  const created = await createEndpoint(gw, org.key, endpointBody(upstream));
-  assert.is(created.status, 201, created.text);
-  assertError(await createEndpoint(gw, org.key, endpointBody(upstream, { base_url: "https://10.0.0.1/v1" })), 422, /'10\.0\.0\.1'/, "other private addresses stay refused");
-  const res = await validate(gw, org.key, at(created.body, "data", "id") as string, org.workspaceId);
-  assertFailsAt(res, "reachable", /^TLS connection failed \([A-Z_]+\)$/);
-  assert.not.ok(res.text.includes(secret));
-  assert.is(upstream.requests.length, 0, "no request is sent over an unverified connection");
-});
+byAddress(
+  "an allow-listed IP admits names resolving to it; an untrusted certificate fails validation at reachable",
+  async ({ gw, upstream }) => {
+    const org = await seedOrganization("pe-by-address", ["private_endpoints"]);
+    const secret = "sk-by-address-0123456789";
+    await addCredential(gw, org.key, { provider: "openai", key: secret });
+    const created = await createEndpoint(gw, org.key, endpointBody(upstream));
+    assert.is(created.status, 201, created.text);
+    assertError(
+      await createEndpoint(gw, org.key, endpointBody(upstream, { base_url: "https://10.0.0.1/v1" })),
+      422,
+      /'10\.0\.0\.1'/,
+      "other private addresses stay refused",
+    );
+    const res = await validate(gw, org.key, at(created.body, "data", "id") as string, org.workspaceId);
+    assertFailsAt(res, "reachable", /^TLS connection failed \([A-Z_]+\)$/);
+    assert.not.ok(res.text.includes(secret));
+    assert.is(upstream.requests.length, 0, "no request is sent over an unverified connection");
+  },
+);
 
 byAddress.run();

@@ -1,6 +1,10 @@
 import * as assert from "uvu/assert";
 import { suite } from "../../support/suite.js";
-import { expectedShapeName, hasExpectedShape, testCall } from "../../../server/services/private-endpoints/provider-dialects.js";
+import {
+  expectedShapeName,
+  hasExpectedShape,
+  testCall,
+} from "../../../server/services/private-endpoints/provider-dialects.js";
 import type { ProviderKind } from "../../../server/engine/providers/provider-kind.js";
 import { startMockUpstream, type MockUpstream } from "../../upstream/mock-upstream.js";
 
@@ -26,7 +30,9 @@ const ROOTS: Record<ProviderKind, (mock: MockUpstream) => string> = {
 };
 
 for (const kind of Object.keys(ROOTS) as ProviderKind[]) {
-  test(`${kind}: the provider answers the test call with ${expectedShapeName(kind)}; another key is refused`, async ({ mock }) => {
+  test(`${kind}: the provider answers the test call with ${expectedShapeName(kind)}; another key is refused`, async ({
+    mock,
+  }) => {
     const send = async (credential: string) => {
       const probe = testCall(kind, ROOTS[kind](mock), "probe-model", credential);
       const res = await fetch(probe.url, { method: "POST", headers: probe.headers, body: probe.body });

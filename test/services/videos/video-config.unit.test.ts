@@ -18,7 +18,14 @@ const PROVIDERS = [
 ];
 
 function video(overrides: Json = {}): Json {
-  return { id: "openai/sora-2", name: "Sora 2", created: "2025-10-06", supported_durations: [4, 8, 12], endpoints: [{ provider: "openai", upstream_model_id: "sora-2" }], ...overrides };
+  return {
+    id: "openai/sora-2",
+    name: "Sora 2",
+    created: "2025-10-06",
+    supported_durations: [4, 8, 12],
+    endpoints: [{ provider: "openai", upstream_model_id: "sora-2" }],
+    ...overrides,
+  };
 }
 
 function load(videoModels: unknown[], extra: Json = {}) {
@@ -46,14 +53,22 @@ test("defaults: a minimal video model", () => {
 });
 
 test("the highest SKU price marks the endpoint as paid for policies", () => {
-  const model = load([video({ supported_resolutions: ["720p"], pricing_skus: { "per-video-second": "0.10", "per-video-second-720p": "0.3", "per-video": "0.05" } })]).videoModels.get("openai/sora-2")!;
+  const model = load([
+    video({
+      supported_resolutions: ["720p"],
+      pricing_skus: { "per-video-second": "0.10", "per-video-second-720p": "0.3", "per-video": "0.05" },
+    }),
+  ]).videoModels.get("openai/sora-2")!;
   assert.is(model.endpoints[0]!.pricing.request, "0.3");
 });
 
 test("cost: per video, plus seconds at the resolution's price or the default per-second price", () => {
-  const model = load([video({ supported_resolutions: ["720p", "1080p"], pricing_skus: { "per-video": "0.05", "per-video-second": "0.1", "per-video-second-1080p": "0.25" } })]).videoModels.get(
-    "openai/sora-2",
-  )!;
+  const model = load([
+    video({
+      supported_resolutions: ["720p", "1080p"],
+      pricing_skus: { "per-video": "0.05", "per-video-second": "0.1", "per-video-second-1080p": "0.25" },
+    }),
+  ]).videoModels.get("openai/sora-2")!;
   assert.is(videoCost(model, 8, "720p"), "0.85");
   assert.is(videoCost(model, 8, "1080p"), "2.05");
   assert.is(videoCost(model, 4, null), "0.45");
@@ -63,20 +78,64 @@ test("cost: per video, plus seconds at the resolution's price or the default per
 
 const MISTAKES: Array<[string, unknown[], RegExp, Json?]> = [
   ["unknown field", [video({ fps: 24 })], /video_models\[0\]\.fps is not a known field/],
-  ["no durations", [video({ supported_durations: [] })], /video_models\[0\]\.supported_durations must list at least one item/],
-  ["a duration of 0", [video({ supported_durations: [0] })], /video_models\[0\]\.supported_durations\[0\] must be an integer from 1 to 3600/],
-  ["default duration not offered", [video({ default_duration: 5 })], /video_models\[0\]\.default_duration must be one of supported_durations \(4, 8, 12\)/],
+  [
+    "no durations",
+    [video({ supported_durations: [] })],
+    /video_models\[0\]\.supported_durations must list at least one item/,
+  ],
+  [
+    "a duration of 0",
+    [video({ supported_durations: [0] })],
+    /video_models\[0\]\.supported_durations\[0\] must be an integer from 1 to 3600/,
+  ],
+  [
+    "default duration not offered",
+    [video({ default_duration: 5 })],
+    /video_models\[0\]\.default_duration must be one of supported_durations \(4, 8, 12\)/,
+  ],
   ["created missing", [video({ created: undefined })], /video_models\[0\]\.created is required/],
-  ["resolution malformed", [video({ supported_resolutions: ["HD"] })], /video_models\[0\]\.supported_resolutions\[0\] must be a resolution such as 720p/],
-  ["aspect ratio malformed", [video({ supported_aspect_ratios: ["wide"] })], /supported_aspect_ratios\[0\] must be an aspect ratio/],
+  [
+    "resolution malformed",
+    [video({ supported_resolutions: ["HD"] })],
+    /video_models\[0\]\.supported_resolutions\[0\] must be a resolution such as 720p/,
+  ],
+  [
+    "aspect ratio malformed",
+    [video({ supported_aspect_ratios: ["wide"] })],
+    /supported_aspect_ratios\[0\] must be an aspect ratio/,
+  ],
   ["size malformed", [video({ supported_sizes: ["1280*720"] })], /supported_sizes\[0\] must be a size WIDTHxHEIGHT/],
-  ["frame type unknown", [video({ supported_frame_images: ["middle_frame"] })], /supported_frame_images\[0\] must be one of first_frame, last_frame/],
-  ["SKU unknown", [video({ pricing_skus: { "per-token": "0.1" } })], /video_models\[0\]\.pricing_skus\.per-token is not a SKU the gateway bills by \(known: per-video, per-video-second\)/],
-  ["SKU for a resolution not offered", [video({ pricing_skus: { "per-video-second-4k": "1" } })], /pricing_skus\.per-video-second-4k is not a SKU/],
-  ["price as a number", [video({ pricing_skus: { "per-video-second": 0.1 } })], /pricing_skus\.per-video-second must be a non-negative decimal string/],
+  [
+    "frame type unknown",
+    [video({ supported_frame_images: ["middle_frame"] })],
+    /supported_frame_images\[0\] must be one of first_frame, last_frame/,
+  ],
+  [
+    "SKU unknown",
+    [video({ pricing_skus: { "per-token": "0.1" } })],
+    /video_models\[0\]\.pricing_skus\.per-token is not a SKU the gateway bills by \(known: per-video, per-video-second\)/,
+  ],
+  [
+    "SKU for a resolution not offered",
+    [video({ pricing_skus: { "per-video-second-4k": "1" } })],
+    /pricing_skus\.per-video-second-4k is not a SKU/,
+  ],
+  [
+    "price as a number",
+    [video({ pricing_skus: { "per-video-second": 0.1 } })],
+    /pricing_skus\.per-video-second must be a non-negative decimal string/,
+  ],
   ["no endpoints", [video({ endpoints: [] })], /video_models\[0\]\.endpoints must list at least one item/],
-  ["undeclared provider", [video({ endpoints: [{ provider: "nope", upstream_model_id: "x" }] })], /video_models\[0\]\.endpoints\[0\]\.provider 'nope' is not a declared provider/],
-  ["provider without a video API", [video({ endpoints: [{ provider: "anthropic", upstream_model_id: "x" }] })], /endpoints\[0\]\.provider 'anthropic' is of kind anthropic, which has no video API/],
+  [
+    "undeclared provider",
+    [video({ endpoints: [{ provider: "nope", upstream_model_id: "x" }] })],
+    /video_models\[0\]\.endpoints\[0\]\.provider 'nope' is not a declared provider/,
+  ],
+  [
+    "provider without a video API",
+    [video({ endpoints: [{ provider: "anthropic", upstream_model_id: "x" }] })],
+    /endpoints\[0\]\.provider 'anthropic' is of kind anthropic, which has no video API/,
+  ],
   [
     "same endpoint twice",
     [
@@ -94,9 +153,22 @@ const MISTAKES: Array<[string, unknown[], RegExp, Json?]> = [
     "the id of a text model",
     [video({ id: "openai/gpt-4o" })],
     /video_models\[0\]\.id 'openai\/gpt-4o' is already used/,
-    { models: [{ id: "openai/gpt-4o", name: "GPT-4o", context_length: 1000, endpoints: [{ provider: "openai", upstream_model_id: "gpt-4o", pricing: { prompt: "0", completion: "0" } }] }] },
+    {
+      models: [
+        {
+          id: "openai/gpt-4o",
+          name: "GPT-4o",
+          context_length: 1000,
+          endpoints: [{ provider: "openai", upstream_model_id: "gpt-4o", pricing: { prompt: "0", completion: "0" } }],
+        },
+      ],
+    },
   ],
-  ["passthrough name malformed", [video({ allowed_passthrough_parameters: ["a-b"] })], /allowed_passthrough_parameters\[0\] must be a parameter name/],
+  [
+    "passthrough name malformed",
+    [video({ allowed_passthrough_parameters: ["a-b"] })],
+    /allowed_passthrough_parameters\[0\] must be a parameter name/,
+  ],
 ];
 
 test("each mistake is one error naming the path and the rule", () => {

@@ -23,15 +23,26 @@ test.before.each(({ env }) => env.upstream.reset());
 const JOB = { model: "mock/video", prompt: "a fox in the snow", duration: 8 };
 
 async function newKey(env: VideoGateway, body: Record<string, unknown> = {}): Promise<{ key: string; hash: string }> {
-  const res = await call(env.gw.url, "POST", "/api/v1/keys", { key: env.gw.key, body: { name: `k-${Math.random().toString(36).slice(2)}`, ...body } });
+  const res = await call(env.gw.url, "POST", "/api/v1/keys", {
+    key: env.gw.key,
+    body: { name: `k-${Math.random().toString(36).slice(2)}`, ...body },
+  });
   assert.is(res.status, 201, res.text);
   return { key: String(at(res.body, "key")), hash: String(at(res.body, "data", "hash")) };
 }
 
 async function guardrail(env: VideoGateway, keyHash: string, body: Record<string, unknown>): Promise<void> {
-  const res = await call(env.gw.url, "POST", "/api/v1/guardrails", { key: env.gw.key, body: { name: `g-${Math.random().toString(36).slice(2)}`, ...body } });
+  const res = await call(env.gw.url, "POST", "/api/v1/guardrails", {
+    key: env.gw.key,
+    body: { name: `g-${Math.random().toString(36).slice(2)}`, ...body },
+  });
   assert.is(res.status, 201, res.text);
-  const assigned = await call(env.gw.url, "POST", `/api/v1/guardrails/${String(at(res.body, "data", "id"))}/assignments/keys`, { key: env.gw.key, body: { key_hashes: [keyHash] } });
+  const assigned = await call(
+    env.gw.url,
+    "POST",
+    `/api/v1/guardrails/${String(at(res.body, "data", "id"))}/assignments/keys`,
+    { key: env.gw.key, body: { key_hashes: [keyHash] } },
+  );
   assert.is(assigned.status, 200, assigned.text);
 }
 
@@ -42,14 +53,19 @@ function assertError(res: Reply, status: number, message?: RegExp): void {
 }
 
 async function reservedFor(env: VideoGateway, keyHash: string): Promise<number> {
-  const [row] = await env.gw.gateway.sequelize.query<{ total: string | null }>("SELECT sum(amount_usd)::text AS total FROM budget_reservations WHERE key_hash = :keyHash", {
-    type: QueryTypes.SELECT,
-    replacements: { keyHash },
-  });
+  const [row] = await env.gw.gateway.sequelize.query<{ total: string | null }>(
+    "SELECT sum(amount_usd)::text AS total FROM budget_reservations WHERE key_hash = :keyHash",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { keyHash },
+    },
+  );
   return Number(row?.total ?? 0);
 }
 
-test("the key's credit limit: 402 when the job's cost does not fit; the cost is held until the job ends", async ({ env }) => {
+test("the key's credit limit: 402 when the job's cost does not fit; the cost is held until the job ends", async ({
+  env,
+}) => {
   const { gw, upstream } = env;
   // 8 s cost $0.85; 4 s $0.45.
   const { key, hash } = await newKey(env, { limit: 0.5 });
@@ -85,10 +101,16 @@ test("a failed job releases what it held and costs nothing", async ({ env }) => 
 
 test("a workspace budget refuses with 402 naming it", async ({ env }) => {
   const { gw } = env;
-  const workspace = await call(gw.url, "POST", "/api/v1/workspaces", { key: gw.key, body: { name: "Budgeted", slug: `budgeted-${Date.now()}` } });
+  const workspace = await call(gw.url, "POST", "/api/v1/workspaces", {
+    key: gw.key,
+    body: { name: "Budgeted", slug: `budgeted-${Date.now()}` },
+  });
   assert.is(workspace.status, 201, workspace.text);
   const workspaceId = String(at(workspace.body, "data", "id"));
-  const budget = await call(gw.url, "PUT", `/api/v1/workspaces/${workspaceId}/budgets/daily`, { key: gw.key, body: { limit_usd: 0.1 } });
+  const budget = await call(gw.url, "PUT", `/api/v1/workspaces/${workspaceId}/budgets/daily`, {
+    key: gw.key,
+    body: { limit_usd: 0.1 },
+  });
   assert.is(budget.status, 200, budget.text);
   const { key } = await newKey(env, { workspace_id: workspaceId });
   assertError(await submitVideo(gw.url, key, JOB), 402, /budget/i);
@@ -114,7 +136,9 @@ test("guardrails: a refused model is 403 naming the rule; allowed providers stee
   assertError(await submitVideo(gw.url, zdr.key, JOB), 403, /enforce_zdr|allowed_providers/);
 });
 
-test("an unavailable provider: the next endpoint takes the job; when none does, the provider's status", async ({ env }) => {
+test("an unavailable provider: the next endpoint takes the job; when none does, the provider's status", async ({
+  env,
+}) => {
   const { gw, upstream } = env;
   upstream.videos.fail("create", 503);
   const res = await submitVideo(gw.url, gw.key, JOB);
@@ -134,11 +158,16 @@ test("an unavailable provider: the next endpoint takes the job; when none does, 
   assertError(await submitVideo(gw.url, gw.key, JOB), 502);
 });
 
-test("BYOK: the gateway's key is refused upstream, the workspace's own key works and the job is is_byok", async ({ env }) => {
+test("BYOK: the gateway's key is refused upstream, the workspace's own key works and the job is is_byok", async ({
+  env,
+}) => {
   const { gw, upstream } = env;
   const { key } = await newKey(env);
   assertError(await submitVideo(gw.url, key, { model: "mock/video-byok", prompt: "byok" }), 502, /credentials/);
-  const byok = await call(gw.url, "POST", "/api/v1/byok", { key: gw.key, body: { provider: "openai", key: upstream.apiKey } });
+  const byok = await call(gw.url, "POST", "/api/v1/byok", {
+    key: gw.key,
+    body: { provider: "openai", key: upstream.apiKey },
+  });
   assert.is(byok.status, 201, byok.text);
   const res = await submitVideo(gw.url, key, { model: "mock/video-byok", prompt: "byok" });
   assert.is(res.status, 202, res.text);
@@ -154,7 +183,8 @@ test("BYOK: the gateway's key is refused upstream, the workspace's own key works
 test("the rate limit: 429 with Retry-After once the key's requests are spent", async ({ env }) => {
   const { gw } = env;
   const { key } = await newKey(env);
-  for (let i = 0; i < RATE_LIMIT; i++) assert.is((await submitVideo(gw.url, key, { model: "mock/video-free", prompt: `n${i}` })).status, 202);
+  for (let i = 0; i < RATE_LIMIT; i++)
+    assert.is((await submitVideo(gw.url, key, { model: "mock/video-free", prompt: `n${i}` })).status, 202);
   const limited = await submitVideo(gw.url, key, { model: "mock/video-free", prompt: "one too many" });
   assertError(limited, 429, /Rate limit/);
   assert.ok(Number(limited.headers.get("retry-after")) >= 1);

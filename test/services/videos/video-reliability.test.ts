@@ -7,7 +7,17 @@ import type { Gateway } from "../../../server/app/app.js";
 import { eventually } from "../../support/eventually.js";
 import { startGatewayProcess } from "../../support/gateway-process.js";
 import { at, call } from "../../support/http.js";
-import { fetchBytes, getVideo, runUntil, sqlOn, startInstance, startVideoGateway, submitted, videoLedger, type VideoGateway } from "../../support/videos.js";
+import {
+  fetchBytes,
+  getVideo,
+  runUntil,
+  sqlOn,
+  startInstance,
+  startVideoGateway,
+  submitted,
+  videoLedger,
+  type VideoGateway,
+} from "../../support/videos.js";
 
 /**
  * The poller under failure: a provider that is unreachable, busy or breaks a download (backoff,
@@ -50,12 +60,17 @@ async function leaseLapsed(gateway: Gateway, id: string): Promise<void> {
 }
 
 async function billedOnce(gateway: Gateway, id: string): Promise<void> {
-  const [job] = await gateway.sequelize.query<{ generation_id: string }>("SELECT generation_id FROM video_jobs WHERE id = :id", { type: QueryTypes.SELECT, replacements: { id } });
+  const [job] = await gateway.sequelize.query<{ generation_id: string }>(
+    "SELECT generation_id FROM video_jobs WHERE id = :id",
+    { type: QueryTypes.SELECT, replacements: { id } },
+  );
   const rows = (await videoLedger(gateway)).filter((row) => row.generation_id === job?.generation_id);
   assert.is(rows.length, 1, `job ${id} has ${rows.length} ledger rows`);
 }
 
-test("an unreachable provider is polled again after a backoff that doubles, or its Retry-After; then the job completes", async ({ env }) => {
+test("an unreachable provider is polled again after a backoff that doubles, or its Retry-After; then the job completes", async ({
+  env,
+}) => {
   const { gw, upstream } = env;
   const slow = await startInstance(env, { GATEWAY_VIDEO_RETRY_BASE_MS: "60000" });
   try {
@@ -98,7 +113,10 @@ test("a download that fails or breaks off is tried again; the job completes, bil
   const done = await runUntil(gw.gateway, gw.key, id, "completed");
   assert.is(upstream.videos.calls.content, 3);
   const stored = await fetchBytes(gw.url, String(at(done.body, "unsigned_urls", 0)), gw.key);
-  assert.ok(stored.bytes.equals(upstream.videos.contentOf([...upstream.videos.jobs.keys()][0]!)), "the whole video, not the broken half");
+  assert.ok(
+    stored.bytes.equals(upstream.videos.contentOf([...upstream.videos.jobs.keys()][0]!)),
+    "the whole video, not the broken half",
+  );
   await billedOnce(gw.gateway, id);
 });
 
@@ -118,7 +136,11 @@ test("a job past its deadline is expired: provider job deleted, no cost, reserva
   const id = await submitted(gw.url, key, JOB);
   upstream.videos.hold = true;
   await runUntil(gw.gateway, key, id, "in_progress");
-  await sqlOn(gw.gateway, "UPDATE video_jobs SET deadline_at = now() - interval '1 second', available_at = now() + interval '1 hour' WHERE id = $id", { id });
+  await sqlOn(
+    gw.gateway,
+    "UPDATE video_jobs SET deadline_at = now() - interval '1 second', available_at = now() + interval '1 hour' WHERE id = $id",
+    { id },
+  );
   const expired = await runUntil(gw.gateway, key, id, "expired");
   assert.match(String(at(expired.body, "error")), /did not finish before its deadline/);
   assert.match(String(at(expired.body, "generation_id")), /^gen-/);
@@ -130,24 +152,33 @@ test("a job past its deadline is expired: provider job deleted, no cost, reserva
     rows.map((row) => [row.status, row.http_status, Number(row.cost_usd)]),
     [["error", 524, 0]],
   );
-  const [held] = await gw.gateway.sequelize.query<{ n: number }>("SELECT count(*)::int AS n FROM budget_reservations", { type: QueryTypes.SELECT });
+  const [held] = await gw.gateway.sequelize.query<{ n: number }>("SELECT count(*)::int AS n FROM budget_reservations", {
+    type: QueryTypes.SELECT,
+  });
   assert.is(held?.n, 0);
   // Further polls change nothing.
   await gw.gateway.videos.runOnce();
   assert.is(at((await getVideo(gw.url, key, id)).body, "status"), "expired");
 });
 
-test("after the retention: no expires_at or URLs, content 410, and the sweep deletes the stored copy", async ({ env }) => {
+test("after the retention: no expires_at or URLs, content 410, and the sweep deletes the stored copy", async ({
+  env,
+}) => {
   const { gw } = env;
   const id = await submitted(gw.url, gw.key, JOB);
   const done = await runUntil(gw.gateway, gw.key, id, "completed");
   const signed = String(at(done.body, "urls", 0));
   const unsigned = String(at(done.body, "unsigned_urls", 0));
-  const [job] = await gw.gateway.sequelize.query<{ workspace_id: string }>("SELECT workspace_id FROM video_jobs WHERE id = :id", { type: QueryTypes.SELECT, replacements: { id } });
+  const [job] = await gw.gateway.sequelize.query<{ workspace_id: string }>(
+    "SELECT workspace_id FROM video_jobs WHERE id = :id",
+    { type: QueryTypes.SELECT, replacements: { id } },
+  );
   const file = path.join(env.env.GATEWAY_FILES_DIR!, "videos", job!.workspace_id, id, "0");
   assert.ok(fs.existsSync(file), "the output is stored under the files directory");
 
-  await sqlOn(gw.gateway, "UPDATE video_jobs SET outputs_expire_at = now() - interval '1 second' WHERE id = $id", { id });
+  await sqlOn(gw.gateway, "UPDATE video_jobs SET outputs_expire_at = now() - interval '1 second' WHERE id = $id", {
+    id,
+  });
   const gone = await getVideo(gw.url, gw.key, id);
   assert.is(at(gone.body, "status"), "completed");
   assert.is(at(gone.body, "expires_at"), null);
@@ -159,21 +190,28 @@ test("after the retention: no expires_at or URLs, content 410, and the sweep del
 
   await gw.gateway.videos.runOnce();
   assert.not.ok(fs.existsSync(file), "the sweep deleted the stored copy");
-  const [row] = await gw.gateway.sequelize.query<{ purged: boolean }>("SELECT outputs_purged_at IS NOT NULL AS purged FROM video_jobs WHERE id = :id", {
-    type: QueryTypes.SELECT,
-    replacements: { id },
-  });
+  const [row] = await gw.gateway.sequelize.query<{ purged: boolean }>(
+    "SELECT outputs_purged_at IS NOT NULL AS purged FROM video_jobs WHERE id = :id",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { id },
+    },
+  );
   assert.is(row?.purged, true);
   assert.is((await fetchBytes(gw.url, unsigned, gw.key)).status, 410);
 });
 
-test("another instance's poller loop finishes a job; a stopping instance hands its job back at once", async ({ env }) => {
+test("another instance's poller loop finishes a job; a stopping instance hands its job back at once", async ({
+  env,
+}) => {
   const { gw, upstream } = env;
   const id = await submitted(gw.url, gw.key, JOB);
   const other = await startInstance(env, { GATEWAY_VIDEO_POLL_MS: "20" });
   let stopped = false;
   try {
-    await eventually(() => getVideo(gw.url, gw.key, id), "the other instance completes the job", { until: (res) => at(res.body, "status") === "completed" });
+    await eventually(() => getVideo(gw.url, gw.key, id), "the other instance completes the job", {
+      until: (res) => at(res.body, "status") === "completed",
+    });
     await billedOnce(gw.gateway, id);
 
     // A job the instance is downloading when it stops: handed back, and finished here without waiting for a lease.
@@ -204,7 +242,9 @@ test("a step that lost its lease to another instance cannot bill the job a secon
     const downloading = upstream.videos.hang("content");
     const stalled = gw.gateway.videos.runOnce();
     await downloading;
-    await sqlOn(gw.gateway, "UPDATE video_jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $id", { id });
+    await sqlOn(gw.gateway, "UPDATE video_jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $id", {
+      id,
+    });
     await other.videos.runOnce();
     assert.is(at((await getVideo(gw.url, gw.key, id)).body, "status"), "completed");
     upstream.videos.release();
@@ -218,7 +258,9 @@ test("a step that lost its lease to another instance cannot bill the job a secon
   }
 });
 
-test("a step longer than the lease keeps its job: the lease is renewed and no other instance takes the job", async ({ env }) => {
+test("a step longer than the lease keeps its job: the lease is renewed and no other instance takes the job", async ({
+  env,
+}) => {
   const { gw, upstream } = env;
   const id = await submitted(gw.url, gw.key, JOB);
   await runUntil(gw.gateway, gw.key, id, "in_progress");
@@ -228,16 +270,22 @@ test("a step longer than the lease keeps its job: the lease is renewed and no ot
     const step = holder.videos.runOnce();
     await downloading;
     const expiry = async () => {
-      const [row] = await gw.gateway.sequelize.query<{ at: Date; passed: boolean }>("SELECT lease_expires_at AS at, lease_expires_at < now() AS passed FROM video_jobs WHERE id = :id", {
-        type: QueryTypes.SELECT,
-        replacements: { id },
-      });
+      const [row] = await gw.gateway.sequelize.query<{ at: Date; passed: boolean }>(
+        "SELECT lease_expires_at AS at, lease_expires_at < now() AS passed FROM video_jobs WHERE id = :id",
+        {
+          type: QueryTypes.SELECT,
+          replacements: { id },
+        },
+      );
       return row!;
     };
     const first = (await expiry()).at;
     // Past the first lease's end, the job is still held: renewed.
     const passedFirst = async () => {
-      const [row] = await gw.gateway.sequelize.query<{ passed: boolean }>("SELECT now() > :first AS passed", { type: QueryTypes.SELECT, replacements: { first } });
+      const [row] = await gw.gateway.sequelize.query<{ passed: boolean }>("SELECT now() > :first AS passed", {
+        type: QueryTypes.SELECT,
+        replacements: { first },
+      });
       return row!.passed;
     };
     await eventually(passedFirst, "the database clock passes the first lease's end");
@@ -282,7 +330,11 @@ test("signed URLs never reach the logs, even at debug level", async ({ env }) =>
   const { gw } = env;
   const id = await submitted(gw.url, gw.key, JOB);
   await runUntil(gw.gateway, gw.key, id, "completed");
-  const child = await startGatewayProcess({ databaseUrl: gw.databaseUrl, key: gw.key, env: { ...env.env, LOG_LEVEL: "debug" } });
+  const child = await startGatewayProcess({
+    databaseUrl: gw.databaseUrl,
+    key: gw.key,
+    env: { ...env.env, LOG_LEVEL: "debug" },
+  });
   try {
     const job = await getVideo(child.url, gw.key, id);
     const signed = String(at(job.body, "urls", 0));
@@ -291,7 +343,11 @@ test("signed URLs never reach the logs, even at debug level", async ({ env }) =>
     assert.is((await fetchBytes(child.url, signed.replace(sig, sig.split("").reverse().join("")))).status, 401);
     await child.stop();
     // Access lines name the route template, never the raw path (server/platform/observability/access-log.ts).
-    assert.is(child.lines.filter((line) => line.includes('"route":"/api/v1/videos/{job_id}/content"')).length, 2, "the requests were logged");
+    assert.is(
+      child.lines.filter((line) => line.includes('"route":"/api/v1/videos/{job_id}/content"')).length,
+      2,
+      "the requests were logged",
+    );
     assert.not.ok(
       child.lines.some((line) => line.includes(sig) || line.includes("sig=")),
       "no signature in the logs",
@@ -301,7 +357,9 @@ test("signed URLs never reach the logs, even at debug level", async ({ env }) =>
   }
 });
 
-test("SIGKILL during the submission: the job is sent again under the same idempotency key, one provider job", async ({ env }) => {
+test("SIGKILL during the submission: the job is sent again under the same idempotency key, one provider job", async ({
+  env,
+}) => {
   const { gw, upstream } = env;
   const child = await startGatewayProcess({
     databaseUrl: gw.databaseUrl,
@@ -317,7 +375,10 @@ test("SIGKILL during the submission: the job is sent again under the same idempo
     await answer;
     // The provider did accept it: the held request is answered now, to nobody.
     upstream.videos.release();
-    const [orphan] = await gw.gateway.sequelize.query<{ id: string }>("SELECT id FROM video_jobs WHERE upstream_id IS NULL", { type: QueryTypes.SELECT });
+    const [orphan] = await gw.gateway.sequelize.query<{ id: string }>(
+      "SELECT id FROM video_jobs WHERE upstream_id IS NULL",
+      { type: QueryTypes.SELECT },
+    );
     assert.ok(orphan, "the job row was written before the provider was called");
     await leaseLapsed(gw.gateway, orphan.id);
     await runUntil(gw.gateway, gw.key, orphan.id, "completed");

@@ -1,7 +1,16 @@
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
 import { at, call } from "../../support/http.js";
-import { fetchBytes, getVideo, runUntil, startVideoGateway, submitted, submitVideo, videoLedger, type VideoGateway } from "../../support/videos.js";
+import {
+  fetchBytes,
+  getVideo,
+  runUntil,
+  startVideoGateway,
+  submitted,
+  submitVideo,
+  videoLedger,
+  type VideoGateway,
+} from "../../support/videos.js";
 
 /**
  * The video job lifecycle against the mock upstream's Videos API: submission (202 `pending`),
@@ -21,7 +30,13 @@ const JOB_ID = /^gen-vid-[0-9]+-[A-Za-z0-9]{20}$/;
 
 test("a job goes pending → in_progress → completed with the full 2.15 shape", async ({ env }) => {
   const { gw, upstream } = env;
-  const res = await submitVideo(gw.url, gw.key, { model: "mock/video", prompt: "a red balloon over a harbour", duration: 8, resolution: "720p", aspect_ratio: "16:9" });
+  const res = await submitVideo(gw.url, gw.key, {
+    model: "mock/video",
+    prompt: "a red balloon over a harbour",
+    duration: 8,
+    resolution: "720p",
+    aspect_ratio: "16:9",
+  });
   assert.is(res.status, 202, res.text);
   const id = String(at(res.body, "id"));
   assert.match(id, JOB_ID);
@@ -36,7 +51,12 @@ test("a job goes pending → in_progress → completed with the full 2.15 shape"
   });
   // What the provider got: OpenAI's fields, the size that 720p at 16:9 stands for, our job id as idempotency key.
   const sent = upstream.requests.find((r) => r.path === "/openai/v1/videos");
-  assert.equal(sent?.body, { model: "sora-mock", seconds: "8", prompt: "a red balloon over a harbour", size: "1280x720" });
+  assert.equal(sent?.body, {
+    model: "sora-mock",
+    seconds: "8",
+    prompt: "a red balloon over a harbour",
+    size: "1280x720",
+  });
   assert.is(sent?.headers["idempotency-key"], id);
 
   await gw.gateway.videos.runOnce();
@@ -53,18 +73,26 @@ test("a job goes pending → in_progress → completed with the full 2.15 shape"
   assert.match(String(body.generation_id), /^gen-[0-9]+-[A-Za-z0-9]{20}$/);
   const expiresAt = Number(body.expires_at);
   const week = 7 * 24 * 3600;
-  assert.ok(Math.abs(expiresAt - (Math.floor(Date.now() / 1000) + week)) < 600, `expires_at ${expiresAt} is about a week ahead`);
+  assert.ok(
+    Math.abs(expiresAt - (Math.floor(Date.now() / 1000) + week)) < 600,
+    `expires_at ${expiresAt} is about a week ahead`,
+  );
   assert.equal(body.unsigned_urls, [`/api/v1/videos/${id}/content?index=0`]);
   const urls = body.urls as string[];
   assert.is(urls.length, 1);
-  assert.match(urls[0]!, new RegExp(`^/api/v1/videos/${id}/content\\?index=0&expires=${expiresAt}&sig=[A-Za-z0-9_-]{43}$`));
+  assert.match(
+    urls[0]!,
+    new RegExp(`^/api/v1/videos/${id}/content\\?index=0&expires=${expiresAt}&sig=[A-Za-z0-9_-]{43}$`),
+  );
   // $0.05 per video + 8 s × $0.10.
   assert.equal(body.usage, { cost: 0.85, is_byok: false });
   assert.is(body.polling_url, `/api/v1/videos/${id}`);
   assert.is(body.error, undefined);
 });
 
-test("content: unsigned URL with the key, signed URL without one, the same bytes as the provider's", async ({ env }) => {
+test("content: unsigned URL with the key, signed URL without one, the same bytes as the provider's", async ({
+  env,
+}) => {
   const { gw, upstream } = env;
   const id = await submitted(gw.url, gw.key, { model: "mock/video", prompt: "waves" });
   const done = await runUntil(gw.gateway, gw.key, id, "completed");
@@ -134,7 +162,12 @@ test("a tampered, mismatched, partial or expired signature is a 401", async ({ e
 test("a completed job is billed once in the ledger, whatever the number of polls", async ({ env }) => {
   const { gw } = env;
   const before = (await videoLedger(gw.gateway)).length;
-  const id = await submitted(gw.url, gw.key, { model: "mock/video", prompt: "billing", duration: 4, resolution: "1080p" });
+  const id = await submitted(gw.url, gw.key, {
+    model: "mock/video",
+    prompt: "billing",
+    duration: 4,
+    resolution: "1080p",
+  });
   const done = await runUntil(gw.gateway, gw.key, id, "completed");
   for (let i = 0; i < 3; i++) await gw.gateway.videos.runOnce();
   const rows = (await videoLedger(gw.gateway)).slice(before);
@@ -198,9 +231,15 @@ test("another workspace's job and an unknown id are 404, for the job and its con
   const { gw } = env;
   const id = await submitted(gw.url, gw.key, { model: "mock/video", prompt: "mine" });
   await runUntil(gw.gateway, gw.key, id, "completed");
-  const workspace = await call(gw.url, "POST", "/api/v1/workspaces", { key: gw.key, body: { name: "Other", slug: `other-${Date.now()}` } });
+  const workspace = await call(gw.url, "POST", "/api/v1/workspaces", {
+    key: gw.key,
+    body: { name: "Other", slug: `other-${Date.now()}` },
+  });
   assert.is(workspace.status, 201, workspace.text);
-  const created = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: "other workspace", workspace_id: at(workspace.body, "data", "id") } });
+  const created = await call(gw.url, "POST", "/api/v1/keys", {
+    key: gw.key,
+    body: { name: "other workspace", workspace_id: at(workspace.body, "data", "id") },
+  });
   assert.is(created.status, 201, created.text);
   const otherKey = String(at(created.body, "key"));
   for (const path of [`/api/v1/videos/${id}`, `/api/v1/videos/${id}/content`]) {
@@ -221,19 +260,32 @@ test("without a key, jobs and submissions are 401", async ({ env }) => {
   const { gw } = env;
   assert.is((await call(gw.url, "GET", "/api/v1/videos/gen-vid-1700000000-AAAAAAAAAAAAAAAAAAAA")).status, 401);
   assert.is((await call(gw.url, "POST", "/api/v1/videos", { body: { model: "mock/video", prompt: "x" } })).status, 401);
-  assert.is((await call(gw.url, "GET", "/api/v1/videos/gen-vid-1700000000-AAAAAAAAAAAAAAAAAAAA", { key: "sk-not-a-key" })).status, 401);
+  assert.is(
+    (await call(gw.url, "GET", "/api/v1/videos/gen-vid-1700000000-AAAAAAAAAAAAAAAAAAAA", { key: "sk-not-a-key" }))
+      .status,
+    401,
+  );
 });
 
 test("previous_job_id continues a completed job of the workspace on the provider that made it", async ({ env }) => {
   const { gw, upstream } = env;
   const first = await submitted(gw.url, gw.key, { model: "mock/video", prompt: "a cat walks in" });
-  const pending = await submitVideo(gw.url, gw.key, { model: "mock/video", prompt: "too early", previous_job_id: first });
+  const pending = await submitVideo(gw.url, gw.key, {
+    model: "mock/video",
+    prompt: "too early",
+    previous_job_id: first,
+  });
   assert.is(pending.status, 400, pending.text);
   assert.match(String(at(pending.body, "error", "message")), /previous_job_id .* is pending; only a completed job/);
   await runUntil(gw.gateway, gw.key, first, "completed");
   const firstUpstream = [...upstream.videos.jobs.keys()][0]!;
 
-  const second = await submitVideo(gw.url, gw.key, { model: "mock/video", prompt: "the cat sits down", previous_job_id: first, duration: 4 });
+  const second = await submitVideo(gw.url, gw.key, {
+    model: "mock/video",
+    prompt: "the cat sits down",
+    previous_job_id: first,
+    duration: 4,
+  });
   assert.is(second.status, 202, second.text);
   const extension = upstream.requests.find((r) => r.path === "/openai/v1/videos/extensions");
   assert.equal(extension?.body, { video: { id: firstUpstream }, seconds: "4", prompt: "the cat sits down" });
@@ -242,7 +294,10 @@ test("previous_job_id continues a completed job of the workspace on the provider
 
   for (const [body, pattern] of [
     [{ model: "mock/video-free", prompt: "x", previous_job_id: first }, /job of model mock\/video/],
-    [{ model: "mock/video", prompt: "x", previous_job_id: first, resolution: "720p" }, /^resolution cannot be combined with previous_job_id/],
+    [
+      { model: "mock/video", prompt: "x", previous_job_id: first, resolution: "720p" },
+      /^resolution cannot be combined with previous_job_id/,
+    ],
     [{ model: "mock/video", previous_job_id: first }, /^prompt is required to continue a job/],
     [{ model: "mock/video", prompt: "x", previous_job_id: "job_1" }, /^previous_job_id/],
   ] as const) {
@@ -250,7 +305,11 @@ test("previous_job_id continues a completed job of the workspace on the provider
     assert.is(res.status, 400, res.text);
     assert.match(String(at(res.body, "error", "message")), pattern);
   }
-  const unknown = await submitVideo(gw.url, gw.key, { model: "mock/video", prompt: "x", previous_job_id: "gen-vid-1700000000-AAAAAAAAAAAAAAAAAAAA" });
+  const unknown = await submitVideo(gw.url, gw.key, {
+    model: "mock/video",
+    prompt: "x",
+    previous_job_id: "gen-vid-1700000000-AAAAAAAAAAAAAAAAAAAA",
+  });
   assert.is(unknown.status, 404, unknown.text);
 });
 

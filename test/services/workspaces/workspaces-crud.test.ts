@@ -7,7 +7,9 @@ import { startTestGateway, type TestGateway } from "../../support/gateway.js";
 import { seedOrganization } from "../../support/seed.js";
 import { ISO, UUID, WORKSPACE_FIELDS } from "../../support/shapes.js";
 
-const test = suite<{ gw: TestGateway; organizationId: string; defaultWorkspaceId: string }>("workspaces: get, list, update, delete, budgets");
+const test = suite<{ gw: TestGateway; organizationId: string; defaultWorkspaceId: string }>(
+  "workspaces: get, list, update, delete, budgets",
+);
 test.before(async (ctx) => {
   ctx.gw = await startTestGateway();
   const own = await call(ctx.gw.url, "GET", "/api/v1/key", { key: ctx.gw.key });
@@ -27,22 +29,33 @@ type Json = Record<string, unknown>;
 
 const path = (ref: string) => `/api/v1/workspaces/${encodeURIComponent(ref)}`;
 const getWorkspace = (gw: TestGateway, ref: string, key = gw.key) => call(gw.url, "GET", path(ref), { key });
-const patchWorkspace = (gw: TestGateway, ref: string, body: unknown, key = gw.key) => call(gw.url, "PATCH", path(ref), { key, body });
+const patchWorkspace = (gw: TestGateway, ref: string, body: unknown, key = gw.key) =>
+  call(gw.url, "PATCH", path(ref), { key, body });
 const deleteWorkspace = (gw: TestGateway, ref: string, key = gw.key) => call(gw.url, "DELETE", path(ref), { key });
-const listWorkspaces = (gw: TestGateway, query = "", key = gw.key) => call(gw.url, "GET", `/api/v1/workspaces${query}`, { key });
-const putBudget = (gw: TestGateway, ref: string, interval: string, limit_usd: number) => call(gw.url, "PUT", `${path(ref)}/budgets/${interval}`, { key: gw.key, body: { limit_usd } });
-const getBudget = (gw: TestGateway, ref: string, interval: string, key = gw.key) => call(gw.url, "GET", `${path(ref)}/budgets/${interval}`, { key });
-const listBudgets = (gw: TestGateway, ref: string, key = gw.key) => call(gw.url, "GET", `${path(ref)}/budgets`, { key });
+const listWorkspaces = (gw: TestGateway, query = "", key = gw.key) =>
+  call(gw.url, "GET", `/api/v1/workspaces${query}`, { key });
+const putBudget = (gw: TestGateway, ref: string, interval: string, limit_usd: number) =>
+  call(gw.url, "PUT", `${path(ref)}/budgets/${interval}`, { key: gw.key, body: { limit_usd } });
+const getBudget = (gw: TestGateway, ref: string, interval: string, key = gw.key) =>
+  call(gw.url, "GET", `${path(ref)}/budgets/${interval}`, { key });
+const listBudgets = (gw: TestGateway, ref: string, key = gw.key) =>
+  call(gw.url, "GET", `${path(ref)}/budgets`, { key });
 
 async function newWorkspace(gw: TestGateway, prefix: string, extra: Json = {}, key = gw.key): Promise<Json> {
   const slug = uniqueSlug(prefix);
-  const res = await call(gw.url, "POST", "/api/v1/workspaces", { key, body: { name: `Workspace ${slug}`, slug, ...extra } });
+  const res = await call(gw.url, "POST", "/api/v1/workspaces", {
+    key,
+    body: { name: `Workspace ${slug}`, slug, ...extra },
+  });
   assert.is(res.status, 201, res.text);
   return at(res.body, "data") as Json;
 }
 
 async function plainKey(gw: TestGateway, workspaceId?: string): Promise<string> {
-  const res = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: "plain", ...(workspaceId ? { workspace_id: workspaceId } : {}) } });
+  const res = await call(gw.url, "POST", "/api/v1/keys", {
+    key: gw.key,
+    body: { name: "plain", ...(workspaceId ? { workspace_id: workspaceId } : {}) },
+  });
   assert.is(res.status, 201, res.text);
   return at(res.body, "key") as string;
 }
@@ -121,7 +134,12 @@ test("GET /workspaces: {data, total_count}, oldest first, offset and limit", asy
   const data = at(all.body, "data") as Json[];
   const total = at(all.body, "total_count") as number;
   assert.is(data.length, total);
-  assert.is(total, await WorkspaceRow.count({ where: { organizationId: (await WorkspaceRow.findByPk(defaultWorkspaceId))!.organizationId } }));
+  assert.is(
+    total,
+    await WorkspaceRow.count({
+      where: { organizationId: (await WorkspaceRow.findByPk(defaultWorkspaceId))!.organizationId },
+    }),
+  );
   assert.is(data[0]!.id, defaultWorkspaceId, "the default workspace is the oldest");
   for (const ws of data) assertAllFields(ws);
   const times = data.map((ws) => Date.parse(String(ws.created_at)));
@@ -166,10 +184,18 @@ test("GET /workspaces lists only the caller's organization", async ({ gw }) => {
 // PATCH /workspaces/{ref}
 // ---------------------------------------------------------------------------------------------
 
-test("PATCH every field of 2.5; updated_at goes from null to the update time; omitted fields keep their value", async ({ gw, organizationId, defaultWorkspaceId }) => {
+test("PATCH every field of 2.5; updated_at goes from null to the update time; omitted fields keep their value", async ({
+  gw,
+  organizationId,
+  defaultWorkspaceId,
+}) => {
   const ws = await newWorkspace(gw, "patch-all");
   assert.is(ws.updated_at, null);
-  const guardrail = await GuardrailRow.create({ organizationId, workspaceId: defaultWorkspaceId, name: "patch guardrail" });
+  const guardrail = await GuardrailRow.create({
+    organizationId,
+    workspaceId: defaultWorkspaceId,
+    name: "patch guardrail",
+  });
   const slug = uniqueSlug("patched");
   const body = {
     name: "Patched",
@@ -193,7 +219,8 @@ test("PATCH every field of 2.5; updated_at goes from null to the update time; om
   const data = at(res.body, "data") as Json;
   assertAllFields(data);
   for (const [field, value] of Object.entries(body)) {
-    if (field === "disabled_server_tools") assert.equal([...(data[field] as string[])].sort(), [...(value as string[])].sort());
+    if (field === "disabled_server_tools")
+      assert.equal([...(data[field] as string[])].sort(), [...(value as string[])].sort());
     else assert.equal(data[field], value, field);
   }
   assert.is(data.id, ws.id);
@@ -209,7 +236,8 @@ test("PATCH every field of 2.5; updated_at goes from null to the update time; om
   assert.is(renamed.status, 200, renamed.text);
   const after = at(renamed.body, "data") as Json;
   assert.is(after.name, "Only the name");
-  for (const field of WORKSPACE_FIELDS.filter((f) => f !== "name" && f !== "updated_at")) assert.equal(after[field], data[field], field);
+  for (const field of WORKSPACE_FIELDS.filter((f) => f !== "name" && f !== "updated_at"))
+    assert.equal(after[field], data[field], field);
 });
 
 test("PATCH with an empty body changes nothing, not even updated_at", async ({ gw }) => {
@@ -219,8 +247,16 @@ test("PATCH with an empty body changes nothing, not even updated_at", async ({ g
   assert.equal(at(res.body, "data"), ws);
 });
 
-test("PATCH null: clears lists and optional fields, resets the sampling rate to 1 and flags to false", async ({ gw, organizationId, defaultWorkspaceId }) => {
-  const guardrail = await GuardrailRow.create({ organizationId, workspaceId: defaultWorkspaceId, name: "cleared guardrail" });
+test("PATCH null: clears lists and optional fields, resets the sampling rate to 1 and flags to false", async ({
+  gw,
+  organizationId,
+  defaultWorkspaceId,
+}) => {
+  const guardrail = await GuardrailRow.create({
+    organizationId,
+    workspaceId: defaultWorkspaceId,
+    name: "cleared guardrail",
+  });
   const full = {
     description: "x",
     default_image_model: "i",
@@ -243,11 +279,23 @@ test("PATCH null: clears lists and optional fields, resets the sampling rate to 
   assert.is(cleared.status, 200, cleared.text);
   const data = at(cleared.body, "data") as Json;
   assert.is(data.default_guardrail_id, guardrail.id);
-  for (const field of ["description", "default_image_model", "default_text_model", "default_provider_sort", "disabled_server_tools", "io_logging_api_key_ids"]) {
+  for (const field of [
+    "description",
+    "default_image_model",
+    "default_text_model",
+    "default_provider_sort",
+    "disabled_server_tools",
+    "io_logging_api_key_ids",
+  ]) {
     assert.is(data[field], null, field);
   }
   assert.is(data.io_logging_sampling_rate, 1);
-  for (const field of ["include_byok_in_budgets", "is_data_discount_logging_enabled", "is_observability_broadcast_enabled", "is_observability_io_logging_enabled"]) {
+  for (const field of [
+    "include_byok_in_budgets",
+    "is_data_discount_logging_enabled",
+    "is_observability_broadcast_enabled",
+    "is_observability_io_logging_enabled",
+  ]) {
     assert.is(data[field], false, field);
   }
   const stored = await WorkspaceRow.findByPk(ws.id as string);
@@ -256,7 +304,10 @@ test("PATCH null: clears lists and optional fields, resets the sampling rate to 
 });
 
 test("PATCH []: empty lists clear disabled_server_tools and io_logging_api_key_ids", async ({ gw }) => {
-  const ws = await newWorkspace(gw, "patch-empty-lists", { disabled_server_tools: ["svc:bash", "svc:fusion"], io_logging_api_key_ids: ["a", "b"] });
+  const ws = await newWorkspace(gw, "patch-empty-lists", {
+    disabled_server_tools: ["svc:bash", "svc:fusion"],
+    io_logging_api_key_ids: ["a", "b"],
+  });
   const res = await patchWorkspace(gw, ws.slug as string, { disabled_server_tools: [], io_logging_api_key_ids: [] });
   assert.is(res.status, 200, res.text);
   assert.is(at(res.body, "data", "disabled_server_tools"), null);
@@ -302,7 +353,9 @@ test("PATCH: each field rule gives 400 naming the field, and nothing changes", a
   assert.equal(at((await getWorkspace(gw, ws.id as string)).body, "data"), ws, "no partial update");
 });
 
-test("PATCH slug: 409 when another workspace of the organization has it; its own slug or another org's is fine", async ({ gw }) => {
+test("PATCH slug: 409 when another workspace of the organization has it; its own slug or another org's is fine", async ({
+  gw,
+}) => {
   const a = await newWorkspace(gw, "slug-a");
   const b = await newWorkspace(gw, "slug-b");
   assertError(await patchWorkspace(gw, b.id as string, { slug: a.slug }), 409, /slug/);
@@ -332,23 +385,47 @@ test("PATCH: unknown workspace 404; another organization's 404 by UUID and by sl
 // default_guardrail_id (POST and PATCH)
 // ---------------------------------------------------------------------------------------------
 
-test("default_guardrail_id must be a guardrail of the caller's organization, on create and on update", async ({ gw, organizationId, defaultWorkspaceId }) => {
+test("default_guardrail_id must be a guardrail of the caller's organization, on create and on update", async ({
+  gw,
+  organizationId,
+  defaultWorkspaceId,
+}) => {
   const mine = await GuardrailRow.create({ organizationId, workspaceId: defaultWorkspaceId, name: "mine" });
   const other = await seedOrganization("guardrail-other-org");
-  const theirs = await GuardrailRow.create({ organizationId: other.organizationId, workspaceId: other.workspaceId, name: "theirs" });
+  const theirs = await GuardrailRow.create({
+    organizationId: other.organizationId,
+    workspaceId: other.workspaceId,
+    name: "theirs",
+  });
 
   const created = await newWorkspace(gw, "with-guardrail", { default_guardrail_id: mine.id.toUpperCase() });
   assert.is(created.default_guardrail_id, mine.id);
 
   for (const id of [theirs.id, MISSING_UUID]) {
-    const res = await call(gw.url, "POST", "/api/v1/workspaces", { key: gw.key, body: { name: "x", slug: uniqueSlug("bad-guardrail"), default_guardrail_id: id } });
+    const res = await call(gw.url, "POST", "/api/v1/workspaces", {
+      key: gw.key,
+      body: { name: "x", slug: uniqueSlug("bad-guardrail"), default_guardrail_id: id },
+    });
     assertError(res, 400, /default_guardrail_id/, `create ${id}`);
-    assertError(await patchWorkspace(gw, created.id as string, { default_guardrail_id: id }), 400, /default_guardrail_id/, `update ${id}`);
+    assertError(
+      await patchWorkspace(gw, created.id as string, { default_guardrail_id: id }),
+      400,
+      /default_guardrail_id/,
+      `update ${id}`,
+    );
   }
   assert.is(at((await getWorkspace(gw, created.id as string)).body, "data", "default_guardrail_id"), mine.id);
 
-  assertError(await patchWorkspace(gw, created.id as string, { default_guardrail_id: null }), 400, /default_guardrail_id cannot be null/);
-  assert.is(at((await getWorkspace(gw, created.id as string)).body, "data", "default_guardrail_id"), mine.id, "a refused PATCH changes nothing");
+  assertError(
+    await patchWorkspace(gw, created.id as string, { default_guardrail_id: null }),
+    400,
+    /default_guardrail_id cannot be null/,
+  );
+  assert.is(
+    at((await getWorkspace(gw, created.id as string)).body, "data", "default_guardrail_id"),
+    mine.id,
+    "a refused PATCH changes nothing",
+  );
   const set = await patchWorkspace(gw, created.id as string, { default_guardrail_id: mine.id });
   assert.is(at(set.body, "data", "default_guardrail_id"), mine.id);
 });
@@ -357,7 +434,10 @@ test("default_guardrail_id must be a guardrail of the caller's organization, on 
 // DELETE /workspaces/{ref}
 // ---------------------------------------------------------------------------------------------
 
-test("DELETE by UUID and by slug: {deleted: true}; budgets and guardrails go with the workspace", async ({ gw, organizationId }) => {
+test("DELETE by UUID and by slug: {deleted: true}; budgets and guardrails go with the workspace", async ({
+  gw,
+  organizationId,
+}) => {
   const byId = await newWorkspace(gw, "delete-id");
   assert.is((await putBudget(gw, byId.id as string, "monthly", 10)).status, 200);
   const guardrail = await GuardrailRow.create({ organizationId, workspaceId: byId.id as string, name: "goes too" });
@@ -375,10 +455,17 @@ test("DELETE by UUID and by slug: {deleted: true}; budgets and guardrails go wit
   assertError(await getWorkspace(gw, bySlug.slug as string), 404);
   assertError(await deleteWorkspace(gw, bySlug.slug as string), 404, undefined, "a second delete");
   // The slug is free again.
-  assert.is((await call(gw.url, "POST", "/api/v1/workspaces", { key: gw.key, body: { name: "reborn", slug: bySlug.slug } })).status, 201);
+  assert.is(
+    (await call(gw.url, "POST", "/api/v1/workspaces", { key: gw.key, body: { name: "reborn", slug: bySlug.slug } }))
+      .status,
+    201,
+  );
 });
 
-test("DELETE refuses (409) a workspace that still has keys, and the default workspace", async ({ gw, defaultWorkspaceId }) => {
+test("DELETE refuses (409) a workspace that still has keys, and the default workspace", async ({
+  gw,
+  defaultWorkspaceId,
+}) => {
   const ws = await newWorkspace(gw, "delete-keys");
   const secret = await plainKey(gw, ws.id as string);
   assertError(await deleteWorkspace(gw, ws.id as string), 409, /API key/);
@@ -407,7 +494,9 @@ test("DELETE: unknown 404; another organization's 404 by UUID and by slug, untou
 // Budgets: GET list and GET one
 // ---------------------------------------------------------------------------------------------
 
-test("budgets: list ordered daily, weekly, monthly, lifetime; get one by interval; 404 for an interval without budget", async ({ gw }) => {
+test("budgets: list ordered daily, weekly, monthly, lifetime; get one by interval; 404 for an interval without budget", async ({
+  gw,
+}) => {
   const ws = await newWorkspace(gw, "budgets");
   const empty = await listBudgets(gw, ws.id as string);
   assert.is(empty.status, 200, empty.text);
@@ -431,7 +520,14 @@ test("budgets: list ordered daily, weekly, monthly, lifetime; get one by interva
   );
   for (const budget of data) {
     const interval = budget.reset_interval as string;
-    assert.equal(Object.keys(budget).sort(), ["created_at", "id", "limit_usd", "reset_interval", "updated_at", "workspace_id"]);
+    assert.equal(Object.keys(budget).sort(), [
+      "created_at",
+      "id",
+      "limit_usd",
+      "reset_interval",
+      "updated_at",
+      "workspace_id",
+    ]);
     assert.is(budget.id, ids[interval]);
     assert.match(String(budget.id), UUID);
     assert.is(budget.workspace_id, ws.id);
@@ -461,7 +557,8 @@ test("budgets: list ordered daily, weekly, monthly, lifetime; get one by interva
 
 test("budgets: bad interval 400; unknown or another organization's workspace 404", async ({ gw }) => {
   const ws = await newWorkspace(gw, "budgets-bad");
-  for (const interval of ["yearly", "Daily"]) assertError(await getBudget(gw, ws.id as string, interval), 400, /interval/, interval);
+  for (const interval of ["yearly", "Daily"])
+    assertError(await getBudget(gw, ws.id as string, interval), 400, /interval/, interval);
   const other = await seedOrganization("budgets-other-org");
   const theirs = await newWorkspace(gw, "budgets-theirs", {}, other.key);
   assert.is((await putBudget({ ...gw, key: other.key }, theirs.id as string, "daily", 5)).status, 200);

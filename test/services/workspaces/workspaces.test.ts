@@ -32,7 +32,8 @@ const SERVER_TOOLS = [
 let counter = 0;
 const uniqueSlug = (prefix: string) => `${prefix}-${++counter}`;
 
-const createWorkspace = (gw: TestGateway, body: Record<string, unknown>, key = gw.key) => call(gw.url, "POST", "/api/v1/workspaces", { key, body });
+const createWorkspace = (gw: TestGateway, body: Record<string, unknown>, key = gw.key) =>
+  call(gw.url, "POST", "/api/v1/workspaces", { key, body });
 
 async function newWorkspace(gw: TestGateway, prefix: string): Promise<{ id: string; slug: string }> {
   const slug = uniqueSlug(prefix);
@@ -44,10 +45,14 @@ async function newWorkspace(gw: TestGateway, prefix: string): Promise<{ id: stri
 const putBudget = (gw: TestGateway, ref: string, interval: string, body: Record<string, unknown>, key = gw.key) =>
   call(gw.url, "PUT", `/api/v1/workspaces/${encodeURIComponent(ref)}/budgets/${interval}`, { key, body });
 
-const deleteBudget = (gw: TestGateway, ref: string, interval: string, key = gw.key) => call(gw.url, "DELETE", `/api/v1/workspaces/${encodeURIComponent(ref)}/budgets/${interval}`, { key });
+const deleteBudget = (gw: TestGateway, ref: string, interval: string, key = gw.key) =>
+  call(gw.url, "DELETE", `/api/v1/workspaces/${encodeURIComponent(ref)}/budgets/${interval}`, { key });
 
 async function plainKey(gw: TestGateway, workspaceId?: string): Promise<string> {
-  const res = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: "plain", ...(workspaceId ? { workspace_id: workspaceId } : {}) } });
+  const res = await call(gw.url, "POST", "/api/v1/keys", {
+    key: gw.key,
+    body: { name: "plain", ...(workspaceId ? { workspace_id: workspaceId } : {}) },
+  });
   assert.is(res.status, 201, res.text);
   return at(res.body, "key") as string;
 }
@@ -132,18 +137,30 @@ test("POST /workspaces with every field: the given values come back", async ({ g
 
 test("POST /workspaces accepts every provider sort and every server tool of the API", async ({ gw }) => {
   for (const sort of ["price", "throughput", "latency", "exacto"]) {
-    const res = await createWorkspace(gw, { name: "sorted", slug: uniqueSlug(`sort-${sort}`), default_provider_sort: sort });
+    const res = await createWorkspace(gw, {
+      name: "sorted",
+      slug: uniqueSlug(`sort-${sort}`),
+      default_provider_sort: sort,
+    });
     assert.is(res.status, 201, `${sort}: ${res.text}`);
     assert.is(at(res.body, "data", "default_provider_sort"), sort);
   }
-  const res = await createWorkspace(gw, { name: "all tools", slug: uniqueSlug("all-tools"), disabled_server_tools: SERVER_TOOLS });
+  const res = await createWorkspace(gw, {
+    name: "all tools",
+    slug: uniqueSlug("all-tools"),
+    disabled_server_tools: SERVER_TOOLS,
+  });
   assert.is(res.status, 201, res.text);
   assert.equal([...(at(res.body, "data", "disabled_server_tools") as string[])].sort(), [...SERVER_TOOLS].sort());
 });
 
 test("disabled_server_tools: [] and null both clear the list (null in the response)", async ({ gw }) => {
   for (const value of [[], null]) {
-    const res = await createWorkspace(gw, { name: "no tools", slug: uniqueSlug("no-tools"), disabled_server_tools: value });
+    const res = await createWorkspace(gw, {
+      name: "no tools",
+      slug: uniqueSlug("no-tools"),
+      disabled_server_tools: value,
+    });
     assert.is(res.status, 201, `${JSON.stringify(value)}: ${res.text}`);
     assert.is(at(res.body, "data", "disabled_server_tools"), null, JSON.stringify(value));
   }
@@ -164,7 +181,8 @@ test("POST /workspaces accepts the boundary values of the 4.4 rules", async ({ g
     assert.is(at(res.body, "data", "slug"), body.slug);
     assert.is(at(res.body, "data", "name"), body.name);
     if ("description" in body) assert.is(at(res.body, "data", "description"), body.description);
-    if ("io_logging_sampling_rate" in body) assert.is(at(res.body, "data", "io_logging_sampling_rate"), body.io_logging_sampling_rate);
+    if ("io_logging_sampling_rate" in body)
+      assert.is(at(res.body, "data", "io_logging_sampling_rate"), body.io_logging_sampling_rate);
   }
 });
 
@@ -339,7 +357,11 @@ test("PUT budget: include_byok_in_budgets changes the workspace's flag; omitted 
   assert.is((await WorkspaceRow.findByPk(ws.id))?.includeByokInBudgets, false);
   for (const b of await budgetsOf(gw, key)) assert.is(b.include_byok, false);
 
-  assertError(await putBudget(gw, ws.id, "daily", { limit_usd: 1, include_byok_in_budgets: "yes" }), 400, /include_byok_in_budgets/);
+  assertError(
+    await putBudget(gw, ws.id, "daily", { limit_usd: 1, include_byok_in_budgets: "yes" }),
+    400,
+    /include_byok_in_budgets/,
+  );
 });
 
 test("DELETE budget by UUID and by slug answers {deleted: true}, also when there was none", async ({ gw }) => {
@@ -436,7 +458,9 @@ function boundaries(now: Date): Record<string, string | null> {
   };
 }
 
-test("GET /key lists the workspace budgets with their next UTC boundaries; effective_budget has the least remaining", async ({ gw }) => {
+test("GET /key lists the workspace budgets with their next UTC boundaries; effective_budget has the least remaining", async ({
+  gw,
+}) => {
   const ws = await newWorkspace(gw, "key-budgets");
   const ids: Record<string, string> = {};
   const limits: Record<string, number> = { lifetime: 100, monthly: 40, weekly: 15, daily: 4.5 };
@@ -468,7 +492,10 @@ test("GET /key lists the workspace budgets with their next UTC boundaries; effec
     } else {
       assert.match(String(b.resets_at), ISO, interval);
       const resetsAt = new Date(String(b.resets_at)).toISOString();
-      assert.ok(resetsAt === before[interval] || resetsAt === after[interval], `${interval}: ${resetsAt}, expected ${before[interval]}`);
+      assert.ok(
+        resetsAt === before[interval] || resetsAt === after[interval],
+        `${interval}: ${resetsAt}, expected ${before[interval]}`,
+      );
     }
   }
   const effective = at(res.body, "data", "effective_budget") as Record<string, unknown>;
@@ -478,13 +505,18 @@ test("GET /key lists the workspace budgets with their next UTC boundaries; effec
   assert.is(effective.remaining_usd, 4.5);
 });
 
-test("GET /key: effective_budget is the least remaining across the key's own limit and the workspace budgets", async ({ gw }) => {
+test("GET /key: effective_budget is the least remaining across the key's own limit and the workspace budgets", async ({
+  gw,
+}) => {
   const ws = await newWorkspace(gw, "key-effective");
   assert.is((await putBudget(gw, ws.id, "weekly", { limit_usd: 8 })).status, 200);
   const lifetime = await putBudget(gw, ws.slug, "lifetime", { limit_usd: 30 });
   assert.is(lifetime.status, 200);
 
-  const loose = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: "loose", workspace_id: ws.id, limit: 50 } });
+  const loose = await call(gw.url, "POST", "/api/v1/keys", {
+    key: gw.key,
+    body: { name: "loose", workspace_id: ws.id, limit: 50 },
+  });
   assert.is(loose.status, 201, loose.text);
   const looseInfo = await call(gw.url, "GET", "/api/v1/key", { key: at(loose.body, "key") as string });
   assert.is((at(looseInfo.body, "data", "budgets") as unknown[]).length, 3);
@@ -492,7 +524,10 @@ test("GET /key: effective_budget is the least remaining across the key's own lim
   assert.is(at(looseInfo.body, "data", "effective_budget", "reset_interval"), "weekly");
   assert.is(at(looseInfo.body, "data", "effective_budget", "remaining_usd"), 8);
 
-  const tight = await call(gw.url, "POST", "/api/v1/keys", { key: gw.key, body: { name: "tight", workspace_id: ws.id, limit: 3 } });
+  const tight = await call(gw.url, "POST", "/api/v1/keys", {
+    key: gw.key,
+    body: { name: "tight", workspace_id: ws.id, limit: 3 },
+  });
   assert.is(tight.status, 201, tight.text);
   const tightInfo = await call(gw.url, "GET", "/api/v1/key", { key: at(tight.body, "key") as string });
   assert.is(at(tightInfo.body, "data", "effective_budget", "scope"), "key");

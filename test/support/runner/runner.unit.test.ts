@@ -22,7 +22,11 @@ function runPlanted(pattern: string, env: Record<string, string> = {}): Promise<
     execFile(
       process.execPath,
       ["--import", "tsx", "test/run.ts", pattern],
-      { cwd: ROOT, env: { ...process.env, TEST_ROOT: FIXTURES, TEST_JOBS: "2", FORCE_COLOR: "0", TEST_ORDER: "", ...env }, timeout: 60_000 },
+      {
+        cwd: ROOT,
+        env: { ...process.env, TEST_ROOT: FIXTURES, TEST_JOBS: "2", FORCE_COLOR: "0", TEST_ORDER: "", ...env },
+        timeout: 60_000,
+      },
       (error, stdout, stderr) => {
         if (error && typeof error.code !== "number") return reject(error);
         resolve({ code: typeof error?.code === "number" ? error.code : 0, output: `${stdout}${stderr}` });
@@ -80,16 +84,28 @@ test("an after.each that throws on a failing test does not hide the suite's othe
 test("a suite that bypasses the guard still fails the run when its setup throws, and the output says why no reason was printed", async () => {
   const run = await runPlanted("bare-uvu");
   assert.is(run.code, 1, run.output);
-  assert.match(run.output, /1 test did not pass and uvu gave no reason: uvu could not report an error and stopped the suite \(a hook of a suite made with uvu's own suite\(\) threw/);
+  assert.match(
+    run.output,
+    /1 test did not pass and uvu gave no reason: uvu could not report an error and stopped the suite \(a hook of a suite made with uvu's own suite\(\) threw/,
+  );
   assert.match(run.output, /^0 passed, 1 failed, 0 skipped$/m);
 });
 
 test("a test or before.each that throws what uvu cannot report (not an Error, a ConnectError) is reported, and the suite's later tests still run", async () => {
   const run = await runPlanted("throws-non-error");
   assert.is(run.code, 1, run.output);
-  assert.match(run.output, /FAIL\s+planted: a test throws a string\s+"throws"\n\s+the test threw "planted string", not an Error/);
-  assert.match(run.output, /FAIL\s+planted: a test throws a string\s+"throws a ConnectError"\n\s+ConnectError: \[unavailable\] planted connect failure/);
-  assert.match(run.output, /FAIL\s+planted: a before\.each rejects with nothing\s+"first"\n\s+the before\.each hook threw undefined, not an Error/);
+  assert.match(
+    run.output,
+    /FAIL\s+planted: a test throws a string\s+"throws"\n\s+the test threw "planted string", not an Error/,
+  );
+  assert.match(
+    run.output,
+    /FAIL\s+planted: a test throws a string\s+"throws a ConnectError"\n\s+ConnectError: \[unavailable\] planted connect failure/,
+  );
+  assert.match(
+    run.output,
+    /FAIL\s+planted: a before\.each rejects with nothing\s+"first"\n\s+the before\.each hook threw undefined, not an Error/,
+  );
   assert.not.match(run.output, /uvu gave no reason/);
   assert.match(run.output, /^1 passed, 3 failed, 0 skipped$/m);
 });
@@ -99,7 +115,10 @@ test("a file that makes a suite and never runs it fails the run, even beside pas
   assert.is(run.code, 1, run.output);
   assert.match(run.output, /planted: run\(\) forgotten: the suite was made but never run/);
   assert.match(run.output, /planted: run\(\) that never comes: the suite was made but never run/);
-  assert.match(run.output, /Suites made but never run:\n\s+planted: run\(\) forgotten \(never-run\.unit\.test\.ts\)\n\s+planted: run\(\) that never comes \(never-run\.unit\.test\.ts\)/);
+  assert.match(
+    run.output,
+    /Suites made but never run:\n\s+planted: run\(\) forgotten \(never-run\.unit\.test\.ts\)\n\s+planted: run\(\) that never comes \(never-run\.unit\.test\.ts\)/,
+  );
   assert.match(run.output, /^2 passed, 2 failed, 0 skipped$/m);
 });
 
@@ -112,14 +131,18 @@ test("a pattern that matches no test file fails the run", async () => {
 test("a file that ends its worker process fails the run, and a new worker runs the other files", async () => {
   const run = await runPlanted("(worker-exits|passing|failing)");
   assert.is(run.code, 1, run.output);
-  assert.match(run.output, /worker-exits\.unit\.test\.ts\n\s+✘ the worker process exited \(code 7\) while running this file/);
+  assert.match(
+    run.output,
+    /worker-exits\.unit\.test\.ts\n\s+✘ the worker process exited \(code 7\) while running this file/,
+  );
   assert.match(run.output, /^2 passed, 2 failed, 0 skipped$/m);
 });
 
 test("files run in parallel workers, each file's output in one piece", async () => {
   const run = await runPlanted("(passing|failing|after-throws)");
   assert.match(run.output, /with 2 workers/);
-  for (const name of ["passing", "failing", "after-throws"]) assert.match(run.output, new RegExp(`${name}\\.unit\\.test\\.ts\\n\\s+planted: `), name);
+  for (const name of ["passing", "failing", "after-throws"])
+    assert.match(run.output, new RegExp(`${name}\\.unit\\.test\\.ts\\n\\s+planted: `), name);
 });
 
 test("TEST_ORDER=reverse runs each suite's tests last to first, so a test that needs an earlier one's leftovers fails", async () => {
@@ -127,7 +150,10 @@ test("TEST_ORDER=reverse runs each suite's tests last to first, so a test that n
   assert.is(written.code, 0, written.output);
   const reversed = await runPlanted("order-dependent", { TEST_ORDER: "reverse" });
   assert.is(reversed.code, 1, reversed.output);
-  assert.match(reversed.output, /FAIL\s+planted: order dependent\s+"uses what the first made"\n\s+nothing was made before this test/);
+  assert.match(
+    reversed.output,
+    /FAIL\s+planted: order dependent\s+"uses what the first made"\n\s+nothing was made before this test/,
+  );
   assert.match(reversed.output, /^1 passed, 1 failed, 0 skipped$/m);
 });
 

@@ -11,7 +11,11 @@ test("a high or critical advisory with a fix blocks; without a fix, or below hig
     auditReportVersion: 2,
     vulnerabilities: {
       "fixable-high": { name: "fixable-high", severity: "high", fixAvailable: true },
-      "fixable-critical": { name: "fixable-critical", severity: "critical", fixAvailable: { name: "parent", version: "2.0.0", isSemVerMajor: true } },
+      "fixable-critical": {
+        name: "fixable-critical",
+        severity: "critical",
+        fixAvailable: { name: "parent", version: "2.0.0", isSemVerMajor: true },
+      },
       "stuck-critical": { name: "stuck-critical", severity: "critical", fixAvailable: false },
       "fixable-moderate": { name: "fixable-moderate", severity: "moderate", fixAvailable: true },
     },
@@ -26,7 +30,10 @@ test("a clean report blocks nothing", () => {
 });
 
 test("a registry that refuses the audit is reported as not checked, never as clean", () => {
-  const verdict = auditVerdict({ message: "405 Method Not Allowed - POST https://registry.example/-/npm/v1/security/advisories/bulk", statusCode: 405 });
+  const verdict = auditVerdict({
+    message: "405 Method Not Allowed - POST https://registry.example/-/npm/v1/security/advisories/bulk",
+    statusCode: 405,
+  });
   assert.equal(verdict.blocking, []);
   assert.match(verdict.unanswered ?? "", /405 Method Not Allowed/);
   assert.match(auditVerdict(undefined).unanswered ?? "", /no JSON report/);

@@ -20,7 +20,9 @@ const routes = RouteTable.fromServices(allServices).routes;
 const schemas = document.components.schemas;
 
 function operations(): Array<{ verb: string; path: string; op: Operation }> {
-  return Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([verb, op]) => ({ verb, path, op })));
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([verb, op]) => ({ verb, path, op })),
+  );
 }
 
 /** An operation's path and query parameters; its header parameters refer to components (headers.unit.test.ts). */
@@ -63,11 +65,17 @@ test("operation ids are <Service>_<Method> (_2… for additional bindings), uniq
     assert.is(op.operationId, count === 1 ? id : `${id}_${count}`);
     assert.equal(op.tags, [route.method.parent.name]);
   }
-  assert.ok(document.tags.some((tag) => tag.name === "BatchesService" && tag.description?.startsWith("Submit, read, list")));
+  assert.ok(
+    document.tags.some((tag) => tag.name === "BatchesService" && tag.description?.startsWith("Submit, read, list")),
+  );
 });
 
 test("bearer authentication everywhere but on public methods, which have `security: []`", () => {
-  assert.equal(document.components.securitySchemes.bearerAuth, { type: "http", scheme: "bearer", description: "An API key of the gateway." });
+  assert.equal(document.components.securitySchemes.bearerAuth, {
+    type: "http",
+    scheme: "bearer",
+    description: "An API key of the gateway.",
+  });
   assert.equal(document.security, [{ bearerAuth: [] }]);
   const validator = bodyValidator(document);
   let publics = 0;
@@ -89,10 +97,17 @@ test("every operation answers errors with the shared error envelope", () => {
     assert.equal(op.responses["4XX"], { $ref: "#/components/responses/Error" });
     assert.equal(op.responses["5XX"], { $ref: "#/components/responses/Error" });
   }
-  assert.equal(document.components.responses.Error?.content?.["application/json"]?.schema, { $ref: "#/components/schemas/Error" });
+  assert.equal(document.components.responses.Error?.content?.["application/json"]?.schema, {
+    $ref: "#/components/schemas/Error",
+  });
   const validator = bodyValidator(document);
   assert.equal(validator.response("GET", "/api/v1/key", 404, { error: { code: 404, message: "gone" } }), []);
-  assert.equal(validator.response("GET", "/api/v1/key", 503, { error: { code: 503, message: "x", metadata: { reason: "unreachable", retryable: true } } }), []);
+  assert.equal(
+    validator.response("GET", "/api/v1/key", 503, {
+      error: { code: 503, message: "x", metadata: { reason: "unreachable", retryable: true } },
+    }),
+    [],
+  );
   assert.ok(validator.response("GET", "/api/v1/key", 404, { error: { code: "404" } }).length > 0);
 });
 
@@ -100,9 +115,21 @@ test("success statuses, paths and parameters follow the proto options", () => {
   const validator = bodyValidator(document);
   assert.ok(validator.operation("POST", "/api/v1/keys").responses["201"]);
   assert.ok(validator.operation("POST", "/api/v1/batches").responses["202"]);
-  assert.is((validator.operation("DELETE", "/api/v1/vault/secrets/{name}").responses["204"] as { description: string }).description, "No Content");
+  assert.is(
+    (validator.operation("DELETE", "/api/v1/vault/secrets/{name}").responses["204"] as { description: string })
+      .description,
+    "No Content",
+  );
   const getKey = validator.operation("GET", "/api/v1/keys/{hash}");
-  assert.equal(ownParameters(getKey), [{ name: "hash", in: "path", required: true, description: "64 lowercase hex characters.", schema: { type: "string", minLength: 1, pattern: "^[0-9a-f]{64}$" } }]);
+  assert.equal(ownParameters(getKey), [
+    {
+      name: "hash",
+      in: "path",
+      required: true,
+      description: "64 lowercase hex characters.",
+      schema: { type: "string", minLength: 1, pattern: "^[0-9a-f]{64}$" },
+    },
+  ]);
   // GET: every field not in the path is a query parameter, with its rules.
   const listKeys = ownParameters(validator.operation("GET", "/api/v1/keys"));
   assert.equal(
@@ -144,13 +171,19 @@ test("server streams are SSE, with a JSON body where the envelope has a json_rep
 test("uploads are multipart or the raw body; HttpBody answers are raw bytes", () => {
   const validator = bodyValidator(document);
   const upload = validator.operation("POST", "/api/v1/files");
-  assert.equal(upload.requestBody?.content["multipart/form-data"]?.schema, { type: "object", properties: { file: { type: "string", format: "binary" } }, required: ["file"] });
+  assert.equal(upload.requestBody?.content["multipart/form-data"]?.schema, {
+    type: "object",
+    properties: { file: { type: "string", format: "binary" } },
+    required: ["file"],
+  });
   // The metadata comes from the query; the name and content type from the part.
   assert.equal(
     ownParameters(upload).map((p) => p.name),
     ["workspace_id", "provider"],
   );
-  assert.equal(validator.operation("POST", "/api/v1/batches").requestBody?.content["application/json"]?.schema, { $ref: "#/components/schemas/gateway.v1.CreateBatchRequest" });
+  assert.equal(validator.operation("POST", "/api/v1/batches").requestBody?.content["application/json"]?.schema, {
+    $ref: "#/components/schemas/gateway.v1.CreateBatchRequest",
+  });
   const content = validator.operation("GET", "/api/v1/files/{file_id}/content").responses["200"];
   assert.ok(content && "content" in content);
   assert.equal(content.content, { "*/*": { schema: { type: "string", format: "binary" } } });
@@ -161,8 +194,14 @@ test("schemas: proto names, integers, nullable, omit_empty, enums, free-form JSO
   assert.equal(property("gateway.v1.File", "size_bytes"), { type: "integer", format: "int64" });
   // Nullable fields are always present, as the value or null.
   assert.equal(property("gateway.v1.CurrentKey", "limit").type, ["number", "null"]);
-  assert.equal(property("gateway.v1.CurrentKey", "limit_reset"), { type: ["string", "null"], enum: ["daily", "weekly", "monthly", null] });
-  assert.equal(property("gateway.v1.CurrentKey", "effective_budget").anyOf, [{ $ref: "#/components/schemas/gateway.v1.Budget" }, { type: "null" }]);
+  assert.equal(property("gateway.v1.CurrentKey", "limit_reset"), {
+    type: ["string", "null"],
+    enum: ["daily", "weekly", "monthly", null],
+  });
+  assert.equal(property("gateway.v1.CurrentKey", "effective_budget").anyOf, [
+    { $ref: "#/components/schemas/gateway.v1.Budget" },
+    { type: "null" },
+  ]);
   assert.ok(schemas["gateway.v1.CurrentKey"]?.required?.includes("limit"));
   assert.equal(property("gateway.v1.CurrentKey", "expires_at").format, "date-time");
   // omit_empty lists may be absent; others are always there.
@@ -174,15 +213,26 @@ test("schemas: proto names, integers, nullable, omit_empty, enums, free-form JSO
   // Request rules: required, lengths, ranges, uuid.
   const createKey = schemas["gateway.v1.CreateKeyRequest"];
   assert.equal(createKey?.required, ["name"]);
-  assert.equal(property("gateway.v1.CreateKeyRequest", "name"), { type: "string", minLength: 1, maxLength: 100, description: "1 to 100 characters." });
+  assert.equal(property("gateway.v1.CreateKeyRequest", "name"), {
+    type: "string",
+    minLength: 1,
+    maxLength: 100,
+    description: "1 to 100 characters.",
+  });
   assert.equal(property("gateway.v1.CreateKeyRequest", "limit").minimum, 0);
   assert.equal(property("gateway.v1.CreateKeyRequest", "workspace_id").format, "uuid");
   // A message used both ways has a schema per direction.
-  assert.ok(schemas["gateway.v1.ChatToolCall-Input"] && schemas["gateway.v1.ChatToolCall-Output"] && !schemas["gateway.v1.ChatToolCall"]);
+  assert.ok(
+    schemas["gateway.v1.ChatToolCall-Input"] &&
+      schemas["gateway.v1.ChatToolCall-Output"] &&
+      !schemas["gateway.v1.ChatToolCall"],
+  );
 });
 
 test("PATCH bodies leave out the update mask and take null to clear", () => {
-  const patch = bodyValidator(document).operation("PATCH", "/api/v1/keys/{hash}").requestBody?.content["application/json"]?.schema;
+  const patch = bodyValidator(document).operation("PATCH", "/api/v1/keys/{hash}").requestBody?.content[
+    "application/json"
+  ]?.schema;
   assert.ok(patch?.properties && !("update_mask" in patch.properties) && !("hash" in patch.properties));
   assert.equal(patch.properties.limit?.type, ["number", "null"]);
   assert.equal(bodyValidator(document).request("PATCH", "/api/v1/keys/{hash}", { limit: null, name: "renamed" }), []);

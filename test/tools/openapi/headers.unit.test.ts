@@ -24,35 +24,45 @@ function headersNamedInCode(): Set<string> {
     for (const file of fs.readdirSync(path.join(ROOT, folder), { recursive: true, encoding: "utf8" })) {
       if (!file.endsWith(".ts")) continue;
       const source = fs.readFileSync(path.join(ROOT, folder, file), "utf8");
-      for (const match of source.matchAll(/["'`]((?:x-gateway-|x-ratelimit-)[a-z0-9-]+|retry-after)["'`]/gi)) names.add(match[1]!.toLowerCase());
+      for (const match of source.matchAll(/["'`]((?:x-gateway-|x-ratelimit-)[a-z0-9-]+|retry-after)["'`]/gi))
+        names.add(match[1]!.toLowerCase());
     }
   }
   return names;
 }
 
 /** OpenAI's rate-limit headers, sorted. */
-const RATE_LIMIT = ["limit", "remaining", "reset"].flatMap((what) => ["requests", "tokens"].map((kind) => `x-ratelimit-${what}-${kind}`)).sort();
+const RATE_LIMIT = ["limit", "remaining", "reset"]
+  .flatMap((what) => ["requests", "tokens"].map((kind) => `x-ratelimit-${what}-${kind}`))
+  .sort();
 
 function requestHeaders(op: Operation): string[] {
   return (op.parameters ?? []).flatMap((p) => ("$ref" in p ? [p.$ref.replace("#/components/parameters/", "")] : []));
 }
 
 /** The headers listed for an answer of `verb path` (`status`: the entry, or 400/500 for the shared 4XX/5XX one). */
-const responseHeaders = (verb: string, path: string, status: number): string[] => validator.responseHeaders(verb, path, status);
+const responseHeaders = (verb: string, path: string, status: number): string[] =>
+  validator.responseHeaders(verb, path, status);
 
 test("every x-gateway-* header and Retry-After the code names is described, and nothing else", () => {
   const named = headersNamedInCode();
   assert.ok(named.has("x-gateway-cache-ttl") && named.has("retry-after"), [...named].join(", "));
-  const described = new Set([...Object.keys(document.components.parameters), ...Object.keys(document.components.headers)]);
-  for (const name of named) assert.ok(described.has(name), `${name} is named in the code but not described in the OpenAPI document`);
-  for (const name of described) if (name.startsWith("x-gateway-")) assert.ok(named.has(name), `${name} is described but the code never names it`);
+  const described = new Set([
+    ...Object.keys(document.components.parameters),
+    ...Object.keys(document.components.headers),
+  ]);
+  for (const name of named)
+    assert.ok(described.has(name), `${name} is named in the code but not described in the OpenAPI document`);
+  for (const name of described)
+    if (name.startsWith("x-gateway-")) assert.ok(named.has(name), `${name} is described but the code never names it`);
   // Every description says something, and every reference resolves to a component.
   for (const header of DOCUMENTED_HEADERS) assert.ok(header.description.length > 20, header.name);
   for (const [path, item] of Object.entries(document.paths)) {
     for (const [verb, op] of Object.entries(item)) {
       for (const name of requestHeaders(op)) assert.ok(document.components.parameters[name], name);
       for (const status of Object.keys(op.responses)) {
-        for (const name of responseHeaders(verb, path, Number(status.replace("XX", "00")))) assert.ok(name in document.components.headers, name);
+        for (const name of responseHeaders(verb, path, Number(status.replace("XX", "00"))))
+          assert.ok(name in document.components.headers, name);
       }
     }
   }
@@ -95,7 +105,12 @@ test("each header goes with its kind of route only", () => {
 });
 
 test("every error answer: Retry-After (429, 503), the rate limits' state (an inference call's 429), the request id and the overhead", () => {
-  assert.equal(responseHeaders("GET", "/api/v1/key", 401).sort(), ["retry-after", "x-gateway-overhead-ms", ...RATE_LIMIT, "x-request-id"]);
+  assert.equal(responseHeaders("GET", "/api/v1/key", 401).sort(), [
+    "retry-after",
+    "x-gateway-overhead-ms",
+    ...RATE_LIMIT,
+    "x-request-id",
+  ]);
   assert.match(document.components.headers["retry-after"]?.description ?? "", /429/);
 });
 

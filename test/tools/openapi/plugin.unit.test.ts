@@ -21,7 +21,11 @@ function request() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "openapi-plugin-"));
   try {
     const image = path.join(dir, "protos.binpb");
-    execFileSync(path.join(ROOT, "node_modules/.bin/buf"), ["build", "proto", "--as-file-descriptor-set", "-o", image], { cwd: ROOT });
+    execFileSync(
+      path.join(ROOT, "node_modules/.bin/buf"),
+      ["build", "proto", "--as-file-descriptor-set", "-o", image],
+      { cwd: ROOT },
+    );
     const set = fromBinary(FileDescriptorSetSchema, fs.readFileSync(image));
     return create(CodeGeneratorRequestSchema, {
       fileToGenerate: set.file.map((file) => file.name).filter((name) => !name.startsWith("google/")),
@@ -46,7 +50,9 @@ test("writes gen/openapi/openapi.json as committed, and the same on every run", 
 });
 
 test("documents from the protos' comments", () => {
-  const document = JSON.parse(openApiPlugin.run(request()).file[0]!.content) as { paths: Record<string, Record<string, { summary?: string }>> };
+  const document = JSON.parse(openApiPlugin.run(request()).file[0]!.content) as {
+    paths: Record<string, Record<string, { summary?: string }>>;
+  };
   assert.is(document.paths["/api/v1/key"]?.get?.summary, "GET /key: information on the key of the current request.");
 });
 

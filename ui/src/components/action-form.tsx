@@ -24,7 +24,18 @@ export interface ActionFormProps {
   children: ComponentChildren;
 }
 
-export function ActionForm({ formRef, onSubmit, submitLabel, busy, onCancel, error, failure, progress, notices, children }: ActionFormProps) {
+export function ActionForm({
+  formRef,
+  onSubmit,
+  submitLabel,
+  busy,
+  onCancel,
+  error,
+  failure,
+  progress,
+  notices,
+  children,
+}: ActionFormProps) {
   return (
     <>
       <form ref={formRef} method="post" class="form-grid" onSubmit={onSubmit}>

@@ -29,7 +29,17 @@ export interface ChartProps {
 const WHOLE_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 1e7, 1e8];
 
 /** Distinguishable on white and for the common colour-vision deficiencies (Okabe–Ito). */
-export const PALETTE = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#8c6d31", "#999999"];
+export const PALETTE = [
+  "#0072b2",
+  "#d55e00",
+  "#009e73",
+  "#cc79a7",
+  "#e69f00",
+  "#56b4e9",
+  "#000000",
+  "#8c6d31",
+  "#999999",
+];
 
 export function Chart({ title, x, series, format, formatX, integer = false, height = 260 }: ChartProps) {
   const frame = useRef<HTMLDivElement>(null);

@@ -4,7 +4,14 @@ import { useEffect, useRef, useState } from "preact/hooks";
  * A destructive action in two steps: the button asks, then "Confirm" runs it and "Cancel" backs
  * out. In the page (no browser dialog), so keyboard and screen-reader users meet it in place.
  */
-export function ConfirmButton(props: { label: string; accessibleLabel: string; question: string; confirmLabel: string; disabled?: boolean; onConfirm: () => void }) {
+export function ConfirmButton(props: {
+  label: string;
+  accessibleLabel: string;
+  question: string;
+  confirmLabel: string;
+  disabled?: boolean;
+  onConfirm: () => void;
+}) {
   const [asking, setAsking] = useState(false);
   const confirm = useRef<HTMLButtonElement>(null);
   useEffect(() => {
@@ -12,7 +19,13 @@ export function ConfirmButton(props: { label: string; accessibleLabel: string; q
   }, [asking]);
   if (!asking) {
     return (
-      <button type="button" class="danger" aria-label={props.accessibleLabel} disabled={props.disabled} onClick={() => setAsking(true)}>
+      <button
+        type="button"
+        class="danger"
+        aria-label={props.accessibleLabel}
+        disabled={props.disabled}
+        onClick={() => setAsking(true)}
+      >
         {props.label}
       </button>
     );
@@ -43,7 +56,19 @@ export function ConfirmButton(props: { label: string; accessibleLabel: string; q
  * A table row's Delete, confirmed first: named "Delete <noun> <name>" (just "Delete <name>" where the
  * table holds one kind of thing whose names say it, as interns), confirmed with "Yes, delete <name>".
  */
-export function DeleteButton({ noun, name, question, disabled, onConfirm }: { noun?: string; name: string; question: string; disabled: boolean; onConfirm: () => void }) {
+export function DeleteButton({
+  noun,
+  name,
+  question,
+  disabled,
+  onConfirm,
+}: {
+  noun?: string;
+  name: string;
+  question: string;
+  disabled: boolean;
+  onConfirm: () => void;
+}) {
   return (
     <ConfirmButton
       label="Delete"

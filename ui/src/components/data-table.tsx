@@ -32,10 +32,19 @@ export interface DataTableProps<Row> {
   empty?: string;
 }
 
-export function DataTable<Row>({ caption, columns, rows, rowKey, paging, pageSize = 20, empty = "Nothing to show." }: DataTableProps<Row>) {
+export function DataTable<Row>({
+  caption,
+  columns,
+  rows,
+  rowKey,
+  paging,
+  pageSize = 20,
+  empty = "Nothing to show.",
+}: DataTableProps<Row>) {
   const [localOffset, setLocalOffset] = useState(0);
   useEffect(() => {
-    if (!paging && localOffset >= rows.length) setLocalOffset(Math.max(0, Math.floor((rows.length - 1) / pageSize) * pageSize));
+    if (!paging && localOffset >= rows.length)
+      setLocalOffset(Math.max(0, Math.floor((rows.length - 1) / pageSize) * pageSize));
   }, [paging, rows.length, localOffset, pageSize]);
   const offset = paging ? paging.offset : localOffset;
   const size = paging ? paging.pageSize : pageSize;

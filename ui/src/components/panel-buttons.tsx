@@ -6,7 +6,13 @@ import type { Loaded } from "../hooks.js";
  */
 
 /** Loads `load` again; disabled while a load is in flight. */
-export function RefreshButton({ accessibleLabel, load }: { accessibleLabel: string; load: Pick<Loaded<unknown>, "loading" | "reload"> }) {
+export function RefreshButton({
+  accessibleLabel,
+  load,
+}: {
+  accessibleLabel: string;
+  load: Pick<Loaded<unknown>, "loading" | "reload">;
+}) {
   return (
     <button type="button" aria-label={accessibleLabel} onClick={load.reload} disabled={load.loading}>
       Refresh
@@ -24,7 +30,17 @@ export function CloseButton({ accessibleLabel, onClose }: { accessibleLabel: str
 }
 
 /** A table row's button that opens the row in a panel; pressed while the panel shows that row. */
-export function OpenButton({ label, accessibleLabel, open, onOpen }: { label: string; accessibleLabel: string; open: boolean; onOpen: () => void }) {
+export function OpenButton({
+  label,
+  accessibleLabel,
+  open,
+  onOpen,
+}: {
+  label: string;
+  accessibleLabel: string;
+  open: boolean;
+  onOpen: () => void;
+}) {
   return (
     <button type="button" aria-label={accessibleLabel} aria-pressed={open} onClick={onOpen}>
       {label}

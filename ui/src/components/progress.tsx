@@ -9,7 +9,29 @@ export function Progress({ label }: { label: string }) {
 }
 
 /** How much of a limit is left, as a meter with its numbers in words for screen readers. */
-export function Remaining({ remaining, limit, label, text }: { remaining: number; limit: number; label: string; text: string }) {
+export function Remaining({
+  remaining,
+  limit,
+  label,
+  text,
+}: {
+  remaining: number;
+  limit: number;
+  label: string;
+  text: string;
+}) {
   const value = limit > 0 ? Math.max(0, Math.min(remaining, limit)) : 0;
-  return <meter class="remaining" min={0} max={limit > 0 ? limit : 1} low={limit * 0.2} optimum={limit} value={value} aria-label={label} aria-valuetext={text} title={text} />;
+  return (
+    <meter
+      class="remaining"
+      min={0}
+      max={limit > 0 ? limit : 1}
+      low={limit * 0.2}
+      optimum={limit}
+      value={value}
+      aria-label={label}
+      aria-valuetext={text}
+      title={text}
+    />
+  );
 }

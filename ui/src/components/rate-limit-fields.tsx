@@ -35,7 +35,8 @@ export function RateLimitFields({ value, idPrefix }: { value?: SvcRateLimit | nu
         />
       </label>
       <p id={`${idPrefix}-rate-hint`} class="hint">
-        Past either limit, calls get 429 until the minute ends; a call counts its prompt and <code>max_tokens</code> until the answer says what it used.
+        Past either limit, calls get 429 until the minute ends; a call counts its prompt and <code>max_tokens</code>{" "}
+        until the answer says what it used.
       </p>
     </>
   );

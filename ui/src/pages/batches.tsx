@@ -38,7 +38,10 @@ const isTerminal = (batch: Batch) => TERMINAL.includes(batch.status);
 
 export function BatchesPage(_props: PageProps) {
   const pages = useCursorPages(PAGE_SIZE);
-  const list = useLoad((signal) => api.get<BatchList>("/batches", { limit: PAGE_SIZE, after: pages.cursor }, signal), [pages.cursor]);
+  const list = useLoad(
+    (signal) => api.get<BatchList>("/batches", { limit: PAGE_SIZE, after: pages.cursor }, signal),
+    [pages.cursor],
+  );
   const [openId, setOpenId] = useState<string | undefined>();
   usePoll(list.reload, Boolean(list.data?.data.some((b) => !isTerminal(b))), POLL_MS);
 
@@ -46,7 +49,8 @@ export function BatchesPage(_props: PageProps) {
     <section aria-labelledby="batches-heading">
       <h1 id="batches-heading">Batches</h1>
       <p class="hint">
-        Submit batches with <code>POST /api/v1/batches</code>; they run here in the background. Results are kept 30 days.
+        Submit batches with <code>POST /api/v1/batches</code>; they run here in the background. Results are kept 30
+        days.
       </p>
       {openId ? (
         <BatchDetail
@@ -77,7 +81,17 @@ export function BatchesPage(_props: PageProps) {
               { header: "Model", cell: (b) => b.model },
               { header: "Endpoint", cell: (b) => <code>{b.endpoint}</code> },
               { header: "Created", cell: (b) => unixTime(b.created_at) },
-              { header: "Actions", cell: (b) => <OpenButton label="Open" accessibleLabel={`Open batch ${b.id}`} open={openId === b.id} onOpen={() => setOpenId(b.id)} /> },
+              {
+                header: "Actions",
+                cell: (b) => (
+                  <OpenButton
+                    label="Open"
+                    accessibleLabel={`Open batch ${b.id}`}
+                    open={openId === b.id}
+                    onOpen={() => setOpenId(b.id)}
+                  />
+                ),
+              },
             ]}
           />
         ) : null}
@@ -93,13 +107,30 @@ function BatchProgress({ batch }: { batch: Batch }) {
   const text = `${count(done)} of ${count(total)} done${failed > 0 ? `, ${count(failed)} failed` : ""}`;
   return (
     <span class="batch-progress">
-      {isTerminal(batch) ? null : <progress max={Math.max(total, 1)} value={done} aria-label={`Progress of batch ${batch.id}`} aria-valuetext={text} />}
+      {isTerminal(batch) ? null : (
+        <progress
+          max={Math.max(total, 1)}
+          value={done}
+          aria-label={`Progress of batch ${batch.id}`}
+          aria-valuetext={text}
+        />
+      )}
       <span>{text}</span>
     </span>
   );
 }
 
-function BatchDetail({ id, onChanged, onClose, onDeleted }: { id: string; onChanged: () => void; onClose: () => void; onDeleted: () => void }) {
+function BatchDetail({
+  id,
+  onChanged,
+  onClose,
+  onDeleted,
+}: {
+  id: string;
+  onChanged: () => void;
+  onClose: () => void;
+  onDeleted: () => void;
+}) {
   const batch = useLoad((signal) => api.get<Batch>(`/batches/${encodeURIComponent(id)}`, undefined, signal), [id]);
   const action = useAction();
   const running = batch.data !== undefined && !isTerminal(batch.data);
@@ -124,7 +155,11 @@ function BatchDetail({ id, onChanged, onClose, onDeleted }: { id: string; onChan
 
   const shown = batch.data;
   return (
-    <Panel title={`Batch ${id}`} takeFocus actions={<CloseButton accessibleLabel={`Close batch ${id}`} onClose={onClose} />}>
+    <Panel
+      title={`Batch ${id}`}
+      takeFocus
+      actions={<CloseButton accessibleLabel={`Close batch ${id}`} onClose={onClose} />}
+    >
       <ErrorBanner error={batch.error} context="The batch could not be read" />
       <ErrorBanner error={action.error} context="The change was not made" onDismiss={action.clearError} />
       {batch.loading && !shown ? <Progress label="Loading the batch" /> : null}
@@ -182,7 +217,11 @@ function BatchDetail({ id, onChanged, onClose, onDeleted }: { id: string; onChan
               empty="No results."
               columns={[
                 { header: "Custom id", cell: (r) => <code>{r.custom_id}</code> },
-                { header: "Outcome", cell: (r) => (r.response ? `${r.response.status_code} OK` : `Error: ${r.error?.message ?? "unknown"}`) },
+                {
+                  header: "Outcome",
+                  cell: (r) =>
+                    r.response ? `${r.response.status_code} OK` : `Error: ${r.error?.message ?? "unknown"}`,
+                },
                 { header: "Answer", cell: (r) => <ResultAnswer result={r} /> },
               ]}
             />
@@ -212,9 +251,11 @@ function answerText(body: Record<string, unknown>): string {
   const visit = (value: unknown, key: string): void => {
     if (typeof value === "string" && (key === "content" || key === "text" || key === "output_text")) texts.push(value);
     else if (Array.isArray(value)) value.forEach((item) => visit(item, key));
-    else if (typeof value === "object" && value !== null) for (const [name, inner] of Object.entries(value)) visit(inner, name);
+    else if (typeof value === "object" && value !== null)
+      for (const [name, inner] of Object.entries(value)) visit(inner, name);
   };
-  if (body.object === "list" && Array.isArray(body.data)) return `${body.data.length} embedding${body.data.length === 1 ? "" : "s"}`;
+  if (body.object === "list" && Array.isArray(body.data))
+    return `${body.data.length} embedding${body.data.length === 1 ? "" : "s"}`;
   visit(body.choices ?? body.output ?? body.content, "");
   const text = texts.join(" ").trim();
   return text ? (text.length > 120 ? `${text.slice(0, 120)}…` : text) : "Answer";

@@ -10,7 +10,14 @@ import { Progress } from "../components/progress.js";
 import { date } from "../format.js";
 import { useAction, useLoad } from "../hooks.js";
 import { listAll } from "../list-all.js";
-import type { ApiKey, Counted, Guardrail, GuardrailKeyAssignment, GuardrailMemberAssignment, Member } from "../types.js";
+import type {
+  ApiKey,
+  Counted,
+  Guardrail,
+  GuardrailKeyAssignment,
+  GuardrailMemberAssignment,
+  Member,
+} from "../types.js";
 
 /**
  * Who a guardrail applies to: its keys (POST /guardrails/{id}/assignments/keys and .../keys/remove,
@@ -71,7 +78,11 @@ function memberLabel(member: Member): string {
 
 export function GuardrailAssignments({ guardrail, onClose }: { guardrail: Guardrail; onClose: () => void }) {
   return (
-    <Panel title={`Assignments of guardrail ${guardrail.name}`} takeFocus actions={<CloseButton accessibleLabel="Close the assignments" onClose={onClose} />}>
+    <Panel
+      title={`Assignments of guardrail ${guardrail.name}`}
+      takeFocus
+      actions={<CloseButton accessibleLabel="Close the assignments" onClose={onClose} />}
+    >
       <div class="columns">
         <Assignments kind={KEYS} guardrail={guardrail} />
         <Assignments kind={MEMBERS} guardrail={guardrail} />
@@ -80,10 +91,19 @@ export function GuardrailAssignments({ guardrail, onClose }: { guardrail: Guardr
   );
 }
 
-function Assignments<Assignment extends { id: string; created_at: string }, Candidate>({ kind, guardrail }: { kind: Kind<Assignment, Candidate>; guardrail: Guardrail }) {
+function Assignments<Assignment extends { id: string; created_at: string }, Candidate>({
+  kind,
+  guardrail,
+}: {
+  kind: Kind<Assignment, Candidate>;
+  guardrail: Guardrail;
+}) {
   const route = `/guardrails/${guardrail.id}/assignments/${kind.noun}s`;
   const [offset, setOffset] = useState(0);
-  const assigned = useLoad((signal) => api.get<Counted<Assignment>>(route, { offset, limit: PAGE_SIZE }, signal), [route, offset]);
+  const assigned = useLoad(
+    (signal) => api.get<Counted<Assignment>>(route, { offset, limit: PAGE_SIZE }, signal),
+    [route, offset],
+  );
   // Every assignment (not only this page's), to leave the assigned ones out of the picker.
   const [generation, setGeneration] = useState(0);
   const choices = useLoad(
@@ -123,7 +143,9 @@ function Assignments<Assignment extends { id: string; created_at: string }, Cand
         <label>
           {Noun} to assign
           <select ref={picker} disabled={free.length === 0}>
-            {free.length === 0 ? <option value="">{choices.loading ? `Loading ${kind.noun}s…` : `No other ${kind.noun}`}</option> : null}
+            {free.length === 0 ? (
+              <option value="">{choices.loading ? `Loading ${kind.noun}s…` : `No other ${kind.noun}`}</option>
+            ) : null}
             {free.map((c) => (
               <option value={kind.candidateId(c)}>{kind.candidateLabel(c)}</option>
             ))}
@@ -133,17 +155,26 @@ function Assignments<Assignment extends { id: string; created_at: string }, Cand
           Assign {kind.noun}
         </button>
       </form>
-      {choices.data && !choices.data.complete ? <p class="hint">Only the first 1000 {kind.noun}s can be picked here.</p> : null}
+      {choices.data && !choices.data.complete ? (
+        <p class="hint">Only the first 1000 {kind.noun}s can be picked here.</p>
+      ) : null}
       <ErrorBanner error={choices.error} context={`The ${kind.noun}s could not be listed`} />
       <ErrorBanner error={assigned.error} context={`The ${kind.noun} assignments could not be listed`} />
       <ErrorBanner error={action.error} context="The assignment was not changed" onDismiss={action.clearError} />
-      {assigned.loading || action.busy ? <Progress label={action.busy ? "Saving" : `Loading ${kind.noun} assignments`} /> : null}
+      {assigned.loading || action.busy ? (
+        <Progress label={action.busy ? "Saving" : `Loading ${kind.noun} assignments`} />
+      ) : null}
       {assigned.data ? (
         <DataTable<Assignment>
           caption={`${Noun}s assigned to guardrail ${guardrail.name}`}
           rows={assigned.data.data}
           rowKey={(a) => a.id}
-          paging={{ offset, pageSize: PAGE_SIZE, hasMore: offset + PAGE_SIZE < assigned.data.total_count, onPage: setOffset }}
+          paging={{
+            offset,
+            pageSize: PAGE_SIZE,
+            hasMore: offset + PAGE_SIZE < assigned.data.total_count,
+            onPage: setOffset,
+          }}
           empty={`No ${kind.noun}s.`}
           columns={[
             { header: kind.nameHeader, cell: nameOf },

@@ -24,7 +24,11 @@ const REGIONS: Array<{ value: DataRegion; label: string }> = [
   { value: "us", label: "US" },
 ];
 const LISTS = [
-  { name: "allowed_models", label: "Allowed models (empty: all)", placeholder: "e.g. openai/gpt-4o, anthropic/claude-sonnet-4" },
+  {
+    name: "allowed_models",
+    label: "Allowed models (empty: all)",
+    placeholder: "e.g. openai/gpt-4o, anthropic/claude-sonnet-4",
+  },
   { name: "ignored_models", label: "Ignored models", placeholder: "" },
   { name: "allowed_providers", label: "Allowed providers (empty: all)", placeholder: "e.g. openai, anthropic" },
   { name: "ignored_providers", label: "Ignored providers", placeholder: "" },
@@ -55,7 +59,16 @@ export function GuardrailForm({ initial, submitLabel, failure, onSubmit, onCance
     void action.run(() => onSubmit(body));
   };
   return (
-    <ActionForm formRef={form} onSubmit={submit} submitLabel={submitLabel} busy={action.busy} onCancel={onCancel} error={action.error} failure={failure} progress="Saving the guardrail">
+    <ActionForm
+      formRef={form}
+      onSubmit={submit}
+      submitLabel={submitLabel}
+      busy={action.busy}
+      onCancel={onCancel}
+      error={action.error}
+      failure={failure}
+      progress="Saving the guardrail"
+    >
       <label>
         Name
         <input name="name" required maxLength={200} autocomplete="off" defaultValue={initial?.name ?? ""} />
@@ -66,7 +79,14 @@ export function GuardrailForm({ initial, submitLabel, failure, onSubmit, onCance
       </label>
       <label>
         Budget per key or member (USD, empty for none)
-        <input name="limit_usd" type="number" min="0" step="any" inputMode="decimal" defaultValue={initial?.limit_usd == null ? "" : String(initial.limit_usd)} />
+        <input
+          name="limit_usd"
+          type="number"
+          min="0"
+          step="any"
+          inputMode="decimal"
+          defaultValue={initial?.limit_usd == null ? "" : String(initial.limit_usd)}
+        />
       </label>
       <label>
         Budget resets
@@ -79,13 +99,23 @@ export function GuardrailForm({ initial, submitLabel, failure, onSubmit, onCance
         </select>
       </label>
       <label class="check">
-        <input name="include_byok_in_budgets" type="checkbox" defaultChecked={initial?.include_byok_in_budgets ?? false} />
+        <input
+          name="include_byok_in_budgets"
+          type="checkbox"
+          defaultChecked={initial?.include_byok_in_budgets ?? false}
+        />
         BYOK spend counts against the budget
       </label>
       {LISTS.map((list) => (
         <label>
           {list.label}
-          <input name={list.name} autocomplete="off" spellcheck={false} placeholder={list.placeholder} defaultValue={listText(initial?.[list.name])} />
+          <input
+            name={list.name}
+            autocomplete="off"
+            spellcheck={false}
+            placeholder={list.placeholder}
+            defaultValue={listText(initial?.[list.name])}
+          />
         </label>
       ))}
       <fieldset>
@@ -93,7 +123,12 @@ export function GuardrailForm({ initial, submitLabel, failure, onSubmit, onCance
         <div class="checks">
           {REGIONS.map((r) => (
             <label class="check">
-              <input name="allowed_data_regions" type="checkbox" value={r.value} defaultChecked={regions.has(r.value)} />
+              <input
+                name="allowed_data_regions"
+                type="checkbox"
+                value={r.value}
+                defaultChecked={regions.has(r.value)}
+              />
               {r.label}
             </label>
           ))}
@@ -145,5 +180,7 @@ function bodyOf(fields: FormData, complete: boolean): GuardrailBody {
   for (const s of SWITCHES) body[s.name] = checked(fields, s.name);
   if (complete) return body;
   // A new guardrail: what is empty is left to the API's defaults.
-  return Object.fromEntries(Object.entries(body).filter(([, value]) => value !== null && !(Array.isArray(value) && value.length === 0)));
+  return Object.fromEntries(
+    Object.entries(body).filter(([, value]) => value !== null && !(Array.isArray(value) && value.length === 0)),
+  );
 }

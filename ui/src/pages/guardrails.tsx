@@ -28,13 +28,19 @@ export function GuardrailsPage({ current }: PageProps) {
   const workspaces = useLoad((signal) => listAll<WorkspaceDetail>("/workspaces", {}, signal), []);
   const [workspaceId, setWorkspaceId] = useState(current.workspace_id);
   const [offset, setOffset] = useState(0);
-  const list = useLoad((signal) => api.get<Counted<Guardrail>>("/guardrails", { workspace_id: workspaceId, offset, limit: PAGE_SIZE }, signal), [workspaceId, offset]);
+  const list = useLoad(
+    (signal) =>
+      api.get<Counted<Guardrail>>("/guardrails", { workspace_id: workspaceId, offset, limit: PAGE_SIZE }, signal),
+    [workspaceId, offset],
+  );
   const [creating, setCreating] = useState(false);
   const [opened, setOpened] = useState<Opened | undefined>();
   const action = useAction();
   const workspace = workspaces.data?.items.find((w) => w.id === workspaceId);
   const where = workspace ? `workspace ${workspace.name}` : "this key's workspace";
-  const openedGuardrail = opened ? (list.data?.data.find((g) => g.id === opened.guardrail.id) ?? opened.guardrail) : undefined;
+  const openedGuardrail = opened
+    ? (list.data?.data.find((g) => g.id === opened.guardrail.id) ?? opened.guardrail)
+    : undefined;
 
   const chooseWorkspace = (id: string) => {
     setWorkspaceId(id);
@@ -54,7 +60,11 @@ export function GuardrailsPage({ current }: PageProps) {
       <div class="controls panel">
         <label>
           Workspace
-          <select value={workspaceId} disabled={!workspaces.data} onChange={(e) => chooseWorkspace(e.currentTarget.value)}>
+          <select
+            value={workspaceId}
+            disabled={!workspaces.data}
+            onChange={(e) => chooseWorkspace(e.currentTarget.value)}
+          >
             {workspace ? null : <option value={workspaceId}>This key's workspace</option>}
             {(workspaces.data?.items ?? []).map((w) => (
               <option value={w.id}>{w.name}</option>
@@ -98,10 +108,17 @@ export function GuardrailsPage({ current }: PageProps) {
             />
           </Panel>
         ) : (
-          <GuardrailAssignments key={openedGuardrail.id} guardrail={openedGuardrail} onClose={() => setOpened(undefined)} />
+          <GuardrailAssignments
+            key={openedGuardrail.id}
+            guardrail={openedGuardrail}
+            onClose={() => setOpened(undefined)}
+          />
         )
       ) : null}
-      <Panel title={`Guardrails of ${where}`} actions={<RefreshButton accessibleLabel="Refresh the guardrails" load={list} />}>
+      <Panel
+        title={`Guardrails of ${where}`}
+        actions={<RefreshButton accessibleLabel="Refresh the guardrails" load={list} />}
+      >
         <ErrorBanner error={list.error} context="The guardrails could not be listed" />
         <ErrorBanner error={action.error} context="The change was not made" onDismiss={action.clearError} />
         {list.loading || action.busy ? <Progress label={action.busy ? "Deleting" : "Loading guardrails"} /> : null}
@@ -110,7 +127,12 @@ export function GuardrailsPage({ current }: PageProps) {
             caption={`Guardrails of ${where}`}
             rows={list.data.data}
             rowKey={(g) => g.id}
-            paging={{ offset, pageSize: PAGE_SIZE, hasMore: offset + PAGE_SIZE < list.data.total_count, onPage: setOffset }}
+            paging={{
+              offset,
+              pageSize: PAGE_SIZE,
+              hasMore: offset + PAGE_SIZE < list.data.total_count,
+              onPage: setOffset,
+            }}
             empty="No guardrails in this workspace."
             columns={[
               {
@@ -129,13 +151,27 @@ export function GuardrailsPage({ current }: PageProps) {
               { header: "Created", cell: (g) => date(g.created_at) },
               actionsColumn((g) => (
                 <>
-                  <button type="button" aria-label={`Assignments of guardrail ${g.name}`} onClick={() => setOpened({ guardrail: g, view: "assignments" })}>
+                  <button
+                    type="button"
+                    aria-label={`Assignments of guardrail ${g.name}`}
+                    onClick={() => setOpened({ guardrail: g, view: "assignments" })}
+                  >
                     Assign
                   </button>
-                  <button type="button" aria-label={`Edit guardrail ${g.name}`} onClick={() => setOpened({ guardrail: g, view: "edit" })}>
+                  <button
+                    type="button"
+                    aria-label={`Edit guardrail ${g.name}`}
+                    onClick={() => setOpened({ guardrail: g, view: "edit" })}
+                  >
                     Edit
                   </button>
-                  <DeleteButton noun="guardrail" name={g.name} question={`Delete guardrail ${g.name} and its assignments?`} disabled={action.busy} onConfirm={() => remove(g)} />
+                  <DeleteButton
+                    noun="guardrail"
+                    name={g.name}
+                    question={`Delete guardrail ${g.name} and its assignments?`}
+                    disabled={action.busy}
+                    onConfirm={() => remove(g)}
+                  />
                 </>
               )),
             ]}
@@ -152,7 +188,10 @@ function budgetText(g: Guardrail): string {
 }
 
 function allowText(allowed: string[] | null, ignored: string[] | null): string {
-  const parts = [allowed?.length ? `only ${allowed.join(", ")}` : "all", ignored?.length ? `except ${ignored.join(", ")}` : ""];
+  const parts = [
+    allowed?.length ? `only ${allowed.join(", ")}` : "all",
+    ignored?.length ? `except ${ignored.join(", ")}` : "",
+  ];
   return parts.filter(Boolean).join(" ");
 }
 

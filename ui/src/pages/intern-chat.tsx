@@ -45,7 +45,9 @@ export function InternChat({ intern, onClose }: { intern: Intern; onClose: () =>
   const appendText = (text: string, first: boolean) =>
     setLog((entries) => {
       const last = entries[entries.length - 1];
-      return !first && last?.role === "assistant" ? [...entries.slice(0, -1), { ...last, text: last.text + text }] : [...entries, { role: "assistant", text }];
+      return !first && last?.role === "assistant"
+        ? [...entries.slice(0, -1), { ...last, text: last.text + text }]
+        : [...entries, { role: "assistant", text }];
     });
 
   /** One request and its stream, read to the end (`[DONE]`): the text, a question, the session. */
@@ -55,7 +57,11 @@ export function InternChat({ intern, onClose }: { intern: Intern; onClose: () =>
     setStreaming(true);
     setError(undefined);
     try {
-      const answer = await postForStream(`/interns/${intern.id}/chat/completions`, { stream: true, ...body }, controller.signal);
+      const answer = await postForStream(
+        `/interns/${intern.id}/chat/completions`,
+        { stream: true, ...body },
+        controller.signal,
+      );
       if ("json" in answer) {
         // A prompt to a run that is still going (or paused) is delivered into it: no stream.
         append({ role: "note", text: `Delivered to the conversation in progress (${statusOf(answer.json)}).` });
@@ -72,7 +78,11 @@ export function InternChat({ intern, onClose }: { intern: Intern; onClose: () =>
             first = false;
           }
           const call = choice.delta?.tool_calls?.[0];
-          if (call?.function) setPending({ call: { id: call.id, function: call.function }, question: parseQuestion(call.function.arguments) });
+          if (call?.function)
+            setPending({
+              call: { id: call.id, function: call.function },
+              question: parseQuestion(call.function.arguments),
+            });
         }
         if (chunk.session_id) setSessionId(chunk.session_id);
       }
@@ -92,7 +102,11 @@ export function InternChat({ intern, onClose }: { intern: Intern; onClose: () =>
     setDraft("");
     append({ role: "user", text: prompt });
     // `approval_mode` belongs to the run a prompt starts: sent with every prompt.
-    void exchange({ messages: [{ role: "user", content: prompt }], ...(sessionId ? { session_id: sessionId } : {}), ...(manual ? { approval_mode: "manual" } : {}) });
+    void exchange({
+      messages: [{ role: "user", content: prompt }],
+      ...(sessionId ? { session_id: sessionId } : {}),
+      ...(manual ? { approval_mode: "manual" } : {}),
+    });
   };
 
   const answer = (option: string) => {
@@ -110,18 +124,28 @@ export function InternChat({ intern, onClose }: { intern: Intern; onClose: () =>
   };
 
   return (
-    <Panel title={`Chat with ${intern.name}`} takeFocus actions={<CloseButton accessibleLabel={`Close the chat with ${intern.name}`} onClose={onClose} />}>
+    <Panel
+      title={`Chat with ${intern.name}`}
+      takeFocus
+      actions={<CloseButton accessibleLabel={`Close the chat with ${intern.name}`} onClose={onClose} />}
+    >
       <ol class="chat-log" role="log" aria-label={`Conversation with ${intern.name}`} aria-busy={streaming}>
         {log.length === 0 ? <li class="hint">No messages yet.</li> : null}
         {log.map((entry, i) => (
           <li key={i} class={`chat-${entry.role}`}>
-            {entry.role === "answer" ? "You answered: " : <span class="visually-hidden">{ROLE_TEXT[entry.role]}: </span>}
+            {entry.role === "answer" ? (
+              "You answered: "
+            ) : (
+              <span class="visually-hidden">{ROLE_TEXT[entry.role]}: </span>
+            )}
             {entry.text}
           </li>
         ))}
       </ol>
       <ErrorBanner error={error} context="The intern did not answer" onDismiss={() => setError(undefined)} />
-      {pending && !streaming ? <Question intern={intern} pending={pending} ready={sessionId !== undefined} onAnswer={answer} /> : null}
+      {pending && !streaming ? (
+        <Question intern={intern} pending={pending} ready={sessionId !== undefined} onAnswer={answer} />
+      ) : null}
       {streaming ? (
         <div class="chat-streaming">
           <Progress label={`${intern.name} is answering`} />
@@ -169,10 +193,25 @@ export function InternChat({ intern, onClose }: { intern: Intern; onClose: () =>
 }
 
 /** Who said it, for screen readers (the bubbles' placement says it to the eye); answers say it to all. */
-const ROLE_TEXT: Record<Entry["role"], string> = { user: "You", assistant: "Intern", answer: "You answered", note: "Note" };
+const ROLE_TEXT: Record<Entry["role"], string> = {
+  user: "You",
+  assistant: "Intern",
+  answer: "You answered",
+  note: "Note",
+};
 
 /** The intern's question, its options as buttons (the first takes the focus); free text when it offers none. */
-function Question({ intern, pending, ready, onAnswer }: { intern: Intern; pending: Pending; ready: boolean; onAnswer: (option: string) => void }) {
+function Question({
+  intern,
+  pending,
+  ready,
+  onAnswer,
+}: {
+  intern: Intern;
+  pending: Pending;
+  ready: boolean;
+  onAnswer: (option: string) => void;
+}) {
   const first = useRef<HTMLButtonElement>(null);
   const [text, setText] = useState("");
   useEffect(() => first.current?.focus(), [pending.call.id]);
@@ -203,7 +242,13 @@ function Question({ intern, pending, ready, onAnswer }: { intern: Intern; pendin
       )}
       <div class="actions">
         {options.map((option, i) => (
-          <button type="button" ref={i === 0 ? first : undefined} class={option.startsWith("reject") ? "danger" : undefined} disabled={!ready} onClick={() => onAnswer(option)}>
+          <button
+            type="button"
+            ref={i === 0 ? first : undefined}
+            class={option.startsWith("reject") ? "danger" : undefined}
+            disabled={!ready}
+            onClick={() => onAnswer(option)}
+          >
             {OPTION_TEXT[option] ?? option}
           </button>
         ))}
@@ -244,5 +289,7 @@ function parseQuestion(args: string): InternQuestion | undefined {
 }
 
 function statusOf(json: unknown): string {
-  return typeof json === "object" && json !== null && "status" in json ? String((json as { status: unknown }).status) : "accepted";
+  return typeof json === "object" && json !== null && "status" in json
+    ? String((json as { status: unknown }).status)
+    : "accepted";
 }

@@ -44,7 +44,10 @@ export function InternsPage({ current }: PageProps) {
   const interns = useLoad(
     async (signal): Promise<Listed> => {
       try {
-        return { kind: "list", list: await api.get<InternList>("/interns", { limit: PAGE_SIZE, starting_after: pages.cursor }, signal) };
+        return {
+          kind: "list",
+          list: await api.get<InternList>("/interns", { limit: PAGE_SIZE, starting_after: pages.cursor }, signal),
+        };
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) return { kind: "outside", message: err.message };
         throw err;
@@ -76,10 +79,12 @@ export function InternsPage({ current }: PageProps) {
         <h1 id="interns-heading">Interns</h1>
         <Panel title="Not in the interns programme">
           <p>
-            This organization is not in the interns programme, so it has no interns (the API answers: <q>{interns.data.message}</q>).
+            This organization is not in the interns programme, so it has no interns (the API answers:{" "}
+            <q>{interns.data.message}</q>).
           </p>
           <p class="hint">
-            An operator admits an organization with <code>npm run admin -- entitlement grant &lt;organization&gt; interns</code>.
+            An operator admits an organization with{" "}
+            <code>npm run admin -- entitlement grant &lt;organization&gt; interns</code>.
           </p>
         </Panel>
       </section>
@@ -122,17 +127,32 @@ export function InternsPage({ current }: PageProps) {
                     </button>
                   ) : null}
                   {CAN_PROVISION.includes(i.status) ? (
-                    <button type="button" aria-label={`Provision ${i.name}`} disabled={action.busy} onClick={() => lifecycle(i, "provision")}>
+                    <button
+                      type="button"
+                      aria-label={`Provision ${i.name}`}
+                      disabled={action.busy}
+                      onClick={() => lifecycle(i, "provision")}
+                    >
                       Provision
                     </button>
                   ) : null}
                   {CAN_SUSPEND.includes(i.status) ? (
-                    <button type="button" aria-label={`Suspend ${i.name}`} disabled={action.busy} onClick={() => lifecycle(i, "suspend")}>
+                    <button
+                      type="button"
+                      aria-label={`Suspend ${i.name}`}
+                      disabled={action.busy}
+                      onClick={() => lifecycle(i, "suspend")}
+                    >
                       Suspend
                     </button>
                   ) : null}
                   {i.status !== "destroying" ? (
-                    <DeleteButton name={i.name} question={`Delete ${i.name}, its working directory and its vault?`} disabled={action.busy} onConfirm={() => remove(i)} />
+                    <DeleteButton
+                      name={i.name}
+                      question={`Delete ${i.name}, its working directory and its vault?`}
+                      disabled={action.busy}
+                      onConfirm={() => remove(i)}
+                    />
                   ) : null}
                 </>
               )),
@@ -152,7 +172,12 @@ function InternState({ intern }: { intern: Intern }) {
       <span>{STATUS_TEXT[intern.status] ?? intern.status}</span>
       {progress ? (
         <span class="batch-progress">
-          <progress max={progress.total_steps} value={progress.step_number} aria-label={`Provisioning of ${intern.name}`} aria-valuetext={`step ${progress.step_number} of ${progress.total_steps}`} />
+          <progress
+            max={progress.total_steps}
+            value={progress.step_number}
+            aria-label={`Provisioning of ${intern.name}`}
+            aria-valuetext={`step ${progress.step_number} of ${progress.total_steps}`}
+          />
           <span class="hint">
             {progress.step_label} ({progress.step_number}/{progress.total_steps})
           </span>
@@ -184,7 +209,15 @@ function CreateIntern({ workspaceId, onCreated }: { workspaceId: string; onCreat
   };
   return (
     <Panel title="Create an intern">
-      <ActionForm formRef={form} onSubmit={submit} submitLabel="Create intern" busy={action.busy} error={action.error} failure="The intern was not created" progress="Creating the intern">
+      <ActionForm
+        formRef={form}
+        onSubmit={submit}
+        submitLabel="Create intern"
+        busy={action.busy}
+        error={action.error}
+        failure="The intern was not created"
+        progress="Creating the intern"
+      >
         <label>
           Name
           <input name="name" required maxLength={100} autocomplete="off" />

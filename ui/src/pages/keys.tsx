@@ -32,7 +32,11 @@ const INTERVALS: Array<{ value: ResetInterval | ""; label: string }> = [
 export function KeysPage({ current }: PageProps) {
   const [offset, setOffset] = useState(0);
   // One more than a page: whether a next page exists, without a count.
-  const keys = useLoad(async (signal) => (await api.get<Data<ApiKey[]>>("/keys", { offset, limit: PAGE_SIZE + 1, include_disabled: true }, signal)).data, [offset]);
+  const keys = useLoad(
+    async (signal) =>
+      (await api.get<Data<ApiKey[]>>("/keys", { offset, limit: PAGE_SIZE + 1, include_disabled: true }, signal)).data,
+    [offset],
+  );
   const [created, setCreated] = useState<{ name: string; secret: string } | undefined>();
   const [editing, setEditing] = useState<ApiKey | undefined>();
   const action = useAction();
@@ -101,13 +105,29 @@ export function KeysPage({ current }: PageProps) {
               { header: "Created", cell: (k) => date(k.created_at) },
               actionsColumn((k) => (
                 <>
-                  <button type="button" aria-label={`${k.disabled ? "Enable" : "Disable"} key ${k.name}`} disabled={action.busy} onClick={() => update(k, { disabled: !k.disabled })}>
+                  <button
+                    type="button"
+                    aria-label={`${k.disabled ? "Enable" : "Disable"} key ${k.name}`}
+                    disabled={action.busy}
+                    onClick={() => update(k, { disabled: !k.disabled })}
+                  >
                     {k.disabled ? "Enable" : "Disable"}
                   </button>
-                  <button type="button" aria-label={`Set the limit of key ${k.name}`} disabled={action.busy} onClick={() => setEditing(k)}>
+                  <button
+                    type="button"
+                    aria-label={`Set the limit of key ${k.name}`}
+                    disabled={action.busy}
+                    onClick={() => setEditing(k)}
+                  >
                     Set limit
                   </button>
-                  <DeleteButton noun="key" name={k.name} question={`Delete key ${k.name}? Calls with it will fail.`} disabled={action.busy} onConfirm={() => remove(k)} />
+                  <DeleteButton
+                    noun="key"
+                    name={k.name}
+                    question={`Delete key ${k.name}? Calls with it will fail.`}
+                    disabled={action.busy}
+                    onConfirm={() => remove(k)}
+                  />
                 </>
               )),
             ]}
@@ -152,7 +172,15 @@ function CreateKey({ onCreated }: { onCreated: (name: string, secret: string) =>
   };
   return (
     <Panel title="Create a key">
-      <ActionForm formRef={form} onSubmit={submit} submitLabel="Create key" busy={action.busy} error={action.error} failure="The key was not created" progress="Creating the key">
+      <ActionForm
+        formRef={form}
+        onSubmit={submit}
+        submitLabel="Create key"
+        busy={action.busy}
+        error={action.error}
+        failure="The key was not created"
+        progress="Creating the key"
+      >
         <label>
           Name
           <input name="name" required maxLength={100} autocomplete="off" />
@@ -187,7 +215,15 @@ function NewSecret({ name, secret, onDone }: { name: string; secret: string; onD
       <h2 id="new-secret-heading">New key {name}</h2>
       <p>Copy the key now: it is shown only this once, and cannot be read again.</p>
       <div class="secret">
-        <input ref={field} readOnly value={secret} aria-label="New key secret" spellcheck={false} autocomplete="off" onFocus={(e) => e.currentTarget.select()} />
+        <input
+          ref={field}
+          readOnly
+          value={secret}
+          aria-label="New key secret"
+          spellcheck={false}
+          autocomplete="off"
+          onFocus={(e) => e.currentTarget.select()}
+        />
         <CopyButton text={secret} label="Copy the key" fallbackInput={() => field.current} />
       </div>
       <button type="button" onClick={onDone}>
@@ -197,21 +233,49 @@ function NewSecret({ name, secret, onDone }: { name: string; secret: string; onD
   );
 }
 
-function EditLimit({ apiKey, busy, onSave, onCancel }: { apiKey: ApiKey; busy: boolean; onSave: (body: Record<string, unknown>) => void; onCancel: () => void }) {
+function EditLimit({
+  apiKey,
+  busy,
+  onSave,
+  onCancel,
+}: {
+  apiKey: ApiKey;
+  busy: boolean;
+  onSave: (body: Record<string, unknown>) => void;
+  onCancel: () => void;
+}) {
   const form = useRef<HTMLFormElement>(null);
   const submit = (event: Event) => {
     event.preventDefault();
     const fields = new FormData(form.current!);
     const reset = String(fields.get("limit_reset") ?? "");
     // null clears: no limit, or a limit that never resets, or no rate limits of its own.
-    onSave({ limit: limitOf(String(fields.get("limit") ?? "")), limit_reset: reset === "" ? null : reset, svc_rate_limit: rateLimitOf(fields) });
+    onSave({
+      limit: limitOf(String(fields.get("limit") ?? "")),
+      limit_reset: reset === "" ? null : reset,
+      svc_rate_limit: rateLimitOf(fields),
+    });
   };
   return (
     <Panel title={`Limit of key ${apiKey.name}`}>
-      <ActionForm key={apiKey.hash} formRef={form} onSubmit={submit} submitLabel="Save limit" busy={busy} onCancel={onCancel}>
+      <ActionForm
+        key={apiKey.hash}
+        formRef={form}
+        onSubmit={submit}
+        submitLabel="Save limit"
+        busy={busy}
+        onCancel={onCancel}
+      >
         <label>
           Credit limit (USD, empty for none)
-          <input name="limit" type="number" min="0" step="any" inputMode="decimal" defaultValue={apiKey.limit === null ? "" : String(apiKey.limit)} />
+          <input
+            name="limit"
+            type="number"
+            min="0"
+            step="any"
+            inputMode="decimal"
+            defaultValue={apiKey.limit === null ? "" : String(apiKey.limit)}
+          />
         </label>
         <label>
           Limit resets

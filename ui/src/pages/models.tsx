@@ -31,7 +31,10 @@ export function ModelsPage(_props: PageProps) {
   const [kind, setKind] = useState<Kind>("text");
   const [filter, setFilter] = useState("");
   const [selected, setSelected] = useState<Model | undefined>();
-  const catalog = useLoad(async (signal) => (await api.get<ListedModels>("/models", { output_modalities: kind }, signal)).data, [kind]);
+  const catalog = useLoad(
+    async (signal) => (await api.get<ListedModels>("/models", { output_modalities: kind }, signal)).data,
+    [kind],
+  );
   const shown = useMemo(() => {
     const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
     return (catalog.data ?? []).filter((m) => {
@@ -48,7 +51,14 @@ export function ModelsPage(_props: PageProps) {
         <div class="controls">
           <label>
             Filter models
-            <input type="search" value={filter} placeholder="name, id or modality" autocomplete="off" spellcheck={false} onInput={(e) => setFilter(e.currentTarget.value)} />
+            <input
+              type="search"
+              value={filter}
+              placeholder="name, id or modality"
+              autocomplete="off"
+              spellcheck={false}
+              onInput={(e) => setFilter(e.currentTarget.value)}
+            />
           </label>
           <label>
             Show
@@ -90,7 +100,12 @@ export function ModelsPage(_props: PageProps) {
               {
                 header: "Details",
                 cell: (m) => (
-                  <button type="button" aria-label={`Details of model ${m.id}`} aria-pressed={selected?.id === m.id} onClick={() => setSelected(m)}>
+                  <button
+                    type="button"
+                    aria-label={`Details of model ${m.id}`}
+                    aria-pressed={selected?.id === m.id}
+                    onClick={() => setSelected(m)}
+                  >
                     Details
                   </button>
                 ),
@@ -106,15 +121,28 @@ export function ModelsPage(_props: PageProps) {
 
 /** One model: what the catalog says, and the endpoints that serve it with their recent stats. */
 function ModelDetails({ model, onClose }: { model: Model; onClose: () => void }) {
-  const endpoints = useLoad(async (signal) => (await api.get<{ data: ModelWithEndpoints }>(endpointsPath(model), undefined, signal)).data.endpoints, [model.id]);
+  const endpoints = useLoad(
+    async (signal) =>
+      (await api.get<{ data: ModelWithEndpoints }>(endpointsPath(model), undefined, signal)).data.endpoints,
+    [model.id],
+  );
   return (
-    <Panel title={`Model ${model.id}`} takeFocus actions={<CloseButton accessibleLabel="Close the model details" onClose={onClose} />}>
+    <Panel
+      title={`Model ${model.id}`}
+      takeFocus
+      actions={<CloseButton accessibleLabel="Close the model details" onClose={onClose} />}
+    >
       {model.description ? <p>{model.description}</p> : null}
       <Facts
         facts={[
           ["Name", model.name],
           ["Context", `${count(model.context_length)} tokens`],
-          ["Max output", model.top_provider.max_completion_tokens === null ? "—" : `${count(model.top_provider.max_completion_tokens)} tokens`],
+          [
+            "Max output",
+            model.top_provider.max_completion_tokens === null
+              ? "—"
+              : `${count(model.top_provider.max_completion_tokens)} tokens`,
+          ],
           ["Input / 1M tokens", perMillion(model.pricing.prompt)],
           ["Output / 1M tokens", perMillion(model.pricing.completion)],
           ["Modality", model.architecture.modality],
@@ -147,17 +175,31 @@ function ModelDetails({ model, onClose }: { model: Model; onClose: () => void })
               ),
             },
             { header: "Status", cell: (e) => statusText(e.status) },
-            { header: "Context / max out", kind: "number", cell: (e) => `${count(e.context_length)} / ${e.max_completion_tokens === null ? "—" : count(e.max_completion_tokens)}` },
-            { header: "In / out per 1M", kind: "number", cell: (e) => `${perMillion(e.pricing.prompt)} / ${perMillion(e.pricing.completion)}` },
+            {
+              header: "Context / max out",
+              kind: "number",
+              cell: (e) =>
+                `${count(e.context_length)} / ${e.max_completion_tokens === null ? "—" : count(e.max_completion_tokens)}`,
+            },
+            {
+              header: "In / out per 1M",
+              kind: "number",
+              cell: (e) => `${perMillion(e.pricing.prompt)} / ${perMillion(e.pricing.completion)}`,
+            },
             { header: "Latency p50/p90", kind: "number", cell: (e) => pair(e.latency_last_30m, "ms") },
             { header: "Tokens/s p50/p90", kind: "number", cell: (e) => pair(e.throughput_last_30m, "") },
-            { header: "Uptime 5m/30m/1d", kind: "number", cell: (e) => [e.uptime_last_5m, e.uptime_last_30m, e.uptime_last_1d].map(percent).join(" / ") },
+            {
+              header: "Uptime 5m/30m/1d",
+              kind: "number",
+              cell: (e) => [e.uptime_last_5m, e.uptime_last_30m, e.uptime_last_1d].map(percent).join(" / "),
+            },
           ]}
         />
       ) : null}
       <p class="hint">
-        Latency (time to the first byte, ms) and throughput (output tokens a second) of the successful calls of the last 30 minutes; uptime, the share of calls in the last 5 minutes, 30 minutes and
-        day that did not fail upstream. Without recent calls they show —.
+        Latency (time to the first byte, ms) and throughput (output tokens a second) of the successful calls of the last
+        30 minutes; uptime, the share of calls in the last 5 minutes, 30 minutes and day that did not fail upstream.
+        Without recent calls they show —.
       </p>
     </Panel>
   );

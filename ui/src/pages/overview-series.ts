@@ -10,10 +10,23 @@ export type Granularity = "day" | "week" | "month";
 const isoDay = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
 
 /** Each period: its buckets, and how a bucket is named (`bucketLabel`, from its start in Unix seconds). */
-export const PERIODS: Record<Granularity, { label: string; buckets: number; span: string; bucketLabel: (seconds: number) => string }> = {
+export const PERIODS: Record<
+  Granularity,
+  { label: string; buckets: number; span: string; bucketLabel: (seconds: number) => string }
+> = {
   day: { label: "Daily", buckets: 30, span: "the last 30 days", bucketLabel: isoDay },
-  week: { label: "Weekly", buckets: 12, span: "the last 12 weeks", bucketLabel: (seconds) => `week of ${isoDay(seconds)}` },
-  month: { label: "Monthly", buckets: 12, span: "the last 12 months", bucketLabel: (seconds) => isoDay(seconds).slice(0, 7) },
+  week: {
+    label: "Weekly",
+    buckets: 12,
+    span: "the last 12 weeks",
+    bucketLabel: (seconds) => `week of ${isoDay(seconds)}`,
+  },
+  month: {
+    label: "Monthly",
+    buckets: 12,
+    span: "the last 12 months",
+    bucketLabel: (seconds) => isoDay(seconds).slice(0, 7),
+  },
 };
 
 /** The start (UTC) of the bucket holding `date`. */
@@ -60,7 +73,12 @@ export interface OverviewSeries {
 const MAX_SERIES = 8;
 export const OTHER = "Other";
 
-export function buildSeries(rows: AnalyticsRow[], dimension: string, buckets: Date[], labelOf: (group: string) => string): OverviewSeries {
+export function buildSeries(
+  rows: AnalyticsRow[],
+  dimension: string,
+  buckets: Date[],
+  labelOf: (group: string) => string,
+): OverviewSeries {
   const index = new Map(buckets.map((bucket, i) => [bucket.getTime(), i]));
   const byGroup = new Map<string, GroupSeries>();
   for (const row of rows) {
@@ -69,7 +87,8 @@ export function buildSeries(rows: AnalyticsRow[], dimension: string, buckets: Da
     const value = row[dimension];
     const group = value === null || value === undefined ? "" : String(value);
     let series = byGroup.get(group);
-    if (!series) byGroup.set(group, (series = emptySeries(group, group === "" ? "(none)" : labelOf(group), buckets.length)));
+    if (!series)
+      byGroup.set(group, (series = emptySeries(group, group === "" ? "(none)" : labelOf(group), buckets.length)));
     const cost = numberOf(row.cost_usd);
     const requests = numberOf(row.requests);
     series.cost[at] = series.cost[at]! + cost;
@@ -78,7 +97,9 @@ export function buildSeries(rows: AnalyticsRow[], dimension: string, buckets: Da
     series.totalRequests += requests;
     series.totalSaved += numberOf(row.cache_savings_usd);
   }
-  const ranked = [...byGroup.values()].sort((a, b) => b.totalCost - a.totalCost || b.totalRequests - a.totalRequests || a.label.localeCompare(b.label));
+  const ranked = [...byGroup.values()].sort(
+    (a, b) => b.totalCost - a.totalCost || b.totalRequests - a.totalRequests || a.label.localeCompare(b.label),
+  );
   const groups = ranked.slice(0, MAX_SERIES - 1);
   const rest = ranked.slice(MAX_SERIES - 1);
   if (rest.length === 1) groups.push(rest[0]!);
@@ -97,7 +118,15 @@ export function buildSeries(rows: AnalyticsRow[], dimension: string, buckets: Da
 }
 
 function emptySeries(group: string, label: string, length: number): GroupSeries {
-  return { group, label, cost: new Array<number>(length).fill(0), requests: new Array<number>(length).fill(0), totalCost: 0, totalRequests: 0, totalSaved: 0 };
+  return {
+    group,
+    label,
+    cost: new Array<number>(length).fill(0),
+    requests: new Array<number>(length).fill(0),
+    totalCost: 0,
+    totalRequests: 0,
+    totalSaved: 0,
+  };
 }
 
 function numberOf(value: unknown): number {

@@ -43,7 +43,11 @@ export function OverviewPage({ current }: PageProps) {
         groupLabels(dimension, signal),
       ]);
       // What was asked travels with the answer: the controls may have moved on while it loaded.
-      return { ...buildSeries(rows, dimension, buckets, labelOf), granularity, dimension: DIMENSIONS.find((d) => d.name === dimension)! };
+      return {
+        ...buildSeries(rows, dimension, buckets, labelOf),
+        granularity,
+        dimension: DIMENSIONS.find((d) => d.name === dimension)!,
+      };
     },
     [granularity, dimension],
   );
@@ -56,7 +60,10 @@ export function OverviewPage({ current }: PageProps) {
     return {
       ...shown,
       cost: { title: `Spend (USD) by ${by}`, series: shown.groups.map((g) => ({ label: g.label, values: g.cost })) },
-      requests: { title: `Requests by ${by}`, series: shown.groups.map((g) => ({ label: g.label, values: g.requests })) },
+      requests: {
+        title: `Requests by ${by}`,
+        series: shown.groups.map((g) => ({ label: g.label, values: g.requests })),
+      },
       caption: `Totals by ${by}, ${PERIODS[shown.granularity].span}`,
       bucketLabel: PERIODS[shown.granularity].bucketLabel,
     };
@@ -86,7 +93,8 @@ export function OverviewPage({ current }: PageProps) {
           <RefreshButton accessibleLabel="Refresh spend and requests" load={usage} />
         </div>
         <p class="hint">
-          Over {PERIODS[granularity].span}, in UTC.{current.is_management_key ? "" : " Analytics cover the whole organization and need a management key."}
+          Over {PERIODS[granularity].span}, in UTC.
+          {current.is_management_key ? "" : " Analytics cover the whole organization and need a management key."}
         </p>
         <ErrorBanner error={usage.error} context="Spend over time is not available" />
         {usage.loading ? <Progress label="Loading spend and requests" /> : null}
@@ -94,8 +102,21 @@ export function OverviewPage({ current }: PageProps) {
           <>
             {charts.all.length > 0 ? (
               <div class="charts">
-                <Chart title={charts.cost.title} x={charts.x} series={charts.cost.series} format={usd} formatX={charts.bucketLabel} />
-                <Chart title={charts.requests.title} x={charts.x} series={charts.requests.series} format={count} formatX={charts.bucketLabel} integer />
+                <Chart
+                  title={charts.cost.title}
+                  x={charts.x}
+                  series={charts.cost.series}
+                  format={usd}
+                  formatX={charts.bucketLabel}
+                />
+                <Chart
+                  title={charts.requests.title}
+                  x={charts.x}
+                  series={charts.requests.series}
+                  format={count}
+                  formatX={charts.bucketLabel}
+                  integer
+                />
               </div>
             ) : null}
             <DataTable<GroupSeries>
@@ -132,10 +153,19 @@ function Budgets({ current }: { current: CurrentKey }) {
           ["Spent today", usd(current.usage_daily)],
           ["This week", usd(current.usage_weekly)],
           ["This month", usd(current.usage_monthly)],
-          ["Credit limit", current.limit === null ? "None" : `${usd(current.limit_remaining)} left of ${usd(current.limit)}${current.limit_reset ? `, resets ${current.limit_reset}` : ""}`],
+          [
+            "Credit limit",
+            current.limit === null
+              ? "None"
+              : `${usd(current.limit_remaining)} left of ${usd(current.limit)}${current.limit_reset ? `, resets ${current.limit_reset}` : ""}`,
+          ],
         ]}
       />
-      <p>{effective ? `Binding now: the ${scopeName(effective)} — ${usd(effective.remaining_usd)} left of ${usd(effective.limit_usd)}.` : "No budget applies to this key."}</p>
+      <p>
+        {effective
+          ? `Binding now: the ${scopeName(effective)} — ${usd(effective.remaining_usd)} left of ${usd(effective.limit_usd)}.`
+          : "No budget applies to this key."}
+      </p>
       <DataTable<Budget>
         caption="Budgets that apply to this key"
         rows={current.budgets}
@@ -151,7 +181,12 @@ function Budgets({ current }: { current: CurrentKey }) {
             kind: "number",
             cell: (b) => (
               <span class="left">
-                <Remaining remaining={b.remaining_usd} limit={b.limit_usd} label={`Left of the ${scopeName(b)}`} text={`${usd(b.remaining_usd)} of ${usd(b.limit_usd)}`} />
+                <Remaining
+                  remaining={b.remaining_usd}
+                  limit={b.limit_usd}
+                  label={`Left of the ${scopeName(b)}`}
+                  text={`${usd(b.remaining_usd)} of ${usd(b.limit_usd)}`}
+                />
                 {usd(b.remaining_usd)}
               </span>
             ),

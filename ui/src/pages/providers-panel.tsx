@@ -15,7 +15,10 @@ import type { Provider, ProviderKey } from "../types.js";
  * by position only.
  */
 export function ProvidersPanel() {
-  const providers = useLoad(async (signal) => (await api.get<{ data: Provider[] }>("/providers", undefined, signal)).data, []);
+  const providers = useLoad(
+    async (signal) => (await api.get<{ data: Provider[] }>("/providers", undefined, signal)).data,
+    [],
+  );
   return (
     <Panel title="Providers" actions={<RefreshButton accessibleLabel="Refresh the providers" load={providers} />}>
       <ErrorBanner error={providers.error} context="The providers could not be loaded" />
@@ -38,13 +41,17 @@ export function ProvidersPanel() {
               ),
             },
             { header: "Kind", cell: (p) => p.svc_kind },
-            { header: "Health", cell: (p) => (p.svc_keys.length === 0 ? statusText(p.svc_status) : <KeyStates keys={p.svc_keys} />) },
+            {
+              header: "Health",
+              cell: (p) => (p.svc_keys.length === 0 ? statusText(p.svc_status) : <KeyStates keys={p.svc_keys} />),
+            },
           ]}
         />
       ) : null}
       <p class="hint">
-        A provider with several keys spreads its calls over them by weight. A key the provider rate limits rests until the time shown; a key it refuses is tried again after a wait that grows from
-        minutes to an hour, and comes back once it works. The state of each key shows to management keys only.
+        A provider with several keys spreads its calls over them by weight. A key the provider rate limits rests until
+        the time shown; a key it refuses is tried again after a wait that grows from minutes to an hour, and comes back
+        once it works. The state of each key shows to management keys only.
       </p>
     </Panel>
   );

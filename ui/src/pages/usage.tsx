@@ -40,10 +40,20 @@ export function UsagePage({ current }: PageProps) {
   const [filterError, setFilterError] = useState<string | undefined>();
   const [openId, setOpenId] = useState<string | undefined>();
   const pages = useCursorPages(PAGE_SIZE);
-  const calls = useLoad((signal) => api.get<GenerationList>("/generations", { limit: PAGE_SIZE, cursor: pages.cursor, ...filters }, signal), [pages.cursor, JSON.stringify(filters)]);
+  const calls = useLoad(
+    (signal) => api.get<GenerationList>("/generations", { limit: PAGE_SIZE, cursor: pages.cursor, ...filters }, signal),
+    [pages.cursor, JSON.stringify(filters)],
+  );
   // Names for the key filter and column; only a management key may list the keys.
-  const keys = useLoad(async (signal) => (current.is_management_key ? (await listAll<ApiKey>("/keys", { include_disabled: true }, signal)).items : []), []);
-  const models = useLoad(async (signal) => (await api.get<Data<Array<{ id: string }>>>("/models", undefined, signal)).data.map((m) => m.id), []);
+  const keys = useLoad(
+    async (signal) =>
+      current.is_management_key ? (await listAll<ApiKey>("/keys", { include_disabled: true }, signal)).items : [],
+    [],
+  );
+  const models = useLoad(
+    async (signal) => (await api.get<Data<Array<{ id: string }>>>("/models", undefined, signal)).data.map((m) => m.id),
+    [],
+  );
   const keyName = useMemo(() => {
     const names = new Map((keys.data ?? []).map((k) => [k.hash, k.name]));
     return (hash: string) => names.get(hash) ?? shortId(hash);
@@ -58,7 +68,13 @@ export function UsagePage({ current }: PageProps) {
       const start = utcTime(text("start"), "From");
       const end = utcTime(text("end"), "To");
       if (start && end && start >= end) throw new Error("“From” must be before “To”.");
-      setFilters({ model: text("model"), api_key_hash: text("api_key_hash"), status: text("status") as GenerationStatus | undefined, start, end });
+      setFilters({
+        model: text("model"),
+        api_key_hash: text("api_key_hash"),
+        status: text("status") as GenerationStatus | undefined,
+        start,
+        end,
+      });
       setFilterError(undefined);
       pages.reset();
     } catch (err) {
@@ -75,7 +91,9 @@ export function UsagePage({ current }: PageProps) {
   return (
     <section aria-labelledby="usage-heading">
       <h1 id="usage-heading">Usage log</h1>
-      {openId ? <GenerationDetail key={openId} id={openId} keyName={keyName} onClose={() => setOpenId(undefined)} /> : null}
+      {openId ? (
+        <GenerationDetail key={openId} id={openId} keyName={keyName} onClose={() => setOpenId(undefined)} />
+      ) : null}
       <Panel title="Filters">
         <form ref={form} class="form-grid" onSubmit={apply} aria-label="Filters of the usage log">
           <label>
@@ -139,13 +157,19 @@ export function UsagePage({ current }: PageProps) {
               { header: "Provider", cell: (g) => g.provider_name ?? "—" },
               { header: "Key", cell: (g) => <span title={g.api_key_hash}>{keyName(g.api_key_hash)}</span> },
               { header: "Status", cell: (g) => statusText(g) },
-              { header: "Tokens", kind: "number", cell: (g) => `${count(g.tokens_prompt)} → ${count(g.tokens_completion)}` },
+              {
+                header: "Tokens",
+                kind: "number",
+                cell: (g) => `${count(g.tokens_prompt)} → ${count(g.tokens_completion)}`,
+              },
               {
                 header: "Cost",
                 kind: "number",
                 cell: (g) =>
                   g.svc_cache_hit ? (
-                    <span title={`Answered from the response cache; the original call cost ${usd(g.svc_cache_savings)}`}>
+                    <span
+                      title={`Answered from the response cache; the original call cost ${usd(g.svc_cache_savings)}`}
+                    >
                       {usd(g.total_cost)} <span class="badge">cache hit</span>
                     </span>
                   ) : (
@@ -153,7 +177,17 @@ export function UsagePage({ current }: PageProps) {
                   ),
               },
               { header: "Latency", kind: "number", cell: (g) => milliseconds(g.latency) },
-              { header: "Details", cell: (g) => <OpenButton label="Details" accessibleLabel={`Details of ${g.id}`} open={openId === g.id} onOpen={() => setOpenId(g.id)} /> },
+              {
+                header: "Details",
+                cell: (g) => (
+                  <OpenButton
+                    label="Details"
+                    accessibleLabel={`Details of ${g.id}`}
+                    open={openId === g.id}
+                    onOpen={() => setOpenId(g.id)}
+                  />
+                ),
+              },
             ]}
           />
         ) : null}
@@ -162,8 +196,19 @@ export function UsagePage({ current }: PageProps) {
   );
 }
 
-function GenerationDetail({ id, keyName, onClose }: { id: string; keyName: (hash: string) => string; onClose: () => void }) {
-  const generation = useLoad(async (signal) => (await api.get<Data<Generation>>("/generation", { id }, signal)).data, [id]);
+function GenerationDetail({
+  id,
+  keyName,
+  onClose,
+}: {
+  id: string;
+  keyName: (hash: string) => string;
+  onClose: () => void;
+}) {
+  const generation = useLoad(
+    async (signal) => (await api.get<Data<Generation>>("/generation", { id }, signal)).data,
+    [id],
+  );
   const g = generation.data;
   const facts: Fact[] = g
     ? [
@@ -187,7 +232,11 @@ function GenerationDetail({ id, keyName, onClose }: { id: string; keyName: (hash
       ]
     : [];
   return (
-    <Panel title={`Generation ${id}`} takeFocus actions={<CloseButton accessibleLabel={`Close generation ${id}`} onClose={onClose} />}>
+    <Panel
+      title={`Generation ${id}`}
+      takeFocus
+      actions={<CloseButton accessibleLabel={`Close generation ${id}`} onClose={onClose} />}
+    >
       <ErrorBanner error={generation.error} context="The call could not be read" />
       {generation.loading ? <Progress label="Loading the call" /> : null}
       {g ? (

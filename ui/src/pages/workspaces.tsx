@@ -12,7 +12,16 @@ import { checked, checkedValues, numberOrNull, text, textOrNull } from "../form-
 import { date, dateTime, shortId, usd } from "../format.js";
 import { useAction, useLoad } from "../hooks.js";
 import { listAll } from "../list-all.js";
-import type { BudgetInterval, Counted, Data, Guardrail, ProviderSort, ServerTool, WorkspaceBudget, WorkspaceDetail } from "../types.js";
+import type {
+  BudgetInterval,
+  Counted,
+  Data,
+  Guardrail,
+  ProviderSort,
+  ServerTool,
+  WorkspaceBudget,
+  WorkspaceDetail,
+} from "../types.js";
 import type { PageProps } from "./page.js";
 
 /**
@@ -60,11 +69,16 @@ type Opened = { workspace: WorkspaceDetail; view: "edit" | "budgets" };
 
 export function WorkspacesPage({ current }: PageProps) {
   const [offset, setOffset] = useState(0);
-  const list = useLoad((signal) => api.get<Counted<WorkspaceDetail>>("/workspaces", { offset, limit: PAGE_SIZE }, signal), [offset]);
+  const list = useLoad(
+    (signal) => api.get<Counted<WorkspaceDetail>>("/workspaces", { offset, limit: PAGE_SIZE }, signal),
+    [offset],
+  );
   const [opened, setOpened] = useState<Opened | undefined>();
   const action = useAction();
   // The list's copy of the opened workspace, so a rename shows in the panel's title.
-  const openedWorkspace = opened ? (list.data?.data.find((w) => w.id === opened.workspace.id) ?? opened.workspace) : undefined;
+  const openedWorkspace = opened
+    ? (list.data?.data.find((w) => w.id === opened.workspace.id) ?? opened.workspace)
+    : undefined;
 
   const remove = (workspace: WorkspaceDetail) =>
     action.run(async () => {
@@ -107,7 +121,12 @@ export function WorkspacesPage({ current }: PageProps) {
             caption="Workspaces of the organization"
             rows={list.data.data}
             rowKey={(w) => w.id}
-            paging={{ offset, pageSize: PAGE_SIZE, hasMore: offset + PAGE_SIZE < list.data.total_count, onPage: setOffset }}
+            paging={{
+              offset,
+              pageSize: PAGE_SIZE,
+              hasMore: offset + PAGE_SIZE < list.data.total_count,
+              onPage: setOffset,
+            }}
             empty="No workspaces."
             columns={[
               {
@@ -124,13 +143,27 @@ export function WorkspacesPage({ current }: PageProps) {
               { header: "Created", cell: (w) => date(w.created_at) },
               actionsColumn((w) => (
                 <>
-                  <button type="button" aria-label={`Budgets of workspace ${w.name}`} onClick={() => setOpened({ workspace: w, view: "budgets" })}>
+                  <button
+                    type="button"
+                    aria-label={`Budgets of workspace ${w.name}`}
+                    onClick={() => setOpened({ workspace: w, view: "budgets" })}
+                  >
                     Budgets
                   </button>
-                  <button type="button" aria-label={`Edit workspace ${w.name}`} onClick={() => setOpened({ workspace: w, view: "edit" })}>
+                  <button
+                    type="button"
+                    aria-label={`Edit workspace ${w.name}`}
+                    onClick={() => setOpened({ workspace: w, view: "edit" })}
+                  >
                     Edit
                   </button>
-                  <DeleteButton noun="workspace" name={w.name} question={`Delete workspace ${w.name} with its budgets and guardrails?`} disabled={action.busy} onConfirm={() => remove(w)} />
+                  <DeleteButton
+                    noun="workspace"
+                    name={w.name}
+                    question={`Delete workspace ${w.name} with its budgets and guardrails?`}
+                    disabled={action.busy}
+                    onConfirm={() => remove(w)}
+                  />
                 </>
               )),
             ]}
@@ -175,7 +208,15 @@ function CreateWorkspace({ onCreated }: { onCreated: (workspace: WorkspaceDetail
   };
   return (
     <Panel title="Create a workspace">
-      <ActionForm formRef={form} onSubmit={submit} submitLabel="Create workspace" busy={action.busy} error={action.error} failure="The workspace was not created" progress="Creating the workspace">
+      <ActionForm
+        formRef={form}
+        onSubmit={submit}
+        submitLabel="Create workspace"
+        busy={action.busy}
+        error={action.error}
+        failure="The workspace was not created"
+        progress="Creating the workspace"
+      >
         <label>
           Name
           <input name="name" required maxLength={100} autocomplete="off" />
@@ -195,10 +236,21 @@ function CreateWorkspace({ onCreated }: { onCreated: (workspace: WorkspaceDetail
 }
 
 /** The workspace's defaults; the default guardrail is chosen among the workspace's guardrails. */
-function EditWorkspace({ workspace, onSaved, onCancel }: { workspace: WorkspaceDetail; onSaved: () => void; onCancel: () => void }) {
+function EditWorkspace({
+  workspace,
+  onSaved,
+  onCancel,
+}: {
+  workspace: WorkspaceDetail;
+  onSaved: () => void;
+  onCancel: () => void;
+}) {
   const form = useRef<HTMLFormElement>(null);
   const action = useAction();
-  const guardrails = useLoad((signal) => listAll<Guardrail>("/guardrails", { workspace_id: workspace.id }, signal), [workspace.id]);
+  const guardrails = useLoad(
+    (signal) => listAll<Guardrail>("/guardrails", { workspace_id: workspace.id }, signal),
+    [workspace.id],
+  );
   const disabled = new Set(workspace.disabled_server_tools ?? []);
   const submit = (event: Event) => {
     event.preventDefault();
@@ -245,7 +297,14 @@ function EditWorkspace({ workspace, onSaved, onCancel }: { workspace: WorkspaceD
         </label>
         <label>
           Slug
-          <input name="slug" required maxLength={50} autocomplete="off" spellcheck={false} defaultValue={workspace.slug} />
+          <input
+            name="slug"
+            required
+            maxLength={50}
+            autocomplete="off"
+            spellcheck={false}
+            defaultValue={workspace.slug}
+          />
         </label>
         <label>
           Description
@@ -253,11 +312,24 @@ function EditWorkspace({ workspace, onSaved, onCancel }: { workspace: WorkspaceD
         </label>
         <label>
           Default text model
-          <input name="default_text_model" maxLength={256} autocomplete="off" spellcheck={false} placeholder="e.g. openai/gpt-4o" defaultValue={workspace.default_text_model ?? ""} />
+          <input
+            name="default_text_model"
+            maxLength={256}
+            autocomplete="off"
+            spellcheck={false}
+            placeholder="e.g. openai/gpt-4o"
+            defaultValue={workspace.default_text_model ?? ""}
+          />
         </label>
         <label>
           Default image model
-          <input name="default_image_model" maxLength={256} autocomplete="off" spellcheck={false} defaultValue={workspace.default_image_model ?? ""} />
+          <input
+            name="default_image_model"
+            maxLength={256}
+            autocomplete="off"
+            spellcheck={false}
+            defaultValue={workspace.default_image_model ?? ""}
+          />
         </label>
         <label>
           Default provider sort
@@ -298,8 +370,8 @@ function EditWorkspace({ workspace, onSaved, onCancel }: { workspace: WorkspaceD
           />
         </label>
         <p id="cache-ttl-hint" class="hint">
-          Calls of the workspace's keys that send no <code>x-gateway-cache-ttl</code> are answered from the response cache for this long (at most the gateway's{" "}
-          <code>GATEWAY_CACHE_MAX_TTL_SECONDS</code>).
+          Calls of the workspace's keys that send no <code>x-gateway-cache-ttl</code> are answered from the response
+          cache for this long (at most the gateway's <code>GATEWAY_CACHE_MAX_TTL_SECONDS</code>).
         </p>
         <RateLimitFields idPrefix="edit-workspace" value={workspace.svc_rate_limit} />
         <label class="check">
@@ -325,13 +397,19 @@ function EditWorkspace({ workspace, onSaved, onCancel }: { workspace: WorkspaceD
 /** The budgets of one workspace, at most one per interval; setting one replaces that interval's. */
 function WorkspaceBudgets({ workspace, onClose }: { workspace: WorkspaceDetail; onClose: () => void }) {
   const form = useRef<HTMLFormElement>(null);
-  const budgets = useLoad(async (signal) => (await api.get<Data<WorkspaceBudget[]>>(`/workspaces/${workspace.id}/budgets`, undefined, signal)).data, [workspace.id]);
+  const budgets = useLoad(
+    async (signal) =>
+      (await api.get<Data<WorkspaceBudget[]>>(`/workspaces/${workspace.id}/budgets`, undefined, signal)).data,
+    [workspace.id],
+  );
   const action = useAction();
   const submit = (event: Event) => {
     event.preventDefault();
     const fields = new FormData(form.current!);
     void action.run(async () => {
-      await api.put<Data<WorkspaceBudget>>(`/workspaces/${workspace.id}/budgets/${text(fields, "interval")}`, { limit_usd: numberOrNull(fields, "limit_usd") });
+      await api.put<Data<WorkspaceBudget>>(`/workspaces/${workspace.id}/budgets/${text(fields, "interval")}`, {
+        limit_usd: numberOrNull(fields, "limit_usd"),
+      });
       form.current?.reset();
       budgets.reload();
     });
@@ -342,10 +420,15 @@ function WorkspaceBudgets({ workspace, onClose }: { workspace: WorkspaceDetail; 
       budgets.reload();
     });
   return (
-    <Panel title={`Budgets of workspace ${workspace.name}`} takeFocus actions={<CloseButton accessibleLabel="Close the budgets" onClose={onClose} />}>
+    <Panel
+      title={`Budgets of workspace ${workspace.name}`}
+      takeFocus
+      actions={<CloseButton accessibleLabel="Close the budgets" onClose={onClose} />}
+    >
       <p class="hint">
-        Every call of the workspace's keys counts against its budgets; limits must shrink as the interval narrows (lifetime &gt; monthly &gt; weekly &gt; daily). Spend and what is left show on the
-        Overview of a key of the workspace.
+        Every call of the workspace's keys counts against its budgets; limits must shrink as the interval narrows
+        (lifetime &gt; monthly &gt; weekly &gt; daily). Spend and what is left show on the Overview of a key of the
+        workspace.
       </p>
       <ActionForm formRef={form} onSubmit={submit} submitLabel="Set budget" busy={action.busy}>
         <label>

@@ -99,7 +99,11 @@ export function optionalArray(value: JsonValue | undefined, path: string): JsonV
 }
 
 /** Copies the scalar fields that mean the same in both formats, type-checked. */
-export function copyScalars(from: JsonObject, to: JsonObject, fields: { numbers?: string[]; booleans?: string[]; strings?: string[] }): void {
+export function copyScalars(
+  from: JsonObject,
+  to: JsonObject,
+  fields: { numbers?: string[]; booleans?: string[]; strings?: string[] },
+): void {
   for (const name of fields.numbers ?? []) setIfDefined(to, name, optionalNumber(from[name], name));
   for (const name of fields.booleans ?? []) setIfDefined(to, name, optionalBoolean(from[name], name));
   for (const name of fields.strings ?? []) setIfDefined(to, name, optionalString(from[name], name));
@@ -128,12 +132,22 @@ export function firstChoice(body: JsonObject): JsonObject {
  * Any other field (a provider's `citations`, …) is the provider's, and reaches the client on the
  * translated answer as it came.
  */
-const CHAT_ANSWER_FIELDS = new Set(["id", "object", "created", "model", "choices", "usage", "provider", "system_fingerprint"]);
+const CHAT_ANSWER_FIELDS = new Set([
+  "id",
+  "object",
+  "created",
+  "model",
+  "choices",
+  "usage",
+  "provider",
+  "system_fingerprint",
+]);
 
 /** Copies a chat completion's (or chunk's) provider fields onto the translated answer; the `null`s the contract shape adds are not the provider's. */
 export function copyProviderFields(from: JsonObject, to: JsonObject): void {
   for (const name in from) {
     const value = from[name];
-    if (!CHAT_ANSWER_FIELDS.has(name) && value !== undefined && value !== null && to[name] === undefined) to[name] = value;
+    if (!CHAT_ANSWER_FIELDS.has(name) && value !== undefined && value !== null && to[name] === undefined)
+      to[name] = value;
   }
 }

@@ -59,7 +59,8 @@ const READ_FIELDS = new Set([
 export function messagesToChat(body: JsonObject): JsonObject {
   const maxTokens = body.max_tokens;
   if (maxTokens === undefined || maxTokens === null) throw gatewayError(400, "max_tokens is required");
-  if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens) || maxTokens < 1) throw gatewayError(400, "max_tokens must be an integer of at least 1");
+  if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens) || maxTokens < 1)
+    throw gatewayError(400, "max_tokens must be an integer of at least 1");
   const messages: JsonObject[] = [];
   const system = body.system;
   if (typeof system === "string") {
@@ -67,17 +68,25 @@ export function messagesToChat(body: JsonObject): JsonObject {
   } else if (system !== undefined && system !== null) {
     if (!Array.isArray(system)) throw gatewayError(400, "system must be a string or an array of text blocks");
     const blocks = system;
-    messages.push({ role: "system", content: blocks.map((block, index) => textPart(requiredObject(block, `system[${index}]`), `system[${index}]`)) });
+    messages.push({
+      role: "system",
+      content: blocks.map((block, index) => textPart(requiredObject(block, `system[${index}]`), `system[${index}]`)),
+    });
   }
   const input = optionalArray(body.messages, "messages");
-  if (!input || input.length === 0) throw gatewayError(400, input ? "messages must have at least 1 message" : "messages is required");
-  input.forEach((message, index) => messages.push(...chatMessages(requiredObject(message, `messages[${index}]`), `messages[${index}]`)));
+  if (!input || input.length === 0)
+    throw gatewayError(400, input ? "messages must have at least 1 message" : "messages is required");
+  input.forEach((message, index) =>
+    messages.push(...chatMessages(requiredObject(message, `messages[${index}]`), `messages[${index}]`)),
+  );
 
   const chat: JsonObject = { messages, max_tokens: maxTokens };
   copyScalars(body, chat, { strings: ["model"], numbers: ["temperature", "top_p", "top_k"], booleans: ["stream"] });
   const stop = optionalArray(body.stop_sequences, "stop_sequences");
   if (stop && stop.length > 0) chat.stop = stop.map((s, index) => requiredString(s, `stop_sequences[${index}]`));
-  const tools = optionalArray(body.tools, "tools")?.map((tool, index) => chatTool(requiredObject(tool, `tools[${index}]`), `tools[${index}]`));
+  const tools = optionalArray(body.tools, "tools")?.map((tool, index) =>
+    chatTool(requiredObject(tool, `tools[${index}]`), `tools[${index}]`),
+  );
   if (tools && tools.length > 0) chat.tools = tools;
   const choice = optionalObject(body.tool_choice, "tool_choice");
   if (choice) Object.assign(chat, toolChoice(choice));
@@ -121,8 +130,16 @@ function userMessages(blocks: JsonValue[], at: (index: number) => string): JsonO
     const block = requiredObject(value, at(index));
     if (block.type === "tool_result") {
       const content =
-        typeof block.content === "string" ? block.content : (optionalArray(block.content, `${at(index)}.content`) ?? []).map((part, i) => contentPart(part, `${at(index)}.content[${i}]`));
-      results.push({ role: "tool", tool_call_id: requiredString(block.tool_use_id, `${at(index)}.tool_use_id`), content });
+        typeof block.content === "string"
+          ? block.content
+          : (optionalArray(block.content, `${at(index)}.content`) ?? []).map((part, i) =>
+              contentPart(part, `${at(index)}.content[${i}]`),
+            );
+      results.push({
+        role: "tool",
+        tool_call_id: requiredString(block.tool_use_id, `${at(index)}.tool_use_id`),
+        content,
+      });
     } else {
       parts.push(contentPart(block, at(index)));
     }
@@ -143,14 +160,19 @@ function assistantMessage(blocks: JsonValue[], at: (index: number) => string): J
         calls.push({
           id: requiredString(block.id, `${at(index)}.id`),
           type: "function",
-          function: { name: requiredString(block.name, `${at(index)}.name`), arguments: JSON.stringify(optionalObject(block.input, `${at(index)}.input`) ?? {}) },
+          function: {
+            name: requiredString(block.name, `${at(index)}.name`),
+            arguments: JSON.stringify(optionalObject(block.input, `${at(index)}.input`) ?? {}),
+          },
         });
         return;
       case "thinking":
       case "redacted_thinking":
         return;
       default:
-        throw untranslatable(`${at(index)}.type ${JSON.stringify(block.type)} is not supported in an assistant message by this endpoint; use text or tool_use`);
+        throw untranslatable(
+          `${at(index)}.type ${JSON.stringify(block.type)} is not supported in an assistant message by this endpoint; use text or tool_use`,
+        );
     }
   });
   const message: JsonObject = { role: "assistant" };
@@ -165,14 +187,20 @@ function contentPart(value: JsonValue, path: string): JsonObject {
     case "text":
       return textPart(block, path);
     case "image":
-      return { type: "image_url", image_url: { url: mediaUrl(requiredObject(block.source, `${path}.source`), `${path}.source`) } };
+      return {
+        type: "image_url",
+        image_url: { url: mediaUrl(requiredObject(block.source, `${path}.source`), `${path}.source`) },
+      };
     case "document": {
       const source = requiredObject(block.source, `${path}.source`);
-      if (source.type !== "base64") throw untranslatable(`${path}.source.type must be base64 for a document on this endpoint`);
+      if (source.type !== "base64")
+        throw untranslatable(`${path}.source.type must be base64 for a document on this endpoint`);
       return { type: "file", file: { file_data: mediaUrl(source, `${path}.source`) } };
     }
     default:
-      throw untranslatable(`${path}.type ${JSON.stringify(block.type)} is not supported by this endpoint; use text, image, document or tool_result`);
+      throw untranslatable(
+        `${path}.type ${JSON.stringify(block.type)} is not supported by this endpoint; use text, image, document or tool_result`,
+      );
   }
 }
 
@@ -186,7 +214,11 @@ function textPart(block: JsonObject, path: string): JsonObject {
 
 /** Chat carries media as URLs: base64 sources become data: URLs, which the upstream side splits again. */
 function mediaUrl(source: JsonObject, path: string): string {
-  if (source.type === "base64") return dataUrl(requiredString(source.media_type, `${path}.media_type`), requiredString(source.data, `${path}.data`));
+  if (source.type === "base64")
+    return dataUrl(
+      requiredString(source.media_type, `${path}.media_type`),
+      requiredString(source.data, `${path}.data`),
+    );
   if (source.type === "url") return requiredString(source.url, `${path}.url`);
   throw untranslatable(`${path}.type must be base64 or url for this endpoint`);
 }
@@ -194,8 +226,14 @@ function mediaUrl(source: JsonObject, path: string): string {
 function chatTool(tool: JsonObject, path: string): JsonObject {
   const type = optionalString(tool.type, `${path}.type`);
   // Anthropic's own server and client tools (web_search_…, bash_…) have no chat counterpart.
-  if (type !== undefined && type !== "custom") throw untranslatable(`${path}.type ${JSON.stringify(type)} is not supported by this endpoint; only custom tools with an input_schema are`);
-  const fn: JsonObject = { name: requiredString(tool.name, `${path}.name`), parameters: requiredObject(tool.input_schema, `${path}.input_schema`) };
+  if (type !== undefined && type !== "custom")
+    throw untranslatable(
+      `${path}.type ${JSON.stringify(type)} is not supported by this endpoint; only custom tools with an input_schema are`,
+    );
+  const fn: JsonObject = {
+    name: requiredString(tool.name, `${path}.name`),
+    parameters: requiredObject(tool.input_schema, `${path}.input_schema`),
+  };
   setIfDefined(fn, "description", optionalString(tool.description, `${path}.description`));
   return { type: "function", function: fn };
 }
@@ -204,9 +242,11 @@ function toolChoice(choice: JsonObject): JsonObject {
   const out: JsonObject = {};
   const chatChoice = typeof choice.type === "string" ? chatToolChoice(choice.type) : undefined;
   if (chatChoice !== undefined) out.tool_choice = chatChoice;
-  else if (choice.type === "tool") out.tool_choice = { type: "function", function: { name: requiredString(choice.name, "tool_choice.name") } };
+  else if (choice.type === "tool")
+    out.tool_choice = { type: "function", function: { name: requiredString(choice.name, "tool_choice.name") } };
   else throw gatewayError(400, "tool_choice.type must be auto, any, tool or none");
-  if (optionalBoolean(choice.disable_parallel_tool_use, "tool_choice.disable_parallel_tool_use") === true) out.parallel_tool_calls = false;
+  if (optionalBoolean(choice.disable_parallel_tool_use, "tool_choice.disable_parallel_tool_use") === true)
+    out.parallel_tool_calls = false;
   return out;
 }
 
@@ -214,11 +254,17 @@ export function chatToMessage(completion: JsonObject, ids: FormatIds): JsonObjec
   const choice = firstChoice(completion);
   const chatMessage = isObject(choice.message) ? choice.message : {};
   const content: JsonObject[] = [];
-  if (typeof chatMessage.content === "string" && chatMessage.content !== "") content.push({ type: "text", text: chatMessage.content });
+  if (typeof chatMessage.content === "string" && chatMessage.content !== "")
+    content.push({ type: "text", text: chatMessage.content });
   for (const call of Array.isArray(chatMessage.tool_calls) ? chatMessage.tool_calls : []) {
     if (!isObject(call)) continue;
     const fn = isObject(call.function) ? call.function : {};
-    content.push({ type: "tool_use", id: typeof call.id === "string" ? call.id : "", name: typeof fn.name === "string" ? fn.name : "", input: toolInput(fn.arguments) });
+    content.push({
+      type: "tool_use",
+      id: typeof call.id === "string" ? call.id : "",
+      name: typeof fn.name === "string" ? fn.name : "",
+      input: toolInput(fn.arguments),
+    });
   }
   const message: JsonObject = {
     id: ids.id,
@@ -243,7 +289,11 @@ function toolInput(args: JsonValue | undefined): JsonObject {
   } catch {
     parsed = undefined;
   }
-  if (!isObject(parsed)) throw gatewayError(502, "The model's tool call arguments are not a JSON object, which the Messages format cannot carry");
+  if (!isObject(parsed))
+    throw gatewayError(
+      502,
+      "The model's tool call arguments are not a JSON object, which the Messages format cannot carry",
+    );
   return parsed;
 }
 

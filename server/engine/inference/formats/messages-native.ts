@@ -22,7 +22,8 @@ export const MESSAGES_NATIVE: NativeAnswers = {
   usageOf: (answerOrEvent) => (isObject(answerOrEvent.usage) ? answerOrEvent.usage : undefined),
   text(answer) {
     let text = "";
-    for (const block of Array.isArray(answer.content) ? answer.content : []) if (isObject(block) && block.type === "text" && typeof block.text === "string") text += block.text;
+    for (const block of Array.isArray(answer.content) ? answer.content : [])
+      if (isObject(block) && block.type === "text" && typeof block.text === "string") text += block.text;
     return text;
   },
   eventText(event) {
@@ -61,7 +62,8 @@ class MessageAssembler implements NativeAssembler {
       case "message_delta":
         if (this.message) {
           if (isObject(event.delta)) Object.assign(this.message, event.delta);
-          if (isObject(event.usage)) this.message.usage = { ...(isObject(this.message.usage) ? this.message.usage : {}), ...event.usage };
+          if (isObject(event.usage))
+            this.message.usage = { ...(isObject(this.message.usage) ? this.message.usage : {}), ...event.usage };
         }
         return;
       case "message_stop":
@@ -84,8 +86,10 @@ class MessageAssembler implements NativeAssembler {
     if (delta.type === "text_delta") append("text", delta.text);
     else if (delta.type === "thinking_delta") append("thinking", delta.thinking);
     else if (delta.type === "signature_delta") append("signature", delta.signature);
-    else if (delta.type === "input_json_delta" && typeof delta.partial_json === "string") this.inputs.set(index, (this.inputs.get(index) ?? "") + delta.partial_json);
-    else if (delta.type === "citations_delta" && delta.citation !== undefined) block.citations = [...(Array.isArray(block.citations) ? block.citations : []), delta.citation];
+    else if (delta.type === "input_json_delta" && typeof delta.partial_json === "string")
+      this.inputs.set(index, (this.inputs.get(index) ?? "") + delta.partial_json);
+    else if (delta.type === "citations_delta" && delta.citation !== undefined)
+      block.citations = [...(Array.isArray(block.citations) ? block.citations : []), delta.citation];
   }
 }
 
@@ -101,7 +105,18 @@ function parsedObject(text: string): JsonObject {
 /** A stored message as the events of its stream: each block started, its content in one delta, stopped. */
 function replayMessage(answer: JsonObject): JsonObject[] {
   const usage = isObject(answer.usage) ? answer.usage : {};
-  const events: JsonObject[] = [{ type: "message_start", message: { ...answer, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 0 } } }];
+  const events: JsonObject[] = [
+    {
+      type: "message_start",
+      message: {
+        ...answer,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 0 },
+      },
+    },
+  ];
   const blocks = Array.isArray(answer.content) ? answer.content : [];
   blocks.forEach((block, index) => {
     if (!isObject(block)) return;
@@ -110,18 +125,24 @@ function replayMessage(answer: JsonObject): JsonObject[] {
     for (const delta of deltas) events.push({ type: "content_block_delta", index, delta });
     events.push({ type: "content_block_stop", index });
   });
-  events.push({ type: "message_delta", delta: { stop_reason: answer.stop_reason ?? "end_turn", stop_sequence: answer.stop_sequence ?? null }, usage });
+  events.push({
+    type: "message_delta",
+    delta: { stop_reason: answer.stop_reason ?? "end_turn", stop_sequence: answer.stop_sequence ?? null },
+    usage,
+  });
   events.push({ type: "message_stop" });
   return events;
 }
 
 function blockParts(block: JsonObject): [JsonObject, JsonObject[]] {
-  if (block.type === "text" && typeof block.text === "string") return [{ ...block, text: "" }, [{ type: "text_delta", text: block.text }]];
+  if (block.type === "text" && typeof block.text === "string")
+    return [{ ...block, text: "" }, [{ type: "text_delta", text: block.text }]];
   if (block.type === "thinking" && typeof block.thinking === "string") {
     const deltas: JsonObject[] = [{ type: "thinking_delta", thinking: block.thinking }];
     if (typeof block.signature === "string") deltas.push({ type: "signature_delta", signature: block.signature });
     return [{ ...block, thinking: "", signature: "" }, deltas];
   }
-  if (block.type === "tool_use" || block.type === "server_tool_use") return [{ ...block, input: {} }, [{ type: "input_json_delta", partial_json: JSON.stringify(block.input ?? {}) }]];
+  if (block.type === "tool_use" || block.type === "server_tool_use")
+    return [{ ...block, input: {} }, [{ type: "input_json_delta", partial_json: JSON.stringify(block.input ?? {}) }]];
   return [block, []];
 }

@@ -13,12 +13,18 @@ import { messageUsage } from "./messages-format.js";
  * blocks in the order they start. Chat reports usage only at the end, so `message_start` counts 0
  * tokens and `message_delta` carries the whole usage (input tokens included, as Anthropic's does).
  */
-export async function* chatStreamToMessageEvents(chunks: AsyncIterable<JsonObject>, ids: StreamIds): AsyncGenerator<JsonObject> {
+export async function* chatStreamToMessageEvents(
+  chunks: AsyncIterable<JsonObject>,
+  ids: StreamIds,
+): AsyncGenerator<JsonObject> {
   let stream: MessageStream | undefined;
   for await (const chunk of chunks) {
     if (!stream) {
       stream = new MessageStream();
-      const start = messageStart(ids.id ?? (typeof chunk.id === "string" ? chunk.id : ""), typeof chunk.model === "string" ? chunk.model : "");
+      const start = messageStart(
+        ids.id ?? (typeof chunk.id === "string" ? chunk.id : ""),
+        typeof chunk.model === "string" ? chunk.model : "",
+      );
       // The provider's own fields, as on a plain answer: the message is whole only here.
       if (isObject(start.message)) copyProviderFields(chunk, start.message);
       yield start;
@@ -34,7 +40,19 @@ export async function* chatStreamToMessageEvents(chunks: AsyncIterable<JsonObjec
 
 function messageStart(id: string, model: string): JsonObject {
   const usage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
-  return { type: "message_start", message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage } };
+  return {
+    type: "message_start",
+    message: {
+      id,
+      type: "message",
+      role: "assistant",
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage,
+    },
+  };
 }
 
 type OpenBlock = { kind: "text"; index: number } | { kind: "tool"; index: number; toolIndex: number };
@@ -53,17 +71,27 @@ class MessageStream {
     const choice = firstChoice(chunk);
     const delta = isObject(choice.delta) ? choice.delta : {};
     if (typeof delta.content === "string" && delta.content !== "") {
-      if (this.open?.kind !== "text") events.push(...this.close(), this.startBlock({ kind: "text", index: this.blocks }, { type: "text", text: "" }));
+      if (this.open?.kind !== "text")
+        events.push(...this.close(), this.startBlock({ kind: "text", index: this.blocks }, { type: "text", text: "" }));
       events.push(this.blockDelta({ type: "text_delta", text: delta.content }));
     }
-    for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) if (isObject(call)) events.push(...this.toolDelta(call));
+    for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : [])
+      if (isObject(call)) events.push(...this.toolDelta(call));
     const reason = stopReasonOf(choice);
     if (reason !== null && typeof choice.finish_reason === "string") this.stopReason = reason;
     return events;
   }
 
   finish(): JsonObject[] {
-    return [...this.close(), { type: "message_delta", delta: { stop_reason: this.stopReason ?? "end_turn", stop_sequence: null }, usage: messageUsage(this.usage) }, { type: "message_stop" }];
+    return [
+      ...this.close(),
+      {
+        type: "message_delta",
+        delta: { stop_reason: this.stopReason ?? "end_turn", stop_sequence: null },
+        usage: messageUsage(this.usage),
+      },
+      { type: "message_stop" },
+    ];
   }
 
   private toolDelta(call: JsonObject): JsonObject[] {
@@ -72,12 +100,19 @@ class MessageStream {
     const fn = isObject(call.function) ? call.function : {};
     if (this.open?.kind !== "tool" || this.open.toolIndex !== toolIndex) {
       // Chat providers stream one call after the other; a block once stopped cannot be reopened.
-      if (this.closedTools.has(toolIndex)) throw gatewayError(502, "The provider interleaved tool calls, which the Messages stream format cannot carry");
+      if (this.closedTools.has(toolIndex))
+        throw gatewayError(502, "The provider interleaved tool calls, which the Messages stream format cannot carry");
       events.push(...this.close());
-      const block = { type: "tool_use", id: typeof call.id === "string" ? call.id : "", name: typeof fn.name === "string" ? fn.name : "", input: {} };
+      const block = {
+        type: "tool_use",
+        id: typeof call.id === "string" ? call.id : "",
+        name: typeof fn.name === "string" ? fn.name : "",
+        input: {},
+      };
       events.push(this.startBlock({ kind: "tool", index: this.blocks, toolIndex }, block));
     }
-    if (typeof fn.arguments === "string" && fn.arguments !== "") events.push(this.blockDelta({ type: "input_json_delta", partial_json: fn.arguments }));
+    if (typeof fn.arguments === "string" && fn.arguments !== "")
+      events.push(this.blockDelta({ type: "input_json_delta", partial_json: fn.arguments }));
     return events;
   }
 

@@ -66,9 +66,13 @@ const STATEFUL_FIELDS = ["previous_response_id", "conversation", "prompt"];
 
 export function responsesToChat(body: JsonObject): JsonObject {
   for (const name of STATEFUL_FIELDS) {
-    if (body[name] !== undefined && body[name] !== null) throw untranslatable(`${name} is not supported by this endpoint: the gateway stores no responses; send the whole conversation in input`);
+    if (body[name] !== undefined && body[name] !== null)
+      throw untranslatable(
+        `${name} is not supported by this endpoint: the gateway stores no responses; send the whole conversation in input`,
+      );
   }
-  if (body.background === true) throw untranslatable("background is not supported by this endpoint: it answers while the call waits");
+  if (body.background === true)
+    throw untranslatable("background is not supported by this endpoint: it answers while the call waits");
   const messages: JsonObject[] = [];
   const instructions = optionalString(body.instructions, "instructions");
   if (instructions) messages.push({ role: "system", content: instructions });
@@ -86,7 +90,11 @@ export function responsesToChat(body: JsonObject): JsonObject {
   }
 
   const chat: JsonObject = { messages };
-  copyScalars(body, chat, { strings: ["model", "user"], numbers: ["temperature", "top_p"], booleans: ["stream", "parallel_tool_calls"] });
+  copyScalars(body, chat, {
+    strings: ["model", "user"],
+    numbers: ["temperature", "top_p"],
+    booleans: ["stream", "parallel_tool_calls"],
+  });
   setIfDefined(chat, "max_completion_tokens", optionalNumber(body.max_output_tokens, "max_output_tokens"));
   const tools = optionalArray(body.tools, "tools")?.map((tool, index) => chatTool(tool, `tools[${index}]`));
   if (tools && tools.length > 0) chat.tools = tools;
@@ -119,24 +127,33 @@ function addInputItem(messages: JsonObject[], value: JsonValue, path: string): v
       const call = {
         id: requiredString(item.call_id, `${path}.call_id`),
         type: "function",
-        function: { name: requiredString(item.name, `${path}.name`), arguments: optionalString(item.arguments, `${path}.arguments`) ?? "" },
+        function: {
+          name: requiredString(item.name, `${path}.name`),
+          arguments: optionalString(item.arguments, `${path}.arguments`) ?? "",
+        },
       };
       // Consecutive calls (and the text before them) are one assistant turn in chat.
       const last = messages[messages.length - 1];
-      if (last?.role === "assistant") last.tool_calls = [...(Array.isArray(last.tool_calls) ? last.tool_calls : []), call];
+      if (last?.role === "assistant")
+        last.tool_calls = [...(Array.isArray(last.tool_calls) ? last.tool_calls : []), call];
       else messages.push({ role: "assistant", tool_calls: [call] });
       return;
     }
     case "function_call_output": {
       const output = item.output;
-      const content = typeof output === "string" ? output : contentParts(optionalArray(output, `${path}.output`) ?? [], `${path}.output`);
+      const content =
+        typeof output === "string"
+          ? output
+          : contentParts(optionalArray(output, `${path}.output`) ?? [], `${path}.output`);
       messages.push({ role: "tool", tool_call_id: requiredString(item.call_id, `${path}.call_id`), content });
       return;
     }
     case "reasoning":
       return;
     default:
-      throw untranslatable(`${path}.type ${JSON.stringify(type)} is not supported by this endpoint; use message, function_call or function_call_output`);
+      throw untranslatable(
+        `${path}.type ${JSON.stringify(type)} is not supported by this endpoint; use message, function_call or function_call_output`,
+      );
   }
 }
 
@@ -165,19 +182,25 @@ function contentParts(parts: JsonValue[], path: string): JsonObject[] {
       case "refusal":
         return { type: "refusal", refusal: requiredString(part.refusal, `${partPath}.refusal`) };
       case "input_image": {
-        if (part.file_id !== undefined && part.file_id !== null) throw untranslatable(`${partPath}.file_id is not supported by this endpoint; send image_url (an http(s) or data: URL)`);
+        if (part.file_id !== undefined && part.file_id !== null)
+          throw untranslatable(
+            `${partPath}.file_id is not supported by this endpoint; send image_url (an http(s) or data: URL)`,
+          );
         const image: JsonObject = { url: requiredString(part.image_url, `${partPath}.image_url`) };
         setIfDefined(image, "detail", optionalString(part.detail, `${partPath}.detail`));
         return { type: "image_url", image_url: image };
       }
       case "input_file": {
-        if (part.file_id !== undefined && part.file_id !== null) throw untranslatable(`${partPath}.file_id is not supported by this endpoint; send file_data`);
+        if (part.file_id !== undefined && part.file_id !== null)
+          throw untranslatable(`${partPath}.file_id is not supported by this endpoint; send file_data`);
         const file: JsonObject = { file_data: requiredString(part.file_data, `${partPath}.file_data`) };
         setIfDefined(file, "filename", optionalString(part.filename, `${partPath}.filename`));
         return { type: "file", file };
       }
       default:
-        throw untranslatable(`${partPath}.type ${JSON.stringify(type)} is not supported by this endpoint; use input_text, input_image or input_file`);
+        throw untranslatable(
+          `${partPath}.type ${JSON.stringify(type)} is not supported by this endpoint; use input_text, input_image or input_file`,
+        );
     }
   });
 }
@@ -187,7 +210,8 @@ function chatTool(value: JsonValue, path: string): JsonObject {
   const type = requiredString(tool.type, `${path}.type`);
   // The gateway's own server tools are named the same in every format.
   if (type.startsWith("svc:")) return { type };
-  if (type !== "function") throw untranslatable(`${path}.type must be function or a server tool (svc:…) for this endpoint, got ${type}`);
+  if (type !== "function")
+    throw untranslatable(`${path}.type must be function or a server tool (svc:…) for this endpoint, got ${type}`);
   const fn: JsonObject = { name: requiredString(tool.name, `${path}.name`) };
   setIfDefined(fn, "description", optionalString(tool.description, `${path}.description`));
   setIfDefined(fn, "parameters", optionalObject(tool.parameters, `${path}.parameters`));
@@ -198,16 +222,22 @@ function chatTool(value: JsonValue, path: string): JsonObject {
 function chatToolChoice(choice: JsonValue | undefined): JsonValue | undefined {
   if (choice === undefined || choice === null) return undefined;
   if (choice === "auto" || choice === "none" || choice === "required") return choice;
-  if (isObject(choice) && choice.type === "function") return { type: "function", function: { name: requiredString(choice.name, "tool_choice.name") } };
+  if (isObject(choice) && choice.type === "function")
+    return { type: "function", function: { name: requiredString(choice.name, "tool_choice.name") } };
   if (isObject(choice) && choice.type === "allowed_tools") {
     const tools = (optionalArray(choice.tools, "tool_choice.tools") ?? []).map((tool, index) => {
       const named = requiredObject(tool, `tool_choice.tools[${index}]`);
-      if (named.type !== "function") throw untranslatable(`tool_choice.tools[${index}].type must be function for this endpoint`);
+      if (named.type !== "function")
+        throw untranslatable(`tool_choice.tools[${index}].type must be function for this endpoint`);
       return { type: "function", function: { name: requiredString(named.name, `tool_choice.tools[${index}].name`) } };
     });
-    return { type: "allowed_tools", allowed_tools: { mode: optionalString(choice.mode, "tool_choice.mode") ?? "auto", tools } };
+    return {
+      type: "allowed_tools",
+      allowed_tools: { mode: optionalString(choice.mode, "tool_choice.mode") ?? "auto", tools },
+    };
   }
-  if (isObject(choice) && typeof choice.type === "string") throw untranslatable(`tool_choice.type ${JSON.stringify(choice.type)} is not supported by this endpoint`);
+  if (isObject(choice) && typeof choice.type === "string")
+    throw untranslatable(`tool_choice.type ${JSON.stringify(choice.type)} is not supported by this endpoint`);
   throw gatewayError(400, 'tool_choice must be "auto", "none", "required" or {"type": "function", "name": …}');
 }
 
@@ -218,7 +248,10 @@ function responseFormat(text: JsonObject | undefined): JsonValue | undefined {
   if (type === "text") return undefined;
   if (type === "json_object") return { type };
   if (type !== "json_schema") throw gatewayError(400, "text.format.type must be text, json_object or json_schema");
-  const schema: JsonObject = { name: requiredString(format.name, "text.format.name"), schema: requiredObject(format.schema, "text.format.schema") };
+  const schema: JsonObject = {
+    name: requiredString(format.name, "text.format.name"),
+    schema: requiredObject(format.schema, "text.format.schema"),
+  };
   setIfDefined(schema, "description", optionalString(format.description, "text.format.description"));
   if (typeof format.strict === "boolean") schema.strict = format.strict;
   return { type, json_schema: schema };
@@ -238,7 +271,8 @@ export function chatToResponse(completion: JsonObject, ids: FormatIds): JsonObje
   const output: JsonObject[] = [];
   const content: JsonObject[] = [];
   if (typeof message.content === "string" && message.content !== "") content.push(outputText(message.content));
-  if (typeof message.refusal === "string" && message.refusal !== "") content.push({ type: "refusal", refusal: message.refusal });
+  if (typeof message.refusal === "string" && message.refusal !== "")
+    content.push({ type: "refusal", refusal: message.refusal });
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];
   // An answer with neither text nor calls is still one (empty) message, as the Responses API gives.
   if (content.length > 0 || calls.length === 0) {
@@ -248,7 +282,14 @@ export function chatToResponse(completion: JsonObject, ids: FormatIds): JsonObje
   calls.forEach((call, index) => {
     const fn = isObject(call.function) ? call.function : {};
     output.push(
-      functionCallItem(ids.id, index, typeof call.id === "string" ? call.id : "", typeof fn.name === "string" ? fn.name : "", typeof fn.arguments === "string" ? fn.arguments : "", "completed"),
+      functionCallItem(
+        ids.id,
+        index,
+        typeof call.id === "string" ? call.id : "",
+        typeof fn.name === "string" ? fn.name : "",
+        typeof fn.arguments === "string" ? fn.arguments : "",
+        "completed",
+      ),
     );
   });
   const response = responseObject(ids, stringField(completion.model), incomplete, output, completion.usage);
@@ -264,7 +305,14 @@ export function messageItem(responseId: string, status: string): JsonObject {
   return { id: `msg_${responseId}`, type: "message", status, role: "assistant", content: [] };
 }
 
-export function functionCallItem(responseId: string, index: number, callId: string, name: string, args: string, status: string): JsonObject {
+export function functionCallItem(
+  responseId: string,
+  index: number,
+  callId: string,
+  name: string,
+  args: string,
+  status: string,
+): JsonObject {
   return { id: `fc_${responseId}_${index}`, type: "function_call", status, call_id: callId, name, arguments: args };
 }
 
@@ -272,7 +320,14 @@ export function functionCallItem(responseId: string, index: number, callId: stri
  * The `response` object. `status` is `completed`, or `incomplete` with its reason; `in_progress`
  * (no usage yet) opens a stream. `output_text` is an SDK convenience, not part of the wire format.
  */
-export function responseObject(ids: FormatIds, model: string, incomplete: string | undefined, output: JsonObject[], usage: JsonValue | undefined, inProgress = false): JsonObject {
+export function responseObject(
+  ids: FormatIds,
+  model: string,
+  incomplete: string | undefined,
+  output: JsonObject[],
+  usage: JsonValue | undefined,
+  inProgress = false,
+): JsonObject {
   return {
     id: ids.id,
     object: "response",

@@ -26,7 +26,8 @@ export const RESPONSES_NATIVE: NativeAnswers = {
     return isObject(response) && isObject(response.usage) ? response.usage : undefined;
   },
   text: (answer) => outputText(answer.output),
-  eventText: (event) => (event.type === "response.output_text.delta" && typeof event.delta === "string" ? event.delta : ""),
+  eventText: (event) =>
+    event.type === "response.output_text.delta" && typeof event.delta === "string" ? event.delta : "",
   assembler: () => new ResponseAssembler(),
   replay: replayResponse,
 };
@@ -48,7 +49,8 @@ function outputText(output: JsonValue | undefined): string {
   let text = "";
   for (const item of Array.isArray(output) ? output : []) {
     if (!isObject(item) || !Array.isArray(item.content)) continue;
-    for (const part of item.content) if (isObject(part) && part.type === "output_text" && typeof part.text === "string") text += part.text;
+    for (const part of item.content)
+      if (isObject(part) && part.type === "output_text" && typeof part.text === "string") text += part.text;
   }
   return text;
 }
@@ -68,7 +70,10 @@ function replayResponse(answer: JsonObject): JsonObject[] {
     if (!isObject(value)) return;
     const itemId = typeof value.id === "string" ? value.id : "";
     if (value.type === "message") {
-      event("response.output_item.added", { output_index: outputIndex, item: { ...value, status: "in_progress", content: [] } });
+      event("response.output_item.added", {
+        output_index: outputIndex,
+        item: { ...value, status: "in_progress", content: [] },
+      });
       const parts = Array.isArray(value.content) ? value.content : [];
       parts.forEach((part, contentIndex) => {
         if (!isObject(part)) return;
@@ -83,9 +88,17 @@ function replayResponse(answer: JsonObject): JsonObject[] {
       });
     } else if (value.type === "function_call") {
       const args = typeof value.arguments === "string" ? value.arguments : "";
-      event("response.output_item.added", { output_index: outputIndex, item: { ...value, status: "in_progress", arguments: "" } });
+      event("response.output_item.added", {
+        output_index: outputIndex,
+        item: { ...value, status: "in_progress", arguments: "" },
+      });
       event("response.function_call_arguments.delta", { item_id: itemId, output_index: outputIndex, delta: args });
-      event("response.function_call_arguments.done", { item_id: itemId, output_index: outputIndex, name: value.name ?? "", arguments: args });
+      event("response.function_call_arguments.done", {
+        item_id: itemId,
+        output_index: outputIndex,
+        name: value.name ?? "",
+        arguments: args,
+      });
     } else {
       event("response.output_item.added", { output_index: outputIndex, item: value });
     }

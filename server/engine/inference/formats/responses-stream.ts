@@ -11,11 +11,17 @@ import { functionCallItem, incompleteReason, messageItem, outputText, responseOb
  * output order; the last event is `response.completed` or `response.incomplete` with the whole
  * response, usage included.
  */
-export async function* chatStreamToResponseEvents(chunks: AsyncIterable<JsonObject>, ids: StreamIds): AsyncGenerator<JsonObject> {
+export async function* chatStreamToResponseEvents(
+  chunks: AsyncIterable<JsonObject>,
+  ids: StreamIds,
+): AsyncGenerator<JsonObject> {
   let stream: ResponseStream | undefined;
   for await (const chunk of chunks) {
     if (!stream) {
-      stream = new ResponseStream({ id: ids.id ?? (typeof chunk.id === "string" ? chunk.id : ""), createdAt: ids.createdAt }, typeof chunk.model === "string" ? chunk.model : "");
+      stream = new ResponseStream(
+        { id: ids.id ?? (typeof chunk.id === "string" ? chunk.id : ""), createdAt: ids.createdAt },
+        typeof chunk.model === "string" ? chunk.model : "",
+      );
       yield* stream.start();
     }
     yield* stream.chunk(chunk);
@@ -66,7 +72,8 @@ class ResponseStream {
     const choice = firstChoice(chunk);
     const delta = isObject(choice.delta) ? choice.delta : {};
     if (typeof delta.content === "string" && delta.content !== "") events.push(...this.textDelta(delta.content));
-    for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) if (isObject(call)) events.push(...this.callDelta(call));
+    for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : [])
+      if (isObject(call)) events.push(...this.callDelta(call));
     if (typeof choice.finish_reason === "string") this.finishReason = choice.finish_reason;
     return events;
   }
@@ -74,8 +81,13 @@ class ResponseStream {
   finish(): JsonObject[] {
     const incomplete = incompleteReason(this.finishReason);
     const events: JsonObject[] = [];
-    const open = [...(this.text ? [this.text] : []), ...this.calls.values()].sort((a, b) => a.outputIndex - b.outputIndex);
-    for (const item of open) events.push(...("text" in item ? this.closeText(item, incomplete ? "incomplete" : "completed") : this.closeCall(item)));
+    const open = [...(this.text ? [this.text] : []), ...this.calls.values()].sort(
+      (a, b) => a.outputIndex - b.outputIndex,
+    );
+    for (const item of open)
+      events.push(
+        ...("text" in item ? this.closeText(item, incomplete ? "incomplete" : "completed") : this.closeCall(item)),
+      );
     const response = responseObject(this.ids, this.model, incomplete, this.output, this.usage);
     copyProviderFields(this.providerFields, response);
     events.push(this.event(incomplete ? "response.incomplete" : "response.completed", { response }));
@@ -88,7 +100,9 @@ class ResponseStream {
       const item = messageItem(this.ids.id, "in_progress");
       this.text = { outputIndex: this.add(item), item, text: "" };
       // Cloned: the item keeps changing until its `done` event, which an earlier event must not show.
-      events.push(this.event("response.output_item.added", { output_index: this.text.outputIndex, item: structuredClone(item) }));
+      events.push(
+        this.event("response.output_item.added", { output_index: this.text.outputIndex, item: structuredClone(item) }),
+      );
       events.push(this.event("response.content_part.added", { ...this.partAddress(this.text), part: outputText("") }));
     }
     this.text.text += delta;
@@ -118,11 +132,19 @@ class ResponseStream {
       this.calls.set(index, open);
       if (typeof delta.id === "string") item.call_id = delta.id;
       if (typeof fn.name === "string") item.name = fn.name;
-      events.push(this.event("response.output_item.added", { output_index: open.outputIndex, item: structuredClone(item) }));
+      events.push(
+        this.event("response.output_item.added", { output_index: open.outputIndex, item: structuredClone(item) }),
+      );
     }
     if (typeof fn.arguments === "string" && fn.arguments !== "") {
       open.item.arguments += fn.arguments;
-      events.push(this.event("response.function_call_arguments.delta", { item_id: open.item.id ?? "", output_index: open.outputIndex, delta: fn.arguments }));
+      events.push(
+        this.event("response.function_call_arguments.delta", {
+          item_id: open.item.id ?? "",
+          output_index: open.outputIndex,
+          delta: fn.arguments,
+        }),
+      );
     }
     return events;
   }
@@ -130,7 +152,12 @@ class ResponseStream {
   private closeCall(open: OpenCall): JsonObject[] {
     open.item.status = "completed";
     return [
-      this.event("response.function_call_arguments.done", { item_id: open.item.id ?? "", output_index: open.outputIndex, name: open.item.name ?? "", arguments: open.item.arguments }),
+      this.event("response.function_call_arguments.done", {
+        item_id: open.item.id ?? "",
+        output_index: open.outputIndex,
+        name: open.item.name ?? "",
+        arguments: open.item.arguments,
+      }),
       this.event("response.output_item.done", { output_index: open.outputIndex, item: open.item }),
     ];
   }

@@ -52,7 +52,8 @@ export function anthropicRequest(request: JsonObject, model: string, stream: boo
   }
   if (typeof request.top_p === "number") out.top_p = request.top_p;
   if (typeof request.top_k === "number") out.top_k = request.top_k;
-  const stop = typeof request.stop === "string" ? [request.stop] : arrayOf(request.stop).filter((s) => typeof s === "string");
+  const stop =
+    typeof request.stop === "string" ? [request.stop] : arrayOf(request.stop).filter((s) => typeof s === "string");
   if (stop.length > 0) out.stop_sequences = stop;
   const tools = arrayOf(request.tools).map(anthropicTool);
   if (tools.length > 0) out.tools = tools;
@@ -77,8 +78,16 @@ const MIN_THINKING_BUDGET = 1024;
 function thinkingOf(request: JsonObject, maxTokens: number): JsonObject | undefined {
   const reasoning = isObject(request.reasoning) ? request.reasoning : {};
   if (reasoning.enabled === false) return { type: "disabled" };
-  if (typeof reasoning.max_tokens === "number" && Number.isInteger(reasoning.max_tokens)) return { type: "enabled", budget_tokens: reasoning.max_tokens };
-  const effort = typeof reasoning.effort === "string" ? reasoning.effort : typeof request.reasoning_effort === "string" ? request.reasoning_effort : reasoning.enabled === true ? "medium" : undefined;
+  if (typeof reasoning.max_tokens === "number" && Number.isInteger(reasoning.max_tokens))
+    return { type: "enabled", budget_tokens: reasoning.max_tokens };
+  const effort =
+    typeof reasoning.effort === "string"
+      ? reasoning.effort
+      : typeof request.reasoning_effort === "string"
+        ? request.reasoning_effort
+        : reasoning.enabled === true
+          ? "medium"
+          : undefined;
   if (effort === undefined) return undefined;
   const share = EFFORT_SHARE[effort];
   if (share === undefined) return effort === "none" || effort === "minimal" ? { type: "disabled" } : undefined;
@@ -99,7 +108,12 @@ function maxTokens(request: JsonObject): number {
  */
 function pushMerged(messages: JsonObject[], role: "user", blocks: JsonObject[]): void {
   const last = messages[messages.length - 1];
-  if (last && last.role === role && Array.isArray(last.content) && last.content.some((b) => isObject(b) && b.type === "tool_result")) {
+  if (
+    last &&
+    last.role === role &&
+    Array.isArray(last.content) &&
+    last.content.some((b) => isObject(b) && b.type === "tool_result")
+  ) {
     last.content.push(...blocks);
     return;
   }
@@ -116,7 +130,8 @@ function assistantBlocks(message: JsonObject): JsonObject[] {
     typeof message.content === "string"
       ? nonEmptyText(message.content)
       : arrayOf(message.content).flatMap((part) => {
-          if (isObject(part) && part.type === "refusal" && typeof part.refusal === "string") return nonEmptyText(part.refusal);
+          if (isObject(part) && part.type === "refusal" && typeof part.refusal === "string")
+            return nonEmptyText(part.refusal);
           return contentPart(part);
         });
   for (const { id, name, input } of assistantToolCalls(message)) blocks.push({ type: "tool_use", id, name, input });
@@ -185,8 +200,10 @@ function anthropicToolChoice(choice: JsonValue | undefined, noParallel: boolean)
   // Anthropic's "none" takes no parallel-use flag.
   if (type === "none") return { type };
   if (type !== undefined) out = { type };
-  else if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === "string") out = { type: "tool", name: choice.function.name };
-  else if (choice !== undefined && choice !== null) throw unsupported("tool_choice is not one of auto, none, required or a function");
+  else if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === "string")
+    out = { type: "tool", name: choice.function.name };
+  else if (choice !== undefined && choice !== null)
+    throw unsupported("tool_choice is not one of auto, none, required or a function");
   if (noParallel) (out ??= { type: "auto" }).disable_parallel_tool_use = true;
   return out;
 }

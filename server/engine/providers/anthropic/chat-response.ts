@@ -36,7 +36,15 @@ export function chatCompletionFromMessage(message: JsonObject): { body: JsonObje
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     model: stringOr(message.model, ""),
-    choices: [{ index: 0, message: assistant, finish_reason: finishReasonOf(stopReason), native_finish_reason: stopReason, logprobs: null }],
+    choices: [
+      {
+        index: 0,
+        message: assistant,
+        finish_reason: finishReasonOf(stopReason),
+        native_finish_reason: stopReason,
+        logprobs: null,
+      },
+    ],
   };
   if (tokens) body.usage = chatUsageJson(tokens);
   copyProviderAnswerFields(message, MESSAGE_FIELDS, body);
@@ -83,20 +91,30 @@ export class AnthropicStreamTranslator implements ChunkIdentity {
           this.toolIndexOfBlock.set(blockIndex(data), toolIndex);
           return [
             this.chunk({
-              tool_calls: [{ index: toolIndex, id: stringOr(block.id, ""), type: "function", function: { name: stringOr(block.name, ""), arguments: "" } }],
+              tool_calls: [
+                {
+                  index: toolIndex,
+                  id: stringOr(block.id, ""),
+                  type: "function",
+                  function: { name: stringOr(block.name, ""), arguments: "" },
+                },
+              ],
             }),
           ];
         }
-        if (block.type === "text" && typeof block.text === "string" && block.text !== "") return [this.chunk({ content: block.text })];
+        if (block.type === "text" && typeof block.text === "string" && block.text !== "")
+          return [this.chunk({ content: block.text })];
         return [];
       }
       case "content_block_delta": {
         const delta = isObject(data.delta) ? data.delta : {};
         if (delta.type === "text_delta" && typeof delta.text === "string") return [this.chunk({ content: delta.text })];
-        if (delta.type === "thinking_delta" && typeof delta.thinking === "string") return [this.chunk({ reasoning: delta.thinking })];
+        if (delta.type === "thinking_delta" && typeof delta.thinking === "string")
+          return [this.chunk({ reasoning: delta.thinking })];
         if (delta.type === "input_json_delta" && typeof delta.partial_json === "string") {
           const toolIndex = this.toolIndexOfBlock.get(blockIndex(data));
-          if (toolIndex === undefined) throw new UpstreamError("protocol", "the upstream sent tool input for an unknown content block");
+          if (toolIndex === undefined)
+            throw new UpstreamError("protocol", "the upstream sent tool input for an unknown content block");
           return [this.chunk({ tool_calls: [{ index: toolIndex, function: { arguments: delta.partial_json } }] })];
         }
         return [];
@@ -118,7 +136,11 @@ export class AnthropicStreamTranslator implements ChunkIdentity {
   }
 
   private chunk(delta: JsonObject, stopReason?: string): JsonObject {
-    return deltaChunk(this, delta, stopReason === undefined ? undefined : { reason: finishReasonOf(stopReason), native: stopReason });
+    return deltaChunk(
+      this,
+      delta,
+      stopReason === undefined ? undefined : { reason: finishReasonOf(stopReason), native: stopReason },
+    );
   }
 }
 

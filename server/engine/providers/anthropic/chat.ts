@@ -5,7 +5,14 @@ import { isObject } from "../json-shape.js";
 import type { ChatApi } from "../chat-api.js";
 import { UpstreamError, type UpstreamTarget } from "../provider.js";
 import { providerErrorMessage, statusForErrorObject } from "../upstream-error-body.js";
-import { expectEventStream, parseEventData, postUpstream, readJsonObject, upstreamEvents, type UpstreamResponse } from "../upstream-http.js";
+import {
+  expectEventStream,
+  parseEventData,
+  postUpstream,
+  readJsonObject,
+  upstreamEvents,
+  type UpstreamResponse,
+} from "../upstream-http.js";
 
 /** The Anthropic Messages API behind the OpenAI chat format (translation in chat-request.ts and chat-response.ts). */
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -13,7 +20,13 @@ export const ANTHROPIC_VERSION = "2023-06-01";
 export const anthropicChat: ChatApi = {
   async chat(target, request, signal) {
     const payload = anthropicRequest(request, target.upstreamModelId, false);
-    const response = await postUpstream(target, "/messages", anthropicHeaders(target, "application/json"), payload, signal);
+    const response = await postUpstream(
+      target,
+      "/messages",
+      anthropicHeaders(target, "application/json"),
+      payload,
+      signal,
+    );
     const message = await readJsonObject(response);
     if (message.type === "error") throw inStreamError(message, target.apiKey);
     return chatCompletionFromMessage(message);
@@ -21,7 +34,13 @@ export const anthropicChat: ChatApi = {
 
   async chatStream(target, request, signal) {
     const payload = anthropicRequest(request, target.upstreamModelId, true);
-    const response = await postUpstream(target, "/messages", anthropicHeaders(target, "text/event-stream"), payload, signal);
+    const response = await postUpstream(
+      target,
+      "/messages",
+      anthropicHeaders(target, "text/event-stream"),
+      payload,
+      signal,
+    );
     await expectEventStream(response, target.apiKey);
     const translator = new AnthropicStreamTranslator();
     return { chunks: anthropicChunks(response, translator, target.apiKey), usage: () => translator.usage() };
@@ -36,7 +55,11 @@ export function anthropicHeaders(target: UpstreamTarget, accept: string): Record
   return { "x-api-key": target.apiKey, "anthropic-version": ANTHROPIC_VERSION, accept };
 }
 
-async function* anthropicChunks(response: UpstreamResponse, translator: AnthropicStreamTranslator, apiKey: string): AsyncGenerator<JsonObject, void, undefined> {
+async function* anthropicChunks(
+  response: UpstreamResponse,
+  translator: AnthropicStreamTranslator,
+  apiKey: string,
+): AsyncGenerator<JsonObject, void, undefined> {
   for await (const event of upstreamEvents(response)) {
     if (translator.stopped) continue;
     const data = parseEventData(event.data);
@@ -51,5 +74,7 @@ async function* anthropicChunks(response: UpstreamResponse, translator: Anthropi
 /** `{"type":"error","error":{"type":"overloaded_error",…}}` sent with a 2xx status. */
 export function inStreamError(data: JsonObject, apiKey: string): UpstreamError {
   const error = isObject(data.error) ? data.error : {};
-  return new UpstreamError("status", providerErrorMessage(data, apiKey) ?? "the upstream stream reported an error", { status: statusForErrorObject(error) });
+  return new UpstreamError("status", providerErrorMessage(data, apiKey) ?? "the upstream stream reported an error", {
+    status: statusForErrorObject(error),
+  });
 }

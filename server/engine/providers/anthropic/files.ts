@@ -19,13 +19,23 @@ export const anthropicFiles: ProviderFileApi = {
   },
 
   async get(target, id, signal) {
-    return fileOf(await readJsonObject(await callUpstream(target, { method: "GET", path: `/files/${pathSegment(id)}`, headers: headersFor(target) }, signal)));
+    return fileOf(
+      await readJsonObject(
+        await callUpstream(
+          target,
+          { method: "GET", path: `/files/${pathSegment(id)}`, headers: headersFor(target) },
+          signal,
+        ),
+      ),
+    );
   },
 
   async list(target, { limit, after }, signal) {
     const query = new URLSearchParams({ limit: String(limit) });
     if (after !== undefined) query.set("after_id", after);
-    const page = await readJsonObject(await callUpstream(target, { method: "GET", path: `/files?${query}`, headers: headersFor(target) }, signal));
+    const page = await readJsonObject(
+      await callUpstream(target, { method: "GET", path: `/files?${query}`, headers: headersFor(target) }, signal),
+    );
     if (!Array.isArray(page.data)) throw new UpstreamError("protocol", "the upstream file list has no data array");
     return { files: page.data.filter(isObject).map(fileOf), hasMore: page.has_more === true };
   },
@@ -36,12 +46,23 @@ export const anthropicFiles: ProviderFileApi = {
   },
 
   async remove(target, id, signal) {
-    await discardBody(await callUpstream(target, { method: "DELETE", path: `/files/${pathSegment(id)}`, headers: headersFor(target) }, signal));
+    await discardBody(
+      await callUpstream(
+        target,
+        { method: "DELETE", path: `/files/${pathSegment(id)}`, headers: headersFor(target) },
+        signal,
+      ),
+    );
   },
 };
 
 function headersFor(target: UpstreamTarget): Record<string, string> {
-  return { "x-api-key": target.apiKey, "anthropic-version": ANTHROPIC_VERSION, "anthropic-beta": FILES_BETA, accept: "application/json" };
+  return {
+    "x-api-key": target.apiKey,
+    "anthropic-version": ANTHROPIC_VERSION,
+    "anthropic-beta": FILES_BETA,
+    accept: "application/json",
+  };
 }
 
 function fileOf(json: JsonObject): ProviderFile {

@@ -20,9 +20,13 @@ export const anthropicNativeBatch: NativeBatchApi = {
     // with "unsupported" instead of breaking the upload midway.
     const items = requests.map((item) => {
       try {
-        return JSON.stringify({ custom_id: item.customId, params: anthropicRequest(item.body, target.upstreamModelId, false) });
+        return JSON.stringify({
+          custom_id: item.customId,
+          params: anthropicRequest(item.body, target.upstreamModelId, false),
+        });
       } catch (err) {
-        if (err instanceof UpstreamError) throw new UpstreamError(err.failure, `item ${item.customId}: ${err.message}`, err.options);
+        if (err instanceof UpstreamError)
+          throw new UpstreamError(err.failure, `item ${item.customId}: ${err.message}`, err.options);
         throw err;
       }
     });
@@ -38,7 +42,8 @@ export const anthropicNativeBatch: NativeBatchApi = {
       signal,
     );
     const batch = await readJsonObject(response);
-    if (typeof batch.id !== "string" || batch.id === "") throw new UpstreamError("protocol", "the upstream batch has no id");
+    if (typeof batch.id !== "string" || batch.id === "")
+      throw new UpstreamError("protocol", "the upstream batch has no id");
     return batch.id;
   },
 
@@ -48,8 +53,13 @@ export const anthropicNativeBatch: NativeBatchApi = {
 
   async *results(target, upstreamId, signal) {
     const batch = await getBatch(target, upstreamId, signal);
-    if (typeof batch.results_url !== "string") throw new UpstreamError("protocol", "the upstream batch has no results yet");
-    const response = await callUpstream(target, { method: "GET", path: resultsPath(target, upstreamId, batch.results_url), headers: headersFor(target) }, signal);
+    if (typeof batch.results_url !== "string")
+      throw new UpstreamError("protocol", "the upstream batch has no results yet");
+    const response = await callUpstream(
+      target,
+      { method: "GET", path: resultsPath(target, upstreamId, batch.results_url), headers: headersFor(target) },
+      signal,
+    );
     for await (const line of upstreamLines(response)) {
       const result = resultOf(parseResultLine(line), target.apiKey);
       if (result) yield result;
@@ -57,11 +67,25 @@ export const anthropicNativeBatch: NativeBatchApi = {
   },
 
   async cancel(target, upstreamId, signal) {
-    await discardBody(await callUpstream(target, { method: "POST", path: `${batchPath(upstreamId)}/cancel`, headers: headersFor(target) }, signal));
+    await discardBody(
+      await callUpstream(
+        target,
+        { method: "POST", path: `${batchPath(upstreamId)}/cancel`, headers: headersFor(target) },
+        signal,
+      ),
+    );
   },
 
   async remove(target, upstreamId, signal) {
-    await unlessNotFound(async () => discardBody(await callUpstream(target, { method: "DELETE", path: batchPath(upstreamId), headers: headersFor(target) }, signal)));
+    await unlessNotFound(async () =>
+      discardBody(
+        await callUpstream(
+          target,
+          { method: "DELETE", path: batchPath(upstreamId), headers: headersFor(target) },
+          signal,
+        ),
+      ),
+    );
     return "deleted";
   },
 };
@@ -75,7 +99,9 @@ function batchPath(upstreamId: string): string {
 }
 
 async function getBatch(target: UpstreamTarget, upstreamId: string, signal: AbortSignal): Promise<JsonObject> {
-  return readJsonObject(await callUpstream(target, { method: "GET", path: batchPath(upstreamId), headers: headersFor(target) }, signal));
+  return readJsonObject(
+    await callUpstream(target, { method: "GET", path: batchPath(upstreamId), headers: headersFor(target) }, signal),
+  );
 }
 
 /**
@@ -119,7 +145,8 @@ function resultOf(line: JsonObject, apiKey: string): NativeBatchResult | undefin
       return { customId, ok: true, statusCode: 200, body, usage: usage ?? NO_TOKENS };
     } catch (err) {
       // One malformed message fails its item, not the reading of every other result.
-      if (err instanceof UpstreamError) return { customId, ok: false, statusCode: 502, message: err.message, type: "api_error" };
+      if (err instanceof UpstreamError)
+        return { customId, ok: false, statusCode: 502, message: err.message, type: "api_error" };
       throw err;
     }
   }

@@ -20,7 +20,9 @@ const FINISH_REASON_OF_STOP_REASON: Readonly<Record<string, string>> = {
 
 /** A reason Anthropic may add later is still an answer that ended: "stop", not an error. */
 export function finishReasonOf(stopReason: string): string {
-  return Object.hasOwn(FINISH_REASON_OF_STOP_REASON, stopReason) ? (FINISH_REASON_OF_STOP_REASON[stopReason] ?? "stop") : "stop";
+  return Object.hasOwn(FINISH_REASON_OF_STOP_REASON, stopReason)
+    ? (FINISH_REASON_OF_STOP_REASON[stopReason] ?? "stop")
+    : "stop";
 }
 
 const STOP_REASON_OF_FINISH_REASON: Readonly<Record<string, string>> = Object.fromEntries(
@@ -38,5 +40,7 @@ export function stopReasonOf(choice: JsonObject): string | null {
   if (typeof native === "string" && Object.hasOwn(FINISH_REASON_OF_STOP_REASON, native)) return native;
   const finish = choice.finish_reason;
   if (typeof finish !== "string") return null;
-  return Object.hasOwn(STOP_REASON_OF_FINISH_REASON, finish) ? (STOP_REASON_OF_FINISH_REASON[finish] ?? "end_turn") : "end_turn";
+  return Object.hasOwn(STOP_REASON_OF_FINISH_REASON, finish)
+    ? (STOP_REASON_OF_FINISH_REASON[finish] ?? "end_turn")
+    : "end_turn";
 }

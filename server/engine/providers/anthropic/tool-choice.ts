@@ -9,14 +9,20 @@ const ANTHROPIC_TYPE_OF_CHAT_CHOICE: Readonly<Record<string, string>> = {
   required: "any",
 };
 
-const CHAT_CHOICE_OF_ANTHROPIC_TYPE: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(ANTHROPIC_TYPE_OF_CHAT_CHOICE).map(([chat, anthropic]) => [anthropic, chat]));
+const CHAT_CHOICE_OF_ANTHROPIC_TYPE: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(ANTHROPIC_TYPE_OF_CHAT_CHOICE).map(([chat, anthropic]) => [anthropic, chat]),
+);
 
 /** Undefined for anything but auto, none and required. */
 export function anthropicToolChoiceType(chatChoice: string): string | undefined {
-  return Object.hasOwn(ANTHROPIC_TYPE_OF_CHAT_CHOICE, chatChoice) ? ANTHROPIC_TYPE_OF_CHAT_CHOICE[chatChoice] : undefined;
+  return Object.hasOwn(ANTHROPIC_TYPE_OF_CHAT_CHOICE, chatChoice)
+    ? ANTHROPIC_TYPE_OF_CHAT_CHOICE[chatChoice]
+    : undefined;
 }
 
 /** Undefined for anything but auto, none and any. */
 export function chatToolChoice(anthropicType: string): string | undefined {
-  return Object.hasOwn(CHAT_CHOICE_OF_ANTHROPIC_TYPE, anthropicType) ? CHAT_CHOICE_OF_ANTHROPIC_TYPE[anthropicType] : undefined;
+  return Object.hasOwn(CHAT_CHOICE_OF_ANTHROPIC_TYPE, anthropicType)
+    ? CHAT_CHOICE_OF_ANTHROPIC_TYPE[anthropicType]
+    : undefined;
 }

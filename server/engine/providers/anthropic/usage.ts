@@ -13,7 +13,8 @@ export type AnthropicTokens = CacheSplitTokens;
 export function anthropicTokens(usage: JsonValue | undefined, previous?: AnthropicTokens): AnthropicTokens {
   const u = isObject(usage) ? usage : {};
   // message_delta repeats only what it knows; keep message_start's counts for the rest.
-  const pick = (value: JsonValue | undefined, before: number) => (value === undefined || value === null ? before : tokenCount(value));
+  const pick = (value: JsonValue | undefined, before: number) =>
+    value === undefined || value === null ? before : tokenCount(value);
   return {
     input: pick(u.input_tokens, previous?.input ?? 0),
     cacheRead: pick(u.cache_read_input_tokens, previous?.cacheRead ?? 0),

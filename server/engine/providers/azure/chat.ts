@@ -25,7 +25,10 @@ const AZURE_ROUTE: OpenAiRoute = {
 export const azureChat: ChatApi = openAiCompatibleChat(AZURE_ROUTE);
 
 /** Azure serves the Responses API on its v1 surface (`/openai/v1/responses`); a dated API version is sent chat. */
-export const azureResponses: NativeApi = openAiCompatibleResponses(AZURE_ROUTE, (target) => apiVersionOf(target) === "v1");
+export const azureResponses: NativeApi = openAiCompatibleResponses(
+  AZURE_ROUTE,
+  (target) => apiVersionOf(target) === "v1",
+);
 
 function apiVersionOf(target: UpstreamTarget): string {
   return target.settings?.apiVersion ?? AZURE_DEFAULT_API_VERSION;

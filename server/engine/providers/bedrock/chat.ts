@@ -15,18 +15,33 @@ import { postBedrock } from "./signing.js";
 export const bedrockChat: ChatApi = {
   async chat(target, request, signal) {
     const payload = converseRequest(request, target.upstreamModelId);
-    const response = await postBedrock(target, modelPath(target.upstreamModelId, "converse"), payload, "application/json", signal);
+    const response = await postBedrock(
+      target,
+      modelPath(target.upstreamModelId, "converse"),
+      payload,
+      "application/json",
+      signal,
+    );
     const answer = await readJsonObject(response);
     return chatCompletionFromConverse(answer, completionId(response), target.upstreamModelId);
   },
 
   async chatStream(target, request, signal) {
     const payload = converseRequest(request, target.upstreamModelId);
-    const response = await postBedrock(target, modelPath(target.upstreamModelId, "converse-stream"), payload, EVENT_STREAM_CONTENT_TYPE, signal);
+    const response = await postBedrock(
+      target,
+      modelPath(target.upstreamModelId, "converse-stream"),
+      payload,
+      EVENT_STREAM_CONTENT_TYPE,
+      signal,
+    );
     const type = String(response.headers["content-type"] ?? "");
     if (!type.includes(EVENT_STREAM_CONTENT_TYPE)) {
       response.body.destroy();
-      throw new UpstreamError("protocol", `the upstream answered a stream request with "${type.slice(0, 60)}" instead of an event stream`);
+      throw new UpstreamError(
+        "protocol",
+        `the upstream answered a stream request with "${type.slice(0, 60)}" instead of an event stream`,
+      );
     }
     const translator = new ConverseStreamTranslator(completionId(response), target.upstreamModelId);
     const apiKey = target.settings?.aws?.secretAccessKey ?? target.apiKey;
@@ -40,7 +55,11 @@ export const bedrockChat: ChatApi = {
  * The chunks of a ConverseStream body. The answer is complete at messageStop; the metadata event
  * with the usage follows it. Exception frames fail the stream with the status they stand for.
  */
-async function* converseChunks(response: UpstreamResponse, translator: ConverseStreamTranslator, apiKey: string): AsyncGenerator<JsonObject, void, undefined> {
+async function* converseChunks(
+  response: UpstreamResponse,
+  translator: ConverseStreamTranslator,
+  apiKey: string,
+): AsyncGenerator<JsonObject, void, undefined> {
   for await (const message of eventStreamMessages(response)) {
     if (message.messageType === "exception" || message.messageType === "error") throw streamFailure(message, apiKey);
     if (message.messageType !== "event") continue;

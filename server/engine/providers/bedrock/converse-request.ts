@@ -59,7 +59,8 @@ function inferenceConfig(request: JsonObject): JsonObject {
   // OpenAI's range is 0–2; the models behind Converse take 0–1.
   if (typeof request.temperature === "number") out.temperature = Math.min(Math.max(request.temperature, 0), 1);
   if (typeof request.top_p === "number") out.topP = request.top_p;
-  const stop = typeof request.stop === "string" ? [request.stop] : arrayOf(request.stop).filter((s) => typeof s === "string");
+  const stop =
+    typeof request.stop === "string" ? [request.stop] : arrayOf(request.stop).filter((s) => typeof s === "string");
   if (stop.length > 0) out.stopSequences = stop;
   return out;
 }
@@ -101,10 +102,12 @@ function assistantBlocks(message: JsonObject): JsonObject[] {
     typeof message.content === "string"
       ? nonEmptyText(message.content)
       : arrayOf(message.content).flatMap((part) => {
-          if (isObject(part) && part.type === "refusal" && typeof part.refusal === "string") return nonEmptyText(part.refusal);
+          if (isObject(part) && part.type === "refusal" && typeof part.refusal === "string")
+            return nonEmptyText(part.refusal);
           return contentPart(part);
         });
-  for (const { id, name, input } of assistantToolCalls(message)) blocks.push({ toolUse: { toolUseId: id, name, input } });
+  for (const { id, name, input } of assistantToolCalls(message))
+    blocks.push({ toolUse: { toolUseId: id, name, input } });
   return blocks;
 }
 
@@ -115,7 +118,8 @@ function toolResult(message: JsonObject): JsonObject {
     typeof message.content === "string"
       ? [{ text: message.content }]
       : arrayOf(message.content).map((part) => {
-          if (!isObject(part) || part.type !== "text" || typeof part.text !== "string") throw unsupported("tool results may only hold text for this provider");
+          if (!isObject(part) || part.type !== "text" || typeof part.text !== "string")
+            throw unsupported("tool results may only hold text for this provider");
           return { text: part.text };
         });
   return { toolResult: { toolUseId: message.tool_call_id, content } };
@@ -140,18 +144,26 @@ function contentPart(part: JsonValue): JsonObject[] {
 }
 
 const DATA_URL = /^data:image\/([a-z+.-]+)(?:;[^,]*)?;base64,(.*)$/is;
-const IMAGE_FORMATS: Readonly<Record<string, string>> = { png: "png", jpeg: "jpeg", jpg: "jpeg", gif: "gif", webp: "webp" };
+const IMAGE_FORMATS: Readonly<Record<string, string>> = {
+  png: "png",
+  jpeg: "jpeg",
+  jpg: "jpeg",
+  gif: "gif",
+  webp: "webp",
+};
 
 /** Converse takes image bytes only (base64 in JSON), never a URL it would fetch. */
 function imageBlock(url: string): JsonObject {
   const data = DATA_URL.exec(url);
   if (!data) {
-    if (/^https?:\/\//i.test(url)) throw unsupported("this provider takes images as base64 data: URLs only, not http(s) URLs");
+    if (/^https?:\/\//i.test(url))
+      throw unsupported("this provider takes images as base64 data: URLs only, not http(s) URLs");
     throw unsupported("an image must be a base64 data: URL");
   }
   const subtype = (data[1] ?? "").toLowerCase();
   const format = Object.hasOwn(IMAGE_FORMATS, subtype) ? IMAGE_FORMATS[subtype] : undefined;
-  if (format === undefined) throw unsupported(`image type image/${subtype} is not supported by this provider (png, jpeg, gif, webp)`);
+  if (format === undefined)
+    throw unsupported(`image type image/${subtype} is not supported by this provider (png, jpeg, gif, webp)`);
   return { format, source: { bytes: data[2] ?? "" } };
 }
 
@@ -180,8 +192,10 @@ function converseToolConfig(request: JsonObject): JsonObject | undefined {
   const out: JsonObject = { tools };
   if (choice === "auto") out.toolChoice = { auto: {} };
   else if (choice === "required") out.toolChoice = { any: {} };
-  else if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === "string") out.toolChoice = { tool: { name: choice.function.name } };
-  else if (choice !== undefined && choice !== null) throw unsupported("tool_choice is not one of auto, none, required or a function");
+  else if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === "string")
+    out.toolChoice = { tool: { name: choice.function.name } };
+  else if (choice !== undefined && choice !== null)
+    throw unsupported("tool_choice is not one of auto, none, required or a function");
   return out;
 }
 

@@ -14,17 +14,23 @@ const ANSWER_FIELDS = new Set(["output", "stopReason", "usage"]);
  * Converse answers carry no id or model: the caller passes the request id Bedrock sent as a
  * header, and the model it called.
  */
-export function chatCompletionFromConverse(answer: JsonObject, id: string, model: string): { body: JsonObject; usage: UpstreamUsage | undefined } {
+export function chatCompletionFromConverse(
+  answer: JsonObject,
+  id: string,
+  model: string,
+): { body: JsonObject; usage: UpstreamUsage | undefined } {
   const output = isObject(answer.output) ? answer.output : {};
   const message = isObject(output.message) ? output.message : undefined;
-  if (!message || !Array.isArray(message.content)) throw new UpstreamError("protocol", "the upstream answer has no output message");
+  if (!message || !Array.isArray(message.content))
+    throw new UpstreamError("protocol", "the upstream answer has no output message");
   let text = "";
   let reasoning = "";
   const toolCalls: JsonObject[] = [];
   for (const block of message.content) {
     if (!isObject(block)) continue;
     if (typeof block.text === "string") text += block.text;
-    else if (isObject(block.reasoningContent) && isObject(block.reasoningContent.reasoningText)) reasoning += stringOr(block.reasoningContent.reasoningText.text, "");
+    else if (isObject(block.reasoningContent) && isObject(block.reasoningContent.reasoningText))
+      reasoning += stringOr(block.reasoningContent.reasoningText.text, "");
     else if (isObject(block.toolUse)) {
       const use = block.toolUse;
       toolCalls.push({
@@ -45,7 +51,15 @@ export function chatCompletionFromConverse(answer: JsonObject, id: string, model
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message: assistant, finish_reason: finishReasonOf(stopReason), native_finish_reason: stopReason, logprobs: null }],
+    choices: [
+      {
+        index: 0,
+        message: assistant,
+        finish_reason: finishReasonOf(stopReason),
+        native_finish_reason: stopReason,
+        logprobs: null,
+      },
+    ],
   };
   if (tokens) body.usage = chatUsageJson(tokens);
   copyProviderAnswerFields(answer, ANSWER_FIELDS, body);

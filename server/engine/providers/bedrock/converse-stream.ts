@@ -38,15 +38,28 @@ export class ConverseStreamTranslator implements ChunkIdentity {
         const toolIndex = this.toolIndexOfBlock.size;
         this.toolIndexOfBlock.set(blockIndex(data), toolIndex);
         const use = start.toolUse;
-        return [this.chunk({ tool_calls: [{ index: toolIndex, id: stringOr(use.toolUseId, ""), type: "function", function: { name: stringOr(use.name, ""), arguments: "" } }] })];
+        return [
+          this.chunk({
+            tool_calls: [
+              {
+                index: toolIndex,
+                id: stringOr(use.toolUseId, ""),
+                type: "function",
+                function: { name: stringOr(use.name, ""), arguments: "" },
+              },
+            ],
+          }),
+        ];
       }
       case "contentBlockDelta": {
         const delta = isObject(data.delta) ? data.delta : {};
         if (typeof delta.text === "string") return delta.text === "" ? [] : [this.chunk({ content: delta.text })];
-        if (isObject(delta.reasoningContent) && typeof delta.reasoningContent.text === "string") return [this.chunk({ reasoning: delta.reasoningContent.text })];
+        if (isObject(delta.reasoningContent) && typeof delta.reasoningContent.text === "string")
+          return [this.chunk({ reasoning: delta.reasoningContent.text })];
         if (isObject(delta.toolUse) && typeof delta.toolUse.input === "string") {
           const toolIndex = this.toolIndexOfBlock.get(blockIndex(data));
-          if (toolIndex === undefined) throw new UpstreamError("protocol", "the upstream sent tool input for an unknown content block");
+          if (toolIndex === undefined)
+            throw new UpstreamError("protocol", "the upstream sent tool input for an unknown content block");
           return [this.chunk({ tool_calls: [{ index: toolIndex, function: { arguments: delta.toolUse.input } }] })];
         }
         // A reasoning signature, redacted reasoning, citations: nothing chat carries.
@@ -68,7 +81,11 @@ export class ConverseStreamTranslator implements ChunkIdentity {
   }
 
   private chunk(delta: JsonObject, stopReason?: string): JsonObject {
-    return deltaChunk(this, delta, stopReason === undefined ? undefined : { reason: finishReasonOf(stopReason), native: stopReason });
+    return deltaChunk(
+      this,
+      delta,
+      stopReason === undefined ? undefined : { reason: finishReasonOf(stopReason), native: stopReason },
+    );
   }
 }
 

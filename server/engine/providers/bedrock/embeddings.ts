@@ -23,7 +23,10 @@ export const bedrockEmbeddings: ChatApi["embeddings"] = async (target, request, 
   if (model.startsWith("amazon.titan-embed-text")) return titanEmbeddings(target, request, inputs, signal);
   if (model.startsWith("cohere.embed")) return cohereEmbeddings(target, request, inputs, signal);
   const family = model.split(/[.-]/).slice(0, 2).join(".") || "this";
-  throw new UpstreamError("unsupported", `embeddings with the ${family} model family are not supported on Bedrock (Amazon Titan Text Embeddings and Cohere Embed are)`);
+  throw new UpstreamError(
+    "unsupported",
+    `embeddings with the ${family} model family are not supported on Bedrock (Amazon Titan Text Embeddings and Cohere Embed are)`,
+  );
 };
 
 async function titanEmbeddings(target: UpstreamTarget, request: JsonObject, inputs: string[], signal: AbortSignal) {
@@ -34,7 +37,9 @@ async function titanEmbeddings(target: UpstreamTarget, request: JsonObject, inpu
     if (!v1 && typeof request.dimensions === "number") payload.dimensions = request.dimensions;
     // Fields that are not OpenAI's (`embeddingTypes`, …) are the model's, for each call.
     copyProviderRequestFields(request, payload, EMBEDDINGS_REQUEST_FIELDS);
-    return readJsonObject(await postBedrock(target, modelPath(target.upstreamModelId, "invoke"), payload, "application/json", signal));
+    return readJsonObject(
+      await postBedrock(target, modelPath(target.upstreamModelId, "invoke"), payload, "application/json", signal),
+    );
   });
   const vectors = answers.map((answer) => vectorOf(answer.embedding));
   const promptTokens = answers.reduce((sum, answer) => sum + tokenCount(answer.inputTextTokenCount), 0);
@@ -45,11 +50,18 @@ async function titanEmbeddings(target: UpstreamTarget, request: JsonObject, inpu
 async function cohereEmbeddings(target: UpstreamTarget, request: JsonObject, inputs: string[], signal: AbortSignal) {
   const inputType = typeof request.input_type === "string" ? request.input_type : "search_document";
   const batches: string[][] = [];
-  for (let i = 0; i < inputs.length; i += COHERE_TEXTS_PER_CALL) batches.push(inputs.slice(i, i + COHERE_TEXTS_PER_CALL));
+  for (let i = 0; i < inputs.length; i += COHERE_TEXTS_PER_CALL)
+    batches.push(inputs.slice(i, i + COHERE_TEXTS_PER_CALL));
   const answers = await bounded(batches, async (texts) => {
     const payload: JsonObject = { texts, input_type: inputType };
     copyProviderRequestFields(request, payload, EMBEDDINGS_REQUEST_FIELDS);
-    const response = await postBedrock(target, modelPath(target.upstreamModelId, "invoke"), payload, "application/json", signal);
+    const response = await postBedrock(
+      target,
+      modelPath(target.upstreamModelId, "invoke"),
+      payload,
+      "application/json",
+      signal,
+    );
     // InvokeModel reports the tokens it counted in a header; Cohere's body has none.
     const tokens = tokenCount(Number(response.headers["x-amzn-bedrock-input-token-count"]));
     return { body: await readJsonObject(response), tokens };
@@ -57,7 +69,8 @@ async function cohereEmbeddings(target: UpstreamTarget, request: JsonObject, inp
   const vectors: number[][] = [];
   answers.forEach(({ body }, i) => {
     const embeddings = Array.isArray(body.embeddings) ? body.embeddings : [];
-    if (embeddings.length !== batches[i]?.length) throw new UpstreamError("protocol", "the upstream embeddings do not match the inputs");
+    if (embeddings.length !== batches[i]?.length)
+      throw new UpstreamError("protocol", "the upstream embeddings do not match the inputs");
     vectors.push(...embeddings.map(vectorOf));
   });
   const promptTokens = answers.reduce((sum, answer) => sum + answer.tokens, 0);
@@ -66,12 +79,14 @@ async function cohereEmbeddings(target: UpstreamTarget, request: JsonObject, inp
 
 function textInputs(input: JsonValue | undefined): string[] {
   if (typeof input === "string") return [input];
-  if (Array.isArray(input) && input.length > 0 && input.every((item) => typeof item === "string")) return input as string[];
+  if (Array.isArray(input) && input.length > 0 && input.every((item) => typeof item === "string"))
+    return input as string[];
   throw new UpstreamError("unsupported", "Bedrock embeddings take text inputs only (a string or an array of strings)");
 }
 
 function vectorOf(value: JsonValue | undefined): number[] {
-  if (!Array.isArray(value) || !value.every((item) => typeof item === "number")) throw new UpstreamError("protocol", "an upstream embedding is not an array of numbers");
+  if (!Array.isArray(value) || !value.every((item) => typeof item === "number"))
+    throw new UpstreamError("protocol", "an upstream embedding is not an array of numbers");
   return value as number[];
 }
 

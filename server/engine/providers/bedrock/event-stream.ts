@@ -38,7 +38,8 @@ export async function* eventStreamMessages(response: UpstreamResponse): AsyncGen
     pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
     while (pending.length >= 4) {
       const length = pending.readUInt32BE(0);
-      if (length < MIN_FRAME_BYTES || length > MAX_FRAME_BYTES) throw new UpstreamError("protocol", "the upstream stream is not an AWS event stream");
+      if (length < MIN_FRAME_BYTES || length > MAX_FRAME_BYTES)
+        throw new UpstreamError("protocol", "the upstream stream is not an AWS event stream");
       if (pending.length < length) break;
       yield decodeFrame(pending.subarray(0, length));
       pending = pending.subarray(length);
@@ -57,7 +58,11 @@ function decodeFrame(frame: Buffer): StreamMessage {
   }
   const { headers, body } = decoded;
   const messageType = stringHeader(headers, ":message-type") ?? "";
-  const name = stringHeader(headers, messageType === "exception" ? ":exception-type" : messageType === "error" ? ":error-code" : ":event-type") ?? "";
+  const name =
+    stringHeader(
+      headers,
+      messageType === "exception" ? ":exception-type" : messageType === "error" ? ":error-code" : ":event-type",
+    ) ?? "";
   return { messageType, name, headers, payload: body };
 }
 

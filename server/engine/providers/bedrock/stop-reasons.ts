@@ -15,5 +15,7 @@ const FINISH_REASON_OF_STOP_REASON: Readonly<Record<string, string>> = {
 
 /** A reason Bedrock may add later is still an answer that ended: "stop", not an error. */
 export function finishReasonOf(stopReason: string): string {
-  return Object.hasOwn(FINISH_REASON_OF_STOP_REASON, stopReason) ? (FINISH_REASON_OF_STOP_REASON[stopReason] ?? "stop") : "stop";
+  return Object.hasOwn(FINISH_REASON_OF_STOP_REASON, stopReason)
+    ? (FINISH_REASON_OF_STOP_REASON[stopReason] ?? "stop")
+    : "stop";
 }

@@ -75,12 +75,26 @@ function tokenError(err: unknown, apiKey: string): UpstreamError {
   if (err instanceof UpstreamError) return err;
   if (err instanceof gaxios.GaxiosError) {
     const status = err.response?.status;
-    if (status === undefined) return new UpstreamError("connect", `the Google token endpoint could not be reached (${typeof err.code === "string" ? err.code : "UNKNOWN"})`);
+    if (status === undefined)
+      return new UpstreamError(
+        "connect",
+        `the Google token endpoint could not be reached (${typeof err.code === "string" ? err.code : "UNKNOWN"})`,
+      );
     const data: unknown = err.response?.data;
     const detail =
-      typeof data === "object" && data !== null && "error_description" in data && typeof data.error_description === "string" ? `: ${redactSecrets(data.error_description, apiKey).slice(0, 200)}` : "";
-    if (status >= 400 && status < 500) return new UpstreamError("status", `the Google token exchange refused the service account${detail}`, { status: 401 });
+      typeof data === "object" &&
+      data !== null &&
+      "error_description" in data &&
+      typeof data.error_description === "string"
+        ? `: ${redactSecrets(data.error_description, apiKey).slice(0, 200)}`
+        : "";
+    if (status >= 400 && status < 500)
+      return new UpstreamError("status", `the Google token exchange refused the service account${detail}`, {
+        status: 401,
+      });
     return new UpstreamError("status", `the Google token exchange failed with HTTP ${status}`, { status: 502 });
   }
-  return new UpstreamError("status", "the service account's private key could not sign a token request", { status: 401 });
+  return new UpstreamError("status", "the service account's private key could not sign a token request", {
+    status: 401,
+  });
 }

@@ -69,7 +69,8 @@ function pushMerged(contents: JsonObject[], role: "user" | "model", parts: JsonO
 function systemParts(content: JsonValue | undefined): JsonObject[] {
   if (typeof content === "string") return textPart(content);
   return arrayOf(content).flatMap((part) => {
-    if (!isObject(part) || part.type !== "text" || typeof part.text !== "string") throw unsupported("system messages may only hold text");
+    if (!isObject(part) || part.type !== "text" || typeof part.text !== "string")
+      throw unsupported("system messages may only hold text");
     return textPart(part.text);
   });
 }
@@ -88,7 +89,8 @@ function modelParts(message: JsonObject, toolNames: Map<string, string>): JsonOb
     typeof message.content === "string"
       ? textPart(message.content)
       : arrayOf(message.content).flatMap((part) => {
-          if (isObject(part) && part.type === "refusal" && typeof part.refusal === "string") return textPart(part.refusal);
+          if (isObject(part) && part.type === "refusal" && typeof part.refusal === "string")
+            return textPart(part.refusal);
           return contentPart(part);
         });
   let first = true;
@@ -107,7 +109,8 @@ function modelParts(message: JsonObject, toolNames: Map<string, string>): JsonOb
 
 /** Where the response codec puts a call's signature: Google's own OpenAI-compatible place for it. */
 function thoughtSignatureOf(call: JsonObject): string | undefined {
-  const google = isObject(call.extra_content) && isObject(call.extra_content.google) ? call.extra_content.google : undefined;
+  const google =
+    isObject(call.extra_content) && isObject(call.extra_content.google) ? call.extra_content.google : undefined;
   return typeof google?.thought_signature === "string" ? google.thought_signature : undefined;
 }
 
@@ -124,7 +127,8 @@ function functionResponse(message: JsonObject, toolNames: Map<string, string>): 
       ? message.content
       : arrayOf(message.content)
           .map((part) => {
-            if (!isObject(part) || part.type !== "text" || typeof part.text !== "string") throw unsupported("tool results may only hold text for this provider");
+            if (!isObject(part) || part.type !== "text" || typeof part.text !== "string")
+              throw unsupported("tool results may only hold text for this provider");
             return part.text;
           })
           .join("");
@@ -146,7 +150,8 @@ function contentPart(part: JsonValue): JsonObject[] {
     }
     case "input_audio": {
       const audio = isObject(part.input_audio) ? part.input_audio : {};
-      if (typeof audio.data !== "string" || typeof audio.format !== "string") throw unsupported("an input_audio part needs data and a format");
+      if (typeof audio.data !== "string" || typeof audio.format !== "string")
+        throw unsupported("an input_audio part needs data and a format");
       return [{ inlineData: { mimeType: `audio/${audio.format}`, data: audio.data } }];
     }
     case "file": {
@@ -188,7 +193,9 @@ function mimeTypeOfUrl(url: string): string | undefined {
     return undefined;
   }
   const extension = /\.([a-z0-9]+)$/i.exec(path)?.[1]?.toLowerCase();
-  return extension !== undefined && Object.hasOwn(MIME_TYPE_OF_EXTENSION, extension) ? MIME_TYPE_OF_EXTENSION[extension] : undefined;
+  return extension !== undefined && Object.hasOwn(MIME_TYPE_OF_EXTENSION, extension)
+    ? MIME_TYPE_OF_EXTENSION[extension]
+    : undefined;
 }
 
 function textPart(text: string): JsonObject[] {
@@ -208,8 +215,10 @@ const MODE_OF_CHAT_CHOICE: Readonly<Record<string, string>> = { auto: "AUTO", no
 
 function functionCallingConfig(choice: JsonValue | undefined): JsonObject | undefined {
   if (choice === undefined || choice === null) return undefined;
-  if (typeof choice === "string" && Object.hasOwn(MODE_OF_CHAT_CHOICE, choice)) return { mode: MODE_OF_CHAT_CHOICE[choice] ?? "AUTO" };
-  if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === "string") return { mode: "ANY", allowedFunctionNames: [choice.function.name] };
+  if (typeof choice === "string" && Object.hasOwn(MODE_OF_CHAT_CHOICE, choice))
+    return { mode: MODE_OF_CHAT_CHOICE[choice] ?? "AUTO" };
+  if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === "string")
+    return { mode: "ANY", allowedFunctionNames: [choice.function.name] };
   throw unsupported("tool_choice is not one of auto, none, required or a function");
 }
 
@@ -233,7 +242,8 @@ function generationConfigOf(request: JsonObject): JsonObject {
       break;
     }
   }
-  const stop = typeof request.stop === "string" ? [request.stop] : arrayOf(request.stop).filter((s) => typeof s === "string");
+  const stop =
+    typeof request.stop === "string" ? [request.stop] : arrayOf(request.stop).filter((s) => typeof s === "string");
   if (stop.length > 0) config.stopSequences = stop;
   Object.assign(config, responseFormat(request.response_format));
   const thinking = thinkingConfig(request);
@@ -247,7 +257,9 @@ function responseFormat(format: JsonValue | undefined): JsonObject {
   if (format.type === "json_object") return { responseMimeType: "application/json" };
   if (format.type === "json_schema") {
     const schema = isObject(format.json_schema) ? format.json_schema.schema : undefined;
-    return isObject(schema) ? { responseMimeType: "application/json", responseJsonSchema: schema } : { responseMimeType: "application/json" };
+    return isObject(schema)
+      ? { responseMimeType: "application/json", responseJsonSchema: schema }
+      : { responseMimeType: "application/json" };
   }
   throw unsupported(`response_format type ${JSON.stringify(format.type)} is not supported by this provider`);
 }
@@ -263,7 +275,8 @@ function thinkingConfig(request: JsonObject): JsonObject | undefined {
   if (!reasoning && request.reasoning_effort === undefined) return undefined;
   const config: JsonObject = {};
   if (reasoning?.exclude !== true) config.includeThoughts = true;
-  if (typeof reasoning?.max_tokens === "number" && Number.isInteger(reasoning.max_tokens) && reasoning.max_tokens >= 0) config.thinkingBudget = reasoning.max_tokens;
+  if (typeof reasoning?.max_tokens === "number" && Number.isInteger(reasoning.max_tokens) && reasoning.max_tokens >= 0)
+    config.thinkingBudget = reasoning.max_tokens;
   return Object.keys(config).length > 0 ? config : undefined;
 }
 

@@ -26,7 +26,13 @@ export function chatCompletionFromGemini(answer: JsonObject, model: string): Cha
     if (reasoning !== "") message.reasoning = reasoning;
     if (calls.length > 0) message.tool_calls = calls.map((call, index) => ({ ...call, index }));
     const native = stringOr(candidate.finishReason, "STOP");
-    return { index: indexOf(candidate, position), message, finish_reason: chatFinishReason(native, calls.length > 0), native_finish_reason: native, logprobs: null };
+    return {
+      index: indexOf(candidate, position),
+      message,
+      finish_reason: chatFinishReason(native, calls.length > 0),
+      native_finish_reason: native,
+      logprobs: null,
+    };
   });
   const usage = usageOfMetadata(answer.usageMetadata);
   const body: JsonObject = {
@@ -105,7 +111,12 @@ export class GeminiStreamTranslator implements ChunkIdentity {
   }
 
   private chunk(index: number, delta: JsonObject, native?: string, called = false): JsonObject {
-    return deltaChunk(this, delta, native === undefined ? undefined : { reason: chatFinishReason(native, called), native }, index);
+    return deltaChunk(
+      this,
+      delta,
+      native === undefined ? undefined : { reason: chatFinishReason(native, called), native },
+      index,
+    );
   }
 }
 
@@ -136,13 +147,17 @@ function candidatesOf(answer: JsonObject): JsonObject[] {
   if (candidates.length > 0) return candidates;
   const feedback = isObject(answer.promptFeedback) ? answer.promptFeedback : {};
   if (typeof feedback.blockReason === "string") {
-    throw new UpstreamError("status", `Gemini blocked the prompt (${feedback.blockReason.slice(0, 60)})`, { status: 400 });
+    throw new UpstreamError("status", `Gemini blocked the prompt (${feedback.blockReason.slice(0, 60)})`, {
+      status: 400,
+    });
   }
   throw new UpstreamError("protocol", "the upstream answer has no candidates");
 }
 
 function indexOf(candidate: JsonObject, position: number): number {
-  return typeof candidate.index === "number" && Number.isInteger(candidate.index) && candidate.index >= 0 ? candidate.index : position;
+  return typeof candidate.index === "number" && Number.isInteger(candidate.index) && candidate.index >= 0
+    ? candidate.index
+    : position;
 }
 
 /** A candidate's text, its thoughts (`thought: true` parts) and its calls as chat tool calls (without their index). */
@@ -165,7 +180,11 @@ function partsOf(candidate: JsonObject, ids: CallIds): { text: string; reasoning
 
 /** The signature rides in Google's OpenAI-compatible place, from which chat-request.ts takes it back. */
 function toolCall(call: JsonObject, signature: JsonValue | undefined, ids: CallIds): JsonObject {
-  const out: JsonObject = { id: ids.take(), type: "function", function: { name: stringOr(call.name, ""), arguments: JSON.stringify(call.args ?? {}) } };
+  const out: JsonObject = {
+    id: ids.take(),
+    type: "function",
+    function: { name: stringOr(call.name, ""), arguments: JSON.stringify(call.args ?? {}) },
+  };
   if (typeof signature === "string") out.extra_content = { google: { thought_signature: signature } };
   return out;
 }

@@ -2,7 +2,13 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { ChatApi } from "../chat-api.js";
 import { isObject } from "../json-shape.js";
 import { UpstreamError } from "../provider.js";
-import { expectEventStream, parseEventData, readJsonObject, upstreamEvents, type UpstreamResponse } from "../upstream-http.js";
+import {
+  expectEventStream,
+  parseEventData,
+  readJsonObject,
+  upstreamEvents,
+  type UpstreamResponse,
+} from "../upstream-http.js";
 import { geminiRequest } from "./chat-request.js";
 import { chatCompletionFromGemini, GeminiStreamTranslator } from "./chat-response.js";
 import { googleEmbeddings } from "./embeddings.js";
@@ -12,7 +18,13 @@ import { modelPath, postGoogle } from "./upstream-call.js";
 /** Gemini's generateContent behind the OpenAI chat format, on the Gemini API or Vertex AI (README.md). */
 export const googleChat: ChatApi = {
   async chat(target, request, signal) {
-    const response = await postGoogle(target, modelPath(target.upstreamModelId, "generateContent"), geminiRequest(request), "application/json", signal);
+    const response = await postGoogle(
+      target,
+      modelPath(target.upstreamModelId, "generateContent"),
+      geminiRequest(request),
+      "application/json",
+      signal,
+    );
     const answer = await readJsonObject(response);
     if (isObject(answer.error)) throw inBodyError(answer, target.apiKey);
     return chatCompletionFromGemini(answer, target.upstreamModelId);
@@ -30,7 +42,11 @@ export const googleChat: ChatApi = {
 };
 
 /** Gemini ends its stream without a closing event: an answer without a finishReason is a cut one. */
-async function* geminiChunks(response: UpstreamResponse, translator: GeminiStreamTranslator, apiKey: string): AsyncGenerator<JsonObject, void, undefined> {
+async function* geminiChunks(
+  response: UpstreamResponse,
+  translator: GeminiStreamTranslator,
+  apiKey: string,
+): AsyncGenerator<JsonObject, void, undefined> {
   for await (const event of upstreamEvents(response)) {
     const data = parseEventData(event.data);
     if (isObject(data.error)) throw inBodyError(data, apiKey);

@@ -12,10 +12,17 @@ import { copyProviderRequestFields, EMBEDDINGS_REQUEST_FIELDS } from "../provide
  * counts for them; where the answer has none, the prompt is estimated at a token per four
  * characters of each input (rounded up), the gateway having to bill something.
  */
-export async function googleEmbeddings(target: UpstreamTarget, request: EmbeddingsRequestJson, signal: AbortSignal): Promise<EmbeddingsResult> {
+export async function googleEmbeddings(
+  target: UpstreamTarget,
+  request: EmbeddingsRequestJson,
+  signal: AbortSignal,
+): Promise<EmbeddingsResult> {
   const inputs = textInputs(request.input);
   const taskType = typeof request.input_type === "string" ? taskTypeOf(request.input_type) : undefined;
-  const dimensions = typeof request.dimensions === "number" && Number.isInteger(request.dimensions) && request.dimensions > 0 ? request.dimensions : undefined;
+  const dimensions =
+    typeof request.dimensions === "number" && Number.isInteger(request.dimensions) && request.dimensions > 0
+      ? request.dimensions
+      : undefined;
   const model = `models/${target.upstreamModelId}`;
   const requests = inputs.map((text) => {
     const one: JsonObject = { model, content: { parts: [{ text }] } };
@@ -25,7 +32,13 @@ export async function googleEmbeddings(target: UpstreamTarget, request: Embeddin
     copyProviderRequestFields(request, one, EMBEDDINGS_REQUEST_FIELDS);
     return one;
   });
-  const response = await postGoogle(target, modelPath(target.upstreamModelId, "batchEmbedContents"), { requests }, "application/json", signal);
+  const response = await postGoogle(
+    target,
+    modelPath(target.upstreamModelId, "batchEmbedContents"),
+    { requests },
+    "application/json",
+    signal,
+  );
   const body = await readJsonObject(response);
   if (isObject(body.error)) throw inBodyError(body, target.apiKey);
   const reported = isObject(body.usageMetadata) ? tokenCount(body.usageMetadata.promptTokenCount) : 0;
@@ -36,7 +49,8 @@ export async function googleEmbeddings(target: UpstreamTarget, request: Embeddin
 /** Gemini embeds text: a string or strings, never token arrays. */
 function textInputs(input: JsonValue | undefined): string[] {
   if (typeof input === "string") return [input];
-  if (Array.isArray(input) && input.length > 0 && input.every((item) => typeof item === "string")) return input as string[];
+  if (Array.isArray(input) && input.length > 0 && input.every((item) => typeof item === "string"))
+    return input as string[];
   throw new UpstreamError("unsupported", "Gemini embeds text only: input must be a string or an array of strings");
 }
 
@@ -64,11 +78,14 @@ function taskTypeOf(inputType: string): string | undefined {
 
 function vectorsOf(body: JsonObject, count: number): number[][] {
   const embeddings = body.embeddings;
-  if (!Array.isArray(embeddings)) throw new UpstreamError("protocol", "the upstream embeddings answer has no embeddings array");
-  if (embeddings.length !== count) throw new UpstreamError("protocol", "the upstream returned a different number of embeddings than inputs");
+  if (!Array.isArray(embeddings))
+    throw new UpstreamError("protocol", "the upstream embeddings answer has no embeddings array");
+  if (embeddings.length !== count)
+    throw new UpstreamError("protocol", "the upstream returned a different number of embeddings than inputs");
   return embeddings.map((embedding) => {
     const values = isObject(embedding) ? embedding.values : undefined;
-    if (!Array.isArray(values) || !values.every((value) => typeof value === "number")) throw new UpstreamError("protocol", "an upstream embedding is not an array of numbers");
+    if (!Array.isArray(values) || !values.every((value) => typeof value === "number"))
+      throw new UpstreamError("protocol", "an upstream embedding is not an array of numbers");
     return values as number[];
   });
 }

@@ -32,12 +32,15 @@ export function statusOfGoogleError(error: JsonObject): number {
   const code = error.code;
   if (typeof code === "number" && Number.isInteger(code) && code >= 400 && code <= 599) return code;
   const name = error.status;
-  if (typeof name === "string" && Object.hasOwn(HTTP_STATUS_OF_GOOGLE_STATUS, name)) return HTTP_STATUS_OF_GOOGLE_STATUS[name] ?? 502;
+  if (typeof name === "string" && Object.hasOwn(HTTP_STATUS_OF_GOOGLE_STATUS, name))
+    return HTTP_STATUS_OF_GOOGLE_STATUS[name] ?? 502;
   return 502;
 }
 
 /** `{error: {…}}` sent with a 2xx status: as the whole answer, or as an event of a stream. */
 export function inBodyError(body: JsonObject, apiKey: string): UpstreamError {
   const error = isObject(body.error) ? body.error : {};
-  return new UpstreamError("status", providerErrorMessage(body, apiKey) ?? "the upstream reported an error", { status: statusOfGoogleError(error) });
+  return new UpstreamError("status", providerErrorMessage(body, apiKey) ?? "the upstream reported an error", {
+    status: statusOfGoogleError(error),
+  });
 }

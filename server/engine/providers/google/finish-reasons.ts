@@ -23,5 +23,7 @@ const FINISH_REASON_OF_GEMINI: Readonly<Record<string, string>> = {
 
 /** LANGUAGE, OTHER, NO_IMAGE and reasons Gemini may add later still ended the answer: "stop". */
 export function finishReasonOf(geminiReason: string): string {
-  return Object.hasOwn(FINISH_REASON_OF_GEMINI, geminiReason) ? (FINISH_REASON_OF_GEMINI[geminiReason] ?? "stop") : "stop";
+  return Object.hasOwn(FINISH_REASON_OF_GEMINI, geminiReason)
+    ? (FINISH_REASON_OF_GEMINI[geminiReason] ?? "stop")
+    : "stop";
 }

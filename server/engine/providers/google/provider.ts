@@ -11,7 +11,20 @@ export const googleProvider: Provider = {
   native: {},
   publicBaseUrl: "https://generativelanguage.googleapis.com/v1beta",
   // What chat-request.ts carries over; the rest is dropped on the way.
-  chatParameters: ["temperature", "top_p", "top_k", "max_tokens", "stop", "seed", "presence_penalty", "frequency_penalty", "response_format", "tools", "tool_choice", "reasoning"],
+  chatParameters: [
+    "temperature",
+    "top_p",
+    "top_k",
+    "max_tokens",
+    "stop",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+    "response_format",
+    "tools",
+    "tool_choice",
+    "reasoning",
+  ],
   // Users name the API's host (https://generativelanguage.googleapis.com); its paths begin with /v1beta.
   privateRootPath: "/v1beta",
   probe: googleProbe,

@@ -13,7 +13,13 @@ export function modelPath(model: string, method: string): string {
  * token). A 401 from Vertex means the token went bad before its time (revoked, or the account's
  * roles changed): the call is made once more with a freshly exchanged token.
  */
-export async function postGoogle(target: UpstreamTarget, path: string, payload: JsonObject, accept: string, signal: AbortSignal): Promise<UpstreamResponse> {
+export async function postGoogle(
+  target: UpstreamTarget,
+  path: string,
+  payload: JsonObject,
+  accept: string,
+  signal: AbortSignal,
+): Promise<UpstreamResponse> {
   const account = target.settings?.googleServiceAccount;
   if (!account) return postUpstream(target, path, { "x-goog-api-key": target.apiKey, accept }, payload, signal);
   let token = await accessToken(account, target.apiKey);

@@ -4,7 +4,14 @@ import { usageFromOpenAi } from "./usage.js";
 import type { ChatApi } from "../chat-api.js";
 import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../provider.js";
 import { statusForErrorObject, providerErrorMessage } from "../upstream-error-body.js";
-import { expectEventStream, parseEventData, postUpstream, readJsonObject, upstreamEvents, type UpstreamResponse } from "../upstream-http.js";
+import {
+  expectEventStream,
+  parseEventData,
+  postUpstream,
+  readJsonObject,
+  upstreamEvents,
+  type UpstreamResponse,
+} from "../upstream-http.js";
 
 /** Where an OpenAI-compatible API takes an operation, and how it is authenticated. */
 export interface OpenAiRoute {
@@ -29,7 +36,13 @@ export function openAiCompatibleChat(route: OpenAiRoute): ChatApi {
   return {
     async chat(target, request, signal) {
       const { stream: _stream, stream_options: _options, ...rest } = request;
-      const response = await postUpstream(target, route.path(target, "chat/completions"), route.headers(target, "application/json"), { ...rest, model: target.upstreamModelId }, signal);
+      const response = await postUpstream(
+        target,
+        route.path(target, "chat/completions"),
+        route.headers(target, "application/json"),
+        { ...rest, model: target.upstreamModelId },
+        signal,
+      );
       const body = await readJsonObject(response);
       if (isObject(body.error)) throw inBodyError(body, target.apiKey);
       if (!Array.isArray(body.choices)) throw new UpstreamError("protocol", "the upstream answer has no choices array");
@@ -45,7 +58,13 @@ export function openAiCompatibleChat(route: OpenAiRoute): ChatApi {
         // Without it OpenAI sends no usage in streams, and the call could not be accounted for.
         stream_options: { ...streamOptions, include_usage: true },
       };
-      const response = await postUpstream(target, route.path(target, "chat/completions"), route.headers(target, "text/event-stream"), payload, signal);
+      const response = await postUpstream(
+        target,
+        route.path(target, "chat/completions"),
+        route.headers(target, "text/event-stream"),
+        payload,
+        signal,
+      );
       await expectEventStream(response, target.apiKey);
       let usage: UpstreamUsage | undefined;
       return {
@@ -55,8 +74,19 @@ export function openAiCompatibleChat(route: OpenAiRoute): ChatApi {
     },
 
     async embeddings(target, request, signal) {
-      const payload: JsonObject = { ...request, model: target.upstreamModelId, input: request.input ?? null, encoding_format: "float" };
-      const response = await postUpstream(target, route.path(target, "embeddings"), route.headers(target, "application/json"), payload, signal);
+      const payload: JsonObject = {
+        ...request,
+        model: target.upstreamModelId,
+        input: request.input ?? null,
+        encoding_format: "float",
+      };
+      const response = await postUpstream(
+        target,
+        route.path(target, "embeddings"),
+        route.headers(target, "application/json"),
+        payload,
+        signal,
+      );
       const body = await readJsonObject(response);
       if (isObject(body.error)) throw inBodyError(body, target.apiKey);
       return { vectors: vectorsOf(body), promptTokens: usageFromOpenAi(body.usage)?.promptTokens ?? 0, body };
@@ -71,7 +101,11 @@ export const openAiChat: ChatApi = openAiCompatibleChat(OPENAI_ROUTE);
  * after a chunk with a finish_reason (some compatible providers omit [DONE]); the body is still
  * read to its end after [DONE] so the connection can be reused.
  */
-async function* openAiChunks(response: UpstreamResponse, apiKey: string, onUsage: (usage: UpstreamUsage) => void): AsyncGenerator<JsonObject, void, undefined> {
+async function* openAiChunks(
+  response: UpstreamResponse,
+  apiKey: string,
+  onUsage: (usage: UpstreamUsage) => void,
+): AsyncGenerator<JsonObject, void, undefined> {
   let done = false;
   let finished = false;
   for await (const event of upstreamEvents(response)) {
@@ -84,7 +118,11 @@ async function* openAiChunks(response: UpstreamResponse, apiKey: string, onUsage
     if (isObject(chunk.error)) throw inBodyError(chunk, apiKey);
     const usage = usageFromOpenAi(chunk.usage);
     if (usage) onUsage(usage);
-    if (Array.isArray(chunk.choices) && chunk.choices.some((choice) => isObject(choice) && typeof choice.finish_reason === "string")) finished = true;
+    if (
+      Array.isArray(chunk.choices) &&
+      chunk.choices.some((choice) => isObject(choice) && typeof choice.finish_reason === "string")
+    )
+      finished = true;
     yield chunk;
   }
   if (!done && !finished) throw new UpstreamError("cut", "the upstream stream ended before its final chunk");
@@ -93,7 +131,9 @@ async function* openAiChunks(response: UpstreamResponse, apiKey: string, onUsage
 /** `{"error":{…}}` sent with a 2xx status (in a stream, or as the whole body). */
 export function inBodyError(body: JsonObject, apiKey: string): UpstreamError {
   const error = isObject(body.error) ? body.error : {};
-  return new UpstreamError("status", providerErrorMessage(body, apiKey) ?? "the upstream reported an error", { status: statusForErrorObject(error) });
+  return new UpstreamError("status", providerErrorMessage(body, apiKey) ?? "the upstream reported an error", {
+    status: statusForErrorObject(error),
+  });
 }
 
 function vectorsOf(body: JsonObject): number[][] {

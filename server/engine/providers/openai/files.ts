@@ -20,23 +20,47 @@ export const openAiFiles: ProviderFileApi = {
   },
 
   async get(target, id, signal) {
-    return fileOf(await readJsonObject(await callUpstream(target, { method: "GET", path: `/files/${pathSegment(id)}`, headers: headersFor(target) }, signal)));
+    return fileOf(
+      await readJsonObject(
+        await callUpstream(
+          target,
+          { method: "GET", path: `/files/${pathSegment(id)}`, headers: headersFor(target) },
+          signal,
+        ),
+      ),
+    );
   },
 
   async list(target, { limit, after }, signal) {
     const query = new URLSearchParams({ limit: String(limit), order: "desc" });
     if (after !== undefined) query.set("after", after);
-    const page = await readJsonObject(await callUpstream(target, { method: "GET", path: `/files?${query}`, headers: headersFor(target) }, signal));
+    const page = await readJsonObject(
+      await callUpstream(target, { method: "GET", path: `/files?${query}`, headers: headersFor(target) }, signal),
+    );
     if (!Array.isArray(page.data)) throw new UpstreamError("protocol", "the upstream file list has no data array");
     return { files: page.data.filter(isObject).map(fileOf), hasMore: page.has_more === true };
   },
 
   content(target, id, signal) {
-    return callUpstream(target, { method: "GET", path: `/files/${pathSegment(id)}/content`, headers: { authorization: `Bearer ${target.apiKey}` } }, signal);
+    return callUpstream(
+      target,
+      {
+        method: "GET",
+        path: `/files/${pathSegment(id)}/content`,
+        headers: { authorization: `Bearer ${target.apiKey}` },
+      },
+      signal,
+    );
   },
 
   async remove(target, id, signal) {
-    await discardBody(await callUpstream(target, { method: "DELETE", path: `/files/${pathSegment(id)}`, headers: headersFor(target) }, signal));
+    await discardBody(
+      await callUpstream(
+        target,
+        { method: "DELETE", path: `/files/${pathSegment(id)}`, headers: headersFor(target) },
+        signal,
+      ),
+    );
   },
 };
 

@@ -20,17 +20,31 @@ export const openAiNativeBatch: NativeBatchApi = {
     const lines = requests.map((item) => {
       // As the live adapter sends it: never streamed, the target's model.
       const { stream: _stream, stream_options: _options, ...rest } = item.body;
-      return JSON.stringify({ custom_id: item.customId, method: "POST", url: ENDPOINT, body: { ...rest, model: target.upstreamModelId } });
+      return JSON.stringify({
+        custom_id: item.customId,
+        method: "POST",
+        url: ENDPOINT,
+        body: { ...rest, model: target.upstreamModelId },
+      });
     });
     const fileId = await uploadBatchFile(target, lines, signal);
     try {
-      const response = await postUpstream(target, "/batches", headersFor(target), { input_file_id: fileId, endpoint: ENDPOINT, completion_window: "24h" }, signal);
+      const response = await postUpstream(
+        target,
+        "/batches",
+        headersFor(target),
+        { input_file_id: fileId, endpoint: ENDPOINT, completion_window: "24h" },
+        signal,
+      );
       const batch = await readJsonObject(response);
-      if (typeof batch.id !== "string" || batch.id === "") throw new UpstreamError("protocol", "the upstream batch has no id");
+      if (typeof batch.id !== "string" || batch.id === "")
+        throw new UpstreamError("protocol", "the upstream batch has no id");
       return batch.id;
     } catch (err) {
       // Without a batch nothing refers to the file; leave no orphan holding the prompts.
-      await unlessNotFound(() => deleteFile(target, fileId, AbortSignal.timeout(target.timeoutMs))).catch(() => undefined);
+      await unlessNotFound(() => deleteFile(target, fileId, AbortSignal.timeout(target.timeoutMs))).catch(
+        () => undefined,
+      );
       throw err;
     }
   },
@@ -43,7 +57,11 @@ export const openAiNativeBatch: NativeBatchApi = {
     const batch = await getBatch(target, upstreamId, signal);
     for (const fileId of [batch.output_file_id, batch.error_file_id]) {
       if (typeof fileId !== "string" || fileId === "") continue;
-      const response = await callUpstream(target, { method: "GET", path: `/files/${pathSegment(fileId)}/content`, headers: headersFor(target) }, signal);
+      const response = await callUpstream(
+        target,
+        { method: "GET", path: `/files/${pathSegment(fileId)}/content`, headers: headersFor(target) },
+        signal,
+      );
       for await (const line of upstreamLines(response)) {
         const result = resultOf(parseResultLine(line), target.apiKey);
         if (result) yield result;
@@ -52,7 +70,13 @@ export const openAiNativeBatch: NativeBatchApi = {
   },
 
   async cancel(target, upstreamId, signal) {
-    await discardBody(await callUpstream(target, { method: "POST", path: `/batches/${pathSegment(upstreamId)}/cancel`, headers: headersFor(target) }, signal));
+    await discardBody(
+      await callUpstream(
+        target,
+        { method: "POST", path: `/batches/${pathSegment(upstreamId)}/cancel`, headers: headersFor(target) },
+        signal,
+      ),
+    );
   },
 
   async remove(target, upstreamId, signal) {
@@ -93,11 +117,23 @@ async function uploadBatchFile(target: UpstreamTarget, lines: string[], signal: 
 }
 
 async function deleteFile(target: UpstreamTarget, fileId: string, signal: AbortSignal): Promise<void> {
-  await discardBody(await callUpstream(target, { method: "DELETE", path: `/files/${pathSegment(fileId)}`, headers: headersFor(target) }, signal));
+  await discardBody(
+    await callUpstream(
+      target,
+      { method: "DELETE", path: `/files/${pathSegment(fileId)}`, headers: headersFor(target) },
+      signal,
+    ),
+  );
 }
 
 async function getBatch(target: UpstreamTarget, upstreamId: string, signal: AbortSignal): Promise<JsonObject> {
-  return readJsonObject(await callUpstream(target, { method: "GET", path: `/batches/${pathSegment(upstreamId)}`, headers: headersFor(target) }, signal));
+  return readJsonObject(
+    await callUpstream(
+      target,
+      { method: "GET", path: `/batches/${pathSegment(upstreamId)}`, headers: headersFor(target) },
+      signal,
+    ),
+  );
 }
 
 /** "cancelling" and "finalizing" are still in progress: the output file is not there yet. */
@@ -118,7 +154,9 @@ function stateOf(batch: JsonObject, apiKey: string): NativeBatchStatus {
   if (state !== "failed") return { state };
   // `errors.data` lists why validation failed (one entry per bad line, at most a few shown).
   const errors = isObject(batch.errors) && Array.isArray(batch.errors.data) ? batch.errors.data.filter(isObject) : [];
-  const messages = errors.map((error) => providerErrorMessage(error, apiKey)).filter((m): m is string => m !== undefined);
+  const messages = errors
+    .map((error) => providerErrorMessage(error, apiKey))
+    .filter((m): m is string => m !== undefined);
   return { state, message: messages.length > 0 ? messages.slice(0, 3).join("; ") : "the upstream failed the batch" };
 }
 
@@ -136,7 +174,14 @@ function resultOf(line: JsonObject, apiKey: string): NativeBatchResult | undefin
     const statusCode = typeof response.status_code === "number" ? response.status_code : 502;
     const body = isObject(response.body) ? response.body : {};
     if (statusCode >= 200 && statusCode < 300 && !isObject(body.error)) {
-      if (!Array.isArray(body.choices)) return { customId, ok: false, statusCode: 502, message: "the upstream answer has no choices array", type: "api_error" };
+      if (!Array.isArray(body.choices))
+        return {
+          customId,
+          ok: false,
+          statusCode: 502,
+          message: "the upstream answer has no choices array",
+          type: "api_error",
+        };
       return { customId, ok: true, statusCode, body, usage: usageFromOpenAi(body.usage) ?? NO_TOKENS };
     }
     const error = isObject(body.error) ? body.error : {};

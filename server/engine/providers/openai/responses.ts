@@ -2,7 +2,14 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { isObject } from "../json-shape.js";
 import type { NativeApi } from "../native-api.js";
 import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../provider.js";
-import { expectEventStream, parseEventData, postUpstream, readJsonObject, upstreamEvents, type UpstreamResponse } from "../upstream-http.js";
+import {
+  expectEventStream,
+  parseEventData,
+  postUpstream,
+  readJsonObject,
+  upstreamEvents,
+  type UpstreamResponse,
+} from "../upstream-http.js";
 import { inBodyError, type OpenAiRoute } from "./chat.js";
 import { usageFromResponses } from "./usage.js";
 
@@ -12,12 +19,21 @@ import { usageFromResponses } from "./usage.js";
  * serve it is a provider setting, `responses_api`; without it, `speaksByDefault` decides (OpenAI's
  * own host; Azure's v1 surface), and every other OpenAI-compatible host is sent chat instead.
  */
-export function openAiCompatibleResponses(route: OpenAiRoute, speaksByDefault: (target: UpstreamTarget) => boolean): NativeApi {
+export function openAiCompatibleResponses(
+  route: OpenAiRoute,
+  speaksByDefault: (target: UpstreamTarget) => boolean,
+): NativeApi {
   return {
     speaks: (target) => target.settings?.responsesApi ?? speaksByDefault(target),
 
     async answer(target, body, signal) {
-      const response = await postUpstream(target, route.path(target, "responses"), route.headers(target, "application/json"), { ...body, model: target.upstreamModelId }, signal);
+      const response = await postUpstream(
+        target,
+        route.path(target, "responses"),
+        route.headers(target, "application/json"),
+        { ...body, model: target.upstreamModelId },
+        signal,
+      );
       const answer = await readJsonObject(response);
       if (!Array.isArray(answer.output)) {
         if (isObject(answer.error)) throw inBodyError(answer, target.apiKey);
@@ -28,7 +44,13 @@ export function openAiCompatibleResponses(route: OpenAiRoute, speaksByDefault: (
 
     async stream(target, body, signal) {
       const payload = { ...body, model: target.upstreamModelId, stream: true };
-      const response = await postUpstream(target, route.path(target, "responses"), route.headers(target, "text/event-stream"), payload, signal);
+      const response = await postUpstream(
+        target,
+        route.path(target, "responses"),
+        route.headers(target, "text/event-stream"),
+        payload,
+        signal,
+      );
       await expectEventStream(response, target.apiKey);
       let usage: UpstreamUsage | undefined;
       return { events: responseEvents(response, target.apiKey, (value) => (usage = value)), usage: () => usage };
@@ -53,7 +75,11 @@ const TERMINAL_EVENTS = new Set(["response.completed", "response.incomplete", "r
  * call; the stream is complete at a terminal event, and is read to its end after it so that the
  * connection can be reused.
  */
-async function* responseEvents(response: UpstreamResponse, apiKey: string, onUsage: (usage: UpstreamUsage) => void): AsyncGenerator<JsonObject, void, undefined> {
+async function* responseEvents(
+  response: UpstreamResponse,
+  apiKey: string,
+  onUsage: (usage: UpstreamUsage) => void,
+): AsyncGenerator<JsonObject, void, undefined> {
   let ended = false;
   for await (const event of upstreamEvents(response)) {
     if (ended || event.data === "[DONE]") continue;

@@ -29,14 +29,23 @@ export const openAiVideo: VideoApi = {
     const path = submission.continues === undefined ? "/videos" : "/videos/extensions";
     const response = await callUpstream(
       target,
-      { method: "POST", path, headers: { ...headersFor(target), "idempotency-key": submission.idempotencyKey }, body: { contentType: "application/json", data: JSON.stringify(body) } },
+      {
+        method: "POST",
+        path,
+        headers: { ...headersFor(target), "idempotency-key": submission.idempotencyKey },
+        body: { contentType: "application/json", data: JSON.stringify(body) },
+      },
       signal,
     );
     return videoOf(await readJsonObject(response), target.apiKey);
   },
 
   async status(target, upstreamId, signal) {
-    const response = await callUpstream(target, { method: "GET", path: `/videos/${pathSegment(upstreamId)}`, headers: headersFor(target) }, signal);
+    const response = await callUpstream(
+      target,
+      { method: "GET", path: `/videos/${pathSegment(upstreamId)}`, headers: headersFor(target) },
+      signal,
+    );
     return videoOf(await readJsonObject(response), target.apiKey);
   },
 
@@ -44,7 +53,11 @@ export const openAiVideo: VideoApi = {
     if (index !== 0) throw new UpstreamError("unsupported", `an OpenAI video job has one output, not ${index + 1}`);
     const response = await callUpstream(
       target,
-      { method: "GET", path: `/videos/${pathSegment(upstreamId)}/content?variant=video`, headers: { authorization: `Bearer ${target.apiKey}`, accept: "video/*" } },
+      {
+        method: "GET",
+        path: `/videos/${pathSegment(upstreamId)}/content?variant=video`,
+        headers: { authorization: `Bearer ${target.apiKey}`, accept: "video/*" },
+      },
       signal,
     );
     const type = response.headers["content-type"];
@@ -53,7 +66,13 @@ export const openAiVideo: VideoApi = {
 
   async remove(target, upstreamId, signal) {
     try {
-      await discardBody(await callUpstream(target, { method: "DELETE", path: `/videos/${pathSegment(upstreamId)}`, headers: headersFor(target) }, signal));
+      await discardBody(
+        await callUpstream(
+          target,
+          { method: "DELETE", path: `/videos/${pathSegment(upstreamId)}`, headers: headersFor(target) },
+          signal,
+        ),
+      );
     } catch (err) {
       if (!(err instanceof UpstreamError && err.options.status === 404)) throw err;
     }
@@ -95,13 +114,17 @@ export function sizeOf(resolution: string | undefined, aspectRatio: string | und
 }
 
 function videoOf(json: JsonObject, apiKey: string): UpstreamVideo {
-  if (typeof json.id !== "string" || json.id === "") throw new UpstreamError("protocol", "the upstream video has no id");
+  if (typeof json.id !== "string" || json.id === "")
+    throw new UpstreamError("protocol", "the upstream video has no id");
   const state = STATES[typeof json.status === "string" ? json.status : ""];
   if (!state) throw new UpstreamError("protocol", "the upstream video has no known status");
   const seconds = Number(json.seconds);
   const video: UpstreamVideo = { id: json.id, state, outputs: state === "completed" ? 1 : 0 };
   if (Number.isInteger(seconds) && seconds > 0) video.seconds = seconds;
-  if (state === "failed") video.error = (isObject(json.error) ? providerErrorMessage({ error: json.error }, apiKey) : undefined) ?? "the provider failed the video job";
+  if (state === "failed")
+    video.error =
+      (isObject(json.error) ? providerErrorMessage({ error: json.error }, apiKey) : undefined) ??
+      "the provider failed the video job";
   return video;
 }
 

@@ -17,5 +17,7 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
 };
 
 export const down: MigrationFn<QueryInterface> = async ({ context }) => {
-  await context.sequelize.query(`DROP INDEX batches_native_due; ALTER TABLE batches DROP COLUMN upstream_next_poll_at;`);
+  await context.sequelize.query(
+    `DROP INDEX batches_native_due; ALTER TABLE batches DROP COLUMN upstream_next_poll_at;`,
+  );
 };

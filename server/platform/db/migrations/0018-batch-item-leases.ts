@@ -8,7 +8,9 @@ import type { QueryInterface } from "sequelize";
  * and never belong to a process.
  */
 export const up: MigrationFn<QueryInterface> = async ({ context }) => {
-  await context.sequelize.query(`CREATE INDEX batch_items_leased ON batch_items (lease_owner) WHERE state = 'running' AND lease_owner NOT LIKE 'native:%'`);
+  await context.sequelize.query(
+    `CREATE INDEX batch_items_leased ON batch_items (lease_owner) WHERE state = 'running' AND lease_owner NOT LIKE 'native:%'`,
+  );
 };
 
 export const down: MigrationFn<QueryInterface> = async ({ context }) => {

@@ -7,9 +7,13 @@ import type { QueryInterface } from "sequelize";
  * columns without a default rewrite nothing.
  */
 export const up: MigrationFn<QueryInterface> = async ({ context }) => {
-  await context.sequelize.query(`ALTER TABLE private_endpoints ADD COLUMN pricing_input_cache_read numeric, ADD COLUMN pricing_input_cache_write numeric`);
+  await context.sequelize.query(
+    `ALTER TABLE private_endpoints ADD COLUMN pricing_input_cache_read numeric, ADD COLUMN pricing_input_cache_write numeric`,
+  );
 };
 
 export const down: MigrationFn<QueryInterface> = async ({ context }) => {
-  await context.sequelize.query(`ALTER TABLE private_endpoints DROP COLUMN pricing_input_cache_read, DROP COLUMN pricing_input_cache_write`);
+  await context.sequelize.query(
+    `ALTER TABLE private_endpoints DROP COLUMN pricing_input_cache_read, DROP COLUMN pricing_input_cache_write`,
+  );
 };

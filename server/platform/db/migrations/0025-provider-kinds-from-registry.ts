@@ -11,5 +11,7 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
 };
 
 export const down: MigrationFn<QueryInterface> = async ({ context }) => {
-  await context.sequelize.query(`ALTER TABLE providers ADD CONSTRAINT providers_kind_check CHECK (kind IN ('openai', 'anthropic'))`);
+  await context.sequelize.query(
+    `ALTER TABLE providers ADD CONSTRAINT providers_kind_check CHECK (kind IN ('openai', 'anthropic'))`,
+  );
 };

@@ -20,7 +20,11 @@ export function normalizeHosts(hosts: readonly string[]): string[] {
   const normalized = new Set<string>();
   hosts.forEach((raw, index) => {
     const host = normalizeHost(raw);
-    if (host === undefined) throw gatewayError(400, `hosts[${index}] must be an exact DNS hostname such as api.github.com, without scheme, port, path or wildcard`);
+    if (host === undefined)
+      throw gatewayError(
+        400,
+        `hosts[${index}] must be an exact DNS hostname such as api.github.com, without scheme, port, path or wildcard`,
+      );
     normalized.add(host);
   });
   return [...normalized];

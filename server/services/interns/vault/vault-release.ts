@@ -18,7 +18,11 @@ const RELEASING: readonly InternStatusName[] = ["provisioning", "running"];
  * http, then carries no secret. A value whose ciphertext was altered makes the call throw
  * (nothing released).
  */
-export async function secretsForUrl(deps: Pick<Deps, "sequelize" | "secrets">, internId: string, url: string | URL): Promise<Array<{ name: string; value: string }>> {
+export async function secretsForUrl(
+  deps: Pick<Deps, "sequelize" | "secrets">,
+  internId: string,
+  url: string | URL,
+): Promise<Array<{ name: string; value: string }>> {
   const target = requestTargetOf(url);
   if (target === undefined) return [];
   // Today the id is the host manager's own (a DB id), never the host's word. The check keeps this
@@ -27,5 +31,10 @@ export async function secretsForUrl(deps: Pick<Deps, "sequelize" | "secrets">, i
   const intern = await readInternById(deps.sequelize, internId);
   // Only a live intern's tool sends requests; one being stopped or deleted gets nothing.
   if (!intern || !RELEASING.includes(intern.status)) return [];
-  return releasableSecrets(deps.sequelize, deps.secrets.masterKey, { own: intern.vaultId, attached: intern.attachedVaultId, workspaceId: intern.workspaceId }, target);
+  return releasableSecrets(
+    deps.sequelize,
+    deps.secrets.masterKey,
+    { own: intern.vaultId, attached: intern.attachedVaultId, workspaceId: intern.workspaceId },
+    target,
+  );
 }

@@ -40,7 +40,13 @@ const SCOPES: Record<EffectiveScope, VaultSecretScope> = {
 };
 
 function toSecret(meta: SecretMeta) {
-  return { name: meta.name, hosts: meta.hosts ?? [], fingerprint: meta.fingerprint ?? undefined, createdAt: timestampFromDate(meta.createdAt), allowHttp: meta.allowHttp };
+  return {
+    name: meta.name,
+    hosts: meta.hosts ?? [],
+    fingerprint: meta.fingerprint ?? undefined,
+    createdAt: timestampFromDate(meta.createdAt),
+    allowHttp: meta.allowHttp,
+  };
 }
 
 export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
@@ -48,19 +54,26 @@ export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
   const { masterKey } = deps.secrets;
 
   function requireWritable(): void {
-    if (config.vaultWritesDisabled) throw gatewayError(503, "Vault writes are disabled on this gateway for now; reads still work", { retryable: true });
+    if (config.vaultWritesDisabled)
+      throw gatewayError(503, "Vault writes are disabled on this gateway for now; reads still work", {
+        retryable: true,
+      });
   }
 
   /** The intern's own vault: every intern has one from its creation on. */
   function ownVault(intern: InternRow): string {
-    if (!intern.vaultId) throw gatewayError(500, `Intern ${intern.id} has no vault`, { reason: "internal_error", retryable: true });
+    if (!intern.vaultId)
+      throw gatewayError(500, `Intern ${intern.id} has no vault`, { reason: "internal_error", retryable: true });
     return intern.vaultId;
   }
 
   function deleted(outcome: DeleteOutcome, name: string, where: string): Record<string, never> {
     if (outcome === "missing") throw gatewayError(404, `No secret named '${name}' in ${where}`);
     if (outcome === "legacy_only") {
-      throw gatewayError(409, `Secret '${name}' in ${where} was stored before host-bound storage and cannot be deleted here; store '${name}' again with hosts to replace it`);
+      throw gatewayError(
+        409,
+        `Secret '${name}' in ${where} was stored before host-bound storage and cannot be deleted here; store '${name}' again with hosts to replace it`,
+      );
     }
     return {};
   }
@@ -69,12 +82,21 @@ export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
   const workspaceGone = (caller: Caller) => workspaceNotFound(caller.key.workspaceId);
 
   /** `gone` answers a vault deleted since the request found it (with its intern, say): a 404, not a failed write. */
-  async function store(vaultId: string, req: { name: string; hosts: string[]; value: string; allowHttp: boolean }, gone: () => Error) {
+  async function store(
+    vaultId: string,
+    req: { name: string; hosts: string[]; value: string; allowHttp: boolean },
+    gone: () => Error,
+  ) {
     const hosts = normalizeHosts(req.hosts);
     const stored = await sequelize.transaction(async (transaction) => {
       const key = await vaultKey(sequelize, masterKey, vaultId, transaction);
       if (!key) throw gone();
-      return putSecret(sequelize, key, { name: req.name, hosts, value: req.value, allowHttp: req.allowHttp }, transaction);
+      return putSecret(
+        sequelize,
+        key,
+        { name: req.name, hosts, value: req.value, allowHttp: req.allowHttp },
+        transaction,
+      );
     });
     return { data: toSecret(stored) };
   }
@@ -139,10 +161,17 @@ export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
       const target = ownVault(intern);
       // All or nothing: every name is checked before the first copy is written.
       const copies = await sequelize.transaction(async (transaction) => {
-        const sourceId = await workspaceVaultId(sequelize, masterKey, workspaceOf(caller), { create: false, transaction });
+        const sourceId = await workspaceVaultId(sequelize, masterKey, workspaceOf(caller), {
+          create: false,
+          transaction,
+        });
         const sources = await sealedSecrets(sequelize, sourceId, req.names, transaction);
         const missing = req.names.filter((name) => !sources.has(name));
-        if (missing.length > 0) throw gatewayError(404, `No workspace secret named ${missing.map((name) => `'${name}'`).join(", ")}; nothing was copied`);
+        if (missing.length > 0)
+          throw gatewayError(
+            404,
+            `No workspace secret named ${missing.map((name) => `'${name}'`).join(", ")}; nothing was copied`,
+          );
         const legacy = req.names.filter((name) => sources.get(name)!.legacy);
         if (legacy.length > 0) {
           throw gatewayError(
@@ -157,7 +186,14 @@ export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
         const stored: SecretMeta[] = [];
         for (const name of req.names) {
           const source = sources.get(name)!;
-          stored.push(await putSecret(sequelize, targetKey, { name, hosts: source.hosts!, value: openSealed(sourceKey, source), allowHttp: source.allowHttp }, transaction));
+          stored.push(
+            await putSecret(
+              sequelize,
+              targetKey,
+              { name, hosts: source.hosts!, value: openSealed(sourceKey, source), allowHttp: source.allowHttp },
+              transaction,
+            ),
+          );
         }
         return stored;
       });

@@ -2,7 +2,14 @@ import { suite } from "../../../support/suite.js";
 import * as assert from "uvu/assert";
 import { secretsForUrl } from "../../../../server/services/interns/vault/vault-release.js";
 import { call } from "../../../support/http.js";
-import { createdIntern, hasStatus, runningIntern, startInternsGateway, waitForIntern, type InternsEnv } from "../../../support/interns.js";
+import {
+  createdIntern,
+  hasStatus,
+  runningIntern,
+  startInternsGateway,
+  waitForIntern,
+  type InternsEnv,
+} from "../../../support/interns.js";
 
 /**
  * Release to the intern's HTTP tool (docs/api/vault.md): a secret goes only to exactly the hostnames it is
@@ -19,7 +26,10 @@ test.before(async (ctx) => {
   ctx.internId = intern.id as string;
   const own = `/api/v1/vault/interns/${ctx.internId}/secrets`;
   const store = async (route: string, name: string, hosts: string[], value = `${name}-value`, allowHttp = false) => {
-    const res = await call(env.gw.url, "PUT", `${route}/${name}`, { key: env.main.key, body: { hosts, value, allow_http: allowHttp } });
+    const res = await call(env.gw.url, "PUT", `${route}/${name}`, {
+      key: env.main.key,
+      body: { hosts, value, allow_http: allowHttp },
+    });
     if (res.status !== 200) throw new Error(res.text);
   };
   await store(own, "exact", ["api.example.com"]);
@@ -40,9 +50,13 @@ test.after(async ({ env }) => {
   await env.stop();
 });
 
-const release = async (env: InternsEnv, internId: string, url: string) => (await secretsForUrl(env.gw.gateway.deps, internId, url)).map((secret) => `${secret.name}=${secret.value}`).sort();
+const release = async (env: InternsEnv, internId: string, url: string) =>
+  (await secretsForUrl(env.gw.gateway.deps, internId, url)).map((secret) => `${secret.name}=${secret.value}`).sort();
 
-test("exactly the URL's hostname, normalized; never a parent, a sub-domain or a look-alike", async ({ env, internId }) => {
+test("exactly the URL's hostname, normalized; never a parent, a sub-domain or a look-alike", async ({
+  env,
+  internId,
+}) => {
   const cases: Array<[string, string[]]> = [
     ["https://api.example.com/v1/repos", ["exact=exact-value", "ws_only=ws_only-value"]],
     ["https://API.Example.COM/", ["exact=exact-value", "ws_only=ws_only-value"]],
@@ -74,14 +88,26 @@ test("exactly the URL's hostname, normalized; never a parent, a sub-domain or a 
   for (const [url, expected] of cases) assert.equal(await release(env, internId, url), expected, url);
 });
 
-test("over http only the secrets stored with allow_http; an https-only secret still hides a broader one of its name", async ({ env, internId }) => {
-  assert.equal(await release(env, internId, "https://plain.example.com/"), ["plain=plain-value", "tls_only=intern-tls-only"]);
+test("over http only the secrets stored with allow_http; an https-only secret still hides a broader one of its name", async ({
+  env,
+  internId,
+}) => {
+  assert.equal(await release(env, internId, "https://plain.example.com/"), [
+    "plain=plain-value",
+    "tls_only=intern-tls-only",
+  ]);
   assert.equal(await release(env, internId, "http://plain.example.com/"), ["plain=plain-value"]);
   assert.equal(await release(env, internId, "http://api.example.com/"), [], "exact and ws_only are https-only");
-  assert.equal(await release(env, internId, "https://api.example.com/"), ["exact=exact-value", "ws_only=ws_only-value"]);
+  assert.equal(await release(env, internId, "https://api.example.com/"), [
+    "exact=exact-value",
+    "ws_only=ws_only-value",
+  ]);
 });
 
-test("an intern secret of a name hides the workspace's of that name, wherever each is bound", async ({ env, internId }) => {
+test("an intern secret of a name hides the workspace's of that name, wherever each is bound", async ({
+  env,
+  internId,
+}) => {
   assert.not.ok(
     (await release(env, internId, "https://api.example.com/")).some((s) => s.startsWith("shadow=")),
     "the intern's shadow is bound elsewhere",
@@ -90,12 +116,19 @@ test("an intern secret of a name hides the workspace's of that name, wherever ea
 
 test("an attached vault sits between the intern's own and the workspace's", async ({ env, borrowerId }) => {
   assert.equal(await release(env, borrowerId, "https://lent.example.com/"), ["exact=lender-exact", "lent=lent-value"]);
-  assert.equal(await release(env, borrowerId, "https://api.example.com/"), ["shadow=workspace-shadow", "ws_only=ws_only-value"], "the lender's exact is bound to lent.example.com only");
+  assert.equal(
+    await release(env, borrowerId, "https://api.example.com/"),
+    ["shadow=workspace-shadow", "ws_only=ws_only-value"],
+    "the lender's exact is bound to lent.example.com only",
+  );
 });
 
 test("nothing for an intern that is not running, unknown or malformed", async ({ env, internId }) => {
   const queued = await createdIntern(env, { name: "queued-one" });
-  await call(env.gw.url, "PUT", `/api/v1/vault/interns/${queued.id as string}/secrets/exact`, { key: env.main.key, body: { hosts: ["api.example.com"], value: "v" } });
+  await call(env.gw.url, "PUT", `/api/v1/vault/interns/${queued.id as string}/secrets/exact`, {
+    key: env.main.key,
+    body: { hosts: ["api.example.com"], value: "v" },
+  });
   assert.equal(await release(env, queued.id as string, "https://api.example.com/"), []);
   assert.equal(await release(env, "0b7f3c9e-2d41-4f6a-9e8b-5c1d2a3f4e60", "https://api.example.com/"), []);
   assert.equal(await release(env, "not-an-id", "https://api.example.com/"), []);

@@ -15,11 +15,18 @@ test.after(async ({ env }) => {
 });
 
 const internSecrets = (internId: string) => `/api/v1/vault/interns/${internId}/secrets`;
-const put = (env: InternsEnv, route: string, name: string, body: unknown, key = env.main.key) => call(env.gw.url, "PUT", `${route}/${name}`, { key, body });
+const put = (env: InternsEnv, route: string, name: string, body: unknown, key = env.main.key) =>
+  call(env.gw.url, "PUT", `${route}/${name}`, { key, body });
 const names = (res: Reply) => (at(res.body, "data") as Json[]).map((secret) => secret.name);
 
-test("store answers {data} with metadata only: name, hosts, fingerprint, created_at (ms), allow_http", async ({ env, internId }) => {
-  const res = await put(env, internSecrets(internId), "github_token", { hosts: ["api.github.com"], value: "ghp_exampleTokenValue" });
+test("store answers {data} with metadata only: name, hosts, fingerprint, created_at (ms), allow_http", async ({
+  env,
+  internId,
+}) => {
+  const res = await put(env, internSecrets(internId), "github_token", {
+    hosts: ["api.github.com"],
+    value: "ghp_exampleTokenValue",
+  });
   assert.is(res.status, 200, res.text);
   const data = at(res.body, "data") as Json;
   assert.equal(Object.keys(data).sort(), ["allow_http", "created_at", "fingerprint", "hosts", "name"]);
@@ -34,26 +41,60 @@ test("store answers {data} with metadata only: name, hosts, fingerprint, created
   assert.not.ok(listed.text.includes("ghp_exampleTokenValue"));
 });
 
-test("allow_http: written with the secret, read back by every list and the copy, cleared by a store without it", async ({ env }) => {
+test("allow_http: written with the secret, read back by every list and the copy, cleared by a store without it", async ({
+  env,
+}) => {
   const intern = (await createdIntern(env, { name: "plain-http" })).id as string;
-  const stored = await put(env, internSecrets(intern), "lan_token", { hosts: ["printer.example.com"], value: "v", allow_http: true });
+  const stored = await put(env, internSecrets(intern), "lan_token", {
+    hosts: ["printer.example.com"],
+    value: "v",
+    allow_http: true,
+  });
   assert.is(stored.status, 200, stored.text);
   assert.is(at(stored.body, "data", "allow_http"), true);
-  await put(env, "/api/v1/vault/secrets", "http_pool", { hosts: ["printer.example.com"], value: "w", allow_http: true });
-  const copied = await call(env.gw.url, "POST", `${internSecrets(intern)}/copy`, { key: env.main.key, body: { names: ["http_pool"] } });
+  await put(env, "/api/v1/vault/secrets", "http_pool", {
+    hosts: ["printer.example.com"],
+    value: "w",
+    allow_http: true,
+  });
+  const copied = await call(env.gw.url, "POST", `${internSecrets(intern)}/copy`, {
+    key: env.main.key,
+    body: { names: ["http_pool"] },
+  });
   assert.is(at(copied.body, "data", 0, "allow_http"), true, "the copy keeps it");
-  const flags = async (route: string) => Object.fromEntries(((at((await call(env.gw.url, "GET", route, { key: env.main.key })).body, "data") as Json[]) ?? []).map((s) => [s.name, s.allow_http]));
+  const flags = async (route: string) =>
+    Object.fromEntries(
+      ((at((await call(env.gw.url, "GET", route, { key: env.main.key })).body, "data") as Json[]) ?? []).map((s) => [
+        s.name,
+        s.allow_http,
+      ]),
+    );
   assert.equal(await flags(internSecrets(intern)), { http_pool: true, lan_token: true });
   assert.equal((await flags("/api/v1/vault/secrets")).http_pool, true);
   // Effective secrets include the workspace's, which other tests store too: this test's names only.
   const effective = await flags(`/api/v1/vault/interns/${intern}/effective-secrets`);
-  assert.equal({ http_pool: effective.http_pool, lan_token: effective.lan_token }, { http_pool: true, lan_token: true });
+  assert.equal(
+    { http_pool: effective.http_pool, lan_token: effective.lan_token },
+    { http_pool: true, lan_token: true },
+  );
   await put(env, internSecrets(intern), "lan_token", { hosts: ["printer.example.com"], value: "v" });
   assert.equal((await flags(internSecrets(intern))).lan_token, false, "storing the name again without it clears it");
-  assert.is((await put(env, internSecrets(intern), "lan_token", { hosts: ["printer.example.com"], value: "v", allow_http: "yes" })).status, 400);
+  assert.is(
+    (
+      await put(env, internSecrets(intern), "lan_token", {
+        hosts: ["printer.example.com"],
+        value: "v",
+        allow_http: "yes",
+      })
+    ).status,
+    400,
+  );
 });
 
-test("names: 1 to 255 lowercase letters, digits and single underscores, from a letter, not ending in _", async ({ env, internId }) => {
+test("names: 1 to 255 lowercase letters, digits and single underscores, from a letter, not ending in _", async ({
+  env,
+  internId,
+}) => {
   const cases: Array<[string, number]> = [
     ["a", 200],
     ["token2", 200],
@@ -76,7 +117,10 @@ test("names: 1 to 255 lowercase letters, digits and single underscores, from a l
   }
 });
 
-test("hosts: lowercased, trailing dot removed, duplicates collapsed; schemes, ports, paths, wildcards, empty refused", async ({ env, internId }) => {
+test("hosts: lowercased, trailing dot removed, duplicates collapsed; schemes, ports, paths, wildcards, empty refused", async ({
+  env,
+  internId,
+}) => {
   const stored = (res: Reply) => at(res.body, "data", "hosts");
   const accepted: Array<[string[], string[]]> = [
     [["API.Example.com."], ["api.example.com"]],
@@ -87,8 +131,14 @@ test("hosts: lowercased, trailing dot removed, duplicates collapsed; schemes, po
     ],
     [["localhost"], ["localhost"]],
     [["10.0.0.7"], ["10.0.0.7"]],
-    [[`${"x".repeat(63)}.${"y".repeat(63)}.${"z".repeat(63)}.${"w".repeat(61)}`], [`${"x".repeat(63)}.${"y".repeat(63)}.${"z".repeat(63)}.${"w".repeat(61)}`]],
-    [Array.from({ length: 100 }, (_, i) => `h${i}.example.com`), Array.from({ length: 100 }, (_, i) => `h${i}.example.com`)],
+    [
+      [`${"x".repeat(63)}.${"y".repeat(63)}.${"z".repeat(63)}.${"w".repeat(61)}`],
+      [`${"x".repeat(63)}.${"y".repeat(63)}.${"z".repeat(63)}.${"w".repeat(61)}`],
+    ],
+    [
+      Array.from({ length: 100 }, (_, i) => `h${i}.example.com`),
+      Array.from({ length: 100 }, (_, i) => `h${i}.example.com`),
+    ],
   ];
   for (const [hosts, expected] of accepted) {
     const res = await put(env, internSecrets(internId), "host_rules", { hosts, value: "v" });
@@ -143,7 +193,8 @@ test("value: 1 to 65536 characters", async ({ env, internId }) => {
 test("lists: ordered by name, limit 1-100 (default 100), offset 0-10000, has_more", async ({ env }) => {
   const intern = (await createdIntern(env, { name: "many-secrets" })).id as string;
   const stored = Array.from({ length: 105 }, (_, i) => `s${String(i).padStart(3, "0")}`);
-  for (const name of [...stored].reverse()) assert.is((await put(env, internSecrets(intern), name, { hosts: ["api.example.com"], value: name })).status, 200);
+  for (const name of [...stored].reverse())
+    assert.is((await put(env, internSecrets(intern), name, { hosts: ["api.example.com"], value: name })).status, 200);
   const list = (query: string) => call(env.gw.url, "GET", `${internSecrets(intern)}${query}`, { key: env.main.key });
   const first = await list("");
   assert.is(first.status, 200, first.text);
@@ -162,8 +213,14 @@ test("lists: ordered by name, limit 1-100 (default 100), offset 0-10000, has_mor
   }
   // Byte order of names, whatever the database locale: "a_b" sorts before "ab".
   const ordered = (await createdIntern(env, { name: "ordered" })).id as string;
-  for (const name of ["ab", "a_b", "a1", "b"]) await put(env, internSecrets(ordered), name, { hosts: ["api.example.com"], value: "v" });
-  assert.equal(names(await call(env.gw.url, "GET", internSecrets(ordered), { key: env.main.key })), ["a1", "a_b", "ab", "b"]);
+  for (const name of ["ab", "a_b", "a1", "b"])
+    await put(env, internSecrets(ordered), name, { hosts: ["api.example.com"], value: "v" });
+  assert.equal(names(await call(env.gw.url, "GET", internSecrets(ordered), { key: env.main.key })), [
+    "a1",
+    "a_b",
+    "ab",
+    "b",
+  ]);
 });
 
 test("delete: 204 without body, then 404; workspace secrets likewise", async ({ env, internId }) => {
@@ -172,15 +229,28 @@ test("delete: 204 without body, then 404; workspace secrets likewise", async ({ 
   assert.is(res.status, 204, res.text);
   assert.is(res.text, "");
   assert.is((await call(env.gw.url, "DELETE", `${internSecrets(internId)}/doomed`, { key: env.main.key })).status, 404);
-  assert.is((await call(env.gw.url, "DELETE", `${internSecrets(internId)}/Bad_Name`, { key: env.main.key })).status, 400);
+  assert.is(
+    (await call(env.gw.url, "DELETE", `${internSecrets(internId)}/Bad_Name`, { key: env.main.key })).status,
+    400,
+  );
 
-  assert.is((await call(env.gw.url, "DELETE", "/api/v1/vault/secrets/never_stored", { key: env.second.key })).status, 404, "a workspace without a vault yet");
-  assert.is((await put(env, "/api/v1/vault/secrets", "shared", { hosts: ["api.example.com"], value: "v" })).status, 200);
+  assert.is(
+    (await call(env.gw.url, "DELETE", "/api/v1/vault/secrets/never_stored", { key: env.second.key })).status,
+    404,
+    "a workspace without a vault yet",
+  );
+  assert.is(
+    (await put(env, "/api/v1/vault/secrets", "shared", { hosts: ["api.example.com"], value: "v" })).status,
+    200,
+  );
   assert.is((await call(env.gw.url, "DELETE", "/api/v1/vault/secrets/shared", { key: env.main.key })).status, 204);
   assert.is((await call(env.gw.url, "DELETE", "/api/v1/vault/secrets/shared", { key: env.main.key })).status, 404);
 });
 
-test("scope: workspace routes act on the key's workspace; another workspace's intern is 404; outside the programme 404", async ({ env, internId }) => {
+test("scope: workspace routes act on the key's workspace; another workspace's intern is 404; outside the programme 404", async ({
+  env,
+  internId,
+}) => {
   await put(env, "/api/v1/vault/secrets", "main_only", { hosts: ["api.example.com"], value: "v" });
   const secondList = await call(env.gw.url, "GET", "/api/v1/vault/secrets", { key: env.second.key });
   assert.is(secondList.status, 200, secondList.text);
@@ -199,12 +269,20 @@ test("scope: workspace routes act on the key's workspace; another workspace's in
     const res = await call(env.gw.url, method, route, { key: env.second.key, ...(body ? { body } : {}) });
     assert.is(res.status, 404, `${method} ${route}: ${res.text}`);
   }
-  for (const [method, route, body] of [...routes, ["GET", "/api/v1/vault/secrets"], ["PUT", "/api/v1/vault/secrets/x", { hosts: ["a.b"], value: "v" }]] as Array<[string, string, unknown?]>) {
+  for (const [method, route, body] of [
+    ...routes,
+    ["GET", "/api/v1/vault/secrets"],
+    ["PUT", "/api/v1/vault/secrets/x", { hosts: ["a.b"], value: "v" }],
+  ] as Array<[string, string, unknown?]>) {
     const res = await call(env.gw.url, method, route, { key: env.outsider.key, ...(body ? { body } : {}) });
     assert.is(res.status, 404, `outsider ${method} ${route}: ${res.text}`);
     assert.is(at(res.body, "error", "metadata", "reason"), "not_found");
   }
-  assert.is((await call(env.gw.url, "GET", internSecrets("not-a-uuid"), { key: env.main.key })).status, 400, "an intern id is a UUID");
+  assert.is(
+    (await call(env.gw.url, "GET", internSecrets("not-a-uuid"), { key: env.main.key })).status,
+    400,
+    "an intern id is a UUID",
+  );
 });
 
 test("copy: names workspace secrets into the intern, all or nothing, in the order asked", async ({ env }) => {
@@ -212,7 +290,8 @@ test("copy: names workspace secrets into the intern, all or nothing, in the orde
   await put(env, "/api/v1/vault/secrets", "copy_a", { hosts: ["a.example.com", "b.example.com"], value: "value-a" });
   await put(env, "/api/v1/vault/secrets", "copy_b", { hosts: ["b.example.com"], value: "value-b" });
   await put(env, internSecrets(intern), "copy_b", { hosts: ["old.example.com"], value: "old" });
-  const copy = (body: unknown) => call(env.gw.url, "POST", `${internSecrets(intern)}/copy`, { key: env.main.key, body });
+  const copy = (body: unknown) =>
+    call(env.gw.url, "POST", `${internSecrets(intern)}/copy`, { key: env.main.key, body });
 
   const missing = await copy({ names: ["copy_a", "copy_missing"] });
   assert.is(missing.status, 404, missing.text);
@@ -257,7 +336,9 @@ test("copy: names workspace secrets into the intern, all or nothing, in the orde
   for (const [body, status] of cases) assert.is((await copy(body)).status, status, JSON.stringify(body).slice(0, 80));
 });
 
-test("effective secrets: the intern's own, then its attached vault, then the workspace's; one per name", async ({ env }) => {
+test("effective secrets: the intern's own, then its attached vault, then the workspace's; one per name", async ({
+  env,
+}) => {
   const lender = (await createdIntern(env, { name: "lender" })) as Json;
   const intern = (await createdIntern(env, { name: "effective", vault_id: lender.vault_id })).id as string;
   await put(env, "/api/v1/vault/secrets", "eff_shared", { hosts: ["workspace.example.com"], value: "w" });
@@ -276,8 +357,17 @@ test("effective secrets: the intern's own, then its attached vault, then the wor
       ["eff_workspace", "workspace", ["workspace.example.com"]],
     ],
   );
-  assert.equal(Object.keys(effective[0]!).sort(), ["allow_http", "created_at", "fingerprint", "hosts", "name", "scope"]);
-  const page = await call(env.gw.url, "GET", `/api/v1/vault/interns/${intern}/effective-secrets?limit=1`, { key: env.main.key });
+  assert.equal(Object.keys(effective[0]!).sort(), [
+    "allow_http",
+    "created_at",
+    "fingerprint",
+    "hosts",
+    "name",
+    "scope",
+  ]);
+  const page = await call(env.gw.url, "GET", `/api/v1/vault/interns/${intern}/effective-secrets?limit=1`, {
+    key: env.main.key,
+  });
   assert.is((at(page.body, "data") as Json[]).length, 1);
   assert.is(at(page.body, "has_more"), true);
 });
@@ -299,7 +389,10 @@ test("503 while vault writes are disabled; reads still work", async () => {
     }
     assert.is((await call(disabled.gw.url, "GET", internSecrets(intern), { key: disabled.main.key })).status, 200);
     assert.is((await call(disabled.gw.url, "GET", "/api/v1/vault/secrets", { key: disabled.main.key })).status, 200);
-    const foreign = await call(disabled.gw.url, "PUT", `${internSecrets(intern)}/token`, { key: disabled.second.key, body: { hosts: ["a.b"], value: "v" } });
+    const foreign = await call(disabled.gw.url, "PUT", `${internSecrets(intern)}/token`, {
+      key: disabled.second.key,
+      body: { hosts: ["a.b"], value: "v" },
+    });
     assert.is(foreign.status, 404, "out of scope stays 404");
   } finally {
     await disabled.stop();

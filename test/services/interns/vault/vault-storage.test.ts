@@ -7,7 +7,13 @@ import { secretsForUrl } from "../../../../server/services/interns/vault/vault-r
 import { importLegacySecret, vaultKey } from "../../../../server/services/interns/vault/vault-store.js";
 import { eventually } from "../../../support/eventually.js";
 import { at, call, type Reply } from "../../../support/http.js";
-import { createdIntern, runningIntern, startInternsGateway, type InternsEnv, type Json } from "../../../support/interns.js";
+import {
+  createdIntern,
+  runningIntern,
+  startInternsGateway,
+  type InternsEnv,
+  type Json,
+} from "../../../support/interns.js";
 
 /** Encryption at rest, fingerprints and legacy rows (docs/api/vault.md). */
 const test = suite<{ env: InternsEnv }>("vault storage");
@@ -19,7 +25,8 @@ test.after(async ({ env }) => {
 });
 
 const internSecrets = (internId: string) => `/api/v1/vault/interns/${internId}/secrets`;
-const put = (env: InternsEnv, route: string, name: string, hosts: string[], value: string) => call(env.gw.url, "PUT", `${route}/${name}`, { key: env.main.key, body: { hosts, value } });
+const put = (env: InternsEnv, route: string, name: string, hosts: string[], value: string) =>
+  call(env.gw.url, "PUT", `${route}/${name}`, { key: env.main.key, body: { hosts, value } });
 const fingerprint = (res: Reply) => at(res.body, "data", "fingerprint") as string;
 
 interface StoredRow {
@@ -32,14 +39,20 @@ interface StoredRow {
 }
 
 async function rows(env: InternsEnv, name: string): Promise<StoredRow[]> {
-  return env.gw.gateway.sequelize.query("SELECT * FROM vault_secrets WHERE name = :name ORDER BY legacy", { type: QueryTypes.SELECT, replacements: { name } });
+  return env.gw.gateway.sequelize.query("SELECT * FROM vault_secrets WHERE name = :name ORDER BY legacy", {
+    type: QueryTypes.SELECT,
+    replacements: { name },
+  });
 }
 
 async function workspaceVault(env: InternsEnv): Promise<string> {
-  const [row] = await env.gw.gateway.sequelize.query<{ id: string }>("SELECT id FROM vaults WHERE workspace_id = :workspaceId AND intern_id IS NULL", {
-    type: QueryTypes.SELECT,
-    replacements: { workspaceId: env.main.workspaceId },
-  });
+  const [row] = await env.gw.gateway.sequelize.query<{ id: string }>(
+    "SELECT id FROM vaults WHERE workspace_id = :workspaceId AND intern_id IS NULL",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { workspaceId: env.main.workspaceId },
+    },
+  );
   return row!.id;
 }
 
@@ -52,21 +65,34 @@ async function keyOf(env: InternsEnv, vaultId: string): Promise<VaultKey> {
   return key;
 }
 
-test("values are stored encrypted: no trace of the value in the database, and only the vault key opens them", async ({ env }) => {
+test("values are stored encrypted: no trace of the value in the database, and only the vault key opens them", async ({
+  env,
+}) => {
   const intern = await createdIntern(env, { name: "at-rest" });
   const value = "sk-live-0123456789abcdefghij";
   assert.is((await put(env, internSecrets(intern.id as string), "at_rest", ["api.example.com"], value)).status, 200);
   const [row] = await rows(env, "at_rest");
   const dump = JSON.stringify(row) + row!.sealed_value.toString("latin1");
-  for (const form of [value, Buffer.from(value).toString("hex"), Buffer.from(value).toString("base64")]) assert.not.ok(dump.includes(form), form);
-  const [vault] = await env.gw.gateway.sequelize.query<{ sealed_data_key: Buffer }>("SELECT sealed_data_key FROM vaults WHERE id = :id", {
-    type: QueryTypes.SELECT,
-    replacements: { id: intern.vault_id },
-  });
+  for (const form of [value, Buffer.from(value).toString("hex"), Buffer.from(value).toString("base64")])
+    assert.not.ok(dump.includes(form), form);
+  const [vault] = await env.gw.gateway.sequelize.query<{ sealed_data_key: Buffer }>(
+    "SELECT sealed_data_key FROM vaults WHERE id = :id",
+    {
+      type: QueryTypes.SELECT,
+      replacements: { id: intern.vault_id },
+    },
+  );
   assert.is(vault!.sealed_data_key.length, 12 + 16 + 44, "the data key is stored sealed (nonce, tag, ciphertext)");
   const key = await keyOf(env, intern.vault_id as string);
-  assert.is(openValue(key, "at_rest", row!.sealed_value), value, "the stored ciphertext is the value under the vault's key");
-  assert.throws(() => openValue(key, "another_name", row!.sealed_value), "bound to its name: it does not open as another secret");
+  assert.is(
+    openValue(key, "at_rest", row!.sealed_value),
+    value,
+    "the stored ciphertext is the value under the vault's key",
+  );
+  assert.throws(
+    () => openValue(key, "another_name", row!.sealed_value),
+    "bound to its name: it does not open as another secret",
+  );
 });
 
 test("tampered ciphertext fails closed: nothing is released, copied or leaked", async ({ env }) => {
@@ -75,8 +101,13 @@ test("tampered ciphertext fails closed: nothing is released, copied or leaked", 
   const value = "tamper-me-please-0001";
   await put(env, "/api/v1/vault/secrets", "tampered_ws", ["api.example.com"], value);
   await put(env, internSecrets(id), "tampered_own", ["own.example.com"], value);
-  await env.gw.gateway.sequelize.query(`UPDATE vault_secrets SET sealed_value = ${flipByte("sealed_value", 30)} WHERE name IN ('tampered_ws', 'tampered_own')`);
-  const copy = await call(env.gw.url, "POST", `${internSecrets(id)}/copy`, { key: env.main.key, body: { names: ["tampered_ws"] } });
+  await env.gw.gateway.sequelize.query(
+    `UPDATE vault_secrets SET sealed_value = ${flipByte("sealed_value", 30)} WHERE name IN ('tampered_ws', 'tampered_own')`,
+  );
+  const copy = await call(env.gw.url, "POST", `${internSecrets(id)}/copy`, {
+    key: env.main.key,
+    body: { names: ["tampered_ws"] },
+  });
   assert.is(copy.status, 500, copy.text);
   assert.not.ok(copy.text.includes(value));
   const listed = await call(env.gw.url, "GET", internSecrets(id), { key: env.main.key });
@@ -95,17 +126,30 @@ test("tampered ciphertext fails closed: nothing is released, copied or leaked", 
 
   // A tampered data key opens nothing of its vault either.
   await put(env, internSecrets(id), "tampered_own", ["own.example.com"], value);
-  assert.equal(await secretsForUrl(env.gw.gateway.deps, id, "https://own.example.com/"), [{ name: "tampered_own", value }], "a rewrite heals it");
-  await env.gw.gateway.sequelize.query(`UPDATE vaults SET sealed_data_key = ${flipByte("sealed_data_key", 40)} WHERE id = :id`, { replacements: { id: intern.vault_id } });
+  assert.equal(
+    await secretsForUrl(env.gw.gateway.deps, id, "https://own.example.com/"),
+    [{ name: "tampered_own", value }],
+    "a rewrite heals it",
+  );
+  await env.gw.gateway.sequelize.query(
+    `UPDATE vaults SET sealed_data_key = ${flipByte("sealed_data_key", 40)} WHERE id = :id`,
+    { replacements: { id: intern.vault_id } },
+  );
   const broken = await secretsForUrl(env.gw.gateway.deps, id, "https://own.example.com/").then(
     () => "released",
     () => "refused",
   );
   assert.is(broken, "refused");
-  assert.is((await call(env.gw.url, "DELETE", "/api/v1/vault/secrets/tampered_ws", { key: env.main.key })).status, 204, "a tampered secret can still be deleted");
+  assert.is(
+    (await call(env.gw.url, "DELETE", "/api/v1/vault/secrets/tampered_ws", { key: env.main.key })).status,
+    204,
+    "a tampered secret can still be deleted",
+  );
 });
 
-test("fingerprints: sha256:<HMAC of the value under the vault's key>; equal in a vault, different across vaults, stable on rewrite", async ({ env }) => {
+test("fingerprints: sha256:<HMAC of the value under the vault's key>; equal in a vault, different across vaults, stable on rewrite", async ({
+  env,
+}) => {
   const first = await createdIntern(env, { name: "fp-one" });
   const second = await createdIntern(env, { name: "fp-two" });
   const one = internSecrets(first.id as string);
@@ -113,7 +157,9 @@ test("fingerprints: sha256:<HMAC of the value under the vault's key>; equal in a
   const b = fingerprint(await put(env, one, "fp_b", ["other.example.com"], "same-value"));
   const c = fingerprint(await put(env, one, "fp_c", ["api.example.com"], "other-value"));
   const rewritten = fingerprint(await put(env, one, "fp_a", ["api.example.com", "x.example.com"], "same-value"));
-  const elsewhere = fingerprint(await put(env, internSecrets(second.id as string), "fp_a", ["api.example.com"], "same-value"));
+  const elsewhere = fingerprint(
+    await put(env, internSecrets(second.id as string), "fp_a", ["api.example.com"], "same-value"),
+  );
   const workspace = fingerprint(await put(env, "/api/v1/vault/secrets", "fp_a", ["api.example.com"], "same-value"));
   assert.match(a, /^sha256:[0-9a-f]{64}$/);
   assert.is(a, b, "equal values, equal fingerprints within one vault");
@@ -126,7 +172,9 @@ test("fingerprints: sha256:<HMAC of the value under the vault's key>; equal in a
   assert.is.not(a, `sha256:${createHmac("sha256", "").update("same-value").digest("hex")}`);
 });
 
-test("legacy rows: listed with null hosts and fingerprint, cannot be deleted or copied, replaced by storing the name", async ({ env }) => {
+test("legacy rows: listed with null hosts and fingerprint, cannot be deleted or copied, replaced by storing the name", async ({
+  env,
+}) => {
   const intern = await runningIntern(env, "legacy-holder");
   const id = intern.id as string;
   const { sequelize } = env.gw.gateway;
@@ -136,16 +184,28 @@ test("legacy rows: listed with null hosts and fingerprint, cannot be deleted or 
 
   const listed = await call(env.gw.url, "GET", internSecrets(id), { key: env.main.key });
   const legacy = (at(listed.body, "data") as Json[]).find((s) => s.name === "legacy_token")!;
-  assert.equal({ hosts: legacy.hosts, fingerprint: legacy.fingerprint, allow_http: legacy.allow_http }, { hosts: null, fingerprint: null, allow_http: false });
+  assert.equal(
+    { hosts: legacy.hosts, fingerprint: legacy.fingerprint, allow_http: legacy.allow_http },
+    { hosts: null, fingerprint: null, allow_http: false },
+  );
   assert.equal(Object.keys(legacy).sort(), ["allow_http", "created_at", "fingerprint", "hosts", "name"]);
-  const effective = await call(env.gw.url, "GET", `/api/v1/vault/interns/${id}/effective-secrets`, { key: env.main.key });
+  const effective = await call(env.gw.url, "GET", `/api/v1/vault/interns/${id}/effective-secrets`, {
+    key: env.main.key,
+  });
   assert.equal((at(effective.body, "data") as Json[]).find((s) => s.name === "legacy_token")?.hosts, null);
-  assert.equal(await secretsForUrl(env.gw.gateway.deps, id, "https://legacy.example.com/"), [{ name: "ws_current", value: "current" }], "a legacy row is released to no host");
+  assert.equal(
+    await secretsForUrl(env.gw.gateway.deps, id, "https://legacy.example.com/"),
+    [{ name: "ws_current", value: "current" }],
+    "a legacy row is released to no host",
+  );
 
   const del = await call(env.gw.url, "DELETE", `${internSecrets(id)}/legacy_token`, { key: env.main.key });
   assert.is(del.status, 409, del.text);
   assert.is((await call(env.gw.url, "DELETE", "/api/v1/vault/secrets/ws_legacy", { key: env.main.key })).status, 409);
-  const copy = await call(env.gw.url, "POST", `${internSecrets(id)}/copy`, { key: env.main.key, body: { names: ["ws_current", "ws_legacy"] } });
+  const copy = await call(env.gw.url, "POST", `${internSecrets(id)}/copy`, {
+    key: env.main.key,
+    body: { names: ["ws_current", "ws_legacy"] },
+  });
   assert.is(copy.status, 409, copy.text);
   assert.match(at(copy.body, "error", "message") as string, /ws_legacy/);
   const afterCopy = await call(env.gw.url, "GET", internSecrets(id), { key: env.main.key });
@@ -178,15 +238,22 @@ test("legacy rows: listed with null hosts and fingerprint, cannot be deleted or 
     { name: "ws_current", value: "current" },
   ]);
   assert.is((await call(env.gw.url, "DELETE", `${internSecrets(id)}/legacy_token`, { key: env.main.key })).status, 204);
-  assert.is((await call(env.gw.url, "DELETE", `${internSecrets(id)}/legacy_token`, { key: env.main.key })).status, 409, "what is left is legacy");
+  assert.is(
+    (await call(env.gw.url, "DELETE", `${internSecrets(id)}/legacy_token`, { key: env.main.key })).status,
+    409,
+    "what is left is legacy",
+  );
 });
 
 /** Until a statement of this suite's database waits for a lock, i.e. a request is blocked behind a test's open transaction. */
 async function untilALockIsAwaited(env: InternsEnv): Promise<void> {
   const waiting = async (): Promise<number> => {
-    const [row] = await env.gw.gateway.sequelize.query<{ waiting: number }>("SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'", {
-      type: QueryTypes.SELECT,
-    });
+    const [row] = await env.gw.gateway.sequelize.query<{ waiting: number }>(
+      "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      {
+        type: QueryTypes.SELECT,
+      },
+    );
     return row!.waiting;
   };
   await eventually(waiting, "a statement waits for the lock");
