@@ -17,6 +17,7 @@ import { CACHE_CONTROL_HEADER, CACHE_TTL_HEADER } from "../wire/cache-headers.js
 import { REQUEST_ID_HEADER, requestIdOf } from "../wire/request-id.js";
 import { OVERHEAD_MS_HEADER, UPSTREAM_MS_HEADER } from "../wire/timing-headers.js";
 import { UpstreamWatch, upstreamWatchKey } from "../wire/upstream-watch.js";
+import { jsonEventFrames, TEXT_FRAMES } from "../wire/sse-frames.js";
 import { readBody } from "./body-reader.js";
 import { createCredentialCheck } from "./credential-check.js";
 import { sendError, toHttpError } from "./error-response.js";
@@ -31,7 +32,7 @@ import { encodeResponse, jsonReplyOf } from "./response-encoder.js";
 import { RouteTable, type Route } from "./route-table.js";
 import { KeepaliveTicker } from "./keepalive-ticker.js";
 import { StartPacer } from "./start-pacer.js";
-import { messageFrames, writeSse } from "./sse.js";
+import { writeSse } from "./sse.js";
 import { closeAfterAnswer } from "./unread-body.js";
 
 /**
@@ -263,7 +264,7 @@ export function createFacade({
       abort,
       res,
       headers,
-      messageFrames(encodeStream(first, iterator, method.output), route.sseNamedEvents),
+      jsonEventFrames(encodeStream(first, iterator, method.output), route.sseNamedEvents, TEXT_FRAMES),
       route,
     );
   }

@@ -1,7 +1,6 @@
 import type { ServerResponse } from "node:http";
-import type { JsonValue } from "@bufbuild/protobuf";
 import type { ErrorDialect } from "../gen/gateway/v1/options_pb.js";
-import { SSE_CONTENT_TYPE, SSE_DONE, sseFrame } from "../wire/sse-frames.js";
+import { SSE_CONTENT_TYPE, sseFrame } from "../wire/sse-frames.js";
 import { errorBody, toHttpError } from "./error-response.js";
 import type { KeepaliveTicker } from "./keepalive-ticker.js";
 import { writeRespectingDrain } from "./response-write.js";
@@ -49,19 +48,4 @@ export async function writeSse(
     keepalive.remove(entry);
     res.end();
   }
-}
-
-/**
- * The frames of a stream of messages rendered as JSON: one event per message (named after its
- * `type` with `namedEvents`), then `[DONE]` unless the events are named.
- */
-export async function* messageFrames(events: AsyncIterable<JsonValue>, namedEvents: boolean): AsyncGenerator<string> {
-  for await (const event of events) yield sseFrame(JSON.stringify(event), namedEvents ? typeOf(event) : undefined);
-  if (!namedEvents) yield SSE_DONE;
-}
-
-function typeOf(event: JsonValue): string | undefined {
-  return typeof event === "object" && event !== null && !Array.isArray(event) && typeof event.type === "string"
-    ? event.type
-    : undefined;
 }

@@ -2,7 +2,7 @@ import { create, type JsonObject, type MessageInitShape } from "@bufbuild/protob
 import type { HandlerContext } from "@connectrpc/connect";
 import { HttpBodySchema, type HttpBody } from "../../../gen/google/api/httpbody_pb.js";
 import { parseJsonObjectBody } from "../../../wire/json-body.js";
-import { SSE_CONTENT_TYPE, SSE_DONE, sseFrame } from "../../../wire/sse-frames.js";
+import { jsonEventFrames, SSE_CONTENT_TYPE, type SseCarrier } from "../../../wire/sse-frames.js";
 import { ChatCompletionRequestSchema, CreateEmbeddingRequestSchema } from "../../../gen/gateway/v1/inference_pb.js";
 import { chatCompletions } from "../../engine/inference/chat-completions.js";
 import { createEmbeddings } from "../../engine/inference/embeddings.js";
@@ -58,23 +58,19 @@ export function messageFromJson(
 }
 
 /**
- * A reply as one JSON body; events as SSE frames, the first carrying the content type, each named
- * after its `type` with `namedEvents` (the Responses and Messages streams, which end without
- * `[DONE]`).
+ * A reply as one JSON body; events as SSE frames (wire/sse-frames.ts), the first carrying the
+ * content type, each named after its `type` with `namedEvents` (the Responses and Messages
+ * streams, which end without `[DONE]`).
  */
-async function* rendered(outputs: AsyncIterable<InferenceOutput>, namedEvents: boolean): AsyncGenerator<HttpBodyOut> {
-  let contentType = SSE_CONTENT_TYPE;
-  for await (const out of outputs) {
-    if (out.kind === "reply") {
-      yield jsonBody(out.value);
-      return;
-    }
-    const name = namedEvents && typeof out.value.type === "string" ? out.value.type : undefined;
-    yield { contentType, data: Buffer.from(sseFrame(JSON.stringify(out.value), name)) };
-    contentType = "";
-  }
-  if (!namedEvents) yield { contentType, data: Buffer.from(SSE_DONE) };
+function rendered(outputs: AsyncIterable<InferenceOutput>, namedEvents: boolean): AsyncGenerator<HttpBodyOut> {
+  return jsonEventFrames(outputs, namedEvents, HTTP_BODY_FRAMES);
 }
+
+const HTTP_BODY_FRAMES: SseCarrier<InferenceOutput, HttpBodyOut> = {
+  event: (out) => out.value,
+  chunk: (frame, first) => ({ contentType: first ? SSE_CONTENT_TYPE : "", data: Buffer.from(frame) }),
+  whole: (out) => (out.kind === "reply" ? jsonBody(out.value) : undefined),
+};
 
 function jsonBody(value: JsonObject): HttpBodyOut {
   return create(HttpBodySchema, { contentType: "application/json", data: Buffer.from(JSON.stringify(value)) });
