@@ -7,7 +7,7 @@ import { createFacade } from "../../facade/facade.js";
 import { bootstrap, showBootstrapKey } from "./bootstrap.js";
 import type { Catalog } from "../engine/catalog/catalog.js";
 import { syncCatalog } from "../engine/catalog/catalog-sync.js";
-import { loadGatewayConfig } from "../engine/catalog/gateway-config.js";
+import { loadCatalogFile } from "../engine/catalog/gateway-config.js";
 import type { GatewayConfig } from "../platform/config.js";
 import { createDirectTransport } from "../platform/core/direct-transport.js";
 import { coreInterceptors } from "./interceptor-chain.js";
@@ -121,7 +121,7 @@ function listenerPorts(config: GatewayConfig) {
 export async function prepareStart(config: GatewayConfig, log: Logger): Promise<PreparedStart> {
   for (const deprecation of config.deprecations) log.warn(deprecation);
   // A broken catalog file stops the start before anything else is touched.
-  const catalog = await loadGatewayConfig(config.catalogFile, process.env);
+  const catalog = await loadCatalogFile(config.catalogFile, process.env);
   if (catalog.models.size === 0) log.warn(emptyCatalogWarning(config.catalogFile));
   // So does a port another process holds, before PostgreSQL is started or migrated (ports.ts).
   const ports = listenerPorts(config);
@@ -149,7 +149,7 @@ export async function prepareStart(config: GatewayConfig, log: Logger): Promise<
 /** A cluster worker's share of the start: its primary prepared the rest. */
 async function joinPrepared(config: GatewayConfig, log: Logger): Promise<PreparedStart> {
   if (!config.databaseUrl) throw new Error("a cluster worker starts with the DATABASE_URL its primary gives it");
-  const catalog = await loadGatewayConfig(config.catalogFile, process.env);
+  const catalog = await loadCatalogFile(config.catalogFile, process.env);
   return {
     catalog,
     databaseUrl: config.databaseUrl,

@@ -54,7 +54,7 @@ import { errorMessage } from "../../../wire/errors.js";
  *
  * An endpoint's id is `<model id>@<provider slug>`, plus `/<tag>` when the tag is not the slug.
  */
-export async function loadGatewayConfig(
+export async function loadCatalogFile(
   file: string | undefined,
   env: Record<string, string | undefined>,
 ): Promise<Catalog> {

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { loadGatewayConfig } from "../../../server/engine/catalog/gateway-config.js";
+import { loadCatalogFile } from "../../../server/engine/catalog/gateway-config.js";
 import { writeCatalogFile } from "../../support/catalog-file.js";
 import { makeTempDir, removeTempDir } from "../../support/temp-dirs.js";
 import { poolKey } from "../../../server/engine/key-pools/pool-key.js";
@@ -47,7 +47,7 @@ function config(overrides: Json = {}): Json {
 }
 
 async function load(document: Json | string, extension?: string, env: Record<string, string> = ENV) {
-  return loadGatewayConfig(await writeCatalogFile(document, extension), env);
+  return loadCatalogFile(await writeCatalogFile(document, extension), env);
 }
 
 /** Loading fails with one message naming the file, the path and the rule; no secret in it. */
@@ -59,7 +59,7 @@ async function assertRejects(
 ): Promise<string> {
   const file = await writeCatalogFile(document, extension);
   try {
-    await loadGatewayConfig(file, env);
+    await loadCatalogFile(file, env);
   } catch (err) {
     assert.instance(err, Error);
     const message = (err as Error).message;
@@ -73,7 +73,7 @@ async function assertRejects(
 }
 
 test("no file: an empty catalog", async () => {
-  const catalog = await loadGatewayConfig(undefined, ENV);
+  const catalog = await loadCatalogFile(undefined, ENV);
   assert.is(catalog.providers.size, 0);
   assert.is(catalog.models.size, 0);
   assert.is(catalog.regionalHosts.size, 0);
@@ -286,7 +286,7 @@ test("an empty YAML file is an empty catalog", async () => {
 test("unreadable or unparsable files name the file and the format, without quoting its text", async () => {
   const missing = path.join(os.tmpdir(), "gateway-config-missing", "none.json");
   try {
-    await loadGatewayConfig(missing, ENV);
+    await loadCatalogFile(missing, ENV);
     assert.unreachable();
   } catch (err) {
     assert.match((err as Error).message, `GATEWAY_CONFIG ${missing}: cannot read the file (ENOENT)`);
@@ -296,7 +296,7 @@ test("unreadable or unparsable files name the file and the format, without quoti
   const dir = makeTempDir("gateway-config");
   await fs.writeFile(path.join(dir, "gateway.json"), "[]");
   try {
-    await loadGatewayConfig(path.join(dir, "gateway.json"), ENV);
+    await loadCatalogFile(path.join(dir, "gateway.json"), ENV);
     assert.unreachable();
   } catch (err) {
     assert.match((err as Error).message, /: the document must be an object/);

@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { loadGatewayConfig } from "../../../server/engine/catalog/gateway-config.js";
+import { loadCatalogFile } from "../../../server/engine/catalog/gateway-config.js";
 import { makeTempDir, removeTempDir } from "../../support/temp-dirs.js";
 
 /** The GATEWAY_CONFIG files of examples/ that the README starts users with stay valid. */
@@ -10,7 +10,7 @@ const test = suite("models: example configurations");
 const examples = path.resolve(import.meta.dirname, "../../../examples");
 
 test("examples/gateway.yaml: the README's first chat, one OpenAI-compatible provider with its key from the environment", async () => {
-  const catalog = await loadGatewayConfig(path.join(examples, "gateway.yaml"), { OPENAI_API_KEY: "sk-test" });
+  const catalog = await loadCatalogFile(path.join(examples, "gateway.yaml"), { OPENAI_API_KEY: "sk-test" });
   assert.equal([...catalog.providers.keys()], ["openai"]);
   assert.equal(
     catalog.providers.get("openai")?.keys.map((key) => key.secret),
@@ -20,7 +20,7 @@ test("examples/gateway.yaml: the README's first chat, one OpenAI-compatible prov
 });
 
 test("examples/openai-and-anthropic.yaml: two providers, keys from the environment", async () => {
-  const catalog = await loadGatewayConfig(path.join(examples, "openai-and-anthropic.yaml"), {
+  const catalog = await loadCatalogFile(path.join(examples, "openai-and-anthropic.yaml"), {
     OPENAI_API_KEY: "sk-test",
     ANTHROPIC_API_KEY: "sk-ant-test",
   });
@@ -38,7 +38,7 @@ test("examples/openai-compatible.yaml: the OpenAI-compatible hosts as plain open
       `${name.toLowerCase()}-key`,
     ]),
   );
-  const catalog = await loadGatewayConfig(path.join(examples, "openai-compatible.yaml"), env);
+  const catalog = await loadCatalogFile(path.join(examples, "openai-compatible.yaml"), env);
   assert.equal(
     [...catalog.providers.keys()],
     ["groq", "mistral", "deepseek", "together", "fireworks", "xai", "openrouter", "vllm", "ollama"],
@@ -67,7 +67,7 @@ test("examples/cloud-providers.yaml: Azure, Gemini, Vertex and Bedrock as their 
     AWS_ACCESS_KEY_ID: "AKIA",
     AWS_SECRET_ACCESS_KEY: "secret",
   };
-  const catalog = await loadGatewayConfig(path.join(examples, "cloud-providers.yaml"), env);
+  const catalog = await loadCatalogFile(path.join(examples, "cloud-providers.yaml"), env);
   const kinds = Object.fromEntries([...catalog.providers.values()].map((p) => [p.slug, p.kind]));
   assert.equal(kinds, {
     openai: "openai",
@@ -97,7 +97,7 @@ test("examples/cloud-providers.yaml: Azure, Gemini, Vertex and Bedrock as their 
 });
 
 test("examples/mock.yaml: the test suite's mock provider", async () => {
-  const catalog = await loadGatewayConfig(path.join(examples, "mock.yaml"), {});
+  const catalog = await loadCatalogFile(path.join(examples, "mock.yaml"), {});
   assert.equal([...catalog.models.keys()], ["mock/chat", "mock/embed"]);
 });
 

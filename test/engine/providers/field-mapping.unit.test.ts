@@ -2,7 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import * as assert from "uvu/assert";
 import { suite } from "../../support/suite.js";
 import { writeCatalogFile } from "../../support/catalog-file.js";
-import { loadGatewayConfig } from "../../../server/engine/catalog/gateway-config.js";
+import { loadCatalogFile } from "../../../server/engine/catalog/gateway-config.js";
 import { anthropicRequest } from "../../../server/engine/providers/anthropic/chat-request.js";
 import { chatCompletionFromMessage } from "../../../server/engine/providers/anthropic/chat-response.js";
 import { converseRequest } from "../../../server/engine/providers/bedrock/converse-request.js";
@@ -59,7 +59,7 @@ test("responses_api in GATEWAY_CONFIG: a boolean, for kinds openai and azure, an
     ...fields,
   });
   const load = async (fields: JsonObject) =>
-    loadGatewayConfig(await writeCatalogFile({ providers: [provider(fields)] }), {});
+    loadCatalogFile(await writeCatalogFile({ providers: [provider(fields)] }), {});
   assert.is((await load({ responses_api: true })).providers.get("p")?.settings?.responsesApi, true);
   assert.is(
     (await load({ kind: "azure", api_version: "v1", responses_api: false })).providers.get("p")?.settings?.responsesApi,

@@ -2,7 +2,7 @@ import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
 import { syncCatalog } from "../../../server/engine/catalog/catalog-sync.js";
 import { createEndpointStatsCache, NO_STATS } from "../../../server/engine/catalog/endpoint-stats.js";
-import { loadGatewayConfig } from "../../../server/engine/catalog/gateway-config.js";
+import { loadCatalogFile } from "../../../server/engine/catalog/gateway-config.js";
 import { PrivateEndpointRow } from "../../../server/platform/db/governance-models.js";
 import { writeCatalogFile } from "../../support/catalog-file.js";
 import { startTestGateway, type TestGateway } from "../../support/gateway.js";
@@ -279,7 +279,7 @@ test("GET /models: the public catalog of text models in config order, every fiel
 test("GET /models: a model without `created` keeps the time its row was first written, across syncs", async (ctx) => {
   const first = byId(await get(ctx.gw, "/api/v1/models"), "anthropic/claude-sonnet").created as number;
   assert.ok(first >= ctx.before - 5 && first <= Math.floor(Date.now() / 1000) + 5, String(first));
-  const reloaded = await loadGatewayConfig(ctx.configFile, process.env);
+  const reloaded = await loadCatalogFile(ctx.configFile, process.env);
   assert.is(reloaded.models.get("anthropic/claude-sonnet")!.created, 0, "not configured");
   await syncCatalog(ctx.gw.gateway.sequelize, reloaded);
   assert.is(reloaded.models.get("anthropic/claude-sonnet")!.created, first, "a second sync keeps the first time");
@@ -298,7 +298,7 @@ test("catalog sync: rows the config drops stay, unlisted; API keys are never sto
   const [stored] = await sequelize.query("SELECT * FROM providers");
   assert.not.ok(JSON.stringify(stored).includes("sk-models-test-secret"));
 
-  const smaller = await loadGatewayConfig(
+  const smaller = await loadCatalogFile(
     await writeCatalogFile({ ...CONFIG, providers: CONFIG.providers.slice(0, 3), models: CONFIG.models.slice(0, 1) }),
     process.env,
   );
@@ -321,7 +321,7 @@ test("catalog sync: rows the config drops stay, unlisted; API keys are never sto
   const [providers] = await sequelize.query("SELECT slug, listed FROM providers WHERE NOT listed");
   assert.equal(providers, [{ slug: "collector", listed: false }]);
 
-  await syncCatalog(sequelize, await loadGatewayConfig(configFile, process.env));
+  await syncCatalog(sequelize, await loadCatalogFile(configFile, process.env));
   const [relisted] = await sequelize.query("SELECT count(*)::int AS n FROM catalog_models WHERE listed");
   assert.equal(relisted, [{ n: 5 }]);
 });
