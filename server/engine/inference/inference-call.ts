@@ -25,10 +25,17 @@ import { upstreamWatchKey, type UpstreamWatch } from "../../../wire/upstream-wat
 import { affinityOf, type KeyChoice } from "../key-pools/key-pools.js";
 import type { PoolKey } from "../key-pools/pool-key.js";
 import type { ResolvedTarget } from "./upstream-targets.js";
+import {
+  isServed,
+  tryEndpoints,
+  type AttemptPolicy,
+  type FailedAttempt,
+  type Served as AttemptServed,
+} from "./endpoint-attempts.js";
 import { logUpstreamFailure } from "./upstream-failures.js";
 import { endUpstreamSpan, startUpstreamSpan, type UpstreamSpanEnd } from "./upstream-spans.js";
 import { checkServerTools } from "./server-tools.js";
-import { isRetryable, toGatewayError } from "./upstream-errors.js";
+import { toGatewayError } from "./upstream-errors.js";
 import type { InferenceRuntime } from "./inference-runtime.js";
 import type { CachedAnswer } from "../response-cache/cached-answer.js";
 import type { ApplyingGuardrail } from "../governance/applying-guardrails.js";
@@ -80,15 +87,8 @@ export interface CacheWorkspace {
   cacheTtlSeconds: number | null;
 }
 
-/** The attempt that answered. */
-export interface Served<T> {
-  value: T;
-  attempt: Attempt;
-  isByok: boolean;
-  startedAt: number;
-  /** Milliseconds from sending the attempt to its first answer byte (whole answer when not streamed). */
-  latencyMs: number;
-}
+/** The attempt that answered a live call. */
+export type Served<T> = AttemptServed<T, Attempt>;
 
 export interface Outcome {
   status: CallRecord["status"];
@@ -110,7 +110,7 @@ export interface Outcome {
  *
  * It is its own KeyChoice (key-pools.ts): the affinity and tried keys that pick a pooled key.
  */
-export class InferenceCall implements KeyChoice {
+export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
   readonly generationId = generationId();
   readonly signal: AbortSignal;
   private readonly controller = new AbortController();
@@ -224,82 +224,69 @@ export class InferenceCall implements KeyChoice {
   }
 
   /**
-   * Runs `run` against each planned endpoint until one answers. A retryable failure moves on to the
-   * next endpoint (each failed attempt is recorded in the ledger, which feeds endpoint uptime);
-   * the last failure, or a non-retryable one, settles the call and is thrown as the API's error.
+   * Runs `run` against each planned endpoint until one answers (endpoint-attempts.ts: this call is
+   * the loop's policy). Each failed attempt the loop moves on from is recorded in the ledger, which
+   * feeds endpoint uptime; the last failure, or a non-retryable one, settles the call and is thrown
+   * as the API's error.
    */
   async attempt<T>(run: (target: UpstreamTarget, attempt: Attempt) => Promise<T>): Promise<Served<T>> {
-    let failure: ConnectError | undefined;
-    let index = 0;
-    while (index < this.attempts.length) {
-      const attempt = this.attempts[index]!;
-      const startedAt = performance.now();
-      let isByok = false;
-      let pooled: ResolvedTarget["pooled"];
-      this.target = undefined;
-      try {
-        const resolved = await this.runtime.resolveTarget(this.context, attempt.endpoint, this);
-        ({ isByok, pooled } = resolved);
-        this.target = resolved.target;
-        this.span = startUpstreamSpan(
-          this.request.api,
-          attempt.endpoint.providerSlug,
-          attempt.model.id,
-          resolved.target,
-        );
-        this.watch?.opened();
-        const value = await run(resolved.target, attempt);
-        // A stream's provider call goes on until its last chunk (settle).
-        if (!this.request.streamed) this.watch?.closed();
-        const latencyMs = performance.now() - startedAt;
-        this.upstreamMs += latencyMs;
-        // What the provider took (every attempt's wait), so the edge can say what the gateway added.
-        this.ctx.responseHeader.set(UPSTREAM_MS_HEADER, this.upstreamMs.toFixed(3));
-        if (pooled) this.answeredWith(pooled);
-        return { value, attempt, isByok, startedAt, latencyMs: Math.round(latencyMs) };
-      } catch (err) {
-        const upstream = err instanceof UpstreamError ? err : undefined;
-        // An abort has already told the watch (the call's signal); a provider's failure ends its call.
-        this.watch?.closed();
-        // A key of the same pool first (after a 429 or a refused key, once; one retry after a server failure), then the next endpoint.
-        const anotherKey =
-          upstream !== undefined &&
-          pooled !== undefined &&
-          this.runtime.keyPools.afterFailure(pooled.pool, pooled.key, upstream, this) &&
-          !this.signal.aborted;
-        const next = anotherKey
-          ? attempt
-          : upstream && !this.signal.aborted && isRetryable(upstream)
-            ? this.attempts[index + 1]
-            : undefined;
-        this.report(err, attempt, next, undefined, pooled?.key.label);
-        if (!upstream || this.signal.aborted) throw this.settleFailure(err, attempt, isByok, startedAt);
-        failure = toGatewayError(upstream, attempt.endpoint.providerName);
-        this.upstreamMs += performance.now() - startedAt;
-        if (next === undefined) throw this.settleFailure(failure, attempt, isByok, startedAt);
-        this.record(attempt, isByok, {
-          status: "error",
-          httpStatus: statusOf(failure),
-          usage: NO_USAGE,
-          latencyMs: null,
-          generationMs: elapsed(startedAt),
-        });
-        if (!anotherKey) index += 1;
-      }
+    const outcome = await tryEndpoints(this.runtime, this.context, this.attempts, run, this);
+    if (outcome === undefined) throw gatewayError(502, "No endpoint could serve the request");
+    if (!isServed(outcome)) {
+      const { error, attempt, isByok, startedAt } = outcome;
+      if (!(error instanceof UpstreamError) || this.signal.aborted)
+        throw this.settleFailure(error, attempt, isByok, startedAt);
+      this.upstreamMs += performance.now() - startedAt;
+      throw this.settleFailure(toGatewayError(error, attempt.endpoint.providerName), attempt, isByok, startedAt);
     }
-    throw failure ?? gatewayError(502, "No endpoint could serve the request");
+    // A stream's provider call goes on until its last chunk (settle).
+    if (!this.request.streamed) this.watch?.closed();
+    this.upstreamMs += performance.now() - outcome.startedAt;
+    // What the provider took (every attempt's wait), so the edge can say what the gateway added.
+    this.ctx.responseHeader.set(UPSTREAM_MS_HEADER, this.upstreamMs.toFixed(3));
+    if (outcome.pooled) {
+      const { pool, key } = outcome.pooled;
+      this.ctx.responseHeader.set(PROVIDER_KEY_HEADER, `${pool.provider}/${key.label}`);
+    }
+    return outcome;
+  }
+
+  /** AttemptPolicy: the attempt's target is known; its span opens and the observing door hears of it. */
+  sending(attempt: Attempt, { target }: ResolvedTarget): void {
+    this.target = target;
+    this.span = startUpstreamSpan(this.request.api, attempt.endpoint.providerSlug, attempt.model.id, target);
+    this.watch?.opened();
+  }
+
+  /**
+   * AttemptPolicy: an attempt failed. Its span ends and the provider's failure is logged; one the
+   * loop moves on from is a ledger row of its own.
+   */
+  failed({ error, attempt, isByok, pooled, startedAt }: FailedAttempt<Attempt>, next: Attempt | undefined): void {
+    // An abort has already told the watch (the call's signal); a provider's failure ends its call.
+    this.watch?.closed();
+    this.report(error, attempt, next, undefined, pooled?.key.label);
+    this.target = undefined;
+    if (next === undefined || !(error instanceof UpstreamError)) return;
+    this.upstreamMs += performance.now() - startedAt;
+    this.record(attempt, isByok, {
+      status: "error",
+      httpStatus: statusOf(toGatewayError(error, attempt.endpoint.providerName)),
+      usage: NO_USAGE,
+      latencyMs: null,
+      generationMs: elapsed(startedAt),
+    });
+  }
+
+  /** AttemptPolicy: the pooled keys are chosen by this call (it is its own KeyChoice). */
+  get keyChoice(): KeyChoice {
+    return this;
   }
 
   /** KeyChoice: the call's affinity, hashed on first use (only a provider with a key pool asks). */
   affinity(): number {
     this.affinityValue ??= affinityOf(this.request.sessionId, this.request.bodies[0]);
     return this.affinityValue;
-  }
-
-  /** The pooled key that answered: its strikes end (a probe of a refused key brings it back), and the access line names it. */
-  private answeredWith({ pool, key }: NonNullable<ResolvedTarget["pooled"]>): void {
-    this.runtime.keyPools.succeeded(pool, key);
-    this.ctx.responseHeader.set(PROVIDER_KEY_HEADER, `${pool.provider}/${key.label}`);
   }
 
   /**

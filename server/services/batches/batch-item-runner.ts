@@ -6,7 +6,7 @@ import { costUsd } from "../../platform/core/money.js";
 import { NO_USAGE } from "../../engine/inference/inference-call.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import type { Attempt } from "../../engine/inference/routing.js";
-import type { ResolvedTarget } from "../../engine/inference/upstream-targets.js";
+import { isServed, tryEndpoints } from "../../engine/inference/endpoint-attempts.js";
 import { affinityOf, type KeyChoice } from "../../engine/key-pools/key-pools.js";
 import { isRetryable, toGatewayError } from "../../engine/inference/upstream-errors.js";
 import { providerFor } from "../../engine/providers/registry.js";
@@ -86,48 +86,39 @@ async function runAdmitted(
   limits: RunLimits,
   signal: AbortSignal,
 ): Promise<ItemOutcome> {
-  let lastFailure: UpstreamError | undefined;
-  let lastAttempt: Attempt | undefined;
   // Keys of a provider's pool are chosen as for a live call of the same prompt.
   let affinity: number | undefined;
-  const choice: KeyChoice = {
+  const keyChoice: KeyChoice = {
     affinity: () => (affinity ??= affinityOf(undefined, request)),
     triedKeys: [],
     judgedKey: undefined,
   };
-  let index = 0;
-  while (index < plan.attempts.length) {
-    const attempt = plan.attempts[index]!;
-    lastAttempt = attempt;
-    const startedAt = performance.now();
-    const callSignal = AbortSignal.any([signal, AbortSignal.timeout(limits.timeoutMs)]);
-    let pooled: ResolvedTarget["pooled"];
-    try {
-      const resolved = await runtime.resolveTarget(plan.context, attempt.endpoint, choice);
-      pooled = resolved.pooled;
-      const { answer, usage } = await limits.slot(attempt.endpoint.providerSlug, () =>
-        callUpstream(plan.format, resolved.target, request, callSignal),
-      );
-      if (pooled) runtime.keyPools.succeeded(pooled.pool, pooled.key);
-      const latencyMs = Math.round(performance.now() - startedAt);
-      return { kind: "final", item: answered(item, plan.format, attempt, resolved.isByok, answer, usage, latencyMs) };
-    } catch (err) {
-      if (!(err instanceof UpstreamError)) throw err;
-      if (signal.aborted) throw err;
-      lastFailure = err;
-      if (pooled && runtime.keyPools.afterFailure(pooled.pool, pooled.key, err, choice)) continue;
-      if (!isRetryable(err)) break;
-      index += 1;
-    }
+  const outcome = await tryEndpoints(
+    runtime,
+    plan.context,
+    plan.attempts,
+    (target, attempt) => {
+      const callSignal = AbortSignal.any([signal, AbortSignal.timeout(limits.timeoutMs)]);
+      return limits.slot(attempt.endpoint.providerSlug, () => callUpstream(plan.format, target, request, callSignal));
+    },
+    { keyChoice, signal },
+  );
+  if (outcome !== undefined && isServed(outcome)) {
+    const { value, attempt, isByok, latencyMs } = outcome;
+    return { kind: "final", item: answered(item, plan.format, attempt, isByok, value.answer, value.usage, latencyMs) };
   }
-  const failure = lastFailure ?? new UpstreamError("connect", "no endpoint could be tried");
-  const retryable = isRetryable(failure);
-  if (retryable && item.attempt < limits.maxAttempts) {
+  // The gateway's own failure, or the worker stopping: not the item's outcome.
+  if (outcome !== undefined && (!(outcome.error instanceof UpstreamError) || signal.aborted)) throw outcome.error;
+  const failure =
+    outcome?.error instanceof UpstreamError
+      ? outcome.error
+      : new UpstreamError("connect", "no endpoint could be tried");
+  if (isRetryable(failure) && item.attempt < limits.maxAttempts) {
     const backoff = limits.retryBaseMs * 2 ** (item.attempt - 1);
     const retryAfterMs = (failure.options.retryAfterS ?? 0) * 1000;
     return { kind: "retry", delayMs: Math.max(backoff, retryAfterMs) };
   }
-  return { kind: "final", item: refused(item, plan.format, lastAttempt ?? plan.attempts[0]!, failure) };
+  return { kind: "final", item: refused(item, plan.format, outcome?.attempt ?? plan.attempts[0]!, failure) };
 }
 
 /** An item the provider answered, in the endpoint's format: our id, the model asked for and the provider that served it, as on the live route. */

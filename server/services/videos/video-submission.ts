@@ -7,7 +7,9 @@ import { gatewayError, errorMessage } from "../../../wire/errors.js";
 import { admit } from "../../engine/admission/exact-admission.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
-import { isRetryable, toGatewayError } from "../../engine/inference/upstream-errors.js";
+import { toGatewayError } from "../../engine/inference/upstream-errors.js";
+import { isServed, tryEndpoints } from "../../engine/inference/endpoint-attempts.js";
+import { providerFor } from "../../engine/providers/registry.js";
 import { UpstreamError } from "../../engine/providers/provider.js";
 import { releaseReservation } from "../../engine/usage/usage-store.js";
 import { acceptedBy } from "./video-advance.js";
@@ -23,7 +25,7 @@ import {
 } from "./video-store.js";
 import type { VideoPoller } from "./video-poller.js";
 import { videoRequestSpec } from "./video-request.js";
-import { jobTarget, submissionOf } from "./video-upstream.js";
+import { submissionOf } from "./video-upstream.js";
 
 /**
  * POST /videos: governance as for chat (the model's capabilities, guardrails and regional host
@@ -144,23 +146,35 @@ async function handOver(
   const { sequelize, config } = runtime;
   // Not the client's signal: a job the provider accepted stands even if the client went away.
   const signal = AbortSignal.timeout(config.requestTimeoutMs);
-  for (const [index, endpoint] of endpoints.entries()) {
-    if (index > 0) {
-      await moveJobToEndpoint(sequelize, job.id, endpoint);
-    }
-    try {
-      const handle = await jobTarget(runtime, context, endpoint);
-      const video = await handle.api.create(handle.target, submissionOf(job.request!, endpoint, job.id), signal);
-      await acceptedBy(runtime, job.id, poller.owner, video, handle.isByok, config.video.pollMs);
-      poller.wake();
-      return (await findJob(sequelize, job.id, null))!;
-    } catch (err) {
-      if (!(err instanceof UpstreamError)) throw err;
-      const last = index === endpoints.length - 1;
-      if (last || !isRetryable(err)) throw toGatewayError(err, endpoint.providerName);
-    }
+  let jobEndpoint = endpoints[0]!;
+  const outcome = await tryEndpoints(
+    runtime,
+    context,
+    endpoints.map((endpoint) => ({ endpoint })),
+    async (target, { endpoint }) => {
+      const api = providerFor(target.kind).video;
+      if (!api) throw new UpstreamError("unsupported", `provider ${endpoint.providerSlug} has no video API`);
+      return api.create(target, submissionOf(job.request!, endpoint, job.id), signal);
+    },
+    {
+      // No key choice: the poller finds the job's key again without one (the pool's first).
+      keyChoice: undefined,
+      signal,
+      async sending({ endpoint }) {
+        if (endpoint === jobEndpoint) return;
+        await moveJobToEndpoint(sequelize, job.id, endpoint);
+        jobEndpoint = endpoint;
+      },
+    },
+  );
+  if (outcome === undefined) throw gatewayError(502, "No endpoint could serve the request");
+  if (!isServed(outcome)) {
+    const { error, attempt } = outcome;
+    throw error instanceof UpstreamError ? toGatewayError(error, attempt.endpoint.providerName) : error;
   }
-  throw gatewayError(502, "No endpoint could serve the request");
+  await acceptedBy(runtime, job.id, poller.owner, outcome.value, outcome.isByok, config.video.pollMs);
+  poller.wake();
+  return (await findJob(sequelize, job.id, null))!;
 }
 
 /** Nothing was sent, or the provider refused: the job never existed, and nothing stays reserved. */
