@@ -7,7 +7,7 @@ import { createFacade } from "../../facade/facade.js";
 import { bootstrap, showBootstrapKey } from "./bootstrap.js";
 import type { Catalog } from "../engine/catalog/catalog.js";
 import { syncCatalog } from "../engine/catalog/catalog-sync.js";
-import { loadCatalogFile } from "../engine/catalog/gateway-config.js";
+import { loadCatalogFile } from "../engine/catalog/catalog-file.js";
 import type { GatewayConfig } from "../platform/config.js";
 import { createDirectTransport } from "../platform/core/direct-transport.js";
 import { coreInterceptors } from "./interceptor-chain.js";

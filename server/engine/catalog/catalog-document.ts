@@ -16,7 +16,7 @@ import { readVideoModels } from "./video-models.js";
 import { readKeys, readProviderSettings, substituteEnv } from "./provider-credentials.js";
 
 /**
- * The catalog a parsed GATEWAY_CONFIG document declares (schema: see gateway-config.ts). Defaults
+ * The catalog a parsed GATEWAY_CONFIG document declares (schema: see catalog-file.ts). Defaults
  * are filled in here, so the rest of the gateway never sees an absent field.
  */
 type Env = Record<string, string | undefined>;

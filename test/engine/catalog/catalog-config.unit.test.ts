@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { loadCatalogFile } from "../../../server/engine/catalog/gateway-config.js";
+import { loadCatalogFile } from "../../../server/engine/catalog/catalog-file.js";
 import { writeCatalogFile } from "../../support/catalog-file.js";
 import { makeTempDir, removeTempDir } from "../../support/temp-dirs.js";
 import { poolKey } from "../../../server/engine/key-pools/pool-key.js";

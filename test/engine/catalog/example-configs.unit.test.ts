@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { loadCatalogFile } from "../../../server/engine/catalog/gateway-config.js";
+import { loadCatalogFile } from "../../../server/engine/catalog/catalog-file.js";
 import { makeTempDir, removeTempDir } from "../../support/temp-dirs.js";
 
 /** The GATEWAY_CONFIG files of examples/ that the README starts users with stay valid. */

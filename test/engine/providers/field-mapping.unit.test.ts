@@ -2,7 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import * as assert from "uvu/assert";
 import { suite } from "../../support/suite.js";
 import { writeCatalogFile } from "../../support/catalog-file.js";
-import { loadCatalogFile } from "../../../server/engine/catalog/gateway-config.js";
+import { loadCatalogFile } from "../../../server/engine/catalog/catalog-file.js";
 import { anthropicRequest } from "../../../server/engine/providers/anthropic/chat-request.js";
 import { chatCompletionFromMessage } from "../../../server/engine/providers/anthropic/chat-response.js";
 import { converseRequest } from "../../../server/engine/providers/bedrock/converse-request.js";

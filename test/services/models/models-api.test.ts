@@ -2,7 +2,7 @@ import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
 import { syncCatalog } from "../../../server/engine/catalog/catalog-sync.js";
 import { createEndpointStatsCache, NO_STATS } from "../../../server/engine/catalog/endpoint-stats.js";
-import { loadCatalogFile } from "../../../server/engine/catalog/gateway-config.js";
+import { loadCatalogFile } from "../../../server/engine/catalog/catalog-file.js";
 import { PrivateEndpointRow } from "../../../server/platform/db/governance-models.js";
 import { writeCatalogFile } from "../../support/catalog-file.js";
 import { startTestGateway, type TestGateway } from "../../support/gateway.js";
