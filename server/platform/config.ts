@@ -132,7 +132,7 @@ export interface LeaseConfig {
   idleMs: number;
 }
 
-/** Group commits of answered calls (ledger rows, counters, lease consumption). */
+/** The response cache (server/engine/response-cache/): its TTLs, its sizes and its sweep. */
 export interface ResponseCacheConfig {
   /** The longest TTL a request (`x-gateway-cache-ttl`) may ask for. */
   maxTtlSeconds: number;
@@ -146,6 +146,7 @@ export interface ResponseCacheConfig {
   sweepMs: number;
 }
 
+/** Group commits of answered calls (ledger rows, counters, lease consumption). */
 export interface SettlementConfig {
   flushMs: number;
   flushRows: number;

@@ -7,7 +7,7 @@ import { at, call } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 
 /**
- * `GET /metrics` (server/platform/observability/metrics*.ts): Prometheus text from this instance's own
+ * `GET /metrics` (server/app/metrics*.ts): Prometheus text from this instance's own
  * registry, fed by real calls through the mock upstream, with labels that name route templates,
  * providers and models, never a path or a key; and its optional token.
  */
