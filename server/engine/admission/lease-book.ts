@@ -1,7 +1,7 @@
 import { ConnectError } from "@connectrpc/connect";
 import { gatewayError, errorMessage } from "../../../wire/errors.js";
 import { rateLimitHeaders, type RateLimitReading } from "../../../wire/rate-limit-headers.js";
-import { nanosToUsd, usdToNanos } from "../../platform/core/money.js";
+import { nanosToUsd, usdToNanos } from "../money/money.js";
 import type { Logger } from "../../platform/logger.js";
 import type { Consumption } from "../usage/usage-store.js";
 import type { AdmissionObserver, GrantTrigger } from "./admission-observer.js";

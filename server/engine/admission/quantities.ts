@@ -1,5 +1,5 @@
-import type { Interval } from "../../platform/core/budget-periods.js";
-import { nextReset } from "../../platform/core/budget-periods.js";
+import type { Interval } from "../money/budget-periods.js";
+import { nextReset } from "../money/budget-periods.js";
 import type { ApiKeyRow } from "../../platform/db/models.js";
 import type { ApplyingGuardrail } from "../governance/applying-guardrails.js";
 import { type BudgetKey, budgetLayers, currentPeriodStart } from "../usage/budget-layers.js";

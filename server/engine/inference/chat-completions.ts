@@ -8,7 +8,7 @@ import {
 import { gatewayError } from "../../../wire/errors.js";
 import { decodeWireJson } from "../../../wire/json-input.js";
 import { GENERATION_ID_HEADER } from "../../../wire/generation-headers.js";
-import { costUsd, promptCostUsd, usdNumber } from "../../platform/core/money.js";
+import { costUsd, promptCostUsd, usdNumber } from "../money/money.js";
 import type { Pricing } from "../catalog/catalog.js";
 import { providerFor } from "../providers/registry.js";
 import { isObject } from "../providers/json-shape.js";

@@ -1,6 +1,6 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import type { CatalogEndpoint } from "../catalog/catalog.js";
-import { costUsd, maxUsd } from "../../platform/core/money.js";
+import { costUsd, maxUsd } from "../money/money.js";
 import type { UpstreamUsage } from "../providers/provider.js";
 
 /**

@@ -3,7 +3,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { ProviderPreferencesSchema } from "../../../gen/gateway/v1/inference_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { decodeWireJson } from "../../../wire/json-input.js";
-import { usdNumber } from "../../platform/core/money.js";
+import { usdNumber } from "../money/money.js";
 import { providerFor } from "../providers/registry.js";
 import { isObject } from "../providers/json-shape.js";
 import { UpstreamError } from "../providers/provider.js";

@@ -6,7 +6,7 @@ import type { ProviderPreferences } from "../../../gen/gateway/v1/inference_pb.j
 import { isFreeEndpoint } from "../catalog/catalog.js";
 import { callerOf } from "../../platform/core/auth.js";
 import { gatewayError, httpErrorOf } from "../../../wire/errors.js";
-import { costUsd } from "../../platform/core/money.js";
+import { costUsd } from "../money/money.js";
 import type { EngineDeps } from "../engine-deps.js";
 import type { AdmissionTicket } from "../admission/lease-book.js";
 import { quantitiesFor } from "../admission/quantities.js";

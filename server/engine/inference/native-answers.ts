@@ -1,5 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { usdNumber } from "../../platform/core/money.js";
+import { usdNumber } from "../money/money.js";
 import type { NativeAnswer, NativeEvents } from "../providers/native-api.js";
 import { UpstreamError } from "../providers/provider.js";
 import type { CallCache } from "../response-cache/call-cache.js";

@@ -1,5 +1,5 @@
-import { periodStart, type Interval } from "../../platform/core/budget-periods.js";
-import { microsToUsdDecimal } from "../../platform/core/money.js";
+import { periodStart, type Interval } from "../money/budget-periods.js";
+import { microsToUsdDecimal } from "../money/money.js";
 import type { ApiKeyRow, WorkspaceBudgetRow, WorkspaceRow } from "../../platform/db/models.js";
 import type { ApplyingGuardrail, GuardrailPath } from "../governance/applying-guardrails.js";
 import { byWidth } from "./budget-order.js";

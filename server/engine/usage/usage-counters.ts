@@ -1,6 +1,6 @@
 import type { Sequelize } from "sequelize";
-import type { Interval } from "../../platform/core/budget-periods.js";
-import { addUsd } from "../../platform/core/money.js";
+import type { Interval } from "../money/budget-periods.js";
+import { addUsd } from "../money/money.js";
 import { currentPeriodStart, type BudgetLayer } from "./budget-layers.js";
 import { readCounters, requestCount } from "./usage-store.js";
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { QueryTypes, type Sequelize } from "sequelize";
-import { isUsdDecimal } from "../../platform/core/money.js";
+import { isUsdDecimal } from "../money/money.js";
 import { currentPeriodStart } from "./budget-layers.js";
 import type { CounterRef, Spend } from "./usage-counters.js";
 

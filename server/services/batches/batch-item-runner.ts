@@ -2,7 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
 import { isFreeEndpoint } from "../../engine/catalog/catalog.js";
 import { httpErrorOf } from "../../../wire/errors.js";
-import { costUsd } from "../../platform/core/money.js";
+import { costUsd } from "../../engine/money/money.js";
 import { NO_USAGE } from "../../engine/inference/inference-call.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
 import type { Attempt } from "../../engine/inference/routing.js";

@@ -3,7 +3,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { BatchEndpointSchema, type CreateBatchRequest } from "../../../gen/gateway/v1/batches_pb.js";
 import { isFreeEndpoint } from "../../engine/catalog/catalog.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { multiplyUsd } from "../../platform/core/money.js";
+import { multiplyUsd } from "../../engine/money/money.js";
 import { wireName } from "../../../wire/enums.js";
 import { admit } from "../../engine/admission/exact-admission.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";

@@ -8,7 +8,7 @@ import type {
 } from "../../../gen/gateway/alpha/decisions_pb.js";
 import { ProviderPreferencesSchema } from "../../../gen/gateway/v1/inference_pb.js";
 import { gatewayError, httpErrorOf } from "../../../wire/errors.js";
-import { usdNumber } from "../../platform/core/money.js";
+import { usdNumber } from "../../engine/money/money.js";
 import { estimatePromptTokens } from "../../engine/inference/cost-estimate.js";
 import { InferenceCall } from "../../engine/inference/inference-call.js";
 import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";

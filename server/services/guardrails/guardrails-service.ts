@@ -5,7 +5,7 @@ import { DeletedResponseSchema } from "../../../gen/gateway/v1/common_pb.js";
 import { UpdateGuardrailRequestSchema, type GuardrailsService } from "../../../gen/gateway/v1/guardrails_pb.js";
 import { callerOf } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { storedUsd } from "../../platform/core/money.js";
+import { storedUsd } from "../../engine/money/money.js";
 import { findPage } from "../../platform/core/pagination.js";
 import { findWorkspace, inOrganization } from "../../platform/core/scope.js";
 import { changedFields } from "../../platform/core/update-mask.js";

@@ -10,8 +10,8 @@ import {
   type DataRegion,
 } from "../../../gen/gateway/v1/common_pb.js";
 import { ApiKeySchema, CurrentKeySchema, type ApiKey, type CurrentKey } from "../../../gen/gateway/v1/keys_pb.js";
-import { nextReset } from "../../platform/core/budget-periods.js";
-import { microsToUsdDecimal, remainingUsd, usdNumber } from "../../platform/core/money.js";
+import { nextReset } from "../../engine/money/budget-periods.js";
+import { microsToUsdDecimal, remainingUsd, usdNumber } from "../../engine/money/money.js";
 import { optionalTimestamp } from "../../platform/core/timestamps.js";
 import { enumFromStored, wireNames } from "../../../wire/enums.js";
 import type { ApiKeyRow, OrganizationRow } from "../../platform/db/models.js";

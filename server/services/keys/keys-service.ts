@@ -4,7 +4,7 @@ import { DeletedResponseSchema, ResetIntervalSchema } from "../../../gen/gateway
 import { type KeysService, UpdateKeyRequestSchema } from "../../../gen/gateway/v1/keys_pb.js";
 import { callerOf, type Caller } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { storedUsd } from "../../platform/core/money.js";
+import { storedUsd } from "../../engine/money/money.js";
 import { pageOf } from "../../platform/core/pagination.js";
 import { findInOrganization, findWorkspace, inOrganization } from "../../platform/core/scope.js";
 import { requestDate } from "../../platform/core/timestamps.js";

@@ -4,7 +4,7 @@ import { BudgetIntervalSchema, DeletedResponseSchema } from "../../../gen/gatewa
 import { UpdateWorkspaceRequestSchema, type WorkspacesService } from "../../../gen/gateway/v1/workspaces_pb.js";
 import { callerOf } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { storedUsd } from "../../platform/core/money.js";
+import { storedUsd } from "../../engine/money/money.js";
 import { findPage } from "../../platform/core/pagination.js";
 import { findWorkspace, inOrganization } from "../../platform/core/scope.js";
 import { changedFields } from "../../platform/core/update-mask.js";

@@ -1,7 +1,7 @@
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
 import type { CatalogEndpoint } from "../../../server/engine/catalog/catalog.js";
-import { costUsd, maxUsd } from "../../../server/platform/core/money.js";
+import { costUsd, maxUsd } from "../../../server/engine/money/money.js";
 import { worstCaseCost } from "../../../server/engine/inference/cost-estimate.js";
 
 /** The worst-case estimate admission reserves is never below what the call can cost with prompt caching. */

@@ -1,8 +1,8 @@
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { costUsd, promptCostUsd } from "../../../server/platform/core/money.js";
+import { costUsd, promptCostUsd } from "../../../server/engine/money/money.js";
 
-/** Prompt cache prices in the exact cost of a call (server/platform/core/money.ts). */
+/** Prompt cache prices in the exact cost of a call (server/engine/money/money.ts). */
 const test = suite("money: prompt cache prices");
 
 const CACHED = {
