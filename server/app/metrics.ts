@@ -321,7 +321,7 @@ export class GatewayMetrics {
     series.duration.observe(durationMs / 1000);
     series.overhead.observe(Math.max(0, durationMs - upstreamMs) / 1000);
     // Only the gateway answers 401 and 403 (a provider's 401/402/403 reaches the caller as 502:
-    // inference/upstream-errors.ts), so the status alone says it; 402 and 429 are counted by
+    // engine/inference/upstream-errors.ts), so the status alone says it; 402 and 429 are counted by
     // admission, since a provider's 429 is passed on as 429.
     if (status === 401) this.refusalChildren.unauthenticated.inc();
     else if (status === 403) this.refusalChildren.forbidden.inc();

@@ -4,7 +4,7 @@ import type { RuntimeEnv } from "./intern-runtime.js";
 
 /**
  * What a terminal client in host mode does with `GET /interns/{id}/daemon` (origin and token): the
- * host's own API (intern-host/host-protocol.ts). Tests use it to act on a run behind the
+ * host's own API (wire/host-protocol.ts). Tests use it to act on a run behind the
  * relay's back, and read the relay's rows to see the state it recorded.
  */
 export interface DaemonAccess {

@@ -18,7 +18,7 @@ import { finishRun, recordQuestion, type RunStatus } from "./intern-store-runs.j
 import { errorMessage } from "../../../wire/errors.js";
 
 /**
- * Relays one attachment to a run (host/host-runs.ts) as stream chunks (docs/api/interns.md), keeping
+ * Relays one attachment to a run (intern-host/host-runs.ts) as stream chunks (docs/api/interns.md), keeping
  * the run's row in step:
  * - content → content chunks (after a first chunk with the assistant role, sent at once so the
  *   event stream and its keepalives start before the model's first word);

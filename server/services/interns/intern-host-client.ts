@@ -4,7 +4,7 @@ import { ATTACHMENT_HEADER, type RunEvent } from "../../../wire/host-protocol.js
 import type { InternHostAccess } from "./intern-hosts.js";
 
 /**
- * The gateway's calls to an intern host's HTTP API (host/host-protocol.ts). A host that cannot be
+ * The gateway's calls to an intern host's HTTP API (wire/host-protocol.ts). A host that cannot be
  * reached and one that does not answer within the time limit fail differently (502
  * `intern_unreachable` and 504 `timeout` for the caller), so both are told apart here.
  */

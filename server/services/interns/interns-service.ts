@@ -161,7 +161,7 @@ export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): In
 
 /**
  * A model the gateway offers, or null for the workspace default. `:nitro` and `:floor` choose a
- * routing order rather than a model (inference/routing.ts), so the model is the part before them.
+ * routing order rather than a model (engine/inference/routing.ts), so the model is the part before them.
  */
 function offeredModel(catalog: Catalog, model: string | undefined): string | null {
   if (model === undefined) return null;

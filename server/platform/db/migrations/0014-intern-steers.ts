@@ -6,7 +6,7 @@ import type { QueryInterface } from "sequelize";
  * `rate_limited`) like prompts (`intern_runs.created_at`) and answers
  * (`intern_questions.answered_at`). A steer leaves nothing else in the database, so this table
  * only remembers when each one was taken; rows older than the limit's minute are pruned as new
- * ones come (server/services/interns/intern-runs-store.ts).
+ * ones come (server/services/interns/intern-store-runs.ts).
  */
 export const up: MigrationFn<QueryInterface> = async ({ context }) => {
   await context.sequelize.query(`
