@@ -9,7 +9,7 @@ import pg from "pg";
 import { Agent, request } from "undici";
 import { Entitlement } from "../gen/gateway/v1/options_pb.js";
 import { OperatorService } from "../gen/gateway/v1/operator_pb.js";
-import { newKeySecret } from "../server/platform/core/key-secret.js";
+import { newKeySecret } from "../server/platform/secrets/key-secret.js";
 import { startEmbeddedPostgres } from "../server/platform/db/embedded-postgres.js";
 import { createLogger } from "../server/platform/logger.js";
 import { writeCatalogFile } from "../test/support/catalog-file.js";

@@ -3,7 +3,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { request } from "undici";
-import { newKeySecret } from "../server/platform/core/key-secret.js";
+import { newKeySecret } from "../server/platform/secrets/key-secret.js";
 import { startEmbeddedPostgres } from "../server/platform/db/embedded-postgres.js";
 import { createLogger } from "../server/platform/logger.js";
 import { startGatewayProcess, type GatewayProcess } from "../test/support/gateway-process.js";

@@ -8,7 +8,7 @@ import { MemberRole } from "../gen/gateway/v1/members_pb.js";
 import { OperatorService } from "../gen/gateway/v1/operator_pb.js";
 import { Entitlement } from "../gen/gateway/v1/options_pb.js";
 import { httpErrorOf, errorMessage } from "../wire/errors.js";
-import { OPERATOR_TOKEN_FILE } from "../server/platform/core/local-secrets.js";
+import { OPERATOR_TOKEN_FILE } from "../server/platform/secrets/local-secrets.js";
 
 const USAGE = `Usage: npm run admin -- <command>
 

@@ -11,7 +11,7 @@ import { loadCatalogFile } from "../engine/catalog/catalog-file.js";
 import type { GatewayConfig } from "../platform/config.js";
 import { createDirectTransport } from "../platform/core/direct-transport.js";
 import { coreInterceptors } from "./interceptor-chain.js";
-import { loadLocalSecrets } from "../platform/core/local-secrets.js";
+import { loadLocalSecrets } from "../platform/secrets/local-secrets.js";
 import { openDatabase } from "../platform/db/database.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "../platform/db/embedded-postgres.js";
 import type { Deps } from "../services/deps.js";

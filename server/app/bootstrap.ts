@@ -1,6 +1,6 @@
 import type { Sequelize } from "sequelize";
 import type { GatewayConfig } from "../platform/config.js";
-import { hashKey, maskKey } from "../platform/core/key-secret.js";
+import { hashKey, maskKey } from "../platform/secrets/key-secret.js";
 import { ApiKeyRow, OrganizationRow } from "../platform/db/models.js";
 import { holdStartUpLock } from "../platform/db/start-up-locks.js";
 import { issueManagementKey } from "../services/keys/key-issuer.js";

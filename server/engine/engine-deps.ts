@@ -1,6 +1,6 @@
 import type { Sequelize } from "sequelize";
 import type { GatewayConfig } from "../platform/config.js";
-import type { LocalSecrets } from "../platform/core/local-secrets.js";
+import type { LocalSecrets } from "../platform/secrets/local-secrets.js";
 import type { NotificationFeed } from "../platform/db/notification-feed.js";
 import type { Logger } from "../platform/logger.js";
 import type { AdmissionObserver } from "./admission/admission-observer.js";

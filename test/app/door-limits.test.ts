@@ -7,7 +7,7 @@ import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { UploadFileRequestSchema } from "../../gen/gateway/v1/files_pb.js";
 import { loadConfig } from "../../server/platform/config.js";
-import { newKeySecret } from "../../server/platform/core/key-secret.js";
+import { newKeySecret } from "../../server/platform/secrets/key-secret.js";
 import { eventually } from "../support/eventually.js";
 import { createDatabase, startTestGateway, type TestGateway } from "../support/gateway.js";
 import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";

@@ -4,7 +4,7 @@ import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { KeysService } from "../../gen/gateway/v1/keys_pb.js";
 import { startRemoteFacade, type RemoteFacade } from "../support/remote-facade.js";
-import { maskKey, newKeySecret } from "../../server/platform/core/key-secret.js";
+import { maskKey, newKeySecret } from "../../server/platform/secrets/key-secret.js";
 import { createDatabase } from "../support/gateway.js";
 import { startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
 import { at, call } from "../support/http.js";

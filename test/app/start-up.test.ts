@@ -2,7 +2,7 @@ import net from "node:net";
 import pg from "pg";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { newKeySecret } from "../../server/platform/core/key-secret.js";
+import { newKeySecret } from "../../server/platform/secrets/key-secret.js";
 import { eventually } from "../support/eventually.js";
 import { createDatabase } from "../support/gateway.js";
 import { freePort, startGatewayProcess } from "../support/gateway-process.js";

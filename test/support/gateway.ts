@@ -3,7 +3,7 @@ import path from "node:path";
 import pg from "pg";
 import { startGateway, type Gateway, type GatewayOptions } from "../../server/app/app.js";
 import { loadConfig } from "../../server/platform/config.js";
-import { newKeySecret } from "../../server/platform/core/key-secret.js";
+import { newKeySecret } from "../../server/platform/secrets/key-secret.js";
 import { openDatabase } from "../../server/platform/db/database.js";
 import { initModels } from "../../server/platform/db/models.js";
 import { createLogger, type Logger } from "../../server/platform/logger.js";

@@ -1,4 +1,4 @@
-import { hashKey, maskKey, newKeySecret } from "../../server/platform/core/key-secret.js";
+import { hashKey, maskKey, newKeySecret } from "../../server/platform/secrets/key-secret.js";
 import { ApiKeyRow, WorkspaceRow } from "../../server/platform/db/models.js";
 import { createWorkspaceRow } from "../../server/services/workspaces/workspace-store.js";
 import { writeCatalogFile } from "./catalog-file.js";

@@ -1,4 +1,4 @@
-import { open } from "../../platform/core/secret-box.js";
+import { open } from "../../platform/secrets/secret-box.js";
 import { ByokCredentialRow } from "../../platform/db/governance-models.js";
 
 /**

@@ -3,7 +3,7 @@ import { createContextKey, type ContextValues, type HandlerContext, type Interce
 import { Access, Entitlement, access, entitlement } from "../../../gen/gateway/v1/options_pb.js";
 import type { ApiKeyRow, OrganizationRow } from "../db/models.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { hashKey } from "./key-secret.js";
+import { hashKey } from "../secrets/key-secret.js";
 import { optionOf } from "../../../wire/proto-options.js";
 import { bearerTokenOf, MISSING_KEY_MESSAGE } from "../../../wire/bearer-token.js";
 

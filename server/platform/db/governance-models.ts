@@ -93,7 +93,7 @@ export class ByokCredentialRow extends Model<
   declare provider: string;
   declare name: CreationOptional<string | null>;
   declare label: string;
-  /** AES-256-GCM sealed key (see server/platform/core/secret-box.ts), bound to the row id. */
+  /** AES-256-GCM sealed key (see server/platform/secrets/secret-box.ts), bound to the row id. */
   declare sealedKey: Buffer;
   declare disabled: CreationOptional<boolean>;
   declare createdAt: CreationOptional<Date>;

@@ -7,7 +7,7 @@ import { callerOf, type Caller } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { findPage } from "../../platform/core/pagination.js";
 import { findInOrganization, findWorkspace, inOrganization } from "../../platform/core/scope.js";
-import { seal } from "../../platform/core/secret-box.js";
+import { seal } from "../../platform/secrets/secret-box.js";
 import { ByokCredentialRow } from "../../platform/db/governance-models.js";
 import type { Deps } from "../deps.js";
 import { requireByokProvider } from "../../engine/providers/byok-providers.js";

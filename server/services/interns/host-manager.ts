@@ -4,7 +4,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { Sequelize } from "sequelize";
 import type { GatewayConfig } from "../../platform/config.js";
-import { open, seal } from "../../platform/core/secret-box.js";
+import { open, seal } from "../../platform/secrets/secret-box.js";
 import type { Logger } from "../../platform/logger.js";
 import type {
   HostConfig,

@@ -1,6 +1,6 @@
 import type { Transaction } from "sequelize";
 import { gatewayError } from "../../../wire/errors.js";
-import { hashKey, maskKey, newKeySecret } from "../../platform/core/key-secret.js";
+import { hashKey, maskKey, newKeySecret } from "../../platform/secrets/key-secret.js";
 import { ApiKeyRow } from "../../platform/db/models.js";
 import { isMember, ownerOf } from "../members/member-store.js";
 import type { RateLimitColumns } from "../../engine/admission/rate-limit-settings.js";

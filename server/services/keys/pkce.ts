@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { hashKey } from "../../platform/core/key-secret.js";
+import { hashKey } from "../../platform/secrets/key-secret.js";
 
 /**
  * The secrets of the authorization-code flow (RFC 7636). A code is a bearer credential until it is

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { QueryTypes } from "sequelize";
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { hashKey } from "../../../server/platform/core/key-secret.js";
+import { hashKey } from "../../../server/platform/secrets/key-secret.js";
 import { settleCall } from "../../../server/engine/usage/usage-store.js";
 import { writeCatalogFile } from "../../support/catalog-file.js";
 import { eventually } from "../../support/eventually.js";

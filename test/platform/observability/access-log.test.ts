@@ -5,7 +5,7 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
 import { KeysService } from "../../../gen/gateway/v1/keys_pb.js";
-import { hashKey, maskKey } from "../../../server/platform/core/key-secret.js";
+import { hashKey, maskKey } from "../../../server/platform/secrets/key-secret.js";
 import { writeCatalogFile } from "../../support/catalog-file.js";
 import { eventually } from "../../support/eventually.js";
 import { startTestGateway, type TestGateway } from "../../support/gateway.js";

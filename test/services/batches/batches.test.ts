@@ -1,6 +1,6 @@
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { hashKey } from "../../../server/platform/core/key-secret.js";
+import { hashKey } from "../../../server/platform/secrets/key-secret.js";
 import { eventually } from "../../support/eventually.js";
 import { at, call } from "../../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../../support/inference-gateway.js";

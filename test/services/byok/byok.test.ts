@@ -1,6 +1,6 @@
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { open } from "../../../server/platform/core/secret-box.js";
+import { open } from "../../../server/platform/secrets/secret-box.js";
 import { ByokCredentialRow } from "../../../server/platform/db/governance-models.js";
 import { startTestGateway, type TestGateway } from "../../support/gateway.js";
 import { at, call, type Reply } from "../../support/http.js";

@@ -4,7 +4,7 @@ import path from "node:path";
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
 import { startRemoteFacade, type RemoteFacade } from "../../support/remote-facade.js";
-import { newKeySecret } from "../../../server/platform/core/key-secret.js";
+import { newKeySecret } from "../../../server/platform/secrets/key-secret.js";
 import { eventually } from "../../support/eventually.js";
 import { filesUnder } from "../../support/file-gateway.js";
 import { exe, jpeg, wav } from "../../support/file-samples.js";

@@ -1,7 +1,7 @@
 import { QueryTypes } from "sequelize";
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { hashKey } from "../../../server/platform/core/key-secret.js";
+import { hashKey } from "../../../server/platform/secrets/key-secret.js";
 import { at, call } from "../../support/http.js";
 import { runningInternId, startRuntimeGateway, type RuntimeEnv } from "../../support/intern-runtime.js";
 import { waitForInternAt } from "../../support/interns.js";

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { hashKey } from "../../../server/platform/core/key-secret.js";
+import { hashKey } from "../../../server/platform/secrets/key-secret.js";
 import { AuthCodeRow } from "../../../server/platform/db/governance-models.js";
 import { createMember, removeMember } from "../../../server/services/members/member-store.js";
 import { at, call, type Reply } from "../../support/http.js";

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from "node:crypto";
-import { open, seal } from "../../../platform/core/secret-box.js";
+import { open, seal } from "../../../platform/secrets/secret-box.js";
 
 /**
  * Envelope encryption of the vault: every vault has its own 32-byte data key, stored only sealed
