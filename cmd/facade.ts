@@ -1,3 +1,9 @@
+/**
+ * `npm run start:facade`: the REST facade alone, calling a core in another process over gRPC
+ * (GATEWAY_CORE_URL, e.g. http://127.0.0.1:50051 of `npm run start:core`).
+ *
+ * @module
+ */
 import http from "node:http";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { loadConfig } from "../server/platform/config.js";
@@ -12,10 +18,6 @@ import { accessLog } from "../server/platform/observability/access-log.js";
 import { allServices } from "../wire/services.js";
 import { createFacade } from "../facade/facade.js";
 
-/**
- * `npm run start:facade`: the REST facade alone, calling a core in another process over gRPC
- * (GATEWAY_CORE_URL, e.g. http://127.0.0.1:50051 of `npm run start:core`).
- */
 const config = loadConfig();
 const log = createLogger(config.logLevel, undefined, chooseLogFormat(config.logFormat, process.stdout.isTTY === true));
 const coreUrl = process.env.GATEWAY_CORE_URL;

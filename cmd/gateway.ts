@@ -1,3 +1,10 @@
+/**
+ * `npm start`: the gateway; with GATEWAY_WORKERS above 1, a primary process and that many
+ * gateway workers sharing the ports (server/app/cluster-primary.ts). `--core-only`: the
+ * gRPC/Connect core without the REST facade.
+ *
+ * @module
+ */
 import cluster from "node:cluster";
 import { startGateway, type GatewayOptions } from "../server/app/app.js";
 import { runClusterPrimary } from "../server/app/cluster-primary.js";
@@ -6,11 +13,6 @@ import { loadConfig } from "../server/platform/config.js";
 import { chooseLogFormat, createLogger } from "../server/platform/logger.js";
 import { errorMessage } from "../wire/errors.js";
 
-/**
- * `npm start`: the gateway; with GATEWAY_WORKERS above 1, a primary process and that many
- * gateway workers sharing the ports (server/app/cluster-primary.ts). `--core-only`: the
- * gRPC/Connect core without the REST facade.
- */
 const config = loadConfig();
 // tsx turns on source-mapped stack traces, and mapping is paid on every error object a request
 // creates (each aborted signal makes a DOMException): a third of the CPU of a short call. No

@@ -1,3 +1,11 @@
+/**
+ * An intern host: one intern's agent runtime in its own process, started by the gateway
+ * (server/services/interns/host-manager.ts) with an IPC channel. It takes its configuration over that
+ * channel, listens on a random port (of 127.0.0.1 unless configured), says `ready`, and exits when told to or when
+ * the gateway that started it goes away.
+ *
+ * @module
+ */
 import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -7,12 +15,6 @@ import { HostRuns } from "../intern-host/host-runs.js";
 import { createHostServer } from "../intern-host/host-server.js";
 import { SessionStore } from "../intern-host/session-store.js";
 
-/**
- * An intern host: one intern's agent runtime in its own process, started by the gateway
- * (server/services/interns/host-manager.ts) with an IPC channel. It takes its configuration over that
- * channel, listens on a random port (of 127.0.0.1 unless configured), says `ready`, and exits when told to or when
- * the gateway that started it goes away.
- */
 const send = process.send?.bind(process) as ((message: HostMessage) => boolean) | undefined;
 if (!send) {
   console.error("an intern host is started by the gateway, with an IPC channel");

@@ -1,3 +1,11 @@
+/**
+ * The REST/SSE facade: no endpoint-specific code. Per request: match the route compiled from the
+ * `google.api.http` rules, build the request message, call the core through a Connect transport
+ * (in-process or remote), and render JSON, SSE, raw bytes (HttpBody) or the API's error envelope.
+ * Client-streaming RPCs take a multipart upload (multipart-upload.ts).
+ *
+ * @module
+ */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
   create,
@@ -35,12 +43,6 @@ import { StartPacer } from "./start-pacer.js";
 import { writeSse } from "./sse.js";
 import { closeAfterAnswer } from "./unread-body.js";
 
-/**
- * The REST/SSE facade: no endpoint-specific code. Per request: match the route compiled from the
- * `google.api.http` rules, build the request message, call the core through a Connect transport
- * (in-process or remote), and render JSON, SSE, raw bytes (HttpBody) or the API's error envelope.
- * Client-streaming RPCs take a multipart upload (multipart-upload.ts).
- */
 /** The facade's logging needs (a pino logger has them); the facade depends on no logger of its own. */
 export interface FacadeLog {
   debug(fields: object, message: string): void;

@@ -2,7 +2,10 @@
  * The subset of google.api.http path templates the API uses: literal segments and single-segment
  * variables `{field}` / `{field.sub}` / `{field=*}`. Anything else is refused at start-up, so a
  * proto change cannot silently produce a route the facade would serve wrongly.
+ *
+ * @module
  */
+
 export type Segment = { kind: "literal"; value: string } | { kind: "variable"; field: string[] };
 
 const LITERAL = /^[A-Za-z0-9._~-]+$/;

@@ -1,5 +1,3 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
-
 /**
  * A request answered before its body was read through (refused by authentication, over its size
  * limit, an upload that failed, parts after an uploaded file): the answer says
@@ -9,7 +7,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
  * sees. Instead what the client still sends is read and thrown away, the write side is closed
  * after the answer, and the connection once the body is through — or LINGER_BYTES / LINGER_MS
  * have passed, by which time the answer has long been read.
+ *
+ * @module
  */
+import type { IncomingMessage, ServerResponse } from "node:http";
+
 const LINGER_BYTES = 64 * 1024 * 1024;
 const LINGER_MS = 10_000;
 /**

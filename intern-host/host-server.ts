@@ -1,13 +1,15 @@
+/**
+ * The host's HTTP API (see host-protocol.ts), for the gateway's relay and for terminal clients
+ * holding the daemon token. Every request needs `Authorization: Bearer <token>`.
+ *
+ * @module
+ */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import { ATTACHMENT_HEADER, type HostConfig, type RunEvent, type StartRunBody } from "../wire/host-protocol.js";
 import { MAX_UNREAD_BYTES, MAX_UNREAD_MESSAGES, type Consumer, type HostRun, type HostRuns } from "./host-runs.js";
 import { errorMessage } from "../wire/errors.js";
 
-/**
- * The host's HTTP API (see host-protocol.ts), for the gateway's relay and for terminal clients
- * holding the daemon token. Every request needs `Authorization: Bearer <token>`.
- */
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
 class HttpFailure extends Error {

@@ -1,15 +1,17 @@
-import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
-import path from "node:path";
-import type { ChatMessage } from "./agent/model-client.js";
-
 /**
  * The conversation of each session, one JSON file per session in the host's state directory, so a
  * later run of the session (after a suspend and provision too) continues from it. Written to a
  * temporary file and renamed, so a crash never leaves half a file. Runs save after every step, and
  * a cancelled run may still be saving while the session's next run saves: each write has a
  * temporary file of its own, so the last rename wins whole.
+ *
+ * @module
  */
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { ChatMessage } from "./agent/model-client.js";
+
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 export class SessionStore {

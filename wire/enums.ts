@@ -1,10 +1,12 @@
-import { getOption, type DescEnum } from "@bufbuild/protobuf";
-import { wire } from "../gen/gateway/v1/options_pb.js";
-
 /**
  * Proto enums travel as the API's lowercase strings on the REST wire and in the database; each
  * enum value names its string with the `(gateway.v1.wire)` option. The zero value has none.
+ *
+ * @module
  */
+import { getOption, type DescEnum } from "@bufbuild/protobuf";
+import { wire } from "../gen/gateway/v1/options_pb.js";
+
 interface WireTable {
   byNumber: Map<number, string>;
   byWire: Map<string, number>;

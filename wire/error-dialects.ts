@@ -1,11 +1,13 @@
-import { ErrorDialect } from "../gen/gateway/v1/options_pb.js";
-
 /**
  * The error `type` names of the APIs whose routes the gateway also serves (method option
  * `(gateway.v1.error_dialect)`), by HTTP status. Their SDKs show `type` to their users (OpenAI's
  * `APIError.type`, Anthropic's `error.error.type`), so a 429 reads `rate_limit_error` there as it
  * does against the original API. The API's envelope is unchanged; `type` is added beside it.
+ *
+ * @module
  */
+import { ErrorDialect } from "../gen/gateway/v1/options_pb.js";
+
 const OPENAI: Record<number, string> = {
   400: "invalid_request_error",
   401: "authentication_error",

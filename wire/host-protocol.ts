@@ -27,7 +27,10 @@
  * - `POST /shutdown` → 202, runs end and the host exits
  *
  * Errors are {"error": "<message>"}.
+ *
+ * @module
  */
+
 export type ApprovalMode = "manual" | "auto";
 
 /** Response header of a run's event stream: the host's name for that stream. */

@@ -1,12 +1,14 @@
-import { getOption, hasOption, type AnyDesc, type DescExtension, type ExtensionValueShape } from "@bufbuild/protobuf";
-
 /**
  * Custom options read once per descriptor. `getOption` decodes the descriptor's options on every
  * call, and the validation, wire-JSON and auth paths ask for the same options of the same
  * descriptors on every request; descriptors never change, so each answer is kept. The element is
  * typed loosely because protobuf-es does not export its element/extension pairing type; getOption
  * still checks the pairing at run time.
+ *
+ * @module
  */
+import { getOption, hasOption, type AnyDesc, type DescExtension, type ExtensionValueShape } from "@bufbuild/protobuf";
+
 const values = new WeakMap<DescExtension, WeakMap<AnyDesc, unknown>>();
 const presence = new WeakMap<DescExtension, WeakMap<AnyDesc, boolean>>();
 

@@ -2,7 +2,10 @@
  * OpenAI's rate-limit response headers (docs/api/limits.md), set by the core on every inference
  * answer and on its 429s, for the tightest request limit and the tightest token limit that apply
  * to the call. gRPC clients read them as response metadata; REST clients as headers.
+ *
+ * @module
  */
+
 export const RATE_LIMIT_HEADERS = {
   limitRequests: "x-ratelimit-limit-requests",
   remainingRequests: "x-ratelimit-remaining-requests",

@@ -1,4 +1,9 @@
-/** Text checks shared by validation, scope lookups and the REST decoder. */
+/**
+ * Text checks shared by validation, scope lookups and the REST decoder.
+ *
+ * @module
+ */
+
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 declare global {

@@ -1,11 +1,3 @@
-import fs from "node:fs";
-import { createRequire } from "node:module";
-import path from "node:path";
-import { sendError } from "../../facade/error-response.js";
-import type { EdgeEndpoint, EdgeEndpoints } from "./edge-endpoints.js";
-import { allowGetAndHead, sendAsset, staticAsset as asset, type StaticAsset as Asset } from "./static-assets.js";
-import { errorMessage } from "../../wire/errors.js";
-
 /**
  * API discovery on the HTTP port, without a key, where the REST facade runs:
  * - `GET /openapi.json`: the OpenAPI 3.1 document that `npm run generate` writes from the protos
@@ -14,7 +6,17 @@ import { errorMessage } from "../../wire/errors.js";
  *   the page and its initializer are ours and point at the document. `/docs` redirects there.
  * Only the files the page needs are served, looked up by exact name, so no path under /docs/ can
  * reach another file. The page's Content-Security-Policy lets it load and call this origin only.
+ *
+ * @module
  */
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { sendError } from "../../facade/error-response.js";
+import type { EdgeEndpoint, EdgeEndpoints } from "./edge-endpoints.js";
+import { allowGetAndHead, sendAsset, staticAsset as asset, type StaticAsset as Asset } from "./static-assets.js";
+import { errorMessage } from "../../wire/errors.js";
+
 const DOCUMENT_FILE = new URL("../../gen/openapi/openapi.json", import.meta.url);
 
 /** The swagger-ui-dist files the page loads, and their content types (a Map: a name is never a prototype key). */

@@ -1,3 +1,12 @@
+/**
+ * The web console (docs/console.md) at `/ui/`: the single-page app that `npm run build:ui` bundles
+ * into ui/dist/, a plain client of /api/v1 that signs in with an API key. The files are read once,
+ * on the first request, into a map by name; a request names one of them or, without a file
+ * extension, is a page of the app and gets index.html. No path from a request ever reaches the
+ * file system, and a path that tries to climb (`..`, any percent-encoding, a backslash) is a 404.
+ *
+ * @module
+ */
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -5,13 +14,6 @@ import { sendError } from "../../facade/error-response.js";
 import type { EdgeEndpoints } from "./edge-endpoints.js";
 import { allowGetAndHead, sendAsset, staticAsset, type StaticAsset } from "./static-assets.js";
 
-/**
- * The web console (docs/console.md) at `/ui/`: the single-page app that `npm run build:ui` bundles
- * into ui/dist/, a plain client of /api/v1 that signs in with an API key. The files are read once,
- * on the first request, into a map by name; a request names one of them or, without a file
- * extension, is a page of the app and gets index.html. No path from a request ever reaches the
- * file system, and a path that tries to climb (`..`, any percent-encoding, a backslash) is a 404.
- */
 const DIST_DIR = fileURLToPath(new URL("../../ui/dist/", import.meta.url));
 
 const CONTENT_TYPES = new Map([

@@ -1,7 +1,3 @@
-import http from "node:http";
-import http2 from "node:http2";
-import type { ListenerLimits } from "../platform/config-listeners.js";
-
 /**
  * The two listeners with their limits (docs/configuration.md, ListenerLimits in config.ts).
  *
@@ -9,7 +5,13 @@ import type { ListenerLimits } from "../platform/config-listeners.js";
  * (30 s unless set); checked every second at most here, a slow head is cut close to its limit.
  * `requestTimeout` times only the receiving of a request, head and body: an SSE stream or a long
  * answer runs past it unhurt, and its default is long enough for the largest upload on a slow link.
+ *
+ * @module
  */
+import http from "node:http";
+import http2 from "node:http2";
+import type { ListenerLimits } from "../platform/config-listeners.js";
+
 const CHECK_INTERVAL_MS = 1_000;
 
 export function limitedHttpServer(limits: ListenerLimits, listener: http.RequestListener): http.Server {

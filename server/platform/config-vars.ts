@@ -2,7 +2,10 @@
  * How a setting is read from the environment: the value rules every part of the configuration
  * shares (server/platform/config.ts and the config-*.ts files beside it), with the error messages
  * that stop a start on a bad value.
+ *
+ * @module
  */
+
 export type Env = Record<string, string | undefined>;
 
 /**

@@ -1,3 +1,9 @@
+/**
+ * The catalog a parsed GATEWAY_CONFIG document declares (schema: see catalog-file.ts). Defaults
+ * are filled in here, so the rest of the gateway never sees an absent field.
+ *
+ * @module
+ */
 import type { JsonObject } from "@bufbuild/protobuf";
 import { PROVIDER_KINDS } from "../providers/registry.js";
 import type { Catalog, CatalogEndpoint, CatalogModel, CatalogProvider, DataRegion, Pricing } from "./catalog.js";
@@ -15,10 +21,6 @@ import {
 import { readVideoModels } from "./video-models.js";
 import { readKeys, readProviderSettings, substituteEnv } from "./provider-credentials.js";
 
-/**
- * The catalog a parsed GATEWAY_CONFIG document declares (schema: see catalog-file.ts). Defaults
- * are filled in here, so the rest of the gateway never sees an absent field.
- */
 type Env = Record<string, string | undefined>;
 
 const INPUT_MODALITIES = ["text", "image", "file", "audio", "video"] as const;

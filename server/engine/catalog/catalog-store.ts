@@ -1,12 +1,13 @@
-import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
-import { holdStartUpLock } from "../../platform/db/start-up-locks.js";
-import type { Catalog } from "./catalog.js";
-
 /**
  * The SQL of the catalog family: the configured catalog written into `providers`, `catalog_models`
  * and `catalog_endpoints`, and the recent calls of endpoints read from `usage_ledger` for their
  * health and speed (endpoint-stats.ts).
+ *
+ * @module
  */
+import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
+import { holdStartUpLock } from "../../platform/db/start-up-locks.js";
+import type { Catalog } from "./catalog.js";
 
 /**
  * Upserts providers (never their API keys), models and endpoints in one transaction, under the sync

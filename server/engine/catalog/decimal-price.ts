@@ -1,10 +1,12 @@
-import type { Pricing } from "./catalog.js";
-
 /**
  * Prices are exact decimal strings (USD per token, per image, per request). Comparing them as
  * floats would rank 0.000000100000000001 and 0.0000001 equal, so they are compared as scaled
  * integers instead.
+ *
+ * @module
  */
+import type { Pricing } from "./catalog.js";
+
 const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
 
 /** A configured price: non-negative, at most 12 decimal places (a pico-dollar). */

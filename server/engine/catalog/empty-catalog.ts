@@ -2,7 +2,10 @@
  * A gateway without models answers every inference call with an error; a fresh install that has
  * not been given GATEWAY_CONFIG is the usual cause, so both the start-up warning and the error say
  * what to set, with the runnable example the README starts from.
+ *
+ * @module
  */
+
 const HOW_TO =
   "set GATEWAY_CONFIG to a JSON or YAML catalog of providers and models, e.g. GATEWAY_CONFIG=examples/gateway.yaml";
 

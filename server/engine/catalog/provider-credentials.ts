@@ -1,14 +1,16 @@
-import fs from "node:fs";
-import type { ProviderKind, ProviderSettings } from "../providers/provider.js";
-import { poolKey, type PoolKey } from "../key-pools/pool-key.js";
-import { child, type ConfigReader, item } from "./config-reader.js";
-
 /**
  * A provider entry's credentials and kind settings in GATEWAY_CONFIG (docs/providers.md): its key
  * or pool of keys, Azure's API version, whether the host serves the Responses API, Bedrock's AWS
  * credentials, a Google service account.
  * Secrets are never echoed in a rule's text.
+ *
+ * @module
  */
+import fs from "node:fs";
+import type { ProviderKind, ProviderSettings } from "../providers/provider.js";
+import { poolKey, type PoolKey } from "../key-pools/pool-key.js";
+import { child, type ConfigReader, item } from "./config-reader.js";
+
 type Env = Record<string, string | undefined>;
 type Entry = Record<string, unknown>;
 

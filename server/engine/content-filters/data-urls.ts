@@ -4,7 +4,10 @@
  * audio and video are media that no filter reads, and anything else (a PDF, a Word file, octet
  * streams) carries content the filters cannot read. providers/media-source.ts splits base64 URLs for
  * the codecs; this reading also takes the percent-encoded form and keeps the header as sent.
+ *
+ * @module
  */
+
 export interface DataUrl {
   /** Everything up to and including the comma, kept as sent. */
   header: string;

@@ -1,7 +1,3 @@
-import type { RE2JS } from "re2js";
-import { gatewayError } from "../../../wire/errors.js";
-import { AnalysisBudget, patternCost, TooComplex, type PatternCost } from "./pattern-cost.js";
-
 /**
  * The limits a custom pattern is held to when a guardrail is saved (and when a stored one is
  * compiled: one over them is unusable), so that filtering a text costs a bounded amount of work
@@ -9,7 +5,12 @@ import { AnalysisBudget, patternCost, TooComplex, type PatternCost } from "./pat
  * the pattern sets, and redaction runs one search per match: `[a-z]{1,900}[0-9]` (17 characters)
  * held the event loop for 4 s on a 64 KiB prompt, and `a.*b|a` takes minutes on 64 KiB of `a`.
  * The limits, what they cost at most and how that was measured: docs/api/content-filters.md.
+ *
+ * @module
  */
+import type { RE2JS } from "re2js";
+import { gatewayError } from "../../../wire/errors.js";
+import { AnalysisBudget, patternCost, TooComplex, type PatternCost } from "./pattern-cost.js";
 
 /** RE2 instructions of the compiled program: counted repetitions copy their operand (`x{1,900}` is 1,800). */
 export const MAX_PATTERN_INSTRUCTIONS = 500;

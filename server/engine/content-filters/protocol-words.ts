@@ -4,6 +4,8 @@
  * the protocol talking, not the caller. A caller who writes one of them has written a word of this
  * fixed list, which carries nothing of theirs; everything else is scanned. Without this list a
  * custom pattern such as `(?i)user` would redact `"role": "user"` into a request no provider takes.
+ *
+ * @module
  */
 
 /** Field names of chat, embeddings and decision bodies, their messages, parts and tools, and JSON Schema's keywords. */

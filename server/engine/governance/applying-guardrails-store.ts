@@ -1,3 +1,10 @@
+/**
+ * The engine's one read of guardrails: those that govern a key, with their content filters
+ * compiled, for the governance cache (key-governance.ts). The API's reads and writes of guardrails
+ * are the guardrails service's own store.
+ *
+ * @module
+ */
 import type { JsonObject } from "@bufbuild/protobuf";
 import { QueryTypes, type Sequelize } from "sequelize";
 import type { StoredContentFilterBuiltin } from "../../platform/db/governance-models.js";
@@ -5,11 +12,6 @@ import type { ApiKeyRow } from "../../platform/db/models.js";
 import { guardrailFilters } from "../content-filters/guardrail-filters.js";
 import type { ApplyingGuardrail, GuardrailPath } from "./applying-guardrails.js";
 
-/**
- * The engine's one read of guardrails: those that govern a key, with their content filters
- * compiled, for the governance cache (key-governance.ts). The API's reads and writes of guardrails
- * are the guardrails service's own store.
- */
 interface ApplyingRow {
   id: string;
   name: string;

@@ -1,7 +1,3 @@
-import type { Sequelize, Transaction } from "sequelize";
-import { GOVERNANCE_TABLES } from "../../platform/db/migrations/0004-governance-notify.js";
-import type { NotificationFeed } from "../../platform/db/notification-feed.js";
-
 /**
  * Tells an instance that governance data changed, from two sources:
  * - this process's own writes, through Sequelize hooks, after their transaction commits (so the
@@ -10,7 +6,13 @@ import type { NotificationFeed } from "../../platform/db/notification-feed.js";
  *   instance's notification feed (server/platform/db/notification-feed.ts). While the feed is
  *   down the cache serves what it loaded before, up to its TTL, and stores nothing new (a change
  *   could be missed). Reconnecting counts as a change.
+ *
+ * @module
  */
+import type { Sequelize, Transaction } from "sequelize";
+import { GOVERNANCE_TABLES } from "../../platform/db/migrations/0004-governance-notify.js";
+import type { NotificationFeed } from "../../platform/db/notification-feed.js";
+
 const CHANNEL = "gateway_governance";
 /** Writes to any other table do not concern governance. */
 const TABLES = new Set(GOVERNANCE_TABLES);

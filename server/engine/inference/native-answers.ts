@@ -1,3 +1,12 @@
+/**
+ * The answers of endpoints that speak a call's format themselves (native-route.ts), settled and
+ * cached as chat answers are: the provider's JSON and events pass through with the gateway's own
+ * rewrites only (NativeAnswers), the usage the provider reports is billed (estimated from the text
+ * when it reports none), and the cost rides on the answer's usage. The cache keeps the plain form;
+ * a streamed hit replays it as the format's events.
+ *
+ * @module
+ */
 import type { JsonObject } from "@bufbuild/protobuf";
 import { usdNumber } from "../money/money.js";
 import type { NativeAnswer, NativeEvents } from "../providers/native-api.js";
@@ -7,14 +16,6 @@ import { estimatedUsage } from "./cost-estimate.js";
 import type { InferenceCall, Served } from "./inference-call.js";
 import type { InferenceOutput } from "./inference-output.js";
 import { addCost, type NativeAnswers, type NativeIds, type OpenedStream } from "./native-route.js";
-
-/**
- * The answers of endpoints that speak a call's format themselves (native-route.ts), settled and
- * cached as chat answers are: the provider's JSON and events pass through with the gateway's own
- * rewrites only (NativeAnswers), the usage the provider reports is billed (estimated from the text
- * when it reports none), and the cost rides on the answer's usage. The cache keeps the plain form;
- * a streamed hit replays it as the format's events.
- */
 
 export function nativeReply(
   call: InferenceCall,

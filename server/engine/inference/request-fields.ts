@@ -1,11 +1,12 @@
+/**
+ * Request fields that several inference calls read the same way.
+ *
+ * @module
+ */
 import type { DescMessage, JsonObject } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import { gatewayError } from "../../../wire/errors.js";
 import { findField } from "../../../wire/json-input.js";
-
-/**
- * Request fields that several inference calls read the same way.
- */
 
 /** Parameters an endpoint must support under `provider.require_parameters` (the catalog's `supported_parameters` names). */
 const ROUTABLE_PARAMETERS = new Set([

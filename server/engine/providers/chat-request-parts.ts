@@ -1,13 +1,14 @@
-import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { isObject } from "./json-shape.js";
-import { UpstreamError } from "./provider.js";
-
 /**
  * What every codec from the OpenAI chat request to another wire format (anthropic/, google/,
  * bedrock/) reads the same way: tools, an assistant's tool calls and their arguments. Each codec
  * then writes them in its provider's shape; what a provider cannot take fails as "unsupported",
  * which the caller sees as a 400 naming the provider.
+ *
+ * @module
  */
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { isObject } from "./json-shape.js";
+import { UpstreamError } from "./provider.js";
 
 /** A function tool as the OpenAI format declares it. */
 export interface FunctionTool {

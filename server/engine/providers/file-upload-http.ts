@@ -1,11 +1,14 @@
+/**
+ * What both providers' Files APIs share: the multipart upload and the fields of their file objects.
+ *
+ * @module
+ */
 import { randomUUID } from "node:crypto";
 import { Readable } from "node:stream";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { FileUpload } from "./files-api.js";
 import type { UpstreamTarget } from "./provider.js";
 import { callUpstream, readJsonObject } from "./upstream-http.js";
-
-/** What both providers' Files APIs share: the multipart upload and the fields of their file objects. */
 
 /**
  * A multipart/form-data body of text fields and one file part named `file`, streamed from the

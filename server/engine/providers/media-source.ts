@@ -1,10 +1,12 @@
-import type { JsonObject } from "@bufbuild/protobuf";
-
 /**
  * Chat carries media as URLs; Anthropic takes a `source` (base64 data or a URL), Gemini inline data
  * or a file URL: one mapping both ways, the codecs splitting a data: URL and the Messages format
  * building one.
+ *
+ * @module
  */
+import type { JsonObject } from "@bufbuild/protobuf";
+
 const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
 
 /** Undefined for anything but a base64 data: URL or an http(s) URL. */

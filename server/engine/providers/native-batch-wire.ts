@@ -1,9 +1,12 @@
+/**
+ * What both native batch implementations share: request bodies built from many items, result lines.
+ *
+ * @module
+ */
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Readable } from "node:stream";
 import { isObject } from "./json-shape.js";
 import { UpstreamError, type UpstreamUsage } from "./provider.js";
-
-/** What both native batch implementations share: request bodies built from many items, result lines. */
 
 /**
  * `head + parts.join(separator) + tail` as a stream with its byte length, so a batch of many

@@ -1,12 +1,13 @@
-import type { JsonObject } from "@bufbuild/protobuf";
-import { isObject } from "./json-shape.js";
-
 /**
  * What the codecs from chat to another wire format (anthropic/, google/, bedrock/) do with the
  * fields they do not translate, both ways: a field neither chat nor the codec knows is the client's
  * word to the provider, or the provider's to the client, and travels as it came. Mapping tables:
  * docs/providers.md.
+ *
+ * @module
  */
+import type { JsonObject } from "@bufbuild/protobuf";
+import { isObject } from "./json-shape.js";
 
 /**
  * The OpenAI chat API's own request fields, with OpenRouter's additions that the gateway's chat

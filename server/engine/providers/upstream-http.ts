@@ -1,3 +1,13 @@
+/**
+ * The HTTP plumbing every adapter shares: keep-alive pools, the headers deadline, the caller's
+ * cancellation, and the translation of transport outcomes into UpstreamError kinds. Messages
+ * never carry request headers or keys; a provider's error text is scrubbed (upstream-error-body).
+ *
+ * Built on node:http rather than undici: on the proxy benchmark undici's request path (its JS
+ * dispatcher and WASM parser) cost about twice what node's native parser and agent do per call.
+ *
+ * @module
+ */
 import type { JsonObject } from "@bufbuild/protobuf";
 import http, { type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import https from "node:https";
@@ -7,15 +17,6 @@ import { UpstreamError, type UpstreamTarget } from "./provider.js";
 import { readLines } from "./line-reader.js";
 import { readSse, type SseEvent } from "../../../wire/sse-reader.js";
 import { providerErrorMessage, retryAfterSeconds, statusForErrorObject } from "./upstream-error-body.js";
-
-/**
- * The HTTP plumbing every adapter shares: keep-alive pools, the headers deadline, the caller's
- * cancellation, and the translation of transport outcomes into UpstreamError kinds. Messages
- * never carry request headers or keys; a provider's error text is scrubbed (upstream-error-body).
- *
- * Built on node:http rather than undici: on the proxy benchmark undici's request path (its JS
- * dispatcher and WASM parser) cost about twice what node's native parser and agent do per call.
- */
 
 // One pool per scheme for all catalog providers: connections are reused across requests and models.
 const POOL = { keepAlive: true, keepAliveMsecs: 10_000, scheduling: "lifo" } as const;

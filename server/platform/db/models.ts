@@ -1,3 +1,9 @@
+/**
+ * Sequelize models of the tables created by the migrations (the migrations own the schema; models
+ * never sync). Money columns are integer micro-dollars, which `pg` returns as strings.
+ *
+ * @module
+ */
 import {
   DataTypes,
   Model,
@@ -8,11 +14,6 @@ import {
   type Sequelize,
 } from "sequelize";
 import { initGovernanceModels } from "./governance-models.js";
-
-/**
- * Sequelize models of the tables created by the migrations (the migrations own the schema; models
- * never sync). Money columns are integer micro-dollars, which `pg` returns as strings.
- */
 
 export class OrganizationRow extends Model<InferAttributes<OrganizationRow>, InferCreationAttributes<OrganizationRow>> {
   declare id: CreationOptional<string>;

@@ -5,7 +5,10 @@
  * in a minor release. The RPC names are the ones today's backends and gRPC instrumentations use
  * (`rpc.system`, `rpc.service`, `rpc.method`, `rpc.grpc.status_code`); GenAI spans carry both
  * `gen_ai.provider.name` and its predecessor `gen_ai.system`, which many backends still read.
+ *
+ * @module
  */
+
 export {
   ATTR_ERROR_TYPE,
   ATTR_HTTP_REQUEST_METHOD,

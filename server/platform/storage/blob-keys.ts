@@ -1,6 +1,9 @@
+/**
+ * What both blob stores share: the key rule and a byte-counting view of a body.
+ *
+ * @module
+ */
 import { Readable } from "node:stream";
-
-/** What both blob stores share: the key rule and a byte-counting view of a body. */
 
 /** Slash-separated segments of word characters, dots and hyphens, none starting with a dot. */
 const KEY = /^[\w-][\w.-]*(\/[\w-][\w.-]*)*$/;

@@ -1,3 +1,15 @@
+/**
+ * Blobs as files under one directory. A put writes `<root>/.incoming/<random>` and renames it to
+ * its key once the body has ended and is flushed to disk; a rename within one file system is
+ * atomic, so readers never see a partial object and a failed or aborted put leaves nothing under
+ * its key (its temporary file is removed).
+ *
+ * The blobs are tenants' uploads and videos: every file is the gateway user's alone (0600), every
+ * directory too (0700), whatever the process's umask, so no other OS user (an intern's shell)
+ * reads them. A tree written before that (0644 and 0755) is narrowed by `narrowModes`.
+ *
+ * @module
+ */
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
@@ -8,16 +20,6 @@ import type { Logger } from "../logger.js";
 import type { BlobStore } from "./blob-store.js";
 import { countedStream, requireBlobKey } from "./blob-keys.js";
 
-/**
- * Blobs as files under one directory. A put writes `<root>/.incoming/<random>` and renames it to
- * its key once the body has ended and is flushed to disk; a rename within one file system is
- * atomic, so readers never see a partial object and a failed or aborted put leaves nothing under
- * its key (its temporary file is removed).
- *
- * The blobs are tenants' uploads and videos: every file is the gateway user's alone (0600), every
- * directory too (0700), whatever the process's umask, so no other OS user (an intern's shell)
- * reads them. A tree written before that (0644 and 0755) is narrowed by `narrowModes`.
- */
 const INCOMING = ".incoming";
 /** Temporary files this old are what a crashed process left behind. */
 const STALE_INCOMING_MS = 24 * 60 * 60 * 1000;

@@ -1,11 +1,12 @@
-import fs from "node:fs/promises";
-import type { Logger } from "../logger.js";
-import { errorMessage } from "../../../wire/errors.js";
-
 /**
  * The gateway's own files, closed to the machine's other OS users, interns' shell users included
  * (server/services/interns/intern-home.ts). Whatever was wider is narrowed at start and logged.
+ *
+ * @module
  */
+import fs from "node:fs/promises";
+import type { Logger } from "../logger.js";
+import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * The data directory (GATEWAY_DATA_DIR) holds the master key, the operator token, the embedded

@@ -1,3 +1,13 @@
+/**
+ * Blobs in an S3-compatible bucket. A body that fits one part is a single PutObject; a larger one a
+ * multipart upload whose parts are filled into PARTS_IN_FLIGHT buffers allocated once per upload
+ * and reused: one is sent while the next fills, and the body is read only when a buffer is free.
+ * Memory is therefore fixed per upload, whatever the size (`@aws-sdk/lib-storage` allocates a new
+ * buffer per part and measured 85 MiB of peak RSS for 100 MB). The object appears only when the
+ * upload completes; on any failure or abort the multipart upload is aborted, discarding its parts.
+ *
+ * @module
+ */
 import type { Readable } from "node:stream";
 import {
   AbortMultipartUploadCommand,
@@ -15,14 +25,6 @@ import type { StorageConfig } from "../config-storage.js";
 import type { BlobStore } from "./blob-store.js";
 import { requireBlobKey } from "./blob-keys.js";
 
-/**
- * Blobs in an S3-compatible bucket. A body that fits one part is a single PutObject; a larger one a
- * multipart upload whose parts are filled into PARTS_IN_FLIGHT buffers allocated once per upload
- * and reused: one is sent while the next fills, and the body is read only when a buffer is free.
- * Memory is therefore fixed per upload, whatever the size (`@aws-sdk/lib-storage` allocates a new
- * buffer per part and measured 85 MiB of peak RSS for 100 MB). The object appears only when the
- * upload completes; on any failure or abort the multipart upload is aborted, discarding its parts.
- */
 const PART_BYTES = 5 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 2;
 

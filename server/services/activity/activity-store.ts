@@ -1,11 +1,12 @@
-import { QueryTypes, type Sequelize } from "sequelize";
-
 /**
  * The reads of GET /activity, GET /generation and GET /generations: the usage ledger (one row per
  * upstream attempt, migration 0003) grouped by day and endpoint, or by generation, with the
  * catalog's names (`providers`, `catalog_models`, `catalog_endpoints`) where it still lists them.
  * Every value is a bind parameter; nothing but rows leaves the file.
+ *
+ * @module
  */
+import { QueryTypes, type Sequelize } from "sequelize";
 
 /** Whose calls a read sees: the whole organization (a management key), or one key's own calls. */
 export interface LedgerScope {

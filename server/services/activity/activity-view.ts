@@ -1,3 +1,10 @@
+/**
+ * Ledger rows as OpenRouter's activity item and generation. What the ledger does not record
+ * (the provider's answer id, finish reasons, media and search counts, app, referer, …) is left
+ * unset, which the protos render as null.
+ *
+ * @module
+ */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
@@ -12,11 +19,6 @@ import { usdNumber } from "../../engine/money/money.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import type { ActivityRow, AttemptJson, GenerationRow } from "./activity-store.js";
 
-/**
- * Ledger rows as OpenRouter's activity item and generation. What the ledger does not record
- * (the provider's answer id, finish reasons, media and search counts, app, referer, …) is left
- * unset, which the protos render as null.
- */
 type ActivityItemInit = MessageInitShape<typeof ActivityItemSchema>;
 type GenerationInit = MessageInitShape<typeof GenerationSchema>;
 type ProviderResponseInit = MessageInitShape<typeof ProviderResponseSchema>;

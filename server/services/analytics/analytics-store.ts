@@ -1,3 +1,12 @@
+/**
+ * The store of analytics, POST /analytics/query: aggregates the caller's organization's usage
+ * ledger by the metrics, dimensions, filters and granularity that catalog.ts lists. The statement
+ * is built only from the fixed SQL fragments below, chosen by name; every value from the request is
+ * a bind parameter. Checking a name and choosing its fragment are one step, so the request's
+ * validation lives here with the SQL, and nothing but rows leaves the file.
+ *
+ * @module
+ */
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { Value } from "@bufbuild/protobuf/wkt";
 import { QueryTypes, type Sequelize } from "sequelize";
@@ -6,13 +15,6 @@ import { gatewayError } from "../../../wire/errors.js";
 import { requestDate } from "../../platform/core/timestamps.js";
 import { type DIMENSIONS, type GRANULARITIES, type METRICS, OPERATORS } from "./catalog.js";
 
-/**
- * The store of analytics, POST /analytics/query: aggregates the caller's organization's usage
- * ledger by the metrics, dimensions, filters and granularity that catalog.ts lists. The statement
- * is built only from the fixed SQL fragments below, chosen by name; every value from the request is
- * a bind parameter. Checking a name and choosing its fragment are one step, so the request's
- * validation lives here with the SQL, and nothing but rows leaves the file.
- */
 type MetricName = (typeof METRICS)[number]["name"];
 type DimensionName = (typeof DIMENSIONS)[number]["name"];
 type GranularityName = (typeof GRANULARITIES)[number]["name"];

@@ -1,11 +1,12 @@
-import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
-import { errorResult, type BatchStatusName, type ItemResult } from "./batch-store.js";
-
 /**
  * The status changes of a batch that are not an item settling (batch-store-settlement.ts does those):
  * start, cancel, expire, fail, purge. Each is one statement, safe to run from any number of
  * instances at once.
+ *
+ * @module
  */
+import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
+import { errorResult, type BatchStatusName, type ItemResult } from "./batch-store.js";
 
 /** `validating` → `in_progress`: the engine's acceptance of stored batches. */
 export async function startValidated(sequelize: Sequelize): Promise<string[]> {

@@ -1,12 +1,13 @@
-import type { JsonObject } from "@bufbuild/protobuf";
-import { QueryTypes, type Sequelize } from "sequelize";
-import type { BatchRow } from "./batch-store.js";
-
 /**
  * The batch tables as queues (batch-store.ts has the rows): items claimed one by one by the engine
  * of any instance under a lease it renews, and batches on a provider's own batch API claimed by
  * pushing their next poll forward. Every write to a leased item is fenced by its `lease_owner`.
+ *
+ * @module
  */
+import type { JsonObject } from "@bufbuild/protobuf";
+import { QueryTypes, type Sequelize } from "sequelize";
+import type { BatchRow } from "./batch-store.js";
 
 /** An item claimed for a run; `attempts` counts this one. */
 export interface ClaimedItemRow {

@@ -1,3 +1,10 @@
+/**
+ * A stored batch as the Batch object (docs/api/batches.md): timestamps in Unix seconds, `results` only in a
+ * terminal status (else null, and always null in lists), `usage` summed over the items. Usage
+ * has no upstream cost split: the ledger keeps one cost per item.
+ *
+ * @module
+ */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
   BatchEndpointSchema,
@@ -9,11 +16,6 @@ import { addUsd, usdNumber } from "../../engine/money/money.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import { itemId, type BatchRow, type ItemResultRow } from "./batch-store.js";
 
-/**
- * A stored batch as the Batch object (docs/api/batches.md): timestamps in Unix seconds, `results` only in a
- * terminal status (else null, and always null in lists), `usage` summed over the items. Usage
- * has no upstream cost split: the ledger keeps one cost per item.
- */
 type BatchInit = MessageInitShape<typeof BatchSchema>;
 
 export function toBatch(row: BatchRow, results?: ItemResultRow[]): BatchInit {

@@ -7,7 +7,10 @@
  * the loop has polled for I/O), so between two items' filtering the process serves everything
  * else that is due: no more than one item's filtering stands between another tenant's request and
  * its answer. Items are let go in the order they asked, across all batches of the process.
+ *
+ * @module
  */
+
 const waiting: (() => void)[] = [];
 let next = 0;
 let scheduled = false;

@@ -1,4 +1,8 @@
-/** What an upload may be: the binary formats by their file-type extension, and text. */
+/**
+ * What an upload may be: the binary formats by their file-type extension, and text.
+ *
+ * @module
+ */
 
 /** file-type's extension → the type we report. */
 export const ACCEPTED_BINARY: Record<string, string> = {

@@ -4,7 +4,10 @@
  * character (`""` escapes a quote; commas and line breaks may occur inside); every record has the
  * same number of fields. It is a table when that holds with at least two records of at least two
  * fields. Blank lines are allowed only at the end.
+ *
+ * @module
  */
+
 const QUOTE = 0x22;
 const COMMA = 0x2c;
 const LF = 0x0a;

@@ -1,14 +1,16 @@
+/**
+ * The File object (docs/api/files.md) in its three variants: own storage (always downloadable), and a file on
+ * OpenAI or Anthropic (id, size, date and downloadability as the provider reports them; the type
+ * the gateway detected when it uploaded the file, else the provider's, else unknown).
+ *
+ * @module
+ */
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { FileSchema, type File } from "../../../gen/gateway/v1/files_pb.js";
 import type { ProviderFile } from "../../engine/providers/files-api.js";
 import type { FileRow } from "./file-store.js";
 
-/**
- * The File object (docs/api/files.md) in its three variants: own storage (always downloadable), and a file on
- * OpenAI or Anthropic (id, size, date and downloadability as the provider reports them; the type
- * the gateway detected when it uploaded the file, else the provider's, else unknown).
- */
 const UNKNOWN_TYPE = "application/octet-stream";
 
 export function ownFile(row: FileRow): File {

@@ -1,3 +1,12 @@
+/**
+ * Files of a workspace. Without `provider` the bytes go to the gateway's blob
+ * store (`deps.blobs`) and a row records them, written only once the bytes are stored: a failed or
+ * cancelled upload leaves neither. With `provider` the file is uploaded to that provider with the
+ * workspace's own key, after it has been spooled to local disk and validated in full (the provider
+ * gets a complete file with its size); the row then only remembers the detected type.
+ *
+ * @module
+ */
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
@@ -15,13 +24,6 @@ import { contentDisposition, ownFile, providerFile } from "./file-view.js";
 import { providerFileAccess, providerFileError, type ProviderFileAccess } from "./provider-file-access.js";
 import { openUpload, UploadContent } from "./upload-stream.js";
 
-/**
- * Files of a workspace. Without `provider` the bytes go to the gateway's blob
- * store (`deps.blobs`) and a row records them, written only once the bytes are stored: a failed or
- * cancelled upload leaves neither. With `provider` the file is uploaded to that provider with the
- * workspace's own key, after it has been spooled to local disk and validated in full (the provider
- * gets a complete file with its size); the row then only remembers the detected type.
- */
 const DEFAULT_PAGE = 20;
 const DEFAULT_FILENAME = "file";
 

@@ -7,7 +7,10 @@
  *   line, one per line (blank lines allowed);
  * - `none`: anything else (invalid syntax, scalars, several values on a line, nesting deeper than
  *   MAX_DEPTH).
+ *
+ * @module
  */
+
 export type JsonShape = "json" | "ndjson" | "none";
 
 const MAX_DEPTH = 512;

@@ -1,15 +1,16 @@
+/**
+ * The UploadFile client stream: its metadata message, then the content, whose rules are enforced
+ * while it flows through (never by holding it): at most MAX_FILE_BYTES (413 at the first byte
+ * over), not empty (400), an accepted type (400 as soon as the bytes rule it out).
+ *
+ * @module
+ */
 import { getOption } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { FilesService, type UploadFileMetadata, type UploadFileRequest } from "../../../gen/gateway/v1/files_pb.js";
 import { max_body_bytes } from "../../../gen/gateway/v1/options_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { ContentTypeDetector } from "./content-type-detection.js";
-
-/**
- * The UploadFile client stream: its metadata message, then the content, whose rules are enforced
- * while it flows through (never by holding it): at most MAX_FILE_BYTES (413 at the first byte
- * over), not empty (400), an accepted type (400 as soon as the bytes rule it out).
- */
 
 /** The limit of the RPC's `(gateway.v1.max_body_bytes)`, which the REST facade enforces too. */
 export const MAX_FILE_BYTES = Number(getOption(FilesService.method.uploadFile, max_body_bytes));

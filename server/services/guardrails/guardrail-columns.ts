@@ -1,3 +1,10 @@
+/**
+ * Request fields of a guardrail as stored columns. Create and update carry the same field names,
+ * so one table serves both: create stores every policy field (absent ones get their default),
+ * update only the fields its mask names. An empty list and null are the same "no list" (stored null).
+ *
+ * @module
+ */
 import type { CreationAttributes } from "sequelize";
 import { DataRegionSchema, ResetIntervalSchema } from "../../../gen/gateway/v1/common_pb.js";
 import type {
@@ -12,11 +19,6 @@ import type { GuardrailRow, StoredContentFilterBuiltin } from "../../platform/db
 import { checkBuiltin, checkCustomFilter } from "../../engine/content-filters/content-filter.js";
 import { AnalysisBudget } from "../../engine/content-filters/pattern-cost.js";
 
-/**
- * Request fields of a guardrail as stored columns. Create and update carry the same field names,
- * so one table serves both: create stores every policy field (absent ones get their default),
- * update only the fields its mask names. An empty list and null are the same "no list" (stored null).
- */
 type PolicyRequest = CreateGuardrailRequest | UpdateGuardrailRequest;
 export type GuardrailColumns = Partial<CreationAttributes<GuardrailRow>>;
 

@@ -1,3 +1,20 @@
+/**
+ * Relays one attachment to a run (intern-host/host-runs.ts) as stream chunks (docs/api/interns.md), keeping
+ * the run's row in step:
+ * - content → content chunks (after a first chunk with the assistant role, sent at once so the
+ *   event stream and its keepalives start before the model's first word);
+ * - a question → stored (so a reply can land on any instance), then the question chunk, a chunk
+ *   with `finish_reason` `tool_calls`, the final chunk with `usage` null; the stream ends and the
+ *   run stays paused;
+ * - the run's end → `stop` and the final chunk with its usage, or when the intern ended it
+ *   (cancellation, deadline, failure) an error chunk 410 `run_ended`, then the final chunk;
+ * - the host's stream breaking without an end → error chunk 410 `stream_severed`, final chunk; the
+ *   run's state is unknown;
+ * - the client leaving while the run runs → the relay detaches its stream; the host cancels the run
+ *   when no other stream watches it (see `leave`).
+ *
+ * @module
+ */
 import { randomBytes } from "node:crypto";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
@@ -17,21 +34,6 @@ import type { InternHostAccess } from "./intern-hosts.js";
 import { finishRun, recordQuestion, type RunStatus } from "./intern-store-runs.js";
 import { errorMessage } from "../../../wire/errors.js";
 
-/**
- * Relays one attachment to a run (intern-host/host-runs.ts) as stream chunks (docs/api/interns.md), keeping
- * the run's row in step:
- * - content → content chunks (after a first chunk with the assistant role, sent at once so the
- *   event stream and its keepalives start before the model's first word);
- * - a question → stored (so a reply can land on any instance), then the question chunk, a chunk
- *   with `finish_reason` `tool_calls`, the final chunk with `usage` null; the stream ends and the
- *   run stays paused;
- * - the run's end → `stop` and the final chunk with its usage, or when the intern ended it
- *   (cancellation, deadline, failure) an error chunk 410 `run_ended`, then the final chunk;
- * - the host's stream breaking without an end → error chunk 410 `stream_severed`, final chunk; the
- *   run's state is unknown;
- * - the client leaving while the run runs → the relay detaches its stream; the host cancels the run
- *   when no other stream watches it (see `leave`).
- */
 type ChatEvent = MessageInitShape<typeof InternChatEventSchema>;
 
 export interface RelayTarget {

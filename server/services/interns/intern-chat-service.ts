@@ -1,3 +1,13 @@
+/**
+ * `POST /interns/{internId}/chat/completions` (docs/api/interns.md): the relay between a client
+ * and the run on the intern's host. services.ts merges it beside the record methods.
+ * A prompt starts a run in a new session or the given one; a prompt to a session whose run is
+ * open (running or paused) steers it instead and answers {session_id, status: steered}. A reply
+ * answers the pending question and continues the run's stream from the pause. Whatever decides a
+ * reply is in Postgres, so any instance can take it.
+ *
+ * @module
+ */
 import { randomUUID } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ConnectError, HandlerContext, ServiceImpl } from "@connectrpc/connect";
@@ -36,14 +46,6 @@ import {
   type RunRow,
 } from "./intern-store-runs.js";
 
-/**
- * `POST /interns/{internId}/chat/completions` (docs/api/interns.md): the relay between a client
- * and the run on the intern's host. services.ts merges it beside the record methods.
- * A prompt starts a run in a new session or the given one; a prompt to a session whose run is
- * open (running or paused) steers it instead and answers {session_id, status: steered}. A reply
- * answers the pending question and continues the run's stream from the pause. Whatever decides a
- * reply is in Postgres, so any instance can take it.
- */
 type ChatEvent = MessageInitShape<typeof InternChatEventSchema>;
 
 export function internChatService(deps: Deps): Pick<ServiceImpl<typeof InternsService>, "chatCompletions"> {

@@ -1,10 +1,11 @@
-import type { InternRecord } from "./intern-record.js";
-
 /**
  * The seam between intern records (intern-records service: create, provision, suspend, delete,
  * daemon access) and intern runtimes (the host processes that run each intern's agent, and the
  * chat relay). Records decide *whether* an intern runs; hosts make it run.
+ *
+ * @module
  */
+import type { InternRecord } from "./intern-record.js";
 
 /** How the gateway, and `GET /interns/{id}/daemon` callers, reach a running host. A credential: never logged. */
 export interface InternHostAccess {

@@ -1,7 +1,10 @@
 /**
  * An intern as the services read it (table `interns`, migration 0009-interns). The wire shape is
  * the `Intern` message of proto/gateway/v1/interns.proto.
+ *
+ * @module
  */
+
 export type InternStatusName =
   | "queued"
   | "provisioning"

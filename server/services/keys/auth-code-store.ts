@@ -1,10 +1,11 @@
-import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
-import type { CallbackTarget } from "./callback-url.js";
-
 /**
  * The SQL of authorization codes (auth-codes.ts): their apps, and the lock that keeps two pending
  * codes from sharing a challenge. The codes themselves are read and written as Sequelize models.
+ *
+ * @module
  */
+import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
+import type { CallbackTarget } from "./callback-url.js";
 
 /**
  * The app an authorization code is issued to: one row per organization and callback origin, its

@@ -1,10 +1,12 @@
-import { gatewayError } from "../../../wire/errors.js";
-
 /**
  * The strict timestamp form of the authorization-code expiry: UTC with seconds,
  * optional fraction. Offsets and minute precision are refused rather than guessed at, and the
  * calendar is checked because Date.parse rolls 2030-02-30 over into March.
+ *
+ * @module
  */
+import { gatewayError } from "../../../wire/errors.js";
+
 const FORM = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?Z$/;
 
 export function parseUtcSeconds(text: string, field: string): Date {

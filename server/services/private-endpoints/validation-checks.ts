@@ -1,3 +1,11 @@
+/**
+ * The validation run of a draft: named checks in order, each needing the ones before it. Once a
+ * check fails the rest are reported as skipped. Messages carry status codes and generic wording
+ * only: never the credential, nor anything the upstream sent (its body or headers could echo the
+ * credential, or be written to mislead whoever reads the result).
+ *
+ * @module
+ */
 import { create } from "@bufbuild/protobuf";
 import {
   PrivateEndpointCheckSchema,
@@ -16,12 +24,6 @@ import {
 import { expectedShapeName, hasExpectedShape, testCall } from "./provider-dialects.js";
 import { MAX_BODY_BYTES, probeUpstream, type ProbeOutcome } from "../../platform/outbound/upstream-probe.js";
 
-/**
- * The validation run of a draft: named checks in order, each needing the ones before it. Once a
- * check fails the rest are reported as skipped. Messages carry status codes and generic wording
- * only: never the credential, nor anything the upstream sent (its body or headers could echo the
- * credential, or be written to mislead whoever reads the result).
- */
 const CHECKS = ["credential", "destination", "reachable", "auth_ok", "model_ok"] as const;
 type CheckName = (typeof CHECKS)[number];
 

@@ -1,3 +1,11 @@
+/**
+ * A job as the API's video job (docs/api/videos.md). `generation_id` appears once the job is billed (every
+ * final status); `expires_at`, the content URLs and the signed URLs only while the stored outputs
+ * are available (null, or empty for `unsigned_urls`, before completion and after retention);
+ * `usage` once completed. Signed URLs are computed here on every read and nowhere kept.
+ *
+ * @module
+ */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { VideoStatusSchema, type VideoJobSchema, type VideoModelSchema } from "../../../gen/gateway/v1/videos_pb.js";
 import type { CatalogVideoModel } from "../../engine/catalog/video-models.js";
@@ -6,12 +14,6 @@ import { enumFromStored } from "../../../wire/enums.js";
 import { OPEN, outputsAvailable, type VideoJobRow } from "./video-store.js";
 import { contentPath, type UrlSigner } from "./video-url-signing.js";
 
-/**
- * A job as the API's video job (docs/api/videos.md). `generation_id` appears once the job is billed (every
- * final status); `expires_at`, the content URLs and the signed URLs only while the stored outputs
- * are available (null, or empty for `unsigned_urls`, before completion and after retention);
- * `usage` once completed. Signed URLs are computed here on every read and nowhere kept.
- */
 type VideoJobInit = MessageInitShape<typeof VideoJobSchema>;
 
 export function toVideoJob(job: VideoJobRow, signer: UrlSigner): VideoJobInit {

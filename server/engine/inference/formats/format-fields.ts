@@ -1,14 +1,15 @@
-import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import type { ConnectError } from "@connectrpc/connect";
-import { gatewayError } from "../../../../wire/errors.js";
-import { isObject } from "../../providers/json-shape.js";
-
 /**
  * Reading a client's Responses or Messages body, whose shape is only a claim until checked: each
  * reader names the field's path in its 400, so a client learns which of *its* fields is wrong
  * (the chat request it is translated into is an internal detail). JSON `null` means "not set",
  * as everywhere on the REST wire.
+ *
+ * @module
  */
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { ConnectError } from "@connectrpc/connect";
+import { gatewayError } from "../../../../wire/errors.js";
+import { isObject } from "../../providers/json-shape.js";
 
 /** The ids a translated answer carries: the gateway's generation id and the creation time (Unix seconds). */
 export interface FormatIds {

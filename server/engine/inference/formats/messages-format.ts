@@ -1,3 +1,16 @@
+/**
+ * The Anthropic Messages API as the chat completions format, both ways, for providers other than
+ * Anthropic (which gets the body as sent: docs/providers.md has both tables); the mirror image of
+ * server/engine/providers/anthropic/chat-request.ts and chat-response.ts, which translate for the
+ * upstream side. Every field with a chat counterpart is mapped (`stop_sequences` → `stop`,
+ * `metadata.user_id` → `user`, `thinking` → `reasoning`, `top_k`, tool choices); every field the
+ * translation does not read reaches chat as sent. Thinking blocks a client echoes back are dropped
+ * (chat carries no signed thinking), and a tool result's `is_error` is dropped (chat tool messages
+ * have no such flag). Anthropic's own tools and content chat cannot carry are untranslatable: a
+ * 400 naming them when no Anthropic endpoint serves the call.
+ *
+ * @module
+ */
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { gatewayError } from "../../../../wire/errors.js";
 import { dataUrl } from "../../providers/media-source.js";
@@ -22,18 +35,6 @@ import {
   untranslatable,
   type FormatIds,
 } from "./format-fields.js";
-
-/**
- * The Anthropic Messages API as the chat completions format, both ways, for providers other than
- * Anthropic (which gets the body as sent: docs/providers.md has both tables); the mirror image of
- * server/engine/providers/anthropic/chat-request.ts and chat-response.ts, which translate for the
- * upstream side. Every field with a chat counterpart is mapped (`stop_sequences` → `stop`,
- * `metadata.user_id` → `user`, `thinking` → `reasoning`, `top_k`, tool choices); every field the
- * translation does not read reaches chat as sent. Thinking blocks a client echoes back are dropped
- * (chat carries no signed thinking), and a tool result's `is_error` is dropped (chat tool messages
- * have no such flag). Anthropic's own tools and content chat cannot carry are untranslatable: a
- * 400 naming them when no Anthropic endpoint serves the call.
- */
 
 /** The Messages fields the translation reads; every other field passes to chat as sent. */
 const READ_FIELDS = new Set([

@@ -1,3 +1,17 @@
+/**
+ * The OpenAI Responses API as the chat completions format, both ways, for providers that do not
+ * speak it (those that do get the body as sent: docs/providers.md has both tables). Every field
+ * with a chat counterpart is mapped; every field the translation does not read reaches chat as
+ * sent (`service_tier`, `prompt_cache_key`, `safety_identifier`, `store`, `metadata`, a vendor's
+ * own). What only the Responses API's own state gives meaning to is not sent: `include`,
+ * `truncation`, `max_tool_calls`, `reasoning.summary`, `stream_options`. What needs that state or
+ * a built-in tool (`previous_response_id`, `conversation`, `prompt`, `background`, item
+ * references, file ids, tools other than functions) is untranslatable: a 400 naming it when no
+ * endpoint that speaks Responses serves the call. Reasoning items a client echoes back are dropped:
+ * chat has no place for them and providers do not need them.
+ *
+ * @module
+ */
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { gatewayError } from "../../../../wire/errors.js";
 import { isObject } from "../../providers/json-shape.js";
@@ -18,19 +32,6 @@ import {
   untranslatable,
   type FormatIds,
 } from "./format-fields.js";
-
-/**
- * The OpenAI Responses API as the chat completions format, both ways, for providers that do not
- * speak it (those that do get the body as sent: docs/providers.md has both tables). Every field
- * with a chat counterpart is mapped; every field the translation does not read reaches chat as
- * sent (`service_tier`, `prompt_cache_key`, `safety_identifier`, `store`, `metadata`, a vendor's
- * own). What only the Responses API's own state gives meaning to is not sent: `include`,
- * `truncation`, `max_tool_calls`, `reasoning.summary`, `stream_options`. What needs that state or
- * a built-in tool (`previous_response_id`, `conversation`, `prompt`, `background`, item
- * references, file ids, tools other than functions) is untranslatable: a 400 naming it when no
- * endpoint that speaks Responses serves the call. Reasoning items a client echoes back are dropped:
- * chat has no place for them and providers do not need them.
- */
 
 /** The Responses fields the translation reads; every other field passes to chat as sent. */
 const READ_FIELDS = new Set([

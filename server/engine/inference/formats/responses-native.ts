@@ -1,14 +1,16 @@
-import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { isObject } from "../../providers/json-shape.js";
-import type { NativeAnswers, NativeAssembler } from "../native-route.js";
-
 /**
  * Responses answers an endpoint gave natively (server/engine/inference/native-route.ts). The
  * gateway sets `model` to the catalog's id, as on every answer, and adds the call's `cost` to the
  * usage; the response keeps the provider's `id` (and its items theirs), since that is what
  * `previous_response_id` names at the provider that stored it. A stream ends at
  * `response.completed`, `response.incomplete` or `response.failed`, each with the whole response.
+ *
+ * @module
  */
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { isObject } from "../../providers/json-shape.js";
+import type { NativeAnswers, NativeAssembler } from "../native-route.js";
+
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
 
 export const RESPONSES_NATIVE: NativeAnswers = {

@@ -1,3 +1,9 @@
+/**
+ * The Anthropic Files API (`/v1/files`, beta): its file object is the API's File (docs/api/files.md) field for
+ * field. Files uploaded by a client are not downloadable there; files a tool created are.
+ *
+ * @module
+ */
 import type { JsonObject } from "@bufbuild/protobuf";
 import { ANTHROPIC_VERSION } from "./chat.js";
 import { isObject, stringOr } from "../json-shape.js";
@@ -7,10 +13,6 @@ import type { ProviderFile, ProviderFileApi } from "../files-api.js";
 import { postFile, sizeOf } from "../file-upload-http.js";
 import { callUpstream, discardBody, readJsonObject } from "../upstream-http.js";
 
-/**
- * The Anthropic Files API (`/v1/files`, beta): its file object is the API's File (docs/api/files.md) field for
- * field. Files uploaded by a client are not downloadable there; files a tool created are.
- */
 const FILES_BETA = "files-api-2025-04-14";
 
 export const anthropicFiles: ProviderFileApi = {

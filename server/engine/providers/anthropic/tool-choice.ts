@@ -2,7 +2,10 @@
  * Chat's string `tool_choice` values and Anthropic's `tool_choice.type`, one table read both ways
  * (chat-request.ts upstream, the Messages format for clients). Naming one tool is a shape of its
  * own on each side (`{function: {name}}` / `{type: "tool", name}`), so it is not in the table.
+ *
+ * @module
  */
+
 const ANTHROPIC_TYPE_OF_CHAT_CHOICE: Readonly<Record<string, string>> = {
   auto: "auto",
   none: "none",

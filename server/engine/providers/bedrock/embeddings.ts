@@ -1,3 +1,11 @@
+/**
+ * Converse has no embeddings; each embedding model family has its own InvokeModel body. Amazon
+ * Titan Text Embeddings takes one text per call, so the inputs go as parallel calls (a few at a
+ * time); Cohere Embed takes a list of texts per call. Other families are "unsupported". The
+ * answer's `body` names the model only: the vectors are in `vectors`.
+ *
+ * @module
+ */
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { ChatApi } from "../chat-api.js";
 import { tokenCount } from "../json-shape.js";
@@ -7,12 +15,6 @@ import { baseModelId, modelPath } from "./model-id.js";
 import { postBedrock } from "./signing.js";
 import { copyProviderRequestFields, EMBEDDINGS_REQUEST_FIELDS } from "../provider-fields.js";
 
-/**
- * Converse has no embeddings; each embedding model family has its own InvokeModel body. Amazon
- * Titan Text Embeddings takes one text per call, so the inputs go as parallel calls (a few at a
- * time); Cohere Embed takes a list of texts per call. Other families are "unsupported". The
- * answer's `body` names the model only: the vectors are in `vectors`.
- */
 const PARALLEL_CALLS = 4;
 /** Cohere Embed's limit on texts per call. */
 const COHERE_TEXTS_PER_CALL = 96;

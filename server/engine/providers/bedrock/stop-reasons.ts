@@ -2,7 +2,10 @@
  * Bedrock's `stopReason` (Converse and the stream's messageStop) as the chat format's
  * `finish_reason`. Keys are the reasons the Converse API documents; the two filters (a guardrail
  * that intervened, a model's own content filter) are chat's `content_filter`.
+ *
+ * @module
  */
+
 const FINISH_REASON_OF_STOP_REASON: Readonly<Record<string, string>> = {
   end_turn: "stop",
   stop_sequence: "stop",

@@ -2,7 +2,10 @@
  * Gemini's `finishReason` as the chat format's `finish_reason`. A candidate that asked for a
  * function call finished with STOP as far as Gemini is concerned; chat calls that "tool_calls",
  * which the response codec decides from the parts, not from this table.
+ *
+ * @module
  */
+
 const FINISH_REASON_OF_GEMINI: Readonly<Record<string, string>> = {
   STOP: "stop",
   MAX_TOKENS: "length",

@@ -1,3 +1,10 @@
+/**
+ * The OpenAI Files API (`/v1/files`). Uploads carry purpose `user_data`, OpenAI's purpose for files
+ * used as model inputs. OpenAI refuses to hand back the content of `assistants`, `user_data` and
+ * `vision` files, so those are not downloadable; results and batch files are.
+ *
+ * @module
+ */
 import type { JsonObject } from "@bufbuild/protobuf";
 import { isObject, stringOr } from "../json-shape.js";
 import { pathSegment } from "../native-batch-wire.js";
@@ -6,11 +13,6 @@ import type { ProviderFile, ProviderFileApi } from "../files-api.js";
 import { dateFromUnixSeconds, postFile, sizeOf } from "../file-upload-http.js";
 import { callUpstream, discardBody, readJsonObject } from "../upstream-http.js";
 
-/**
- * The OpenAI Files API (`/v1/files`). Uploads carry purpose `user_data`, OpenAI's purpose for files
- * used as model inputs. OpenAI refuses to hand back the content of `assistants`, `user_data` and
- * `vision` files, so those are not downloadable; results and batch files are.
- */
 const UPLOAD_PURPOSE = "user_data";
 const NOT_DOWNLOADABLE = new Set(["assistants", "user_data", "vision"]);
 

@@ -1,3 +1,10 @@
+/**
+ * The OpenAI Batch API (and compatible providers): the items go up as a JSONL file, the batch
+ * refers to it, results come back as an output file (successes and per-request HTTP errors) and
+ * an error file. The batch object cannot be deleted; deleting its files is the cleanup.
+ *
+ * @module
+ */
 import type { JsonObject } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
 import { isObject, stringOr } from "../json-shape.js";
@@ -8,11 +15,6 @@ import { UpstreamError, type UpstreamTarget } from "../provider.js";
 import { providerErrorMessage, statusForErrorObject } from "../upstream-error-body.js";
 import { callUpstream, discardBody, postUpstream, readJsonObject, upstreamLines } from "../upstream-http.js";
 
-/**
- * The OpenAI Batch API (and compatible providers): the items go up as a JSONL file, the batch
- * refers to it, results come back as an output file (successes and per-request HTTP errors) and
- * an error file. The batch object cannot be deleted; deleting its files is the cleanup.
- */
 const ENDPOINT = "/v1/chat/completions";
 
 export const openAiNativeBatch: NativeBatchApi = {

@@ -1,11 +1,3 @@
-import type { JsonObject } from "@bufbuild/protobuf";
-import { isObject } from "../json-shape.js";
-import { pathSegment } from "../native-batch-wire.js";
-import { UpstreamError, type UpstreamTarget } from "../provider.js";
-import { providerErrorMessage } from "../upstream-error-body.js";
-import { abortedError, callUpstream, discardBody, readJsonObject, type UpstreamResponse } from "../upstream-http.js";
-import type { UpstreamVideo, UpstreamVideoState, VideoApi, VideoSubmission } from "../video-api.js";
-
 /**
  * OpenAI's Videos API (and compatible providers): `POST /videos` creates a job (`queued`), `POST
  * /videos/extensions` continues a completed one, `GET /videos/{id}` reports `queued`, `in_progress`,
@@ -14,7 +6,17 @@ import type { UpstreamVideo, UpstreamVideoState, VideoApi, VideoSubmission } fro
  * than resolution and aspect ratio, so those become a size here; capabilities OpenAI lacks (seed,
  * audio, last frame, reference images) are sent under the gateway's names only when a request uses
  * them, which the model's configured capabilities allow only for providers that accept them.
+ *
+ * @module
  */
+import type { JsonObject } from "@bufbuild/protobuf";
+import { isObject } from "../json-shape.js";
+import { pathSegment } from "../native-batch-wire.js";
+import { UpstreamError, type UpstreamTarget } from "../provider.js";
+import { providerErrorMessage } from "../upstream-error-body.js";
+import { abortedError, callUpstream, discardBody, readJsonObject, type UpstreamResponse } from "../upstream-http.js";
+import type { UpstreamVideo, UpstreamVideoState, VideoApi, VideoSubmission } from "../video-api.js";
+
 const STATES: Record<string, UpstreamVideoState> = {
   queued: "queued",
   in_progress: "in_progress",

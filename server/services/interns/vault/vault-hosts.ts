@@ -1,11 +1,13 @@
-import { gatewayError } from "../../../../wire/errors.js";
-
 /**
  * The hostnames a secret is bound to (docs/api/vault.md): exact DNS names, compared exactly. Stored
  * lowercased without a trailing dot, duplicates collapsed; schemes, ports, paths, wildcards and
  * empty values are refused (the proto's field rule refuses them before a handler runs; this check
  * keeps in-process callers to the same rule).
+ *
+ * @module
  */
+import { gatewayError } from "../../../../wire/errors.js";
+
 const LABEL = "[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?";
 const HOSTNAME = new RegExp(`^${LABEL}(?:\\.${LABEL})*$`);
 const MAX_HOST_LENGTH = 254;

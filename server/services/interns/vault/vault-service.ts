@@ -1,3 +1,13 @@
+/**
+ * The vault API (docs/api/vault.md). The interns programme gate (404) and the refusal of regional
+ * hostnames run before any handler (core/auth.ts, core/global-host.ts). Scope is the
+ * key's: workspace routes act on its workspace, intern routes on one visible intern; an intern's
+ * own key reaches only its intern's secrets (workspace routes and the copy, which reads the
+ * workspace's, are 404 to it). Writes answer 503 while GATEWAY_VAULT_WRITES_DISABLED is set.
+ * Values are never returned or logged: responses carry metadata only.
+ *
+ * @module
+ */
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { VaultSecretScope, type VaultService } from "../../../../gen/gateway/v1/vault_pb.js";
@@ -23,14 +33,6 @@ import {
   type SecretMeta,
 } from "./vault-store.js";
 
-/**
- * The vault API (docs/api/vault.md). The interns programme gate (404) and the refusal of regional
- * hostnames run before any handler (core/auth.ts, core/global-host.ts). Scope is the
- * key's: workspace routes act on its workspace, intern routes on one visible intern; an intern's
- * own key reaches only its intern's secrets (workspace routes and the copy, which reads the
- * workspace's, are 404 to it). Writes answer 503 while GATEWAY_VAULT_WRITES_DISABLED is set.
- * Values are never returned or logged: responses carry metadata only.
- */
 const PAGE = 100;
 
 const SCOPES: Record<EffectiveScope, VaultSecretScope> = {
