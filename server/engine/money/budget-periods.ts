@@ -1,7 +1,10 @@
 /**
  * Reset boundaries of limits and budgets, all in UTC: days start at midnight, weeks on Monday,
  * months on the first. `lifetime` never resets.
+ *
+ * @module
  */
+
 export type Interval = "daily" | "weekly" | "monthly" | "lifetime";
 
 /** Start of the period that contains `now`; null for lifetime. */

@@ -1,9 +1,11 @@
-import { gatewayError } from "../../../wire/errors.js";
-
 /**
  * Money is stored as integer micro-dollars (BIGINT) and shown as USD numbers on the wire; the
  * conversion lives here only. `pg` returns BIGINT columns as strings.
+ *
+ * @module
  */
+import { gatewayError } from "../../../wire/errors.js";
+
 const MICROS_PER_USD = 1_000_000;
 /** Beyond this the micro-dollar BIGINT would overflow; no real limit comes near it. */
 const MAX_USD = 1_000_000_000_000;
