@@ -15,6 +15,7 @@ import { loadLocalSecrets } from "../platform/secrets/local-secrets.js";
 import { openDatabase } from "../platform/db/database.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "../platform/db/embedded-postgres.js";
 import type { Deps } from "../services/deps.js";
+import type { EngineDeps } from "../engine/engine-deps.js";
 import { createGovernanceCache } from "../engine/governance/governance-cache.js";
 import { openNotificationFeed } from "../platform/db/notification-feed.js";
 import { KeyPools } from "../engine/key-pools/key-pools.js";
@@ -28,7 +29,7 @@ import { once, stopInPhases } from "../platform/core/lifecycle.js";
 import { shutdownPhases } from "./shutdown.js";
 import { newLeaseOwner } from "../platform/core/lease-owner.js";
 import { SettlementWriter } from "../engine/usage/settlement-writer.js";
-import { createInferenceRuntime } from "../engine/inference/inference-runtime.js";
+import { assembleEngine } from "./engine-assembly.js";
 import { createInternHosts } from "../services/interns/host-manager.js";
 import type { InternHosts } from "../services/interns/intern-hosts.js";
 import { internLifecycle } from "../services/interns/intern-lifecycle.js";
@@ -211,7 +212,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
       now: options.keyPoolClock,
     });
     const responseCache = new ResponseCache(sequelize, config.cache, log, metrics.responseCache);
-    const deps: Deps = {
+    const parts: EngineDeps = {
       config,
       log,
       sequelize,
@@ -221,17 +222,16 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
       notifications,
       keyPools,
       responseCache,
-      blobs: createBlobStore(config.storage, log),
-      internHosts,
       settlement,
       observers,
     };
-    const inference = createInferenceRuntime(deps, owner);
-    const batches = startBatchEngine(inference);
-    const videos = startVideoPoller(inference, deps.blobs);
+    const engine = assembleEngine(parts, owner);
+    const deps: Deps = { ...parts, engine, blobs: createBlobStore(config.storage, log), internHosts };
+    const batches = startBatchEngine(deps);
+    const videos = startVideoPoller(deps);
     const cacheSweeper = startCacheSweeper(responseCache, config.cache, log);
     const interns = internLifecycle(deps);
-    const impls = implementations(deps, { inference, batches, videos, interns });
+    const impls = implementations(deps, { batches, videos, interns });
     const routes = (router: ConnectRouter) => {
       registerServices(router, impls);
       // Health and reflection, public: outside the gateway's interceptors (grpc-infrastructure.ts).
@@ -344,7 +344,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
           workers: [batches, videos, cacheSweeper],
           settlement,
           cacheWrites: responseCache,
-          leases: inference.leases,
+          leases: engine.leases,
           notifications,
           database: { stop: () => sequelize.close() },
           embeddedDatabase: embedded,

@@ -35,7 +35,6 @@ import { guardrailsService } from "../services/guardrails/guardrails-service.js"
 import { internChatService } from "../services/interns/intern-chat-service.js";
 import type { InternLifecycle } from "../services/interns/intern-lifecycle.js";
 import { internRecordsService } from "../services/interns/interns-service.js";
-import type { InferenceRuntime } from "../engine/inference/inference-runtime.js";
 import { inferenceService } from "../services/inference/inference-service.js";
 import { keysService } from "../services/keys/keys-service.js";
 import { membersService } from "../services/members/members-service.js";
@@ -61,16 +60,15 @@ function joined<S extends DescService>(service: S, impl: Partial<ServiceImpl<S>>
   return [service, impl];
 }
 
-/** The long-lived parts services share: the inference runtime and this instance's background work. */
-export interface Engines {
-  inference: InferenceRuntime;
+/** This instance's background work, which services hand work to. */
+export interface Workers {
   batches: BatchEngine;
   videos: VideoPoller;
   /** Intern transitions; its supervisor (intern-supervisor.ts) shares its boots and leases. */
   interns: InternLifecycle;
 }
 
-export function implementations(deps: Deps, engines: Engines): Implementations {
+export function implementations(deps: Deps, workers: Workers): Implementations {
   return new Map<DescService, object>([
     joined(KeysService, keysService(deps)),
     joined(OrganizationService, organizationService()),
@@ -84,13 +82,13 @@ export function implementations(deps: Deps, engines: Engines): Implementations {
     joined(PrivateEndpointsService, privateEndpointsService(deps)),
     joined(ModelsService, modelsService(deps)),
     joined(OperatorService, operatorService(deps)),
-    joined(InferenceService, inferenceService(engines.inference)),
-    joined(BatchesService, batchesService(engines.inference, engines.batches.wake)),
+    joined(InferenceService, inferenceService(deps.engine)),
+    joined(BatchesService, batchesService(deps, workers.batches.wake)),
     joined(FilesService, filesService(deps)),
-    joined(VideosService, videosService(engines.inference, deps.blobs, engines.videos)),
-    joined(DecisionsService, decisionsService(engines.inference)),
+    joined(VideosService, videosService(deps, workers.videos)),
+    joined(DecisionsService, decisionsService(deps)),
     // The chat relay of the intern runtime joins the record methods here: { ...records, ...chat }.
-    joined(InternsService, { ...internRecordsService(deps, engines.interns), ...internChatService(deps) }),
+    joined(InternsService, { ...internRecordsService(deps, workers.interns), ...internChatService(deps) }),
     joined(VaultService, vaultService(deps)),
     joined(EdgeService, edgeService()),
   ]);

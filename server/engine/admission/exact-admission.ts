@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { EngineDeps } from "../engine-deps.js";
+import type { EngineParts } from "../engine.js";
 import type { CallerContext } from "../inference/caller-context.js";
 import { budgetLayers } from "../usage/budget-layers.js";
 import { gatewayAdmit } from "./admission-store.js";
@@ -28,7 +28,14 @@ export interface AdmissionRequest {
   reservationTtlS?: number;
 }
 
-export async function admit(deps: EngineDeps, context: CallerContext, call: AdmissionRequest): Promise<Admission> {
+/** What exact admission reads: the limits, the database, and who is told of refusals. */
+export type ExactAdmissionDeps = Pick<EngineParts, "config" | "sequelize" | "observers">;
+
+export async function admit(
+  deps: ExactAdmissionDeps,
+  context: CallerContext,
+  call: AdmissionRequest,
+): Promise<Admission> {
   const { config, sequelize } = deps;
   const { key } = context.caller;
   const now = new Date();

@@ -18,7 +18,7 @@ import type { NativeAnswer, NativeEvents } from "../providers/native-api.js";
 import { answerShape } from "./answer-shape.js";
 import { estimatePromptTokens, estimatedUsage } from "./cost-estimate.js";
 import { InferenceCall, type Served } from "./inference-call.js";
-import type { InferenceRuntime } from "./inference-runtime.js";
+import type { Engine } from "../engine.js";
 import type { InferenceOutput } from "./inference-output.js";
 import { parametersIn, sessionIdOf, withoutGatewayFields } from "./request-fields.js";
 import { CallCache } from "../response-cache/call-cache.js";
@@ -43,7 +43,7 @@ import { nativeFromCache, nativeReply, nativeStream } from "./native-answers.js"
  * chat cannot carry the request, `body` holds only its routing fields.
  */
 export async function* chatCompletions(
-  runtime: InferenceRuntime,
+  runtime: Engine,
   body: JsonObject,
   ctx: HandlerContext,
   native?: NativeRoute,

@@ -9,7 +9,7 @@ import { isObject } from "../providers/json-shape.js";
 import { UpstreamError } from "../providers/provider.js";
 import { estimatePromptTokens } from "./cost-estimate.js";
 import { InferenceCall } from "./inference-call.js";
-import type { InferenceRuntime } from "./inference-runtime.js";
+import type { Engine } from "../engine.js";
 import { parametersIn, sessionIdOf, withoutGatewayFields } from "./request-fields.js";
 import { CallCache } from "../response-cache/call-cache.js";
 
@@ -19,11 +19,7 @@ import { CallCache } from "../response-cache/call-cache.js";
  * float32, base64), so every provider supports both. `session_id` and `user` stay at the gateway;
  * every other field goes upstream as sent, and answer fields the gateway does not know come back.
  */
-export async function createEmbeddings(
-  runtime: InferenceRuntime,
-  body: JsonObject,
-  ctx: HandlerContext,
-): Promise<JsonObject> {
+export async function createEmbeddings(runtime: Engine, body: JsonObject, ctx: HandlerContext): Promise<JsonObject> {
   const input = body.input ?? null;
   const count = checkInput(input);
   const upstreamBody = withoutGatewayFields(body);

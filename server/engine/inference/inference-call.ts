@@ -7,7 +7,6 @@ import { isFreeEndpoint } from "../catalog/catalog.js";
 import { callerOf } from "../../platform/core/auth.js";
 import { gatewayError, httpErrorOf } from "../../../wire/errors.js";
 import { costUsd } from "../money/money.js";
-import type { EngineDeps } from "../engine-deps.js";
 import type { AdmissionTicket } from "../admission/lease-book.js";
 import { quantitiesFor } from "../admission/quantities.js";
 import { filterCall, type CallFiltering } from "../content-filters/call-filters.js";
@@ -17,7 +16,7 @@ import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../provi
 import type { CallRecord } from "../usage/usage-store.js";
 import type { CallerContext } from "./caller-context.js";
 import { worstCaseCost } from "./cost-estimate.js";
-import { planRoute, type Attempt, type InferenceApi } from "./routing.js";
+import type { Attempt, InferenceApi } from "./routing.js";
 import { UPSTREAM_MS_HEADER } from "../../../wire/timing-headers.js";
 import { REQUEST_ID_HEADER } from "../../../wire/request-id.js";
 import { CONTENT_FLAGGED_HEADER, PROVIDER_KEY_HEADER } from "../../../wire/exchange.js";
@@ -36,7 +35,7 @@ import { logUpstreamFailure } from "./upstream-failures.js";
 import { endUpstreamSpan, startUpstreamSpan, type UpstreamSpanEnd } from "./upstream-spans.js";
 import { checkServerTools } from "./server-tools.js";
 import { toGatewayError } from "./upstream-errors.js";
-import type { InferenceRuntime } from "./inference-runtime.js";
+import type { Engine, EngineParts } from "../engine.js";
 import type { CachedAnswer } from "../response-cache/cached-answer.js";
 import type { ApplyingGuardrail } from "../governance/applying-guardrails.js";
 import { isRateLimit } from "../admission/quantities.js";
@@ -133,7 +132,7 @@ export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
   private readonly watch: UpstreamWatch | undefined;
 
   private constructor(
-    private readonly runtime: InferenceRuntime,
+    private readonly runtime: Engine,
     readonly context: CallerContext,
     private readonly request: CallRequest,
     readonly attempts: Attempt[],
@@ -161,26 +160,25 @@ export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
     this.controller.abort(this.ctx.signal.reason);
   }
 
-  static async open(runtime: InferenceRuntime, ctx: HandlerContext, request: CallRequest): Promise<InferenceCall> {
+  static async open(runtime: Engine, ctx: HandlerContext, request: CallRequest): Promise<InferenceCall> {
     const endUser = checkEndUser(request.user);
     const caller = callerOf(ctx);
-    const context: CallerContext = { ...(await runtime.governance.governance(caller)), caller };
+    const context = await runtime.callerContext(caller);
     checkServerTools(request.serverTools, context.workspace);
     const filtering = filterCall(context.guardrails, request.api, request.bodies, runtime.config.contentFilterMaxBytes);
     countFiltering(runtime, filtering);
     // Refused before routing and admission: nothing is reserved, nothing is billed.
     if (filtering.blockedBy !== undefined) throw blockedError(filtering.blockedBy);
-    const attempts = await planRoute({
-      catalog: runtime.catalog,
-      modelIds: request.modelIds.length > 0 ? request.modelIds : [context.workspace.defaultTextModel ?? ""],
-      api: request.api,
-      preferences: request.preferences,
-      defaultSort: context.workspace.defaultProviderSort,
-      parameters: request.parameters,
-      privateEndpoints: (modelId) => runtime.privateEndpoints(context, modelId),
-      refusal: runtime.refusalFor(context, ctx.requestHeader.get("x-forwarded-host")),
-      ranking: runtime.ranking,
-    });
+    const attempts = await runtime.plan(
+      context,
+      {
+        modelIds: request.modelIds.length > 0 ? request.modelIds : [context.workspace.defaultTextModel ?? ""],
+        api: request.api,
+        preferences: request.preferences,
+        parameters: request.parameters,
+      },
+      ctx.requestHeader.get("x-forwarded-host"),
+    );
     const endpoints = attempts.map((a) => a.endpoint);
     const cached = await request.cache?.lookup(context, attempts[0]!, ctx.signal);
     const quantities = quantitiesFor(context, runtime.config, endpoints.every(isFreeEndpoint), new Date());
@@ -488,7 +486,7 @@ export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
 }
 
 /** Counts the filters that matched a call's input, by slug and action (the metrics' labels). */
-export function countFiltering(deps: EngineDeps, { matched }: CallFiltering): void {
+export function countFiltering(deps: Pick<EngineParts, "observers">, { matched }: CallFiltering): void {
   for (const filter of matched) deps.observers?.inference?.contentFiltered(filter.slug, filter.action);
 }
 
@@ -497,7 +495,7 @@ export function countFiltering(deps: EngineDeps, { matched }: CallFiltering): vo
  * the call went through, and this line and its ids are how an operator finds it.
  */
 export function logFlags(
-  deps: EngineDeps,
+  deps: Pick<EngineParts, "log">,
   { matched }: CallFiltering,
   ids: { requestId: string | null; generationId: string },
 ): void {

@@ -1,5 +1,5 @@
 import type { LimitName } from "../admission/quantities.js";
-import type { EngineDeps } from "../engine-deps.js";
+import type { EngineParts } from "../engine.js";
 import type { CallRecord } from "../usage/usage-store.js";
 import type { CallerContext } from "./caller-context.js";
 import type { InferenceApi } from "./routing.js";
@@ -23,7 +23,12 @@ export interface RefusedCall {
  * and only while settlement has room: under a flood of refused calls these rows give way to the
  * calls that were admitted; the metrics count every refusal all the same.
  */
-export function recordRefusal(deps: EngineDeps, context: CallerContext, call: RefusedCall, limit: LimitName): void {
+export function recordRefusal(
+  deps: Pick<EngineParts, "settlement">,
+  context: CallerContext,
+  call: RefusedCall,
+  limit: LimitName,
+): void {
   if (!deps.settlement.hasRoom(1)) return;
   const { caller } = context;
   const record: CallRecord = {

@@ -19,7 +19,7 @@ import { chatStreamToMessageEvents } from "./formats/messages-stream.js";
 import { chatToResponse, responsesToChat } from "./formats/responses-format.js";
 import { RESPONSES_NATIVE } from "./formats/responses-native.js";
 import { chatStreamToResponseEvents } from "./formats/responses-stream.js";
-import type { InferenceRuntime } from "./inference-runtime.js";
+import type { Engine } from "../engine.js";
 import type { InferenceOutput } from "./inference-output.js";
 import type { NativeAnswers, NativeRoute } from "./native-route.js";
 import { withoutGatewayFields } from "./request-fields.js";
@@ -48,7 +48,7 @@ export interface ApiFormat {
 }
 
 export async function* translatedChat(
-  runtime: InferenceRuntime,
+  runtime: Engine,
   body: JsonObject,
   ctx: HandlerContext,
   format: ApiFormat,

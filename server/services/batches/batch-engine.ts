@@ -3,7 +3,7 @@ import { startLeasedWorker } from "../../platform/core/leased-worker.js";
 import { newLeaseOwner } from "../../platform/core/lease-owner.js";
 import { isFreeEndpoint } from "../../engine/catalog/catalog.js";
 import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Deps } from "../deps.js";
 import { runItem, type ClaimedItem } from "./batch-item-runner.js";
 import { loadPlan, type BatchPlan } from "./batch-plan.js";
 import {
@@ -49,9 +49,9 @@ const FLUSH_ITEMS = 200;
 /** Sweeps (expiry, abandoned cancellations, retention) run at most this often. */
 const SWEEP_MS = 1_000;
 
-export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
-  const { sequelize, log } = runtime;
-  const settings = runtime.config.batch;
+export function startBatchEngine(deps: Deps): BatchEngine {
+  const { sequelize, log } = deps;
+  const settings = deps.config.batch;
   const owner = newLeaseOwner();
   const stopping = new AbortController();
   const slots = createSlots(settings.providerConcurrency);
@@ -104,10 +104,10 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     }
     try {
       const outcome = await runItem(
-        runtime,
+        deps,
         plan,
         item,
-        { ...settings, timeoutMs: runtime.config.requestTimeoutMs, slot: slots.run },
+        { ...settings, timeoutMs: deps.config.requestTimeoutMs, slot: slots.run },
         stopping.signal,
       );
       if (outcome.kind === "retry") await retryLater(item, outcome.delayMs);
@@ -165,7 +165,7 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
   function planOf(batchId: string): Promise<BatchPlan> {
     const cached = plans.get(batchId);
     if (cached && Date.now() - cached.at < PLAN_TTL_MS) return cached.plan;
-    const plan = loadPlan(runtime, batchId);
+    const plan = loadPlan(deps, batchId);
     plans.set(batchId, { at: Date.now(), plan });
     plan.catch(() => plans.delete(batchId));
     return plan;
@@ -227,7 +227,7 @@ export function startBatchEngine(runtime: InferenceRuntime): BatchEngine {
     concurrency: NATIVE_CONCURRENCY,
     pollMs: active ? Math.min(settings.nativePollMs, SWEEP_MS) : 0,
     claim: (limit) => claimNativeBatches(sequelize, limit, settings.leaseSeconds),
-    work: (batchId, signal) => advanceNativeBatch(runtime, settings, batchId, signal),
+    work: (batchId, signal) => advanceNativeBatch(deps, settings, batchId, signal),
   });
 
   return {

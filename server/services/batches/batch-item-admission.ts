@@ -5,7 +5,7 @@ import type { AdmissionTicket } from "../../engine/admission/lease-book.js";
 import { isRateWindow, quantitiesFor } from "../../engine/admission/quantities.js";
 import { isFinalRefusal, refusedLimit } from "../../engine/admission/refusals.js";
 import { estimatePromptTokens } from "../../engine/inference/cost-estimate.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Deps } from "../deps.js";
 import { worstCaseTokens } from "../../engine/inference/token-estimate.js";
 import type { BatchPlan } from "./batch-plan.js";
 
@@ -24,9 +24,9 @@ export type ItemAdmission =
   | { kind: "wait"; delayMs: number }
   | { kind: "refused"; error: ConnectError };
 
-export async function admitItem(runtime: InferenceRuntime, plan: BatchPlan, body: JsonObject): Promise<ItemAdmission> {
+export async function admitItem(deps: Deps, plan: BatchPlan, body: JsonObject): Promise<ItemAdmission> {
   const endpoints = plan.attempts.map((a) => a.endpoint);
-  const quantities = quantitiesFor(plan.context, runtime.config, endpoints.every(isFreeEndpoint), new Date()).filter(
+  const quantities = quantitiesFor(plan.context, deps.config, endpoints.every(isFreeEndpoint), new Date()).filter(
     (q) => isRateWindow(q) && q.rateLimit !== "gateway_requests",
   );
   if (quantities.length === 0) return { kind: "admitted", ticket: null };
@@ -36,7 +36,7 @@ export async function admitItem(runtime: InferenceRuntime, plan: BatchPlan, body
     plan.format.maxOutputTokens(body),
   );
   try {
-    return { kind: "admitted", ticket: await runtime.leases.admit(quantities, "0", tokens) };
+    return { kind: "admitted", ticket: await deps.engine.leases.admit(quantities, "0", tokens) };
   } catch (err) {
     if (refusedLimit(err) === undefined) throw err;
     const error = err as ConnectError;

@@ -4,7 +4,7 @@ import { filterCall } from "../../engine/content-filters/call-filters.js";
 import { isContentTooLarge } from "../../engine/content-filters/filter-budget.js";
 import { blockedError } from "../../engine/content-filters/request-content.js";
 import { countFiltering, logFlags } from "../../engine/inference/inference-call.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Deps } from "../deps.js";
 import type { BatchPlan } from "./batch-plan.js";
 import { filterTurn } from "./filter-turns.js";
 
@@ -16,23 +16,19 @@ type FilteredItem = { request: JsonObject } | { refusal: ConnectError };
  * filter matches or the item's text is more than a filter reads for one call, the live route's
  * refusal (the item's result: never sent, not billed).
  */
-export function filteredItem(
-  runtime: InferenceRuntime,
-  plan: BatchPlan,
-  item: { itemId: string; body: JsonObject },
-): FilteredItem {
+export function filteredItem(deps: Deps, plan: BatchPlan, item: { itemId: string; body: JsonObject }): FilteredItem {
   const request = plan.format.toPipeline(item.body);
   let filtering: ReturnType<typeof filterCall>;
   try {
-    filtering = filterCall(plan.context.guardrails, plan.format.api, [request], runtime.config.contentFilterMaxBytes);
+    filtering = filterCall(plan.context.guardrails, plan.format.api, [request], deps.config.contentFilterMaxBytes);
   } catch (err) {
     if (isContentTooLarge(err)) return { refusal: err };
     throw err;
   }
   if (filtering.matched.length === 0) return { request };
-  countFiltering(runtime, filtering);
+  countFiltering(deps, filtering);
   if (filtering.blockedBy !== undefined) return { refusal: blockedError(filtering.blockedBy) };
-  logFlags(runtime, filtering, { requestId: null, generationId: item.itemId });
+  logFlags(deps, filtering, { requestId: null, generationId: item.itemId });
   return { request };
 }
 
@@ -41,10 +37,10 @@ export function filteredItem(
  * (filter-turns.ts): the items of a batch are filtered one per turn, other calls served between.
  */
 export async function filteredItemInTurn(
-  runtime: InferenceRuntime,
+  deps: Deps,
   plan: BatchPlan,
   item: { itemId: string; body: JsonObject },
 ): Promise<FilteredItem> {
   if (plan.context.guardrails.some((guardrail) => guardrail.contentFilters.length > 0)) await filterTurn();
-  return filteredItem(runtime, plan, item);
+  return filteredItem(deps, plan, item);
 }

@@ -4,9 +4,9 @@ import { isFreeEndpoint } from "../../engine/catalog/catalog.js";
 import { httpErrorOf } from "../../../wire/errors.js";
 import { costUsd } from "../../engine/money/money.js";
 import { NO_USAGE } from "../../engine/inference/inference-call.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Deps } from "../deps.js";
 import type { Attempt } from "../../engine/inference/routing.js";
-import { isServed, tryEndpoints } from "../../engine/inference/endpoint-attempts.js";
+import { isServed } from "../../engine/inference/endpoint-attempts.js";
 import { affinityOf, type KeyChoice } from "../../engine/key-pools/key-pools.js";
 import { isRetryable, toGatewayError } from "../../engine/inference/upstream-errors.js";
 import { providerFor } from "../../engine/providers/registry.js";
@@ -50,17 +50,17 @@ export interface RunLimits {
 }
 
 export async function runItem(
-  runtime: InferenceRuntime,
+  deps: Deps,
   plan: BatchPlan,
   item: ClaimedItem,
   limits: RunLimits,
   signal: AbortSignal,
 ): Promise<ItemOutcome> {
   // One item per turn of the event loop when the batch has content filters (filter-turns.ts).
-  const filtered = await filteredItemInTurn(runtime, plan, item);
+  const filtered = await filteredItemInTurn(deps, plan, item);
   if ("refusal" in filtered)
     return { kind: "final", item: blockedItem(item, plan.format, plan.attempts[0]!, filtered.refusal) };
-  const admission = await admitItem(runtime, plan, item.body);
+  const admission = await admitItem(deps, plan, item.body);
   if (admission.kind === "wait") return admission;
   if (admission.kind === "refused")
     return {
@@ -69,17 +69,17 @@ export async function runItem(
     };
   let outcome: ItemOutcome | undefined;
   try {
-    outcome = await runAdmitted(runtime, plan, item, filtered.request, limits, signal);
+    outcome = await runAdmitted(deps, plan, item, filtered.request, limits, signal);
     return outcome;
   } finally {
     // What the item used of its token limits; a retry used nothing.
     if (admission.ticket)
-      runtime.leases.settleApart(admission.ticket, outcome?.kind === "final" ? usedTokens(outcome.item) : 0);
+      deps.engine.leases.settleApart(admission.ticket, outcome?.kind === "final" ? usedTokens(outcome.item) : 0);
   }
 }
 
 async function runAdmitted(
-  runtime: InferenceRuntime,
+  deps: Deps,
   plan: BatchPlan,
   item: ClaimedItem,
   request: JsonObject,
@@ -93,8 +93,7 @@ async function runAdmitted(
     triedKeys: [],
     judgedKey: undefined,
   };
-  const outcome = await tryEndpoints(
-    runtime,
+  const outcome = await deps.engine.tryEndpoints(
     plan.context,
     plan.attempts,
     (target, attempt) => {

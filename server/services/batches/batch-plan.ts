@@ -2,7 +2,7 @@ import { BatchEndpointSchema } from "../../../gen/gateway/v1/batches_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Deps } from "../deps.js";
 import type { Attempt } from "../../engine/inference/routing.js";
 import { formatOf, type BatchFormat } from "./batch-formats.js";
 import { batchById, type BatchRow } from "./batch-store.js";
@@ -21,17 +21,17 @@ export interface BatchPlan {
   format: BatchFormat;
 }
 
-export async function loadPlan(runtime: InferenceRuntime, batchId: string): Promise<BatchPlan> {
-  const batch = await batchById(runtime.sequelize, batchId);
+export async function loadPlan(deps: Deps, batchId: string): Promise<BatchPlan> {
+  const batch = await batchById(deps.sequelize, batchId);
   if (!batch) throw gatewayError(404, `Batch ${batchId} no longer exists`);
   const format = formatOf(enumFromStored(BatchEndpointSchema, batch.endpoint));
   if (!format) throw gatewayError(400, `endpoint ${batch.endpoint} is not supported for batches`);
-  const caller = await runtime.governance.caller(batch.key_hash);
+  const caller = await deps.governance.caller(batch.key_hash);
   if (!caller || caller.key.disabled) throw gatewayError(401, "The batch's API key is disabled or deleted");
   if (caller.key.expiresAt && caller.key.expiresAt.getTime() <= Date.now())
     throw gatewayError(401, "The batch's API key has expired");
-  const context = { ...(await runtime.governance.governance(caller)), caller };
-  const attempts = await batchRoute(runtime, context, {
+  const context = await deps.engine.callerContext(caller);
+  const attempts = await batchRoute(deps, context, {
     api: format.api,
     model: batch.model,
     only: batch.provider_only ?? [],

@@ -3,8 +3,8 @@ import { ConnectError } from "@connectrpc/connect";
 import { ProviderPreferencesSchema } from "../../../gen/gateway/v1/inference_pb.js";
 import { gatewayError, httpErrorOf } from "../../../wire/errors.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
-import { planRoute, type Attempt, type InferenceApi } from "../../engine/inference/routing.js";
+import type { Deps } from "../deps.js";
+import type { Attempt, InferenceApi } from "../../engine/inference/routing.js";
 
 /**
  * A batch's route under its key's governance, as a live call would get it: planned at submission
@@ -13,22 +13,17 @@ import { planRoute, type Attempt, type InferenceApi } from "../../engine/inferen
  * wrong output modality, no provider left after `provider.only`) is the API's 400.
  */
 export async function batchRoute(
-  runtime: InferenceRuntime,
+  deps: Deps,
   context: CallerContext,
   batch: { api: InferenceApi; model: string; only: string[] },
 ): Promise<Attempt[]> {
   try {
-    return await planRoute({
-      catalog: runtime.catalog,
-      modelIds: [batch.model],
-      api: batch.api,
-      preferences: batch.only.length > 0 ? create(ProviderPreferencesSchema, { only: batch.only }) : undefined,
-      defaultSort: context.workspace.defaultProviderSort,
-      parameters: [],
-      privateEndpoints: (modelId) => runtime.privateEndpoints(context, modelId),
-      refusal: runtime.refusalFor(context, null),
-      ranking: runtime.ranking,
-    });
+    const preferences = batch.only.length > 0 ? create(ProviderPreferencesSchema, { only: batch.only }) : undefined;
+    return await deps.engine.plan(
+      context,
+      { modelIds: [batch.model], api: batch.api, preferences, parameters: [] },
+      null,
+    );
   } catch (err) {
     if (err instanceof ConnectError && httpErrorOf(err).status !== 403)
       throw gatewayError(400, `Model ${batch.model} cannot serve this batch: ${err.rawMessage}`);

@@ -5,10 +5,9 @@ import { isFreeEndpoint } from "../../engine/catalog/catalog.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { multiplyUsd } from "../../engine/money/money.js";
 import { wireName } from "../../../wire/enums.js";
-import { admit } from "../../engine/admission/exact-admission.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
 import { estimatePromptTokens, worstCaseCost } from "../../engine/inference/cost-estimate.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Deps } from "../deps.js";
 import { releaseReservation } from "../../engine/usage/usage-store.js";
 import { formatOf, type BatchFormat } from "./batch-formats.js";
 import { BatchItemWriter } from "./batch-item-writer.js";
@@ -33,18 +32,18 @@ const WINDOW_S = 24 * 3600;
 const UNSTORABLE_ESCAPE = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/;
 
 export interface SubmissionRuntime {
-  runtime: InferenceRuntime;
+  deps: Deps;
   /** Limits the submissions that hold a database connection while their body arrives. */
   slots: ProviderSlots;
 }
 
 export async function submitBatch(
-  { runtime, slots }: SubmissionRuntime,
+  { deps, slots }: SubmissionRuntime,
   context: CallerContext,
   parts: AsyncIterable<SubmissionPart>,
   idempotencyKey: string | null,
 ): Promise<BatchRow> {
-  const { sequelize } = runtime;
+  const { sequelize } = deps;
   const { key } = context.caller;
   // A repeated Idempotency-Key is still read through (the answer depends on the whole request),
   // but nothing of it is written.
@@ -105,13 +104,13 @@ export async function submitBatch(
     if (earlier) return sameRequest(earlier, requestHash!);
     await writer!.itemsEnded();
 
-    const attempts = await batchRoute(runtime, context, { api: format.api, model: batch.model, only });
+    const attempts = await batchRoute(deps, context, { api: format.api, model: batch.model, only });
     const itemEstimate = worstCaseCost(
       attempts.map((a) => a.endpoint),
       promptTokens,
       outputTokens,
     );
-    const admission = await admit(runtime, context, {
+    const admission = await deps.engine.reserve(context, {
       estimateUsd: multiplyUsd(itemEstimate, seen.size),
       free: attempts.every((a) => isFreeEndpoint(a.endpoint)),
       reservationTtlS: WINDOW_S,
@@ -124,7 +123,7 @@ export async function submitBatch(
       reservationId,
       idempotencyKey,
       requestHash,
-      upstreamProvider: nativeProviderFor(runtime, format, attempts),
+      upstreamProvider: nativeProviderFor(deps, format, attempts),
     });
   } catch (err) {
     await writer?.abandon();

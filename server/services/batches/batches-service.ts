@@ -5,7 +5,7 @@ import { max_body_bytes } from "../../../gen/gateway/v1/options_pb.js";
 import { callerOf, type Caller } from "../../platform/core/auth.js";
 import { workspaceOf } from "../../platform/core/scope.js";
 import { gatewayError } from "../../../wire/errors.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Deps } from "../deps.js";
 import { withoutProviderCopy } from "./batch-deletion.js";
 import { CANCELLED_RESULT, closeOpenItems } from "./batch-store-lifecycle.js";
 import {
@@ -38,9 +38,9 @@ const MAX_JSON_BYTES = Number(getOption(BatchesService.method.createBatchFromJso
  */
 const MAX_OPEN_SUBMISSIONS = 4;
 
-export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void): ServiceImpl<typeof BatchesService> {
-  const { sequelize } = runtime;
-  const submission = { runtime, slots: createSlots(MAX_OPEN_SUBMISSIONS) };
+export function batchesService(deps: Deps, wakeEngine: () => void): ServiceImpl<typeof BatchesService> {
+  const { sequelize } = deps;
+  const submission = { deps, slots: createSlots(MAX_OPEN_SUBMISSIONS) };
 
   async function visible(caller: Caller, id: string): Promise<BatchRow> {
     const batch = await findBatch(sequelize, id, workspaceOf(caller));
@@ -63,7 +63,7 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
     if (idempotencyKey !== null && (idempotencyKey === "" || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
       throw gatewayError(400, `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} characters`);
     }
-    const context = { ...(await runtime.governance.governance(caller)), caller };
+    const context = await deps.engine.callerContext(caller);
     const batch = await submitBatch(submission, context, parts, idempotencyKey);
     wakeEngine();
     return toBatch(batch);
@@ -128,7 +128,7 @@ export function batchesService(runtime: InferenceRuntime, wakeEngine: () => void
           `Batch ${req.id} is ${batch.status}; only a completed, failed, expired or cancelled batch can be deleted`,
         );
       const upstream =
-        (await removeUpstreamBatch(runtime, caller, batch)) ?? (await withoutProviderCopy(sequelize, batch));
+        (await removeUpstreamBatch(deps, caller, batch)) ?? (await withoutProviderCopy(sequelize, batch));
       // Ledger rows are kept: deletion is not a refund.
       await deleteTerminalBatch(sequelize, req.id);
       return { id: batch.id, object: "batch", deletion: { svc: "deleted", upstream } };

@@ -1,7 +1,7 @@
 import { ConnectError } from "@connectrpc/connect";
 import type { BatchEngineConfig } from "../../platform/config.js";
 import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Deps } from "../deps.js";
 import type { Attempt } from "../../engine/inference/routing.js";
 import { isRetryable, toGatewayError } from "../../engine/inference/upstream-errors.js";
 import type { ResolvedTarget } from "../../engine/inference/upstream-targets.js";
@@ -44,28 +44,23 @@ export function nativeLeaseOwner(batchId: string): string {
 
 /** Moves one claimed batch a step on: submits, polls or collects it. */
 export async function advanceNativeBatch(
-  runtime: InferenceRuntime,
+  deps: Deps,
   settings: BatchEngineConfig,
   batchId: string,
   signal: AbortSignal,
 ): Promise<void> {
-  await advance(runtime, settings, batchId, signal).catch((err: unknown) => {
+  await advance(deps, settings, batchId, signal).catch((err: unknown) => {
     // The claim lapses and the batch is tried again; nothing was recorded half-way.
     if (!signal.aborted)
-      runtime.log.warn({ batch: batchId, err: errorMessage(err) }, "native batch step failed; it will be retried");
+      deps.log.warn({ batch: batchId, err: errorMessage(err) }, "native batch step failed; it will be retried");
   });
 }
 
-async function advance(
-  runtime: InferenceRuntime,
-  settings: BatchEngineConfig,
-  batchId: string,
-  signal: AbortSignal,
-): Promise<void> {
-  const { sequelize } = runtime;
+async function advance(deps: Deps, settings: BatchEngineConfig, batchId: string, signal: AbortSignal): Promise<void> {
+  const { sequelize } = deps;
   let plan: BatchPlan;
   try {
-    plan = await loadPlan(runtime, batchId);
+    plan = await loadPlan(deps, batchId);
   } catch (err) {
     if (!(err instanceof ConnectError)) throw err;
     // The key was disabled or the model refused meanwhile: the batch stops like a local one.
@@ -87,16 +82,16 @@ async function advance(
     );
     return;
   }
-  const provider = runtime.catalog.providers.get(attempt.endpoint.providerSlug)!;
+  const provider = deps.catalog.providers.get(attempt.endpoint.providerSlug)!;
   const step: NativeStep = {
-    runtime,
+    deps,
     settings,
     plan,
     attempt,
     api: requiredPart(provider.kind, "nativeBatches"),
     signal,
   };
-  const resolved = await runtime.resolveTarget(plan.context, attempt.endpoint);
+  const resolved = await deps.engine.resolveTarget(plan.context, attempt.endpoint);
   try {
     if (batch.upstream_batch_id) await poll(step, resolved, batch.upstream_batch_id);
     else await submit(step, resolved);
@@ -112,7 +107,7 @@ async function advance(
 }
 
 interface NativeStep {
-  runtime: InferenceRuntime;
+  deps: Deps;
   settings: BatchEngineConfig;
   plan: BatchPlan;
   attempt: Attempt;
@@ -122,8 +117,8 @@ interface NativeStep {
 
 /** All pending items as one provider batch; recorded only if the batch is still running here. */
 async function submit(step: NativeStep, { target }: ResolvedTarget): Promise<void> {
-  const { runtime, plan, api, signal } = step;
-  const { sequelize } = runtime;
+  const { deps, plan, api, signal } = step;
+  const { sequelize } = deps;
   const { batch } = plan;
   if (batch.status !== "in_progress") return;
   const items = await pendingItems(sequelize, batch.id);
@@ -133,7 +128,7 @@ async function submit(step: NativeStep, { target }: ResolvedTarget): Promise<voi
   for (const item of items) {
     const ref = { batchId: batch.id, idx: item.idx, itemId: itemId(batch.id, item.idx) };
     // One item per turn of the event loop: a batch of 10,000 items does not hold it for all of them.
-    const filtered = await filteredItemInTurn(runtime, plan, { ...ref, body: item.body });
+    const filtered = await filteredItemInTurn(deps, plan, { ...ref, body: item.body });
     if ("refusal" in filtered) blocked.push(blockedItem(ref, plan.format, step.attempt, filtered.refusal));
     else requests.push({ customId: ref.itemId, body: filtered.request });
   }
@@ -156,7 +151,7 @@ async function submit(step: NativeStep, { target }: ResolvedTarget): Promise<voi
 }
 
 async function poll(step: NativeStep, resolved: ResolvedTarget, upstreamId: string): Promise<void> {
-  const { runtime, plan, api, signal } = step;
+  const { deps, plan, api, signal } = step;
   const { batch } = plan;
   if (batch.status === "cancelling") {
     // Asked again on every poll until the provider has ended it; a provider that already ended it refuses, which is fine.
@@ -166,7 +161,7 @@ async function poll(step: NativeStep, resolved: ResolvedTarget, upstreamId: stri
   if (status.state === "in_progress") return pollAgainIn(step, step.settings.nativePollMs);
   if (status.state === "failed") {
     await failBatch(
-      runtime.sequelize,
+      deps.sequelize,
       batch.id,
       `Provider ${step.attempt.endpoint.providerName} failed the batch${status.message ? `: ${status.message}` : ""}`,
       502,
@@ -175,7 +170,7 @@ async function poll(step: NativeStep, resolved: ResolvedTarget, upstreamId: stri
   }
   await collect(step, resolved, upstreamId);
   const [result, terminal] = unfinished(status.state, batch.status);
-  await closeOpenItems(runtime.sequelize, [batch.id], {
+  await closeOpenItems(deps.sequelize, [batch.id], {
     items: "all",
     result,
     terminal,
@@ -192,8 +187,8 @@ function unfinished(state: NativeBatchState, ours: BatchStatusName): [ItemResult
 
 /** Streams the results into settlement in groups, keeping the claim while it takes. */
 async function collect(step: NativeStep, { target, isByok }: ResolvedTarget, upstreamId: string): Promise<void> {
-  const { runtime, plan, attempt, api, signal } = step;
-  const { sequelize } = runtime;
+  const { deps, plan, attempt, api, signal } = step;
+  const { sequelize } = deps;
   const batchId = plan.batch.id;
   const prefix = `${batchId}-`;
   let group: SettledItem[] = [];
@@ -223,5 +218,5 @@ async function collect(step: NativeStep, { target, isByok }: ResolvedTarget, ups
 }
 
 async function pollAgainIn(step: NativeStep, delayMs: number): Promise<void> {
-  await pollNativeBatchIn(step.runtime.sequelize, step.plan.batch.id, delayMs / 1000);
+  await pollNativeBatchIn(step.deps.sequelize, step.plan.batch.id, delayMs / 1000);
 }

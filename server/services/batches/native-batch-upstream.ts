@@ -1,7 +1,7 @@
 import type { CatalogEndpoint } from "../../engine/catalog/catalog.js";
 import type { Caller } from "../../platform/core/auth.js";
 import { gatewayError, errorMessage } from "../../../wire/errors.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Deps } from "../deps.js";
 import type { Attempt } from "../../engine/inference/routing.js";
 import { requiredPart } from "../../engine/providers/registry.js";
 import type { BatchFormat } from "./batch-formats.js";
@@ -14,19 +14,15 @@ import type { BatchRow } from "./batch-store.js";
  * provider batch API here). Such a batch runs on that provider only: a provider batch cannot fall
  * back item by item.
  */
-export function nativeProviderFor(
-  runtime: InferenceRuntime,
-  format: BatchFormat,
-  attempts: readonly Attempt[],
-): string | null {
+export function nativeProviderFor(deps: Deps, format: BatchFormat, attempts: readonly Attempt[]): string | null {
   const first = attempts[0]?.endpoint;
   if (!first || first.privateEndpointId || format.api !== "chat") return null;
-  return runtime.catalog.providers.get(first.providerSlug)?.nativeBatches ? first.providerSlug : null;
+  return deps.catalog.providers.get(first.providerSlug)?.nativeBatches ? first.providerSlug : null;
 }
 
 /** The catalog endpoint that serves `batch` on its upstream provider, if the catalog still has it. */
-export function upstreamEndpointOf(runtime: InferenceRuntime, batch: BatchRow): CatalogEndpoint | undefined {
-  const model = runtime.catalog.models.get(batch.model);
+export function upstreamEndpointOf(deps: Deps, batch: BatchRow): CatalogEndpoint | undefined {
+  const model = deps.catalog.models.get(batch.model);
   return model?.endpoints.find(
     (endpoint) => endpoint.providerSlug === batch.upstream_provider && !endpoint.privateEndpointId,
   );
@@ -38,25 +34,25 @@ export function upstreamEndpointOf(runtime: InferenceRuntime, batch: BatchRow): 
  * A batch stopped on our side (failed, expired) may still run upstream: it is cancelled first.
  */
 export async function removeUpstreamBatch(
-  runtime: InferenceRuntime,
+  deps: Deps,
   caller: Caller,
   batch: BatchRow,
 ): Promise<{ provider: string; status: string } | undefined> {
   if (!batch.upstream_provider || !batch.upstream_batch_id) return undefined;
   const provider = batch.upstream_provider;
-  const endpoint = upstreamEndpointOf(runtime, batch);
+  const endpoint = upstreamEndpointOf(deps, batch);
   if (!endpoint)
     throw gatewayError(
       502,
       `Provider ${provider} holding this batch is no longer configured; the batch was not deleted`,
     );
-  const api = requiredPart(runtime.catalog.providers.get(provider)!.kind, "nativeBatches");
+  const api = requiredPart(deps.catalog.providers.get(provider)!.kind, "nativeBatches");
   const upstreamId = batch.upstream_batch_id;
-  const signal = AbortSignal.timeout(runtime.config.requestTimeoutMs);
+  const signal = AbortSignal.timeout(deps.config.requestTimeoutMs);
   // The caller's workspace is the batch's, so its own (BYOK) key is the one the batch went up with.
-  const context = { ...(await runtime.governance.governance(caller)), caller };
+  const context = await deps.engine.callerContext(caller);
   try {
-    const { target } = await runtime.resolveTarget(context, endpoint);
+    const { target } = await deps.engine.resolveTarget(context, endpoint);
     if (batch.status !== "completed") await api.cancel(target, upstreamId, signal).catch(() => undefined);
     return { provider, status: await api.remove(target, upstreamId, signal) };
   } catch (err) {

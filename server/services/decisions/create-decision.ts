@@ -10,8 +10,8 @@ import { ProviderPreferencesSchema } from "../../../gen/gateway/v1/inference_pb.
 import { gatewayError, httpErrorOf } from "../../../wire/errors.js";
 import { usdNumber } from "../../engine/money/money.js";
 import { estimatePromptTokens } from "../../engine/inference/cost-estimate.js";
-import { InferenceCall } from "../../engine/inference/inference-call.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { InferenceCall } from "../../engine/inference/inference-call.js";
+import type { Deps } from "../deps.js";
 import { sessionIdOf } from "../../engine/inference/request-fields.js";
 import { providerFor } from "../../engine/providers/registry.js";
 import type { UpstreamUsage } from "../../engine/providers/provider.js";
@@ -32,7 +32,7 @@ import { answerOf } from "./label-probabilities.js";
 type DecisionResponse = MessageInitShape<typeof CreateDecisionResponseSchema>;
 
 export async function createDecision(
-  runtime: InferenceRuntime,
+  deps: Deps,
   req: CreateDecisionRequest,
   ctx: HandlerContext,
 ): Promise<DecisionResponse> {
@@ -41,7 +41,7 @@ export async function createDecision(
   const requests = questions.map((question) => ({ question, body: questionRequest(question, state) }));
   const promptTokensOf = requests.map(({ body }) => estimatePromptTokens(body.messages as JsonValue[]));
   const call = await openCall(
-    runtime,
+    deps,
     ctx,
     req.model,
     requests.map(({ body }) => body),
@@ -99,14 +99,14 @@ export async function createDecision(
 }
 
 async function openCall(
-  runtime: InferenceRuntime,
+  deps: Deps,
   ctx: HandlerContext,
   model: string,
   bodies: JsonObject[],
   tokens: { promptTokens: number; completionTokens: number },
 ): Promise<InferenceCall> {
   try {
-    return await InferenceCall.open(runtime, ctx, {
+    return await deps.engine.open(ctx, {
       api: "chat",
       // The guardrails' content filters see (and redact) every question's prompt.
       bodies,

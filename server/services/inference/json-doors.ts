@@ -6,7 +6,7 @@ import { jsonEventFrames, SSE_CONTENT_TYPE, type SseCarrier } from "../../../wir
 import { ChatCompletionRequestSchema, CreateEmbeddingRequestSchema } from "../../../gen/gateway/v1/inference_pb.js";
 import { chatCompletions } from "../../engine/inference/chat-completions.js";
 import { createEmbeddings } from "../../engine/inference/embeddings.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Engine } from "../../engine/engine.js";
 import type { InferenceOutput } from "../../engine/inference/inference-output.js";
 import { withExtraBody } from "../../engine/inference/request-fields.js";
 import { validateChatRequest, validateEmbeddingRequest } from "../../engine/inference/request-validators.js";
@@ -21,40 +21,28 @@ import { MESSAGES_API, RESPONSES_API, translatedChat } from "../../engine/infere
 type HttpBodyOut = MessageInitShape<typeof HttpBodySchema>;
 
 export async function* chatCompletionFromJson(
-  runtime: InferenceRuntime,
+  engine: Engine,
   req: HttpBody,
   ctx: HandlerContext,
 ): AsyncGenerator<HttpBodyOut> {
   const body = parseJsonObjectBody(req.data);
   validateChatRequest(body);
-  yield* rendered(chatCompletions(runtime, withExtraBody(body, ChatCompletionRequestSchema), ctx), false);
+  yield* rendered(chatCompletions(engine, withExtraBody(body, ChatCompletionRequestSchema), ctx), false);
 }
 
-export async function embeddingFromJson(
-  runtime: InferenceRuntime,
-  req: HttpBody,
-  ctx: HandlerContext,
-): Promise<HttpBodyOut> {
+export async function embeddingFromJson(engine: Engine, req: HttpBody, ctx: HandlerContext): Promise<HttpBodyOut> {
   const body = parseJsonObjectBody(req.data);
   validateEmbeddingRequest(body);
-  return jsonBody(await createEmbeddings(runtime, withExtraBody(body, CreateEmbeddingRequestSchema), ctx));
+  return jsonBody(await createEmbeddings(engine, withExtraBody(body, CreateEmbeddingRequestSchema), ctx));
 }
 
 /** The Responses and Messages bodies are checked by their translation to chat (translated-chat.ts). */
-export function responseFromJson(
-  runtime: InferenceRuntime,
-  req: HttpBody,
-  ctx: HandlerContext,
-): AsyncGenerator<HttpBodyOut> {
-  return rendered(translatedChat(runtime, parseJsonObjectBody(req.data), ctx, RESPONSES_API), true);
+export function responseFromJson(engine: Engine, req: HttpBody, ctx: HandlerContext): AsyncGenerator<HttpBodyOut> {
+  return rendered(translatedChat(engine, parseJsonObjectBody(req.data), ctx, RESPONSES_API), true);
 }
 
-export function messageFromJson(
-  runtime: InferenceRuntime,
-  req: HttpBody,
-  ctx: HandlerContext,
-): AsyncGenerator<HttpBodyOut> {
-  return rendered(translatedChat(runtime, parseJsonObjectBody(req.data), ctx, MESSAGES_API), true);
+export function messageFromJson(engine: Engine, req: HttpBody, ctx: HandlerContext): AsyncGenerator<HttpBodyOut> {
+  return rendered(translatedChat(engine, parseJsonObjectBody(req.data), ctx, MESSAGES_API), true);
 }
 
 /**

@@ -26,7 +26,7 @@ import { findField } from "../../../wire/json-input.js";
 import { wireJson } from "../../../wire/json.js";
 import { chatCompletions } from "../../engine/inference/chat-completions.js";
 import { createEmbeddings } from "../../engine/inference/embeddings.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Engine } from "../../engine/engine.js";
 import { withExtraBody } from "../../engine/inference/request-fields.js";
 import { MESSAGES_API, RESPONSES_API, translatedChat } from "../../engine/inference/translated-chat.js";
 
@@ -37,11 +37,11 @@ import { MESSAGES_API, RESPONSES_API, translatedChat } from "../../engine/infere
  * top-level fields the message has no field for in `extra`.
  */
 export async function* chatCompletionTyped(
-  runtime: InferenceRuntime,
+  engine: Engine,
   req: ChatCompletionRequest,
   ctx: HandlerContext,
 ): AsyncGenerator<MessageInitShape<typeof ChatCompletionEventSchema>> {
-  for await (const out of chatCompletions(runtime, requestJson(ChatCompletionRequestSchema, req), ctx)) {
+  for await (const out of chatCompletions(engine, requestJson(ChatCompletionRequestSchema, req), ctx)) {
     yield out.kind === "reply"
       ? { event: { case: "completion", value: typedAnswer(ChatCompletionSchema, out.value) } }
       : { event: { case: "chunk", value: typedAnswer(ChatCompletionChunkSchema, out.value) } };
@@ -49,22 +49,22 @@ export async function* chatCompletionTyped(
 }
 
 export async function embeddingTyped(
-  runtime: InferenceRuntime,
+  engine: Engine,
   req: CreateEmbeddingRequest,
   ctx: HandlerContext,
 ): Promise<CreateEmbeddingResponse> {
   return typedAnswer(
     CreateEmbeddingResponseSchema,
-    await createEmbeddings(runtime, requestJson(CreateEmbeddingRequestSchema, req), ctx),
+    await createEmbeddings(engine, requestJson(CreateEmbeddingRequestSchema, req), ctx),
   );
 }
 
 export async function* responseTyped(
-  runtime: InferenceRuntime,
+  engine: Engine,
   req: CreateResponseRequest,
   ctx: HandlerContext,
 ): AsyncGenerator<MessageInitShape<typeof ResponseStreamEventSchema>> {
-  for await (const out of translatedChat(runtime, req.body ?? {}, ctx, RESPONSES_API)) {
+  for await (const out of translatedChat(engine, req.body ?? {}, ctx, RESPONSES_API)) {
     yield {
       event: out.kind === "reply" ? { case: "response", value: out.value } : { case: "streamEvent", value: out.value },
     };
@@ -72,11 +72,11 @@ export async function* responseTyped(
 }
 
 export async function* messageTyped(
-  runtime: InferenceRuntime,
+  engine: Engine,
   req: CreateMessageRequest,
   ctx: HandlerContext,
 ): AsyncGenerator<MessageInitShape<typeof MessageStreamEventSchema>> {
-  for await (const out of translatedChat(runtime, req.body ?? {}, ctx, MESSAGES_API)) {
+  for await (const out of translatedChat(engine, req.body ?? {}, ctx, MESSAGES_API)) {
     yield {
       event: out.kind === "reply" ? { case: "message", value: out.value } : { case: "streamEvent", value: out.value },
     };

@@ -2,7 +2,7 @@ import type { BlobStore } from "../../platform/storage/blob-store.js";
 import { ConnectError } from "@connectrpc/connect";
 import type { VideoPollerConfig } from "../../platform/config.js";
 import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Deps } from "../deps.js";
 import { isRetryable, toGatewayError } from "../../engine/inference/upstream-errors.js";
 import { UpstreamError } from "../../engine/providers/provider.js";
 import type { UpstreamVideo } from "../../engine/providers/video-api.js";
@@ -38,7 +38,7 @@ import { jobPlan, jobTarget, submissionOf, type JobPlan, type JobTarget } from "
  * the lease; when the write finds the job taken over, the instance that holds it finishes it.
  */
 export interface Advancer {
-  runtime: InferenceRuntime;
+  deps: Deps;
   /** Where completed jobs' outputs are copied to. */
   blobs: BlobStore;
   owner: string;
@@ -54,14 +54,14 @@ export async function advanceJob(ax: Advancer, job: VideoJobRow): Promise<void> 
   if (job.deadline_at.getTime() <= Date.now()) return expire(ax, job);
   let plan: JobPlan;
   try {
-    plan = await jobPlan(ax.runtime, job);
+    plan = await jobPlan(ax.deps, job);
   } catch (err) {
     if (!(err instanceof ConnectError)) throw err;
     const { status, message } = httpErrorOf(err);
     return finish(ax, job, "failed", message, { status: "error", httpStatus: status, costUsd: NO_COST });
   }
   try {
-    const handle = await jobTarget(ax.runtime, plan.context, plan.endpoint);
+    const handle = await jobTarget(ax.deps, plan.context, plan.endpoint);
     if (job.upstream_id === null) return await resubmit(ax, job, plan, handle);
     const video = await handle.api.status(handle.target, job.upstream_id, ax.signal);
     await record(ax, job, plan, handle, video);
@@ -111,12 +111,12 @@ async function resubmit(ax: Advancer, job: VideoJobRow, plan: JobPlan, handle: J
       costUsd: NO_COST,
     });
   const video = await handle.api.create(handle.target, submissionOf(job.request, plan.endpoint, job.id), ax.signal);
-  await acceptedBy(ax.runtime, job.id, ax.owner, video, handle.isByok, ax.settings.pollMs);
+  await acceptedBy(ax.deps, job.id, ax.owner, video, handle.isByok, ax.settings.pollMs);
 }
 
 /** Records the provider's acceptance of a job and hands the job to the poller. */
 export async function acceptedBy(
-  runtime: InferenceRuntime,
+  deps: Deps,
   jobId: string,
   owner: string,
   video: UpstreamVideo,
@@ -125,7 +125,7 @@ export async function acceptedBy(
 ): Promise<boolean> {
   // A job the provider finished at once is looked at right away.
   const wait = video.state === "queued" || video.state === "in_progress" ? pollMs / 1000 : 0;
-  return recordAccepted(runtime.sequelize, jobId, owner, {
+  return recordAccepted(deps.sequelize, jobId, owner, {
     upstreamId: video.id,
     status: video.state === "queued" ? "pending" : "in_progress",
     isByok,
@@ -134,7 +134,7 @@ export async function acceptedBy(
 }
 
 async function progress(ax: Advancer, job: VideoJobRow, status: VideoJobStatus): Promise<void> {
-  await recordProgress(ax.runtime.sequelize, job.id, ax.owner, status, ax.settings.pollMs / 1000);
+  await recordProgress(ax.deps.sequelize, job.id, ax.owner, status, ax.settings.pollMs / 1000);
 }
 
 async function expire(ax: Advancer, job: VideoJobRow): Promise<void> {
@@ -146,11 +146,11 @@ async function expire(ax: Advancer, job: VideoJobRow): Promise<void> {
 /** Best effort: the provider's job is of no use any more; its own expiry removes it otherwise. */
 async function removeUpstream(ax: Advancer, job: VideoJobRow, upstreamId: string): Promise<void> {
   try {
-    const plan = await jobPlan(ax.runtime, job);
-    const handle = await jobTarget(ax.runtime, plan.context, plan.endpoint);
+    const plan = await jobPlan(ax.deps, job);
+    const handle = await jobTarget(ax.deps, plan.context, plan.endpoint);
     await handle.api.remove(handle.target, upstreamId, ax.signal);
   } catch (err) {
-    ax.runtime.log.warn(
+    ax.deps.log.warn(
       { job: job.id, err: errorMessage(err) },
       "the provider's copy of an expired video job could not be deleted",
     );
@@ -165,8 +165,8 @@ async function finish(
   outcome: JobOutcome,
   outputs?: StoredOutput[],
 ): Promise<void> {
-  await settleJob(ax.runtime.sequelize, job, outcome);
-  await recordEnd(ax.runtime.sequelize, job.id, ax.owner, {
+  await settleJob(ax.deps.sequelize, job, outcome);
+  await recordEnd(ax.deps.sequelize, job.id, ax.owner, {
     status,
     error,
     costUsd: outcome.costUsd,
@@ -180,7 +180,7 @@ async function finish(
  * backoff: the base doubled per consecutive failure, at least the provider's Retry-After.
  */
 async function setBack(ax: Advancer, job: VideoJobRow, plan: JobPlan, err: unknown): Promise<void> {
-  const { sequelize, log } = ax.runtime;
+  const { sequelize, log } = ax.deps;
   if (ax.signal.aborted) {
     await handBackJob(sequelize, job.id, ax.owner);
     return;

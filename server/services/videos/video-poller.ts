@@ -1,7 +1,6 @@
-import type { BlobStore } from "../../platform/storage/blob-store.js";
 import { startLeasedWorker } from "../../platform/core/leased-worker.js";
 import { newLeaseOwner } from "../../platform/core/lease-owner.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Deps } from "../deps.js";
 import { advanceJob, type Advancer } from "./video-advance.js";
 import {
   claimJobs,
@@ -39,12 +38,12 @@ export interface VideoPoller {
 const PURGE_BATCH = 100;
 const SWEEP_MS = 10_000;
 
-export function startVideoPoller(runtime: InferenceRuntime, blobs: BlobStore): VideoPoller {
-  const { sequelize, log } = runtime;
-  const settings = runtime.config.video;
+export function startVideoPoller(deps: Deps): VideoPoller {
+  const { sequelize, log, blobs } = deps;
+  const settings = deps.config.video;
   const owner = newLeaseOwner();
   const stopping = new AbortController();
-  const advancer: Advancer = { runtime, blobs, owner, settings, signal: stopping.signal };
+  const advancer: Advancer = { deps, blobs, owner, settings, signal: stopping.signal };
   // Only the jobs being worked on are renewed: a lease left behind by a step that could not finish lapses.
   const held = new Map<string, number>();
 

@@ -4,11 +4,10 @@ import { isFreeEndpoint, type CatalogEndpoint } from "../../engine/catalog/catal
 import { findVideoModel, type CatalogVideoModel } from "../../engine/catalog/video-models.js";
 import { callerOf } from "../../platform/core/auth.js";
 import { gatewayError, errorMessage } from "../../../wire/errors.js";
-import { admit } from "../../engine/admission/exact-admission.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Deps } from "../deps.js";
 import { toGatewayError } from "../../engine/inference/upstream-errors.js";
-import { isServed, tryEndpoints } from "../../engine/inference/endpoint-attempts.js";
+import { isServed } from "../../engine/inference/endpoint-attempts.js";
 import { providerFor } from "../../engine/providers/registry.js";
 import { UpstreamError } from "../../engine/providers/provider.js";
 import { releaseReservation } from "../../engine/usage/usage-store.js";
@@ -37,21 +36,21 @@ import { submissionOf } from "./video-upstream.js";
  * key. A request no endpoint accepted leaves nothing behind.
  */
 export async function submitVideo(
-  runtime: InferenceRuntime,
+  deps: Deps,
   poller: VideoPoller,
   ctx: HandlerContext,
   req: CreateVideoRequest,
 ): Promise<VideoJobRow> {
   const caller = callerOf(ctx);
-  const context: CallerContext = { ...(await runtime.governance.governance(caller)), caller };
-  const model = findVideoModel(runtime.catalog.videoModels, req.model);
+  const context = await deps.engine.callerContext(caller);
+  const model = findVideoModel(deps.catalog.videoModels, req.model);
   if (!model)
     throw gatewayError(
       400,
       `model: ${req.model} is not a video model of this gateway (GET /api/v1/videos/models lists them)`,
     );
   const previous =
-    req.previousJobId === undefined ? undefined : await findJob(runtime.sequelize, req.previousJobId, caller.key);
+    req.previousJobId === undefined ? undefined : await findJob(deps.sequelize, req.previousJobId, caller.key);
   if (req.previousJobId !== undefined && !previous)
     throw gatewayError(404, `previous_job_id: video job ${req.previousJobId} not found`);
   const spec = videoRequestSpec(
@@ -63,35 +62,35 @@ export async function submitVideo(
   const candidates = previous ? model.endpoints.filter((e) => e.id === previous.endpoint_id) : model.endpoints;
   if (candidates.length === 0)
     throw gatewayError(400, `previous_job_id: the endpoint of job ${previous?.id} is no longer configured`);
-  const refusal = runtime.refusalFor(context, ctx.requestHeader.get("x-forwarded-host"));
+  const refusal = deps.engine.refusalFor(context, ctx.requestHeader.get("x-forwarded-host"));
   const endpoints = candidates.filter((endpoint) => refusal(endpoint) === undefined);
   if (endpoints.length === 0) throw gatewayError(403, `Not allowed: ${refusal(candidates[0]!)}`);
 
   // The cost is known in advance: it is reserved until the job's settlement, at the latest its deadline.
   const estimate = videoCost(model, spec.seconds, spec.resolution ?? null);
-  const { reservationId } = await admit(runtime, context, {
+  const { reservationId } = await deps.engine.reserve(context, {
     estimateUsd: estimate,
     free: endpoints.every(isFreeEndpoint),
-    reservationTtlS: runtime.config.video.deadlineSeconds,
+    reservationTtlS: deps.config.video.deadlineSeconds,
   });
   const request: StoredRequest = { ...spec, continues: previous?.upstream_id ?? undefined };
   let job: VideoJobRow;
   try {
-    job = await newJob(runtime, poller, context, model, endpoints[0]!, {
+    job = await newJob(deps, poller, context, model, endpoints[0]!, {
       request,
       estimate,
       reservationId,
       previousJobId: previous?.id ?? null,
     });
   } catch (err) {
-    if (reservationId) await releaseReservation(runtime.sequelize, reservationId).catch(() => undefined);
+    if (reservationId) await releaseReservation(deps.sequelize, reservationId).catch(() => undefined);
     throw err;
   }
   return poller.holding(job.id, async () => {
     try {
-      return await handOver(runtime, poller, context, job, endpoints);
+      return await handOver(deps, poller, context, job, endpoints);
     } catch (err) {
-      await discard(runtime, job);
+      await discard(deps, job);
       throw err;
     }
   });
@@ -105,14 +104,14 @@ interface NewJob {
 }
 
 function newJob(
-  runtime: InferenceRuntime,
+  deps: Deps,
   poller: VideoPoller,
   context: CallerContext,
   model: CatalogVideoModel,
   endpoint: CatalogEndpoint,
   job: NewJob,
 ): Promise<VideoJobRow> {
-  const { sequelize, config } = runtime;
+  const { sequelize, config } = deps;
   const { key } = context.caller;
   return insertJob(sequelize, {
     id: newJobId(),
@@ -137,18 +136,17 @@ function newJob(
 
 /** Tries the endpoints in order until one accepts the job; the last failure is the caller's error. */
 async function handOver(
-  runtime: InferenceRuntime,
+  deps: Deps,
   poller: VideoPoller,
   context: CallerContext,
   job: VideoJobRow,
   endpoints: CatalogEndpoint[],
 ): Promise<VideoJobRow> {
-  const { sequelize, config } = runtime;
+  const { sequelize, config } = deps;
   // Not the client's signal: a job the provider accepted stands even if the client went away.
   const signal = AbortSignal.timeout(config.requestTimeoutMs);
   let jobEndpoint = endpoints[0]!;
-  const outcome = await tryEndpoints(
-    runtime,
+  const outcome = await deps.engine.tryEndpoints(
     context,
     endpoints.map((endpoint) => ({ endpoint })),
     async (target, { endpoint }) => {
@@ -172,14 +170,14 @@ async function handOver(
     const { error, attempt } = outcome;
     throw error instanceof UpstreamError ? toGatewayError(error, attempt.endpoint.providerName) : error;
   }
-  await acceptedBy(runtime, job.id, poller.owner, outcome.value, outcome.isByok, config.video.pollMs);
+  await acceptedBy(deps, job.id, poller.owner, outcome.value, outcome.isByok, config.video.pollMs);
   poller.wake();
   return (await findJob(sequelize, job.id, null))!;
 }
 
 /** Nothing was sent, or the provider refused: the job never existed, and nothing stays reserved. */
-async function discard(runtime: InferenceRuntime, job: VideoJobRow): Promise<void> {
-  const { sequelize, log } = runtime;
+async function discard(deps: Deps, job: VideoJobRow): Promise<void> {
+  const { sequelize, log } = deps;
   try {
     // A job the provider did accept (the failure came after) stays, and keeps what it holds.
     if ((await deleteUnacceptedJob(sequelize, job.id)) && job.reservation_id)

@@ -2,7 +2,7 @@ import type { CatalogEndpoint } from "../../engine/catalog/catalog.js";
 import { findVideoModel, type CatalogVideoModel } from "../../engine/catalog/video-models.js";
 import { gatewayError } from "../../../wire/errors.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Deps } from "../deps.js";
 import { UpstreamError, type UpstreamTarget } from "../../engine/providers/provider.js";
 import { providerFor } from "../../engine/providers/registry.js";
 import type { VideoApi, VideoSubmission } from "../../engine/providers/video-api.js";
@@ -18,12 +18,8 @@ export interface JobTarget {
   isByok: boolean;
 }
 
-export async function jobTarget(
-  runtime: InferenceRuntime,
-  context: CallerContext,
-  endpoint: CatalogEndpoint,
-): Promise<JobTarget> {
-  const resolved = await runtime.resolveTarget(context, endpoint);
+export async function jobTarget(deps: Deps, context: CallerContext, endpoint: CatalogEndpoint): Promise<JobTarget> {
+  const resolved = await deps.engine.resolveTarget(context, endpoint);
   const api = providerFor(resolved.target.kind).video;
   if (!api) throw new UpstreamError("unsupported", `provider ${endpoint.providerSlug} has no video API`);
   return { api, target: resolved.target, isByok: resolved.isByok };
@@ -36,14 +32,14 @@ export interface JobPlan {
   endpoint: CatalogEndpoint;
 }
 
-export async function jobPlan(runtime: InferenceRuntime, job: VideoJobRow): Promise<JobPlan> {
-  const { governance, catalog } = runtime;
+export async function jobPlan(deps: Deps, job: VideoJobRow): Promise<JobPlan> {
+  const { governance, catalog } = deps;
   const caller = await governance.caller(job.key_hash);
   if (!caller) throw gatewayError(401, "The API key that submitted the job has been deleted");
   const model = findVideoModel(catalog.videoModels, job.model_id);
   const endpoint = model?.endpoints.find((e) => e.id === job.endpoint_id);
   if (!model || !endpoint) throw gatewayError(400, `Endpoint ${job.endpoint_id} is no longer configured`);
-  return { context: { ...(await governance.governance(caller)), caller }, model, endpoint };
+  return { context: await deps.engine.callerContext(caller), model, endpoint };
 }
 
 /** The provider's part of a stored request: only the serving provider's passthrough parameters. */

@@ -1,9 +1,8 @@
-import type { BlobStore } from "../../platform/storage/blob-store.js";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { VideosService } from "../../../gen/gateway/v1/videos_pb.js";
 import { callerOf } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import type { InferenceRuntime } from "../../engine/inference/inference-runtime.js";
+import type { Deps } from "../deps.js";
 import { findJob, outputsAvailable, type VideoJobRow } from "./video-store.js";
 import { readOutput } from "./video-outputs.js";
 import type { VideoPoller } from "./video-poller.js";
@@ -18,12 +17,8 @@ import { toVideoJob, toVideoModel } from "./video-view.js";
  * or to a valid signed URL (video-url-signing.ts): a missing, malformed, wrong or expired
  * signature is a 401 like a missing or invalid key.
  */
-export function videosService(
-  runtime: InferenceRuntime,
-  blobs: BlobStore,
-  poller: VideoPoller,
-): ServiceImpl<typeof VideosService> {
-  const { sequelize, secrets, catalog } = runtime;
+export function videosService(deps: Deps, poller: VideoPoller): ServiceImpl<typeof VideosService> {
+  const { sequelize, secrets, catalog, blobs } = deps;
   const signer = createUrlSigner(secrets.masterKey);
 
   async function visible(
@@ -37,7 +32,7 @@ export function videosService(
 
   return {
     async createVideo(req, ctx) {
-      return toVideoJob(await submitVideo(runtime, poller, ctx, req), signer);
+      return toVideoJob(await submitVideo(deps, poller, ctx, req), signer);
     },
 
     async getVideo(req, ctx) {

@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { suite } from "../../support/suite.js";
 import { httpErrorOf } from "../../../wire/errors.js";
 import { customFilter, type ContentFilter } from "../../../server/engine/content-filters/content-filter.js";
-import type { InferenceRuntime } from "../../../server/engine/inference/inference-runtime.js";
+import type { Deps } from "../../../server/services/deps.js";
 import { filteredItem, filteredItemInTurn } from "../../../server/services/batches/batch-item-filters.js";
 import type { BatchPlan } from "../../../server/services/batches/batch-plan.js";
 
@@ -17,17 +17,17 @@ const test = suite("batches: filtering items");
 
 const ITEMS = 2_000;
 
-/** A plan and a runtime with what filtering reads of them: the format, the guardrails, the settings. */
-function planWith(filters: ContentFilter[], maxBytes = 1_048_576): { runtime: InferenceRuntime; plan: BatchPlan } {
-  const runtime = {
+/** A plan and a deps with what filtering reads of them: the format, the guardrails, the settings. */
+function planWith(filters: ContentFilter[], maxBytes = 1_048_576): { deps: Deps; plan: BatchPlan } {
+  const deps = {
     config: { contentFilterMaxBytes: maxBytes },
     log: { warn: () => undefined },
-  } as unknown as InferenceRuntime;
+  } as unknown as Deps;
   const plan = {
     format: { api: "chat", toPipeline: (body: JsonObject) => structuredClone(body) },
     context: { guardrails: [{ contentFilters: filters }] },
   } as unknown as BatchPlan;
-  return { runtime, plan };
+  return { deps, plan };
 }
 
 const redacting = () => customFilter("g", { pattern: "ZEUS-\\d+", label: "[CODENAME]", action: "redact" }, 0);
@@ -53,8 +53,8 @@ function counting(filter: ContentFilter): { filter: ContentFilter; count: () => 
 
 test("items filtered at once (as the engine runs them) take a turn each: a callback queued before them runs after the first", async () => {
   const { filter, count } = counting(redacting());
-  const { runtime, plan } = planWith([filter]);
-  const running = Array.from({ length: ITEMS }, (_, index) => filteredItemInTurn(runtime, plan, item(index)));
+  const { deps, plan } = planWith([filter]);
+  const running = Array.from({ length: ITEMS }, (_, index) => filteredItemInTurn(deps, plan, item(index)));
   let seenAt = -1;
   setImmediate(() => {
     seenAt = count();
@@ -69,7 +69,7 @@ test("items filtered at once (as the engine runs them) take a turn each: a callb
   );
   // The same results as filtering each at once.
   const { plan: direct } = planWith([redacting()]);
-  results.forEach((result, index) => assert.equal(result, filteredItem(runtime, direct, item(index))));
+  results.forEach((result, index) => assert.equal(result, filteredItem(deps, direct, item(index))));
   assert.equal(results[7], {
     request: { model: "mock/chat", messages: [{ role: "user", content: "item 7 about [CODENAME]" }] },
   });
@@ -77,7 +77,7 @@ test("items filtered at once (as the engine runs them) take a turn each: a callb
 
 test("items filtered one after the other (a native batch's submission) let every turn's other work run between them", async () => {
   const { filter, count } = counting(redacting());
-  const { runtime, plan } = planWith([filter]);
+  const { deps, plan } = planWith([filter]);
   const between: number[] = [];
   let ticking = true;
   // Another tenant's work: something due at every turn of the loop.
@@ -86,7 +86,7 @@ test("items filtered one after the other (a native batch's submission) let every
     if (ticking) setImmediate(tick);
   };
   setImmediate(tick);
-  for (let index = 0; index < ITEMS; index++) await filteredItemInTurn(runtime, plan, item(index));
+  for (let index = 0; index < ITEMS; index++) await filteredItemInTurn(deps, plan, item(index));
   ticking = false;
   // The other work ran at every turn: never more than one item apart.
   assert.ok(between.length >= ITEMS - 1, `${between.length} turns for ${ITEMS} items`);
@@ -98,22 +98,22 @@ test("items filtered one after the other (a native batch's submission) let every
 });
 
 test("a batch without content filters takes no turns", async () => {
-  const { runtime, plan } = planWith([]);
+  const { deps, plan } = planWith([]);
   let ran = false;
   setImmediate(() => {
     ran = true;
   });
-  for (let index = 0; index < 100; index++) await filteredItemInTurn(runtime, plan, item(index));
+  for (let index = 0; index < 100; index++) await filteredItemInTurn(deps, plan, item(index));
   assert.not.ok(ran, "no turn of the loop passed");
 });
 
 test("an item with more text than a filter reads for one call is refused with 413, naming the setting; smaller ones pass", () => {
-  const { runtime, plan } = planWith([redacting()], 2_048);
+  const { deps, plan } = planWith([redacting()], 2_048);
   const big = {
     itemId: "batch-9",
     body: { model: "mock/chat", messages: [{ role: "user", content: "x".repeat(3_000) }] },
   };
-  const result = filteredItem(runtime, plan, big);
+  const result = filteredItem(deps, plan, big);
   assert.ok("refusal" in result);
   const { status, message, reason } = httpErrorOf(result.refusal);
   assert.is(status, 413);
@@ -122,7 +122,7 @@ test("an item with more text than a filter reads for one call is refused with 41
     message,
     /content filter '\[CODENAME\]' of guardrail 'g' reads for one call \(GATEWAY_CONTENT_FILTER_MAX_BYTES: 2048 bytes\)/,
   );
-  assert.ok("request" in filteredItem(runtime, plan, item(1)));
+  assert.ok("request" in filteredItem(deps, plan, item(1)));
 });
 
 test.run();
