@@ -1,8 +1,8 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { InferenceService } from "../../../gen/gateway/v1/inference_pb.js";
 import type { Engine } from "../../engine/engine.js";
-import { chatCompletionFromJson, embeddingFromJson, messageFromJson, responseFromJson } from "./json-doors.js";
-import { chatCompletionTyped, embeddingTyped, messageTyped, responseTyped } from "./typed-doors.js";
+import { chatCompletionFromJson, embeddingFromJson, messageFromJson, responseFromJson } from "./json-methods.js";
+import { chatCompletionTyped, embeddingTyped, messageTyped, responseTyped } from "./typed-methods.js";
 
 /**
  * POST /chat/completions, /embeddings, /responses and /messages: each with a REST door (the raw
