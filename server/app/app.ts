@@ -27,7 +27,7 @@ import type { Logger } from "../platform/logger.js";
 import { startBatchEngine } from "../services/batches/batch-engine.js";
 import { once, stopInPhases } from "../platform/core/lifecycle.js";
 import { shutdownPhases } from "./shutdown.js";
-import { newLeaseOwner } from "../platform/core/lease-owner.js";
+import { newLeaseOwner } from "../platform/workers/lease-owner.js";
 import { SettlementWriter } from "../engine/usage/settlement-writer.js";
 import { assembleEngine } from "./engine-assembly.js";
 import { createInternHosts } from "../services/interns/host-manager.js";

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { QueryTypes, Sequelize } from "sequelize";
 import * as assert from "uvu/assert";
-import { processRuns } from "../../server/platform/core/process-runs.js";
+import { processRuns } from "../../server/platform/workers/process-runs.js";
 import { FAILED_STARTS_ALLOWED, RestartPolicy } from "../../server/app/cluster-restarts.js";
 import { CALL_USD, EPSILON, ONE_CALL, centralSpend, newKey } from "../engine/admission/support.js";
 import { eventually } from "../support/eventually.js";

@@ -102,7 +102,7 @@ export async function itemsFinishedByPid(databaseUrl: string, batchId: string): 
       "SELECT owner, count(*)::int AS items FROM test_item_finishers WHERE batch_id = $1 GROUP BY owner",
       [batchId],
     );
-    // A lease owner ends with the process id and a random suffix (server/platform/core/lease-owner.ts).
+    // A lease owner ends with the process id and a random suffix (server/platform/workers/lease-owner.ts).
     return new Map(rows.map((row) => [Number(row.owner?.split(":").at(-2)), row.items]));
   } finally {
     await client.end();

@@ -1,4 +1,4 @@
-import { startLeasedWorker, type LeasedWorker } from "../../platform/core/leased-worker.js";
+import { startLeasedWorker, type LeasedWorker } from "../../platform/workers/leased-worker.js";
 import type { ResponseCacheConfig } from "../../platform/config.js";
 import type { Logger } from "../../platform/logger.js";
 import type { ResponseCache } from "./response-cache.js";

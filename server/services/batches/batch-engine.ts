@@ -1,6 +1,6 @@
 import { ConnectError } from "@connectrpc/connect";
-import { startLeasedWorker } from "../../platform/core/leased-worker.js";
-import { newLeaseOwner } from "../../platform/core/lease-owner.js";
+import { startLeasedWorker } from "../../platform/workers/leased-worker.js";
+import { newLeaseOwner } from "../../platform/workers/lease-owner.js";
 import { isFreeEndpoint } from "../../engine/catalog/catalog.js";
 import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
 import type { Deps } from "../deps.js";

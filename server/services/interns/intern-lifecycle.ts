@@ -2,7 +2,7 @@ import { ConnectError } from "@connectrpc/connect";
 import type { Transaction } from "sequelize";
 import type { Caller } from "../../platform/core/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { newLeaseOwner } from "../../platform/core/lease-owner.js";
+import { newLeaseOwner } from "../../platform/workers/lease-owner.js";
 import type { Deps } from "../deps.js";
 import { requireRoomFor } from "./intern-store-caps.js";
 import type { InternHostAccess, ProvisionStep } from "./intern-hosts.js";

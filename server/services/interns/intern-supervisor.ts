@@ -1,4 +1,4 @@
-import { startLeasedWorker } from "../../platform/core/leased-worker.js";
+import { startLeasedWorker } from "../../platform/workers/leased-worker.js";
 import type { Deps } from "../deps.js";
 import type { InternLifecycle } from "./intern-lifecycle.js";
 import {

@@ -3,7 +3,7 @@ import { promises as dns } from "node:dns";
 import { readFile } from "node:fs/promises";
 import net from "node:net";
 import type { GatewayConfig } from "../../platform/config.js";
-import { processRuns } from "../../platform/core/process-runs.js";
+import { processRuns } from "../../platform/workers/process-runs.js";
 import type { Logger } from "../../platform/logger.js";
 import { shellIsolation } from "./intern-home.js";
 import { CLOSED_PORTS, egressRuleset, isMetadataAddress, type EgressPlan } from "./shell-egress-rules.js";

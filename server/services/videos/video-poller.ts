@@ -1,5 +1,5 @@
-import { startLeasedWorker } from "../../platform/core/leased-worker.js";
-import { newLeaseOwner } from "../../platform/core/lease-owner.js";
+import { startLeasedWorker } from "../../platform/workers/leased-worker.js";
+import { newLeaseOwner } from "../../platform/workers/lease-owner.js";
 import type { Deps } from "../deps.js";
 import { advanceJob, type Advancer } from "./video-advance.js";
 import {

@@ -2,8 +2,8 @@ import { spawnSync } from "node:child_process";
 import os from "node:os";
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
-import { startLeasedWorker } from "../../../server/platform/core/leased-worker.js";
-import { isGoneLocalOwner, newLeaseOwner } from "../../../server/platform/core/lease-owner.js";
+import { startLeasedWorker } from "../../../server/platform/workers/leased-worker.js";
+import { isGoneLocalOwner, newLeaseOwner } from "../../../server/platform/workers/lease-owner.js";
 import { createLogger } from "../../../server/platform/logger.js";
 import { eventually } from "../../support/eventually.js";
 
