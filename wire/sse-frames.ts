@@ -29,7 +29,10 @@ export const SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8";
 export interface SseCarrier<T, C> {
   /** The JSON event an item stands for. */
   event(item: T): JsonValue;
-  /** What carries one frame; `first` is the stream's first chunk (the inference doors give it the content type). */
+  /**
+   * What carries one frame; `first` is the stream's first chunk (the inference JSON methods give
+   * it the content type).
+   */
   chunk(frame: string, first: boolean): C;
   /**
    * An item that is the whole answer rather than an event (an unstreamed call's reply) becomes

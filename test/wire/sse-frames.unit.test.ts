@@ -5,7 +5,7 @@ import { suite } from "../support/suite.js";
 
 /**
  * The one framing loop of wire/sse-frames.ts, which the facade (its server streams) and the
- * inference doors (server/services/inference/json-methods.ts) both run.
+ * inference JSON methods (server/services/inference/json-methods.ts) both run.
  */
 const test = suite("SSE frames");
 

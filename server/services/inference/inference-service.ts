@@ -5,8 +5,9 @@ import { chatCompletionFromJson, embeddingFromJson, messageFromJson, responseFro
 import { chatCompletionTyped, embeddingTyped, messageTyped, responseTyped } from "./typed-methods.js";
 
 /**
- * POST /chat/completions, /embeddings, /responses and /messages: each with a REST door (the raw
- * JSON body) and a gRPC door (the typed messages) into one pipeline (README.md beside this file).
+ * POST /chat/completions, /embeddings, /responses and /messages: each as a JSON method (the raw
+ * body, for REST) and a typed method (the typed messages, for gRPC) into one pipeline (README.md
+ * beside this file).
  */
 export function inferenceService(engine: Engine): ServiceImpl<typeof InferenceService> {
   return {

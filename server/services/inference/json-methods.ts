@@ -13,10 +13,10 @@ import { validateChatRequest, validateEmbeddingRequest } from "../../engine/infe
 import { MESSAGES_API, RESPONSES_API, translatedChat } from "../../engine/inference/translated-chat.js";
 
 /**
- * The REST doors of inference (the `…FromJson` methods): the raw body, parsed once, checked by the
- * compiled validator, and handed to the pipeline as the client sent it; the pipeline's JSON goes
- * back as the answer body, or as ready SSE frames when streamed (the facade adds keepalives and
- * the error event of a stream that fails midway).
+ * The JSON methods of inference (`…FromJson`, what the REST door calls): the raw body, parsed
+ * once, checked by the compiled validator, and handed to the pipeline as the client sent it; the
+ * pipeline's JSON goes back as the answer body, or as ready SSE frames when streamed (the facade
+ * adds keepalives and the error event of a stream that fails midway).
  */
 type HttpBodyOut = MessageInitShape<typeof HttpBodySchema>;
 

@@ -31,8 +31,8 @@ import { withExtraBody } from "../../engine/inference/request-fields.js";
 import { MESSAGES_API, RESPONSES_API, translatedChat } from "../../engine/inference/translated-chat.js";
 
 /**
- * The gRPC doors of inference (the typed methods): adapters into the same pipelines as the REST
- * doors. The request message becomes its wire JSON (the validation interceptor has checked it),
+ * The typed methods of inference (what gRPC clients call): adapters into the same pipelines as the
+ * JSON methods. The request message becomes its wire JSON (the validation interceptor has checked it),
  * with `extra_body` as top-level fields; the pipeline's JSON becomes the answer message, with the
  * top-level fields the message has no field for in `extra`.
  */
@@ -92,7 +92,7 @@ function requestJson<Desc extends DescMessage>(schema: Desc, req: MessageShape<D
  * An answer message from the pipeline's JSON. Its top-level fields without a place in the message
  * go to `extra`; nested ones the message cannot hold are dropped, as a typed client could not read
  * them anyway. An answer the message cannot represent at all (a provider's field of another type)
- * is a 502: the call itself succeeded and is billed, but this door cannot carry its answer.
+ * is a 502: the call itself succeeded and is billed, but a typed method cannot carry its answer.
  */
 function typedAnswer<Desc extends DescMessage>(schema: Desc, json: JsonObject): MessageShape<Desc> {
   const known: JsonObject = {};

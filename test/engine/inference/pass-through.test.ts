@@ -16,7 +16,7 @@ import { sseData } from "../../support/sse.js";
 /**
  * Inference is JSON-native: what a client sends reaches the provider as sent, less the gateway's
  * own fields, and what the provider answers reaches the client, plus the gateway's own fields. The
- * typed gRPC door is an adapter into the same pipeline (`extra_body` in, `extra` out), so the same
+ * typed methods (gRPC's) are an adapter into the same pipeline (`extra_body` in, `extra` out), so the same
  * call over REST and over gRPC sends the same upstream body and is billed the same.
  */
 const test = suite<{ env: InferenceGateway; grpc: GrpcClient }>("inference: fields pass through");
