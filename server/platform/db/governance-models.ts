@@ -1,3 +1,10 @@
+/**
+ * Models of the governance tables (migration 0002): members, guardrails and their assignments,
+ * BYOK credentials, private endpoints, PKCE apps and codes. Money is integer micro-dollars,
+ * returned by `pg` as strings; NUMERIC prices are strings too.
+ *
+ * @module
+ */
 import {
   DataTypes,
   Model,
@@ -7,12 +14,6 @@ import {
   type Sequelize,
 } from "sequelize";
 import type { JsonObject } from "@bufbuild/protobuf";
-
-/**
- * Models of the governance tables (migration 0002): members, guardrails and their assignments,
- * BYOK credentials, private endpoints, PKCE apps and codes. Money is integer micro-dollars,
- * returned by `pg` as strings; NUMERIC prices are strings too.
- */
 
 export class MemberRow extends Model<InferAttributes<MemberRow>, InferCreationAttributes<MemberRow>> {
   declare id: string;

@@ -1,3 +1,15 @@
+/**
+ * POST /batches, whichever way the submission comes (batch-submission-source.ts): every check that
+ * can refuse a batch runs before anything is committed — the body of each item (400 naming its
+ * index), duplicate custom ids and model variants (422), the model and its route under the
+ * caller's governance (400, 403), the rate limit and the worst-case cost of all items against every
+ * budget (429, 402; the cost stays reserved for the batch's window). The items are checked and
+ * written in chunks as they arrive (batch-item-writer.ts), inside one transaction that commits only
+ * after the last check; the 202 follows the commit. An `Idempotency-Key` returns the batch it first
+ * created when the request is the same, 409 otherwise; concurrent duplicates meet at a unique index.
+ *
+ * @module
+ */
 import { createHash, randomBytes, type Hash } from "node:crypto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { BatchEndpointSchema, type CreateBatchRequest } from "../../../gen/gateway/v1/batches_pb.js";
@@ -17,16 +29,6 @@ import type { SubmissionPart } from "./batch-submission-source.js";
 import { nativeProviderFor } from "./native-batch-upstream.js";
 import type { ProviderSlots } from "./provider-slots.js";
 
-/**
- * POST /batches, whichever way the submission comes (batch-submission-source.ts): every check that
- * can refuse a batch runs before anything is committed — the body of each item (400 naming its
- * index), duplicate custom ids and model variants (422), the model and its route under the
- * caller's governance (400, 403), the rate limit and the worst-case cost of all items against every
- * budget (429, 402; the cost stays reserved for the batch's window). The items are checked and
- * written in chunks as they arrive (batch-item-writer.ts), inside one transaction that commits only
- * after the last check; the 202 follows the commit. An `Idempotency-Key` returns the batch it first
- * created when the request is the same, 409 otherwise; concurrent duplicates meet at a unique index.
- */
 const WINDOW_S = 24 * 3600;
 /** A `\u0000` or surrogate escape that is not itself an escaped backslash followed by text. */
 const UNSTORABLE_ESCAPE = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/;

@@ -1,3 +1,10 @@
+/**
+ * Batches of the caller's workspace (another workspace's batch is a 404). POST answers once the
+ * batch is committed; the engine (batch-engine.ts) runs it. Results are shown only in a terminal
+ * status; after the retention period reads answer 410.
+ *
+ * @module
+ */
 import { getOption } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { BatchesService } from "../../../gen/gateway/v1/batches_pb.js";
@@ -23,11 +30,6 @@ import { toBatch } from "./batch-view.js";
 import { removeUpstreamBatch } from "./native-batch-upstream.js";
 import { createSlots } from "./provider-slots.js";
 
-/**
- * Batches of the caller's workspace (another workspace's batch is a 404). POST answers once the
- * batch is committed; the engine (batch-engine.ts) runs it. Results are shown only in a terminal
- * status; after the retention period reads answer 410.
- */
 const MAX_IDEMPOTENCY_KEY = 255;
 const DEFAULT_PAGE = 20;
 /** The API's batch input limit (docs/api/batches.md), for gRPC callers too (the REST facade enforces the route's). */

@@ -1,3 +1,16 @@
+/**
+ * Batches on a provider's own batch API (native-batch-upstream.ts decides which). The batch row is
+ * the queue entry: an instance claims a due batch by pushing `upstream_next_poll_at` forward, then
+ * submits it (all its items as one provider batch), or polls it, or collects its results. Items
+ * are held by the lease owner `native:<batch id>` for as long as the provider has them, so the
+ * item-by-item engine never claims them; whichever instance collects a result settles it through
+ * the same fenced statement as local runs, so a result collected twice is billed once.
+ *
+ * Not exactly-once on the provider side: a crash between the provider accepting the batch and
+ * our recording its id submits it again on the next claim (the orphan is never polled or billed).
+ *
+ * @module
+ */
 import { ConnectError } from "@connectrpc/connect";
 import type { BatchEngineConfig } from "../../platform/config.js";
 import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
@@ -16,17 +29,6 @@ import { errorResult, itemId, type BatchStatusName, type ItemResult } from "./ba
 import { holdPendingItems, pendingItems, pollNativeBatchIn, recordUpstreamBatch } from "./batch-store-queue.js";
 import { settleItems, type SettledItem } from "./batch-store-settlement.js";
 
-/**
- * Batches on a provider's own batch API (native-batch-upstream.ts decides which). The batch row is
- * the queue entry: an instance claims a due batch by pushing `upstream_next_poll_at` forward, then
- * submits it (all its items as one provider batch), or polls it, or collects its results. Items
- * are held by the lease owner `native:<batch id>` for as long as the provider has them, so the
- * item-by-item engine never claims them; whichever instance collects a result settles it through
- * the same fenced statement as local runs, so a result collected twice is billed once.
- *
- * Not exactly-once on the provider side: a crash between the provider accepting the batch and
- * our recording its id submits it again on the next claim (the orphan is never polled or billed).
- */
 /** Native batches advanced at once by one instance. */
 export const NATIVE_CONCURRENCY = 8;
 /** Collected results are settled in groups of this many. */

@@ -1,3 +1,15 @@
+/**
+ * POST /api/alpha/decisions: one chat call per question, all sent in parallel to the same endpoint
+ * within one inference call (inference-call.ts), so a decision is governed, routed, reserved and
+ * settled like one chat completion: one rate-limit hit, one reservation of the worst case, one
+ * ledger row (api `chat`) whose generation id is the decision's `id` and whose tokens and cost are
+ * the sums over the questions. When any question fails on an endpoint, the others are cancelled
+ * and the whole decision moves on to the next endpoint, so every answer comes from the one
+ * `model`/`provider` the response names. Only endpoints whose catalog entry supports logprobs are
+ * routed to.
+ *
+ * @module
+ */
 import { setMaxListeners } from "node:events";
 import { create, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError, type HandlerContext } from "@connectrpc/connect";
@@ -19,16 +31,6 @@ import { REQUIRED_PARAMETERS, questionRequest } from "./decision-prompt.js";
 import { questionsOf, stateText } from "./decision-questions.js";
 import { answerOf } from "./label-probabilities.js";
 
-/**
- * POST /api/alpha/decisions: one chat call per question, all sent in parallel to the same endpoint
- * within one inference call (inference-call.ts), so a decision is governed, routed, reserved and
- * settled like one chat completion: one rate-limit hit, one reservation of the worst case, one
- * ledger row (api `chat`) whose generation id is the decision's `id` and whose tokens and cost are
- * the sums over the questions. When any question fails on an endpoint, the others are cancelled
- * and the whole decision moves on to the next endpoint, so every answer comes from the one
- * `model`/`provider` the response names. Only endpoints whose catalog entry supports logprobs are
- * routed to.
- */
 type DecisionResponse = MessageInitShape<typeof CreateDecisionResponseSchema>;
 
 export async function createDecision(

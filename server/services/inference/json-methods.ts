@@ -1,3 +1,11 @@
+/**
+ * The JSON methods of inference (`…FromJson`, what the REST door calls): the raw body, parsed
+ * once, checked by the compiled validator, and handed to the pipeline as the client sent it; the
+ * pipeline's JSON goes back as the answer body, or as ready SSE frames when streamed (the facade
+ * adds keepalives and the error event of a stream that fails midway).
+ *
+ * @module
+ */
 import { create, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import { HttpBodySchema, type HttpBody } from "../../../gen/google/api/httpbody_pb.js";
@@ -12,12 +20,6 @@ import { withExtraBody } from "../../engine/inference/request-fields.js";
 import { validateChatRequest, validateEmbeddingRequest } from "../../engine/inference/request-validators.js";
 import { MESSAGES_API, RESPONSES_API, translatedChat } from "../../engine/inference/translated-chat.js";
 
-/**
- * The JSON methods of inference (`…FromJson`, what the REST door calls): the raw body, parsed
- * once, checked by the compiled validator, and handed to the pipeline as the client sent it; the
- * pipeline's JSON goes back as the answer body, or as ready SSE frames when streamed (the facade
- * adds keepalives and the error event of a stream that fails midway).
- */
 type HttpBodyOut = MessageInitShape<typeof HttpBodySchema>;
 
 export async function* chatCompletionFromJson(

@@ -1,3 +1,11 @@
+/**
+ * The typed methods of inference (what gRPC clients call): adapters into the same pipelines as the
+ * JSON methods. The request message becomes its wire JSON (the validation interceptor has checked it),
+ * with `extra_body` as top-level fields; the pipeline's JSON becomes the answer message, with the
+ * top-level fields the message has no field for in `extra`.
+ *
+ * @module
+ */
 import {
   fromJson,
   type DescMessage,
@@ -30,12 +38,6 @@ import type { Engine } from "../../engine/engine.js";
 import { withExtraBody } from "../../engine/inference/request-fields.js";
 import { MESSAGES_API, RESPONSES_API, translatedChat } from "../../engine/inference/translated-chat.js";
 
-/**
- * The typed methods of inference (what gRPC clients call): adapters into the same pipelines as the
- * JSON methods. The request message becomes its wire JSON (the validation interceptor has checked it),
- * with `extra_body` as top-level fields; the pipeline's JSON becomes the answer message, with the
- * top-level fields the message has no field for in `extra`.
- */
 export async function* chatCompletionTyped(
   engine: Engine,
   req: ChatCompletionRequest,

@@ -1,3 +1,25 @@
+/**
+ * The transitions of an intern's runtime (provision, suspend, delete), with the host work done by
+ * InternHosts (the runtime seam) in the background of this instance:
+ *
+ *   queued | stopped | failed ─provision─▶ provisioning ─host up─▶ running   (429 past a cap: intern-store-caps.ts)
+ *                                          provisioning ─host failed─▶ failed (last_failure_message)
+ *   running | provisioning ─suspend─▶ stopped (host stopped first)
+ *   any ─delete─▶ destroying ─host stopped─▶ (gone)   destroying ─stop failed─▶ destroy_failed
+ *
+ *   provisioning | running ─runtime lost─▶ provisioning (restart)  or  failed (it keeps dying)
+ *   destroying ─runtime lost─▶ (gone)
+ *
+ * Any other request is a 409 naming the status. Each provision, suspend and delete starts a new
+ * `provision_generation`; a boot writes its progress and outcome only while its generation is
+ * current, so the later request wins a race. The intern's own key exists only from provisioning
+ * on: every provisioning issues a fresh one, and suspend, a failed boot and delete revoke it.
+ * The instance doing an intern's host work holds its runtime lease; a lost runtime (the host
+ * exited, or the lease lapsed with its instance) is taken over by intern-supervisor.ts through
+ * `recoverLocked`.
+ *
+ * @module
+ */
 import { ConnectError } from "@connectrpc/connect";
 import type { Transaction } from "sequelize";
 import type { Caller } from "../../platform/core/auth.js";
@@ -20,26 +42,6 @@ import {
   type RuntimeLease,
 } from "./intern-store.js";
 
-/**
- * The transitions of an intern's runtime (provision, suspend, delete), with the host work done by
- * InternHosts (the runtime seam) in the background of this instance:
- *
- *   queued | stopped | failed ─provision─▶ provisioning ─host up─▶ running   (429 past a cap: intern-store-caps.ts)
- *                                          provisioning ─host failed─▶ failed (last_failure_message)
- *   running | provisioning ─suspend─▶ stopped (host stopped first)
- *   any ─delete─▶ destroying ─host stopped─▶ (gone)   destroying ─stop failed─▶ destroy_failed
- *
- *   provisioning | running ─runtime lost─▶ provisioning (restart)  or  failed (it keeps dying)
- *   destroying ─runtime lost─▶ (gone)
- *
- * Any other request is a 409 naming the status. Each provision, suspend and delete starts a new
- * `provision_generation`; a boot writes its progress and outcome only while its generation is
- * current, so the later request wins a race. The intern's own key exists only from provisioning
- * on: every provisioning issues a fresh one, and suspend, a failed boot and delete revoke it.
- * The instance doing an intern's host work holds its runtime lease; a lost runtime (the host
- * exited, or the lease lapsed with its instance) is taken over by intern-supervisor.ts through
- * `recoverLocked`.
- */
 const PROVISIONABLE: readonly InternStatusName[] = ["queued", "stopped", "failed"];
 const SUSPENDABLE: readonly InternStatusName[] = ["running", "provisioning"];
 const LIVE: readonly InternStatusName[] = ["provisioning", "running"];

@@ -1,3 +1,10 @@
+/**
+ * The one way a key comes into being (POST /keys, the operator, the PKCE exchange): a fresh
+ * secret, stored only as its hash, and a creator that must be a current member (the organization
+ * owner when none is named).
+ *
+ * @module
+ */
 import type { Transaction } from "sequelize";
 import { gatewayError } from "../../../wire/errors.js";
 import { hashKey, maskKey, newKeySecret } from "../../platform/secrets/key-secret.js";
@@ -5,11 +12,6 @@ import { ApiKeyRow } from "../../platform/db/models.js";
 import { isMember, ownerOf } from "../members/member-store.js";
 import type { RateLimitColumns } from "../../engine/admission/rate-limit-settings.js";
 
-/**
- * The one way a key comes into being (POST /keys, the operator, the PKCE exchange): a fresh
- * secret, stored only as its hash, and a creator that must be a current member (the organization
- * owner when none is named).
- */
 /** Its limits per minute (`svc_rate_limit`) are optional: a key is issued without any by default. */
 export interface KeyToIssue extends Partial<RateLimitColumns> {
   organizationId: string;
