@@ -25,7 +25,7 @@ import type { KeyHealth } from "../engine/key-pools/key-pool.js";
 import { shellEgressFor } from "../services/interns/shell-egress.js";
 import type { Logger } from "../platform/logger.js";
 import { startBatchEngine } from "../services/batches/batch-engine.js";
-import { once, stopInPhases } from "../platform/core/lifecycle.js";
+import { once, stopInPhases } from "../platform/lifecycle.js";
 import { shutdownPhases } from "./shutdown.js";
 import { newLeaseOwner } from "../platform/workers/lease-owner.js";
 import { SettlementWriter } from "../engine/usage/settlement-writer.js";

@@ -1,4 +1,4 @@
-import type { ShutdownPhase, Stoppable } from "../platform/core/lifecycle.js";
+import type { ShutdownPhase, Stoppable } from "../platform/lifecycle.js";
 
 /** What an instance stops, by role; `shutdownPhases` puts them in order. */
 export interface InstanceParts {

@@ -1,6 +1,6 @@
 import * as assert from "uvu/assert";
 import { shutdownPhases, type InstanceParts } from "../../server/app/shutdown.js";
-import { stopInPhases } from "../../server/platform/core/lifecycle.js";
+import { stopInPhases } from "../../server/platform/lifecycle.js";
 import { createLogger } from "../../server/platform/logger.js";
 import { suite } from "../support/suite.js";
 

@@ -1,9 +1,9 @@
 import * as assert from "uvu/assert";
-import { once, stopInPhases } from "../../../server/platform/core/lifecycle.js";
-import { createLogger } from "../../../server/platform/logger.js";
-import { suite } from "../../support/suite.js";
+import { once, stopInPhases } from "../../server/platform/lifecycle.js";
+import { createLogger } from "../../server/platform/logger.js";
+import { suite } from "../support/suite.js";
 
-/** The one lifecycle (server/platform/core/lifecycle.ts): phases in order, parts of a phase together, failures logged and passed. */
+/** The one lifecycle (server/platform/lifecycle.ts): phases in order, parts of a phase together, failures logged and passed. */
 const test = suite("lifecycle: stopping in phases");
 
 /** A part that records when its stop starts and ends, ending when `release` is called (or at once). */

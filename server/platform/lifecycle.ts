@@ -1,5 +1,5 @@
-import { errorMessage } from "../../../wire/errors.js";
-import type { Logger } from "../logger.js";
+import { errorMessage } from "../../wire/errors.js";
+import type { Logger } from "./logger.js";
 
 /**
  * The one lifecycle of the parts an instance starts (the leased workers, the lease book, the
