@@ -4,19 +4,19 @@ import net from "node:net";
 /**
  * SSRF guard of every request the gateway sends to a caller-chosen URL (private endpoints, the
  * interns' fetch tool): a caller cannot point it at loopback, the private network, or a cloud
- * metadata service. The host is resolved here and every address must be public; the caller then
+ * metadata service. The hostname is resolved here and every address must be public; the caller then
  * connects to exactly these addresses (see pinned-lookup.ts), so DNS cannot be rebound between
- * check and connect. Operators open holes with an allow-list of hosts
+ * check and connect. Operators open holes with an allow-list of hostnames
  * (GATEWAY_PRIVATE_ENDPOINT_ALLOWED_HOSTS, GATEWAY_INTERN_FETCH_ALLOWED_HOSTS).
  */
 export interface VettedDestination {
-  /** Host name (or IP literal, without brackets) as the URL names it; TLS is verified against it. */
+  /** Hostname (or IP literal, without brackets) as the URL names it; TLS is verified against it. */
   host: string;
   addresses: LookupAddress[];
 }
 
 /**
- * A destination the gateway must not call. The message names the host, never the whole URL;
+ * A destination the gateway must not call. The message names the hostname, never the whole URL;
  * `host` and `reason` let a caller word its own message.
  */
 export class DestinationRefused extends Error {
@@ -67,7 +67,7 @@ export const NON_PUBLIC_V6: Array<[string, number]> = [
   ["ff00::", 8], // multicast
 ];
 
-/** Public addresses that are nonetheless a cloud host's own services: Azure's wireserver, which serves its metadata. */
+/** Public addresses that are nonetheless a cloud provider's own services: Azure's wireserver, which serves its metadata. */
 export const HOST_SERVICES_V4: Array<[string, number]> = [["168.63.129.16", 32]];
 
 const nonPublicV4 = new net.BlockList();
@@ -76,7 +76,7 @@ const nonPublicV6 = new net.BlockList();
 for (const [network, prefix] of NON_PUBLIC_V6) nonPublicV6.addSubnet(network, prefix, "ipv6");
 
 /**
- * Whether an address is public unicast and no cloud host's own service, looking through IPv6 forms
+ * Whether an address is public unicast and no cloud provider's own service, looking through IPv6 forms
  * that carry an IPv4 address.
  */
 export function isPublicAddress(address: string): boolean {
@@ -148,12 +148,12 @@ function hextets(address: string): number[] {
 export interface DestinationGuardOptions {
   allowedHosts: readonly string[];
   resolveTimeoutMs: number;
-  /** Addresses fixed for host names (lower-case, like curl --resolve): used instead of DNS and vetted like resolved ones. */
+  /** Addresses fixed for hostnames (lower-case, like curl --resolve): used instead of DNS and vetted like resolved ones. */
   fixedAddresses?: Readonly<Record<string, string>>;
 }
 
 export function createDestinationGuard(options: DestinationGuardOptions): DestinationGuard {
-  // Allow-list entries are exact host names or IP literals; literals are matched as addresses so
+  // Allow-list entries are exact hostnames or IP literals; literals are matched as addresses so
   // that "::1" and "0::1" are the same entry, and also allow a name that resolves to them.
   const allowedNames = new Set<string>();
   const allowedAddresses = new net.BlockList();

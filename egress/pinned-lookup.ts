@@ -3,7 +3,7 @@ import type { LookupFunction } from "node:net";
 
 /**
  * A `lookup` that answers with the vetted addresses only, in the shape net.connect asks for: a
- * connection to a caller-chosen host reaches exactly the addresses the destination guard
+ * connection to a caller-chosen hostname reaches exactly the addresses the destination guard
  * (destination-guard.ts) let through, so DNS cannot be rebound between check and connect.
  */
 export function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunction {

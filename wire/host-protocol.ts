@@ -72,7 +72,7 @@ export interface HostConfig {
   /** The shell's TMPDIR, in the intern's home. */
   tmpDir: string;
   limits: HostLimits;
-  /** Fixed addresses for the fetch tool's host names, vetted like resolved ones. */
+  /** Fixed addresses for the fetch tool's hostnames, vetted like resolved ones. */
   fetchResolve: Record<string, string>;
   /** Hosts the fetch tool may call although they are not public (GATEWAY_INTERN_FETCH_ALLOWED_HOSTS). */
   fetchAllowedHosts: string[];
@@ -186,7 +186,7 @@ export interface InternRuntimeConfig {
   /** GATEWAY_INTERN_FETCH_RESOLVE `host=address,…`: fixed addresses for the fetch tool (like curl --resolve). */
   fetchResolve: Record<string, string>;
   /**
-   * GATEWAY_INTERN_FETCH_ALLOWED_HOSTS: host names and addresses the fetch tool may call although
+   * GATEWAY_INTERN_FETCH_ALLOWED_HOSTS: hostnames and addresses the fetch tool may call although
    * they are loopback, private, link-local or metadata addresses (never the gateway's own ports).
    */
   fetchAllowedHosts: string[];
@@ -195,7 +195,7 @@ export interface InternRuntimeConfig {
   /** Address the hosts' HTTP APIs listen on (GATEWAY_INTERN_HOST_LISTEN, default 127.0.0.1). */
   hostListen: string;
   /**
-   * Host name in a host's recorded origin: what other gateway instances and daemon clients
+   * Hostname in a host's recorded origin: what other gateway instances and daemon clients
    * connect to. Default the listen address, or this machine's name when it listens on all.
    */
   hostAdvertise: string;

@@ -14,7 +14,7 @@ import type { ReleasedSecret } from "../../wire/host-protocol.js";
  *
  * The model refers to a vault secret as `{{secrets.NAME}}` in a header value or the body and never
  * sees its value: the placeholder is filled in only when the vault releases that secret to exactly
- * the request's host name (the gateway decides, per request), and over http only when the secret
+ * the request's hostname (the gateway decides, per request), and over http only when the secret
  * is stored with `allow_http`. A request whose secret is not released is not sent at all.
  * Redirects are followed by hand, at most 5: each hop's secrets are released for that hop's URL
  * again, and a request that carries secrets never follows a redirect to another host (or from

@@ -1,7 +1,7 @@
 import type { Interceptor } from "@connectrpc/connect";
 import { authInterceptor } from "../platform/core/auth.js";
 import { errorInterceptor } from "../platform/core/error-interceptor.js";
-import { globalHostOnlyInterceptor } from "../platform/core/global-host.js";
+import { globalHostOnlyInterceptor } from "../engine/catalog/global-host.js";
 import { validationInterceptor } from "../platform/core/validation.js";
 import type { Deps } from "../services/deps.js";
 import { regionalHostOf } from "../engine/governance/endpoint-policy.js";
@@ -10,7 +10,7 @@ import type { ExchangeObserver } from "../../wire/exchange.js";
 
 /**
  * The core's chain, outermost first: observation (request id, access log, metrics, span: calls
- * over the network only) → errors → auth → global host only (interns, vault) → validation →
+ * over the network only) → errors → auth → global hostname only (interns, vault) → validation →
  * handler. Assembled here, where the gateway is composed: the mechanisms of server/platform/core know
  * nothing of the services and stores they are given.
  */

@@ -36,7 +36,7 @@ export function storageConfig(env: Env, dataDir: string): StorageConfig {
     prefix: env.GATEWAY_S3_PREFIX ?? "",
     region: nonEmpty(env.GATEWAY_S3_REGION) ?? "us-east-1",
     endpoint,
-    // S3-compatible services mostly want the bucket in the path; AWS wants it in the host name.
+    // S3-compatible services mostly want the bucket in the path; AWS wants it in the hostname.
     forcePathStyle: boolVar(env, "GATEWAY_S3_FORCE_PATH_STYLE", endpoint !== undefined),
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
   };

@@ -62,7 +62,7 @@ export function listVar(env: Env, name: string): string[] {
     .filter((item) => item !== "");
 }
 
-/** `host=address,…` pairs, host names lower-cased. */
+/** `host=address,…` pairs, hostnames lower-cased. */
 export function resolveVar(env: Env, name: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const item of listVar(env, name)) {

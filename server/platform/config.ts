@@ -57,7 +57,7 @@ export interface GatewayConfig {
   masterKey: string | undefined;
   /**
    * Hosts a private endpoint may use although they resolve to loopback, private, link-local or
-   * metadata addresses (e.g. an on-premises deployment). Exact host names or IP literals.
+   * metadata addresses (e.g. an on-premises deployment). Exact hostnames or IP literals.
    */
   privateEndpointAllowedHosts: string[];
   /** PEM file of extra CA certificates trusted for private endpoints (an internal CA). */
@@ -69,7 +69,7 @@ export interface GatewayConfig {
    * the operator's providers' 256 MiB, so a few parallel calls cannot take the process's memory.
    */
   privateEndpointMaxAnswerBytes: number;
-  /** GATEWAY_CONFIG: JSON or YAML file of providers, models and regional hosts; none = empty catalog. */
+  /** GATEWAY_CONFIG: JSON or YAML file of providers, models and regional hostnames; none = empty catalog. */
   catalogFile: string | undefined;
   /** Requests per key per rate-limit window; 0 turns the limit off. */
   rateLimitRequests: number;

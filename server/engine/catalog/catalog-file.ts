@@ -7,7 +7,7 @@ import { errorMessage } from "../../../wire/errors.js";
 
 /**
  * GATEWAY_CONFIG: the JSON file (YAML when it ends in .yaml or .yml) declaring the providers the
- * gateway calls, the models it offers with their endpoints, and regional host names. Without a
+ * gateway calls, the models it offers with their endpoints, and regional hostnames. Without a
  * file the catalog is empty. Any mistake stops the start with one message naming the file, the
  * JSON path and the rule. Keys are snake_case; unknown keys are refused.
  *
@@ -49,7 +49,7 @@ import { errorMessage } from "../../../wire/errors.js";
  *     supported_parameters     (default: what the provider kind's API accepts)
  *     supports_implicit_caching (default false)
  *     region, zdr, data_collection (default: the provider's)
- *   regional_hosts         {host: region}: requests arriving on that host name stay in the region
+ *   regional_hosts         {host: region}: requests arriving on that hostname stay in the region
  *   video_models[]         video generation models (schema: video-models.ts)
  *
  * An endpoint's id is `<model id>@<provider slug>`, plus `/<tag>` when the tag is not the slug.

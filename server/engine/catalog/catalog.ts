@@ -93,7 +93,7 @@ export interface Catalog {
   providers: ReadonlyMap<string, CatalogProvider>;
   /** In the order of the config file. */
   models: ReadonlyMap<string, CatalogModel>;
-  /** Lower-case host name (no port) → the region its requests must stay in. */
+  /** Lower-case hostname (no port) → the region its requests must stay in. */
   regionalHosts: ReadonlyMap<string, DataRegion>;
   /** The `video_models` section (video-models.ts), in the order of the config file. */
   videoModels: ReadonlyMap<string, CatalogVideoModel>;

@@ -49,7 +49,7 @@ export interface CatalogVideoModel {
   maxInputReferences: number;
   allowedPassthroughParameters: string[];
   /**
-   * Shaped as catalog endpoints so that guardrails, regional hosts and BYOK keys apply to them
+   * Shaped as catalog endpoints so that guardrails, regional hostnames and BYOK keys apply to them
    * exactly as to text endpoints; their token prices are zero and `pricing.request` holds the
    * highest SKU price, so an endpoint counts as free exactly when every SKU is free.
    */

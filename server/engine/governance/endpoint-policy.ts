@@ -4,7 +4,7 @@ import type { ApplyingGuardrail } from "./applying-guardrails.js";
 
 /**
  * Which endpoints a key may use: the one place where guardrails (models, providers, data
- * regions, zero data retention, training) and the regional host name of a request are turned
+ * regions, zero data retention, training) and the regional hostname of a request are turned
  * into a yes or no per endpoint. GET /models/user filters with it and the request router refuses
  * with it (403 naming the rule), so the list never shows what a request would be refused.
  *
@@ -50,7 +50,7 @@ export interface RegionalHost {
 
 export interface EndpointPolicy {
   guardrails: readonly GuardrailPolicy[];
-  /** The regional host name the request arrived on; its endpoints must be in that region. */
+  /** The regional hostname the request arrived on; its endpoints must be in that region. */
   regionalHost: RegionalHost | null;
 }
 
@@ -59,7 +59,7 @@ export type PolicyVerdict =
   | {
       allowed: false;
       rule: PolicyRule;
-      /** The guardrail that refused; null for the regional host rule. */
+      /** The guardrail that refused; null for the regional hostname rule. */
       guardrailId: string | null;
       /** A sentence for the 403 message; names the rule, the guardrail and the endpoint's property. */
       reason: string;
@@ -97,7 +97,7 @@ export function policyOf(
 }
 
 /**
- * The regional host a request arrived on, from the Host the facade forwards as
+ * The regional hostname a request arrived on, from the Host the facade forwards as
  * `x-forwarded-host` (port and case ignored); null for any other host.
  */
 export function regionalHostOf(catalog: Catalog, hostHeader: string | null | undefined): RegionalHost | null {

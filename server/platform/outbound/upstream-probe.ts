@@ -5,7 +5,7 @@ import { pinnedLookup } from "../../../egress/pinned-lookup.js";
 /**
  * One HTTPS POST to a private endpoint, made safe to aim at a caller-chosen URL: it connects only
  * to the addresses the destination guard vetted (a custom `lookup`, so DNS cannot be rebound
- * between check and connect) while TLS still verifies the certificate against the host name; it
+ * between check and connect) while TLS still verifies the certificate against the hostname; it
  * never follows redirects; it reads at most MAX_BODY_BYTES; and one deadline covers connect, TLS,
  * headers and body. The outcome is coarse on purpose: callers report status codes and generic
  * wording, never upstream bodies or headers.

@@ -41,7 +41,7 @@ export interface ShellEgressOptions {
   uids: [number, number];
   /** Ports closed on every address from the start (more with closePort). */
   ports: number[];
-  /** Host names and addresses let through (the fetch tool's allowed hosts). */
+  /** Hostnames and addresses let through (the fetch tool's allowed hosts). */
   allowedHosts: readonly string[];
   /** The database's host (a name or an address) and port, closed on its addresses. */
   database?: { host: string; port: number };

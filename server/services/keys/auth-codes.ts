@@ -67,7 +67,7 @@ export function authCodeHandlers({
             limitMicros: storedUsd(req.limit, "limit"),
             limitReset: wireName(ResetIntervalSchema, req.usageLimitType) ?? null,
             keyExpiresAt,
-            // Host names are ASCII (punycode), so slicing keeps the default within the 100-character rule.
+            // Hostnames are ASCII (punycode), so slicing keeps the default within the 100-character rule.
             keyLabel: req.keyLabel ?? target.host.slice(0, 100),
             spawnAgent: req.spawnAgent ?? null,
             spawnCloud: req.spawnCloud ?? null,

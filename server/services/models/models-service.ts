@@ -15,7 +15,7 @@ import { toProvider } from "./provider-view.js";
 
 /**
  * The model catalog and its providers, answered from the in-memory catalog plus, for a
- * caller, its guardrails and its organization's active private endpoints. On a regional host name
+ * caller, its guardrails and its organization's active private endpoints. On a regional hostname
  * every list keeps only what can be served within that region.
  */
 export function modelsService({
@@ -26,7 +26,7 @@ export function modelsService({
 }: Deps): Partial<ServiceImpl<typeof ModelsService>> {
   const regionalHost = (ctx: HandlerContext) => regionalHostOf(catalog, ctx.requestHeader.get("x-forwarded-host"));
 
-  /** What the caller's key may use: its guardrails, the regional host, private endpoints included. */
+  /** What the caller's key may use: its guardrails, the regional hostname, private endpoints included. */
   async function modelsFor(caller: Caller, ctx: HandlerContext): Promise<ListedModel[]> {
     const [guardrails, privateEndpoints] = await Promise.all([
       guardrailsApplyingTo(sequelize, caller.key),

@@ -27,7 +27,7 @@ import { videoRequestSpec } from "./video-request.js";
 import { submissionOf } from "./video-upstream.js";
 
 /**
- * POST /videos: governance as for chat (the model's capabilities, guardrails and regional host
+ * POST /videos: governance as for chat (the model's capabilities, guardrails and regional hostname
  * 403, the rate limit 429, the cost reserved against every budget 402), then the job is written
  * and handed to the provider before the answer, so a provider that refuses the request is the
  * caller's error at once (with fallback to the model's next endpoint when one is unavailable).

@@ -16,7 +16,7 @@ import {
 
 /**
  * Where the intern's fetch tool may go, driven through the scripted model: a local HTTP server
- * stands for every host name (GATEWAY_INTERN_FETCH_RESOLVE points them at 127.0.0.1) and records
+ * stands for every hostname (GATEWAY_INTERN_FETCH_RESOLVE points them at 127.0.0.1) and records
  * each request it gets, so "refused" means it saw nothing. Only `api.example.test` is listed in
  * GATEWAY_INTERN_FETCH_ALLOWED_HOSTS; `internal.example.test` has the same address and is not.
  * The server speaks plain http, which is also what the https rule for secrets is tested with.

@@ -13,7 +13,7 @@ import {
 
 /**
  * Host binding of vault secrets in the intern's fetch tool (docs/api/vault.md): a second local HTTP server
- * stands for several host names (GATEWAY_INTERN_FETCH_RESOLVE points them all at it, and
+ * stands for several hostnames (GATEWAY_INTERN_FETCH_RESOLVE points them all at it, and
  * GATEWAY_INTERN_FETCH_ALLOWED_HOSTS lets the tool call them at that loopback address) and records
  * which requests carried the secret. Only requests to exactly the secret's host do; its parent
  * domain, a sub-domain and a redirect to another host never get it, and the model never sees it.

@@ -41,7 +41,7 @@ const PUBLIC = "198.51.100.2";
 const METADATA = "169.254.77.7";
 const METADATA6 = "fd00:ec2::254";
 const LOOPBACK_NAME_SERVER = "127.77.0.53";
-/** NAT64 and 6to4 forms: of the metadata address, of loopback, of 10.0.0.1, of 8.8.8.8; and one an allowed host names. */
+/** NAT64 and 6to4 forms: of the metadata address, of loopback, of 10.0.0.1, of 8.8.8.8; and one an allowed hostnames. */
 const NAT64_METADATA = "64:ff9b::a9fe:4d07";
 const NAT64_LOOPBACK = "64:ff9b::7f00:1";
 const SIXTOFOUR_PRIVATE = "2002:a00:1::1";
