@@ -24,7 +24,7 @@ import { startCacheSweeper } from "../engine/response-cache/cache-sweeper.js";
 import type { KeyHealth } from "../engine/key-pools/key-pool.js";
 import { shellEgressFor } from "../services/interns/shell-egress.js";
 import type { Logger } from "../platform/logger.js";
-import { startBatchEngine } from "../services/batches/batch-engine.js";
+import { startBatchEngine } from "../services/batches/batch-runner.js";
 import { once, stopInPhases } from "../platform/lifecycle.js";
 import { shutdownPhases } from "./shutdown.js";
 import { newLeaseOwner } from "../platform/workers/lease-owner.js";

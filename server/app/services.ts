@@ -23,7 +23,7 @@ import { VideosService } from "../../gen/gateway/v1/videos_pb.js";
 import { WorkspacesService } from "../../gen/gateway/v1/workspaces_pb.js";
 import { activityService } from "../services/activity/activity-service.js";
 import { analyticsService } from "../services/analytics/analytics-service.js";
-import type { BatchEngine } from "../services/batches/batch-engine.js";
+import type { BatchEngine } from "../services/batches/batch-runner.js";
 import { batchesService } from "../services/batches/batches-service.js";
 import { byokService } from "../services/byok/byok-service.js";
 import { decisionsService } from "../services/decisions/decisions-service.js";

@@ -154,7 +154,7 @@ export interface SettlementConfig {
   capacity: number;
 }
 
-/** The batch engine of this instance (server/services/batches/batch-engine.ts). */
+/** The batch engine of this instance (server/services/batches/batch-runner.ts). */
 export interface BatchEngineConfig {
   /** Items this instance runs at once, over all batches and providers. */
   concurrency: number;
