@@ -6,7 +6,7 @@ import { startChatStack } from "./chat-stack.js";
 
 /**
  * `npm run bench -- batch`: 10,000 chat items submitted in one POST /batches (time to the 202),
- * then run by the gateway's batch engine against the zero-latency mock upstream until the batch
+ * then run by the gateway's batch runner against the zero-latency mock upstream until the batch
  * is completed (items/s); then the same submission again BENCH_BATCH_REPEATS times (warm, each
  * cancelled once accepted); then a submission of almost 200 MB (time to the 202). The gateway runs
  * in its own process; its peak RSS (VmHWM) is read after each phase, and the CPU time the gateway
@@ -14,7 +14,7 @@ import { startChatStack } from "./chat-stack.js";
  * the 202 for 10,000 items in under 0.5 s, ≥ 1,000 items/s on this 2-core machine, the 200 MB
  * submission accepted with a peak RSS under 1 GiB.
  *
- * BENCH_BATCH_SUBMIT_ONLY=1: the engine is off (GATEWAY_BATCH_CONCURRENCY=0) and the run phase is
+ * BENCH_BATCH_SUBMIT_ONLY=1: the runner is off (GATEWAY_BATCH_CONCURRENCY=0) and the run phase is
  * skipped, so that a CPU profile (BENCH_CPU_PROF=<dir>: the gateway writes a V8 CPU profile there
  * when it stops; bench/profile-summary.ts reads it) shows the submissions alone.
  * BENCH_BATCH_LARGE=0 skips the 200 MB submission.

@@ -12,7 +12,7 @@ import { percentile } from "./load.js";
  *    most (every character a match, or a run that keeps every position live), and under the
  *    built-in detectors on text full of near misses;
  * 2. a 10,000-item batch runs under a guardrail that blocks every item (each item's result is the
- *    refusal: the time to completed is the filtering and its writing), once through the engine
+ *    refusal: the time to completed is the filtering and its writing), once through the runner
  *    item by item and once for a provider with a native batch API (all items filtered before the
  *    provider gets them).
  *
@@ -88,7 +88,7 @@ export async function runFiltersBenchmark(): Promise<void> {
 
     const blocking = { content_filters: [{ pattern: "Say hello [0-9]+", action: "block" }] };
     for (const [name, model] of [
-      ["batch through the engine, every item blocked", "bench/chat"],
+      ["batch through the runner, every item blocked", "bench/chat"],
       ["batch to a native batch API, every item blocked", "bench/native"],
     ] as const) {
       const batchKey = await keyWithGuardrail(base, key, blocking);

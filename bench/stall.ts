@@ -9,7 +9,7 @@ import { percentile } from "./load.js";
  * calls (2 connections, zero-latency mock) are timed on an idle gateway, then while a 100,000-item
  * batch (~10 MB) and a 200 MB batch are being accepted; each row gives their latency percentiles
  * and the longest gap, beside the time the large submission took to be answered 202. The batch
- * engine is off, so that only the acceptance is measured.
+ * runner is off, so that only the acceptance is measured.
  */
 const IDLE_MS = Number(process.env.BENCH_STALL_IDLE_MS ?? 5_000);
 const CHAT = JSON.stringify({

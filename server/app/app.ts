@@ -24,7 +24,7 @@ import { startCacheSweeper } from "../engine/response-cache/cache-sweeper.js";
 import type { KeyHealth } from "../engine/key-pools/key-pool.js";
 import { shellEgressFor } from "../services/interns/shell-egress.js";
 import type { Logger } from "../platform/logger.js";
-import { startBatchEngine } from "../services/batches/batch-runner.js";
+import { startBatchRunner } from "../services/batches/batch-runner.js";
 import { once, stopInPhases } from "../platform/lifecycle.js";
 import { shutdownPhases } from "./shutdown.js";
 import { newLeaseOwner } from "../platform/workers/lease-owner.js";
@@ -227,7 +227,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     };
     const engine = assembleEngine(parts, owner);
     const deps: Deps = { ...parts, engine, blobs: createBlobStore(config.storage, log), internHosts };
-    const batches = startBatchEngine(deps);
+    const batches = startBatchRunner(deps);
     const videos = startVideoPoller(deps);
     const cacheSweeper = startCacheSweeper(responseCache, config.cache, log);
     const interns = internLifecycle(deps);

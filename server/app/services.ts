@@ -23,7 +23,7 @@ import { VideosService } from "../../gen/gateway/v1/videos_pb.js";
 import { WorkspacesService } from "../../gen/gateway/v1/workspaces_pb.js";
 import { activityService } from "../services/activity/activity-service.js";
 import { analyticsService } from "../services/analytics/analytics-service.js";
-import type { BatchEngine } from "../services/batches/batch-runner.js";
+import type { BatchRunner } from "../services/batches/batch-runner.js";
 import { batchesService } from "../services/batches/batches-service.js";
 import { byokService } from "../services/byok/byok-service.js";
 import { decisionsService } from "../services/decisions/decisions-service.js";
@@ -62,7 +62,7 @@ function joined<S extends DescService>(service: S, impl: Partial<ServiceImpl<S>>
 
 /** This instance's background work, which services hand work to. */
 export interface Workers {
-  batches: BatchEngine;
+  batches: BatchRunner;
   videos: VideoPoller;
   /** Intern transitions; its supervisor (intern-supervisor.ts) shares its boots and leases. */
   interns: InternLifecycle;

@@ -10,7 +10,7 @@ export interface InstanceParts {
   shellEgress: Stoppable;
   /** The HTTP and gRPC listeners: they stop taking connections and wait for the open calls. */
   listeners: readonly Stoppable[];
-  /** The leased workers: the batch engine and the video poller. */
+  /** The leased workers: the batch runner and the video poller. */
   workers: readonly Stoppable[];
   /** The ledger written behind. */
   settlement: Stoppable;

@@ -90,7 +90,7 @@ export interface GatewayConfig {
   /** How long `GET /interns/{id}/daemon` waits for the intern's host before answering 408 (10 s by default). */
   internDaemonTimeoutMs: number;
   internRuntime: InternRuntimeConfig;
-  batch: BatchEngineConfig;
+  batch: BatchRunnerConfig;
   /** Admission from leases (server/engine/admission/lease-book.ts). */
   leases: LeaseConfig;
   /** Settlement written behind (server/engine/usage/settlement-writer.ts). */
@@ -154,8 +154,8 @@ export interface SettlementConfig {
   capacity: number;
 }
 
-/** The batch engine of this instance (server/services/batches/batch-runner.ts). */
-export interface BatchEngineConfig {
+/** The batch runner of this instance (server/services/batches/batch-runner.ts). */
+export interface BatchRunnerConfig {
   /** Items this instance runs at once, over all batches and providers. */
   concurrency: number;
   /** Items this instance runs at once against one provider. */
@@ -166,7 +166,7 @@ export interface BatchEngineConfig {
   maxAttempts: number;
   /** First retry delay; doubled per try, or the provider's Retry-After when longer. */
   retryBaseMs: number;
-  /** How often an idle engine looks for work, expired batches and results to purge. */
+  /** How often an idle runner looks for work, expired batches and results to purge. */
   pollMs: number;
   /** How often a batch running on a provider's own batch API is polled there. */
   nativePollMs: number;

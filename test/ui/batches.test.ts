@@ -16,7 +16,7 @@ import { at, call } from "../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../support/inference-gateway.js";
 
 /**
- * The console's Batches page (ui/src/pages/batches.tsx) in a real browser, with the batch engine
+ * The console's Batches page (ui/src/pages/batches.tsx) in a real browser, with the batch runner
  * running against the mock upstream: a batch submitted through the API is watched until it
  * completes (the upstream holds its items until the page has shown it running), its counts and
  * results; cancelling and deleting, confirmed; the API's message when a change fails; paging.

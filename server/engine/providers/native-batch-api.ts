@@ -3,7 +3,7 @@ import type { UpstreamTarget, UpstreamUsage } from "./provider.js";
 
 /**
  * A provider's own batch API (Anthropic message batches; OpenAI-style file batches), used by the
- * batch engine instead of executing items one by one when the provider is configured with
+ * batch runner instead of executing items one by one when the provider is configured with
  * `native_batches: true`. Requests and answers are in the OpenAI chat completions format, like the
  * rest of the adapter layer; the implementation translates to and from the provider's dialect.
  * Every method throws UpstreamError (provider.ts) on failure.

@@ -6,7 +6,7 @@ import { processRuns } from "./process-runs.js";
 const mintedHere = new Set<string>();
 
 /**
- * The name a process's work loops (batch engine, video poller) write into the leases they take:
+ * The name a process's work loops (batch runner, video poller) write into the leases they take:
  * host and pid for the operator reading the table, a random suffix so a restarted process with a
  * reused pid never mistakes its predecessor's leases for its own.
  */

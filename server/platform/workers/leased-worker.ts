@@ -19,7 +19,7 @@ import { errorMessage } from "../../../wire/errors.js";
  * pauses a queue.
  */
 export interface LeasedWorkerSpec<T> {
-  /** Names the worker in logs ("batch engine"). */
+  /** Names the worker in logs ("batch runner"). */
   name: string;
   log: Logger;
   /** Items worked on at once; 0 runs no loop at all. */

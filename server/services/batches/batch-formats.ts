@@ -8,7 +8,7 @@ import { withoutGatewayFields } from "../../engine/inference/request-fields.js";
 import type { InferenceApi } from "../../engine/inference/routing.js";
 
 /**
- * What each batch endpoint format means for the engine: which inference API runs it, how an item
+ * What each batch endpoint format means for the runner: which inference API runs it, how an item
  * body is checked at submission, how it becomes the pipeline's request (the OpenAI chat or
  * embeddings format the adapters take) and how the answer goes back into the endpoint's format.
  * Responses and Messages items go through the same translators as the live POST /responses and

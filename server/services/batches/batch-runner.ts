@@ -27,15 +27,15 @@ import { advanceNativeBatch, NATIVE_CONCURRENCY } from "./native-batch-driver.js
 import { createSlots } from "./provider-slots.js";
 
 /**
- * The batch engine of one instance. Work lives in Postgres: items are claimed with
+ * The batch runner of one instance. Work lives in Postgres: items are claimed with
  * `FOR UPDATE SKIP LOCKED` and a lease this instance renews while they run, so any number of
  * instances share one queue and the items of one that stops or crashes are claimed again once
  * their lease lapses. Finished items are recorded in groups (batch-store-settlement.ts), which
  * only apply while the lease is still this instance's: an item is recorded and billed exactly
- * once. A database outage only pauses the engine: claims and flushes are retried, results stay
+ * once. A database outage only pauses the runner: claims and flushes are retried, results stay
  * queued.
  */
-export interface BatchEngine {
+export interface BatchRunner {
   /** Looks for work now instead of at the next poll (after a submission). */
   wake(): void;
   stop(): Promise<void>;
@@ -49,7 +49,7 @@ const FLUSH_ITEMS = 200;
 /** Sweeps (expiry, abandoned cancellations, retention) run at most this often. */
 const SWEEP_MS = 1_000;
 
-export function startBatchEngine(deps: Deps): BatchEngine {
+export function startBatchRunner(deps: Deps): BatchRunner {
   const { sequelize, log } = deps;
   const settings = deps.config.batch;
   const owner = newLeaseOwner();
@@ -201,7 +201,7 @@ export function startBatchEngine(deps: Deps): BatchEngine {
   // Without concurrency the instance runs no batch work at all, native batches included.
   const active = settings.concurrency > 0;
   const items = startLeasedWorker({
-    name: "batch engine",
+    name: "batch runner",
     log,
     concurrency: settings.concurrency,
     pollMs: settings.pollMs,

@@ -8,7 +8,7 @@
 import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
 import { errorResult, type BatchStatusName, type ItemResult } from "./batch-store.js";
 
-/** `validating` → `in_progress`: the engine's acceptance of stored batches. */
+/** `validating` → `in_progress`: the runner's acceptance of stored batches. */
 export async function startValidated(sequelize: Sequelize): Promise<string[]> {
   const rows = await sequelize.query<{ id: string }>(
     `UPDATE batches SET status = 'in_progress'

@@ -1,5 +1,5 @@
 /**
- * The batch tables as queues (batch-store.ts has the rows): items claimed one by one by the engine
+ * The batch tables as queues (batch-store.ts has the rows): items claimed one by one by the runner
  * of any instance under a lease it renews, and batches on a provider's own batch API claimed by
  * pushing their next poll forward. Every write to a leased item is fenced by its `lease_owner`.
  *

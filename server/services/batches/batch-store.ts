@@ -4,9 +4,9 @@ import type { WorkspaceScope } from "../../platform/core/scope.js";
 
 /**
  * The store of the `batches` and `batch_items` tables (migrations 0005, 0008, 0018): every
- * statement on them, in plain SQL rather than Sequelize models, as the engine's statements are
+ * statement on them, in plain SQL rather than Sequelize models, as the runner's statements are
  * set-based and the columns are read-only outside them. This file holds the rows and what the API
- * reads and writes; batch-store-queue.ts the claims and leases of the engine and of native batches,
+ * reads and writes; batch-store-queue.ts the claims and leases of the runner and of native batches,
  * batch-store-lifecycle.ts the status changes, batch-store-settlement.ts the recording of finished
  * items.
  */
@@ -84,7 +84,7 @@ export async function findBatch(
   return row;
 }
 
-/** The batch by id alone, for the engine (its caller was checked at submission). */
+/** The batch by id alone, for the runner (its caller was checked at submission). */
 export async function batchById(sequelize: Sequelize, batchId: string): Promise<BatchRow | undefined> {
   const [batch] = await sequelize.query<BatchRow>("SELECT * FROM batches WHERE id = :batchId", {
     type: QueryTypes.SELECT,
@@ -170,7 +170,7 @@ export async function itemResults(sequelize: Sequelize, batchId: string): Promis
   );
 }
 
-/** An error result, as the engine stores it for items that did not get an answer. */
+/** An error result, as the runner stores it for items that did not get an answer. */
 export function errorResult(message: string, type: string, errorType: string, param = ""): ItemResult {
   return { error: { message, param, type, error_type: errorType } };
 }

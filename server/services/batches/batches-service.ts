@@ -1,6 +1,6 @@
 /**
  * Batches of the caller's workspace (another workspace's batch is a 404). POST answers once the
- * batch is committed; the engine (batch-runner.ts) runs it. Results are shown only in a terminal
+ * batch is committed; the runner (batch-runner.ts) runs it. Results are shown only in a terminal
  * status; after the retention period reads answer 410.
  *
  * @module

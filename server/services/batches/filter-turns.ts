@@ -1,7 +1,7 @@
 /**
  * Turns on the event loop for filtering batch items, one item per turn. A batch's items are
  * filtered in code that does not wait on anything (content filters are synchronous), so without
- * turns a native batch of 10,000 items, or the dozens of items the engine runs at once, would be
+ * turns a native batch of 10,000 items, or the dozens of items the runner takes at once, would be
  * filtered in one go while every other call of the process waits. Each waiting item is let go in
  * its own turn of the loop (a `setImmediate` callback queued from the previous one runs only after
  * the loop has polled for I/O), so between two items' filtering the process serves everything

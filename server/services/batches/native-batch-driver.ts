@@ -3,7 +3,7 @@
  * the queue entry: an instance claims a due batch by pushing `upstream_next_poll_at` forward, then
  * submits it (all its items as one provider batch), or polls it, or collects its results. Items
  * are held by the lease owner `native:<batch id>` for as long as the provider has them, so the
- * item-by-item engine never claims them; whichever instance collects a result settles it through
+ * item-by-item runner never claims them; whichever instance collects a result settles it through
  * the same fenced statement as local runs, so a result collected twice is billed once.
  *
  * Not exactly-once on the provider side: a crash between the provider accepting the batch and
@@ -12,7 +12,7 @@
  * @module
  */
 import { ConnectError } from "@connectrpc/connect";
-import type { BatchEngineConfig } from "../../platform/config.js";
+import type { BatchRunnerConfig } from "../../platform/config.js";
 import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
 import type { Deps } from "../deps.js";
 import type { Attempt } from "../../engine/inference/routing.js";
@@ -47,7 +47,7 @@ export function nativeLeaseOwner(batchId: string): string {
 /** Moves one claimed batch a step on: submits, polls or collects it. */
 export async function advanceNativeBatch(
   deps: Deps,
-  settings: BatchEngineConfig,
+  settings: BatchRunnerConfig,
   batchId: string,
   signal: AbortSignal,
 ): Promise<void> {
@@ -58,7 +58,7 @@ export async function advanceNativeBatch(
   });
 }
 
-async function advance(deps: Deps, settings: BatchEngineConfig, batchId: string, signal: AbortSignal): Promise<void> {
+async function advance(deps: Deps, settings: BatchRunnerConfig, batchId: string, signal: AbortSignal): Promise<void> {
   const { sequelize } = deps;
   let plan: BatchPlan;
   try {
@@ -110,7 +110,7 @@ async function advance(deps: Deps, settings: BatchEngineConfig, batchId: string,
 
 interface NativeStep {
   deps: Deps;
-  settings: BatchEngineConfig;
+  settings: BatchRunnerConfig;
   plan: BatchPlan;
   attempt: Attempt;
   api: NativeBatchApi;

@@ -1,5 +1,5 @@
 /**
- * Per-provider concurrency limits of the batch engine: at most `limit` calls to one provider at
+ * Per-provider concurrency limits of the batch runner: at most `limit` calls to one provider at
  * once from this instance; the others wait in arrival order. Also used with one fixed key as a
  * plain semaphore (submissions holding a database connection).
  */

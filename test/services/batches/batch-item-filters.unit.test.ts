@@ -51,7 +51,7 @@ function counting(filter: ContentFilter): { filter: ContentFilter; count: () => 
   };
 }
 
-test("items filtered at once (as the engine runs them) take a turn each: a callback queued before them runs after the first", async () => {
+test("items filtered at once (as the runner takes them) take a turn each: a callback queued before them runs after the first", async () => {
   const { filter, count } = counting(redacting());
   const { deps, plan } = planWith([filter]);
   const running = Array.from({ length: ITEMS }, (_, index) => filteredItemInTurn(deps, plan, item(index)));

@@ -21,12 +21,12 @@ import { at, call } from "../../support/http.js";
 import { startInferenceGateway, type InferenceGateway } from "../../support/inference-gateway.js";
 
 /**
- * The engine under crashes and concurrency: gateway processes killed with SIGKILL while a batch
+ * The batch runner under crashes and concurrency: gateway processes killed with SIGKILL while a batch
  * runs, two processes sharing one queue, and a database restart. Afterwards every item has exactly
  * one result and one ledger row, and the counts add up. The in-process gateway only takes
- * submissions (its engine is off); the child processes run the items.
+ * submissions (its runner is off); the child processes run the items.
  */
-const test = suite<{ env: InferenceGateway }>("batch engine reliability");
+const test = suite<{ env: InferenceGateway }>("batch runner reliability");
 const ENGINE_OFF = { GATEWAY_BATCH_CONCURRENCY: "0" };
 
 test.before(async (ctx) => {

@@ -20,7 +20,7 @@ import { startRemoteFacade, type RemoteFacade } from "../../support/remote-facad
  * arrives and written in chunks inside one transaction, so neither the facade nor the core holds
  * it whole. What is stored must not depend on the way in (REST through the in-process transport,
  * REST through a remote facade over gRPC, gRPC CreateBatch with Struct bodies), nor on how the
- * body is sliced; a body that turns out bad anywhere stores nothing. The engine is off here, so
+ * body is sliced; a body that turns out bad anywhere stores nothing. The runner is off here, so
  * the stored items stay as submitted.
  */
 interface Context {

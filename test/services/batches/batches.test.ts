@@ -324,7 +324,7 @@ test('delete of a batch none of whose items reached a provider: upstream {provid
   env,
   key,
 }) => {
-  // Cancelled before any item ran: written as such, since the engine would race a real submission.
+  // Cancelled before any item ran: written as such, since the runner would race a real submission.
   const me = at((await call(env.gw.url, "GET", "/api/v1/key", { key })).body, "data") as {
     organization_id: string;
     workspace_id: string;
