@@ -4,7 +4,7 @@ import { AnalyticsMetaSchema, type AnalyticsMeta } from "../../../gen/gateway/v1
 /**
  * What the usage ledger records (one row per upstream call, per response cache hit and per call a
  * rate limit refused with 429) and so what analytics can compute:
- * the single source for GET /analytics/meta and the query engine built on the ledger.
+ * the single source for GET /analytics/meta and the queries built on the ledger.
  */
 export const METRICS = [
   { name: "requests", display_label: "Requests", display_format: "number", is_rate: false },

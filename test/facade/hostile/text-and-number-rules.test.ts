@@ -16,7 +16,7 @@ import { startInferenceGateway, type InferenceGateway } from "../../support/infe
  */
 const test = suite<{ env: InferenceGateway }>("hostile input: text and number rules");
 test.before(async (ctx) => {
-  // The engine is off: stored batch items stay as submitted.
+  // The batch runner is off: stored batch items stay as submitted.
   ctx.env = await startInferenceGateway({ GATEWAY_BATCH_CONCURRENCY: "0" });
 });
 test.after(async (ctx) => ctx.env?.stop());

@@ -8,7 +8,7 @@ import { batchLedger, chatItems, FAST_ENGINE, sql, submit, waitTerminal } from "
 
 /**
  * The batch lifecycle over REST: submission (202 with `validating`, then completion by the
- * engine), results and usage, the ledger, listing, cancellation, deletion and retention.
+ * batch runner), results and usage, the ledger, listing, cancellation, deletion and retention.
  */
 const test = suite<{ env: InferenceGateway; key: string }>("batches");
 test.before(async (ctx) => {
