@@ -20,7 +20,9 @@ import {
   type FailedAttempt,
   type Served,
 } from "./inference/endpoint-attempts.js";
-import { InferenceCall, type CallRequest } from "./inference/inference-call.js";
+import { openCall } from "./inference/call-opening.js";
+import type { CallRequest } from "./inference/call-request.js";
+import type { InferenceCall } from "./inference/inference-call.js";
 import type { InferenceObserver } from "./inference/inference-observer.js";
 import { planRoute, type Attempt, type EndpointRanking, type RouteInput } from "./inference/routing.js";
 import type { TargetResolver } from "./inference/upstream-targets.js";
@@ -130,7 +132,7 @@ export class Engine {
 
   /** Opens a live call: governance, content filters, route, cache, admission (inference/inference-call.ts). */
   open(ctx: HandlerContext, request: CallRequest): Promise<InferenceCall> {
-    return InferenceCall.open(this, ctx, request);
+    return openCall(this, ctx, request);
   }
 
   /** Reserves a submission's worst case in one round trip (batches, videos: admission/exact-admission.ts). */

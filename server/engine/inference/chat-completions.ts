@@ -17,7 +17,7 @@ import type { ChatResult, ChatStream } from "../providers/chat-api.js";
 import type { NativeAnswer, NativeEvents } from "../providers/native-api.js";
 import { answerShape } from "./answer-shape.js";
 import { estimatePromptTokens, estimatedUsage } from "./cost-estimate.js";
-import { InferenceCall, type Served } from "./inference-call.js";
+import type { InferenceCall, Served } from "./inference-call.js";
 import type { Engine } from "../engine.js";
 import type { InferenceOutput } from "./inference-output.js";
 import { parametersIn, sessionIdOf, withoutGatewayFields } from "./request-fields.js";
@@ -56,24 +56,26 @@ export async function* chatCompletions(
   // Another format's calls are cached apart from chat's (the key names the format): their answers may be native.
   const cache = CallCache.of(runtime, ctx, "chat", native ? { [native.format]: native.body } : upstreamBody);
   // An identical call may be waiting on this one's cache flight: it lands whatever happens, refusals included.
-  const call = await InferenceCall.open(runtime, ctx, {
-    api: "chat",
-    // Both forms are filtered: whichever the endpoint that answers is sent.
-    bodies: native ? (native.untranslatable ? [native.body] : [native.body, upstreamBody]) : [upstreamBody],
-    modelIds: [stringOf(body.model) ?? "", ...(arrayOf(body.models) as string[])],
-    preferences: isObject(body.provider) ? decodeWireJson(ProviderPreferencesSchema, body.provider) : undefined,
-    parameters: parametersIn(upstreamBody),
-    user: stringOf(body.user),
-    sessionId: sessionIdOf(stringOf(body.session_id), ctx),
-    promptTokens,
-    completionTokens: numberOf(body.max_completion_tokens) ?? numberOf(body.max_tokens),
-    serverTools,
-    streamed,
-    cache,
-  }).catch((err: unknown) => {
-    cache.land();
-    throw err;
-  });
+  const call = await runtime
+    .open(ctx, {
+      api: "chat",
+      // Both forms are filtered: whichever the endpoint that answers is sent.
+      bodies: native ? (native.untranslatable ? [native.body] : [native.body, upstreamBody]) : [upstreamBody],
+      modelIds: [stringOf(body.model) ?? "", ...(arrayOf(body.models) as string[])],
+      preferences: isObject(body.provider) ? decodeWireJson(ProviderPreferencesSchema, body.provider) : undefined,
+      parameters: parametersIn(upstreamBody),
+      user: stringOf(body.user),
+      sessionId: sessionIdOf(stringOf(body.session_id), ctx),
+      promptTokens,
+      completionTokens: numberOf(body.max_completion_tokens) ?? numberOf(body.max_tokens),
+      serverTools,
+      streamed,
+      cache,
+    })
+    .catch((err: unknown) => {
+      cache.land();
+      throw err;
+    });
   // A native answer may keep the provider's id: the generation id goes with the answer's head.
   if (native) ctx.responseHeader.set(GENERATION_ID_HEADER, call.generationId);
   try {

@@ -8,7 +8,6 @@ import { providerFor } from "../providers/registry.js";
 import { isObject } from "../providers/json-shape.js";
 import { UpstreamError } from "../providers/provider.js";
 import { estimatePromptTokens } from "./cost-estimate.js";
-import { InferenceCall } from "./inference-call.js";
 import type { Engine } from "../engine.js";
 import { parametersIn, sessionIdOf, withoutGatewayFields } from "./request-fields.js";
 import { CallCache } from "../response-cache/call-cache.js";
@@ -26,24 +25,26 @@ export async function createEmbeddings(runtime: Engine, body: JsonObject, ctx: H
   delete upstreamBody.encoding_format;
   const base64 = body.encoding_format === "base64";
   const cache = CallCache.of(runtime, ctx, "embeddings", upstreamBody);
-  const call = await InferenceCall.open(runtime, ctx, {
-    api: "embeddings",
-    bodies: [upstreamBody],
-    modelIds: [typeof body.model === "string" ? body.model : ""],
-    preferences: isObject(body.provider) ? decodeWireJson(ProviderPreferencesSchema, body.provider) : undefined,
-    parameters: parametersIn(upstreamBody),
-    user: typeof body.user === "string" ? body.user : undefined,
-    sessionId: sessionIdOf(typeof body.session_id === "string" ? body.session_id : undefined, ctx),
-    promptTokens: estimatePromptTokens(Array.isArray(input) ? input : [input]),
-    completionTokens: 0,
-    serverTools: [],
-    streamed: false,
-    cache,
-  }).catch((err: unknown) => {
-    // An identical call may be waiting on this one's cache flight.
-    cache.land();
-    throw err;
-  });
+  const call = await runtime
+    .open(ctx, {
+      api: "embeddings",
+      bodies: [upstreamBody],
+      modelIds: [typeof body.model === "string" ? body.model : ""],
+      preferences: isObject(body.provider) ? decodeWireJson(ProviderPreferencesSchema, body.provider) : undefined,
+      parameters: parametersIn(upstreamBody),
+      user: typeof body.user === "string" ? body.user : undefined,
+      sessionId: sessionIdOf(typeof body.session_id === "string" ? body.session_id : undefined, ctx),
+      promptTokens: estimatePromptTokens(Array.isArray(input) ? input : [input]),
+      completionTokens: 0,
+      serverTools: [],
+      streamed: false,
+      cache,
+    })
+    .catch((err: unknown) => {
+      // An identical call may be waiting on this one's cache flight.
+      cache.land();
+      throw err;
+    });
   try {
     if (call.cached) {
       // A cached answer: our generation id and a cost of 0, its own token counts (docs/cache.md).

@@ -1,120 +1,75 @@
-import { randomFillSync } from "node:crypto";
 import { ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { Span } from "@opentelemetry/api";
-import type { JsonObject } from "@bufbuild/protobuf";
-import type { ProviderPreferences } from "../../../gen/gateway/v1/inference_pb.js";
-import { isFreeEndpoint } from "../catalog/catalog.js";
-import { callerOf } from "../../platform/core/auth.js";
 import { gatewayError, httpErrorOf } from "../../../wire/errors.js";
-import { costUsd } from "../money/money.js";
-import type { AdmissionTicket } from "../admission/lease-book.js";
-import { quantitiesFor } from "../admission/quantities.js";
-import { filterCall, type CallFiltering } from "../content-filters/call-filters.js";
-import { blockedError } from "../content-filters/request-content.js";
-import { checkEndUser } from "../governance/end-user-registration.js";
-import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../providers/provider.js";
-import type { CallRecord } from "../usage/usage-store.js";
-import type { CallerContext } from "./caller-context.js";
-import { worstCaseCost } from "./cost-estimate.js";
-import type { Attempt, InferenceApi } from "./routing.js";
-import { UPSTREAM_MS_HEADER } from "../../../wire/timing-headers.js";
+import { PROVIDER_KEY_HEADER } from "../../../wire/exchange.js";
 import { REQUEST_ID_HEADER } from "../../../wire/request-id.js";
-import { CONTENT_FLAGGED_HEADER, PROVIDER_KEY_HEADER } from "../../../wire/exchange.js";
+import { UPSTREAM_MS_HEADER } from "../../../wire/timing-headers.js";
 import { upstreamWatchKey, type UpstreamWatch } from "../../../wire/upstream-watch.js";
+import type { AdmissionTicket } from "../admission/lease-book.js";
+import type { Engine } from "../engine.js";
 import { affinityOf, type KeyChoice } from "../key-pools/key-pools.js";
 import type { PoolKey } from "../key-pools/pool-key.js";
-import type { ResolvedTarget } from "./upstream-targets.js";
-import {
-  isServed,
-  tryEndpoints,
-  type AttemptPolicy,
-  type FailedAttempt,
-  type Served as AttemptServed,
-} from "./endpoint-attempts.js";
+import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../providers/provider.js";
+import type { CachedAnswer } from "../response-cache/cached-answer.js";
+import { callRecord, generationId, NO_USAGE, type LedgerCall, type Outcome } from "./call-ledger.js";
+import type { CallRequest } from "./call-request.js";
+import type { CallerContext } from "./caller-context.js";
+import { isServed, type AttemptPolicy, type FailedAttempt, type Served as AttemptServed } from "./endpoint-attempts.js";
+import type { Attempt } from "./routing.js";
+import { usedTokens } from "./token-estimate.js";
+import { toGatewayError } from "./upstream-errors.js";
 import { logUpstreamFailure } from "./upstream-failures.js";
 import { endUpstreamSpan, startUpstreamSpan, type UpstreamSpanEnd } from "./upstream-spans.js";
-import { checkServerTools } from "./server-tools.js";
-import { toGatewayError } from "./upstream-errors.js";
-import type { Engine, EngineParts } from "../engine.js";
-import type { CachedAnswer } from "../response-cache/cached-answer.js";
-import type { ApplyingGuardrail } from "../governance/applying-guardrails.js";
-import { isRateLimit } from "../admission/quantities.js";
-import { refusedLimit } from "../admission/refusals.js";
-import { rateLimitHeaders } from "../../../wire/rate-limit-headers.js";
-import { recordRefusal } from "./rate-limit-refusals.js";
-import { usedTokens, worstCaseTokens } from "./token-estimate.js";
+import type { ResolvedTarget } from "./upstream-targets.js";
 
-export interface CallRequest {
-  api: InferenceApi;
-  /**
-   * The bodies the call will send upstream (one per upstream request of an attempt): the content
-   * filters of the caller's guardrails rewrite their input side in place, or refuse the call,
-   * before it is routed or admitted.
-   */
-  bodies: readonly JsonObject[];
-  /** The requested model, then fallbacks. */
-  modelIds: string[];
-  preferences: ProviderPreferences | undefined;
-  /** Request parameters in use (for `require_parameters`). */
-  parameters: string[];
-  user: string | undefined;
-  /** From the body, else the `x-session-id` header. */
-  sessionId: string | undefined;
-  promptTokens: number;
-  /** The request's completion token cap, if any. */
-  completionTokens: number | undefined;
-  serverTools: string[];
-  streamed: boolean;
-  /** The call's use of the response cache, when it asked for it (server/engine/response-cache). */
-  cache?: CacheProbe;
+/** What a call is opened with (call-opening.ts): everything decided before its first attempt. */
+export interface CallOpening {
+  context: CallerContext;
+  request: CallRequest;
+  /** The planned route: the endpoints to try, in order. */
+  attempts: Attempt[];
+  /** The admission that reserved the call's worst case; its settlement releases it. */
+  ticket: AdmissionTicket;
+  endUser: string | null;
+  /** A `flag` content filter matched the input: marked on the ledger rows. */
+  contentFlagged: boolean;
+  /** The cached answer that answers this call, if the cache had one: no attempt is made. */
+  cached: CachedAnswer | undefined;
 }
 
-/** Looks up a cached answer once the route is planned, before admission: a hit goes nowhere upstream. */
-export interface CacheProbe {
-  lookup(caller: CacheCaller, first: Attempt, signal: AbortSignal): Promise<CachedAnswer | undefined>;
-}
-
-/** What the cache reads of the caller: its workspace, and its guardrails (one demanding ZDR turns the cache off). */
-export interface CacheCaller {
-  workspace: CacheWorkspace;
-  guardrails: readonly ApplyingGuardrail[];
-}
-
-/** What the cache reads of the caller's workspace: its id, and its default TTL. */
-export interface CacheWorkspace {
-  id: string;
-  cacheTtlSeconds: number | null;
-}
+/**
+ * Where a call is in its life (drawn in README.md beside this file). `closed`: ended by close()
+ * before it settled (the client went away, or its handler failed); it is recorded as failed on
+ * the next turn unless its handler fails it first.
+ */
+export type CallState = "opened" | "attempting" | "settled" | "failed" | "closed";
 
 /** The attempt that answered a live call. */
 export type Served<T> = AttemptServed<T, Attempt>;
 
-export interface Outcome {
-  status: CallRecord["status"];
-  httpStatus: number;
-  usage: UpstreamUsage;
-  latencyMs: number | null;
-  generationMs: number | null;
-  /** The model the provider says answered (traces), when it says. */
-  responseModel?: string;
-}
-
 /**
- * One inference call from admission to settlement, shared by chat completions, embeddings and
- * decisions: take the caller's governance context (cached), refuse what policy forbids, plan the
- * route, admit the worst-case cost against this instance's leases (rate limit, free-model quota,
- * every budget layer; no round trip while the leases cover it), try the endpoints in order with
- * fallbacks on retryable failures, and queue the settlement of the real cost (written behind) —
- * which also ends the reservation when the call fails or the client goes away.
+ * One live inference call, shared by chat completions, embeddings, the translated formats and
+ * decisions, once it is opened (call-opening.ts: governance, filters, route, cache, admission).
+ * It holds the call's own state: its signal (the client's abort, the deadline, close()), the
+ * attempt in progress and its span, and where it is in its life ({@link CallState}). It settles
+ * exactly once: the real cost of the answer, or the failure, ends the reservation.
  *
- * It is its own KeyChoice (key-pools.ts): the affinity and tried keys that pick a pooled key.
+ * Its collaborators do the rest: the endpoint loop (endpoint-attempts.ts, with this call as its
+ * policy and its KeyChoice), the ledger rows (call-ledger.ts), the settlement writer.
  */
-export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
+export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt>, LedgerCall {
   readonly generationId = generationId();
   readonly signal: AbortSignal;
+  state: CallState = "opened";
+  readonly context: CallerContext;
+  readonly request: CallRequest;
+  readonly attempts: Attempt[];
+  readonly endUser: string | null;
+  readonly contentFlagged: boolean;
+  readonly cached: CachedAnswer | undefined;
+  private readonly ticket: AdmissionTicket;
   private readonly controller = new AbortController();
   private readonly deadline: NodeJS.Timeout;
-  private settled = false;
   /** Time spent waiting on providers, over every attempt. */
   private upstreamMs = 0;
   /** The id the client was told (wire/request-id.ts): in the ledger row and the log lines. */
@@ -131,26 +86,25 @@ export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
   /** The observing door's record of the providers' time (wire/upstream-watch.ts); it hears of this call's abort itself. */
   private readonly watch: UpstreamWatch | undefined;
 
-  private constructor(
-    private readonly runtime: Engine,
-    readonly context: CallerContext,
-    private readonly request: CallRequest,
-    readonly attempts: Attempt[],
-    private readonly ticket: AdmissionTicket,
-    private readonly endUser: string | null,
-    /** A `flag` content filter matched the input: marked on the ledger row. */
-    private readonly contentFlagged: boolean,
+  constructor(
+    private readonly engine: Engine,
     private readonly ctx: HandlerContext,
-    /** The cached answer that answers this call, if the cache had one: no attempt is made. */
-    readonly cached?: CachedAnswer,
+    opening: CallOpening,
   ) {
+    this.context = opening.context;
+    this.request = opening.request;
+    this.attempts = opening.attempts;
+    this.ticket = opening.ticket;
+    this.endUser = opening.endUser;
+    this.contentFlagged = opening.contentFlagged;
+    this.cached = opening.cached;
     // One controller for the handler's abort, the deadline and close(): cheaper per call than
     // AbortSignal.any over AbortSignal.timeout, and every reason is a shared object.
     this.signal = this.controller.signal;
     this.requestId = ctx.requestHeader.get(REQUEST_ID_HEADER);
     if (ctx.signal.aborted) this.controller.abort(ctx.signal.reason);
     else ctx.signal.addEventListener("abort", this, { once: true });
-    this.deadline = setTimeout(() => this.controller.abort(DEADLINE), runtime.config.requestTimeoutMs).unref();
+    this.deadline = setTimeout(() => this.controller.abort(DEADLINE), engine.config.requestTimeoutMs).unref();
     this.watch = ctx.values.get(upstreamWatchKey);
     if (this.watch) this.signal.addEventListener("abort", this.watch, { once: true });
   }
@@ -160,67 +114,6 @@ export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
     this.controller.abort(this.ctx.signal.reason);
   }
 
-  static async open(runtime: Engine, ctx: HandlerContext, request: CallRequest): Promise<InferenceCall> {
-    const endUser = checkEndUser(request.user);
-    const caller = callerOf(ctx);
-    const context = await runtime.callerContext(caller);
-    checkServerTools(request.serverTools, context.workspace);
-    const filtering = filterCall(context.guardrails, request.api, request.bodies, runtime.config.contentFilterMaxBytes);
-    countFiltering(runtime, filtering);
-    // Refused before routing and admission: nothing is reserved, nothing is billed.
-    if (filtering.blockedBy !== undefined) throw blockedError(filtering.blockedBy);
-    const attempts = await runtime.plan(
-      context,
-      {
-        modelIds: request.modelIds.length > 0 ? request.modelIds : [context.workspace.defaultTextModel ?? ""],
-        api: request.api,
-        preferences: request.preferences,
-        parameters: request.parameters,
-      },
-      ctx.requestHeader.get("x-forwarded-host"),
-    );
-    const endpoints = attempts.map((a) => a.endpoint);
-    const cached = await request.cache?.lookup(context, attempts[0]!, ctx.signal);
-    const quantities = quantitiesFor(context, runtime.config, endpoints.every(isFreeEndpoint), new Date());
-    // A cache hit costs nothing: it counts against the request rate limits only, never a budget or a token limit.
-    const admitted = cached
-      ? runtime.leases.admit(quantities.filter(isRateLimit), "0")
-      : runtime.leases.admit(
-          quantities,
-          worstCaseCost(endpoints, request.promptTokens, request.completionTokens),
-          worstCaseTokens(endpoints, request.promptTokens, request.completionTokens),
-        );
-    const [ticket] = await Promise.all([
-      admitted.catch((err: unknown) => {
-        // A 429 of a limit is a ledger row of its own (analytics groups 429s by limit).
-        const limit = refusedLimit(err);
-        if (limit) {
-          const { api, streamed } = request;
-          const refused = {
-            generationId: generationId(),
-            requestId: ctx.requestHeader.get(REQUEST_ID_HEADER),
-            api,
-            modelId: attempts[0]!.model.id,
-            endUser,
-            sessionId: request.sessionId ?? null,
-            streamed,
-          };
-          recordRefusal(runtime, context, refused, limit);
-        }
-        throw err;
-      }),
-      endUser ? runtime.endUsers.register(context.caller.organization.id, endUser) : undefined,
-    ]);
-    // OpenAI's x-ratelimit-* headers, for the tightest request and token limits of the call.
-    for (const [name, value] of Object.entries(rateLimitHeaders(ticket.readings())))
-      ctx.responseHeader.set(name, value);
-    const flagged = filtering.matched.some((filter) => filter.action === "flag");
-    const call = new InferenceCall(runtime, context, request, attempts, ticket, endUser, flagged, ctx, cached);
-    if (flagged) ctx.responseHeader.set(CONTENT_FLAGGED_HEADER, "true");
-    logFlags(runtime, filtering, { requestId: call.requestId, generationId: call.generationId });
-    return call;
-  }
-
   /**
    * Runs `run` against each planned endpoint until one answers (endpoint-attempts.ts: this call is
    * the loop's policy). Each failed attempt the loop moves on from is recorded in the ledger, which
@@ -228,7 +121,8 @@ export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
    * as the API's error.
    */
   async attempt<T>(run: (target: UpstreamTarget, attempt: Attempt) => Promise<T>): Promise<Served<T>> {
-    const outcome = await tryEndpoints(this.runtime, this.context, this.attempts, run, this);
+    this.state = "attempting";
+    const outcome = await this.engine.tryEndpoints(this.context, this.attempts, run, this);
     if (outcome === undefined) throw gatewayError(502, "No endpoint could serve the request");
     if (!isServed(outcome)) {
       const { error, attempt, isByok, startedAt } = outcome;
@@ -267,7 +161,7 @@ export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
     this.target = undefined;
     if (next === undefined || !(error instanceof UpstreamError)) return;
     this.upstreamMs += performance.now() - startedAt;
-    this.record(attempt, isByok, {
+    this.recordAttempt(attempt, isByok, {
       status: "error",
       httpStatus: statusOf(toGatewayError(error, attempt.endpoint.providerName)),
       usage: NO_USAGE,
@@ -294,11 +188,11 @@ export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
   settleCached(): void {
     const cached = this.cached;
     if (!cached) throw new Error("settleCached() on a call the cache did not answer");
-    this.record(
+    this.finish(
+      "settled",
       this.attempts[0]!,
       false,
       { status: "success", httpStatus: 200, usage: cached.usage, latencyMs: 0, generationMs: 0 },
-      true,
       cached.costUsd,
     );
   }
@@ -311,7 +205,7 @@ export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
       outputTokens: outcome.usage.completionTokens,
       responseModel: outcome.responseModel,
     });
-    return this.record(served.attempt, served.isByok, outcome, true);
+    return this.finish("settled", served.attempt, served.isByok, outcome);
   }
 
   /**
@@ -333,19 +227,14 @@ export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
   ): unknown {
     const error = this.errorFor(err, attempt);
     const cancelled = statusOf(error) === 499;
-    if (!this.settled) {
-      this.record(
-        attempt,
-        isByok,
-        {
-          status: cancelled ? "cancelled" : "error",
-          httpStatus: statusOf(error),
-          usage,
-          latencyMs: null,
-          generationMs: elapsed(startedAt),
-        },
-        true,
-      );
+    if (!this.isSettled) {
+      this.finish("failed", attempt, isByok, {
+        status: cancelled ? "cancelled" : "error",
+        httpStatus: statusOf(error),
+        usage,
+        latencyMs: null,
+        generationMs: elapsed(startedAt),
+      });
     }
     return error;
   }
@@ -357,6 +246,7 @@ export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
    */
   close(): void {
     const cancelled = this.signal.aborted;
+    if (!this.isSettled) this.state = "closed";
     clearTimeout(this.deadline);
     this.ctx.signal.removeEventListener("abort", this);
     this.controller.abort(CLOSED);
@@ -364,20 +254,43 @@ export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
     // records that failure first.
     setImmediate(() => {
       this.endSpan({ errorType: cancelled ? "cancelled" : OTHER_ERROR });
-      if (this.settled) return;
-      this.record(
-        this.attempts[0]!,
-        false,
-        {
-          status: cancelled ? "cancelled" : "error",
-          httpStatus: cancelled ? 499 : 500,
-          usage: NO_USAGE,
-          latencyMs: null,
-          generationMs: null,
-        },
-        true,
-      );
+      if (this.isSettled) return;
+      this.finish("failed", this.attempts[0]!, false, {
+        status: cancelled ? "cancelled" : "error",
+        httpStatus: cancelled ? 499 : 500,
+        usage: NO_USAGE,
+        latencyMs: null,
+        generationMs: null,
+      });
     });
+  }
+
+  /** Whether the call's final ledger row is written (its reservation released). */
+  private get isSettled(): boolean {
+    return this.state === "settled" || this.state === "failed";
+  }
+
+  /** The final row: the call moves to `state`, and its reservation ends with the real cost. Returns the cost. */
+  private finish(
+    state: "settled" | "failed",
+    attempt: Attempt,
+    isByok: boolean,
+    outcome: Outcome,
+    cacheSavings?: string,
+  ): string {
+    this.state = state;
+    const record = callRecord(this, attempt, isByok, outcome, cacheSavings);
+    // Written behind: the answer does not wait for the database (settlement-writer.ts).
+    this.engine.settlement.enqueue(record, this.ticket.settle(record.costUsd, usedTokens(outcome.usage)));
+    this.engine.observers?.inference?.attemptRecorded(record, false);
+    return record.costUsd;
+  }
+
+  /** A failed attempt the call moved on from: a row of its own (endpoint uptime), the reservation stays. */
+  private recordAttempt(attempt: Attempt, isByok: boolean, outcome: Outcome): void {
+    const record = callRecord(this, attempt, isByok, outcome);
+    this.engine.settlement.enqueue(record, []);
+    this.engine.observers?.inference?.attemptRecorded(record, true);
   }
 
   /**
@@ -413,7 +326,7 @@ export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
       });
     }
     if ((upstream === undefined && !deadline) || this.target === undefined) return;
-    logUpstreamFailure(this.runtime.log, {
+    logUpstreamFailure(this.engine.log, {
       requestId: this.requestId,
       provider: attempt.endpoint.providerSlug,
       model: attempt.model.id,
@@ -441,68 +354,6 @@ export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt> {
     }
     return err instanceof UpstreamError ? toGatewayError(err, attempt.endpoint.providerName) : err;
   }
-
-  /** `cacheSavings`: for a cache hit, what the original call cost; the hit itself costs 0. */
-  private record(attempt: Attempt, isByok: boolean, outcome: Outcome, final = false, cacheSavings?: string): string {
-    const { caller } = this.context;
-    const cost = cacheSavings === undefined ? costUsd(attempt.endpoint.pricing, outcome.usage) : "0";
-    if (final) this.settled = true;
-    const record: CallRecord = {
-      generationId: this.generationId,
-      organizationId: caller.organization.id,
-      keyHash: caller.key.hash,
-      workspaceId: caller.key.workspaceId,
-      memberUserId: caller.key.creatorUserId,
-      endUser: this.endUser,
-      sessionId: this.request.sessionId ?? null,
-      requestId: this.requestId,
-      api: this.request.api,
-      modelId: attempt.model.id,
-      providerSlug: attempt.endpoint.providerSlug,
-      endpointId: attempt.endpoint.id,
-      status: outcome.status,
-      httpStatus: outcome.httpStatus,
-      streamed: this.request.streamed,
-      promptTokens: outcome.usage.promptTokens,
-      completionTokens: outcome.usage.completionTokens,
-      reasoningTokens: outcome.usage.reasoningTokens,
-      cachedTokens: outcome.usage.cachedTokens,
-      cacheWriteTokens: outcome.usage.cacheWriteTokens ?? 0,
-      contentFlagged: this.contentFlagged,
-      ...(cacheSavings === undefined ? {} : { cacheHit: true, cacheSavingsUsd: cacheSavings }),
-      costUsd: cost,
-      isByok,
-      isFree: isFreeEndpoint(attempt.endpoint),
-      latencyMs: outcome.latencyMs,
-      generationMs: outcome.generationMs,
-      reservationId: null,
-    };
-    // Written behind: the answer does not wait for the database (settlement-writer.ts).
-    this.runtime.settlement.enqueue(record, final ? this.ticket.settle(cost, usedTokens(outcome.usage)) : []);
-    // Only the fallback path of attempt() records an attempt before the call is over.
-    this.runtime.observers?.inference?.attemptRecorded(record, !final);
-    return cost;
-  }
-}
-
-/** Counts the filters that matched a call's input, by slug and action (the metrics' labels). */
-export function countFiltering(deps: Pick<EngineParts, "observers">, { matched }: CallFiltering): void {
-  for (const filter of matched) deps.observers?.inference?.contentFiltered(filter.slug, filter.action);
-}
-
-/**
- * One line per flag filter that matched, naming the guardrail and the filter (never the text):
- * the call went through, and this line and its ids are how an operator finds it.
- */
-export function logFlags(
-  deps: Pick<EngineParts, "log">,
-  { matched }: CallFiltering,
-  ids: { requestId: string | null; generationId: string },
-): void {
-  for (const filter of matched) {
-    if (filter.action === "flag")
-      deps.log.warn({ ...ids, guardrail: filter.guardrail, filter: filter.name }, "content filter flagged the input");
-  }
 }
 
 /** Abort reasons, shared: an abort without one builds a DOMException and its stack on every call. */
@@ -511,30 +362,10 @@ const CLOSED = new DOMException("The inference call is over", "AbortError");
 /** OpenTelemetry's `error.type` for a failure of no known kind. */
 const OTHER_ERROR = "_OTHER";
 
-export const NO_USAGE: UpstreamUsage = { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 };
-
 function statusOf(error: unknown): number {
   return error instanceof ConnectError ? httpErrorOf(error).status : 500;
 }
 
 function elapsed(startedAt: number): number {
   return Math.round(performance.now() - startedAt);
-}
-
-/** Random bytes drawn from a pool refilled 256 ids at a time: one system call per 256 calls. */
-const ID_BYTES = 20;
-const idPool = Buffer.alloc(ID_BYTES * 256);
-let idOffset = idPool.length;
-
-/** OpenRouter's form: `gen-<unix seconds>-<20 alphanumerics>`. */
-function generationId(): string {
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  if (idOffset + ID_BYTES > idPool.length) {
-    randomFillSync(idPool);
-    idOffset = 0;
-  }
-  let suffix = "";
-  for (let i = idOffset; i < idOffset + ID_BYTES; i++) suffix += alphabet[idPool[i]! % alphabet.length];
-  idOffset += ID_BYTES;
-  return `gen-${Math.floor(Date.now() / 1000)}-${suffix}`;
 }

@@ -4,7 +4,7 @@ import { CACHE_STATUS_HEADER, type CacheStatus } from "../../../wire/cache-heade
 import type { GatewayConfig } from "../../platform/config.js";
 import { demandsZdr } from "../governance/endpoint-policy.js";
 import type { ApplyingGuardrail } from "../governance/applying-guardrails.js";
-import type { CacheCaller, CacheProbe } from "../inference/inference-call.js";
+import type { CacheCaller, CacheProbe } from "../inference/call-request.js";
 import type { Attempt } from "../inference/routing.js";
 import type { UpstreamUsage } from "../providers/provider.js";
 import type { CachedAnswer } from "./cached-answer.js";

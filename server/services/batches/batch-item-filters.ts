@@ -3,7 +3,7 @@ import type { ConnectError } from "@connectrpc/connect";
 import { filterCall } from "../../engine/content-filters/call-filters.js";
 import { isContentTooLarge } from "../../engine/content-filters/filter-budget.js";
 import { blockedError } from "../../engine/content-filters/request-content.js";
-import { countFiltering, logFlags } from "../../engine/inference/inference-call.js";
+import { countFiltering, logFlags } from "../../engine/content-filters/filter-reports.js";
 import type { Deps } from "../deps.js";
 import type { BatchPlan } from "./batch-plan.js";
 import { filterTurn } from "./filter-turns.js";

@@ -3,7 +3,7 @@ import type { ConnectError } from "@connectrpc/connect";
 import { isFreeEndpoint } from "../../engine/catalog/catalog.js";
 import { httpErrorOf } from "../../../wire/errors.js";
 import { costUsd } from "../../engine/money/money.js";
-import { NO_USAGE } from "../../engine/inference/inference-call.js";
+import { NO_USAGE } from "../../engine/inference/call-ledger.js";
 import type { Deps } from "../deps.js";
 import type { Attempt } from "../../engine/inference/routing.js";
 import { isServed } from "../../engine/inference/endpoint-attempts.js";
