@@ -10,7 +10,7 @@ import { loadConfig } from "../server/platform/config.js";
 import { addApiDocsEndpoints } from "../server/app/api-docs-endpoints.js";
 import { addConsoleEndpoints } from "../server/app/console-endpoints.js";
 import { createCoreReadiness } from "../server/app/core-readiness.js";
-import { EdgeEndpoints } from "../server/app/edge-endpoints.js";
+import { EdgeEndpoints } from "../server/app/port-endpoints.js";
 import { addHealthEndpoints } from "../server/app/health-endpoints.js";
 import { urlOf } from "../server/app/ports.js";
 import { chooseLogFormat, createLogger } from "../server/platform/logger.js";

@@ -13,7 +13,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { sendError } from "../../facade/error-response.js";
-import type { EdgeEndpoint, EdgeEndpoints } from "./edge-endpoints.js";
+import type { EdgeEndpoint, EdgeEndpoints } from "./port-endpoints.js";
 import { allowGetAndHead, sendAsset, staticAsset as asset, type StaticAsset as Asset } from "./static-assets.js";
 import { errorMessage } from "../../wire/errors.js";
 

@@ -36,7 +36,7 @@ import { internLifecycle } from "../services/interns/intern-lifecycle.js";
 import { startInternSupervisor } from "../services/interns/intern-supervisor.js";
 import { createBlobStore } from "../platform/storage/blob-stores.js";
 import { closeConfigFile, closeDataDir, closeKeyFile } from "../platform/storage/private-paths.js";
-import { EdgeEndpoints } from "./edge-endpoints.js";
+import { EdgeEndpoints } from "./port-endpoints.js";
 import { addApiDocsEndpoints } from "./api-docs-endpoints.js";
 import { addConsoleEndpoints } from "./console-endpoints.js";
 import { GatewayMetrics } from "./metrics.js";
@@ -270,7 +270,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
           sseKeepaliveMs: config.sseKeepaliveMs,
           observe,
         });
-    // Operational paths outside /api/v1 (edge-endpoints.ts).
+    // Operational paths outside /api/v1 (port-endpoints.ts).
     const edge = new EdgeEndpoints();
     if (facade) addApiDocsEndpoints(edge);
     if (facade) addConsoleEndpoints(edge);

@@ -11,7 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { sendError } from "../../facade/error-response.js";
-import type { EdgeEndpoints } from "./edge-endpoints.js";
+import type { EdgeEndpoints } from "./port-endpoints.js";
 import { allowGetAndHead, sendAsset, staticAsset, type StaticAsset } from "./static-assets.js";
 
 const DIST_DIR = fileURLToPath(new URL("../../ui/dist/", import.meta.url));

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { EdgeEndpoint, EdgeEndpoints } from "./edge-endpoints.js";
+import type { EdgeEndpoint, EdgeEndpoints } from "./port-endpoints.js";
 import type { Readiness } from "./readiness.js";
 
 /**
