@@ -10,7 +10,7 @@ import { loadConfig } from "../server/platform/config.js";
 import { addApiDocsEndpoints } from "../server/app/api-docs-endpoints.js";
 import { addConsoleEndpoints } from "../server/app/console-endpoints.js";
 import { createCoreReadiness } from "../server/app/core-readiness.js";
-import { EdgeEndpoints } from "../server/app/port-endpoints.js";
+import { PortEndpoints } from "../server/app/port-endpoints.js";
 import { addHealthEndpoints } from "../server/app/health-endpoints.js";
 import { urlOf } from "../server/app/ports.js";
 import { chooseLogFormat, createLogger } from "../server/platform/logger.js";
@@ -38,12 +38,12 @@ const facade = createFacade({
 // The operational paths a facade can answer itself: its probes (from the core's health), the API
 // description and the console; metrics stay with the core, which does the work they count.
 const readiness = createCoreReadiness(transport);
-const edge = new EdgeEndpoints();
-addApiDocsEndpoints(edge);
-addConsoleEndpoints(edge);
-addHealthEndpoints(edge, readiness);
+const portEndpoints = new PortEndpoints();
+addApiDocsEndpoints(portEndpoints);
+addConsoleEndpoints(portEndpoints);
+addHealthEndpoints(portEndpoints, readiness);
 const server = http.createServer((req, res) => {
-  if (!edge.handle(req, res, log)) facade.handle(req, res);
+  if (!portEndpoints.handle(req, res, log)) facade.handle(req, res);
 });
 server.listen(config.port, config.host, () => log.info({ http: urlOf(server), core: coreUrl }, "facade listening"));
 

@@ -13,7 +13,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { sendError } from "../../facade/error-response.js";
-import type { EdgeEndpoint, EdgeEndpoints } from "./port-endpoints.js";
+import type { PortEndpoint, PortEndpoints } from "./port-endpoints.js";
 import { allowGetAndHead, sendAsset, staticAsset as asset, type StaticAsset as Asset } from "./static-assets.js";
 import { errorMessage } from "../../wire/errors.js";
 
@@ -36,7 +36,7 @@ const IMMUTABLE = "public, max-age=31536000, immutable";
 const PAGE_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-export function addApiDocsEndpoints(edge: EdgeEndpoints): void {
+export function addApiDocsEndpoints(endpoints: PortEndpoints): void {
   const uiPackage = createRequire(import.meta.url).resolve("swagger-ui-dist/package.json");
   const uiDir = path.dirname(uiPackage);
   const { version } = JSON.parse(fs.readFileSync(uiPackage, "utf8")) as { version: string };
@@ -46,17 +46,17 @@ export function addApiDocsEndpoints(edge: EdgeEndpoints): void {
   let page: Map<string, Asset> | undefined;
   const pageAssets = (): Map<string, Asset> => (page ??= ownPages(version));
 
-  edge.add(
+  endpoints.add(
     "/openapi.json",
     serving(() => document),
   );
-  edge.add("/docs", (req, res) => {
+  endpoints.add("/docs", (req, res) => {
     if (!allowGetAndHead(req, res)) return;
     // Relative, so that the page also works behind a proxy that mounts the gateway under a prefix.
     res.writeHead(301, { location: "docs/", "content-length": 0 });
     res.end();
   });
-  edge.add(
+  endpoints.add(
     "/docs/",
     serving((name) => {
       const own = pageAssets().get(name);
@@ -71,7 +71,7 @@ export function addApiDocsEndpoints(edge: EdgeEndpoints): void {
 }
 
 /** An endpoint answering GET and HEAD with the asset its path names (the part after the prefix), else 404. */
-function serving(find: (name: string) => Asset | undefined): EdgeEndpoint {
+function serving(find: (name: string) => Asset | undefined): PortEndpoint {
   return (req, res) => {
     if (!allowGetAndHead(req, res)) return;
     const pathname = (req.url ?? "/").split("?", 1)[0]!;

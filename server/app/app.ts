@@ -36,7 +36,7 @@ import { internLifecycle } from "../services/interns/intern-lifecycle.js";
 import { startInternSupervisor } from "../services/interns/intern-supervisor.js";
 import { createBlobStore } from "../platform/storage/blob-stores.js";
 import { closeConfigFile, closeDataDir, closeKeyFile } from "../platform/storage/private-paths.js";
-import { EdgeEndpoints } from "./port-endpoints.js";
+import { PortEndpoints } from "./port-endpoints.js";
 import { addApiDocsEndpoints } from "./api-docs-endpoints.js";
 import { addConsoleEndpoints } from "./console-endpoints.js";
 import { GatewayMetrics } from "./metrics.js";
@@ -271,13 +271,13 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
           observe,
         });
     // Operational paths outside /api/v1 (port-endpoints.ts).
-    const edge = new EdgeEndpoints();
-    if (facade) addApiDocsEndpoints(edge);
-    if (facade) addConsoleEndpoints(edge);
-    addHealthEndpoints(edge, readiness);
-    edge.add("/metrics", metricsEndpoint(metrics, config.metricsToken, log));
+    const portEndpoints = new PortEndpoints();
+    if (facade) addApiDocsEndpoints(portEndpoints);
+    if (facade) addConsoleEndpoints(portEndpoints);
+    addHealthEndpoints(portEndpoints, readiness);
+    portEndpoints.add("/metrics", metricsEndpoint(metrics, config.metricsToken, log));
     const httpServer = limitedHttpServer(config.listeners, (req, res) => {
-      if (edge.handle(req, res, log)) return;
+      if (portEndpoints.handle(req, res, log)) return;
       // Connect and gRPC-Web calls are `/<package>.<Service>/<Method>`; every other path is the
       // facade's, which answers what it has no route for with the JSON error envelope.
       if (facade && !RPC_PATH.test(req.url ?? "")) handleInSpan(facade.handle, req, res);
@@ -302,7 +302,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
         http: httpUrl,
         grpc: grpcUrl,
         ...api,
-        endpoints: edge.paths().map((path) => httpUrl + path),
+        endpoints: portEndpoints.paths().map((path) => httpUrl + path),
         coreOnly: options.coreOnly ?? false,
       },
       "gateway listening",

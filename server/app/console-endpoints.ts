@@ -11,7 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { sendError } from "../../facade/error-response.js";
-import type { EdgeEndpoints } from "./port-endpoints.js";
+import type { PortEndpoints } from "./port-endpoints.js";
 import { allowGetAndHead, sendAsset, staticAsset, type StaticAsset } from "./static-assets.js";
 
 const DIST_DIR = fileURLToPath(new URL("../../ui/dist/", import.meta.url));
@@ -43,15 +43,15 @@ const REVALIDATE = "no-cache";
 /** A path segment the map could hold: no climbing, no encoding, no hidden files. */
 const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
 
-export function addConsoleEndpoints(edge: EdgeEndpoints): void {
+export function addConsoleEndpoints(endpoints: PortEndpoints): void {
   let files: Map<string, StaticAsset> | undefined;
-  edge.add("/ui", (req, res) => {
+  endpoints.add("/ui", (req, res) => {
     if (!allowGetAndHead(req, res)) return;
     // Relative, so that the console also works behind a proxy that mounts the gateway under a prefix.
     res.writeHead(301, { location: "ui/", "content-length": 0 });
     res.end();
   });
-  edge.add("/ui/", (req, res) => {
+  endpoints.add("/ui/", (req, res) => {
     if (!allowGetAndHead(req, res)) return;
     const pathname = (req.url ?? "/").split("?", 1)[0]!;
     // Read again while missing, so that a build after the start is picked up.

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { EdgeEndpoint, EdgeEndpoints } from "./port-endpoints.js";
+import type { PortEndpoint, PortEndpoints } from "./port-endpoints.js";
 import type { Readiness } from "./readiness.js";
 
 /**
@@ -7,12 +7,12 @@ import type { Readiness } from "./readiness.js";
  * feed, not draining), without a key, on the HTTP port of every process kind (`--core-only` too):
  * orchestrators and load balancers probe each process. A probe is never cached by a proxy.
  */
-export function addHealthEndpoints(edge: EdgeEndpoints, readiness: Readiness): void {
-  edge.add(
+export function addHealthEndpoints(endpoints: PortEndpoints, readiness: Readiness): void {
+  endpoints.add(
     "/healthz",
     probe(() => Promise.resolve({ status: 200, body: { status: "ok" } })),
   );
-  edge.add(
+  endpoints.add(
     "/readyz",
     probe(async () => {
       const { ready, checks } = await readiness.check();
@@ -21,7 +21,7 @@ export function addHealthEndpoints(edge: EdgeEndpoints, readiness: Readiness): v
   );
 }
 
-function probe(answer: () => Promise<{ status: number; body: object }>): EdgeEndpoint {
+function probe(answer: () => Promise<{ status: number; body: object }>): PortEndpoint {
   return async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== "GET" && req.method !== "HEAD") {
       res.setHeader("allow", "GET, HEAD");

@@ -8,7 +8,7 @@ import type { Logger } from "../platform/logger.js";
 import { aggregateExposition, type Exposition, type GatewayMetrics, type MetricsSnapshot } from "./metrics.js";
 
 /**
- * `GET /metrics` on the HTTP port (an edge endpoint: no API key). With GATEWAY_METRICS_TOKEN set,
+ * `GET /metrics` on the HTTP port (a port endpoint: no API key). With GATEWAY_METRICS_TOKEN set,
  * the scraper sends `Authorization: Bearer <token>`; anything else is a 401 in the API's error
  * envelope. The token is compared as SHA-256 digests with timingSafeEqual: equal lengths always,
  * so neither its length nor a matching prefix shows in the time taken. In a cluster worker the
