@@ -25,7 +25,7 @@ import { toIntern } from "./intern-view.js";
  * beside these methods in services.ts:
  *   `{ ...internRecordsService(deps, lifecycle), ...internChatService(deps) }`.
  * The programme gate (404 outside it) and the refusal of regional hostnames run before any handler
- * (core/auth.ts, core/global-host.ts); the scope rule is intern-scope.ts.
+ * (core/auth.ts, engine/catalog/global-host.ts); the scope rule is intern-scope.ts.
  */
 export type InternRecordMethods = Omit<ServiceImpl<typeof InternsService>, "chatCompletions">;
 
