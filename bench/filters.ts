@@ -70,7 +70,8 @@ export async function runFiltersBenchmark(): Promise<void> {
       const callKey = await keyWithGuardrail(base, key, guardrail);
       const content = shape.repeat(Math.ceil(BODY_BYTES / shape.length)).slice(0, BODY_BYTES);
       const body = JSON.stringify({ model: "bench/chat", messages: [{ role: "user", content }], max_tokens: 16 });
-      await chat(base, callKey, body.slice(0, 2_000).replace(/"content":"[^"]*/, '"content":"warm up')); // compiles the filters
+      // Compiles the filters.
+      await chat(base, callKey, body.slice(0, 2_000).replace(/"content":"[^"]*/, '"content":"warm up'));
       const started = performance.now();
       let tookMs = 0;
       const answered = chat(base, callKey, body).then((status) => {

@@ -269,7 +269,10 @@ export async function runProxyBenchmark(): Promise<void> {
   }
 }
 
-/** A gateway's process and, when it runs GATEWAY_WORKERS, its workers (their "gateway listening" lines carry their pids). */
+/**
+ * A gateway's process and, when it runs GATEWAY_WORKERS, its workers (their "gateway listening"
+ * lines carry their pids).
+ */
 function processesOf(gateway: GatewayProcess): number[] {
   const workers = gateway.lines.flatMap((line) => {
     const pid = /"pid":(\d+).*"msg":"gateway listening"/.exec(line)?.[1];

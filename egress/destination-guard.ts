@@ -67,7 +67,10 @@ export const NON_PUBLIC_V6: Array<[string, number]> = [
   ["ff00::", 8], // multicast
 ];
 
-/** Public addresses that are nonetheless a cloud provider's own services: Azure's wireserver, which serves its metadata. */
+/**
+ * Public addresses that are nonetheless a cloud provider's own services: Azure's wireserver, which
+ * serves its metadata.
+ */
 export const HOST_SERVICES_V4: Array<[string, number]> = [["168.63.129.16", 32]];
 
 const nonPublicV4 = new net.BlockList();
@@ -148,7 +151,10 @@ function hextets(address: string): number[] {
 export interface DestinationGuardOptions {
   allowedHosts: readonly string[];
   resolveTimeoutMs: number;
-  /** Addresses fixed for hostnames (lower-case, like curl --resolve): used instead of DNS and vetted like resolved ones. */
+  /**
+   * Addresses fixed for hostnames (lower-case, like curl --resolve): used instead of DNS and vetted
+   * like resolved ones.
+   */
   fixedAddresses?: Readonly<Record<string, string>>;
 }
 

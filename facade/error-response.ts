@@ -5,9 +5,10 @@ import { errorTypeOf } from "../wire/error-dialects.js";
 import { httpErrorOf, type HttpError } from "../wire/errors.js";
 
 /**
- * The API's error envelope (docs/api/conventions.md): {"error": {"code", "message", "metadata"?: {"reason", "retryable"}}}.
- * On a route of another API's surface (`(gateway.v1.error_dialect)`) `error` also carries that
- * API's `type`, and OpenAI's `param` where the field at fault is known (wire/error-dialects.ts).
+ * The API's error envelope (docs/api/conventions.md): {"error": {"code", "message", "metadata"?:
+ * {"reason", "retryable"}}}. On a route of another API's surface (`(gateway.v1.error_dialect)`)
+ * `error` also carries that API's `type`, and OpenAI's `param` where the field at fault is known
+ * (wire/error-dialects.ts).
  */
 export function errorBody(error: HttpError, dialect: ErrorDialect = ErrorDialect.UNSPECIFIED): string {
   const metadata =

@@ -73,7 +73,10 @@ export interface Facade {
   readonly openStreams: number;
 }
 
-/** Request headers the core may act on; everything else stays at the edge (`x-request-id` is decided here, then forwarded). */
+/**
+ * Request headers the core may act on; everything else stays at the edge (`x-request-id` is decided
+ * here, then forwarded).
+ */
 const FORWARDED_REQUEST_HEADERS = [
   "authorization",
   "x-session-id",
@@ -88,7 +91,10 @@ const FORWARDED_REQUEST_HEADERS = [
  */
 const REQUEST_ENDED = new ConnectError("the REST request has ended", Code.Canceled);
 
-/** What the records say of a request its client left before the answer ended (nginx's name and number; the core's Canceled). */
+/**
+ * What the records say of a request its client left before the answer ended (nginx's name and
+ * number; the core's Canceled).
+ */
 const CLIENT_CLOSED_REQUEST = 499;
 
 /**

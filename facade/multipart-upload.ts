@@ -23,7 +23,8 @@ import type { Route } from "./route-table.js";
  * query parameters; every slice of the part follows as a chunk. The socket is read only as fast as
  * the core consumes the chunks, so a slow store slows the client down instead of filling memory.
  * The route's `(gateway.v1.max_body_bytes)` limits the file: the first byte over it stops the
- * reading and answers 413; a connection whose body was not read through is closed in stages after the answer (unread-body.ts).
+ * reading and answers 413; a connection whose body was not read through is closed in stages after
+ * the answer (unread-body.ts).
  */
 export const FILE_FIELD = "file";
 /** Fields of the upload's metadata message filled from the file part's headers, not from the query. */

@@ -15,8 +15,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 const LINGER_BYTES = 64 * 1024 * 1024;
 const LINGER_MS = 10_000;
 /**
- * A declared body this small is simply read away and the connection kept: a client whose key was refused with its small JSON body still in flight keeps its
- * connection (the body's second packet often arrives after the 401).
+ * A declared body this small is simply read away and the connection kept: a client whose key was
+ * refused with its small JSON body still in flight keeps its connection (the body's second packet
+ * often arrives after the 401).
  */
 const KEEP_ALIVE_REST_BYTES = 64 * 1024;
 

@@ -51,7 +51,10 @@ interface Pending {
   question: QuestionArguments;
   resolve(answer: string): void;
   timer: NodeJS.Timeout;
-  /** Rejects the question when the run is aborted; removed once it is answered, so questions leave no listener behind. */
+  /**
+   * Rejects the question when the run is aborted; removed once it is answered, so questions leave
+   * no listener behind.
+   */
   onAbort(): void;
 }
 

@@ -37,7 +37,8 @@ const ANTHROPIC: Record<number, string> = {
 export function errorTypeOf(dialect: ErrorDialect, status: number): string | undefined {
   switch (dialect) {
     case ErrorDialect.OPENAI:
-      // Other client errors (405, 409, 410, 413, 422, ...) are invalid requests; other server errors (502, 504, 524) the server's.
+      // Other client errors (405, 409, 410, 413, 422, ...) are invalid requests; other server
+      // errors (502, 504, 524) the server's.
       return OPENAI[status] ?? (status < 500 ? "invalid_request_error" : "server_error");
     case ErrorDialect.ANTHROPIC:
       return ANTHROPIC[status] ?? (status < 500 ? "invalid_request_error" : "api_error");

@@ -133,7 +133,10 @@ export function httpErrorOf(error: ConnectError): HttpError {
   return { status: STATUS_FOR_CODE[error.code] ?? 500, message: error.rawMessage };
 }
 
-/** What a thrown value says: its message when it is an Error, else its text. The one way the code reads a caught value. */
+/**
+ * What a thrown value says: its message when it is an Error, else its text. The one way the code
+ * reads a caught value.
+ */
 export function errorMessage(thrown: unknown): string {
   return thrown instanceof Error ? thrown.message : String(thrown);
 }

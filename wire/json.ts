@@ -9,7 +9,8 @@ import { wireName } from "./enums.js";
  * The API's JSON of a message (docs/api/conventions.md): proto field names, every non-optional field
  * present (empty lists as []), integers as numbers even when 64-bit, enums as their wire strings,
  * timestamps as ISO 8601 with milliseconds, fields marked `(gateway.v1.nullable)` as null when
- * unset, and lists marked `(gateway.v1.omit_empty)` left out when empty. An `(gateway.v1.envelope)` message is rendered as its set oneof member alone.
+ * unset, and lists marked `(gateway.v1.omit_empty)` left out when empty. An `(gateway.v1.envelope)`
+ * message is rendered as its set oneof member alone.
  *
  * `compact` renders only what is set (no empty lists or maps, no zero-valued implicit scalars, no
  * nulls): the form a request is forwarded upstream in, since providers refuse e.g. `"tools": []`.

@@ -13,7 +13,10 @@ export const REQUEST_ID_HEADER = "x-request-id";
 /** Printable, header- and log-safe, bounded (UUIDs, ULIDs, trace-style ids and the like fit). */
 const ACCEPTED = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** The caller's id when acceptable, else a fresh one. Node may join repeated headers into one value; that is replaced too. */
+/**
+ * The caller's id when acceptable, else a fresh one. Node may join repeated headers into one value;
+ * that is replaced too.
+ */
 export function requestIdOf(given: string | string[] | null | undefined): string {
   return typeof given === "string" && ACCEPTED.test(given) ? given : newRequestId();
 }

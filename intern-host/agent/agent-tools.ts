@@ -96,7 +96,10 @@ async function shell(args: Record<string, unknown>, context: ToolContext): Promi
   return JSON.stringify(await runShell(command, context.workDir, context.shell, context.signal));
 }
 
-/** Whether the call may go ahead: always in `auto` mode; in `manual` mode the run's standing decision for the tool, else the user's answer. */
+/**
+ * Whether the call may go ahead: always in `auto` mode; in `manual` mode the run's standing
+ * decision for the tool, else the user's answer.
+ */
 async function allowed(operation: ApprovedOperation, command: string, context: ToolContext): Promise<boolean> {
   if (context.approvalMode !== "manual") return true;
   const standing = context.standing[operation];

@@ -178,7 +178,10 @@ function finish(url: URL, response: Sent, body: Read, bodyBytes: number, masks: 
   };
 }
 
-/** An echoed secret goes back to the model as its placeholder, never as its value: as sent, or percent-encoded into a URL. */
+/**
+ * An echoed secret goes back to the model as its placeholder, never as its value: as sent, or
+ * percent-encoded into a URL.
+ */
 interface Mask {
   needle: Buffer;
   placeholder: string;

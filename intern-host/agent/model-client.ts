@@ -154,7 +154,10 @@ function usageOf(usage: NonNullable<StreamChunk["usage"]>): RunUsage {
   };
 }
 
-/** The seconds a 429 asks to wait, when it is one to wait out: it says when, soon enough, and not that retrying cannot help. */
+/**
+ * The seconds a 429 asks to wait, when it is one to wait out: it says when, soon enough, and not
+ * that retrying cannot help.
+ */
 function rateLimitWait(response: Awaited<ReturnType<typeof request>>): number | undefined {
   if (response.statusCode !== 429 || response.headers["x-should-retry"] === "false") return undefined;
   const seconds = Number(response.headers["retry-after"]);

@@ -65,7 +65,8 @@ export async function runClusterPrimary(config: GatewayConfig, log: Logger): Pro
     const listened = serving.delete(worker);
     const who = { worker: worker.id, pid: worker.process.pid, code, signal };
     if (phase === "stopping") {
-      // Ended by the signal itself before it had a handler (Ctrl-C reaches the workers too): nothing was running to drain.
+      // Ended by the signal itself before it had a handler (Ctrl-C reaches the workers too):
+      // nothing was running to drain.
       if (code !== 0 && signal !== "SIGTERM" && signal !== "SIGINT") exitCode = 1;
       if (alive.size === 0) void finish();
     } else if (restarts.exited({ listened, firstStart: phase === "starting" }) === "give up") {

@@ -68,7 +68,10 @@ const FLUSH_LAG_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
 /** The route label of a request that matched no route (a 404): never its raw path. */
 const UNMATCHED = "(unmatched)";
 
-/** Refusals by reason, with their status: no valid key (401), not allowed (403), no budget left (402), too often (429). */
+/**
+ * Refusals by reason, with their status: no valid key (401), not allowed (403), no budget left
+ * (402), too often (429).
+ */
 const REFUSALS: Record<Refusal | "unauthenticated" | "forbidden", string> = {
   unauthenticated: "401",
   forbidden: "403",

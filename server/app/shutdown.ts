@@ -2,7 +2,10 @@ import type { ShutdownPhase, Stoppable } from "../platform/lifecycle.js";
 
 /** What an instance stops, by role; `shutdownPhases` puts them in order. */
 export interface InstanceParts {
-  /** Ends the intern runs this instance relays and stops taking over interns; `handOver` then marks its interns for another instance. */
+  /**
+   * Ends the intern runs this instance relays and stops taking over interns; `handOver` then marks
+   * its interns for another instance.
+   */
   internSupervisor: Stoppable & { handOver(): Promise<void> };
   /** The intern host processes this instance started. */
   internHosts: Stoppable;
@@ -35,8 +38,8 @@ export interface InstanceParts {
  *   another instance, or this one restarted, hosts them);
  * - the listeners, which wait for the calls in flight;
  * - the leased workers, whose claims lapse for another instance;
- * - settlement (and the cache's writes), so that every answered call is in the ledger before the leases go back: what is
- *   left of them is unused;
+ * - settlement (and the cache's writes), so that every answered call is in the ledger before the
+ *   leases go back: what is left of them is unused;
  * - the leases, the notification feed, the database, the embedded database, tracing last so that
  *   every span before it is exported.
  */

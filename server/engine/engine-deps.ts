@@ -33,6 +33,9 @@ export interface EngineDeps {
   responseCache: ResponseCache;
   /** Answered calls' ledger rows, written behind in group commits; reads of usage wait on its barrier. */
   settlement: SettlementWriter;
-  /** Who is told of inference attempts and admission decisions (the metrics, server/app/metrics.ts); none in some rigs. */
+  /**
+   * Who is told of inference attempts and admission decisions (the metrics, server/app/metrics.ts);
+   * none in some rigs.
+   */
   observers?: { inference?: InferenceObserver; admission?: AdmissionObserver };
 }

@@ -3,9 +3,15 @@ import { type Env, intVar, nonEmpty } from "./config-vars.js";
 
 /** Time, connection and stream limits of the HTTP port (HTTP/1.1) and the gRPC port (h2c). */
 export interface ListenerLimits {
-  /** HTTP port: a request's head must be in this long after its first byte (or after the connection opened), else 408 and closed. */
+  /**
+   * HTTP port: a request's head must be in this long after its first byte (or after the connection
+   * opened), else 408 and closed.
+   */
   headersTimeoutMs: number;
-  /** HTTP port: a request must be received whole (head and body) this long after its first byte; 0 = no limit. The answer is not timed. */
+  /**
+   * HTTP port: a request must be received whole (head and body) this long after its first byte; 0 =
+   * no limit. The answer is not timed.
+   */
   requestTimeoutMs: number;
   /** HTTP port: a connection idle between requests is closed after this long. */
   keepAliveTimeoutMs: number;

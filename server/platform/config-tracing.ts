@@ -1,6 +1,9 @@
 import { type Env, nonEmpty } from "./config-vars.js";
 
-/** The OpenTelemetry SDK's standard variables this gateway reads itself; the SDK reads its others (headers, sampler) as usual. */
+/**
+ * The OpenTelemetry SDK's standard variables this gateway reads itself; the SDK reads its others
+ * (headers, sampler) as usual.
+ */
 export interface TracingConfig {
   /** Where spans are sent (OTLP over HTTP, JSON); undefined: tracing off, the SDK is not even loaded. */
   tracesUrl: string | undefined;

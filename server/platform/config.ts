@@ -7,7 +7,10 @@ import { type TracingConfig, tracingConfig } from "./config-tracing.js";
 import { boolVar, type Env, intVar, listVar, nonEmpty, renamedVars } from "./config-vars.js";
 import { LOG_FORMATS, type LogFormat } from "./logger.js";
 
-/** Everything the gateway reads from its environment (12-factor); documented in docs/configuration.md (checked by test/architecture). */
+/**
+ * Everything the gateway reads from its environment (12-factor); documented in
+ * docs/configuration.md (checked by test/architecture).
+ */
 export interface GatewayConfig {
   /** Old setting names read this start, each with what to rename it to (logged as warnings). */
   deprecations: string[];
@@ -47,11 +50,17 @@ export interface GatewayConfig {
   freeModelDailyRequests: number;
   /** How long SIGTERM waits for in-flight requests before closing connections. */
   shutdownGraceMs: number;
-  /** GATEWAY_WORKERS: gateway processes sharing the two ports (node:cluster, server/app/cluster-primary.ts); 1: this process alone. */
+  /**
+   * GATEWAY_WORKERS: gateway processes sharing the two ports (node:cluster,
+   * server/app/cluster-primary.ts); 1: this process alone.
+   */
   workers: number;
   /** Operator token of OperatorService (`npm run admin`); when unset, kept in `dataDir/operator.token`. */
   operatorToken: string | undefined;
-  /** GATEWAY_METRICS_TOKEN: when set, GET /metrics wants `Authorization: Bearer <it>`; unset, the metrics are public. */
+  /**
+   * GATEWAY_METRICS_TOKEN: when set, GET /metrics wants `Authorization: Bearer <it>`; unset, the
+   * metrics are public.
+   */
   metricsToken: string | undefined;
   /** 32-byte master key (64 hex characters) sealing stored credentials; when unset, kept in `dataDir/master.key`. */
   masterKey: string | undefined;
@@ -81,9 +90,15 @@ export interface GatewayConfig {
   rateLimitMinuteWindowSeconds: number;
   /** Time allowed for one inference call end to end, fallbacks included (504 after it). */
   requestTimeoutMs: number;
-  /** GATEWAY_CONTENT_FILTER_MAX_BYTES: the text each content filter reads for one call at most; more is 413 (server/engine/content-filters/filter-budget.ts). */
+  /**
+   * GATEWAY_CONTENT_FILTER_MAX_BYTES: the text each content filter reads for one call at most; more
+   * is 413 (server/engine/content-filters/filter-budget.ts).
+   */
   contentFilterMaxBytes: number;
-  /** GATEWAY_KEY_COOLDOWN_MAX_SECONDS: the longest a key of a provider's pool rests after a 429, whatever Retry-After or another instance says (server/engine/key-pools). */
+  /**
+   * GATEWAY_KEY_COOLDOWN_MAX_SECONDS: the longest a key of a provider's pool rests after a 429,
+   * whatever Retry-After or another instance says (server/engine/key-pools).
+   */
   keyCooldownMaxSeconds: number;
   /** GATEWAY_VAULT_WRITES_DISABLED: vault writes answer 503 (reads still work), e.g. during a key rotation. */
   vaultWritesDisabled: boolean;
@@ -106,13 +121,19 @@ export interface GatewayConfig {
 
 /** The video job poller of this instance (server/services/videos/video-poller.ts). */
 export interface VideoPollerConfig {
-  /** How often the poller looks for due jobs, and the least time between two polls of one job at its provider; 0 = no loop. */
+  /**
+   * How often the poller looks for due jobs, and the least time between two polls of one job at its
+   * provider; 0 = no loop.
+   */
   pollMs: number;
   /** Jobs this instance advances at once. */
   concurrency: number;
   /** A claimed job is this instance's for so long; it renews the lease while it works on the job. */
   leaseSeconds: number;
-  /** First wait after the provider could not be reached; doubled per failure (at most 5 minutes), or its Retry-After. */
+  /**
+   * First wait after the provider could not be reached; doubled per failure (at most 5 minutes), or
+   * its Retry-After.
+   */
   retryBaseMs: number;
   /** A job not finished this long after its submission is `expired`. */
   deadlineSeconds: number;
@@ -136,7 +157,10 @@ export interface LeaseConfig {
 export interface ResponseCacheConfig {
   /** The longest TTL a request (`x-gateway-cache-ttl`) may ask for. */
   maxTtlSeconds: number;
-  /** Bytes of answers kept in PostgreSQL, over all workspaces; past it the oldest of the workspaces above their fair share go first. */
+  /**
+   * Bytes of answers kept in PostgreSQL, over all workspaces; past it the oldest of the workspaces
+   * above their fair share go first.
+   */
   maxBytes: number;
   /** Bytes of answers this instance keeps in memory in front of PostgreSQL. */
   memoryBytes: number;

@@ -36,7 +36,10 @@ const doors = suite<{ gw: GatewayProcess; key: string; grpcUrl: string }>(
   "gateway: the RPC doors read only what the facade would",
 );
 
-/** What a refusal or a capped read may move the gateway's peak memory by; inflating the bodies sent here would take hundreds of MiB. */
+/**
+ * What a refusal or a capped read may move the gateway's peak memory by; inflating the bodies sent
+ * here would take hundreds of MiB.
+ */
 const QUIET_MIB = 16;
 const GET_CURRENT_KEY = "/gateway.v1.KeysService/GetCurrentKey";
 const CHAT_STREAM = "/gateway.v1.InferenceService/CreateChatCompletion";

@@ -26,7 +26,10 @@ const NAME = "[a-zA-Z_:][a-zA-Z0-9_:]*";
 const SAMPLE = new RegExp(`^(${NAME})(?:\\{(.*)\\})? (\\S+)$`);
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(?:,|$)/gy;
 
-/** Prometheus text format 0.0.4, line by line: `# HELP`/`# TYPE` comments and `name{labels} value` samples; anything else fails. */
+/**
+ * Prometheus text format 0.0.4, line by line: `# HELP`/`# TYPE` comments and `name{labels} value`
+ * samples; anything else fails.
+ */
 function parseExposition(text: string): Sample[] {
   const samples: Sample[] = [];
   for (const line of text.split("\n")) {

@@ -159,7 +159,8 @@ test.before(async (ctx) => {
     "the generated key is shown",
   );
   ctx.pgPort = Number(logLines(ctx.gateway).find((line) => line.msg === "embedded postgres ready")?.port);
-  // The embedded database's own user and database, with the password it keeps in the data directory (server/platform/db/embedded-postgres.ts).
+  // The embedded database's own user and database, with the password it keeps in the data directory
+  // (server/platform/db/embedded-postgres.ts).
   const password = (await fs.readFile(path.join(ctx.dataDir, "postgres.password"), "utf8")).trim();
   ctx.db = new Sequelize(`postgres://gateway:${encodeURIComponent(password)}@127.0.0.1:${ctx.pgPort}/gateway`, {
     logging: false,

@@ -20,7 +20,11 @@ import { cycles, importGraph, ROOT, violations, type ImportGraph } from "./impor
 const test = suite("architecture: layers");
 
 const under = (folder: string) => (file: string) => file.startsWith(`${folder}/`);
-/** `server/services/keys/keys-service.ts` → `server/services/keys`, `server/services/interns/vault/vault-service.ts` → `server/services/interns`; `server/platform/config.ts` → `server`. */
+/**
+ * `server/services/keys/keys-service.ts` → `server/services/keys`,
+ * `server/services/interns/vault/vault-service.ts` → `server/services/interns`;
+ * `server/platform/config.ts` → `server`.
+ */
 const folderOf = (file: string) =>
   file
     .split("/")

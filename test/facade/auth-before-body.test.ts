@@ -190,7 +190,10 @@ async function exchange(
   return { status: statusOf(first), head: first.slice(0, split), body: first.slice(split), writeError, closedByServer };
 }
 
-/** The first complete response (head and Content-Length body) in what has arrived, or what there is once the socket closes. */
+/**
+ * The first complete response (head and Content-Length body) in what has arrived, or what there is
+ * once the socket closes.
+ */
 async function responseIn(received: () => string, closed: Promise<void>): Promise<string> {
   let isClosed = false;
   void closed.then(() => (isClosed = true));

@@ -9,12 +9,12 @@ import { optionOf } from "../../wire/proto-options.js";
 import { allServices } from "../../wire/services.js";
 
 /**
- * The API's rule (docs/response-envelopes.md): "most successful responses wrap the record in an object with a `data` field; exceptions
- * are named in the endpoint descriptions". The facade renders the response message as it is, so
- * the rule is a property of the protos: every REST route answers a message with a `data` field
- * (a record, or a list with `has_more`/`total_count`) unless it is one of the exceptions below,
- * each with the reason it keeps its own shape. docs/response-envelopes.md is the table of all of
- * them; this test keeps it complete.
+ * The API's rule (docs/response-envelopes.md): "most successful responses wrap the record in an
+ * object with a `data` field; exceptions are named in the endpoint descriptions". The facade
+ * renders the response message as it is, so the rule is a property of the protos: every REST route
+ * answers a message with a `data` field (a record, or a list with `has_more`/`total_count`) unless
+ * it is one of the exceptions below, each with the reason it keeps its own shape.
+ * docs/response-envelopes.md is the table of all of them; this test keeps it complete.
  */
 const EXCEPTIONS: ReadonlyMap<string, string> = new Map([
   ["DELETE /api/v1/keys/{hash}", "deletion confirmation {deleted}"],

@@ -3,7 +3,10 @@ import { once, stopInPhases } from "../../server/platform/lifecycle.js";
 import { createLogger } from "../../server/platform/logger.js";
 import { suite } from "../support/suite.js";
 
-/** The one lifecycle (server/platform/lifecycle.ts): phases in order, parts of a phase together, failures logged and passed. */
+/**
+ * The one lifecycle (server/platform/lifecycle.ts): phases in order, parts of a phase together,
+ * failures logged and passed.
+ */
 const test = suite("lifecycle: stopping in phases");
 
 /** A part that records when its stop starts and ends, ending when `release` is called (or at once). */

@@ -3,7 +3,10 @@ import type { MockRule } from "../upstream/mock-upstream.js";
 import { at, call, type Reply } from "./http.js";
 import type { InferenceGateway } from "./inference-gateway.js";
 
-/** POST /api/alpha/decisions against the inference test gateway (mock/chat unless the body says otherwise); `null` sends no key. */
+/**
+ * POST /api/alpha/decisions against the inference test gateway (mock/chat unless the body says
+ * otherwise); `null` sends no key.
+ */
 export function decide(
   env: InferenceGateway,
   body: Record<string, unknown>,

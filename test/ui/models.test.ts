@@ -35,7 +35,8 @@ if (!chromiumMissing(test, "console models browser test")) {
   test.before(async (ctx) => {
     ctx.env = await startInferenceGateway();
     const { url, key } = ctx.env.gw;
-    // A plain key: the catalog needs no management key. Its call through the cheapest endpoint gives that endpoint stats.
+    // A plain key: the catalog needs no management key. Its call through the cheapest endpoint
+    // gives that endpoint stats.
     const created = await call(url, "POST", "/api/v1/keys", { key, body: { name: "reader" } });
     const reader = String(at(created.body, "key"));
     const chat = await call(url, "POST", "/api/v1/chat/completions", {

@@ -24,7 +24,10 @@ export interface MockBatchFaults {
   finishedItems?: number;
   /** Items that end with an error result: listed custom ids, or a request body containing `bodyContains`. */
   failItems?: { customIds?: string[]; bodyContains?: string; status?: number; message?: string };
-  /** Deleting (an Anthropic batch, an OpenAI file) answers this error status, the next `times` deletions (default: all). */
+  /**
+   * Deleting (an Anthropic batch, an OpenAI file) answers this error status, the next `times`
+   * deletions (default: all).
+   */
   deleteError?: { status: number; times?: number };
 }
 

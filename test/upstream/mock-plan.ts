@@ -68,9 +68,15 @@ export interface MockReplyInput {
  * (mock-wire.ts: `acceptedKey`), applies the rules, then calls `answer`.
  */
 export interface MockRoute {
-  /** The upstream model the path names ("" when the body's `model` names it); undefined when this route does not serve the path. */
+  /**
+   * The upstream model the path names ("" when the body's `model` names it); undefined when this
+   * route does not serve the path.
+   */
   match(method: string, path: string): { model: string } | undefined;
-  /** The credential as the provider reads it (a header, a bearer token, a verified signature's key id); undefined when none or invalid. */
+  /**
+   * The credential as the provider reads it (a header, a bearer token, a verified signature's key
+   * id); undefined when none or invalid.
+   */
   credential(req: http.IncomingMessage, rawBody: Buffer): string | undefined;
   /** An error answer in the provider's format (a rule's failure status, a bad body). */
   sendError(res: http.ServerResponse, status: number, message: string, headers?: http.OutgoingHttpHeaders): void;
@@ -177,8 +183,9 @@ export function parseObject(text: string): unknown {
 }
 
 /**
- * A stream out (SSE, or binary frames with their content type): everything in one write on the fast path; event by event when a rule cuts or ends
- * the stream early, injects an error, or spaces the events out.
+ * A stream out (SSE, or binary frames with their content type): everything in one write on the fast
+ * path; event by event when a rule cuts or ends the stream early, injects an error, or spaces the
+ * events out.
  */
 export function sendEvents(
   x: Exchange,

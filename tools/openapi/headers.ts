@@ -19,7 +19,10 @@ import type { Header, JsonSchema, Parameter, Reference } from "./openapi-types.j
 export type RouteKind =
   /** Every route. */
   | "every"
-  /** Answered by an inference call, and cacheable (docs/cache.md): chat completions, embeddings, Responses, Messages. */
+  /**
+   * Answered by an inference call, and cacheable (docs/cache.md): chat completions, embeddings,
+   * Responses, Messages.
+   */
   | "inference"
   /** Reaches a provider through an inference call: the inference routes and decisions. */
   | "provider-call"
@@ -187,7 +190,10 @@ function rateLimitHeaders(kind: "requests" | "tokens"): DocumentedHeader[] {
   ];
 }
 
-/** `gateway.v1.InferenceService/CreateChatCompletionFromJson`: how a method is named here, whichever descriptors it comes from. */
+/**
+ * `gateway.v1.InferenceService/CreateChatCompletionFromJson`: how a method is named here, whichever
+ * descriptors it comes from.
+ */
 function rpcName(method: DescMethod): string {
   return `${method.parent.typeName}/${method.name}`;
 }
@@ -207,7 +213,10 @@ const RESPONSES_MESSAGES = new Set(
 );
 const BATCH_SUBMISSION = rpcName(BatchesService.method.createBatchFromJson);
 
-/** Whether a route is of a kind; the plugin's descriptors are not the generated ones, so methods are compared by name. */
+/**
+ * Whether a route is of a kind; the plugin's descriptors are not the generated ones, so methods are
+ * compared by name.
+ */
 export function routeIs(kind: RouteKind, route: Route): boolean {
   const rpc = rpcName(route.method);
   switch (kind) {

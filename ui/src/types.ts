@@ -83,7 +83,10 @@ export type Intern = Always<Schemas["gateway.v1.Intern"], "status" | "created_at
 export type InternStatus = Intern["status"];
 /** GET /interns: newest first; `next_cursor` → `starting_after`. */
 export type InternList = With<Schemas["gateway.v1.ListInternsResponse"], { data: Intern[] }>;
-/** The parts of an intern chat's tool call that the console keeps: the intern's question (`svc.provide_input`), echoed on the answer. */
+/**
+ * The parts of an intern chat's tool call that the console keeps: the intern's question
+ * (`svc.provide_input`), echoed on the answer.
+ */
 export type InternToolCall = Always<Pick<Schemas["gateway.v1.InternToolCall-Output"], "id" | "function">, "function">;
 /** One `chat.completion.chunk` of the intern chat stream. */
 export type InternChatChunk = Schemas["gateway.v1.InternChatChunk"];

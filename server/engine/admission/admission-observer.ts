@@ -1,6 +1,9 @@
 import type { LimitName, Refusal } from "./quantities.js";
 
-/** Whether a lease grant was asked for in the background (a lease running low) or by a call that found its lease short. */
+/**
+ * Whether a lease grant was asked for in the background (a lease running low) or by a call that
+ * found its lease short.
+ */
 export type GrantTrigger = "background" | "on_demand";
 /** `refused`: a limit had too little left; `failed`: the database could not be reached. */
 export type GrantOutcome = "granted" | "refused" | "failed";

@@ -15,7 +15,10 @@ export interface GrantRequest {
   want: string;
 }
 
-/** `left`: what each quantity still had once the grant was taken, in the central view (other instances' slices counted as used). */
+/**
+ * `left`: what each quantity still had once the grant was taken, in the central view (other
+ * instances' slices counted as used).
+ */
 export type GrantResult =
   | { granted: true; amounts: string[]; left: string[]; expiresAt: Date; dbNow: Date }
   | { granted: false; index: number; remaining: string; label: string; retryAfterS: number | null };

@@ -73,7 +73,10 @@ export interface Quantity {
 export interface QuantityLimits {
   rateLimitRequests: number;
   rateLimitWindowSeconds: number;
-  /** The window `svc_rate_limit`'s per-minute limits are counted in (GATEWAY_RATE_LIMIT_MINUTE_WINDOW_SECONDS); a minute when not said. */
+  /**
+   * The window `svc_rate_limit`'s per-minute limits are counted in
+   * (GATEWAY_RATE_LIMIT_MINUTE_WINDOW_SECONDS); a minute when not said.
+   */
   rateLimitMinuteWindowSeconds?: number;
   freeModelDailyRequests: number;
 }
@@ -215,12 +218,18 @@ export function quantitiesFor(context: QuantitySource, limits: QuantityLimits, f
   return quantities;
 }
 
-/** A request rate limit's quantity (the gateway's, the key's, the workspace's): what a response cache hit still counts against. */
+/**
+ * A request rate limit's quantity (the gateway's, the key's, the workspace's): what a response
+ * cache hit still counts against.
+ */
 export function isRateLimit(quantity: Quantity): boolean {
   return quantity.kind === "requests" && quantity.rateLimit !== null;
 }
 
-/** Any rate limit's quantity, of requests or tokens: what a batch item is admitted against (its budget was reserved with its batch). */
+/**
+ * Any rate limit's quantity, of requests or tokens: what a batch item is admitted against (its
+ * budget was reserved with its batch).
+ */
 export function isRateWindow(quantity: Quantity): boolean {
   return quantity.rateLimit !== null;
 }

@@ -42,7 +42,10 @@ export interface Pricing {
 }
 
 export interface CatalogEndpoint {
-  /** `<model id>@<provider slug>` plus `/<tag>` when the provider serves the model more than once; private endpoints: their uuid. */
+  /**
+   * `<model id>@<provider slug>` plus `/<tag>` when the provider serves the model more than once;
+   * private endpoints: their uuid.
+   */
   id: string;
   modelId: string;
   providerSlug: string;

@@ -21,7 +21,10 @@ export interface ProviderDefaults {
   dataCollection: "allow" | "deny";
 }
 
-/** What every endpoint declares, text or video (video-models.ts): its provider, id, upstream model and where data goes. */
+/**
+ * What every endpoint declares, text or video (video-models.ts): its provider, id, upstream model
+ * and where data goes.
+ */
 export type EndpointBase = Pick<
   CatalogEndpoint,
   "id" | "modelId" | "providerSlug" | "providerName" | "tag" | "upstreamModelId" | "region" | "zdr" | "dataCollection"

@@ -58,7 +58,10 @@ export function checkPatternCost(compiled: RE2JS, where: string, budget = new An
   return cost;
 }
 
-/** What the matcher does per character of text, at most: each live instruction stepped, each time the character is read. */
+/**
+ * What the matcher does per character of text, at most: each live instruction stepped, each time
+ * the character is read.
+ */
 export function workPerCharacter({ liveInstructions, rereadPerMatch }: PatternCost): number {
   return liveInstructions * (2 + rereadPerMatch);
 }

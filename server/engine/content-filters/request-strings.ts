@@ -118,7 +118,10 @@ class Walk {
     for (const [key, value] of entries) object[key] = value;
   }
 
-  /** `messages[0].content[1].file.file_data`; a key the caller chose is shown as `*`, since it may be what a filter matched. */
+  /**
+   * `messages[0].content[1].file.file_data`; a key the caller chose is shown as `*`, since it may
+   * be what a filter matched.
+   */
   private field(): string {
     let out = "";
     for (const step of this.path) {

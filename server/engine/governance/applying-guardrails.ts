@@ -5,7 +5,8 @@ import type { ContentFilter } from "../content-filters/content-filter.js";
  * assignment to the key itself, to the member who created the key, or being the default guardrail
  * of the key's workspace. Budgets for GET /key and admission; the routing policy (models,
  * providers, data regions, ZDR, training) for the models list and the request router, which read
- * it through server/engine/governance/endpoint-policy.ts. Read by `guardrailsApplyingTo` (applying-guardrails-store.ts).
+ * it through server/engine/governance/endpoint-policy.ts. Read by `guardrailsApplyingTo`
+ * (applying-guardrails-store.ts).
  */
 export type GuardrailPath = "key" | "member" | "workspace";
 

@@ -179,7 +179,10 @@ export function demandsZdr(guardrails: readonly ApplyingGuardrail[], modelId: st
   return guardrails.some((g) => zdrRuleFor(zdrFlagsOf(g), modelId) !== null);
 }
 
-/** The ZDR rule that governs calls to `modelId` (the per-author flag when set, else `enforce_zdr`); null when none demands it. */
+/**
+ * The ZDR rule that governs calls to `modelId` (the per-author flag when set, else `enforce_zdr`);
+ * null when none demands it.
+ */
 function zdrRuleFor(zdr: GuardrailPolicy["zdr"], modelId: string): PolicyRule | null {
   const group = zdrGroupOf(modelId);
   const groupFlag = zdr[group];

@@ -11,7 +11,10 @@ import type { UpstreamTarget } from "../providers/provider.js";
  */
 export interface NativeRoute {
   format: NativeFormat;
-  /** What a native attempt sends: the client's body without the gateway's fields; the content filters rewrite it in place. */
+  /**
+   * What a native attempt sends: the client's body without the gateway's fields; the content
+   * filters rewrite it in place.
+   */
   body: JsonObject;
   /** Why chat cannot carry the request, if it cannot: a translated attempt fails with it. */
   untranslatable: ConnectError | undefined;

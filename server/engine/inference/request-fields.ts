@@ -8,7 +8,10 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { gatewayError } from "../../../wire/errors.js";
 import { findField } from "../../../wire/json-input.js";
 
-/** Parameters an endpoint must support under `provider.require_parameters` (the catalog's `supported_parameters` names). */
+/**
+ * Parameters an endpoint must support under `provider.require_parameters` (the catalog's
+ * `supported_parameters` names).
+ */
 const ROUTABLE_PARAMETERS = new Set([
   "temperature",
   "top_p",

@@ -20,12 +20,12 @@ import type { PoolKey } from "../key-pools/pool-key.js";
 
 /**
  * Where one attempt goes and with whose key. A catalog endpoint uses the provider's key from
- * GATEWAY_CONFIG (one of its pool, when it lists several), or the workspace's own (BYOK) key for that provider when it has one, which makes
- * the call a BYOK call. A private endpoint always uses the workspace's key for its provider, and
- * is called like a private endpoint validation: only at addresses the SSRF guard vetted, with the
- * configured trust store, and its answers read whole are bounded by
- * GATEWAY_PRIVATE_ENDPOINT_MAX_ANSWER_MIB. A target that cannot be built fails as a `connect` failure, so routing
- * falls back to the next endpoint.
+ * GATEWAY_CONFIG (one of its pool, when it lists several), or the workspace's own (BYOK) key for
+ * that provider when it has one, which makes the call a BYOK call. A private endpoint always uses
+ * the workspace's key for its provider, and is called like a private endpoint validation: only at
+ * addresses the SSRF guard vetted, with the configured trust store, and its answers read whole are
+ * bounded by GATEWAY_PRIVATE_ENDPOINT_MAX_ANSWER_MIB. A target that cannot be built fails as a
+ * `connect` failure, so routing falls back to the next endpoint.
  */
 export interface ResolvedTarget {
   target: UpstreamTarget;
@@ -74,7 +74,8 @@ export function createTargetResolver({ config, catalog, secrets, log, keyPools }
       timeoutMs: provider.timeoutMs,
       ...(settings ? { settings } : {}),
     });
-    // The workspace's own key replaces the gateway's credentials (AWS, a service account) too; the host's own settings stay.
+    // The workspace's own key replaces the gateway's credentials (AWS, a service account) too; the
+    // host's own settings stay.
     if (own !== undefined) return { target: target(own, hostSettings(provider.settings)), isByok: true };
     const pool = choice ? keyPools.pool(provider.slug) : undefined;
     if (!pool || !choice) return { target: target(provider.keys[0]!.secret), isByok: false };

@@ -3,7 +3,10 @@ import { chooseKey } from "./key-choice.js";
 import type { PoolKey } from "./pool-key.js";
 import { FORBIDDEN_CALLS_TO_REFUSE, FORBIDDEN_WINDOW_MS, type KeyVerdict } from "./key-verdicts.js";
 
-/** The first cooldown without Retry-After; each strike in a row doubles it, up to MAX_COOLDOWN_MS (and the configured cap). */
+/**
+ * The first cooldown without Retry-After; each strike in a row doubles it, up to MAX_COOLDOWN_MS
+ * (and the configured cap).
+ */
 const FIRST_COOLDOWN_MS = 1_000;
 const MAX_COOLDOWN_MS = 5 * 60_000;
 /**
@@ -82,7 +85,10 @@ export class KeyPool {
   constructor(
     readonly provider: string,
     readonly keys: readonly PoolKey[],
-    /** GATEWAY_KEY_COOLDOWN_MAX_SECONDS in ms: the longest a key rests, whatever the provider or another instance says. */
+    /**
+     * GATEWAY_KEY_COOLDOWN_MAX_SECONDS in ms: the longest a key rests, whatever the provider or
+     * another instance says.
+     */
     private readonly cooldownMaxMs: number,
   ) {
     for (const key of keys)
@@ -177,7 +183,10 @@ export class KeyPool {
     return { provider: this.provider, fingerprint: key.fingerprint, recovered: true };
   }
 
-  /** Another instance's verdict; true when it changed what this one knew. Its times are capped as this instance's own. */
+  /**
+   * Another instance's verdict; true when it changed what this one knew. Its times are capped as
+   * this instance's own.
+   */
   apply(change: KeyChange, now: number): boolean {
     const key = this.keys.find((k) => k.fingerprint === change.fingerprint);
     const status = key && this.status.get(key);

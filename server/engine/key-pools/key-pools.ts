@@ -20,7 +20,10 @@ export interface KeyPoolsOptions {
   /** GATEWAY_KEY_COOLDOWN_MAX_SECONDS, in ms. */
   cooldownMaxMs: number;
   observer?: KeyPoolObserver;
-  /** The clock every verdict and choice reads (Date.now); a test moves it past a probe's back-off instead of waiting. */
+  /**
+   * The clock every verdict and choice reads (Date.now); a test moves it past a probe's back-off
+   * instead of waiting.
+   */
   now?: () => number;
 }
 

@@ -1,6 +1,9 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 
-/** Narrowing helpers for provider JSON, whose shape is only ever a claim until checked; the object test is the wire's one. */
+/**
+ * Narrowing helpers for provider JSON, whose shape is only ever a claim until checked; the object
+ * test is the wire's one.
+ */
 export { isJsonObject as isObject } from "../../../wire/json-body.js";
 
 export function stringOr(value: JsonValue | undefined, fallback: string): string {

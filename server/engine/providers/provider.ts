@@ -64,7 +64,10 @@ export interface GoogleServiceAccount {
   privateKey: string;
   /** Where the signed assertion is exchanged for a token; Google's own by default. */
   tokenUri?: string;
-  /** The key file it was read from (GATEWAY_CONFIG), closed to other OS users at start (server/platform/storage/private-paths.ts). */
+  /**
+   * The key file it was read from (GATEWAY_CONFIG), closed to other OS users at start
+   * (server/platform/storage/private-paths.ts).
+   */
   keyFile?: string;
 }
 

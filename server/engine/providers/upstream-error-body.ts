@@ -28,7 +28,10 @@ export function redactSecrets(text: string, apiKey: string): string {
   return withoutKey.replace(KEY_LIKE, "[redacted]");
 }
 
-/** The error type/code of an error a provider sent with a 2xx status (mostly in streams), as the HTTP status it stands for. */
+/**
+ * The error type/code of an error a provider sent with a 2xx status (mostly in streams), as the
+ * HTTP status it stands for.
+ */
 const STATUS_FOR_ERROR_TYPE: Record<string, number> = {
   invalid_request_error: 400,
   authentication_error: 401,

@@ -15,7 +15,10 @@ export interface CallRecord {
   memberUserId: string | null;
   endUser: string | null;
   sessionId: string | null;
-  /** The `x-request-id` of the request that made the call (wire/request-id.ts); none for work of the gateway's own (batch items, video polls). */
+  /**
+   * The `x-request-id` of the request that made the call (wire/request-id.ts); none for work of the
+   * gateway's own (batch items, video polls).
+   */
   requestId?: string | null;
   /** `video`: a video job (server/services/videos), one row per job. */
   api: "chat" | "embeddings" | "video";
@@ -33,7 +36,10 @@ export interface CallRecord {
   cacheWriteTokens?: number;
   /** A guardrail's `flag` content filter matched the input (the call went through unchanged). */
   contentFlagged?: boolean;
-  /** Answered from the response cache (server/engine/response-cache): billed 0, with the original call's token counts. */
+  /**
+   * Answered from the response cache (server/engine/response-cache): billed 0, with the original
+   * call's token counts.
+   */
   cacheHit?: boolean;
   /** For a cache hit, what the original call cost: what the hit saved (exact decimal USD). */
   cacheSavingsUsd?: string;
@@ -48,7 +54,10 @@ export interface CallRecord {
   latencyMs: number | null;
   /** Upstream time to the end of the answer (from sending the request). */
   generationMs: number | null;
-  /** The exact budget reservation gateway_admit made for the call (video jobs), released by the settlement; null under leases. */
+  /**
+   * The exact budget reservation gateway_admit made for the call (video jobs), released by the
+   * settlement; null under leases.
+   */
   reservationId: string | null;
 }
 
@@ -303,7 +312,10 @@ export async function readCounters(sequelize: Sequelize, refs: readonly CounterR
   return spend;
 }
 
-/** A request counter of gateway_admit (rate-limit windows, free-model days) in the window that starts at `windowStart`. */
+/**
+ * A request counter of gateway_admit (rate-limit windows, free-model days) in the window that
+ * starts at `windowStart`.
+ */
 export async function requestCount(sequelize: Sequelize, name: string, windowStart: Date): Promise<number> {
   const [row] = await sequelize.query<{ count: number }>(
     `SELECT count FROM request_counters WHERE name = $name AND window_start = $start`,

@@ -16,7 +16,10 @@ import { errorMessage } from "../../../wire/errors.js";
  * reaches this instance within about 2 × `checkMs` plus a reconnect even then (docs/operating.md).
  */
 export interface NotificationFeed {
-  /** Hands every payload sent on `channel` to `handler`, from now on (and `onConnected` says when some may have been missed). */
+  /**
+   * Hands every payload sent on `channel` to `handler`, from now on (and `onConnected` says when
+   * some may have been missed).
+   */
   subscribe(channel: string, handler: (payload: string) => void): void;
   /**
    * Tells every instance (this one included) `payload` on `channel`, through the feed's own
@@ -33,7 +36,10 @@ const RECONNECT_MS = 1_000;
 /** Channel names are identifiers in LISTEN; ours are fixed lowercase words. */
 const CHANNEL = /^[a-z_]+$/;
 
-/** Opens the feed; resolves once the first connection attempt is over (a failed one keeps retrying in the background). */
+/**
+ * Opens the feed; resolves once the first connection attempt is over (a failed one keeps retrying
+ * in the background).
+ */
 export async function openNotificationFeed(
   databaseUrl: string,
   log: Logger,

@@ -39,7 +39,10 @@ export function handleInSpan(handle: RequestHandler, req: IncomingMessage, res: 
   context.with(trace.setSpan(parent, span), handle, undefined, req, res);
 }
 
-/** Ends the span of a finished REST exchange; a no-op without tracing and for RPC exchanges (rpc-observation.ts ends those). */
+/**
+ * Ends the span of a finished REST exchange; a no-op without tracing and for RPC exchanges
+ * (rpc-observation.ts ends those).
+ */
 export const endRestSpan: ExchangeObserver = (exchange) => {
   if (exchange.protocol !== "rest" || activeTracer() === undefined) return;
   const span = trace.getActiveSpan();

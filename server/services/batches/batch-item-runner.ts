@@ -120,7 +120,10 @@ async function runAdmitted(
   return { kind: "final", item: refused(item, plan.format, outcome?.attempt ?? plan.attempts[0]!, failure) };
 }
 
-/** An item the provider answered, in the endpoint's format: our id, the model asked for and the provider that served it, as on the live route. */
+/**
+ * An item the provider answered, in the endpoint's format: our id, the model asked for and the
+ * provider that served it, as on the live route.
+ */
 export function answered(
   item: ItemRef,
   format: BatchFormat,

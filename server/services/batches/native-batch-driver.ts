@@ -156,7 +156,8 @@ async function poll(step: NativeStep, resolved: ResolvedTarget, upstreamId: stri
   const { deps, plan, api, signal } = step;
   const { batch } = plan;
   if (batch.status === "cancelling") {
-    // Asked again on every poll until the provider has ended it; a provider that already ended it refuses, which is fine.
+    // Asked again on every poll until the provider has ended it; a provider that already ended it
+    // refuses, which is fine.
     await api.cancel(resolved.target, upstreamId, signal).catch(() => undefined);
   }
   const status = await api.status(resolved.target, upstreamId, signal);

@@ -32,9 +32,10 @@ import { errorMessage } from "../../../wire/errors.js";
  * Intern hosts as child processes of this gateway instance (cmd/intern-host.ts). Each
  * gets a random token and the intern's own API key over its IPC channel, listens on a random port
  * (of 127.0.0.1 unless GATEWAY_INTERN_HOST_LISTEN says otherwise), and is recorded in
- * `intern_hosts` (token sealed) so that every instance on the database can relay to it. The child answers the fetch tool's secret releases through its
- * parent, so vault values never travel further than the host that uses them. A host whose parent
- * goes away exits (it watches the IPC channel), so none outlives its gateway.
+ * `intern_hosts` (token sealed) so that every instance on the database can relay to it. The child
+ * answers the fetch tool's secret releases through its parent, so vault values never travel further
+ * than the host that uses them. A host whose parent goes away exits (it watches the IPC channel),
+ * so none outlives its gateway.
  */
 export interface InternHostsOptions {
   config: GatewayConfig;
@@ -85,7 +86,10 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
   const local = new Map<string, LocalHost>();
   const starting = new Map<string, Promise<InternHostAccess>>();
 
-  /** Whether the host answers its health check. One that does not answer in time is not one that is gone: that throws (HostCallError `timeout`). */
+  /**
+   * Whether the host answers its health check. One that does not answer in time is not one that is
+   * gone: that throws (HostCallError `timeout`).
+   */
   async function healthy(access: InternHostAccess, signal: AbortSignal): Promise<boolean> {
     try {
       return (await hostCall(access, "GET", "/health", undefined, limits.hostTimeoutMs, signal)).status === 200;

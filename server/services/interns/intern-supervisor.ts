@@ -42,7 +42,8 @@ export function startInternSupervisor(deps: Deps, lifecycle: InternLifecycle): I
     });
   }
 
-  // Its first round runs at once: interns handed over by a stopped instance (or this one before a restart) come back now.
+  // Its first round runs at once: interns handed over by a stopped instance (or this one before a
+  // restart) come back now.
   const worker = startLeasedWorker({
     name: "intern supervisor",
     log,

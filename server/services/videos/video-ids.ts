@@ -18,7 +18,8 @@ export function newGenerationId(now = Date.now()): string {
 }
 
 function alphanumerics(length: number): string {
-  // 256 is not a multiple of 62: bytes past the last whole multiple are drawn again, so every character is equally likely.
+  // 256 is not a multiple of 62: bytes past the last whole multiple are drawn again, so every
+  // character is equally likely.
   const limit = 256 - (256 % ALPHABET.length);
   let out = "";
   while (out.length < length) {

@@ -32,7 +32,8 @@ export function videoRequestSpec(
   previous: ContinuedJob | undefined,
 ): VideoRequestSpec {
   const of = `model ${model.id}`;
-  // OpenRouter signs its webhooks with a per-workspace secret; without one a notification could be forged, so none is sent.
+  // OpenRouter signs its webhooks with a per-workspace secret; without one a notification could be
+  // forged, so none is sent.
   if (req.callbackUrl !== undefined)
     throw gatewayError(400, "callback_url is not supported by this gateway: poll the job's polling_url");
   if (previous) checkContinuation(model, req, previous);

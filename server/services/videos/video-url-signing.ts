@@ -28,7 +28,8 @@ export function createUrlSigner(masterKey: Buffer): UrlSigner {
     },
     verify(jobId, index, expires, sig) {
       const given = Buffer.from(sig, "base64url");
-      // The decoder skips stray characters and ignores the last character's spare bits: only the canonical text is the signature.
+      // The decoder skips stray characters and ignores the last character's spare bits: only the
+      // canonical text is the signature.
       if (given.toString("base64url") !== sig) return false;
       const expected = sign(jobId, index, expires);
       return given.length === expected.length && timingSafeEqual(given, expected);

@@ -8,7 +8,10 @@ import { makeTempDir, removeTempDir } from "../../support/temp-dirs.js";
 import { poolKey } from "../../../server/engine/key-pools/pool-key.js";
 import { assertRejects, config, ENV, load, provider, SECRET } from "./catalog-config-fixture.js";
 
-/** GATEWAY_CONFIG read as JSON or YAML: the defaults filled in, the environment substituted, files that cannot be read. */
+/**
+ * GATEWAY_CONFIG read as JSON or YAML: the defaults filled in, the environment substituted, files
+ * that cannot be read.
+ */
 const test = suite("catalog config: loading");
 
 test("no file: an empty catalog", async () => {

@@ -2,7 +2,10 @@ import * as assert from "uvu/assert";
 import { generationMemo, type Generations } from "../../../server/engine/governance/generation-memo.js";
 import { suite } from "../../support/suite.js";
 
-/** The governance cache's memo (server/engine/governance/generation-memo.ts) with a counting loader and a hand-driven feed. */
+/**
+ * The governance cache's memo (server/engine/governance/generation-memo.ts) with a counting loader
+ * and a hand-driven feed.
+ */
 const test = suite("governance cache: generation memo");
 
 function harness(bounds = { maxEntries: 4, maxUnknown: 3, ttlMs: 60_000 }) {

@@ -32,7 +32,10 @@ function post(
   return call(env.gw.url, "POST", `/api/v1${path}`, { key: env.gw.key, body, headers });
 }
 
-/** Every Responses field the bug report named, the rest of the API's, a hosted tool and a stored response chat cannot express, and one no API has. */
+/**
+ * Every Responses field the bug report named, the rest of the API's, a hosted tool and a stored
+ * response chat cannot express, and one no API has.
+ */
 const RESPONSES_FIELDS = {
   instructions: "Be brief",
   input: [{ role: "user", content: [{ type: "input_text", text: "Hi there" }] }],
@@ -141,7 +144,10 @@ test("a streamed native Responses call relays every event, the catalog's model i
   );
 });
 
-/** Messages fields chat has no word for, Anthropic's newer ones, cache_control on every kind of block, and one no API has. */
+/**
+ * Messages fields chat has no word for, Anthropic's newer ones, cache_control on every kind of
+ * block, and one no API has.
+ */
 const MESSAGES_FIELDS = {
   max_tokens: 300,
   system: [{ type: "text", text: "Be brief", cache_control: { type: "ephemeral" } }],

@@ -30,7 +30,10 @@ function chat(env: InferenceGateway, body: Record<string, unknown> = {}): Promis
   });
 }
 
-/** The API's error envelope, exactly: {error: {code, message, metadata?: {reason, retryable}}} plus OpenAI's `type`, without our provider key. */
+/**
+ * The API's error envelope, exactly: {error: {code, message, metadata?: {reason, retryable}}} plus
+ * OpenAI's `type`, without our provider key.
+ */
 function assertErrorBody(env: InferenceGateway, res: Reply, status: number): Record<string, unknown> {
   assert.is(res.status, status, res.text);
   assert.match(res.headers.get("content-type") ?? "", /application\/json/);

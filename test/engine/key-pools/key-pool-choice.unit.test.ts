@@ -5,7 +5,10 @@ import { affinityHash } from "../../../server/engine/key-pools/key-choice.js";
 import { promptPrefix } from "../../../server/engine/key-pools/prompt-prefix.js";
 import { newPool, T0, wins } from "./key-pool-fixture.js";
 
-/** Which key of a pool serves a call: by weight, and sticky per session or prompt beginning. No gateway, no database. */
+/**
+ * Which key of a pool serves a call: by weight, and sticky per session or prompt beginning. No
+ * gateway, no database.
+ */
 const test = suite("key pools: choice");
 
 test("over many prompts each key serves in proportion to its weight", () => {

@@ -132,7 +132,8 @@ test("calls spread over the keys by weight, and the answer and the access line n
   // 3:1 is 150 of 200; the prompts are fixed, so the split is too.
   assert.ok(a > 125 && a < 175, `key-1 served ${a} of 200`);
   assert.is(keysSeen(upstream).filter((key) => key === KEY_A).length, a);
-  // Every access line that names a key names it by provider and position (other tests of this file may have called other pools first).
+  // Every access line that names a key names it by provider and position (other tests of this file
+  // may have called other pools first).
   const access = logs.lines.filter((line) => line.msg === "request" && line.providerKey !== undefined);
   assert.ok(access.filter((line) => String(line.providerKey).startsWith("pooled/")).length >= 200);
   assert.ok(access.every((line) => /^(pooled|revoking|resting)\/key-\d$/.test(String(line.providerKey))));

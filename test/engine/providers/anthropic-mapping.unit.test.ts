@@ -10,7 +10,10 @@ import {
 } from "../../../server/engine/providers/anthropic/usage.js";
 import { chatUsageJson } from "../../../server/engine/providers/cache-split-usage.js";
 
-/** The one Anthropic ↔ chat stop-reason table, tool-choice table, media sources and usage mapping, pinned in both directions. */
+/**
+ * The one Anthropic ↔ chat stop-reason table, tool-choice table, media sources and usage mapping,
+ * pinned in both directions.
+ */
 const test = suite("providers: Anthropic stop reasons and usage");
 
 test("every documented stop_reason has its chat finish_reason", () => {

@@ -24,7 +24,10 @@ const PNG = "iVBORw0KGgo=";
 const hi = { messages: [{ role: "user", content: "hi" }] };
 const choiceOf = (body: JsonObject) => (body.choices as Array<Record<string, unknown>>)[0] as Record<string, unknown>;
 
-/** A Bedrock API key (bearer) target, or with `aws` a SigV4-signed one whose apiKey is the secret, as the gateway builds them. */
+/**
+ * A Bedrock API key (bearer) target, or with `aws` a SigV4-signed one whose apiKey is the secret,
+ * as the gateway builds them.
+ */
 function bedrock(mock: MockUpstream, aws?: AwsCredentials, model = MODEL): UpstreamTarget {
   const target = targetFor(mock, "bedrock", model, { baseUrl: mock.bedrockBaseUrl });
   return aws ? { ...target, apiKey: aws.secretAccessKey, settings: { aws } } : target;

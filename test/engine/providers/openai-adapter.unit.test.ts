@@ -210,7 +210,8 @@ test("logprobs: the request flags pass through and the provider's logprobs come 
 test("embeddings: always float, every other field as the pipeline passed it, vectors in input order", async ({
   mock,
 }) => {
-  // The pipeline has already removed the gateway's own fields (request-fields.ts); the adapter sets model and format only.
+  // The pipeline has already removed the gateway's own fields (request-fields.ts); the adapter sets
+  // model and format only.
   const result = await openAiChat.embeddings(
     targetFor(mock, "openai", "embed-mock"),
     { input: ["first", "second"], dimensions: 4, encoding_format: "base64", truncate: "END" },

@@ -134,8 +134,9 @@ test("bodies split at any byte, also inside UTF-8 sequences, read as when whole"
 /**
  * Answers for the HTTP-level reads: `/endless` streams a JSON string that never closes (giving up
  * only at twice the limit: kernel and stream buffers on a loaded machine can hold megabytes the
- * reader never asked for, which must not let the server finish), `/declared` announces a length past the limit, `/small` is a normal
- * answer in two writes. Each response reports, when it closes, whether it was sent to its end.
+ * reader never asked for, which must not let the server finish), `/declared` announces a length
+ * past the limit, `/small` is a normal answer in two writes. Each response reports, when it closes,
+ * whether it was sent to its end.
  */
 function answer(closes: Array<Promise<boolean>>) {
   return (req: http.IncomingMessage, res: http.ServerResponse) => {

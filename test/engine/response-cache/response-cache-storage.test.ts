@@ -46,7 +46,8 @@ test("an expired entry misses", async ({ env }) => {
   const before = await rows();
   assert.is(cacheOf(await chat(url, key, content, "1")), "miss");
   await responseCache.barrier();
-  // Stored (an expired row stays until the sweep), so the misses below are its expiry: no call has to fit into the second.
+  // Stored (an expired row stays until the sweep), so the misses below are its expiry: no call has
+  // to fit into the second.
   assert.is(await rows(), before + 1);
   await eventually(() => chat(url, key, content, "1"), "the entry expires after its second", {
     until: (res) => cacheOf(res) === "miss",

@@ -293,7 +293,8 @@ test("a call refused after its lookup (a spent credit limit) still lets an ident
   const messages = [{ role: "user", content: question("refused leader") }];
   const refused = await chat(env, { messages }, undefined, String(at(poor.body, "key")));
   assert.is(refused.status, 402, refused.text);
-  // Its miss led the flight for this request; had the refusal not landed it, this call would wait out the request timeout.
+  // Its miss led the flight for this request; had the refusal not landed it, this call would wait
+  // out the request timeout.
   const next = await chat(env, { messages });
   assert.is(next.status, 200, next.text);
   assert.is(next.headers.get("x-gateway-cache"), "miss");

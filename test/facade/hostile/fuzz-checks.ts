@@ -125,7 +125,10 @@ export function readBackProblems(sent: FuzzObject, body: unknown, where: string)
   return problems;
 }
 
-/** Timestamps travel with milliseconds (docs/api/conventions.md): another spelling of the same instant, to the millisecond, is the value sent. */
+/**
+ * Timestamps travel with milliseconds (docs/api/conventions.md): another spelling of the same
+ * instant, to the millisecond, is the value sent.
+ */
 function sameInstant(sent: unknown, got: unknown): boolean {
   if (typeof sent !== "string" || typeof got !== "string" || !ISO_TIME.test(sent)) return false;
   return Math.abs(Date.parse(sent) - Date.parse(got)) <= 1;

@@ -12,7 +12,7 @@ import { startRemoteFacade, type RemoteFacade } from "../../support/remote-facad
 import { sseData } from "../../support/sse.js";
 
 /**
- * The direct in-process transport (server/platform/core/direct-transport.ts) against the remote path, which
+ * The direct in-process transport (server/platform/rpc/direct-transport.ts) against the remote path, which
  * is the oracle: one gateway, whose own REST facade calls its core in-process, and a second facade
  * in this process calling the same core over gRPC. The same requests through both must answer the
  * same status, headers (but the connection's own) and body; where a write makes ids and timestamps
@@ -51,7 +51,10 @@ const CONNECTION_HEADERS = new Set(["date", "keep-alive", "connection"]);
 const TIMING_HEADER = /^x-gateway-[a-z-]+-ms$/;
 /** What is left of a rate limit and when its window ends differ from one call to the next (docs/api/limits.md). */
 const RATE_LIMIT_STATE_HEADER = /^x-ratelimit-(remaining|reset)-/;
-/** Each answer names its own request (a fresh id each; test/platform/observability/request-ids.test.ts checks the echo). */
+/**
+ * Each answer names its own request (a fresh id each;
+ * test/platform/observability/request-ids.test.ts checks the echo).
+ */
 const REQUEST_ID_HEADER = "x-request-id";
 
 type Normalize = (body: unknown) => unknown;

@@ -6,9 +6,9 @@ import { migrations } from "../../../server/platform/db/migrations/index.js";
 import { createDatabase } from "../../support/gateway.js";
 
 /**
- * A database written by an older gateway (before the first-run changes), upgraded by the migrations that came later: every
- * workspace gets a default guardrail that restricts nothing (0016), every organization an owner
- * member, and every key without a creator that owner (0017).
+ * A database written by an older gateway (before the first-run changes), upgraded by the migrations
+ * that came later: every workspace gets a default guardrail that restricts nothing (0016), every
+ * organization an owner member, and every key without a creator that owner (0017).
  */
 const test = suite<{ sequelize: Sequelize }>("upgrade of an existing database");
 const BEFORE_ISSUE_17 = "0015-admission-leases";

@@ -79,7 +79,8 @@ test.before(async (ctx) => {
   });
   for await (const _event of stream);
 
-  // A call its client leaves while the provider is thinking (the mock never answers); its span ends with its access line.
+  // A call its client leaves while the provider is thinking (the mock never answers); its span ends
+  // with its access line.
   upstream.rule({ model: "chat-a", hang: true, times: 1 });
   const seen = upstream.requests.length;
   const leaving = new AbortController();

@@ -161,7 +161,10 @@ interface Mapping {
   status: number;
 }
 
-/** As server/engine/inference/upstream-errors.ts maps them; the rule holds for every endpoint, so fallbacks end in the same failure. */
+/**
+ * As server/engine/inference/upstream-errors.ts maps them; the rule holds for every endpoint, so
+ * fallbacks end in the same failure.
+ */
 const MAPPING: Record<string, Mapping> = {
   "400": { upstream: { status: 400 }, status: 400 },
   "413": { upstream: { status: 413 }, status: 413 },

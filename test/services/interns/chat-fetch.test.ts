@@ -44,7 +44,8 @@ test.before(async (context) => {
     else if (req.url === "/same") res.writeHead(302, { location: "/landing" }).end();
     else if (req.url === "/echo")
       res.writeHead(200, { "content-type": "text/plain" }).end(`you sent ${req.headers.authorization}`);
-    // Servers that echo the token back where the tool does not look at a body: a redirect's URL, or past the body's cut.
+    // Servers that echo the token back where the tool does not look at a body: a redirect's URL, or
+    // past the body's cut.
     else if (req.url === "/redirect-echo") res.writeHead(302, { location: `/landing?token=${token(req)}` }).end();
     else if (req.url === "/redirect-away-echo")
       res

@@ -31,7 +31,10 @@ function post(env: RuntimeEnv, internId: string, body: unknown): Promise<Reply> 
   return call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, { key: env.key, body });
 }
 
-/** A terminal client in host mode answers the question on the host; the run goes on unattached until its next question. */
+/**
+ * A terminal client in host mode answers the question on the host; the run goes on unattached until
+ * its next question.
+ */
 async function answeredOnTheHost(
   env: RuntimeEnv,
   internId: string,

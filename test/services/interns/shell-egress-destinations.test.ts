@@ -34,14 +34,20 @@ const SHELL_UID = 90_000 + (process.pid % 10_000);
 const NS = `gwdest${process.pid}`;
 const OUTSIDE = `gwd${process.pid}a`.slice(0, 15);
 const INSIDE = `gwd${process.pid}b`.slice(0, 15);
-/** This machine's own addresses on the veth: the namespace's peers (TEST-NET-2: shell-egress.test.ts, which may run at the same time, uses TEST-NET-3). */
+/**
+ * This machine's own addresses on the veth: the namespace's peers (TEST-NET-2:
+ * shell-egress.test.ts, which may run at the same time, uses TEST-NET-3).
+ */
 const LOCAL = "198.51.100.1";
 const LOCAL6 = "2001:db8:77::1";
 const PUBLIC = "198.51.100.2";
 const METADATA = "169.254.77.7";
 const METADATA6 = "fd00:ec2::254";
 const LOOPBACK_NAME_SERVER = "127.77.0.53";
-/** NAT64 and 6to4 forms: of the metadata address, of loopback, of 10.0.0.1, of 8.8.8.8; and one an allowed hostnames. */
+/**
+ * NAT64 and 6to4 forms: of the metadata address, of loopback, of 10.0.0.1, of 8.8.8.8; and one an
+ * allowed hostnames.
+ */
 const NAT64_METADATA = "64:ff9b::a9fe:4d07";
 const NAT64_LOOPBACK = "64:ff9b::7f00:1";
 const SIXTOFOUR_PRIVATE = "2002:a00:1::1";

@@ -124,7 +124,8 @@ if (!blocked) {
       key: context.env.key,
     });
     const port = Number(new URL(`http://${String(at(intern.body, "data", "hostname"))}`).port);
-    // 203.0.113.1 is this machine's end of the veth pair: a documentation address, which the rules leave open but for closed ports.
+    // 203.0.113.1 is this machine's end of the veth pair: a documentation address, which the rules
+    // leave open but for closed ports.
     assert.match(await fromTest("203.0.113.1", port), "CONNECTED");
     assert.match(await fromShell(context, "203.0.113.1", port), "ECONNREFUSED");
   });

@@ -144,7 +144,10 @@ const CHAT_ANSWER_FIELDS = new Set([
   "system_fingerprint",
 ]);
 
-/** Copies a chat completion's (or chunk's) provider fields onto the translated answer; the `null`s the contract shape adds are not the provider's. */
+/**
+ * Copies a chat completion's (or chunk's) provider fields onto the translated answer; the `null`s
+ * the contract shape adds are not the provider's.
+ */
 export function copyProviderFields(from: JsonObject, to: JsonObject): void {
   for (const name in from) {
     const value = from[name];

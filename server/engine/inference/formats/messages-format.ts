@@ -123,7 +123,10 @@ function chatMessages(message: JsonObject, path: string): JsonObject[] {
   return role === "user" ? userMessages(blocks, at) : [assistantMessage(blocks, at)];
 }
 
-/** Tool results become chat `tool` messages, which must come right after the assistant's calls; the rest of the turn follows as a user message. */
+/**
+ * Tool results become chat `tool` messages, which must come right after the assistant's calls; the
+ * rest of the turn follows as a user message.
+ */
 function userMessages(blocks: JsonValue[], at: (index: number) => string): JsonObject[] {
   const results: JsonObject[] = [];
   const parts: JsonObject[] = [];

@@ -11,7 +11,10 @@ import { EVENT_STREAM_CONTENT_TYPE, eventStreamMessages, payloadJson, streamFail
 import { modelPath } from "./model-id.js";
 import { postBedrock } from "./signing.js";
 
-/** Bedrock's Converse API behind the OpenAI chat format (translation in converse-request.ts, converse-response.ts and converse-stream.ts). */
+/**
+ * Bedrock's Converse API behind the OpenAI chat format (translation in converse-request.ts,
+ * converse-response.ts and converse-stream.ts).
+ */
 export const bedrockChat: ChatApi = {
   async chat(target, request, signal) {
     const payload = converseRequest(request, target.upstreamModelId);

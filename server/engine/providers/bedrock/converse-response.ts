@@ -6,7 +6,10 @@ import { bedrockTokens } from "./usage.js";
 import { chatUsageJson, upstreamUsage } from "../cache-split-usage.js";
 import { copyProviderAnswerFields } from "../provider-fields.js";
 
-/** The answer fields the translation reads; Converse's others (`trace`, `performanceConfig`, …) reach the chat answer as they came. */
+/**
+ * The answer fields the translation reads; Converse's others (`trace`, `performanceConfig`, …)
+ * reach the chat answer as they came.
+ */
 const ANSWER_FIELDS = new Set(["output", "stopReason", "usage"]);
 
 /**

@@ -251,7 +251,10 @@ function generationConfigOf(request: JsonObject): JsonObject {
   return config;
 }
 
-/** JSON mode; a json_schema's schema as `responseJsonSchema` (JSON Schema, where `responseSchema` takes the OpenAPI subset). */
+/**
+ * JSON mode; a json_schema's schema as `responseJsonSchema` (JSON Schema, where `responseSchema`
+ * takes the OpenAPI subset).
+ */
 function responseFormat(format: JsonValue | undefined): JsonObject {
   if (!isObject(format) || format.type === "text") return {};
   if (format.type === "json_object") return { responseMimeType: "application/json" };

@@ -8,7 +8,10 @@ import { chatUsageJson, usageOfMetadata } from "./usage.js";
 import { deltaChunk, usageChunk, type ChunkIdentity } from "../chat-chunks.js";
 import { copyProviderAnswerFields } from "../provider-fields.js";
 
-/** The answer fields the translation reads; Gemini's others (`promptFeedback`, …) reach the chat answer as they came. */
+/**
+ * The answer fields the translation reads; Gemini's others (`promptFeedback`, …) reach the chat
+ * answer as they came.
+ */
 const ANSWER_FIELDS = new Set(["candidates", "usageMetadata", "modelVersion", "responseId"]);
 
 /**

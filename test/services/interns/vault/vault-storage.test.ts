@@ -245,7 +245,10 @@ test("legacy rows: listed with null hosts and fingerprint, cannot be deleted or 
   );
 });
 
-/** Until a statement of this suite's database waits for a lock, i.e. a request is blocked behind a test's open transaction. */
+/**
+ * Until a statement of this suite's database waits for a lock, i.e. a request is blocked behind a
+ * test's open transaction.
+ */
 async function untilALockIsAwaited(env: InternsEnv): Promise<void> {
   const waiting = async (): Promise<number> => {
     const [row] = await env.gw.gateway.sequelize.query<{ waiting: number }>(
