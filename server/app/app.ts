@@ -9,7 +9,7 @@ import type { Catalog } from "../engine/catalog/catalog.js";
 import { syncCatalog } from "../engine/catalog/catalog-sync.js";
 import { loadCatalogFile } from "../engine/catalog/catalog-file.js";
 import type { GatewayConfig } from "../platform/config.js";
-import { createDirectTransport } from "../platform/core/direct-transport.js";
+import { createDirectTransport } from "../platform/rpc/direct-transport.js";
 import { coreInterceptors } from "./interceptor-chain.js";
 import { loadLocalSecrets } from "../platform/secrets/local-secrets.js";
 import { openDatabase } from "../platform/db/database.js";
@@ -163,7 +163,7 @@ async function joinPrepared(config: GatewayConfig, log: Logger): Promise<Prepare
 /**
  * Starts the whole gateway in one process: database (embedded unless DATABASE_URL), migrations,
  * bootstrap, the core on the gRPC port, and REST + Connect on the HTTP port, where the facade calls
- * the core in-process through the direct transport (core/direct-transport.ts) with the same interceptors.
+ * the core in-process through the direct transport (platform/rpc/direct-transport.ts) with the same interceptors.
  */
 export async function startGateway(config: GatewayConfig, log: Logger, options: GatewayOptions = {}): Promise<Gateway> {
   const { catalog, databaseUrl, sequelize, embedded, ...prepared } = options.preparedByPrimary

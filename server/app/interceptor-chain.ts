@@ -1,8 +1,8 @@
 import type { Interceptor } from "@connectrpc/connect";
-import { authInterceptor } from "../platform/core/auth.js";
-import { errorInterceptor } from "../platform/core/error-interceptor.js";
+import { authInterceptor } from "../platform/rpc/auth.js";
+import { errorInterceptor } from "../platform/rpc/error-interceptor.js";
 import { globalHostOnlyInterceptor } from "../engine/catalog/global-host.js";
-import { validationInterceptor } from "../platform/core/validation.js";
+import { validationInterceptor } from "../platform/rpc/validation.js";
 import type { Deps } from "../services/deps.js";
 import { regionalHostOf } from "../engine/governance/endpoint-policy.js";
 import { observationInterceptor } from "../platform/observability/rpc-observation.js";
@@ -11,7 +11,7 @@ import type { ExchangeObserver } from "../../wire/exchange.js";
 /**
  * The core's chain, outermost first: observation (request id, access log, metrics, span: calls
  * over the network only) → errors → auth → global hostname only (interns, vault) → validation →
- * handler. Assembled here, where the gateway is composed: the mechanisms of server/platform/core know
+ * handler. Assembled here, where the gateway is composed: the mechanisms of server/platform/rpc know
  * nothing of the services and stores they are given.
  */
 export function coreInterceptors(

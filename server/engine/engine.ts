@@ -1,7 +1,7 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { Sequelize } from "sequelize";
 import type { GatewayConfig } from "../platform/config.js";
-import type { Caller } from "../platform/core/auth.js";
+import type { Caller } from "../platform/rpc/auth.js";
 import type { Logger } from "../platform/logger.js";
 import { admit, type Admission, type AdmissionRequest } from "./admission/exact-admission.js";
 import type { AdmissionObserver } from "./admission/admission-observer.js";

@@ -7,7 +7,7 @@ import path from "node:path";
  * layered folders. Type-only imports count for the layer rules (a layer may not even name a type
  * of a layer above it) and are marked, since they are erased before anything runs: a cycle made
  * of them alone orders no loading. Paths are relative to the repository root, e.g.
- * `server/platform/core/auth.ts`.
+ * `server/platform/rpc/auth.ts`.
  */
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 export const LAYERED = ["cmd", "egress", "facade", "intern-host", "server", "tools", "ui", "wire"];

@@ -37,7 +37,7 @@ if (!chromiumMissing(test, "console sign-in browser test")) {
       await page.getByRole("button", { name: "Sign in" }).click();
       const alert = page.getByRole("alert");
       await alert.waitFor();
-      // The API's own message (server/platform/core/auth.ts), as GET /key answers it.
+      // The API's own message (server/platform/rpc/auth.ts), as GET /key answers it.
       const expected = at((await call(gw.url, "GET", "/api/v1/key", { key: wrong })).body, "error", "message");
       assert.is(expected, "Invalid API key");
       assert.match(await alert.innerText(), "Invalid API key");

@@ -5,7 +5,7 @@ import type { JsonSchema } from "./openapi-types.js";
 
 /**
  * A field's `(gateway.v1.rules)` as JSON Schema keywords, the rules the validation interceptor
- * (server/platform/core/validation.ts) enforces on requests. Lengths count code points in both. On a
+ * (server/platform/rpc/validation.ts) enforces on requests. Lengths count code points in both. On a
  * repeated field the item counts bound the list and every other rule applies to each item.
  */
 export function rulesOf(field: DescField): FieldRules | undefined {

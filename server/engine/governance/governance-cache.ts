@@ -1,5 +1,5 @@
 import type { Sequelize } from "sequelize";
-import type { Caller } from "../../platform/core/auth.js";
+import type { Caller } from "../../platform/rpc/auth.js";
 import { activePrivateEndpoints } from "../catalog/private-endpoint-catalog.js";
 import type { PrivateEndpointRow } from "../../platform/db/governance-models.js";
 import { ApiKeyRow, OrganizationRow } from "../../platform/db/models.js";

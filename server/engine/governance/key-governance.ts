@@ -1,5 +1,5 @@
 import type { Sequelize } from "sequelize";
-import type { Caller } from "../../platform/core/auth.js";
+import type { Caller } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { ByokCredentialRow } from "../../platform/db/governance-models.js";
 import { WorkspaceBudgetRow, WorkspaceRow } from "../../platform/db/models.js";

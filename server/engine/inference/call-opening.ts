@@ -8,7 +8,7 @@
  * @module
  */
 import type { HandlerContext } from "@connectrpc/connect";
-import { callerOf } from "../../platform/core/auth.js";
+import { callerOf } from "../../platform/rpc/auth.js";
 import { CONTENT_FLAGGED_HEADER } from "../../../wire/exchange.js";
 import { rateLimitHeaders } from "../../../wire/rate-limit-headers.js";
 import { REQUEST_ID_HEADER } from "../../../wire/request-id.js";

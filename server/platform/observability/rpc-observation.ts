@@ -29,8 +29,8 @@ import {
 import { REQUEST_ID_HEADER, requestIdOf } from "../../../wire/request-id.js";
 import { UPSTREAM_MS_HEADER } from "../../../wire/timing-headers.js";
 import { UpstreamWatch, upstreamWatchKey } from "../../../wire/upstream-watch.js";
-import { callerIn } from "../core/auth.js";
-import { inProcessCall } from "../core/direct-transport.js";
+import { callerIn } from "../rpc/auth.js";
+import { inProcessCall } from "../rpc/direct-transport.js";
 import {
   ATTR_ERROR_TYPE,
   ATTR_GATEWAY_REQUEST_ID,

@@ -4,10 +4,10 @@ import {
   type ActivityService,
   type GetActivityRequest,
 } from "../../../gen/gateway/v1/activity_pb.js";
-import { callerOf, type Caller } from "../../platform/core/auth.js";
-import { decodeCursor, encodeCursor, isCursorTime } from "../../platform/core/pagination.js";
-import { inOrganization } from "../../platform/core/scope.js";
-import { requestDate } from "../../platform/core/timestamps.js";
+import { callerOf, type Caller } from "../../platform/rpc/auth.js";
+import { decodeCursor, encodeCursor, isCursorTime } from "../../platform/rpc/pagination.js";
+import { inOrganization } from "../../platform/rpc/scope.js";
+import { requestDate } from "../../platform/rpc/timestamps.js";
 import type { Deps } from "../deps.js";
 import { wireName } from "../../../wire/enums.js";
 import { gatewayError } from "../../../wire/errors.js";

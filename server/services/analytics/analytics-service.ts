@@ -1,6 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AnalyticsService } from "../../../gen/gateway/v1/analytics_pb.js";
-import { callerOf } from "../../platform/core/auth.js";
+import { callerOf } from "../../platform/rpc/auth.js";
 import type { Deps } from "../deps.js";
 import { queryLedger } from "./analytics-store.js";
 import { analyticsMeta } from "./catalog.js";

@@ -12,7 +12,7 @@ import type { Value } from "@bufbuild/protobuf/wkt";
 import { QueryTypes, type Sequelize } from "sequelize";
 import type { AnalyticsFilter, QueryAnalyticsRequest } from "../../../gen/gateway/v1/analytics_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { requestDate } from "../../platform/core/timestamps.js";
+import { requestDate } from "../../platform/rpc/timestamps.js";
 import { type DIMENSIONS, type GRANULARITIES, type METRICS, OPERATORS } from "./catalog.js";
 
 type MetricName = (typeof METRICS)[number]["name"];

@@ -1,6 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
-import type { WorkspaceScope } from "../../platform/core/scope.js";
+import type { WorkspaceScope } from "../../platform/rpc/scope.js";
 
 /**
  * The store of the `batches` and `batch_items` tables (migrations 0005, 0008, 0018): every

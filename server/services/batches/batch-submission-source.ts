@@ -7,7 +7,7 @@ import {
 } from "../../../gen/gateway/v1/batches_pb.js";
 import type { HttpBody } from "../../../gen/google/api/httpbody_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { assertValid } from "../../platform/core/validation.js";
+import { assertValid } from "../../platform/rpc/validation.js";
 import { decodeWireJson, findField } from "../../../wire/json-input.js";
 import { JsonBodySplitter } from "./json-body-splitter.js";
 

@@ -1,5 +1,5 @@
 import type { CatalogEndpoint } from "../../engine/catalog/catalog.js";
-import type { Caller } from "../../platform/core/auth.js";
+import type { Caller } from "../../platform/rpc/auth.js";
 import { gatewayError, errorMessage } from "../../../wire/errors.js";
 import type { Deps } from "../deps.js";
 import type { Attempt } from "../../engine/inference/routing.js";

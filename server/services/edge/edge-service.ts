@@ -1,6 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EdgeService } from "../../../gen/gateway/v1/edge_pb.js";
-import { callerOf } from "../../platform/core/auth.js";
+import { callerOf } from "../../platform/rpc/auth.js";
 
 /**
  * The questions an edge asks before it reads a request body. The auth interceptor has answered

@@ -3,10 +3,10 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { UniqueConstraintError } from "sequelize";
 import { EndUserSchema, type EndUsersService, type EndUser } from "../../../gen/gateway/v1/end_users_pb.js";
-import { callerOf, type Caller } from "../../platform/core/auth.js";
+import { callerOf, type Caller } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { findPage } from "../../platform/core/pagination.js";
-import { findInOrganization, inOrganization } from "../../platform/core/scope.js";
+import { findPage } from "../../platform/rpc/pagination.js";
+import { findInOrganization, inOrganization } from "../../platform/rpc/scope.js";
 import { EndUserRow } from "../../platform/db/models.js";
 import { assertAddressable, assertTrackingString } from "../../engine/governance/tracking-string.js";
 

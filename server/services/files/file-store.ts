@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize } from "sequelize";
-import type { WorkspaceScope } from "../../platform/core/scope.js";
+import type { WorkspaceScope } from "../../platform/rpc/scope.js";
 
 /** The `files` table (migration 0006-files): one row per stored file, own or on a provider. */
 export type FileLocation = "own" | FileProvider;

@@ -6,7 +6,7 @@ import { toGatewayError } from "../../engine/inference/upstream-errors.js";
 import { UpstreamError, type ProviderKind, type UpstreamTarget } from "../../engine/providers/provider.js";
 import type { ProviderFileApi } from "../../engine/providers/files-api.js";
 import { providerFor, requiredPart } from "../../engine/providers/registry.js";
-import type { WorkspaceScope } from "../../platform/core/scope.js";
+import type { WorkspaceScope } from "../../platform/rpc/scope.js";
 import type { FileProvider } from "./file-store.js";
 
 /**

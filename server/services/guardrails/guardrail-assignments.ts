@@ -1,7 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { GuardrailsService } from "../../../gen/gateway/v1/guardrails_pb.js";
-import { callerOf } from "../../platform/core/auth.js";
-import { findPage } from "../../platform/core/pagination.js";
+import { callerOf } from "../../platform/rpc/auth.js";
+import { findPage } from "../../platform/rpc/pagination.js";
 import { GuardrailKeyAssignmentRow, GuardrailMemberAssignmentRow } from "../../platform/db/governance-models.js";
 import { ApiKeyRow } from "../../platform/db/models.js";
 import type { Deps } from "../deps.js";

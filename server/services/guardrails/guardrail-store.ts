@@ -1,8 +1,8 @@
 import type { ConnectError } from "@connectrpc/connect";
 import type { Transaction } from "sequelize";
-import type { Caller } from "../../platform/core/auth.js";
+import type { Caller } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { findInOrganization, inOrganization, type LookupOptions } from "../../platform/core/scope.js";
+import { findInOrganization, inOrganization, type LookupOptions } from "../../platform/rpc/scope.js";
 import { GuardrailRow } from "../../platform/db/governance-models.js";
 import { ApiKeyRow, type WorkspaceRow } from "../../platform/db/models.js";
 import { membersAmong } from "../members/member-store.js";

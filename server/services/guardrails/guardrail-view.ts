@@ -10,7 +10,7 @@ import {
   type GuardrailMemberAssignment,
 } from "../../../gen/gateway/v1/guardrails_pb.js";
 import { microsToUsd } from "../../engine/money/money.js";
-import { optionalTimestamp } from "../../platform/core/timestamps.js";
+import { optionalTimestamp } from "../../platform/rpc/timestamps.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import type {
   GuardrailKeyAssignmentRow,

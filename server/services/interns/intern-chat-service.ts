@@ -18,7 +18,7 @@ import {
   type InternChatRequest,
   type InternsService,
 } from "../../../gen/gateway/v1/interns_pb.js";
-import { callerOf, type Caller } from "../../platform/core/auth.js";
+import { callerOf, type Caller } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import type { Deps } from "../deps.js";
 import { isMember } from "../members/member-store.js";
@@ -277,7 +277,7 @@ export function internChatService(deps: Deps): Pick<ServiceImpl<typeof InternsSe
 
   /**
    * Only the host's failures have chat reasons of their own (502, 504); everything else is the
-   * error interceptor's (server/platform/core/error-interceptor.ts), which maps a database outage to 503,
+   * error interceptor's (server/platform/rpc/error-interceptor.ts), which maps a database outage to 503,
    * logs without Postgres' text and gives the chat's 500 its `internal_error` reason.
    */
   function asChatError(err: unknown): unknown {

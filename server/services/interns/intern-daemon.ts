@@ -1,5 +1,5 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import type { Caller } from "../../platform/core/auth.js";
+import type { Caller } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import type { Deps } from "../deps.js";
 import { HostCallError } from "./intern-host-client.js";

@@ -8,7 +8,7 @@ import type { InternRow } from "./intern-store.js";
 /**
  * An intern's own API key: issued at each provisioning (its plaintext goes only to the intern's
  * host, the database keeps its hash like every key's), confined to that intern by the scope check
- * (core/scope.ts), and revoked whenever the intern stops running. Through the model, so this
+ * (platform/rpc/scope.ts), and revoked whenever the intern stops running. Through the model, so this
  * instance's key cache drops a revoked key at commit.
  */
 export async function issueInternKey(intern: InternRow, transaction: Transaction): Promise<string> {

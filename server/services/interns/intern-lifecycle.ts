@@ -22,7 +22,7 @@
  */
 import { ConnectError } from "@connectrpc/connect";
 import type { Transaction } from "sequelize";
-import type { Caller } from "../../platform/core/auth.js";
+import type { Caller } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { newLeaseOwner } from "../../platform/workers/lease-owner.js";
 import type { Deps } from "../deps.js";

@@ -1,7 +1,7 @@
 import type { Sequelize, Transaction } from "sequelize";
-import type { Caller } from "../../platform/core/auth.js";
+import type { Caller } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { confinedInternOf, workspaceOf } from "../../platform/core/scope.js";
+import { confinedInternOf, workspaceOf } from "../../platform/rpc/scope.js";
 import { UUID_PATTERN } from "../../../wire/text-rules.js";
 import { readIntern, type InternRow, type InternScopeFilter } from "./intern-store.js";
 

@@ -4,12 +4,12 @@ import { UniqueConstraintError } from "sequelize";
 import { UpdateInternRequestSchema, type InternsService } from "../../../gen/gateway/v1/interns_pb.js";
 import type { Catalog } from "../../engine/catalog/catalog.js";
 import { findCatalogModel } from "../../engine/catalog/model-lookup.js";
-import { callerOf } from "../../platform/core/auth.js";
+import { callerOf } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { decodeCursor, encodeCursor } from "../../platform/core/pagination.js";
-import { requireKeyWorkspace, requireWorkspaceKey, workspaceOf } from "../../platform/core/scope.js";
+import { decodeCursor, encodeCursor } from "../../platform/rpc/pagination.js";
+import { requireKeyWorkspace, requireWorkspaceKey, workspaceOf } from "../../platform/rpc/scope.js";
 import { UUID_PATTERN } from "../../../wire/text-rules.js";
-import { changedFields } from "../../platform/core/update-mask.js";
+import { changedFields } from "../../platform/rpc/update-mask.js";
 import type { Deps } from "../deps.js";
 import { createInternVault, isInternVaultOf } from "./vault/vault-store.js";
 import { revealDaemon } from "./intern-daemon.js";
@@ -25,7 +25,7 @@ import { toIntern } from "./intern-view.js";
  * beside these methods in services.ts:
  *   `{ ...internRecordsService(deps, lifecycle), ...internChatService(deps) }`.
  * The programme gate (404 outside it) and the refusal of regional hostnames run before any handler
- * (core/auth.ts, engine/catalog/global-host.ts); the scope rule is intern-scope.ts.
+ * (platform/rpc/auth.ts, engine/catalog/global-host.ts); the scope rule is intern-scope.ts.
  */
 export type InternRecordMethods = Omit<ServiceImpl<typeof InternsService>, "chatCompletions">;
 

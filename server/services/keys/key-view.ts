@@ -12,7 +12,7 @@ import {
 import { ApiKeySchema, CurrentKeySchema, type ApiKey, type CurrentKey } from "../../../gen/gateway/v1/keys_pb.js";
 import { nextReset } from "../../engine/money/budget-periods.js";
 import { microsToUsdDecimal, remainingUsd, usdNumber } from "../../engine/money/money.js";
-import { optionalTimestamp } from "../../platform/core/timestamps.js";
+import { optionalTimestamp } from "../../platform/rpc/timestamps.js";
 import { enumFromStored, wireNames } from "../../../wire/enums.js";
 import type { ApiKeyRow, OrganizationRow } from "../../platform/db/models.js";
 import type { ApplyingGuardrail } from "../../engine/governance/applying-guardrails.js";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { QueryTypes, UniqueConstraintError, type Transaction } from "sequelize";
 import { gatewayError } from "../../../wire/errors.js";
-import { findPage } from "../../platform/core/pagination.js";
+import { findPage } from "../../platform/rpc/pagination.js";
 import { MemberRow } from "../../platform/db/governance-models.js";
 import { ApiKeyRow } from "../../platform/db/models.js";
 

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { DeletedResponseSchema } from "../../../gen/gateway/v1/common_pb.js";
 import type { MembersService } from "../../../gen/gateway/v1/members_pb.js";
-import { callerOf } from "../../platform/core/auth.js";
+import { callerOf } from "../../platform/rpc/auth.js";
 import { createMember, listMembers, removeMember } from "./member-store.js";
 import { newMemberOf, toMember } from "./member-view.js";
 

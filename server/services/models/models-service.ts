@@ -3,7 +3,7 @@ import type { ModelsService } from "../../../gen/gateway/v1/models_pb.js";
 import { endpointStats, NO_STATS } from "../../engine/catalog/endpoint-stats.js";
 import { findCatalogModel } from "../../engine/catalog/model-lookup.js";
 import { privateEndpointsOf } from "../../engine/catalog/private-endpoint-catalog.js";
-import { callerOf, optionalCallerOf, type Caller } from "../../platform/core/auth.js";
+import { callerOf, optionalCallerOf, type Caller } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import type { Deps } from "../deps.js";
 import { policyOf, regionalHostOf, UNRESTRICTED } from "../../engine/governance/endpoint-policy.js";

@@ -3,9 +3,9 @@ import {
   type OrganizationService,
   UpdateOrganizationSettingsRequestSchema,
 } from "../../../gen/gateway/v1/organization_pb.js";
-import { callerOf } from "../../platform/core/auth.js";
+import { callerOf } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { changedFields } from "../../platform/core/update-mask.js";
+import { changedFields } from "../../platform/rpc/update-mask.js";
 import { OrganizationRow } from "../../platform/db/models.js";
 
 /** Settings of the caller's own organization; there is no way to address another one. */

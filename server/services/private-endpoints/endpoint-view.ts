@@ -8,7 +8,7 @@ import {
   type PrivateEndpoint,
   type PrivateEndpointSummary,
 } from "../../../gen/gateway/v1/private_endpoints_pb.js";
-import { optionalTimestamp } from "../../platform/core/timestamps.js";
+import { optionalTimestamp } from "../../platform/rpc/timestamps.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import type { PrivateEndpointRow } from "../../platform/db/governance-models.js";
 

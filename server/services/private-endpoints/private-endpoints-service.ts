@@ -7,10 +7,10 @@ import {
   type PrivateEndpointsService,
 } from "../../../gen/gateway/v1/private_endpoints_pb.js";
 import { requireByokProvider } from "../../engine/providers/byok-providers.js";
-import { callerOf, type Caller } from "../../platform/core/auth.js";
+import { callerOf, type Caller } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { findInOrganization, findWorkspace, inOrganization } from "../../platform/core/scope.js";
-import { changedFields } from "../../platform/core/update-mask.js";
+import { findInOrganization, findWorkspace, inOrganization } from "../../platform/rpc/scope.js";
+import { changedFields } from "../../platform/rpc/update-mask.js";
 import { wireName } from "../../../wire/enums.js";
 import { PrivateEndpointRow } from "../../platform/db/governance-models.js";
 import type { Deps } from "../deps.js";

@@ -2,7 +2,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import type { CreateVideoRequest } from "../../../gen/gateway/v1/videos_pb.js";
 import { isFreeEndpoint, type CatalogEndpoint } from "../../engine/catalog/catalog.js";
 import { findVideoModel, type CatalogVideoModel } from "../../engine/catalog/video-models.js";
-import { callerOf } from "../../platform/core/auth.js";
+import { callerOf } from "../../platform/rpc/auth.js";
 import { gatewayError, errorMessage } from "../../../wire/errors.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
 import type { Deps } from "../deps.js";

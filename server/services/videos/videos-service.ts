@@ -1,6 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { VideosService } from "../../../gen/gateway/v1/videos_pb.js";
-import { callerOf } from "../../platform/core/auth.js";
+import { callerOf } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import type { Deps } from "../deps.js";
 import { findJob, outputsAvailable, type VideoJobRow } from "./video-store.js";

@@ -7,9 +7,9 @@ import {
   type Sequelize,
   type Transaction,
 } from "sequelize";
-import type { Caller } from "../../platform/core/auth.js";
+import type { Caller } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { findWorkspace, inOrganization } from "../../platform/core/scope.js";
+import { findWorkspace, inOrganization } from "../../platform/rpc/scope.js";
 import { GuardrailRow } from "../../platform/db/governance-models.js";
 import { ApiKeyRow, WorkspaceRow } from "../../platform/db/models.js";
 import { defaultGuardrailInUse } from "../guardrails/guardrail-store.js";

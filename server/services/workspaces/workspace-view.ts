@@ -10,7 +10,7 @@ import {
   type WorkspaceBudget,
 } from "../../../gen/gateway/v1/workspaces_pb.js";
 import { microsToUsd } from "../../engine/money/money.js";
-import { optionalTimestamp } from "../../platform/core/timestamps.js";
+import { optionalTimestamp } from "../../platform/rpc/timestamps.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import type { WorkspaceBudgetRow, WorkspaceRow } from "../../platform/db/models.js";
 import { svcRateLimitOf } from "../../engine/admission/rate-limit-settings.js";

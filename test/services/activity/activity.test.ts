@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import { suite } from "../../support/suite.js";
 import * as assert from "uvu/assert";
 import { ActivityService } from "../../../gen/gateway/v1/activity_pb.js";
-import { encodeCursor } from "../../../server/platform/core/pagination.js";
+import { encodeCursor } from "../../../server/platform/rpc/pagination.js";
 import { bearer, createGrpcClient, grpcFailure } from "../../support/grpc-client.js";
 import { startInferenceGateway, type InferenceGateway } from "../../support/inference-gateway.js";
 import { at, call, type Reply } from "../../support/http.js";

@@ -1,6 +1,6 @@
 /**
  * The vault API (docs/api/vault.md). The interns programme gate (404) and the refusal of regional
- * hostnames run before any handler (core/auth.ts, engine/catalog/global-host.ts). Scope is the
+ * hostnames run before any handler (platform/rpc/auth.ts, engine/catalog/global-host.ts). Scope is the
  * key's: workspace routes act on its workspace, intern routes on one visible intern; an intern's
  * own key reaches only its intern's secrets (workspace routes and the copy, which reads the
  * workspace's, are 404 to it). Writes answer 503 while GATEWAY_VAULT_WRITES_DISABLED is set.
@@ -11,10 +11,10 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { VaultSecretScope, type VaultService } from "../../../../gen/gateway/v1/vault_pb.js";
-import { callerOf, type Caller } from "../../../platform/core/auth.js";
+import { callerOf, type Caller } from "../../../platform/rpc/auth.js";
 import { gatewayError } from "../../../../wire/errors.js";
-import { pageOf } from "../../../platform/core/pagination.js";
-import { requireWorkspaceKey, workspaceNotFound, workspaceOf } from "../../../platform/core/scope.js";
+import { pageOf } from "../../../platform/rpc/pagination.js";
+import { requireWorkspaceKey, workspaceNotFound, workspaceOf } from "../../../platform/rpc/scope.js";
 import type { Deps } from "../../deps.js";
 import { internNotFound, requireVisibleIntern } from "../intern-scope.js";
 import type { InternRow } from "../intern-store.js";

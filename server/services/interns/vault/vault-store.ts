@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { QueryTypes, type Sequelize, type Transaction } from "sequelize";
-import type { Page } from "../../../platform/core/pagination.js";
-import type { WorkspaceScope } from "../../../platform/core/scope.js";
+import type { Page } from "../../../platform/rpc/pagination.js";
+import type { WorkspaceScope } from "../../../platform/rpc/scope.js";
 import { fingerprintOf, newSealedDataKey, openDataKey, openValue, sealValue, type VaultKey } from "./vault-keys.js";
 
 /**

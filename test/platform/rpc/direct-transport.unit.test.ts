@@ -23,7 +23,7 @@ import {
   type UploadFileRequest,
 } from "../../../gen/gateway/v1/files_pb.js";
 import { HttpBodySchema } from "../../../gen/google/api/httpbody_pb.js";
-import { createDirectTransport } from "../../../server/platform/core/direct-transport.js";
+import { createDirectTransport } from "../../../server/platform/rpc/direct-transport.js";
 import { eventually } from "../../support/eventually.js";
 
 /**

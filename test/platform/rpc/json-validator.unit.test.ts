@@ -27,9 +27,9 @@ import {
   type FieldRules,
 } from "../../../gen/gateway/v1/options_pb.js";
 import { CreatePrivateEndpointRequestSchema } from "../../../gen/gateway/v1/private_endpoints_pb.js";
-import { jsonViolation, keySegment, keyViolation } from "../../../server/platform/core/json-rules.js";
-import { compileJsonValidator } from "../../../server/platform/core/json-validator.js";
-import { assertValid } from "../../../server/platform/core/validation.js";
+import { jsonViolation, keySegment, keyViolation } from "../../../server/platform/rpc/json-rules.js";
+import { compileJsonValidator } from "../../../server/platform/rpc/json-validator.js";
+import { assertValid } from "../../../server/platform/rpc/validation.js";
 import { httpErrorOf } from "../../../wire/errors.js";
 import { decodeWireJson, findField } from "../../../wire/json-input.js";
 import { suite } from "../../support/suite.js";

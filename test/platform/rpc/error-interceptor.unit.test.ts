@@ -1,6 +1,6 @@
 import * as assert from "uvu/assert";
 import { ConnectionAcquireTimeoutError, ConnectionRefusedError, DatabaseError, UniqueConstraintError } from "sequelize";
-import { isDatabaseUnavailable } from "../../../server/platform/core/error-interceptor.js";
+import { isDatabaseUnavailable } from "../../../server/platform/rpc/error-interceptor.js";
 import { suite } from "../../support/suite.js";
 
 /**
