@@ -57,7 +57,10 @@ const test = suite("response envelopes");
 const routes = RouteTable.fromServices(allServices).routes;
 const nameOf = (route: Route) => `${route.verb} ${route.template}`;
 
-/** Whether the route answers `{data: …}`: a JSON message (not raw bytes, not a stream envelope) with a `data` field. */
+/**
+ * Whether the route answers `{data: …}`: a JSON message (not raw bytes, not a stream envelope) with
+ * a `data` field.
+ */
 function wrapped(route: Route): boolean {
   const output = rawReplyOf(route) ?? route.method.output;
   if (output.typeName === "google.api.HttpBody" || hasOption(output, envelope)) return false;

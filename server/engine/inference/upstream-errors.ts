@@ -5,18 +5,19 @@ import type { UpstreamError } from "../providers/provider.js";
 /**
  * What the caller learns when a provider fails, and whether another endpoint may be tried.
  *
- * | upstream                                   | caller | fallback |
- * |--------------------------------------------|--------|----------|
- * | 400, 404, 422 (the request itself is bad)   | 400    | no       |
- * | 413 (too large for the provider)            | 413    | no       |
- * | 401, 402 (gateway's provider account)       | 502    | yes      |
- * | 403 (forbidden: most often the request's own, such as a file another account owns) | 502, with the provider's reason | yes |
- * | 408, 429 (busy; Retry-After passed on)      | 429    | yes      |
- * | 503                                          | 503    | yes      |
- * | 529 (overloaded)                             | 529    | yes      |
- * | other 5xx, broken connection, bad format     | 502    | yes      |
- * | no response headers within the timeout       | 524    | yes      |
- * | stream cut after it began                    | 502 `stream_severed` in the stream | no |
+ * | upstream                                     | caller                             | fallback |
+ * |----------------------------------------------|------------------------------------|----------|
+ * | 400, 404, 422 (the request itself is bad)    | 400                                | no       |
+ * | 413 (too large for the provider)             | 413                                | no       |
+ * | 401, 402 (gateway's provider account)        | 502                                | yes      |
+ * | 403 (most often the request's own, such as a | 502, with the provider's reason    | yes      |
+ * | file another account owns)                   |                                    |          |
+ * | 408, 429 (busy; Retry-After passed on)       | 429                                | yes      |
+ * | 503                                          | 503                                | yes      |
+ * | 529 (overloaded)                             | 529                                | yes      |
+ * | other 5xx, broken connection, bad format     | 502                                | yes      |
+ * | no response headers within the timeout       | 524                                | yes      |
+ * | stream cut after it began                    | 502 `stream_severed` in the stream | no       |
  *
  * Messages name the provider and what happened; the provider's own error text is included (it
  * describes the caller's request) but never our credentials or headers.

@@ -15,13 +15,18 @@ export const FORBIDDEN_WINDOW_MS = 60_000;
  * (docs/providers.md has this table). A call says something about one key at most: once a
  * verdict of it rested, refused or counted against a key, its later failures say nothing more.
  *
- * | provider's answer                          | verdict   | the key                                  | the call                        |
- * |--------------------------------------------|-----------|------------------------------------------|---------------------------------|
- * | 429; 402 or an exhausted quota             | cooldown  | rests for Retry-After, else 1 s doubling per strike up to 5 min; never longer than GATEWAY_KEY_COOLDOWN_MAX_SECONDS | goes to another key at once, once |
- * | 401 (a refused token exchange is one)      | refused   | out; probed again after 2 min, doubling per failed probe up to 1 h | goes to another key at once, once |
- * | 403                                        | forbidden | counted; the 3rd distinct call with a 403 on it within 60 s (on one instance) refuses it, as a 401 | no other key: as without a pool (the 3rd: as a 401) |
- * | other 5xx, 408, timeout, broken connection | unhealthy | unchanged                                | one retry on another key        |
- * | anything else (the request's own fault, a cut stream, the client gone) | none | unchanged | as without a pool        |
+ * - 429; 402 or an exhausted quota: `cooldown`. The key rests for Retry-After, else 1 s doubling
+ *   per strike up to 5 min, never longer than GATEWAY_KEY_COOLDOWN_MAX_SECONDS; the call goes to
+ *   another key at once, once.
+ * - 401 (a refused token exchange is one): `refused`. The key is out, probed again after 2 min,
+ *   doubling per failed probe up to 1 h; the call goes to another key at once, once.
+ * - 403: `forbidden`. Counted; the 3rd distinct call with a 403 on the key within 60 s (on one
+ *   instance) refuses it, as a 401. The call tries no other key, as without a pool (the 3rd: as a
+ *   401).
+ * - other 5xx, 408, timeout, broken connection: `unhealthy`. The key is unchanged; the call is
+ *   retried once on another key.
+ * - anything else (the request's own fault, a cut stream, the client gone): `none`. The key is
+ *   unchanged; the call goes on as without a pool.
  */
 export type KeyVerdict = "cooldown" | "refused" | "forbidden" | "unhealthy" | "none";
 

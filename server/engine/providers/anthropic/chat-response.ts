@@ -51,7 +51,10 @@ export function chatCompletionFromMessage(message: JsonObject): { body: JsonObje
   return { body, usage: tokens ? upstreamUsage(tokens) : undefined };
 }
 
-/** The message fields the translation reads; Anthropic's others (`container`, …) reach the chat answer as they came. */
+/**
+ * The message fields the translation reads; Anthropic's others (`container`, …) reach the chat
+ * answer as they came.
+ */
 const MESSAGE_FIELDS = new Set(["id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage"]);
 
 /**
