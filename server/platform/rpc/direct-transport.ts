@@ -35,7 +35,7 @@ import { upstreamWatchKey } from "../../../wire/upstream-watch.js";
  * deadline, the caller's signal and the gateway's shutdown all abort `ctx.signal`). The caller sees
  * what a remote client of the core would see: real messages, ConnectErrors only, the response
  * headers of a failed call in the error's metadata. The remote (gRPC) path is the parity oracle
- * (test/facade/transport-parity.test.ts).
+ * (test/platform/core/transport-parity.test.ts).
  */
 export interface DirectTransportOptions {
   /**
@@ -257,7 +257,10 @@ export function createDirectTransport(
   }
 }
 
-/** invoke-implementation.js for streaming methods, without its async generators: the handler's messages are normalized and passed on. */
+/**
+ * invoke-implementation.js for streaming methods, without its async generators: the handler's
+ * messages are normalized and passed on.
+ */
 async function invokeStreaming(spec: StreamingSpec, req: UnaryRequest | StreamRequest): Promise<StreamResponse> {
   if (!req.stream) throw new ConnectError("an interceptor turned a streaming call into a unary one", Code.Internal);
   const context = req.contextValues.get(directContext);
@@ -396,7 +399,10 @@ class Normalized<Desc extends DescMessage> implements AsyncIterableIterator<Mess
     return this.normalized(await this.source.throw(err));
   }
 
-  /** The call is over: a source still open (a caller's generator suspended at a yield) is returned, as runStreamingCall does. */
+  /**
+   * The call is over: a source still open (a caller's generator suspended at a yield) is returned,
+   * as runStreamingCall does.
+   */
   end(): void {
     if (!this.finished) this.return().catch(ignore);
   }
@@ -430,7 +436,10 @@ function callerError(context: ContextController, err: unknown): ConnectError {
   return withMetadata(error, metadata);
 }
 
-/** The error of a call its signal aborted, as runUnaryCall and runStreamingCall report it; a caller aborted before the call never reaches a handler. */
+/**
+ * The error of a call its signal aborted, as runUnaryCall and runStreamingCall report it; a caller
+ * aborted before the call never reaches a handler.
+ */
 function abandoned(signal: AbortSignal): ConnectError {
   return ConnectError.from(getAbortSignalReason(signal), Code.Canceled);
 }
