@@ -10,7 +10,7 @@ import type { StoredRequest, VideoJobRow } from "./video-store.js";
 
 /**
  * Where a job's provider calls go: the endpoint's provider with the gateway's key, or the
- * workspace's own (BYOK) key, resolved as for chat (inference/upstream-targets.ts).
+ * workspace's own (BYOK) key, resolved as for chat (engine/inference/upstream-targets.ts).
  */
 export interface JobTarget {
   api: VideoApi;
