@@ -1,6 +1,8 @@
 /**
  * The compiled JSON validator's plan of a message schema (json-validator.ts): every field's lookup
  * keys, kind, value type and rules, read from the descriptors once at start-up.
+ *
+ * @module
  */
 import { type DescEnum, type DescField, type DescMessage, type JsonValue, ScalarType } from "@bufbuild/protobuf";
 import { base64Decode } from "@bufbuild/protobuf/wire";

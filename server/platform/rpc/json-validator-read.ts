@@ -2,6 +2,8 @@
  * The compiled JSON validator's read of a body (json-validator.ts): one pass in key order that
  * throws decodeWireJson's errors where found, notes protobuf-es' first error, whether some rule is
  * broken and the first offending unknown field, and normalizes the body in place.
+ *
+ * @module
  */
 import { fromJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { base64Decode } from "@bufbuild/protobuf/wire";

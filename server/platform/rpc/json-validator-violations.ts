@@ -1,6 +1,8 @@
 /**
  * The compiled JSON validator's messages (json-validator.ts): the first broken rule in field
  * order, walked over the normalized body only once the read found one, and the unknown field's.
+ *
+ * @module
  */
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { FieldRules } from "../../../gen/gateway/v1/options_pb.js";
