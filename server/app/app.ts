@@ -95,7 +95,10 @@ export interface GatewayOptions {
    * gateway's embedded PostgreSQL, which the primary let through.
    */
   preparedByPrimary?: boolean;
-  /** The clock the key pools read (server/engine/key-pools); tests move it past a refused key's probe back-off instead of waiting. */
+  /**
+   * The clock the key pools read (server/engine/key-pools); tests move it past a refused key's
+   * probe back-off instead of waiting.
+   */
   keyPoolClock?: () => number;
 }
 
@@ -118,7 +121,10 @@ function listenerPorts(config: GatewayConfig) {
   } as const;
 }
 
-/** Database (embedded unless DATABASE_URL), migrations and bootstrap, after the checks that must stop a start before them. */
+/**
+ * Database (embedded unless DATABASE_URL), migrations and bootstrap, after the checks that must
+ * stop a start before them.
+ */
 export async function prepareStart(config: GatewayConfig, log: Logger): Promise<PreparedStart> {
   for (const deprecation of config.deprecations) log.warn(deprecation);
   // A broken catalog file stops the start before anything else is touched.
@@ -171,7 +177,8 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     : await prepareStart(config, log);
   const ports = listenerPorts(config);
   let generatedKey = prepared.generatedKey;
-  // Before anything can start an intern host, so that its shell is held from its first command; it never throws (server/services/interns/shell-egress.ts).
+  // Before anything can start an intern host, so that its shell is held from its first command; it
+  // never throws (server/services/interns/shell-egress.ts).
   const shellEgress = await shellEgressFor(config, databaseUrl, log);
   try {
     const secrets = await loadLocalSecrets(config);
@@ -181,7 +188,8 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     const governance = createGovernanceCache(sequelize, notifications);
     // Behind GET /readyz and gRPC health alike.
     const readiness = createReadiness({ sequelize, governance, log });
-    // The hosts' model calls come back to this instance's REST listener, known once it listens; their fetch tool must reach none of its ports.
+    // The hosts' model calls come back to this instance's REST listener, known once it listens;
+    // their fetch tool must reach none of its ports.
     let ownUrl = "";
     let ownPorts: number[] = [];
     const internHosts =

@@ -61,7 +61,8 @@ const DIMENSION_SQL: Record<DimensionName, DimensionSql> = {
   status: { sql: "l.status", type: "string" },
   is_byok: { sql: "l.is_byok", type: "boolean" },
   cache_hit: { sql: "l.cache_hit", type: "boolean" },
-  // The limit that refused a call with 429 (server/engine/admission/quantities.ts LimitName); null for every call admitted.
+  // The limit that refused a call with 429 (server/engine/admission/quantities.ts LimitName); null
+  // for every call admitted.
   rate_limit: { sql: "l.rate_limit", type: "string" },
 };
 

@@ -2,7 +2,7 @@
  * The transitions of an intern's runtime (provision, suspend, delete), with the host work done by
  * InternHosts (the runtime seam) in the background of this instance:
  *
- *   queued | stopped | failed ─provision─▶ provisioning ─host up─▶ running   (429 past a cap: intern-store-caps.ts)
+ *   queued | stopped | failed ─provision─▶ provisioning ─host up─▶ running
  *                                          provisioning ─host failed─▶ failed (last_failure_message)
  *   running | provisioning ─suspend─▶ stopped (host stopped first)
  *   any ─delete─▶ destroying ─host stopped─▶ (gone)   destroying ─stop failed─▶ destroy_failed
@@ -10,9 +10,9 @@
  *   provisioning | running ─runtime lost─▶ provisioning (restart)  or  failed (it keeps dying)
  *   destroying ─runtime lost─▶ (gone)
  *
- * Any other request is a 409 naming the status. Each provision, suspend and delete starts a new
- * `provision_generation`; a boot writes its progress and outcome only while its generation is
- * current, so the later request wins a race. The intern's own key exists only from provisioning
+ * A provision past a cap is a 429 (intern-store-caps.ts); any other request is a 409 naming the
+ * status. Each provision, suspend and delete starts a new `provision_generation`; a boot writes its
+ * progress and outcome only while its generation is current, so the later request wins a race. The intern's own key exists only from provisioning
  * on: every provisioning issues a fresh one, and suspend, a failed boot and delete revoke it.
  * The instance doing an intern's host work holds its runtime lease; a lost runtime (the host
  * exited, or the lease lapsed with its instance) is taken over by intern-supervisor.ts through
@@ -157,7 +157,10 @@ export function internLifecycle(deps: Deps): InternLifecycle {
     transaction.afterCommit(() => boot(changed, apiKey));
   }
 
-  /** Marks the intern failed while `condition` holds, revokes its key and, once committed, stops whatever is left of its host. */
+  /**
+   * Marks the intern failed while `condition` holds, revokes its key and, once committed, stops
+   * whatever is left of its host.
+   */
   async function fail(
     internId: string,
     message: string,
