@@ -12,8 +12,9 @@
  *
  * A provision past a cap is a 429 (intern-store-caps.ts); any other request is a 409 naming the
  * status. Each provision, suspend and delete starts a new `provision_generation`; a boot writes its
- * progress and outcome only while its generation is current, so the later request wins a race. The intern's own key exists only from provisioning
- * on: every provisioning issues a fresh one, and suspend, a failed boot and delete revoke it.
+ * progress and outcome only while its generation is current, so the later request wins a race.
+ * The intern's own key exists only from provisioning on: every provisioning issues a fresh one,
+ * and suspend, a failed boot and delete revoke it.
  * The instance doing an intern's host work holds its runtime lease; a lost runtime (the host
  * exited, or the lease lapsed with its instance) is taken over by intern-supervisor.ts through
  * `recoverLocked`.
