@@ -35,7 +35,7 @@ import { upstreamWatchKey } from "../../../wire/upstream-watch.js";
  * deadline, the caller's signal and the gateway's shutdown all abort `ctx.signal`). The caller sees
  * what a remote client of the core would see: real messages, ConnectErrors only, the response
  * headers of a failed call in the error's metadata. The remote (gRPC) path is the parity oracle
- * (test/platform/core/transport-parity.test.ts).
+ * (test/platform/rpc/transport-parity.test.ts).
  */
 export interface DirectTransportOptions {
   /**
