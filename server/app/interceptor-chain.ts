@@ -1,7 +1,7 @@
 import type { Interceptor } from "@connectrpc/connect";
 import { authInterceptor } from "../platform/rpc/auth.js";
 import { errorInterceptor } from "../platform/rpc/error-interceptor.js";
-import { globalHostOnlyInterceptor } from "../engine/catalog/global-host.js";
+import { globalHostOnlyInterceptor } from "../engine/catalog/global-hostname.js";
 import { validationInterceptor } from "../platform/rpc/validation.js";
 import type { Deps } from "../services/deps.js";
 import { regionalHostOf } from "../engine/governance/endpoint-policy.js";

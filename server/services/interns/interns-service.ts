@@ -25,7 +25,7 @@ import { toIntern } from "./intern-view.js";
  * beside these methods in services.ts:
  *   `{ ...internRecordsService(deps, lifecycle), ...internChatService(deps) }`.
  * The programme gate (404 outside it) and the refusal of regional hostnames run before any handler
- * (platform/rpc/auth.ts, engine/catalog/global-host.ts); the scope rule is intern-scope.ts.
+ * (platform/rpc/auth.ts, engine/catalog/global-hostname.ts); the scope rule is intern-scope.ts.
  */
 export type InternRecordMethods = Omit<ServiceImpl<typeof InternsService>, "chatCompletions">;
 

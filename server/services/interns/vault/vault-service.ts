@@ -1,6 +1,6 @@
 /**
  * The vault API (docs/api/vault.md). The interns programme gate (404) and the refusal of regional
- * hostnames run before any handler (platform/rpc/auth.ts, engine/catalog/global-host.ts). Scope is the
+ * hostnames run before any handler (platform/rpc/auth.ts, engine/catalog/global-hostname.ts). Scope is the
  * key's: workspace routes act on its workspace, intern routes on one visible intern; an intern's
  * own key reaches only its intern's secrets (workspace routes and the copy, which reads the
  * workspace's, are 404 to it). Writes answer 503 while GATEWAY_VAULT_WRITES_DISABLED is set.
