@@ -1,7 +1,7 @@
 import type { Interceptor } from "@connectrpc/connect";
 import { authInterceptor } from "../platform/rpc/auth.js";
 import { errorInterceptor } from "../platform/rpc/error-interceptor.js";
-import { globalHostOnlyInterceptor } from "../engine/catalog/global-hostname.js";
+import { globalHostnameOnlyInterceptor } from "../engine/catalog/global-hostname.js";
 import { validationInterceptor } from "../platform/rpc/validation.js";
 import type { Deps } from "../services/deps.js";
 import { regionalHostOf } from "../engine/governance/endpoint-policy.js";
@@ -22,7 +22,7 @@ export function coreInterceptors(
     observationInterceptor(observe),
     errorInterceptor(log),
     authInterceptor(secrets.operatorToken, (keyHash) => governance.caller(keyHash)),
-    globalHostOnlyInterceptor((host) => regionalHostOf(catalog, host)),
+    globalHostnameOnlyInterceptor((host) => regionalHostOf(catalog, host)),
     validationInterceptor(),
   ];
 }

@@ -103,14 +103,14 @@ const PRICING_FIELDS = ["prompt", "completion", "image", "request", "input_cache
 export function catalogFromDocument(document: unknown, source: string, env: Env): Catalog {
   const reader = new ConfigReader(source);
   if (document === null || document === undefined)
-    return { providers: new Map(), models: new Map(), regionalHosts: new Map(), videoModels: new Map() };
+    return { providers: new Map(), models: new Map(), regionalHostnames: new Map(), videoModels: new Map() };
   const root = reader.object(document, "", ROOT_FIELDS);
   const defaults = new Map<string, ProviderDefaults>();
   const providers = readProviders(reader, root.providers, env, defaults);
   const models = readModels(reader, root.models, providers, defaults);
-  const regionalHosts = readRegionalHosts(reader, root.regional_hosts);
+  const regionalHostnames = readRegionalHostnames(reader, root.regional_hosts);
   const videoModels = readVideoModels(reader, root.video_models, providers, defaults, models);
-  return { providers, models, regionalHosts, videoModels };
+  return { providers, models, regionalHostnames, videoModels };
 }
 
 function readProviders(
@@ -333,7 +333,7 @@ function readText(reader: ConfigReader, value: unknown, path: string): string {
   return value;
 }
 
-function readRegionalHosts(reader: ConfigReader, value: unknown): Map<string, DataRegion> {
+function readRegionalHostnames(reader: ConfigReader, value: unknown): Map<string, DataRegion> {
   const hosts = new Map<string, DataRegion>();
   if (value === undefined || value === null) return hosts;
   if (typeof value !== "object" || Array.isArray(value))

@@ -97,7 +97,7 @@ export interface Catalog {
   /** In the order of the config file. */
   models: ReadonlyMap<string, CatalogModel>;
   /** Lower-case hostname (no port) → the region its requests must stay in. */
-  regionalHosts: ReadonlyMap<string, DataRegion>;
+  regionalHostnames: ReadonlyMap<string, DataRegion>;
   /** The `video_models` section (video-models.ts), in the order of the config file. */
   videoModels: ReadonlyMap<string, CatalogVideoModel>;
 }

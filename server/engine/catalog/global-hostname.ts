@@ -4,8 +4,8 @@ import { gatewayError } from "../../../wire/errors.js";
 import { optionOf } from "../../../wire/proto-options.js";
 
 /** A regional hostname of GATEWAY_CONFIG a request arrived on, and its region. */
-export interface RegionalHost {
-  host: string;
+export interface RegionalHostname {
+  hostname: string;
   region: string;
 }
 
@@ -16,16 +16,16 @@ export interface RegionalHost {
  * does not allow. Runs after authentication, so callers outside the programme still get its 404
  * first. Which hostnames are regional is the catalog's, passed in.
  */
-export function globalHostOnlyInterceptor(
-  regionalHostOf: (hostHeader: string | null) => RegionalHost | null,
+export function globalHostnameOnlyInterceptor(
+  regionalHostnameOf: (hostHeader: string | null) => RegionalHostname | null,
 ): Interceptor {
   return (next) => async (req) => {
     if (!optionOf(req.method, global_host_only)) return next(req);
-    const regional = regionalHostOf(req.header.get("x-forwarded-host"));
+    const regional = regionalHostnameOf(req.header.get("x-forwarded-host"));
     if (regional) {
       throw gatewayError(
         403,
-        `Interns and the vault are served on the global hostname only; ${regional.host} is a regional hostname (${regional.region})`,
+        `Interns and the vault are served on the global hostname only; ${regional.hostname} is a regional hostname (${regional.region})`,
       );
     }
     return next(req);

@@ -43,15 +43,15 @@ export interface GuardrailPolicy {
   paidModelTraining: boolean;
 }
 
-export interface RegionalHost {
-  host: string;
+export interface RegionalHostname {
+  hostname: string;
   region: DataRegion;
 }
 
 export interface EndpointPolicy {
   guardrails: readonly GuardrailPolicy[];
   /** The regional hostname the request arrived on; its endpoints must be in that region. */
-  regionalHost: RegionalHost | null;
+  regionalHostname: RegionalHostname | null;
 }
 
 export type PolicyVerdict =
@@ -67,12 +67,12 @@ export type PolicyVerdict =
 
 const ALLOWED: PolicyVerdict = { allowed: true };
 
-export const UNRESTRICTED: EndpointPolicy = { guardrails: [], regionalHost: null };
+export const UNRESTRICTED: EndpointPolicy = { guardrails: [], regionalHostname: null };
 
 export function policyOf(
   guardrails: readonly ApplyingGuardrail[],
   catalog: Catalog,
-  regionalHost: RegionalHost | null = null,
+  regionalHostname: RegionalHostname | null = null,
 ): EndpointPolicy {
   const models = (list: string[] | null) =>
     list === null
@@ -92,7 +92,7 @@ export function policyOf(
       freeModelTraining: g.enableFreeModelTraining,
       paidModelTraining: g.enablePaidModelTraining,
     })),
-    regionalHost,
+    regionalHostname,
   };
 }
 
@@ -100,20 +100,20 @@ export function policyOf(
  * The regional hostname a request arrived on, from the Host the facade forwards as
  * `x-forwarded-host` (port and case ignored); null for any other host.
  */
-export function regionalHostOf(catalog: Catalog, hostHeader: string | null | undefined): RegionalHost | null {
-  if (!hostHeader || catalog.regionalHosts.size === 0) return null;
-  const host = hostHeader.trim().toLowerCase().replace(/:\d+$/, "").replace(/\.$/, "");
-  const region = catalog.regionalHosts.get(host);
-  return region ? { host, region } : null;
+export function regionalHostOf(catalog: Catalog, hostHeader: string | null | undefined): RegionalHostname | null {
+  if (!hostHeader || catalog.regionalHostnames.size === 0) return null;
+  const hostname = hostHeader.trim().toLowerCase().replace(/:\d+$/, "").replace(/\.$/, "");
+  const region = catalog.regionalHostnames.get(hostname);
+  return region ? { hostname, region } : null;
 }
 
 export function endpointAllowed(policy: EndpointPolicy, endpoint: CatalogEndpoint): PolicyVerdict {
-  const { regionalHost } = policy;
-  if (regionalHost && endpoint.region !== regionalHost.region) {
+  const { regionalHostname } = policy;
+  if (regionalHostname && endpoint.region !== regionalHostname.region) {
     return refuse(
       "regional_host",
       null,
-      `requests to ${regionalHost.host} stay in the ${regionalHost.region} region, and endpoint ${endpoint.id} is in ${endpoint.region}`,
+      `requests to ${regionalHostname.hostname} stay in the ${regionalHostname.region} region, and endpoint ${endpoint.id} is in ${endpoint.region}`,
     );
   }
   for (const guardrail of policy.guardrails) {

@@ -24,7 +24,7 @@ export function modelsService({
   governance,
   keyPools,
 }: Deps): Partial<ServiceImpl<typeof ModelsService>> {
-  const regionalHost = (ctx: HandlerContext) => regionalHostOf(catalog, ctx.requestHeader.get("x-forwarded-host"));
+  const regionalHostname = (ctx: HandlerContext) => regionalHostOf(catalog, ctx.requestHeader.get("x-forwarded-host"));
 
   /** What the caller's key may use: its guardrails, the regional hostname, private endpoints included. */
   async function modelsFor(caller: Caller, ctx: HandlerContext): Promise<ListedModel[]> {
@@ -32,7 +32,7 @@ export function modelsService({
       guardrailsApplyingTo(sequelize, caller.key),
       governance.privateEndpoints(caller.organization.id).then((rows) => privateEndpointsOf(catalog, rows)),
     ]);
-    return usableModels(catalog, policyOf(guardrails, catalog, regionalHost(ctx)), privateEndpoints);
+    return usableModels(catalog, policyOf(guardrails, catalog, regionalHostname(ctx)), privateEndpoints);
   }
 
   /** The public catalog, or the caller's own when its organization filters it. */
@@ -40,7 +40,7 @@ export function modelsService({
     const caller = optionalCallerOf(ctx);
     return caller?.organization.isFilteredModelCatalogEnabled
       ? await modelsFor(caller, ctx)
-      : usableModels(catalog, { ...UNRESTRICTED, regionalHost: regionalHost(ctx) });
+      : usableModels(catalog, { ...UNRESTRICTED, regionalHostname: regionalHostname(ctx) });
   }
 
   return {

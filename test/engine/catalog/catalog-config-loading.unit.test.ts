@@ -18,7 +18,7 @@ test("no file: an empty catalog", async () => {
   const catalog = await loadCatalogFile(undefined, ENV);
   assert.is(catalog.providers.size, 0);
   assert.is(catalog.models.size, 0);
-  assert.is(catalog.regionalHosts.size, 0);
+  assert.is(catalog.regionalHostnames.size, 0);
 });
 
 test("JSON: every default filled in, ${VAR} replaced from the environment", async () => {
@@ -211,7 +211,7 @@ regional_hosts:
     assert.is(embeddings.created, 1700000000);
     assert.equal(embeddings.endpoints[0]!.supportedParameters, ["dimensions", "input_type", "encoding_format"]);
     assert.equal(
-      [...catalog.regionalHosts],
+      [...catalog.regionalHostnames],
       [
         ["eu.gateway.example", "europe"],
         ["us.gateway.example", "us"],

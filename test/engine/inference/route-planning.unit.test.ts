@@ -75,7 +75,7 @@ const EMBED = model("m/embed", [endpoint("cheap", "0.0000001", "0")], ["embeddin
 const CATALOG: Catalog = {
   providers: new Map(),
   models: new Map([CHAT, BACKUP, EMBED].map((m) => [m.id, m])),
-  regionalHosts: new Map(),
+  regionalHostnames: new Map(),
   videoModels: new Map(),
 };
 const EMPTY: Catalog = { ...CATALOG, models: new Map() };
