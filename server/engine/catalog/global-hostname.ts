@@ -10,10 +10,10 @@ export interface RegionalHostname {
 }
 
 /**
- * Methods marked `(gateway.v1.global_host_only)` (interns and the vault) are served
- * on the global hostname only: a call that arrived on a regional hostname (the Host the facade
- * forwards as `x-forwarded-host`) is refused with 403, as inference refuses what a regional host
- * does not allow. Runs after authentication, so callers outside the programme still get its 404
+ * Methods marked `(gateway.v1.global_host_only)` (interns and the vault) are served on the global
+ * hostname only: a call that arrived on a regional hostname (the Host the facade forwards as
+ * `x-forwarded-host`) is refused with 403, as inference refuses what a regional hostname does not
+ * allow. Runs after authentication, so callers outside the programme still get its 404
  * first. Which hostnames are regional is the catalog's, passed in.
  */
 export function globalHostnameOnlyInterceptor(
