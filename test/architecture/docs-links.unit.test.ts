@@ -2,12 +2,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
-import { ROOT } from "./import-graph.js";
+import { LAYERED, ROOT, tsFiles } from "./import-graph.js";
+import { staleCommentPaths, staleMarkdownPaths } from "./stale-paths.js";
 
 /**
  * The documentation stays inside the repository: every Markdown link of the README and
  * docs/ is relative and names a file that exists; a link may point at the gateway a reader runs
  * (localhost), never at another site, which may move or be unreachable where the gateway runs.
+ * A path written in backticks, or in a code comment, names a file or folder that exists
+ * (stale-paths.ts).
  */
 const test = suite("architecture: documentation links");
 
@@ -42,18 +45,37 @@ function brokenLinks(file: string, text: string): string[] {
 }
 
 /** The design notes beside the code: a README.md in a source folder. */
-const NOTES_ROOTS = ["server", "facade", "proto", "tools", "ui", "wire", "cmd"];
+const NOTES_ROOTS = ["server", "facade", "proto", "tools", "ui", "wire", "cmd", "egress", "intern-host"];
 
-test("every link of the README, docs/ and the design notes stays in the repository and names a file that exists", () => {
+/** The README, docs/ and the design notes. */
+function documents(): string[] {
   const notes = NOTES_ROOTS.map((dir) => path.join(ROOT, dir))
     .filter((dir) => fs.existsSync(dir))
     .flatMap(markdownFiles);
   const files = [path.join(ROOT, "README.md"), ...markdownFiles(path.join(ROOT, "docs")), ...notes];
   assert.ok(files.length > 5, "the docs are read");
-  const problems = files.flatMap((file) =>
-    brokenLinks(file, fs.readFileSync(file, "utf8")).map((link) => `${path.relative(ROOT, file)}: ${link}`),
+  return files;
+}
+
+/** What `check` finds in each file, as `file: finding`. */
+function findings(files: string[], check: (file: string, text: string) => string[]): string[] {
+  return files.flatMap((file) =>
+    check(file, fs.readFileSync(file, "utf8")).map((finding) => `${path.relative(ROOT, file)}: ${finding}`),
   );
-  assert.equal(problems, []);
+}
+
+test("every link of the README, docs/ and the design notes stays in the repository and names a file that exists", () => {
+  assert.equal(findings(documents(), brokenLinks), []);
+});
+
+test("every path the README, docs/ and the design notes write in backticks names a file or folder that exists", () => {
+  assert.equal(findings(documents(), staleMarkdownPaths), []);
+});
+
+test("every .ts or .md path with a folder in a code comment names a file that exists", () => {
+  const sources = [...LAYERED, "test", "bench"].flatMap((dir) => tsFiles(path.join(ROOT, dir)));
+  assert.ok(sources.length > 100, "the sources are read");
+  assert.equal(findings(sources, staleCommentPaths), []);
 });
 
 test("the check catches links out, links up past the root and missing files", () => {
@@ -65,6 +87,27 @@ test("the check catches links out, links up past the root and missing files", ()
     "../../outside.md (outside the repository)",
     "missing.md (no such file)",
   ]);
+});
+
+test("the check catches stale backticked paths and leaves what is not a path alone", () => {
+  const file = path.join(ROOT, "server", "README.md");
+  const text = [
+    "`server/engine/gone.ts` `docs/missing.md` `wire/` `engine-deps.ts` `app/README.md` `platform/gone/`",
+    "`google/api/annotations.proto` `https://example.com/a.md` `server/*.ts` `server/<kind>/`",
+    "`GATEWAY_CONFIG=examples/x.yaml` `/api/v1/models` `npm test -- facade/x.ts` `text/event-stream`",
+    "```\nserver/engine/fenced.ts `server/engine/fenced.ts`\n```",
+  ].join("\n");
+  assert.equal(staleMarkdownPaths(file, text), ["server/engine/gone.ts", "docs/missing.md"]);
+});
+
+test("the check catches stale paths in comments, from the root or a parent folder", () => {
+  const file = path.join(ROOT, "server", "engine", "inference", "x.ts");
+  const text = [
+    "// server/engine/gone.ts and providers/provider.ts (server/engine/), routing.ts alone",
+    "const a = 1; // see inference/" + "missing.md", // split, or this line would be a stale comment
+    'const url = "server/engine/in-a-string.ts";',
+  ].join("\n");
+  assert.equal(staleCommentPaths(file, text), ["1: server/engine/gone.ts", "2: inference/missing.md"]);
 });
 
 test.run();
