@@ -65,7 +65,10 @@ export class ApiKeyRow extends Model<InferAttributes<ApiKeyRow>, InferCreationAt
   declare limitReset: CreationOptional<string | null>;
   declare includeByokInLimit: CreationOptional<boolean>;
   declare expiresAt: CreationOptional<Date | null>;
-  /** Set on an intern's own key (created at provisioning): the key acts for that intern only (platform/rpc/scope.ts). */
+  /**
+   * Set on an intern's own key (created at provisioning): the key acts for that intern only
+   * (platform/rpc/scope.ts).
+   */
   declare internId: CreationOptional<string | null>;
   /** The key's request and token limits per minute (docs/api/limits.md); null: none. */
   declare rateLimitRequestsPerMinute: CreationOptional<number | null>;
