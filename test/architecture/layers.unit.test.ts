@@ -56,7 +56,7 @@ function implementedServices(file: string, root = ROOT): string[] {
 }
 
 /**
- * The folders under server/ that implement a service of the API (what server/platform/core must not know),
+ * The folders under server/ that implement a service of the API (what server/platform/ must not know),
  * read from the source rather than listed by hand: the folders of the modules the composition
  * loads that implement one. A new service folder is in it as soon as the gateway serves it.
  */
@@ -208,42 +208,47 @@ test("nothing imports cmd/ (entry points compose; they are not composed)", () =>
 test("the checks fail on a planted cycle and a planted upward import", () => {
   const planted = fs.mkdtempSync(path.join(os.tmpdir(), "architecture-"));
   try {
-    fs.mkdirSync(path.join(planted, "server/platform/core"), { recursive: true });
+    fs.mkdirSync(path.join(planted, "server/platform/rpc"), { recursive: true });
     fs.mkdirSync(path.join(planted, "server/services/keys"), { recursive: true });
     fs.mkdirSync(path.join(planted, "facade"), { recursive: true });
     fs.writeFileSync(
-      path.join(planted, "server/platform/core/a.ts"),
+      path.join(planted, "server/platform/rpc/a.ts"),
       'import { b } from "../../services/keys/b.js";\nexport const a = 1;\n',
     );
     fs.writeFileSync(
       path.join(planted, "server/services/keys/b.ts"),
-      'import { a } from "../../platform/core/a.js";\nexport const b = 2;\n',
+      'import { a } from "../../platform/rpc/a.js";\nexport const b = 2;\n',
     );
-    fs.writeFileSync(path.join(planted, "facade/f.ts"), 'import { a } from "../server/platform/core/a.js";\n');
+    fs.writeFileSync(path.join(planted, "facade/f.ts"), 'import { a } from "../server/platform/rpc/a.js";\n');
     const plantedGraph = importGraph(planted, ["facade", "server"], { typeOnly: false });
-    assert.equal(cycles(plantedGraph), [["server/platform/core/a.ts", "server/services/keys/b.ts"]]);
-    assert.equal(cycles(folderGraph(plantedGraph)), [["server/platform/core", "server/services/keys"]]);
+    assert.equal(cycles(plantedGraph), [["server/platform/rpc/a.ts", "server/services/keys/b.ts"]]);
+    assert.equal(cycles(folderGraph(plantedGraph)), [["server/platform/rpc", "server/services/keys"]]);
     assert.equal(
       violations(plantedGraph, under("facade"), (t) => under("gen")(t) || under("wire")(t) || under("facade")(t)),
-      ["facade/f.ts → server/platform/core/a.ts"],
+      ["facade/f.ts → server/platform/rpc/a.ts"],
     );
-    assert.equal(layerViolations(plantedGraph), ["server/platform/core/a.ts → server/services/keys/b.ts"]);
+    assert.equal(layerViolations(plantedGraph), ["server/platform/rpc/a.ts → server/services/keys/b.ts"]);
     fs.mkdirSync(path.join(planted, "server/engine/usage"), { recursive: true });
     fs.mkdirSync(path.join(planted, "intern-host"), { recursive: true });
     fs.mkdirSync(path.join(planted, "egress"), { recursive: true });
     fs.mkdirSync(path.join(planted, "wire"), { recursive: true });
     fs.writeFileSync(
       path.join(planted, "server/engine/usage/u.ts"),
-      'import { b } from "../../services/keys/b.js";\nimport { a } from "../../platform/core/a.js";\n',
+      'import { b } from "../../services/keys/b.js";\nimport { a } from "../../platform/rpc/a.js";\n',
     );
     fs.writeFileSync(path.join(planted, "wire/w.ts"), "export const w = 1;\n");
+    fs.mkdirSync(path.join(planted, "server/platform/workers"), { recursive: true });
+    fs.writeFileSync(
+      path.join(planted, "server/platform/workers/w.ts"),
+      'import { costUsd } from "../../engine/money/money.js";\n',
+    );
     fs.writeFileSync(
       path.join(planted, "egress/e.ts"),
-      'import { w } from "../wire/w.js";\nimport { a } from "../server/platform/core/a.js";\nimport { h } from "../intern-host/h.js";\n',
+      'import { w } from "../wire/w.js";\nimport { a } from "../server/platform/rpc/a.js";\nimport { h } from "../intern-host/h.js";\n',
     );
     fs.writeFileSync(
       path.join(planted, "intern-host/h.ts"),
-      'import { b } from "../server/services/keys/b.js";\nimport { a } from "../server/platform/core/a.js";\nimport { w } from "../wire/w.js";\nimport { e } from "../egress/e.js";\n',
+      'import { b } from "../server/services/keys/b.js";\nimport { a } from "../server/platform/rpc/a.js";\nimport { w } from "../wire/w.js";\nimport { e } from "../egress/e.js";\n',
     );
     fs.writeFileSync(
       path.join(planted, "server/services/keys/c.ts"),
@@ -251,12 +256,13 @@ test("the checks fail on a planted cycle and a planted upward import", () => {
     );
     const more = importGraph(planted, ["egress", "intern-host", "server", "wire"], { typeOnly: false });
     assert.equal(layerViolations(more), [
-      "server/platform/core/a.ts → server/services/keys/b.ts",
+      "server/platform/rpc/a.ts → server/services/keys/b.ts",
+      "server/platform/workers/w.ts → server/engine/money/money.ts",
       "server/engine/usage/u.ts → server/services/keys/b.ts",
-      "intern-host/h.ts → server/platform/core/a.ts",
+      "intern-host/h.ts → server/platform/rpc/a.ts",
       "intern-host/h.ts → server/services/keys/b.ts",
       "egress/e.ts → intern-host/h.ts",
-      "egress/e.ts → server/platform/core/a.ts",
+      "egress/e.ts → server/platform/rpc/a.ts",
       "server/services/keys/c.ts → intern-host/h.ts",
     ]);
   } finally {
