@@ -1,3 +1,15 @@
+/**
+ * The chat completions pipeline, on plain JSON in the OpenAI wire shape (README.md beside this
+ * file): a validated request body in, the answer out as the provider sent it, with the gateway's
+ * own fields set (`id`, `object`, `model`, `provider`, `usage` with its cost). Request fields the
+ * gateway does not consume reach the provider untouched, answer fields it does not know reach the
+ * client untouched. A non-streamed call yields one `completion`; a streamed one yields the
+ * provider's chunks under our generation id, then a final chunk with the usage and its cost. The
+ * route may fall back to another endpoint until the first chunk has arrived; after that a failure
+ * ends the stream with an error event.
+ *
+ * @module
+ */
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import {
@@ -26,16 +38,6 @@ import { CompletionAssembler, replayChunks } from "../response-cache/chat-replay
 import { nativeApiFor, type NativeRoute, type OpenedStream } from "./native-route.js";
 import { nativeFromCache, nativeReply, nativeStream } from "./native-answers.js";
 
-/**
- * The chat completions pipeline, on plain JSON in the OpenAI wire shape (README.md beside this
- * file): a validated request body in, the answer out as the provider sent it, with the gateway's
- * own fields set (`id`, `object`, `model`, `provider`, `usage` with its cost). Request fields the
- * gateway does not consume reach the provider untouched, answer fields it does not know reach the
- * client untouched. A non-streamed call yields one `completion`; a streamed one yields the
- * provider's chunks under our generation id, then a final chunk with the usage and its cost. The
- * route may fall back to another endpoint until the first chunk has arrived; after that a failure
- * ends the stream with an error event.
- */
 /**
  * `body` has passed the chat request validator (request-validators.ts), which also normalized it.
  * With `native` (a Responses or Messages call), an endpoint whose provider speaks that format is
