@@ -19,26 +19,20 @@ import {
   type Json,
   type Provider,
 } from "./mock-wire.js";
-import {
-  mockVector,
-  parseObject,
-  plan,
-  sendEvents,
-  type Exchange,
-  type MockReplyInput,
-  type MockRoute,
-  type MockRule,
-} from "./mock-plan.js";
+import { mockVector, type Exchange, type MockRoute, type MockRule } from "./mock-plan.js";
 import { mockResponses } from "./mock-responses.js";
+import { anthropicMessage, anthropicMessages } from "./mock-anthropic.js";
+import { AZURE_ROUTE } from "./mock-azure.js";
+import { openAiChat, openAiCompletion, openAiEmbeddings } from "./mock-openai.js";
 
 export type { MockRule };
 export { mockVector };
 
 /**
  * Our stand-in for AI providers: a real HTTP server on 127.0.0.1 speaking the OpenAI
- * (`/openai/v1/chat/completions`, `/openai/v1/embeddings`, `/openai/v1/responses`: mock-responses.ts)
- * and Anthropic (`/anthropic/v1/messages`)
- * wire formats, JSON and SSE. AWS Bedrock (`/bedrock/model/{modelId}/…`,
+ * (`/openai/v1/chat/completions`, `/openai/v1/embeddings`: mock-openai.ts; `/openai/v1/responses`:
+ * mock-responses.ts), Anthropic (`/anthropic/v1/messages`: mock-anthropic.ts) and Azure OpenAI
+ * (`/azure/openai/…`: mock-azure.ts) wire formats, JSON and SSE. AWS Bedrock (`/bedrock/model/{modelId}/…`,
  * mock-bedrock.ts) too, and Google's Gemini API with Vertex AI's token exchange (`/google/v1beta/models/{model}:…`,
  * `/google/token`, mock-gemini.ts). Tests and benchmarks point provider base URLs at it and steer it
  * with rules; without rules it answers at once (the proxy benchmark runs thousands of req/s).
@@ -267,33 +261,6 @@ function fixedPath(path: string, provider: Provider, answer: (x: Exchange) => vo
 }
 
 /** The live-call routes, one list for every wire format; the first that matches answers. */
-/**
- * Azure OpenAI's two surfaces: a deployment's (`/openai/deployments/{deployment}/…`, which wants
- * `?api-version=`) and the OpenAI-style `/openai/v1/…`, both with an `api-key` header.
- */
-const AZURE_PATH = /^\/azure\/openai\/(?:deployments\/([^/]+)|v1)\/(chat\/completions|embeddings|responses)$/;
-const AZURE_ROUTE: MockRoute = {
-  match(method, path) {
-    const found = method === "POST" ? AZURE_PATH.exec(path) : null;
-    return found ? { model: found[1] === undefined ? "" : decodeURIComponent(found[1]) } : undefined;
-  },
-  credential: (req) => header(req.headers["api-key"]),
-  sendError: (res, status, message, headers) => sendError(res, "openai", status, message, headers),
-  refuse: (res) =>
-    sendError(res, "openai", 401, "Access denied due to invalid subscription key or wrong API endpoint."),
-  answer(x) {
-    const url = new URL(x.req.url ?? "", "http://mock");
-    const deployment = url.pathname.includes("/deployments/");
-    if (deployment && !url.searchParams.get("api-version"))
-      return sendError(x.res, "openai", 404, "Resource not found");
-    // Azure serves the Responses API on its v1 surface only.
-    if (url.pathname.endsWith("/responses"))
-      return deployment ? sendError(x.res, "openai", 404, "Resource not found") : mockResponses(x);
-    if (url.pathname.endsWith("/embeddings")) openAiEmbeddings(x);
-    else openAiChat(x);
-  },
-};
-
 const ROUTES: MockRoute[] = [
   fixedPath("/openai/v1/chat/completions", "openai", openAiChat),
   fixedPath("/openai/v1/embeddings", "openai", openAiEmbeddings),
@@ -327,228 +294,6 @@ function guarded(x: Exchange, route: MockRoute): void {
     return;
   }
   route.answer(x);
-}
-
-// ---------------------------------------------------------------------------------------------
-// OpenAI
-
-/** The parts of an OpenAI answer that its JSON and streamed forms share. */
-function openAiAnswer(x: MockReplyInput) {
-  const { body, model, rule } = x;
-  const p = plan(body, rule, model, body.max_completion_tokens ?? body.max_tokens);
-  const id = `chatcmpl-mock-${x.id}`;
-  const created = Math.floor(Date.now() / 1000);
-  const logprobs = body.logprobs === true ? (rule?.logprobs ?? defaultLogprobs(p.words, body.top_logprobs)) : undefined;
-  const toolCall = p.toolCall ? { id: `call_mock_${x.id}`, type: "function", function: { ...p.toolCall } } : undefined;
-  const usage = {
-    prompt_tokens: p.promptTokens,
-    completion_tokens: p.completionTokens,
-    total_tokens: p.promptTokens + p.completionTokens,
-    prompt_tokens_details: {
-      cached_tokens: p.cacheReadTokens,
-      ...(rule?.usage?.cache_write_tokens === undefined ? {} : { cache_write_tokens: p.cacheWriteTokens }),
-    },
-    completion_tokens_details: { reasoning_tokens: rule?.usage ? 0 : p.reasoningWords.length },
-  };
-  return { p, id, created, logprobs, toolCall, usage };
-}
-
-/** The non-streamed `chat.completion`. */
-export function openAiCompletion(x: MockReplyInput): Json {
-  const { p, id, created, logprobs, toolCall, usage } = openAiAnswer(x);
-  const message: Json = { role: "assistant", content: p.words.length === 0 && toolCall ? null : p.words.join("") };
-  if (p.reasoningWords.length > 0) message.reasoning = p.reasoningWords.join("");
-  if (toolCall) message.tool_calls = [{ index: 0, ...toolCall }];
-  return {
-    id,
-    object: "chat.completion",
-    created,
-    model: x.model,
-    choices: [{ index: 0, message, logprobs: logprobs ? { content: logprobs } : null, finish_reason: p.finish }],
-    usage,
-    ...x.rule?.answerFields,
-  };
-}
-
-function openAiChat(x: Exchange): void {
-  const { body, model } = x;
-  if (body.stream !== true) return sendJson(x.res, 200, openAiCompletion(x));
-  const { p, id, created, logprobs, toolCall, usage } = openAiAnswer(x);
-  const chunk = (delta: Json, extra: Json = {}) =>
-    `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }], ...x.rule?.answerFields })}\n\n`;
-  const events = [chunk({ role: "assistant", content: "" })];
-  for (const word of p.reasoningWords) events.push(chunk({ reasoning: word }));
-  p.words.forEach((word, i) => {
-    const last = i === p.words.length - 1;
-    // One logprob entry per word; a rule's extra entries ride on the last word.
-    const entries = logprobs ? (last ? logprobs.slice(i) : logprobs.slice(i, i + 1)) : undefined;
-    events.push(chunk({ content: word }, entries ? { logprobs: { content: entries } } : {}));
-  });
-  if (toolCall) {
-    const args = toolCall.function.arguments;
-    const half = Math.ceil(args.length / 2);
-    events.push(
-      chunk({
-        tool_calls: [
-          { index: 0, id: toolCall.id, type: "function", function: { name: toolCall.function.name, arguments: "" } },
-        ],
-      }),
-    );
-    for (const part of [args.slice(0, half), args.slice(half)])
-      if (part !== "") events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: part } }] }));
-  }
-  events.push(chunk({}, { finish_reason: p.finish }));
-  const options = body.stream_options;
-  if (typeof options === "object" && options !== null && (options as Json).include_usage === true) {
-    events.push(
-      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`,
-    );
-  }
-  events.push("data: [DONE]\n\n");
-  sendEvents(x, events, (type, message) => `data: ${JSON.stringify({ error: { message, type, code: null } })}\n\n`);
-}
-
-function defaultLogprobs(words: string[], topLogprobs: unknown): Json[] {
-  const alternatives = typeof topLogprobs === "number" ? topLogprobs : 0;
-  return words.map((token, i) => {
-    const logprob = -Number(((i + 1) / 10).toFixed(1));
-    return {
-      token,
-      logprob,
-      bytes: [...Buffer.from(token, "utf8")],
-      top_logprobs: Array.from({ length: alternatives }, (_, k) => ({
-        token: k === 0 ? token : `${token.trim()}_${k}`,
-        logprob: logprob - k,
-        bytes: [...Buffer.from(k === 0 ? token : `${token.trim()}_${k}`, "utf8")],
-      })),
-    };
-  });
-}
-
-function openAiEmbeddings(x: Exchange): void {
-  const { body, model, rule, res } = x;
-  const inputs = embeddingInputs(body.input);
-  const dimensions = typeof body.dimensions === "number" && body.dimensions > 0 ? body.dimensions : 8;
-  let chars = 0;
-  for (const input of inputs) chars += typeof input === "string" ? input.length : input.length * 4;
-  const promptTokens = rule?.usage?.prompt_tokens ?? Math.max(1, Math.ceil(chars / 4));
-  sendJson(res, 200, {
-    object: "list",
-    data: inputs.map((input, index) => ({ object: "embedding", index, embedding: mockVector(input, dimensions) })),
-    model,
-    usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
-    ...rule?.answerFields,
-  });
-}
-
-function embeddingInputs(input: unknown): Array<string | number[]> {
-  if (typeof input === "string") return [input];
-  if (!Array.isArray(input)) return [];
-  if (input.every((item) => typeof item === "number")) return [input as number[]];
-  return input.filter((item): item is string | number[] => typeof item === "string" || Array.isArray(item));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Anthropic
-
-const STOP_REASON = { stop: "end_turn", length: "max_tokens", tool_calls: "tool_use" } as const;
-
-/** The parts of an Anthropic answer that its JSON and streamed forms share. */
-function anthropicAnswer(x: MockReplyInput) {
-  const { body, model, rule } = x;
-  const p = plan(body, rule, model, body.max_tokens);
-  const id = `msg_mock_${x.id}`;
-  const toolUse = p.toolCall
-    ? { type: "tool_use", id: `toolu_mock_${x.id}`, name: p.toolCall.name, input: parseObject(p.toolCall.arguments) }
-    : undefined;
-  const usage = {
-    input_tokens: p.promptTokens - p.cacheReadTokens - p.cacheWriteTokens,
-    output_tokens: p.completionTokens,
-    cache_creation_input_tokens: p.cacheWriteTokens,
-    cache_read_input_tokens: p.cacheReadTokens,
-  };
-  const hasText = p.words.length > 0 || !toolUse;
-  return { p, id, toolUse, usage, hasText };
-}
-
-/** The non-streamed `message`. */
-export function anthropicMessage(x: MockReplyInput): Json {
-  const { p, id, toolUse, usage, hasText } = anthropicAnswer(x);
-  const content: Json[] = [];
-  if (p.reasoningWords.length > 0)
-    content.push({ type: "thinking", thinking: p.reasoningWords.join(""), signature: "mock-signature" });
-  if (hasText) content.push({ type: "text", text: p.words.join("") });
-  if (toolUse) content.push(toolUse);
-  return {
-    id,
-    type: "message",
-    role: "assistant",
-    model: x.model,
-    content,
-    stop_reason: STOP_REASON[p.finish],
-    stop_sequence: null,
-    usage,
-    ...x.rule?.answerFields,
-  };
-}
-
-function anthropicMessages(x: Exchange): void {
-  const { body, model } = x;
-  if (body.stream !== true) return sendJson(x.res, 200, anthropicMessage(x));
-  const { p, id, toolUse, usage, hasText } = anthropicAnswer(x);
-  const event = (name: string, data: Json) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
-  const events = [
-    event("message_start", {
-      message: {
-        id,
-        type: "message",
-        role: "assistant",
-        model,
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: { ...usage, output_tokens: 1 },
-        ...x.rule?.answerFields,
-      },
-    }),
-    event("ping", {}),
-  ];
-  let index = 0;
-  if (p.reasoningWords.length > 0) {
-    events.push(event("content_block_start", { index, content_block: { type: "thinking", thinking: "" } }));
-    for (const word of p.reasoningWords)
-      events.push(event("content_block_delta", { index, delta: { type: "thinking_delta", thinking: word } }));
-    events.push(
-      event("content_block_delta", { index, delta: { type: "signature_delta", signature: "mock-signature" } }),
-    );
-    events.push(event("content_block_stop", { index }));
-    index += 1;
-  }
-  if (hasText) {
-    events.push(event("content_block_start", { index, content_block: { type: "text", text: "" } }));
-    for (const word of p.words)
-      events.push(event("content_block_delta", { index, delta: { type: "text_delta", text: word } }));
-    events.push(event("content_block_stop", { index }));
-    index += 1;
-  }
-  if (toolUse && p.toolCall) {
-    const args = p.toolCall.arguments;
-    const half = Math.ceil(args.length / 2);
-    events.push(event("content_block_start", { index, content_block: { ...toolUse, input: {} } }));
-    for (const part of [args.slice(0, half), args.slice(half)]) {
-      if (part !== "")
-        events.push(event("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: part } }));
-    }
-    events.push(event("content_block_stop", { index }));
-  }
-  events.push(
-    event("message_delta", {
-      delta: { stop_reason: STOP_REASON[p.finish], stop_sequence: null },
-      usage: { output_tokens: p.completionTokens },
-    }),
-  );
-  events.push(event("message_stop", {}));
-  sendEvents(x, events, (type, message) => event("error", { error: { type, message } }));
 }
 
 // `tsx test/upstream/mock-upstream.ts --port 9999`: a standalone mock for the bench and manual tries.
