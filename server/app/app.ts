@@ -15,7 +15,6 @@ import { loadLocalSecrets } from "../platform/secrets/local-secrets.js";
 import { openDatabase } from "../platform/db/database.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "../platform/db/embedded-postgres.js";
 import type { Deps } from "../services/deps.js";
-import type { EngineDeps } from "../engine/engine-deps.js";
 import { createGovernanceCache } from "../engine/governance/governance-cache.js";
 import { openNotificationFeed } from "../platform/db/notification-feed.js";
 import { KeyPools } from "../engine/key-pools/key-pools.js";
@@ -220,21 +219,12 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
       now: options.keyPoolClock,
     });
     const responseCache = new ResponseCache(sequelize, config.cache, log, metrics.responseCache);
-    const parts: EngineDeps = {
-      config,
-      log,
-      sequelize,
-      secrets,
-      catalog,
-      governance,
-      notifications,
-      keyPools,
-      responseCache,
-      settlement,
-      observers,
-    };
-    const engine = assembleEngine(parts, owner);
-    const deps: Deps = { ...parts, engine, blobs: createBlobStore(config.storage, log), internHosts };
+    const engine = assembleEngine(
+      { config, log, sequelize, secrets, catalog, governance, keyPools, responseCache, settlement, observers },
+      owner,
+    );
+    const blobs = createBlobStore(config.storage, log);
+    const deps: Deps = { config, log, sequelize, secrets, notifications, engine, blobs, internHosts };
     const batches = startBatchRunner(deps);
     const videos = startVideoPoller(deps);
     const cacheSweeper = startCacheSweeper(responseCache, config.cache, log);

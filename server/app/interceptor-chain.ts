@@ -15,7 +15,7 @@ import type { ExchangeObserver } from "../../wire/exchange.js";
  * nothing of the services and stores they are given.
  */
 export function coreInterceptors(
-  { log, secrets, governance, catalog }: Deps,
+  { log, secrets, engine: { governance, catalog } }: Deps,
   observe: ExchangeObserver,
 ): Interceptor[] {
   return [

@@ -73,7 +73,7 @@ function sampleValue(samples: Sample[], name: string, labels: Record<string, str
 
 async function scrape(env: InferenceGateway, token?: string): Promise<{ text: string; samples: Sample[] }> {
   // Settlement is written behind: its flush lag is in once what was queued is committed.
-  await env.gw.gateway.deps.settlement.barrier();
+  await env.gw.gateway.deps.engine.settlement.barrier();
   const res = await fetch(`${env.gw.url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
   const text = await res.text();
   assert.is(res.status, 200, text);

@@ -32,7 +32,7 @@ const COLUMNS =
 /** Rows of one generation, oldest first (failed attempts before the one that answered). */
 export async function ledgerRowsOf(gw: TestGateway, generationId: string): Promise<LedgerRow[]> {
   // Settlement is written behind: what the gateway has queued is committed first.
-  await gw.gateway.deps.settlement.barrier();
+  await gw.gateway.deps.engine.settlement.barrier();
   return gw.gateway.sequelize.query<LedgerRow>(
     `SELECT ${COLUMNS} FROM usage_ledger WHERE generation_id = :generationId ORDER BY created_at, id`,
     {
@@ -44,7 +44,7 @@ export async function ledgerRowsOf(gw: TestGateway, generationId: string): Promi
 
 /** Every row, oldest first: for calls whose generation id the client never saw (cut, cancelled, refused). */
 export async function allLedgerRows(gw: TestGateway): Promise<LedgerRow[]> {
-  await gw.gateway.deps.settlement.barrier();
+  await gw.gateway.deps.engine.settlement.barrier();
   return gw.gateway.sequelize.query<LedgerRow>(`SELECT ${COLUMNS} FROM usage_ledger ORDER BY created_at, id`, {
     type: QueryTypes.SELECT,
   });

@@ -1,7 +1,8 @@
 import { findByokProvider } from "../providers/byok-providers.js";
 import { usableCredential } from "../providers/byok-credentials.js";
 import type { CatalogEndpoint } from "../catalog/catalog.js";
-import type { EngineDeps } from "../engine-deps.js";
+import type { EngineParts } from "../engine.js";
+import type { LocalSecrets } from "../../platform/secrets/local-secrets.js";
 import { PrivateEndpointRow } from "../../platform/db/governance-models.js";
 import { parseBaseUrl } from "../../platform/outbound/base-url.js";
 import {
@@ -44,7 +45,12 @@ export type TargetResolver = (
   choice?: KeyChoice,
 ) => Promise<ResolvedTarget>;
 
-export function createTargetResolver({ config, catalog, secrets, log, keyPools }: EngineDeps): TargetResolver {
+/** What target resolution reads: the catalog's providers, key pools, and the master key of BYOK credentials. */
+export type TargetResolverDeps = Pick<EngineParts, "config" | "catalog" | "log" | "keyPools"> & {
+  secrets: LocalSecrets;
+};
+
+export function createTargetResolver({ config, catalog, secrets, log, keyPools }: TargetResolverDeps): TargetResolver {
   const guard = createDestinationGuard({
     allowedHosts: config.privateEndpointAllowedHosts,
     resolveTimeoutMs: config.privateEndpointTimeoutMs,

@@ -21,7 +21,12 @@ export type PeriodSpend = Record<Interval, Spend>;
 export const PERIODS: readonly Interval[] = ["daily", "weekly", "monthly", "lifetime"];
 
 const NO_SPEND: Spend = { paidUsd: "0", byokUsd: "0" };
-export const NO_USAGE: PeriodSpend = { daily: NO_SPEND, weekly: NO_SPEND, monthly: NO_SPEND, lifetime: NO_SPEND };
+export const NO_PERIOD_SPEND: PeriodSpend = {
+  daily: NO_SPEND,
+  weekly: NO_SPEND,
+  monthly: NO_SPEND,
+  lifetime: NO_SPEND,
+};
 
 /** One usage_counters row, by its primary key. */
 export interface CounterRef {

@@ -26,11 +26,11 @@ import { toActivityItem, toGeneration } from "./activity-view.js";
  * for this instance's settlement queue (read-your-writes, as GET /key and analytics do): a client
  * sees its own calls at once, other instances' within their flush interval.
  */
-export function activityService(deps: Pick<Deps, "sequelize" | "settlement">): ServiceImpl<typeof ActivityService> {
+export function activityService(deps: Pick<Deps, "sequelize" | "engine">): ServiceImpl<typeof ActivityService> {
   return {
     async getActivity(req, ctx) {
       const filter = activityFilter(req, new Date());
-      await deps.settlement.barrier();
+      await deps.engine.settlement.barrier();
       // A management method: the organization's activity.
       const rows = await activityRows(deps.sequelize, { ...inOrganization(callerOf(ctx)), keyHash: null }, filter);
       return { data: rows.map(toActivityItem) };
@@ -38,7 +38,7 @@ export function activityService(deps: Pick<Deps, "sequelize" | "settlement">): S
 
     async getGeneration(req, ctx) {
       const scope = ledgerScopeOf(callerOf(ctx));
-      await deps.settlement.barrier();
+      await deps.engine.settlement.barrier();
       const row = await findGenerationRow(deps.sequelize, scope, req.id);
       if (!row) throw gatewayError(404, `Generation ${req.id} not found`);
       return { data: toGeneration(row) };
@@ -52,7 +52,7 @@ export function activityService(deps: Pick<Deps, "sequelize" | "settlement">): S
         throw gatewayError(400, "start must be before end", { field: "start" });
       const after = req.cursor === undefined ? undefined : afterCursor(req.cursor);
       const limit = req.limit ?? DEFAULT_PAGE;
-      await deps.settlement.barrier();
+      await deps.engine.settlement.barrier();
       const rows = await listGenerationRows(
         deps.sequelize,
         scope,

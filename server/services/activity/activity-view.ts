@@ -15,7 +15,7 @@ import {
   type ProviderResponseSchema,
 } from "../../../gen/gateway/v1/activity_pb.js";
 import { DataRegionSchema } from "../../../gen/gateway/v1/common_pb.js";
-import { usdNumber } from "../../engine/money/money.js";
+import { usdNumber } from "../../engine/index.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import type { ActivityRow, AttemptJson, GenerationRow } from "./activity-store.js";
 

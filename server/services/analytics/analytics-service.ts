@@ -7,7 +7,7 @@ import { analyticsMeta } from "./catalog.js";
 
 /** GET /analytics/meta and POST /analytics/query over the usage ledger of the caller's organization. */
 export function analyticsService(
-  deps: Pick<Deps, "sequelize" | "settlement">,
+  deps: Pick<Deps, "sequelize" | "engine">,
 ): Partial<ServiceImpl<typeof AnalyticsService>> {
   return {
     getAnalyticsMeta() {
@@ -17,7 +17,7 @@ export function analyticsService(
     async queryAnalytics(req, ctx) {
       const { organization } = callerOf(ctx);
       // The ledger as settled, with this instance's queued calls written first.
-      await deps.settlement.barrier();
+      await deps.engine.settlement.barrier();
       return { data: await queryLedger(deps.sequelize, organization.id, req, new Date()) };
     },
   };

@@ -2,9 +2,13 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { BatchEndpoint } from "../../../gen/gateway/v1/batches_pb.js";
 import type { FormatIds } from "../../engine/inference/formats/format-fields.js";
-import { chatToMessage, messagesToChat } from "../../engine/inference/formats/messages-format.js";
-import { chatToResponse, responsesToChat } from "../../engine/inference/formats/responses-format.js";
-import { withoutGatewayFields } from "../../engine/inference/request-fields.js";
+import {
+  chatToMessage,
+  chatToResponse,
+  messagesToChat,
+  responsesToChat,
+  withoutGatewayFields,
+} from "../../engine/index.js";
 import type { InferenceApi } from "../../engine/inference/routing.js";
 
 /**

@@ -1,12 +1,16 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
-import { isFreeEndpoint } from "../../engine/catalog/catalog.js";
+import {
+  estimatePromptTokens,
+  isFinalRefusal,
+  isFreeEndpoint,
+  isRateWindow,
+  quantitiesFor,
+  refusedLimit,
+  worstCaseTokens,
+} from "../../engine/index.js";
 import type { AdmissionTicket } from "../../engine/admission/lease-book.js";
-import { isRateWindow, quantitiesFor } from "../../engine/admission/quantities.js";
-import { isFinalRefusal, refusedLimit } from "../../engine/admission/refusals.js";
-import { estimatePromptTokens } from "../../engine/inference/cost-estimate.js";
 import type { Deps } from "../deps.js";
-import { worstCaseTokens } from "../../engine/inference/token-estimate.js";
 import type { BatchPlan } from "./batch-plan.js";
 
 /**

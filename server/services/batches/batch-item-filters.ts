@@ -1,9 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
-import { filterCall } from "../../engine/content-filters/call-filters.js";
-import { isContentTooLarge } from "../../engine/content-filters/filter-budget.js";
-import { blockedError } from "../../engine/content-filters/request-content.js";
-import { countFiltering, logFlags } from "../../engine/content-filters/filter-reports.js";
+import { blockedError, countFiltering, filterCall, isContentTooLarge, logFlags } from "../../engine/index.js";
 import type { Deps } from "../deps.js";
 import type { BatchPlan } from "./batch-plan.js";
 import { filterTurn } from "./filter-turns.js";
@@ -26,7 +23,7 @@ export function filteredItem(deps: Deps, plan: BatchPlan, item: { itemId: string
     throw err;
   }
   if (filtering.matched.length === 0) return { request };
-  countFiltering(deps, filtering);
+  countFiltering(deps.engine, filtering);
   if (filtering.blockedBy !== undefined) return { refusal: blockedError(filtering.blockedBy) };
   logFlags(deps, filtering, { requestId: null, generationId: item.itemId });
   return { request };

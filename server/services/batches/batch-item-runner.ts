@@ -1,20 +1,25 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
-import { isFreeEndpoint } from "../../engine/catalog/catalog.js";
+import {
+  NO_USAGE,
+  UpstreamError,
+  affinityOf,
+  costUsd,
+  isFreeEndpoint,
+  isRetryable,
+  isServed,
+  providerFor,
+  toGatewayError,
+  usedTokens,
+} from "../../engine/index.js";
 import { httpErrorOf } from "../../../wire/errors.js";
-import { costUsd } from "../../engine/money/money.js";
-import { NO_USAGE } from "../../engine/inference/call-ledger.js";
 import type { Deps } from "../deps.js";
 import type { Attempt } from "../../engine/inference/routing.js";
-import { isServed } from "../../engine/inference/endpoint-attempts.js";
-import { affinityOf, type KeyChoice } from "../../engine/key-pools/key-pools.js";
-import { isRetryable, toGatewayError } from "../../engine/inference/upstream-errors.js";
-import { providerFor } from "../../engine/providers/registry.js";
-import { UpstreamError, type UpstreamTarget, type UpstreamUsage } from "../../engine/providers/provider.js";
+import type { KeyChoice } from "../../engine/key-pools/key-pools.js";
+import type { UpstreamTarget, UpstreamUsage } from "../../engine/providers/provider.js";
 import type { BatchFormat } from "./batch-formats.js";
 import { filteredItemInTurn } from "./batch-item-filters.js";
 import { admitItem } from "./batch-item-admission.js";
-import { usedTokens } from "../../engine/inference/token-estimate.js";
 import type { BatchPlan } from "./batch-plan.js";
 import { errorResult } from "./batch-store.js";
 import type { SettledItem } from "./batch-store-settlement.js";

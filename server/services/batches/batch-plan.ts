@@ -26,7 +26,7 @@ export async function loadPlan(deps: Deps, batchId: string): Promise<BatchPlan> 
   if (!batch) throw gatewayError(404, `Batch ${batchId} no longer exists`);
   const format = formatOf(enumFromStored(BatchEndpointSchema, batch.endpoint));
   if (!format) throw gatewayError(400, `endpoint ${batch.endpoint} is not supported for batches`);
-  const caller = await deps.governance.caller(batch.key_hash);
+  const caller = await deps.engine.governance.caller(batch.key_hash);
   if (!caller || caller.key.disabled) throw gatewayError(401, "The batch's API key is disabled or deleted");
   if (caller.key.expiresAt && caller.key.expiresAt.getTime() <= Date.now())
     throw gatewayError(401, "The batch's API key has expired");

@@ -1,7 +1,7 @@
 import { ConnectError } from "@connectrpc/connect";
 import { startLeasedWorker } from "../../platform/workers/leased-worker.js";
 import { newLeaseOwner } from "../../platform/workers/lease-owner.js";
-import { isFreeEndpoint } from "../../engine/catalog/catalog.js";
+import { isFreeEndpoint } from "../../engine/index.js";
 import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
 import type { Deps } from "../deps.js";
 import { runItem, type ClaimedItem } from "./batch-item-runner.js";

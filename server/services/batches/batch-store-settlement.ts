@@ -1,6 +1,6 @@
 import { QueryTypes, type Sequelize } from "sequelize";
 import { storableJson } from "../../../wire/text-rules.js";
-import { currentPeriodStart } from "../../engine/usage/budget-layers.js";
+import { currentPeriodStart } from "../../engine/index.js";
 import type { ItemResult } from "./batch-store.js";
 
 /**

@@ -13,14 +13,17 @@
 import { createHash, randomBytes, type Hash } from "node:crypto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { BatchEndpointSchema, type CreateBatchRequest } from "../../../gen/gateway/v1/batches_pb.js";
-import { isFreeEndpoint } from "../../engine/catalog/catalog.js";
+import {
+  estimatePromptTokens,
+  isFreeEndpoint,
+  multiplyUsd,
+  releaseReservation,
+  worstCaseCost,
+} from "../../engine/index.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { multiplyUsd } from "../../engine/money/money.js";
 import { wireName } from "../../../wire/enums.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
-import { estimatePromptTokens, worstCaseCost } from "../../engine/inference/cost-estimate.js";
 import type { Deps } from "../deps.js";
-import { releaseReservation } from "../../engine/usage/usage-store.js";
 import { formatOf, type BatchFormat } from "./batch-formats.js";
 import { BatchItemWriter } from "./batch-item-writer.js";
 import { batchByIdempotencyKey, IdempotencyKeyTaken, type BatchRow } from "./batch-store.js";

@@ -12,7 +12,7 @@ import {
   CompletionWindowSchema,
   type BatchSchema,
 } from "../../../gen/gateway/v1/batches_pb.js";
-import { addUsd, usdNumber } from "../../engine/money/money.js";
+import { addUsd, usdNumber } from "../../engine/index.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import { itemId, type BatchRow, type ItemResultRow } from "./batch-store.js";
 

@@ -16,11 +16,9 @@ import type { BatchRunnerConfig } from "../../platform/config.js";
 import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
 import type { Deps } from "../deps.js";
 import type { Attempt } from "../../engine/inference/routing.js";
-import { isRetryable, toGatewayError } from "../../engine/inference/upstream-errors.js";
+import { UpstreamError, isRetryable, requiredPart, toGatewayError } from "../../engine/index.js";
 import type { ResolvedTarget } from "../../engine/inference/upstream-targets.js";
 import type { NativeBatchApi, NativeBatchRequest, NativeBatchState } from "../../engine/providers/native-batch-api.js";
-import { requiredPart } from "../../engine/providers/registry.js";
-import { UpstreamError } from "../../engine/providers/provider.js";
 import { filteredItemInTurn } from "./batch-item-filters.js";
 import { answered, blockedItem, refused } from "./batch-item-runner.js";
 import { CANCELLED_RESULT, closeOpenItems, EXPIRED_RESULT, failBatch } from "./batch-store-lifecycle.js";
@@ -84,7 +82,7 @@ async function advance(deps: Deps, settings: BatchRunnerConfig, batchId: string,
     );
     return;
   }
-  const provider = deps.catalog.providers.get(attempt.endpoint.providerSlug)!;
+  const provider = deps.engine.catalog.providers.get(attempt.endpoint.providerSlug)!;
   const step: NativeStep = {
     deps,
     settings,

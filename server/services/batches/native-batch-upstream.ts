@@ -3,7 +3,7 @@ import type { Caller } from "../../platform/rpc/auth.js";
 import { gatewayError, errorMessage } from "../../../wire/errors.js";
 import type { Deps } from "../deps.js";
 import type { Attempt } from "../../engine/inference/routing.js";
-import { requiredPart } from "../../engine/providers/registry.js";
+import { requiredPart } from "../../engine/index.js";
 import type { BatchFormat } from "./batch-formats.js";
 import type { BatchRow } from "./batch-store.js";
 
@@ -17,12 +17,12 @@ import type { BatchRow } from "./batch-store.js";
 export function nativeProviderFor(deps: Deps, format: BatchFormat, attempts: readonly Attempt[]): string | null {
   const first = attempts[0]?.endpoint;
   if (!first || first.privateEndpointId || format.api !== "chat") return null;
-  return deps.catalog.providers.get(first.providerSlug)?.nativeBatches ? first.providerSlug : null;
+  return deps.engine.catalog.providers.get(first.providerSlug)?.nativeBatches ? first.providerSlug : null;
 }
 
 /** The catalog endpoint that serves `batch` on its upstream provider, if the catalog still has it. */
 export function upstreamEndpointOf(deps: Deps, batch: BatchRow): CatalogEndpoint | undefined {
-  const model = deps.catalog.models.get(batch.model);
+  const model = deps.engine.catalog.models.get(batch.model);
   return model?.endpoints.find(
     (endpoint) => endpoint.providerSlug === batch.upstream_provider && !endpoint.privateEndpointId,
   );
@@ -46,7 +46,7 @@ export async function removeUpstreamBatch(
       502,
       `Provider ${provider} holding this batch is no longer configured; the batch was not deleted`,
     );
-  const api = requiredPart(deps.catalog.providers.get(provider)!.kind, "nativeBatches");
+  const api = requiredPart(deps.engine.catalog.providers.get(provider)!.kind, "nativeBatches");
   const upstreamId = batch.upstream_batch_id;
   const signal = AbortSignal.timeout(deps.config.requestTimeoutMs);
   // The caller's workspace is the batch's, so its own (BYOK) key is the one the batch went up with.

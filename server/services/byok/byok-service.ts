@@ -10,7 +10,7 @@ import { findInOrganization, findWorkspace, inOrganization } from "../../platfor
 import { seal } from "../../platform/secrets/secret-box.js";
 import { ByokCredentialRow } from "../../platform/db/governance-models.js";
 import type { Deps } from "../deps.js";
-import { requireByokProvider } from "../../engine/providers/byok-providers.js";
+import { requireByokProvider } from "../../engine/index.js";
 import { maskProviderKey, toByokKey } from "./byok-view.js";
 
 /**

@@ -20,12 +20,9 @@ import type {
 } from "../../../gen/gateway/alpha/decisions_pb.js";
 import { ProviderPreferencesSchema } from "../../../gen/gateway/v1/inference_pb.js";
 import { gatewayError, httpErrorOf } from "../../../wire/errors.js";
-import { usdNumber } from "../../engine/money/money.js";
-import { estimatePromptTokens } from "../../engine/inference/cost-estimate.js";
+import { estimatePromptTokens, providerFor, sessionIdOf, usdNumber } from "../../engine/index.js";
 import type { InferenceCall } from "../../engine/inference/inference-call.js";
 import type { Deps } from "../deps.js";
-import { sessionIdOf } from "../../engine/inference/request-fields.js";
-import { providerFor } from "../../engine/providers/registry.js";
 import type { UpstreamUsage } from "../../engine/providers/provider.js";
 import { REQUIRED_PARAMETERS, questionRequest } from "./decision-prompt.js";
 import { questionsOf, stateText } from "./decision-questions.js";

@@ -6,7 +6,7 @@ import {
   type DecisionQuestion,
 } from "../../../gen/gateway/alpha/decisions_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { isObject } from "../../engine/providers/json-shape.js";
+import { isObject } from "../../engine/index.js";
 
 /**
  * The questions of a decision request, checked and turned into what the classifier works with:

@@ -4,8 +4,7 @@ import {
   DecisionQuestionType,
   type DecisionAnswer,
 } from "../../../gen/gateway/alpha/decisions_pb.js";
-import { isObject } from "../../engine/providers/json-shape.js";
-import { UpstreamError } from "../../engine/providers/provider.js";
+import { UpstreamError, isObject } from "../../engine/index.js";
 import type { Question } from "./decision-questions.js";
 
 /**

@@ -8,7 +8,7 @@ import { gatewayError } from "../../../wire/errors.js";
 import { findPage } from "../../platform/rpc/pagination.js";
 import { findInOrganization, inOrganization } from "../../platform/rpc/scope.js";
 import { EndUserRow } from "../../platform/db/models.js";
-import { assertAddressable, assertTrackingString } from "../../engine/governance/tracking-string.js";
+import { assertAddressable, assertTrackingString } from "../../engine/index.js";
 
 /** Registered end users of the caller's organization. */
 export function endUsersService(): Partial<ServiceImpl<typeof EndUsersService>> {

@@ -1,11 +1,15 @@
-import { findByokProvider } from "../../engine/providers/byok-providers.js";
-import { usableCredential } from "../../engine/providers/byok-credentials.js";
+import {
+  UpstreamError,
+  findByokProvider,
+  providerFor,
+  requiredPart,
+  toGatewayError,
+  usableCredential,
+} from "../../engine/index.js";
 import { gatewayError } from "../../../wire/errors.js";
 import type { Deps } from "../deps.js";
-import { toGatewayError } from "../../engine/inference/upstream-errors.js";
-import { UpstreamError, type ProviderKind, type UpstreamTarget } from "../../engine/providers/provider.js";
+import type { ProviderKind, UpstreamTarget } from "../../engine/providers/provider.js";
 import type { ProviderFileApi } from "../../engine/providers/files-api.js";
-import { providerFor, requiredPart } from "../../engine/providers/registry.js";
 import type { WorkspaceScope } from "../../platform/rpc/scope.js";
 import type { FileProvider } from "./file-store.js";
 
@@ -27,7 +31,7 @@ export interface ProviderFileAccess {
 const DEFAULT_TIMEOUT_MS = 30_000;
 
 export async function providerFileAccess(
-  { secrets, catalog, config, log }: Deps,
+  { secrets, engine: { catalog }, config, log }: Deps,
   scope: WorkspaceScope,
   kind: FileProvider,
 ): Promise<ProviderFileAccess> {

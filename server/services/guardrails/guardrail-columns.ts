@@ -16,8 +16,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { gatewayError } from "../../../wire/errors.js";
 import { wireName, wireNamesOf } from "../../../wire/enums.js";
 import type { GuardrailRow, StoredContentFilterBuiltin } from "../../platform/db/governance-models.js";
-import { checkBuiltin, checkCustomFilter } from "../../engine/content-filters/content-filter.js";
-import { AnalysisBudget } from "../../engine/content-filters/pattern-cost.js";
+import { AnalysisBudget, checkBuiltin, checkCustomFilter } from "../../engine/index.js";
 
 type PolicyRequest = CreateGuardrailRequest | UpdateGuardrailRequest;
 export type GuardrailColumns = Partial<CreationAttributes<GuardrailRow>>;

@@ -9,7 +9,7 @@ import {
   type GuardrailKeyAssignment,
   type GuardrailMemberAssignment,
 } from "../../../gen/gateway/v1/guardrails_pb.js";
-import { microsToUsd } from "../../engine/money/money.js";
+import { microsToUsd } from "../../engine/index.js";
 import { optionalTimestamp } from "../../platform/rpc/timestamps.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import type {

@@ -5,7 +5,7 @@ import { DeletedResponseSchema } from "../../../gen/gateway/v1/common_pb.js";
 import { UpdateGuardrailRequestSchema, type GuardrailsService } from "../../../gen/gateway/v1/guardrails_pb.js";
 import { callerOf } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { storedUsd } from "../../engine/money/money.js";
+import { storedUsd } from "../../engine/index.js";
 import { findPage } from "../../platform/rpc/pagination.js";
 import { findWorkspace, inOrganization } from "../../platform/rpc/scope.js";
 import { changedFields } from "../../platform/rpc/update-mask.js";

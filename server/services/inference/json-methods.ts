@@ -12,13 +12,18 @@ import { HttpBodySchema, type HttpBody } from "../../../gen/google/api/httpbody_
 import { parseJsonObjectBody } from "../../../wire/json-body.js";
 import { jsonEventFrames, SSE_CONTENT_TYPE, type SseCarrier } from "../../../wire/sse-frames.js";
 import { ChatCompletionRequestSchema, CreateEmbeddingRequestSchema } from "../../../gen/gateway/v1/inference_pb.js";
-import { chatCompletions } from "../../engine/inference/chat-completions.js";
-import { createEmbeddings } from "../../engine/inference/embeddings.js";
+import {
+  MESSAGES_API,
+  RESPONSES_API,
+  chatCompletions,
+  createEmbeddings,
+  translatedChat,
+  validateChatRequest,
+  validateEmbeddingRequest,
+  withExtraBody,
+} from "../../engine/index.js";
 import type { Engine } from "../../engine/engine.js";
 import type { InferenceOutput } from "../../engine/inference/inference-output.js";
-import { withExtraBody } from "../../engine/inference/request-fields.js";
-import { validateChatRequest, validateEmbeddingRequest } from "../../engine/inference/request-validators.js";
-import { MESSAGES_API, RESPONSES_API, translatedChat } from "../../engine/inference/translated-chat.js";
 
 type HttpBodyOut = MessageInitShape<typeof HttpBodySchema>;
 

@@ -32,11 +32,15 @@ import {
 import { gatewayError } from "../../../wire/errors.js";
 import { findField } from "../../../wire/json-input.js";
 import { wireJson } from "../../../wire/json.js";
-import { chatCompletions } from "../../engine/inference/chat-completions.js";
-import { createEmbeddings } from "../../engine/inference/embeddings.js";
+import {
+  MESSAGES_API,
+  RESPONSES_API,
+  chatCompletions,
+  createEmbeddings,
+  translatedChat,
+  withExtraBody,
+} from "../../engine/index.js";
 import type { Engine } from "../../engine/engine.js";
-import { withExtraBody } from "../../engine/inference/request-fields.js";
-import { MESSAGES_API, RESPONSES_API, translatedChat } from "../../engine/inference/translated-chat.js";
 
 export async function* chatCompletionTyped(
   engine: Engine,

@@ -1,5 +1,5 @@
 import { request, errors as undiciErrors } from "undici";
-import { readLines } from "../../engine/providers/line-reader.js";
+import { readLines } from "../../engine/index.js";
 import { ATTACHMENT_HEADER, type RunEvent } from "../../../wire/host-protocol.js";
 import type { InternHostAccess } from "./intern-hosts.js";
 

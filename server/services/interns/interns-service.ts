@@ -3,7 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { UniqueConstraintError } from "sequelize";
 import { UpdateInternRequestSchema, type InternsService } from "../../../gen/gateway/v1/interns_pb.js";
 import type { Catalog } from "../../engine/catalog/catalog.js";
-import { findCatalogModel } from "../../engine/catalog/model-lookup.js";
+import { findCatalogModel } from "../../engine/index.js";
 import { callerOf } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { decodeCursor, encodeCursor } from "../../platform/rpc/pagination.js";
@@ -33,7 +33,8 @@ const DEFAULT_PAGE = 50;
 const EDITABLE: readonly InternStatusName[] = ["queued", "provisioning", "running", "failed", "stopped"];
 
 export function internRecordsService(deps: Deps, lifecycle: InternLifecycle): InternRecordMethods {
-  const { sequelize, catalog } = deps;
+  const { sequelize } = deps;
+  const { catalog } = deps.engine;
 
   function duplicateName(err: unknown, name: string | undefined): unknown {
     return err instanceof UniqueConstraintError

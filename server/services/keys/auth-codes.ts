@@ -5,7 +5,7 @@ import { ResetIntervalSchema } from "../../../gen/gateway/v1/common_pb.js";
 import { CodeChallengeMethod, CodeChallengeMethodSchema, type KeysService } from "../../../gen/gateway/v1/keys_pb.js";
 import { callerOf } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { storedUsd } from "../../engine/money/money.js";
+import { storedUsd } from "../../engine/index.js";
 import { findWorkspace, inOrganization } from "../../platform/rpc/scope.js";
 import { wireName } from "../../../wire/enums.js";
 import { AuthCodeRow } from "../../platform/db/governance-models.js";

@@ -10,28 +10,30 @@ import {
   type DataRegion,
 } from "../../../gen/gateway/v1/common_pb.js";
 import { ApiKeySchema, CurrentKeySchema, type ApiKey, type CurrentKey } from "../../../gen/gateway/v1/keys_pb.js";
-import { nextReset } from "../../engine/money/budget-periods.js";
-import { microsToUsdDecimal, remainingUsd, usdNumber } from "../../engine/money/money.js";
+import {
+  NO_PERIOD_SPEND,
+  countedSpend,
+  keyLimitPeriod,
+  layerSpendUsd,
+  microsToUsdDecimal,
+  nextReset,
+  remainingUsd,
+  svcRateLimitOf,
+  usdNumber,
+} from "../../engine/index.js";
 import { optionalTimestamp } from "../../platform/rpc/timestamps.js";
 import { enumFromStored, wireNames } from "../../../wire/enums.js";
 import type { ApiKeyRow, OrganizationRow } from "../../platform/db/models.js";
 import type { ApplyingGuardrail } from "../../engine/governance/applying-guardrails.js";
-import { keyLimitPeriod, type BudgetLayer } from "../../engine/usage/budget-layers.js";
-import {
-  countedSpend,
-  layerSpendUsd,
-  NO_USAGE,
-  type PeriodSpend,
-  type SpendIndex,
-} from "../../engine/usage/usage-counters.js";
-import { svcRateLimitOf } from "../../engine/admission/rate-limit-settings.js";
+import type { BudgetLayer } from "../../engine/usage/budget-layers.js";
+import type { PeriodSpend, SpendIndex } from "../../engine/usage/usage-counters.js";
 
 /**
  * Key records as the API shows them. Usage figures are the settled spend of the usage counters in
  * the periods that contain now; budgets are the layers that admission checks (budget-layers.ts),
  * with their spend counted the same way.
  */
-export function toApiKey(row: ApiKeyRow, usage: PeriodSpend = NO_USAGE): ApiKey {
+export function toApiKey(row: ApiKeyRow, usage: PeriodSpend = NO_PERIOD_SPEND): ApiKey {
   const limitUsd = row.limitMicros === null ? undefined : microsToUsdDecimal(row.limitMicros);
   const limitSpend = countedSpend(usage[keyLimitPeriod(row)], row.includeByokInLimit);
   return create(ApiKeySchema, {

@@ -4,7 +4,16 @@ import { DeletedResponseSchema, ResetIntervalSchema } from "../../../gen/gateway
 import { type KeysService, UpdateKeyRequestSchema } from "../../../gen/gateway/v1/keys_pb.js";
 import { callerOf, type Caller } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { storedUsd } from "../../engine/money/money.js";
+import {
+  budgetLayers,
+  currentPeriodRefs,
+  freeModelRequestsToday,
+  keyUsage,
+  keysUsage,
+  rateLimitColumns,
+  readSpend,
+  storedUsd,
+} from "../../engine/index.js";
 import { pageOf } from "../../platform/rpc/pagination.js";
 import { findInOrganization, findWorkspace, inOrganization } from "../../platform/rpc/scope.js";
 import { requestDate } from "../../platform/rpc/timestamps.js";
@@ -12,15 +21,6 @@ import { changedFields } from "../../platform/rpc/update-mask.js";
 import { wireName } from "../../../wire/enums.js";
 import { ApiKeyRow } from "../../platform/db/models.js";
 import type { Deps } from "../deps.js";
-import { budgetLayers } from "../../engine/usage/budget-layers.js";
-import { rateLimitColumns } from "../../engine/admission/rate-limit-settings.js";
-import {
-  currentPeriodRefs,
-  freeModelRequestsToday,
-  keysUsage,
-  keyUsage,
-  readSpend,
-} from "../../engine/usage/usage-counters.js";
 import { authCodeHandlers } from "./auth-codes.js";
 import { futureDate, issueKey } from "./key-issuer.js";
 import { toApiKey, toCurrentKey } from "./key-view.js";
@@ -35,11 +35,11 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
       const caller = callerOf(ctx);
       const { key, organization } = caller;
       // Usage shown is settled usage; this instance's calls still queued for settlement are written first.
-      await deps.settlement.barrier();
+      await deps.engine.settlement.barrier();
       const now = new Date();
       // Independent reads, issued together; the counters of both scopes cover every budget layer.
       const [{ workspace, workspaceBudgets, guardrails }, spend, freeUsed] = await Promise.all([
-        deps.governance.governance(caller),
+        deps.engine.governance.governance(caller),
         readSpend(deps.sequelize, [
           ...currentPeriodRefs("key", key.hash, now),
           ...currentPeriodRefs("workspace", key.workspaceId, now),
@@ -90,7 +90,7 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
         offset,
         limit,
       });
-      await deps.settlement.barrier();
+      await deps.engine.settlement.barrier();
       const usage = await keysUsage(
         deps.sequelize,
         rows.map((row) => row.hash),
@@ -101,7 +101,7 @@ export function keysService(deps: Deps): Partial<ServiceImpl<typeof KeysService>
 
     async getKey(req, ctx) {
       const row = await findKey(callerOf(ctx), req.hash);
-      await deps.settlement.barrier();
+      await deps.engine.settlement.barrier();
       return { data: toApiKey(row, await keyUsage(deps.sequelize, row.hash, new Date())) };
     },
 

@@ -2,7 +2,8 @@ import { create } from "@bufbuild/protobuf";
 import { ListModelsResponseSchema, type ListModelsResponse } from "../../../gen/gateway/v1/models_pb.js";
 import type { Catalog, CatalogEndpoint, CatalogModel } from "../../engine/catalog/catalog.js";
 import { pageOf } from "../../platform/rpc/pagination.js";
-import { allowedEndpoints, type EndpointPolicy } from "../../engine/governance/endpoint-policy.js";
+import { allowedEndpoints } from "../../engine/index.js";
+import type { EndpointPolicy } from "../../engine/governance/endpoint-policy.js";
 import { toModel } from "./model-view.js";
 
 /**

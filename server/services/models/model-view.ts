@@ -8,7 +8,7 @@ import {
   type ModelPricing,
 } from "../../../gen/gateway/v1/models_pb.js";
 import type { CatalogEndpoint, CatalogModel, Pricing } from "../../engine/catalog/catalog.js";
-import { comparePricing } from "../../engine/catalog/decimal-price.js";
+import { comparePricing } from "../../engine/index.js";
 
 /**
  * A catalog model as the models list shows it, summarized over the endpoints the

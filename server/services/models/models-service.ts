@@ -1,13 +1,18 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { ModelsService } from "../../../gen/gateway/v1/models_pb.js";
-import { endpointStats, NO_STATS } from "../../engine/catalog/endpoint-stats.js";
-import { findCatalogModel } from "../../engine/catalog/model-lookup.js";
-import { privateEndpointsOf } from "../../engine/catalog/private-endpoint-catalog.js";
+import {
+  NO_STATS,
+  UNRESTRICTED,
+  endpointStats,
+  findCatalogModel,
+  guardrailsApplyingTo,
+  policyOf,
+  privateEndpointsOf,
+  regionalHostOf,
+} from "../../engine/index.js";
 import { callerOf, optionalCallerOf, type Caller } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import type { Deps } from "../deps.js";
-import { policyOf, regionalHostOf, UNRESTRICTED } from "../../engine/governance/endpoint-policy.js";
-import { guardrailsApplyingTo } from "../../engine/governance/applying-guardrails-store.js";
 import { toModelWithEndpoints } from "./endpoint-view.js";
 import { listResponse, usableModels, type ListedModel } from "./model-listing.js";
 import { toModel } from "./model-view.js";
@@ -19,10 +24,8 @@ import { toProvider } from "./provider-view.js";
  * every list keeps only what can be served within that region.
  */
 export function modelsService({
-  catalog,
   sequelize,
-  governance,
-  keyPools,
+  engine: { catalog, governance, keyPools },
 }: Deps): Partial<ServiceImpl<typeof ModelsService>> {
   const regionalHostname = (ctx: HandlerContext) => regionalHostOf(catalog, ctx.requestHeader.get("x-forwarded-host"));
 

@@ -7,7 +7,7 @@ import { OrganizationSchema, type Organization, type OperatorService } from "../
 import { Entitlement } from "../../../gen/gateway/v1/options_pb.js";
 import { ENTITLEMENT_NAMES } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { storedUsd } from "../../engine/money/money.js";
+import { storedUsd } from "../../engine/index.js";
 import { requestDate } from "../../platform/rpc/timestamps.js";
 import { wireName } from "../../../wire/enums.js";
 import { OrganizationRow, WorkspaceRow } from "../../platform/db/models.js";

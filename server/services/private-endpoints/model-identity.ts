@@ -1,5 +1,5 @@
 import type { Catalog } from "../../engine/catalog/catalog.js";
-import { findCatalogModel, MODEL_ID } from "../../engine/catalog/model-lookup.js";
+import { MODEL_ID, findCatalogModel } from "../../engine/index.js";
 import { gatewayError } from "../../../wire/errors.js";
 
 export interface ModelIdentity {

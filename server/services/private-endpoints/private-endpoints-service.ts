@@ -6,7 +6,7 @@ import {
   UpdatePrivateEndpointRequestSchema,
   type PrivateEndpointsService,
 } from "../../../gen/gateway/v1/private_endpoints_pb.js";
-import { requireByokProvider } from "../../engine/providers/byok-providers.js";
+import { requireByokProvider } from "../../engine/index.js";
 import { callerOf, type Caller } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { findInOrganization, findWorkspace, inOrganization } from "../../platform/rpc/scope.js";
@@ -32,7 +32,7 @@ export function privateEndpointsService({
   config,
   secrets,
   sequelize,
-  catalog,
+  engine: { catalog },
 }: Deps): Partial<ServiceImpl<typeof PrivateEndpointsService>> {
   const guard = createDestinationGuard({
     allowedHosts: config.privateEndpointAllowedHosts,

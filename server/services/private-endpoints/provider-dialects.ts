@@ -1,5 +1,5 @@
 import type { ProviderKind } from "../../engine/providers/provider-kind.js";
-import { providerFor } from "../../engine/providers/registry.js";
+import { providerFor } from "../../engine/index.js";
 import { upstreamUrl } from "../../platform/outbound/base-url.js";
 
 /**

@@ -13,8 +13,7 @@ import {
   type PrivateEndpointCheck,
   type PrivateEndpointValidation,
 } from "../../../gen/gateway/v1/private_endpoints_pb.js";
-import { usableCredential } from "../../engine/providers/byok-credentials.js";
-import { findByokProvider } from "../../engine/providers/byok-providers.js";
+import { findByokProvider, usableCredential } from "../../engine/index.js";
 import type { PrivateEndpointRow } from "../../platform/db/governance-models.js";
 import {
   DestinationRefused,

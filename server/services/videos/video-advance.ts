@@ -3,8 +3,7 @@ import { ConnectError } from "@connectrpc/connect";
 import type { VideoPollerConfig } from "../../platform/config.js";
 import { httpErrorOf, errorMessage } from "../../../wire/errors.js";
 import type { Deps } from "../deps.js";
-import { isRetryable, toGatewayError } from "../../engine/inference/upstream-errors.js";
-import { UpstreamError } from "../../engine/providers/provider.js";
+import { UpstreamError, isRetryable, toGatewayError } from "../../engine/index.js";
 import type { UpstreamVideo } from "../../engine/providers/video-api.js";
 import { videoCost } from "./video-cost.js";
 import {

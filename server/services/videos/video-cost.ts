@@ -1,5 +1,5 @@
-import { SKU_PER_SECOND, SKU_PER_VIDEO, type CatalogVideoModel } from "../../engine/catalog/video-models.js";
-import { addUsd, multiplyUsd } from "../../engine/money/money.js";
+import { SKU_PER_SECOND, SKU_PER_VIDEO, addUsd, multiplyUsd } from "../../engine/index.js";
+import type { CatalogVideoModel } from "../../engine/catalog/video-models.js";
 
 /**
  * What a video job costs, from the model's `pricing_skus`: `per-video` once, plus every second

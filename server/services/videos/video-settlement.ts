@@ -1,6 +1,5 @@
 import type { Sequelize } from "sequelize";
-import { compareDecimals } from "../../engine/catalog/decimal-price.js";
-import { settleCall } from "../../engine/usage/usage-store.js";
+import { compareDecimals, settleCall } from "../../engine/index.js";
 import type { VideoJobRow } from "./video-store.js";
 
 /**

@@ -1,16 +1,20 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { CreateVideoRequest } from "../../../gen/gateway/v1/videos_pb.js";
-import { isFreeEndpoint, type CatalogEndpoint } from "../../engine/catalog/catalog.js";
-import { findVideoModel, type CatalogVideoModel } from "../../engine/catalog/video-models.js";
+import {
+  UpstreamError,
+  findVideoModel,
+  isFreeEndpoint,
+  isServed,
+  providerFor,
+  releaseReservation,
+  toGatewayError,
+} from "../../engine/index.js";
+import type { CatalogEndpoint } from "../../engine/catalog/catalog.js";
+import type { CatalogVideoModel } from "../../engine/catalog/video-models.js";
 import { callerOf } from "../../platform/rpc/auth.js";
 import { gatewayError, errorMessage } from "../../../wire/errors.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
 import type { Deps } from "../deps.js";
-import { toGatewayError } from "../../engine/inference/upstream-errors.js";
-import { isServed } from "../../engine/inference/endpoint-attempts.js";
-import { providerFor } from "../../engine/providers/registry.js";
-import { UpstreamError } from "../../engine/providers/provider.js";
-import { releaseReservation } from "../../engine/usage/usage-store.js";
 import { acceptedBy } from "./video-advance.js";
 import { videoCost } from "./video-cost.js";
 import { newGenerationId, newJobId } from "./video-ids.js";
@@ -43,7 +47,7 @@ export async function submitVideo(
 ): Promise<VideoJobRow> {
   const caller = callerOf(ctx);
   const context = await deps.engine.callerContext(caller);
-  const model = findVideoModel(deps.catalog.videoModels, req.model);
+  const model = findVideoModel(deps.engine.catalog.videoModels, req.model);
   if (!model)
     throw gatewayError(
       400,

@@ -1,10 +1,10 @@
 import type { CatalogEndpoint } from "../../engine/catalog/catalog.js";
-import { findVideoModel, type CatalogVideoModel } from "../../engine/catalog/video-models.js";
+import { UpstreamError, findVideoModel, providerFor } from "../../engine/index.js";
+import type { CatalogVideoModel } from "../../engine/catalog/video-models.js";
 import { gatewayError } from "../../../wire/errors.js";
 import type { CallerContext } from "../../engine/inference/caller-context.js";
 import type { Deps } from "../deps.js";
-import { UpstreamError, type UpstreamTarget } from "../../engine/providers/provider.js";
-import { providerFor } from "../../engine/providers/registry.js";
+import type { UpstreamTarget } from "../../engine/providers/provider.js";
 import type { VideoApi, VideoSubmission } from "../../engine/providers/video-api.js";
 import type { StoredRequest, VideoJobRow } from "./video-store.js";
 
@@ -33,7 +33,7 @@ export interface JobPlan {
 }
 
 export async function jobPlan(deps: Deps, job: VideoJobRow): Promise<JobPlan> {
-  const { governance, catalog } = deps;
+  const { governance, catalog } = deps.engine;
   const caller = await governance.caller(job.key_hash);
   if (!caller) throw gatewayError(401, "The API key that submitted the job has been deleted");
   const model = findVideoModel(catalog.videoModels, job.model_id);

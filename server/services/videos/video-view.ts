@@ -9,7 +9,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { VideoStatusSchema, type VideoJobSchema, type VideoModelSchema } from "../../../gen/gateway/v1/videos_pb.js";
 import type { CatalogVideoModel } from "../../engine/catalog/video-models.js";
-import { usdNumber } from "../../engine/money/money.js";
+import { usdNumber } from "../../engine/index.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import { OPEN, outputsAvailable, type VideoJobRow } from "./video-store.js";
 import { contentPath, type UrlSigner } from "./video-url-signing.js";

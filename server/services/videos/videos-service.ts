@@ -18,7 +18,8 @@ import { toVideoJob, toVideoModel } from "./video-view.js";
  * signature is a 401 like a missing or invalid key.
  */
 export function videosService(deps: Deps, poller: VideoPoller): ServiceImpl<typeof VideosService> {
-  const { sequelize, secrets, catalog, blobs } = deps;
+  const { sequelize, secrets, blobs } = deps;
+  const { catalog } = deps.engine;
   const signer = createUrlSigner(secrets.masterKey);
 
   async function visible(

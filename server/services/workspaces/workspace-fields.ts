@@ -10,7 +10,7 @@ import { wireName, wireNamesOf } from "../../../wire/enums.js";
 import { GuardrailRow } from "../../platform/db/governance-models.js";
 import type { WorkspaceRow } from "../../platform/db/models.js";
 import type { SvcRateLimit } from "../../../gen/gateway/v1/common_pb.js";
-import { rateLimitColumns } from "../../engine/admission/rate-limit-settings.js";
+import { rateLimitColumns } from "../../engine/index.js";
 
 /**
  * The writable fields of a workspace  and the columns they set, shared by

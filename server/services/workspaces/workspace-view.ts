@@ -9,11 +9,10 @@ import {
   type Workspace,
   type WorkspaceBudget,
 } from "../../../gen/gateway/v1/workspaces_pb.js";
-import { microsToUsd } from "../../engine/money/money.js";
+import { microsToUsd, svcRateLimitOf } from "../../engine/index.js";
 import { optionalTimestamp } from "../../platform/rpc/timestamps.js";
 import { enumFromStored } from "../../../wire/enums.js";
 import type { WorkspaceBudgetRow, WorkspaceRow } from "../../platform/db/models.js";
-import { svcRateLimitOf } from "../../engine/admission/rate-limit-settings.js";
 
 export function toWorkspace(row: WorkspaceRow): Workspace {
   return create(WorkspaceSchema, {

@@ -4,14 +4,13 @@ import { BudgetIntervalSchema, DeletedResponseSchema } from "../../../gen/gatewa
 import { UpdateWorkspaceRequestSchema, type WorkspacesService } from "../../../gen/gateway/v1/workspaces_pb.js";
 import { callerOf } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
-import { storedUsd } from "../../engine/money/money.js";
+import { assertBudgetOrder, byWidth, storedUsd } from "../../engine/index.js";
 import { findPage } from "../../platform/rpc/pagination.js";
 import { findWorkspace, inOrganization } from "../../platform/rpc/scope.js";
 import { changedFields } from "../../platform/rpc/update-mask.js";
 import { wireName } from "../../../wire/enums.js";
 import { WorkspaceBudgetRow, WorkspaceRow } from "../../platform/db/models.js";
 import type { Deps } from "../deps.js";
-import { assertBudgetOrder, byWidth } from "../../engine/usage/budget-order.js";
 import { createdWorkspaceFields, workspaceColumns } from "./workspace-fields.js";
 import { applyWorkspaceChanges, insertWorkspace, removeWorkspace } from "./workspace-store.js";
 import { toWorkspace, toWorkspaceBudget } from "./workspace-view.js";

@@ -162,7 +162,7 @@ test("kill -9 under load: no budget is exceeded, and the rows lost are at most t
     }
     admitted++;
   }
-  await env.gw.gateway.deps.settlement.barrier();
+  await env.gw.gateway.deps.engine.settlement.barrier();
   const after = await centralSpend(env.gw.gateway.sequelize, hash);
   assert.ok(after.spent <= limit + EPSILON, `spent ${after.spent} within ${limit} after ${admitted} more calls`);
   assert.ok(after.spent + after.leased <= limit + EPSILON);

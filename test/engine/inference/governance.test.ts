@@ -205,7 +205,7 @@ test("50 concurrent requests against a budget that allows 10: exactly 10 succeed
   const current = await call(env.gw.url, "GET", "/api/v1/key", { key });
   assert.is(at(current.body, "data", "usage"), 0.00013);
   // Settled spend plus what this instance still holds leased never passes the limit.
-  await env.gw.gateway.deps.settlement.barrier();
+  await env.gw.gateway.deps.engine.settlement.barrier();
   const [held] = await env.gw.gateway.sequelize.query<{ spent: string; leased: string }>(
     `SELECT (SELECT coalesce(sum(spent_usd), 0) FROM usage_counters WHERE scope = 'key' AND scope_id = :hash AND period = 'lifetime')::text AS spent,
             (SELECT coalesce(sum(granted), 0) FROM admission_leases WHERE quantity = :quantity)::text AS leased`,
@@ -261,7 +261,7 @@ test("usage lands in the ledger and on GET /key; BYOK calls use the workspace's 
   const { key, hash } = await newKey(env);
   const res = await chat(env, key, { provider: { only: ["mockai"] }, user: "end-user-1", session_id: "s-1" });
   assert.is(res.status, 200, res.text);
-  await env.gw.gateway.deps.settlement.barrier();
+  await env.gw.gateway.deps.engine.settlement.barrier();
   const [row] = await env.gw.gateway.sequelize.query<Record<string, unknown>>(
     "SELECT * FROM usage_ledger WHERE key_hash = :hash",
     { type: QueryTypes.SELECT, replacements: { hash } },

@@ -183,7 +183,7 @@ test("a refused key is dropped at its first 401 and not tried again before its p
   const seen = keysSeen(upstream);
   assert.ok(seen.filter((key) => key === REVOKED).length <= 1, "one refusal, then never again");
   assert.equal(
-    gw.gateway.deps.keyPools
+    gw.gateway.deps.engine.keyPools
       .health()
       .get("revoking")
       ?.map((key) => key.state),

@@ -141,7 +141,7 @@ test("a hit on a key whose credit limit is spent answers 200 at cost 0, and its 
   const miss = await chat(env, key, { messages: paid, max_tokens: 5 });
   assert.is(miss.status, 200, miss.text);
   assert.is(cacheOf(miss), "miss");
-  await gw.gateway.deps.settlement.barrier();
+  await gw.gateway.deps.engine.settlement.barrier();
   const usage = async () => at((await call(gw.url, "GET", "/api/v1/key", { key })).body, "data", "usage") as number;
   const spent = await usage();
   assert.ok(spent > 0.0005, `spent ${spent}`);
@@ -154,7 +154,7 @@ test("a hit on a key whose credit limit is spent answers 200 at cost 0, and its 
   assert.is(hit.status, 200, hit.text);
   assert.is(cacheOf(hit), "hit");
   assert.is(at(hit.body, "usage", "cost"), 0);
-  await gw.gateway.deps.settlement.barrier();
+  await gw.gateway.deps.engine.settlement.barrier();
   assert.is(await usage(), spent);
 });
 

@@ -69,7 +69,7 @@ async function guardrailOn(env: InferenceGateway, keyHash: string, body: Record<
 }
 
 async function rowsOf(env: InferenceGateway, workspaceId?: string): Promise<number> {
-  await env.gw.gateway.deps.responseCache.barrier();
+  await env.gw.gateway.deps.engine.responseCache.barrier();
   const [row] = await env.gw.gateway.deps.sequelize.query<{ n: string }>(
     workspaceId
       ? "SELECT count(*) AS n FROM response_cache WHERE workspace_id = $1"

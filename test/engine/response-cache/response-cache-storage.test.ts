@@ -36,7 +36,8 @@ const cacheOf = (res: Reply) => res.headers.get("x-gateway-cache");
 
 test("an expired entry misses", async ({ env }) => {
   const { url, key, gateway } = env.gw;
-  const { responseCache, sequelize } = gateway.deps;
+  const { sequelize } = gateway.deps;
+  const { responseCache } = gateway.deps.engine;
   const rows = async () =>
     Number(
       (await sequelize.query<{ n: string }>("SELECT count(*) AS n FROM response_cache", { type: "SELECT" as never }))[0]
@@ -56,7 +57,8 @@ test("an expired entry misses", async ({ env }) => {
 
 test("the sweep keeps PostgreSQL under GATEWAY_CACHE_MAX_BYTES, deleting the oldest entries first", async ({ env }) => {
   const { gw } = env;
-  const { responseCache, sequelize } = gw.gateway.deps;
+  const { sequelize } = gw.gateway.deps;
+  const { responseCache } = gw.gateway.deps.engine;
   const questions = Array.from({ length: 8 }, () => question("size bound"));
   for (const content of questions) {
     assert.is(cacheOf(await chat(gw.url, gw.key, content)), "miss");
@@ -83,7 +85,7 @@ test("two instances share an entry, and it holds through a restart", async ({ en
   const { gw, configFile, upstream } = env;
   const content = question("shared");
   assert.is(cacheOf(await chat(gw.url, gw.key, content)), "miss");
-  await gw.gateway.deps.responseCache.barrier();
+  await gw.gateway.deps.engine.responseCache.barrier();
   const processEnv = { GATEWAY_CONFIG: configFile, MOCK_UPSTREAM_KEY: upstream.apiKey };
   const second = await startGatewayProcess({ databaseUrl: gw.databaseUrl, key: gw.key, env: processEnv });
   try {

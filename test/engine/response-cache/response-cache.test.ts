@@ -217,11 +217,11 @@ test("a hit costs nothing: GET /key usage does not move, and the ledger marks it
   const { gw } = env;
   const messages = [{ role: "user", content: question("billing") }];
   const miss = await chat(env, { messages });
-  await gw.gateway.deps.settlement.barrier();
+  await gw.gateway.deps.engine.settlement.barrier();
   const before = at((await call(gw.url, "GET", "/api/v1/key", { key: gw.key })).body, "data", "usage") as number;
   const hit = await chat(env, { messages });
   assert.is(hit.headers.get("x-gateway-cache"), "hit");
-  await gw.gateway.deps.settlement.barrier();
+  await gw.gateway.deps.engine.settlement.barrier();
   const after = at((await call(gw.url, "GET", "/api/v1/key", { key: gw.key })).body, "data", "usage") as number;
   assert.is(after, before);
   const [row] = await gw.gateway.deps.sequelize.query<{

@@ -125,7 +125,7 @@ for (const [kind, model] of [
 
 test("GET /generation shows the cached tokens and the cost the ledger holds", async ({ gw }) => {
   const { id } = await chat(gw, "cache/compat", false);
-  await gw.gateway.deps.settlement.barrier();
+  await gw.gateway.deps.engine.settlement.barrier();
   const res = await call(gw.url, "GET", `/api/v1/generation?id=${encodeURIComponent(id)}`, { key: gw.key });
   assert.is(res.status, 200, res.text);
   assert.is(at(res.body, "data", "native_tokens_prompt"), 1000);

@@ -22,6 +22,7 @@ function planWith(filters: ContentFilter[], maxBytes = 1_048_576): { deps: Deps;
   const deps = {
     config: { contentFilterMaxBytes: maxBytes },
     log: { warn: () => undefined },
+    engine: {},
   } as unknown as Deps;
   const plan = {
     format: { api: "chat", toPipeline: (body: JsonObject) => structuredClone(body) },

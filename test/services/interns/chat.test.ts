@@ -74,7 +74,7 @@ test("a prompt streams content, stop, the final chunk with session_id and usage,
   assert.is(ids.size, 1, "one id for the response's chunks");
 
   // The usage is what the ledger recorded for the intern's own key in this session.
-  await env.gw.gateway.deps.settlement.barrier();
+  await env.gw.gateway.deps.engine.settlement.barrier();
   const [ledger] = await env.gw.gateway.sequelize.query<{ calls: string; prompt: string; completion: string }>(
     `SELECT count(*) AS calls, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion FROM usage_ledger
       WHERE session_id = :sessionId AND key_hash IN (SELECT hash FROM api_keys WHERE intern_id = :internId)`,

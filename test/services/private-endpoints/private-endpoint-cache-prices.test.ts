@@ -78,7 +78,7 @@ test("cache prices are stored, shown, and priced into the catalog endpoint", asy
   const got = await call(ctx.gw.url, "GET", `/api/v1/private-endpoints/${String(created.id)}`, { key: ctx.key });
   assert.equal(at(got.body, "data", "pricing"), pricing);
   const row = await PrivateEndpointRow.findByPk(String(created.id));
-  const [endpoint] = privateEndpointsOf(ctx.gw.gateway.deps.catalog, [row!]);
+  const [endpoint] = privateEndpointsOf(ctx.gw.gateway.deps.engine.catalog, [row!]);
   assert.equal(endpoint!.pricing, {
     prompt: "0.0000025",
     completion: "0.00001",
@@ -93,7 +93,7 @@ test("without cache prices: absent from pricing and from the catalog endpoint", 
   const created = await create(ctx, { prompt: "0.0000025", completion: "0.00001" });
   assert.equal(created.pricing, { prompt: "0.0000025", completion: "0.00001" });
   const row = await PrivateEndpointRow.findByPk(String(created.id));
-  const [endpoint] = privateEndpointsOf(ctx.gw.gateway.deps.catalog, [row!]);
+  const [endpoint] = privateEndpointsOf(ctx.gw.gateway.deps.engine.catalog, [row!]);
   assert.equal(endpoint!.pricing, { prompt: "0.0000025", completion: "0.00001", image: "0", request: "0" });
 });
 
