@@ -4,7 +4,7 @@ import { errorInterceptor } from "../platform/rpc/error-interceptor.js";
 import { globalHostnameOnlyInterceptor } from "../engine/catalog/global-hostname.js";
 import { validationInterceptor } from "../platform/rpc/validation.js";
 import type { Deps } from "../services/deps.js";
-import { regionalHostOf } from "../engine/governance/endpoint-policy.js";
+import { regionalHostnameOf } from "../engine/governance/endpoint-policy.js";
 import { observationInterceptor } from "../platform/observability/rpc-observation.js";
 import type { ExchangeObserver } from "../../wire/exchange.js";
 
@@ -22,7 +22,7 @@ export function coreInterceptors(
     observationInterceptor(observe),
     errorInterceptor(log),
     authInterceptor(secrets.operatorToken, (keyHash) => governance.caller(keyHash)),
-    globalHostnameOnlyInterceptor((host) => regionalHostOf(catalog, host)),
+    globalHostnameOnlyInterceptor((host) => regionalHostnameOf(catalog, host)),
     validationInterceptor(),
   ];
 }

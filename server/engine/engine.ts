@@ -10,7 +10,7 @@ import type { Catalog, CatalogEndpoint } from "./catalog/catalog.js";
 import type { EndpointStatsCache } from "./catalog/endpoint-stats.js";
 import { privateEndpointsOf } from "./catalog/private-endpoint-catalog.js";
 import type { EndUserRegistry } from "./governance/end-user-registration.js";
-import { endpointAllowed, policyOf, regionalHostOf } from "./governance/endpoint-policy.js";
+import { endpointAllowed, policyOf, regionalHostnameOf } from "./governance/endpoint-policy.js";
 import type { GovernanceCache } from "./governance/governance-cache.js";
 import type { CallerContext } from "./inference/caller-context.js";
 import {
@@ -142,7 +142,7 @@ export class Engine {
 
   /** Why policy forbids an endpoint to this caller, or undefined: its guardrails and the regional hostname. */
   refusalFor(context: CallerContext, host: string | null): (endpoint: CatalogEndpoint) => string | undefined {
-    const policy = policyOf(context.guardrails, this.catalog, regionalHostOf(this.catalog, host));
+    const policy = policyOf(context.guardrails, this.catalog, regionalHostnameOf(this.catalog, host));
     return (endpoint) => {
       const verdict = endpointAllowed(policy, endpoint);
       return verdict.allowed ? undefined : verdict.reason;

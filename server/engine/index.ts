@@ -44,7 +44,7 @@ export { SKU_PER_SECOND, SKU_PER_VIDEO, findVideoModel } from "./catalog/video-m
 
 // Governance.
 export { guardrailsApplyingTo } from "./governance/applying-guardrails-store.js";
-export { UNRESTRICTED, allowedEndpoints, policyOf, regionalHostOf } from "./governance/endpoint-policy.js";
+export { UNRESTRICTED, allowedEndpoints, policyOf, regionalHostnameOf } from "./governance/endpoint-policy.js";
 export { assertAddressable, assertTrackingString } from "./governance/tracking-string.js";
 
 // Content filters.

@@ -100,7 +100,7 @@ export function policyOf(
  * The regional hostname a request arrived on, from the Host the facade forwards as
  * `x-forwarded-host` (port and case ignored); null for any other host.
  */
-export function regionalHostOf(catalog: Catalog, hostHeader: string | null | undefined): RegionalHostname | null {
+export function regionalHostnameOf(catalog: Catalog, hostHeader: string | null | undefined): RegionalHostname | null {
   if (!hostHeader || catalog.regionalHostnames.size === 0) return null;
   const hostname = hostHeader.trim().toLowerCase().replace(/:\d+$/, "").replace(/\.$/, "");
   const region = catalog.regionalHostnames.get(hostname);

@@ -8,7 +8,7 @@ import {
   guardrailsApplyingTo,
   policyOf,
   privateEndpointsOf,
-  regionalHostOf,
+  regionalHostnameOf,
 } from "../../engine/index.js";
 import { callerOf, optionalCallerOf, type Caller } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
@@ -27,7 +27,8 @@ export function modelsService({
   sequelize,
   engine: { catalog, governance, keyPools },
 }: Deps): Partial<ServiceImpl<typeof ModelsService>> {
-  const regionalHostname = (ctx: HandlerContext) => regionalHostOf(catalog, ctx.requestHeader.get("x-forwarded-host"));
+  const regionalHostname = (ctx: HandlerContext) =>
+    regionalHostnameOf(catalog, ctx.requestHeader.get("x-forwarded-host"));
 
   /** What the caller's key may use: its guardrails, the regional hostname, private endpoints included. */
   async function modelsFor(caller: Caller, ctx: HandlerContext): Promise<ListedModel[]> {
