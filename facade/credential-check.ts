@@ -7,7 +7,7 @@ import { gatewayError } from "../wire/errors.js";
 import { bearerTokenOf, MISSING_KEY_MESSAGE } from "../wire/bearer-token.js";
 
 /**
- * Authentication before the body (docs/operating.md, "Security"): a REST request is authenticated before its
+ * Authentication before the body (docs/security.md): a REST request is authenticated before its
  * body is read, its query decoded or its path variables checked, so an unauthenticated caller can
  * neither probe the validation rules nor make the gateway read and parse up to a route's limit.
  * A missing or malformed header is refused here; a key this facade has not seen lately is put to

@@ -21,7 +21,7 @@ export interface ListenerLimits {
    * Connections each port's kernel queue holds while they wait to be accepted (`listen`'s backlog;
    * Node's own default is 511). A burst of thousands of new connections that finds the queue full
    * has its SYNs dropped, and the clients retry after 1, 3, 7, 15 s. The kernel caps it at
-   * `net.core.somaxconn` (docs/operating.md).
+   * `net.core.somaxconn` (docs/security.md).
    */
   listenBacklog: number;
   /** gRPC port: streams one HTTP/2 connection may have open at once; more are refused (REFUSED_STREAM). */

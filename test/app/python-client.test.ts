@@ -10,7 +10,7 @@ import { startInferenceGateway, type InferenceGateway } from "../support/inferen
 import { missingTools } from "../support/required-tools.js";
 
 /**
- * The Python client recipe (docs/operating.md): the client generated from proto/ by
+ * The Python client recipe (docs/grpc.md): the client generated from proto/ by
  * examples/python/buf.gen.yaml with Debian's protoc and grpc_python_plugin, and
  * examples/python/client.py run against a gateway with the mock upstream. Without the tools the
  * suite is skipped with a message; under CI (which installs them, .ci/run) it fails instead.

@@ -21,7 +21,7 @@ import { errorMessage } from "../../../wire/errors.js";
  * the table's set of closed ports as they are known, and a host's port is taken out when it exits.
  *
  * Needs root and the `nft` program (Debian's `nftables`). Without them the gateway says so at
- * start, loudly, and shells are not filtered (docs/operating.md, "Security").
+ * start, loudly, and shells are not filtered (docs/security.md).
  */
 export interface ShellEgress {
   /** Whether the rules are in force. */
@@ -162,7 +162,7 @@ async function planOf(options: ShellEgressOptions): Promise<EgressPlan> {
   for (const nameServer of nameServers.filter(isMetadataAddress)) {
     log.warn(
       { nameServer },
-      "a name server is a cloud metadata address, which interns' shells never reach: they cannot resolve names through it (docs/operating.md)",
+      "a name server is a cloud metadata address, which interns' shells never reach: they cannot resolve names through it (docs/security.md)",
     );
   }
   const allowed = new Set<string>();
@@ -171,7 +171,7 @@ async function planOf(options: ShellEgressOptions): Promise<EgressPlan> {
     if (addresses.some(isMetadataAddress))
       log.warn(
         { host },
-        "an allowed host is a cloud metadata address, which interns' shells never reach (docs/operating.md)",
+        "an allowed host is a cloud metadata address, which interns' shells never reach (docs/security.md)",
       );
     for (const address of addresses) allowed.add(address);
   }
