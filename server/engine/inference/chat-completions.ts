@@ -45,7 +45,7 @@ import { nativeFromCache, nativeReply, nativeStream } from "./native-answers.js"
  * chat cannot carry the request, `body` holds only its routing fields.
  */
 export async function* chatCompletions(
-  runtime: Engine,
+  engine: Engine,
   body: JsonObject,
   ctx: HandlerContext,
   native?: NativeRoute,
@@ -56,9 +56,9 @@ export async function* chatCompletions(
   const promptTokens = estimatePromptTokens(native ? native.promptParts : [...arrayOf(body.messages), ...tools]);
   const streamed = body.stream === true;
   // Another format's calls are cached apart from chat's (the key names the format): their answers may be native.
-  const cache = CallCache.of(runtime, ctx, "chat", native ? { [native.format]: native.body } : upstreamBody);
+  const cache = CallCache.of(engine, ctx, "chat", native ? { [native.format]: native.body } : upstreamBody);
   // An identical call may be waiting on this one's cache flight: it lands whatever happens, refusals included.
-  const call = await runtime
+  const call = await engine
     .open(ctx, {
       api: "chat",
       // Both forms are filtered: whichever the endpoint that answers is sent.

@@ -18,14 +18,14 @@ import { CallCache } from "../response-cache/call-cache.js";
  * float32, base64), so every provider supports both. `session_id` and `user` stay at the gateway;
  * every other field goes upstream as sent, and answer fields the gateway does not know come back.
  */
-export async function createEmbeddings(runtime: Engine, body: JsonObject, ctx: HandlerContext): Promise<JsonObject> {
+export async function createEmbeddings(engine: Engine, body: JsonObject, ctx: HandlerContext): Promise<JsonObject> {
   const input = body.input ?? null;
   const count = checkInput(input);
   const upstreamBody = withoutGatewayFields(body);
   delete upstreamBody.encoding_format;
   const base64 = body.encoding_format === "base64";
-  const cache = CallCache.of(runtime, ctx, "embeddings", upstreamBody);
-  const call = await runtime
+  const cache = CallCache.of(engine, ctx, "embeddings", upstreamBody);
+  const call = await engine
     .open(ctx, {
       api: "embeddings",
       bodies: [upstreamBody],

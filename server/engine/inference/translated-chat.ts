@@ -48,7 +48,7 @@ export interface ApiFormat {
 }
 
 export async function* translatedChat(
-  runtime: Engine,
+  engine: Engine,
   body: JsonObject,
   ctx: HandlerContext,
   format: ApiFormat,
@@ -74,7 +74,7 @@ export async function* translatedChat(
     answers: format.answers,
   };
   const createdAt = Math.floor(Date.now() / 1000);
-  const outputs = chatCompletions(runtime, request, ctx, native);
+  const outputs = chatCompletions(engine, request, ctx, native);
   if (request.stream !== true) {
     for await (const out of outputs) {
       if (out.kind === "reply")
