@@ -5,15 +5,15 @@ import { Code, ConnectError, createRouterTransport, type HandlerContext } from "
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { createFacade, type Facade } from "../../facade/facade.js";
+import { InternsService } from "../../gen/gateway/v1/interns_pb.js";
 import {
   InternChatEventSchema,
   InternFinishReason,
   InternMessageRole,
   InternReplyStatus,
-  InternsService,
   type InternChatEvent,
   type InternChatRequest,
-} from "../../gen/gateway/v1/interns_pb.js";
+} from "../../gen/gateway/v1/intern_chat_pb.js";
 import { gatewayError } from "../../wire/errors.js";
 import { createLogger } from "../../server/platform/logger.js";
 import { at } from "../support/http.js";

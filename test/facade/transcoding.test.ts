@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { suite } from "../support/suite.js";
 import * as assert from "uvu/assert";
 import { encodeResponse } from "../../facade/response-encoder.js";
-import { InternChatChunkSchema, InternFinishReason } from "../../gen/gateway/v1/interns_pb.js";
+import { InternChatChunkSchema, InternFinishReason } from "../../gen/gateway/v1/intern_chat_pb.js";
 import { startTestGateway, type TestGateway } from "../support/gateway.js";
 import { at, call, rawRequest } from "../support/http.js";
 

@@ -2,16 +2,18 @@
 // @generated from file gateway/v1/inference.proto (package gateway.v1, syntax proto3)
 /* eslint-disable */
 
-// Synchronous inference: chat completions (OpenAI wire format) and embeddings.
-// Also home of the token usage counters shared with batches.
+// Synchronous inference: chat completions (OpenAI wire format) and embeddings. The chat answers,
+// the tool calls and the token usage counters shared with batches are in chat_answers.proto.
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { ChatCompletionEventSchema, ChatToolCall } from "./chat_answers_pb.js";
+import { file_gateway_v1_chat_answers } from "./chat_answers_pb.js";
 import { file_gateway_v1_options } from "./options_pb.js";
 import { file_google_api_annotations } from "../../google/api/annotations_pb.js";
 import type { HttpBodySchema } from "../../google/api/httpbody_pb.js";
 import { file_google_api_httpbody } from "../../google/api/httpbody_pb.js";
-import type { ListValue, Value } from "@bufbuild/protobuf/wkt";
+import type { Value } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
@@ -19,7 +21,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file gateway/v1/inference.proto.
  */
 export const file_gateway_v1_inference: GenFile = /*@__PURE__*/
-  fileDesc("ChpnYXRld2F5L3YxL2luZmVyZW5jZS5wcm90bxIKZ2F0ZXdheS52MSLCAgoTUHJvdmlkZXJQcmVmZXJlbmNlcxIVCgVvcmRlchgBIAMoCUIGkvQYAhABEhQKBG9ubHkYAiADKAlCBpL0GAIQARIWCgZpZ25vcmUYAyADKAlCBpL0GAIQARIcCg9hbGxvd19mYWxsYmFja3MYBCABKAhIAIgBARItCgRzb3J0GAUgASgOMh8uZ2F0ZXdheS52MS5Qcm92aWRlclJvdXRpbmdTb3J0EjMKD2RhdGFfY29sbGVjdGlvbhgGIAEoDjIaLmdhdGV3YXkudjEuRGF0YUNvbGxlY3Rpb24SEAoDemRyGAcgASgISAGIAQESHwoScmVxdWlyZV9wYXJhbWV0ZXJzGAggASgISAKIAQFCEgoQX2FsbG93X2ZhbGxiYWNrc0IGCgRfemRyQhUKE19yZXF1aXJlX3BhcmFtZXRlcnMiXwoXQ29tcGxldGlvblRva2Vuc0RldGFpbHMSFAoMYXVkaW9fdG9rZW5zGAEgASgDEhQKDGltYWdlX3Rva2VucxgCIAEoAxIYChByZWFzb25pbmdfdG9rZW5zGAMgASgDIokBChNQcm9tcHRUb2tlbnNEZXRhaWxzEhQKDGF1ZGlvX3Rva2VucxgBIAEoAxIaChJjYWNoZV93cml0ZV90b2tlbnMYAiABKAMSFQoNY2FjaGVkX3Rva2VucxgDIAEoAxITCgtmaWxlX3Rva2VucxgEIAEoAxIUCgx2aWRlb190b2tlbnMYBSABKAMiZwoNU2VydmVyVG9vbFVzZRIbChN0b29sX2NhbGxzX2V4ZWN1dGVkGAEgASgDEhwKFHRvb2xfY2FsbHNfcmVxdWVzdGVkGAIgASgDEhsKE3dlYl9zZWFyY2hfcmVxdWVzdHMYAyABKAMiVQoNQ2FjaGVDcmVhdGlvbhIhChllcGhlbWVyYWxfMWhfaW5wdXRfdG9rZW5zGAEgASgDEiEKGWVwaGVtZXJhbF81bV9pbnB1dF90b2tlbnMYAiABKAMiqgEKC0Nvc3REZXRhaWxzEisKI3Vwc3RyZWFtX2luZmVyZW5jZV9jb21wbGV0aW9uc19jb3N0GAEgASgBEioKF3Vwc3RyZWFtX2luZmVyZW5jZV9jb3N0GAIgASgBQgSY9BgBSACIAQESJgoedXBzdHJlYW1faW5mZXJlbmNlX3Byb21wdF9jb3N0GAMgASgBQhoKGF91cHN0cmVhbV9pbmZlcmVuY2VfY29zdCIzChBDaGF0RnVuY3Rpb25DYWxsEgwKBG5hbWUYASABKAkSEQoJYXJndW1lbnRzGAIgASgJInYKDENoYXRUb29sQ2FsbBIKCgJpZBgBIAEoCRISCgVpbmRleBgCIAEoBUgAiAEBEgwKBHR5cGUYAyABKAkSLgoIZnVuY3Rpb24YBCABKAsyHC5nYXRld2F5LnYxLkNoYXRGdW5jdGlvbkNhbGxCCAoGX2luZGV4Iv4BCgtDaGF0TWVzc2FnZRIqCgRyb2xlGAEgASgOMhQuZ2F0ZXdheS52MS5DaGF0Um9sZUIGkvQYAggBEicKB2NvbnRlbnQYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSEQoEbmFtZRgDIAEoCUgAiAEBEiwKCnRvb2xfY2FsbHMYBCADKAsyGC5nYXRld2F5LnYxLkNoYXRUb29sQ2FsbBIZCgx0b29sX2NhbGxfaWQYBSABKAlIAYgBARIWCglyZWFzb25pbmcYBiABKAlIAogBAUIHCgVfbmFtZUIPCg1fdG9vbF9jYWxsX2lkQgwKCl9yZWFzb25pbmci4wEKFkNoYXRGdW5jdGlvbkRlZmluaXRpb24SUgoEbmFtZRgBIAEoCUJEkvQYQAgBGEAiEF5bQS1aYS16MC05Xy1dKyQqKGxldHRlcnMsIGRpZ2l0cywgdW5kZXJzY29yZXMgYW5kIGh5cGhlbnMSGAoLZGVzY3JpcHRpb24YAiABKAlIAIgBARIrCgpwYXJhbWV0ZXJzGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgZzdHJpY3QYBCABKAhIAYgBAUIOCgxfZGVzY3JpcHRpb25CCQoHX3N0cmljdCJWCghDaGF0VG9vbBIUCgR0eXBlGAEgASgJQgaS9BgCCAESNAoIZnVuY3Rpb24YAiABKAsyIi5nYXRld2F5LnYxLkNoYXRGdW5jdGlvbkRlZmluaXRpb24iQQoRQ2hhdFN0cmVhbU9wdGlvbnMSGgoNaW5jbHVkZV91c2FnZRgBIAEoCEgAiAEBQhAKDl9pbmNsdWRlX3VzYWdlIscKChVDaGF0Q29tcGxldGlvblJlcXVlc3QSDQoFbW9kZWwYASABKAkSFgoGbW9kZWxzGAIgAygJQgaS9BgCEAESMwoIbWVzc2FnZXMYAyADKAsyFy5nYXRld2F5LnYxLkNoYXRNZXNzYWdlQgiS9BgECAFQARITCgZzdHJlYW0YBCABKAhIAIgBARI1Cg5zdHJlYW1fb3B0aW9ucxgFIAEoCzIdLmdhdGV3YXkudjEuQ2hhdFN0cmVhbU9wdGlvbnMSMAoLdGVtcGVyYXR1cmUYBiABKAFCFpL0GBI5AAAAAAAAAABBAAAAAAAAAEBIAYgBARIqCgV0b3BfcBgHIAEoAUIWkvQYEjkAAAAAAAAAAEEAAAAAAADwP0gCiAEBEiYKCm1heF90b2tlbnMYCCABKAVCDZL0GAk5AAAAAAAA8D9IA4gBARIxChVtYXhfY29tcGxldGlvbl90b2tlbnMYCSABKAVCDZL0GAk5AAAAAAAA8D9IBIgBARIkCgRzdG9wGAogASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEh0KAW4YCyABKAVCDZL0GAk5AAAAAAAA8D9IBYgBARIRCgRzZWVkGAwgASgDSAaIAQESNgoRZnJlcXVlbmN5X3BlbmFsdHkYDSABKAFCFpL0GBI5AAAAAAAAAMBBAAAAAAAAAEBIB4gBARI1ChBwcmVzZW5jZV9wZW5hbHR5GA4gASgBQhaS9BgSOQAAAAAAAADAQQAAAAAAAABASAiIAQESRAoKbG9naXRfYmlhcxgPIAMoCzIwLmdhdGV3YXkudjEuQ2hhdENvbXBsZXRpb25SZXF1ZXN0LkxvZ2l0Qmlhc0VudHJ5EiMKBXRvb2xzGBAgAygLMhQuZ2F0ZXdheS52MS5DaGF0VG9vbBIrCgt0b29sX2Nob2ljZRgRIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIgChNwYXJhbGxlbF90b29sX2NhbGxzGBIgASgISAmIAQESMAoPcmVzcG9uc2VfZm9ybWF0GBMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIVCghsb2dwcm9icxgUIAEoCEgKiAEBEjEKDHRvcF9sb2dwcm9icxgVIAEoBUIWkvQYEjkAAAAAAAAAAEEAAAAAAAA0QEgLiAEBEhoKBHVzZXIYFiABKAlCB5L0GAMYgARIDIgBARIxCghwcm92aWRlchgXIAEoCzIfLmdhdGV3YXkudjEuUHJvdmlkZXJQcmVmZXJlbmNlcxIgCgpzZXNzaW9uX2lkGBggASgJQgeS9BgDGIACSA2IAQESKgoJcmVhc29uaW5nGBkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIrCgpleHRyYV9ib2R5GBogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBowCg5Mb2dpdEJpYXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBQgkKB19zdHJlYW1CDgoMX3RlbXBlcmF0dXJlQggKBl90b3BfcEINCgtfbWF4X3Rva2Vuc0IYChZfbWF4X2NvbXBsZXRpb25fdG9rZW5zQgQKAl9uQgcKBV9zZWVkQhQKEl9mcmVxdWVuY3lfcGVuYWx0eUITChFfcHJlc2VuY2VfcGVuYWx0eUIWChRfcGFyYWxsZWxfdG9vbF9jYWxsc0ILCglfbG9ncHJvYnNCDwoNX3RvcF9sb2dwcm9ic0IHCgVfdXNlckINCgtfc2Vzc2lvbl9pZCJFCg5DaGF0VG9wTG9ncHJvYhINCgV0b2tlbhgBIAEoCRIPCgdsb2dwcm9iGAIgASgBEhMKBWJ5dGVzGAMgAygFQgSY9BgBInkKEENoYXRUb2tlbkxvZ3Byb2ISDQoFdG9rZW4YASABKAkSDwoHbG9ncHJvYhgCIAEoARITCgVieXRlcxgDIAMoBUIEmPQYARIwCgx0b3BfbG9ncHJvYnMYBCADKAsyGi5nYXRld2F5LnYxLkNoYXRUb3BMb2dwcm9iIn4KEkNoYXRDaG9pY2VMb2dwcm9icxIzCgdjb250ZW50GAEgAygLMhwuZ2F0ZXdheS52MS5DaGF0VG9rZW5Mb2dwcm9iQgSY9BgBEjMKB3JlZnVzYWwYAiADKAsyHC5nYXRld2F5LnYxLkNoYXRUb2tlbkxvZ3Byb2JCBJj0GAEiYQoTQ2hhdFJlYXNvbmluZ0RldGFpbBIMCgR0eXBlGAEgASgJEhQKB3N1bW1hcnkYAiABKAlIAIgBARIRCgR0ZXh0GAMgASgJSAGIAQFCCgoIX3N1bW1hcnlCBwoFX3RleHQiNwoZQ2hhdEZpbGVBbm5vdGF0aW9uQ29udGVudBIMCgR0eXBlGAEgASgJEgwKBHRleHQYAiABKAkiaAoSQ2hhdEZpbGVBbm5vdGF0aW9uEgwKBG5hbWUYASABKAkSDAoEaGFzaBgCIAEoCRI2Cgdjb250ZW50GAMgAygLMiUuZ2F0ZXdheS52MS5DaGF0RmlsZUFubm90YXRpb25Db250ZW50InsKDkNoYXRBbm5vdGF0aW9uEgwKBHR5cGUYASABKAkSLAoEZmlsZRgCIAEoCzIeLmdhdGV3YXkudjEuQ2hhdEZpbGVBbm5vdGF0aW9uEi0KDHVybF9jaXRhdGlvbhgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiGwoMQ2hhdEltYWdlVXJsEgsKA3VybBgBIAEoCSJGCglDaGF0SW1hZ2USDAoEdHlwZRgBIAEoCRIrCglpbWFnZV91cmwYAiABKAsyGC5nYXRld2F5LnYxLkNoYXRJbWFnZVVybCL1AgoVQ2hhdENvbXBsZXRpb25NZXNzYWdlEgwKBHJvbGUYASABKAkSGgoHY29udGVudBgCIAEoCUIEmPQYAUgAiAEBEhoKB3JlZnVzYWwYAyABKAlCBJj0GAFIAYgBARIcCglyZWFzb25pbmcYBCABKAlCBJj0GAFIAogBARJAChFyZWFzb25pbmdfZGV0YWlscxgFIAMoCzIfLmdhdGV3YXkudjEuQ2hhdFJlYXNvbmluZ0RldGFpbEIEqPQYARIvCgthbm5vdGF0aW9ucxgGIAMoCzIaLmdhdGV3YXkudjEuQ2hhdEFubm90YXRpb24SKwoGaW1hZ2VzGAcgAygLMhUuZ2F0ZXdheS52MS5DaGF0SW1hZ2VCBKj0GAESMgoKdG9vbF9jYWxscxgIIAMoCzIYLmdhdGV3YXkudjEuQ2hhdFRvb2xDYWxsQgSo9BgBQgoKCF9jb250ZW50QgoKCF9yZWZ1c2FsQgwKCl9yZWFzb25pbmci/QEKCkNoYXRDaG9pY2USDQoFaW5kZXgYASABKAUSMgoHbWVzc2FnZRgCIAEoCzIhLmdhdGV3YXkudjEuQ2hhdENvbXBsZXRpb25NZXNzYWdlEiAKDWZpbmlzaF9yZWFzb24YAyABKAlCBJj0GAFIAIgBARInChRuYXRpdmVfZmluaXNoX3JlYXNvbhgEIAEoCUIEmPQYAUgBiAEBEjYKCGxvZ3Byb2JzGAUgASgLMh4uZ2F0ZXdheS52MS5DaGF0Q2hvaWNlTG9ncHJvYnNCBJj0GAFCEAoOX2ZpbmlzaF9yZWFzb25CFwoVX25hdGl2ZV9maW5pc2hfcmVhc29uIrgDCglDaGF0VXNhZ2USFQoNcHJvbXB0X3Rva2VucxgBIAEoAxIZChFjb21wbGV0aW9uX3Rva2VucxgCIAEoAxIUCgx0b3RhbF90b2tlbnMYAyABKAMSRgoZY29tcGxldGlvbl90b2tlbnNfZGV0YWlscxgEIAEoCzIjLmdhdGV3YXkudjEuQ29tcGxldGlvblRva2Vuc0RldGFpbHMSPgoVcHJvbXB0X3Rva2Vuc19kZXRhaWxzGAUgASgLMh8uZ2F0ZXdheS52MS5Qcm9tcHRUb2tlbnNEZXRhaWxzEjIKD3NlcnZlcl90b29sX3VzZRgGIAEoCzIZLmdhdGV3YXkudjEuU2VydmVyVG9vbFVzZRI6ChdzZXJ2ZXJfdG9vbF91c2VfZGV0YWlscxgHIAEoCzIZLmdhdGV3YXkudjEuU2VydmVyVG9vbFVzZRIRCgRjb3N0GAggASgBSACIAQESFAoHaXNfYnlvaxgJIAEoCEgBiAEBEi0KDGNvc3RfZGV0YWlscxgKIAEoCzIXLmdhdGV3YXkudjEuQ29zdERldGFpbHNCBwoFX2Nvc3RCCgoIX2lzX2J5b2si/wMKDkNoYXRDb21wbGV0aW9uEgoKAmlkGAEgASgJEg4KBm9iamVjdBgCIAEoCRIPCgdjcmVhdGVkGAMgASgDEg0KBW1vZGVsGAQgASgJEhAKCHByb3ZpZGVyGAUgASgJEh8KDHNlcnZpY2VfdGllchgGIAEoCUIEmPQYAUgAiAEBEiUKEnN5c3RlbV9maW5nZXJwcmludBgHIAEoCUIEmPQYAUgBiAEBEicKB2Nob2ljZXMYCCADKAsyFi5nYXRld2F5LnYxLkNoYXRDaG9pY2USJAoFdXNhZ2UYCSABKAsyFS5nYXRld2F5LnYxLkNoYXRVc2FnZRItCgxzdmNfbWV0YWRhdGEYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EioKCWFsaWdubWVudBgLIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJgoFZGVidWcYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjUKEXNhZmVndWFyZF9yZXN1bHRzGA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLkxpc3RWYWx1ZRImCgVleHRyYRgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCDwoNX3NlcnZpY2VfdGllckIVChNfc3lzdGVtX2ZpbmdlcnByaW50IlkKFUNoYXRGdW5jdGlvbkNhbGxEZWx0YRIRCgRuYW1lGAEgASgJSACIAQESFgoJYXJndW1lbnRzGAIgASgJSAGIAQFCBwoFX25hbWVCDAoKX2FyZ3VtZW50cyKLAQoRQ2hhdFRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKAUSDwoCaWQYAiABKAlIAIgBARIRCgR0eXBlGAMgASgJSAGIAQESMwoIZnVuY3Rpb24YBCABKAsyIS5nYXRld2F5LnYxLkNoYXRGdW5jdGlvbkNhbGxEZWx0YUIFCgNfaWRCBwoFX3R5cGUiuQIKCUNoYXREZWx0YRIRCgRyb2xlGAEgASgJSACIAQESFAoHY29udGVudBgCIAEoCUgBiAEBEhQKB3JlZnVzYWwYAyABKAlIAogBARIWCglyZWFzb25pbmcYBCABKAlIA4gBARJAChFyZWFzb25pbmdfZGV0YWlscxgFIAMoCzIfLmdhdGV3YXkudjEuQ2hhdFJlYXNvbmluZ0RldGFpbEIEqPQYARI3Cgp0b29sX2NhbGxzGAYgAygLMh0uZ2F0ZXdheS52MS5DaGF0VG9vbENhbGxEZWx0YUIEqPQYARIrCgZpbWFnZXMYByADKAsyFS5nYXRld2F5LnYxLkNoYXRJbWFnZUIEqPQYAUIHCgVfcm9sZUIKCghfY29udGVudEIKCghfcmVmdXNhbEIMCgpfcmVhc29uaW5nIvQBCg9DaGF0Q2h1bmtDaG9pY2USDQoFaW5kZXgYASABKAUSJAoFZGVsdGEYAiABKAsyFS5nYXRld2F5LnYxLkNoYXREZWx0YRIgCg1maW5pc2hfcmVhc29uGAMgASgJQgSY9BgBSACIAQESJwoUbmF0aXZlX2ZpbmlzaF9yZWFzb24YBCABKAlCBJj0GAFIAYgBARI2Cghsb2dwcm9icxgFIAEoCzIeLmdhdGV3YXkudjEuQ2hhdENob2ljZUxvZ3Byb2JzQgSY9BgBQhAKDl9maW5pc2hfcmVhc29uQhcKFV9uYXRpdmVfZmluaXNoX3JlYXNvbiJbCg9DaGF0U3RyZWFtRXJyb3ISDAoEY29kZRgBIAEoBRIPCgdtZXNzYWdlGAIgASgJEikKCG1ldGFkYXRhGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCLvAgoTQ2hhdENvbXBsZXRpb25DaHVuaxIKCgJpZBgBIAEoCRIOCgZvYmplY3QYAiABKAkSDwoHY3JlYXRlZBgDIAEoAxINCgVtb2RlbBgEIAEoCRIQCghwcm92aWRlchgFIAEoCRIZCgxzZXJ2aWNlX3RpZXIYBiABKAlIAIgBARIfChJzeXN0ZW1fZmluZ2VycHJpbnQYByABKAlIAYgBARIsCgdjaG9pY2VzGAggAygLMhsuZ2F0ZXdheS52MS5DaGF0Q2h1bmtDaG9pY2USJAoFdXNhZ2UYCSABKAsyFS5nYXRld2F5LnYxLkNoYXRVc2FnZRIqCgVlcnJvchgKIAEoCzIbLmdhdGV3YXkudjEuQ2hhdFN0cmVhbUVycm9yEiYKBWV4dHJhGAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIPCg1fc2VydmljZV90aWVyQhUKE19zeXN0ZW1fZmluZ2VycHJpbnQijgEKE0NoYXRDb21wbGV0aW9uRXZlbnQSNgoKY29tcGxldGlvbhgBIAEoCzIaLmdhdGV3YXkudjEuQ2hhdENvbXBsZXRpb25CBKD0GAFIABIwCgVjaHVuaxgCIAEoCzIfLmdhdGV3YXkudjEuQ2hhdENvbXBsZXRpb25DaHVua0gAOgSw9RgBQgcKBWV2ZW50ItsDChZDcmVhdGVFbWJlZGRpbmdSZXF1ZXN0Ei0KBWlucHV0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlQgaS9BgCCAESFwoFbW9kZWwYAiABKAlCCJL0GAQIARABEiYKCmRpbWVuc2lvbnMYAyABKAVCDZL0GAk5AAAAAAAA8D9IAIgBARI8Cg9lbmNvZGluZ19mb3JtYXQYBCABKA4yIy5nYXRld2F5LnYxLkVtYmVkZGluZ0VuY29kaW5nRm9ybWF0EhcKCmlucHV0X3R5cGUYBSABKAlIAYgBARIgCgpzZXNzaW9uX2lkGAYgASgJQgeS9BgDGIACSAKIAQESGgoEdXNlchgHIAEoCUIHkvQYAxiABEgDiAEBEjEKCHByb3ZpZGVyGAggASgLMh8uZ2F0ZXdheS52MS5Qcm92aWRlclByZWZlcmVuY2VzEiYKBXRyYWNlGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIrCgpleHRyYV9ib2R5GAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEINCgtfZGltZW5zaW9uc0INCgtfaW5wdXRfdHlwZUINCgtfc2Vzc2lvbl9pZEIHCgVfdXNlciJVCglFbWJlZGRpbmcSDgoGb2JqZWN0GAEgASgJEg0KBWluZGV4GAIgASgFEikKCWVtYmVkZGluZxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSJZCg5FbWJlZGRpbmdVc2FnZRIVCg1wcm9tcHRfdG9rZW5zGAEgASgDEhQKDHRvdGFsX3Rva2VucxgCIAEoAxIRCgRjb3N0GAMgASgBSACIAQFCBwoFX2Nvc3QivAEKF0NyZWF0ZUVtYmVkZGluZ1Jlc3BvbnNlEg4KBm9iamVjdBgBIAEoCRIKCgJpZBgCIAEoCRINCgVtb2RlbBgDIAEoCRIjCgRkYXRhGAQgAygLMhUuZ2F0ZXdheS52MS5FbWJlZGRpbmcSKQoFdXNhZ2UYBSABKAsyGi5nYXRld2F5LnYxLkVtYmVkZGluZ1VzYWdlEiYKBWV4dHJhGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCI+ChVDcmVhdGVSZXNwb25zZVJlcXVlc3QSJQoEYm9keRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiiAEKE1Jlc3BvbnNlU3RyZWFtRXZlbnQSMQoIcmVzcG9uc2UYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgSg9BgBSAASLwoMc3RyZWFtX2V2ZW50GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgAOgSw9RgBQgcKBWV2ZW50Ij0KFENyZWF0ZU1lc3NhZ2VSZXF1ZXN0EiUKBGJvZHkYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IoYBChJNZXNzYWdlU3RyZWFtRXZlbnQSMAoHbWVzc2FnZRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBKD0GAFIABIvCgxzdHJlYW1fZXZlbnQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAA6BLD1GAFCBwoFZXZlbnQqzgEKE1Byb3ZpZGVyUm91dGluZ1NvcnQSJQohUFJPVklERVJfUk9VVElOR19TT1JUX1VOU1BFQ0lGSUVEEAASKgobUFJPVklERVJfUk9VVElOR19TT1JUX1BSSUNFEAEaCeL0GAVwcmljZRI0CiBQUk9WSURFUl9ST1VUSU5HX1NPUlRfVEhST1VHSFBVVBACGg7i9BgKdGhyb3VnaHB1dBIuCh1QUk9WSURFUl9ST1VUSU5HX1NPUlRfTEFURU5DWRADGgvi9BgHbGF0ZW5jeSp7Cg5EYXRhQ29sbGVjdGlvbhIfChtEQVRBX0NPTExFQ1RJT05fVU5TUEVDSUZJRUQQABIkChVEQVRBX0NPTExFQ1RJT05fQUxMT1cQARoJ4vQYBWFsbG93EiIKFERBVEFfQ09MTEVDVElPTl9ERU5ZEAIaCOL0GARkZW55KtMBCghDaGF0Um9sZRIZChVDSEFUX1JPTEVfVU5TUEVDSUZJRUQQABIgChBDSEFUX1JPTEVfU1lTVEVNEAEaCuL0GAZzeXN0ZW0SJgoTQ0hBVF9ST0xFX0RFVkVMT1BFUhACGg3i9BgJZGV2ZWxvcGVyEhwKDkNIQVRfUk9MRV9VU0VSEAMaCOL0GAR1c2VyEiYKE0NIQVRfUk9MRV9BU1NJU1RBTlQQBBoN4vQYCWFzc2lzdGFudBIcCg5DSEFUX1JPTEVfVE9PTBAFGgji9BgEdG9vbCqmAQoXRW1iZWRkaW5nRW5jb2RpbmdGb3JtYXQSKQolRU1CRURESU5HX0VOQ09ESU5HX0ZPUk1BVF9VTlNQRUNJRklFRBAAEi4KH0VNQkVERElOR19FTkNPRElOR19GT1JNQVRfRkxPQVQQARoJ4vQYBWZsb2F0EjAKIEVNQkVERElOR19FTkNPRElOR19GT1JNQVRfQkFTRTY0EAIaCuL0GAZiYXNlNjQyjAgKEEluZmVyZW5jZVNlcnZpY2USuwEKHENyZWF0ZUNoYXRDb21wbGV0aW9uRnJvbUpzb24SFC5nb29nbGUuYXBpLkh0dHBCb2R5GhQuZ29vZ2xlLmFwaS5IdHRwQm9keSJtgPQYAYr0GCBnYXRld2F5LnYxLkNoYXRDb21wbGV0aW9uUmVxdWVzdLL0GB5nYXRld2F5LnYxLkNoYXRDb21wbGV0aW9uRXZlbnSC0+STAh06ASoiGC9hcGkvdjEvY2hhdC9jb21wbGV0aW9uczABErMBChdDcmVhdGVFbWJlZGRpbmdGcm9tSnNvbhIULmdvb2dsZS5hcGkuSHR0cEJvZHkaFC5nb29nbGUuYXBpLkh0dHBCb2R5ImyA9BgBivQYIWdhdGV3YXkudjEuQ3JlYXRlRW1iZWRkaW5nUmVxdWVzdLL0GCJnYXRld2F5LnYxLkNyZWF0ZUVtYmVkZGluZ1Jlc3BvbnNlgtPkkwIXOgEqIhIvYXBpL3YxL2VtYmVkZGluZ3MSjgEKFkNyZWF0ZVJlc3BvbnNlRnJvbUpzb24SFC5nb29nbGUuYXBpLkh0dHBCb2R5GhQuZ29vZ2xlLmFwaS5IdHRwQm9keSJG6PMYAYD0GAGy9BgeZ2F0ZXdheS52MS5SZXNwb25zZVN0cmVhbUV2ZW50gtPkkwIWOgEqIhEvYXBpL3YxL3Jlc3BvbnNlczABEosBChVDcmVhdGVNZXNzYWdlRnJvbUpzb24SFC5nb29nbGUuYXBpLkh0dHBCb2R5GhQuZ29vZ2xlLmFwaS5IdHRwQm9keSJE6PMYAYD0GAKy9BgdZ2F0ZXdheS52MS5NZXNzYWdlU3RyZWFtRXZlbnSC0+STAhU6ASoiEC9hcGkvdjEvbWVzc2FnZXMwARJcChRDcmVhdGVDaGF0Q29tcGxldGlvbhIhLmdhdGV3YXkudjEuQ2hhdENvbXBsZXRpb25SZXF1ZXN0Gh8uZ2F0ZXdheS52MS5DaGF0Q29tcGxldGlvbkV2ZW50MAESWgoPQ3JlYXRlRW1iZWRkaW5nEiIuZ2F0ZXdheS52MS5DcmVhdGVFbWJlZGRpbmdSZXF1ZXN0GiMuZ2F0ZXdheS52MS5DcmVhdGVFbWJlZGRpbmdSZXNwb25zZRJWCg5DcmVhdGVSZXNwb25zZRIhLmdhdGV3YXkudjEuQ3JlYXRlUmVzcG9uc2VSZXF1ZXN0Gh8uZ2F0ZXdheS52MS5SZXNwb25zZVN0cmVhbUV2ZW50MAESUwoNQ3JlYXRlTWVzc2FnZRIgLmdhdGV3YXkudjEuQ3JlYXRlTWVzc2FnZVJlcXVlc3QaHi5nYXRld2F5LnYxLk1lc3NhZ2VTdHJlYW1FdmVudDABYgZwcm90bzM", [file_gateway_v1_options, file_google_api_annotations, file_google_api_httpbody, file_google_protobuf_struct]);
+  fileDesc("ChpnYXRld2F5L3YxL2luZmVyZW5jZS5wcm90bxIKZ2F0ZXdheS52MSLCAgoTUHJvdmlkZXJQcmVmZXJlbmNlcxIVCgVvcmRlchgBIAMoCUIGkvQYAhABEhQKBG9ubHkYAiADKAlCBpL0GAIQARIWCgZpZ25vcmUYAyADKAlCBpL0GAIQARIcCg9hbGxvd19mYWxsYmFja3MYBCABKAhIAIgBARItCgRzb3J0GAUgASgOMh8uZ2F0ZXdheS52MS5Qcm92aWRlclJvdXRpbmdTb3J0EjMKD2RhdGFfY29sbGVjdGlvbhgGIAEoDjIaLmdhdGV3YXkudjEuRGF0YUNvbGxlY3Rpb24SEAoDemRyGAcgASgISAGIAQESHwoScmVxdWlyZV9wYXJhbWV0ZXJzGAggASgISAKIAQFCEgoQX2FsbG93X2ZhbGxiYWNrc0IGCgRfemRyQhUKE19yZXF1aXJlX3BhcmFtZXRlcnMi/gEKC0NoYXRNZXNzYWdlEioKBHJvbGUYASABKA4yFC5nYXRld2F5LnYxLkNoYXRSb2xlQgaS9BgCCAESJwoHY29udGVudBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIRCgRuYW1lGAMgASgJSACIAQESLAoKdG9vbF9jYWxscxgEIAMoCzIYLmdhdGV3YXkudjEuQ2hhdFRvb2xDYWxsEhkKDHRvb2xfY2FsbF9pZBgFIAEoCUgBiAEBEhYKCXJlYXNvbmluZxgGIAEoCUgCiAEBQgcKBV9uYW1lQg8KDV90b29sX2NhbGxfaWRCDAoKX3JlYXNvbmluZyLjAQoWQ2hhdEZ1bmN0aW9uRGVmaW5pdGlvbhJSCgRuYW1lGAEgASgJQkSS9BhACAEYQCIQXltBLVphLXowLTlfLV0rJCoobGV0dGVycywgZGlnaXRzLCB1bmRlcnNjb3JlcyBhbmQgaHlwaGVucxIYCgtkZXNjcmlwdGlvbhgCIAEoCUgAiAEBEisKCnBhcmFtZXRlcnMYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhMKBnN0cmljdBgEIAEoCEgBiAEBQg4KDF9kZXNjcmlwdGlvbkIJCgdfc3RyaWN0IlYKCENoYXRUb29sEhQKBHR5cGUYASABKAlCBpL0GAIIARI0CghmdW5jdGlvbhgCIAEoCzIiLmdhdGV3YXkudjEuQ2hhdEZ1bmN0aW9uRGVmaW5pdGlvbiJBChFDaGF0U3RyZWFtT3B0aW9ucxIaCg1pbmNsdWRlX3VzYWdlGAEgASgISACIAQFCEAoOX2luY2x1ZGVfdXNhZ2UixwoKFUNoYXRDb21wbGV0aW9uUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIWCgZtb2RlbHMYAiADKAlCBpL0GAIQARIzCghtZXNzYWdlcxgDIAMoCzIXLmdhdGV3YXkudjEuQ2hhdE1lc3NhZ2VCCJL0GAQIAVABEhMKBnN0cmVhbRgEIAEoCEgAiAEBEjUKDnN0cmVhbV9vcHRpb25zGAUgASgLMh0uZ2F0ZXdheS52MS5DaGF0U3RyZWFtT3B0aW9ucxIwCgt0ZW1wZXJhdHVyZRgGIAEoAUIWkvQYEjkAAAAAAAAAAEEAAAAAAAAAQEgBiAEBEioKBXRvcF9wGAcgASgBQhaS9BgSOQAAAAAAAAAAQQAAAAAAAPA/SAKIAQESJgoKbWF4X3Rva2VucxgIIAEoBUINkvQYCTkAAAAAAADwP0gDiAEBEjEKFW1heF9jb21wbGV0aW9uX3Rva2VucxgJIAEoBUINkvQYCTkAAAAAAADwP0gEiAEBEiQKBHN0b3AYCiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSHQoBbhgLIAEoBUINkvQYCTkAAAAAAADwP0gFiAEBEhEKBHNlZWQYDCABKANIBogBARI2ChFmcmVxdWVuY3lfcGVuYWx0eRgNIAEoAUIWkvQYEjkAAAAAAAAAwEEAAAAAAAAAQEgHiAEBEjUKEHByZXNlbmNlX3BlbmFsdHkYDiABKAFCFpL0GBI5AAAAAAAAAMBBAAAAAAAAAEBICIgBARJECgpsb2dpdF9iaWFzGA8gAygLMjAuZ2F0ZXdheS52MS5DaGF0Q29tcGxldGlvblJlcXVlc3QuTG9naXRCaWFzRW50cnkSIwoFdG9vbHMYECADKAsyFC5nYXRld2F5LnYxLkNoYXRUb29sEisKC3Rvb2xfY2hvaWNlGBEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYEiABKAhICYgBARIwCg9yZXNwb25zZV9mb3JtYXQYEyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhUKCGxvZ3Byb2JzGBQgASgISAqIAQESMQoMdG9wX2xvZ3Byb2JzGBUgASgFQhaS9BgSOQAAAAAAAAAAQQAAAAAAADRASAuIAQESGgoEdXNlchgWIAEoCUIHkvQYAxiABEgMiAEBEjEKCHByb3ZpZGVyGBcgASgLMh8uZ2F0ZXdheS52MS5Qcm92aWRlclByZWZlcmVuY2VzEiAKCnNlc3Npb25faWQYGCABKAlCB5L0GAMYgAJIDYgBARIqCglyZWFzb25pbmcYGSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EisKCmV4dHJhX2JvZHkYGiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0GjAKDkxvZ2l0Qmlhc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAFCCQoHX3N0cmVhbUIOCgxfdGVtcGVyYXR1cmVCCAoGX3RvcF9wQg0KC19tYXhfdG9rZW5zQhgKFl9tYXhfY29tcGxldGlvbl90b2tlbnNCBAoCX25CBwoFX3NlZWRCFAoSX2ZyZXF1ZW5jeV9wZW5hbHR5QhMKEV9wcmVzZW5jZV9wZW5hbHR5QhYKFF9wYXJhbGxlbF90b29sX2NhbGxzQgsKCV9sb2dwcm9ic0IPCg1fdG9wX2xvZ3Byb2JzQgcKBV91c2VyQg0KC19zZXNzaW9uX2lkItsDChZDcmVhdGVFbWJlZGRpbmdSZXF1ZXN0Ei0KBWlucHV0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlQgaS9BgCCAESFwoFbW9kZWwYAiABKAlCCJL0GAQIARABEiYKCmRpbWVuc2lvbnMYAyABKAVCDZL0GAk5AAAAAAAA8D9IAIgBARI8Cg9lbmNvZGluZ19mb3JtYXQYBCABKA4yIy5nYXRld2F5LnYxLkVtYmVkZGluZ0VuY29kaW5nRm9ybWF0EhcKCmlucHV0X3R5cGUYBSABKAlIAYgBARIgCgpzZXNzaW9uX2lkGAYgASgJQgeS9BgDGIACSAKIAQESGgoEdXNlchgHIAEoCUIHkvQYAxiABEgDiAEBEjEKCHByb3ZpZGVyGAggASgLMh8uZ2F0ZXdheS52MS5Qcm92aWRlclByZWZlcmVuY2VzEiYKBXRyYWNlGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIrCgpleHRyYV9ib2R5GAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEINCgtfZGltZW5zaW9uc0INCgtfaW5wdXRfdHlwZUINCgtfc2Vzc2lvbl9pZEIHCgVfdXNlciJVCglFbWJlZGRpbmcSDgoGb2JqZWN0GAEgASgJEg0KBWluZGV4GAIgASgFEikKCWVtYmVkZGluZxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSJZCg5FbWJlZGRpbmdVc2FnZRIVCg1wcm9tcHRfdG9rZW5zGAEgASgDEhQKDHRvdGFsX3Rva2VucxgCIAEoAxIRCgRjb3N0GAMgASgBSACIAQFCBwoFX2Nvc3QivAEKF0NyZWF0ZUVtYmVkZGluZ1Jlc3BvbnNlEg4KBm9iamVjdBgBIAEoCRIKCgJpZBgCIAEoCRINCgVtb2RlbBgDIAEoCRIjCgRkYXRhGAQgAygLMhUuZ2F0ZXdheS52MS5FbWJlZGRpbmcSKQoFdXNhZ2UYBSABKAsyGi5nYXRld2F5LnYxLkVtYmVkZGluZ1VzYWdlEiYKBWV4dHJhGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCI+ChVDcmVhdGVSZXNwb25zZVJlcXVlc3QSJQoEYm9keRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiiAEKE1Jlc3BvbnNlU3RyZWFtRXZlbnQSMQoIcmVzcG9uc2UYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgSg9BgBSAASLwoMc3RyZWFtX2V2ZW50GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgAOgSw9RgBQgcKBWV2ZW50Ij0KFENyZWF0ZU1lc3NhZ2VSZXF1ZXN0EiUKBGJvZHkYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IoYBChJNZXNzYWdlU3RyZWFtRXZlbnQSMAoHbWVzc2FnZRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBKD0GAFIABIvCgxzdHJlYW1fZXZlbnQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAA6BLD1GAFCBwoFZXZlbnQqzgEKE1Byb3ZpZGVyUm91dGluZ1NvcnQSJQohUFJPVklERVJfUk9VVElOR19TT1JUX1VOU1BFQ0lGSUVEEAASKgobUFJPVklERVJfUk9VVElOR19TT1JUX1BSSUNFEAEaCeL0GAVwcmljZRI0CiBQUk9WSURFUl9ST1VUSU5HX1NPUlRfVEhST1VHSFBVVBACGg7i9BgKdGhyb3VnaHB1dBIuCh1QUk9WSURFUl9ST1VUSU5HX1NPUlRfTEFURU5DWRADGgvi9BgHbGF0ZW5jeSp7Cg5EYXRhQ29sbGVjdGlvbhIfChtEQVRBX0NPTExFQ1RJT05fVU5TUEVDSUZJRUQQABIkChVEQVRBX0NPTExFQ1RJT05fQUxMT1cQARoJ4vQYBWFsbG93EiIKFERBVEFfQ09MTEVDVElPTl9ERU5ZEAIaCOL0GARkZW55KtMBCghDaGF0Um9sZRIZChVDSEFUX1JPTEVfVU5TUEVDSUZJRUQQABIgChBDSEFUX1JPTEVfU1lTVEVNEAEaCuL0GAZzeXN0ZW0SJgoTQ0hBVF9ST0xFX0RFVkVMT1BFUhACGg3i9BgJZGV2ZWxvcGVyEhwKDkNIQVRfUk9MRV9VU0VSEAMaCOL0GAR1c2VyEiYKE0NIQVRfUk9MRV9BU1NJU1RBTlQQBBoN4vQYCWFzc2lzdGFudBIcCg5DSEFUX1JPTEVfVE9PTBAFGgji9BgEdG9vbCqmAQoXRW1iZWRkaW5nRW5jb2RpbmdGb3JtYXQSKQolRU1CRURESU5HX0VOQ09ESU5HX0ZPUk1BVF9VTlNQRUNJRklFRBAAEi4KH0VNQkVERElOR19FTkNPRElOR19GT1JNQVRfRkxPQVQQARoJ4vQYBWZsb2F0EjAKIEVNQkVERElOR19FTkNPRElOR19GT1JNQVRfQkFTRTY0EAIaCuL0GAZiYXNlNjQyjAgKEEluZmVyZW5jZVNlcnZpY2USuwEKHENyZWF0ZUNoYXRDb21wbGV0aW9uRnJvbUpzb24SFC5nb29nbGUuYXBpLkh0dHBCb2R5GhQuZ29vZ2xlLmFwaS5IdHRwQm9keSJtgPQYAYr0GCBnYXRld2F5LnYxLkNoYXRDb21wbGV0aW9uUmVxdWVzdLL0GB5nYXRld2F5LnYxLkNoYXRDb21wbGV0aW9uRXZlbnSC0+STAh06ASoiGC9hcGkvdjEvY2hhdC9jb21wbGV0aW9uczABErMBChdDcmVhdGVFbWJlZGRpbmdGcm9tSnNvbhIULmdvb2dsZS5hcGkuSHR0cEJvZHkaFC5nb29nbGUuYXBpLkh0dHBCb2R5ImyA9BgBivQYIWdhdGV3YXkudjEuQ3JlYXRlRW1iZWRkaW5nUmVxdWVzdLL0GCJnYXRld2F5LnYxLkNyZWF0ZUVtYmVkZGluZ1Jlc3BvbnNlgtPkkwIXOgEqIhIvYXBpL3YxL2VtYmVkZGluZ3MSjgEKFkNyZWF0ZVJlc3BvbnNlRnJvbUpzb24SFC5nb29nbGUuYXBpLkh0dHBCb2R5GhQuZ29vZ2xlLmFwaS5IdHRwQm9keSJG6PMYAYD0GAGy9BgeZ2F0ZXdheS52MS5SZXNwb25zZVN0cmVhbUV2ZW50gtPkkwIWOgEqIhEvYXBpL3YxL3Jlc3BvbnNlczABEosBChVDcmVhdGVNZXNzYWdlRnJvbUpzb24SFC5nb29nbGUuYXBpLkh0dHBCb2R5GhQuZ29vZ2xlLmFwaS5IdHRwQm9keSJE6PMYAYD0GAKy9BgdZ2F0ZXdheS52MS5NZXNzYWdlU3RyZWFtRXZlbnSC0+STAhU6ASoiEC9hcGkvdjEvbWVzc2FnZXMwARJcChRDcmVhdGVDaGF0Q29tcGxldGlvbhIhLmdhdGV3YXkudjEuQ2hhdENvbXBsZXRpb25SZXF1ZXN0Gh8uZ2F0ZXdheS52MS5DaGF0Q29tcGxldGlvbkV2ZW50MAESWgoPQ3JlYXRlRW1iZWRkaW5nEiIuZ2F0ZXdheS52MS5DcmVhdGVFbWJlZGRpbmdSZXF1ZXN0GiMuZ2F0ZXdheS52MS5DcmVhdGVFbWJlZGRpbmdSZXNwb25zZRJWCg5DcmVhdGVSZXNwb25zZRIhLmdhdGV3YXkudjEuQ3JlYXRlUmVzcG9uc2VSZXF1ZXN0Gh8uZ2F0ZXdheS52MS5SZXNwb25zZVN0cmVhbUV2ZW50MAESUwoNQ3JlYXRlTWVzc2FnZRIgLmdhdGV3YXkudjEuQ3JlYXRlTWVzc2FnZVJlcXVlc3QaHi5nYXRld2F5LnYxLk1lc3NhZ2VTdHJlYW1FdmVudDABYgZwcm90bzM", [file_gateway_v1_chat_answers, file_gateway_v1_options, file_google_api_annotations, file_google_api_httpbody, file_google_protobuf_struct]);
 
 /**
  * Provider routing preferences of an inference request (the request's `provider` object).
@@ -92,222 +94,6 @@ export const ProviderPreferencesSchema: GenMessage<ProviderPreferences> = /*@__P
   messageDesc(file_gateway_v1_inference, 0);
 
 /**
- * Breakdown of completion tokens.
- *
- * @generated from message gateway.v1.CompletionTokensDetails
- */
-export type CompletionTokensDetails = Message<"gateway.v1.CompletionTokensDetails"> & {
-  /**
-   * @generated from field: int64 audio_tokens = 1;
-   */
-  audioTokens: bigint;
-
-  /**
-   * @generated from field: int64 image_tokens = 2;
-   */
-  imageTokens: bigint;
-
-  /**
-   * @generated from field: int64 reasoning_tokens = 3;
-   */
-  reasoningTokens: bigint;
-};
-
-/**
- * Describes the message gateway.v1.CompletionTokensDetails.
- * Use `create(CompletionTokensDetailsSchema)` to create a new message.
- */
-export const CompletionTokensDetailsSchema: GenMessage<CompletionTokensDetails> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 1);
-
-/**
- * Breakdown of prompt tokens.
- *
- * @generated from message gateway.v1.PromptTokensDetails
- */
-export type PromptTokensDetails = Message<"gateway.v1.PromptTokensDetails"> & {
-  /**
-   * @generated from field: int64 audio_tokens = 1;
-   */
-  audioTokens: bigint;
-
-  /**
-   * @generated from field: int64 cache_write_tokens = 2;
-   */
-  cacheWriteTokens: bigint;
-
-  /**
-   * @generated from field: int64 cached_tokens = 3;
-   */
-  cachedTokens: bigint;
-
-  /**
-   * @generated from field: int64 file_tokens = 4;
-   */
-  fileTokens: bigint;
-
-  /**
-   * @generated from field: int64 video_tokens = 5;
-   */
-  videoTokens: bigint;
-};
-
-/**
- * Describes the message gateway.v1.PromptTokensDetails.
- * Use `create(PromptTokensDetailsSchema)` to create a new message.
- */
-export const PromptTokensDetailsSchema: GenMessage<PromptTokensDetails> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 2);
-
-/**
- * Server-side tool activity of a request.
- *
- * @generated from message gateway.v1.ServerToolUse
- */
-export type ServerToolUse = Message<"gateway.v1.ServerToolUse"> & {
-  /**
-   * @generated from field: int64 tool_calls_executed = 1;
-   */
-  toolCallsExecuted: bigint;
-
-  /**
-   * @generated from field: int64 tool_calls_requested = 2;
-   */
-  toolCallsRequested: bigint;
-
-  /**
-   * @generated from field: int64 web_search_requests = 3;
-   */
-  webSearchRequests: bigint;
-};
-
-/**
- * Describes the message gateway.v1.ServerToolUse.
- * Use `create(ServerToolUseSchema)` to create a new message.
- */
-export const ServerToolUseSchema: GenMessage<ServerToolUse> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 3);
-
-/**
- * Prompt cache writes by time-to-live.
- *
- * @generated from message gateway.v1.CacheCreation
- */
-export type CacheCreation = Message<"gateway.v1.CacheCreation"> & {
-  /**
-   * @generated from field: int64 ephemeral_1h_input_tokens = 1;
-   */
-  ephemeral1hInputTokens: bigint;
-
-  /**
-   * @generated from field: int64 ephemeral_5m_input_tokens = 2;
-   */
-  ephemeral5mInputTokens: bigint;
-};
-
-/**
- * Describes the message gateway.v1.CacheCreation.
- * Use `create(CacheCreationSchema)` to create a new message.
- */
-export const CacheCreationSchema: GenMessage<CacheCreation> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 4);
-
-/**
- * Upstream cost split, USD.
- *
- * @generated from message gateway.v1.CostDetails
- */
-export type CostDetails = Message<"gateway.v1.CostDetails"> & {
-  /**
-   * @generated from field: double upstream_inference_completions_cost = 1;
-   */
-  upstreamInferenceCompletionsCost: number;
-
-  /**
-   * Null when the upstream cost is not known.
-   *
-   * @generated from field: optional double upstream_inference_cost = 2;
-   */
-  upstreamInferenceCost?: number | undefined;
-
-  /**
-   * @generated from field: double upstream_inference_prompt_cost = 3;
-   */
-  upstreamInferencePromptCost: number;
-};
-
-/**
- * Describes the message gateway.v1.CostDetails.
- * Use `create(CostDetailsSchema)` to create a new message.
- */
-export const CostDetailsSchema: GenMessage<CostDetails> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 5);
-
-/**
- * A function invocation inside a tool call: name and JSON-encoded arguments.
- *
- * @generated from message gateway.v1.ChatFunctionCall
- */
-export type ChatFunctionCall = Message<"gateway.v1.ChatFunctionCall"> & {
-  /**
-   * @generated from field: string name = 1;
-   */
-  name: string;
-
-  /**
-   * The arguments as a JSON string, exactly as the model produced them.
-   *
-   * @generated from field: string arguments = 2;
-   */
-  arguments: string;
-};
-
-/**
- * Describes the message gateway.v1.ChatFunctionCall.
- * Use `create(ChatFunctionCallSchema)` to create a new message.
- */
-export const ChatFunctionCallSchema: GenMessage<ChatFunctionCall> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 6);
-
-/**
- * A tool call made by the assistant.
- *
- * @generated from message gateway.v1.ChatToolCall
- */
-export type ChatToolCall = Message<"gateway.v1.ChatToolCall"> & {
-  /**
-   * @generated from field: string id = 1;
-   */
-  id: string;
-
-  /**
-   * Position of the call in the message; set on responses.
-   *
-   * @generated from field: optional int32 index = 2;
-   */
-  index?: number | undefined;
-
-  /**
-   * Always `function`.
-   *
-   * @generated from field: string type = 3;
-   */
-  type: string;
-
-  /**
-   * @generated from field: gateway.v1.ChatFunctionCall function = 4;
-   */
-  function?: ChatFunctionCall | undefined;
-};
-
-/**
- * Describes the message gateway.v1.ChatToolCall.
- * Use `create(ChatToolCallSchema)` to create a new message.
- */
-export const ChatToolCallSchema: GenMessage<ChatToolCall> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 7);
-
-/**
  * One message of the conversation sent to the model.
  *
  * @generated from message gateway.v1.ChatMessage
@@ -362,7 +148,7 @@ export type ChatMessage = Message<"gateway.v1.ChatMessage"> & {
  * Use `create(ChatMessageSchema)` to create a new message.
  */
 export const ChatMessageSchema: GenMessage<ChatMessage> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 8);
+  messageDesc(file_gateway_v1_inference, 1);
 
 /**
  * Declaration of a function the model may call.
@@ -402,7 +188,7 @@ export type ChatFunctionDefinition = Message<"gateway.v1.ChatFunctionDefinition"
  * Use `create(ChatFunctionDefinitionSchema)` to create a new message.
  */
 export const ChatFunctionDefinitionSchema: GenMessage<ChatFunctionDefinition> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 9);
+  messageDesc(file_gateway_v1_inference, 2);
 
 /**
  * A tool offered to the model: a function the caller executes, or a server tool the gateway
@@ -431,7 +217,7 @@ export type ChatTool = Message<"gateway.v1.ChatTool"> & {
  * Use `create(ChatToolSchema)` to create a new message.
  */
 export const ChatToolSchema: GenMessage<ChatTool> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 10);
+  messageDesc(file_gateway_v1_inference, 3);
 
 /**
  * Streaming options of a chat request.
@@ -452,7 +238,7 @@ export type ChatStreamOptions = Message<"gateway.v1.ChatStreamOptions"> & {
  * Use `create(ChatStreamOptionsSchema)` to create a new message.
  */
 export const ChatStreamOptionsSchema: GenMessage<ChatStreamOptions> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 11);
+  messageDesc(file_gateway_v1_inference, 4);
 
 /**
  * Body of POST /api/v1/chat/completions (OpenAI format plus gateway routing fields).
@@ -640,830 +426,7 @@ export type ChatCompletionRequest = Message<"gateway.v1.ChatCompletionRequest"> 
  * Use `create(ChatCompletionRequestSchema)` to create a new message.
  */
 export const ChatCompletionRequestSchema: GenMessage<ChatCompletionRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 12);
-
-/**
- * One alternative token and its log probability.
- *
- * @generated from message gateway.v1.ChatTopLogprob
- */
-export type ChatTopLogprob = Message<"gateway.v1.ChatTopLogprob"> & {
-  /**
-   * @generated from field: string token = 1;
-   */
-  token: string;
-
-  /**
-   * @generated from field: double logprob = 2;
-   */
-  logprob: number;
-
-  /**
-   * UTF-8 bytes of the token; null when it has no byte form.
-   *
-   * @generated from field: repeated int32 bytes = 3;
-   */
-  bytes: number[];
-};
-
-/**
- * Describes the message gateway.v1.ChatTopLogprob.
- * Use `create(ChatTopLogprobSchema)` to create a new message.
- */
-export const ChatTopLogprobSchema: GenMessage<ChatTopLogprob> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 13);
-
-/**
- * Log probability of one output token.
- *
- * @generated from message gateway.v1.ChatTokenLogprob
- */
-export type ChatTokenLogprob = Message<"gateway.v1.ChatTokenLogprob"> & {
-  /**
-   * @generated from field: string token = 1;
-   */
-  token: string;
-
-  /**
-   * @generated from field: double logprob = 2;
-   */
-  logprob: number;
-
-  /**
-   * UTF-8 bytes of the token; null when it has no byte form.
-   *
-   * @generated from field: repeated int32 bytes = 3;
-   */
-  bytes: number[];
-
-  /**
-   * @generated from field: repeated gateway.v1.ChatTopLogprob top_logprobs = 4;
-   */
-  topLogprobs: ChatTopLogprob[];
-};
-
-/**
- * Describes the message gateway.v1.ChatTokenLogprob.
- * Use `create(ChatTokenLogprobSchema)` to create a new message.
- */
-export const ChatTokenLogprobSchema: GenMessage<ChatTokenLogprob> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 14);
-
-/**
- * Log probabilities of a choice.
- *
- * @generated from message gateway.v1.ChatChoiceLogprobs
- */
-export type ChatChoiceLogprobs = Message<"gateway.v1.ChatChoiceLogprobs"> & {
-  /**
-   * @generated from field: repeated gateway.v1.ChatTokenLogprob content = 1;
-   */
-  content: ChatTokenLogprob[];
-
-  /**
-   * @generated from field: repeated gateway.v1.ChatTokenLogprob refusal = 2;
-   */
-  refusal: ChatTokenLogprob[];
-};
-
-/**
- * Describes the message gateway.v1.ChatChoiceLogprobs.
- * Use `create(ChatChoiceLogprobsSchema)` to create a new message.
- */
-export const ChatChoiceLogprobsSchema: GenMessage<ChatChoiceLogprobs> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 15);
-
-/**
- * One reasoning record of an assistant message.
- *
- * @generated from message gateway.v1.ChatReasoningDetail
- */
-export type ChatReasoningDetail = Message<"gateway.v1.ChatReasoningDetail"> & {
-  /**
-   * @generated from field: string type = 1;
-   */
-  type: string;
-
-  /**
-   * @generated from field: optional string summary = 2;
-   */
-  summary?: string | undefined;
-
-  /**
-   * @generated from field: optional string text = 3;
-   */
-  text?: string | undefined;
-};
-
-/**
- * Describes the message gateway.v1.ChatReasoningDetail.
- * Use `create(ChatReasoningDetailSchema)` to create a new message.
- */
-export const ChatReasoningDetailSchema: GenMessage<ChatReasoningDetail> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 16);
-
-/**
- * A text part of an annotated file.
- *
- * @generated from message gateway.v1.ChatFileAnnotationContent
- */
-export type ChatFileAnnotationContent = Message<"gateway.v1.ChatFileAnnotationContent"> & {
-  /**
-   * `text`.
-   *
-   * @generated from field: string type = 1;
-   */
-  type: string;
-
-  /**
-   * @generated from field: string text = 2;
-   */
-  text: string;
-};
-
-/**
- * Describes the message gateway.v1.ChatFileAnnotationContent.
- * Use `create(ChatFileAnnotationContentSchema)` to create a new message.
- */
-export const ChatFileAnnotationContentSchema: GenMessage<ChatFileAnnotationContent> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 17);
-
-/**
- * A file that an annotation refers to.
- *
- * @generated from message gateway.v1.ChatFileAnnotation
- */
-export type ChatFileAnnotation = Message<"gateway.v1.ChatFileAnnotation"> & {
-  /**
-   * @generated from field: string name = 1;
-   */
-  name: string;
-
-  /**
-   * @generated from field: string hash = 2;
-   */
-  hash: string;
-
-  /**
-   * @generated from field: repeated gateway.v1.ChatFileAnnotationContent content = 3;
-   */
-  content: ChatFileAnnotationContent[];
-};
-
-/**
- * Describes the message gateway.v1.ChatFileAnnotation.
- * Use `create(ChatFileAnnotationSchema)` to create a new message.
- */
-export const ChatFileAnnotationSchema: GenMessage<ChatFileAnnotation> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 18);
-
-/**
- * An annotation of an assistant message.
- *
- * @generated from message gateway.v1.ChatAnnotation
- */
-export type ChatAnnotation = Message<"gateway.v1.ChatAnnotation"> & {
-  /**
-   * `file` or `url_citation`.
-   *
-   * @generated from field: string type = 1;
-   */
-  type: string;
-
-  /**
-   * Set when `type` is `file`.
-   *
-   * @generated from field: gateway.v1.ChatFileAnnotation file = 2;
-   */
-  file?: ChatFileAnnotation | undefined;
-
-  /**
-   * Set when `type` is `url_citation`: {url, title, content, start_index, end_index}.
-   *
-   * @generated from field: google.protobuf.Struct url_citation = 3;
-   */
-  urlCitation?: JsonObject | undefined;
-};
-
-/**
- * Describes the message gateway.v1.ChatAnnotation.
- * Use `create(ChatAnnotationSchema)` to create a new message.
- */
-export const ChatAnnotationSchema: GenMessage<ChatAnnotation> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 19);
-
-/**
- * URL of a generated image.
- *
- * @generated from message gateway.v1.ChatImageUrl
- */
-export type ChatImageUrl = Message<"gateway.v1.ChatImageUrl"> & {
-  /**
-   * @generated from field: string url = 1;
-   */
-  url: string;
-};
-
-/**
- * Describes the message gateway.v1.ChatImageUrl.
- * Use `create(ChatImageUrlSchema)` to create a new message.
- */
-export const ChatImageUrlSchema: GenMessage<ChatImageUrl> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 20);
-
-/**
- * An image generated by the model.
- *
- * @generated from message gateway.v1.ChatImage
- */
-export type ChatImage = Message<"gateway.v1.ChatImage"> & {
-  /**
-   * `image_url`.
-   *
-   * @generated from field: string type = 1;
-   */
-  type: string;
-
-  /**
-   * @generated from field: gateway.v1.ChatImageUrl image_url = 2;
-   */
-  imageUrl?: ChatImageUrl | undefined;
-};
-
-/**
- * Describes the message gateway.v1.ChatImage.
- * Use `create(ChatImageSchema)` to create a new message.
- */
-export const ChatImageSchema: GenMessage<ChatImage> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 21);
-
-/**
- * The assistant message of a non-streamed choice.
- *
- * @generated from message gateway.v1.ChatCompletionMessage
- */
-export type ChatCompletionMessage = Message<"gateway.v1.ChatCompletionMessage"> & {
-  /**
-   * `assistant`.
-   *
-   * @generated from field: string role = 1;
-   */
-  role: string;
-
-  /**
-   * @generated from field: optional string content = 2;
-   */
-  content?: string | undefined;
-
-  /**
-   * @generated from field: optional string refusal = 3;
-   */
-  refusal?: string | undefined;
-
-  /**
-   * @generated from field: optional string reasoning = 4;
-   */
-  reasoning?: string | undefined;
-
-  /**
-   * Lists a plain text answer does not have are left out, as OpenAI leaves them out: clients test
-   * `if (message.tool_calls)`, and `[]` is truthy in JavaScript.
-   *
-   * @generated from field: repeated gateway.v1.ChatReasoningDetail reasoning_details = 5;
-   */
-  reasoningDetails: ChatReasoningDetail[];
-
-  /**
-   * @generated from field: repeated gateway.v1.ChatAnnotation annotations = 6;
-   */
-  annotations: ChatAnnotation[];
-
-  /**
-   * @generated from field: repeated gateway.v1.ChatImage images = 7;
-   */
-  images: ChatImage[];
-
-  /**
-   * @generated from field: repeated gateway.v1.ChatToolCall tool_calls = 8;
-   */
-  toolCalls: ChatToolCall[];
-};
-
-/**
- * Describes the message gateway.v1.ChatCompletionMessage.
- * Use `create(ChatCompletionMessageSchema)` to create a new message.
- */
-export const ChatCompletionMessageSchema: GenMessage<ChatCompletionMessage> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 22);
-
-/**
- * One choice of a non-streamed completion.
- *
- * @generated from message gateway.v1.ChatChoice
- */
-export type ChatChoice = Message<"gateway.v1.ChatChoice"> & {
-  /**
-   * @generated from field: int32 index = 1;
-   */
-  index: number;
-
-  /**
-   * @generated from field: gateway.v1.ChatCompletionMessage message = 2;
-   */
-  message?: ChatCompletionMessage | undefined;
-
-  /**
-   * Normalized reason: `stop`, `length`, `tool_calls`, `content_filter` or `error`.
-   *
-   * @generated from field: optional string finish_reason = 3;
-   */
-  finishReason?: string | undefined;
-
-  /**
-   * The provider's own finish reason.
-   *
-   * @generated from field: optional string native_finish_reason = 4;
-   */
-  nativeFinishReason?: string | undefined;
-
-  /**
-   * @generated from field: gateway.v1.ChatChoiceLogprobs logprobs = 5;
-   */
-  logprobs?: ChatChoiceLogprobs | undefined;
-};
-
-/**
- * Describes the message gateway.v1.ChatChoice.
- * Use `create(ChatChoiceSchema)` to create a new message.
- */
-export const ChatChoiceSchema: GenMessage<ChatChoice> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 23);
-
-/**
- * Token usage and cost of a chat completion.
- *
- * @generated from message gateway.v1.ChatUsage
- */
-export type ChatUsage = Message<"gateway.v1.ChatUsage"> & {
-  /**
-   * @generated from field: int64 prompt_tokens = 1;
-   */
-  promptTokens: bigint;
-
-  /**
-   * @generated from field: int64 completion_tokens = 2;
-   */
-  completionTokens: bigint;
-
-  /**
-   * @generated from field: int64 total_tokens = 3;
-   */
-  totalTokens: bigint;
-
-  /**
-   * @generated from field: gateway.v1.CompletionTokensDetails completion_tokens_details = 4;
-   */
-  completionTokensDetails?: CompletionTokensDetails | undefined;
-
-  /**
-   * @generated from field: gateway.v1.PromptTokensDetails prompt_tokens_details = 5;
-   */
-  promptTokensDetails?: PromptTokensDetails | undefined;
-
-  /**
-   * @generated from field: gateway.v1.ServerToolUse server_tool_use = 6;
-   */
-  serverToolUse?: ServerToolUse | undefined;
-
-  /**
-   * @generated from field: gateway.v1.ServerToolUse server_tool_use_details = 7;
-   */
-  serverToolUseDetails?: ServerToolUse | undefined;
-
-  /**
-   * Charged cost, USD.
-   *
-   * @generated from field: optional double cost = 8;
-   */
-  cost?: number | undefined;
-
-  /**
-   * @generated from field: optional bool is_byok = 9;
-   */
-  isByok?: boolean | undefined;
-
-  /**
-   * @generated from field: gateway.v1.CostDetails cost_details = 10;
-   */
-  costDetails?: CostDetails | undefined;
-};
-
-/**
- * Describes the message gateway.v1.ChatUsage.
- * Use `create(ChatUsageSchema)` to create a new message.
- */
-export const ChatUsageSchema: GenMessage<ChatUsage> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 24);
-
-/**
- * A complete (non-streamed) chat completion; `object` is `chat.completion`.
- *
- * @generated from message gateway.v1.ChatCompletion
- */
-export type ChatCompletion = Message<"gateway.v1.ChatCompletion"> & {
-  /**
-   * @generated from field: string id = 1;
-   */
-  id: string;
-
-  /**
-   * `chat.completion`.
-   *
-   * @generated from field: string object = 2;
-   */
-  object: string;
-
-  /**
-   * Unix seconds.
-   *
-   * @generated from field: int64 created = 3;
-   */
-  created: bigint;
-
-  /**
-   * @generated from field: string model = 4;
-   */
-  model: string;
-
-  /**
-   * Provider that served the request.
-   *
-   * @generated from field: string provider = 5;
-   */
-  provider: string;
-
-  /**
-   * @generated from field: optional string service_tier = 6;
-   */
-  serviceTier?: string | undefined;
-
-  /**
-   * @generated from field: optional string system_fingerprint = 7;
-   */
-  systemFingerprint?: string | undefined;
-
-  /**
-   * @generated from field: repeated gateway.v1.ChatChoice choices = 8;
-   */
-  choices: ChatChoice[];
-
-  /**
-   * @generated from field: gateway.v1.ChatUsage usage = 9;
-   */
-  usage?: ChatUsage | undefined;
-
-  /**
-   * Routing metadata: attempt, endpoints {available, total}, generation_time, is_byok, region, ...
-   *
-   * @generated from field: google.protobuf.Struct svc_metadata = 10;
-   */
-  svcMetadata?: JsonObject | undefined;
-
-  /**
-   * Guardrail evaluation: {calls: [{call, outcome, rules}]}.
-   *
-   * @generated from field: google.protobuf.Struct alignment = 11;
-   */
-  alignment?: JsonObject | undefined;
-
-  /**
-   * Debug echo: {echo_upstream_body, timings}.
-   *
-   * @generated from field: google.protobuf.Struct debug = 12;
-   */
-  debug?: JsonObject | undefined;
-
-  /**
-   * Safeguard evaluations of tool use.
-   *
-   * @generated from field: google.protobuf.ListValue safeguard_results = 13;
-   */
-  safeguardResults?: ListValue | undefined;
-
-  /**
-   * Top-level answer fields this message has no field for (a provider's `citations`, …), as the
-   * provider sent them. gRPC only: REST answers carry them in place.
-   *
-   * @generated from field: google.protobuf.Struct extra = 14;
-   */
-  extra?: JsonObject | undefined;
-};
-
-/**
- * Describes the message gateway.v1.ChatCompletion.
- * Use `create(ChatCompletionSchema)` to create a new message.
- */
-export const ChatCompletionSchema: GenMessage<ChatCompletion> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 25);
-
-/**
- * A function call fragment of a streamed tool call.
- *
- * @generated from message gateway.v1.ChatFunctionCallDelta
- */
-export type ChatFunctionCallDelta = Message<"gateway.v1.ChatFunctionCallDelta"> & {
-  /**
-   * @generated from field: optional string name = 1;
-   */
-  name?: string | undefined;
-
-  /**
-   * The next fragment of the JSON arguments string.
-   *
-   * @generated from field: optional string arguments = 2;
-   */
-  arguments?: string | undefined;
-};
-
-/**
- * Describes the message gateway.v1.ChatFunctionCallDelta.
- * Use `create(ChatFunctionCallDeltaSchema)` to create a new message.
- */
-export const ChatFunctionCallDeltaSchema: GenMessage<ChatFunctionCallDelta> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 26);
-
-/**
- * A streamed tool call fragment; fragments with the same `index` belong together.
- *
- * @generated from message gateway.v1.ChatToolCallDelta
- */
-export type ChatToolCallDelta = Message<"gateway.v1.ChatToolCallDelta"> & {
-  /**
-   * @generated from field: int32 index = 1;
-   */
-  index: number;
-
-  /**
-   * @generated from field: optional string id = 2;
-   */
-  id?: string | undefined;
-
-  /**
-   * `function`; on the first fragment.
-   *
-   * @generated from field: optional string type = 3;
-   */
-  type?: string | undefined;
-
-  /**
-   * @generated from field: gateway.v1.ChatFunctionCallDelta function = 4;
-   */
-  function?: ChatFunctionCallDelta | undefined;
-};
-
-/**
- * Describes the message gateway.v1.ChatToolCallDelta.
- * Use `create(ChatToolCallDeltaSchema)` to create a new message.
- */
-export const ChatToolCallDeltaSchema: GenMessage<ChatToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 27);
-
-/**
- * The message increment of a streamed choice.
- *
- * @generated from message gateway.v1.ChatDelta
- */
-export type ChatDelta = Message<"gateway.v1.ChatDelta"> & {
-  /**
-   * @generated from field: optional string role = 1;
-   */
-  role?: string | undefined;
-
-  /**
-   * @generated from field: optional string content = 2;
-   */
-  content?: string | undefined;
-
-  /**
-   * @generated from field: optional string refusal = 3;
-   */
-  refusal?: string | undefined;
-
-  /**
-   * @generated from field: optional string reasoning = 4;
-   */
-  reasoning?: string | undefined;
-
-  /**
-   * The lists appear only on the chunks that carry items, as in OpenAI's and OpenRouter's streams.
-   *
-   * @generated from field: repeated gateway.v1.ChatReasoningDetail reasoning_details = 5;
-   */
-  reasoningDetails: ChatReasoningDetail[];
-
-  /**
-   * @generated from field: repeated gateway.v1.ChatToolCallDelta tool_calls = 6;
-   */
-  toolCalls: ChatToolCallDelta[];
-
-  /**
-   * @generated from field: repeated gateway.v1.ChatImage images = 7;
-   */
-  images: ChatImage[];
-};
-
-/**
- * Describes the message gateway.v1.ChatDelta.
- * Use `create(ChatDeltaSchema)` to create a new message.
- */
-export const ChatDeltaSchema: GenMessage<ChatDelta> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 28);
-
-/**
- * One choice of a streamed chunk.
- *
- * @generated from message gateway.v1.ChatChunkChoice
- */
-export type ChatChunkChoice = Message<"gateway.v1.ChatChunkChoice"> & {
-  /**
-   * @generated from field: int32 index = 1;
-   */
-  index: number;
-
-  /**
-   * @generated from field: gateway.v1.ChatDelta delta = 2;
-   */
-  delta?: ChatDelta | undefined;
-
-  /**
-   * @generated from field: optional string finish_reason = 3;
-   */
-  finishReason?: string | undefined;
-
-  /**
-   * @generated from field: optional string native_finish_reason = 4;
-   */
-  nativeFinishReason?: string | undefined;
-
-  /**
-   * @generated from field: gateway.v1.ChatChoiceLogprobs logprobs = 5;
-   */
-  logprobs?: ChatChoiceLogprobs | undefined;
-};
-
-/**
- * Describes the message gateway.v1.ChatChunkChoice.
- * Use `create(ChatChunkChoiceSchema)` to create a new message.
- */
-export const ChatChunkChoiceSchema: GenMessage<ChatChunkChoice> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 29);
-
-/**
- * An error that ends a stream after it began (sent with `finish_reason` `error`).
- *
- * @generated from message gateway.v1.ChatStreamError
- */
-export type ChatStreamError = Message<"gateway.v1.ChatStreamError"> & {
-  /**
-   * The HTTP status the error would have had.
-   *
-   * @generated from field: int32 code = 1;
-   */
-  code: number;
-
-  /**
-   * @generated from field: string message = 2;
-   */
-  message: string;
-
-  /**
-   * {reason, retryable, ...} when known.
-   *
-   * @generated from field: google.protobuf.Struct metadata = 3;
-   */
-  metadata?: JsonObject | undefined;
-};
-
-/**
- * Describes the message gateway.v1.ChatStreamError.
- * Use `create(ChatStreamErrorSchema)` to create a new message.
- */
-export const ChatStreamErrorSchema: GenMessage<ChatStreamError> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 30);
-
-/**
- * One streamed chunk; `object` is `chat.completion.chunk`.
- *
- * @generated from message gateway.v1.ChatCompletionChunk
- */
-export type ChatCompletionChunk = Message<"gateway.v1.ChatCompletionChunk"> & {
-  /**
-   * @generated from field: string id = 1;
-   */
-  id: string;
-
-  /**
-   * `chat.completion.chunk`.
-   *
-   * @generated from field: string object = 2;
-   */
-  object: string;
-
-  /**
-   * Unix seconds.
-   *
-   * @generated from field: int64 created = 3;
-   */
-  created: bigint;
-
-  /**
-   * @generated from field: string model = 4;
-   */
-  model: string;
-
-  /**
-   * @generated from field: string provider = 5;
-   */
-  provider: string;
-
-  /**
-   * @generated from field: optional string service_tier = 6;
-   */
-  serviceTier?: string | undefined;
-
-  /**
-   * @generated from field: optional string system_fingerprint = 7;
-   */
-  systemFingerprint?: string | undefined;
-
-  /**
-   * @generated from field: repeated gateway.v1.ChatChunkChoice choices = 8;
-   */
-  choices: ChatChunkChoice[];
-
-  /**
-   * On the final chunk only.
-   *
-   * @generated from field: gateway.v1.ChatUsage usage = 9;
-   */
-  usage?: ChatUsage | undefined;
-
-  /**
-   * Set on a chunk that ends the stream with an error.
-   *
-   * @generated from field: gateway.v1.ChatStreamError error = 10;
-   */
-  error?: ChatStreamError | undefined;
-
-  /**
-   * Top-level chunk fields this message has no field for, as the provider sent them (gRPC only).
-   *
-   * @generated from field: google.protobuf.Struct extra = 11;
-   */
-  extra?: JsonObject | undefined;
-};
-
-/**
- * Describes the message gateway.v1.ChatCompletionChunk.
- * Use `create(ChatCompletionChunkSchema)` to create a new message.
- */
-export const ChatCompletionChunkSchema: GenMessage<ChatCompletionChunk> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 31);
-
-/**
- * One message of the CreateChatCompletion stream.
- *
- * @generated from message gateway.v1.ChatCompletionEvent
- */
-export type ChatCompletionEvent = Message<"gateway.v1.ChatCompletionEvent"> & {
-  /**
-   * @generated from oneof gateway.v1.ChatCompletionEvent.event
-   */
-  event: {
-    /**
-     * The whole answer of a `stream: false` request (the only message of the stream).
-     *
-     * @generated from field: gateway.v1.ChatCompletion completion = 1;
-     */
-    value: ChatCompletion;
-    case: "completion";
-  } | {
-    /**
-     * One chunk of a `stream: true` request.
-     *
-     * @generated from field: gateway.v1.ChatCompletionChunk chunk = 2;
-     */
-    value: ChatCompletionChunk;
-    case: "chunk";
-  } | { case: undefined; value?: undefined };
-};
-
-/**
- * Describes the message gateway.v1.ChatCompletionEvent.
- * Use `create(ChatCompletionEventSchema)` to create a new message.
- */
-export const ChatCompletionEventSchema: GenMessage<ChatCompletionEvent> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 32);
+  messageDesc(file_gateway_v1_inference, 5);
 
 /**
  * Body of POST /api/v1/embeddings.
@@ -1551,7 +514,7 @@ export type CreateEmbeddingRequest = Message<"gateway.v1.CreateEmbeddingRequest"
  * Use `create(CreateEmbeddingRequestSchema)` to create a new message.
  */
 export const CreateEmbeddingRequestSchema: GenMessage<CreateEmbeddingRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 33);
+  messageDesc(file_gateway_v1_inference, 6);
 
 /**
  * One embedding vector.
@@ -1584,7 +547,7 @@ export type Embedding = Message<"gateway.v1.Embedding"> & {
  * Use `create(EmbeddingSchema)` to create a new message.
  */
 export const EmbeddingSchema: GenMessage<Embedding> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 34);
+  messageDesc(file_gateway_v1_inference, 7);
 
 /**
  * Token usage of an embeddings request.
@@ -1615,7 +578,7 @@ export type EmbeddingUsage = Message<"gateway.v1.EmbeddingUsage"> & {
  * Use `create(EmbeddingUsageSchema)` to create a new message.
  */
 export const EmbeddingUsageSchema: GenMessage<EmbeddingUsage> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 35);
+  messageDesc(file_gateway_v1_inference, 8);
 
 /**
  * Answer of POST /api/v1/embeddings (not wrapped in `data`; `data` is the vector list).
@@ -1663,7 +626,7 @@ export type CreateEmbeddingResponse = Message<"gateway.v1.CreateEmbeddingRespons
  * Use `create(CreateEmbeddingResponseSchema)` to create a new message.
  */
 export const CreateEmbeddingResponseSchema: GenMessage<CreateEmbeddingResponse> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 36);
+  messageDesc(file_gateway_v1_inference, 9);
 
 /**
  * Body of POST /api/v1/responses. The whole HTTP body, an OpenAI Responses API request, is kept as
@@ -1683,7 +646,7 @@ export type CreateResponseRequest = Message<"gateway.v1.CreateResponseRequest"> 
  * Use `create(CreateResponseRequestSchema)` to create a new message.
  */
 export const CreateResponseRequestSchema: GenMessage<CreateResponseRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 37);
+  messageDesc(file_gateway_v1_inference, 10);
 
 /**
  * One message of the CreateResponse stream.
@@ -1718,7 +681,7 @@ export type ResponseStreamEvent = Message<"gateway.v1.ResponseStreamEvent"> & {
  * Use `create(ResponseStreamEventSchema)` to create a new message.
  */
 export const ResponseStreamEventSchema: GenMessage<ResponseStreamEvent> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 38);
+  messageDesc(file_gateway_v1_inference, 11);
 
 /**
  * Body of POST /api/v1/messages: an Anthropic Messages API request, kept as free-form JSON like
@@ -1738,7 +701,7 @@ export type CreateMessageRequest = Message<"gateway.v1.CreateMessageRequest"> & 
  * Use `create(CreateMessageRequestSchema)` to create a new message.
  */
 export const CreateMessageRequestSchema: GenMessage<CreateMessageRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 39);
+  messageDesc(file_gateway_v1_inference, 12);
 
 /**
  * One message of the CreateMessage stream.
@@ -1773,7 +736,7 @@ export type MessageStreamEvent = Message<"gateway.v1.MessageStreamEvent"> & {
  * Use `create(MessageStreamEventSchema)` to create a new message.
  */
 export const MessageStreamEventSchema: GenMessage<MessageStreamEvent> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_inference, 40);
+  messageDesc(file_gateway_v1_inference, 13);
 
 /**
  * How providers are ranked when no explicit order is given (a request's `provider.sort`;

@@ -12,11 +12,8 @@
  */
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import {
-  ChatCompletionChunkSchema,
-  ChatCompletionSchema,
-  ProviderPreferencesSchema,
-} from "../../../gen/gateway/v1/inference_pb.js";
+import { ProviderPreferencesSchema } from "../../../gen/gateway/v1/inference_pb.js";
+import { ChatCompletionChunkSchema, ChatCompletionSchema } from "../../../gen/gateway/v1/chat_answers_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { decodeWireJson } from "../../../wire/json-input.js";
 import { GENERATION_ID_HEADER } from "../../../wire/generation-headers.js";

@@ -15,12 +15,9 @@ import {
 } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import {
-  ChatCompletionChunkSchema,
   ChatCompletionRequestSchema,
-  ChatCompletionSchema,
   CreateEmbeddingRequestSchema,
   CreateEmbeddingResponseSchema,
-  type ChatCompletionEventSchema,
   type ChatCompletionRequest,
   type CreateEmbeddingRequest,
   type CreateEmbeddingResponse,
@@ -29,6 +26,11 @@ import {
   type MessageStreamEventSchema,
   type ResponseStreamEventSchema,
 } from "../../../gen/gateway/v1/inference_pb.js";
+import {
+  ChatCompletionChunkSchema,
+  ChatCompletionSchema,
+  type ChatCompletionEventSchema,
+} from "../../../gen/gateway/v1/chat_answers_pb.js";
 import { gatewayError } from "../../../wire/errors.js";
 import { findField } from "../../../wire/json-input.js";
 import { wireJson } from "../../../wire/json.js";

@@ -25,7 +25,7 @@ import {
   InternToolCallType,
   type InternChatEventSchema,
   type InternChatChunk,
-} from "../../../gen/gateway/v1/interns_pb.js";
+} from "../../../gen/gateway/v1/intern_chat_pb.js";
 import type { Deps } from "../deps.js";
 import type { RunEndStatus, RunEvent, RunUsage } from "../../../wire/host-protocol.js";
 import { retryableOf } from "./intern-chat-errors.js";

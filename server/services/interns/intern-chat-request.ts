@@ -1,4 +1,8 @@
-import { InternApprovalMode, InternMessageRole, type InternChatRequest } from "../../../gen/gateway/v1/interns_pb.js";
+import {
+  InternApprovalMode,
+  InternMessageRole,
+  type InternChatRequest,
+} from "../../../gen/gateway/v1/intern_chat_pb.js";
 import type { ApprovalMode } from "../../../wire/host-protocol.js";
 import { badRequest } from "./intern-chat-errors.js";
 

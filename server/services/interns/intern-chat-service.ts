@@ -12,12 +12,12 @@ import { randomUUID } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ConnectError, HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { Transaction } from "sequelize";
+import type { InternsService } from "../../../gen/gateway/v1/interns_pb.js";
 import {
   InternReplyStatus,
   type InternChatEventSchema,
   type InternChatRequest,
-  type InternsService,
-} from "../../../gen/gateway/v1/interns_pb.js";
+} from "../../../gen/gateway/v1/intern_chat_pb.js";
 import { callerOf, type Caller } from "../../platform/rpc/auth.js";
 import { gatewayError } from "../../../wire/errors.js";
 import type { Deps } from "../deps.js";
