@@ -66,27 +66,33 @@ export async function runBatchBenchmark(): Promise<void> {
       const largeCpu = cpuSpent(before, cpuSeconds(pid, pgDir));
       // Not run: its items would only repeat the first measurement at a much larger size.
       await cancel(gateway.url, key, largeAccepted.id);
-      largeRow = `| submit ${(large.length / 2 ** 20).toFixed(1)} MiB (${largeCount(large)} items) | 202 after ${(largeMs / 1000).toFixed(2)} s | ${peakRssMiB(pid)} MiB | ${largeCpu} |`;
+      largeRow =
+        `| submit ${(large.length / 2 ** 20).toFixed(1)} MiB (${largeCount(large)} items) | ` +
+        `202 after ${(largeMs / 1000).toFixed(2)} s | ${peakRssMiB(pid)} MiB | ${largeCpu} |`;
     }
 
     const cpu = os.cpus();
     console.log(
-      `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+      `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
+        `Node ${process.version}, ${os.platform()} ${os.release()}`,
     );
     console.log(`Date: ${new Date().toISOString()}\n`);
     console.log("| phase | result | gateway peak RSS | CPU: gateway / PostgreSQL |");
     console.log("|---|---|---|---|");
     console.log(`| idle after start | | ${idleRss} MiB | |`);
     console.log(
-      `| submit ${ITEMS} chat items (${(small.length / 2 ** 20).toFixed(1)} MiB) | 202 after ${submitMs.toFixed(0)} ms | ${submitRss} MiB | ${submitCpu} |`,
+      `| submit ${ITEMS} chat items (${(small.length / 2 ** 20).toFixed(1)} MiB) | ` +
+        `202 after ${submitMs.toFixed(0)} ms | ${submitRss} MiB | ${submitCpu} |`,
     );
     if (finished)
       console.log(
-        `| run them against the zero-latency mock | ${finished.status}, ${finished.completed}/${ITEMS} completed in ${runSeconds.toFixed(2)} s = ${Math.round(ITEMS / runSeconds)} items/s | ${runRss} MiB | |`,
+        `| run them against the zero-latency mock | ${finished.status}, ${finished.completed}/${ITEMS} completed in ` +
+          `${runSeconds.toFixed(2)} s = ${Math.round(ITEMS / runSeconds)} items/s | ${runRss} MiB | |`,
       );
     if (warmMs.length > 0)
       console.log(
-        `| submit them again ×${warmMs.length} (warm) | 202 after ${warmMs.map((ms) => ms.toFixed(0)).join(", ")} ms | | |`,
+        `| submit them again ×${warmMs.length} (warm) | 202 after ${warmMs.map((ms) => ms.toFixed(0)).join(", ")} ms ` +
+          "| | |",
       );
     if (largeRow) console.log(largeRow);
   } finally {

@@ -40,7 +40,9 @@ export async function runFiltersBenchmark(): Promise<void> {
     const rows: string[] = [];
     const row = (name: string, size: string, tookMs: number | undefined, probe: Probe) =>
       rows.push(
-        `| ${name.replaceAll("|", "\\|")} | ${size} | ${tookMs === undefined ? "" : `${tookMs.toFixed(0)} ms`} | ${probe.latenciesMs.length} | ${percentile(probe.latenciesMs, 50).toFixed(2)} | ${percentile(probe.latenciesMs, 99).toFixed(2)} | ${Math.max(...probe.latenciesMs).toFixed(1)} |`,
+        `| ${name.replaceAll("|", "\\|")} | ${size} | ${tookMs === undefined ? "" : `${tookMs.toFixed(0)} ms`} | ` +
+          `${probe.latenciesMs.length} | ${percentile(probe.latenciesMs, 50).toFixed(2)} | ` +
+          `${percentile(probe.latenciesMs, 99).toFixed(2)} | ${Math.max(...probe.latenciesMs).toFixed(1)} |`,
       );
     row("idle", "", undefined, await probeWhile(base, sleep(IDLE_MS)));
 
@@ -110,7 +112,8 @@ export async function runFiltersBenchmark(): Promise<void> {
 
     const cpu = os.cpus();
     console.log(
-      `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+      `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
+        `Node ${process.version}, ${os.platform()} ${os.release()}`,
     );
     console.log(`Date: ${new Date().toISOString()}${QUICK ? " (BENCH_QUICK: tiny sizes)" : ""}\n`);
     console.log("| while | size | took | /healthz calls | p50 ms | p99 ms | max ms (the stall) |");

@@ -58,7 +58,9 @@ const POOLED_CHAT = JSON.stringify({
 const FILTERED_PROMPT = Array.from(
   { length: 4 },
   (_, i) =>
-    `${"The quarterly report covers revenue, churn and hiring across every region we operate in. ".repeat(11)}Contact ops${i}@example.com or +1 (555) 010-${1000 + i}, card 4111 1111 1111 1111, Project Apollo-${100 + i}. `,
+    `${"The quarterly report covers revenue, churn and hiring across every region we operate in. ".repeat(11)}` +
+    `Contact ops${i}@example.com or +1 (555) 010-${1000 + i}, card 4111 1111 1111 1111, ` +
+    `Project Apollo-${100 + i}. `,
 ).join("");
 const FILTERED_CHAT = JSON.stringify({
   model: "bench/chat",
@@ -243,7 +245,11 @@ export async function runProxyBenchmark(): Promise<void> {
       if (limitedRun) {
         const answered = limitedRun.requests - limitedRun.errors;
         const spent = await spentOf(postgres.url, limited);
-        limitReport = `Two instances, a key limited to $${(LIMITED_CALLS * estimate).toFixed(6)} (${LIMITED_CALLS} calls' worst case): ${answered} answered 200 during the measured run (warm-up calls spend too), settled spend $${spent.spent} + leased $${spent.leased} (≤ the limit: ${spent.spent + spent.leased <= LIMITED_CALLS * estimate + 1e-9 ? "held" : "EXCEEDED"}).`;
+        limitReport =
+          `Two instances, a key limited to $${(LIMITED_CALLS * estimate).toFixed(6)} (${LIMITED_CALLS} ` +
+          `calls' worst case): ${answered} answered 200 during the measured run (warm-up calls spend too), ` +
+          `settled spend $${spent.spent} + leased $${spent.leased} (≤ the limit: ` +
+          `${spent.spent + spent.leased <= LIMITED_CALLS * estimate + 1e-9 ? "held" : "EXCEEDED"}).`;
       }
     }
 
@@ -329,7 +335,8 @@ async function spentOf(databaseUrl: string, key: string): Promise<{ spent: numbe
   await client.connect();
   try {
     const { rows } = await client.query<{ spent: string; leased: string }>(
-      `SELECT (SELECT coalesce(sum(spent_usd), 0) FROM usage_counters WHERE scope = 'key' AND scope_id = $1 AND period = 'lifetime')::text AS spent,
+      `SELECT (SELECT coalesce(sum(spent_usd), 0) FROM usage_counters
+                WHERE scope = 'key' AND scope_id = $1 AND period = 'lifetime')::text AS spent,
               (SELECT coalesce(sum(granted), 0) FROM admission_leases WHERE quantity = $2)::text AS leased`,
       [hash, `key:${hash}:lifetime`],
     );
@@ -344,7 +351,8 @@ function report(rows: Row[], ledgerRows: number, limitReport: string): void {
   const p = (values: number[], q: number) => percentile(values, q);
   const cpu = os.cpus();
   console.log(
-    `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+    `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
+      `Node ${process.version}, ${os.platform()} ${os.release()}`,
   );
   console.log(
     `Date: ${new Date().toISOString()}; ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up\n`,
@@ -354,7 +362,8 @@ function report(rows: Row[], ledgerRows: number, limitReport: string): void {
   for (const { name, connections, result, cpuUsPerCall } of rows) {
     const cpu = cpuUsPerCall === null ? "" : String(Math.round(cpuUsPerCall));
     console.log(
-      `| ${name} | ${connections} | ${Math.round(result.rps)} | ${ms(p(result.latenciesMs, 50))} | ${ms(p(result.latenciesMs, 99))} | ${ms(p(result.firstByteMs, 50))} | ${cpu} | ${result.errors} |`,
+      `| ${name} | ${connections} | ${Math.round(result.rps)} | ${ms(p(result.latenciesMs, 50))} | ` +
+        `${ms(p(result.latenciesMs, 99))} | ${ms(p(result.firstByteMs, 50))} | ${cpu} | ${result.errors} |`,
     );
   }
   console.log("");
@@ -365,7 +374,9 @@ function report(rows: Row[], ledgerRows: number, limitReport: string): void {
     const b1 = find(bareName, 1);
     if (g1 && b1) {
       console.log(
-        `${what}, added latency at 1 connection: p50 ${ms(p(g1.latenciesMs, 50) - p(b1.latenciesMs, 50))} ms, p99 ${ms(p(g1.latenciesMs, 99) - p(b1.latenciesMs, 99))} ms, first byte p50 ${ms(p(g1.firstByteMs, 50) - p(b1.firstByteMs, 50))} ms`,
+        `${what}, added latency at 1 connection: p50 ${ms(p(g1.latenciesMs, 50) - p(b1.latenciesMs, 50))} ms, ` +
+          `p99 ${ms(p(g1.latenciesMs, 99) - p(b1.latenciesMs, 99))} ms, first byte p50 ` +
+          `${ms(p(g1.firstByteMs, 50) - p(b1.firstByteMs, 50))} ms`,
       );
     }
     const g10 = find(gatewayName, 10);
@@ -382,7 +393,8 @@ function report(rows: Row[], ledgerRows: number, limitReport: string): void {
   const one = find("gateway chat", 10);
   if (two && one)
     console.log(
-      `Two instances on one database: ${Math.round(two.rps)} req/s together (${(two.rps / one.rps).toFixed(2)}× one instance; both share these 2 cores)`,
+      `Two instances on one database: ${Math.round(two.rps)} req/s together (${(two.rps / one.rps).toFixed(2)}× one ` +
+        "instance; both share these 2 cores)",
     );
   if (limitReport) console.log(limitReport);
   console.log(`Ledger rows written: ${ledgerRows} (one per call answered, warm-up included; refusals write none)`);

@@ -41,7 +41,9 @@ export async function runStallBenchmark(): Promise<void> {
     const rows: string[] = [];
     const row = (name: string, probe: Probe, answeredMs?: number) =>
       rows.push(
-        `| ${name} | ${probe.latenciesMs.length} | ${percentile(probe.latenciesMs, 50).toFixed(2)} | ${percentile(probe.latenciesMs, 99).toFixed(2)} | ${Math.max(...probe.latenciesMs).toFixed(1)} | ${probe.maxGapMs.toFixed(1)} | ${answeredMs === undefined ? "" : `${(answeredMs / 1000).toFixed(2)} s`} |`,
+        `| ${name} | ${probe.latenciesMs.length} | ${percentile(probe.latenciesMs, 50).toFixed(2)} | ` +
+          `${percentile(probe.latenciesMs, 99).toFixed(2)} | ${Math.max(...probe.latenciesMs).toFixed(1)} | ` +
+          `${probe.maxGapMs.toFixed(1)} | ${answeredMs === undefined ? "" : `${(answeredMs / 1000).toFixed(2)} s`} |`,
       );
     row("idle", await probeWhile(base, key, new Promise((resolve) => setTimeout(resolve, IDLE_MS))));
     for (const [name, body] of [
@@ -56,11 +58,13 @@ export async function runStallBenchmark(): Promise<void> {
 
     const cpu = os.cpus();
     console.log(
-      `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+      `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
+        `Node ${process.version}, ${os.platform()} ${os.release()}`,
     );
     console.log(`Date: ${new Date().toISOString()}\n`);
     console.log(
-      "| small chat calls (2 connections) | calls | p50 ms | p99 ms | max ms | longest gap ms | large submission answered 202 after |",
+      "| small chat calls (2 connections) | calls | p50 ms | p99 ms | max ms | longest gap ms | " +
+        "large submission answered 202 after |",
     );
     console.log("|---|---|---|---|---|---|---|");
     for (const line of rows) console.log(line);

@@ -179,14 +179,17 @@ function oneStream(
 function report(rounds: Round[]): void {
   const cpu = os.cpus();
   console.log(
-    `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+    `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
+      `Node ${process.version}, ${os.platform()} ${os.release()}`,
   );
   console.log(`Date: ${new Date().toISOString()}`);
   console.log(
-    `Command: npm run bench -- streams-burst (BENCH_STREAMS=${STREAMS}, BENCH_CHUNKS=${CHUNKS}, BENCH_CHUNK_MS=${CHUNK_MS})\n`,
+    `Command: npm run bench -- streams-burst (BENCH_STREAMS=${STREAMS}, BENCH_CHUNKS=${CHUNKS}, ` +
+      `BENCH_CHUNK_MS=${CHUNK_MS})\n`,
   );
   console.log(
-    "| target | complete | failures | first byte p50 / p99 | worst stall | accept-queue overflows | RSS idle → peak | RSS per stream | wall |",
+    "| target | complete | failures | first byte p50 / p99 | worst stall | accept-queue overflows | " +
+      "RSS idle → peak | RSS per stream | wall |",
   );
   console.log("|---|---|---|---|---|---|---|---|---|");
   for (const round of rounds) {
@@ -198,7 +201,10 @@ function report(rounds: Round[]): void {
     const perStreamKiB = ((round.rssPeakMiB - round.rssIdleMiB) * 1024) / round.outcomes.length;
     const failureText = failures.size === 0 ? "none" : [...failures].map(([kind, n]) => `${n} ${kind}`).join(", ");
     console.log(
-      `| ${round.target} | ${complete} / ${round.outcomes.length} | ${failureText} | ${ms(percentile(firstBytes, 50))} / ${ms(percentile(firstBytes, 99))} | ${ms(stall)} | ${round.overflows} | ${round.rssIdleMiB} → ${round.rssPeakMiB} MiB | ${perStreamKiB.toFixed(1)} KiB | ${round.wallS.toFixed(1)} s |`,
+      `| ${round.target} | ${complete} / ${round.outcomes.length} | ${failureText} | ` +
+        `${ms(percentile(firstBytes, 50))} / ${ms(percentile(firstBytes, 99))} | ${ms(stall)} | ` +
+        `${round.overflows} | ${round.rssIdleMiB} → ${round.rssPeakMiB} MiB | ${perStreamKiB.toFixed(1)} KiB | ` +
+        `${round.wallS.toFixed(1)} s |`,
     );
   }
 }

@@ -125,11 +125,13 @@ export async function runStreamsBenchmark(): Promise<void> {
     const withKeepalive = results.filter((r) => r.keepalives > 0).length;
     const cpu = os.cpus();
     console.log(
-      `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+      `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
+        `Node ${process.version}, ${os.platform()} ${os.release()}`,
     );
     console.log(`Date: ${new Date().toISOString()}`);
     console.log(
-      `Command: npm run bench -- streams (BENCH_STREAMS=${STREAMS}, BENCH_STREAM_HOLD_MS=${HOLD_MS}, BENCH_KEEPALIVE_MS=${KEEPALIVE_MS})\n`,
+      `Command: npm run bench -- streams (BENCH_STREAMS=${STREAMS}, BENCH_STREAM_HOLD_MS=${HOLD_MS}, ` +
+        `BENCH_KEEPALIVE_MS=${KEEPALIVE_MS})\n`,
     );
     console.log("| measure | result |");
     console.log("|---|---|");

@@ -80,14 +80,16 @@ export async function runUploadBenchmark(): Promise<void> {
 
     const cpu = os.cpus();
     console.log(
-      `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+      `Machine: ${cpu[0]?.model ?? "unknown CPU"} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
+        `Node ${process.version}, ${os.platform()} ${os.release()}`,
     );
     console.log(`Date: ${new Date().toISOString()}\n`);
     console.log("| phase | answer | time | throughput | gateway peak RSS increase |");
     console.log("|---|---|---|---|---|");
     for (const r of results) {
       console.log(
-        `| ${r.phase} | ${r.status} ${r.detail} | ${r.seconds.toFixed(2)} s | ${(SIZE / 1e6 / r.seconds).toFixed(0)} MB/s | ${r.peakIncreaseMiB.toFixed(1)} MiB |`,
+        `| ${r.phase} | ${r.status} ${r.detail} | ${r.seconds.toFixed(2)} s | ` +
+          `${(SIZE / 1e6 / r.seconds).toFixed(0)} MB/s | ${r.peakIncreaseMiB.toFixed(1)} MiB |`,
       );
     }
   } finally {
