@@ -31,7 +31,8 @@ const FAIL_REPORT = /^ {2} FAIL {2}/gm;
  * error, and the rest of the suite did not run; support/suite.ts prevents the ways known.
  */
 const NO_REASON =
-  "uvu could not report an error and stopped the suite (a hook of a suite made with uvu's own suite() threw, or a test threw a value uvu cannot print); make suites with test/support/suite.ts, which reports both";
+  "uvu could not report an error and stopped the suite (a hook of a suite made with uvu's own suite() threw, " +
+  "or a test threw a value uvu cannot print); make suites with test/support/suite.ts, which reports both";
 
 async function runFile({ name, file }: FileToRun): Promise<FileDone> {
   uvuGlobals.UVU_QUEUE.length = 0;
@@ -81,10 +82,14 @@ async function runFile({ name, file }: FileToRun): Promise<FileDone> {
     .filter((suite) => !suite.ran)
     .map((suite) => suite.name);
   for (const suite of unrunSuites)
-    printed += `\n  ✘ ${suite}: the suite was made but never run (call its run() once, after its tests, at the end of the file)\n`;
+    printed +=
+      `\n  ✘ ${suite}: the suite was made but never run (call its run() once, ` +
+      `after its tests, at the end of the file)\n`;
   const unexplained = total - passed - (plain.match(FAIL_REPORT) ?? []).length;
   if (unexplained > 0)
-    printed += `\n  ✘ ${unexplained} test${unexplained === 1 ? "" : "s"} did not pass and uvu gave no reason: ${NO_REASON}\n`;
+    printed +=
+      `\n  ✘ ${unexplained} test${unexplained === 1 ? "" : "s"} ` +
+      `did not pass and uvu gave no reason: ${NO_REASON}\n`;
   return {
     name,
     seconds,

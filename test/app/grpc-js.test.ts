@@ -83,21 +83,22 @@ test("invalid input is INVALID_ARGUMENT with http_status 400 and names the field
   assert.match(failure.details, /slug/);
 });
 
-test("a timestamp no RFC 3339 text can carry (year 11476) is INVALID_ARGUMENT naming the field, not an internal error", async ({
-  gw,
-  keys,
-}) => {
-  const failure = await grpcFailure(
-    keys.unary(
-      KeysService.method.createKey,
-      { name: "far", expiresAt: { seconds: 300_000_000_000n, nanos: 0 } },
-      bearer(gw.key),
-    ),
-  );
-  assert.is(failure.code, status.INVALID_ARGUMENT, failure.message);
-  assert.is(failure.detail?.httpStatus, 400);
-  assert.match(failure.details, /expires_at must be a time from 0001/);
-});
+test(
+  "a timestamp no RFC 3339 text can carry (year 11476) is INVALID_ARGUMENT naming the field, " +
+    "not an internal error",
+  async ({ gw, keys }) => {
+    const failure = await grpcFailure(
+      keys.unary(
+        KeysService.method.createKey,
+        { name: "far", expiresAt: { seconds: 300_000_000_000n, nanos: 0 } },
+        bearer(gw.key),
+      ),
+    );
+    assert.is(failure.code, status.INVALID_ARGUMENT, failure.message);
+    assert.is(failure.detail?.httpStatus, 400);
+    assert.match(failure.details, /expires_at must be a time from 0001/);
+  },
+);
 
 test("no authorization metadata is UNAUTHENTICATED with http_status 401", async ({ keys, workspaces }) => {
   const own = await grpcFailure(keys.unary(KeysService.method.getCurrentKey, {}));

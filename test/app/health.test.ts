@@ -61,7 +61,8 @@ test("the governance change feed down: /readyz 503 naming it, and 200 again once
   await client.connect();
   try {
     const { rowCount } = await client.query(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'",
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity " +
+        "WHERE datname = current_database() AND query LIKE 'LISTEN %'",
     );
     assert.ok((rowCount ?? 0) >= 1, "the LISTEN connection was found");
   } finally {

@@ -116,29 +116,30 @@ test("the core-only child serves Connect but no REST on its HTTP port", async ({
   assert.is(reply.data?.label, maskKey(key));
 });
 
-test("cmd/facade.ts, split from the core: probes from the core's health, the API description and the console; draining on SIGTERM", async ({
-  core,
-  key,
-}) => {
-  const facade = await startGatewayProcess({
-    databaseUrl: "",
-    key,
-    entry: "cmd/facade.ts",
-    env: { GATEWAY_CORE_URL: `http://127.0.0.1:${core.grpcPort}` },
-  });
-  try {
-    assert.is((await call(facade.url, "GET", "/healthz")).status, 200);
-    const ready = await call(facade.url, "GET", "/readyz");
-    assert.is(ready.status, 200, ready.text);
-    assert.equal(at(ready.body, "checks", "core"), { ok: true });
-    assert.is((await call(facade.url, "GET", "/openapi.json")).status, 200);
-    assert.is((await call(facade.url, "GET", "/ui/")).status, 200);
-    assert.is((await call(facade.url, "GET", "/api/v1/key", { key })).status, 200);
-  } finally {
-    const { code } = await facade.stop();
-    assert.is(code, 0, facade.lines.slice(-10).join("\n"));
-  }
-});
+test(
+  "cmd/facade.ts, split from the core: " +
+    "probes from the core's health, the API description and the console; draining on SIGTERM",
+  async ({ core, key }) => {
+    const facade = await startGatewayProcess({
+      databaseUrl: "",
+      key,
+      entry: "cmd/facade.ts",
+      env: { GATEWAY_CORE_URL: `http://127.0.0.1:${core.grpcPort}` },
+    });
+    try {
+      assert.is((await call(facade.url, "GET", "/healthz")).status, 200);
+      const ready = await call(facade.url, "GET", "/readyz");
+      assert.is(ready.status, 200, ready.text);
+      assert.equal(at(ready.body, "checks", "core"), { ok: true });
+      assert.is((await call(facade.url, "GET", "/openapi.json")).status, 200);
+      assert.is((await call(facade.url, "GET", "/ui/")).status, 200);
+      assert.is((await call(facade.url, "GET", "/api/v1/key", { key })).status, 200);
+    } finally {
+      const { code } = await facade.stop();
+      assert.is(code, 0, facade.lines.slice(-10).join("\n"));
+    }
+  },
+);
 
 test("the core never logs a key secret", async ({ core, key }) => {
   assert.ok(core.lines.some((line) => line.includes("gateway listening")));

@@ -82,61 +82,65 @@ test("PORT and GRPC_PORT the same: refused before anything starts, naming both",
   assert.is(await migrationTableOf(databaseUrl), null);
 });
 
-test("first start without GATEWAY_CONFIG: a warning naming it; the listening line's addresses; the generated key shown after it and working; chat says no model is configured", async () => {
-  const databaseUrl = await createDatabase();
-  const gateway = await startGatewayProcess({
-    databaseUrl,
-    key: "",
-    env: { GATEWAY_BOOTSTRAP_KEY: "", GATEWAY_CONFIG: "" },
-  });
-  try {
-    const warning = gateway.lines.find((line) => line.includes("GATEWAY_CONFIG is not set"));
-    assert.ok(warning, gateway.lines.join("\n"));
-    assert.match(warning!, /examples\/gateway\.yaml/);
-    const listeningAt = gateway.lines.findIndex((line) => line.includes("gateway listening"));
-    const listening = JSON.parse(gateway.lines[listeningAt]!) as Record<string, unknown>;
-    assert.is(listening.http, gateway.url);
-    assert.is(listening.grpc, `http://127.0.0.1:${gateway.grpcPort}`);
-    assert.is(listening.api, `${gateway.url}/api/v1`);
-    const endpoints = listening.endpoints as string[];
-    assert.ok(
-      endpoints.includes(`${gateway.url}/healthz`) && endpoints.includes(`${gateway.url}/readyz`),
-      String(endpoints),
-    );
-
-    // The key is written right after the listening line; its lines may still be on their way.
-    const keyAt = await eventually(
-      () => gateway.lines.findIndex((line) => line.includes("Management API key (shown once")),
-      "the key's heading is printed",
-      { until: (at) => at !== -1 },
-    );
-    assert.ok(keyAt > listeningAt, `the key comes after the listening line:\n${gateway.lines.join("\n")}`);
-    const key = await eventually(
-      () =>
-        gateway.lines
-          .slice(keyAt + 1)
-          .map((line) => line.trim())
-          .find((line) => line.length > 0),
-      "the key is printed",
-    );
-    assert.is((await call(gateway.url, "GET", "/api/v1/key", { key })).status, 200);
-    assert.is(
-      gateway.lines.filter((line) => line.includes(key!)).length,
-      1,
-      "the key appears once, never in a log line",
-    );
-
-    const chat = await call(gateway.url, "POST", "/api/v1/chat/completions", {
-      key,
-      body: { model: "openai/gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
+test(
+  "first start without GATEWAY_CONFIG: a warning naming it; the listening line's addresses; " +
+    "the generated key shown after it and working; chat says no model is configured",
+  async () => {
+    const databaseUrl = await createDatabase();
+    const gateway = await startGatewayProcess({
+      databaseUrl,
+      key: "",
+      env: { GATEWAY_BOOTSTRAP_KEY: "", GATEWAY_CONFIG: "" },
     });
-    assert.is(chat.status, 400);
-    const message = String(at(chat.body, "error", "message"));
-    assert.match(message, /no models are configured/);
-    assert.match(message, /GATEWAY_CONFIG/);
-  } finally {
-    await gateway.stop();
-  }
-});
+    try {
+      const warning = gateway.lines.find((line) => line.includes("GATEWAY_CONFIG is not set"));
+      assert.ok(warning, gateway.lines.join("\n"));
+      assert.match(warning!, /examples\/gateway\.yaml/);
+      const listeningAt = gateway.lines.findIndex((line) => line.includes("gateway listening"));
+      const listening = JSON.parse(gateway.lines[listeningAt]!) as Record<string, unknown>;
+      assert.is(listening.http, gateway.url);
+      assert.is(listening.grpc, `http://127.0.0.1:${gateway.grpcPort}`);
+      assert.is(listening.api, `${gateway.url}/api/v1`);
+      const endpoints = listening.endpoints as string[];
+      assert.ok(
+        endpoints.includes(`${gateway.url}/healthz`) && endpoints.includes(`${gateway.url}/readyz`),
+        String(endpoints),
+      );
+
+      // The key is written right after the listening line; its lines may still be on their way.
+      const keyAt = await eventually(
+        () => gateway.lines.findIndex((line) => line.includes("Management API key (shown once")),
+        "the key's heading is printed",
+        { until: (at) => at !== -1 },
+      );
+      assert.ok(keyAt > listeningAt, `the key comes after the listening line:\n${gateway.lines.join("\n")}`);
+      const key = await eventually(
+        () =>
+          gateway.lines
+            .slice(keyAt + 1)
+            .map((line) => line.trim())
+            .find((line) => line.length > 0),
+        "the key is printed",
+      );
+      assert.is((await call(gateway.url, "GET", "/api/v1/key", { key })).status, 200);
+      assert.is(
+        gateway.lines.filter((line) => line.includes(key!)).length,
+        1,
+        "the key appears once, never in a log line",
+      );
+
+      const chat = await call(gateway.url, "POST", "/api/v1/chat/completions", {
+        key,
+        body: { model: "openai/gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
+      });
+      assert.is(chat.status, 400);
+      const message = String(at(chat.body, "error", "message"));
+      assert.match(message, /no models are configured/);
+      assert.match(message, /GATEWAY_CONFIG/);
+    } finally {
+      await gateway.stop();
+    }
+  },
+);
 
 test.run();

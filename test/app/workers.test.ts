@@ -179,21 +179,22 @@ test.before.each(({ env }) => {
   env.upstream.rule({ usage: { prompt_tokens: 7, completion_tokens: 3 }, delayMs: 2 });
 });
 
-test("the primary does the start's one-time work: one embedded PostgreSQL, one migration run, the generated key shown once every worker listens", ({
-  gateway,
-  key,
-}) => {
-  const lines = logLines(gateway);
-  const once = (msg: string) => lines.filter((line) => line.msg === msg);
-  assert.is(once("embedded postgres ready").length, 1);
-  assert.is(once("applied migrations").length, 1);
-  for (const line of [...once("embedded postgres ready"), ...once("applied migrations")])
-    assert.is(line.worker, undefined, "the primary did it");
-  const banners = gateway.lines.flatMap((line, i) => (line.includes("Management API key (shown once") ? [i] : []));
-  assert.is(banners.length, 1, gateway.lines.join("\n"));
-  assert.ok(gateway.lines.findIndex((line) => line.includes(READY)) < banners[0]!, "shown once every worker listens");
-  assert.ok(gateway.lines.indexOf(`  ${key}`) > banners[0]!, "the key follows its banner");
-});
+test(
+  "the primary does the start's one-time work: " +
+    "one embedded PostgreSQL, one migration run, the generated key shown once every worker listens",
+  ({ gateway, key }) => {
+    const lines = logLines(gateway);
+    const once = (msg: string) => lines.filter((line) => line.msg === msg);
+    assert.is(once("embedded postgres ready").length, 1);
+    assert.is(once("applied migrations").length, 1);
+    for (const line of [...once("embedded postgres ready"), ...once("applied migrations")])
+      assert.is(line.worker, undefined, "the primary did it");
+    const banners = gateway.lines.flatMap((line, i) => (line.includes("Management API key (shown once") ? [i] : []));
+    assert.is(banners.length, 1, gateway.lines.join("\n"));
+    assert.ok(gateway.lines.findIndex((line) => line.includes(READY)) < banners[0]!, "shown once every worker listens");
+    assert.ok(gateway.lines.indexOf(`  ${key}`) > banners[0]!, "the key follows its banner");
+  },
+);
 
 test("calls are served by both workers, and each worker's lines name it", async (ctx) => {
   const { gateway } = ctx;
@@ -248,96 +249,106 @@ test("a key's credit limit holds across the workers", async (ctx) => {
   );
 });
 
-test("kill -9 of a worker: logged and replaced, calls go on being answered, the ledger lacks at most its queue", async (ctx) => {
-  const { gateway, db } = ctx;
-  const limit = 400 * CALL_USD;
-  const { key, hash } = await newKey(gateway.url, ctx.key, { limit });
-  const tag = "worker-kill";
-  const [victim, survivor] = workerPids(gateway) as [number, number];
-  const replies: Reply[] = [];
-  /** The calls sent once the victim was dead. */
-  const sinceKill: Reply[] = [];
-  const answered = () => replies.filter((reply) => reply.status === 200);
-  let killed = false;
-  let done = false;
-  // Not awaited: a connection the primary handed to the victim as it died is never answered (node:cluster
-  // gives it to no other worker), and such a call ends only when the gateway stops.
-  void Promise.all(
-    Array.from({ length: 6 }, async () => {
-      while (!done) {
-        const afterKill = killed;
-        // A call in flight on the victim loses its connection: not an answer, and the load goes on.
-        const reply = await chat(gateway.url, key, tag).catch(() => undefined);
-        if (reply) replies.push(reply);
-        if (reply && afterKill) sinceKill.push(reply);
-      }
-    }),
-  );
-  try {
-    await eventually(() => answered().length, "calls answered before the kill", { until: (n) => n >= 30 });
-    process.kill(victim, "SIGKILL");
-    killed = true;
-    await eventually(() => sinceKill.filter((reply) => reply.status === 200).length, "calls answered after the kill", {
-      until: (n) => n >= 30,
-    });
-  } finally {
-    done = true;
-  }
-  const replacement = await eventually(
-    () => workerPids(gateway).find((pid) => pid !== victim && pid !== survivor),
-    "a replacement worker listens",
-  );
-  const late = await servedByBoth(gateway, () => chat(gateway.url, key, tag));
-  replies.push(...late);
-  for (const reply of replies) assert.is(reply.status, 200, reply.text);
-  await eventually(() => pidsOf(gateway, sinceKill), "the access lines of the calls answered after the kill", {
-    until: (pids) => pids.size > 0,
-  });
-  assert.not.ok(pidsOf(gateway, sinceKill).has(victim), "the killed worker answered nothing more");
-  assert.equal(
-    sortedNumbers(pidsOf(gateway, late)),
-    sortedNumbers([survivor, replacement]),
-    "the survivor and the replacement answer",
-  );
-  const exit = logLines(gateway).find((line) => line.msg === "a worker exited; starting a replacement");
-  assert.is(exit?.pid, victim, gateway.lines.slice(-20).join("\n"));
-  assert.is(exit?.signal, "SIGKILL");
-  ctx.answered += answered().length;
-
-  const ids = answered().map((reply) => String(reply.headers.get("x-request-id")));
-  const written = async () => {
-    const rows = await db.query<{ request_id: string }>("SELECT request_id FROM usage_ledger WHERE key_hash = :hash", {
-      type: QueryTypes.SELECT,
-      replacements: { hash },
-    });
-    return new Set(rows.map((row) => row.request_id));
-  };
-  const unwritten = await eventually(
-    async () => {
-      const rows = await written();
-      const byLiveWorkers = new Set(
-        accessLines(gateway)
-          .filter((line) => line.pid !== victim)
-          .map((line) => String(line.requestId)),
+test(
+  "kill -9 of a worker: " + "logged and replaced, calls go on being answered, the ledger lacks at most its queue",
+  async (ctx) => {
+    const { gateway, db } = ctx;
+    const limit = 400 * CALL_USD;
+    const { key, hash } = await newKey(gateway.url, ctx.key, { limit });
+    const tag = "worker-kill";
+    const [victim, survivor] = workerPids(gateway) as [number, number];
+    const replies: Reply[] = [];
+    /** The calls sent once the victim was dead. */
+    const sinceKill: Reply[] = [];
+    const answered = () => replies.filter((reply) => reply.status === 200);
+    let killed = false;
+    let done = false;
+    // Not awaited: a connection the primary handed to the victim as it died is never answered (node:cluster
+    // gives it to no other worker), and such a call ends only when the gateway stops.
+    void Promise.all(
+      Array.from({ length: 6 }, async () => {
+        while (!done) {
+          const afterKill = killed;
+          // A call in flight on the victim loses its connection: not an answer, and the load goes on.
+          const reply = await chat(gateway.url, key, tag).catch(() => undefined);
+          if (reply) replies.push(reply);
+          if (reply && afterKill) sinceKill.push(reply);
+        }
+      }),
+    );
+    try {
+      await eventually(() => answered().length, "calls answered before the kill", { until: (n) => n >= 30 });
+      process.kill(victim, "SIGKILL");
+      killed = true;
+      await eventually(
+        () => sinceKill.filter((reply) => reply.status === 200).length,
+        "calls answered after the kill",
+        {
+          until: (n) => n >= 30,
+        },
       );
-      return {
-        byLiveWorkers: ids.filter((id) => byLiveWorkers.has(id) && !rows.has(id)),
-        all: ids.filter((id) => !rows.has(id)),
-      };
-    },
-    "every call a live worker answered is written",
-    { until: (missing) => missing.byLiveWorkers.length === 0 },
-  );
-  assert.ok(
-    unwritten.all.length <= CAPACITY,
-    `${unwritten.all.length} of ${ids.length} answered calls have no ledger row (bound: ${CAPACITY})`,
-  );
-  const central = await centralSpend(db, hash);
-  assert.ok(
-    central.spent + central.leased <= limit + EPSILON,
-    `spent ${central.spent} + leased ${central.leased} within ${limit}`,
-  );
-});
+    } finally {
+      done = true;
+    }
+    const replacement = await eventually(
+      () => workerPids(gateway).find((pid) => pid !== victim && pid !== survivor),
+      "a replacement worker listens",
+    );
+    const late = await servedByBoth(gateway, () => chat(gateway.url, key, tag));
+    replies.push(...late);
+    for (const reply of replies) assert.is(reply.status, 200, reply.text);
+    await eventually(() => pidsOf(gateway, sinceKill), "the access lines of the calls answered after the kill", {
+      until: (pids) => pids.size > 0,
+    });
+    assert.not.ok(pidsOf(gateway, sinceKill).has(victim), "the killed worker answered nothing more");
+    assert.equal(
+      sortedNumbers(pidsOf(gateway, late)),
+      sortedNumbers([survivor, replacement]),
+      "the survivor and the replacement answer",
+    );
+    const exit = logLines(gateway).find((line) => line.msg === "a worker exited; starting a replacement");
+    assert.is(exit?.pid, victim, gateway.lines.slice(-20).join("\n"));
+    assert.is(exit?.signal, "SIGKILL");
+    ctx.answered += answered().length;
+
+    const ids = answered().map((reply) => String(reply.headers.get("x-request-id")));
+    const written = async () => {
+      const rows = await db.query<{ request_id: string }>(
+        "SELECT request_id FROM usage_ledger WHERE key_hash = :hash",
+        {
+          type: QueryTypes.SELECT,
+          replacements: { hash },
+        },
+      );
+      return new Set(rows.map((row) => row.request_id));
+    };
+    const unwritten = await eventually(
+      async () => {
+        const rows = await written();
+        const byLiveWorkers = new Set(
+          accessLines(gateway)
+            .filter((line) => line.pid !== victim)
+            .map((line) => String(line.requestId)),
+        );
+        return {
+          byLiveWorkers: ids.filter((id) => byLiveWorkers.has(id) && !rows.has(id)),
+          all: ids.filter((id) => !rows.has(id)),
+        };
+      },
+      "every call a live worker answered is written",
+      { until: (missing) => missing.byLiveWorkers.length === 0 },
+    );
+    assert.ok(
+      unwritten.all.length <= CAPACITY,
+      `${unwritten.all.length} of ${ids.length} answered calls have no ledger row (bound: ${CAPACITY})`,
+    );
+    const central = await centralSpend(db, hash);
+    assert.ok(
+      central.spent + central.leased <= limit + EPSILON,
+      `spent ${central.spent} + leased ${central.leased} within ${limit}`,
+    );
+  },
+);
 
 test("workers that cannot start: the primary says so and exits 1, without forking them again", async ({ env }) => {
   const failure = await startGatewayProcess({
@@ -403,7 +414,8 @@ policy("a worker that exits during the first start ends it", () => {
 });
 
 policy(
-  `replacements that keep exiting before they listen: ${FAILED_STARTS_ALLOWED} in a row end it; a worker that listens starts the count again`,
+  `replacements that keep exiting before they listen: ${FAILED_STARTS_ALLOWED} in a row end it; ` +
+    "a worker that listens starts the count again",
   () => {
     const restarts = new RestartPolicy();
     const failed = () => restarts.exited({ listened: false, firstStart: false });

@@ -64,9 +64,12 @@ function findings(files: string[], check: (file: string, text: string) => string
   );
 }
 
-test("every link of the README, docs/ and the design notes stays in the repository and names a file that exists", () => {
-  assert.equal(findings(documents(), brokenLinks), []);
-});
+test(
+  "every link of the README, " + "docs/ and the design notes stays in the repository and names a file that exists",
+  () => {
+    assert.equal(findings(documents(), brokenLinks), []);
+  },
+);
 
 test("every path the README, docs/ and the design notes write in backticks names a file or folder that exists", () => {
   assert.equal(findings(documents(), staleMarkdownPaths), []);
@@ -81,7 +84,8 @@ test("every .ts or .md path with a folder in a code comment names a file that ex
 test("the check catches links out, links up past the root and missing files", () => {
   const file = path.join(ROOT, "docs", "example.md");
   const text =
-    "[a](https://example.com/x) [b](../../outside.md) [c](missing.md) [d](architecture.md#layers) [e](#top) <http://localhost:8080/ui/>";
+    "[a](https://example.com/x) [b](../../outside.md) [c](missing.md) " +
+    "[d](architecture.md#layers) [e](#top) <http://localhost:8080/ui/>";
   assert.equal(brokenLinks(file, text), [
     "https://example.com/x (leaves the repository)",
     "../../outside.md (outside the repository)",

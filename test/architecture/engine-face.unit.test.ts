@@ -28,27 +28,30 @@ test("services import the engine only through server/engine/index.ts, and the en
   assert.equal(faceViolations(importGraph(undefined, ["server"], { typeOnly: false })), []);
 });
 
-test("the check catches a service reaching past the face and an engine module importing it, not a type-only import", () => {
-  const planted = fs.mkdtempSync(path.join(os.tmpdir(), "engine-face-"));
-  try {
-    const write = (file: string, text: string) => {
-      fs.mkdirSync(path.dirname(path.join(planted, file)), { recursive: true });
-      fs.writeFileSync(path.join(planted, file), text);
-    };
-    write("server/engine/index.ts", 'export { e } from "./usage/e.js";\n');
-    write("server/engine/usage/e.ts", "export const e = 1;\nexport type E = number;\n");
-    write("server/engine/usage/back.ts", 'import { e } from "../index.js";\nexport const back = e;\n');
-    write("server/services/keys/through.ts", 'import { e } from "../../engine/index.js";\nexport const t = e;\n');
-    write("server/services/keys/past.ts", 'import { e } from "../../engine/usage/e.js";\nexport const p = e;\n');
-    write("server/services/keys/typed.ts", 'import type { E } from "../../engine/usage/e.js";\nexport let x: E;\n');
-    const graph = importGraph(planted, ["server"], { typeOnly: false });
-    assert.equal(faceViolations(graph), [
-      "server/services/keys/past.ts → server/engine/usage/e.ts",
-      "server/engine/usage/back.ts → server/engine/index.ts",
-    ]);
-  } finally {
-    fs.rmSync(planted, { recursive: true, force: true });
-  }
-});
+test(
+  "the check catches a service reaching past the face and an engine module importing it, " + "not a type-only import",
+  () => {
+    const planted = fs.mkdtempSync(path.join(os.tmpdir(), "engine-face-"));
+    try {
+      const write = (file: string, text: string) => {
+        fs.mkdirSync(path.dirname(path.join(planted, file)), { recursive: true });
+        fs.writeFileSync(path.join(planted, file), text);
+      };
+      write("server/engine/index.ts", 'export { e } from "./usage/e.js";\n');
+      write("server/engine/usage/e.ts", "export const e = 1;\nexport type E = number;\n");
+      write("server/engine/usage/back.ts", 'import { e } from "../index.js";\nexport const back = e;\n');
+      write("server/services/keys/through.ts", 'import { e } from "../../engine/index.js";\nexport const t = e;\n');
+      write("server/services/keys/past.ts", 'import { e } from "../../engine/usage/e.js";\nexport const p = e;\n');
+      write("server/services/keys/typed.ts", 'import type { E } from "../../engine/usage/e.js";\nexport let x: E;\n');
+      const graph = importGraph(planted, ["server"], { typeOnly: false });
+      assert.equal(faceViolations(graph), [
+        "server/services/keys/past.ts → server/engine/usage/e.ts",
+        "server/engine/usage/back.ts → server/engine/index.ts",
+      ]);
+    } finally {
+      fs.rmSync(planted, { recursive: true, force: true });
+    }
+  },
+);
 
 test.run();

@@ -16,8 +16,13 @@ export type ImportGraph = Map<string, Set<string>>;
 
 /** `import type {…} from`, `export type {…} from`: erased at run time. */
 const TYPE_ONLY = /^(?:import|export)\s+type\s/;
-const SPECIFIER =
-  /(?:^|[\s;])((?:import|export)\s[^'"]*?)from\s*["'](\.{1,2}\/[^"']+)["']|import\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)|^import\s+["'](\.{1,2}\/[^"']+)["']/gm;
+/** `import … from "./x.js"`, `export … from "./x.js"`: the clause (group 1) and the path (group 2). */
+const IMPORT_FROM = /(?:^|[\s;])((?:import|export)\s[^'"]*?)from\s*["'](\.{1,2}\/[^"']+)["']/;
+/** `import("./x.js")`: the path (group 3 of SPECIFIER). */
+const DYNAMIC_IMPORT = /import\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/;
+/** `import "./x.js"`, for its effects alone: the path (group 4 of SPECIFIER). */
+const BARE_IMPORT = /^import\s+["'](\.{1,2}\/[^"']+)["']/;
+const SPECIFIER = new RegExp(`${IMPORT_FROM.source}|${DYNAMIC_IMPORT.source}|${BARE_IMPORT.source}`, "gm");
 
 /** Every import (`typeOnly: false`: only those that load a module when it runs). */
 export function importGraph(root = ROOT, folders = LAYERED, { typeOnly = true } = {}): ImportGraph {

@@ -190,9 +190,13 @@ test("server/ holds its four kinds and nothing else: app, engine, platform, serv
   assert.equal(entries, KINDS.map((kind) => kind.slice("server/".length)).sort());
 });
 
-test("the platform imports no engine, the engine no service, the services not the composition; the host and egress/ only what they share; the server nothing of the host", () => {
-  assert.equal(layerViolations(graph), []);
-});
+test(
+  "the platform imports no engine, the engine no service, the services not the composition; " +
+    "the host and egress/ only what they share; the server nothing of the host",
+  () => {
+    assert.equal(layerViolations(graph), []);
+  },
+);
 
 test("nothing imports cmd/ (entry points compose; they are not composed)", () => {
   assert.equal(
@@ -244,11 +248,13 @@ test("the checks fail on a planted cycle and a planted upward import", () => {
     );
     fs.writeFileSync(
       path.join(planted, "egress/e.ts"),
-      'import { w } from "../wire/w.js";\nimport { a } from "../server/platform/rpc/a.js";\nimport { h } from "../intern-host/h.js";\n',
+      'import { w } from "../wire/w.js";\nimport { a } from "../server/platform/rpc/a.js";\n' +
+        'import { h } from "../intern-host/h.js";\n',
     );
     fs.writeFileSync(
       path.join(planted, "intern-host/h.ts"),
-      'import { b } from "../server/services/keys/b.js";\nimport { a } from "../server/platform/rpc/a.js";\nimport { w } from "../wire/w.js";\nimport { e } from "../egress/e.js";\n',
+      'import { b } from "../server/services/keys/b.js";\nimport { a } from "../server/platform/rpc/a.js";\n' +
+        'import { w } from "../wire/w.js";\nimport { e } from "../egress/e.js";\n',
     );
     fs.writeFileSync(
       path.join(planted, "server/services/keys/c.ts"),

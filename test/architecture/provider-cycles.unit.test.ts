@@ -28,7 +28,8 @@ test("the check sees a cycle made of type-only imports", () => {
     fs.mkdirSync(path.join(planted, PROVIDERS, "kind"), { recursive: true });
     fs.writeFileSync(
       path.join(planted, PROVIDERS, "registry.ts"),
-      'import { kindProvider } from "./kind/provider.js";\nexport type Kind = "kind";\nexport const all = [kindProvider];\n',
+      'import { kindProvider } from "./kind/provider.js";\n' +
+        'export type Kind = "kind";\nexport const all = [kindProvider];\n',
     );
     fs.writeFileSync(
       path.join(planted, PROVIDERS, "kind/provider.ts"),

@@ -24,7 +24,8 @@ export function renderRouteMap(): string {
     "",
     ...BASE_ALIASES.map(
       ({ alias, base }) =>
-        `Every route under \`/${base.join("/")}\` also answers under \`/${alias.join("/")}\`, an alias ([facade/route-table.ts](../facade/route-table.ts)).`,
+        `Every route under \`/${base.join("/")}\` also answers under \`/${alias.join("/")}\`, ` +
+        "an alias ([facade/route-table.ts](../facade/route-table.ts)).",
     ),
     "",
     "| Route | RPC | Implemented in |",

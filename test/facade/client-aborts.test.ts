@@ -82,7 +82,10 @@ test("a client leaving while its JSON body is read: info with its request id, no
 test("a client leaving mid-upload: no error line", async ({ gw }) => {
   const before = lines.length;
   const boundary = "b0undary";
-  const head = `--${boundary}\r\ncontent-disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.jsonl"\r\ncontent-type: application/jsonl\r\n\r\n${'{"a":1}\n'.repeat(2000)}`;
+  const head =
+    `--${boundary}\r\ncontent-disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\n` +
+    `content-disposition: form-data; name="file"; filename="a.jsonl"\r\ncontent-type: application/jsonl\r\n\r\n` +
+    `${'{"a":1}\n'.repeat(2000)}`;
   await leaveMidBody(
     gw.url,
     "/api/v1/files",

@@ -326,34 +326,36 @@ test("the facade still serves streams after a client left", async ({ url }) => {
   assert.is(res.data.at(-1), "[DONE]");
 });
 
-test("a stream is produced only as fast as its client reads: no message is asked for while the response cannot take more", async ({
-  url,
-}) => {
-  probe.pulledWhileFull = 0;
-  const body = JSON.stringify({ messages: [{ role: "user", content: "flood" }] });
-  const reply = await new Promise<http.IncomingMessage>((resolve, reject) => {
-    const req = http.request(
-      `${url}/api/v1/interns/flood/chat/completions`,
-      { method: "POST", headers: { "content-type": "application/json" } },
-      resolve,
+test(
+  "a stream is produced only as fast as its client reads: " +
+    "no message is asked for while the response cannot take more",
+  async ({ url }) => {
+    probe.pulledWhileFull = 0;
+    const body = JSON.stringify({ messages: [{ role: "user", content: "flood" }] });
+    const reply = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = http.request(
+        `${url}/api/v1/interns/flood/chat/completions`,
+        { method: "POST", headers: { "content-type": "application/json" } },
+        resolve,
+      );
+      req.once("error", reject);
+      req.end(body);
+    });
+    // The client reads nothing until the response's buffer is full, so that the facade must wait.
+    reply.pause();
+    await eventually(
+      () => probe.response?.writableNeedDrain === true,
+      "the response's buffer fills while the client does not read",
     );
-    req.once("error", reject);
-    req.end(body);
-  });
-  // The client reads nothing until the response's buffer is full, so that the facade must wait.
-  reply.pause();
-  await eventually(
-    () => probe.response?.writableNeedDrain === true,
-    "the response's buffer fills while the client does not read",
-  );
-  let text = "";
-  reply.setEncoding("utf8").on("data", (part: string) => (text += part));
-  reply.resume();
-  await new Promise((resolve) => reply.once("end", resolve));
-  const events = sseData(text);
-  assert.is(events.length, FLOOD_CHUNKS + 2, "every chunk, the final chunk and [DONE]");
-  assert.is(events.at(-1), "[DONE]");
-  assert.is(probe.pulledWhileFull, 0, "chunks asked for while the response buffer was full");
-});
+    let text = "";
+    reply.setEncoding("utf8").on("data", (part: string) => (text += part));
+    reply.resume();
+    await new Promise((resolve) => reply.once("end", resolve));
+    const events = sseData(text);
+    assert.is(events.length, FLOOD_CHUNKS + 2, "every chunk, the final chunk and [DONE]");
+    assert.is(events.at(-1), "[DONE]");
+    assert.is(probe.pulledWhileFull, 0, "chunks asked for while the response buffer was full");
+  },
+);
 
 test.run();

@@ -51,51 +51,54 @@ async function hostRow(env: RuntimeEnv, internId: string): Promise<HostRow | und
   return row;
 }
 
-test("provisioning starts a host process on 127.0.0.1 with its own working directory; its API wants the token; the token is stored sealed", async ({
-  env,
-}) => {
-  const internId = await runningInternId(env, "housed");
-  const access = await daemonAccess(env, internId);
-  assert.match(access.origin, /^http:\/\/127\.0\.0\.1:\d+$/);
-  const row = (await hostRow(env, internId))!;
-  assert.is(row.origin, access.origin);
-  assert.is(row.pid, env.hosts.pid(internId));
-  assert.not.ok(row.sealed_token.includes(Buffer.from(access.token)), "the stored token is sealed");
-  assert.ok(existsSync(path.join(env.dataDir, "interns", internId, "work")));
+test(
+  "provisioning starts a host process on 127.0.0.1 with its own working directory; " +
+    "its API wants the token; the token is stored sealed",
+  async ({ env }) => {
+    const internId = await runningInternId(env, "housed");
+    const access = await daemonAccess(env, internId);
+    assert.match(access.origin, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const row = (await hostRow(env, internId))!;
+    assert.is(row.origin, access.origin);
+    assert.is(row.pid, env.hosts.pid(internId));
+    assert.not.ok(row.sealed_token.includes(Buffer.from(access.token)), "the stored token is sealed");
+    assert.ok(existsSync(path.join(env.dataDir, "interns", internId, "work")));
 
-  assert.is((await fetch(`${access.origin}/health`)).status, 401);
-  assert.is((await fetch(`${access.origin}/health`, { headers: { authorization: "Bearer wrong" } })).status, 401);
-  const health = await hostApi(access, "GET", "/health");
-  assert.is(health.status, 200);
-  assert.equal(health.body, { intern_id: internId, open_runs: 0 });
+    assert.is((await fetch(`${access.origin}/health`)).status, 401);
+    assert.is((await fetch(`${access.origin}/health`, { headers: { authorization: "Bearer wrong" } })).status, 401);
+    const health = await hostApi(access, "GET", "/health");
+    assert.is(health.status, 200);
+    assert.equal(health.body, { intern_id: internId, open_runs: 0 });
 
-  // The host's own environment carries none of the gateway's credentials.
-  const environ = readFileSync(`/proc/${row.pid}/environ`, "utf8");
-  for (const name of [
-    "DATABASE_URL",
-    "GATEWAY_MASTER_KEY",
-    "GATEWAY_BOOTSTRAP_KEY",
-    "MOCK_UPSTREAM_KEY",
-    "TEST_DATABASE_URL",
-  ]) {
-    assert.not.ok(environ.includes(`${name}=`), `${name} is not in the host's environment`);
-  }
+    // The host's own environment carries none of the gateway's credentials.
+    const environ = readFileSync(`/proc/${row.pid}/environ`, "utf8");
+    for (const name of [
+      "DATABASE_URL",
+      "GATEWAY_MASTER_KEY",
+      "GATEWAY_BOOTSTRAP_KEY",
+      "MOCK_UPSTREAM_KEY",
+      "TEST_DATABASE_URL",
+    ]) {
+      assert.not.ok(environ.includes(`${name}=`), `${name} is not in the host's environment`);
+    }
 
-  // Every start is a new host: the earlier one held the key of an earlier provisioning.
-  const steps: number[] = [];
-  const intern = (await readInternById(env.gw.gateway.sequelize, internId))!;
-  const again = await env.hosts.start(
-    { intern, apiKey: "a newer key", onStep: (step) => steps.push(step.number), onExit: () => undefined },
-    AbortSignal.timeout(10_000),
-  );
-  assert.equal(steps, [1, 2, 3, 4], "a whole boot");
-  assert.is.not(again.token, access.token);
-  assert.is.not(env.hosts.pid(internId), row.pid);
-  assert.not.ok(alive(row.pid), "the earlier host is stopped");
-});
+    // Every start is a new host: the earlier one held the key of an earlier provisioning.
+    const steps: number[] = [];
+    const intern = (await readInternById(env.gw.gateway.sequelize, internId))!;
+    const again = await env.hosts.start(
+      { intern, apiKey: "a newer key", onStep: (step) => steps.push(step.number), onExit: () => undefined },
+      AbortSignal.timeout(10_000),
+    );
+    assert.equal(steps, [1, 2, 3, 4], "a whole boot");
+    assert.is.not(again.token, access.token);
+    assert.is.not(env.hosts.pid(internId), row.pid);
+    assert.not.ok(alive(row.pid), "the earlier host is stopped");
+  },
+);
 
 const ISOLATION =
-  "each intern's shell is its own OS user (root gateway): it reads neither the gateway's files nor another intern's; what it leaves running ends with its host";
+  "each intern's shell is its own OS user (root gateway): it reads neither the gateway's files nor another intern's; " +
+  "what it leaves running ends with its host";
 
 if (notRoot(test, { suite: ISOLATION, why: "only root can run a shell as another user" })) {
   // What docs/api/interns.md ("Runtime settings") promises a gateway that is not root.
@@ -243,7 +246,8 @@ const reachable = runtimeSuite("interns: hosts reachable from other machines", {
 });
 
 reachable(
-  "GATEWAY_INTERN_HOST_LISTEN and _ADVERTISE: the host listens on every address, its origin names the advertised one, the relay uses it",
+  "GATEWAY_INTERN_HOST_LISTEN and _ADVERTISE: " +
+    "the host listens on every address, its origin names the advertised one, the relay uses it",
   async ({ env }) => {
     const internId = await runningInternId(env, "reachable");
     const access = await daemonAccess(env, internId);

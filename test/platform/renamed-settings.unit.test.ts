@@ -10,8 +10,10 @@ test("an old name is read in its old unit and warned about", () => {
   assert.is(config.batch.leaseSeconds, 2);
   assert.is(config.internRuntime.runTimeoutSeconds, 90);
   assert.equal(config.deprecations, [
-    "GATEWAY_INTERN_RUN_TIMEOUT_S is renamed GATEWAY_INTERN_RUN_TIMEOUT_SECONDS; the old name is read until the next release",
-    "GATEWAY_BATCH_LEASE_SECONDS is renamed GATEWAY_BATCH_LEASE_MS (milliseconds); the old name is read until the next release",
+    "GATEWAY_INTERN_RUN_TIMEOUT_S is renamed GATEWAY_INTERN_RUN_TIMEOUT_SECONDS; " +
+      "the old name is read until the next release",
+    "GATEWAY_BATCH_LEASE_SECONDS is renamed GATEWAY_BATCH_LEASE_MS (milliseconds); " +
+      "the old name is read until the next release",
   ]);
 });
 

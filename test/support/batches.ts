@@ -55,7 +55,8 @@ export async function batchLedger(
   await client.connect();
   try {
     const { rows } = await client.query<{ generation_id: string; status: string; cost_usd: string }>(
-      "SELECT generation_id, status, cost_usd::text AS cost_usd FROM usage_ledger WHERE batch_id = $1 ORDER BY generation_id",
+      "SELECT generation_id, status, cost_usd::text AS cost_usd " +
+        "FROM usage_ledger WHERE batch_id = $1 ORDER BY generation_id",
       [batchId],
     );
     return rows;

@@ -44,7 +44,9 @@ export function pdf(): Buffer {
     body += `${i + 1} 0 obj\n${object}\nendobj\n`;
   });
   const xref = Buffer.byteLength(body, "latin1");
-  body += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("")}`;
+  body +=
+    `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n` +
+    `${offsets.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("")}`;
   body += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
   return ascii(body);
 }
@@ -210,7 +212,9 @@ function ooxml(mainPart: string, mainType: string, parts: Array<[string, string]
     '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
     '<Default Extension="xml" ContentType="application/xml"/>' +
     `<Override PartName="/${mainPart}" ContentType="${mainType}"/></Types>`;
-  const rels = `${XML}<Relationships xmlns="${RELS}"><Relationship Id="rId1" Type="${OFFICE_DOCUMENT}" Target="${mainPart}"/></Relationships>`;
+  const rels =
+    `${XML}<Relationships xmlns="${RELS}"><Relationship Id="rId1" ` +
+    `Type="${OFFICE_DOCUMENT}" Target="${mainPart}"/></Relationships>`;
   return zip([["[Content_Types].xml", types], ["_rels/.rels", rels], ...parts]);
 }
 
@@ -221,7 +225,8 @@ export function docx(): Buffer {
     [
       [
         "word/document.xml",
-        `${XML}<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>Hello</w:t></w:r></w:p></w:body></w:document>`,
+        `${XML}<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">` +
+          "<w:body><w:p><w:r><w:t>Hello</w:t></w:r></w:p></w:body></w:document>",
       ],
     ],
   );
@@ -232,15 +237,19 @@ export function xlsx(): Buffer {
   return ooxml("xl/workbook.xml", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml", [
     [
       "xl/workbook.xml",
-      `${XML}<workbook xmlns="${main}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+      `${XML}<workbook xmlns="${main}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">` +
+        `<sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>`,
     ],
     [
       "xl/_rels/workbook.xml.rels",
-      `${XML}<Relationships xmlns="${RELS}"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`,
+      `${XML}<Relationships xmlns="${RELS}"><Relationship Id="rId1" ` +
+        `Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" ` +
+        `Target="worksheets/sheet1.xml"/></Relationships>`,
     ],
     [
       "xl/worksheets/sheet1.xml",
-      `${XML}<worksheet xmlns="${main}"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Hello</t></is></c></row></sheetData></worksheet>`,
+      `${XML}<worksheet xmlns="${main}"><sheetData>` +
+        `<row r="1"><c r="A1" t="inlineStr"><is><t>Hello</t></is></c></row></sheetData></worksheet>`,
     ],
   ]);
 }
@@ -252,7 +261,8 @@ export function pptx(): Buffer {
     [
       [
         "ppt/presentation.xml",
-        `${XML}<p:presentation xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"><p:sldSz cx="9144000" cy="6858000"/><p:notesSz cx="6858000" cy="9144000"/></p:presentation>`,
+        `${XML}<p:presentation xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main">` +
+          `<p:sldSz cx="9144000" cy="6858000"/><p:notesSz cx="6858000" cy="9144000"/></p:presentation>`,
       ],
     ],
   );
@@ -362,8 +372,14 @@ function oggCrc(bytes: Buffer): number {
   return crc;
 }
 
+const JSON_SAMPLE = {
+  name: "gateway",
+  items: [1, 2.5, -3e2],
+  nested: { ok: true, none: null, text: 'a "quoted" \\u00e9 word' },
+};
+
 export const TEXTS = {
-  json: `${JSON.stringify({ name: "gateway", items: [1, 2.5, -3e2], nested: { ok: true, none: null, text: 'a "quoted" \\u00e9 word' } }, null, 2)}\n`,
+  json: `${JSON.stringify(JSON_SAMPLE, null, 2)}\n`,
   ndjson: '{"id":1,"text":"first"}\n{"id":2,"text":"second, with a comma"}\n\n[3,"third"]\n',
   csv: 'name,age,city\r\nAda,36,London\r\n"Hopper, Grace",85,"New York, ""NY"""\r\n',
   markdown: "# Notes\n\nSome *emphasis* and a [link](https://example.com).\n\n- one\n- two\n",

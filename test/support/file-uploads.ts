@@ -144,7 +144,8 @@ function openUpload(
   const boundary = "----gateway-test-boundary";
   const framing = {
     head: Buffer.from(
-      `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="${options.filename ?? "big.bin"}"\r\ncontent-type: ${options.contentType ?? "application/octet-stream"}\r\n\r\n`,
+      `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="${options.filename ?? "big.bin"}"\r\n` +
+        `content-type: ${options.contentType ?? "application/octet-stream"}\r\n\r\n`,
     ),
     tail: Buffer.from(`\r\n--${boundary}--\r\n`),
   };

@@ -26,8 +26,9 @@ export interface LedgerRow {
 }
 
 const COLUMNS =
-  "generation_id, status, http_status, model_id, provider_slug, endpoint_id, session_id, end_user, streamed, prompt_tokens, completion_tokens, " +
-  "cached_tokens, cache_write_tokens, content_flagged, cost_usd::text AS cost_usd, request_id";
+  "generation_id, status, http_status, model_id, provider_slug, endpoint_id, session_id, end_user, streamed, " +
+  "prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, content_flagged, " +
+  "cost_usd::text AS cost_usd, request_id";
 
 /** Rows of one generation, oldest first (failed attempts before the one that answered). */
 export async function ledgerRowsOf(gw: TestGateway, generationId: string): Promise<LedgerRow[]> {

@@ -186,7 +186,8 @@ export interface VideoLedgerRow {
 /** The ledger rows that bill video jobs, oldest first. */
 export function videoLedger(gateway: Gateway): Promise<VideoLedgerRow[]> {
   return gateway.sequelize.query<VideoLedgerRow>(
-    "SELECT generation_id, api, status, http_status, model_id, endpoint_id, cost_usd::text AS cost_usd, is_byok FROM usage_ledger WHERE api = 'video' ORDER BY created_at, id",
+    "SELECT generation_id, api, status, http_status, model_id, endpoint_id, cost_usd::text AS cost_usd, is_byok " +
+      "FROM usage_ledger WHERE api = 'video' ORDER BY created_at, id",
     { type: QueryTypes.SELECT },
   );
 }

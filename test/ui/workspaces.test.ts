@@ -64,56 +64,56 @@ if (!chromiumMissing(test, "console workspaces browser test")) {
     assert.is(at(res.body, "data", "description"), "The research team");
   });
 
-  test("set a workspace budget: it is listed with its limit; the API's order rule shows its message; delete it", async ({
-    page,
-    gw,
-  }) => {
-    const budgets = page.getByRole("region", { name: "Budgets of workspace Research" });
-    await budgets.getByLabel("Interval").selectOption({ label: "Monthly" });
-    await budgets.getByLabel("Limit (USD)").fill("50");
-    await budgets.getByRole("button", { name: "Set budget" }).click();
-    const monthly = budgetsTable(page).getByRole("row").filter({ hasText: "Monthly" });
-    await monthly.waitFor();
-    assert.match(await monthly.innerText(), /Monthly\s+\$50\.00/);
-    let listed = await call(gw.url, "GET", "/api/v1/workspaces/research/budgets", { key: gw.key });
-    assert.equal(
-      (at(listed.body, "data") as Array<{ reset_interval: string; limit_usd: number }>).map((b) => [
-        b.reset_interval,
-        b.limit_usd,
-      ]),
-      [["monthly", 50]],
-    );
+  test(
+    "set a workspace budget: it is listed with its limit; " + "the API's order rule shows its message; delete it",
+    async ({ page, gw }) => {
+      const budgets = page.getByRole("region", { name: "Budgets of workspace Research" });
+      await budgets.getByLabel("Interval").selectOption({ label: "Monthly" });
+      await budgets.getByLabel("Limit (USD)").fill("50");
+      await budgets.getByRole("button", { name: "Set budget" }).click();
+      const monthly = budgetsTable(page).getByRole("row").filter({ hasText: "Monthly" });
+      await monthly.waitFor();
+      assert.match(await monthly.innerText(), /Monthly\s+\$50\.00/);
+      let listed = await call(gw.url, "GET", "/api/v1/workspaces/research/budgets", { key: gw.key });
+      assert.equal(
+        (at(listed.body, "data") as Array<{ reset_interval: string; limit_usd: number }>).map((b) => [
+          b.reset_interval,
+          b.limit_usd,
+        ]),
+        [["monthly", 50]],
+      );
 
-    // Setting it again replaces the limit of that interval.
-    await budgets.getByLabel("Interval").selectOption({ label: "Monthly" });
-    await budgets.getByLabel("Limit (USD)").fill("40");
-    await budgets.getByRole("button", { name: "Set budget" }).click();
-    await budgetsTable(page).getByRole("row").filter({ hasText: "$40.00" }).waitFor();
-    assert.is(await budgetsTable(page).getByRole("row").filter({ hasText: "Monthly" }).count(), 1);
+      // Setting it again replaces the limit of that interval.
+      await budgets.getByLabel("Interval").selectOption({ label: "Monthly" });
+      await budgets.getByLabel("Limit (USD)").fill("40");
+      await budgets.getByRole("button", { name: "Set budget" }).click();
+      await budgetsTable(page).getByRole("row").filter({ hasText: "$40.00" }).waitFor();
+      assert.is(await budgetsTable(page).getByRole("row").filter({ hasText: "Monthly" }).count(), 1);
 
-    // A daily budget above the monthly one breaks the API's rule: its message is shown.
-    await budgets.getByLabel("Interval").selectOption({ label: "Daily" });
-    await budgets.getByLabel("Limit (USD)").fill("60");
-    await budgets.getByRole("button", { name: "Set budget" }).click();
-    const alert = budgets.getByRole("alert").filter({ hasText: "The budget was not changed" });
-    await alert.waitFor();
-    const refused = await call(gw.url, "PUT", "/api/v1/workspaces/research/budgets/daily", {
-      key: gw.key,
-      body: { limit_usd: 60 },
-    });
-    assert.is(refused.status, 400);
-    assert.match(await alert.innerText(), String(at(refused.body, "error", "message")));
-    await alert.getByRole("button", { name: "Dismiss the error" }).click();
-    await screenshot(page, "workspaces-budgets");
+      // A daily budget above the monthly one breaks the API's rule: its message is shown.
+      await budgets.getByLabel("Interval").selectOption({ label: "Daily" });
+      await budgets.getByLabel("Limit (USD)").fill("60");
+      await budgets.getByRole("button", { name: "Set budget" }).click();
+      const alert = budgets.getByRole("alert").filter({ hasText: "The budget was not changed" });
+      await alert.waitFor();
+      const refused = await call(gw.url, "PUT", "/api/v1/workspaces/research/budgets/daily", {
+        key: gw.key,
+        body: { limit_usd: 60 },
+      });
+      assert.is(refused.status, 400);
+      assert.match(await alert.innerText(), String(at(refused.body, "error", "message")));
+      await alert.getByRole("button", { name: "Dismiss the error" }).click();
+      await screenshot(page, "workspaces-budgets");
 
-    await budgets.getByRole("button", { name: "Delete the monthly budget of workspace Research" }).click();
-    await budgets.getByRole("button", { name: "Yes, delete the monthly budget" }).click();
-    await budgetsTable(page).getByText("No budgets").waitFor();
-    listed = await call(gw.url, "GET", "/api/v1/workspaces/research/budgets", { key: gw.key });
-    assert.equal(at(listed.body, "data"), []);
-    await budgets.getByRole("button", { name: "Close the budgets" }).click();
-    await gone(budgets, "the budgets close");
-  });
+      await budgets.getByRole("button", { name: "Delete the monthly budget of workspace Research" }).click();
+      await budgets.getByRole("button", { name: "Yes, delete the monthly budget" }).click();
+      await budgetsTable(page).getByText("No budgets").waitFor();
+      listed = await call(gw.url, "GET", "/api/v1/workspaces/research/budgets", { key: gw.key });
+      assert.equal(at(listed.body, "data"), []);
+      await budgets.getByRole("button", { name: "Close the budgets" }).click();
+      await gone(budgets, "the budgets close");
+    },
+  );
 
   test("edit a workspace's defaults: the form is filled from the API, the changes are sent", async ({ page, gw }) => {
     await page.getByRole("button", { name: "Edit workspace Research" }).click();

@@ -145,7 +145,15 @@ function streamGenerateContent(x: Exchange): void {
     x,
     answers.map((answer) => `data: ${JSON.stringify(answer)}\r\n\r\n`),
     (type, message) =>
-      `data: ${JSON.stringify({ error: { code: CODE_OF_STATUS_NAME[type] ?? 500, message, status: CODE_OF_STATUS_NAME[type] ? type : "INTERNAL" } })}\r\n\r\n`,
+      "data: " +
+      JSON.stringify({
+        error: {
+          code: CODE_OF_STATUS_NAME[type] ?? 500,
+          message,
+          status: CODE_OF_STATUS_NAME[type] ? type : "INTERNAL",
+        },
+      }) +
+      "\r\n\r\n",
   );
 }
 

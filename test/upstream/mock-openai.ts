@@ -50,7 +50,16 @@ export function openAiChat(x: Exchange): void {
   if (body.stream !== true) return sendJson(x.res, 200, openAiCompletion(x));
   const { p, id, created, logprobs, toolCall, usage } = openAiAnswer(x);
   const chunk = (delta: Json, extra: Json = {}) =>
-    `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }], ...x.rule?.answerFields })}\n\n`;
+    "data: " +
+    JSON.stringify({
+      id,
+      object: "chat.completion.chunk",
+      created,
+      model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }],
+      ...x.rule?.answerFields,
+    }) +
+    "\n\n";
   const events = [chunk({ role: "assistant", content: "" })];
   for (const word of p.reasoningWords) events.push(chunk({ reasoning: word }));
   p.words.forEach((word, i) => {

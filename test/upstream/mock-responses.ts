@@ -57,7 +57,8 @@ export function mockResponses(x: Exchange): void {
     x,
     events,
     (type, message) =>
-      `event: error\ndata: ${JSON.stringify({ type: "error", code: type, message, param: null, sequence_number: events.length })}\n\n`,
+      `event: error\ndata: ` +
+      `${JSON.stringify({ type: "error", code: type, message, param: null, sequence_number: events.length })}\n\n`,
   );
 }
 

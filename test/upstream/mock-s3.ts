@@ -67,7 +67,8 @@ export async function startMockS3(bucket = "gateway-files"): Promise<MockS3> {
         return xml(
           res,
           200,
-          `<InitiateMultipartUploadResult><Bucket>${bucket}</Bucket><Key>${key}</Key><UploadId>${id}</UploadId></InitiateMultipartUploadResult>`,
+          `<InitiateMultipartUploadResult><Bucket>${bucket}</Bucket><Key>${key}</Key>` +
+            `<UploadId>${id}</UploadId></InitiateMultipartUploadResult>`,
         );
       }
       if (uploadId !== null) {
@@ -97,7 +98,8 @@ export async function startMockS3(bucket = "gateway-files"): Promise<MockS3> {
           return xml(
             res,
             200,
-            `<CompleteMultipartUploadResult><Bucket>${bucket}</Bucket><Key>${key}</Key><ETag>${etag}</ETag></CompleteMultipartUploadResult>`,
+            `<CompleteMultipartUploadResult><Bucket>${bucket}</Bucket>` +
+              `<Key>${key}</Key><ETag>${etag}</ETag></CompleteMultipartUploadResult>`,
           );
         }
         if (req.method === "DELETE") {

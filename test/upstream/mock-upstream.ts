@@ -84,7 +84,10 @@ export interface MockUpstream {
   files: MockFiles;
   /** Rules are tried in the order added; the first that matches applies. */
   rule(rule: MockRule): void;
-  /** Forgets rules, requests, abort counts, batches, files, batch faults and video jobs; ids (`call_mock_<n>`, …) count from 1 again. */
+  /**
+   * Forgets rules, requests, abort counts, batches, files, batch faults and video jobs; ids (`call_mock_<n>`, …) count
+   * from 1 again.
+   */
   reset(): void;
   close(): Promise<void>;
 }

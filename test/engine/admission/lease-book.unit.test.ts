@@ -140,23 +140,31 @@ async function outcome(
   }
 }
 
-test("the first call waits for a grant of four calls' worth; the next is admitted from it, and a low slice is topped up before it runs dry", async () => {
-  const store = new MemoryStore();
-  const leases = book(store);
-  assert.is(await outcome(leases, [rate("100")], "0"), "admitted");
-  assert.equal([store.grants, store.granted.get("rate:h1")], [1, 4]);
-  assert.is(await outcome(leases, [rate("100")], "0"), "admitted");
-  assert.is(store.grants, 1, "no round trip while the slice covers the call");
-  assert.is(await outcome(leases, [rate("100")], "0"), "admitted");
-  assert.is(store.grants, 2, "one left of four: a background top-up");
-});
+test(
+  "the first call waits for a grant of four calls' worth; " +
+    "the next is admitted from it, and a low slice is topped up before it runs dry",
+  async () => {
+    const store = new MemoryStore();
+    const leases = book(store);
+    assert.is(await outcome(leases, [rate("100")], "0"), "admitted");
+    assert.equal([store.grants, store.granted.get("rate:h1")], [1, 4]);
+    assert.is(await outcome(leases, [rate("100")], "0"), "admitted");
+    assert.is(store.grants, 1, "no round trip while the slice covers the call");
+    assert.is(await outcome(leases, [rate("100")], "0"), "admitted");
+    assert.is(store.grants, 2, "one left of four: a background top-up");
+  },
+);
 
-test("near a limit the grants shrink to the exact need: every request up to the limit is admitted, the next refused with 429", async () => {
-  const leases = book(new MemoryStore());
-  const results = [];
-  for (let i = 0; i < 6; i++) results.push(await outcome(leases, [rate("5")], "0"));
-  assert.equal(results, ["admitted", "admitted", "admitted", "admitted", "admitted", 429]);
-});
+test(
+  "near a limit the grants shrink to the exact need: " +
+    "every request up to the limit is admitted, the next refused with 429",
+  async () => {
+    const leases = book(new MemoryStore());
+    const results = [];
+    for (let i = 0; i < 6; i++) results.push(await outcome(leases, [rate("5")], "0"));
+    assert.equal(results, ["admitted", "admitted", "admitted", "admitted", "admitted", 429]);
+  },
+);
 
 test("never on partial headroom: a worst case beyond what is left of a budget is refused with 402", async () => {
   const leases = book(new MemoryStore());
@@ -207,39 +215,50 @@ test("a call takes all of its quantities or none: a refused budget leaves the ra
   );
 });
 
-test("a token counter is reserved the worst case and settled with what the call used: a short answer leaves the rest to the next calls", async () => {
-  const leases = book(new MemoryStore());
-  const tickets: AdmissionTicket[] = [];
-  for (let i = 0; i < 3; i++) assert.is(await outcome(leases, [tokens("120")], "0", tickets, 40), "admitted");
-  assert.is(await outcome(leases, [tokens("120")], "0", [], 40), 429, "three worst cases of 40 hold all 120");
-  assert.equal(
-    tickets[0]!.settle("0", 10).map((c) => [c.quantity, c.amount]),
-    [["rate:key:h1:tokens", "10"]],
-  );
-  assert.is(
-    await outcome(leases, [tokens("120")], "0", tickets, 30),
-    "admitted",
-    "the 30 the first call did not use serve a call of 30",
-  );
-  assert.is(await outcome(leases, [tokens("120")], "0", [], 1), 429);
-});
+test(
+  "a token counter is reserved the worst case and settled with what the call used: " +
+    "a short answer leaves the rest to the next calls",
+  async () => {
+    const leases = book(new MemoryStore());
+    const tickets: AdmissionTicket[] = [];
+    for (let i = 0; i < 3; i++) assert.is(await outcome(leases, [tokens("120")], "0", tickets, 40), "admitted");
+    assert.is(await outcome(leases, [tokens("120")], "0", [], 40), 429, "three worst cases of 40 hold all 120");
+    assert.equal(
+      tickets[0]!.settle("0", 10).map((c) => [c.quantity, c.amount]),
+      [["rate:key:h1:tokens", "10"]],
+    );
+    assert.is(
+      await outcome(leases, [tokens("120")], "0", tickets, 30),
+      "admitted",
+      "the 30 the first call did not use serve a call of 30",
+    );
+    assert.is(await outcome(leases, [tokens("120")], "0", [], 1), 429);
+  },
+);
 
-test("a worst case beyond the token limit itself is refused at once, with 429 that says so and asks not to be retried", async () => {
-  const store = new MemoryStore();
-  const leases = book(store);
-  try {
-    await leases.admit([rate("100"), tokens("120")], "0", 121);
-    assert.unreachable("admitted");
-  } catch (err) {
-    assert.instance(err, ConnectError);
-    const error = err as ConnectError;
-    assert.is(httpErrorOf(error).status, 429);
-    assert.match(error.rawMessage, /Request too large: it may use up to 121 tokens .* limit of 120 tokens per minute/);
-    assert.is(error.metadata.get("x-should-retry"), "false");
-    assert.is(error.metadata.get("retry-after"), null);
-  }
-  assert.is(store.grants, 0, "no round trip for a call no grant could admit");
-});
+test(
+  "a worst case beyond the token limit itself is refused at once, " +
+    "with 429 that says so and asks not to be retried",
+  async () => {
+    const store = new MemoryStore();
+    const leases = book(store);
+    try {
+      await leases.admit([rate("100"), tokens("120")], "0", 121);
+      assert.unreachable("admitted");
+    } catch (err) {
+      assert.instance(err, ConnectError);
+      const error = err as ConnectError;
+      assert.is(httpErrorOf(error).status, 429);
+      assert.match(
+        error.rawMessage,
+        /Request too large: it may use up to 121 tokens .* limit of 120 tokens per minute/,
+      );
+      assert.is(error.metadata.get("x-should-retry"), "false");
+      assert.is(error.metadata.get("retry-after"), null);
+    }
+    assert.is(store.grants, 0, "no round trip for a call no grant could admit");
+  },
+);
 
 test("a rate limit's 429 carries Retry-After and the x-ratelimit headers of the limit that refused it", async () => {
   const leases = book(new MemoryStore());
@@ -258,24 +277,28 @@ test("a rate limit's 429 carries Retry-After and the x-ratelimit headers of the 
   }
 });
 
-test("an admitted call reads its rate limits as this instance sees them: its lease's rest plus what was left centrally", async () => {
-  const leases = book(new MemoryStore());
-  const remaining = [];
-  for (let i = 0; i < 2; i++) {
-    const ticket = await leases.admit([rate("10"), tokens("1000"), spend("5")], "1", 100);
-    remaining.push(ticket.readings().map((r) => [r.kind, r.limit, r.remaining]));
-  }
-  assert.equal(remaining, [
-    [
-      ["requests", 10, 9],
-      ["tokens", 1000, 900],
-    ],
-    [
-      ["requests", 10, 8],
-      ["tokens", 1000, 800],
-    ],
-  ]);
-});
+test(
+  "an admitted call reads its rate limits as this instance sees them: " +
+    "its lease's rest plus what was left centrally",
+  async () => {
+    const leases = book(new MemoryStore());
+    const remaining = [];
+    for (let i = 0; i < 2; i++) {
+      const ticket = await leases.admit([rate("10"), tokens("1000"), spend("5")], "1", 100);
+      remaining.push(ticket.readings().map((r) => [r.kind, r.limit, r.remaining]));
+    }
+    assert.equal(remaining, [
+      [
+        ["requests", 10, 9],
+        ["tokens", 1000, 900],
+      ],
+      [
+        ["requests", 10, 8],
+        ["tokens", 1000, 800],
+      ],
+    ]);
+  },
+);
 
 test("a call settled apart (a batch item) writes what it used of its request and token windows at once", async () => {
   const store = new MemoryStore();

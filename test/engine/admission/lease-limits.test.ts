@@ -39,26 +39,30 @@ test.before.each(({ env }) => {
   env.upstream.rule({ usage: { prompt_tokens: 7, completion_tokens: 3 }, delayMs: 10 });
 });
 
-test("50 concurrent calls over two instances against a budget that allows 10: at most 10 succeed, the rest 402", async ({
-  env,
-  second,
-}) => {
-  const { key, hash } = await newKey(env.gw.url, env.gw.key, { limit: 10 * CALL_USD });
-  const bases = [env.gw.url, second.url];
-  const results = await Promise.all(Array.from({ length: 50 }, (_, i) => chat(bases[i % 2]!, key)));
-  const ok = results.filter((r) => r.status === 200).length;
-  assert.ok(ok <= 10, `${ok} calls succeeded`);
-  assert.ok(ok >= 5, `${ok} calls succeeded: slices held by one instance leave the other at least half`);
-  for (const refused of results.filter((r) => r.status !== 200)) assert.is(refused.status, 402, refused.text);
-  const central = await eventually(() => centralSpend(env.gw.gateway.sequelize, hash), "every answered call settles", {
-    until: (c) => c.ledgerRows === ok,
-  });
-  assert.ok(Math.abs(central.spent - ok * CALL_USD) < EPSILON, `spent ${central.spent}`);
-  assert.ok(
-    central.spent + central.leased <= 10 * CALL_USD + EPSILON,
-    `spent ${central.spent} + leased ${central.leased}`,
-  );
-});
+test(
+  "50 concurrent calls over two instances against a budget that allows 10: " + "at most 10 succeed, the rest 402",
+  async ({ env, second }) => {
+    const { key, hash } = await newKey(env.gw.url, env.gw.key, { limit: 10 * CALL_USD });
+    const bases = [env.gw.url, second.url];
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => chat(bases[i % 2]!, key)));
+    const ok = results.filter((r) => r.status === 200).length;
+    assert.ok(ok <= 10, `${ok} calls succeeded`);
+    assert.ok(ok >= 5, `${ok} calls succeeded: slices held by one instance leave the other at least half`);
+    for (const refused of results.filter((r) => r.status !== 200)) assert.is(refused.status, 402, refused.text);
+    const central = await eventually(
+      () => centralSpend(env.gw.gateway.sequelize, hash),
+      "every answered call settles",
+      {
+        until: (c) => c.ledgerRows === ok,
+      },
+    );
+    assert.ok(Math.abs(central.spent - ok * CALL_USD) < EPSILON, `spent ${central.spent}`);
+    assert.ok(
+      central.spent + central.leased <= 10 * CALL_USD + EPSILON,
+      `spent ${central.spent} + leased ${central.leased}`,
+    );
+  },
+);
 
 test("a budget spent on instance A: instance B admits only what its own slice still holds, then refuses", async ({
   env,

@@ -89,7 +89,8 @@ const perMinute = (requests: number | null, tokens: number | null): RateLimitCol
 });
 
 const summary = (q: Quantity) =>
-  `${q.name} ${q.kind} ${q.windowStart.toISOString()}..${q.windowEnd?.toISOString() ?? "…"} ${q.limits.map((l) => l.limit).join("+")} ${q.refusal}${q.rateLimit ? ` ${q.rateLimit}` : ""}`;
+  `${q.name} ${q.kind} ${q.windowStart.toISOString()}..${q.windowEnd?.toISOString() ?? "…"} ` +
+  `${q.limits.map((l) => l.limit).join("+")} ${q.refusal}${q.rateLimit ? ` ${q.rateLimit}` : ""}`;
 
 const ROWS: [rule: string, from: QuantitySource, limits: QuantityLimits, free: boolean, expected: string[]][] = [
   ["nothing limited: no quantity", source(), NO_LIMITS, false, []],
@@ -112,7 +113,8 @@ const ROWS: [rule: string, from: QuantitySource, limits: QuantityLimits, free: b
     ],
   ],
   [
-    "a shorter window (GATEWAY_RATE_LIMIT_MINUTE_WINDOW_SECONDS) counts each per-minute limit scaled to it, rounded down, at least 1",
+    "a shorter window (GATEWAY_RATE_LIMIT_MINUTE_WINDOW_SECONDS) counts each per-minute limit scaled to it, " +
+      "rounded down, at least 1",
     source({ keyRate: perMinute(600, 5) }),
     { ...NO_LIMITS, rateLimitMinuteWindowSeconds: 10 },
     false,
@@ -134,8 +136,10 @@ const ROWS: [rule: string, from: QuantitySource, limits: QuantityLimits, free: b
     NO_LIMITS,
     false,
     [
-      "rate:workspace:w1:requests requests 2026-03-15T10:00:00.000Z..2026-03-15T10:01:00.000Z 5 rate_limit workspace_requests",
-      "rate:workspace:w1:tokens tokens 2026-03-15T10:00:00.000Z..2026-03-15T10:01:00.000Z 100 rate_limit workspace_tokens",
+      "rate:workspace:w1:requests requests " +
+        "2026-03-15T10:00:00.000Z..2026-03-15T10:01:00.000Z 5 rate_limit workspace_requests",
+      "rate:workspace:w1:tokens tokens " +
+        "2026-03-15T10:00:00.000Z..2026-03-15T10:01:00.000Z 100 rate_limit workspace_tokens",
     ],
   ],
   [
@@ -229,21 +233,30 @@ test("a workspace's rate limits lock the workspace only; a key's lock the key to
   );
 });
 
-test("a response cache hit counts against the request limits only; a batch item against every rate limit, no budget", () => {
-  const quantities = quantitiesFor(
-    source({ limitMicros: "1000000", keyRate: perMinute(10, 100), workspaceRate: perMinute(20, 200) }),
-    { ...NO_LIMITS, rateLimitRequests: 60 },
-    true,
-    NOW,
-  );
-  assert.equal(
-    quantities.filter(isRateLimit).map((q) => q.name),
-    ["rate:h1", "rate:key:h1:requests", "rate:workspace:w1:requests"],
-  );
-  assert.equal(
-    quantities.filter(isRateWindow).map((q) => q.name),
-    ["rate:h1", "rate:key:h1:requests", "rate:key:h1:tokens", "rate:workspace:w1:requests", "rate:workspace:w1:tokens"],
-  );
-});
+test(
+  "a response cache hit counts against the request limits only; " + "a batch item against every rate limit, no budget",
+  () => {
+    const quantities = quantitiesFor(
+      source({ limitMicros: "1000000", keyRate: perMinute(10, 100), workspaceRate: perMinute(20, 200) }),
+      { ...NO_LIMITS, rateLimitRequests: 60 },
+      true,
+      NOW,
+    );
+    assert.equal(
+      quantities.filter(isRateLimit).map((q) => q.name),
+      ["rate:h1", "rate:key:h1:requests", "rate:workspace:w1:requests"],
+    );
+    assert.equal(
+      quantities.filter(isRateWindow).map((q) => q.name),
+      [
+        "rate:h1",
+        "rate:key:h1:requests",
+        "rate:key:h1:tokens",
+        "rate:workspace:w1:requests",
+        "rate:workspace:w1:tokens",
+      ],
+    );
+  },
+);
 
 test.run();

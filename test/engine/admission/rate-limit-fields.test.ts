@@ -27,42 +27,44 @@ function assertBadValue(res: Reply, field: string, context: string): void {
   );
 }
 
-test("a key's limits: set at creation, shown on its record, GET /keys and GET /key, replaced by PATCH, removed with null", async ({
-  gw,
-}) => {
-  const created = await post(gw, "/api/v1/keys", {
-    name: "paced",
-    svc_rate_limit: { requests_per_minute: 30, tokens_per_minute: 40_000 },
-  });
-  assert.is(created.status, 201, created.text);
-  assert.equal(at(created.body, "data", "svc_rate_limit"), { requests_per_minute: 30, tokens_per_minute: 40_000 });
-  const hash = String(at(created.body, "data", "hash"));
-  const own = await call(gw.url, "GET", "/api/v1/key", { key: String(at(created.body, "key")) });
-  assert.equal(at(own.body, "data", "svc_rate_limit"), { requests_per_minute: 30, tokens_per_minute: 40_000 });
-  const listed = await call(gw.url, "GET", "/api/v1/keys", { key: gw.key });
-  const row = (at(listed.body, "data") as Array<Record<string, unknown>>).find((k) => k.hash === hash);
-  assert.equal(row?.svc_rate_limit, { requests_per_minute: 30, tokens_per_minute: 40_000 });
+test(
+  "a key's limits: set at creation, shown on its record, " +
+    "GET /keys and GET /key, replaced by PATCH, removed with null",
+  async ({ gw }) => {
+    const created = await post(gw, "/api/v1/keys", {
+      name: "paced",
+      svc_rate_limit: { requests_per_minute: 30, tokens_per_minute: 40_000 },
+    });
+    assert.is(created.status, 201, created.text);
+    assert.equal(at(created.body, "data", "svc_rate_limit"), { requests_per_minute: 30, tokens_per_minute: 40_000 });
+    const hash = String(at(created.body, "data", "hash"));
+    const own = await call(gw.url, "GET", "/api/v1/key", { key: String(at(created.body, "key")) });
+    assert.equal(at(own.body, "data", "svc_rate_limit"), { requests_per_minute: 30, tokens_per_minute: 40_000 });
+    const listed = await call(gw.url, "GET", "/api/v1/keys", { key: gw.key });
+    const row = (at(listed.body, "data") as Array<Record<string, unknown>>).find((k) => k.hash === hash);
+    assert.equal(row?.svc_rate_limit, { requests_per_minute: 30, tokens_per_minute: 40_000 });
 
-  const replaced = await patch(gw, `/api/v1/keys/${hash}`, { svc_rate_limit: { tokens_per_minute: 500 } });
-  assert.is(replaced.status, 200, replaced.text);
-  assert.equal(
-    at(replaced.body, "data", "svc_rate_limit"),
-    { requests_per_minute: null, tokens_per_minute: 500 },
-    "a write replaces both values",
-  );
-  const renamed = await patch(gw, `/api/v1/keys/${hash}`, { name: "still paced" });
-  assert.equal(
-    at(renamed.body, "data", "svc_rate_limit"),
-    { requests_per_minute: null, tokens_per_minute: 500 },
-    "a PATCH without it keeps it",
-  );
-  const cleared = await patch(gw, `/api/v1/keys/${hash}`, { svc_rate_limit: null });
-  assert.is(at(cleared.body, "data", "svc_rate_limit"), null);
-  const fetched = await call(gw.url, "GET", `/api/v1/keys/${hash}`, { key: gw.key });
-  assert.is(at(fetched.body, "data", "svc_rate_limit"), null);
-  const plain = await post(gw, "/api/v1/keys", { name: "unpaced" });
-  assert.is(at(plain.body, "data", "svc_rate_limit"), null, "a key without limits shows null");
-});
+    const replaced = await patch(gw, `/api/v1/keys/${hash}`, { svc_rate_limit: { tokens_per_minute: 500 } });
+    assert.is(replaced.status, 200, replaced.text);
+    assert.equal(
+      at(replaced.body, "data", "svc_rate_limit"),
+      { requests_per_minute: null, tokens_per_minute: 500 },
+      "a write replaces both values",
+    );
+    const renamed = await patch(gw, `/api/v1/keys/${hash}`, { name: "still paced" });
+    assert.equal(
+      at(renamed.body, "data", "svc_rate_limit"),
+      { requests_per_minute: null, tokens_per_minute: 500 },
+      "a PATCH without it keeps it",
+    );
+    const cleared = await patch(gw, `/api/v1/keys/${hash}`, { svc_rate_limit: null });
+    assert.is(at(cleared.body, "data", "svc_rate_limit"), null);
+    const fetched = await call(gw.url, "GET", `/api/v1/keys/${hash}`, { key: gw.key });
+    assert.is(at(fetched.body, "data", "svc_rate_limit"), null);
+    const plain = await post(gw, "/api/v1/keys", { name: "unpaced" });
+    assert.is(at(plain.body, "data", "svc_rate_limit"), null, "a key without limits shows null");
+  },
+);
 
 test("a workspace's limits: set at creation, shown, replaced and removed", async ({ gw }) => {
   const created = await post(gw, "/api/v1/workspaces", {

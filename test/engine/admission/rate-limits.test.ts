@@ -82,42 +82,43 @@ async function counted(sequelize: Sequelize, quantity: string): Promise<number[]
   return rows.map((r) => r.count);
 }
 
-test("a key limited to 120 tokens a minute is served at most 10 calls of 12 tokens by two instances together, then 429 with Retry-After and the tokens left", async ({
-  env,
-  second,
-}) => {
-  const { key, hash } = await newKey(env.gw.url, env.gw.key, { svc_rate_limit: { tokens_per_minute: 120 } });
-  const bases = [env.gw.url, second.url];
-  const results = await Promise.all(
-    Array.from({ length: 30 }, (_, i) => windowed(chat(bases[i % 2]!, key), "x-ratelimit-reset-tokens")),
-  );
-  const served = servedPerWindow(results);
-  for (const [window, n] of served) assert.ok(n <= 10, `${n} calls served in window ${window}`);
-  const total = [...served.values()].reduce((a, b) => a + b, 0);
-  assert.ok(total >= 5, `${total} calls served: slices held by one instance leave the other at least half`);
-  for (const { res } of results) {
-    assert.is(res.headers.get("x-ratelimit-limit-tokens"), "120", res.text);
-    if (res.status === 200) continue;
-    assert.is(res.status, 429, res.text);
-    assert.match(
-      String(at(res.body, "error", "message")),
-      /this key's limit of 120 tokens per minute \(svc_rate_limit\.tokens_per_minute\) has \d+ left and this request may use up to 12 tokens/,
+test(
+  "a key limited to 120 tokens a minute is served at most 10 calls of 12 tokens by two instances together, " +
+    "then 429 with Retry-After and the tokens left",
+  async ({ env, second }) => {
+    const { key, hash } = await newKey(env.gw.url, env.gw.key, { svc_rate_limit: { tokens_per_minute: 120 } });
+    const bases = [env.gw.url, second.url];
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => windowed(chat(bases[i % 2]!, key), "x-ratelimit-reset-tokens")),
     );
-    const retryAfter = Number(res.headers.get("retry-after"));
-    assert.ok(retryAfter >= 1 && retryAfter <= 60, `retry-after ${retryAfter}`);
-    const remaining = Number(res.headers.get("x-ratelimit-remaining-tokens"));
-    assert.ok(Number.isInteger(remaining) && remaining < 12, `x-ratelimit-remaining-tokens ${remaining}`);
-  }
-  // Settled centrally: 12 tokens per call served, never more than the limit in a window.
-  const tokens = await eventually(
-    () => counted(env.gw.gateway.sequelize, `rate:key:${hash}:tokens`),
-    "every served call settles",
-    {
-      until: (c) => c.reduce((a, b) => a + b, 0) === 12 * total,
-    },
-  );
-  for (const n of tokens) assert.ok(n <= 120, `${n} tokens in one window`);
-});
+    const served = servedPerWindow(results);
+    for (const [window, n] of served) assert.ok(n <= 10, `${n} calls served in window ${window}`);
+    const total = [...served.values()].reduce((a, b) => a + b, 0);
+    assert.ok(total >= 5, `${total} calls served: slices held by one instance leave the other at least half`);
+    for (const { res } of results) {
+      assert.is(res.headers.get("x-ratelimit-limit-tokens"), "120", res.text);
+      if (res.status === 200) continue;
+      assert.is(res.status, 429, res.text);
+      assert.match(
+        String(at(res.body, "error", "message")),
+        /this key's limit of 120 tokens per minute \(svc_rate_limit\.tokens_per_minute\) has \d+ left and this request may use up to 12 tokens/,
+      );
+      const retryAfter = Number(res.headers.get("retry-after"));
+      assert.ok(retryAfter >= 1 && retryAfter <= 60, `retry-after ${retryAfter}`);
+      const remaining = Number(res.headers.get("x-ratelimit-remaining-tokens"));
+      assert.ok(Number.isInteger(remaining) && remaining < 12, `x-ratelimit-remaining-tokens ${remaining}`);
+    }
+    // Settled centrally: 12 tokens per call served, never more than the limit in a window.
+    const tokens = await eventually(
+      () => counted(env.gw.gateway.sequelize, `rate:key:${hash}:tokens`),
+      "every served call settles",
+      {
+        until: (c) => c.reduce((a, b) => a + b, 0) === 12 * total,
+      },
+    );
+    for (const n of tokens) assert.ok(n <= 120, `${n} tokens in one window`);
+  },
+);
 
 test("the 429s of a limit are ledger rows that analytics groups by limit, and a metric counts them", async ({
   env,

@@ -118,7 +118,8 @@ test("SIGTERM under load: every answered call has its ledger row", async ({ env 
   assert.equal(
     missing,
     [],
-    `no answered call lacks its row; exit ${JSON.stringify(exit)}; the gateway said:\n${gateway.lines.slice(-15).join("\n")}`,
+    `no answered call lacks its row; exit ${JSON.stringify(exit)}; the gateway said:\n` +
+      `${gateway.lines.slice(-15).join("\n")}`,
   );
   const [left] = await env.gw.gateway.sequelize.query<{ n: string }>(
     "SELECT count(*) AS n FROM admission_leases WHERE quantity LIKE :q",
@@ -204,7 +205,8 @@ test("database down: leased calls go on, the rest 503; once it is back everythin
     }
     assert.ok(
       during >= 1 && during < 200,
-      `${during} calls admitted from held leases during the outage; the gateway said:\n${gateway.lines.slice(-10).join("\n")}`,
+      `${during} calls admitted from held leases during the outage; the gateway said:\n` +
+        `${gateway.lines.slice(-10).join("\n")}`,
     );
     answered += during;
 

@@ -35,8 +35,10 @@ export interface CentralSpend {
 
 export async function centralSpend(sequelize: Sequelize, hash: string): Promise<CentralSpend> {
   const [row] = await sequelize.query<{ spent: string; leased: string; rows: string }>(
-    `SELECT (SELECT coalesce(sum(spent_usd), 0) FROM usage_counters WHERE scope = 'key' AND scope_id = :hash AND period = 'lifetime')::text AS spent,
-            (SELECT coalesce(sum(granted), 0) FROM admission_leases WHERE quantity = :quantity AND held_until > now())::text AS leased,
+    `SELECT (SELECT coalesce(sum(spent_usd), 0) FROM usage_counters
+              WHERE scope = 'key' AND scope_id = :hash AND period = 'lifetime')::text AS spent,
+            (SELECT coalesce(sum(granted), 0) FROM admission_leases
+              WHERE quantity = :quantity AND held_until > now())::text AS leased,
             (SELECT count(*) FROM usage_ledger WHERE key_hash = :hash)::text AS rows`,
     { type: QueryTypes.SELECT, replacements: { hash, quantity: `key:${hash}:lifetime` } },
   );

@@ -93,6 +93,11 @@ test("JSON: every default filled in, ${VAR} replaced from the environment", asyn
   ]);
 });
 
+/** The first endpoint's prices in every field the catalog reads, as a YAML flow mapping. */
+const SONNET_PRICING =
+  '{ prompt: "0.000003", completion: "0.000015", image: "0.0048", request: "0.001", ' +
+  'input_cache_read: "0.0000003", input_cache_write: "0.00000375" }';
+
 test("YAML (.yaml and .yml): every field, provider defaults inherited, tags, regional hosts", async () => {
   const yaml = `
 providers:
@@ -123,7 +128,7 @@ models:
     endpoints:
       - provider: anthropic-eu
         upstream_model_id: claude-sonnet-4
-        pricing: { prompt: "0.000003", completion: "0.000015", image: "0.0048", request: "0.001", input_cache_read: "0.0000003", input_cache_write: "0.00000375" }
+        pricing: ${SONNET_PRICING}
       - provider: anthropic-eu
         tag: anthropic-eu/batch
         upstream_model_id: claude-sonnet-4-batch

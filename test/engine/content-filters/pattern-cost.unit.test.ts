@@ -107,16 +107,21 @@ test("work per character is what the limit holds: live instructions × (2 + char
   );
 });
 
-test("the 17-character pattern that held the event loop for seconds is refused, naming the limit; the pattern is never quoted", () => {
-  const message = refusal(() => checkCustomFilter({ pattern: "[a-z]{1,900}[0-9]", action: "redact" }, 3));
-  assert.match(
-    message,
-    new RegExp(
-      `content_filters\\[3\\]\\.pattern compiles to 1802 RE2 instructions, over the limit of ${MAX_PATTERN_INSTRUCTIONS}`,
-    ),
-  );
-  assert.not.ok(message.includes("[a-z]{1,900}[0-9]"), message);
-});
+test(
+  "the 17-character pattern that held the event loop for seconds is refused, naming the limit; " +
+    "the pattern is never quoted",
+  () => {
+    const message = refusal(() => checkCustomFilter({ pattern: "[a-z]{1,900}[0-9]", action: "redact" }, 3));
+    assert.match(
+      message,
+      new RegExp(
+        `content_filters\\[3\\]\\.pattern compiles to 1802 RE2 instructions, ` +
+          `over the limit of ${MAX_PATTERN_INSTRUCTIONS}`,
+      ),
+    );
+    assert.not.ok(message.includes("[a-z]{1,900}[0-9]"), message);
+  },
+);
 
 test("checking a pattern's cost is bounded work too, per pattern and per guardrail", () => {
   assert.match(
@@ -136,7 +141,8 @@ test("checking a pattern's cost is bounded work too, per pattern and per guardra
   assert.match(
     refused,
     new RegExp(
-      `checking the cost of the guardrail's custom patterns takes more than ${MAX_GUARDRAIL_ANALYSIS_STEPS.toLocaleString("en-US")} steps in all`,
+      "checking the cost of the guardrail's custom patterns takes more than " +
+        `${MAX_GUARDRAIL_ANALYSIS_STEPS.toLocaleString("en-US")} steps in all`,
     ),
   );
   assert.ok(budget.left < 0);

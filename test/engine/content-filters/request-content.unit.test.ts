@@ -107,26 +107,30 @@ test("every string is checked by a block filter: one planted anywhere refuses th
     assert.is(filterRequest([blockEmail], "chat", body).blockedBy?.filter, blockEmail, JSON.stringify(body));
 });
 
-test("keys the caller chose are scanned: a block refuses, a redact renames them in place and in order, its values following", () => {
-  const schema = () => ({
-    type: "object",
-    properties: { first: { type: "string" }, [A]: { type: "string" }, last: { type: "number" } },
-    required: [A, "first"],
-  });
-  const blocked = { tools: [{ type: "function", function: { name: "f", parameters: schema() } }] };
-  assert.is(filterRequest([blockEmail], "chat", blocked).blockedBy?.filter, blockEmail);
-  assert.is(filterRequest([blockEmail], "chat", { metadata: { [A]: "x" } }).blockedBy?.filter, blockEmail);
+test(
+  "keys the caller chose are scanned: " +
+    "a block refuses, a redact renames them in place and in order, its values following",
+  () => {
+    const schema = () => ({
+      type: "object",
+      properties: { first: { type: "string" }, [A]: { type: "string" }, last: { type: "number" } },
+      required: [A, "first"],
+    });
+    const blocked = { tools: [{ type: "function", function: { name: "f", parameters: schema() } }] };
+    assert.is(filterRequest([blockEmail], "chat", blocked).blockedBy?.filter, blockEmail);
+    assert.is(filterRequest([blockEmail], "chat", { metadata: { [A]: "x" } }).blockedBy?.filter, blockEmail);
 
-  const redacted = { tools: [{ type: "function", function: { name: "f", parameters: schema() } }] };
-  assert.is(filterRequest([email], "chat", redacted).blockedBy, undefined);
-  const parameters = redacted.tools[0]!.function.parameters;
-  assert.equal(Object.keys(parameters.properties), ["first", "[EMAIL]", "last"]);
-  assert.equal(parameters.required, ["[EMAIL]", "first"]);
-  // The top-level body is rewritten in place: the call holds (and sends) that very object.
-  const top: JsonObject = { messages: [], [A]: 1, after: 2 };
-  filterRequest([email], "chat", top);
-  assert.equal(Object.keys(top), ["messages", "[EMAIL]", "after"]);
-});
+    const redacted = { tools: [{ type: "function", function: { name: "f", parameters: schema() } }] };
+    assert.is(filterRequest([email], "chat", redacted).blockedBy, undefined);
+    const parameters = redacted.tools[0]!.function.parameters;
+    assert.equal(Object.keys(parameters.properties), ["first", "[EMAIL]", "last"]);
+    assert.equal(parameters.required, ["[EMAIL]", "first"]);
+    // The top-level body is rewritten in place: the call holds (and sends) that very object.
+    const top: JsonObject = { messages: [], [A]: 1, after: 2 };
+    filterRequest([email], "chat", top);
+    assert.equal(Object.keys(top), ["messages", "[EMAIL]", "after"]);
+  },
+);
 
 test("two keys that redact into one: 400 naming the object (by protocol words only) and the filter", () => {
   const body = { metadata: { "a@example.com": 1, "b@example.com": 2 } };
@@ -139,37 +143,41 @@ test("two keys that redact into one: 400 naming the object (by protocol words on
   assert.not.ok(error.message.includes("example.com"), error.message);
 });
 
-test("the protocol's words are left alone: a custom pattern matching `user` or `text` does not rewrite roles, types or field names", () => {
-  const words = customFilter(
-    "g",
-    { pattern: "(?i)user|text|function|object|content", label: "[W]", action: "redact" },
-    0,
-  );
-  const body: JsonObject = {
-    messages: [{ role: "user", content: [{ type: "text", text: "a user text" }] }],
-    tools: [
-      {
-        type: "function",
-        function: { name: "f", parameters: { type: "object", properties: { content: { type: "string" } } } },
-      },
-    ],
-  };
-  filterRequest([words], "chat", body);
-  assert.equal(body, {
-    messages: [{ role: "user", content: [{ type: "text", text: "a [W] [W]" }] }],
-    tools: [
-      {
-        type: "function",
-        function: { name: "f", parameters: { type: "object", properties: { content: { type: "string" } } } },
-      },
-    ],
-  });
-  // A control field whose value is not a bare keyword is scanned like any text.
-  assert.is(
-    filterRequest([blockEmail], "chat", { messages: [{ role: A, content: "hi" }] }).blockedBy?.filter,
-    blockEmail,
-  );
-});
+test(
+  "the protocol's words are left alone: " +
+    "a custom pattern matching `user` or `text` does not rewrite roles, types or field names",
+  () => {
+    const words = customFilter(
+      "g",
+      { pattern: "(?i)user|text|function|object|content", label: "[W]", action: "redact" },
+      0,
+    );
+    const body: JsonObject = {
+      messages: [{ role: "user", content: [{ type: "text", text: "a user text" }] }],
+      tools: [
+        {
+          type: "function",
+          function: { name: "f", parameters: { type: "object", properties: { content: { type: "string" } } } },
+        },
+      ],
+    };
+    filterRequest([words], "chat", body);
+    assert.equal(body, {
+      messages: [{ role: "user", content: [{ type: "text", text: "a [W] [W]" }] }],
+      tools: [
+        {
+          type: "function",
+          function: { name: "f", parameters: { type: "object", properties: { content: { type: "string" } } } },
+        },
+      ],
+    });
+    // A control field whose value is not a bare keyword is scanned like any text.
+    assert.is(
+      filterRequest([blockEmail], "chat", { messages: [{ role: A, content: "hi" }] }).blockedBy?.filter,
+      blockEmail,
+    );
+  },
+);
 
 test("normal form: a zero-width-split address and fullwidth or Arabic-Indic digits are matched", () => {
   const split = `jane\u200b.doe@exam\u00adple.com`;
@@ -247,71 +255,77 @@ test("data: URLs: text media is decoded, scanned and encoded again; images and a
   assert.is(filterRequest([blockEmail], "chat", text).blockedBy?.filter, blockEmail);
 });
 
-test("what no filter can read (a PDF, binary under a text type, a raw file, token ids): block refuses with 400 naming the field; redact and flag let it pass", () => {
-  const pdf = `data:application/pdf;base64,${b64("%PDF-1.7 a@example.com")}`;
-  const cases: [JsonObject, string, string][] = [
-    [
-      { messages: [{ role: "user", content: [{ type: "file", file: { file_data: pdf } }] }] },
-      "messages[0].content[0].file.file_data",
-      "application/pdf content",
-    ],
-    [
-      {
-        messages: [
-          { role: "user", content: [{ type: "file", file: { file_data: `data:image/png;base64,${b64("x")}` } }] },
-        ],
-      },
-      "messages[0].content[0].file.file_data",
-      "image/png content",
-    ],
-    [
-      { messages: [{ role: "user", content: [{ type: "file", file: { file_data: "data:text/plain;base64,/w==" } }] }] },
-      "messages[0].content[0].file.file_data",
-      "text/plain content",
-    ],
-    [
-      { messages: [{ role: "user", content: [{ type: "file", file: { file_data: b64(A) } }] }] },
-      "messages[0].content[0].file.file_data",
-      "a file that is not a data: URL",
-    ],
-    [{ messages: [{ role: "user", content: "hi" }], attachment: pdf }, "*", "application/pdf content"],
-  ];
-  for (const [body, field, what] of cases) {
-    const copy = structuredClone(body);
-    const { blockedBy } = filterRequest([email, blockSsn], "chat", body);
-    assert.is(blockedBy?.filter, blockSsn, field);
-    const error = httpErrorOf(blockedError(blockedBy!));
-    assert.is(error.status, 400);
-    assert.is(error.field, field);
-    assert.ok(
-      error.message.includes(`${field} holds ${what}, which content filter 'ssn' of guardrail 'No SSN' cannot scan`),
-      error.message,
-    );
-    assert.not.ok(error.message.includes("example.com"), error.message);
-    assert.is(
-      filterRequest([email, injection], "chat", copy).blockedBy,
-      undefined,
-      `${field} passes without a block filter`,
-    );
-  }
-  for (const input of [
-    [1, 2, 3],
-    [
-      [1, 2],
-      [3, 4],
-    ],
-  ]) {
-    const { blockedBy } = filterRequest([blockEmail], "embeddings", { input });
-    const error = httpErrorOf(blockedError(blockedBy!));
-    assert.is(error.status, 400);
-    assert.is(error.field, "input");
-    assert.match(
-      error.message,
-      /input holds token ids, which content filter 'email' of guardrail 'No mail' cannot scan/,
-    );
-    assert.is(filterRequest([email], "embeddings", { input }).blockedBy, undefined);
-  }
-});
+test(
+  "what no filter can read (a PDF, binary under a text type, a raw file, token ids): " +
+    "block refuses with 400 naming the field; redact and flag let it pass",
+  () => {
+    const pdf = `data:application/pdf;base64,${b64("%PDF-1.7 a@example.com")}`;
+    const cases: [JsonObject, string, string][] = [
+      [
+        { messages: [{ role: "user", content: [{ type: "file", file: { file_data: pdf } }] }] },
+        "messages[0].content[0].file.file_data",
+        "application/pdf content",
+      ],
+      [
+        {
+          messages: [
+            { role: "user", content: [{ type: "file", file: { file_data: `data:image/png;base64,${b64("x")}` } }] },
+          ],
+        },
+        "messages[0].content[0].file.file_data",
+        "image/png content",
+      ],
+      [
+        {
+          messages: [{ role: "user", content: [{ type: "file", file: { file_data: "data:text/plain;base64,/w==" } }] }],
+        },
+        "messages[0].content[0].file.file_data",
+        "text/plain content",
+      ],
+      [
+        { messages: [{ role: "user", content: [{ type: "file", file: { file_data: b64(A) } }] }] },
+        "messages[0].content[0].file.file_data",
+        "a file that is not a data: URL",
+      ],
+      [{ messages: [{ role: "user", content: "hi" }], attachment: pdf }, "*", "application/pdf content"],
+    ];
+    for (const [body, field, what] of cases) {
+      const copy = structuredClone(body);
+      const { blockedBy } = filterRequest([email, blockSsn], "chat", body);
+      assert.is(blockedBy?.filter, blockSsn, field);
+      const error = httpErrorOf(blockedError(blockedBy!));
+      assert.is(error.status, 400);
+      assert.is(error.field, field);
+      assert.ok(
+        error.message.includes(`${field} holds ${what}, which content filter 'ssn' of guardrail 'No SSN' cannot scan`),
+        error.message,
+      );
+      assert.not.ok(error.message.includes("example.com"), error.message);
+      assert.is(
+        filterRequest([email, injection], "chat", copy).blockedBy,
+        undefined,
+        `${field} passes without a block filter`,
+      );
+    }
+    for (const input of [
+      [1, 2, 3],
+      [
+        [1, 2],
+        [3, 4],
+      ],
+    ]) {
+      const { blockedBy } = filterRequest([blockEmail], "embeddings", { input });
+      const error = httpErrorOf(blockedError(blockedBy!));
+      assert.is(error.status, 400);
+      assert.is(error.field, "input");
+      assert.match(
+        error.message,
+        /input holds token ids, which content filter 'email' of guardrail 'No mail' cannot scan/,
+      );
+      assert.is(filterRequest([email], "embeddings", { input }).blockedBy, undefined);
+    }
+  },
+);
 
 test("an embeddings body: a text, the texts of a list, the texts of input objects", () => {
   const one = { input: A };

@@ -212,42 +212,42 @@ test("Responses: a refusal part of an echoed assistant turn", async ({ env, bloc
   await assertBlocked(env, blockMail, "/api/v1/responses", body, "No mail", "email", EMAIL);
 });
 
-test("file_data: a text file is decoded and scanned; a PDF, which no filter can read, is refused under block (400) and passes under redact", async ({
-  env,
-  blockMail,
-  redact,
-}) => {
-  const file = (mediaType: string, text: string) => ({
-    type: "file",
-    file: { filename: "f", file_data: `data:${mediaType};base64,${Buffer.from(text).toString("base64")}` },
-  });
-  await assertBlocked(
-    env,
-    blockMail,
-    "/api/v1/chat/completions",
-    chat({}, [{ type: "text", text: "Read" }, file("text/plain", `Contact: ${EMAIL}`)]),
-    "No mail",
-    "email",
-    EMAIL,
-  );
-  const pdf = chat({}, [{ type: "text", text: "Read" }, file("application/pdf", "%PDF-1.7 …")]);
-  const refused = await post(env, blockMail, "/api/v1/chat/completions", pdf);
-  assert.is(refused.status, 400, refused.text);
-  assert.is(at(refused.body, "error", "param"), "messages[0].content[1].file.file_data");
-  assert.match(
-    String(at(refused.body, "error", "message")),
-    /holds application\/pdf content, which content filter 'email' of guardrail 'No mail' cannot scan/,
-  );
-  assert.is(env.upstream.requests.length, 0);
-  assert.is((await post(env, redact, "/api/v1/chat/completions", pdf)).status, 200, "no block filter: it passes");
-  assert.is(
-    (await post(env, redact, "/api/v1/chat/completions", chat({}, [file("text/csv", `name,mail\nJane,${EMAIL}`)])))
-      .status,
-    200,
-  );
-  const sent = at(JSON.parse(sentBody(env)), "messages", 0, "content", 0, "file", "file_data");
-  assert.is(sent, `data:text/csv;base64,${Buffer.from("name,mail\nJane,[EMAIL]").toString("base64")}`);
-});
+test(
+  "file_data: a text file is decoded and scanned; " +
+    "a PDF, which no filter can read, is refused under block (400) and passes under redact",
+  async ({ env, blockMail, redact }) => {
+    const file = (mediaType: string, text: string) => ({
+      type: "file",
+      file: { filename: "f", file_data: `data:${mediaType};base64,${Buffer.from(text).toString("base64")}` },
+    });
+    await assertBlocked(
+      env,
+      blockMail,
+      "/api/v1/chat/completions",
+      chat({}, [{ type: "text", text: "Read" }, file("text/plain", `Contact: ${EMAIL}`)]),
+      "No mail",
+      "email",
+      EMAIL,
+    );
+    const pdf = chat({}, [{ type: "text", text: "Read" }, file("application/pdf", "%PDF-1.7 …")]);
+    const refused = await post(env, blockMail, "/api/v1/chat/completions", pdf);
+    assert.is(refused.status, 400, refused.text);
+    assert.is(at(refused.body, "error", "param"), "messages[0].content[1].file.file_data");
+    assert.match(
+      String(at(refused.body, "error", "message")),
+      /holds application\/pdf content, which content filter 'email' of guardrail 'No mail' cannot scan/,
+    );
+    assert.is(env.upstream.requests.length, 0);
+    assert.is((await post(env, redact, "/api/v1/chat/completions", pdf)).status, 200, "no block filter: it passes");
+    assert.is(
+      (await post(env, redact, "/api/v1/chat/completions", chat({}, [file("text/csv", `name,mail\nJane,${EMAIL}`)])))
+        .status,
+      200,
+    );
+    const sent = at(JSON.parse(sentBody(env)), "messages", 0, "content", 0, "file", "file_data");
+    assert.is(sent, `data:text/csv;base64,${Buffer.from("name,mail\nJane,[EMAIL]").toString("base64")}`);
+  },
+);
 
 test("embeddings sent as token ids: 400 under a block filter, which cannot scan them; they pass under redact", async ({
   env,

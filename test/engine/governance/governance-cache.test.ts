@@ -106,7 +106,8 @@ test("a feed connection that dies without a word is noticed, and a key disabled 
   );
   await chatUntilStatus(second.url, key, 401);
   console.log(
-    `  disabled → refused on the other instance, feed silently dead, check every ${FEED_CHECK_MS} ms: ${Math.round(performance.now() - disabledAt)} ms`,
+    `  disabled → refused on the other instance, feed silently dead, check every ${FEED_CHECK_MS} ms: ` +
+      `${Math.round(performance.now() - disabledAt)} ms`,
   );
 });
 

@@ -118,20 +118,23 @@ test("the last endpoint's retryable failure is the outcome", async () => {
   assert.equal(outcome.attempt.endpoint.providerSlug, "b");
 });
 
-test("with a key choice, a pooled key's failure is tried again on the same endpoint when the pool says so", async () => {
-  const { deps, told } = depsFor(["a"], true);
-  const { outcome, tried, failures } = await run(
-    [attempt("a"), attempt("b")],
-    [new UpstreamError("status", "slow down", { status: 429 }), "again"],
-    deps,
-    { keyChoice: choice },
-  );
-  assert.equal(tried, ["a", "a"]);
-  assert.equal(failures, [["a", "a"]]);
-  assert.equal(told, ["afterFailure", "succeeded"]);
-  assert.ok(outcome && isServed(outcome));
-  assert.equal(outcome.attempt.endpoint.providerSlug, "a");
-});
+test(
+  "with a key choice, " + "a pooled key's failure is tried again on the same endpoint when the pool says so",
+  async () => {
+    const { deps, told } = depsFor(["a"], true);
+    const { outcome, tried, failures } = await run(
+      [attempt("a"), attempt("b")],
+      [new UpstreamError("status", "slow down", { status: 429 }), "again"],
+      deps,
+      { keyChoice: choice },
+    );
+    assert.equal(tried, ["a", "a"]);
+    assert.equal(failures, [["a", "a"]]);
+    assert.equal(told, ["afterFailure", "succeeded"]);
+    assert.ok(outcome && isServed(outcome));
+    assert.equal(outcome.attempt.endpoint.providerSlug, "a");
+  },
+);
 
 test("without a key choice, the pool is not asked and the next endpoint is tried", async () => {
   const { deps, told } = depsFor(["a"], true);

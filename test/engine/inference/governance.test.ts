@@ -207,7 +207,8 @@ test("50 concurrent requests against a budget that allows 10: exactly 10 succeed
   // Settled spend plus what this instance still holds leased never passes the limit.
   await env.gw.gateway.deps.engine.settlement.barrier();
   const [held] = await env.gw.gateway.sequelize.query<{ spent: string; leased: string }>(
-    `SELECT (SELECT coalesce(sum(spent_usd), 0) FROM usage_counters WHERE scope = 'key' AND scope_id = :hash AND period = 'lifetime')::text AS spent,
+    `SELECT (SELECT coalesce(sum(spent_usd), 0) FROM usage_counters
+              WHERE scope = 'key' AND scope_id = :hash AND period = 'lifetime')::text AS spent,
             (SELECT coalesce(sum(granted), 0) FROM admission_leases WHERE quantity = :quantity)::text AS leased`,
     { type: QueryTypes.SELECT, replacements: { hash, quantity: `key:${hash}:lifetime` } },
   );

@@ -100,49 +100,51 @@ for (const slug of ["openai-native", "azure-v1"] as const) {
   });
 }
 
-test("a streamed native Responses call relays every event, the catalog's model in them, the cost on response.completed", async ({
-  env,
-}) => {
-  env.upstream.rule({ answerFields: ANSWER_FIELDS });
-  const res = await post(env, "/responses", {
-    model: "k/openai-native",
-    input: "Hi there",
-    stream: true,
-    stream_options: { include_obfuscation: false },
-  });
-  assert.is(res.status, 200, res.text);
-  assert.equal(onlyRequest(env.upstream).body, {
-    input: "Hi there",
-    model: KIND_MODELS["openai-native"],
-    stream: true,
-    stream_options: { include_obfuscation: false },
-  });
-  const events = typedStreamEvents(res);
-  assert.equal(typesOf(events).slice(0, 4), [
-    "response.created",
-    "response.in_progress",
-    "response.output_item.added",
-    "response.content_part.added",
-  ]);
-  assert.equal(
-    events.map((e) => e.sequence_number),
-    events.map((_, index) => index),
-    "the provider's own numbering",
-  );
-  const deltas = events.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta);
-  assert.equal(deltas, ["Hello ", "from ", KIND_MODELS["openai-native"]]);
-  const completed = events.at(-1)!;
-  assert.is(completed.type, "response.completed");
-  assert.is(at(completed, "response", "model"), "k/openai-native");
-  assert.is(at(events[0], "response", "model"), "k/openai-native");
-  assert.equal(at(completed, "response", "x_provider_note"), ANSWER_FIELDS.x_provider_note);
-  assert.is(typeof at(completed, "response", "usage", "cost"), "number");
-  const [row] = await ledgerRowsOf(env.gw, String(res.headers.get("x-gateway-generation-id")));
-  assert.equal(
-    [row?.streamed, row?.prompt_tokens, row?.completion_tokens],
-    [true, at(completed, "response", "usage", "input_tokens"), 3],
-  );
-});
+test(
+  "a streamed native Responses call relays every event, " +
+    "the catalog's model in them, the cost on response.completed",
+  async ({ env }) => {
+    env.upstream.rule({ answerFields: ANSWER_FIELDS });
+    const res = await post(env, "/responses", {
+      model: "k/openai-native",
+      input: "Hi there",
+      stream: true,
+      stream_options: { include_obfuscation: false },
+    });
+    assert.is(res.status, 200, res.text);
+    assert.equal(onlyRequest(env.upstream).body, {
+      input: "Hi there",
+      model: KIND_MODELS["openai-native"],
+      stream: true,
+      stream_options: { include_obfuscation: false },
+    });
+    const events = typedStreamEvents(res);
+    assert.equal(typesOf(events).slice(0, 4), [
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.content_part.added",
+    ]);
+    assert.equal(
+      events.map((e) => e.sequence_number),
+      events.map((_, index) => index),
+      "the provider's own numbering",
+    );
+    const deltas = events.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta);
+    assert.equal(deltas, ["Hello ", "from ", KIND_MODELS["openai-native"]]);
+    const completed = events.at(-1)!;
+    assert.is(completed.type, "response.completed");
+    assert.is(at(completed, "response", "model"), "k/openai-native");
+    assert.is(at(events[0], "response", "model"), "k/openai-native");
+    assert.equal(at(completed, "response", "x_provider_note"), ANSWER_FIELDS.x_provider_note);
+    assert.is(typeof at(completed, "response", "usage", "cost"), "number");
+    const [row] = await ledgerRowsOf(env.gw, String(res.headers.get("x-gateway-generation-id")));
+    assert.equal(
+      [row?.streamed, row?.prompt_tokens, row?.completion_tokens],
+      [true, at(completed, "response", "usage", "input_tokens"), 3],
+    );
+  },
+);
 
 /**
  * Messages fields chat has no word for, Anthropic's newer ones, cache_control on every kind of
@@ -182,100 +184,105 @@ const MESSAGES_FIELDS = {
   x_vendor_option: { depth: 2 },
 };
 
-test("anthropic: a Messages call goes upstream as sent; the answer keeps Anthropic's fields under the gateway's id", async ({
-  env,
-}) => {
-  env.upstream.rule({ answerFields: ANSWER_FIELDS });
-  const res = await post(env, "/messages", { model: "k/anthropic", ...MESSAGES_FIELDS, ...GATEWAY_FIELDS });
-  assert.is(res.status, 200, res.text);
-  const sent = onlyRequest(env.upstream);
-  assert.is(sent.path, "/anthropic/v1/messages");
-  assert.equal(sent.body, { ...MESSAGES_FIELDS, model: KIND_MODELS.anthropic });
-  const body = res.body as Record<string, unknown>;
-  assert.match(String(body.id), /^gen-/);
-  assert.is(body.id, res.headers.get("x-gateway-generation-id"));
-  assert.is(body.model, "k/anthropic");
-  assert.equal(body.x_provider_note, ANSWER_FIELDS.x_provider_note);
-  assert.equal(body.content, [{ type: "text", text: `Hello from ${KIND_MODELS.anthropic}` }]);
-  const usage = body.usage as { cost: number; input_tokens: number; output_tokens: number };
-  assert.ok(
-    Math.abs(usage.cost - (usage.input_tokens * 0.000001 + usage.output_tokens * 0.000002)) < 1e-12,
-    JSON.stringify(usage),
-  );
-  const [row] = await ledgerRowsOf(env.gw, String(body.id));
-  assert.equal([row?.status, row?.completion_tokens, row?.end_user], ["success", usage.output_tokens, "end-user-4"]);
-});
+test(
+  "anthropic: a Messages call goes upstream as sent; " + "the answer keeps Anthropic's fields under the gateway's id",
+  async ({ env }) => {
+    env.upstream.rule({ answerFields: ANSWER_FIELDS });
+    const res = await post(env, "/messages", { model: "k/anthropic", ...MESSAGES_FIELDS, ...GATEWAY_FIELDS });
+    assert.is(res.status, 200, res.text);
+    const sent = onlyRequest(env.upstream);
+    assert.is(sent.path, "/anthropic/v1/messages");
+    assert.equal(sent.body, { ...MESSAGES_FIELDS, model: KIND_MODELS.anthropic });
+    const body = res.body as Record<string, unknown>;
+    assert.match(String(body.id), /^gen-/);
+    assert.is(body.id, res.headers.get("x-gateway-generation-id"));
+    assert.is(body.model, "k/anthropic");
+    assert.equal(body.x_provider_note, ANSWER_FIELDS.x_provider_note);
+    assert.equal(body.content, [{ type: "text", text: `Hello from ${KIND_MODELS.anthropic}` }]);
+    const usage = body.usage as { cost: number; input_tokens: number; output_tokens: number };
+    assert.ok(
+      Math.abs(usage.cost - (usage.input_tokens * 0.000001 + usage.output_tokens * 0.000002)) < 1e-12,
+      JSON.stringify(usage),
+    );
+    const [row] = await ledgerRowsOf(env.gw, String(body.id));
+    assert.equal([row?.status, row?.completion_tokens, row?.end_user], ["success", usage.output_tokens, "end-user-4"]);
+  },
+);
 
-test("anthropic: a streamed Messages call relays Anthropic's events, the gateway's id on message_start, the cost on message_delta", async ({
-  env,
-}) => {
-  env.upstream.rule({ answerFields: ANSWER_FIELDS, reasoning: "Let me think" });
-  const res = await post(env, "/messages", {
-    model: "k/anthropic",
-    max_tokens: 300,
-    thinking: { type: "enabled", budget_tokens: 1024 },
-    messages: [{ role: "user", content: "Hi there" }],
-    stream: true,
-  });
-  assert.is(res.status, 200, res.text);
-  assert.is(at(onlyRequest(env.upstream).body, "stream"), true);
-  const events = typedStreamEvents(res);
-  assert.equal(
-    typesOf(events).slice(0, 3),
-    ["message_start", "ping", "content_block_start"],
-    "ping included: every event passes",
-  );
-  assert.is(at(events[0], "message", "id"), res.headers.get("x-gateway-generation-id"));
-  assert.is(at(events[0], "message", "model"), "k/anthropic");
-  assert.equal(at(events[0], "message", "x_provider_note"), ANSWER_FIELDS.x_provider_note);
-  const thinking = events
-    .filter((e) => at(e, "delta", "type") === "thinking_delta")
-    .map((e) => at(e, "delta", "thinking"));
-  assert.equal(thinking, ["Let ", "me ", "think"], "thinking blocks pass as they came");
-  assert.equal(typesOf(events).slice(-2), ["message_delta", "message_stop"]);
-  assert.is(typeof at(events.at(-2), "usage", "cost"), "number");
-  const [row] = await ledgerRowsOf(env.gw, String(res.headers.get("x-gateway-generation-id")));
-  assert.equal([row?.streamed, row?.completion_tokens], [true, 6]);
-});
+test(
+  "anthropic: a streamed Messages call relays Anthropic's events, " +
+    "the gateway's id on message_start, the cost on message_delta",
+  async ({ env }) => {
+    env.upstream.rule({ answerFields: ANSWER_FIELDS, reasoning: "Let me think" });
+    const res = await post(env, "/messages", {
+      model: "k/anthropic",
+      max_tokens: 300,
+      thinking: { type: "enabled", budget_tokens: 1024 },
+      messages: [{ role: "user", content: "Hi there" }],
+      stream: true,
+    });
+    assert.is(res.status, 200, res.text);
+    assert.is(at(onlyRequest(env.upstream).body, "stream"), true);
+    const events = typedStreamEvents(res);
+    assert.equal(
+      typesOf(events).slice(0, 3),
+      ["message_start", "ping", "content_block_start"],
+      "ping included: every event passes",
+    );
+    assert.is(at(events[0], "message", "id"), res.headers.get("x-gateway-generation-id"));
+    assert.is(at(events[0], "message", "model"), "k/anthropic");
+    assert.equal(at(events[0], "message", "x_provider_note"), ANSWER_FIELDS.x_provider_note);
+    const thinking = events
+      .filter((e) => at(e, "delta", "type") === "thinking_delta")
+      .map((e) => at(e, "delta", "thinking"));
+    assert.equal(thinking, ["Let ", "me ", "think"], "thinking blocks pass as they came");
+    assert.equal(typesOf(events).slice(-2), ["message_delta", "message_stop"]);
+    assert.is(typeof at(events.at(-2), "usage", "cost"), "number");
+    const [row] = await ledgerRowsOf(env.gw, String(res.headers.get("x-gateway-generation-id")));
+    assert.equal([row?.streamed, row?.completion_tokens], [true, 6]);
+  },
+);
 
-test("a fallback from a native endpoint to a chat-only one translates; what chat cannot express is refused only there", async ({
-  env,
-}) => {
-  env.upstream.rule({ model: KIND_MODELS["openai-native"], status: 503, times: 1 });
-  const res = await post(env, "/responses", { model: "k/both", input: "Hi there", service_tier: "flex" });
-  assert.is(res.status, 200, res.text);
-  assert.equal(
-    env.upstream.requests.map((r) => r.path),
-    ["/openai/v1/responses", "/openai/v1/chat/completions"],
-  );
-  assert.is(at(env.upstream.requests[1]!.body, "service_tier"), "flex");
-  assert.match(String(at(res.body, "id")), /^gen-/, "a translated answer carries the generation id");
-  assert.is(at(res.body, "output", 0, "content", 0, "text"), `Hello from ${KIND_MODELS.compat}`);
+test(
+  "a fallback from a native endpoint to a chat-only one translates; " +
+    "what chat cannot express is refused only there",
+  async ({ env }) => {
+    env.upstream.rule({ model: KIND_MODELS["openai-native"], status: 503, times: 1 });
+    const res = await post(env, "/responses", { model: "k/both", input: "Hi there", service_tier: "flex" });
+    assert.is(res.status, 200, res.text);
+    assert.equal(
+      env.upstream.requests.map((r) => r.path),
+      ["/openai/v1/responses", "/openai/v1/chat/completions"],
+    );
+    assert.is(at(env.upstream.requests[1]!.body, "service_tier"), "flex");
+    assert.match(String(at(res.body, "id")), /^gen-/, "a translated answer carries the generation id");
+    assert.is(at(res.body, "output", 0, "content", 0, "text"), `Hello from ${KIND_MODELS.compat}`);
 
-  env.upstream.reset();
-  const hosted = { input: "Hi", tools: [{ type: "web_search" }] };
-  const refused = await post(env, "/responses", { model: "k/compat", ...hosted });
-  assert.is(refused.status, 400, refused.text);
-  assert.match(String(at(refused.body, "error", "message")), /^tools\[0\]\.type must be function/);
-  const stored = await post(env, "/responses", { model: "k/compat", input: "Hi", previous_response_id: "resp_1" });
-  assert.is(stored.status, 400, stored.text);
-  assert.match(String(at(stored.body, "error", "message")), /^previous_response_id/);
-  const anthropicTool = await post(env, "/messages", {
-    model: "k/gemini",
-    max_tokens: 10,
-    messages: [{ role: "user", content: "Hi" }],
-    tools: [{ type: "web_search_20250305", name: "web_search" }],
-  });
-  assert.is(anthropicTool.status, 400, anthropicTool.text);
-  assert.match(String(at(anthropicTool.body, "error", "message")), /^tools\[0\]\.type/);
-  assert.is(env.upstream.requests.length, 0, "nothing untranslatable reached a chat-only provider");
-  const served = await post(env, "/responses", { model: "k/openai-native", ...hosted });
-  assert.is(served.status, 200, served.text);
-  assert.equal(at(onlyRequest(env.upstream).body, "tools"), hosted.tools);
-  // A malformed body is refused whatever the endpoint.
-  const malformed = await post(env, "/responses", { model: "k/openai-native", input: 5 });
-  assert.is(malformed.status, 400, malformed.text);
-});
+    env.upstream.reset();
+    const hosted = { input: "Hi", tools: [{ type: "web_search" }] };
+    const refused = await post(env, "/responses", { model: "k/compat", ...hosted });
+    assert.is(refused.status, 400, refused.text);
+    assert.match(String(at(refused.body, "error", "message")), /^tools\[0\]\.type must be function/);
+    const stored = await post(env, "/responses", { model: "k/compat", input: "Hi", previous_response_id: "resp_1" });
+    assert.is(stored.status, 400, stored.text);
+    assert.match(String(at(stored.body, "error", "message")), /^previous_response_id/);
+    const anthropicTool = await post(env, "/messages", {
+      model: "k/gemini",
+      max_tokens: 10,
+      messages: [{ role: "user", content: "Hi" }],
+      tools: [{ type: "web_search_20250305", name: "web_search" }],
+    });
+    assert.is(anthropicTool.status, 400, anthropicTool.text);
+    assert.match(String(at(anthropicTool.body, "error", "message")), /^tools\[0\]\.type/);
+    assert.is(env.upstream.requests.length, 0, "nothing untranslatable reached a chat-only provider");
+    const served = await post(env, "/responses", { model: "k/openai-native", ...hosted });
+    assert.is(served.status, 200, served.text);
+    assert.equal(at(onlyRequest(env.upstream).body, "tools"), hosted.tools);
+    // A malformed body is refused whatever the endpoint.
+    const malformed = await post(env, "/responses", { model: "k/openai-native", input: 5 });
+    assert.is(malformed.status, 400, malformed.text);
+  },
+);
 
 test("content filters rewrite the native body before it goes upstream", async ({ env }) => {
   const key = await keyWith(env, { content_filter_builtins: [{ slug: "email", action: "redact" }] });

@@ -114,45 +114,47 @@ test("Messages (Anthropic's API): Anthropic's type names, no param", async ({ en
   assert.is(at(unknown.body, "error", "param"), undefined);
 });
 
-test("models.retrieve('author/slug'): the list's entry; /models/{author}/{slug} answers the same; 404 not_found_error", async ({
-  env,
-  client,
-}) => {
-  const listed = (await client.models.list()).data.find((model) => model.id === "mock/chat");
-  assert.ok(listed);
-  const retrieved = await client.models.retrieve("mock/chat");
-  assert.equal(retrieved, listed);
-  const path = await call(env.gw.url, "GET", "/api/v1/models/mock/chat");
-  assert.is(path.status, 200);
-  assert.equal(path.body, listed);
-  const missing = await apiError(client.models.retrieve("mock/nope"));
-  assert.instance(missing, OpenAI.NotFoundError);
-  assert.is(missing.type, "not_found_error");
-  assert.match(missing.message, /mock\/nope/);
-  assert.is((await call(env.gw.url, "GET", "/api/v1/models/nope")).status, 404, "an id without author is no model");
-});
+test(
+  "models.retrieve('author/slug'): the list's entry; " +
+    "/models/{author}/{slug} answers the same; 404 not_found_error",
+  async ({ env, client }) => {
+    const listed = (await client.models.list()).data.find((model) => model.id === "mock/chat");
+    assert.ok(listed);
+    const retrieved = await client.models.retrieve("mock/chat");
+    assert.equal(retrieved, listed);
+    const path = await call(env.gw.url, "GET", "/api/v1/models/mock/chat");
+    assert.is(path.status, 200);
+    assert.equal(path.body, listed);
+    const missing = await apiError(client.models.retrieve("mock/nope"));
+    assert.instance(missing, OpenAI.NotFoundError);
+    assert.is(missing.type, "not_found_error");
+    assert.match(missing.message, /mock\/nope/);
+    assert.is((await call(env.gw.url, "GET", "/api/v1/models/nope")).status, 404, "an id without author is no model");
+  },
+);
 
-test("embedding models: retrievable, listed by /embeddings/models and with output_modalities; the default list stays text (OpenRouter)", async ({
-  env,
-  client,
-}) => {
-  assert.is((await client.models.retrieve("mock/embed")).id, "mock/embed");
-  const byDefault = (await client.models.list()).data.map((model) => model.id);
-  assert.ok(byDefault.includes("mock/chat") && !byDefault.includes("mock/embed"), String(byDefault));
-  const asked = (await client.models.list({ query: { output_modalities: "embeddings" } })).data.map(
-    (model) => model.id,
-  );
-  assert.equal(asked, ["mock/embed"]);
-  const all = (await client.models.list({ query: { output_modalities: "all" } })).data.map((model) => model.id);
-  assert.ok(all.includes("mock/chat") && all.includes("mock/embed"), String(all));
-  const list = await call(env.gw.url, "GET", "/api/v1/embeddings/models");
-  assert.is(list.status, 200);
-  assert.equal(
-    (at(list.body, "data") as Array<{ id: string }>).map((model) => model.id),
-    ["mock/embed"],
-  );
-  assert.is(at(list.body, "total_count"), 1);
-});
+test(
+  "embedding models: retrievable, listed by /embeddings/models and with output_modalities; " +
+    "the default list stays text (OpenRouter)",
+  async ({ env, client }) => {
+    assert.is((await client.models.retrieve("mock/embed")).id, "mock/embed");
+    const byDefault = (await client.models.list()).data.map((model) => model.id);
+    assert.ok(byDefault.includes("mock/chat") && !byDefault.includes("mock/embed"), String(byDefault));
+    const asked = (await client.models.list({ query: { output_modalities: "embeddings" } })).data.map(
+      (model) => model.id,
+    );
+    assert.equal(asked, ["mock/embed"]);
+    const all = (await client.models.list({ query: { output_modalities: "all" } })).data.map((model) => model.id);
+    assert.ok(all.includes("mock/chat") && all.includes("mock/embed"), String(all));
+    const list = await call(env.gw.url, "GET", "/api/v1/embeddings/models");
+    assert.is(list.status, 200);
+    assert.equal(
+      (at(list.body, "data") as Array<{ id: string }>).map((model) => model.id),
+      ["mock/embed"],
+    );
+    assert.is(at(list.body, "total_count"), 1);
+  },
+);
 
 test("a base URL without /api/v1 (or its alias /v1): 404 naming the right base URL and the route meant", async ({
   env,

@@ -95,21 +95,29 @@ test("the gateway's own fields stay at the gateway; streaming is the adapter's",
   assert.is(sent.seed, 7);
 });
 
-test("embeddings: fields the gateway does not consume reach the provider; encoding_format stays float upstream", async ({
-  env,
-}) => {
-  const res = await call(env.gw.url, "POST", "/api/v1/embeddings", {
-    key: env.gw.key,
-    body: { model: "mock/embed", input: "hi", dimensions: 4, encoding_format: "base64", truncate: "END", user: "u-2" },
-  });
-  assert.is(res.status, 200, res.text);
-  const sent = upstreamBody(env);
-  assert.is(sent.truncate, "END");
-  assert.is(sent.dimensions, 4);
-  assert.is(sent.encoding_format, "float");
-  assert.not.ok("user" in sent);
-  assert.type((res.body as { data: Array<{ embedding: unknown }> }).data[0]!.embedding, "string");
-});
+test(
+  "embeddings: fields the gateway does not consume reach the provider; " + "encoding_format stays float upstream",
+  async ({ env }) => {
+    const res = await call(env.gw.url, "POST", "/api/v1/embeddings", {
+      key: env.gw.key,
+      body: {
+        model: "mock/embed",
+        input: "hi",
+        dimensions: 4,
+        encoding_format: "base64",
+        truncate: "END",
+        user: "u-2",
+      },
+    });
+    assert.is(res.status, 200, res.text);
+    const sent = upstreamBody(env);
+    assert.is(sent.truncate, "END");
+    assert.is(sent.dimensions, 4);
+    assert.is(sent.encoding_format, "float");
+    assert.not.ok("user" in sent);
+    assert.type((res.body as { data: Array<{ embedding: unknown }> }).data[0]!.embedding, "string");
+  },
+);
 
 test("an answer field the gateway does not know reaches the REST client, in the answer and in every chunk", async ({
   env,
@@ -232,48 +240,49 @@ test("the Anthropic mapping does not send OpenAI-only parameters, and the call s
   for (const name of Object.keys(UNTYPED_FIELDS)) assert.not.ok(name in sent, `${name} reached the Anthropic API`);
 });
 
-test("parity: the same call over REST and over typed gRPC sends the same upstream body, answers alike and is billed alike", async ({
-  env,
-  grpc,
-}) => {
-  const body = {
-    model: "mock/chat",
-    messages: HELLO,
-    max_tokens: 8,
-    temperature: 0.5,
-    tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }],
-    extra_body: { verbosity: "low" },
-  };
-  const rest = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body });
-  assert.is(rest.status, 200, rest.text);
-  const restUpstream = upstreamBody(env);
-  const events = [];
-  for await (const event of grpc.serverStream(
-    InferenceService.method.createChatCompletion,
-    decodeWireJson(ChatCompletionRequestSchema, body),
-    auth(env),
-  ).messages)
-    events.push(event);
-  const grpcUpstream = upstreamBody(env);
-  assert.equal(grpcUpstream, restUpstream);
+test(
+  "parity: the same call over REST and over typed gRPC sends the same upstream body, " +
+    "answers alike and is billed alike",
+  async ({ env, grpc }) => {
+    const body = {
+      model: "mock/chat",
+      messages: HELLO,
+      max_tokens: 8,
+      temperature: 0.5,
+      tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }],
+      extra_body: { verbosity: "low" },
+    };
+    const rest = await call(env.gw.url, "POST", "/api/v1/chat/completions", { key: env.gw.key, body });
+    assert.is(rest.status, 200, rest.text);
+    const restUpstream = upstreamBody(env);
+    const events = [];
+    for await (const event of grpc.serverStream(
+      InferenceService.method.createChatCompletion,
+      decodeWireJson(ChatCompletionRequestSchema, body),
+      auth(env),
+    ).messages)
+      events.push(event);
+    const grpcUpstream = upstreamBody(env);
+    assert.equal(grpcUpstream, restUpstream);
 
-  const restAnswer = rest.body as JsonObject;
-  const typed = events[0]!.event;
-  assert.is(typed.case, "completion");
-  if (typed.case !== "completion") return;
-  assert.is(
-    typed.value.choices[0]?.message?.content,
-    ((restAnswer.choices as JsonObject[])[0]!.message as JsonObject).content,
-  );
-  assert.is(Number(typed.value.usage?.promptTokens), (restAnswer.usage as JsonObject).prompt_tokens);
-  assert.is(typed.value.usage?.cost, (restAnswer.usage as JsonObject).cost);
+    const restAnswer = rest.body as JsonObject;
+    const typed = events[0]!.event;
+    assert.is(typed.case, "completion");
+    if (typed.case !== "completion") return;
+    assert.is(
+      typed.value.choices[0]?.message?.content,
+      ((restAnswer.choices as JsonObject[])[0]!.message as JsonObject).content,
+    );
+    assert.is(Number(typed.value.usage?.promptTokens), (restAnswer.usage as JsonObject).prompt_tokens);
+    assert.is(typed.value.usage?.cost, (restAnswer.usage as JsonObject).cost);
 
-  const comparable = (row: LedgerRow) => ({ ...row, generation_id: "", request_id: "" });
-  const [restRow] = await ledgerRowsOf(env.gw, String(restAnswer.id));
-  const [grpcRow] = await ledgerRowsOf(env.gw, typed.value.id);
-  assert.ok(restRow && grpcRow);
-  assert.equal(comparable(grpcRow), comparable(restRow));
-});
+    const comparable = (row: LedgerRow) => ({ ...row, generation_id: "", request_id: "" });
+    const [restRow] = await ledgerRowsOf(env.gw, String(restAnswer.id));
+    const [grpcRow] = await ledgerRowsOf(env.gw, typed.value.id);
+    assert.ok(restRow && grpcRow);
+    assert.equal(comparable(grpcRow), comparable(restRow));
+  },
+);
 
 async function failure(run: () => Promise<void>): Promise<GrpcCallError> {
   try {

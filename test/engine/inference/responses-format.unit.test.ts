@@ -177,78 +177,81 @@ test("chatToResponse: finish_reason length → incomplete; calls only → no mes
   );
 });
 
-test("chatStreamToResponseEvents: numbered events, text and a streamed call, completed with the whole response", async () => {
-  const events = await collect(
-    chatStreamToResponseEvents(
-      chunks([
-        chunk({ role: "assistant", content: "" }),
-        chunk({ content: "Hi" }),
-        chunk({ content: " there" }),
-        chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "f", arguments: "" } }] }),
-        chunk({ tool_calls: [{ index: 0, function: { arguments: '{"a":' } }] }),
-        chunk({ tool_calls: [{ index: 0, function: { arguments: "1}" } }] }),
-        chunk({}, "tool_calls"),
-        usageChunk,
-      ]),
-      { createdAt: 5 },
-    ),
-  );
-  assert.equal(
-    events.map((e) => e.sequence_number),
-    events.map((_, i) => i),
-  );
-  assert.equal(
-    events.map((e) => e.type),
-    [
-      "response.created",
-      "response.in_progress",
-      "response.output_item.added",
-      "response.content_part.added",
-      "response.output_text.delta",
-      "response.output_text.delta",
-      "response.output_item.added",
-      "response.function_call_arguments.delta",
-      "response.function_call_arguments.delta",
-      "response.output_text.done",
-      "response.content_part.done",
-      "response.output_item.done",
-      "response.function_call_arguments.done",
-      "response.output_item.done",
-      "response.completed",
-    ],
-  );
-  assert.is((events[0]!.response as JsonObject).id, "gen-9-xyz", "without ids.id the chunks' id is the response id");
-  assert.equal(events[6]!.item, {
-    id: "fc_gen-9-xyz_0",
-    type: "function_call",
-    status: "in_progress",
-    call_id: "call_1",
-    name: "f",
-    arguments: "",
-  });
-  assert.is(events[12]!.arguments, '{"a":1}');
-  const response = events.at(-1)!.response as JsonObject;
-  assert.is(response.status, "completed");
-  assert.is(response.created_at, 5);
-  assert.equal(response.output, [
-    {
-      id: "msg_gen-9-xyz",
-      type: "message",
-      status: "completed",
-      role: "assistant",
-      content: [{ type: "output_text", text: "Hi there", annotations: [] }],
-    },
-    {
+test(
+  "chatStreamToResponseEvents: " + "numbered events, text and a streamed call, completed with the whole response",
+  async () => {
+    const events = await collect(
+      chatStreamToResponseEvents(
+        chunks([
+          chunk({ role: "assistant", content: "" }),
+          chunk({ content: "Hi" }),
+          chunk({ content: " there" }),
+          chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "f", arguments: "" } }] }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: '{"a":' } }] }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: "1}" } }] }),
+          chunk({}, "tool_calls"),
+          usageChunk,
+        ]),
+        { createdAt: 5 },
+      ),
+    );
+    assert.equal(
+      events.map((e) => e.sequence_number),
+      events.map((_, i) => i),
+    );
+    assert.equal(
+      events.map((e) => e.type),
+      [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.content_part.added",
+        "response.output_text.delta",
+        "response.output_text.delta",
+        "response.output_item.added",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.delta",
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.function_call_arguments.done",
+        "response.output_item.done",
+        "response.completed",
+      ],
+    );
+    assert.is((events[0]!.response as JsonObject).id, "gen-9-xyz", "without ids.id the chunks' id is the response id");
+    assert.equal(events[6]!.item, {
       id: "fc_gen-9-xyz_0",
       type: "function_call",
-      status: "completed",
+      status: "in_progress",
       call_id: "call_1",
       name: "f",
-      arguments: '{"a":1}',
-    },
-  ]);
-  assert.is((response.usage as JsonObject).output_tokens, 4);
-});
+      arguments: "",
+    });
+    assert.is(events[12]!.arguments, '{"a":1}');
+    const response = events.at(-1)!.response as JsonObject;
+    assert.is(response.status, "completed");
+    assert.is(response.created_at, 5);
+    assert.equal(response.output, [
+      {
+        id: "msg_gen-9-xyz",
+        type: "message",
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text: "Hi there", annotations: [] }],
+      },
+      {
+        id: "fc_gen-9-xyz_0",
+        type: "function_call",
+        status: "completed",
+        call_id: "call_1",
+        name: "f",
+        arguments: '{"a":1}',
+      },
+    ]);
+    assert.is((response.usage as JsonObject).output_tokens, 4);
+  },
+);
 
 test("chatStreamToResponseEvents: a cut answer ends with response.incomplete", async () => {
   const events = await collect(

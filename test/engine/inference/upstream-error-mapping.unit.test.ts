@@ -50,22 +50,26 @@ const TABLE: Row[] = [
 ];
 
 for (const row of TABLE) {
-  test(`${row.failure}${row.status ? ` ${row.status}` : ""} → ${row.http}${row.fallback ? ", next endpoint" : ", no fallback"}`, () => {
-    const upstream = new UpstreamError(row.failure, "detail from upstream", {
-      status: row.status,
-      retryAfterS: row.retryAfterS,
-    });
-    assert.is(isRetryable(upstream), row.fallback);
-    const mapped = toGatewayError(upstream, "Acme");
-    const error = httpErrorOf(mapped);
-    assert.is(error.status, row.http);
-    assert.match(error.message, row.says);
-    assert.is(error.reason, row.reason);
-    assert.is(
-      mapped.metadata.get("retry-after") ?? undefined,
-      row.retryAfterS === undefined ? undefined : String(row.retryAfterS),
-    );
-  });
+  test(
+    `${row.failure}${row.status ? ` ${row.status}` : ""} → ` +
+      `${row.http}${row.fallback ? ", next endpoint" : ", no fallback"}`,
+    () => {
+      const upstream = new UpstreamError(row.failure, "detail from upstream", {
+        status: row.status,
+        retryAfterS: row.retryAfterS,
+      });
+      assert.is(isRetryable(upstream), row.fallback);
+      const mapped = toGatewayError(upstream, "Acme");
+      const error = httpErrorOf(mapped);
+      assert.is(error.status, row.http);
+      assert.match(error.message, row.says);
+      assert.is(error.reason, row.reason);
+      assert.is(
+        mapped.metadata.get("retry-after") ?? undefined,
+        row.retryAfterS === undefined ? undefined : String(row.retryAfterS),
+      );
+    },
+  );
 }
 
 test("every message names the provider", () => {

@@ -88,41 +88,45 @@ test("a refused key is out until its probe; with every key out the call gets a 4
   }
 });
 
-test("a refused key's probe: one call at a time, healthy again when it succeeds, a doubling back-off up to an hour when it fails", () => {
-  const pool = newPool([1, 1]);
-  const [a] = pool.keys;
-  const onA = Array.from({ length: 100 }, (_, i) => affinityHash(`probe ${i}`)).filter(
-    (affinity) => pool.choose(affinity, [], T0) === a,
-  );
-  pool.failed(a!, "refused", undefined, T0);
-  let now = T0 + 2 * MINUTE;
-  assert.is(pool.choose(onA[0]!, [], now), a, "the first call after the back-off probes it");
-  assert.ok(
-    onA.slice(1).every((affinity) => pool.choose(affinity, [], now) !== a),
-    "the others still avoid it while the probe is out",
-  );
-  // The probe fails: 4 min, then 8, 16, 32, 60 (capped).
-  const waits: number[] = [];
-  for (let i = 0; i < 6; i++) {
-    if (i > 0) assert.is(pool.choose(onA[0]!, [], now), a);
-    const change = pool.failed(a!, "refused", undefined, now).change;
-    waits.push((change!.probeAt! - now) / MINUTE);
-    now = change!.probeAt!;
-  }
-  assert.equal(waits, [4, 8, 16, 32, 60, 60]);
-  assert.is(pool.choose(onA[0]!, [], now), a);
-  assert.equal(pool.succeeded(a!), { provider: "openai", fingerprint: a!.fingerprint, recovered: true });
-  assert.equal(states(pool, now), ["healthy", "healthy"]);
-  assert.ok(
-    onA.every((affinity) => pool.choose(affinity, [], now) === a),
-    "its calls come back",
-  );
-  assert.is(
-    pool.failed(a!, "refused", undefined, now).change?.probeAt,
-    now + 2 * MINUTE,
-    "a new refusal starts the back-off over",
-  );
-});
+test(
+  "a refused key's probe: " +
+    "one call at a time, healthy again when it succeeds, a doubling back-off up to an hour when it fails",
+  () => {
+    const pool = newPool([1, 1]);
+    const [a] = pool.keys;
+    const onA = Array.from({ length: 100 }, (_, i) => affinityHash(`probe ${i}`)).filter(
+      (affinity) => pool.choose(affinity, [], T0) === a,
+    );
+    pool.failed(a!, "refused", undefined, T0);
+    let now = T0 + 2 * MINUTE;
+    assert.is(pool.choose(onA[0]!, [], now), a, "the first call after the back-off probes it");
+    assert.ok(
+      onA.slice(1).every((affinity) => pool.choose(affinity, [], now) !== a),
+      "the others still avoid it while the probe is out",
+    );
+    // The probe fails: 4 min, then 8, 16, 32, 60 (capped).
+    const waits: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      if (i > 0) assert.is(pool.choose(onA[0]!, [], now), a);
+      const change = pool.failed(a!, "refused", undefined, now).change;
+      waits.push((change!.probeAt! - now) / MINUTE);
+      now = change!.probeAt!;
+    }
+    assert.equal(waits, [4, 8, 16, 32, 60, 60]);
+    assert.is(pool.choose(onA[0]!, [], now), a);
+    assert.equal(pool.succeeded(a!), { provider: "openai", fingerprint: a!.fingerprint, recovered: true });
+    assert.equal(states(pool, now), ["healthy", "healthy"]);
+    assert.ok(
+      onA.every((affinity) => pool.choose(affinity, [], now) === a),
+      "its calls come back",
+    );
+    assert.is(
+      pool.failed(a!, "refused", undefined, now).change?.probeAt,
+      now + 2 * MINUTE,
+      "a new refusal starts the back-off over",
+    );
+  },
+);
 
 test("a probe that says nothing about the key, or never reports, lets another call probe", () => {
   const pool = newPool([1, 1]);

@@ -148,26 +148,30 @@ test("a session sticks to its key whatever it asks", async (ctx) => {
   }
 });
 
-test("a 429 sends the call at once to another key, which answers; the key rests for its Retry-After, then serves again", async (ctx) => {
-  const { gw, upstream } = ctx;
-  const session = await sessionServedBy(ctx, "key-1");
-  upstream.reset();
-  upstream.rule({ key: KEY_A, status: 429, retryAfter: 60, times: 1 });
-  const met = await chat(gw.url, gw.key, "pool/chat", "hello", session);
-  assert.is(met.status, 200, met.text);
-  assert.is(met.headers.get("x-gateway-provider-key"), "pooled/key-2");
-  assert.equal(keysSeen(upstream), [KEY_A, KEY_B]);
-  // Resting: the session's calls go to key-2 without trying key-1, and the endpoint shows it.
-  const resting = await chat(gw.url, gw.key, "pool/chat", "again", session);
-  assert.is(resting.headers.get("x-gateway-provider-key"), "pooled/key-2");
-  assert.equal(keysSeen(upstream), [KEY_A, KEY_B, KEY_B]);
-  const endpoints = await call(gw.url, "GET", "/api/v1/models/pool/chat/endpoints", { key: gw.key });
-  assert.is(at(endpoints.body, "data", "endpoints", 0, "status"), -1, "degraded while a key rests");
-  // Once the Retry-After has passed (on the pools' clock), the session is back on its key.
-  ctx.clockAhead += 61_000;
-  const back = await chat(gw.url, gw.key, "pool/chat", "and again", session);
-  assert.is(back.headers.get("x-gateway-provider-key"), "pooled/key-1", "the rested key serves its session again");
-});
+test(
+  "a 429 sends the call at once to another key, which answers; " +
+    "the key rests for its Retry-After, then serves again",
+  async (ctx) => {
+    const { gw, upstream } = ctx;
+    const session = await sessionServedBy(ctx, "key-1");
+    upstream.reset();
+    upstream.rule({ key: KEY_A, status: 429, retryAfter: 60, times: 1 });
+    const met = await chat(gw.url, gw.key, "pool/chat", "hello", session);
+    assert.is(met.status, 200, met.text);
+    assert.is(met.headers.get("x-gateway-provider-key"), "pooled/key-2");
+    assert.equal(keysSeen(upstream), [KEY_A, KEY_B]);
+    // Resting: the session's calls go to key-2 without trying key-1, and the endpoint shows it.
+    const resting = await chat(gw.url, gw.key, "pool/chat", "again", session);
+    assert.is(resting.headers.get("x-gateway-provider-key"), "pooled/key-2");
+    assert.equal(keysSeen(upstream), [KEY_A, KEY_B, KEY_B]);
+    const endpoints = await call(gw.url, "GET", "/api/v1/models/pool/chat/endpoints", { key: gw.key });
+    assert.is(at(endpoints.body, "data", "endpoints", 0, "status"), -1, "degraded while a key rests");
+    // Once the Retry-After has passed (on the pools' clock), the session is back on its key.
+    ctx.clockAhead += 61_000;
+    const back = await chat(gw.url, gw.key, "pool/chat", "and again", session);
+    assert.is(back.headers.get("x-gateway-provider-key"), "pooled/key-1", "the rested key serves its session again");
+  },
+);
 
 test("a refused key is dropped at its first 401 and not tried again before its probe; the calls still succeed", async ({
   gw,

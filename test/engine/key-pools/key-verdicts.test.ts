@@ -109,54 +109,69 @@ async function providerAs({ gw }: Ctx, apiKey: string, slug: ProviderSlug): Prom
 const keyStates = async (ctx: Ctx, slug: ProviderSlug) =>
   (await providerAs(ctx, ctx.gw.key, slug)).svc_keys.map((k) => k.state);
 
-test("a request-caused 403 answers that call alone: no other key is tried, and every key stays healthy for other tenants", async (ctx) => {
-  const { gw, upstream, plainKey } = ctx;
-  upstream.rule({ model: "forbidding-model", status: 403 });
-  const refused = await chat(gw.url, gw.key, "forbidding", "a file of another project");
-  assert.is(refused.status, 502, refused.text);
-  assert.match(refused.text, /refused this request as forbidden/);
-  assert.is(requestsTo(upstream, "forbidding"), 1, "the call did not walk the pool");
-  upstream.reset();
-  for (let i = 0; i < 10; i++) {
-    const res = await chat(gw.url, plainKey, "forbidding", `another tenant's question ${i}`);
-    assert.is(res.status, 200, res.text);
-  }
-  assert.equal(await keyStates(ctx, "forbidding"), ["healthy", "healthy"]);
-});
+test(
+  "a request-caused 403 answers that call alone: " +
+    "no other key is tried, and every key stays healthy for other tenants",
+  async (ctx) => {
+    const { gw, upstream, plainKey } = ctx;
+    upstream.rule({ model: "forbidding-model", status: 403 });
+    const refused = await chat(gw.url, gw.key, "forbidding", "a file of another project");
+    assert.is(refused.status, 502, refused.text);
+    assert.match(refused.text, /refused this request as forbidden/);
+    assert.is(requestsTo(upstream, "forbidding"), 1, "the call did not walk the pool");
+    upstream.reset();
+    for (let i = 0; i < 10; i++) {
+      const res = await chat(gw.url, plainKey, "forbidding", `another tenant's question ${i}`);
+      assert.is(res.status, 200, res.text);
+    }
+    assert.equal(await keyStates(ctx, "forbidding"), ["healthy", "healthy"]);
+  },
+);
 
-test("three distinct calls with a 403 on one key within a minute refuse it; the third goes to the other key", async (ctx) => {
-  const { gw, upstream } = ctx;
-  const session = await sessionServedBy(ctx, "counting", "key-1");
-  upstream.reset();
-  upstream.rule({ key: key("counting-1"), status: 403 });
-  for (let i = 0; i < 2; i++) {
-    const res = await chat(gw.url, gw.key, "counting", `forbidden ${i}`, session);
-    assert.is.not(res.status, 200, res.text);
-    assert.equal(await keyStates(ctx, "counting"), ["healthy", "healthy"], `still healthy after ${i + 1}`);
-  }
-  const third = await chat(gw.url, gw.key, "counting", "forbidden 2", session);
-  assert.is(third.status, 200, third.text);
-  assert.is(third.headers.get("x-gateway-provider-key"), "counting/key-2");
-  assert.equal(await keyStates(ctx, "counting"), ["refused", "healthy"]);
-  assert.is(requestsTo(upstream, "counting"), 4, "three 403s on key-1, then key-2 answered");
-});
+test(
+  "three distinct calls with a 403 on one key within a minute refuse it; " + "the third goes to the other key",
+  async (ctx) => {
+    const { gw, upstream } = ctx;
+    const session = await sessionServedBy(ctx, "counting", "key-1");
+    upstream.reset();
+    upstream.rule({ key: key("counting-1"), status: 403 });
+    for (let i = 0; i < 2; i++) {
+      const res = await chat(gw.url, gw.key, "counting", `forbidden ${i}`, session);
+      assert.is.not(res.status, 200, res.text);
+      assert.equal(await keyStates(ctx, "counting"), ["healthy", "healthy"], `still healthy after ${i + 1}`);
+    }
+    const third = await chat(gw.url, gw.key, "counting", "forbidden 2", session);
+    assert.is(third.status, 200, third.text);
+    assert.is(third.headers.get("x-gateway-provider-key"), "counting/key-2");
+    assert.equal(await keyStates(ctx, "counting"), ["refused", "healthy"]);
+    assert.is(requestsTo(upstream, "counting"), 4, "three 403s on key-1, then key-2 answered");
+  },
+);
 
-test("a server failure is retried once on another key of the pool, which stays healthy; a second failure answers the caller", async (ctx) => {
-  const { gw, upstream } = ctx;
-  const session = await sessionServedBy(ctx, "failing", "key-1");
-  upstream.reset();
-  upstream.rule({ key: key("failing-1"), status: 500, times: 1 });
-  const retried = await chat(gw.url, gw.key, "failing", "once", session);
-  assert.is(retried.status, 200, retried.text);
-  assert.is(retried.headers.get("x-gateway-provider-key"), "failing/key-2");
-  assert.is(requestsTo(upstream, "failing"), 2, "key-1 failed, key-2 answered");
-  assert.equal(await keyStates(ctx, "failing"), ["healthy", "healthy"], "a server failure says nothing about the key");
-  upstream.reset();
-  upstream.rule({ model: "failing-model", status: 500, times: 3 });
-  const failed = await chat(gw.url, gw.key, "failing", "twice", session);
-  assert.is(failed.status, 502, failed.text);
-  assert.is(requestsTo(upstream, "failing"), 2, "one retry on another key, not a walk of every key");
-});
+test(
+  "a server failure is retried once on another key of the pool, which stays healthy; " +
+    "a second failure answers the caller",
+  async (ctx) => {
+    const { gw, upstream } = ctx;
+    const session = await sessionServedBy(ctx, "failing", "key-1");
+    upstream.reset();
+    upstream.rule({ key: key("failing-1"), status: 500, times: 1 });
+    const retried = await chat(gw.url, gw.key, "failing", "once", session);
+    assert.is(retried.status, 200, retried.text);
+    assert.is(retried.headers.get("x-gateway-provider-key"), "failing/key-2");
+    assert.is(requestsTo(upstream, "failing"), 2, "key-1 failed, key-2 answered");
+    assert.equal(
+      await keyStates(ctx, "failing"),
+      ["healthy", "healthy"],
+      "a server failure says nothing about the key",
+    );
+    upstream.reset();
+    upstream.rule({ model: "failing-model", status: 500, times: 3 });
+    const failed = await chat(gw.url, gw.key, "failing", "twice", session);
+    assert.is(failed.status, 502, failed.text);
+    assert.is(requestsTo(upstream, "failing"), 2, "one retry on another key, not a walk of every key");
+  },
+);
 
 test("a 401 still drops its key, and moves its call once: a call never marks a second key", async (ctx) => {
   const { gw, upstream, plainKey } = ctx;
@@ -169,27 +184,30 @@ test("a 401 still drops its key, and moves its call once: a call never marks a s
   assert.is((await chat(gw.url, plainKey, "revoking", "the healthy key serves")).status, 200);
 });
 
-test("a refused key is probed once its back-off has passed, and takes calls again when the probe succeeds", async (ctx) => {
-  const { gw, upstream } = ctx;
-  const session = await sessionServedBy(ctx, "rotating", "key-1");
-  upstream.reset();
-  upstream.rule({ key: key("rotating-1"), status: 401, times: 1 });
-  const moved = await chat(gw.url, gw.key, "rotating", "the key was rotated", session);
-  assert.is(moved.headers.get("x-gateway-provider-key"), "rotating/key-2", moved.text);
-  assert.equal(await keyStates(ctx, "rotating"), ["refused", "healthy"]);
-  const before = await chat(gw.url, gw.key, "rotating", "still before the probe", session);
-  assert.is(before.headers.get("x-gateway-provider-key"), "rotating/key-2");
-  // Past the first back-off (2 min): the session's next call probes key-1, which works again.
-  ctx.clockAhead += 2 * MINUTE;
-  const probe = await chat(gw.url, gw.key, "rotating", "the probe", session);
-  assert.is(probe.status, 200, probe.text);
-  assert.is(probe.headers.get("x-gateway-provider-key"), "rotating/key-1");
-  assert.equal(await keyStates(ctx, "rotating"), ["healthy", "healthy"]);
-  assert.is(
-    (await chat(gw.url, gw.key, "rotating", "back home", session)).headers.get("x-gateway-provider-key"),
-    "rotating/key-1",
-  );
-});
+test(
+  "a refused key is probed once its back-off has passed, " + "and takes calls again when the probe succeeds",
+  async (ctx) => {
+    const { gw, upstream } = ctx;
+    const session = await sessionServedBy(ctx, "rotating", "key-1");
+    upstream.reset();
+    upstream.rule({ key: key("rotating-1"), status: 401, times: 1 });
+    const moved = await chat(gw.url, gw.key, "rotating", "the key was rotated", session);
+    assert.is(moved.headers.get("x-gateway-provider-key"), "rotating/key-2", moved.text);
+    assert.equal(await keyStates(ctx, "rotating"), ["refused", "healthy"]);
+    const before = await chat(gw.url, gw.key, "rotating", "still before the probe", session);
+    assert.is(before.headers.get("x-gateway-provider-key"), "rotating/key-2");
+    // Past the first back-off (2 min): the session's next call probes key-1, which works again.
+    ctx.clockAhead += 2 * MINUTE;
+    const probe = await chat(gw.url, gw.key, "rotating", "the probe", session);
+    assert.is(probe.status, 200, probe.text);
+    assert.is(probe.headers.get("x-gateway-provider-key"), "rotating/key-1");
+    assert.equal(await keyStates(ctx, "rotating"), ["healthy", "healthy"]);
+    assert.is(
+      (await chat(gw.url, gw.key, "rotating", "back home", session)).headers.get("x-gateway-provider-key"),
+      "rotating/key-1",
+    );
+  },
+);
 
 test("a huge Retry-After rests a key for GATEWAY_KEY_COOLDOWN_MAX_SECONDS at most", async (ctx) => {
   const { gw, upstream } = ctx;
@@ -207,29 +225,32 @@ test("a huge Retry-After rests a key for GATEWAY_KEY_COOLDOWN_MAX_SECONDS at mos
   );
 });
 
-test("only a management key sees the keys of a pool; another key and the endpoint listing see the provider's status", async (ctx) => {
-  const { gw, upstream, plainKey } = ctx;
-  upstream.rule({ model: "listed-model", status: 429, retryAfter: 120, times: 1 });
-  assert.is((await chat(gw.url, gw.key, "listed", "rest one key")).status, 200);
-  const management = await providerAs(ctx, gw.key, "listed");
-  assert.is(management.svc_status, -1);
-  assert.equal(management.svc_keys.map((k) => k.state).sort(), ["cooling", "healthy"]);
-  const plain = await providerAs(ctx, plainKey, "listed");
-  assert.is(plain.svc_status, -1, "the pool's status, for every key");
-  assert.equal(plain.svc_keys, [], "no key-level state");
-  const healthy = await providerAs(ctx, plainKey, "quiet");
-  assert.is(healthy.svc_status, 0);
-  for (const apiKey of [plainKey, undefined]) {
-    const endpoints = await call(
-      gw.url,
-      "GET",
-      "/api/v1/models/pool/listed/endpoints",
-      apiKey === undefined ? {} : { key: apiKey },
-    );
-    assert.is(endpoints.status, 200, endpoints.text);
-    assert.is(at(endpoints.body, "data", "endpoints", 0, "status"), -1);
-    assert.not.match(endpoints.text, /key-\d|cooling/);
-  }
-});
+test(
+  "only a management key sees the keys of a pool; " + "another key and the endpoint listing see the provider's status",
+  async (ctx) => {
+    const { gw, upstream, plainKey } = ctx;
+    upstream.rule({ model: "listed-model", status: 429, retryAfter: 120, times: 1 });
+    assert.is((await chat(gw.url, gw.key, "listed", "rest one key")).status, 200);
+    const management = await providerAs(ctx, gw.key, "listed");
+    assert.is(management.svc_status, -1);
+    assert.equal(management.svc_keys.map((k) => k.state).sort(), ["cooling", "healthy"]);
+    const plain = await providerAs(ctx, plainKey, "listed");
+    assert.is(plain.svc_status, -1, "the pool's status, for every key");
+    assert.equal(plain.svc_keys, [], "no key-level state");
+    const healthy = await providerAs(ctx, plainKey, "quiet");
+    assert.is(healthy.svc_status, 0);
+    for (const apiKey of [plainKey, undefined]) {
+      const endpoints = await call(
+        gw.url,
+        "GET",
+        "/api/v1/models/pool/listed/endpoints",
+        apiKey === undefined ? {} : { key: apiKey },
+      );
+      assert.is(endpoints.status, 200, endpoints.text);
+      assert.is(at(endpoints.body, "data", "endpoints", 0, "status"), -1);
+      assert.not.match(endpoints.text, /key-\d|cooling/);
+    }
+  },
+);
 
 test.run();

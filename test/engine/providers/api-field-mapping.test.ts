@@ -87,23 +87,25 @@ const CHAT_EXPECTED: Record<KindSlug, (sent: Sent) => void> = {
 } as Record<KindSlug, (sent: Sent) => void>;
 
 for (const [slug, expected] of Object.entries(CHAT_EXPECTED) as Array<[KindSlug, (sent: Sent) => void]>) {
-  test(`chat on ${slug}: mapped fields in the provider's words, an unknown field as sent, the provider's answer fields back`, async ({
-    env,
-  }) => {
-    env.upstream.rule({ answerFields: ANSWER_FIELDS });
-    const res = await post(env, "/chat/completions", { model: `k/${slug}`, ...CHAT });
-    assert.is(res.status, 200, res.text);
-    const sent = onlyRequest(env.upstream).body as Sent;
-    assert.equal(sent.x_vendor_option, VENDOR.x_vendor_option);
-    expected(sent);
-    assert.equal(at(res.body, "x_provider_note"), ANSWER_FIELDS.x_provider_note);
-    if (slug === "bedrock") return;
-    const streamed = await post(env, "/chat/completions", { model: `k/${slug}`, ...CHAT, stream: true });
-    assert.ok(
-      streamHasAnswerFields(streamed, (chunk) => chunk.x_provider_note),
-      streamed.text,
-    );
-  });
+  test(
+    `chat on ${slug}: mapped fields in the provider's words, ` +
+      "an unknown field as sent, the provider's answer fields back",
+    async ({ env }) => {
+      env.upstream.rule({ answerFields: ANSWER_FIELDS });
+      const res = await post(env, "/chat/completions", { model: `k/${slug}`, ...CHAT });
+      assert.is(res.status, 200, res.text);
+      const sent = onlyRequest(env.upstream).body as Sent;
+      assert.equal(sent.x_vendor_option, VENDOR.x_vendor_option);
+      expected(sent);
+      assert.equal(at(res.body, "x_provider_note"), ANSWER_FIELDS.x_provider_note);
+      if (slug === "bedrock") return;
+      const streamed = await post(env, "/chat/completions", { model: `k/${slug}`, ...CHAT, stream: true });
+      assert.ok(
+        streamHasAnswerFields(streamed, (chunk) => chunk.x_provider_note),
+        streamed.text,
+      );
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -179,21 +181,25 @@ const RESPONSES_EXPECTED: Partial<Record<KindSlug, (sent: Sent) => void>> = {
 };
 
 for (const [slug, expected] of Object.entries(RESPONSES_EXPECTED) as Array<[KindSlug, (sent: Sent) => void]>) {
-  test(`responses on ${slug} (translated): mapped fields, an unknown field as sent, the provider's answer fields back`, async ({
-    env,
-  }) => {
-    env.upstream.rule({ answerFields: ANSWER_FIELDS });
-    const res = await post(env, "/responses", { model: `k/${slug}`, ...RESPONSES });
-    assert.is(res.status, 200, res.text);
-    const sent = onlyRequest(env.upstream).body as Sent;
-    assert.equal(sent.x_vendor_option, VENDOR.x_vendor_option);
-    expected(sent);
-    assert.is(at(res.body, "object"), "response");
-    assert.equal(at(res.body, "x_provider_note"), ANSWER_FIELDS.x_provider_note);
-    if (slug === "bedrock") return;
-    const events = typedStreamEvents(await post(env, "/responses", { model: `k/${slug}`, ...RESPONSES, stream: true }));
-    assert.equal(at(events.at(-1), "response", "x_provider_note"), ANSWER_FIELDS.x_provider_note);
-  });
+  test(
+    `responses on ${slug} (translated): ` +
+      "mapped fields, an unknown field as sent, the provider's answer fields back",
+    async ({ env }) => {
+      env.upstream.rule({ answerFields: ANSWER_FIELDS });
+      const res = await post(env, "/responses", { model: `k/${slug}`, ...RESPONSES });
+      assert.is(res.status, 200, res.text);
+      const sent = onlyRequest(env.upstream).body as Sent;
+      assert.equal(sent.x_vendor_option, VENDOR.x_vendor_option);
+      expected(sent);
+      assert.is(at(res.body, "object"), "response");
+      assert.equal(at(res.body, "x_provider_note"), ANSWER_FIELDS.x_provider_note);
+      if (slug === "bedrock") return;
+      const events = typedStreamEvents(
+        await post(env, "/responses", { model: `k/${slug}`, ...RESPONSES, stream: true }),
+      );
+      assert.equal(at(events.at(-1), "response", "x_provider_note"), ANSWER_FIELDS.x_provider_note);
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -246,9 +252,8 @@ const MESSAGES_EXPECTED: Partial<Record<KindSlug, (sent: Sent) => void>> = {
 };
 
 for (const [slug, expected] of Object.entries(MESSAGES_EXPECTED) as Array<[KindSlug, (sent: Sent) => void]>) {
-  test(`messages on ${slug} (translated): mapped fields, an unknown field as sent, the provider's answer fields back`, async ({
-    env,
-  }) => {
+  const name = `messages on ${slug} (translated): mapped fields, an unknown field as sent, the provider's answer fields back`;
+  test(name, async ({ env }) => {
     env.upstream.rule({ answerFields: ANSWER_FIELDS });
     const res = await post(env, "/messages", { model: `k/${slug}`, ...MESSAGES });
     assert.is(res.status, 200, res.text);

@@ -27,19 +27,21 @@ test("a dated api_version calls the deployment with ?api-version= and the api-ke
   assert.ok(result.usage && result.usage.promptTokens > 0);
 });
 
-test("api_version v1 (and no settings at all, as a private endpoint has) uses the /openai/v1 surface with the deployment as model", async ({
-  mock,
-}) => {
-  for (const target of [azure(mock, "v1"), azure(mock)]) {
-    mock.reset();
-    const stream = await azureChat.chatStream(target, HELLO, signal());
-    const chunks = await collect(stream);
-    assert.ok(chunks.length > 1);
-    assert.is(mock.requests[0]?.path, "/azure/openai/v1/chat/completions");
-    assert.is((mock.requests[0]?.body as { model?: string } | undefined)?.model, "my-gpt4o-deployment");
-    assert.ok(stream.usage());
-  }
-});
+test(
+  "api_version v1 (and no settings at all, " +
+    "as a private endpoint has) uses the /openai/v1 surface with the deployment as model",
+  async ({ mock }) => {
+    for (const target of [azure(mock, "v1"), azure(mock)]) {
+      mock.reset();
+      const stream = await azureChat.chatStream(target, HELLO, signal());
+      const chunks = await collect(stream);
+      assert.ok(chunks.length > 1);
+      assert.is(mock.requests[0]?.path, "/azure/openai/v1/chat/completions");
+      assert.is((mock.requests[0]?.body as { model?: string } | undefined)?.model, "my-gpt4o-deployment");
+      assert.ok(stream.usage());
+    }
+  },
+);
 
 test("embeddings go to the deployment's /embeddings", async ({ mock }) => {
   const result = await azureChat.embeddings(azure(mock, "2024-10-21"), { input: ["a", "b"], dimensions: 4 }, signal());

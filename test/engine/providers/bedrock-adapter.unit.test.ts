@@ -33,85 +33,87 @@ function bedrock(mock: MockUpstream, aws?: AwsCredentials, model = MODEL): Upstr
   return aws ? { ...target, apiKey: aws.secretAccessKey, settings: { aws } } : target;
 }
 
-test("request: system/developer, merged roles, image bytes, tool calls and results, tools, tool_choice and inferenceConfig", async ({
-  mock,
-}) => {
-  const weather = { type: "object", properties: { city: { type: "string" } } };
-  await bedrockChat.chat(
-    bedrock(mock),
-    {
-      model: "bedrock/claude",
+test(
+  "request: system/developer, merged roles, image bytes, " +
+    "tool calls and results, tools, tool_choice and inferenceConfig",
+  async ({ mock }) => {
+    const weather = { type: "object", properties: { city: { type: "string" } } };
+    await bedrockChat.chat(
+      bedrock(mock),
+      {
+        model: "bedrock/claude",
+        messages: [
+          { role: "system", content: "You are terse." },
+          {
+            role: "developer",
+            content: [{ type: "text", text: "Answer in English.", cache_control: { type: "ephemeral" } }],
+          },
+          { role: "user", content: "Look:" },
+          { role: "user", content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${PNG}` } }] },
+          {
+            role: "assistant",
+            content: "Checking.",
+            tool_calls: [
+              { id: "tu_a", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } },
+              { id: "tu_b", type: "function", function: { name: "get_weather", arguments: '{"city":"Rome"}' } },
+            ],
+          },
+          { role: "tool", tool_call_id: "tu_a", content: "sunny" },
+          { role: "tool", tool_call_id: "tu_b", content: [{ type: "text", text: "rainy" }] },
+          { role: "user", content: "Thanks" },
+        ],
+        tools: [
+          { type: "function", function: { name: "get_weather", description: "Current weather", parameters: weather } },
+          { type: "function", function: { name: "no_params" } },
+        ],
+        tool_choice: { type: "function", function: { name: "get_weather" } },
+        max_tokens: 50,
+        max_completion_tokens: 100,
+        temperature: 1.5,
+        top_p: 0.9,
+        top_k: 40,
+        stop: ["END"],
+        seed: 7,
+        logprobs: true,
+      },
+      signal(),
+    );
+    const recorded = mock.requests[0];
+    assert.is(recorded?.path, `/bedrock/model/${encodeURIComponent(MODEL)}/converse`);
+    assert.is(recorded?.headers.authorization, `Bearer ${mock.apiKey}`);
+    assert.equal(recorded?.body, {
       messages: [
-        { role: "system", content: "You are terse." },
-        {
-          role: "developer",
-          content: [{ type: "text", text: "Answer in English.", cache_control: { type: "ephemeral" } }],
-        },
-        { role: "user", content: "Look:" },
-        { role: "user", content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${PNG}` } }] },
+        { role: "user", content: [{ text: "Look:" }, { image: { format: "png", source: { bytes: PNG } } }] },
         {
           role: "assistant",
-          content: "Checking.",
-          tool_calls: [
-            { id: "tu_a", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } },
-            { id: "tu_b", type: "function", function: { name: "get_weather", arguments: '{"city":"Rome"}' } },
+          content: [
+            { text: "Checking." },
+            { toolUse: { toolUseId: "tu_a", name: "get_weather", input: { city: "Paris" } } },
+            { toolUse: { toolUseId: "tu_b", name: "get_weather", input: { city: "Rome" } } },
           ],
         },
-        { role: "tool", tool_call_id: "tu_a", content: "sunny" },
-        { role: "tool", tool_call_id: "tu_b", content: [{ type: "text", text: "rainy" }] },
-        { role: "user", content: "Thanks" },
+        {
+          role: "user",
+          content: [
+            { toolResult: { toolUseId: "tu_a", content: [{ text: "sunny" }] } },
+            { toolResult: { toolUseId: "tu_b", content: [{ text: "rainy" }] } },
+            { text: "Thanks" },
+          ],
+        },
       ],
-      tools: [
-        { type: "function", function: { name: "get_weather", description: "Current weather", parameters: weather } },
-        { type: "function", function: { name: "no_params" } },
-      ],
-      tool_choice: { type: "function", function: { name: "get_weather" } },
-      max_tokens: 50,
-      max_completion_tokens: 100,
-      temperature: 1.5,
-      top_p: 0.9,
-      top_k: 40,
-      stop: ["END"],
-      seed: 7,
-      logprobs: true,
-    },
-    signal(),
-  );
-  const recorded = mock.requests[0];
-  assert.is(recorded?.path, `/bedrock/model/${encodeURIComponent(MODEL)}/converse`);
-  assert.is(recorded?.headers.authorization, `Bearer ${mock.apiKey}`);
-  assert.equal(recorded?.body, {
-    messages: [
-      { role: "user", content: [{ text: "Look:" }, { image: { format: "png", source: { bytes: PNG } } }] },
-      {
-        role: "assistant",
-        content: [
-          { text: "Checking." },
-          { toolUse: { toolUseId: "tu_a", name: "get_weather", input: { city: "Paris" } } },
-          { toolUse: { toolUseId: "tu_b", name: "get_weather", input: { city: "Rome" } } },
+      system: [{ text: "You are terse." }, { text: "Answer in English." }, { cachePoint: { type: "default" } }],
+      inferenceConfig: { maxTokens: 100, temperature: 1, topP: 0.9, stopSequences: ["END"] },
+      toolConfig: {
+        tools: [
+          { toolSpec: { name: "get_weather", inputSchema: { json: weather }, description: "Current weather" } },
+          { toolSpec: { name: "no_params", inputSchema: { json: { type: "object", properties: {} } } } },
         ],
+        toolChoice: { tool: { name: "get_weather" } },
       },
-      {
-        role: "user",
-        content: [
-          { toolResult: { toolUseId: "tu_a", content: [{ text: "sunny" }] } },
-          { toolResult: { toolUseId: "tu_b", content: [{ text: "rainy" }] } },
-          { text: "Thanks" },
-        ],
-      },
-    ],
-    system: [{ text: "You are terse." }, { text: "Answer in English." }, { cachePoint: { type: "default" } }],
-    inferenceConfig: { maxTokens: 100, temperature: 1, topP: 0.9, stopSequences: ["END"] },
-    toolConfig: {
-      tools: [
-        { toolSpec: { name: "get_weather", inputSchema: { json: weather }, description: "Current weather" } },
-        { toolSpec: { name: "no_params", inputSchema: { json: { type: "object", properties: {} } } } },
-      ],
-      toolChoice: { tool: { name: "get_weather" } },
-    },
-    additionalModelRequestFields: { top_k: 40 },
-  });
-});
+      additionalModelRequestFields: { top_k: 40 },
+    });
+  },
+);
 
 test("request: tool_choice forms, none sends no tools, top_k only where documented, unsupported content", async ({
   mock,
@@ -166,7 +168,8 @@ test("SigV4: a signed call succeeds; the mock verified the signature over the es
   assert.match(
     headers.authorization ?? "",
     new RegExp(
-      `^AWS4-HMAC-SHA256 Credential=${MOCK_AWS.accessKeyId}/\\d{8}/us-east-1/bedrock/aws4_request, SignedHeaders=[^ ]*host;`,
+      `^AWS4-HMAC-SHA256 Credential=${MOCK_AWS.accessKeyId}/\\d{8}/us-east-1/bedrock/aws4_request, ` +
+        "SignedHeaders=[^ ]*host;",
     ),
   );
   assert.is(headers["x-amz-security-token"], undefined);
@@ -384,29 +387,31 @@ test("chatStream: an exception frame fails the stream with its status and messag
   assert.is(model.error.options.status, 424);
 });
 
-test("errors: Bedrock's message and status (429 throttling with Retry-After, 400 validation); a JSON answer to a stream is protocol", async ({
-  mock,
-}) => {
-  mock.rule({ status: 429, retryAfter: 7, times: 1 });
-  const throttled = await failure(bedrockChat.chat(bedrock(mock, { ...MOCK_AWS }), hi, signal()));
-  assert.equal(
-    [throttled.failure, throttled.options.status, throttled.options.retryAfterS, throttled.message],
-    ["status", 429, 7, "mock upstream failure 429"],
-  );
+test(
+  "errors: Bedrock's message and status (429 throttling with Retry-After, 400 validation); " +
+    "a JSON answer to a stream is protocol",
+  async ({ mock }) => {
+    mock.rule({ status: 429, retryAfter: 7, times: 1 });
+    const throttled = await failure(bedrockChat.chat(bedrock(mock, { ...MOCK_AWS }), hi, signal()));
+    assert.equal(
+      [throttled.failure, throttled.options.status, throttled.options.retryAfterS, throttled.message],
+      ["status", 429, 7, "mock upstream failure 429"],
+    );
 
-  mock.rule({
-    rawBody: JSON.stringify({ message: `The model rejected the request signed with ${MOCK_AWS.secretAccessKey}` }),
-    status: 400,
-    times: 1,
-  });
-  const invalid = await failure(bedrockChat.chatStream(bedrock(mock, { ...MOCK_AWS }), hi, signal()));
-  assert.equal([invalid.failure, invalid.options.status], ["status", 400]);
-  assert.match(invalid.message, "The model rejected the request");
-  assert.not.match(invalid.message, MOCK_AWS.secretAccessKey);
+    mock.rule({
+      rawBody: JSON.stringify({ message: `The model rejected the request signed with ${MOCK_AWS.secretAccessKey}` }),
+      status: 400,
+      times: 1,
+    });
+    const invalid = await failure(bedrockChat.chatStream(bedrock(mock, { ...MOCK_AWS }), hi, signal()));
+    assert.equal([invalid.failure, invalid.options.status], ["status", 400]);
+    assert.match(invalid.message, "The model rejected the request");
+    assert.not.match(invalid.message, MOCK_AWS.secretAccessKey);
 
-  mock.rule({ rawBody: JSON.stringify({ output: {} }) });
-  assert.is((await failure(bedrockChat.chatStream(bedrock(mock), hi, signal()))).failure, "protocol");
-  assert.is((await failure(bedrockChat.chat(bedrock(mock), hi, signal()))).failure, "protocol");
-});
+    mock.rule({ rawBody: JSON.stringify({ output: {} }) });
+    assert.is((await failure(bedrockChat.chatStream(bedrock(mock), hi, signal()))).failure, "protocol");
+    assert.is((await failure(bedrockChat.chat(bedrock(mock), hi, signal()))).failure, "protocol");
+  },
+);
 
 test.run();

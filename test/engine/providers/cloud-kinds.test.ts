@@ -179,16 +179,20 @@ for (const kind of KINDS) {
     );
   });
 
-  test(`${kind.provider}: the provider's token counts are billed to the cent: 1,000 prompt and 500 completion tokens cost $0.002`, async (ctx) => {
-    ctx.upstream.rule({ usage: { prompt_tokens: 1000, completion_tokens: 500 }, times: 1 });
-    const res = await chat(ctx, { model: kind.model, messages: [{ role: "user", content: "Hello there" }] });
-    assert.is(res.status, 200, res.text);
-    const usage = at(res.body, "usage") as { prompt_tokens: number; completion_tokens: number; cost: number };
-    assert.is(usage.prompt_tokens, 1000);
-    assert.is(usage.completion_tokens, 500);
-    // 1,000 × $0.000001 + 500 × $0.000002
-    assert.ok(Math.abs(usage.cost - 0.002) < 1e-12, JSON.stringify(usage));
-  });
+  test(
+    `${kind.provider}: the provider's token counts are billed to the cent: ` +
+      "1,000 prompt and 500 completion tokens cost $0.002",
+    async (ctx) => {
+      ctx.upstream.rule({ usage: { prompt_tokens: 1000, completion_tokens: 500 }, times: 1 });
+      const res = await chat(ctx, { model: kind.model, messages: [{ role: "user", content: "Hello there" }] });
+      assert.is(res.status, 200, res.text);
+      const usage = at(res.body, "usage") as { prompt_tokens: number; completion_tokens: number; cost: number };
+      assert.is(usage.prompt_tokens, 1000);
+      assert.is(usage.completion_tokens, 500);
+      // 1,000 × $0.000001 + 500 × $0.000002
+      assert.ok(Math.abs(usage.cost - 0.002) < 1e-12, JSON.stringify(usage));
+    },
+  );
 
   test(`${kind.provider}: a streamed chat joins to the reply and ends with [DONE]`, async (ctx) => {
     const res = await chat(ctx, {
@@ -260,7 +264,8 @@ for (const kind of KINDS) {
     assert.is(at(messages.body, "content", 0, "text"), `Hello from ${kind.upstream}`);
   });
 
-  test(`${kind.provider}: a provider's 429 reaches the caller as 429 with its Retry-After; a 400 as 400`, async (ctx) => {
+  const name = `${kind.provider}: a provider's 429 reaches the caller as 429 with its Retry-After; a 400 as 400`;
+  test(name, async (ctx) => {
     ctx.upstream.rule({ status: 429, retryAfter: 9, times: 1 });
     const limited = await chat(ctx, { model: kind.model, messages: [{ role: "user", content: "Hi" }] });
     assert.is(limited.status, 429, limited.text);

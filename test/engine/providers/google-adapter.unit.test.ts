@@ -26,85 +26,88 @@ const choiceOf = (body: JsonObject) => (body.choices as Array<Record<string, unk
 const gemini = (mock: MockUpstream, overrides: Partial<UpstreamTarget> = {}) =>
   targetFor(mock, "google", MODEL, { baseUrl: mock.googleBaseUrl, ...overrides });
 
-test("chat: the key goes in x-goog-api-key to :generateContent; text comes back as a chat.completion with usage", async ({
-  mock,
-}) => {
-  const result = await googleChat.chat(
-    gemini(mock),
-    {
-      messages: [
-        { role: "system", content: "Be brief." },
-        { role: "user", content: "Say hello to everyone" },
-      ],
-    },
-    signal(),
-  );
-  const recorded = mock.requests[0];
-  assert.is(recorded?.path, `/google/v1beta/models/${MODEL}:generateContent`);
-  assert.is(recorded?.headers["x-goog-api-key"], mock.apiKey);
-  assert.is(recorded?.headers.authorization, undefined);
-  assert.is(result.body.object, "chat.completion");
-  assert.is(result.body.id, "gemini-mock-1");
-  assert.is(result.body.model, MODEL);
-  const choice = choiceOf(result.body);
-  assert.equal(choice.message, { role: "assistant", content: `Hello from ${MODEL}` });
-  assert.equal([choice.finish_reason, choice.native_finish_reason], ["stop", "STOP"]);
-  // "Be brief." + "Say hello to everyone" = 30 characters: 8 prompt tokens.
-  assert.equal(result.usage, { promptTokens: 8, completionTokens: 3, reasoningTokens: 0, cachedTokens: 0 });
-  assert.is((result.body.usage as Record<string, unknown>).total_tokens, 11);
+test(
+  "chat: the key goes in x-goog-api-key to :generateContent; " + "text comes back as a chat.completion with usage",
+  async ({ mock }) => {
+    const result = await googleChat.chat(
+      gemini(mock),
+      {
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "Say hello to everyone" },
+        ],
+      },
+      signal(),
+    );
+    const recorded = mock.requests[0];
+    assert.is(recorded?.path, `/google/v1beta/models/${MODEL}:generateContent`);
+    assert.is(recorded?.headers["x-goog-api-key"], mock.apiKey);
+    assert.is(recorded?.headers.authorization, undefined);
+    assert.is(result.body.object, "chat.completion");
+    assert.is(result.body.id, "gemini-mock-1");
+    assert.is(result.body.model, MODEL);
+    const choice = choiceOf(result.body);
+    assert.equal(choice.message, { role: "assistant", content: `Hello from ${MODEL}` });
+    assert.equal([choice.finish_reason, choice.native_finish_reason], ["stop", "STOP"]);
+    // "Be brief." + "Say hello to everyone" = 30 characters: 8 prompt tokens.
+    assert.equal(result.usage, { promptTokens: 8, completionTokens: 3, reasoningTokens: 0, cachedTokens: 0 });
+    assert.is((result.body.usage as Record<string, unknown>).total_tokens, 11);
 
-  const cut = await googleChat.chat(gemini(mock), { ...hi, max_tokens: 1 }, signal());
-  assert.equal([choiceOf(cut.body).finish_reason, choiceOf(cut.body).native_finish_reason], ["length", "MAX_TOKENS"]);
-  assert.equal(lastBody(mock).generationConfig, { maxOutputTokens: 1 });
-});
+    const cut = await googleChat.chat(gemini(mock), { ...hi, max_tokens: 1 }, signal());
+    assert.equal([choiceOf(cut.body).finish_reason, choiceOf(cut.body).native_finish_reason], ["length", "MAX_TOKENS"]);
+    assert.equal(lastBody(mock).generationConfig, { maxOutputTokens: 1 });
+  },
+);
 
 test("chat: the model id is escaped as one path segment", async ({ mock }) => {
   await googleChat.chat(gemini(mock, { upstreamModelId: "tuned model/1" }), hi, signal());
   assert.is(mock.requests[0]?.path, "/google/v1beta/models/tuned%20model%2F1:generateContent");
 });
 
-test("chat: thoughts become reasoning, a functionCall becomes tool_calls with its signature; thoughts and cache in usage", async ({
-  mock,
-}) => {
-  mock.rule({
-    toolCall: { name: "get_weather", arguments: '{"city":"Paris"}' },
-    reasoning: "Need the weather tool.",
-    times: 1,
-  });
-  const result = await googleChat.chat(
-    gemini(mock),
-    {
-      messages: [{ role: "user", content: "Weather?" }],
-      tools: [{ type: "function", function: { name: "get_weather" } }],
-    },
-    signal(),
-  );
-  const choice = choiceOf(result.body);
-  assert.equal([choice.finish_reason, choice.native_finish_reason], ["tool_calls", "STOP"]);
-  const message = choice.message as Record<string, unknown>;
-  assert.is(message.content, null);
-  assert.is(message.reasoning, "Need the weather tool.");
-  const calls = message.tool_calls as Array<Record<string, unknown>>;
-  assert.is(calls.length, 1);
-  assert.match(String(calls[0]?.id), /^call_[0-9a-f]{12}_0$/);
-  assert.equal(
-    { ...calls[0], id: "" },
-    {
-      id: "",
-      index: 0,
-      type: "function",
-      function: { name: "get_weather", arguments: '{"city":"Paris"}' },
-      extra_content: { google: { thought_signature: "mock-signature-1" } },
-    },
-  );
-  // 4 thought words and ceil(16 / 4) argument tokens: thoughts count as completion and as reasoning.
-  assert.equal(result.usage, { promptTokens: 2, completionTokens: 8, reasoningTokens: 4, cachedTokens: 0 });
+test(
+  "chat: thoughts become reasoning, a functionCall becomes tool_calls with its signature; " +
+    "thoughts and cache in usage",
+  async ({ mock }) => {
+    mock.rule({
+      toolCall: { name: "get_weather", arguments: '{"city":"Paris"}' },
+      reasoning: "Need the weather tool.",
+      times: 1,
+    });
+    const result = await googleChat.chat(
+      gemini(mock),
+      {
+        messages: [{ role: "user", content: "Weather?" }],
+        tools: [{ type: "function", function: { name: "get_weather" } }],
+      },
+      signal(),
+    );
+    const choice = choiceOf(result.body);
+    assert.equal([choice.finish_reason, choice.native_finish_reason], ["tool_calls", "STOP"]);
+    const message = choice.message as Record<string, unknown>;
+    assert.is(message.content, null);
+    assert.is(message.reasoning, "Need the weather tool.");
+    const calls = message.tool_calls as Array<Record<string, unknown>>;
+    assert.is(calls.length, 1);
+    assert.match(String(calls[0]?.id), /^call_[0-9a-f]{12}_0$/);
+    assert.equal(
+      { ...calls[0], id: "" },
+      {
+        id: "",
+        index: 0,
+        type: "function",
+        function: { name: "get_weather", arguments: '{"city":"Paris"}' },
+        extra_content: { google: { thought_signature: "mock-signature-1" } },
+      },
+    );
+    // 4 thought words and ceil(16 / 4) argument tokens: thoughts count as completion and as reasoning.
+    assert.equal(result.usage, { promptTokens: 2, completionTokens: 8, reasoningTokens: 4, cachedTokens: 0 });
 
-  mock.rule({ usage: { prompt_tokens: 300, completion_tokens: 5, cached_tokens: 200 } });
-  const cached = await googleChat.chat(gemini(mock), hi, signal());
-  assert.equal(cached.usage, { promptTokens: 300, completionTokens: 5, reasoningTokens: 0, cachedTokens: 200 });
-  assert.equal((cached.body.usage as Record<string, unknown>).prompt_tokens_details, { cached_tokens: 200 });
-});
+    mock.rule({ usage: { prompt_tokens: 300, completion_tokens: 5, cached_tokens: 200 } });
+    const cached = await googleChat.chat(gemini(mock), hi, signal());
+    assert.equal(cached.usage, { promptTokens: 300, completionTokens: 5, reasoningTokens: 0, cachedTokens: 200 });
+    assert.equal((cached.body.usage as Record<string, unknown>).prompt_tokens_details, { cached_tokens: 200 });
+  },
+);
 
 test("chat: the tool call ids of two answers differ, so a conversation can hold both", async ({ mock }) => {
   mock.rule({ toolCall: { name: "f", arguments: "{}" } });

@@ -60,80 +60,84 @@ test("system and developer become systemInstruction; same-role turns merge; imag
   });
 });
 
-test("tool round trip: assistant tool_calls become functionCall parts, tool results functionResponse parts named by the call", () => {
-  const weather = {
-    type: "object",
-    properties: { city: { type: "string" } },
-    required: ["city"],
-    additionalProperties: false,
-  };
-  const out = geminiRequest({
-    messages: [
-      { role: "user", content: "Weather in Paris and Rome?" },
+test(
+  "tool round trip: assistant tool_calls become functionCall parts, " +
+    "tool results functionResponse parts named by the call",
+  () => {
+    const weather = {
+      type: "object",
+      properties: { city: { type: "string" } },
+      required: ["city"],
+      additionalProperties: false,
+    };
+    const out = geminiRequest({
+      messages: [
+        { role: "user", content: "Weather in Paris and Rome?" },
+        {
+          role: "assistant",
+          content: "Checking.",
+          tool_calls: [
+            {
+              id: "call_a",
+              type: "function",
+              function: { name: "get_weather", arguments: '{"city":"Paris"}' },
+              extra_content: { google: { thought_signature: "c2lnLWE=" } },
+            },
+            { id: "call_b", type: "function", function: { name: "get_time", arguments: '{"city":"Rome"}' } },
+          ],
+        },
+        { role: "tool", tool_call_id: "call_b", content: "noon" },
+        { role: "tool", tool_call_id: "call_a", content: '{"sky":"sunny"}' },
+        { role: "user", content: "Thanks" },
+        {
+          role: "assistant",
+          tool_calls: [{ id: "call_c", type: "function", function: { name: "get_weather", arguments: "" } }],
+        },
+        { role: "tool", tool_call_id: "call_c", content: [{ type: "text", text: "rain" }] },
+      ],
+      tools: [
+        { type: "function", function: { name: "get_weather", description: "Current weather", parameters: weather } },
+        { type: "function", function: { name: "get_time" } },
+      ],
+      tool_choice: "required",
+      parallel_tool_calls: false,
+    });
+    assert.equal(out.contents, [
+      { role: "user", parts: [{ text: "Weather in Paris and Rome?" }] },
       {
-        role: "assistant",
-        content: "Checking.",
-        tool_calls: [
-          {
-            id: "call_a",
-            type: "function",
-            function: { name: "get_weather", arguments: '{"city":"Paris"}' },
-            extra_content: { google: { thought_signature: "c2lnLWE=" } },
-          },
-          { id: "call_b", type: "function", function: { name: "get_time", arguments: '{"city":"Rome"}' } },
+        role: "model",
+        parts: [
+          { text: "Checking." },
+          { functionCall: { name: "get_weather", args: { city: "Paris" } }, thoughtSignature: "c2lnLWE=" },
+          { functionCall: { name: "get_time", args: { city: "Rome" } } },
         ],
       },
-      { role: "tool", tool_call_id: "call_b", content: "noon" },
-      { role: "tool", tool_call_id: "call_a", content: '{"sky":"sunny"}' },
-      { role: "user", content: "Thanks" },
       {
-        role: "assistant",
-        tool_calls: [{ id: "call_c", type: "function", function: { name: "get_weather", arguments: "" } }],
+        role: "user",
+        parts: [
+          { functionResponse: { name: "get_time", response: { output: "noon" } } },
+          { functionResponse: { name: "get_weather", response: { sky: "sunny" } } },
+          { text: "Thanks" },
+        ],
       },
-      { role: "tool", tool_call_id: "call_c", content: [{ type: "text", text: "rain" }] },
-    ],
-    tools: [
-      { type: "function", function: { name: "get_weather", description: "Current weather", parameters: weather } },
-      { type: "function", function: { name: "get_time" } },
-    ],
-    tool_choice: "required",
-    parallel_tool_calls: false,
-  });
-  assert.equal(out.contents, [
-    { role: "user", parts: [{ text: "Weather in Paris and Rome?" }] },
-    {
-      role: "model",
-      parts: [
-        { text: "Checking." },
-        { functionCall: { name: "get_weather", args: { city: "Paris" } }, thoughtSignature: "c2lnLWE=" },
-        { functionCall: { name: "get_time", args: { city: "Rome" } } },
-      ],
-    },
-    {
-      role: "user",
-      parts: [
-        { functionResponse: { name: "get_time", response: { output: "noon" } } },
-        { functionResponse: { name: "get_weather", response: { sky: "sunny" } } },
-        { text: "Thanks" },
-      ],
-    },
-    // A call whose signature did not come back gets the placeholder Gemini accepts.
-    {
-      role: "model",
-      parts: [{ functionCall: { name: "get_weather", args: {} }, thoughtSignature: SKIP_THOUGHT_SIGNATURE }],
-    },
-    { role: "user", parts: [{ functionResponse: { name: "get_weather", response: { output: "rain" } } }] },
-  ]);
-  assert.equal(out.tools, [
-    {
-      functionDeclarations: [
-        { name: "get_weather", description: "Current weather", parametersJsonSchema: weather },
-        { name: "get_time" },
-      ],
-    },
-  ]);
-  assert.equal(out.toolConfig, { functionCallingConfig: { mode: "ANY" } });
-});
+      // A call whose signature did not come back gets the placeholder Gemini accepts.
+      {
+        role: "model",
+        parts: [{ functionCall: { name: "get_weather", args: {} }, thoughtSignature: SKIP_THOUGHT_SIGNATURE }],
+      },
+      { role: "user", parts: [{ functionResponse: { name: "get_weather", response: { output: "rain" } } }] },
+    ]);
+    assert.equal(out.tools, [
+      {
+        functionDeclarations: [
+          { name: "get_weather", description: "Current weather", parametersJsonSchema: weather },
+          { name: "get_time" },
+        ],
+      },
+    ]);
+    assert.equal(out.toolConfig, { functionCallingConfig: { mode: "ANY" } });
+  },
+);
 
 test("tool_choice forms; no toolConfig without tools", () => {
   const tools = [{ type: "function", function: { name: "f" } }];

@@ -149,18 +149,20 @@ for (const kind of KINDS) {
     assert.is(mock.batches.deleted, 2);
   });
 
-  test(`${kind}: a provider error on submit is an UpstreamError with status and Retry-After, and leaves nothing behind`, async ({
-    mock,
-  }) => {
-    const { api, target } = setup(mock, kind);
-    mock.batches.fault({ submitError: { status: 429, retryAfter: 7 } });
-    const error = await failure(api.submit(target, items(2), signal()));
-    assert.is(error.failure, "status");
-    assert.is(error.options.status, 429);
-    assert.is(error.options.retryAfterS, 7);
-    assert.is(mock.batches.created, 0);
-    assert.is(mock.batches.files(), 0, "the uploaded input file is deleted again");
-  });
+  test(
+    `${kind}: a provider error on submit is an UpstreamError with status and Retry-After, ` +
+      "and leaves nothing behind",
+    async ({ mock }) => {
+      const { api, target } = setup(mock, kind);
+      mock.batches.fault({ submitError: { status: 429, retryAfter: 7 } });
+      const error = await failure(api.submit(target, items(2), signal()));
+      assert.is(error.failure, "status");
+      assert.is(error.options.status, 429);
+      assert.is(error.options.retryAfterS, 7);
+      assert.is(mock.batches.created, 0);
+      assert.is(mock.batches.files(), 0, "the uploaded input file is deleted again");
+    },
+  );
 
   test(`${kind}: a wrong key is a 401 whose message carries no key`, async ({ mock }) => {
     const { api } = setup(mock, kind);
@@ -188,36 +190,37 @@ for (const kind of KINDS) {
   });
 }
 
-test("anthropic: the batch carries the live Messages requests with the target's model and the adapter's headers", async ({
-  mock,
-}) => {
-  const { api, target } = setup(mock, "anthropic");
-  await api.submit(target, items(2), signal());
-  const recorded = mock.requests[0];
-  assert.is(recorded?.path, "/anthropic/v1/messages/batches");
-  assert.is(recorded?.headers["x-api-key"], mock.apiKey);
-  assert.is(recorded?.headers["anthropic-version"], "2023-06-01");
-  assert.equal(recorded?.body, {
-    requests: [
-      {
-        custom_id: "item-1",
-        params: {
-          model: "claude-mock",
-          messages: [{ role: "user", content: [{ type: "text", text: "Question number 1, please." }] }],
-          max_tokens: 50,
+test(
+  "anthropic: " + "the batch carries the live Messages requests with the target's model and the adapter's headers",
+  async ({ mock }) => {
+    const { api, target } = setup(mock, "anthropic");
+    await api.submit(target, items(2), signal());
+    const recorded = mock.requests[0];
+    assert.is(recorded?.path, "/anthropic/v1/messages/batches");
+    assert.is(recorded?.headers["x-api-key"], mock.apiKey);
+    assert.is(recorded?.headers["anthropic-version"], "2023-06-01");
+    assert.equal(recorded?.body, {
+      requests: [
+        {
+          custom_id: "item-1",
+          params: {
+            model: "claude-mock",
+            messages: [{ role: "user", content: [{ type: "text", text: "Question number 1, please." }] }],
+            max_tokens: 50,
+          },
         },
-      },
-      {
-        custom_id: "item-2",
-        params: {
-          model: "claude-mock",
-          messages: [{ role: "user", content: [{ type: "text", text: "Question number 2, please." }] }],
-          max_tokens: 50,
+        {
+          custom_id: "item-2",
+          params: {
+            model: "claude-mock",
+            messages: [{ role: "user", content: [{ type: "text", text: "Question number 2, please." }] }],
+            max_tokens: 50,
+          },
         },
-      },
-    ],
-  });
-});
+      ],
+    });
+  },
+);
 
 test("anthropic: an item the Messages API cannot carry fails the submission as unsupported, naming the item", async ({
   mock,

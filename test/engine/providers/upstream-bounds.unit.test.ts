@@ -95,7 +95,8 @@ test("an endless JSONL line fails as a protocol error past MAX_JSONL_LINE_BYTES"
 });
 
 const SSE =
-  '\ufeff: keep-alive\r\n\r\nevent: message_start\ndata: {"a":"é😀"}\n\ndata: line1\ndata:line2\r\n\r\ndata\n\ndata: [DONE]\n\ndata: cut';
+  '\ufeff: keep-alive\r\n\r\nevent: message_start\ndata: {"a":"é😀"}\n\n' +
+  "data: line1\ndata:line2\r\n\r\ndata\n\ndata: [DONE]\n\ndata: cut";
 const SSE_EVENTS: SseEvent[] = [
   { event: "message_start", data: '{"a":"é😀"}' },
   { event: undefined, data: "line1\nline2" },
@@ -187,27 +188,28 @@ test.before.each(({ closes }) => {
   closes.length = 0;
 });
 
-test("an endless JSON answer fails as a protocol error past MAX_JSON_ANSWER_BYTES and its connection is closed", async ({
-  target,
-  closes,
-}) => {
-  const response = await callUpstream(target, { method: "GET", path: "/endless", headers: {} }, signal());
-  const error = await failure(readJsonObject(response));
-  assert.is(error.failure, "protocol");
-  assert.is(error.message, "the upstream answer is larger than 256 MiB");
-  assert.is(await closes[0], false, "the answer was cut off, not read to its end");
-});
-
-test("an answer declaring a length past MAX_JSON_ANSWER_BYTES fails before it is read, also when only discarded", async ({
-  target,
-}) => {
-  for (const read of [readJsonObject, discardBody]) {
-    const response = await callUpstream(target, { method: "GET", path: "/declared", headers: {} }, signal());
-    const error = await failure(read(response));
+test(
+  "an endless JSON answer fails as a protocol error past " + "MAX_JSON_ANSWER_BYTES and its connection is closed",
+  async ({ target, closes }) => {
+    const response = await callUpstream(target, { method: "GET", path: "/endless", headers: {} }, signal());
+    const error = await failure(readJsonObject(response));
     assert.is(error.failure, "protocol");
     assert.is(error.message, "the upstream answer is larger than 256 MiB");
-  }
-});
+    assert.is(await closes[0], false, "the answer was cut off, not read to its end");
+  },
+);
+
+test(
+  "an answer declaring a length past MAX_JSON_ANSWER_BYTES fails before it is read, " + "also when only discarded",
+  async ({ target }) => {
+    for (const read of [readJsonObject, discardBody]) {
+      const response = await callUpstream(target, { method: "GET", path: "/declared", headers: {} }, signal());
+      const error = await failure(read(response));
+      assert.is(error.failure, "protocol");
+      assert.is(error.message, "the upstream answer is larger than 256 MiB");
+    }
+  },
+);
 
 test("a JSON answer in pieces is read whole", async ({ target }) => {
   const response = await callUpstream(target, { method: "GET", path: "/small", headers: {} }, signal());

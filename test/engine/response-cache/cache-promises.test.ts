@@ -73,42 +73,44 @@ test("another model misses", async ({ env }) => {
   );
 });
 
-test("the key holds the endpoint routing chose: another endpoint order, or a guardrail that forbids the first endpoint, misses", async ({
-  env,
-}) => {
-  const { key } = await newKey(env);
-  const messages = [{ role: "user", content: question("order") }];
-  const backupFirst = { messages, provider: { order: ["backup"] } };
-  assert.equal(await said(env, key, [{ messages }, backupFirst, backupFirst, { messages }]), [
-    "miss",
-    "miss",
-    "hit",
-    "hit",
-  ]);
+test(
+  "the key holds the endpoint routing chose: " +
+    "another endpoint order, or a guardrail that forbids the first endpoint, misses",
+  async ({ env }) => {
+    const { key } = await newKey(env);
+    const messages = [{ role: "user", content: question("order") }];
+    const backupFirst = { messages, provider: { order: ["backup"] } };
+    assert.equal(await said(env, key, [{ messages }, backupFirst, backupFirst, { messages }]), [
+      "miss",
+      "miss",
+      "hit",
+      "hit",
+    ]);
 
-  const forbidding = await newKey(env);
-  const guardrail = await call(env.gw.url, "POST", "/api/v1/guardrails", {
-    key: env.gw.key,
-    body: { name: `no-mockai-${unique}`, ignored_providers: ["mockai"] },
-  });
-  assert.is(guardrail.status, 201, guardrail.text);
-  const assigned = await call(
-    env.gw.url,
-    "POST",
-    `/api/v1/guardrails/${String(at(guardrail.body, "data", "id"))}/assignments/keys`,
-    {
+    const forbidding = await newKey(env);
+    const guardrail = await call(env.gw.url, "POST", "/api/v1/guardrails", {
       key: env.gw.key,
-      body: { key_hashes: [forbidding.hash] },
-    },
-  );
-  assert.is(assigned.status, 200, assigned.text);
-  const fresh = [{ role: "user", content: question("guardrail") }];
-  assert.equal(await said(env, key, [{ messages: fresh }]), ["miss"], "stored under mockai");
-  const first = await chat(env, forbidding.key, { messages: fresh });
-  assert.is(at(first.body, "provider"), "Backup");
-  assert.is(cacheOf(first), "miss", "mockai's answer is not served to a key that may not use mockai");
-  assert.equal(await said(env, forbidding.key, [{ messages: fresh }]), ["hit"]);
-});
+      body: { name: `no-mockai-${unique}`, ignored_providers: ["mockai"] },
+    });
+    assert.is(guardrail.status, 201, guardrail.text);
+    const assigned = await call(
+      env.gw.url,
+      "POST",
+      `/api/v1/guardrails/${String(at(guardrail.body, "data", "id"))}/assignments/keys`,
+      {
+        key: env.gw.key,
+        body: { key_hashes: [forbidding.hash] },
+      },
+    );
+    assert.is(assigned.status, 200, assigned.text);
+    const fresh = [{ role: "user", content: question("guardrail") }];
+    assert.equal(await said(env, key, [{ messages: fresh }]), ["miss"], "stored under mockai");
+    const first = await chat(env, forbidding.key, { messages: fresh });
+    assert.is(at(first.body, "provider"), "Backup");
+    assert.is(cacheOf(first), "miss", "mockai's answer is not served to a key that may not use mockai");
+    assert.equal(await said(env, forbidding.key, [{ messages: fresh }]), ["hit"]);
+  },
+);
 
 test("another tools list, tool_choice, response_format or max_tokens each miss", async ({ env }) => {
   const { key } = await newKey(env);

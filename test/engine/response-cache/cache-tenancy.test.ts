@@ -114,38 +114,39 @@ test("the ZDR rule is the model's: a per-author flag for another author leaves t
   );
 });
 
-test("a workspace whose default guardrail demands ZDR: its calls bypass the cache, its own default TTL included", async ({
-  env,
-}) => {
-  const { gw } = env;
-  const workspace = await call(gw.url, "POST", "/api/v1/workspaces", {
-    key: gw.key,
-    body: { name: "No retention", slug: `zdr-${Date.now()}`, svc_cache_ttl_seconds: 300 },
-  });
-  assert.is(workspace.status, 201, workspace.text);
-  const workspaceId = String(at(workspace.body, "data", "id"));
-  const guardrailId = String(at(workspace.body, "data", "default_guardrail_id"));
-  const patched = await call(gw.url, "PATCH", `/api/v1/guardrails/${guardrailId}`, {
-    key: gw.key,
-    body: { enforce_zdr: true },
-  });
-  assert.is(patched.status, 200, patched.text);
-  const created = await call(gw.url, "POST", "/api/v1/keys", {
-    key: gw.key,
-    body: { name: "no retention", workspace_id: workspaceId },
-  });
-  assert.is(created.status, 201, created.text);
-  const key = String(at(created.body, "key"));
-  const messages = [{ role: "user", content: question("workspace zdr") }];
-  const asked: Array<Record<string, string>> = [{}, {}, { "x-gateway-cache-ttl": "300" }];
-  for (const headers of asked) {
-    const res = await chat(env, key, { messages }, headers);
-    assert.is(res.status, 200, res.text);
-    assert.is(cacheOf(res), "bypass");
-  }
-  assert.is(upstreamCalls(env), 3);
-  assert.is(await rowsOf(env, workspaceId), 0);
-});
+test(
+  "a workspace whose default guardrail demands ZDR: " + "its calls bypass the cache, its own default TTL included",
+  async ({ env }) => {
+    const { gw } = env;
+    const workspace = await call(gw.url, "POST", "/api/v1/workspaces", {
+      key: gw.key,
+      body: { name: "No retention", slug: `zdr-${Date.now()}`, svc_cache_ttl_seconds: 300 },
+    });
+    assert.is(workspace.status, 201, workspace.text);
+    const workspaceId = String(at(workspace.body, "data", "id"));
+    const guardrailId = String(at(workspace.body, "data", "default_guardrail_id"));
+    const patched = await call(gw.url, "PATCH", `/api/v1/guardrails/${guardrailId}`, {
+      key: gw.key,
+      body: { enforce_zdr: true },
+    });
+    assert.is(patched.status, 200, patched.text);
+    const created = await call(gw.url, "POST", "/api/v1/keys", {
+      key: gw.key,
+      body: { name: "no retention", workspace_id: workspaceId },
+    });
+    assert.is(created.status, 201, created.text);
+    const key = String(at(created.body, "key"));
+    const messages = [{ role: "user", content: question("workspace zdr") }];
+    const asked: Array<Record<string, string>> = [{}, {}, { "x-gateway-cache-ttl": "300" }];
+    for (const headers of asked) {
+      const res = await chat(env, key, { messages }, headers);
+      assert.is(res.status, 200, res.text);
+      assert.is(cacheOf(res), "bypass");
+    }
+    assert.is(upstreamCalls(env), 3);
+    assert.is(await rowsOf(env, workspaceId), 0);
+  },
+);
 
 test("an answer above GATEWAY_CACHE_MAX_ENTRY_BYTES is served as a miss and not stored; a small one is", async ({
   env,
@@ -181,47 +182,49 @@ function entryOf(bytes: number, created: number): { entry: CachedAnswer; text: s
   };
 }
 
-test("fair share: a workspace floods the cache, and the sweep keeps another's older entries that are within its share", async ({
-  env,
-}) => {
-  const { sequelize } = env.gw.gateway.deps;
-  await sequelize.query("DELETE FROM response_cache");
-  const [quiet, flood] = [randomUUID(), randomUUID()];
-  const t0 = 1_700_000_000;
-  const write = async (workspaceId: string, key: string, created: number) => {
-    const { entry, text } = entryOf(1000, created);
-    await writeCachedAnswer(
-      sequelize,
-      key,
-      { workspaceId, api: "chat", modelId: "mock/chat", endpointId: "mock/chat@mockai" },
-      entry,
-      text,
-      3600,
-    );
-  };
-  // The quiet workspace's two entries are the oldest of all.
-  for (let i = 0; i < 2; i++) await write(quiet, `quiet-${i}`, t0 + i);
-  for (let i = 0; i < 10; i++) await write(flood, `flood-${i}`, t0 + 10 + i);
-  const keys = async () =>
-    (
-      await sequelize.query<{ key: string }>("SELECT key FROM response_cache ORDER BY created_at, key", {
-        type: "SELECT" as never,
-      })
-    ).map((r) => r.key);
+test(
+  "fair share: a workspace floods the cache, " +
+    "and the sweep keeps another's older entries that are within its share",
+  async ({ env }) => {
+    const { sequelize } = env.gw.gateway.deps;
+    await sequelize.query("DELETE FROM response_cache");
+    const [quiet, flood] = [randomUUID(), randomUUID()];
+    const t0 = 1_700_000_000;
+    const write = async (workspaceId: string, key: string, created: number) => {
+      const { entry, text } = entryOf(1000, created);
+      await writeCachedAnswer(
+        sequelize,
+        key,
+        { workspaceId, api: "chat", modelId: "mock/chat", endpointId: "mock/chat@mockai" },
+        entry,
+        text,
+        3600,
+      );
+    };
+    // The quiet workspace's two entries are the oldest of all.
+    for (let i = 0; i < 2; i++) await write(quiet, `quiet-${i}`, t0 + i);
+    for (let i = 0; i < 10; i++) await write(flood, `flood-${i}`, t0 + 10 + i);
+    const keys = async () =>
+      (
+        await sequelize.query<{ key: string }>("SELECT key FROM response_cache ORDER BY created_at, key", {
+          type: "SELECT" as never,
+        })
+      ).map((r) => r.key);
 
-  assert.is(
-    (await sweepCachedAnswers(sequelize, 12_000)).deleted,
-    0,
-    "within the bound nothing goes, however the workspaces share it",
-  );
-  // 12 000 bytes against 6 000: each workspace's share is 3 000, the quiet one holds 2 000.
-  const swept = await sweepCachedAnswers(sequelize, 6000);
-  assert.equal(swept, { deleted: 6, bytes: 6000 });
-  assert.equal(
-    await keys(),
-    ["quiet-0", "quiet-1", "flood-6", "flood-7", "flood-8", "flood-9"],
-    "the flood's oldest went, the quiet workspace kept everything",
-  );
-});
+    assert.is(
+      (await sweepCachedAnswers(sequelize, 12_000)).deleted,
+      0,
+      "within the bound nothing goes, however the workspaces share it",
+    );
+    // 12 000 bytes against 6 000: each workspace's share is 3 000, the quiet one holds 2 000.
+    const swept = await sweepCachedAnswers(sequelize, 6000);
+    assert.equal(swept, { deleted: 6, bytes: 6000 });
+    assert.equal(
+      await keys(),
+      ["quiet-0", "quiet-1", "flood-6", "flood-7", "flood-8", "flood-9"],
+      "the flood's oldest went, the quiet workspace kept everything",
+    );
+  },
+);
 
 test.run();

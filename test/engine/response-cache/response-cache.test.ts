@@ -44,27 +44,29 @@ const chunksOf = (text: string) =>
 const upstreamCalls = (env: InferenceGateway) =>
   env.upstream.requests.filter((r) => r.path.endsWith("/chat/completions") || r.path.endsWith("/embeddings")).length;
 
-test("a miss goes upstream and is stored; the same request is then a hit: same answer, new id, original created and tokens, cost 0", async ({
-  env,
-}) => {
-  const messages = [{ role: "user", content: question("hit") }];
-  const miss = await chat(env, { messages });
-  assert.is(miss.status, 200, miss.text);
-  assert.is(miss.headers.get("x-gateway-cache"), "miss");
-  assert.is(upstreamCalls(env), 1);
-  const hit = await chat(env, { messages });
-  assert.is(hit.status, 200, hit.text);
-  assert.is(hit.headers.get("x-gateway-cache"), "hit");
-  assert.is(upstreamCalls(env), 1, "the hit did not reach the provider");
-  assert.ok(hit.headers.get("x-gateway-overhead-ms"), "a hit says what the gateway added, like every answer");
-  assert.is(at(hit.body, "choices", 0, "message", "content"), at(miss.body, "choices", 0, "message", "content"));
-  assert.is.not(at(hit.body, "id"), at(miss.body, "id"));
-  assert.is(at(hit.body, "created"), at(miss.body, "created"));
-  assert.is(at(hit.body, "usage", "prompt_tokens"), at(miss.body, "usage", "prompt_tokens"));
-  assert.is(at(hit.body, "usage", "completion_tokens"), at(miss.body, "usage", "completion_tokens"));
-  assert.ok((at(miss.body, "usage", "cost") as number) > 0);
-  assert.is(at(hit.body, "usage", "cost"), 0);
-});
+test(
+  "a miss goes upstream and is stored; " +
+    "the same request is then a hit: same answer, new id, original created and tokens, cost 0",
+  async ({ env }) => {
+    const messages = [{ role: "user", content: question("hit") }];
+    const miss = await chat(env, { messages });
+    assert.is(miss.status, 200, miss.text);
+    assert.is(miss.headers.get("x-gateway-cache"), "miss");
+    assert.is(upstreamCalls(env), 1);
+    const hit = await chat(env, { messages });
+    assert.is(hit.status, 200, hit.text);
+    assert.is(hit.headers.get("x-gateway-cache"), "hit");
+    assert.is(upstreamCalls(env), 1, "the hit did not reach the provider");
+    assert.ok(hit.headers.get("x-gateway-overhead-ms"), "a hit says what the gateway added, like every answer");
+    assert.is(at(hit.body, "choices", 0, "message", "content"), at(miss.body, "choices", 0, "message", "content"));
+    assert.is.not(at(hit.body, "id"), at(miss.body, "id"));
+    assert.is(at(hit.body, "created"), at(miss.body, "created"));
+    assert.is(at(hit.body, "usage", "prompt_tokens"), at(miss.body, "usage", "prompt_tokens"));
+    assert.is(at(hit.body, "usage", "completion_tokens"), at(miss.body, "usage", "completion_tokens"));
+    assert.ok((at(miss.body, "usage", "cost") as number) > 0);
+    assert.is(at(hit.body, "usage", "cost"), 0);
+  },
+);
 
 test("without a TTL nothing is read or written (bypass); a bad TTL is a 400 naming the header", async ({ env }) => {
   const messages = [{ role: "user", content: question("bypass") }];
@@ -91,7 +93,9 @@ test("the key is canonical: reordered keys and 1.0 against 1 hit; a different te
   const reordered = await call(env.gw.url, "POST", CHAT, {
     key: env.gw.key,
     headers: { "x-gateway-cache-ttl": "300" },
-    raw: `{"messages":[{"content":${JSON.stringify(content)},"role":"user"}],"max_tokens":50,"model":"mock/chat","temperature":1}`,
+    raw:
+      `{"messages":[{"content":${JSON.stringify(content)},"role":"user"}],` +
+      `"max_tokens":50,"model":"mock/chat","temperature":1}`,
   });
   assert.is(reordered.headers.get("x-gateway-cache"), "hit", reordered.text);
   assert.is(
@@ -230,7 +234,8 @@ test("a hit costs nothing: GET /key usage does not move, and the ledger marks it
     cache_savings_usd: string;
     prompt_tokens: number;
   }>(
-    "SELECT cost_usd::text, cache_hit, cache_savings_usd::text, prompt_tokens FROM usage_ledger WHERE generation_id = $1",
+    "SELECT cost_usd::text, cache_hit, cache_savings_usd::text, prompt_tokens " +
+      "FROM usage_ledger WHERE generation_id = $1",
     { bind: [at(hit.body, "id")], type: "SELECT" as never },
   );
   assert.ok(row, "the hit has its ledger row");
@@ -281,24 +286,25 @@ test("embeddings: hit and miss, and base64 made from the stored float vectors", 
   assert.is(upstreamCalls(env), 1);
 });
 
-test("a call refused after its lookup (a spent credit limit) still lets an identical call of the workspace go on", async ({
-  env,
-}) => {
-  const { gw } = env;
-  const poor = await call(gw.url, "POST", "/api/v1/keys", {
-    key: gw.key,
-    body: { name: "no credit", limit: 0.000000001 },
-  });
-  assert.is(poor.status, 201, poor.text);
-  const messages = [{ role: "user", content: question("refused leader") }];
-  const refused = await chat(env, { messages }, undefined, String(at(poor.body, "key")));
-  assert.is(refused.status, 402, refused.text);
-  // Its miss led the flight for this request; had the refusal not landed it, this call would wait
-  // out the request timeout.
-  const next = await chat(env, { messages });
-  assert.is(next.status, 200, next.text);
-  assert.is(next.headers.get("x-gateway-cache"), "miss");
-});
+test(
+  "a call refused after its lookup (a spent credit limit) " + "still lets an identical call of the workspace go on",
+  async ({ env }) => {
+    const { gw } = env;
+    const poor = await call(gw.url, "POST", "/api/v1/keys", {
+      key: gw.key,
+      body: { name: "no credit", limit: 0.000000001 },
+    });
+    assert.is(poor.status, 201, poor.text);
+    const messages = [{ role: "user", content: question("refused leader") }];
+    const refused = await chat(env, { messages }, undefined, String(at(poor.body, "key")));
+    assert.is(refused.status, 402, refused.text);
+    // Its miss led the flight for this request; had the refusal not landed it, this call would wait
+    // out the request timeout.
+    const next = await chat(env, { messages });
+    assert.is(next.status, 200, next.text);
+    assert.is(next.headers.get("x-gateway-cache"), "miss");
+  },
+);
 
 test("a workspace's default TTL caches the calls that ask for none; null removes it", async ({ env }) => {
   const { gw } = env;

@@ -258,64 +258,64 @@ test("limit_remaining counts the current limit period only and never goes below 
   assert.is(row.limit_remaining, 0);
 });
 
-test("budgets: guardrail budgets count the key's spend, workspace budgets every key's; each has its own include_byok", async ({
-  gw,
-  organizationId,
-}) => {
-  const workspaceId = await newWorkspace(gw);
-  const put = await call(gw.url, "PUT", `/api/v1/workspaces/${workspaceId}/budgets/monthly`, {
-    key: gw.key,
-    body: { limit_usd: 50 },
-  });
-  assert.is(put.status, 200, put.text);
-  const guardrail = await call(gw.url, "POST", "/api/v1/guardrails", {
-    key: gw.key,
-    body: { name: `usage-${++counter}`, limit_usd: 20, reset_interval: "monthly", include_byok_in_budgets: true },
-  });
-  assert.is(guardrail.status, 201, guardrail.text);
-  const guardrailId = at(guardrail.body, "data", "id") as string;
-  const key = await newKey(gw, { workspace_id: workspaceId, limit: 30, limit_reset: "monthly" });
-  const sibling = await newKey(gw, { workspace_id: workspaceId });
-  const assigned = await call(gw.url, "POST", `/api/v1/guardrails/${guardrailId}/assignments/keys`, {
-    key: gw.key,
-    body: { key_hashes: [key.hash] },
-  });
-  assert.is(assigned.status, 200, assigned.text);
+test(
+  "budgets: guardrail budgets count the key's spend, workspace budgets every key's; " + "each has its own include_byok",
+  async ({ gw, organizationId }) => {
+    const workspaceId = await newWorkspace(gw);
+    const put = await call(gw.url, "PUT", `/api/v1/workspaces/${workspaceId}/budgets/monthly`, {
+      key: gw.key,
+      body: { limit_usd: 50 },
+    });
+    assert.is(put.status, 200, put.text);
+    const guardrail = await call(gw.url, "POST", "/api/v1/guardrails", {
+      key: gw.key,
+      body: { name: `usage-${++counter}`, limit_usd: 20, reset_interval: "monthly", include_byok_in_budgets: true },
+    });
+    assert.is(guardrail.status, 201, guardrail.text);
+    const guardrailId = at(guardrail.body, "data", "id") as string;
+    const key = await newKey(gw, { workspace_id: workspaceId, limit: 30, limit_reset: "monthly" });
+    const sibling = await newKey(gw, { workspace_id: workspaceId });
+    const assigned = await call(gw.url, "POST", `/api/v1/guardrails/${guardrailId}/assignments/keys`, {
+      key: gw.key,
+      body: { key_hashes: [key.hash] },
+    });
+    assert.is(assigned.status, 200, assigned.text);
 
-  await settle(gw, organizationId, key, { costUsd: "2" });
-  await settle(gw, organizationId, key, { costUsd: "1", isByok: true });
-  await settle(gw, organizationId, sibling, { costUsd: "4" });
-  await settle(gw, organizationId, sibling, { costUsd: "8", isByok: true });
+    await settle(gw, organizationId, key, { costUsd: "2" });
+    await settle(gw, organizationId, key, { costUsd: "1", isByok: true });
+    await settle(gw, organizationId, sibling, { costUsd: "4" });
+    await settle(gw, organizationId, sibling, { costUsd: "8", isByok: true });
 
-  let budgets = (await currentKey(gw, key.secret)).budgets as Json[];
-  assert.equal(
-    budgets.map((b) => [b.scope, b.guardrail_id, b.spend_usd, b.remaining_usd]),
-    [
-      ["key", null, 2, 28],
-      ["key", guardrailId, 3, 17],
-      ["workspace", null, 6, 44],
-    ],
-  );
+    let budgets = (await currentKey(gw, key.secret)).budgets as Json[];
+    assert.equal(
+      budgets.map((b) => [b.scope, b.guardrail_id, b.spend_usd, b.remaining_usd]),
+      [
+        ["key", null, 2, 28],
+        ["key", guardrailId, 3, 17],
+        ["workspace", null, 6, 44],
+      ],
+    );
 
-  const patched = await call(gw.url, "PATCH", `/api/v1/workspaces/${workspaceId}`, {
-    key: gw.key,
-    body: { include_byok_in_budgets: true },
-  });
-  assert.is(patched.status, 200, patched.text);
-  const info = await currentKey(gw, key.secret);
-  budgets = info.budgets as Json[];
-  assert.is(budgets[2]!.spend_usd, 15, "the workspace budget now counts BYOK spend of every key");
-  assert.is(budgets[0]!.spend_usd, 2, "the key's limit still excludes BYOK");
-  assert.is(at(info, "effective_budget", "guardrail_id"), guardrailId, "the budget with the least left binds");
-  assert.is(at(info, "effective_budget", "remaining_usd"), 17);
+    const patched = await call(gw.url, "PATCH", `/api/v1/workspaces/${workspaceId}`, {
+      key: gw.key,
+      body: { include_byok_in_budgets: true },
+    });
+    assert.is(patched.status, 200, patched.text);
+    const info = await currentKey(gw, key.secret);
+    budgets = info.budgets as Json[];
+    assert.is(budgets[2]!.spend_usd, 15, "the workspace budget now counts BYOK spend of every key");
+    assert.is(budgets[0]!.spend_usd, 2, "the key's limit still excludes BYOK");
+    assert.is(at(info, "effective_budget", "guardrail_id"), guardrailId, "the budget with the least left binds");
+    assert.is(at(info, "effective_budget", "remaining_usd"), 17);
 
-  const siblingBudgets = (await currentKey(gw, sibling.secret)).budgets as Json[];
-  assert.equal(
-    siblingBudgets.map((b) => [b.scope, b.spend_usd]),
-    [["workspace", 15]],
-    "the guardrail reaches only the assigned key",
-  );
-});
+    const siblingBudgets = (await currentKey(gw, sibling.secret)).budgets as Json[];
+    assert.equal(
+      siblingBudgets.map((b) => [b.scope, b.spend_usd]),
+      [["workspace", 15]],
+      "the guardrail reaches only the assigned key",
+    );
+  },
+);
 
 test("reservations are not spend; settling releases the call's reservation; releaseReservation frees one", async ({
   gw,
@@ -325,7 +325,8 @@ test("reservations are not spend; settling releases the call's reservation; rele
   const reserve = async (): Promise<string> => {
     const id = randomUUID();
     await gw.gateway.sequelize.query(
-      "INSERT INTO budget_reservations (id, key_hash, workspace_id, amount_usd, expires_at) VALUES ($id, $hash, $ws, 3, now() + interval '1 hour')",
+      "INSERT INTO budget_reservations (id, key_hash, workspace_id, amount_usd, expires_at) " +
+        "VALUES ($id, $hash, $ws, 3, now() + interval '1 hour')",
       {
         bind: { id, hash: key.hash, ws: key.workspaceId },
       },
@@ -366,7 +367,8 @@ test("settlement is atomic: a rejected ledger row leaves counters and the reserv
   const key = await newKey(gw);
   const reservationId = randomUUID();
   await gw.gateway.sequelize.query(
-    "INSERT INTO budget_reservations (id, key_hash, workspace_id, amount_usd, expires_at) VALUES ($id, $hash, $ws, 1, now() + interval '1 hour')",
+    "INSERT INTO budget_reservations (id, key_hash, workspace_id, amount_usd, expires_at) " +
+      "VALUES ($id, $hash, $ws, 1, now() + interval '1 hour')",
     {
       bind: { id: reservationId, hash: key.hash, ws: key.workspaceId },
     },

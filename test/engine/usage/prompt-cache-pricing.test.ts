@@ -101,25 +101,27 @@ for (const [kind, model] of [
   ["Anthropic", "cache/anth"],
 ] as const) {
   for (const stream of [false, true]) {
-    test(`${kind} ${stream ? "streamed" : "plain"}: cache reads and writes at their prices, in the answer, the ledger and GET /key`, async ({
-      gw,
-    }) => {
-      const before = await keyUsage(gw);
-      const { id, usage } = await chat(gw, model, stream);
-      assert.is(usage.prompt_tokens, 1000);
-      assert.is(at(usage, "prompt_tokens_details", "cached_tokens"), 600);
-      assert.is(at(usage, "prompt_tokens_details", "cache_write_tokens"), 200);
-      assert.is(usage.cost, Number(CACHED_COST));
-      assert.is(at(usage, "cost_details", "upstream_inference_prompt_cost"), Number(PROMPT_COST));
-      assert.is(at(usage, "cost_details", "upstream_inference_completions_cost"), 0.0015);
-      const [row, ...others] = await ledgerRowsOf(gw, id);
-      assert.is(others.length, 0);
-      assert.is(row!.prompt_tokens, 1000);
-      assert.is(row!.cached_tokens, 600);
-      assert.is(row!.cache_write_tokens, 200);
-      assert.is(row!.cost_usd, CACHED_COST);
-      assert.is(Number(((await keyUsage(gw)) - before).toFixed(9)), Number(CACHED_COST));
-    });
+    test(
+      `${kind} ${stream ? "streamed" : "plain"}: ` +
+        "cache reads and writes at their prices, in the answer, the ledger and GET /key",
+      async ({ gw }) => {
+        const before = await keyUsage(gw);
+        const { id, usage } = await chat(gw, model, stream);
+        assert.is(usage.prompt_tokens, 1000);
+        assert.is(at(usage, "prompt_tokens_details", "cached_tokens"), 600);
+        assert.is(at(usage, "prompt_tokens_details", "cache_write_tokens"), 200);
+        assert.is(usage.cost, Number(CACHED_COST));
+        assert.is(at(usage, "cost_details", "upstream_inference_prompt_cost"), Number(PROMPT_COST));
+        assert.is(at(usage, "cost_details", "upstream_inference_completions_cost"), 0.0015);
+        const [row, ...others] = await ledgerRowsOf(gw, id);
+        assert.is(others.length, 0);
+        assert.is(row!.prompt_tokens, 1000);
+        assert.is(row!.cached_tokens, 600);
+        assert.is(row!.cache_write_tokens, 200);
+        assert.is(row!.cost_usd, CACHED_COST);
+        assert.is(Number(((await keyUsage(gw)) - before).toFixed(9)), Number(CACHED_COST));
+      },
+    );
   }
 }
 

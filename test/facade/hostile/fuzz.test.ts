@@ -208,7 +208,8 @@ test("every route: 2xx or a 4xx envelope, nothing leaked, accepted text read bac
   if (process.env.FUZZ_STATS)
     await writeFile(process.env.FUZZ_STATS, [...run.stats, "FAILURES", ...run.failures].join("\n"));
   console.log(
-    `  fuzzed ${shapes.length} routes with ${cases} cases (${run.sent} requests with follow-ups); ${run.createdCount} resources created, ${run.accepted} writes accepted, ${run.readBack} read back`,
+    `  fuzzed ${shapes.length} routes with ${cases} cases (${run.sent} requests with follow-ups); ` +
+      `${run.createdCount} resources created, ${run.accepted} writes accepted, ${run.readBack} read back`,
   );
   assert.ok(run.failures.length === 0, `${run.failures.length} failures:\n${run.failures.slice(0, SHOWN).join("\n")}`);
 

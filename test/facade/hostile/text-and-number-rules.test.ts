@@ -42,7 +42,8 @@ const post = (env: InferenceGateway, path: string, raw: string) =>
   call(env.gw.url, "POST", path, { key: env.gw.key, raw });
 const CHAT_ITEM_BODY = `{"model":"mock/chat","messages":[{"role":"user","content":"hi"}]}`;
 const batchOf = (item: string) =>
-  `{"endpoint":"/v1/chat/completions","model":"mock/chat","requests":[{"custom_id":"ok","body":${CHAT_ITEM_BODY}},${item}]}`;
+  `{"endpoint":"/v1/chat/completions","model":"mock/chat",` +
+  `"requests":[{"custom_id":"ok","body":${CHAT_ITEM_BODY}},${item}]}`;
 
 test("NUL in a plain text field is refused, not stored as the two characters \\0", async ({ env }) => {
   const res = await post(
@@ -81,7 +82,8 @@ test("NUL in free-form JSON: a value and a key at any depth", async ({ env }) =>
     post(
       env,
       "/api/alpha/decisions",
-      `{"model":"mock/chat","state":${state},"questions":{"q":{"type":"noul","instructions":"?","criteria":{"true":"yes","false":"no"}}}}`,
+      `{"model":"mock/chat","state":${state},"questions":{"q":{"type":"noul",` +
+        `"instructions":"?","criteria":{"true":"yes","false":"no"}}}}`,
     );
   assertRefused(
     await decision(`{"ticket":{"lines":["ok","a\\u0000b"]}}`),
@@ -103,7 +105,8 @@ test("the streamed batch body: NUL and unpaired surrogates in a custom_id, an it
       NUL,
     ],
     [
-      `{"custom_id":"c","body":{"model":"mock/chat","messages":[{"role":"user","content":"hi"}],"metadata":{"k\\u0000":"v"}}}`,
+      `{"custom_id":"c","body":{"model":"mock/chat","messages":[{"role":"user",` +
+        `"content":"hi"}],"metadata":{"k\\u0000":"v"}}}`,
       "requests[1].body.metadata has a key",
       NUL,
     ],
@@ -144,7 +147,8 @@ test("numbers that are not finite doubles inside free-form JSON are a 400 naming
     await post(
       env,
       "/api/alpha/decisions",
-      `{"model":"mock/chat","state":{"t":"x"},"questions":{"q":{"type":"score","instructions":"?","criteria":["a",1e400]}}}`,
+      `{"model":"mock/chat","state":{"t":"x"},"questions":{"q":{"type":"score",` +
+        `"instructions":"?","criteria":["a",1e400]}}}`,
     ),
     "questions.q.criteria[1]",
     NOT_FINITE,
@@ -155,7 +159,8 @@ test("numbers that are not finite doubles inside free-form JSON are a 400 naming
       env,
       "/api/v1/batches",
       batchOf(
-        `{"custom_id":"n","body":{"model":"mock/chat","messages":[{"role":"user","content":"hi"}],"temperature":1e400}}`,
+        `{"custom_id":"n","body":{"model":"mock/chat",` +
+          `"messages":[{"role":"user","content":"hi"}],"temperature":1e400}}`,
       ),
     ),
     "requests[1].body.temperature",
@@ -231,19 +236,21 @@ test("gRPC: the same rules for a plain field, a Struct value and a non-finite nu
   }
 });
 
-test("text that can be stored reads back exactly: other control characters, astral characters, quotes and backslashes", async ({
-  env,
-}) => {
-  const description = 'tab\t newline\n bell\u0007 escape\u001b del\u007f emoji 😀 quote" backslash\\0 \\u0000';
-  const created = await post(
-    env,
-    "/api/v1/workspaces",
-    JSON.stringify({ name: "Readback", slug: "readback", description }),
-  );
-  assert.is(created.status, 201, created.text);
-  assert.is(at(created.body, "data", "description"), description);
-  const fetched = await call(env.gw.url, "GET", "/api/v1/workspaces/readback", { key: env.gw.key });
-  assert.is(at(fetched.body, "data", "description"), description);
-});
+test(
+  "text that can be stored reads back exactly: " +
+    "other control characters, astral characters, quotes and backslashes",
+  async ({ env }) => {
+    const description = 'tab\t newline\n bell\u0007 escape\u001b del\u007f emoji 😀 quote" backslash\\0 \\u0000';
+    const created = await post(
+      env,
+      "/api/v1/workspaces",
+      JSON.stringify({ name: "Readback", slug: "readback", description }),
+    );
+    assert.is(created.status, 201, created.text);
+    assert.is(at(created.body, "data", "description"), description);
+    const fetched = await call(env.gw.url, "GET", "/api/v1/workspaces/readback", { key: env.gw.key });
+    assert.is(at(fetched.body, "data", "description"), description);
+  },
+);
 
 test.run();

@@ -32,19 +32,26 @@ test.before(async (ctx) => {
   await ctx.sequelize.query(`
     INSERT INTO organizations (id, name) VALUES ('00000000-0000-4000-8000-000000000001', 'Old org');
     INSERT INTO workspaces (id, organization_id, name, slug, created_by)
-      VALUES ('00000000-0000-4000-8000-0000000000a1', '00000000-0000-4000-8000-000000000001', 'Default', 'default', 'bootstrap'),
-             ('00000000-0000-4000-8000-0000000000a2', '00000000-0000-4000-8000-000000000001', 'Guarded', 'guarded', 'bootstrap');
+      VALUES ('00000000-0000-4000-8000-0000000000a1', '00000000-0000-4000-8000-000000000001',
+              'Default', 'default', 'bootstrap'),
+             ('00000000-0000-4000-8000-0000000000a2', '00000000-0000-4000-8000-000000000001',
+              'Guarded', 'guarded', 'bootstrap');
     INSERT INTO guardrails (id, organization_id, workspace_id, name, allowed_models)
-      VALUES ('00000000-0000-4000-8000-0000000000b1', '00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-0000000000a2', 'Strict', ARRAY['a/b']);
+      VALUES ('00000000-0000-4000-8000-0000000000b1', '00000000-0000-4000-8000-000000000001',
+              '00000000-0000-4000-8000-0000000000a2', 'Strict', ARRAY['a/b']);
     UPDATE workspaces SET default_guardrail_id = '00000000-0000-4000-8000-0000000000b1' WHERE slug = 'guarded';
     INSERT INTO members (id, organization_id, email, role)
-      VALUES ('user_bob00000000000000000000000', '00000000-0000-4000-8000-000000000001', 'bob@example.com', 'org:member');
+      VALUES ('user_bob00000000000000000000000', '00000000-0000-4000-8000-000000000001',
+              'bob@example.com', 'org:member');
     INSERT INTO api_keys (hash, organization_id, workspace_id, creator_user_id, name, label, is_management)
-      VALUES (repeat('a', 64), '00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-0000000000a1', NULL, 'bootstrap', 'sk-gw-v1-aaa...aaa', true),
-             (repeat('b', 64), '00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-0000000000a1', 'user_bob00000000000000000000000', 'bob', 'sk-gw-v1-bbb...bbb', false);
+      VALUES (repeat('a', 64), '00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-0000000000a1',
+              NULL, 'bootstrap', 'sk-gw-v1-aaa...aaa', true),
+             (repeat('b', 64), '00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-0000000000a1',
+              'user_bob00000000000000000000000', 'bob', 'sk-gw-v1-bbb...bbb', false);
     INSERT INTO organizations (id, name) VALUES ('00000000-0000-4000-8000-000000000002', 'Has owner@localhost');
     INSERT INTO members (id, organization_id, email, role)
-      VALUES ('user_existing00000000000000000', '00000000-0000-4000-8000-000000000002', 'Owner@Localhost', 'org:member');
+      VALUES ('user_existing00000000000000000', '00000000-0000-4000-8000-000000000002',
+              'Owner@Localhost', 'org:member');
   `);
   await migrator(ctx.sequelize).up();
 });
@@ -111,7 +118,8 @@ test("each organization gets an owner; keys without a creator become the owner's
 test("default_guardrail_id is NOT NULL from now on", async ({ sequelize }) => {
   const [column] = await rows<{ is_nullable: string }>(
     sequelize,
-    "SELECT is_nullable FROM information_schema.columns WHERE table_name = 'workspaces' AND column_name = 'default_guardrail_id'",
+    "SELECT is_nullable FROM information_schema.columns " +
+      "WHERE table_name = 'workspaces' AND column_name = 'default_guardrail_id'",
   );
   assert.is(column?.is_nullable, "NO");
 });

@@ -108,7 +108,8 @@ function serverSpan(receiver: OtlpReceiver, requestId: string): ReceivedSpan {
   assert.is(
     spans.length,
     1,
-    `server spans of ${requestId}: ${JSON.stringify(receiver.spans.map((s) => [s.name, s.kind, s.attributes["gateway.request_id"]]))}`,
+    `server spans of ${requestId}: ` +
+      `${JSON.stringify(receiver.spans.map((s) => [s.name, s.kind, s.attributes["gateway.request_id"]]))}`,
   );
   return spans[0]!;
 }

@@ -181,41 +181,44 @@ async function failure(
   throw new Error("the call did not fail");
 }
 
-test("unary: init shapes become real messages; the chain runs; the handler sees headers and fresh context values", async ({
-  clients,
-}) => {
-  for (const [name, client] of clients) {
-    const file = await client.getFile(
-      { fileId: "init" },
-      {
-        onHeader: (headers) => assert.equal(userHeaders(headers), { "x-interceptor": "ran" }, name),
-      },
-    );
-    assert.ok(isMessage(file, FileSchema), name);
-    assert.equal([file.id, file.filename, file.sizeBytes, file.downloadable], ["f1", "a.txt", 3n, false], name);
-    const seen = await client.getFile({ fileId: "context" }, { headers: { "x-in": "from-caller" } });
-    assert.equal([seen.id, seen.filename], ["from-caller", "seen"], name);
-  }
-});
+test(
+  "unary: init shapes become real messages; the chain runs; " + "the handler sees headers and fresh context values",
+  async ({ clients }) => {
+    for (const [name, client] of clients) {
+      const file = await client.getFile(
+        { fileId: "init" },
+        {
+          onHeader: (headers) => assert.equal(userHeaders(headers), { "x-interceptor": "ran" }, name),
+        },
+      );
+      assert.ok(isMessage(file, FileSchema), name);
+      assert.equal([file.id, file.filename, file.sizeBytes, file.downloadable], ["f1", "a.txt", 3n, false], name);
+      const seen = await client.getFile({ fileId: "context" }, { headers: { "x-in": "from-caller" } });
+      assert.equal([seen.id, seen.filename], ["from-caller", "seen"], name);
+    }
+  },
+);
 
-test("errors: the handler's response headers and the error's metadata reach the caller; anything else is 'internal error'", async ({
-  clients,
-}) => {
-  const results = [];
-  for (const [, client] of clients) {
-    results.push([
-      await failure(client.getFile({ fileId: "header-then-fail" })),
-      await failure(client.getFile({ fileId: "plain-error" })),
-    ]);
-  }
-  assert.equal(results[0], results[1]);
-  assert.equal(results[0]![0], {
-    code: Code.NotFound,
-    message: "nope",
-    metadata: { "retry-after": "3", "x-handler": "set" },
-  });
-  assert.equal(results[0]![1], { code: Code.Internal, message: "internal error", metadata: {} });
-});
+test(
+  "errors: the handler's response headers and the error's metadata reach the caller; " +
+    "anything else is 'internal error'",
+  async ({ clients }) => {
+    const results = [];
+    for (const [, client] of clients) {
+      results.push([
+        await failure(client.getFile({ fileId: "header-then-fail" })),
+        await failure(client.getFile({ fileId: "plain-error" })),
+      ]);
+    }
+    assert.equal(results[0], results[1]);
+    assert.equal(results[0]![0], {
+      code: Code.NotFound,
+      message: "nope",
+      metadata: { "retry-after": "3", "x-handler": "set" },
+    });
+    assert.equal(results[0]![1], { code: Code.Internal, message: "internal error", metadata: {} });
+  },
+);
 
 test("a deadline aborts ctx.signal and the caller gets DeadlineExceeded", async ({ clients }) => {
   for (const [name, client] of clients) {

@@ -37,37 +37,39 @@ test("a put writes its file 0600 and its directories 0700, whatever the process'
   assert.is(await modeOf(path.join(root, "videos/ws/job/0")), 0o600);
 });
 
-test("an older tree is narrowed once: wider files and directories, never what a link points at; what was narrowed is logged", async ({
-  dir,
-}) => {
-  const root = path.join(dir, "files");
-  await fs.mkdir(path.join(root, "files/ws"), { recursive: true, mode: 0o755 });
-  await fs.chmod(root, 0o755);
-  await fs.writeFile(path.join(root, "files/ws/upload"), "upload", { mode: 0o644 });
-  await fs.writeFile(path.join(root, "files/ws/narrow"), "already narrower", { mode: 0o400 });
-  const outside = path.join(dir, "outside");
-  await fs.writeFile(outside, "not the store's", { mode: 0o644 });
-  await fs.symlink(outside, path.join(root, "files/ws/link"));
-  const logs = captureLogs();
+test(
+  "an older tree is narrowed once: wider files and directories, never what a link points at; " +
+    "what was narrowed is logged",
+  async ({ dir }) => {
+    const root = path.join(dir, "files");
+    await fs.mkdir(path.join(root, "files/ws"), { recursive: true, mode: 0o755 });
+    await fs.chmod(root, 0o755);
+    await fs.writeFile(path.join(root, "files/ws/upload"), "upload", { mode: 0o644 });
+    await fs.writeFile(path.join(root, "files/ws/narrow"), "already narrower", { mode: 0o400 });
+    const outside = path.join(dir, "outside");
+    await fs.writeFile(outside, "not the store's", { mode: 0o644 });
+    await fs.symlink(outside, path.join(root, "files/ws/link"));
+    const logs = captureLogs();
 
-  await narrowModes(root, logs.log);
-  assert.is(await modeOf(root), 0o700);
-  assert.is(await modeOf(path.join(root, "files")), 0o700);
-  assert.is(await modeOf(path.join(root, "files/ws")), 0o700);
-  assert.is(await modeOf(path.join(root, "files/ws/upload")), 0o600);
-  assert.is(await modeOf(path.join(root, "files/ws/narrow")), 0o400, "narrower modes are kept");
-  assert.is(await modeOf(outside), 0o644, "a link is not followed");
-  assert.equal(
-    logs.lines.filter((line) => line.narrowed !== undefined).map(({ root, narrowed }) => ({ root, narrowed })),
-    [{ root, narrowed: 4 }],
-  );
+    await narrowModes(root, logs.log);
+    assert.is(await modeOf(root), 0o700);
+    assert.is(await modeOf(path.join(root, "files")), 0o700);
+    assert.is(await modeOf(path.join(root, "files/ws")), 0o700);
+    assert.is(await modeOf(path.join(root, "files/ws/upload")), 0o600);
+    assert.is(await modeOf(path.join(root, "files/ws/narrow")), 0o400, "narrower modes are kept");
+    assert.is(await modeOf(outside), 0o644, "a link is not followed");
+    assert.equal(
+      logs.lines.filter((line) => line.narrowed !== undefined).map(({ root, narrowed }) => ({ root, narrowed })),
+      [{ root, narrowed: 4 }],
+    );
 
-  // Once: a later start walks nothing, so a file copied in since is left to the operator.
-  await fs.writeFile(path.join(root, "files/ws/later"), "copied in", { mode: 0o644 });
-  await narrowModes(root, logs.log);
-  assert.is(await modeOf(path.join(root, "files/ws/later")), 0o644);
-  assert.is(logs.lines.filter((line) => line.narrowed !== undefined).length, 1);
-});
+    // Once: a later start walks nothing, so a file copied in since is left to the operator.
+    await fs.writeFile(path.join(root, "files/ws/later"), "copied in", { mode: 0o644 });
+    await narrowModes(root, logs.log);
+    assert.is(await modeOf(path.join(root, "files/ws/later")), 0o644);
+    assert.is(logs.lines.filter((line) => line.narrowed !== undefined).length, 1);
+  },
+);
 
 test("a store that does not exist yet: nothing narrowed, nothing logged, no marker", async ({ dir }) => {
   const logs = captureLogs();

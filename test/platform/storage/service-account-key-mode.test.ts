@@ -76,7 +76,9 @@ test("a gateway started with a 0644 key file leaves it 0640, says so, and never 
     narrowed.map(({ msg, from, to }) => ({ msg, from, to })),
     [
       {
-        msg: "the google_service_account key file of provider 'vertex' was readable by every OS user; closed it to them",
+        msg:
+          "the google_service_account key file of provider " +
+          "'vertex' was readable by every OS user; closed it to them",
         from: "644",
         to: "640",
       },
@@ -104,7 +106,9 @@ if (
     const keyFile = path.join(open, "service-account.json");
     await fs.writeFile(keyFile, "{}");
     await fs.chmod(keyFile, 0o644);
-    const script = `import(${JSON.stringify(PRIVATE_PATHS)}).then((m) => m.closeKeyFile(${JSON.stringify(keyFile)}, "the key file", { warn() {} })).then(() => console.log("started"), (err) => console.log(err.message));`;
+    const script =
+      `import(${JSON.stringify(PRIVATE_PATHS)}).then((m) => m.closeKeyFile(${JSON.stringify(keyFile)}, ` +
+      `"the key file", { warn() {} })).then(() => console.log("started"), (err) => console.log(err.message));`;
     const said = await new Promise<string>((resolve, reject) => {
       execFile(
         process.execPath,
@@ -115,7 +119,8 @@ if (
     });
     assert.match(
       said,
-      `the key file ${keyFile} is readable by every OS user, interns' shells included, and its mode could not be narrowed (EPERM`,
+      `the key file ${keyFile} is readable by every OS user, ` +
+        "interns' shells included, and its mode could not be narrowed (EPERM",
     );
     assert.match(said, "make it readable by the gateway's user alone");
     assert.is((await fs.stat(keyFile)).mode & 0o777, 0o644);

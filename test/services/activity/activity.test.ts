@@ -422,14 +422,8 @@ test("GET /generations: a bad page size, cursor, status or time is a 400 naming 
     assertError(await get(ctx, `/api/v1/generations?limit=${limit}`), 400, /\blimit\b/);
   assertError(await get(ctx, "/api/v1/generations?cursor=nonsense"), 400, /\bcursor\b/);
   // A cursor of the right form with a time Postgres cannot take.
-  assertError(
-    await get(
-      ctx,
-      `/api/v1/generations?cursor=${encodeCursor(["2024-13-01T00:00:00.000000Z", "00000000-0000-4000-8000-000000000000"])}`,
-    ),
-    400,
-    /\bcursor\b/,
-  );
+  const badTime = encodeCursor(["2024-13-01T00:00:00.000000Z", "00000000-0000-4000-8000-000000000000"]);
+  assertError(await get(ctx, `/api/v1/generations?cursor=${badTime}`), 400, /\bcursor\b/);
   assertError(await get(ctx, "/api/v1/generations?status=finished"), 400, /\bstatus\b/);
   assertError(await get(ctx, "/api/v1/generations?start=yesterday"), 400, /\bstart\b/);
   assertError(

@@ -157,29 +157,30 @@ test("bad input: unknown names, wrong value types and impossible ranges give 400
     assertError(await call(gw.url, "POST", QUERY, { key: gw.key, body }), 400, message, JSON.stringify(body));
 });
 
-test("over gRPC, a time outside years 1–9999 (which REST's RFC 3339 text cannot carry) is a 400 naming it, not a 500", async ({
-  gw,
-}) => {
-  const analytics = createGrpcClient(AnalyticsService, gw.grpcUrl);
-  try {
-    for (const [field, seconds] of [
-      ["start", 300_000_000_000n],
-      ["end", -70_000_000_000n],
-    ] as const) {
-      const failure = await grpcFailure(
-        analytics.unary(
-          AnalyticsService.method.queryAnalytics,
-          { metrics: ["requests"], [field]: { seconds, nanos: 0 } },
-          bearer(gw.key),
-        ),
-      );
-      assert.is(failure.detail?.httpStatus, 400, failure.message);
-      assert.match(failure.details, new RegExp(`${field} must be a time from 0001`));
+test(
+  "over gRPC, a time outside years 1–9999 (which REST's RFC 3339 text cannot carry) " + "is a 400 naming it, not a 500",
+  async ({ gw }) => {
+    const analytics = createGrpcClient(AnalyticsService, gw.grpcUrl);
+    try {
+      for (const [field, seconds] of [
+        ["start", 300_000_000_000n],
+        ["end", -70_000_000_000n],
+      ] as const) {
+        const failure = await grpcFailure(
+          analytics.unary(
+            AnalyticsService.method.queryAnalytics,
+            { metrics: ["requests"], [field]: { seconds, nanos: 0 } },
+            bearer(gw.key),
+          ),
+        );
+        assert.is(failure.detail?.httpStatus, 400, failure.message);
+        assert.match(failure.details, new RegExp(`${field} must be a time from 0001`));
+      }
+    } finally {
+      analytics.close();
     }
-  } finally {
-    analytics.close();
-  }
-});
+  },
+);
 
 test("management keys only: other keys get 403", async ({ gw, plain }) => {
   assertError(

@@ -52,51 +52,58 @@ function counting(filter: ContentFilter): { filter: ContentFilter; count: () => 
   };
 }
 
-test("items filtered at once (as the runner takes them) take a turn each: a callback queued before them runs after the first", async () => {
-  const { filter, count } = counting(redacting());
-  const { deps, plan } = planWith([filter]);
-  const running = Array.from({ length: ITEMS }, (_, index) => filteredItemInTurn(deps, plan, item(index)));
-  let seenAt = -1;
-  setImmediate(() => {
-    seenAt = count();
-  });
-  const results = await Promise.all(running);
-  assert.is(count(), ITEMS);
-  assert.ok(
-    seenAt >= 0 && seenAt <= 1,
-    seenAt < 0
-      ? "the callback ran only after every item was filtered"
-      : `the callback ran after ${seenAt} of ${ITEMS} items`,
-  );
-  // The same results as filtering each at once.
-  const { plan: direct } = planWith([redacting()]);
-  results.forEach((result, index) => assert.equal(result, filteredItem(deps, direct, item(index))));
-  assert.equal(results[7], {
-    request: { model: "mock/chat", messages: [{ role: "user", content: "item 7 about [CODENAME]" }] },
-  });
-});
-
-test("items filtered one after the other (a native batch's submission) let every turn's other work run between them", async () => {
-  const { filter, count } = counting(redacting());
-  const { deps, plan } = planWith([filter]);
-  const between: number[] = [];
-  let ticking = true;
-  // Another tenant's work: something due at every turn of the loop.
-  const tick = () => {
-    between.push(count());
-    if (ticking) setImmediate(tick);
-  };
-  setImmediate(tick);
-  for (let index = 0; index < ITEMS; index++) await filteredItemInTurn(deps, plan, item(index));
-  ticking = false;
-  // The other work ran at every turn: never more than one item apart.
-  assert.ok(between.length >= ITEMS - 1, `${between.length} turns for ${ITEMS} items`);
-  for (let index = 1; index < between.length; index++)
+test(
+  "items filtered at once (as the runner takes them) take a turn each: " +
+    "a callback queued before them runs after the first",
+  async () => {
+    const { filter, count } = counting(redacting());
+    const { deps, plan } = planWith([filter]);
+    const running = Array.from({ length: ITEMS }, (_, index) => filteredItemInTurn(deps, plan, item(index)));
+    let seenAt = -1;
+    setImmediate(() => {
+      seenAt = count();
+    });
+    const results = await Promise.all(running);
+    assert.is(count(), ITEMS);
     assert.ok(
-      between[index]! - between[index - 1]! <= 1,
-      `${between[index]! - between[index - 1]!} items between two turns`,
+      seenAt >= 0 && seenAt <= 1,
+      seenAt < 0
+        ? "the callback ran only after every item was filtered"
+        : `the callback ran after ${seenAt} of ${ITEMS} items`,
     );
-});
+    // The same results as filtering each at once.
+    const { plan: direct } = planWith([redacting()]);
+    results.forEach((result, index) => assert.equal(result, filteredItem(deps, direct, item(index))));
+    assert.equal(results[7], {
+      request: { model: "mock/chat", messages: [{ role: "user", content: "item 7 about [CODENAME]" }] },
+    });
+  },
+);
+
+test(
+  "items filtered one after the other (a native batch's submission) " + "let every turn's other work run between them",
+  async () => {
+    const { filter, count } = counting(redacting());
+    const { deps, plan } = planWith([filter]);
+    const between: number[] = [];
+    let ticking = true;
+    // Another tenant's work: something due at every turn of the loop.
+    const tick = () => {
+      between.push(count());
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    for (let index = 0; index < ITEMS; index++) await filteredItemInTurn(deps, plan, item(index));
+    ticking = false;
+    // The other work ran at every turn: never more than one item apart.
+    assert.ok(between.length >= ITEMS - 1, `${between.length} turns for ${ITEMS} items`);
+    for (let index = 1; index < between.length; index++)
+      assert.ok(
+        between[index]! - between[index - 1]! <= 1,
+        `${between[index]! - between[index - 1]!} items between two turns`,
+      );
+  },
+);
 
 test("a batch without content filters takes no turns", async () => {
   const { deps, plan } = planWith([]);
@@ -108,22 +115,26 @@ test("a batch without content filters takes no turns", async () => {
   assert.not.ok(ran, "no turn of the loop passed");
 });
 
-test("an item with more text than a filter reads for one call is refused with 413, naming the setting; smaller ones pass", () => {
-  const { deps, plan } = planWith([redacting()], 2_048);
-  const big = {
-    itemId: "batch-9",
-    body: { model: "mock/chat", messages: [{ role: "user", content: "x".repeat(3_000) }] },
-  };
-  const result = filteredItem(deps, plan, big);
-  assert.ok("refusal" in result);
-  const { status, message, reason } = httpErrorOf(result.refusal);
-  assert.is(status, 413);
-  assert.is(reason, "CONTENT_TOO_LARGE");
-  assert.match(
-    message,
-    /content filter '\[CODENAME\]' of guardrail 'g' reads for one call \(GATEWAY_CONTENT_FILTER_MAX_BYTES: 2048 bytes\)/,
-  );
-  assert.ok("request" in filteredItem(deps, plan, item(1)));
-});
+test(
+  "an item with more text than a filter reads for one call is refused with 413, " +
+    "naming the setting; smaller ones pass",
+  () => {
+    const { deps, plan } = planWith([redacting()], 2_048);
+    const big = {
+      itemId: "batch-9",
+      body: { model: "mock/chat", messages: [{ role: "user", content: "x".repeat(3_000) }] },
+    };
+    const result = filteredItem(deps, plan, big);
+    assert.ok("refusal" in result);
+    const { status, message, reason } = httpErrorOf(result.refusal);
+    assert.is(status, 413);
+    assert.is(reason, "CONTENT_TOO_LARGE");
+    assert.match(
+      message,
+      /content filter '\[CODENAME\]' of guardrail 'g' reads for one call \(GATEWAY_CONTENT_FILTER_MAX_BYTES: 2048 bytes\)/,
+    );
+    assert.ok("request" in filteredItem(deps, plan, item(1)));
+  },
+);
 
 test.run();

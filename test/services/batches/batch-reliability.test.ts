@@ -56,7 +56,8 @@ async function counts(
   try {
     const { rows } = await client.query<{ items: number; done: number; ledger: number; distinct_ledger: number }>(
       `SELECT (SELECT count(*)::int FROM batch_items WHERE batch_id = $1) AS items,
-              (SELECT count(*)::int FROM batch_items WHERE batch_id = $1 AND state = 'done' AND result IS NOT NULL) AS done,
+              (SELECT count(*)::int FROM batch_items
+                WHERE batch_id = $1 AND state = 'done' AND result IS NOT NULL) AS done,
               (SELECT count(*)::int FROM usage_ledger WHERE batch_id = $1) AS ledger,
               (SELECT count(DISTINCT generation_id)::int FROM usage_ledger WHERE batch_id = $1) AS distinct_ledger`,
       [batchId],

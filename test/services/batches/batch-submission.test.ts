@@ -238,32 +238,38 @@ test("the same Idempotency-Key over REST and gRPC names one batch; another body 
   assert.is(reordered.status, 409, reordered.text);
 });
 
-test("a large body in small slices is stored item by item, in order, whatever the field order; several at once", async ({
-  env,
-}) => {
-  // More items than one chunk, so the transaction opens while the body still arrives.
-  const items = chatItems(5_000, "mock/chat", "big");
-  const headerFirst = JSON.stringify({ endpoint: CHAT, model: "mock/chat", requests: items });
-  const requestsFirst = `{"requests":${JSON.stringify(items)},"completionWindow":"24h","model":"mock/chat","endpoint":"${CHAT}"}`;
-  // Six at once: more than the submissions that may hold a connection while their body arrives.
-  const bodies = [headerFirst, requestsFirst, headerFirst, requestsFirst, headerFirst, headerFirst];
-  const replies = await Promise.all(bodies.map((body, i) => sendSliced(env.gw.url, env.gw.key, body, 4096 + 997 * i)));
-  for (const reply of replies) {
-    assert.is.not(reply, "cut");
-    if (reply === "cut") continue;
-    assert.is(reply.status, 202, JSON.stringify(reply.body));
-    assert.equal(
-      await storedItems(env, String(at(reply.body, "id"))),
-      items.map((item, idx) => ({ idx, custom_id: item.custom_id, body: item.body })),
+test(
+  "a large body in small slices is stored item by item, in order, whatever the field order; " + "several at once",
+  async ({ env }) => {
+    // More items than one chunk, so the transaction opens while the body still arrives.
+    const items = chatItems(5_000, "mock/chat", "big");
+    const headerFirst = JSON.stringify({ endpoint: CHAT, model: "mock/chat", requests: items });
+    const requestsFirst =
+      `{"requests":${JSON.stringify(items)},"completionWindow":"24h",` + `"model":"mock/chat","endpoint":"${CHAT}"}`;
+    // Six at once: more than the submissions that may hold a connection while their body arrives.
+    const bodies = [headerFirst, requestsFirst, headerFirst, requestsFirst, headerFirst, headerFirst];
+    const replies = await Promise.all(
+      bodies.map((body, i) => sendSliced(env.gw.url, env.gw.key, body, 4096 + 997 * i)),
     );
-  }
-});
+    for (const reply of replies) {
+      assert.is.not(reply, "cut");
+      if (reply === "cut") continue;
+      assert.is(reply.status, 202, JSON.stringify(reply.body));
+      assert.equal(
+        await storedItems(env, String(at(reply.body, "id"))),
+        items.map((item, idx) => ({ idx, custom_id: item.custom_id, body: item.body })),
+      );
+    }
+  },
+);
 
 test("bad JSON in the middle of a large body: 400 naming the problem and where, nothing stored", async ({ env }) => {
   const before = await counts(env);
   const items = JSON.stringify(chatItems(4_500, "mock/chat", "mid"));
   // The 4,001st item is cut short by a stray bracket, after two chunks went to the database.
-  const broken = `{"endpoint":"${CHAT}","model":"mock/chat","requests":${items.slice(0, -1)},{"custom_id":"bad","body":{"messages":[}]}`;
+  const broken =
+    `{"endpoint":"${CHAT}","model":"mock/chat",` +
+    `"requests":${items.slice(0, -1)},{"custom_id":"bad","body":{"messages":[}]}`;
   const reply = await sendSliced(env.gw.url, env.gw.key, broken, 16 * 1024);
   assert.is.not(reply, "cut");
   if (reply === "cut") return;
@@ -326,7 +332,8 @@ test("a client that goes away mid-body stores nothing, and does not keep its con
   const openTransactions = () =>
     query<{ n: number }>(
       env.gw.databaseUrl,
-      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND datname = current_database()",
+      "SELECT count(*)::int AS n FROM pg_stat_activity " +
+        "WHERE state LIKE 'idle in transaction%' AND datname = current_database()",
     ).then(([row]) => row!.n);
   // Polled until none is open: a leaked one stays open for good, while the gateway's own workers
   // open short transactions now and then, so one more look after a zero could catch one of those.
@@ -394,7 +401,9 @@ test("the JSON rules of the facade hold on the streamed route", async ({ env }) 
   // lowerCamel names, unknown fields and nulls as elsewhere.
   const ok = await call(env.gw.url, "POST", "/api/v1/batches", {
     key: env.gw.key,
-    raw: `{"unknown":{"deep":[1]},"completionWindow":null,${head},"provider":{"only":["mockai"]},"requests":[{"customId":"c","body":{"messages":[{"role":"user","content":"x"}]},"extra":1}]}`,
+    raw:
+      `{"unknown":{"deep":[1]},"completionWindow":null,${head},"provider":{"only":["mockai"]},` +
+      `"requests":[{"customId":"c","body":{"messages":[{"role":"user","content":"x"}]},"extra":1}]}`,
   });
   assert.is(ok.status, 202, ok.text);
   assert.equal(

@@ -126,57 +126,62 @@ test("responses and messages batches are translated both ways, like the live rou
   assert.match(String(at(bad.body, "error", "message")), /requests\[0\]\.body: .*max_tokens/);
 });
 
-test("bad submissions: 400 naming the item, unknown model 400, duplicate custom ids and variants 422, blocked model 403", async ({
-  env,
-  key,
-}) => {
-  const expect = async (body: Record<string, unknown>, status: number, message: RegExp) => {
-    const res = await submit(env.gw.url, key, body);
-    assert.is(res.status, status, res.text);
-    assert.is(at(res.body, "error", "code"), status);
-    assert.match(String(at(res.body, "error", "message")), message);
-  };
-  const base = { endpoint: "/v1/chat/completions", model: "mock/chat" };
-  await expect({ ...base, requests: [] }, 400, /requests/);
-  await expect(
-    { ...base, requests: [{ body: { messages: [{ role: "user", content: "x" }] } }] },
-    400,
-    /requests\[0\]\.custom_id/,
-  );
-  await expect(
-    { ...base, requests: [...chatItems(2), { custom_id: "x", body: { messages: [] } }] },
-    400,
-    /requests\[2\]\.body\.messages/,
-  );
-  await expect(
-    {
-      ...base,
-      requests: [{ custom_id: "x", body: { model: "mock/claude", messages: [{ role: "user", content: "x" }] } }],
-    },
-    400,
-    /requests\[0\]\.body\.model/,
-  );
-  await expect({ ...base, model: "nobody/nothing", requests: chatItems(1, "nobody/nothing") }, 400, /nobody\/nothing/);
-  await expect({ ...base, model: "mock/embed", requests: chatItems(1, "mock/embed") }, 400, /mock\/embed/);
-  await expect({ ...base, endpoint: "/v1/nothing", requests: chatItems(1) }, 400, /endpoint/);
-  await expect({ ...base, completion_window: "48h", requests: chatItems(1) }, 400, /completion_window/);
-  await expect({ ...base, requests: [...chatItems(2), ...chatItems(1)] }, 422, /custom_id 'item-0' repeats/);
-  await expect({ ...base, model: "mock/chat:nitro", requests: chatItems(1, "mock/chat:nitro") }, 422, /variants/);
-  await expect({ ...base, provider: { only: ["nobody"] }, requests: chatItems(1) }, 400, /provider/);
+test(
+  "bad submissions: 400 naming the item, unknown model 400, " +
+    "duplicate custom ids and variants 422, blocked model 403",
+  async ({ env, key }) => {
+    const expect = async (body: Record<string, unknown>, status: number, message: RegExp) => {
+      const res = await submit(env.gw.url, key, body);
+      assert.is(res.status, status, res.text);
+      assert.is(at(res.body, "error", "code"), status);
+      assert.match(String(at(res.body, "error", "message")), message);
+    };
+    const base = { endpoint: "/v1/chat/completions", model: "mock/chat" };
+    await expect({ ...base, requests: [] }, 400, /requests/);
+    await expect(
+      { ...base, requests: [{ body: { messages: [{ role: "user", content: "x" }] } }] },
+      400,
+      /requests\[0\]\.custom_id/,
+    );
+    await expect(
+      { ...base, requests: [...chatItems(2), { custom_id: "x", body: { messages: [] } }] },
+      400,
+      /requests\[2\]\.body\.messages/,
+    );
+    await expect(
+      {
+        ...base,
+        requests: [{ custom_id: "x", body: { model: "mock/claude", messages: [{ role: "user", content: "x" }] } }],
+      },
+      400,
+      /requests\[0\]\.body\.model/,
+    );
+    await expect(
+      { ...base, model: "nobody/nothing", requests: chatItems(1, "nobody/nothing") },
+      400,
+      /nobody\/nothing/,
+    );
+    await expect({ ...base, model: "mock/embed", requests: chatItems(1, "mock/embed") }, 400, /mock\/embed/);
+    await expect({ ...base, endpoint: "/v1/nothing", requests: chatItems(1) }, 400, /endpoint/);
+    await expect({ ...base, completion_window: "48h", requests: chatItems(1) }, 400, /completion_window/);
+    await expect({ ...base, requests: [...chatItems(2), ...chatItems(1)] }, 422, /custom_id 'item-0' repeats/);
+    await expect({ ...base, model: "mock/chat:nitro", requests: chatItems(1, "mock/chat:nitro") }, 422, /variants/);
+    await expect({ ...base, provider: { only: ["nobody"] }, requests: chatItems(1) }, 400, /provider/);
 
-  const created = await call(env.gw.url, "POST", "/api/v1/keys", { key, body: { name: "batch-guarded" } });
-  const guarded = String(at(created.body, "key"));
-  const guardrail = await call(env.gw.url, "POST", "/api/v1/guardrails", {
-    key,
-    body: { name: "no chat for batches", ignored_models: ["mock/chat"] },
-  });
-  await call(env.gw.url, "POST", `/api/v1/guardrails/${String(at(guardrail.body, "data", "id"))}/assignments/keys`, {
-    key,
-    body: { key_hashes: [String(at(created.body, "data", "hash"))] },
-  });
-  const blocked = await submit(env.gw.url, guarded, { ...base, requests: chatItems(1) });
-  assert.is(blocked.status, 403, blocked.text);
-});
+    const created = await call(env.gw.url, "POST", "/api/v1/keys", { key, body: { name: "batch-guarded" } });
+    const guarded = String(at(created.body, "key"));
+    const guardrail = await call(env.gw.url, "POST", "/api/v1/guardrails", {
+      key,
+      body: { name: "no chat for batches", ignored_models: ["mock/chat"] },
+    });
+    await call(env.gw.url, "POST", `/api/v1/guardrails/${String(at(guardrail.body, "data", "id"))}/assignments/keys`, {
+      key,
+      body: { key_hashes: [String(at(created.body, "data", "hash"))] },
+    });
+    const blocked = await submit(env.gw.url, guarded, { ...base, requests: chatItems(1) });
+    assert.is(blocked.status, 403, blocked.text);
+  },
+);
 
 test("the estimated cost of all items over the key's credit limit is 402, and nothing is stored", async ({
   env,
@@ -332,7 +337,8 @@ test('delete of a batch none of whose items reached a provider: upstream {provid
   const id = `batch_never_ran_${process.pid}`;
   await sql(
     env.gw.databaseUrl,
-    `INSERT INTO batches (id, organization_id, workspace_id, key_hash, endpoint, model, status, expires_at, finalized_at, total, failed)
+    `INSERT INTO batches (id, organization_id, workspace_id, key_hash, endpoint, model, status, expires_at,
+                          finalized_at, total, failed)
      VALUES ($1, $2, $3, $4, '/v1/chat/completions', 'mock/chat', 'cancelled', now() + interval '1 day', now(), 0, 0)`,
     [id, me.organization_id, me.workspace_id, hashKey(key)],
   );

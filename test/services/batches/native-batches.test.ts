@@ -44,46 +44,47 @@ async function runBatch(
 const liveCalls = (env: InferenceGateway) =>
   env.upstream.requests.filter((r) => /\/(chat\/completions|messages)$/.test(r.path)).length;
 
-test("OpenAI file batch: one provider batch, every item settled once, an item the provider rejected keeps its error", async ({
-  env,
-}) => {
-  env.upstream.batches.fault({
-    inProgressPolls: 2,
-    failItems: { bodyContains: "Question number 3", status: 400, message: "mock: bad item" },
-  });
-  const { id, done, results } = await runBatch(env, {
-    endpoint: "/v1/chat/completions",
-    model: "mock/chat",
-    requests: chatItems(5),
-  });
-  assert.is(at(done.body, "status"), "completed");
-  assert.is(env.upstream.batches.created, 1);
-  assert.is(liveCalls(env), 0, "no item ran as a live call");
-  assert.equal(at(done.body, "request_counts"), { total: 5, completed: 4, failed: 1 });
-  assert.equal(
-    results.map((r) => r.custom_id),
-    ["item-0", "item-1", "item-2", "item-3", "item-4"],
-  );
-  const failed = results.find((r) => r.custom_id === "item-3")!;
-  assert.is(failed.response, null);
-  assert.is(failed.error?.type, "invalid_request_error");
-  assert.match(failed.error?.message ?? "", /mock: bad item/);
-  const ok = results.find((r) => r.custom_id === "item-0")!;
-  assert.is(ok.response?.status_code, 200);
-  assert.is(at(ok.response?.body, "object"), "chat.completion");
-  assert.is(at(ok.response?.body, "model"), "mock/chat", "the model asked for, as on the live route");
-  assert.is(at(ok.response?.body, "id"), `${id}-0`);
+test(
+  "OpenAI file batch: " + "one provider batch, every item settled once, an item the provider rejected keeps its error",
+  async ({ env }) => {
+    env.upstream.batches.fault({
+      inProgressPolls: 2,
+      failItems: { bodyContains: "Question number 3", status: 400, message: "mock: bad item" },
+    });
+    const { id, done, results } = await runBatch(env, {
+      endpoint: "/v1/chat/completions",
+      model: "mock/chat",
+      requests: chatItems(5),
+    });
+    assert.is(at(done.body, "status"), "completed");
+    assert.is(env.upstream.batches.created, 1);
+    assert.is(liveCalls(env), 0, "no item ran as a live call");
+    assert.equal(at(done.body, "request_counts"), { total: 5, completed: 4, failed: 1 });
+    assert.equal(
+      results.map((r) => r.custom_id),
+      ["item-0", "item-1", "item-2", "item-3", "item-4"],
+    );
+    const failed = results.find((r) => r.custom_id === "item-3")!;
+    assert.is(failed.response, null);
+    assert.is(failed.error?.type, "invalid_request_error");
+    assert.match(failed.error?.message ?? "", /mock: bad item/);
+    const ok = results.find((r) => r.custom_id === "item-0")!;
+    assert.is(ok.response?.status_code, 200);
+    assert.is(at(ok.response?.body, "object"), "chat.completion");
+    assert.is(at(ok.response?.body, "model"), "mock/chat", "the model asked for, as on the live route");
+    assert.is(at(ok.response?.body, "id"), `${id}-0`);
 
-  const ledger = await batchLedger(env.gw.databaseUrl, id);
-  assert.is(ledger.length, 5);
-  assert.is(ledger.filter((row) => row.status === "success").length, 4);
-  const billed = ledger.reduce((sum, row) => sum + Number(row.cost_usd), 0);
-  assert.ok(billed > 0);
-  assert.ok(
-    Math.abs(Number(at(done.body, "usage", "cost")) - billed) < 1e-9,
-    "usage.cost is the sum of the ledger rows",
-  );
-});
+    const ledger = await batchLedger(env.gw.databaseUrl, id);
+    assert.is(ledger.length, 5);
+    assert.is(ledger.filter((row) => row.status === "success").length, 4);
+    const billed = ledger.reduce((sum, row) => sum + Number(row.cost_usd), 0);
+    assert.ok(billed > 0);
+    assert.ok(
+      Math.abs(Number(at(done.body, "usage", "cost")) - billed) < 1e-9,
+      "usage.cost is the sum of the ledger rows",
+    );
+  },
+);
 
 test("Anthropic message batch: Messages-format items translated both ways", async ({ env }) => {
   const requests = [0, 1, 2].map((i) => ({
@@ -219,17 +220,19 @@ test("DELETE of an OpenAI file batch removes its input and result files there", 
   assert.is(env.upstream.batches.files(), 0);
 });
 
-test("DELETE of a batch run item by item (embeddings have no provider batch API): upstream {provider, status: unsupported}", async ({
-  env,
-}) => {
-  const requests = [{ custom_id: "e0", body: { model: "mock/embed", input: "text" } }];
-  const { id } = await runBatch(env, { endpoint: "/v1/embeddings", model: "mock/embed", requests });
-  const deleted = await call(env.gw.url, "DELETE", `/api/v1/batches/${id}`, { key: env.gw.key });
-  assert.is(deleted.status, 200, deleted.text);
-  assert.equal(at(deleted.body, "deletion"), {
-    svc: "deleted",
-    upstream: { provider: "mockai", status: "unsupported" },
-  });
-});
+test(
+  "DELETE of a batch run item by item (embeddings have no provider batch API): " +
+    "upstream {provider, status: unsupported}",
+  async ({ env }) => {
+    const requests = [{ custom_id: "e0", body: { model: "mock/embed", input: "text" } }];
+    const { id } = await runBatch(env, { endpoint: "/v1/embeddings", model: "mock/embed", requests });
+    const deleted = await call(env.gw.url, "DELETE", `/api/v1/batches/${id}`, { key: env.gw.key });
+    assert.is(deleted.status, 200, deleted.text);
+    assert.equal(at(deleted.body, "deletion"), {
+      svc: "deleted",
+      upstream: { provider: "mockai", status: "unsupported" },
+    });
+  },
+);
 
 test.run();

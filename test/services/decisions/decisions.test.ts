@@ -85,34 +85,39 @@ test("score: distribution over scale indices, expected score, confidence and leg
   assert.equal(answer.legend, { "0": "Cosmetic", "1": "Workaround exists", "2": "Blocking" });
 });
 
-test("the prompt: system + user with the state, instructions and labelled criteria; one token with top logprobs", async ({
-  env,
-}) => {
-  env.upstream.rule(logprobsRule({ A: 0.9, B: 0.1 }));
-  const state = { ticket: "Refund please", amount: 42 };
-  const res = await decide(env, { state, questions: { team: CHOICE } });
-  assert.is(res.status, 200, res.text);
-  assert.is(env.upstream.requests.length, 1);
-  const sent = env.upstream.requests[0]!;
-  assert.is(sent.path, "/openai/v1/chat/completions");
-  assert.is(sent.model, "chat-a");
-  const body = sent.body as Record<string, unknown>;
-  assert.is(body.max_tokens, 1);
-  assert.is(body.logprobs, true);
-  assert.is(body.top_logprobs, 20);
-  const messages = body.messages as Array<{ role: string; content: string }>;
-  assert.equal(
-    messages.map((m) => m.role),
-    ["system", "user"],
-  );
-  assert.match(messages[0]!.content, /label only/);
-  const user = messages[1]!.content;
-  assert.ok(user.includes(JSON.stringify(state)), user);
-  assert.ok(user.includes("Which team should handle this?"), user);
-  for (const line of ["A: billing: Payments and refunds", "B: support: Technical problems", "C: sales: New purchases"])
-    assert.ok(user.includes(line), line);
-  assert.match(user, /Reply with one label: A, B or C\./);
-});
+test(
+  "the prompt: system + user with the state, instructions and labelled criteria; " + "one token with top logprobs",
+  async ({ env }) => {
+    env.upstream.rule(logprobsRule({ A: 0.9, B: 0.1 }));
+    const state = { ticket: "Refund please", amount: 42 };
+    const res = await decide(env, { state, questions: { team: CHOICE } });
+    assert.is(res.status, 200, res.text);
+    assert.is(env.upstream.requests.length, 1);
+    const sent = env.upstream.requests[0]!;
+    assert.is(sent.path, "/openai/v1/chat/completions");
+    assert.is(sent.model, "chat-a");
+    const body = sent.body as Record<string, unknown>;
+    assert.is(body.max_tokens, 1);
+    assert.is(body.logprobs, true);
+    assert.is(body.top_logprobs, 20);
+    const messages = body.messages as Array<{ role: string; content: string }>;
+    assert.equal(
+      messages.map((m) => m.role),
+      ["system", "user"],
+    );
+    assert.match(messages[0]!.content, /label only/);
+    const user = messages[1]!.content;
+    assert.ok(user.includes(JSON.stringify(state)), user);
+    assert.ok(user.includes("Which team should handle this?"), user);
+    for (const line of [
+      "A: billing: Payments and refunds",
+      "B: support: Technical problems",
+      "C: sales: New purchases",
+    ])
+      assert.ok(user.includes(line), line);
+    assert.match(user, /Reply with one label: A, B or C\./);
+  },
+);
 
 test("the score and noul prompts name their labels", async ({ env }) => {
   env.upstream.rule(logprobsRule({ true: 0.5, false: 0.5, "0": 0.2, "1": 0.2, "2": 0.2 }));

@@ -203,31 +203,33 @@ test("a key the provider refuses is a 502 naming the workspace's own key", async
   await eventually(() => spooled(env), "the spooled upload is removed", { until: (files) => files.length === 0 });
 });
 
-test("the provider only receives accepted, complete files: refused types, oversize and abandoned uploads never reach it", async ({
-  env,
-}) => {
-  const refused = await uploadFile(env.gw.url, env.gw.key, exe(), { query: { provider: "anthropic" } });
-  assert.is(refused.status, 400, refused.text);
-  const tooLarge = await streamUpload(env.gw.url, env.gw.key, {
-    head: wav(),
-    size: 104_857_601,
-    query: { provider: "openai" },
-  });
-  assert.is(tooLarge.status, 413);
-  const abandoned = pausedUpload(env.gw.url, env.gw.key, {
-    head: wav(),
-    size: 20 * 1024 * 1024,
-    pauseAfter: 2 * 1024 * 1024,
-    query: { provider: "openai" },
-  });
-  await abandoned.paused;
-  await eventually(() => spooled(env), "the upload is being spooled", { until: (files) => files.length > 0 });
-  await abandoned.cut();
-  await eventually(() => spooled(env), "the abandoned upload's spool is removed", {
-    until: (files) => files.length === 0,
-  });
-  assert.is(env.upstream.files.uploads, 0);
-});
+test(
+  "the provider only receives accepted, complete files: " +
+    "refused types, oversize and abandoned uploads never reach it",
+  async ({ env }) => {
+    const refused = await uploadFile(env.gw.url, env.gw.key, exe(), { query: { provider: "anthropic" } });
+    assert.is(refused.status, 400, refused.text);
+    const tooLarge = await streamUpload(env.gw.url, env.gw.key, {
+      head: wav(),
+      size: 104_857_601,
+      query: { provider: "openai" },
+    });
+    assert.is(tooLarge.status, 413);
+    const abandoned = pausedUpload(env.gw.url, env.gw.key, {
+      head: wav(),
+      size: 20 * 1024 * 1024,
+      pauseAfter: 2 * 1024 * 1024,
+      query: { provider: "openai" },
+    });
+    await abandoned.paused;
+    await eventually(() => spooled(env), "the upload is being spooled", { until: (files) => files.length > 0 });
+    await abandoned.cut();
+    await eventually(() => spooled(env), "the abandoned upload's spool is removed", {
+      until: (files) => files.length === 0,
+    });
+    assert.is(env.upstream.files.uploads, 0);
+  },
+);
 
 test("a cursor of another list is a 400", async ({ env }) => {
   const own = Buffer.from(JSON.stringify(["own", "2026-01-01T00:00:00.000000Z", "file_x"])).toString("base64url");

@@ -246,7 +246,9 @@ test("a file name with a line break is refused (it would forge headers downstrea
   const res = await rawRequest(env.gw.url, "POST", "/api/v1/files", {
     key: env.gw.key,
     headers: { "content-type": "multipart/form-data; boundary=XYZ" },
-    body: `--XYZ\r\ncontent-disposition: form-data; name="file"; filename*=UTF-8''a%0D%0Ab.txt\r\n\r\nhello\r\n--XYZ--\r\n`,
+    body:
+      `--XYZ\r\ncontent-disposition: form-data; name="file"; filename*=UTF-8''a%0D%0Ab.txt\r\n` +
+      `\r\nhello\r\n--XYZ--\r\n`,
   });
   assert.is(res.status, 400, JSON.stringify(res.body));
   assert.match(String(at(res.body, "error", "message")), /filename/);

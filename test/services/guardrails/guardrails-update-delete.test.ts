@@ -163,41 +163,43 @@ test("PATCH /guardrails/{id}: bad input gives 400 naming the field", async ({ gw
   assert.is(at(after.body, "data", "updated_at"), null, "no refused update counts as an update");
 });
 
-test("DELETE /guardrails/{id}: {deleted: true}; assignments go with it; a workspace's default is a 409 until replaced", async ({
-  gw,
-}) => {
-  const guardrail = await newGuardrail(gw, { name: "doomed" });
-  const id = guardrail.id as string;
-  const key = await newKey(gw);
-  const member = await newMember(gw);
-  assert.is((await assignKeys(gw, id, [key.hash])).status, 200);
-  assert.is((await assignMembers(gw, id, [member])).status, 200);
-  const workspaceId = await newWorkspace(gw, "guardrail-default-ws", { default_guardrail_id: id });
-  assert.is((await WorkspaceRow.findByPk(workspaceId))?.defaultGuardrailId, id);
-  const refused = await call(gw.url, "DELETE", `/api/v1/guardrails/${id}`, { key: gw.key });
-  assertError(refused, 409, /default guardrail of workspace 'guardrail-default-ws.*default_guardrail_id/);
-  const other = await newGuardrail(gw, { name: "replacement" });
-  const replaced = await call(gw.url, "PATCH", `/api/v1/workspaces/${workspaceId}`, {
-    key: gw.key,
-    body: { default_guardrail_id: other.id },
-  });
-  assert.is(replaced.status, 200, replaced.text);
+test(
+  "DELETE /guardrails/{id}: {deleted: true}; assignments go with it; " +
+    "a workspace's default is a 409 until replaced",
+  async ({ gw }) => {
+    const guardrail = await newGuardrail(gw, { name: "doomed" });
+    const id = guardrail.id as string;
+    const key = await newKey(gw);
+    const member = await newMember(gw);
+    assert.is((await assignKeys(gw, id, [key.hash])).status, 200);
+    assert.is((await assignMembers(gw, id, [member])).status, 200);
+    const workspaceId = await newWorkspace(gw, "guardrail-default-ws", { default_guardrail_id: id });
+    assert.is((await WorkspaceRow.findByPk(workspaceId))?.defaultGuardrailId, id);
+    const refused = await call(gw.url, "DELETE", `/api/v1/guardrails/${id}`, { key: gw.key });
+    assertError(refused, 409, /default guardrail of workspace 'guardrail-default-ws.*default_guardrail_id/);
+    const other = await newGuardrail(gw, { name: "replacement" });
+    const replaced = await call(gw.url, "PATCH", `/api/v1/workspaces/${workspaceId}`, {
+      key: gw.key,
+      body: { default_guardrail_id: other.id },
+    });
+    assert.is(replaced.status, 200, replaced.text);
 
-  const res = await call(gw.url, "DELETE", `/api/v1/guardrails/${id}`, { key: gw.key });
-  assert.is(res.status, 200, res.text);
-  assert.equal(res.body, { deleted: true });
-  assertError(await getGuardrail(gw, id), 404);
-  assertError(
-    await call(gw.url, "DELETE", `/api/v1/guardrails/${id}`, { key: gw.key }),
-    404,
-    undefined,
-    "second delete",
-  );
-  assert.is(await GuardrailKeyAssignmentRow.count({ where: { guardrailId: id } }), 0);
-  assert.is(await GuardrailMemberAssignmentRow.count({ where: { guardrailId: id } }), 0);
-  assert.is((await WorkspaceRow.findByPk(workspaceId))?.defaultGuardrailId, other.id);
-  // The key itself is untouched.
-  assert.is((await call(gw.url, "GET", "/api/v1/key", { key: key.secret })).status, 200);
-});
+    const res = await call(gw.url, "DELETE", `/api/v1/guardrails/${id}`, { key: gw.key });
+    assert.is(res.status, 200, res.text);
+    assert.equal(res.body, { deleted: true });
+    assertError(await getGuardrail(gw, id), 404);
+    assertError(
+      await call(gw.url, "DELETE", `/api/v1/guardrails/${id}`, { key: gw.key }),
+      404,
+      undefined,
+      "second delete",
+    );
+    assert.is(await GuardrailKeyAssignmentRow.count({ where: { guardrailId: id } }), 0);
+    assert.is(await GuardrailMemberAssignmentRow.count({ where: { guardrailId: id } }), 0);
+    assert.is((await WorkspaceRow.findByPk(workspaceId))?.defaultGuardrailId, other.id);
+    // The key itself is untouched.
+    assert.is((await call(gw.url, "GET", "/api/v1/key", { key: key.secret })).status, 200);
+  },
+);
 
 test.run();

@@ -104,66 +104,67 @@ test("malformed requests: 400 bad_request naming the problem", async ({ env, int
   assert.is(noMessages.status, 400);
 });
 
-test("an answer the intern does not accept: 400 bad_request; the question stays pending and a valid answer resumes", async ({
-  env,
-  internId,
-}) => {
-  const { question, sessionId } = await pausedQuestion(env, internId, "ask");
-  assertReason(await post(env, internId, answerBody(sessionId, question, "maybe")), 400, "bad_request", false);
-  const resumed = await streaming(env, internId, answerBody(sessionId, question, "allow_once"));
-  assert.is(contentOf(await resumed.rest()), "done");
-});
+test(
+  "an answer the intern does not accept: 400 bad_request; " + "the question stays pending and a valid answer resumes",
+  async ({ env, internId }) => {
+    const { question, sessionId } = await pausedQuestion(env, internId, "ask");
+    assertReason(await post(env, internId, answerBody(sessionId, question, "maybe")), 400, "bad_request", false);
+    const resumed = await streaming(env, internId, answerBody(sessionId, question, "allow_once"));
+    assert.is(contentOf(await resumed.rest()), "done");
+  },
+);
 
-test("no pending question with this tool_call_id: 404 interaction_unknown; answered already: 409 interaction_not_pending", async ({
-  env,
-  internId,
-}) => {
-  const { question, sessionId } = await pausedQuestion(env, internId, "ask");
-  const unknown = answerBody(sessionId, question, "allow_once");
-  const messages = unknown.messages as Array<Record<string, unknown>>;
-  messages[0] = {
-    role: "assistant",
-    content: null,
-    tool_calls: [{ id: "call_unknown", type: "function", function: { name: "svc.provide_input", arguments: "{}" } }],
-  };
-  messages[1] = { role: "tool", tool_call_id: "call_unknown", content: "allow_once" };
-  assertReason(await post(env, internId, unknown), 404, "interaction_unknown", false);
-  assertReason(
-    await post(env, internId, { ...answerBody("sess_00000000000000000000000000000000", question, "allow_once") }),
-    404,
-    "interaction_unknown",
-    false,
-  );
-  // Ids with a character Postgres cannot store in text: the one text rule's 400, never a 500.
-  const nul = answerBody(sessionId, question, "allow_once");
-  (nul.messages as Array<Record<string, unknown>>)[1]!.tool_call_id = "call_\u0000";
-  (nul.messages as Array<Record<string, unknown>>).shift();
-  assertNulRefused(await post(env, internId, nul), "messages[0].tool_call_id");
-  assertNulRefused(await post(env, internId, answerBody("sess_\u0000", question, "allow_once")), "session_id");
+test(
+  "no pending question with this tool_call_id: 404 interaction_unknown; " +
+    "answered already: 409 interaction_not_pending",
+  async ({ env, internId }) => {
+    const { question, sessionId } = await pausedQuestion(env, internId, "ask");
+    const unknown = answerBody(sessionId, question, "allow_once");
+    const messages = unknown.messages as Array<Record<string, unknown>>;
+    messages[0] = {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "call_unknown", type: "function", function: { name: "svc.provide_input", arguments: "{}" } }],
+    };
+    messages[1] = { role: "tool", tool_call_id: "call_unknown", content: "allow_once" };
+    assertReason(await post(env, internId, unknown), 404, "interaction_unknown", false);
+    assertReason(
+      await post(env, internId, { ...answerBody("sess_00000000000000000000000000000000", question, "allow_once") }),
+      404,
+      "interaction_unknown",
+      false,
+    );
+    // Ids with a character Postgres cannot store in text: the one text rule's 400, never a 500.
+    const nul = answerBody(sessionId, question, "allow_once");
+    (nul.messages as Array<Record<string, unknown>>)[1]!.tool_call_id = "call_\u0000";
+    (nul.messages as Array<Record<string, unknown>>).shift();
+    assertNulRefused(await post(env, internId, nul), "messages[0].tool_call_id");
+    assertNulRefused(await post(env, internId, answerBody("sess_\u0000", question, "allow_once")), "session_id");
 
-  await (await streaming(env, internId, answerBody(sessionId, question, "allow_once"))).rest();
-  assertReason(
-    await post(env, internId, answerBody(sessionId, question, "allow_once")),
-    409,
-    "interaction_not_pending",
-    false,
-  );
-});
+    await (await streaming(env, internId, answerBody(sessionId, question, "allow_once"))).rest();
+    assertReason(
+      await post(env, internId, answerBody(sessionId, question, "allow_once")),
+      409,
+      "interaction_not_pending",
+      false,
+    );
+  },
+);
 
-test("not_found: an unknown or invisible intern, an unknown session; outside the programme the route does not exist", async ({
-  env,
-  internId,
-}) => {
-  assertReason(await post(env, internId.replace(/^.{8}/, "00000000"), prompt("hi")), 404, "not_found", false);
-  assertReason(await post(env, "not-a-uuid", prompt("hi")), 404, "not_found", false);
-  assertReason(await post(env, internId, prompt("hi", { session_id: "sess_unknown" })), 404, "not_found", false);
-  assertNulRefused(await post(env, internId, prompt("hi", { session_id: "sess_\u0000" })), "session_id");
-  const outsider = await seedOrganization("outside-the-programme");
-  assertReason(await post(env, internId, prompt("hi"), outsider.key), 404, "not_found", false);
-  const otherInterns = await seedOrganization("other-interns", ["interns"]);
-  assertReason(await post(env, internId, prompt("hi"), otherInterns.key), 404, "not_found", false);
-  assert.is((await post(env, internId, prompt("hi"), "sk-not-a-key")).status, 401);
-});
+test(
+  "not_found: an unknown or invisible intern, an unknown session; " + "outside the programme the route does not exist",
+  async ({ env, internId }) => {
+    assertReason(await post(env, internId.replace(/^.{8}/, "00000000"), prompt("hi")), 404, "not_found", false);
+    assertReason(await post(env, "not-a-uuid", prompt("hi")), 404, "not_found", false);
+    assertReason(await post(env, internId, prompt("hi", { session_id: "sess_unknown" })), 404, "not_found", false);
+    assertNulRefused(await post(env, internId, prompt("hi", { session_id: "sess_\u0000" })), "session_id");
+    const outsider = await seedOrganization("outside-the-programme");
+    assertReason(await post(env, internId, prompt("hi"), outsider.key), 404, "not_found", false);
+    const otherInterns = await seedOrganization("other-interns", ["interns"]);
+    assertReason(await post(env, internId, prompt("hi"), otherInterns.key), 404, "not_found", false);
+    assert.is((await post(env, internId, prompt("hi"), "sk-not-a-key")).status, 401);
+  },
+);
 
 test("an intern that is not running: 409 intern_not_running", async ({ env }) => {
   const created = await call(env.gw.url, "POST", "/api/v1/interns", {
@@ -234,31 +235,32 @@ test("403 when the key's creator, or the intern's creator, left the organization
   assert.is(byIntern.status, 403, byIntern.text);
 });
 
-test("run_ended: the intern's host cancels a run while the client is connected: error chunk 410, final chunk with usage, [DONE]", async ({
-  env,
-  internId,
-}) => {
-  const stream = await streaming(env, internId, prompt("[script:slow] count"));
-  await stream.until((payload) => contentOf([payload]) !== "");
-  // A terminal client in host mode (GET /daemon) ends the run.
-  const access = await daemonAccess(env, internId);
-  const run = (await hostRuns(access)).find((candidate) => candidate.status === "running")!;
-  assert.is((await hostApi(access, "DELETE", `/runs/${run.id}`)).status, 200);
-  const rest = await stream.rest();
-  const error = rest.find((payload) => finishOf(payload) === "error");
-  assert.ok(error, JSON.stringify(rest));
-  assert.is(at(error, "error", "code"), 410);
-  assert.is(at(error, "error", "metadata", "reason"), "run_ended");
-  assert.is(at(error, "error", "metadata", "retryable"), false);
-  const final = rest.at(-2);
-  assert.ok(isFinal(final));
-  assert.is(at(final, "usage"), null, "the slow model call never finished, so no usage was reported");
-  assert.is(rest.at(-1), "[DONE]");
-  assert.equal(
-    (await runRows(env, at(final, "session_id") as string)).map((row) => row.status),
-    ["cancelled"],
-  );
-});
+test(
+  "run_ended: the intern's host cancels a run while the client is connected: " +
+    "error chunk 410, final chunk with usage, [DONE]",
+  async ({ env, internId }) => {
+    const stream = await streaming(env, internId, prompt("[script:slow] count"));
+    await stream.until((payload) => contentOf([payload]) !== "");
+    // A terminal client in host mode (GET /daemon) ends the run.
+    const access = await daemonAccess(env, internId);
+    const run = (await hostRuns(access)).find((candidate) => candidate.status === "running")!;
+    assert.is((await hostApi(access, "DELETE", `/runs/${run.id}`)).status, 200);
+    const rest = await stream.rest();
+    const error = rest.find((payload) => finishOf(payload) === "error");
+    assert.ok(error, JSON.stringify(rest));
+    assert.is(at(error, "error", "code"), 410);
+    assert.is(at(error, "error", "metadata", "reason"), "run_ended");
+    assert.is(at(error, "error", "metadata", "retryable"), false);
+    const final = rest.at(-2);
+    assert.ok(isFinal(final));
+    assert.is(at(final, "usage"), null, "the slow model call never finished, so no usage was reported");
+    assert.is(rest.at(-1), "[DONE]");
+    assert.equal(
+      (await runRows(env, at(final, "session_id") as string)).map((row) => row.status),
+      ["cancelled"],
+    );
+  },
+);
 
 test("run_ended: a model call the gateway refuses ends the run, with the failure in the message", async ({
   env,
@@ -294,78 +296,82 @@ test("run_ended: suspending the intern ends its running run; then chat answers 4
   assertReason(await post(env, id, prompt("hi")), 409, "intern_not_running", false);
 });
 
-test("a database that goes away: 503 unavailable, retryable, from the first request on (the error interceptor's mapping, not a 500)", async ({
-  env,
-  internId,
-}) => {
-  env.upstream.scripts.define("warm", [{ reply: "warm" }]);
-  assert.is(contentOf(await (await streaming(env, internId, prompt("[script:warm] hi"))).rest()), "warm");
-  const database = new URL(env.gw.databaseUrl).pathname.slice(1);
-  const admin = new pg.Client(process.env.TEST_DATABASE_URL);
-  await admin.connect();
-  // Holds the intern's turn lock (the advisory lock every prompt takes in its transaction), so that
-  // the request below is parked on a live pooled connection when the outage begins: its query then
-  // fails as a plain query error (SQLSTATE 57P01), as one on a connection whose end the gateway has
-  // not read yet does.
-  const turnLock = new pg.Client(env.gw.databaseUrl);
-  await turnLock.connect();
-  try {
-    const { rows } = await turnLock.query<{ pid: number }>(
-      "SELECT pg_backend_pid() AS pid, pg_advisory_lock(hashtextextended('intern-turns:' || $1, 0))",
-      [internId],
-    );
-    const parked = post(env, internId, prompt("hi"));
-    await eventually(
-      () => waitingForAdvisoryLock(admin, database),
-      "the chat's query waits for the intern's turn lock",
-    );
-    await admin.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
-    // The pool's connections go; the governance feed's LISTEN connection stays, so callers are still
-    // served from the cache and the chat's own queries are the ones that meet the outage.
-    await admin.query(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> $2 AND query NOT LIKE 'LISTEN %'",
-      [database, rows[0]!.pid],
-    );
-    assertReason(await parked, 503, "unavailable", true);
-    // Then every query needs a connection the database refuses, or meets another cut one.
-    assertReason(await post(env, internId, prompt("hi")), 503, "unavailable", true);
-  } finally {
-    await turnLock.end();
-    await admin.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS true`);
-    await admin.end();
-  }
-});
+test(
+  "a database that goes away: " +
+    "503 unavailable, retryable, from the first request on (the error interceptor's mapping, not a 500)",
+  async ({ env, internId }) => {
+    env.upstream.scripts.define("warm", [{ reply: "warm" }]);
+    assert.is(contentOf(await (await streaming(env, internId, prompt("[script:warm] hi"))).rest()), "warm");
+    const database = new URL(env.gw.databaseUrl).pathname.slice(1);
+    const admin = new pg.Client(process.env.TEST_DATABASE_URL);
+    await admin.connect();
+    // Holds the intern's turn lock (the advisory lock every prompt takes in its transaction), so that
+    // the request below is parked on a live pooled connection when the outage begins: its query then
+    // fails as a plain query error (SQLSTATE 57P01), as one on a connection whose end the gateway has
+    // not read yet does.
+    const turnLock = new pg.Client(env.gw.databaseUrl);
+    await turnLock.connect();
+    try {
+      const { rows } = await turnLock.query<{ pid: number }>(
+        "SELECT pg_backend_pid() AS pid, pg_advisory_lock(hashtextextended('intern-turns:' || $1, 0))",
+        [internId],
+      );
+      const parked = post(env, internId, prompt("hi"));
+      await eventually(
+        () => waitingForAdvisoryLock(admin, database),
+        "the chat's query waits for the intern's turn lock",
+      );
+      await admin.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
+      // The pool's connections go; the governance feed's LISTEN connection stays, so callers are still
+      // served from the cache and the chat's own queries are the ones that meet the outage.
+      await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity " +
+          "WHERE datname = $1 AND pid <> $2 AND query NOT LIKE 'LISTEN %'",
+        [database, rows[0]!.pid],
+      );
+      assertReason(await parked, 503, "unavailable", true);
+      // Then every query needs a connection the database refuses, or meets another cut one.
+      assertReason(await post(env, internId, prompt("hi")), 503, "unavailable", true);
+    } finally {
+      await turnLock.end();
+      await admin.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS true`);
+      await admin.end();
+    }
+  },
+);
 
 async function waitingForAdvisoryLock(admin: pg.Client, database: string): Promise<boolean> {
   const { rows } = await admin.query<{ waiting: number }>(
-    "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
+    "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = $1 " +
+      "AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
     [database],
   );
   return rows[0]!.waiting > 0;
 }
 
-test("stream_severed: the host dies mid-run: error chunk 410, final chunk, [DONE]; then 502 intern_unreachable", async ({
-  env,
-}) => {
-  const id = await runningInternId(env, "crasher");
-  const stream = await streaming(env, id, prompt("[script:slow] count"));
-  await stream.until((payload) => contentOf([payload]) !== "");
-  process.kill(env.hosts.pid(id)!, "SIGKILL");
-  const rest = await stream.rest();
-  const error = rest.find((payload) => finishOf(payload) === "error");
-  assert.is(at(error, "error", "code"), 410);
-  assert.is(at(error, "error", "metadata", "reason"), "stream_severed");
-  const final = rest.at(-2);
-  assert.ok(isFinal(final));
-  assert.is(at(final, "usage"), null);
-  assert.is(rest.at(-1), "[DONE]");
-  assert.equal(
-    (await runRows(env, at(final, "session_id") as string)).map((row) => row.status),
-    ["unknown"],
-  );
-  await eventually(() => env.hosts.pid(id), "the manager noticed the exit", { until: (pid) => pid === undefined });
-  assertReason(await post(env, id, prompt("hi")), 502, "intern_unreachable", true);
-});
+test(
+  "stream_severed: the host dies mid-run: error chunk 410, final chunk, [DONE]; " + "then 502 intern_unreachable",
+  async ({ env }) => {
+    const id = await runningInternId(env, "crasher");
+    const stream = await streaming(env, id, prompt("[script:slow] count"));
+    await stream.until((payload) => contentOf([payload]) !== "");
+    process.kill(env.hosts.pid(id)!, "SIGKILL");
+    const rest = await stream.rest();
+    const error = rest.find((payload) => finishOf(payload) === "error");
+    assert.is(at(error, "error", "code"), 410);
+    assert.is(at(error, "error", "metadata", "reason"), "stream_severed");
+    const final = rest.at(-2);
+    assert.ok(isFinal(final));
+    assert.is(at(final, "usage"), null);
+    assert.is(rest.at(-1), "[DONE]");
+    assert.equal(
+      (await runRows(env, at(final, "session_id") as string)).map((row) => row.status),
+      ["unknown"],
+    );
+    await eventually(() => env.hosts.pid(id), "the manager noticed the exit", { until: (pid) => pid === undefined });
+    assertReason(await post(env, id, prompt("hi")), 502, "intern_unreachable", true);
+  },
+);
 
 function assertNulRefused(res: Reply, field: string): void {
   assert.is(res.status, 400, res.text);

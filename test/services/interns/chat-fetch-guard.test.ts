@@ -47,7 +47,8 @@ test.before(async (context) => {
   context.port = (context.target.address() as AddressInfo).port;
   context.env = await startRuntimeGateway({
     GATEWAY_INTERN_FETCH_RESOLVE:
-      "api.example.test=127.0.0.1,internal.example.test=127.0.0.1,lan.example.test=10.1.2.3,metadata.example.test=169.254.169.254",
+      "api.example.test=127.0.0.1,internal.example.test=127.0.0.1," +
+      "lan.example.test=10.1.2.3,metadata.example.test=169.254.169.254",
     GATEWAY_INTERN_FETCH_ALLOWED_HOSTS: "api.example.test",
   });
   context.internId = await runningInternId(context.env, "guarded");
@@ -86,41 +87,40 @@ function toolResults(env: RuntimeEnv): Result[] {
     .map((message) => JSON.parse(message.content as string) as Result);
 }
 
-test("refused by default, nothing sent: loopback, the three cloud metadata addresses, private addresses, and names fixed to them", async ({
-  env,
-  port,
-  seen,
-  internId,
-}) => {
-  const refused: Array<[string, string]> = [
-    [`http://127.0.0.1:${port}/page?${QUERY_MARK}`, "127.0.0.1"],
-    [`http://[::1]:${port}/page?${QUERY_MARK}`, "::1"],
-    [`http://localhost:${port}/page?${QUERY_MARK}`, "localhost"],
-    [`http://internal.example.test:${port}/page?${QUERY_MARK}`, "internal.example.test"],
-    [`http://169.254.169.254/latest/meta-data/?${QUERY_MARK}`, "169.254.169.254"],
-    [`http://[fd00:ec2::254]/latest/meta-data/?${QUERY_MARK}`, "fd00:ec2::254"],
-    [`http://168.63.129.16/metadata/instance?${QUERY_MARK}`, "168.63.129.16"],
-    [`http://metadata.example.test/computeMetadata/v1/?${QUERY_MARK}`, "metadata.example.test"],
-    [`http://10.1.2.3/?${QUERY_MARK}`, "10.1.2.3"],
-    [`http://192.168.1.1/?${QUERY_MARK}`, "192.168.1.1"],
-    [`http://lan.example.test/?${QUERY_MARK}`, "lan.example.test"],
-  ];
-  const before = seen.length;
-  const results = await fetchAll(
-    env,
-    internId,
-    "refused",
-    refused.map(([url]) => fetchStep(url)),
-  );
-  assert.is(results.length, refused.length);
-  refused.forEach(([url, host], i) => {
-    const error = String(results[i]!.error);
-    assert.ok(error.includes(`request to host ${host} refused`), `${url}: ${error}`);
-    assert.match(error, /loopback, private, link-local or cloud metadata address/, url);
-    assert.not.ok(error.includes(QUERY_MARK), `${url}: the refusal names the host, not the URL`);
-  });
-  assert.equal(seen.slice(before), [], "the server saw nothing");
-});
+test(
+  "refused by default, nothing sent: " +
+    "loopback, the three cloud metadata addresses, private addresses, and names fixed to them",
+  async ({ env, port, seen, internId }) => {
+    const refused: Array<[string, string]> = [
+      [`http://127.0.0.1:${port}/page?${QUERY_MARK}`, "127.0.0.1"],
+      [`http://[::1]:${port}/page?${QUERY_MARK}`, "::1"],
+      [`http://localhost:${port}/page?${QUERY_MARK}`, "localhost"],
+      [`http://internal.example.test:${port}/page?${QUERY_MARK}`, "internal.example.test"],
+      [`http://169.254.169.254/latest/meta-data/?${QUERY_MARK}`, "169.254.169.254"],
+      [`http://[fd00:ec2::254]/latest/meta-data/?${QUERY_MARK}`, "fd00:ec2::254"],
+      [`http://168.63.129.16/metadata/instance?${QUERY_MARK}`, "168.63.129.16"],
+      [`http://metadata.example.test/computeMetadata/v1/?${QUERY_MARK}`, "metadata.example.test"],
+      [`http://10.1.2.3/?${QUERY_MARK}`, "10.1.2.3"],
+      [`http://192.168.1.1/?${QUERY_MARK}`, "192.168.1.1"],
+      [`http://lan.example.test/?${QUERY_MARK}`, "lan.example.test"],
+    ];
+    const before = seen.length;
+    const results = await fetchAll(
+      env,
+      internId,
+      "refused",
+      refused.map(([url]) => fetchStep(url)),
+    );
+    assert.is(results.length, refused.length);
+    refused.forEach(([url, host], i) => {
+      const error = String(results[i]!.error);
+      assert.ok(error.includes(`request to host ${host} refused`), `${url}: ${error}`);
+      assert.match(error, /loopback, private, link-local or cloud metadata address/, url);
+      assert.not.ok(error.includes(QUERY_MARK), `${url}: the refusal names the host, not the URL`);
+    });
+    assert.equal(seen.slice(before), [], "the server saw nothing");
+  },
+);
 
 test("the gateway's own HTTP and gRPC ports are refused on any host, an allowed one included", async ({
   env,
@@ -144,30 +144,29 @@ test("the gateway's own HTTP and gRPC ports are refused on any host, an allowed 
   assert.not.ok(seen.some((request) => request.path === "/api/v1/models"));
 });
 
-test("an allowed host works where its address under another name does not; a redirect from it to a refused host is refused at that hop", async ({
-  env,
-  port,
-  seen,
-  internId,
-}) => {
-  const before = seen.length;
-  const results = await fetchAll(env, internId, "allowed", [
-    fetchStep(`http://api.example.test:${port}/page`),
-    fetchStep(`http://internal.example.test:${port}/page`),
-    fetchStep(`http://api.example.test:${port}/to-internal`),
-    fetchStep(`http://api.example.test:${port}/to-loopback`),
-  ]);
-  assert.is(results[0]!.status, 200);
-  assert.is(results[0]!.body, "page /page");
-  assert.match(String(results[1]!.error), /request to host internal\.example\.test refused/);
-  assert.match(String(results[2]!.error), /redirect to host internal\.example\.test refused/);
-  assert.match(String(results[3]!.error), /redirect to host 127\.0\.0\.1 refused/);
-  assert.equal(
-    seen.slice(before).map((request) => `${request.host} ${request.path}`),
-    ["/page", "/to-internal", "/to-loopback"].map((path) => `api.example.test:${port} ${path}`),
-    "only the allowed host was called; no redirect target was",
-  );
-});
+test(
+  "an allowed host works where its address under another name does not; " +
+    "a redirect from it to a refused host is refused at that hop",
+  async ({ env, port, seen, internId }) => {
+    const before = seen.length;
+    const results = await fetchAll(env, internId, "allowed", [
+      fetchStep(`http://api.example.test:${port}/page`),
+      fetchStep(`http://internal.example.test:${port}/page`),
+      fetchStep(`http://api.example.test:${port}/to-internal`),
+      fetchStep(`http://api.example.test:${port}/to-loopback`),
+    ]);
+    assert.is(results[0]!.status, 200);
+    assert.is(results[0]!.body, "page /page");
+    assert.match(String(results[1]!.error), /request to host internal\.example\.test refused/);
+    assert.match(String(results[2]!.error), /redirect to host internal\.example\.test refused/);
+    assert.match(String(results[3]!.error), /redirect to host 127\.0\.0\.1 refused/);
+    assert.equal(
+      seen.slice(before).map((request) => `${request.host} ${request.path}`),
+      ["/page", "/to-internal", "/to-loopback"].map((path) => `api.example.test:${port} ${path}`),
+      "only the allowed host was called; no redirect target was",
+    );
+  },
+);
 
 test("manual mode asks before a fetch (method and URL, no secret); a refusal sends nothing, an allow sends it", async ({
   env,

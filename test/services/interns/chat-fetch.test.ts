@@ -70,79 +70,79 @@ test.after(async ({ env, target }) => {
   await new Promise<void>((resolve) => target.close(() => resolve()));
 });
 
-test("a secret is filled in only for exactly its host; parent, sub-domain and cross-host redirects never get it; the model never sees it", async ({
-  env,
-  port,
-  seen,
-}) => {
-  const internId = await runningInternId(env, "fetcher");
-  const stored = await call(env.gw.url, "PUT", `/api/v1/vault/interns/${internId}/secrets/api_token`, {
-    key: env.key,
-    body: { hosts: ["api.example.test"], value: SECRET, allow_http: true },
-  });
-  assert.is(stored.status, 200, stored.text);
+test(
+  "a secret is filled in only for exactly its host; " +
+    "parent, sub-domain and cross-host redirects never get it; the model never sees it",
+  async ({ env, port, seen }) => {
+    const internId = await runningInternId(env, "fetcher");
+    const stored = await call(env.gw.url, "PUT", `/api/v1/vault/interns/${internId}/secrets/api_token`, {
+      key: env.key,
+      body: { hosts: ["api.example.test"], value: SECRET, allow_http: true },
+    });
+    assert.is(stored.status, 200, stored.text);
 
-  const withSecret = { authorization: "Bearer {{secrets.api_token}}" };
-  const fetchStep = (url: string, headers: Record<string, string> = withSecret) => ({
-    toolCall: { name: "fetch", arguments: JSON.stringify({ url, headers }) },
-  });
-  env.upstream.scripts.define("fetching", [
-    fetchStep(`http://api.example.test:${port}/data`),
-    fetchStep(`http://example.test:${port}/data`),
-    fetchStep(`http://sub.api.example.test:${port}/data`),
-    fetchStep(`http://api.example.test:${port}/away`),
-    fetchStep(`http://api.example.test:${port}/same`),
-    fetchStep(`http://api.example.test:${port}/echo`),
-    fetchStep(`http://example.test:${port}/plain`, {}),
-    { reply: "all fetched" },
-  ]);
-  env.upstream.requests.length = 0;
-  const stream = await ChatStream.open(env.gw.url, env.key, internId, {
-    stream: true,
-    messages: [{ role: "user", content: "[script:fetching] fetch things" }],
-  });
-  assert.is(contentOf(await stream.rest()), "all fetched");
+    const withSecret = { authorization: "Bearer {{secrets.api_token}}" };
+    const fetchStep = (url: string, headers: Record<string, string> = withSecret) => ({
+      toolCall: { name: "fetch", arguments: JSON.stringify({ url, headers }) },
+    });
+    env.upstream.scripts.define("fetching", [
+      fetchStep(`http://api.example.test:${port}/data`),
+      fetchStep(`http://example.test:${port}/data`),
+      fetchStep(`http://sub.api.example.test:${port}/data`),
+      fetchStep(`http://api.example.test:${port}/away`),
+      fetchStep(`http://api.example.test:${port}/same`),
+      fetchStep(`http://api.example.test:${port}/echo`),
+      fetchStep(`http://example.test:${port}/plain`, {}),
+      { reply: "all fetched" },
+    ]);
+    env.upstream.requests.length = 0;
+    const stream = await ChatStream.open(env.gw.url, env.key, internId, {
+      stream: true,
+      messages: [{ role: "user", content: "[script:fetching] fetch things" }],
+    });
+    assert.is(contentOf(await stream.rest()), "all fetched");
 
-  const carrying = seen.filter((request) => request.authorization?.includes(SECRET));
-  assert.equal(
-    carrying.map((request) => `${request.host}${request.path}`),
-    ["/data", "/away", "/same", "/landing", "/echo"].map((p) => `api.example.test:${port}${p}`),
-    "the secret went to exactly its host, a same-host redirect included",
-  );
-  assert.not.ok(
-    seen.some((request) => request.host.startsWith("sub.api.example.test")),
-    "nothing was sent to the sub-domain",
-  );
-  assert.not.ok(
-    seen.some((request) => request.host.startsWith("other.example.test")),
-    "the cross-host redirect was not followed",
-  );
-  assert.equal(
-    seen
-      .filter((request) => request.host.startsWith("example.test"))
-      .map((request) => [request.path, request.authorization]),
-    [["/plain", undefined]],
-    "the parent domain got only the request without secrets",
-  );
+    const carrying = seen.filter((request) => request.authorization?.includes(SECRET));
+    assert.equal(
+      carrying.map((request) => `${request.host}${request.path}`),
+      ["/data", "/away", "/same", "/landing", "/echo"].map((p) => `api.example.test:${port}${p}`),
+      "the secret went to exactly its host, a same-host redirect included",
+    );
+    assert.not.ok(
+      seen.some((request) => request.host.startsWith("sub.api.example.test")),
+      "nothing was sent to the sub-domain",
+    );
+    assert.not.ok(
+      seen.some((request) => request.host.startsWith("other.example.test")),
+      "the cross-host redirect was not followed",
+    );
+    assert.equal(
+      seen
+        .filter((request) => request.host.startsWith("example.test"))
+        .map((request) => [request.path, request.authorization]),
+      [["/plain", undefined]],
+      "the parent domain got only the request without secrets",
+    );
 
-  // What went back to the model: refusals, the unfollowed redirect, and the echo masked.
-  const everything = JSON.stringify(env.upstream.requests.map((request) => request.body));
-  assert.not.ok(everything.includes(SECRET), "the secret's value never reached the model");
-  const messages = at(env.upstream.requests.at(-1)?.body, "messages") as Array<Record<string, unknown>>;
-  const results = messages
-    .filter((message) => message.role === "tool")
-    .map((message) => JSON.parse(message.content as string) as Record<string, unknown>);
-  assert.is(results.length, 7);
-  assert.is(results[0]!.status, 200);
-  assert.match(String(results[1]!.error), /not released to host example\.test/);
-  assert.match(String(results[2]!.error), /not released to host sub\.api\.example\.test/);
-  assert.is(results[3]!.status, 302);
-  assert.match(String(results[3]!.note), /not followed/);
-  assert.is(results[4]!.status, 200);
-  assert.match(String(results[4]!.body), /page \/landing/);
-  assert.is(results[5]!.body, "you sent Bearer {{secrets.api_token}}");
-  assert.is(results[6]!.status, 200);
-});
+    // What went back to the model: refusals, the unfollowed redirect, and the echo masked.
+    const everything = JSON.stringify(env.upstream.requests.map((request) => request.body));
+    assert.not.ok(everything.includes(SECRET), "the secret's value never reached the model");
+    const messages = at(env.upstream.requests.at(-1)?.body, "messages") as Array<Record<string, unknown>>;
+    const results = messages
+      .filter((message) => message.role === "tool")
+      .map((message) => JSON.parse(message.content as string) as Record<string, unknown>);
+    assert.is(results.length, 7);
+    assert.is(results[0]!.status, 200);
+    assert.match(String(results[1]!.error), /not released to host example\.test/);
+    assert.match(String(results[2]!.error), /not released to host sub\.api\.example\.test/);
+    assert.is(results[3]!.status, 302);
+    assert.match(String(results[3]!.note), /not followed/);
+    assert.is(results[4]!.status, 200);
+    assert.match(String(results[4]!.body), /page \/landing/);
+    assert.is(results[5]!.body, "you sent Bearer {{secrets.api_token}}");
+    assert.is(results[6]!.status, 200);
+  },
+);
 
 test("a secret in the URL is refused; an unknown secret name sends nothing", async ({ env, port, seen }) => {
   const internId = await runningInternId(env, "careful");

@@ -123,27 +123,26 @@ test("steering and a disconnect that cancels go through the other instance too",
   });
 });
 
-test("suspending through the instance that did not start the host stops it; neither instance logged the daemon token", async ({
-  env,
-  second,
-  internId,
-}) => {
-  const { token } = await daemonAccess(env, internId);
-  const suspended = await call(second.url, "POST", `/api/v1/interns/${internId}/suspend`, { key: env.key });
-  assert.is(suspended.status, 200, suspended.text);
-  await eventually(() => env.hosts.pid(internId), "the host started by the first instance exited", {
-    until: (pid) => pid === undefined,
-  });
-  const res = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, {
-    key: env.key,
-    body: prompt("hi"),
-  });
-  assert.is(at(res.body, "error", "metadata", "reason"), "intern_not_running");
-  assert.ok(second.lines.length > 0);
-  assert.not.ok(
-    second.lines.some((line) => line.includes(token)),
-    "the token is never logged",
-  );
-});
+test(
+  "suspending through the instance that did not start the host stops it; " + "neither instance logged the daemon token",
+  async ({ env, second, internId }) => {
+    const { token } = await daemonAccess(env, internId);
+    const suspended = await call(second.url, "POST", `/api/v1/interns/${internId}/suspend`, { key: env.key });
+    assert.is(suspended.status, 200, suspended.text);
+    await eventually(() => env.hosts.pid(internId), "the host started by the first instance exited", {
+      until: (pid) => pid === undefined,
+    });
+    const res = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, {
+      key: env.key,
+      body: prompt("hi"),
+    });
+    assert.is(at(res.body, "error", "metadata", "reason"), "intern_not_running");
+    assert.ok(second.lines.length > 0);
+    assert.not.ok(
+      second.lines.some((line) => line.includes(token)),
+      "the token is never logged",
+    );
+  },
+);
 
 test.run();

@@ -70,7 +70,8 @@ const deadline = runtimeSuite("interns: question deadline and replay of output",
 });
 
 deadline(
-  "the deadline passes: the paused run is cancelled; a rejected reply before it did not move it; the late answer is 409 interaction_not_pending",
+  "the deadline passes: the paused run is cancelled; " +
+    "a rejected reply before it did not move it; the late answer is 409 interaction_not_pending",
   async ({ env, internId }) => {
     env.upstream.scripts.define("deadline", [shellStep("echo late"), { reply: "never" }]);
     const { question, sessionId, toolCallId } = await pausedQuestion(env, internId, "deadline");
@@ -196,7 +197,8 @@ async function sessionCount(env: RuntimeEnv, internId: string): Promise<number> 
 }
 
 capacity(
-  "an intern holding its maximum of open runs across a question: 503 busy, retryable; the refused prompt leaves no session",
+  "an intern holding its maximum of open runs across a question: 503 busy, retryable; " +
+    "the refused prompt leaves no session",
   async ({ env }) => {
     const internId = await runningInternId(env, "busy");
     env.upstream.scripts.define("hold", [shellStep("echo held"), { reply: "released" }]);
@@ -209,7 +211,8 @@ capacity(
 );
 
 capacity(
-  "more turns per minute than allowed: 429 rate_limited, retryable, with Retry-After; the refused prompt leaves no session",
+  "more turns per minute than allowed: 429 rate_limited, retryable, with Retry-After; " +
+    "the refused prompt leaves no session",
   async ({ env }) => {
     const internId = await runningInternId(env, "chatty");
     env.upstream.scripts.define("quick", [{ reply: "ok" }]);

@@ -42,7 +42,8 @@ async function sessionCount(env: RuntimeEnv, internId: string): Promise<number> 
 const unlimited = runtimeSuite("interns: steering a run", { intern: "steered" });
 
 unlimited(
-  `a run holds at most ${MAX_UNREAD_MESSAGES} unread steering messages: one more is 429 rate_limited; the run reads those it took`,
+  `a run holds at most ${MAX_UNREAD_MESSAGES} unread steering messages: one more is 429 rate_limited; ` +
+    "the run reads those it took",
   async ({ env, internId }) => {
     env.upstream.scripts.define("inbox", [shellStep("echo inbox"), { reply: "done" }]);
     const { question, sessionId } = await pausedQuestion(env, internId, "inbox");

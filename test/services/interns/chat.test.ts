@@ -49,146 +49,153 @@ async function untilQuestion(stream: ChatStream): Promise<{ question: unknown; s
   return { question, sessionId: at(final, "session_id") as string, rest };
 }
 
-test("a prompt streams content, stop, the final chunk with session_id and usage, then [DONE]; the model calls went through the gateway", async ({
-  env,
-  internId,
-}) => {
-  env.upstream.scripts.define("hello", [{ reply: "Hello there, human" }]);
-  const stream = await open(env, internId, prompt("[script:hello] greet me"));
-  const events = await stream.rest();
-  assert.equal(at(events[0], "choices", 0, "delta", "role"), "assistant", "the first chunk names the role");
-  assert.not.ok(
-    "tool_calls" in (at(events[0], "choices", 0, "delta") as object),
-    "a content delta has no tool_calls, as in OpenAI's chunks",
-  );
-  assert.is(at(events[0], "object"), "chat.completion.chunk");
-  assert.is(at(events[0], "model"), "mock/chat");
-  assert.is(contentOf(events), "Hello there, human");
-  const finish = events.at(-3);
-  assert.is(finishOf(finish), "stop");
-  const final = events.at(-2);
-  assert.ok(isFinal(final), "an empty-choices final chunk");
-  const sessionId = at(final, "session_id") as string;
-  assert.match(sessionId, /^sess_/);
-  assert.is(events.at(-1), "[DONE]");
-  const ids = new Set(events.slice(0, -1).map((event) => at(event, "id")));
-  assert.is(ids.size, 1, "one id for the response's chunks");
+test(
+  "a prompt streams content, stop, the final chunk with session_id and usage, then [DONE]; " +
+    "the model calls went through the gateway",
+  async ({ env, internId }) => {
+    env.upstream.scripts.define("hello", [{ reply: "Hello there, human" }]);
+    const stream = await open(env, internId, prompt("[script:hello] greet me"));
+    const events = await stream.rest();
+    assert.equal(at(events[0], "choices", 0, "delta", "role"), "assistant", "the first chunk names the role");
+    assert.not.ok(
+      "tool_calls" in (at(events[0], "choices", 0, "delta") as object),
+      "a content delta has no tool_calls, as in OpenAI's chunks",
+    );
+    assert.is(at(events[0], "object"), "chat.completion.chunk");
+    assert.is(at(events[0], "model"), "mock/chat");
+    assert.is(contentOf(events), "Hello there, human");
+    const finish = events.at(-3);
+    assert.is(finishOf(finish), "stop");
+    const final = events.at(-2);
+    assert.ok(isFinal(final), "an empty-choices final chunk");
+    const sessionId = at(final, "session_id") as string;
+    assert.match(sessionId, /^sess_/);
+    assert.is(events.at(-1), "[DONE]");
+    const ids = new Set(events.slice(0, -1).map((event) => at(event, "id")));
+    assert.is(ids.size, 1, "one id for the response's chunks");
 
-  // The usage is what the ledger recorded for the intern's own key in this session.
-  await env.gw.gateway.deps.engine.settlement.barrier();
-  const [ledger] = await env.gw.gateway.sequelize.query<{ calls: string; prompt: string; completion: string }>(
-    `SELECT count(*) AS calls, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion FROM usage_ledger
+    // The usage is what the ledger recorded for the intern's own key in this session.
+    await env.gw.gateway.deps.engine.settlement.barrier();
+    const [ledger] = await env.gw.gateway.sequelize.query<{ calls: string; prompt: string; completion: string }>(
+      `SELECT count(*) AS calls, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion FROM usage_ledger
       WHERE session_id = :sessionId AND key_hash IN (SELECT hash FROM api_keys WHERE intern_id = :internId)`,
-    { type: QueryTypes.SELECT, replacements: { sessionId, internId } },
-  );
-  assert.is(Number(ledger!.calls), 1);
-  assert.is(at(final, "usage", "prompt_tokens"), Number(ledger!.prompt));
-  assert.is(at(final, "usage", "completion_tokens"), Number(ledger!.completion));
-  assert.is(at(final, "usage", "total_tokens"), Number(ledger!.prompt) + Number(ledger!.completion));
-  assert.ok((at(final, "usage", "cost") as number) > 0);
-  assert.equal(
-    (await runRows(env, sessionId)).map((run) => run.status),
-    ["completed"],
-  );
-});
+      { type: QueryTypes.SELECT, replacements: { sessionId, internId } },
+    );
+    assert.is(Number(ledger!.calls), 1);
+    assert.is(at(final, "usage", "prompt_tokens"), Number(ledger!.prompt));
+    assert.is(at(final, "usage", "completion_tokens"), Number(ledger!.completion));
+    assert.is(at(final, "usage", "total_tokens"), Number(ledger!.prompt) + Number(ledger!.completion));
+    assert.ok((at(final, "usage", "cost") as number) > 0);
+    assert.equal(
+      (await runRows(env, sessionId)).map((run) => run.status),
+      ["completed"],
+    );
+  },
+);
 
-test("manual approval: question, tool_calls, final chunk with usage null, [DONE]; the paused run outlives the closed stream; the answer resumes it", async ({
-  env,
-  internId,
-}) => {
-  env.upstream.scripts.define("approve", [
-    shellStep("echo approved-output > proof.txt; cat proof.txt"),
-    { reply: "Ran it: {{last_tool_result}}" },
-  ]);
-  const stream = await open(env, internId, prompt("[script:approve] write the proof", { approval_mode: "manual" }));
-  const before = await stream.rest();
-  const questionAt = before.findIndex(isQuestion);
-  assert.ok(questionAt > 0, "a question chunk");
-  const question = before[questionAt];
-  const call = at(question, "choices", 0, "delta", "tool_calls", 0) as Record<string, unknown>;
-  assert.is(at(call, "index"), 0);
-  assert.is(at(call, "type"), "function");
-  assert.is(at(call, "function", "name"), "svc.provide_input");
-  const args = JSON.parse(at(call, "function", "arguments") as string) as Record<string, unknown>;
-  assert.is(args.kind, "permission");
-  assert.is(args.operation, "shell");
-  assert.equal(args.options, PERMISSION_OPTIONS);
-  assert.is(finishOf(before[questionAt + 1]), "tool_calls");
-  const final = before[questionAt + 2];
-  assert.ok(isFinal(final));
-  assert.is(at(final, "usage"), null, "usage is null after tool_calls");
-  assert.equal(before.slice(questionAt + 3), ["[DONE]"]);
-  assert.not.ok(existsSync(path.join(workDir(env, internId), "proof.txt")), "nothing ran before the permission");
+test(
+  "manual approval: question, tool_calls, final chunk with usage null, [DONE]; " +
+    "the paused run outlives the closed stream; the answer resumes it",
+  async ({ env, internId }) => {
+    env.upstream.scripts.define("approve", [
+      shellStep("echo approved-output > proof.txt; cat proof.txt"),
+      { reply: "Ran it: {{last_tool_result}}" },
+    ]);
+    const stream = await open(env, internId, prompt("[script:approve] write the proof", { approval_mode: "manual" }));
+    const before = await stream.rest();
+    const questionAt = before.findIndex(isQuestion);
+    assert.ok(questionAt > 0, "a question chunk");
+    const question = before[questionAt];
+    const call = at(question, "choices", 0, "delta", "tool_calls", 0) as Record<string, unknown>;
+    assert.is(at(call, "index"), 0);
+    assert.is(at(call, "type"), "function");
+    assert.is(at(call, "function", "name"), "svc.provide_input");
+    const args = JSON.parse(at(call, "function", "arguments") as string) as Record<string, unknown>;
+    assert.is(args.kind, "permission");
+    assert.is(args.operation, "shell");
+    assert.equal(args.options, PERMISSION_OPTIONS);
+    assert.is(finishOf(before[questionAt + 1]), "tool_calls");
+    const final = before[questionAt + 2];
+    assert.ok(isFinal(final));
+    assert.is(at(final, "usage"), null, "usage is null after tool_calls");
+    assert.equal(before.slice(questionAt + 3), ["[DONE]"]);
+    assert.not.ok(existsSync(path.join(workDir(env, internId), "proof.txt")), "nothing ran before the permission");
 
-  const sessionId = at(final, "session_id") as string;
-  // The client is gone; the run waits on its question.
-  assert.equal(
-    (await runRows(env, sessionId)).map((run) => run.status),
-    ["paused"],
-  );
-  const access = await daemonAccess(env, internId);
-  assert.is((await hostRuns(access)).find((run) => run.session_id === sessionId)?.status, "paused");
+    const sessionId = at(final, "session_id") as string;
+    // The client is gone; the run waits on its question.
+    assert.equal(
+      (await runRows(env, sessionId)).map((run) => run.status),
+      ["paused"],
+    );
+    const access = await daemonAccess(env, internId);
+    assert.is((await hostRuns(access)).find((run) => run.session_id === sessionId)?.status, "paused");
 
-  const resumed = await open(env, internId, answerBody(sessionId, question, "allow_once"));
-  const after = await resumed.rest();
-  assert.is(at(after[0], "choices", 0, "delta", "role"), "assistant");
-  assert.match(contentOf(after), /Ran it: .*approved-output/);
-  assert.is(finishOf(after.at(-3)), "stop");
-  assert.is(at(after.at(-2), "session_id"), sessionId);
-  assert.ok((at(after.at(-2), "usage", "total_tokens") as number) > 0, "the run's usage after stop");
-  assert.is(after.at(-1), "[DONE]");
-  assert.ok(
-    existsSync(path.join(workDir(env, internId), "proof.txt")),
-    "the shell ran in the intern's working directory",
-  );
-  assert.equal(
-    (await runRows(env, sessionId)).map((run) => run.status),
-    ["completed"],
-  );
-});
+    const resumed = await open(env, internId, answerBody(sessionId, question, "allow_once"));
+    const after = await resumed.rest();
+    assert.is(at(after[0], "choices", 0, "delta", "role"), "assistant");
+    assert.match(contentOf(after), /Ran it: .*approved-output/);
+    assert.is(finishOf(after.at(-3)), "stop");
+    assert.is(at(after.at(-2), "session_id"), sessionId);
+    assert.ok((at(after.at(-2), "usage", "total_tokens") as number) > 0, "the run's usage after stop");
+    assert.is(after.at(-1), "[DONE]");
+    assert.ok(
+      existsSync(path.join(workDir(env, internId), "proof.txt")),
+      "the shell ran in the intern's working directory",
+    );
+    assert.equal(
+      (await runRows(env, sessionId)).map((run) => run.status),
+      ["completed"],
+    );
+  },
+);
 
-test("reject_once: the command does not run and the model hears so; allow_always covers the run's next command; reject_always refuses without asking", async ({
-  env,
-  internId,
-}) => {
-  env.upstream.scripts.define("reject", [shellStep("touch rejected.txt"), { reply: "Result: {{last_tool_result}}" }]);
-  const first = await untilQuestion(
-    await open(env, internId, prompt("[script:reject] try", { approval_mode: "manual" })),
-  );
-  const rejected = await (await open(env, internId, answerBody(first.sessionId, first.question, "reject_once"))).rest();
-  assert.match(contentOf(rejected), /did not allow/);
-  assert.not.ok(existsSync(path.join(workDir(env, internId), "rejected.txt")));
+test(
+  "reject_once: the command does not run and the model hears so; " +
+    "allow_always covers the run's next command; reject_always refuses without asking",
+  async ({ env, internId }) => {
+    env.upstream.scripts.define("reject", [shellStep("touch rejected.txt"), { reply: "Result: {{last_tool_result}}" }]);
+    const first = await untilQuestion(
+      await open(env, internId, prompt("[script:reject] try", { approval_mode: "manual" })),
+    );
+    const rejected = await (
+      await open(env, internId, answerBody(first.sessionId, first.question, "reject_once"))
+    ).rest();
+    assert.match(contentOf(rejected), /did not allow/);
+    assert.not.ok(existsSync(path.join(workDir(env, internId), "rejected.txt")));
 
-  env.upstream.scripts.define("always", [
-    shellStep("touch always-1.txt"),
-    shellStep("touch always-2.txt"),
-    { reply: "both done" },
-  ]);
-  const second = await untilQuestion(
-    await open(env, internId, prompt("[script:always] twice", { approval_mode: "manual" })),
-  );
-  const rest = await (await open(env, internId, answerBody(second.sessionId, second.question, "allow_always"))).rest();
-  assert.not.ok(rest.some(isQuestion), "no second question");
-  assert.is(contentOf(rest), "both done");
-  assert.ok(existsSync(path.join(workDir(env, internId), "always-1.txt")));
-  assert.ok(existsSync(path.join(workDir(env, internId), "always-2.txt")));
+    env.upstream.scripts.define("always", [
+      shellStep("touch always-1.txt"),
+      shellStep("touch always-2.txt"),
+      { reply: "both done" },
+    ]);
+    const second = await untilQuestion(
+      await open(env, internId, prompt("[script:always] twice", { approval_mode: "manual" })),
+    );
+    const rest = await (
+      await open(env, internId, answerBody(second.sessionId, second.question, "allow_always"))
+    ).rest();
+    assert.not.ok(rest.some(isQuestion), "no second question");
+    assert.is(contentOf(rest), "both done");
+    assert.ok(existsSync(path.join(workDir(env, internId), "always-1.txt")));
+    assert.ok(existsSync(path.join(workDir(env, internId), "always-2.txt")));
 
-  env.upstream.scripts.define("never", [
-    shellStep("touch never-1.txt"),
-    shellStep("touch never-2.txt"),
-    { reply: "Second: {{last_tool_result}}" },
-  ]);
-  const third = await untilQuestion(
-    await open(env, internId, prompt("[script:never] twice", { approval_mode: "manual" })),
-  );
-  const refused = await (
-    await open(env, internId, answerBody(third.sessionId, third.question, "reject_always"))
-  ).rest();
-  assert.not.ok(refused.some(isQuestion));
-  assert.match(contentOf(refused), /Second: .*did not allow/);
-  assert.not.ok(existsSync(path.join(workDir(env, internId), "never-1.txt")));
-  assert.not.ok(existsSync(path.join(workDir(env, internId), "never-2.txt")));
-});
+    env.upstream.scripts.define("never", [
+      shellStep("touch never-1.txt"),
+      shellStep("touch never-2.txt"),
+      { reply: "Second: {{last_tool_result}}" },
+    ]);
+    const third = await untilQuestion(
+      await open(env, internId, prompt("[script:never] twice", { approval_mode: "manual" })),
+    );
+    const refused = await (
+      await open(env, internId, answerBody(third.sessionId, third.question, "reject_always"))
+    ).rest();
+    assert.not.ok(refused.some(isQuestion));
+    assert.match(contentOf(refused), /Second: .*did not allow/);
+    assert.not.ok(existsSync(path.join(workDir(env, internId), "never-1.txt")));
+    assert.not.ok(existsSync(path.join(workDir(env, internId), "never-2.txt")));
+  },
+);
 
 test("without approval_mode the run self-drives: the shell runs without a question", async ({ env, internId }) => {
   env.upstream.scripts.define("auto", [shellStep("pwd"), { reply: "At {{last_tool_result}}" }]);
@@ -247,35 +254,36 @@ test("a later prompt in the session continues its conversation; the approval mod
   );
 });
 
-test("a user message to a paused run answers {session_id, status: steered} and reaches the model when the run goes on", async ({
-  env,
-  internId,
-}) => {
-  env.upstream.scripts.define("steer-paused", [shellStep("echo steered"), { reply: "done" }]);
-  const { question, sessionId } = await untilQuestion(
-    await open(env, internId, prompt("[script:steer-paused] go", { approval_mode: "manual" })),
-  );
-  const steered = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, {
-    key: env.key,
-    body: prompt("also mention the weather", { session_id: sessionId }),
-  });
-  assert.is(steered.status, 200, steered.text);
-  assert.match(steered.headers.get("content-type") ?? "", /^application\/json/);
-  assert.equal(steered.body, { session_id: sessionId, status: "steered" });
-  assert.equal(
-    (await runRows(env, sessionId)).map((run) => run.status),
-    ["paused"],
-    "still paused on its question",
-  );
-  env.upstream.requests.length = 0;
-  const events = await (await open(env, internId, answerBody(sessionId, question, "allow_once"))).rest();
-  assert.is(contentOf(events), "done");
-  const messages = at(env.upstream.requests[0]?.body, "messages") as Array<Record<string, unknown>>;
-  assert.ok(
-    messages.some((message) => message.role === "user" && message.content === "also mention the weather"),
-    "the steering message is in the next model call",
-  );
-});
+test(
+  "a user message to a paused run answers {session_id, status: steered} " +
+    "and reaches the model when the run goes on",
+  async ({ env, internId }) => {
+    env.upstream.scripts.define("steer-paused", [shellStep("echo steered"), { reply: "done" }]);
+    const { question, sessionId } = await untilQuestion(
+      await open(env, internId, prompt("[script:steer-paused] go", { approval_mode: "manual" })),
+    );
+    const steered = await call(env.gw.url, "POST", `/api/v1/interns/${internId}/chat/completions`, {
+      key: env.key,
+      body: prompt("also mention the weather", { session_id: sessionId }),
+    });
+    assert.is(steered.status, 200, steered.text);
+    assert.match(steered.headers.get("content-type") ?? "", /^application\/json/);
+    assert.equal(steered.body, { session_id: sessionId, status: "steered" });
+    assert.equal(
+      (await runRows(env, sessionId)).map((run) => run.status),
+      ["paused"],
+      "still paused on its question",
+    );
+    env.upstream.requests.length = 0;
+    const events = await (await open(env, internId, answerBody(sessionId, question, "allow_once"))).rest();
+    assert.is(contentOf(events), "done");
+    const messages = at(env.upstream.requests[0]?.body, "messages") as Array<Record<string, unknown>>;
+    assert.ok(
+      messages.some((message) => message.role === "user" && message.content === "also mention the weather"),
+      "the steering message is in the next model call",
+    );
+  },
+);
 
 test("a user message to a running run steers it", async ({ env, internId }) => {
   env.upstream.scripts.define("warmup", [{ reply: "ready" }]);

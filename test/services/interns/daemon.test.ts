@@ -37,39 +37,40 @@ function errorOf(body: unknown) {
   };
 }
 
-test("a running intern: {origin, token} with Cache-Control: no-store, and the reveal is audited without the token", async ({
-  env,
-}) => {
-  const intern = await runningIntern(env, "attachable");
-  const id = intern.id as string;
-  const res = await daemon(env, id);
-  assert.is(res.status, 200, res.text);
-  assert.equal(res.body, env.hosts.hosts.get(id)!.access, "the host's origin and token");
-  assert.is(res.headers.get("cache-control"), "no-store");
-  const health = await fetch(`${at(res.body, "origin") as string}/health`, {
-    headers: { authorization: `Bearer ${at(res.body, "token") as string}` },
-  });
-  assert.is(health.status, 200, "the revealed credential reaches the host");
+test(
+  "a running intern: {origin, token} with Cache-Control: " + "no-store, and the reveal is audited without the token",
+  async ({ env }) => {
+    const intern = await runningIntern(env, "attachable");
+    const id = intern.id as string;
+    const res = await daemon(env, id);
+    assert.is(res.status, 200, res.text);
+    assert.equal(res.body, env.hosts.hosts.get(id)!.access, "the host's origin and token");
+    assert.is(res.headers.get("cache-control"), "no-store");
+    const health = await fetch(`${at(res.body, "origin") as string}/health`, {
+      headers: { authorization: `Bearer ${at(res.body, "token") as string}` },
+    });
+    assert.is(health.status, 200, "the revealed credential reaches the host");
 
-  await daemon(env, id);
-  const rows = await reveals(env, id);
-  assert.is(rows.length, 2, "each reveal is recorded");
-  const token = at(res.body, "token") as string;
-  for (const row of rows) {
-    assert.equal(Object.keys(row).sort(), [
-      "caller_key_hash",
-      "id",
-      "intern_id",
-      "organization_id",
-      "revealed_at",
-      "workspace_id",
-    ]);
-    assert.is(row.caller_key_hash, hashKey(env.main.key));
-    assert.is(row.intern_id, id);
-    assert.ok(row.revealed_at instanceof Date);
-    assert.not.ok(JSON.stringify(row).includes(token), "the token is never stored");
-  }
-});
+    await daemon(env, id);
+    const rows = await reveals(env, id);
+    assert.is(rows.length, 2, "each reveal is recorded");
+    const token = at(res.body, "token") as string;
+    for (const row of rows) {
+      assert.equal(Object.keys(row).sort(), [
+        "caller_key_hash",
+        "id",
+        "intern_id",
+        "organization_id",
+        "revealed_at",
+        "workspace_id",
+      ]);
+      assert.is(row.caller_key_hash, hashKey(env.main.key));
+      assert.is(row.intern_id, id);
+      assert.ok(row.revealed_at instanceof Date);
+      assert.not.ok(JSON.stringify(row).includes(token), "the token is never stored");
+    }
+  },
+);
 
 test("an intern that is not running: 409 intern_not_running, nothing revealed", async ({ env }) => {
   const queued = await createdIntern(env, { name: "not-yet" });

@@ -166,7 +166,8 @@ test("delete: destroying, host stopped, key revoked, record, vault and secrets g
   assert.ok(env.hosts.stops.includes(id));
   assert.not.ok(env.hosts.hosts.has(id));
   const [left] = await env.gw.gateway.sequelize.query<{ vaults: string; secrets: string }>(
-    "SELECT (SELECT count(*) FROM vaults WHERE id = :vaultId) AS vaults, (SELECT count(*) FROM vault_secrets WHERE vault_id = :vaultId) AS secrets",
+    "SELECT (SELECT count(*) FROM vaults WHERE id = :vaultId) AS vaults, " +
+      "(SELECT count(*) FROM vault_secrets WHERE vault_id = :vaultId) AS secrets",
     { type: QueryTypes.SELECT, replacements: { vaultId: intern.vault_id } },
   );
   assert.equal(left, { vaults: "0", secrets: "0" });

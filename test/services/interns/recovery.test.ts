@@ -139,7 +139,8 @@ test("a boot and a teardown cut short by a crashed instance are finished by anot
   const orphan = at(created.body, "data", "id") as string;
   // What a crashed instance leaves behind: provisioning under its lapsed lease, no host anywhere.
   await sequelize.query(
-    "UPDATE interns SET status = 'provisioning', runtime_owner = 'crashed-instance', runtime_lease_until = now() - interval '1 second' WHERE id = :id",
+    "UPDATE interns SET status = 'provisioning', runtime_owner = 'crashed-instance', " +
+      "runtime_lease_until = now() - interval '1 second' WHERE id = :id",
     {
       replacements: { id: orphan },
     },
@@ -153,7 +154,8 @@ test("a boot and a teardown cut short by a crashed instance are finished by anot
   const doomed = await runningInternId(env, "doomed");
   const pid = env.hosts.pid(doomed)!;
   await sequelize.query(
-    "UPDATE interns SET status = 'destroying', runtime_owner = 'crashed-instance', runtime_lease_until = now() - interval '1 second' WHERE id = :id",
+    "UPDATE interns SET status = 'destroying', runtime_owner = 'crashed-instance', " +
+      "runtime_lease_until = now() - interval '1 second' WHERE id = :id",
     {
       replacements: { id: doomed },
     },
@@ -162,54 +164,56 @@ test("a boot and a teardown cut short by a crashed instance are finished by anot
   assert.not.ok(alive(pid), "its host is stopped");
 });
 
-test("a gateway instance of this machine that dies has its interns taken over at once; one that stops hands them over", async ({
-  env,
-}) => {
-  const config = env.gw.gateway.deps.config;
-  const other = (lease: string): Promise<GatewayProcess> =>
-    startGatewayProcess({
-      databaseUrl: env.gw.databaseUrl,
-      key: env.gw.key,
-      env: {
-        GATEWAY_CONFIG: env.configFile,
-        GATEWAY_MASTER_KEY: config.masterKey!,
-        GATEWAY_INTERN_TURNS_PER_MINUTE: "0",
-        GATEWAY_RATE_LIMIT_REQUESTS: "0",
-        GATEWAY_INTERN_LEASE_MS: lease,
-      },
-    });
+test(
+  "a gateway instance of this machine that dies has its interns taken over at once; " +
+    "one that stops hands them over",
+  async ({ env }) => {
+    const config = env.gw.gateway.deps.config;
+    const other = (lease: string): Promise<GatewayProcess> =>
+      startGatewayProcess({
+        databaseUrl: env.gw.databaseUrl,
+        key: env.gw.key,
+        env: {
+          GATEWAY_CONFIG: env.configFile,
+          GATEWAY_MASTER_KEY: config.masterKey!,
+          GATEWAY_INTERN_TURNS_PER_MINUTE: "0",
+          GATEWAY_RATE_LIMIT_REQUESTS: "0",
+          GATEWAY_INTERN_LEASE_MS: lease,
+        },
+      });
 
-  // Its lease would last ten minutes: only seeing that its process is gone explains the take-over
-  // (an instance of another machine is taken over when its lease lapses, as in the test above).
-  const dying = await other("600000");
-  try {
-    const internId = await runningInternId({ ...env, gw: { ...env.gw, url: dying.url } }, "survivor");
-    const oldPid = (await recordedHostPid(env, internId))!;
-    assert.is(env.hosts.pid(internId), undefined, "the other instance hosts it");
-    dying.child.kill("SIGKILL");
-    await dying.exited;
-    await eventually(() => hosting(env, internId), "this instance hosts it now", {
-      until: (now) => now.pid !== undefined && now.status === "running",
-    });
-    await eventually(() => !alive(oldPid), "the dead instance's host went with it");
-    await assertChats(env, internId);
-  } finally {
-    await dying.stop();
-  }
+    // Its lease would last ten minutes: only seeing that its process is gone explains the take-over
+    // (an instance of another machine is taken over when its lease lapses, as in the test above).
+    const dying = await other("600000");
+    try {
+      const internId = await runningInternId({ ...env, gw: { ...env.gw, url: dying.url } }, "survivor");
+      const oldPid = (await recordedHostPid(env, internId))!;
+      assert.is(env.hosts.pid(internId), undefined, "the other instance hosts it");
+      dying.child.kill("SIGKILL");
+      await dying.exited;
+      await eventually(() => hosting(env, internId), "this instance hosts it now", {
+        until: (now) => now.pid !== undefined && now.status === "running",
+      });
+      await eventually(() => !alive(oldPid), "the dead instance's host went with it");
+      await assertChats(env, internId);
+    } finally {
+      await dying.stop();
+    }
 
-  // A lease far longer than the wait below: only the hand-over at shutdown can explain the take-over.
-  const stopping = await other("600000");
-  try {
-    const internId = await runningInternId({ ...env, gw: { ...env.gw, url: stopping.url } }, "handed-over");
-    assert.is(env.hosts.pid(internId), undefined);
-    await stopping.stop();
-    await eventually(() => hosting(env, internId), "this instance hosts it now", {
-      until: (now) => now.pid !== undefined && now.status === "running",
-    });
-    await assertChats(env, internId);
-  } finally {
-    await stopping.stop();
-  }
-});
+    // A lease far longer than the wait below: only the hand-over at shutdown can explain the take-over.
+    const stopping = await other("600000");
+    try {
+      const internId = await runningInternId({ ...env, gw: { ...env.gw, url: stopping.url } }, "handed-over");
+      assert.is(env.hosts.pid(internId), undefined);
+      await stopping.stop();
+      await eventually(() => hosting(env, internId), "this instance hosts it now", {
+        until: (now) => now.pid !== undefined && now.status === "running",
+      });
+      await assertChats(env, internId);
+    } finally {
+      await stopping.stop();
+    }
+  },
+);
 
 test.run();

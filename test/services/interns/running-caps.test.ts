@@ -46,7 +46,8 @@ perOrg.after(async ({ env }) => {
 });
 
 perOrg(
-  "past the organization's cap (over all its workspaces), provisioning answers 429 intern_limit, not retryable; a suspend makes room",
+  "past the organization's cap (over all its workspaces), provisioning answers 429 intern_limit, not retryable; " +
+    "a suspend makes room",
   async ({ env }) => {
     const first = await runningIntern(env, "capped-1");
     await runningIntern(env, "capped-2", env.second);
@@ -92,7 +93,8 @@ perInstance.after(async ({ env }) => {
 });
 
 perInstance(
-  "past the instance's cap (over all organizations), provisioning answers 429 intern_limit, retryable; a suspend makes room",
+  "past the instance's cap (over all organizations), provisioning answers 429 intern_limit, retryable; " +
+    "a suspend makes room",
   async ({ env }) => {
     const other = await seedOrganization("second-interns-org", ["interns"]);
     const elsewhere = { workspaceId: other.workspaceId, key: other.key };

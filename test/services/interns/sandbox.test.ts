@@ -41,49 +41,52 @@ test.after(() => rmSync(filesDir, { recursive: true, force: true }));
 
 const homeOf = (env: { dataDir: string }, internId: string) => path.join(env.dataDir, "interns", internId);
 
-test("every command runs under its limits, with umask 077 and a TMPDIR of its own; dd of an endless file stops at the file size limit", async ({
-  env,
-}) => {
-  const internId = await runningInternId(env, "limited");
-  const [limits, umask, tmpdir, filler, size] = await shellResults(env, internId, "limits", [
-    "cat /proc/self/limits",
-    "umask",
-    'echo "$TMPDIR" && touch "$TMPDIR/probe" && stat -c %a "$TMPDIR" "$TMPDIR/probe"',
-    "dd if=/dev/zero of=big bs=64k",
-    "stat -c %s big",
-  ]);
-  const limit = (name: string) =>
-    new RegExp(`^${name}\\s+(\\S+)\\s+(\\S+)`, "m").exec(String(limits!.stdout))?.slice(1);
-  assert.equal(
-    limit("Max file size"),
-    [String(MAX_FILE_MIB * 1024 * 1024), String(MAX_FILE_MIB * 1024 * 1024)],
-    "soft and hard: no command raises it",
-  );
-  assert.equal(limit("Max address space"), [
-    String(MAX_MEMORY_MIB * 1024 * 1024),
-    String(MAX_MEMORY_MIB * 1024 * 1024),
-  ]);
-  assert.equal(
-    limit("Max cpu time"),
-    [String(SHELL_TIMEOUT_MS / 1000), String(SHELL_TIMEOUT_MS / 1000)],
-    "CPU seconds default to the shell's time limit",
-  );
-  assert.equal(limit("Max core file size"), ["0", "0"]);
-  if (process.getuid?.() === 0)
+test(
+  "every command runs under its limits, with umask 077 and a TMPDIR of its own; " +
+    "dd of an endless file stops at the file size limit",
+  async ({ env }) => {
+    const internId = await runningInternId(env, "limited");
+    const [limits, umask, tmpdir, filler, size] = await shellResults(env, internId, "limits", [
+      "cat /proc/self/limits",
+      "umask",
+      'echo "$TMPDIR" && touch "$TMPDIR/probe" && stat -c %a "$TMPDIR" "$TMPDIR/probe"',
+      "dd if=/dev/zero of=big bs=64k",
+      "stat -c %s big",
+    ]);
+    const limit = (name: string) =>
+      new RegExp(`^${name}\\s+(\\S+)\\s+(\\S+)`, "m").exec(String(limits!.stdout))?.slice(1);
     assert.equal(
-      limit("Max processes"),
-      [String(MAX_PROCESSES), String(MAX_PROCESSES)],
-      "a user of its own: its processes are counted apart",
+      limit("Max file size"),
+      [String(MAX_FILE_MIB * 1024 * 1024), String(MAX_FILE_MIB * 1024 * 1024)],
+      "soft and hard: no command raises it",
     );
-  assert.is(String(umask!.stdout).trim(), "0077");
-  assert.equal(String(tmpdir!.stdout).trim().split("\n"), [path.join(homeOf(env, internId), "tmp"), "700", "600"]);
-  assert.is(filler!.timed_out, false, "it stopped on its own, at the limit");
-  assert.is.not(filler!.exit_code, 0, JSON.stringify(filler));
-  assert.is(String(size!.stdout).trim(), String(MAX_FILE_MIB * 1024 * 1024));
-});
+    assert.equal(limit("Max address space"), [
+      String(MAX_MEMORY_MIB * 1024 * 1024),
+      String(MAX_MEMORY_MIB * 1024 * 1024),
+    ]);
+    assert.equal(
+      limit("Max cpu time"),
+      [String(SHELL_TIMEOUT_MS / 1000), String(SHELL_TIMEOUT_MS / 1000)],
+      "CPU seconds default to the shell's time limit",
+    );
+    assert.equal(limit("Max core file size"), ["0", "0"]);
+    if (process.getuid?.() === 0)
+      assert.equal(
+        limit("Max processes"),
+        [String(MAX_PROCESSES), String(MAX_PROCESSES)],
+        "a user of its own: its processes are counted apart",
+      );
+    assert.is(String(umask!.stdout).trim(), "0077");
+    assert.equal(String(tmpdir!.stdout).trim().split("\n"), [path.join(homeOf(env, internId), "tmp"), "700", "600"]);
+    assert.is(filler!.timed_out, false, "it stopped on its own, at the limit");
+    assert.is.not(filler!.exit_code, 0, JSON.stringify(filler));
+    assert.is(String(size!.stdout).trim(), String(MAX_FILE_MIB * 1024 * 1024));
+  },
+);
 
 const REACH =
-  "a shell as the intern's own user reads no uploaded file, video output, config file or data directory file, nothing in another intern's home or TMPDIR, and no file another intern left in /tmp";
+  "a shell as the intern's own user reads no uploaded file, video output, config file or data directory file, " +
+  "nothing in another intern's home or TMPDIR, and no file another intern left in /tmp";
 const BOMB = "a fork bomb stops at the process limit, ends with the command, and the gateway still answers";
 const WHY = "only root can run a shell as another user";
 

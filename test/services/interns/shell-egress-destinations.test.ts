@@ -155,7 +155,9 @@ if (!blocked) {
       ...[...REMOTE_V4, ...REMOTE_V6].flatMap((host) => [[host, PORT] as const, [host, 53] as const]),
       [PUBLIC, DB_PORT] as const,
     ];
-    const script = `for (const [host, port] of ${JSON.stringify(listens)}) require("net").createServer((s) => s.end("hello " + host + ":" + port)).listen(port, host);`;
+    const script =
+      `for (const [host, port] of ${JSON.stringify(listens)}) require("net").createServer((s) ` +
+      `=> s.end("hello " + host + ":" + port)).listen(port, host);`;
     remoteServers = spawn("ip", ["netns", "exec", NS, process.execPath, "-e", script], { stdio: "ignore" });
 
     // On this machine: the loopback name server (TCP and UDP 53, and another port), and a port to close.
@@ -225,25 +227,28 @@ if (!blocked) {
     );
   });
 
-  test("NAT64 and 6to4 addresses are refused to the shell, of private and public IPv4 hosts alike, unless allowed", async () => {
-    const cases: Array<[string, boolean]> = [
-      [NAT64_LOOPBACK, false],
-      [SIXTOFOUR_PRIVATE, false],
-      [NAT64_PUBLIC, true],
-      [SIXTOFOUR_PUBLIC, true],
-    ];
-    for (const [host, isPublic] of cases) {
-      assert.is(isPublicAddress(host), isPublic, `the guard's verdict on ${host}`);
-      assert.is(await fromTest(host, PORT), `hello ${host}:${PORT}`, "the control reaches it");
-      assert.is(await fromShell(host, PORT), "ECONNREFUSED", host);
-    }
-    assert.not.ok(isPublicAddress(NAT64_ALLOWED));
-    assert.is(
-      await fromShell(NAT64_ALLOWED, PORT),
-      `hello ${NAT64_ALLOWED}:${PORT}`,
-      "an allowed host's own address is accepted",
-    );
-  });
+  test(
+    "NAT64 and 6to4 addresses are refused to the shell, " + "of private and public IPv4 hosts alike, unless allowed",
+    async () => {
+      const cases: Array<[string, boolean]> = [
+        [NAT64_LOOPBACK, false],
+        [SIXTOFOUR_PRIVATE, false],
+        [NAT64_PUBLIC, true],
+        [SIXTOFOUR_PUBLIC, true],
+      ];
+      for (const [host, isPublic] of cases) {
+        assert.is(isPublicAddress(host), isPublic, `the guard's verdict on ${host}`);
+        assert.is(await fromTest(host, PORT), `hello ${host}:${PORT}`, "the control reaches it");
+        assert.is(await fromShell(host, PORT), "ECONNREFUSED", host);
+      }
+      assert.not.ok(isPublicAddress(NAT64_ALLOWED));
+      assert.is(
+        await fromShell(NAT64_ALLOWED, PORT),
+        `hello ${NAT64_ALLOWED}:${PORT}`,
+        "an allowed host's own address is accepted",
+      );
+    },
+  );
 
   test("the database's port is refused on the database's address, whose other ports stay as they were", async () => {
     assert.is(await fromTest(PUBLIC, DB_PORT), `hello ${PUBLIC}:${DB_PORT}`);

@@ -63,7 +63,9 @@ if (!blocked) {
       ip("netns", "exec", NS, "ip", "addr", "add", `${address}/32`, "dev", INSIDE);
     ip("netns", "exec", NS, "ip", "route", "add", "203.0.113.1/32", "dev", INSIDE);
     // One TCP server on each address inside the namespace; it says hello and closes.
-    const script = `for (const host of ${JSON.stringify([PUBLIC, PRIVATE])}) require("net").createServer((s) => s.end("hello " + host)).listen(${PORT}, host);`;
+    const script =
+      `for (const host of ${JSON.stringify([PUBLIC, PRIVATE])}) ` +
+      `require("net").createServer((s) => s.end("hello " + host)).listen(${PORT}, host);`;
     servers = spawn("ip", ["netns", "exec", NS, process.execPath, "-e", script], { stdio: "ignore" });
   });
 
@@ -80,7 +82,12 @@ if (!blocked) {
   /** What a TCP connection from the intern's shell to host:port ended in: `hello …`, or the error code. */
   async function fromShell(context: RuntimeContext, host: string, port: number): Promise<string> {
     const { env, internId } = context;
-    const probe = `const s=require("net").connect(${port},"${host}");s.setTimeout(3000,()=>{console.log("TIMEOUT");process.exit()});s.on("data",(d)=>{console.log(String(d));process.exit()});s.on("connect",()=>setTimeout(()=>{console.log("CONNECTED");process.exit()},500));s.on("error",(e)=>{console.log(e.code);process.exit()})`;
+    const probe =
+      `const s=require("net").connect(${port},"${host}");` +
+      `s.setTimeout(3000,()=>{console.log("TIMEOUT");process.exit()});` +
+      `s.on("data",(d)=>{console.log(String(d));process.exit()});` +
+      `s.on("connect",()=>setTimeout(()=>{console.log("CONNECTED");process.exit()},500));` +
+      `s.on("error",(e)=>{console.log(e.code);process.exit()})`;
     const name = `probe-${host}-${port}`.replace(/[^a-z0-9-]/gi, "-");
     env.upstream.scripts.define(name, [
       shellStep(`${process.execPath} -e '${probe}'`),

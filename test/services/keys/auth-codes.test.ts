@@ -326,18 +326,19 @@ test("challenge, method, limit and interval rules give 400 naming the field", as
   }
 });
 
-test("creating codes: 401 without a key, 403 for a non-management key, 404 for another organization's workspace", async ({
-  gw,
-}) => {
-  assertError(await call(gw.url, "POST", "/api/v1/auth/keys/code", { body: { callback_url: CALLBACK } }), 401);
-  assertError(await createCode(gw, { callback_url: CALLBACK }, await plainKey(gw)), 403, /management keys/);
-  const other = await seedOrganization("pkce-other-org");
-  assertError(await createCode(gw, { callback_url: CALLBACK, workspace_id: other.workspaceId }), 404);
-  assertError(
-    await createCode(gw, { callback_url: CALLBACK, workspace_id: "00000000-0000-4000-8000-000000000000" }),
-    404,
-  );
-});
+test(
+  "creating codes: " + "401 without a key, 403 for a non-management key, 404 for another organization's workspace",
+  async ({ gw }) => {
+    assertError(await call(gw.url, "POST", "/api/v1/auth/keys/code", { body: { callback_url: CALLBACK } }), 401);
+    assertError(await createCode(gw, { callback_url: CALLBACK }, await plainKey(gw)), 403, /management keys/);
+    const other = await seedOrganization("pkce-other-org");
+    assertError(await createCode(gw, { callback_url: CALLBACK, workspace_id: other.workspaceId }), 404);
+    assertError(
+      await createCode(gw, { callback_url: CALLBACK, workspace_id: "00000000-0000-4000-8000-000000000000" }),
+      404,
+    );
+  },
+);
 
 test("409: a challenge already pending in the organization; free again once its code is used", async ({ gw }) => {
   const { verifier, challenge } = pkcePair();

@@ -58,30 +58,34 @@ test("create answers 201 with OpenRouter's member object; list pages with total_
   assert.is(at(page.body, "data", 0, "email"), "plain@example.com", "oldest first");
 });
 
-test("the first start's owner: listed first, an admin with GATEWAY_OWNER_EMAIL, owns the bootstrap key and the keys it mints; not removable", async ({
-  gw,
-}) => {
-  const listed = await call(gw.url, "GET", MEMBERS, { key: gw.key });
-  const owner = at(listed.body, "data", 0) as Record<string, unknown>;
-  assert.is(owner.email, "boss@example.com");
-  assert.is(owner.role, "org:admin");
-  const me = await call(gw.url, "GET", "/api/v1/key", { key: gw.key });
-  assert.is(at(me.body, "data", "creator_user_id"), owner.id, "a string, the bootstrap key's owner");
-  const { secret } = await plainKey(gw);
-  assert.is(
-    at((await call(gw.url, "GET", "/api/v1/key", { key: secret })).body, "data", "creator_user_id"),
-    owner.id,
-    "minted by the owner's key",
-  );
-  const listedKeys = await call(gw.url, "GET", "/api/v1/keys", { key: gw.key });
-  assert.ok(
-    (at(listedKeys.body, "data") as Array<Record<string, unknown>>).every((k) => typeof k.creator_user_id === "string"),
-    listedKeys.text,
-  );
-  const removed = await call(gw.url, "DELETE", `${MEMBERS}/${String(owner.id)}`, { key: gw.key });
-  assert.is(removed.status, 409, removed.text);
-  assert.match(String(at(removed.body, "error", "message")), /owner/);
-});
+test(
+  "the first start's owner: " +
+    "listed first, an admin with GATEWAY_OWNER_EMAIL, owns the bootstrap key and the keys it mints; not removable",
+  async ({ gw }) => {
+    const listed = await call(gw.url, "GET", MEMBERS, { key: gw.key });
+    const owner = at(listed.body, "data", 0) as Record<string, unknown>;
+    assert.is(owner.email, "boss@example.com");
+    assert.is(owner.role, "org:admin");
+    const me = await call(gw.url, "GET", "/api/v1/key", { key: gw.key });
+    assert.is(at(me.body, "data", "creator_user_id"), owner.id, "a string, the bootstrap key's owner");
+    const { secret } = await plainKey(gw);
+    assert.is(
+      at((await call(gw.url, "GET", "/api/v1/key", { key: secret })).body, "data", "creator_user_id"),
+      owner.id,
+      "minted by the owner's key",
+    );
+    const listedKeys = await call(gw.url, "GET", "/api/v1/keys", { key: gw.key });
+    assert.ok(
+      (at(listedKeys.body, "data") as Array<Record<string, unknown>>).every(
+        (k) => typeof k.creator_user_id === "string",
+      ),
+      listedKeys.text,
+    );
+    const removed = await call(gw.url, "DELETE", `${MEMBERS}/${String(owner.id)}`, { key: gw.key });
+    assert.is(removed.status, 409, removed.text);
+    assert.match(String(at(removed.body, "error", "message")), /owner/);
+  },
+);
 
 test("an email is a member once per organization, whatever its case: 409", async ({ gw }) => {
   await memberId(gw, "twice@example.com");

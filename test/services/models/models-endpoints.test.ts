@@ -40,10 +40,12 @@ async function recordCall(
   tokens: number,
 ) {
   await gw.gateway.sequelize.query(
-    `INSERT INTO usage_ledger (id, generation_id, created_at, organization_id, key_hash, workspace_id, api, model_id, provider_slug,
-                               endpoint_id, status, http_status, completion_tokens, latency_ms, generation_ms)
-     VALUES (gen_random_uuid(), 'gen-test', now() - CAST(:age AS interval), gen_random_uuid(), repeat('a', 64), gen_random_uuid(), 'chat',
-             'openai/gpt-4o', 'openai', :endpoint, :status, :httpStatus, :tokens, :latency, :generation)`,
+    `INSERT INTO usage_ledger (id, generation_id, created_at, organization_id, key_hash, workspace_id, api, model_id,
+                               provider_slug, endpoint_id, status, http_status, completion_tokens, latency_ms,
+                               generation_ms)
+     VALUES (gen_random_uuid(), 'gen-test', now() - CAST(:age AS interval), gen_random_uuid(), repeat('a', 64),
+             gen_random_uuid(), 'chat', 'openai/gpt-4o', 'openai', :endpoint, :status, :httpStatus, :tokens, :latency,
+             :generation)`,
     { replacements: { age, endpoint, status, httpStatus, tokens, latency, generation } },
   );
 }

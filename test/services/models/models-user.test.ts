@@ -52,29 +52,30 @@ test("GET /models/user: allowed_models (by id or canonical slug) and ignored_mod
   assert.equal(ids(await get(gw, "/api/v1/models/user", ignored)), ["anthropic/claude-sonnet"]);
 });
 
-test("GET /models/user: allowed/ignored providers leave models with a surviving endpoint, summarized over those", async ({
-  gw,
-}) => {
-  const onlyAnthropic = await keyWithGuardrail(gw, { allowed_providers: ["anthropic"] });
-  assert.equal(ids(await get(gw, "/api/v1/models/user", onlyAnthropic)), ["anthropic/claude-sonnet"]);
+test(
+  "GET /models/user: " + "allowed/ignored providers leave models with a surviving endpoint, summarized over those",
+  async ({ gw }) => {
+    const onlyAnthropic = await keyWithGuardrail(gw, { allowed_providers: ["anthropic"] });
+    assert.equal(ids(await get(gw, "/api/v1/models/user", onlyAnthropic)), ["anthropic/claude-sonnet"]);
 
-  const noEu = await keyWithGuardrail(gw, {
-    ignored_providers: ["azure-eu", "anthropic"],
-    enable_free_model_training: true,
-  });
-  const res = await get(gw, "/api/v1/models/user", noEu);
-  assert.equal(ids(res), ["openai/gpt-4o", "meta-llama/llama-free", "google/gemini-image"]);
-  const gpt = byId(res, "openai/gpt-4o");
-  assert.equal(
-    gpt.pricing,
-    { prompt: "0.0000025", completion: "0.00001", image: "0", request: "0" },
-    "priced by the surviving endpoint",
-  );
-  assert.ok(
-    !(gpt.supported_parameters as string[]).includes("web_search_options"),
-    "parameters of surviving endpoints only",
-  );
-});
+    const noEu = await keyWithGuardrail(gw, {
+      ignored_providers: ["azure-eu", "anthropic"],
+      enable_free_model_training: true,
+    });
+    const res = await get(gw, "/api/v1/models/user", noEu);
+    assert.equal(ids(res), ["openai/gpt-4o", "meta-llama/llama-free", "google/gemini-image"]);
+    const gpt = byId(res, "openai/gpt-4o");
+    assert.equal(
+      gpt.pricing,
+      { prompt: "0.0000025", completion: "0.00001", image: "0", request: "0" },
+      "priced by the surviving endpoint",
+    );
+    assert.ok(
+      !(gpt.supported_parameters as string[]).includes("web_search_options"),
+      "parameters of surviving endpoints only",
+    );
+  },
+);
 
 test("GET /models/user: allowed_data_regions keeps in-region endpoints only", async ({ gw }) => {
   const eu = await keyWithGuardrail(gw, { allowed_data_regions: ["europe"] });
@@ -180,78 +181,80 @@ test("filtered catalog: with is_filtered_model_catalog_enabled, GET /models show
   }
 });
 
-test("private endpoints: an organization's active ones count for its lists and pricing; drafts and other organizations' do not", async ({
-  gw,
-}) => {
-  const org = await seedOrganization("models-private");
-  const base = {
-    organizationId: org.organizationId,
-    modelPermaslug: "anthropic/claude-sonnet",
-    modelSlug: "anthropic/claude-sonnet",
-    modelName: "Claude Sonnet",
-    providerSlug: "anthropic",
-    providerName: "Anthropic",
-    upstreamModelId: "claude-private",
-    baseUrl: "https://private.example",
-    declaredRegion: "europe",
-    declaredZdr: true,
-    pricingPrompt: "0.000001",
-    pricingCompletion: "0.000002",
-    status: "active",
-  };
-  const active = await PrivateEndpointRow.create(base);
-  await PrivateEndpointRow.create({
-    ...base,
-    modelPermaslug: "google/gemini-image",
-    modelSlug: "google/gemini-image",
-    status: "draft",
-  });
+test(
+  "private endpoints: an organization's active ones count for its lists and pricing; " +
+    "drafts and other organizations' do not",
+  async ({ gw }) => {
+    const org = await seedOrganization("models-private");
+    const base = {
+      organizationId: org.organizationId,
+      modelPermaslug: "anthropic/claude-sonnet",
+      modelSlug: "anthropic/claude-sonnet",
+      modelName: "Claude Sonnet",
+      providerSlug: "anthropic",
+      providerName: "Anthropic",
+      upstreamModelId: "claude-private",
+      baseUrl: "https://private.example",
+      declaredRegion: "europe",
+      declaredZdr: true,
+      pricingPrompt: "0.000001",
+      pricingCompletion: "0.000002",
+      status: "active",
+    };
+    const active = await PrivateEndpointRow.create(base);
+    await PrivateEndpointRow.create({
+      ...base,
+      modelPermaslug: "google/gemini-image",
+      modelSlug: "google/gemini-image",
+      status: "draft",
+    });
 
-  const own = await get(gw, "/api/v1/models/user", org.key);
-  assert.equal(byId(own, "anthropic/claude-sonnet").pricing, {
-    prompt: "0.000001",
-    completion: "0.000002",
-    image: "0",
-    request: "0",
-  });
-  const ownEu = await rawRequest(gw.url, "GET", "/api/v1/models/user", {
-    key: org.key,
-    headers: { host: "eu.example.test" },
-  });
-  assert.equal(
-    (at(ownEu.body, "data") as Json[]).map((m) => m.id),
-    ["openai/gpt-4o", "anthropic/claude-sonnet"],
-    "the private endpoint is in europe",
-  );
-  const otherEu = await rawRequest(gw.url, "GET", "/api/v1/models/user", {
-    key: gw.key,
-    headers: { host: "eu.example.test" },
-  });
-  assert.equal(
-    (at(otherEu.body, "data") as Json[]).map((m) => m.id),
-    ["openai/gpt-4o"],
-    "not another organization's",
-  );
-  assert.equal(
-    byId(await get(gw, "/api/v1/models"), "anthropic/claude-sonnet").pricing,
-    { prompt: "0.000003", completion: "0.000015", image: "0", request: "0" },
-    "the public catalog has none",
-  );
+    const own = await get(gw, "/api/v1/models/user", org.key);
+    assert.equal(byId(own, "anthropic/claude-sonnet").pricing, {
+      prompt: "0.000001",
+      completion: "0.000002",
+      image: "0",
+      request: "0",
+    });
+    const ownEu = await rawRequest(gw.url, "GET", "/api/v1/models/user", {
+      key: org.key,
+      headers: { host: "eu.example.test" },
+    });
+    assert.equal(
+      (at(ownEu.body, "data") as Json[]).map((m) => m.id),
+      ["openai/gpt-4o", "anthropic/claude-sonnet"],
+      "the private endpoint is in europe",
+    );
+    const otherEu = await rawRequest(gw.url, "GET", "/api/v1/models/user", {
+      key: gw.key,
+      headers: { host: "eu.example.test" },
+    });
+    assert.equal(
+      (at(otherEu.body, "data") as Json[]).map((m) => m.id),
+      ["openai/gpt-4o"],
+      "not another organization's",
+    );
+    assert.equal(
+      byId(await get(gw, "/api/v1/models"), "anthropic/claude-sonnet").pricing,
+      { prompt: "0.000003", completion: "0.000015", image: "0", request: "0" },
+      "the public catalog has none",
+    );
 
-  const withKey = await get(gw, "/api/v1/models/anthropic/claude-sonnet/endpoints", org.key);
-  assert.is(withKey.status, 200, withKey.text);
-  const endpoints = at(withKey.body, "data", "endpoints") as Json[];
-  assert.equal(
-    endpoints.map((e) => e.name),
-    ["Anthropic | anthropic/claude-sonnet", "Anthropic | anthropic/claude-sonnet"],
-  );
-  assert.equal(endpoints[1]!.pricing, { prompt: "0.000001", completion: "0.000002", image: "0", request: "0" });
-  assert.is(endpoints[1]!.context_length, 200000, "the catalog model's context length");
-  const anonymous = await get(gw, "/api/v1/models/anthropic/claude-sonnet/endpoints");
-  assert.is((at(anonymous.body, "data", "endpoints") as Json[]).length, 1);
-  const others = await get(gw, "/api/v1/models/anthropic/claude-sonnet/endpoints", gw.key);
-  assert.is((at(others.body, "data", "endpoints") as Json[]).length, 1);
-  await active.destroy();
-});
+    const withKey = await get(gw, "/api/v1/models/anthropic/claude-sonnet/endpoints", org.key);
+    assert.is(withKey.status, 200, withKey.text);
+    const endpoints = at(withKey.body, "data", "endpoints") as Json[];
+    assert.equal(
+      endpoints.map((e) => e.name),
+      ["Anthropic | anthropic/claude-sonnet", "Anthropic | anthropic/claude-sonnet"],
+    );
+    assert.equal(endpoints[1]!.pricing, { prompt: "0.000001", completion: "0.000002", image: "0", request: "0" });
+    assert.is(endpoints[1]!.context_length, 200000, "the catalog model's context length");
+    const anonymous = await get(gw, "/api/v1/models/anthropic/claude-sonnet/endpoints");
+    assert.is((at(anonymous.body, "data", "endpoints") as Json[]).length, 1);
+    const others = await get(gw, "/api/v1/models/anthropic/claude-sonnet/endpoints", gw.key);
+    assert.is((at(others.body, "data", "endpoints") as Json[]).length, 1);
+    await active.destroy();
+  },
+);
 
 test.run();

@@ -139,30 +139,32 @@ test("members and their keys; a key whose creator is removed stops working", asy
   assert.match(stale.stderr, /400 .*not a member/);
 });
 
-test("an organization starts with its owner: its first key and keys minted without --member belong to it; it cannot be removed", async ({
-  gw,
-}) => {
-  const org = await admin(gw, ["org", "create", "Owned", "--owner-email", "founder@example.com"]);
-  assert.is(org.code, 0, org.stderr);
-  const orgId = at(org.json, "data", "id") as string;
-  const members = await admin(gw, ["member", "list", orgId]);
-  assert.is(at(members.json, "total_count"), 1);
-  const owner = at(members.json, "data", 0) as { id: string; email: string; role: string };
-  assert.is(owner.email, "founder@example.com");
-  assert.is(owner.role, "MEMBER_ROLE_ADMIN");
-  const first = await call(gw.url, "GET", "/api/v1/key", { key: at(org.json, "key") as string });
-  assert.is(at(first.body, "data", "creator_user_id"), owner.id, "the organization's first key");
-  const minted = await admin(gw, ["key", "create", orgId, "no member named"]);
-  assert.is(minted.code, 0, minted.stderr);
-  assert.is(at(minted.json, "data", "creator_user_id"), owner.id, "a key minted for no member");
-  const removed = await admin(gw, ["member", "remove", orgId, owner.id]);
-  assert.is(removed.code, 1);
-  assert.match(removed.stderr, /409 .*owner/);
+test(
+  "an organization starts with its owner: its first key and keys minted without --member belong to it; " +
+    "it cannot be removed",
+  async ({ gw }) => {
+    const org = await admin(gw, ["org", "create", "Owned", "--owner-email", "founder@example.com"]);
+    assert.is(org.code, 0, org.stderr);
+    const orgId = at(org.json, "data", "id") as string;
+    const members = await admin(gw, ["member", "list", orgId]);
+    assert.is(at(members.json, "total_count"), 1);
+    const owner = at(members.json, "data", 0) as { id: string; email: string; role: string };
+    assert.is(owner.email, "founder@example.com");
+    assert.is(owner.role, "MEMBER_ROLE_ADMIN");
+    const first = await call(gw.url, "GET", "/api/v1/key", { key: at(org.json, "key") as string });
+    assert.is(at(first.body, "data", "creator_user_id"), owner.id, "the organization's first key");
+    const minted = await admin(gw, ["key", "create", orgId, "no member named"]);
+    assert.is(minted.code, 0, minted.stderr);
+    assert.is(at(minted.json, "data", "creator_user_id"), owner.id, "a key minted for no member");
+    const removed = await admin(gw, ["member", "remove", orgId, owner.id]);
+    assert.is(removed.code, 1);
+    assert.match(removed.stderr, /409 .*owner/);
 
-  const byDefault = await admin(gw, ["org", "create", "Default owner"]);
-  const defaultMembers = await admin(gw, ["member", "list", at(byDefault.json, "data", "id") as string]);
-  assert.is(at(defaultMembers.json, "data", 0, "email"), "owner@localhost", "GATEWAY_OWNER_EMAIL's default");
-});
+    const byDefault = await admin(gw, ["org", "create", "Default owner"]);
+    const defaultMembers = await admin(gw, ["member", "list", at(byDefault.json, "data", "id") as string]);
+    assert.is(at(defaultMembers.json, "data", 0, "email"), "owner@localhost", "GATEWAY_OWNER_EMAIL's default");
+  },
+);
 
 test("the command's process: its output and its exit status (0, 2 for bad usage, 1 for a gateway error)", async ({
   gw,

@@ -87,15 +87,18 @@ function chat({ gw, key }: Ctx, model: string, provider: string): Promise<Reply>
   });
 }
 
-test("a private endpoint's answer above GATEWAY_PRIVATE_ENDPOINT_MAX_ANSWER_MIB fails with 502 naming the limit", async (ctx) => {
-  const res = await chat(ctx, "openai/gpt-4o", "openai");
-  assert.is(res.status, 502, res.text.slice(0, 500));
-  assert.match(String(at(res.body, "error", "message")), new RegExp(`larger than ${LIMIT_MIB} MiB`));
-  assert.ok(
-    ctx.tls.requests.some((r) => (r.body as { model?: string } | undefined)?.model === `mock-large-${LARGE}`),
-    "the private endpoint was called",
-  );
-});
+test(
+  "a private endpoint's answer above " + "GATEWAY_PRIVATE_ENDPOINT_MAX_ANSWER_MIB fails with 502 naming the limit",
+  async (ctx) => {
+    const res = await chat(ctx, "openai/gpt-4o", "openai");
+    assert.is(res.status, 502, res.text.slice(0, 500));
+    assert.match(String(at(res.body, "error", "message")), new RegExp(`larger than ${LIMIT_MIB} MiB`));
+    assert.ok(
+      ctx.tls.requests.some((r) => (r.body as { model?: string } | undefined)?.model === `mock-large-${LARGE}`),
+      "the private endpoint was called",
+    );
+  },
+);
 
 test("a private endpoint's answer under the limit is served", async (ctx) => {
   const res = await chat(ctx, "openai/gpt-4o-mini", "openai");

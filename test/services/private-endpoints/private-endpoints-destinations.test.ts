@@ -55,43 +55,47 @@ test("POST /private-endpoints: 400 for each bad field, naming it", async (ctx) =
   }
 });
 
-test("POST /private-endpoints: 422 naming the host for loopback, private, link-local, metadata and reserved destinations", async (ctx) => {
-  const refused: Array<[string, string]> = [
-    ["https://127.0.0.1/v1", "127.0.0.1"],
-    ["https://10.0.0.1/v1", "10.0.0.1"],
-    ["https://172.16.3.4/v1", "172.16.3.4"],
-    ["https://192.168.1.1/v1", "192.168.1.1"],
-    ["https://100.64.0.1/v1", "100.64.0.1"],
-    ["https://169.254.169.254/latest/meta-data", "169.254.169.254"],
-    ["https://0.0.0.0/v1", "0.0.0.0"],
-    ["https://224.0.0.1/v1", "224.0.0.1"],
-    ["https://255.255.255.255/v1", "255.255.255.255"],
-    ["https://[::1]/v1", "::1"],
-    ["https://[::]/v1", "::"],
-    ["https://[fd00::1]/v1", "fd00::1"],
-    ["https://[fe80::1]/v1", "fe80::1"],
-    ["https://[::ffff:127.0.0.1]/v1", "::ffff:7f00:1"],
-    ["https://[::ffff:169.254.169.254]/v1", "::ffff:a9fe:a9fe"],
-    ["https://[64:ff9b::a00:1]/v1", "64:ff9b::a00:1"],
-    // NAT64 and 6to4 carry an IPv4 address: the guard looks through them to the metadata service and private ranges.
-    ["https://[64:ff9b::a9fe:a9fe]/v1", "64:ff9b::a9fe:a9fe"],
-    ["https://[2002:a9fe:a9fe::]/v1", "2002:a9fe:a9fe::"],
-    ["https://[2002:7f00:1::1]/v1", "2002:7f00:1::1"],
-    ["https://[2002:c0a8:101::]/v1", "2002:c0a8:101::"],
-    ["https://2130706433/v1", "127.0.0.1"],
-  ];
-  for (const [baseUrl, host] of refused) {
-    const res = await createEndpoint(ctx.gw, ctx.org.key, endpointBody(ctx.upstream, { base_url: baseUrl }));
-    assertError(res, 422, /not a public address/, baseUrl);
-    assert.ok(String(at(res.body, "error", "message")).includes(`'${host}'`), `${baseUrl}: ${res.text}`);
-  }
-  const unresolvable = await createEndpoint(
-    ctx.gw,
-    ctx.org.key,
-    endpointBody(ctx.upstream, { base_url: "https://no-such-host.invalid/v1" }),
-  );
-  assertError(unresolvable, 422, /'no-such-host\.invalid' could not be resolved/);
-});
+test(
+  "POST /private-endpoints: " +
+    "422 naming the host for loopback, private, link-local, metadata and reserved destinations",
+  async (ctx) => {
+    const refused: Array<[string, string]> = [
+      ["https://127.0.0.1/v1", "127.0.0.1"],
+      ["https://10.0.0.1/v1", "10.0.0.1"],
+      ["https://172.16.3.4/v1", "172.16.3.4"],
+      ["https://192.168.1.1/v1", "192.168.1.1"],
+      ["https://100.64.0.1/v1", "100.64.0.1"],
+      ["https://169.254.169.254/latest/meta-data", "169.254.169.254"],
+      ["https://0.0.0.0/v1", "0.0.0.0"],
+      ["https://224.0.0.1/v1", "224.0.0.1"],
+      ["https://255.255.255.255/v1", "255.255.255.255"],
+      ["https://[::1]/v1", "::1"],
+      ["https://[::]/v1", "::"],
+      ["https://[fd00::1]/v1", "fd00::1"],
+      ["https://[fe80::1]/v1", "fe80::1"],
+      ["https://[::ffff:127.0.0.1]/v1", "::ffff:7f00:1"],
+      ["https://[::ffff:169.254.169.254]/v1", "::ffff:a9fe:a9fe"],
+      ["https://[64:ff9b::a00:1]/v1", "64:ff9b::a00:1"],
+      // NAT64 and 6to4 carry an IPv4 address: the guard looks through them to the metadata service and private ranges.
+      ["https://[64:ff9b::a9fe:a9fe]/v1", "64:ff9b::a9fe:a9fe"],
+      ["https://[2002:a9fe:a9fe::]/v1", "2002:a9fe:a9fe::"],
+      ["https://[2002:7f00:1::1]/v1", "2002:7f00:1::1"],
+      ["https://[2002:c0a8:101::]/v1", "2002:c0a8:101::"],
+      ["https://2130706433/v1", "127.0.0.1"],
+    ];
+    for (const [baseUrl, host] of refused) {
+      const res = await createEndpoint(ctx.gw, ctx.org.key, endpointBody(ctx.upstream, { base_url: baseUrl }));
+      assertError(res, 422, /not a public address/, baseUrl);
+      assert.ok(String(at(res.body, "error", "message")).includes(`'${host}'`), `${baseUrl}: ${res.text}`);
+    }
+    const unresolvable = await createEndpoint(
+      ctx.gw,
+      ctx.org.key,
+      endpointBody(ctx.upstream, { base_url: "https://no-such-host.invalid/v1" }),
+    );
+    assertError(unresolvable, 422, /'no-such-host\.invalid' could not be resolved/);
+  },
+);
 
 test.run();
 

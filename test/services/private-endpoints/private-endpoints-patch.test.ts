@@ -150,31 +150,35 @@ test("PATCH /private-endpoints/{id} follows the API's rules (table)", async (ctx
   }
 });
 
-test("PATCH: 400 for a missing upstream_model_id, a null or malformed base_url; 422 for a refused destination, leaving the record", async (ctx) => {
-  const created = await newEndpoint(ctx, { declared_region: "us" });
-  const id = String(created.id);
-  const cases: Array<[Json, number, RegExp]> = [
-    [{}, 400, /upstream_model_id is required/],
-    [{ upstream_model_id: "" }, 400, /upstream_model_id/],
-    [{ declared_region: "global" }, 400, /upstream_model_id/],
-    [{ upstream_model_id: "m", base_url: null }, 400, /base_url cannot be null/],
-    [{ upstream_model_id: "m", base_url: "http://localhost/v1" }, 400, /base_url/],
-    [{ upstream_model_id: "m", base_url: "https://k:hunter2@localhost/v1" }, 400, /user credentials/],
-    [{ upstream_model_id: "m", declared_region: "mars" }, 400, /declared_region/],
-    [
-      { upstream_model_id: "m", base_url: "https://169.254.169.254/v1" },
-      422,
-      /'169\.254\.169\.254' is not a public address/,
-    ],
-    [{ upstream_model_id: "m", base_url: "https://[::1]/v1" }, 422, /'::1'/],
-  ];
-  for (const [body, status, message] of cases) {
-    const res = await patchEndpoint(ctx.gw, ctx.org.key, id, body);
-    assertError(res, status, message, JSON.stringify(body));
-    assert.not.ok(res.text.includes("hunter2"));
-  }
-  assertError(await patchEndpoint(ctx.gw, ctx.org.key, "not-a-uuid", { upstream_model_id: "m" }), 400, /id/);
-  assert.equal(at((await getEndpoint(ctx.gw, ctx.org.key, id)).body, "data"), created, "nothing changed");
-});
+test(
+  "PATCH: 400 for a missing upstream_model_id, a null or malformed base_url; " +
+    "422 for a refused destination, leaving the record",
+  async (ctx) => {
+    const created = await newEndpoint(ctx, { declared_region: "us" });
+    const id = String(created.id);
+    const cases: Array<[Json, number, RegExp]> = [
+      [{}, 400, /upstream_model_id is required/],
+      [{ upstream_model_id: "" }, 400, /upstream_model_id/],
+      [{ declared_region: "global" }, 400, /upstream_model_id/],
+      [{ upstream_model_id: "m", base_url: null }, 400, /base_url cannot be null/],
+      [{ upstream_model_id: "m", base_url: "http://localhost/v1" }, 400, /base_url/],
+      [{ upstream_model_id: "m", base_url: "https://k:hunter2@localhost/v1" }, 400, /user credentials/],
+      [{ upstream_model_id: "m", declared_region: "mars" }, 400, /declared_region/],
+      [
+        { upstream_model_id: "m", base_url: "https://169.254.169.254/v1" },
+        422,
+        /'169\.254\.169\.254' is not a public address/,
+      ],
+      [{ upstream_model_id: "m", base_url: "https://[::1]/v1" }, 422, /'::1'/],
+    ];
+    for (const [body, status, message] of cases) {
+      const res = await patchEndpoint(ctx.gw, ctx.org.key, id, body);
+      assertError(res, status, message, JSON.stringify(body));
+      assert.not.ok(res.text.includes("hunter2"));
+    }
+    assertError(await patchEndpoint(ctx.gw, ctx.org.key, "not-a-uuid", { upstream_model_id: "m" }), 400, /id/);
+    assert.equal(at((await getEndpoint(ctx.gw, ctx.org.key, id)).body, "data"), created, "nothing changed");
+  },
+);
 
 test.run();

@@ -22,36 +22,39 @@ import {
 /** Create, list, get and delete private endpoints, and who may reach them. */
 const test = endpointsSuite("private endpoints: records");
 
-test("POST /private-endpoints: 201 draft with every field of 2.11, the catalog model's identity and decimal prices", async (ctx) => {
-  const res = await createEndpoint(
-    ctx.gw,
-    ctx.org.key,
-    endpointBody(ctx.upstream, {
-      declared_region: "europe",
-      declared_zdr: true,
-      pricing: { prompt: "0.0000025", completion: "0.00001" },
-    }),
-  );
-  assert.is(res.status, 201, res.text);
-  const data = at(res.body, "data") as Json;
-  assert.equal(Object.keys(data).sort(), [...FULL_FIELDS].sort());
-  assert.match(String(data.id), UUID);
-  assert.is(data.base_url, openaiBase(ctx.upstream));
-  assert.is(data.upstream_model_id, "gpt-test");
-  assert.is(data.declared_region, "europe");
-  assert.is(data.declared_zdr, true);
-  assert.is(data.model_permaslug, "openai/gpt-4o-2024-08-06");
-  assert.is(data.model_slug, "openai/gpt-4o", "the catalog model's id");
-  assert.is(data.model_name, "OpenAI: GPT-4o", "the catalog model's name");
-  assert.is(data.provider_slug, "openai");
-  assert.is(data.provider_name, "OpenAI");
-  assert.equal(data.pricing, { prompt: "0.0000025", completion: "0.00001" });
-  assert.is(data.status, "draft");
-  assert.match(String(data.created_at), ISO);
-  assert.is(data.validated_at, null);
-  const got = await getEndpoint(ctx.gw, ctx.org.key, String(data.id));
-  assert.equal(at(got.body, "data"), data, "GET answers the stored record, prices as the same decimal strings");
-});
+test(
+  "POST /private-endpoints: " + "201 draft with every field of 2.11, the catalog model's identity and decimal prices",
+  async (ctx) => {
+    const res = await createEndpoint(
+      ctx.gw,
+      ctx.org.key,
+      endpointBody(ctx.upstream, {
+        declared_region: "europe",
+        declared_zdr: true,
+        pricing: { prompt: "0.0000025", completion: "0.00001" },
+      }),
+    );
+    assert.is(res.status, 201, res.text);
+    const data = at(res.body, "data") as Json;
+    assert.equal(Object.keys(data).sort(), [...FULL_FIELDS].sort());
+    assert.match(String(data.id), UUID);
+    assert.is(data.base_url, openaiBase(ctx.upstream));
+    assert.is(data.upstream_model_id, "gpt-test");
+    assert.is(data.declared_region, "europe");
+    assert.is(data.declared_zdr, true);
+    assert.is(data.model_permaslug, "openai/gpt-4o-2024-08-06");
+    assert.is(data.model_slug, "openai/gpt-4o", "the catalog model's id");
+    assert.is(data.model_name, "OpenAI: GPT-4o", "the catalog model's name");
+    assert.is(data.provider_slug, "openai");
+    assert.is(data.provider_name, "OpenAI");
+    assert.equal(data.pricing, { prompt: "0.0000025", completion: "0.00001" });
+    assert.is(data.status, "draft");
+    assert.match(String(data.created_at), ISO);
+    assert.is(data.validated_at, null);
+    const got = await getEndpoint(ctx.gw, ctx.org.key, String(data.id));
+    assert.equal(at(got.body, "data"), data, "GET answers the stored record, prices as the same decimal strings");
+  },
+);
 
 test("POST /private-endpoints: optional fields default to null pricing, no region and no ZDR", async (ctx) => {
   const data = await newEndpoint(ctx, {

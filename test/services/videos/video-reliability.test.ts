@@ -68,42 +68,44 @@ async function billedOnce(gateway: Gateway, id: string): Promise<void> {
   assert.is(rows.length, 1, `job ${id} has ${rows.length} ledger rows`);
 }
 
-test("an unreachable provider is polled again after a backoff that doubles, or its Retry-After; then the job completes", async ({
-  env,
-}) => {
-  const { gw, upstream } = env;
-  const slow = await startInstance(env, { GATEWAY_VIDEO_RETRY_BASE_MS: "60000" });
-  try {
-    const id = await submitted(gw.url, gw.key, JOB);
-    upstream.videos.fail("status", 503);
-    await slow.videos.runOnce();
-    let now = await state(gw.gateway, id);
-    assert.is(now.status, "pending", "the job stays as it was");
-    assert.is(now.failures, 1);
-    assert.ok(now.due_in_s > 50 && now.due_in_s <= 60, `first backoff: the base (${now.due_in_s} s)`);
-    assert.is(now.lease_owner, null);
+test(
+  "an unreachable provider is polled again after a backoff that doubles, or its Retry-After; " +
+    "then the job completes",
+  async ({ env }) => {
+    const { gw, upstream } = env;
+    const slow = await startInstance(env, { GATEWAY_VIDEO_RETRY_BASE_MS: "60000" });
+    try {
+      const id = await submitted(gw.url, gw.key, JOB);
+      upstream.videos.fail("status", 503);
+      await slow.videos.runOnce();
+      let now = await state(gw.gateway, id);
+      assert.is(now.status, "pending", "the job stays as it was");
+      assert.is(now.failures, 1);
+      assert.ok(now.due_in_s > 50 && now.due_in_s <= 60, `first backoff: the base (${now.due_in_s} s)`);
+      assert.is(now.lease_owner, null);
 
-    await sqlOn(gw.gateway, "UPDATE video_jobs SET available_at = now() WHERE id = $id", { id });
-    upstream.videos.fail("status", 502);
-    await slow.videos.runOnce();
-    now = await state(gw.gateway, id);
-    assert.is(now.failures, 2);
-    assert.ok(now.due_in_s > 110 && now.due_in_s <= 120, `second backoff: doubled (${now.due_in_s} s)`);
+      await sqlOn(gw.gateway, "UPDATE video_jobs SET available_at = now() WHERE id = $id", { id });
+      upstream.videos.fail("status", 502);
+      await slow.videos.runOnce();
+      now = await state(gw.gateway, id);
+      assert.is(now.failures, 2);
+      assert.ok(now.due_in_s > 110 && now.due_in_s <= 120, `second backoff: doubled (${now.due_in_s} s)`);
 
-    await sqlOn(gw.gateway, "UPDATE video_jobs SET available_at = now() WHERE id = $id", { id });
-    upstream.videos.fail("status", 429, { retryAfter: 900 });
-    await slow.videos.runOnce();
-    now = await state(gw.gateway, id);
-    assert.ok(now.due_in_s > 290 && now.due_in_s <= 300, `Retry-After, up to the 5-minute cap (${now.due_in_s} s)`);
+      await sqlOn(gw.gateway, "UPDATE video_jobs SET available_at = now() WHERE id = $id", { id });
+      upstream.videos.fail("status", 429, { retryAfter: 900 });
+      await slow.videos.runOnce();
+      now = await state(gw.gateway, id);
+      assert.ok(now.due_in_s > 290 && now.due_in_s <= 300, `Retry-After, up to the 5-minute cap (${now.due_in_s} s)`);
 
-    await sqlOn(gw.gateway, "UPDATE video_jobs SET available_at = now() WHERE id = $id", { id });
-    await runUntil(gw.gateway, gw.key, id, "completed");
-    assert.is((await state(gw.gateway, id)).failures, 0);
-    await billedOnce(gw.gateway, id);
-  } finally {
-    await slow.stop();
-  }
-});
+      await sqlOn(gw.gateway, "UPDATE video_jobs SET available_at = now() WHERE id = $id", { id });
+      await runUntil(gw.gateway, gw.key, id, "completed");
+      assert.is((await state(gw.gateway, id)).failures, 0);
+      await billedOnce(gw.gateway, id);
+    } finally {
+      await slow.stop();
+    }
+  },
+);
 
 test("a download that fails or breaks off is tried again; the job completes, billed once", async ({ env }) => {
   const { gw, upstream } = env;
@@ -138,7 +140,8 @@ test("a job past its deadline is expired: provider job deleted, no cost, reserva
   await runUntil(gw.gateway, key, id, "in_progress");
   await sqlOn(
     gw.gateway,
-    "UPDATE video_jobs SET deadline_at = now() - interval '1 second', available_at = now() + interval '1 hour' WHERE id = $id",
+    "UPDATE video_jobs SET deadline_at = now() - interval '1 second', " +
+      "available_at = now() + interval '1 hour' WHERE id = $id",
     { id },
   );
   const expired = await runUntil(gw.gateway, key, id, "expired");

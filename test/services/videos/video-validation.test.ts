@@ -155,7 +155,8 @@ const CASES: Array<[string, Record<string, unknown>, RegExp]> = [
 /** Jobs and budget reservations in the database. */
 async function leftovers(env: VideoGateway): Promise<{ jobs: number; reservations: number }> {
   const [counts] = await env.gw.gateway.sequelize.query<{ jobs: number; reservations: number }>(
-    "SELECT (SELECT count(*)::int FROM video_jobs) AS jobs, (SELECT count(*)::int FROM budget_reservations) AS reservations",
+    "SELECT (SELECT count(*)::int FROM video_jobs) AS jobs, " +
+      "(SELECT count(*)::int FROM budget_reservations) AS reservations",
     { type: QueryTypes.SELECT },
   );
   return counts!;

@@ -213,52 +213,53 @@ function boundaries(now: Date): Record<string, string | null> {
   };
 }
 
-test("GET /key lists the workspace budgets with their next UTC boundaries; effective_budget has the least remaining", async ({
-  gw,
-}) => {
-  const ws = await newWorkspace(gw, "key-budgets");
-  const ids: Record<string, string> = {};
-  const limits: Record<string, number> = { lifetime: 100, monthly: 40, weekly: 15, daily: 4.5 };
-  for (const interval of ["lifetime", "monthly", "weekly", "daily"]) {
-    const res = await putBudget(gw, ws.id, interval, { limit_usd: limits[interval] });
-    assert.is(res.status, 200, res.text);
-    ids[interval] = at(res.body, "data", "id") as string;
-  }
-  const key = await plainKey(gw, ws.id);
-
-  const before = boundaries(new Date());
-  const res = await call(gw.url, "GET", "/api/v1/key", { key });
-  const after = boundaries(new Date());
-  assert.is(res.status, 200, res.text);
-  assert.is(at(res.body, "data", "workspace_id"), ws.id);
-  const budgets = at(res.body, "data", "budgets") as Array<Record<string, unknown>>;
-  assert.is(budgets.length, 4);
-  for (const interval of ["lifetime", "monthly", "weekly", "daily"]) {
-    const b = budgets.find((x) => x.reset_interval === interval);
-    assert.ok(b, `missing the ${interval} budget`);
-    assert.is(b.scope, "workspace", interval);
-    assert.is(b.budget_id, ids[interval], interval);
-    assert.is(b.limit_usd, limits[interval], interval);
-    assert.is(b.spend_usd, 0, interval);
-    assert.is(b.remaining_usd, limits[interval], interval);
-    assert.is(b.include_byok, false, interval);
-    if (interval === "lifetime") {
-      assert.is(b.resets_at, null, "a lifetime budget never resets");
-    } else {
-      assert.match(String(b.resets_at), ISO, interval);
-      const resetsAt = new Date(String(b.resets_at)).toISOString();
-      assert.ok(
-        resetsAt === before[interval] || resetsAt === after[interval],
-        `${interval}: ${resetsAt}, expected ${before[interval]}`,
-      );
+test(
+  "GET /key lists the workspace budgets with their next UTC boundaries; " + "effective_budget has the least remaining",
+  async ({ gw }) => {
+    const ws = await newWorkspace(gw, "key-budgets");
+    const ids: Record<string, string> = {};
+    const limits: Record<string, number> = { lifetime: 100, monthly: 40, weekly: 15, daily: 4.5 };
+    for (const interval of ["lifetime", "monthly", "weekly", "daily"]) {
+      const res = await putBudget(gw, ws.id, interval, { limit_usd: limits[interval] });
+      assert.is(res.status, 200, res.text);
+      ids[interval] = at(res.body, "data", "id") as string;
     }
-  }
-  const effective = at(res.body, "data", "effective_budget") as Record<string, unknown>;
-  assert.is(effective.reset_interval, "daily");
-  assert.is(effective.budget_id, ids.daily);
-  assert.is(effective.scope, "workspace");
-  assert.is(effective.remaining_usd, 4.5);
-});
+    const key = await plainKey(gw, ws.id);
+
+    const before = boundaries(new Date());
+    const res = await call(gw.url, "GET", "/api/v1/key", { key });
+    const after = boundaries(new Date());
+    assert.is(res.status, 200, res.text);
+    assert.is(at(res.body, "data", "workspace_id"), ws.id);
+    const budgets = at(res.body, "data", "budgets") as Array<Record<string, unknown>>;
+    assert.is(budgets.length, 4);
+    for (const interval of ["lifetime", "monthly", "weekly", "daily"]) {
+      const b = budgets.find((x) => x.reset_interval === interval);
+      assert.ok(b, `missing the ${interval} budget`);
+      assert.is(b.scope, "workspace", interval);
+      assert.is(b.budget_id, ids[interval], interval);
+      assert.is(b.limit_usd, limits[interval], interval);
+      assert.is(b.spend_usd, 0, interval);
+      assert.is(b.remaining_usd, limits[interval], interval);
+      assert.is(b.include_byok, false, interval);
+      if (interval === "lifetime") {
+        assert.is(b.resets_at, null, "a lifetime budget never resets");
+      } else {
+        assert.match(String(b.resets_at), ISO, interval);
+        const resetsAt = new Date(String(b.resets_at)).toISOString();
+        assert.ok(
+          resetsAt === before[interval] || resetsAt === after[interval],
+          `${interval}: ${resetsAt}, expected ${before[interval]}`,
+        );
+      }
+    }
+    const effective = at(res.body, "data", "effective_budget") as Record<string, unknown>;
+    assert.is(effective.reset_interval, "daily");
+    assert.is(effective.budget_id, ids.daily);
+    assert.is(effective.scope, "workspace");
+    assert.is(effective.remaining_usd, 4.5);
+  },
+);
 
 test("GET /key: effective_budget is the least remaining across the key's own limit and the workspace budgets", async ({
   gw,

@@ -119,66 +119,68 @@ test("GET /workspaces lists only the caller's organization", async ({ gw }) => {
   assert.is(at(their.body, "total_count"), 2);
 });
 
-test("budgets: list ordered daily, weekly, monthly, lifetime; get one by interval; 404 for an interval without budget", async ({
-  gw,
-}) => {
-  const ws = await newWorkspace(gw, "budgets");
-  const empty = await listBudgets(gw, ws.id as string);
-  assert.is(empty.status, 200, empty.text);
-  assert.equal(empty.body, { data: [] });
-  assertError(await getBudget(gw, ws.id as string, "daily"), 404, /daily/);
+test(
+  "budgets: list ordered daily, weekly, monthly, lifetime; " +
+    "get one by interval; 404 for an interval without budget",
+  async ({ gw }) => {
+    const ws = await newWorkspace(gw, "budgets");
+    const empty = await listBudgets(gw, ws.id as string);
+    assert.is(empty.status, 200, empty.text);
+    assert.equal(empty.body, { data: [] });
+    assertError(await getBudget(gw, ws.id as string, "daily"), 404, /daily/);
 
-  const limits: Record<string, number> = { lifetime: 100, daily: 2, monthly: 40, weekly: 10 };
-  const ids: Record<string, string> = {};
-  for (const [interval, limit] of Object.entries(limits)) {
-    const res = await putBudget(gw, ws.slug as string, interval, limit);
-    assert.is(res.status, 200, res.text);
-    ids[interval] = at(res.body, "data", "id") as string;
-  }
-
-  const listed = await listBudgets(gw, ws.slug as string);
-  assert.is(listed.status, 200, listed.text);
-  const data = at(listed.body, "data") as Json[];
-  assert.equal(
-    data.map((b) => b.reset_interval),
-    ["daily", "weekly", "monthly", "lifetime"],
-  );
-  for (const budget of data) {
-    const interval = budget.reset_interval as string;
-    assert.equal(Object.keys(budget).sort(), [
-      "created_at",
-      "id",
-      "limit_usd",
-      "reset_interval",
-      "updated_at",
-      "workspace_id",
-    ]);
-    assert.is(budget.id, ids[interval]);
-    assert.match(String(budget.id), UUID);
-    assert.is(budget.workspace_id, ws.id);
-    assert.is(budget.limit_usd, limits[interval]);
-    assert.match(String(budget.created_at), ISO);
-    assert.is(budget.updated_at, null);
-
-    for (const ref of [ws.id as string, ws.slug as string]) {
-      const one = await getBudget(gw, ref, interval);
-      assert.is(one.status, 200, one.text);
-      assert.equal(at(one.body, "data"), budget, `${ref} ${interval}`);
+    const limits: Record<string, number> = { lifetime: 100, daily: 2, monthly: 40, weekly: 10 };
+    const ids: Record<string, string> = {};
+    for (const [interval, limit] of Object.entries(limits)) {
+      const res = await putBudget(gw, ws.slug as string, interval, limit);
+      assert.is(res.status, 200, res.text);
+      ids[interval] = at(res.body, "data", "id") as string;
     }
-  }
 
-  assert.is((await putBudget(gw, ws.id as string, "weekly", 12)).status, 200);
-  const replaced = await getBudget(gw, ws.id as string, "weekly");
-  assert.is(at(replaced.body, "data", "limit_usd"), 12);
-  assert.match(String(at(replaced.body, "data", "updated_at")), ISO);
+    const listed = await listBudgets(gw, ws.slug as string);
+    assert.is(listed.status, 200, listed.text);
+    const data = at(listed.body, "data") as Json[];
+    assert.equal(
+      data.map((b) => b.reset_interval),
+      ["daily", "weekly", "monthly", "lifetime"],
+    );
+    for (const budget of data) {
+      const interval = budget.reset_interval as string;
+      assert.equal(Object.keys(budget).sort(), [
+        "created_at",
+        "id",
+        "limit_usd",
+        "reset_interval",
+        "updated_at",
+        "workspace_id",
+      ]);
+      assert.is(budget.id, ids[interval]);
+      assert.match(String(budget.id), UUID);
+      assert.is(budget.workspace_id, ws.id);
+      assert.is(budget.limit_usd, limits[interval]);
+      assert.match(String(budget.created_at), ISO);
+      assert.is(budget.updated_at, null);
 
-  assert.is((await call(gw.url, "DELETE", `${path(ws.id as string)}/budgets/monthly`, { key: gw.key })).status, 200);
-  assertError(await getBudget(gw, ws.id as string, "monthly"), 404);
-  assert.equal(
-    (at((await listBudgets(gw, ws.id as string)).body, "data") as Json[]).map((b) => b.reset_interval),
-    ["daily", "weekly", "lifetime"],
-  );
-});
+      for (const ref of [ws.id as string, ws.slug as string]) {
+        const one = await getBudget(gw, ref, interval);
+        assert.is(one.status, 200, one.text);
+        assert.equal(at(one.body, "data"), budget, `${ref} ${interval}`);
+      }
+    }
+
+    assert.is((await putBudget(gw, ws.id as string, "weekly", 12)).status, 200);
+    const replaced = await getBudget(gw, ws.id as string, "weekly");
+    assert.is(at(replaced.body, "data", "limit_usd"), 12);
+    assert.match(String(at(replaced.body, "data", "updated_at")), ISO);
+
+    assert.is((await call(gw.url, "DELETE", `${path(ws.id as string)}/budgets/monthly`, { key: gw.key })).status, 200);
+    assertError(await getBudget(gw, ws.id as string, "monthly"), 404);
+    assert.equal(
+      (at((await listBudgets(gw, ws.id as string)).body, "data") as Json[]).map((b) => b.reset_interval),
+      ["daily", "weekly", "lifetime"],
+    );
+  },
+);
 
 test("budgets: bad interval 400; unknown or another organization's workspace 404", async ({ gw }) => {
   const ws = await newWorkspace(gw, "budgets-bad");

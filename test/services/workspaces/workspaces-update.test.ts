@@ -179,23 +179,24 @@ test("PATCH: each field rule gives 400 naming the field, and nothing changes", a
   assert.equal(at((await getWorkspace(gw, ws.id as string)).body, "data"), ws, "no partial update");
 });
 
-test("PATCH slug: 409 when another workspace of the organization has it; its own slug or another org's is fine", async ({
-  gw,
-}) => {
-  const a = await newWorkspace(gw, "slug-a");
-  const b = await newWorkspace(gw, "slug-b");
-  assertError(await patchWorkspace(gw, b.id as string, { slug: a.slug }), 409, /slug/);
-  assertError(await patchWorkspace(gw, b.id as string, { slug: "default" }), 409, /slug/);
-  assert.is(at((await getWorkspace(gw, b.id as string)).body, "data", "slug"), b.slug);
+test(
+  "PATCH slug: 409 when another workspace of the organization has it; " + "its own slug or another org's is fine",
+  async ({ gw }) => {
+    const a = await newWorkspace(gw, "slug-a");
+    const b = await newWorkspace(gw, "slug-b");
+    assertError(await patchWorkspace(gw, b.id as string, { slug: a.slug }), 409, /slug/);
+    assertError(await patchWorkspace(gw, b.id as string, { slug: "default" }), 409, /slug/);
+    assert.is(at((await getWorkspace(gw, b.id as string)).body, "data", "slug"), b.slug);
 
-  const same = await patchWorkspace(gw, a.id as string, { slug: a.slug, name: "same slug" });
-  assert.is(same.status, 200, same.text);
+    const same = await patchWorkspace(gw, a.id as string, { slug: a.slug, name: "same slug" });
+    assert.is(same.status, 200, same.text);
 
-  const other = await seedOrganization("slug-other-org");
-  const theirs = await newWorkspace(gw, "slug-theirs", {}, other.key);
-  const taken = await patchWorkspace(gw, b.id as string, { slug: theirs.slug });
-  assert.is(taken.status, 200, taken.text);
-});
+    const other = await seedOrganization("slug-other-org");
+    const theirs = await newWorkspace(gw, "slug-theirs", {}, other.key);
+    const taken = await patchWorkspace(gw, b.id as string, { slug: theirs.slug });
+    assert.is(taken.status, 200, taken.text);
+  },
+);
 
 test("PATCH: unknown workspace 404; another organization's 404 by UUID and by slug, untouched", async ({ gw }) => {
   assertError(await patchWorkspace(gw, MISSING_UUID, { name: "x" }), 404);

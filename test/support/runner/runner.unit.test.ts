@@ -81,34 +81,42 @@ test("an after.each that throws on a failing test does not hide the suite's othe
   assert.match(run.output, /^1 passed, 3 failed, 0 skipped$/m);
 });
 
-test("a suite that bypasses the guard still fails the run when its setup throws, and the output says why no reason was printed", async () => {
-  const run = await runPlanted("bare-uvu");
-  assert.is(run.code, 1, run.output);
-  assert.match(
-    run.output,
-    /1 test did not pass and uvu gave no reason: uvu could not report an error and stopped the suite \(a hook of a suite made with uvu's own suite\(\) threw/,
-  );
-  assert.match(run.output, /^0 passed, 1 failed, 0 skipped$/m);
-});
+test(
+  "a suite that bypasses the guard still fails the run when its setup throws, " +
+    "and the output says why no reason was printed",
+  async () => {
+    const run = await runPlanted("bare-uvu");
+    assert.is(run.code, 1, run.output);
+    assert.match(
+      run.output,
+      /1 test did not pass and uvu gave no reason: uvu could not report an error and stopped the suite \(a hook of a suite made with uvu's own suite\(\) threw/,
+    );
+    assert.match(run.output, /^0 passed, 1 failed, 0 skipped$/m);
+  },
+);
 
-test("a test or before.each that throws what uvu cannot report (not an Error, a ConnectError) is reported, and the suite's later tests still run", async () => {
-  const run = await runPlanted("throws-non-error");
-  assert.is(run.code, 1, run.output);
-  assert.match(
-    run.output,
-    /FAIL\s+planted: a test throws a string\s+"throws"\n\s+the test threw "planted string", not an Error/,
-  );
-  assert.match(
-    run.output,
-    /FAIL\s+planted: a test throws a string\s+"throws a ConnectError"\n\s+ConnectError: \[unavailable\] planted connect failure/,
-  );
-  assert.match(
-    run.output,
-    /FAIL\s+planted: a before\.each rejects with nothing\s+"first"\n\s+the before\.each hook threw undefined, not an Error/,
-  );
-  assert.not.match(run.output, /uvu gave no reason/);
-  assert.match(run.output, /^1 passed, 3 failed, 0 skipped$/m);
-});
+test(
+  "a test or before.each that throws what uvu cannot report (not an Error, " +
+    "a ConnectError) is reported, and the suite's later tests still run",
+  async () => {
+    const run = await runPlanted("throws-non-error");
+    assert.is(run.code, 1, run.output);
+    assert.match(
+      run.output,
+      /FAIL\s+planted: a test throws a string\s+"throws"\n\s+the test threw "planted string", not an Error/,
+    );
+    assert.match(
+      run.output,
+      /FAIL\s+planted: a test throws a string\s+"throws a ConnectError"\n\s+ConnectError: \[unavailable\] planted connect failure/,
+    );
+    assert.match(
+      run.output,
+      /FAIL\s+planted: a before\.each rejects with nothing\s+"first"\n\s+the before\.each hook threw undefined, not an Error/,
+    );
+    assert.not.match(run.output, /uvu gave no reason/);
+    assert.match(run.output, /^1 passed, 3 failed, 0 skipped$/m);
+  },
+);
 
 test("a file that makes a suite and never runs it fails the run, even beside passing files", async () => {
   const run = await runPlanted("(never-run|passing)");
@@ -145,17 +153,21 @@ test("files run in parallel workers, each file's output in one piece", async () 
     assert.match(run.output, new RegExp(`${name}\\.unit\\.test\\.ts\\n\\s+planted: `), name);
 });
 
-test("TEST_ORDER=reverse runs each suite's tests last to first, so a test that needs an earlier one's leftovers fails", async () => {
-  const written = await runPlanted("order-dependent");
-  assert.is(written.code, 0, written.output);
-  const reversed = await runPlanted("order-dependent", { TEST_ORDER: "reverse" });
-  assert.is(reversed.code, 1, reversed.output);
-  assert.match(
-    reversed.output,
-    /FAIL\s+planted: order dependent\s+"uses what the first made"\n\s+nothing was made before this test/,
-  );
-  assert.match(reversed.output, /^1 passed, 1 failed, 0 skipped$/m);
-});
+test(
+  "TEST_ORDER=reverse runs each suite's tests last to first, " +
+    "so a test that needs an earlier one's leftovers fails",
+  async () => {
+    const written = await runPlanted("order-dependent");
+    assert.is(written.code, 0, written.output);
+    const reversed = await runPlanted("order-dependent", { TEST_ORDER: "reverse" });
+    assert.is(reversed.code, 1, reversed.output);
+    assert.match(
+      reversed.output,
+      /FAIL\s+planted: order dependent\s+"uses what the first made"\n\s+nothing was made before this test/,
+    );
+    assert.match(reversed.output, /^1 passed, 1 failed, 0 skipped$/m);
+  },
+);
 
 test("temporary directories the helpers made are gone once the run is over, even those nobody removed", async () => {
   const run = await runPlanted("temp-dirs");

@@ -104,14 +104,18 @@ test("each header goes with its kind of route only", () => {
   assert.not.ok(responseHeaders("POST", "/api/v1/chat/completions", 200).includes("x-gateway-generation-id"));
 });
 
-test("every error answer: Retry-After (429, 503), the rate limits' state (an inference call's 429), the request id and the overhead", () => {
-  assert.equal(responseHeaders("GET", "/api/v1/key", 401).sort(), [
-    "retry-after",
-    "x-gateway-overhead-ms",
-    ...RATE_LIMIT,
-    "x-request-id",
-  ]);
-  assert.match(document.components.headers["retry-after"]?.description ?? "", /429/);
-});
+test(
+  "every error answer: " +
+    "Retry-After (429, 503), the rate limits' state (an inference call's 429), the request id and the overhead",
+  () => {
+    assert.equal(responseHeaders("GET", "/api/v1/key", 401).sort(), [
+      "retry-after",
+      "x-gateway-overhead-ms",
+      ...RATE_LIMIT,
+      "x-request-id",
+    ]);
+    assert.match(document.components.headers["retry-after"]?.description ?? "", /429/);
+  },
+);
 
 test.run();

@@ -88,21 +88,21 @@ test("exactly the URL's hostname, normalized; never a parent, a sub-domain or a 
   for (const [url, expected] of cases) assert.equal(await release(env, internId, url), expected, url);
 });
 
-test("over http only the secrets stored with allow_http; an https-only secret still hides a broader one of its name", async ({
-  env,
-  internId,
-}) => {
-  assert.equal(await release(env, internId, "https://plain.example.com/"), [
-    "plain=plain-value",
-    "tls_only=intern-tls-only",
-  ]);
-  assert.equal(await release(env, internId, "http://plain.example.com/"), ["plain=plain-value"]);
-  assert.equal(await release(env, internId, "http://api.example.com/"), [], "exact and ws_only are https-only");
-  assert.equal(await release(env, internId, "https://api.example.com/"), [
-    "exact=exact-value",
-    "ws_only=ws_only-value",
-  ]);
-});
+test(
+  "over http only the secrets stored with allow_http; " + "an https-only secret still hides a broader one of its name",
+  async ({ env, internId }) => {
+    assert.equal(await release(env, internId, "https://plain.example.com/"), [
+      "plain=plain-value",
+      "tls_only=intern-tls-only",
+    ]);
+    assert.equal(await release(env, internId, "http://plain.example.com/"), ["plain=plain-value"]);
+    assert.equal(await release(env, internId, "http://api.example.com/"), [], "exact and ws_only are https-only");
+    assert.equal(await release(env, internId, "https://api.example.com/"), [
+      "exact=exact-value",
+      "ws_only=ws_only-value",
+    ]);
+  },
+);
 
 test("an intern secret of a name hides the workspace's of that name, wherever each is bound", async ({
   env,

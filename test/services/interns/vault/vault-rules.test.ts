@@ -41,55 +41,56 @@ test("store answers {data} with metadata only: name, hosts, fingerprint, created
   assert.not.ok(listed.text.includes("ghp_exampleTokenValue"));
 });
 
-test("allow_http: written with the secret, read back by every list and the copy, cleared by a store without it", async ({
-  env,
-}) => {
-  const intern = (await createdIntern(env, { name: "plain-http" })).id as string;
-  const stored = await put(env, internSecrets(intern), "lan_token", {
-    hosts: ["printer.example.com"],
-    value: "v",
-    allow_http: true,
-  });
-  assert.is(stored.status, 200, stored.text);
-  assert.is(at(stored.body, "data", "allow_http"), true);
-  await put(env, "/api/v1/vault/secrets", "http_pool", {
-    hosts: ["printer.example.com"],
-    value: "w",
-    allow_http: true,
-  });
-  const copied = await call(env.gw.url, "POST", `${internSecrets(intern)}/copy`, {
-    key: env.main.key,
-    body: { names: ["http_pool"] },
-  });
-  assert.is(at(copied.body, "data", 0, "allow_http"), true, "the copy keeps it");
-  const flags = async (route: string) =>
-    Object.fromEntries(
-      ((at((await call(env.gw.url, "GET", route, { key: env.main.key })).body, "data") as Json[]) ?? []).map((s) => [
-        s.name,
-        s.allow_http,
-      ]),
+test(
+  "allow_http: " + "written with the secret, read back by every list and the copy, cleared by a store without it",
+  async ({ env }) => {
+    const intern = (await createdIntern(env, { name: "plain-http" })).id as string;
+    const stored = await put(env, internSecrets(intern), "lan_token", {
+      hosts: ["printer.example.com"],
+      value: "v",
+      allow_http: true,
+    });
+    assert.is(stored.status, 200, stored.text);
+    assert.is(at(stored.body, "data", "allow_http"), true);
+    await put(env, "/api/v1/vault/secrets", "http_pool", {
+      hosts: ["printer.example.com"],
+      value: "w",
+      allow_http: true,
+    });
+    const copied = await call(env.gw.url, "POST", `${internSecrets(intern)}/copy`, {
+      key: env.main.key,
+      body: { names: ["http_pool"] },
+    });
+    assert.is(at(copied.body, "data", 0, "allow_http"), true, "the copy keeps it");
+    const flags = async (route: string) =>
+      Object.fromEntries(
+        ((at((await call(env.gw.url, "GET", route, { key: env.main.key })).body, "data") as Json[]) ?? []).map((s) => [
+          s.name,
+          s.allow_http,
+        ]),
+      );
+    assert.equal(await flags(internSecrets(intern)), { http_pool: true, lan_token: true });
+    assert.equal((await flags("/api/v1/vault/secrets")).http_pool, true);
+    // Effective secrets include the workspace's, which other tests store too: this test's names only.
+    const effective = await flags(`/api/v1/vault/interns/${intern}/effective-secrets`);
+    assert.equal(
+      { http_pool: effective.http_pool, lan_token: effective.lan_token },
+      { http_pool: true, lan_token: true },
     );
-  assert.equal(await flags(internSecrets(intern)), { http_pool: true, lan_token: true });
-  assert.equal((await flags("/api/v1/vault/secrets")).http_pool, true);
-  // Effective secrets include the workspace's, which other tests store too: this test's names only.
-  const effective = await flags(`/api/v1/vault/interns/${intern}/effective-secrets`);
-  assert.equal(
-    { http_pool: effective.http_pool, lan_token: effective.lan_token },
-    { http_pool: true, lan_token: true },
-  );
-  await put(env, internSecrets(intern), "lan_token", { hosts: ["printer.example.com"], value: "v" });
-  assert.equal((await flags(internSecrets(intern))).lan_token, false, "storing the name again without it clears it");
-  assert.is(
-    (
-      await put(env, internSecrets(intern), "lan_token", {
-        hosts: ["printer.example.com"],
-        value: "v",
-        allow_http: "yes",
-      })
-    ).status,
-    400,
-  );
-});
+    await put(env, internSecrets(intern), "lan_token", { hosts: ["printer.example.com"], value: "v" });
+    assert.equal((await flags(internSecrets(intern))).lan_token, false, "storing the name again without it clears it");
+    assert.is(
+      (
+        await put(env, internSecrets(intern), "lan_token", {
+          hosts: ["printer.example.com"],
+          value: "v",
+          allow_http: "yes",
+        })
+      ).status,
+      400,
+    );
+  },
+);
 
 test("names: 1 to 255 lowercase letters, digits and single underscores, from a letter, not ending in _", async ({
   env,
@@ -117,61 +118,61 @@ test("names: 1 to 255 lowercase letters, digits and single underscores, from a l
   }
 });
 
-test("hosts: lowercased, trailing dot removed, duplicates collapsed; schemes, ports, paths, wildcards, empty refused", async ({
-  env,
-  internId,
-}) => {
-  const stored = (res: Reply) => at(res.body, "data", "hosts");
-  const accepted: Array<[string[], string[]]> = [
-    [["API.Example.com."], ["api.example.com"]],
-    [["api.example.com", "API.EXAMPLE.COM", "api.example.com."], ["api.example.com"]],
-    [
-      ["b.example.com", "a.example.com"],
-      ["b.example.com", "a.example.com"],
-    ],
-    [["localhost"], ["localhost"]],
-    [["10.0.0.7"], ["10.0.0.7"]],
-    [
-      [`${"x".repeat(63)}.${"y".repeat(63)}.${"z".repeat(63)}.${"w".repeat(61)}`],
-      [`${"x".repeat(63)}.${"y".repeat(63)}.${"z".repeat(63)}.${"w".repeat(61)}`],
-    ],
-    [
-      Array.from({ length: 100 }, (_, i) => `h${i}.example.com`),
-      Array.from({ length: 100 }, (_, i) => `h${i}.example.com`),
-    ],
-  ];
-  for (const [hosts, expected] of accepted) {
-    const res = await put(env, internSecrets(internId), "host_rules", { hosts, value: "v" });
-    assert.is(res.status, 200, `${JSON.stringify(hosts)}: ${res.text}`);
-    assert.equal(stored(res), expected, JSON.stringify(hosts));
-  }
-  const refused: Array<[unknown, RegExp]> = [
-    [[], /hosts/],
-    [undefined, /hosts/],
-    [[""], /hosts\[0\]/],
-    [["https://api.example.com"], /hosts\[0\]/],
-    [["api.example.com:443"], /hosts\[0\]/],
-    [["api.example.com/v1"], /hosts\[0\]/],
-    [["*.example.com"], /hosts\[0\]/],
-    [["api.example.com", "*"], /hosts\[1\]/],
-    [["api..example.com"], /hosts\[0\]/],
-    [[".example.com"], /hosts\[0\]/],
-    [["-api.example.com"], /hosts\[0\]/],
-    [["api example.com"], /hosts\[0\]/],
-    [["user@api.example.com"], /hosts\[0\]/],
-    [["[::1]"], /hosts\[0\]/],
-    [[`${"a".repeat(64)}.com`], /hosts\[0\]/],
-    [[`${"a.".repeat(127)}ab`], /hosts\[0\]/],
-    [Array.from({ length: 101 }, (_, i) => `h${i}.example.com`), /hosts/],
-    ["api.example.com", /hosts/],
-    [[7], /hosts/],
-  ];
-  for (const [hosts, message] of refused) {
-    const res = await put(env, internSecrets(internId), "host_rules", { hosts, value: "v" });
-    assert.is(res.status, 400, `${JSON.stringify(hosts)}: ${res.text}`);
-    assert.match(at(res.body, "error", "message") as string, message, JSON.stringify(hosts));
-  }
-});
+test(
+  "hosts: lowercased, trailing dot removed, duplicates collapsed; " + "schemes, ports, paths, wildcards, empty refused",
+  async ({ env, internId }) => {
+    const stored = (res: Reply) => at(res.body, "data", "hosts");
+    const accepted: Array<[string[], string[]]> = [
+      [["API.Example.com."], ["api.example.com"]],
+      [["api.example.com", "API.EXAMPLE.COM", "api.example.com."], ["api.example.com"]],
+      [
+        ["b.example.com", "a.example.com"],
+        ["b.example.com", "a.example.com"],
+      ],
+      [["localhost"], ["localhost"]],
+      [["10.0.0.7"], ["10.0.0.7"]],
+      [
+        [`${"x".repeat(63)}.${"y".repeat(63)}.${"z".repeat(63)}.${"w".repeat(61)}`],
+        [`${"x".repeat(63)}.${"y".repeat(63)}.${"z".repeat(63)}.${"w".repeat(61)}`],
+      ],
+      [
+        Array.from({ length: 100 }, (_, i) => `h${i}.example.com`),
+        Array.from({ length: 100 }, (_, i) => `h${i}.example.com`),
+      ],
+    ];
+    for (const [hosts, expected] of accepted) {
+      const res = await put(env, internSecrets(internId), "host_rules", { hosts, value: "v" });
+      assert.is(res.status, 200, `${JSON.stringify(hosts)}: ${res.text}`);
+      assert.equal(stored(res), expected, JSON.stringify(hosts));
+    }
+    const refused: Array<[unknown, RegExp]> = [
+      [[], /hosts/],
+      [undefined, /hosts/],
+      [[""], /hosts\[0\]/],
+      [["https://api.example.com"], /hosts\[0\]/],
+      [["api.example.com:443"], /hosts\[0\]/],
+      [["api.example.com/v1"], /hosts\[0\]/],
+      [["*.example.com"], /hosts\[0\]/],
+      [["api.example.com", "*"], /hosts\[1\]/],
+      [["api..example.com"], /hosts\[0\]/],
+      [[".example.com"], /hosts\[0\]/],
+      [["-api.example.com"], /hosts\[0\]/],
+      [["api example.com"], /hosts\[0\]/],
+      [["user@api.example.com"], /hosts\[0\]/],
+      [["[::1]"], /hosts\[0\]/],
+      [[`${"a".repeat(64)}.com`], /hosts\[0\]/],
+      [[`${"a.".repeat(127)}ab`], /hosts\[0\]/],
+      [Array.from({ length: 101 }, (_, i) => `h${i}.example.com`), /hosts/],
+      ["api.example.com", /hosts/],
+      [[7], /hosts/],
+    ];
+    for (const [hosts, message] of refused) {
+      const res = await put(env, internSecrets(internId), "host_rules", { hosts, value: "v" });
+      assert.is(res.status, 400, `${JSON.stringify(hosts)}: ${res.text}`);
+      assert.match(at(res.body, "error", "message") as string, message, JSON.stringify(hosts));
+    }
+  },
+);
 
 test("value: 1 to 65536 characters", async ({ env, internId }) => {
   const cases: Array<[unknown, number]> = [
@@ -247,43 +248,44 @@ test("delete: 204 without body, then 404; workspace secrets likewise", async ({ 
   assert.is((await call(env.gw.url, "DELETE", "/api/v1/vault/secrets/shared", { key: env.main.key })).status, 404);
 });
 
-test("scope: workspace routes act on the key's workspace; another workspace's intern is 404; outside the programme 404", async ({
-  env,
-  internId,
-}) => {
-  await put(env, "/api/v1/vault/secrets", "main_only", { hosts: ["api.example.com"], value: "v" });
-  const secondList = await call(env.gw.url, "GET", "/api/v1/vault/secrets", { key: env.second.key });
-  assert.is(secondList.status, 200, secondList.text);
-  assert.not.ok(names(secondList).includes("main_only"), "each workspace has its own secrets");
-  assert.equal(at(secondList.body, "has_more"), false);
+test(
+  "scope: workspace routes act on the key's workspace; " +
+    "another workspace's intern is 404; outside the programme 404",
+  async ({ env, internId }) => {
+    await put(env, "/api/v1/vault/secrets", "main_only", { hosts: ["api.example.com"], value: "v" });
+    const secondList = await call(env.gw.url, "GET", "/api/v1/vault/secrets", { key: env.second.key });
+    assert.is(secondList.status, 200, secondList.text);
+    assert.not.ok(names(secondList).includes("main_only"), "each workspace has its own secrets");
+    assert.equal(at(secondList.body, "has_more"), false);
 
-  const routes: Array<[string, string, unknown?]> = [
-    ["GET", internSecrets(internId)],
-    ["PUT", `${internSecrets(internId)}/x`, { hosts: ["api.example.com"], value: "v" }],
-    ["DELETE", `${internSecrets(internId)}/x`],
-    ["GET", `/api/v1/vault/interns/${internId}/effective-secrets`],
-    ["POST", `${internSecrets(internId)}/copy`, { names: ["main_only"] }],
-    ["GET", internSecrets("0b7f3c9e-2d41-4f6a-9e8b-5c1d2a3f4e60")],
-  ];
-  for (const [method, route, body] of routes) {
-    const res = await call(env.gw.url, method, route, { key: env.second.key, ...(body ? { body } : {}) });
-    assert.is(res.status, 404, `${method} ${route}: ${res.text}`);
-  }
-  for (const [method, route, body] of [
-    ...routes,
-    ["GET", "/api/v1/vault/secrets"],
-    ["PUT", "/api/v1/vault/secrets/x", { hosts: ["a.b"], value: "v" }],
-  ] as Array<[string, string, unknown?]>) {
-    const res = await call(env.gw.url, method, route, { key: env.outsider.key, ...(body ? { body } : {}) });
-    assert.is(res.status, 404, `outsider ${method} ${route}: ${res.text}`);
-    assert.is(at(res.body, "error", "metadata", "reason"), "not_found");
-  }
-  assert.is(
-    (await call(env.gw.url, "GET", internSecrets("not-a-uuid"), { key: env.main.key })).status,
-    400,
-    "an intern id is a UUID",
-  );
-});
+    const routes: Array<[string, string, unknown?]> = [
+      ["GET", internSecrets(internId)],
+      ["PUT", `${internSecrets(internId)}/x`, { hosts: ["api.example.com"], value: "v" }],
+      ["DELETE", `${internSecrets(internId)}/x`],
+      ["GET", `/api/v1/vault/interns/${internId}/effective-secrets`],
+      ["POST", `${internSecrets(internId)}/copy`, { names: ["main_only"] }],
+      ["GET", internSecrets("0b7f3c9e-2d41-4f6a-9e8b-5c1d2a3f4e60")],
+    ];
+    for (const [method, route, body] of routes) {
+      const res = await call(env.gw.url, method, route, { key: env.second.key, ...(body ? { body } : {}) });
+      assert.is(res.status, 404, `${method} ${route}: ${res.text}`);
+    }
+    for (const [method, route, body] of [
+      ...routes,
+      ["GET", "/api/v1/vault/secrets"],
+      ["PUT", "/api/v1/vault/secrets/x", { hosts: ["a.b"], value: "v" }],
+    ] as Array<[string, string, unknown?]>) {
+      const res = await call(env.gw.url, method, route, { key: env.outsider.key, ...(body ? { body } : {}) });
+      assert.is(res.status, 404, `outsider ${method} ${route}: ${res.text}`);
+      assert.is(at(res.body, "error", "metadata", "reason"), "not_found");
+    }
+    assert.is(
+      (await call(env.gw.url, "GET", internSecrets("not-a-uuid"), { key: env.main.key })).status,
+      400,
+      "an intern id is a UUID",
+    );
+  },
+);
 
 test("copy: names workspace secrets into the intern, all or nothing, in the order asked", async ({ env }) => {
   const intern = (await createdIntern(env, { name: "copy-target" })).id as string;

@@ -102,7 +102,8 @@ test("tampered ciphertext fails closed: nothing is released, copied or leaked", 
   await put(env, "/api/v1/vault/secrets", "tampered_ws", ["api.example.com"], value);
   await put(env, internSecrets(id), "tampered_own", ["own.example.com"], value);
   await env.gw.gateway.sequelize.query(
-    `UPDATE vault_secrets SET sealed_value = ${flipByte("sealed_value", 30)} WHERE name IN ('tampered_ws', 'tampered_own')`,
+    `UPDATE vault_secrets SET sealed_value = ${flipByte("sealed_value", 30)} ` +
+      "WHERE name IN ('tampered_ws', 'tampered_own')",
   );
   const copy = await call(env.gw.url, "POST", `${internSecrets(id)}/copy`, {
     key: env.main.key,
@@ -147,103 +148,109 @@ test("tampered ciphertext fails closed: nothing is released, copied or leaked", 
   );
 });
 
-test("fingerprints: sha256:<HMAC of the value under the vault's key>; equal in a vault, different across vaults, stable on rewrite", async ({
-  env,
-}) => {
-  const first = await createdIntern(env, { name: "fp-one" });
-  const second = await createdIntern(env, { name: "fp-two" });
-  const one = internSecrets(first.id as string);
-  const a = fingerprint(await put(env, one, "fp_a", ["api.example.com"], "same-value"));
-  const b = fingerprint(await put(env, one, "fp_b", ["other.example.com"], "same-value"));
-  const c = fingerprint(await put(env, one, "fp_c", ["api.example.com"], "other-value"));
-  const rewritten = fingerprint(await put(env, one, "fp_a", ["api.example.com", "x.example.com"], "same-value"));
-  const elsewhere = fingerprint(
-    await put(env, internSecrets(second.id as string), "fp_a", ["api.example.com"], "same-value"),
-  );
-  const workspace = fingerprint(await put(env, "/api/v1/vault/secrets", "fp_a", ["api.example.com"], "same-value"));
-  assert.match(a, /^sha256:[0-9a-f]{64}$/);
-  assert.is(a, b, "equal values, equal fingerprints within one vault");
-  assert.is.not(a, c, "different values differ");
-  assert.is(rewritten, a, "rewriting the same value keeps the fingerprint");
-  assert.is.not(elsewhere, a, "another intern's vault fingerprints differently");
-  assert.is.not(workspace, a, "so does the workspace vault");
-  const key = await keyOf(env, first.vault_id as string);
-  assert.is(a, `sha256:${createHmac("sha256", key.dataKey).update("same-value").digest("hex")}`);
-  assert.is.not(a, `sha256:${createHmac("sha256", "").update("same-value").digest("hex")}`);
-});
+test(
+  "fingerprints: sha256:<HMAC of the value under the vault's key>; " +
+    "equal in a vault, different across vaults, stable on rewrite",
+  async ({ env }) => {
+    const first = await createdIntern(env, { name: "fp-one" });
+    const second = await createdIntern(env, { name: "fp-two" });
+    const one = internSecrets(first.id as string);
+    const a = fingerprint(await put(env, one, "fp_a", ["api.example.com"], "same-value"));
+    const b = fingerprint(await put(env, one, "fp_b", ["other.example.com"], "same-value"));
+    const c = fingerprint(await put(env, one, "fp_c", ["api.example.com"], "other-value"));
+    const rewritten = fingerprint(await put(env, one, "fp_a", ["api.example.com", "x.example.com"], "same-value"));
+    const elsewhere = fingerprint(
+      await put(env, internSecrets(second.id as string), "fp_a", ["api.example.com"], "same-value"),
+    );
+    const workspace = fingerprint(await put(env, "/api/v1/vault/secrets", "fp_a", ["api.example.com"], "same-value"));
+    assert.match(a, /^sha256:[0-9a-f]{64}$/);
+    assert.is(a, b, "equal values, equal fingerprints within one vault");
+    assert.is.not(a, c, "different values differ");
+    assert.is(rewritten, a, "rewriting the same value keeps the fingerprint");
+    assert.is.not(elsewhere, a, "another intern's vault fingerprints differently");
+    assert.is.not(workspace, a, "so does the workspace vault");
+    const key = await keyOf(env, first.vault_id as string);
+    assert.is(a, `sha256:${createHmac("sha256", key.dataKey).update("same-value").digest("hex")}`);
+    assert.is.not(a, `sha256:${createHmac("sha256", "").update("same-value").digest("hex")}`);
+  },
+);
 
-test("legacy rows: listed with null hosts and fingerprint, cannot be deleted or copied, replaced by storing the name", async ({
-  env,
-}) => {
-  const intern = await runningIntern(env, "legacy-holder");
-  const id = intern.id as string;
-  const { sequelize } = env.gw.gateway;
-  await importLegacySecret(sequelize, await keyOf(env, intern.vault_id as string), "legacy_token", "old-value");
-  await put(env, "/api/v1/vault/secrets", "ws_current", ["legacy.example.com"], "current");
-  await importLegacySecret(sequelize, await keyOf(env, await workspaceVault(env)), "ws_legacy", "old-ws-value");
+test(
+  "legacy rows: listed with null hosts and fingerprint, " + "cannot be deleted or copied, replaced by storing the name",
+  async ({ env }) => {
+    const intern = await runningIntern(env, "legacy-holder");
+    const id = intern.id as string;
+    const { sequelize } = env.gw.gateway;
+    await importLegacySecret(sequelize, await keyOf(env, intern.vault_id as string), "legacy_token", "old-value");
+    await put(env, "/api/v1/vault/secrets", "ws_current", ["legacy.example.com"], "current");
+    await importLegacySecret(sequelize, await keyOf(env, await workspaceVault(env)), "ws_legacy", "old-ws-value");
 
-  const listed = await call(env.gw.url, "GET", internSecrets(id), { key: env.main.key });
-  const legacy = (at(listed.body, "data") as Json[]).find((s) => s.name === "legacy_token")!;
-  assert.equal(
-    { hosts: legacy.hosts, fingerprint: legacy.fingerprint, allow_http: legacy.allow_http },
-    { hosts: null, fingerprint: null, allow_http: false },
-  );
-  assert.equal(Object.keys(legacy).sort(), ["allow_http", "created_at", "fingerprint", "hosts", "name"]);
-  const effective = await call(env.gw.url, "GET", `/api/v1/vault/interns/${id}/effective-secrets`, {
-    key: env.main.key,
-  });
-  assert.equal((at(effective.body, "data") as Json[]).find((s) => s.name === "legacy_token")?.hosts, null);
-  assert.equal(
-    await secretsForUrl(env.gw.gateway.deps, id, "https://legacy.example.com/"),
-    [{ name: "ws_current", value: "current" }],
-    "a legacy row is released to no host",
-  );
+    const listed = await call(env.gw.url, "GET", internSecrets(id), { key: env.main.key });
+    const legacy = (at(listed.body, "data") as Json[]).find((s) => s.name === "legacy_token")!;
+    assert.equal(
+      { hosts: legacy.hosts, fingerprint: legacy.fingerprint, allow_http: legacy.allow_http },
+      { hosts: null, fingerprint: null, allow_http: false },
+    );
+    assert.equal(Object.keys(legacy).sort(), ["allow_http", "created_at", "fingerprint", "hosts", "name"]);
+    const effective = await call(env.gw.url, "GET", `/api/v1/vault/interns/${id}/effective-secrets`, {
+      key: env.main.key,
+    });
+    assert.equal((at(effective.body, "data") as Json[]).find((s) => s.name === "legacy_token")?.hosts, null);
+    assert.equal(
+      await secretsForUrl(env.gw.gateway.deps, id, "https://legacy.example.com/"),
+      [{ name: "ws_current", value: "current" }],
+      "a legacy row is released to no host",
+    );
 
-  const del = await call(env.gw.url, "DELETE", `${internSecrets(id)}/legacy_token`, { key: env.main.key });
-  assert.is(del.status, 409, del.text);
-  assert.is((await call(env.gw.url, "DELETE", "/api/v1/vault/secrets/ws_legacy", { key: env.main.key })).status, 409);
-  const copy = await call(env.gw.url, "POST", `${internSecrets(id)}/copy`, {
-    key: env.main.key,
-    body: { names: ["ws_current", "ws_legacy"] },
-  });
-  assert.is(copy.status, 409, copy.text);
-  assert.match(at(copy.body, "error", "message") as string, /ws_legacy/);
-  const afterCopy = await call(env.gw.url, "GET", internSecrets(id), { key: env.main.key });
-  assert.not.ok(
-    (at(afterCopy.body, "data") as Json[]).some((s) => s.name === "ws_current"),
-    "nothing was copied",
-  );
+    const del = await call(env.gw.url, "DELETE", `${internSecrets(id)}/legacy_token`, { key: env.main.key });
+    assert.is(del.status, 409, del.text);
+    assert.is((await call(env.gw.url, "DELETE", "/api/v1/vault/secrets/ws_legacy", { key: env.main.key })).status, 409);
+    const copy = await call(env.gw.url, "POST", `${internSecrets(id)}/copy`, {
+      key: env.main.key,
+      body: { names: ["ws_current", "ws_legacy"] },
+    });
+    assert.is(copy.status, 409, copy.text);
+    assert.match(at(copy.body, "error", "message") as string, /ws_legacy/);
+    const afterCopy = await call(env.gw.url, "GET", internSecrets(id), { key: env.main.key });
+    assert.not.ok(
+      (at(afterCopy.body, "data") as Json[]).some((s) => s.name === "ws_current"),
+      "nothing was copied",
+    );
 
-  const stored = await put(env, internSecrets(id), "legacy_token", ["legacy.example.com"], "new-value");
-  assert.is(stored.status, 200, stored.text);
-  assert.equal(
-    (await rows(env, "legacy_token")).map((row) => row.legacy),
-    [false],
-    "storing the name replaces the legacy row",
-  );
-  assert.equal(at(stored.body, "data", "hosts"), ["legacy.example.com"]);
+    const stored = await put(env, internSecrets(id), "legacy_token", ["legacy.example.com"], "new-value");
+    assert.is(stored.status, 200, stored.text);
+    assert.equal(
+      (await rows(env, "legacy_token")).map((row) => row.legacy),
+      [false],
+      "storing the name replaces the legacy row",
+    );
+    assert.equal(at(stored.body, "data", "hosts"), ["legacy.example.com"]);
 
-  // A legacy row imported beside a current one: the current one is listed, and deleting it leaves the legacy one.
-  await importLegacySecret(sequelize, await keyOf(env, intern.vault_id as string), "legacy_token", "older-value");
-  assert.equal(
-    (await rows(env, "legacy_token")).map((row) => row.legacy),
-    [false, true],
-  );
-  const both = await call(env.gw.url, "GET", internSecrets(id), { key: env.main.key });
-  const shown = (at(both.body, "data") as Json[]).filter((s) => s.name === "legacy_token");
-  assert.is(shown.length, 1, "one entry per name");
-  assert.equal(shown[0]!.hosts, ["legacy.example.com"], "the current secret is listed");
-  assert.equal(await secretsForUrl(env.gw.gateway.deps, id, "https://legacy.example.com/"), [
-    { name: "legacy_token", value: "new-value" },
-    { name: "ws_current", value: "current" },
-  ]);
-  assert.is((await call(env.gw.url, "DELETE", `${internSecrets(id)}/legacy_token`, { key: env.main.key })).status, 204);
-  assert.is(
-    (await call(env.gw.url, "DELETE", `${internSecrets(id)}/legacy_token`, { key: env.main.key })).status,
-    409,
-    "what is left is legacy",
-  );
-});
+    // A legacy row imported beside a current one: the current one is listed, and deleting it leaves the legacy one.
+    await importLegacySecret(sequelize, await keyOf(env, intern.vault_id as string), "legacy_token", "older-value");
+    assert.equal(
+      (await rows(env, "legacy_token")).map((row) => row.legacy),
+      [false, true],
+    );
+    const both = await call(env.gw.url, "GET", internSecrets(id), { key: env.main.key });
+    const shown = (at(both.body, "data") as Json[]).filter((s) => s.name === "legacy_token");
+    assert.is(shown.length, 1, "one entry per name");
+    assert.equal(shown[0]!.hosts, ["legacy.example.com"], "the current secret is listed");
+    assert.equal(await secretsForUrl(env.gw.gateway.deps, id, "https://legacy.example.com/"), [
+      { name: "legacy_token", value: "new-value" },
+      { name: "ws_current", value: "current" },
+    ]);
+    assert.is(
+      (await call(env.gw.url, "DELETE", `${internSecrets(id)}/legacy_token`, { key: env.main.key })).status,
+      204,
+    );
+    assert.is(
+      (await call(env.gw.url, "DELETE", `${internSecrets(id)}/legacy_token`, { key: env.main.key })).status,
+      409,
+      "what is left is legacy",
+    );
+  },
+);
 
 /**
  * Until a statement of this suite's database waits for a lock, i.e. a request is blocked behind a
@@ -252,7 +259,8 @@ test("legacy rows: listed with null hosts and fingerprint, cannot be deleted or 
 async function untilALockIsAwaited(env: InternsEnv): Promise<void> {
   const waiting = async (): Promise<number> => {
     const [row] = await env.gw.gateway.sequelize.query<{ waiting: number }>(
-      "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      "SELECT count(*)::int AS waiting FROM pg_stat_activity " +
+        "WHERE datname = current_database() AND wait_event_type = 'Lock'",
       {
         type: QueryTypes.SELECT,
       },
