@@ -23,6 +23,8 @@ test.before.each(({ env }) => env.upstream.reset());
 const VENDOR = { x_vendor_option: { depth: 2, flags: ["a"] } };
 const ANSWER_FIELDS = { x_provider_note: { source: "mock" } };
 const OPENAI_FORMAT: readonly KindSlug[] = ["openai-native", "compat", "azure-v1", "azure-dated"];
+/** What the tests of a translated format check, as their names say it. */
+const TRANSLATED_FIELDS = "mapped fields, an unknown field as sent, the provider's answer fields back";
 
 type Sent = Record<string, unknown>;
 
@@ -181,25 +183,19 @@ const RESPONSES_EXPECTED: Partial<Record<KindSlug, (sent: Sent) => void>> = {
 };
 
 for (const [slug, expected] of Object.entries(RESPONSES_EXPECTED) as Array<[KindSlug, (sent: Sent) => void]>) {
-  test(
-    `responses on ${slug} (translated): ` +
-      "mapped fields, an unknown field as sent, the provider's answer fields back",
-    async ({ env }) => {
-      env.upstream.rule({ answerFields: ANSWER_FIELDS });
-      const res = await post(env, "/responses", { model: `k/${slug}`, ...RESPONSES });
-      assert.is(res.status, 200, res.text);
-      const sent = onlyRequest(env.upstream).body as Sent;
-      assert.equal(sent.x_vendor_option, VENDOR.x_vendor_option);
-      expected(sent);
-      assert.is(at(res.body, "object"), "response");
-      assert.equal(at(res.body, "x_provider_note"), ANSWER_FIELDS.x_provider_note);
-      if (slug === "bedrock") return;
-      const events = typedStreamEvents(
-        await post(env, "/responses", { model: `k/${slug}`, ...RESPONSES, stream: true }),
-      );
-      assert.equal(at(events.at(-1), "response", "x_provider_note"), ANSWER_FIELDS.x_provider_note);
-    },
-  );
+  test(`responses on ${slug} (translated): ${TRANSLATED_FIELDS}`, async ({ env }) => {
+    env.upstream.rule({ answerFields: ANSWER_FIELDS });
+    const res = await post(env, "/responses", { model: `k/${slug}`, ...RESPONSES });
+    assert.is(res.status, 200, res.text);
+    const sent = onlyRequest(env.upstream).body as Sent;
+    assert.equal(sent.x_vendor_option, VENDOR.x_vendor_option);
+    expected(sent);
+    assert.is(at(res.body, "object"), "response");
+    assert.equal(at(res.body, "x_provider_note"), ANSWER_FIELDS.x_provider_note);
+    if (slug === "bedrock") return;
+    const events = typedStreamEvents(await post(env, "/responses", { model: `k/${slug}`, ...RESPONSES, stream: true }));
+    assert.equal(at(events.at(-1), "response", "x_provider_note"), ANSWER_FIELDS.x_provider_note);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -252,8 +248,7 @@ const MESSAGES_EXPECTED: Partial<Record<KindSlug, (sent: Sent) => void>> = {
 };
 
 for (const [slug, expected] of Object.entries(MESSAGES_EXPECTED) as Array<[KindSlug, (sent: Sent) => void]>) {
-  const name = `messages on ${slug} (translated): mapped fields, an unknown field as sent, the provider's answer fields back`;
-  test(name, async ({ env }) => {
+  test(`messages on ${slug} (translated): ${TRANSLATED_FIELDS}`, async ({ env }) => {
     env.upstream.rule({ answerFields: ANSWER_FIELDS });
     const res = await post(env, "/messages", { model: `k/${slug}`, ...MESSAGES });
     assert.is(res.status, 200, res.text);
