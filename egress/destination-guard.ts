@@ -184,8 +184,10 @@ export function createDestinationGuard(options: DestinationGuardOptions): Destin
         // The resolved address is not named: it would tell a caller how internal names resolve.
         throw new DestinationRefused(
           net.isIP(host)
-            ? `base_url host '${host}' is not a public address; private endpoints must be reachable on the public internet`
-            : `base_url host '${host}' resolves to a non-public address; private endpoints must be reachable on the public internet`,
+            ? `base_url host '${host}' is not a public address; ` +
+                "private endpoints must be reachable on the public internet"
+            : `base_url host '${host}' resolves to a non-public address; ` +
+                "private endpoints must be reachable on the public internet",
           host,
           "not_public",
         );
