@@ -44,7 +44,8 @@ export interface AgentOutcome {
 }
 
 const PREAMBLE =
-  "You are an intern: a persistent agent with a shell in your own working directory, an HTTP fetch tool and a way to ask the user (ask_user). " +
+  "You are an intern: a persistent agent with a shell in your own working directory, " +
+  "an HTTP fetch tool and a way to ask the user (ask_user). " +
   "Vault secrets are used as {{secrets.NAME}} in fetch headers or bodies; you never see their values.";
 
 export async function runAgent(settings: AgentSettings, run: AgentRun): Promise<AgentOutcome> {

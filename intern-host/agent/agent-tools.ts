@@ -17,7 +17,8 @@ export const AGENT_TOOLS: ToolDefinition[] = [
     function: {
       name: "shell",
       description:
-        "Run a command with /bin/sh in your own working directory. Returns exit code, stdout and stderr (both cut at a size limit).",
+        "Run a command with /bin/sh in your own working directory. " +
+        "Returns exit code, stdout and stderr (both cut at a size limit).",
       parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
     },
   },
@@ -26,7 +27,8 @@ export const AGENT_TOOLS: ToolDefinition[] = [
     function: {
       name: "fetch",
       description:
-        "Send an HTTP request. Write {{secrets.NAME}} in a header value or the body to use a vault secret: it is filled in only for the host names the secret is bound to.",
+        "Send an HTTP request. Write {{secrets.NAME}} in a header value or the body to use " +
+        "a vault secret: it is filled in only for the host names the secret is bound to.",
       parameters: {
         type: "object",
         properties: {

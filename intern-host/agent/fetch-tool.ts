@@ -82,7 +82,8 @@ export async function runFetch(args: FetchArguments, context: FetchContext): Pro
       const overHttp =
         url.protocol === "http:" ? " over http (only a secret stored with allow_http goes to an http URL)" : "";
       throw new FetchRefused(
-        `secret ${missing.map((name) => `"${name}"`).join(", ")} is not released to host ${url.hostname}${overHttp}; nothing was sent`,
+        `secret ${missing.map((name) => `"${name}"`).join(", ")} is not released to host ${url.hostname}${overHttp}; ` +
+          "nothing was sent",
       );
     }
     if (hop === 0 && !(await context.approve(method, url)))
@@ -153,7 +154,8 @@ async function vetted(url: URL, hop: number, context: FetchContext): Promise<Vet
       );
     const is = net.isIP(err.host) ? "is" : "resolves to";
     throw new FetchRefused(
-      `${what} to host ${err.host} refused: it ${is} a loopback, private, link-local or cloud metadata address, which only hosts in GATEWAY_INTERN_FETCH_ALLOWED_HOSTS may be; nothing was sent there`,
+      `${what} to host ${err.host} refused: it ${is} a loopback, private, link-local or cloud metadata address, ` +
+        "which only hosts in GATEWAY_INTERN_FETCH_ALLOWED_HOSTS may be; nothing was sent there",
     );
   }
 }
