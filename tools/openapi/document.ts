@@ -16,13 +16,18 @@ import { MessageSchemas, type Direction } from "./schemas.js";
  */
 export const BEARER_SCHEME = "bearerAuth";
 
-const DESCRIPTION = `The REST API of the model gateway, generated from its protos (\`proto/\`).
-
-- JSON uses the protos' field names (snake_case; lowerCamel names are accepted in requests). Integers are JSON numbers, also where 64-bit. Enums are lowercase strings. Timestamps are ISO 8601 UTC strings. Unknown request fields are ignored; \`null\` in a request means "not set", and in a PATCH body it clears the field.
-- Every path under \`/api/v1\` is also served under \`/v1\` (an alias: the same operations, as OpenAI's clients expect).
-- Authenticate with \`Authorization: Bearer <API key>\`; operations marked without security need no key.
-- Every error is \`{"error": {"code", "message", "metadata"?: {"reason", "retryable"}}}\`.
-- Server streams are server-sent events (\`text/event-stream\`); their schema is that of one event's \`data\`.`;
+const DESCRIPTION =
+  "The REST API of the model gateway, generated from its protos (`proto/`).\n" +
+  "\n" +
+  "- JSON uses the protos' field names (snake_case; lowerCamel names are accepted in requests). " +
+  "Integers are JSON numbers, also where 64-bit. Enums are lowercase strings. " +
+  "Timestamps are ISO 8601 UTC strings. Unknown request fields are ignored; " +
+  '`null` in a request means "not set", and in a PATCH body it clears the field.\n' +
+  "- Every path under `/api/v1` is also served under `/v1` " +
+  "(an alias: the same operations, as OpenAI's clients expect).\n" +
+  "- Authenticate with `Authorization: Bearer <API key>`; operations marked without security need no key.\n" +
+  '- Every error is `{"error": {"code", "message", "metadata"?: {"reason", "retryable"}}}`.\n' +
+  "- Server streams are server-sent events (`text/event-stream`); their schema is that of one event's `data`.";
 
 export function openApiDocument(services: readonly DescService[], findMessage: FindMessage): OpenApiDocument {
   const { routes } = RouteTable.fromServices(services);
@@ -79,7 +84,10 @@ function schemaRoots(route: Route, findMessage: FindMessage): Array<readonly [De
 
 /** `/api/v1/keys/{hash}`: the template with every variable as `{name}`. */
 function openApiPath(route: Route): string {
-  return `/${route.segments.map((segment) => (segment.kind === "literal" ? segment.value : `{${segment.field.join(".")}}`)).join("/")}`;
+  const segments = route.segments.map((segment) =>
+    segment.kind === "literal" ? segment.value : `{${segment.field.join(".")}}`,
+  );
+  return `/${segments.join("/")}`;
 }
 
 const VERBS: readonly string[] = [

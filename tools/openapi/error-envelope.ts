@@ -31,7 +31,8 @@ export const errorSchema: JsonSchema = {
         type: {
           type: "string",
           description:
-            "On routes of OpenAI's or Anthropic's API surface (`(gateway.v1.error_dialect)`): that API's error type, e.g. `invalid_request_error`.",
+            "On routes of OpenAI's or Anthropic's API surface (`(gateway.v1.error_dialect)`): " +
+            "that API's error type, e.g. `invalid_request_error`.",
         },
         param: {
           type: "string",

@@ -55,7 +55,9 @@ export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
     on: "request",
     routes: "every",
     description:
-      "The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, else replaced by a fresh one (never refused). It names the request in the gateway's logs, traces and usage records.",
+      "The caller's id for the request: kept when it is 1 to 128 of `[A-Za-z0-9._:-]`, " +
+      "else replaced by a fresh one (never refused). " +
+      "It names the request in the gateway's logs, traces and usage records.",
     schema: { type: "string", maxLength: 128 },
   },
   {
@@ -70,7 +72,8 @@ export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
     on: "every-answer",
     routes: "every",
     description:
-      "What the gateway added to the request until the answer's head: the time since it arrived less the time spent waiting on providers.",
+      "What the gateway added to the request until the answer's head: " +
+      "the time since it arrived less the time spent waiting on providers.",
     schema: MILLISECONDS,
   },
   {
@@ -78,7 +81,10 @@ export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
     on: "error",
     routes: "every",
     description:
-      "On a `429` (a rate limit: the key's, its workspace's or the gateway's default; the free-model quota, a provider's rate limit passed on, an intern's turn limit) and on a `503` of admission: the seconds to wait before trying again. A request larger than a token limit, which no wait can admit, has none and `x-should-retry: false` instead.",
+      "On a `429` (a rate limit: the key's, its workspace's or the gateway's default; " +
+      "the free-model quota, a provider's rate limit passed on, an intern's turn limit) " +
+      "and on a `503` of admission: the seconds to wait before trying again. " +
+      "A request larger than a token limit, which no wait can admit, has none and `x-should-retry: false` instead.",
     schema: { type: "string", pattern: "^\\d+$" },
   },
   {
@@ -86,7 +92,9 @@ export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
     on: "request",
     routes: "inference",
     description:
-      "Seconds an answer to this request may be served from the response cache, from 1 to `GATEWAY_CACHE_MAX_TTL_SECONDS`; anything else is a `400`. Without it, the workspace's `svc_cache_ttl_seconds` applies, if set.",
+      "Seconds an answer to this request may be served from the response cache, " +
+      "from 1 to `GATEWAY_CACHE_MAX_TTL_SECONDS`; anything else is a `400`. " +
+      "Without it, the workspace's `svc_cache_ttl_seconds` applies, if set.",
     schema: { type: "string", pattern: "^\\d+$" },
   },
   {
@@ -102,7 +110,8 @@ export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
     on: "success",
     routes: "inference",
     description:
-      "What the response cache did: `hit` (answered from the cache, billed 0), `miss` (looked up, not found; the answer was stored), `bypass` (not looked up).",
+      "What the response cache did: `hit` (answered from the cache, billed 0), " +
+      "`miss` (looked up, not found; the answer was stored), `bypass` (not looked up).",
     schema: { type: "string", enum: ["hit", "miss", "bypass"] },
   },
   {
@@ -110,7 +119,8 @@ export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
     on: "success",
     routes: "provider-call",
     description:
-      "The time spent waiting on providers until the answer's head, every attempt included (a stream: until its first chunk). Absent when no provider was called (a cache hit).",
+      "The time spent waiting on providers until the answer's head, every attempt included " +
+      "(a stream: until its first chunk). Absent when no provider was called (a cache hit).",
     schema: MILLISECONDS,
   },
   {
@@ -118,7 +128,8 @@ export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
     on: "success",
     routes: "provider-call",
     description:
-      "Which key of the provider's key pool answered: `<provider>/key-<position>`, never the key. Absent when the provider has one key.",
+      "Which key of the provider's key pool answered: `<provider>/key-<position>`, " +
+      "never the key. Absent when the provider has one key.",
     schema: { type: "string", pattern: "^[^/]+/key-\\d+$" },
   },
   {
@@ -126,7 +137,8 @@ export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
     on: "success",
     routes: "provider-call",
     description:
-      "`true` when a `flag` content filter of a guardrail matched the request's input (the call went through unchanged). Absent otherwise.",
+      "`true` when a `flag` content filter of a guardrail matched the request's input " +
+      "(the call went through unchanged). Absent otherwise.",
     schema: { type: "string", enum: ["true"] },
   },
   {
@@ -134,7 +146,8 @@ export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
     on: "success",
     routes: "responses-messages",
     description:
-      "The call's generation id (`gen-…`), which finds it in `GET /generation` and the activity: an answer the provider gave natively keeps the provider's own `id`, which `previous_response_id` names.",
+      "The call's generation id (`gen-…`), which finds it in `GET /generation` and the activity: " +
+      "an answer the provider gave natively keeps the provider's own `id`, which `previous_response_id` names.",
     schema: { type: "string" },
   },
   ...(["requests", "tokens"] as const).flatMap(rateLimitHeaders),
@@ -143,7 +156,8 @@ export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
     on: "request",
     routes: "session",
     description:
-      "The session the call belongs to (at most 256 characters), when the body has no `session_id`: calls of one session go to the same key of a provider's key pool, and the usage records name it.",
+      "The session the call belongs to (at most 256 characters), when the body has no `session_id`: " +
+      "calls of one session go to the same key of a provider's key pool, and the usage records name it.",
     schema: { type: "string", maxLength: 256 },
   },
   {
@@ -162,7 +176,9 @@ export const DOCUMENTED_HEADERS: readonly DocumentedHeader[] = [
  * applies to the call; a kind with no limit that applies has none.
  */
 function rateLimitHeaders(kind: "requests" | "tokens"): DocumentedHeader[] {
-  const limit = `the tightest ${kind === "requests" ? "request" : "token"} limit that applies to the call (the key's, its workspace's, the gateway's default)`;
+  const limit =
+    `the tightest ${kind === "requests" ? "request" : "token"} limit that ` +
+    "applies to the call (the key's, its workspace's, the gateway's default)";
   const on = "every-answer";
   const routes = "provider-call";
   return [
@@ -177,14 +193,18 @@ function rateLimitHeaders(kind: "requests" | "tokens"): DocumentedHeader[] {
       name: `x-ratelimit-remaining-${kind}`,
       on,
       routes,
-      description: `On inference answers and their 429s: the ${kind} left in the window of ${limit}, this call counted; the answering instance's estimate, within the lease slack.`,
+      description:
+        `On inference answers and their 429s: the ${kind} left in the window of ${limit}, ` +
+        "this call counted; the answering instance's estimate, within the lease slack.",
       schema: { type: "string", pattern: "^\\d+$" },
     },
     {
       name: `x-ratelimit-reset-${kind}`,
       on,
       routes,
-      description: `On inference answers and their 429s: when the window of ${limit} ends, as OpenAI writes durations (\`20ms\`, \`1.5s\`, \`6m0s\`).`,
+      description:
+        `On inference answers and their 429s: when the window of ${limit} ends, ` +
+        `as OpenAI writes durations (\`20ms\`, \`1.5s\`, \`6m0s\`).`,
       schema: { type: "string" },
     },
   ];

@@ -36,7 +36,10 @@ export function requestBodyOf(
       };
     }
     return {
-      description: `The file in the multipart field \`${FILE_FIELD}\`, streamed; its name and content type come from the part's headers, the other metadata from the query parameters. ${limit}`,
+      description:
+        `The file in the multipart field \`${FILE_FIELD}\`, streamed; ` +
+        "its name and content type come from the part's headers, " +
+        `the other metadata from the query parameters. ${limit}`,
       required: true,
       content: {
         "multipart/form-data": {

@@ -61,7 +61,9 @@ function successOf(route: Route, schemas: MessageSchemas, rawReply: DescMessage 
       if (replies.length === 0)
         return { "200": { description: capitalized(sseFraming(route.sseNamedEvents)), content: sse } };
       const reply = json(anyOf(replies.map((field) => schemas.field(field, "response").schema)));
-      const either = `One JSON body (\`${replies.map((field) => field.name).join("`, `")}\`) when the service answers at once, else ${sseFraming(route.sseNamedEvents)}`;
+      const either =
+        `One JSON body (\`${replies.map((field) => field.name).join("`, `")}\`) ` +
+        `when the service answers at once, else ${sseFraming(route.sseNamedEvents)}`;
       // The JSON answer carries the route's success status; an event stream always starts with 200.
       if (status === "200") return { "200": { description: either, content: { ...reply, ...sse } } };
       return {
@@ -75,8 +77,14 @@ function successOf(route: Route, schemas: MessageSchemas, rawReply: DescMessage 
 /** How facade/sse.ts frames a stream; the schema is that of one event's `data`. */
 function sseFraming(named: boolean): string {
   return named
-    ? "server-sent events, each named after its message's `type` (`event: <type>`), `: keepalive` comments while idle, and no `[DONE]`. A stream that fails midway ends with `event: error` and the error envelope. The schema is that of one event's `data`."
-    : "server-sent events: one `data: <JSON>` event per message, `: keepalive` comments while idle, and `data: [DONE]` after the last. A stream that fails midway ends with the error envelope as its last event and no `[DONE]`. The schema is that of one event's `data`.";
+    ? "server-sent events, each named after its message's `type` (`event: <type>`), " +
+        "`: keepalive` comments while idle, and no `[DONE]`. " +
+        "A stream that fails midway ends with `event: error` and the error envelope. " +
+        "The schema is that of one event's `data`."
+    : "server-sent events: one `data: <JSON>` event per message, `: keepalive` comments while idle, " +
+        "and `data: [DONE]` after the last. " +
+        "A stream that fails midway ends with the error envelope as its last event and no `[DONE]`. " +
+        "The schema is that of one event's `data`.";
 }
 
 function capitalized(text: string): string {
