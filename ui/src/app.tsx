@@ -85,7 +85,8 @@ function Console({ current, onSignOut }: { current: CurrentKey; onSignOut: () =>
 
   return (
     <div class="shell">
-      {/* biome-ignore lint/a11y/useValidAnchor: the skip link is a link to #main, as screen readers expect; the handler only moves focus inside the single-page app. */}
+      {/* biome-ignore lint/a11y/useValidAnchor: the skip link is a link to #main, as screen readers expect;
+          the handler only moves focus inside the single-page app. */}
       <a class="skip" href="#main" onClick={skipToPage}>
         Skip to the page
       </a>

@@ -184,7 +184,10 @@ export function GuardrailsPage({ current }: PageProps) {
 
 function budgetText(g: Guardrail): string {
   if (g.limit_usd === null) return "None";
-  return `${usd(g.limit_usd)} ${g.reset_interval ?? "once (lifetime)"} per key or member${g.include_byok_in_budgets ? ", BYOK included" : ""}`;
+  return (
+    `${usd(g.limit_usd)} ${g.reset_interval ?? "once (lifetime)"} per key or member` +
+    `${g.include_byok_in_budgets ? ", BYOK included" : ""}`
+  );
 }
 
 function allowText(allowed: string[] | null, ignored: string[] | null): string {

@@ -179,7 +179,8 @@ function ModelDetails({ model, onClose }: { model: Model; onClose: () => void })
               header: "Context / max out",
               kind: "number",
               cell: (e) =>
-                `${count(e.context_length)} / ${e.max_completion_tokens === null ? "—" : count(e.max_completion_tokens)}`,
+                `${count(e.context_length)} / ` +
+                `${e.max_completion_tokens === null ? "—" : count(e.max_completion_tokens)}`,
             },
             {
               header: "In / out per 1M",

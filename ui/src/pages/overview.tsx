@@ -157,13 +157,15 @@ function Budgets({ current }: { current: CurrentKey }) {
             "Credit limit",
             current.limit === null
               ? "None"
-              : `${usd(current.limit_remaining)} left of ${usd(current.limit)}${current.limit_reset ? `, resets ${current.limit_reset}` : ""}`,
+              : `${usd(current.limit_remaining)} left of ${usd(current.limit)}` +
+                `${current.limit_reset ? `, resets ${current.limit_reset}` : ""}`,
           ],
         ]}
       />
       <p>
         {effective
-          ? `Binding now: the ${scopeName(effective)} — ${usd(effective.remaining_usd)} left of ${usd(effective.limit_usd)}.`
+          ? `Binding now: the ${scopeName(effective)} — ` +
+            `${usd(effective.remaining_usd)} left of ${usd(effective.limit_usd)}.`
           : "No budget applies to this key."}
       </p>
       <DataTable<Budget>

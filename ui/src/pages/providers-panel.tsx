@@ -69,7 +69,10 @@ function KeyStates({ keys }: { keys: ProviderKey[] }) {
   );
 }
 
-/** The provider's `svc_status`, as an endpoint's `status` reads: 0 all keys take calls, -1 some are out, -2 none can take a call now. */
+/**
+ * The provider's `svc_status`, as an endpoint's `status` reads: 0 all keys take calls, -1 some are out, -2 none can
+ * take a call now.
+ */
 function statusText(status: number): string {
   if (status === 0) return "healthy";
   return status === -1 ? "some keys are out" : "no key can take a call now";
