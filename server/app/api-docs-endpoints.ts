@@ -34,7 +34,8 @@ const JS = "text/javascript; charset=utf-8";
 const REVALIDATE = "no-cache";
 const IMMUTABLE = "public, max-age=31536000, immutable";
 const PAGE_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
+  "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 export function addApiDocsEndpoints(endpoints: PortEndpoints): void {
   const uiPackage = createRequire(import.meta.url).resolve("swagger-ui-dist/package.json");
@@ -90,7 +91,8 @@ function readDocument(): Buffer {
     return fs.readFileSync(DOCUMENT_FILE);
   } catch (err) {
     throw new Error(
-      `The OpenAPI document ${DOCUMENT_FILE.pathname} cannot be read (npm run generate writes it): ${errorMessage(err)}`,
+      `The OpenAPI document ${DOCUMENT_FILE.pathname} cannot be read (npm run generate writes it): ` +
+        `${errorMessage(err)}`,
     );
   }
 }

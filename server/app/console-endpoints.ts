@@ -30,7 +30,8 @@ const CONTENT_TYPES = new Map([
  * otherwise end up in a URL). `data:` images: the empty favicon that stops a request for one.
  */
 const POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+  "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const SECURITY_HEADERS = {
   "content-security-policy": POLICY,
   "referrer-policy": "no-referrer",

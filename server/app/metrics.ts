@@ -135,7 +135,9 @@ export class GatewayMetrics {
   /** Labels are bounded: a built-in slug or `custom`, and the action; never a guardrail or the text. */
   private readonly contentFilterMatches = new Counter({
     name: "gateway_content_filter_matches_total",
-    help: "Calls whose input a guardrail content filter matched, by filter (built-in slug or custom) and action (block, redact, flag)",
+    help:
+      "Calls whose input a guardrail content filter matched, " +
+      "by filter (built-in slug or custom) and action (block, redact, flag)",
     labelNames: ["filter", "action"],
     registers: [this.registry],
   });
@@ -148,7 +150,9 @@ export class GatewayMetrics {
   });
   private readonly operationDuration = new Histogram({
     name: "gen_ai_client_operation_duration_seconds",
-    help: "Upstream call duration, from sending the request to the end of the answer; error_type is the HTTP status of a failure",
+    help:
+      "Upstream call duration, from sending the request to the end of the answer; " +
+      "error_type is the HTTP status of a failure",
     labelNames: [...GEN_AI_LABELS, "error_type"],
     buckets: GEN_AI_SECONDS,
     registers: [this.registry],
@@ -168,14 +172,19 @@ export class GatewayMetrics {
   });
   private readonly fallbacks = new Counter({
     name: "gateway_fallbacks_total",
-    help: "Upstream attempts that failed and were passed over for the next endpoint, by the failed attempt's provider, model and status",
+    help:
+      "Upstream attempts that failed and were passed over for the next endpoint, " +
+      "by the failed attempt's provider, model and status",
     labelNames: [...GEN_AI_LABELS, "error_type"],
     registers: [this.registry],
   });
   /** Labels are bounded: the limit's kind, never a key or a workspace. */
   private readonly rateLimitRefusals = new Counter({
     name: "gateway_rate_limit_refusals_total",
-    help: "Calls admission refused with 429, by the limit that refused them: gateway_requests (GATEWAY_RATE_LIMIT_REQUESTS), key_requests, key_tokens, workspace_requests, workspace_tokens (svc_rate_limit), free_model_requests",
+    help:
+      "Calls admission refused with 429, by the limit that refused them: " +
+      "gateway_requests (GATEWAY_RATE_LIMIT_REQUESTS), key_requests, key_tokens, " +
+      "workspace_requests, workspace_tokens (svc_rate_limit), free_model_requests",
     labelNames: ["limit"],
     registers: [this.registry],
   });
@@ -205,7 +214,9 @@ export class GatewayMetrics {
   });
   private readonly keyFailures = new Counter({
     name: "gateway_provider_key_failures_total",
-    help: "Failed calls on a key of a provider's pool, by provider, key (its position, key-<n>) and verdict: cooldown, refused, forbidden (a 403, counted against the key), unhealthy",
+    help:
+      "Failed calls on a key of a provider's pool, by provider, key (its position, key-<n>) " +
+      "and verdict: cooldown, refused, forbidden (a 403, counted against the key), unhealthy",
     labelNames: ["provider", "key", "verdict"],
     registers: [this.registry],
   });
@@ -278,7 +289,9 @@ export class GatewayMetrics {
     });
     new Gauge({
       name: "gateway_provider_key_state",
-      help: "The state of each key of a provider's pool: 0 healthy, 1 cooling down after a rate limit, 2 refused by the provider (out until a probe succeeds)",
+      help:
+        "The state of each key of a provider's pool: 0 healthy, 1 cooling down after a rate limit, " +
+        "2 refused by the provider (out until a probe succeeds)",
       labelNames: ["provider", "key"],
       registers: [this.registry],
       // The instances share verdicts, so the worst is what a cluster's key is.
@@ -290,7 +303,9 @@ export class GatewayMetrics {
     });
     new Gauge({
       name: "gateway_batch_items",
-      help: "Items of the batches still running (all instances: read from the database), by state: pending, running, succeeded, failed",
+      help:
+        "Items of the batches still running (all instances: read from the database), " +
+        "by state: pending, running, succeeded, failed",
       labelNames: ["state"],
       registers: [this.registry],
       // Every worker of a cluster reads the same database: their sum would count each item once per worker.

@@ -59,9 +59,15 @@ function bindFailure(err: NodeJS.ErrnoException, setting: string, port: number, 
   const where = `${host}:${port}`;
   switch (err.code) {
     case "EADDRINUSE":
-      return `port ${port} is in use (${setting}): another process holds it, so ${where} cannot be bound; stop that process or set ${setting} to a free port`;
+      return (
+        `port ${port} is in use (${setting}): another process holds it, so ${where} cannot be bound; ` +
+        `stop that process or set ${setting} to a free port`
+      );
     case "EACCES":
-      return `port ${port} may not be bound by this user (${setting}): choose a port above 1023 with ${setting}, or grant the right to bind it`;
+      return (
+        `port ${port} may not be bound by this user (${setting}): ` +
+        `choose a port above 1023 with ${setting}, or grant the right to bind it`
+      );
     case "EADDRNOTAVAIL":
       return `cannot listen on ${where} (${setting}, HOST): ${host} is not an address of this machine`;
     default:

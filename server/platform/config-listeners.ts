@@ -37,7 +37,8 @@ export function listenerLimits(env: Env): ListenerLimits {
   const requestTimeoutMs = intVar(env, "GATEWAY_HTTP_REQUEST_TIMEOUT_MS", 3_600_000, 0, 86_400_000);
   if (requestTimeoutMs !== 0 && requestTimeoutMs < headersTimeoutMs) {
     throw new Error(
-      `GATEWAY_HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must be 0 or at least GATEWAY_HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs})`,
+      `GATEWAY_HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must be 0 ` +
+        `or at least GATEWAY_HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs})`,
     );
   }
   return {

@@ -21,7 +21,8 @@ export function tracingConfig(env: Env): TracingConfig {
   const tracesUrl = traces ?? (base === undefined ? undefined : `${base}${base.endsWith("/") ? "" : "/"}v1/traces`);
   if (tracesUrl !== undefined && !/^https?:\/\/[^/]/.test(tracesUrl)) {
     throw new Error(
-      `${traces === undefined ? "OTEL_EXPORTER_OTLP_ENDPOINT" : "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} must be an http:// or https:// URL, got "${traces ?? base}"`,
+      `${traces === undefined ? "OTEL_EXPORTER_OTLP_ENDPOINT" : "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} ` +
+        `must be an http:// or https:// URL, got "${traces ?? base}"`,
     );
   }
   return { tracesUrl, serviceName: nonEmpty(env.OTEL_SERVICE_NAME) ?? "model-gateway" };

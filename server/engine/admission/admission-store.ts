@@ -125,7 +125,8 @@ export async function consumeLeases(
   await sequelize.query(
     `WITH used AS (
        SELECT u.quantity, u.window_start, sum(u.amount) AS amount
-         FROM unnest($quantities::text[], $starts::timestamptz[], $amounts::numeric[]) AS u(quantity, window_start, amount)
+         FROM unnest($quantities::text[], $starts::timestamptz[], $amounts::numeric[])
+           AS u(quantity, window_start, amount)
         WHERE u.quantity LIKE 'rate:%' OR u.quantity LIKE 'free:%'
         GROUP BY u.quantity, u.window_start
      ), leases AS (
@@ -151,7 +152,8 @@ export async function returnLeases(sequelize: Sequelize, owner: string, returned
   if (returned.length === 0) return;
   await sequelize.query(
     `UPDATE admission_leases a SET granted = greatest(a.granted - r.amount, 0)
-       FROM unnest($quantities::text[], $starts::timestamptz[], $amounts::numeric[]) AS r(quantity, window_start, amount)
+       FROM unnest($quantities::text[], $starts::timestamptz[], $amounts::numeric[])
+         AS r(quantity, window_start, amount)
       WHERE a.owner = $owner AND a.quantity = r.quantity AND a.window_start = r.window_start`,
     {
       bind: {

@@ -59,7 +59,8 @@ export function refusalError(d: RefusalDetails): ConnectError {
     case "budget":
       return gatewayError(
         402,
-        `Insufficient budget: ${d.label} has $${Number(d.remainingUsd)} left and this request may cost up to $${Number(d.estimateUsd)}; lower max_tokens or raise the limit`,
+        `Insufficient budget: ${d.label} has $${Number(d.remainingUsd)} left and this ` +
+          `request may cost up to $${Number(d.estimateUsd)}; lower max_tokens or raise the limit`,
       );
   }
 }
@@ -70,7 +71,10 @@ function rateLimitMessage(rateLimit: RateLimitName, d: RefusalDetails, retryAfte
   const [owner, unit] = rateLimit.split("_") as ["key" | "workspace", "requests" | "tokens"];
   const limit = `${WHOSE[owner]} limit of ${svcLimit(unit, d.limit, d.windowS, d.label)}`;
   if (unit === "requests") return `Rate limit exceeded: ${limit} is reached; retry in ${retryAfterS} s`;
-  return `Rate limit exceeded: ${limit} has ${d.remainingUsd} left and this request may use up to ${d.estimateUsd} tokens (its prompt and the most it may generate); retry in ${retryAfterS} s`;
+  return (
+    `Rate limit exceeded: ${limit} has ${d.remainingUsd} left and this request may use up ` +
+    `to ${d.estimateUsd} tokens (its prompt and the most it may generate); retry in ${retryAfterS} s`
+  );
 }
 
 /**
@@ -113,7 +117,9 @@ export function tooLargeError(quantity: Quantity, need: number): ConnectError {
   const [limit] = quantity.limits;
   const error = gatewayError(
     429,
-    `Request too large: it may use up to ${need} tokens (its prompt and the most it may generate), more than ${WHOSE[owner]} limit of ${svcLimit("tokens", limit?.limit ?? "0", windowSecondsOf(quantity), limit?.label ?? "")}; lower max_tokens`,
+    `Request too large: it may use up to ${need} tokens (its prompt and the most it may generate), more than ` +
+      `${WHOSE[owner]} limit of ` +
+      `${svcLimit("tokens", limit?.limit ?? "0", windowSecondsOf(quantity), limit?.label ?? "")}; lower max_tokens`,
     { headers: { "x-should-retry": "false" } },
   );
   refusedBy.set(error, name);

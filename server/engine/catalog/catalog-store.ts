@@ -114,41 +114,46 @@ const UPSERT_MODELS = `
       output_modalities, tokenizer, instruct_type, supported_voices, default_parameters, per_request_limits,
       expiration_date, knowledge_cutoff, is_moderated, listed, synced_at)
   SELECT r.id, r.canonical_slug, r.name, r.description, coalesce(r.created, existing.created, now()), r.context_length,
-         r.input_modalities, r.output_modalities, r.tokenizer, r.instruct_type, r.supported_voices, r.default_parameters,
-         r.per_request_limits, r.expiration_date, r.knowledge_cutoff, r.is_moderated, true, now()
+         r.input_modalities, r.output_modalities, r.tokenizer, r.instruct_type, r.supported_voices,
+         r.default_parameters, r.per_request_limits, r.expiration_date, r.knowledge_cutoff, r.is_moderated, true, now()
     FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS r(id text, canonical_slug text, name text, description text,
-           created timestamptz, context_length integer, input_modalities text[], output_modalities text[], tokenizer text,
-           instruct_type text, supported_voices text[], default_parameters jsonb, per_request_limits jsonb,
-           expiration_date date, knowledge_cutoff text, is_moderated boolean)
+           created timestamptz, context_length integer, input_modalities text[], output_modalities text[],
+           tokenizer text, instruct_type text, supported_voices text[], default_parameters jsonb,
+           per_request_limits jsonb, expiration_date date, knowledge_cutoff text, is_moderated boolean)
     LEFT JOIN catalog_models existing ON existing.id = r.id
   ON CONFLICT (id) DO UPDATE
     SET canonical_slug = excluded.canonical_slug, name = excluded.name, description = excluded.description,
-        created = excluded.created, context_length = excluded.context_length, input_modalities = excluded.input_modalities,
-        output_modalities = excluded.output_modalities, tokenizer = excluded.tokenizer, instruct_type = excluded.instruct_type,
+        created = excluded.created, context_length = excluded.context_length,
+        input_modalities = excluded.input_modalities, output_modalities = excluded.output_modalities,
+        tokenizer = excluded.tokenizer, instruct_type = excluded.instruct_type,
         supported_voices = excluded.supported_voices, default_parameters = excluded.default_parameters,
         per_request_limits = excluded.per_request_limits, expiration_date = excluded.expiration_date,
-        knowledge_cutoff = excluded.knowledge_cutoff, is_moderated = excluded.is_moderated, listed = true, synced_at = now()
+        knowledge_cutoff = excluded.knowledge_cutoff, is_moderated = excluded.is_moderated, listed = true,
+        synced_at = now()
   RETURNING t.id, floor(extract(epoch FROM t.created))::bigint AS created`;
 
 const UPSERT_ENDPOINTS = `
   INSERT INTO catalog_endpoints AS t (id, model_id, provider_slug, tag, upstream_model_id, context_length,
-      max_completion_tokens, max_prompt_tokens, quantization, price_prompt, price_completion, price_image, price_request,
-      supported_parameters, supports_implicit_caching, region, zdr, data_collection, listed, synced_at)
+      max_completion_tokens, max_prompt_tokens, quantization, price_prompt, price_completion, price_image,
+      price_request, supported_parameters, supports_implicit_caching, region, zdr, data_collection, listed, synced_at)
   SELECT id, model_id, provider_slug, tag, upstream_model_id, context_length, max_completion_tokens, max_prompt_tokens,
          quantization, price_prompt, price_completion, price_image, price_request, supported_parameters,
          supports_implicit_caching, region, zdr, data_collection, true, now()
     FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS r(id text, model_id text, provider_slug text, tag text,
            upstream_model_id text, context_length integer, max_completion_tokens integer, max_prompt_tokens integer,
-           quantization text, price_prompt numeric, price_completion numeric, price_image numeric, price_request numeric,
-           supported_parameters text[], supports_implicit_caching boolean, region text, zdr boolean, data_collection text)
+           quantization text, price_prompt numeric, price_completion numeric, price_image numeric,
+           price_request numeric, supported_parameters text[], supports_implicit_caching boolean, region text,
+           zdr boolean, data_collection text)
   ON CONFLICT (id) DO UPDATE
     SET model_id = excluded.model_id, provider_slug = excluded.provider_slug, tag = excluded.tag,
         upstream_model_id = excluded.upstream_model_id, context_length = excluded.context_length,
         max_completion_tokens = excluded.max_completion_tokens, max_prompt_tokens = excluded.max_prompt_tokens,
-        quantization = excluded.quantization, price_prompt = excluded.price_prompt, price_completion = excluded.price_completion,
-        price_image = excluded.price_image, price_request = excluded.price_request,
-        supported_parameters = excluded.supported_parameters, supports_implicit_caching = excluded.supports_implicit_caching,
-        region = excluded.region, zdr = excluded.zdr, data_collection = excluded.data_collection, listed = true, synced_at = now()`;
+        quantization = excluded.quantization, price_prompt = excluded.price_prompt,
+        price_completion = excluded.price_completion, price_image = excluded.price_image,
+        price_request = excluded.price_request, supported_parameters = excluded.supported_parameters,
+        supports_implicit_caching = excluded.supports_implicit_caching,
+        region = excluded.region, zdr = excluded.zdr, data_collection = excluded.data_collection, listed = true,
+        synced_at = now()`;
 
 /** One endpoint's calls of the last day, aggregated by window (endpoint-stats.ts reads them). */
 export interface EndpointCallsRow {
@@ -168,8 +173,10 @@ export interface EndpointCallsRow {
 const ENDPOINT_CALLS = `
   SELECT endpoint_id,
          percentile_cont(ARRAY[0.5, 0.75, 0.9, 0.99]) WITHIN GROUP (ORDER BY latency_ms)
-           FILTER (WHERE status = 'success' AND latency_ms IS NOT NULL AND created_at > now() - interval '30 minutes') AS latency,
-         percentile_cont(ARRAY[0.5, 0.75, 0.9, 0.99]) WITHIN GROUP (ORDER BY completion_tokens * 1000.0 / (generation_ms - latency_ms))
+           FILTER (WHERE status = 'success' AND latency_ms IS NOT NULL AND created_at > now() - interval '30 minutes')
+             AS latency,
+         percentile_cont(ARRAY[0.5, 0.75, 0.9, 0.99])
+           WITHIN GROUP (ORDER BY completion_tokens * 1000.0 / (generation_ms - latency_ms))
            FILTER (WHERE status = 'success' AND completion_tokens > 0 AND generation_ms > latency_ms
                      AND created_at > now() - interval '30 minutes') AS throughput,
          count(*) FILTER (WHERE counted AND created_at > now() - interval '5 minutes') AS calls_5m,

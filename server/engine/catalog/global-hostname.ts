@@ -25,7 +25,8 @@ export function globalHostnameOnlyInterceptor(
     if (regional) {
       throw gatewayError(
         403,
-        `Interns and the vault are served on the global hostname only; ${regional.hostname} is a regional hostname (${regional.region})`,
+        "Interns and the vault are served on the global hostname only; " +
+          `${regional.hostname} is a regional hostname (${regional.region})`,
       );
     }
     return next(req);

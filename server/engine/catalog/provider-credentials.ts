@@ -91,7 +91,8 @@ export function readKeys(
     if (given.length > 0)
       reader.fail(
         child(path, given[0]!),
-        `cannot be given with ${settings?.aws ? "aws" : "google_service_account"}: the call is signed with those credentials`,
+        `cannot be given with ${settings?.aws ? "aws" : "google_service_account"}: ` +
+          "the call is signed with those credentials",
       );
     return [poolKey(settings?.aws?.secretAccessKey ?? settings?.googleServiceAccount?.privateKey ?? "", 1, 0)];
   }
@@ -100,7 +101,8 @@ export function readKeys(
     if (typeof p.api_key !== "string")
       reader.fail(
         keyPath,
-        'is required: a string, e.g. "${OPENAI_API_KEY}" to read it from the environment ("" for none), or api_keys for a pool',
+        'is required: a string, e.g. "${OPENAI_API_KEY}" to read it ' +
+          'from the environment ("" for none), or api_keys for a pool',
       );
     return [poolKey(substituteEnv(reader, p.api_key, keyPath, env), 1, 0)];
   }

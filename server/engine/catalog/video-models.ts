@@ -231,7 +231,9 @@ function readEndpoint(
   if (!providerFor(provider.kind).video)
     reader.fail(
       child(path, "provider"),
-      `'${provider.slug}' is of kind ${provider.kind}, which has no video API; video endpoints need a provider of a kind that has one (${PROVIDER_KINDS.filter((kind) => providerFor(kind).video).join(", ")})`,
+      `'${provider.slug}' is of kind ${provider.kind}, which has no video API; ` +
+        "video endpoints need a provider of a kind that has one " +
+        `(${PROVIDER_KINDS.filter((kind) => providerFor(kind).video).join(", ")})`,
     );
   return {
     ...base,

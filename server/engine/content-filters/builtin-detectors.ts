@@ -82,8 +82,11 @@ export const DETECTORS: ReadonlyMap<string, Detector> = new Map<string, Detector
     {
       pattern: new RegExp(
         [
-          String.raw`\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions|prompts?|rules|directions|messages)\b`,
-          String.raw`\b(?:reveal|print|show|repeat|output)\s+(?:me\s+)?(?:your|the)\s+(?:system\s+prompt|hidden\s+instructions|initial\s+instructions)\b`,
+          String.raw`\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*` +
+            String.raw`(?:previous|prior|above|earlier|preceding|system)\s+` +
+            String.raw`(?:instructions|prompts?|rules|directions|messages)\b`,
+          String.raw`\b(?:reveal|print|show|repeat|output)\s+(?:me\s+)?(?:your|the)\s+` +
+            String.raw`(?:system\s+prompt|hidden\s+instructions|initial\s+instructions)\b`,
           String.raw`\byou\s+are\s+now\s+(?:in\s+)?(?:DAN|developer\s+mode|jailbroken|unrestricted)\b`,
           String.raw`\bdo\s+anything\s+now\b`,
           String.raw`\bpretend\s+(?:that\s+)?you\s+have\s+no\s+(?:rules|restrictions|guidelines)\b`,

@@ -42,7 +42,8 @@ export function checkBuiltin({ slug, action }: { slug: string; action: string })
   if (UNAVAILABLE_SLUGS.has(slug)) {
     throw gatewayError(
       400,
-      `content_filter_builtins: '${slug}' is not available in this gateway; accepted slugs: ${[...DETECTORS.keys()].join(", ")}`,
+      `content_filter_builtins: '${slug}' is not available in this gateway; ` +
+        `accepted slugs: ${[...DETECTORS.keys()].join(", ")}`,
     );
   }
   const detector = DETECTORS.get(slug);
@@ -54,7 +55,8 @@ export function checkBuiltin({ slug, action }: { slug: string; action: string })
   if (!detector.actions.includes(action as FilterAction)) {
     throw gatewayError(
       400,
-      `content_filter_builtins: slug '${slug}' does not take action '${action}'; accepted: ${detector.actions.join(", ")}`,
+      `content_filter_builtins: slug '${slug}' does not take action '${action}'; ` +
+        `accepted: ${detector.actions.join(", ")}`,
     );
   }
 }

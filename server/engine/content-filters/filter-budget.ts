@@ -37,7 +37,9 @@ export function budgetedFilters(filters: readonly ContentFilter[], maxBytes: num
 function tooLarge(filter: ContentFilter, maxBytes: number): ConnectError {
   return gatewayError(
     413,
-    `The text of this request is more than content filter '${filter.name}' of guardrail '${filter.guardrail}' reads for one call (GATEWAY_CONTENT_FILTER_MAX_BYTES: ${maxBytes} bytes), and text it did not read cannot pass; send less text`,
+    `The text of this request is more than content filter '${filter.name}' of ` +
+      `guardrail '${filter.guardrail}' reads for one call (GATEWAY_CONTENT_FILTER_MAX_BYTES: ` +
+      `${maxBytes} bytes), and text it did not read cannot pass; send less text`,
     { reason: CONTENT_TOO_LARGE },
   );
 }

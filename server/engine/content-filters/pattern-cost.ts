@@ -250,7 +250,8 @@ class Work {
       throw new TooComplex(`checking its cost takes more than ${MAX_ANALYSIS_STEPS.toLocaleString("en-US")} steps`);
     if (this.shared.left < 0) {
       throw new TooComplex(
-        `checking the cost of the guardrail's custom patterns takes more than ${MAX_GUARDRAIL_ANALYSIS_STEPS.toLocaleString("en-US")} steps in all`,
+        "checking the cost of the guardrail's custom patterns takes more " +
+          `than ${MAX_GUARDRAIL_ANALYSIS_STEPS.toLocaleString("en-US")} steps in all`,
       );
     }
   }

@@ -27,7 +27,9 @@ export function checkPatternCost(compiled: RE2JS, where: string, budget = new An
   if (instructions > MAX_PATTERN_INSTRUCTIONS) {
     throw gatewayError(
       400,
-      `${where}.pattern compiles to ${instructions} RE2 instructions, over the limit of ${MAX_PATTERN_INSTRUCTIONS}: counted repetitions such as {1,900} copy what they repeat; make them smaller`,
+      `${where}.pattern compiles to ${instructions} RE2 instructions, ` +
+        `over the limit of ${MAX_PATTERN_INSTRUCTIONS}: ` +
+        "counted repetitions such as {1,900} copy what they repeat; make them smaller",
       { field: `${where}.pattern` },
     );
   }
@@ -47,8 +49,10 @@ export function checkPatternCost(compiled: RE2JS, where: string, budget = new An
   const work = workPerCharacter(cost);
   if (work > MAX_WORK_PER_CHARACTER) {
     const why = Number.isFinite(cost.rereadPerMatch)
-      ? `the matcher can hold ${cost.liveInstructions} of its instructions at once and read ${cost.rereadPerMatch} characters again per match, ${work} steps per character`
-      : "an alternative can run on past a shorter match without end, so the text is read again for every match (as in a.*b|a); bound that alternative (a.{0,5}b|a) or put the shorter one first (a|a.*b)";
+      ? `the matcher can hold ${cost.liveInstructions} of its instructions at once and ` +
+        `read ${cost.rereadPerMatch} characters again per match, ${work} steps per character`
+      : "an alternative can run on past a shorter match without end, so the text is read again for every " +
+        "match (as in a.*b|a); bound that alternative (a.{0,5}b|a) or put the shorter one first (a|a.*b)";
     throw gatewayError(
       400,
       `${where}.pattern costs too much to run: ${why}; the limit is ${MAX_WORK_PER_CHARACTER} steps per character`,

@@ -60,14 +60,16 @@ export function blockedError({ filter, unreadable, collidingKeys }: FilterRefusa
   if (filter.unusable !== undefined) {
     return gatewayError(
       403,
-      `Guardrail '${filter.guardrail}' has a content filter this gateway cannot apply (${filter.unusable}); update the guardrail`,
+      `Guardrail '${filter.guardrail}' has a content filter this ` +
+        `gateway cannot apply (${filter.unusable}); update the guardrail`,
       { reason: "CONTENT_FILTERED" },
     );
   }
   if (unreadable !== undefined) {
     return gatewayError(
       400,
-      `${unreadable.field} holds ${unreadable.what}, which ${named} cannot scan, and it blocks what it cannot scan; send the content as text`,
+      `${unreadable.field} holds ${unreadable.what}, which ${named} cannot scan, ` +
+        "and it blocks what it cannot scan; send the content as text",
       {
         reason: "CONTENT_UNSCANNABLE",
         field: unreadable.field,

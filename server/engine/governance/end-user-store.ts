@@ -7,7 +7,8 @@ import { QueryTypes, type Sequelize } from "sequelize";
  */
 export async function registerEndUser(sequelize: Sequelize, organizationId: string, user: string): Promise<void> {
   await sequelize.query(
-    `INSERT INTO end_users (organization_id, "user", is_active, created_at, updated_at) VALUES (:organizationId, :user, true, now(), now())
+    `INSERT INTO end_users (organization_id, "user", is_active, created_at, updated_at)
+     VALUES (:organizationId, :user, true, now(), now())
      ON CONFLICT (organization_id, "user") DO UPDATE SET updated_at = now()`,
     { type: QueryTypes.INSERT, replacements: { organizationId, user } },
   );

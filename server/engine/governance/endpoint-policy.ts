@@ -113,7 +113,8 @@ export function endpointAllowed(policy: EndpointPolicy, endpoint: CatalogEndpoin
     return refuse(
       "regional_host",
       null,
-      `requests to ${regionalHostname.hostname} stay in the ${regionalHostname.region} region, and endpoint ${endpoint.id} is in ${endpoint.region}`,
+      `requests to ${regionalHostname.hostname} stay in the ${regionalHostname.region} region, ` +
+        `and endpoint ${endpoint.id} is in ${endpoint.region}`,
     );
   }
   for (const guardrail of policy.guardrails) {
@@ -146,7 +147,8 @@ function guardrailVerdict(g: GuardrailPolicy, endpoint: CatalogEndpoint): Policy
     return refuse(
       "allowed_data_regions",
       g.id,
-      `endpoint ${endpoint.id} processes data in region ${endpoint.region}, which is not in the allowed_data_regions of ${by}`,
+      `endpoint ${endpoint.id} processes data in region ${endpoint.region}, ` +
+        `which is not in the allowed_data_regions of ${by}`,
     );
   }
   const zdrRule = zdrRuleFor(g.zdr, model);
@@ -164,7 +166,8 @@ function guardrailVerdict(g: GuardrailPolicy, endpoint: CatalogEndpoint): Policy
       return refuse(
         rule,
         g.id,
-        `${by} does not allow ${free ? "free" : "paid"} endpoints that may retain or train on prompts (${rule}), and endpoint ${endpoint.id} may`,
+        `${by} does not allow ${free ? "free" : "paid"} endpoints that may retain or train on prompts (${rule}), ` +
+          `and endpoint ${endpoint.id} may`,
       );
     }
   }

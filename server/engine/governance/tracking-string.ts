@@ -16,7 +16,8 @@ export function assertAddressable(user: string): void {
   if (user === "." || user === "..") {
     throw gatewayError(
       400,
-      `The end user '${user}' cannot be addressed by path; look it up with GET /end-users?user=${encodeURIComponent(user)}`,
+      `The end user '${user}' cannot be addressed by path; ` +
+        `look it up with GET /end-users?user=${encodeURIComponent(user)}`,
     );
   }
   assertTrackingString(user);

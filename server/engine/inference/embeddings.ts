@@ -113,7 +113,8 @@ function checkInput(input: JsonValue | null): number {
   if (!Array.isArray(input))
     throw gatewayError(
       400,
-      "input must be a string, an array of strings, an array of token ids, an array of token-id arrays or an array of input objects",
+      "input must be a string, an array of strings, an array of token ids, " +
+        "an array of token-id arrays or an array of input objects",
     );
   if (input.length === 0) throw gatewayError(400, "input must contain at least 1 item");
   if (input.every((item) => typeof item === "number")) {

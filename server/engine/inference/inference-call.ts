@@ -83,7 +83,10 @@ export class InferenceCall implements KeyChoice, AttemptPolicy<Attempt>, LedgerC
   /** KeyChoice: the one pooled key this call's failures said something about. */
   judgedKey: PoolKey | undefined = undefined;
   private affinityValue: number | undefined;
-  /** The observing door's record of the providers' time (wire/upstream-watch.ts); it hears of this call's abort itself. */
+  /**
+   * The observing door's record of the providers' time (wire/upstream-watch.ts); it hears of this call's abort
+   * itself.
+   */
   private readonly watch: UpstreamWatch | undefined;
 
   constructor(

@@ -23,7 +23,9 @@ function multipartFileBody(
   let head = "";
   for (const [name, value] of Object.entries(fields))
     head += `--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
-  head += `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="${escapeQuoted(file.filename)}"\r\ncontent-type: ${file.mimeType}\r\n\r\n`;
+  head +=
+    `--${boundary}\r\ncontent-disposition: form-data; name="file"; ` +
+    `filename="${escapeQuoted(file.filename)}"\r\ncontent-type: ${file.mimeType}\r\n\r\n`;
   const tail = `\r\n--${boundary}--\r\n`;
   async function* parts(): AsyncGenerator<Uint8Array> {
     yield Buffer.from(head);

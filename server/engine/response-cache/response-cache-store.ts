@@ -22,7 +22,8 @@ export async function readCachedAnswer(
   key: string,
 ): Promise<{ entry: CachedAnswer; expiresAt: number } | undefined> {
   const [row] = await sequelize.query<Row>(
-    `SELECT answer, endpoint_id, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, cache_write_tokens, cost_usd::text AS cost_usd, created_at, expires_at
+    `SELECT answer, endpoint_id, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, cache_write_tokens,
+            cost_usd::text AS cost_usd, created_at, expires_at
        FROM response_cache WHERE key = $1 AND expires_at > now()`,
     { bind: [key], type: QueryTypes.SELECT },
   );
@@ -54,11 +55,13 @@ export async function writeCachedAnswer(
 ): Promise<void> {
   const { usage } = entry;
   await sequelize.query(
-    `INSERT INTO response_cache (key, workspace_id, api, endpoint_id, answer, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens,
-                                 cache_write_tokens, cost_usd, size_bytes, created_at, expires_at)
+    `INSERT INTO response_cache (key, workspace_id, api, endpoint_id, answer, prompt_tokens, completion_tokens,
+                                 reasoning_tokens, cached_tokens, cache_write_tokens, cost_usd, size_bytes, created_at,
+                                 expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, to_timestamp($13), now() + make_interval(secs => $14))
-     ON CONFLICT (key) DO UPDATE SET answer = EXCLUDED.answer, endpoint_id = EXCLUDED.endpoint_id, prompt_tokens = EXCLUDED.prompt_tokens,
-       completion_tokens = EXCLUDED.completion_tokens, reasoning_tokens = EXCLUDED.reasoning_tokens, cached_tokens = EXCLUDED.cached_tokens,
+     ON CONFLICT (key) DO UPDATE SET answer = EXCLUDED.answer, endpoint_id = EXCLUDED.endpoint_id,
+       prompt_tokens = EXCLUDED.prompt_tokens, completion_tokens = EXCLUDED.completion_tokens,
+       reasoning_tokens = EXCLUDED.reasoning_tokens, cached_tokens = EXCLUDED.cached_tokens,
        cache_write_tokens = EXCLUDED.cache_write_tokens, cost_usd = EXCLUDED.cost_usd, size_bytes = EXCLUDED.size_bytes,
        created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
     {
@@ -112,7 +115,8 @@ export async function sweepCachedAnswers(
         WHERE totals.bytes > $1 AND per_workspace.upto > $1::numeric / nullif(totals.workspaces, 0)
      ), doomed AS (
        SELECT oldest_first.key
-         FROM (SELECT key, size_bytes, sum(size_bytes) OVER (ORDER BY created_at, key) AS freed FROM beyond_share) oldest_first, totals
+         FROM (SELECT key, size_bytes, sum(size_bytes) OVER (ORDER BY created_at, key) AS freed
+                 FROM beyond_share) oldest_first, totals
         WHERE oldest_first.freed - oldest_first.size_bytes < totals.bytes - $1
      ), evicted AS (
        DELETE FROM response_cache WHERE key IN (SELECT key FROM doomed) RETURNING size_bytes

@@ -20,7 +20,8 @@ export function assertBudgetOrder(
     if (wider ? limitMicros <= otherLimit : limitMicros >= otherLimit) {
       throw gatewayError(
         400,
-        `The ${interval} budget must be ${wider ? "greater" : "less"} than the ${other.interval} budget (limits must decrease from lifetime to monthly, weekly and daily)`,
+        `The ${interval} budget must be ${wider ? "greater" : "less"} than the ${other.interval} ` +
+          "budget (limits must decrease from lifetime to monthly, weekly and daily)",
       );
     }
   }

@@ -89,36 +89,41 @@ export function checkRecord(record: CallRecord): void {
 // instances lock them in the same order.
 const NAMED_STATEMENT = `
   WITH rows AS (
-    SELECT * FROM unnest($id::uuid[], $generationId::text[], $createdAt::timestamptz[], $organizationId::uuid[], $keyHash::text[],
-                         $workspaceId::uuid[], $memberUserId::text[], $endUser::text[], $sessionId::text[], $api::text[],
-                         $modelId::text[], $providerSlug::text[], $endpointId::text[], $status::text[], $httpStatus::integer[],
-                         $streamed::boolean[], $promptTokens::integer[], $completionTokens::integer[], $reasoningTokens::integer[],
-                         $cachedTokens::integer[], $cost::numeric[], $isByok::boolean[], $isFree::boolean[], $latencyMs::integer[],
-                         $generationMs::integer[], $daily::timestamptz[], $weekly::timestamptz[], $monthly::timestamptz[],
-                         $reservationId::uuid[], $requestId::text[], $cacheWriteTokens::integer[], $contentFlagged::boolean[],
-                         $cacheHit::boolean[], $cacheSavings::numeric[], $rateLimit::text[])
-      AS r(id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user, session_id, api,
-           model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens, completion_tokens, reasoning_tokens,
-           cached_tokens, cost_usd, is_byok, is_free, latency_ms, generation_ms, daily, weekly, monthly, reservation_id, request_id,
-           cache_write_tokens, content_flagged, cache_hit, cache_savings_usd, rate_limit)
+    SELECT * FROM unnest($id::uuid[], $generationId::text[], $createdAt::timestamptz[], $organizationId::uuid[],
+                         $keyHash::text[], $workspaceId::uuid[], $memberUserId::text[], $endUser::text[],
+                         $sessionId::text[], $api::text[], $modelId::text[], $providerSlug::text[], $endpointId::text[],
+                         $status::text[], $httpStatus::integer[], $streamed::boolean[], $promptTokens::integer[],
+                         $completionTokens::integer[], $reasoningTokens::integer[], $cachedTokens::integer[],
+                         $cost::numeric[], $isByok::boolean[], $isFree::boolean[], $latencyMs::integer[],
+                         $generationMs::integer[], $daily::timestamptz[], $weekly::timestamptz[],
+                         $monthly::timestamptz[], $reservationId::uuid[], $requestId::text[],
+                         $cacheWriteTokens::integer[], $contentFlagged::boolean[], $cacheHit::boolean[],
+                         $cacheSavings::numeric[], $rateLimit::text[])
+      AS r(id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user, session_id,
+           api, model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens, completion_tokens,
+           reasoning_tokens, cached_tokens, cost_usd, is_byok, is_free, latency_ms, generation_ms, daily, weekly,
+           monthly, reservation_id, request_id, cache_write_tokens, content_flagged, cache_hit, cache_savings_usd,
+           rate_limit)
   ), ins AS (
-    INSERT INTO usage_ledger (id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user,
-                              session_id, api, model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens,
-                              completion_tokens, reasoning_tokens, cached_tokens, total_tokens, cost_usd, is_byok, is_free,
-                              latency_ms, generation_ms, request_id, cache_write_tokens, content_flagged, cache_hit, cache_savings_usd,
-                              rate_limit)
-    SELECT id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user, session_id, api,
-           model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens, completion_tokens, reasoning_tokens,
-           cached_tokens, prompt_tokens + completion_tokens, cost_usd, is_byok, is_free, latency_ms, generation_ms, request_id,
-           cache_write_tokens, content_flagged, cache_hit, cache_savings_usd, rate_limit
+    INSERT INTO usage_ledger (id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id,
+                              end_user, session_id, api, model_id, provider_slug, endpoint_id, status, http_status,
+                              streamed, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, total_tokens,
+                              cost_usd, is_byok, is_free, latency_ms, generation_ms, request_id, cache_write_tokens,
+                              content_flagged, cache_hit, cache_savings_usd, rate_limit)
+    SELECT id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, end_user, session_id,
+           api, model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens, completion_tokens,
+           reasoning_tokens, cached_tokens, prompt_tokens + completion_tokens, cost_usd, is_byok, is_free, latency_ms,
+           generation_ms, request_id, cache_write_tokens, content_flagged, cache_hit, cache_savings_usd, rate_limit
       FROM rows
     ON CONFLICT (id) DO NOTHING
     RETURNING id
   ), spend AS (
     SELECT s.scope, s.scope_id, p.period, p.period_start,
-           sum(CASE WHEN r.is_byok THEN 0 ELSE r.cost_usd END) AS paid, sum(CASE WHEN r.is_byok THEN r.cost_usd ELSE 0 END) AS byok
+           sum(CASE WHEN r.is_byok THEN 0 ELSE r.cost_usd END) AS paid,
+           sum(CASE WHEN r.is_byok THEN r.cost_usd ELSE 0 END) AS byok
       FROM rows r JOIN ins USING (id)
-     CROSS JOIN LATERAL (VALUES (1, 'key', r.key_hash::text), (2, 'workspace', r.workspace_id::text)) AS s(n, scope, scope_id)
+     CROSS JOIN LATERAL (VALUES (1, 'key', r.key_hash::text), (2, 'workspace', r.workspace_id::text))
+       AS s(n, scope, scope_id)
      CROSS JOIN LATERAL (VALUES ('daily', r.daily), ('weekly', r.weekly), ('monthly', r.monthly),
                                 ('lifetime', 'epoch'::timestamptz)) AS p(period, period_start)
      WHERE r.cost_usd > 0
@@ -130,7 +135,8 @@ const NAMED_STATEMENT = `
       SET spent_usd = c.spent_usd + EXCLUDED.spent_usd, byok_spent_usd = c.byok_spent_usd + EXCLUDED.byok_spent_usd
   ), used AS (
     SELECT u.quantity, u.window_start, sum(u.amount) AS amount
-      FROM unnest($useRow::uuid[], $useQuantity::text[], $useStart::timestamptz[], $useAmount::numeric[]) AS u(id, quantity, window_start, amount)
+      FROM unnest($useRow::uuid[], $useQuantity::text[], $useStart::timestamptz[], $useAmount::numeric[])
+        AS u(id, quantity, window_start, amount)
       JOIN ins USING (id)
      GROUP BY u.quantity, u.window_start
   ), leases AS (

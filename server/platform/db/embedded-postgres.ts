@@ -77,7 +77,8 @@ async function loadBinaries(): Promise<Binaries> {
     return { initdb: mod.initdb, postgres: mod.postgres };
   } catch (err) {
     throw new Error(
-      `embedded Postgres is not available for ${process.platform}-${process.arch} (${name}): ${String(err)}; set DATABASE_URL to use an external server`,
+      `embedded Postgres is not available for ${process.platform}-${process.arch} (${name}): ${String(err)}; ` +
+        "set DATABASE_URL to use an external server",
     );
   }
 }
@@ -153,7 +154,8 @@ async function stopOrphan(clusterDir: string, log: Logger): Promise<void> {
   const owner = await parentNodeProcess(pid);
   if (owner !== undefined) {
     throw new Error(
-      `${clusterDir} is in use by the gateway process ${owner}; several instances share one database through DATABASE_URL`,
+      `${clusterDir} is in use by the gateway process ${owner}; ` +
+        "several instances share one database through DATABASE_URL",
     );
   }
   log.warn({ pid }, "stopping a postgres left running by an earlier gateway process");

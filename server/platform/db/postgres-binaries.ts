@@ -54,9 +54,10 @@ export async function reachableBinaries(
     throw new Error(`the postgres user cannot run ${copied.initdb} either`);
   } catch (err) {
     throw new Error(
-      `The embedded PostgreSQL binaries under ${nativeDir} cannot be run by the system user postgres (a directory above them, such as /root, ` +
-        `is closed to other users), and running a copy from ${cacheRoot} failed: ${errorMessage(err)}. Move the checkout to a directory ` +
-        `other users can enter, or set DATABASE_URL to an external PostgreSQL.`,
+      `The embedded PostgreSQL binaries under ${nativeDir} cannot be run by the system user postgres ` +
+        "(a directory above them, such as /root, is closed to other users), " +
+        `and running a copy from ${cacheRoot} failed: ${errorMessage(err)}. ` +
+        "Move the checkout to a directory other users can enter, or set DATABASE_URL to an external PostgreSQL.",
       { cause: err },
     );
   }

@@ -171,7 +171,8 @@ function readMessage(plan: MessagePlan, object: JsonObject, level: number): void
       const first = oneofs[field.oneof];
       if (first && state.readError === undefined) {
         readError(
-          `cannot decode ${String(field.field.oneof)} from JSON: oneof set multiple times by ${first.name} and ${field.name}`,
+          `cannot decode ${String(field.field.oneof)} from JSON: ` +
+            `oneof set multiple times by ${first.name} and ${field.name}`,
         );
       }
       oneofs[field.oneof] = first ?? field;

@@ -56,7 +56,8 @@ export function decodeCursor(cursor: string, arity: number, rule: CursorRule = {
   if (!parts || (rule.accept && !rule.accept(parts))) {
     throw gatewayError(
       400,
-      `${rule.param ?? "cursor"} is not a cursor this list gave out; pass the previous page's ${rule.issuedAs ?? "cursor"} unchanged`,
+      `${rule.param ?? "cursor"} is not a cursor this list gave out; ` +
+        `pass the previous page's ${rule.issuedAs ?? "cursor"} unchanged`,
     );
   }
   return parts;

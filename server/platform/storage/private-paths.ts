@@ -40,7 +40,8 @@ export async function closeConfigFile(file: string | undefined, log: Logger): Pr
   if (failure !== undefined) {
     log.error(
       { file, err: failure },
-      "GATEWAY_CONFIG is readable by every OS user, interns' shells included, and could not be changed: make it readable by the gateway's user alone",
+      "GATEWAY_CONFIG is readable by every OS user, interns' shells included, " +
+        "and could not be changed: make it readable by the gateway's user alone",
     );
   }
 }
@@ -55,7 +56,8 @@ export async function closeKeyFile(file: string, what: string, log: Logger): Pro
   const failure = await closeToOthers(file, what, log);
   if (failure !== undefined) {
     throw new Error(
-      `${what} ${file} is readable by every OS user, interns' shells included, and its mode could not be narrowed (${failure}): make it readable by the gateway's user alone (0600 or 0640)`,
+      `${what} ${file} is readable by every OS user, interns' shells included, ` +
+        `and its mode could not be narrowed (${failure}): make it readable by the gateway's user alone (0600 or 0640)`,
     );
   }
 }

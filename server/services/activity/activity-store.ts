@@ -45,15 +45,18 @@ export interface ActivityRow {
 export function activityRows(sequelize: Sequelize, scope: LedgerScope, filter: ActivityFilter): Promise<ActivityRow[]> {
   return sequelize.query<ActivityRow>(
     `WITH days AS (
-       SELECT to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, l.model_id, l.endpoint_id, l.provider_slug,
+       SELECT to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date,
+              l.model_id, l.endpoint_id, l.provider_slug,
               coalesce(sum(l.cost_usd) FILTER (WHERE NOT l.is_byok), 0) AS usage,
               coalesce(sum(l.cost_usd) FILTER (WHERE l.is_byok), 0) AS byok_usage,
-              count(*) AS requests, sum(l.prompt_tokens) AS prompt_tokens, sum(l.completion_tokens) AS completion_tokens,
-              sum(l.reasoning_tokens) AS reasoning_tokens
+              count(*) AS requests, sum(l.prompt_tokens) AS prompt_tokens,
+              sum(l.completion_tokens) AS completion_tokens, sum(l.reasoning_tokens) AS reasoning_tokens
          FROM usage_ledger l
         WHERE ${inScope("l")} AND l.created_at >= $from::timestamptz AND l.created_at < $to::timestamptz
-          AND ($keyFilter::text IS NULL OR l.key_hash = $keyFilter::bpchar) AND ($member::text IS NULL OR l.member_user_id = $member)
-          -- A call a rate limit refused (429, docs/api/limits.md) reached no endpoint: analytics counts it, activity does not.
+          AND ($keyFilter::text IS NULL OR l.key_hash = $keyFilter::bpchar)
+          AND ($member::text IS NULL OR l.member_user_id = $member)
+          -- A call a rate limit refused (429, docs/api/limits.md) reached no endpoint: analytics counts it,
+          -- activity does not.
           AND l.rate_limit IS NULL
         GROUP BY 1, l.model_id, l.endpoint_id, l.provider_slug
      )
@@ -188,13 +191,14 @@ function generationStatement(where: string): string {
        WHERE ${inScope("l")} AND ${where}
          AND NOT EXISTS (
            SELECT 1 FROM usage_ledger n
-            WHERE n.generation_id = l.generation_id AND n.organization_id = l.organization_id AND n.key_hash = l.key_hash
+            WHERE n.generation_id = l.generation_id AND n.organization_id = l.organization_id
+              AND n.key_hash = l.key_hash
               AND (n.created_at, n.status <> 'error', n.id) > (l.created_at, l.status <> 'error', l.id))
        ORDER BY l.created_at DESC, l.id DESC
        LIMIT $limit::integer
     )
-    SELECT g.generation_id, g.id, g.created_at, g.cursor_at, g.api, g.model_id, g.status, g.http_status, g.streamed, g.is_byok,
-           g.cache_hit, g.cache_savings_usd::text AS cache_savings_usd,
+    SELECT g.generation_id, g.id, g.created_at, g.cursor_at, g.api, g.model_id, g.status, g.http_status, g.streamed,
+           g.is_byok, g.cache_hit, g.cache_savings_usd::text AS cache_savings_usd,
            g.latency_ms, g.generation_ms, g.end_user, g.key_hash, g.workspace_id::text AS workspace_id,
            coalesce(p.name, g.provider_slug) AS provider_name, e.region AS data_region, a.*
       FROM last g
@@ -220,7 +224,10 @@ function generationStatement(where: string): string {
 
 /** `bpchar` as the column is `char(64)`: compared as text, the key's index could not serve it. */
 function inScope(alias: string): string {
-  return `${alias}.organization_id = $organizationId::uuid AND ($ownKey::text IS NULL OR ${alias}.key_hash = $ownKey::bpchar)`;
+  return (
+    `${alias}.organization_id = $organizationId::uuid AND ` +
+    `($ownKey::text IS NULL OR ${alias}.key_hash = $ownKey::bpchar)`
+  );
 }
 
 function scopeValues(scope: LedgerScope): { organizationId: string; ownKey: string | null } {

@@ -41,8 +41,10 @@ const METRIC_SQL: Record<MetricName, string> = {
   error_rate: "(count(*) FILTER (WHERE l.status = 'error'))::float8 / nullif(count(*), 0)",
   // Completion tokens per second of upstream time, over successful calls that produced some.
   tokens_per_second:
-    "(sum(l.completion_tokens) FILTER (WHERE l.status = 'success' AND l.completion_tokens > 0 AND l.generation_ms > 0))::float8 * 1000" +
-    " / nullif(sum(l.generation_ms) FILTER (WHERE l.status = 'success' AND l.completion_tokens > 0 AND l.generation_ms > 0), 0)",
+    "(sum(l.completion_tokens) FILTER (WHERE l.status = 'success' AND l.completion_tokens > 0" +
+    " AND l.generation_ms > 0))::float8 * 1000" +
+    " / nullif(sum(l.generation_ms) FILTER (WHERE l.status = 'success' AND l.completion_tokens > 0" +
+    " AND l.generation_ms > 0), 0)",
 };
 
 interface DimensionSql {
@@ -210,7 +212,8 @@ function compileFilter(
     if (!has(METRIC_SQL, dimension)) {
       throw gatewayError(
         400,
-        `${field}.dimension: operator '${operator}' compares a metric, and '${dimension}' is not one; GET /analytics/meta lists the metrics`,
+        `${field}.dimension: operator '${operator}' compares a metric, ` +
+          `and '${dimension}' is not one; GET /analytics/meta lists the metrics`,
       );
     }
     return { target: "having", clause: statement.param(value, OPERATOR_SQL[operator](METRIC_SQL[dimension])) };

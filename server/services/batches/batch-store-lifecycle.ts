@@ -12,7 +12,8 @@ import { errorResult, type BatchStatusName, type ItemResult } from "./batch-stor
 export async function startValidated(sequelize: Sequelize): Promise<string[]> {
   const rows = await sequelize.query<{ id: string }>(
     `UPDATE batches SET status = 'in_progress'
-      WHERE id IN (SELECT id FROM batches WHERE status = 'validating' ORDER BY created_at LIMIT 100 FOR UPDATE SKIP LOCKED)
+      WHERE id IN (SELECT id FROM batches WHERE status = 'validating' ORDER BY created_at
+                    LIMIT 100 FOR UPDATE SKIP LOCKED)
       RETURNING id`,
     { type: QueryTypes.SELECT },
   );
@@ -47,7 +48,8 @@ export async function closeOpenItems(
   if (ids.length === 0) return [];
   return sequelize.query<{ id: string; status: BatchStatusName }>(
     `WITH closed AS (
-       UPDATE batch_items i SET state = 'done', succeeded = false, result = $result::jsonb, lease_owner = NULL, lease_expires_at = NULL
+       UPDATE batch_items i
+          SET state = 'done', succeeded = false, result = $result::jsonb, lease_owner = NULL, lease_expires_at = NULL
         WHERE i.batch_id = ANY($ids::text[]) AND i.state <> 'done' AND ${ITEM_FILTER[options.items]}
           AND EXISTS (SELECT 1 FROM batches b WHERE b.id = i.batch_id AND b.status = ANY($from::text[]))
        RETURNING i.batch_id
@@ -57,14 +59,16 @@ export async function closeOpenItems(
        UPDATE batches b
           SET failed = b.failed + coalesce(c.n, 0),
               status = CASE WHEN b.completed + b.failed + coalesce(c.n, 0) >= b.total THEN $terminal ELSE b.status END,
-              finalized_at = CASE WHEN b.completed + b.failed + coalesce(c.n, 0) >= b.total THEN now() ELSE b.finalized_at END,
+              finalized_at = CASE WHEN b.completed + b.failed + coalesce(c.n, 0) >= b.total THEN now()
+                                  ELSE b.finalized_at END,
               error_message = coalesce($errorMessage, b.error_message),
               error_code = coalesce($errorCode, b.error_code)
          FROM unnest($ids::text[]) AS t(id) LEFT JOIN counts c ON c.batch_id = t.id
         WHERE b.id = t.id AND b.status = ANY($from::text[])
        RETURNING b.id, b.status, b.reservation_id
      ), released AS (
-       UPDATE budget_reservations r SET amount_usd = 0 FROM updated u WHERE r.id = u.reservation_id AND u.status = $terminal
+       UPDATE budget_reservations r SET amount_usd = 0 FROM updated u
+        WHERE r.id = u.reservation_id AND u.status = $terminal
      )
      SELECT id, status FROM updated`,
     {
@@ -96,7 +100,8 @@ export const EXPIRED_RESULT = errorResult(
 /** Batches whose window has passed: unfinished items get an error, finished ones keep results. */
 export async function expireOverdue(sequelize: Sequelize): Promise<void> {
   const overdue = await sequelize.query<{ id: string }>(
-    `SELECT id FROM batches WHERE status IN ('validating', 'in_progress', 'cancelling') AND expires_at < now() LIMIT 100`,
+    `SELECT id FROM batches WHERE status IN ('validating', 'in_progress', 'cancelling') AND expires_at < now()
+      LIMIT 100`,
     {
       type: QueryTypes.SELECT,
     },
@@ -139,7 +144,8 @@ export async function purgeExpiredResults(sequelize: Sequelize): Promise<void> {
   await sequelize.query(
     `WITH old AS (
        UPDATE batches SET results_purged_at = now()
-        WHERE id IN (SELECT id FROM batches WHERE results_purged_at IS NULL AND created_at < now() - make_interval(days => $days)
+        WHERE id IN (SELECT id FROM batches
+                      WHERE results_purged_at IS NULL AND created_at < now() - make_interval(days => $days)
                        AND status IN ('completed', 'failed', 'expired', 'cancelled') LIMIT 100 FOR UPDATE SKIP LOCKED)
        RETURNING id
      )

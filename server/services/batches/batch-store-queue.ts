@@ -34,7 +34,8 @@ export function claimItems(
         FOR UPDATE OF i SKIP LOCKED
      )
      UPDATE batch_items i
-        SET state = 'running', lease_owner = $owner, lease_expires_at = now() + make_interval(secs => $lease), attempts = i.attempts + 1
+        SET state = 'running', lease_owner = $owner, lease_expires_at = now() + make_interval(secs => $lease),
+            attempts = i.attempts + 1
        FROM picked p
       WHERE i.batch_id = p.batch_id AND i.idx = p.idx
      RETURNING i.batch_id, i.idx, i.body, i.attempts`,
@@ -54,7 +55,8 @@ export async function retryItemLater(
   counts = true,
 ): Promise<void> {
   await sequelize.query(
-    `UPDATE batch_items SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, available_at = now() + make_interval(secs => $delay),
+    `UPDATE batch_items SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL,
+            available_at = now() + make_interval(secs => $delay),
             attempts = attempts - CASE WHEN $counts THEN 0 ELSE 1 END
       WHERE batch_id = $batchId AND idx = $idx AND state = 'running' AND lease_owner = $owner`,
     { bind: { delay: delaySeconds, batchId: item.batchId, idx: item.idx, owner, counts } },
@@ -64,7 +66,8 @@ export async function retryItemLater(
 /** Extends the leases of every item `owner` runs or has not recorded yet. */
 export async function renewItemLeases(sequelize: Sequelize, owner: string, leaseSeconds: number): Promise<void> {
   await sequelize.query(
-    `UPDATE batch_items SET lease_expires_at = now() + make_interval(secs => $lease) WHERE lease_owner = $owner AND state = 'running'`,
+    `UPDATE batch_items SET lease_expires_at = now() + make_interval(secs => $lease)
+      WHERE lease_owner = $owner AND state = 'running'`,
     {
       bind: { lease: leaseSeconds, owner },
     },
@@ -85,7 +88,8 @@ export async function itemLeaseOwners(sequelize: Sequelize): Promise<string[]> {
 /** Puts `owner`'s items back in the queue as if their leases had lapsed: its results can no longer be recorded. */
 export async function releaseItemLeases(sequelize: Sequelize, owner: string): Promise<void> {
   await sequelize.query(
-    "UPDATE batch_items SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $owner AND state = 'running'",
+    "UPDATE batch_items SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL " +
+      "WHERE lease_owner = $owner AND state = 'running'",
     {
       bind: { owner },
     },
@@ -126,7 +130,8 @@ export async function holdPendingItems(
 ): Promise<void> {
   if (idxs.length === 0) return;
   await sequelize.query(
-    `UPDATE batch_items SET state = 'running', lease_owner = :owner, lease_expires_at = 'infinity', attempts = attempts + 1
+    `UPDATE batch_items SET state = 'running', lease_owner = :owner, lease_expires_at = 'infinity',
+       attempts = attempts + 1
       WHERE batch_id = :id AND state = 'pending' AND idx IN (:idxs)`,
     { replacements: { id: batchId, owner, idxs } },
   );
@@ -154,14 +159,16 @@ export function recordUpstreamBatch(
     );
     if (row?.status !== "in_progress" || row.upstream_batch_id) return false;
     await sequelize.query(
-      `UPDATE batches SET upstream_batch_id = :upstreamId, upstream_next_poll_at = now() + make_interval(secs => :pollS) WHERE id = :id`,
+      `UPDATE batches SET upstream_batch_id = :upstreamId, upstream_next_poll_at = now() + make_interval(secs => :pollS)
+        WHERE id = :id`,
       {
         replacements: { id: batchId, upstreamId, pollS: hold.pollSeconds },
         transaction,
       },
     );
     await sequelize.query(
-      `UPDATE batch_items SET state = 'running', lease_owner = :owner, lease_expires_at = 'infinity', attempts = attempts + 1
+      `UPDATE batch_items SET state = 'running', lease_owner = :owner, lease_expires_at = 'infinity',
+         attempts = attempts + 1
         WHERE batch_id = :id AND state = 'pending'`,
       { replacements: { id: batchId, owner: hold.owner }, transaction },
     );

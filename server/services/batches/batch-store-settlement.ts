@@ -42,10 +42,11 @@ const SETTLE = `
     SELECT * FROM jsonb_to_recordset($items::jsonb) AS x(
       "batchId" text, idx integer, "itemId" text, succeeded boolean, result jsonb, api text, "modelId" text,
       "providerSlug" text, "endpointId" text, "httpStatus" integer, "promptTokens" integer, "completionTokens" integer,
-      "reasoningTokens" integer, "cachedTokens" integer, cost numeric, "isByok" boolean, "isFree" boolean, "latencyMs" integer,
-      "cacheWriteTokens" integer)
+      "reasoningTokens" integer, "cachedTokens" integer, cost numeric, "isByok" boolean, "isFree" boolean,
+      "latencyMs" integer, "cacheWriteTokens" integer)
   ), done AS (
-    UPDATE batch_items i SET state = 'done', succeeded = x.succeeded, result = x.result, lease_owner = NULL, lease_expires_at = NULL
+    UPDATE batch_items i
+       SET state = 'done', succeeded = x.succeeded, result = x.result, lease_owner = NULL, lease_expires_at = NULL
       FROM input x
      WHERE i.batch_id = x."batchId" AND i.idx = x.idx AND i.state = 'running' AND i.lease_owner = $owner
     RETURNING i.batch_id, i.idx
@@ -55,22 +56,26 @@ const SETTLE = `
       JOIN done d ON d.batch_id = x."batchId" AND d.idx = x.idx
       JOIN batches b ON b.id = x."batchId"
   ), ledger AS (
-    INSERT INTO usage_ledger (id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id, api,
-                              model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens,
-                              completion_tokens, reasoning_tokens, cached_tokens, total_tokens, cost_usd, is_byok, is_free,
-                              latency_ms, generation_ms, batch_id, cache_write_tokens)
+    INSERT INTO usage_ledger (id, generation_id, created_at, organization_id, key_hash, workspace_id, member_user_id,
+                              api, model_id, provider_slug, endpoint_id, status, http_status, streamed, prompt_tokens,
+                              completion_tokens, reasoning_tokens, cached_tokens, total_tokens, cost_usd, is_byok,
+                              is_free, latency_ms, generation_ms, batch_id, cache_write_tokens)
     SELECT gen_random_uuid(), "itemId", $now::timestamptz, organization_id, key_hash, workspace_id, member_user_id, api,
-           "modelId", "providerSlug", "endpointId", CASE WHEN succeeded THEN 'success' ELSE 'error' END, "httpStatus", false,
-           "promptTokens", "completionTokens", "reasoningTokens", "cachedTokens", "promptTokens" + "completionTokens", cost,
-           "isByok", "isFree", "latencyMs", "latencyMs", "batchId", coalesce("cacheWriteTokens", 0)
+           "modelId", "providerSlug", "endpointId", CASE WHEN succeeded THEN 'success' ELSE 'error' END, "httpStatus",
+           false, "promptTokens", "completionTokens", "reasoningTokens", "cachedTokens",
+           "promptTokens" + "completionTokens", cost, "isByok", "isFree", "latencyMs", "latencyMs", "batchId",
+           coalesce("cacheWriteTokens", 0)
       FROM kept
   ), spend AS (
     SELECT s.n, s.scope, s.scope_id, p.period, p.period_start,
-           sum(CASE WHEN k."isByok" THEN 0 ELSE k.cost END) AS paid, sum(CASE WHEN k."isByok" THEN k.cost ELSE 0 END) AS byok
+           sum(CASE WHEN k."isByok" THEN 0 ELSE k.cost END) AS paid,
+           sum(CASE WHEN k."isByok" THEN k.cost ELSE 0 END) AS byok
       FROM kept k
-     CROSS JOIN LATERAL (VALUES (1, 'key', k.key_hash::text), (2, 'workspace', k.workspace_id::text)) AS s(n, scope, scope_id)
+     CROSS JOIN LATERAL (VALUES (1, 'key', k.key_hash::text), (2, 'workspace', k.workspace_id::text))
+       AS s(n, scope, scope_id)
      CROSS JOIN (VALUES ('daily', $daily::timestamptz), ('weekly', $weekly::timestamptz),
-                        ('monthly', $monthly::timestamptz), ('lifetime', $lifetime::timestamptz)) AS p(period, period_start)
+                        ('monthly', $monthly::timestamptz), ('lifetime', $lifetime::timestamptz))
+                          AS p(period, period_start)
      WHERE k.cost > 0
      GROUP BY s.n, s.scope, s.scope_id, p.period, p.period_start
   ), counters AS (
@@ -79,8 +84,10 @@ const SETTLE = `
     ON CONFLICT (scope, scope_id, period, period_start) DO UPDATE
       SET spent_usd = c.spent_usd + EXCLUDED.spent_usd, byok_spent_usd = c.byok_spent_usd + EXCLUDED.byok_spent_usd
   ), totals AS (
-    SELECT "batchId" AS batch_id, count(*) AS n, count(*) FILTER (WHERE succeeded) AS ok, count(*) FILTER (WHERE NOT succeeded) AS bad,
-           sum("promptTokens") AS pt, sum("completionTokens") AS ct, sum("reasoningTokens") AS rt, sum("cachedTokens") AS cached,
+    SELECT "batchId" AS batch_id, count(*) AS n,
+           count(*) FILTER (WHERE succeeded) AS ok, count(*) FILTER (WHERE NOT succeeded) AS bad,
+           sum("promptTokens") AS pt, sum("completionTokens") AS ct, sum("reasoningTokens") AS rt,
+           sum("cachedTokens") AS cached,
            sum(CASE WHEN "isByok" THEN 0 ELSE cost END) AS paid, sum(CASE WHEN "isByok" THEN cost ELSE 0 END) AS byok
       FROM kept GROUP BY "batchId"
   ), finished AS (
@@ -97,7 +104,8 @@ const SETTLE = `
     RETURNING b.id, b.status, b.reservation_id, b.item_estimate_usd, t.n
   ), released AS (
     UPDATE budget_reservations r
-       SET amount_usd = CASE WHEN f.status IN ('completed', 'cancelled') THEN 0 ELSE greatest(0, r.amount_usd - f.item_estimate_usd * f.n) END
+       SET amount_usd = CASE WHEN f.status IN ('completed', 'cancelled') THEN 0
+                             ELSE greatest(0, r.amount_usd - f.item_estimate_usd * f.n) END
       FROM finished f
      WHERE r.id = f.reservation_id
   )

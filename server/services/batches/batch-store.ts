@@ -78,7 +78,9 @@ export async function findBatch(
   transaction?: Transaction,
 ): Promise<BatchRow | undefined> {
   const [row] = await sequelize.query<BatchRow>(
-    `SELECT * FROM batches WHERE id = :id AND organization_id = :organizationId ${workspaceScope.workspaceId ? "AND workspace_id = :workspaceId" : ""} ${transaction ? "FOR UPDATE" : ""}`,
+    `SELECT * FROM batches
+      WHERE id = :id AND organization_id = :organizationId
+        ${workspaceScope.workspaceId ? "AND workspace_id = :workspaceId" : ""} ${transaction ? "FOR UPDATE" : ""}`,
     { type: QueryTypes.SELECT, replacements: { id, ...workspaceScope }, transaction },
   );
   return row;
@@ -207,8 +209,10 @@ export async function insertOpenBatch(
   transaction: Transaction,
 ): Promise<void> {
   await sequelize.query(
-    `INSERT INTO batches (id, organization_id, workspace_id, key_hash, member_user_id, endpoint, model, status, expires_at, total)
-     VALUES (:id, :organizationId, :workspaceId, :keyHash, :member, :endpoint, :model, 'validating', now() + interval '24 hours', 0)`,
+    `INSERT INTO batches (id, organization_id, workspace_id, key_hash, member_user_id, endpoint, model, status,
+                          expires_at, total)
+     VALUES (:id, :organizationId, :workspaceId, :keyHash, :member, :endpoint, :model, 'validating',
+             now() + interval '24 hours', 0)`,
     { transaction, replacements: { ...batch } },
   );
 }
@@ -228,7 +232,8 @@ export function insertItems(
 ): Promise<unknown> {
   return sequelize.query(
     `INSERT INTO batch_items (batch_id, idx, custom_id, body)
-     SELECT $1, $2 + (n - 1)::int, c, b FROM ROWS FROM (unnest($3::text[]), jsonb_array_elements($4::text::jsonb)) WITH ORDINALITY AS t(c, b, n)`,
+     SELECT $1, $2 + (n - 1)::int, c, b
+       FROM ROWS FROM (unnest($3::text[]), jsonb_array_elements($4::text::jsonb)) WITH ORDINALITY AS t(c, b, n)`,
     { transaction, bind: [batchId, start, customIds, bodies] },
   );
 }
@@ -242,8 +247,9 @@ export async function closeBatch(
 ): Promise<BatchRow> {
   try {
     const [row] = await sequelize.query<BatchRow>(
-      `UPDATE batches SET provider_only = :only::jsonb, total = :total, item_estimate_usd = :estimate, reservation_id = :reservationId,
-              idempotency_key = :idempotencyKey, request_hash = :requestHash, upstream_provider = :upstreamProvider
+      `UPDATE batches SET provider_only = :only::jsonb, total = :total, item_estimate_usd = :estimate,
+              reservation_id = :reservationId, idempotency_key = :idempotencyKey, request_hash = :requestHash,
+              upstream_provider = :upstreamProvider
         WHERE id = :id RETURNING *`,
       {
         type: QueryTypes.SELECT,

@@ -91,7 +91,8 @@ export async function submitBatch(
       if (first !== undefined)
         throw gatewayError(
           422,
-          `requests[${index}].custom_id '${part.customId}' repeats requests[${first}].custom_id; custom ids must be unique in a batch`,
+          `requests[${index}].custom_id '${part.customId}' repeats requests[${first}].custom_id; ` +
+            "custom ids must be unique in a batch",
         );
       seen.set(part.customId, index);
       const { format } = checked!;
@@ -153,7 +154,8 @@ function checkedFormat(batch: CreateBatchRequest): { format: BatchFormat; model:
   if (batch.model.includes(":"))
     throw gatewayError(
       422,
-      `The batch path cannot serve model variants: use ${batch.model.split(":")[0]} without '${batch.model.slice(batch.model.indexOf(":"))}'`,
+      "The batch path cannot serve model variants: " +
+        `use ${batch.model.split(":")[0]} without '${batch.model.slice(batch.model.indexOf(":"))}'`,
     );
   return { format, model: batch.model };
 }

@@ -58,7 +58,8 @@ export async function removeUpstreamBatch(
   } catch (err) {
     throw gatewayError(
       502,
-      `Provider ${provider} could not delete its copy of the batch (${errorMessage(err)}); the batch was not deleted, try again later`,
+      `Provider ${provider} could not delete its copy of the batch (${errorMessage(err)}); ` +
+        "the batch was not deleted, try again later",
       { retryable: true },
     );
   }

@@ -124,7 +124,8 @@ async function openCall(
     if (err instanceof ConnectError && httpErrorOf(err).status === 404) {
       throw gatewayError(
         404,
-        `No endpoint of ${model} returns logprobs, which decisions are computed from; use a model served by a provider that returns them`,
+        `No endpoint of ${model} returns logprobs, which decisions are computed from; ` +
+          "use a model served by a provider that returns them",
       );
     }
     throw err;

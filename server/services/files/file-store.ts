@@ -71,7 +71,8 @@ export function listFileRows(
 ): Promise<FileRow[]> {
   return sequelize.query<FileRow>(
     `SELECT ${COLUMNS} FROM files
-      WHERE location = 'own' AND ${IN_SCOPE} ${after ? "AND (created_at, id) < (CAST(:afterAt AS timestamptz), :afterId)" : ""}
+      WHERE location = 'own'
+        AND ${IN_SCOPE} ${after ? "AND (created_at, id) < (CAST(:afterAt AS timestamptz), :afterId)" : ""}
       ORDER BY created_at DESC, id DESC
       LIMIT :limit`,
     {

@@ -40,14 +40,16 @@ export async function providerFileAccess(
   if (credential.state === "missing") {
     throw gatewayError(
       400,
-      `provider=${kind} keeps files on ${name} with the workspace's own ${name} key, and the workspace has none; a management key can add one (POST /api/v1/byok)`,
+      `provider=${kind} keeps files on ${name} with the workspace's own ${name} key, ` +
+        "and the workspace has none; a management key can add one (POST /api/v1/byok)",
     );
   }
   if (credential.state === "unreadable") {
     log.warn({ credential: credential.id }, "BYOK credential cannot be opened with the current master key");
     throw gatewayError(
       400,
-      `The workspace's ${name} key cannot be used (it was stored under another master key); add it again (POST /api/v1/byok)`,
+      `The workspace's ${name} key cannot be used (it was stored under another master key); ` +
+        "add it again (POST /api/v1/byok)",
     );
   }
   const configured = catalog.providers.get(kind);

@@ -114,6 +114,7 @@ function completeUtf8Length(data: Uint8Array): number {
 function notText(why: string) {
   return gatewayError(
     400,
-    `Unsupported file type: the content is neither an accepted binary format nor UTF-8 text (${why}); accepted are ${ACCEPTED_TYPES_TEXT}`,
+    "Unsupported file type: the content is neither an accepted binary format nor UTF-8 text " +
+      `(${why}); accepted are ${ACCEPTED_TYPES_TEXT}`,
   );
 }

@@ -119,7 +119,8 @@ function typedAnswer<Desc extends DescMessage>(schema: Desc, json: JsonObject): 
   } catch (err) {
     throw gatewayError(
       502,
-      `The provider's answer does not fit ${schema.name} (${err instanceof Error ? err.message.slice(0, 200) : "invalid"}); the REST API carries it as it is`,
+      `The provider's answer does not fit ${schema.name} ` +
+        `(${err instanceof Error ? err.message.slice(0, 200) : "invalid"}); the REST API carries it as it is`,
     );
   }
 }

@@ -115,7 +115,8 @@ export function createInternHosts(options: InternHostsOptions): LocalInternHosts
 
   if (!shellIsolation(config)) {
     log.warn(
-      "intern shells run as the gateway's own OS user: an intern's commands can read what the gateway can (run as root for an OS user per intern)",
+      "intern shells run as the gateway's own OS user: " +
+        "an intern's commands can read what the gateway can (run as root for an OS user per intern)",
     );
   }
 

@@ -112,7 +112,8 @@ export function internChatService(deps: Deps): Pick<ServiceImpl<typeof InternsSe
       throw internChatError(
         429,
         "rate_limited",
-        `Too many turns with intern ${internId}: at most ${limits.turnsPerMinute} prompts, answers and steering messages per minute`,
+        `Too many turns with intern ${internId}: ` +
+          `at most ${limits.turnsPerMinute} prompts, answers and steering messages per minute`,
         { "retry-after": "60" },
       );
     }

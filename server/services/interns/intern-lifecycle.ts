@@ -125,7 +125,8 @@ export function internLifecycle(deps: Deps): InternLifecycle {
     if (recoveries > MAX_RECOVERIES) {
       await fail(
         intern.id,
-        `The intern's runtime stopped unexpectedly ${recoveries} times within ${RECOVERY_WINDOW_MS / 60_000} minutes; provision it again`,
+        `The intern's runtime stopped unexpectedly ${recoveries} times ` +
+          `within ${RECOVERY_WINDOW_MS / 60_000} minutes; provision it again`,
         transaction,
       );
       return;
@@ -138,7 +139,9 @@ export function internLifecycle(deps: Deps): InternLifecycle {
         progress: null,
         hostname: null,
         // Kept on the record while it runs again: why it was restarted.
-        lastFailureMessage: `The intern's runtime stopped unexpectedly (its host process exited or its gateway instance went away); restarted at ${new Date().toISOString()}`,
+        lastFailureMessage:
+          "The intern's runtime stopped unexpectedly (its host process exited or its gateway instance went away); " +
+          `restarted at ${new Date().toISOString()}`,
         newGeneration: true,
         lease,
         recoveries,

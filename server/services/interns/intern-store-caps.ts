@@ -46,7 +46,8 @@ export async function requireRoomFor(
     if (running >= caps.maxRunningPerOrg) {
       throw gatewayError(
         429,
-        `The organization's limit of ${caps.maxRunningPerOrg} interns provisioning or running at once is reached (GATEWAY_INTERN_MAX_RUNNING_PER_ORG); suspend or delete one of them first`,
+        `The organization's limit of ${caps.maxRunningPerOrg} interns provisioning or running at ` +
+          "once is reached (GATEWAY_INTERN_MAX_RUNNING_PER_ORG); suspend or delete one of them first",
         { reason: "intern_limit", retryable: false },
       );
     }
@@ -58,7 +59,8 @@ export async function requireRoomFor(
     if (running >= caps.maxRunningPerInstance) {
       throw gatewayError(
         429,
-        `This gateway instance runs its limit of ${caps.maxRunningPerInstance} interns at once (GATEWAY_INTERN_MAX_RUNNING_PER_INSTANCE); try again later`,
+        `This gateway instance runs its limit of ${caps.maxRunningPerInstance} ` +
+          "interns at once (GATEWAY_INTERN_MAX_RUNNING_PER_INSTANCE); try again later",
         {
           reason: "intern_limit",
           retryable: true,

@@ -17,8 +17,10 @@ export interface HostRegistration {
 /** The intern's host from now on; a row left by an earlier host is replaced. */
 export async function registerHost(sequelize: Sequelize, host: HostRegistration): Promise<void> {
   await sequelize.query(
-    `INSERT INTO intern_hosts (intern_id, origin, sealed_token, instance_id, pid) VALUES (:internId, :origin, :sealed, :instanceId, :pid)
-     ON CONFLICT (intern_id) DO UPDATE SET origin = EXCLUDED.origin, sealed_token = EXCLUDED.sealed_token, instance_id = EXCLUDED.instance_id, pid = EXCLUDED.pid, started_at = now()`,
+    `INSERT INTO intern_hosts (intern_id, origin, sealed_token, instance_id, pid)
+     VALUES (:internId, :origin, :sealed, :instanceId, :pid)
+     ON CONFLICT (intern_id) DO UPDATE SET origin = EXCLUDED.origin, sealed_token = EXCLUDED.sealed_token,
+       instance_id = EXCLUDED.instance_id, pid = EXCLUDED.pid, started_at = now()`,
     {
       replacements: {
         internId: host.internId,
@@ -69,7 +71,8 @@ export async function recordDaemonReveal(
   reveal: { organizationId: string; workspaceId: string; internId: string; keyHash: string },
 ): Promise<void> {
   await sequelize.query(
-    "INSERT INTO intern_daemon_reveals (organization_id, workspace_id, intern_id, caller_key_hash) VALUES (:organizationId, :workspaceId, :internId, :keyHash)",
+    "INSERT INTO intern_daemon_reveals (organization_id, workspace_id, intern_id, caller_key_hash) " +
+      "VALUES (:organizationId, :workspaceId, :internId, :keyHash)",
     {
       replacements: { ...reveal },
     },

@@ -67,8 +67,10 @@ export async function withinTurnLimit<T>(
 async function turnsInLastMinute(sequelize: Sequelize, internId: string, transaction: Transaction): Promise<number> {
   const [row] = await sequelize.query<{ turns: string }>(
     `SELECT (SELECT count(*) FROM intern_runs WHERE intern_id = :internId AND created_at > now() - interval '1 minute')
-          + (SELECT count(*) FROM intern_questions WHERE intern_id = :internId AND answered_at > now() - interval '1 minute')
-          + (SELECT count(*) FROM intern_steers WHERE intern_id = :internId AND created_at > now() - interval '1 minute') AS turns`,
+          + (SELECT count(*) FROM intern_questions
+              WHERE intern_id = :internId AND answered_at > now() - interval '1 minute')
+          + (SELECT count(*) FROM intern_steers
+              WHERE intern_id = :internId AND created_at > now() - interval '1 minute') AS turns`,
     { type: QueryTypes.SELECT, replacements: { internId }, transaction },
   );
   return Number(row?.turns ?? 0);
@@ -77,7 +79,8 @@ async function turnsInLastMinute(sequelize: Sequelize, internId: string, transac
 /** The session's open run (running, or paused on a question whose deadline has not passed). */
 export async function openRunOf(sequelize: Sequelize, sessionId: string): Promise<RunRow | undefined> {
   const [run] = await sequelize.query<RunRow>(
-    "SELECT id, session_id, intern_id, status, approval_mode FROM intern_runs WHERE session_id = :sessionId AND status IN ('running', 'paused')",
+    "SELECT id, session_id, intern_id, status, approval_mode FROM intern_runs " +
+      "WHERE session_id = :sessionId AND status IN ('running', 'paused')",
     {
       type: QueryTypes.SELECT,
       replacements: { sessionId },
@@ -177,7 +180,8 @@ export async function recordQuestion(
 ): Promise<void> {
   await sequelize.transaction(async (transaction) => {
     await sequelize.query(
-      `INSERT INTO intern_questions (tool_call_id, run_id, session_id, intern_id, arguments, event_seq, status, deadline_at)
+      `INSERT INTO intern_questions (tool_call_id, run_id, session_id, intern_id, arguments, event_seq, status,
+                                     deadline_at)
        VALUES (:toolCallId, :runId, :sessionId, :internId, :arguments, :seq, 'pending', :deadlineAt)
        ON CONFLICT (tool_call_id) DO NOTHING`,
       { replacements: question, transaction },
@@ -235,7 +239,8 @@ export async function claimQuestion(
 export async function releaseQuestion(sequelize: Sequelize, question: QuestionRow): Promise<void> {
   await sequelize.transaction(async (transaction) => {
     await sequelize.query(
-      "UPDATE intern_questions SET status = 'pending', answered_at = NULL WHERE tool_call_id = :id AND status = 'answered'",
+      "UPDATE intern_questions SET status = 'pending', answered_at = NULL " +
+        "WHERE tool_call_id = :id AND status = 'answered'",
       {
         replacements: { id: question.tool_call_id },
         transaction,
@@ -257,7 +262,8 @@ export async function finishRun(
 ): Promise<void> {
   await sequelize.transaction(async (transaction) => {
     await sequelize.query(
-      "UPDATE intern_runs SET status = :status, usage = :usage, ended_at = now() WHERE id = :runId AND status IN ('running', 'paused')",
+      "UPDATE intern_runs SET status = :status, usage = :usage, ended_at = now() " +
+        "WHERE id = :runId AND status IN ('running', 'paused')",
       {
         replacements: { runId, status, usage: usage ? JSON.stringify(usage) : null },
         transaction,
@@ -273,7 +279,8 @@ export async function finishRun(
 /** Ends every open run of the intern: its host is gone or stopped, and the runs with it. */
 export async function endOpenRuns(sequelize: Sequelize, internId: string, transaction: Transaction): Promise<void> {
   await sequelize.query(
-    "UPDATE intern_runs SET status = 'ended', ended_at = now() WHERE intern_id = :internId AND status IN ('running', 'paused')",
+    "UPDATE intern_runs SET status = 'ended', ended_at = now() " +
+      "WHERE intern_id = :internId AND status IN ('running', 'paused')",
     {
       replacements: { internId },
       transaction,

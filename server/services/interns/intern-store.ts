@@ -92,7 +92,8 @@ export interface InternScopeFilter {
 }
 
 const SCOPE_SQL =
-  "organization_id = :organizationId AND workspace_id = :workspaceId AND (CAST(:onlyInternId AS uuid) IS NULL OR id = CAST(:onlyInternId AS uuid))";
+  "organization_id = :organizationId AND workspace_id = :workspaceId AND " +
+  "(CAST(:onlyInternId AS uuid) IS NULL OR id = CAST(:onlyInternId AS uuid))";
 
 export async function readIntern(
   sequelize: Sequelize,
@@ -185,8 +186,10 @@ export interface NewIntern {
 
 export async function insertIntern(sequelize: Sequelize, intern: NewIntern, transaction: Transaction): Promise<void> {
   await sequelize.query(
-    `INSERT INTO interns (id, organization_id, workspace_id, name, description, instructions, model, status, attached_vault_id, creator_key_hash, creator_user_id)
-     VALUES (:id, :organizationId, :workspaceId, :name, :description, :instructions, :model, 'queued', :attachedVaultId, :creatorKeyHash, :creatorUserId)`,
+    `INSERT INTO interns (id, organization_id, workspace_id, name, description, instructions, model, status,
+                          attached_vault_id, creator_key_hash, creator_user_id)
+     VALUES (:id, :organizationId, :workspaceId, :name, :description, :instructions, :model, 'queued', :attachedVaultId,
+             :creatorKeyHash, :creatorUserId)`,
     { replacements: { ...intern }, transaction },
   );
 }
@@ -296,7 +299,8 @@ export async function deleteIntern(sequelize: Sequelize, id: string, generation:
 /** Extends every lease `lease.owner` holds: that instance is alive and still doing their host work. */
 export async function renewRuntimeLeases(sequelize: Sequelize, lease: RuntimeLease): Promise<void> {
   await sequelize.query(
-    "UPDATE interns SET runtime_lease_until = now() + make_interval(secs => :seconds) WHERE runtime_owner = :owner AND status IN (:leased)",
+    "UPDATE interns SET runtime_lease_until = now() + make_interval(secs => :seconds) " +
+      "WHERE runtime_owner = :owner AND status IN (:leased)",
     {
       replacements: { owner: lease.owner, seconds: lease.ms / 1000, leased: LEASED_STATUSES },
     },
@@ -315,7 +319,8 @@ export async function releaseRuntimeLeases(
 ): Promise<void> {
   await sequelize.query(
     `UPDATE interns SET runtime_owner = NULL, runtime_lease_until = now()
-      WHERE runtime_owner = :owner AND status IN (:leased) ${only ? "AND id = :internId AND provision_generation = :generation" : ""}`,
+      WHERE runtime_owner = :owner
+        AND status IN (:leased) ${only ? "AND id = :internId AND provision_generation = :generation" : ""}`,
     {
       replacements: {
         owner,

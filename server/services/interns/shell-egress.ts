@@ -103,7 +103,8 @@ export async function restrictShellEgress(options: ShellEgressOptions): Promise<
   } catch (err) {
     log.error(
       { err: errorMessage(err) },
-      "interns' shells are NOT network-filtered: the egress rules could not be installed (root and nftables' nft are needed)",
+      "interns' shells are NOT network-filtered: " +
+        "the egress rules could not be installed (root and nftables' nft are needed)",
     );
     return UNFILTERED;
   }
@@ -162,7 +163,8 @@ async function planOf(options: ShellEgressOptions): Promise<EgressPlan> {
   for (const nameServer of nameServers.filter(isMetadataAddress)) {
     log.warn(
       { nameServer },
-      "a name server is a cloud metadata address, which interns' shells never reach: they cannot resolve names through it (docs/security.md)",
+      "a name server is a cloud metadata address, which interns' shells never reach: " +
+        "they cannot resolve names through it (docs/security.md)",
     );
   }
   const allowed = new Set<string>();

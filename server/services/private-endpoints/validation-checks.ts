@@ -58,7 +58,8 @@ export async function runValidation(input: ValidationInput): Promise<PrivateEndp
     if (credential.state === "unreadable") {
       return fail(
         "credential",
-        `the newest ${provider.name} BYOK credential of workspace '${input.workspace.slug}' cannot be decrypted with the gateway's master key`,
+        `the newest ${provider.name} BYOK credential of workspace ` +
+          `'${input.workspace.slug}' cannot be decrypted with the gateway's master key`,
       );
     }
     pass("credential");

@@ -60,7 +60,8 @@ export interface Scope {
 /** A job of the scope; without a scope any job (signed URLs carry their own authority). */
 export async function findJob(sequelize: Sequelize, id: string, scope: Scope | null): Promise<VideoJobRow | undefined> {
   const [row] = await sequelize.query<VideoJobRow>(
-    `SELECT * FROM video_jobs WHERE id = :id ${scope ? "AND organization_id = :organizationId AND workspace_id = :workspaceId" : ""}`,
+    `SELECT * FROM video_jobs
+      WHERE id = :id ${scope ? "AND organization_id = :organizationId AND workspace_id = :workspaceId" : ""}`,
     {
       type: QueryTypes.SELECT,
       replacements: { id, organizationId: scope?.organizationId ?? null, workspaceId: scope?.workspaceId ?? null },
@@ -91,7 +92,8 @@ async function updateHeld(
   bind: Record<string, unknown> = {},
 ): Promise<boolean> {
   const rows = await sequelize.query<{ id: string }>(
-    `UPDATE video_jobs SET ${set}, lease_owner = NULL, lease_expires_at = NULL WHERE id = $id AND lease_owner = $owner AND status IN ('pending', 'in_progress') RETURNING id`,
+    `UPDATE video_jobs SET ${set}, lease_owner = NULL, lease_expires_at = NULL
+      WHERE id = $id AND lease_owner = $owner AND status IN ('pending', 'in_progress') RETURNING id`,
     { type: QueryTypes.SELECT, bind: { ...bind, id, owner } },
   );
   return rows.length > 0;
@@ -108,7 +110,8 @@ export function recordAccepted(
     sequelize,
     id,
     owner,
-    "upstream_id = $upstream, status = $status, request = NULL, is_byok = $byok, failures = 0, available_at = now() + make_interval(secs => $wait)",
+    "upstream_id = $upstream, status = $status, request = NULL, is_byok = $byok, " +
+      "failures = 0, available_at = now() + make_interval(secs => $wait)",
     {
       upstream: accepted.upstreamId,
       status: accepted.status,
@@ -207,12 +210,12 @@ export interface NewVideoJob {
 
 export async function insertJob(sequelize: Sequelize, job: NewVideoJob): Promise<VideoJobRow> {
   const [row] = await sequelize.query<VideoJobRow>(
-    `INSERT INTO video_jobs (id, organization_id, workspace_id, key_hash, member_user_id, model_id, endpoint_id, provider_slug,
-                             previous_job_id, status, request, generation_id, seconds, resolution, estimate_usd, reservation_id,
-                             deadline_at, lease_owner, lease_expires_at)
-     VALUES ($id, $organizationId, $workspaceId, $keyHash, $memberUserId, $modelId, $endpointId, $providerSlug, $previousJobId,
-             'pending', $request::jsonb, $generationId, $seconds, $resolution, $estimate, $reservationId,
-             now() + make_interval(secs => $deadline), $owner, now() + make_interval(secs => $lease))
+    `INSERT INTO video_jobs (id, organization_id, workspace_id, key_hash, member_user_id, model_id, endpoint_id,
+                             provider_slug, previous_job_id, status, request, generation_id, seconds, resolution,
+                             estimate_usd, reservation_id, deadline_at, lease_owner, lease_expires_at)
+     VALUES ($id, $organizationId, $workspaceId, $keyHash, $memberUserId, $modelId, $endpointId, $providerSlug,
+             $previousJobId, 'pending', $request::jsonb, $generationId, $seconds, $resolution, $estimate,
+             $reservationId, now() + make_interval(secs => $deadline), $owner, now() + make_interval(secs => $lease))
      RETURNING *`,
     {
       type: QueryTypes.SELECT,
@@ -295,7 +298,8 @@ export async function renewJobLeases(
   leaseSeconds: number,
 ): Promise<void> {
   await sequelize.query(
-    `UPDATE video_jobs SET lease_expires_at = now() + make_interval(secs => $lease) WHERE id = ANY($ids) AND lease_owner = $owner`,
+    `UPDATE video_jobs SET lease_expires_at = now() + make_interval(secs => $lease)
+      WHERE id = ANY($ids) AND lease_owner = $owner`,
     {
       bind: { lease: leaseSeconds, owner, ids },
     },
@@ -313,7 +317,8 @@ export async function releaseJobLeases(sequelize: Sequelize, owner: string): Pro
 /** Who holds leases on open jobs now. */
 export async function jobLeaseOwners(sequelize: Sequelize): Promise<string[]> {
   const rows = await sequelize.query<{ owner: string }>(
-    "SELECT DISTINCT lease_owner AS owner FROM video_jobs WHERE status IN ('pending', 'in_progress') AND lease_owner IS NOT NULL",
+    "SELECT DISTINCT lease_owner AS owner FROM video_jobs " +
+      "WHERE status IN ('pending', 'in_progress') AND lease_owner IS NOT NULL",
     {
       type: QueryTypes.SELECT,
     },

@@ -24,7 +24,10 @@ export function createUrlSigner(masterKey: Buffer): UrlSigner {
     createHmac("sha256", key).update(`${jobId}\n${index}\n${expires}`).digest();
   return {
     url(jobId, index, expires) {
-      return `${contentPath(jobId)}?index=${index}&expires=${expires}&sig=${sign(jobId, index, expires).toString("base64url")}`;
+      return (
+        `${contentPath(jobId)}?index=${index}&expires=${expires}` +
+        `&sig=${sign(jobId, index, expires).toString("base64url")}`
+      );
     },
     verify(jobId, index, expires, sig) {
       const given = Buffer.from(sig, "base64url");

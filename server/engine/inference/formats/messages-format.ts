@@ -175,7 +175,8 @@ function assistantMessage(blocks: JsonValue[], at: (index: number) => string): J
         return;
       default:
         throw untranslatable(
-          `${at(index)}.type ${JSON.stringify(block.type)} is not supported in an assistant message by this endpoint; use text or tool_use`,
+          `${at(index)}.type ${JSON.stringify(block.type)} is not supported ` +
+            "in an assistant message by this endpoint; use text or tool_use",
         );
     }
   });
@@ -203,7 +204,8 @@ function contentPart(value: JsonValue, path: string): JsonObject {
     }
     default:
       throw untranslatable(
-        `${path}.type ${JSON.stringify(block.type)} is not supported by this endpoint; use text, image, document or tool_result`,
+        `${path}.type ${JSON.stringify(block.type)} is not supported by this endpoint; ` +
+          "use text, image, document or tool_result",
       );
   }
 }
@@ -232,7 +234,8 @@ function chatTool(tool: JsonObject, path: string): JsonObject {
   // Anthropic's own server and client tools (web_search_…, bash_…) have no chat counterpart.
   if (type !== undefined && type !== "custom")
     throw untranslatable(
-      `${path}.type ${JSON.stringify(type)} is not supported by this endpoint; only custom tools with an input_schema are`,
+      `${path}.type ${JSON.stringify(type)} is not supported by this endpoint; ` +
+        "only custom tools with an input_schema are",
     );
   const fn: JsonObject = {
     name: requiredString(tool.name, `${path}.name`),

@@ -69,7 +69,8 @@ export function responsesToChat(body: JsonObject): JsonObject {
   for (const name of STATEFUL_FIELDS) {
     if (body[name] !== undefined && body[name] !== null)
       throw untranslatable(
-        `${name} is not supported by this endpoint: the gateway stores no responses; send the whole conversation in input`,
+        `${name} is not supported by this endpoint: the gateway stores no responses; ` +
+          "send the whole conversation in input",
       );
   }
   if (body.background === true)
@@ -153,7 +154,8 @@ function addInputItem(messages: JsonObject[], value: JsonValue, path: string): v
       return;
     default:
       throw untranslatable(
-        `${path}.type ${JSON.stringify(type)} is not supported by this endpoint; use message, function_call or function_call_output`,
+        `${path}.type ${JSON.stringify(type)} is not supported by this endpoint; ` +
+          "use message, function_call or function_call_output",
       );
   }
 }
@@ -200,7 +202,8 @@ function contentParts(parts: JsonValue[], path: string): JsonObject[] {
       }
       default:
         throw untranslatable(
-          `${partPath}.type ${JSON.stringify(type)} is not supported by this endpoint; use input_text, input_image or input_file`,
+          `${partPath}.type ${JSON.stringify(type)} is not supported by this endpoint; ` +
+            "use input_text, input_image or input_file",
         );
     }
   });

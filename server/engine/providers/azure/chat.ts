@@ -17,7 +17,10 @@ const AZURE_ROUTE: OpenAiRoute = {
   path(target, operation) {
     const version = apiVersionOf(target);
     if (version === "v1") return `/openai/v1/${operation}`;
-    return `/openai/deployments/${encodeURIComponent(target.upstreamModelId)}/${operation}?api-version=${encodeURIComponent(version)}`;
+    return (
+      `/openai/deployments/${encodeURIComponent(target.upstreamModelId)}/${operation}` +
+      `?api-version=${encodeURIComponent(version)}`
+    );
   },
   headers: (target, accept) => ({ "api-key": target.apiKey, accept }),
 };

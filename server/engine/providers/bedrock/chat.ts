@@ -74,5 +74,6 @@ async function* converseChunks(
 /** Converse answers carry no id; Bedrock's request id names the call in its logs, so it names the completion. */
 function completionId(response: UpstreamResponse): string {
   const requestId = response.headers["x-amzn-requestid"];
-  return `chatcmpl-${typeof requestId === "string" && /^[A-Za-z0-9-]{1,64}$/.test(requestId) ? requestId : randomUUID()}`;
+  const id = typeof requestId === "string" && /^[A-Za-z0-9-]{1,64}$/.test(requestId) ? requestId : randomUUID();
+  return `chatcmpl-${id}`;
 }

@@ -27,7 +27,8 @@ export const bedrockEmbeddings: ChatApi["embeddings"] = async (target, request, 
   const family = model.split(/[.-]/).slice(0, 2).join(".") || "this";
   throw new UpstreamError(
     "unsupported",
-    `embeddings with the ${family} model family are not supported on Bedrock (Amazon Titan Text Embeddings and Cohere Embed are)`,
+    `embeddings with the ${family} model family are not supported ` +
+      "on Bedrock (Amazon Titan Text Embeddings and Cohere Embed are)",
   );
 };
 

@@ -101,7 +101,8 @@ async function uploadBatchFile(target: UpstreamTarget, lines: string[], signal: 
   const boundary = `gateway-batch-${randomUUID()}`;
   const head =
     `--${boundary}\r\ncontent-disposition: form-data; name="purpose"\r\n\r\nbatch\r\n` +
-    `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="batch.jsonl"\r\ncontent-type: application/jsonl\r\n\r\n`;
+    `--${boundary}\r\ncontent-disposition: form-data; name="file"; ` +
+    `filename="batch.jsonl"\r\ncontent-type: application/jsonl\r\n\r\n`;
   const body = joinedBody(head, lines, "\n", `\r\n--${boundary}--\r\n`);
   const response = await callUpstream(
     target,

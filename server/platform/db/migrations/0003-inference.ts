@@ -186,17 +186,20 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
         PERFORM pg_advisory_xact_lock(hashtextextended('budget:workspace:' || v_workspace, 0));
         PERFORM pg_advisory_xact_lock(hashtextextended('budget:key:' || v_key, 0));
         FOR b IN SELECT * FROM jsonb_to_recordset(p->'budgets')
-            AS x(scope text, scope_id text, period text, period_start timestamptz, limit_usd numeric, include_byok boolean, label text)
+            AS x(scope text, scope_id text, period text, period_start timestamptz, limit_usd numeric,
+                 include_byok boolean, label text)
         LOOP
           -- One statement, so settled spend and live reservations come from one snapshot: a
           -- settlement committing in between (counter up, reservation gone) cannot be missed.
           SELECT (SELECT coalesce(sum(c.spent_usd + CASE WHEN b.include_byok THEN c.byok_spent_usd ELSE 0 END), 0)
                     FROM usage_counters c
-                   WHERE c.scope = b.scope AND c.scope_id = b.scope_id AND c.period = b.period AND c.period_start = b.period_start),
+                   WHERE c.scope = b.scope AND c.scope_id = b.scope_id AND c.period = b.period
+                     AND c.period_start = b.period_start),
                  (SELECT coalesce(sum(r.amount_usd), 0)
                     FROM budget_reservations r
                    WHERE r.expires_at > now()
-                     AND CASE b.scope WHEN 'key' THEN r.key_hash = b.scope_id ELSE r.workspace_id::text = b.scope_id END)
+                     AND CASE b.scope WHEN 'key' THEN r.key_hash = b.scope_id
+                                      ELSE r.workspace_id::text = b.scope_id END)
             INTO spent, held;
           IF spent + held + v_estimate > b.limit_usd THEN
             RETURN jsonb_build_object('admitted', false, 'refusal', 'budget', 'label', b.label,
@@ -216,6 +219,7 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
 export const down: MigrationFn<QueryInterface> = async ({ context }) => {
   await context.sequelize.query(`
     DROP FUNCTION gateway_admit(jsonb);
-    DROP TABLE request_counters, budget_reservations, usage_counters, usage_ledger, catalog_endpoints, catalog_models, providers;
+    DROP TABLE request_counters, budget_reservations, usage_counters, usage_ledger, catalog_endpoints, catalog_models,
+      providers;
   `);
 };

@@ -47,7 +47,8 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
       lease_expires_at timestamptz
     );
     CREATE INDEX video_jobs_open ON video_jobs (available_at) WHERE status IN ('pending', 'in_progress');
-    CREATE INDEX video_jobs_stored ON video_jobs (outputs_expire_at) WHERE outputs_expire_at IS NOT NULL AND outputs_purged_at IS NULL;
+    CREATE INDEX video_jobs_stored ON video_jobs (outputs_expire_at)
+     WHERE outputs_expire_at IS NOT NULL AND outputs_purged_at IS NULL;
     CREATE UNIQUE INDEX usage_ledger_one_per_video_job ON usage_ledger (generation_id) WHERE api = 'video';
   `);
 };

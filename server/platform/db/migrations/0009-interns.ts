@@ -19,7 +19,8 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
       description text,
       instructions text,
       model text,
-      status text NOT NULL CHECK (status IN ('queued', 'provisioning', 'running', 'failed', 'stopped', 'destroying', 'destroy_failed')),
+      status text NOT NULL CHECK (status IN ('queued', 'provisioning', 'running', 'failed', 'stopped', 'destroying',
+                                             'destroy_failed')),
       hostname text,
       vault_id uuid,
       attached_vault_id uuid,
@@ -35,7 +36,8 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
       updated_at timestamptz NOT NULL DEFAULT now()
     );
     -- Names are unique per creator (member, or the key for keys without one) within a workspace.
-    CREATE UNIQUE INDEX interns_name_per_creator ON interns (workspace_id, (COALESCE(creator_user_id, creator_key_hash)), name);
+    CREATE UNIQUE INDEX interns_name_per_creator
+        ON interns (workspace_id, (COALESCE(creator_user_id, creator_key_hash)), name);
     CREATE INDEX interns_by_workspace ON interns (organization_id, workspace_id, created_at DESC, id DESC);
 
     ALTER TABLE api_keys ADD COLUMN intern_id uuid REFERENCES interns (id) ON DELETE CASCADE;

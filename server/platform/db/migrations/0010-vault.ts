@@ -22,9 +22,11 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
     CREATE UNIQUE INDEX vaults_one_per_workspace ON vaults (workspace_id) WHERE intern_id IS NULL;
     CREATE UNIQUE INDEX vaults_one_per_intern ON vaults (intern_id) WHERE intern_id IS NOT NULL;
 
-    ALTER TABLE interns ADD CONSTRAINT interns_vault_fk FOREIGN KEY (vault_id) REFERENCES vaults (id) ON DELETE SET NULL;
+    ALTER TABLE interns ADD CONSTRAINT interns_vault_fk FOREIGN KEY (vault_id) REFERENCES vaults (id)
+       ON DELETE SET NULL;
     -- A borrowed vault that goes away (its intern was deleted) simply stops being attached.
-    ALTER TABLE interns ADD CONSTRAINT interns_attached_vault_fk FOREIGN KEY (attached_vault_id) REFERENCES vaults (id) ON DELETE SET NULL;
+    ALTER TABLE interns ADD CONSTRAINT interns_attached_vault_fk FOREIGN KEY (attached_vault_id) REFERENCES vaults (id)
+       ON DELETE SET NULL;
 
     CREATE TABLE vault_secrets (
       vault_id uuid NOT NULL REFERENCES vaults (id) ON DELETE CASCADE,
@@ -36,7 +38,8 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
       sealed_value bytea NOT NULL,
       created_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (vault_id, name, legacy),
-      CONSTRAINT vault_secrets_bound CHECK (legacy OR (hosts IS NOT NULL AND cardinality(hosts) > 0 AND fingerprint IS NOT NULL)),
+      CONSTRAINT vault_secrets_bound
+        CHECK (legacy OR (hosts IS NOT NULL AND cardinality(hosts) > 0 AND fingerprint IS NOT NULL)),
       CONSTRAINT vault_secrets_legacy_unbound CHECK (NOT legacy OR (hosts IS NULL AND fingerprint IS NULL))
     );
   `);

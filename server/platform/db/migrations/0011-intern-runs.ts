@@ -39,7 +39,8 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
       created_at timestamptz NOT NULL DEFAULT now(),
       ended_at timestamptz
     );
-    CREATE UNIQUE INDEX intern_runs_one_open_per_session ON intern_runs (session_id) WHERE status IN ('running', 'paused');
+    CREATE UNIQUE INDEX intern_runs_one_open_per_session ON intern_runs (session_id)
+     WHERE status IN ('running', 'paused');
     CREATE INDEX intern_runs_turns ON intern_runs (intern_id, created_at);
 
     CREATE TABLE intern_questions (

@@ -18,13 +18,15 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
       ADD COLUMN runtime_lease_until timestamptz,
       ADD COLUMN recoveries integer NOT NULL DEFAULT 0,
       ADD COLUMN recovered_at timestamptz;
-    CREATE INDEX interns_runtime_leases ON interns (runtime_lease_until NULLS FIRST) WHERE status IN ('provisioning', 'running', 'destroying');
+    CREATE INDEX interns_runtime_leases ON interns (runtime_lease_until NULLS FIRST)
+     WHERE status IN ('provisioning', 'running', 'destroying');
   `);
 };
 
 export const down: MigrationFn<QueryInterface> = async ({ context }) => {
   await context.sequelize.query(`
     DROP INDEX interns_runtime_leases;
-    ALTER TABLE interns DROP COLUMN runtime_owner, DROP COLUMN runtime_lease_until, DROP COLUMN recoveries, DROP COLUMN recovered_at;
+    ALTER TABLE interns DROP COLUMN runtime_owner, DROP COLUMN runtime_lease_until, DROP COLUMN recoveries,
+      DROP COLUMN recovered_at;
   `);
 };

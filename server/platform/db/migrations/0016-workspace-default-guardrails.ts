@@ -12,13 +12,14 @@ import type { QueryInterface } from "sequelize";
 export const up: MigrationFn<QueryInterface> = async ({ context }) => {
   await context.sequelize.query(`
     WITH missing AS (
-      SELECT id AS workspace_id, organization_id, gen_random_uuid() AS guardrail_id FROM workspaces WHERE default_guardrail_id IS NULL
+      SELECT id AS workspace_id, organization_id, gen_random_uuid() AS guardrail_id FROM workspaces
+       WHERE default_guardrail_id IS NULL
     ), created AS (
       INSERT INTO guardrails (id, organization_id, workspace_id, name, description,
                               enable_free_model_publication, enable_free_model_training, enable_paid_model_training)
       SELECT guardrail_id, organization_id, workspace_id, 'Default guardrail',
-             'Restricts nothing. Edit it, or make another guardrail the workspace''s default (PATCH /workspaces/{ref}).',
-             true, true, true
+        'Restricts nothing. Edit it, or make another guardrail the workspace''s default (PATCH /workspaces/{ref}).',
+        true, true, true
         FROM missing
       RETURNING id, workspace_id
     )

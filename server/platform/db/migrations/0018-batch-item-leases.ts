@@ -9,7 +9,8 @@ import type { QueryInterface } from "sequelize";
  */
 export const up: MigrationFn<QueryInterface> = async ({ context }) => {
   await context.sequelize.query(
-    `CREATE INDEX batch_items_leased ON batch_items (lease_owner) WHERE state = 'running' AND lease_owner NOT LIKE 'native:%'`,
+    `CREATE INDEX batch_items_leased ON batch_items (lease_owner)
+      WHERE state = 'running' AND lease_owner NOT LIKE 'native:%'`,
   );
 };
 

@@ -8,7 +8,8 @@ import type { QueryInterface } from "sequelize";
  */
 export const up: MigrationFn<QueryInterface> = async ({ context }) => {
   await context.sequelize.query(
-    `ALTER TABLE private_endpoints ADD COLUMN pricing_input_cache_read numeric, ADD COLUMN pricing_input_cache_write numeric`,
+    `ALTER TABLE private_endpoints ADD COLUMN pricing_input_cache_read numeric,
+       ADD COLUMN pricing_input_cache_write numeric`,
   );
 };
 

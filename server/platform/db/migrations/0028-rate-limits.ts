@@ -58,19 +58,23 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
       LOOP
         -- One statement: settled, reserved and leased from one snapshot.
         IF q.kind IN ('requests', 'tokens') THEN
-          SELECT (SELECT coalesce(max(c.count), 0) FROM request_counters c WHERE c.name = q.quantity AND c.window_start = q.window_start),
+          SELECT (SELECT coalesce(max(c.count), 0) FROM request_counters c
+                   WHERE c.name = q.quantity AND c.window_start = q.window_start),
                  0, 0,
                  (SELECT coalesce(sum(a.granted), 0) FROM admission_leases a
                    WHERE a.quantity = q.quantity AND a.window_start = q.window_start AND a.held_until > now())
             INTO v_used, v_byok, v_held, v_leased;
         ELSE
           SELECT (SELECT coalesce(max(c.spent_usd), 0) FROM usage_counters c
-                   WHERE c.scope = q.scope AND c.scope_id = q.scope_id AND c.period = q.period AND c.period_start = q.window_start),
+                   WHERE c.scope = q.scope AND c.scope_id = q.scope_id AND c.period = q.period
+                     AND c.period_start = q.window_start),
                  (SELECT coalesce(max(c.byok_spent_usd), 0) FROM usage_counters c
-                   WHERE c.scope = q.scope AND c.scope_id = q.scope_id AND c.period = q.period AND c.period_start = q.window_start),
+                   WHERE c.scope = q.scope AND c.scope_id = q.scope_id AND c.period = q.period
+                     AND c.period_start = q.window_start),
                  (SELECT coalesce(sum(r.amount_usd), 0) FROM budget_reservations r
                    WHERE r.expires_at > now()
-                     AND CASE q.scope WHEN 'key' THEN r.key_hash = q.scope_id ELSE r.workspace_id::text = q.scope_id END),
+                     AND CASE q.scope WHEN 'key' THEN r.key_hash = q.scope_id
+                                      ELSE r.workspace_id::text = q.scope_id END),
                  (SELECT coalesce(sum(a.granted), 0) FROM admission_leases a
                    WHERE a.quantity = q.quantity AND a.window_start = q.window_start AND a.held_until > now())
             INTO v_used, v_byok, v_held, v_leased;
@@ -87,7 +91,8 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
         v_remaining := greatest(coalesce(v_remaining, 0), 0);
         IF v_remaining < q.need THEN
           RETURN jsonb_build_object('granted', false, 'index', i, 'remaining', v_remaining::text, 'label', v_label,
-            'retry_after_s', CASE WHEN q.window_end IS NULL THEN NULL ELSE ceil(extract(epoch FROM q.window_end - now())) END);
+            'retry_after_s', CASE WHEN q.window_end IS NULL THEN NULL
+                                  ELSE ceil(extract(epoch FROM q.window_end - now())) END);
         END IF;
         -- A quarter of what is left at most, so instances share what remains; the exact need
         -- when that is less (per-call grants near the limit).
@@ -103,14 +108,16 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
       SELECT x.quantity, x.window_start, p->>'owner', (v_amounts->>(x.n::integer - 1))::numeric,
              least(v_expires, coalesce(x.window_end, v_expires)),
              least(v_expires, coalesce(x.window_end, v_expires)) + make_interval(secs => (p->>'hold_s')::numeric)
-        FROM ROWS FROM (jsonb_to_recordset(p->'quantities') AS (quantity text, window_start timestamptz, window_end timestamptz))
+        FROM ROWS FROM (jsonb_to_recordset(p->'quantities')
+                          AS (quantity text, window_start timestamptz, window_end timestamptz))
              WITH ORDINALITY AS x(quantity, window_start, window_end, n)
       ON CONFLICT (quantity, window_start, owner) DO UPDATE
         -- A lapsed row's amount no longer counts anywhere; it is not carried over.
         SET granted = CASE WHEN a.held_until > now() THEN a.granted ELSE 0 END + EXCLUDED.granted,
             expires_at = greatest(a.expires_at, EXCLUDED.expires_at),
             held_until = greatest(a.held_until, EXCLUDED.held_until);
-      RETURN jsonb_build_object('granted', true, 'amounts', v_amounts, 'left', v_left, 'expires_at', v_expires, 'now', now());
+      RETURN jsonb_build_object('granted', true, 'amounts', v_amounts, 'left', v_left,
+                                'expires_at', v_expires, 'now', now());
     END
     $fn$;
   `);

@@ -74,7 +74,8 @@ export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
     if (outcome === "legacy_only") {
       throw gatewayError(
         409,
-        `Secret '${name}' in ${where} was stored before host-bound storage and cannot be deleted here; store '${name}' again with hosts to replace it`,
+        `Secret '${name}' in ${where} was stored before host-bound storage and cannot be deleted here; ` +
+          `store '${name}' again with hosts to replace it`,
       );
     }
     return {};
@@ -178,7 +179,8 @@ export function vaultService(deps: Deps): ServiceImpl<typeof VaultService> {
         if (legacy.length > 0) {
           throw gatewayError(
             409,
-            `Workspace secret ${legacy.map((name) => `'${name}'`).join(", ")} has no hosts (stored before host-bound storage); store it again with hosts first. Nothing was copied`,
+            `Workspace secret ${legacy.map((name) => `'${name}'`).join(", ")} has no hosts (stored ` +
+              "before host-bound storage); store it again with hosts first. Nothing was copied",
           );
         }
         const sourceKey = await vaultKey(sequelize, masterKey, sourceId!, transaction);

@@ -49,7 +49,8 @@ export async function createInternVault(
 ): Promise<string> {
   const id = randomUUID();
   await sequelize.query(
-    "INSERT INTO vaults (id, organization_id, workspace_id, intern_id, sealed_data_key) VALUES (:id, :organizationId, :workspaceId, :internId, :sealed)",
+    "INSERT INTO vaults (id, organization_id, workspace_id, intern_id, sealed_data_key) " +
+      "VALUES (:id, :organizationId, :workspaceId, :internId, :sealed)",
     {
       replacements: { id, ...owner, sealed: newSealedDataKey(masterKey, id) },
       transaction,
@@ -80,7 +81,8 @@ export async function workspaceVaultId(
   if (existing || !options.create) return existing;
   const id = randomUUID();
   await sequelize.query(
-    `INSERT INTO vaults (id, organization_id, workspace_id, sealed_data_key) VALUES (:id, :organizationId, :workspaceId, :sealed)
+    `INSERT INTO vaults (id, organization_id, workspace_id, sealed_data_key)
+     VALUES (:id, :organizationId, :workspaceId, :sealed)
      ON CONFLICT (workspace_id) WHERE intern_id IS NULL DO NOTHING`,
     { replacements: { id, ...owner, sealed: newSealedDataKey(masterKey, id) }, transaction: options.transaction },
   );
@@ -131,8 +133,10 @@ export async function putSecret(
       transaction: t,
     });
     const [rows] = (await sequelize.query(
-      `INSERT INTO vault_secrets (vault_id, name, legacy, hosts, fingerprint, sealed_value, allow_http) VALUES (:vaultId, :name, false, ARRAY[:hosts]::text[], :fingerprint, :sealed, :allowHttp)
-       ON CONFLICT (vault_id, name, legacy) DO UPDATE SET hosts = EXCLUDED.hosts, fingerprint = EXCLUDED.fingerprint, sealed_value = EXCLUDED.sealed_value, allow_http = EXCLUDED.allow_http, created_at = now()
+      `INSERT INTO vault_secrets (vault_id, name, legacy, hosts, fingerprint, sealed_value, allow_http)
+       VALUES (:vaultId, :name, false, ARRAY[:hosts]::text[], :fingerprint, :sealed, :allowHttp)
+       ON CONFLICT (vault_id, name, legacy) DO UPDATE SET hosts = EXCLUDED.hosts, fingerprint = EXCLUDED.fingerprint,
+         sealed_value = EXCLUDED.sealed_value, allow_http = EXCLUDED.allow_http, created_at = now()
        RETURNING name, hosts, fingerprint, created_at, allow_http`,
       { replacements, transaction: t },
     )) as [StoredSecret[], unknown];
@@ -168,7 +172,8 @@ export async function listSecrets(
   if (!vaultId) return { data: [], hasMore: false };
   const rows = await sequelize.query<StoredSecret>(
     `SELECT name, hosts, fingerprint, created_at, allow_http FROM (
-       SELECT DISTINCT ON (name) name, hosts, fingerprint, created_at, allow_http FROM vault_secrets WHERE vault_id = :vaultId ORDER BY name, legacy
+       SELECT DISTINCT ON (name) name, hosts, fingerprint, created_at, allow_http FROM vault_secrets
+        WHERE vault_id = :vaultId ORDER BY name, legacy
      ) named
      ORDER BY name LIMIT :limit OFFSET :offset`,
     { type: QueryTypes.SELECT, replacements: { vaultId, limit: page.limit + 1, offset: page.offset } },
@@ -254,7 +259,8 @@ const EFFECTIVE_SQL = `
     UNION ALL SELECT CAST(:attached AS uuid), 2, 'attached'
     UNION ALL SELECT id, 3, 'workspace' FROM vaults WHERE workspace_id = :workspaceId AND intern_id IS NULL
   )
-  SELECT DISTINCT ON (s.name) s.name, s.hosts, s.fingerprint, s.created_at, s.allow_http, s.legacy, s.vault_id, s.sealed_value, o.scope, v.sealed_data_key
+  SELECT DISTINCT ON (s.name) s.name, s.hosts, s.fingerprint, s.created_at, s.allow_http, s.legacy, s.vault_id,
+         s.sealed_value, o.scope, v.sealed_data_key
     FROM sources o
     JOIN vault_secrets s ON s.vault_id = o.vault_id
     JOIN vaults v ON v.id = s.vault_id
@@ -312,7 +318,8 @@ export async function isInternVaultOf(
   transaction?: Transaction,
 ): Promise<boolean> {
   const [row] = await sequelize.query(
-    "SELECT 1 FROM vaults WHERE id = :vaultId AND organization_id = :organizationId AND workspace_id = :workspaceId AND intern_id IS NOT NULL",
+    "SELECT 1 FROM vaults WHERE id = :vaultId AND organization_id = :organizationId " +
+      "AND workspace_id = :workspaceId AND intern_id IS NOT NULL",
     {
       type: QueryTypes.SELECT,
       replacements: { vaultId, ...owner },
